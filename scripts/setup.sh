@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install what redrive needs on Debian 12 (as root) and build it into ./build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(build-essential clang meson ninja-build pkg-config
+      libncurses-dev libpq-dev libhiredis-dev libcurl4-openssl-dev libcjson-dev libevent-dev
+      postgresql-15 redis-server rabbitmq-server curl tmux
+      python3 python3-psycopg2 python3-redis python3-pytest python3-pyte python3-pexpect)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing packages: ${missing[*]} (run as root to install them)" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # The packaged services must not start system-wide: our scripts run private instances.
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+BUILD=${BUILD_DIR:-build}
+if [ ! -f "$BUILD/build.ninja" ]; then
+  meson setup "$BUILD" >/dev/null
+fi
+ninja -C "$BUILD" >/dev/null
+echo "setup: built $BUILD/src/cli/redrive"

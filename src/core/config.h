@@ -1,0 +1,67 @@
+#pragma once
+/*
+ * The INI-style configuration (SPEC §6): one [system "NAME"] section per system.
+ * Parsing never stops at the first error: every problem goes into diags as
+ * "file:line: message". Secrets stay references ("env:NAME", "file:PATH", "cmd:..."):
+ * a literal secret is refused with a message saying how to reference it.
+ * Durations accept "500ms", "2s", "5m", "2h", "1d" (bare number = seconds).
+ */
+#include <stdbool.h>
+#include "diag.h"
+#include "health.h"
+
+typedef struct rd_system_cfg {
+    char *name;
+    int line;                /* line of the section header */
+    char *profile;           /* attune | tasker | alakai | openagents | path */
+    char *store;             /* libpq conninfo/URI or redis://host:port/db, redis+unix:///path */
+    char *broker;            /* RabbitMQ management base URL */
+    char *broker_user;
+    char *broker_password;   /* secret ref */
+    char *broker_vhost;      /* default "/" */
+    char *dlq;               /* comma-separated names/globs */
+    char *queues;            /* comma-separated globs; NULL = all */
+    char *core;              /* core API base URL */
+    char *auth;              /* bearer | token-command | jwt-login | api-key | dev-user | none */
+    char *token;             /* secret ref */
+    char *token_command;
+    char *login;
+    char *password;          /* secret ref (cmd:/env:/file:) or NULL → prompt */
+    char *api_key_header;    /* default X-API-Key */
+    char *dev_user;
+    char *banner;            /* e.g. PROD */
+    char *theme;
+    char *keymap;
+    char *workers;           /* tasker: comma-separated /health URLs */
+    char *cacert;            /* CA file for the core API / broker */
+    bool read_only;
+    bool insecure;
+    bool local;              /* explicitly a local system (dev-user allowed) */
+    double poll_s;           /* default 2 */
+    int max_retries;         /* alakai MAX_RETRIES, default 1 */
+    char *prefix;            /* alakai key prefix, default alakai-executions */
+    double orphan_after_s;   /* default 7200 */
+    double rate_limit;       /* bulk actions per second, default 5 */
+    int page_size;           /* executions per page, default 100 */
+    rd_health_cfg health;    /* heartbeat_max_age etc. */
+} rd_system_cfg;
+
+typedef struct rd_config {
+    char *path;
+    rd_system_cfg *systems;
+    size_t n;
+} rd_config;
+
+/* Parse text (named `path` in messages). Returns false when any error was found;
+ * systems that parsed cleanly are still in out. */
+bool config_parse(const char *path, const char *text, rd_config *out, rd_diags *d);
+bool config_load(const char *path, rd_config *out, rd_diags *d);
+void config_free(rd_config *c);
+/* $XDG_CONFIG_HOME/redrive/config or ~/.config/redrive/config (allocated). */
+char *config_default_path(void);
+rd_system_cfg *config_find(rd_config *c, const char *name);   /* NULL name → first */
+
+bool parse_duration(const char *s, double *out_s);
+bool parse_bool(const char *s, bool *out);
+/* true when s is a secret reference (env:/file:/cmd:). */
+bool secret_is_ref(const char *s);

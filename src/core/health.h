@@ -1,0 +1,21 @@
+#pragma once
+/* Worker health classification (SPEC §1, seed 000 thresholds; all configurable). */
+#include "model.h"
+
+typedef struct rd_health_cfg {
+    double heartbeat_max_age;   /* 30 s */
+    int failures_unhealthy;     /* 10 */
+    int failures_degraded;      /* 3 */
+    long depth_unhealthy;       /* 100 */
+    long depth_degraded;        /* 50 */
+    double rate_unhealthy;      /* 0.70 */
+    double rate_degraded;       /* 0.30 */
+} rd_health_cfg;
+
+void health_defaults(rd_health_cfg *c);
+/* Classifies w (reads heartbeat_at, queue_depth, failure_rate, consecutive_failures,
+ * has_metrics); writes w->health and w->health_reason. A heartbeat in the future
+ * (clock skew > 5 s) is reported in the reason, not treated as fresh forever. */
+void health_classify(const rd_health_cfg *c, rd_worker *w, double now);
+/* "5m", "42s", "3h", "2d" — compact age for reasons and tables. */
+void format_age(double seconds, char *out, size_t cap);

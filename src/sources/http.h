@@ -1,0 +1,46 @@
+#pragma once
+/*
+ * HTTP over libcurl's multi_socket API on the libevent loop. Never blocks: DNS is
+ * curl's threaded resolver, every request has a deadline, bodies are capped.
+ * Used by the RabbitMQ source, the worker /health probes and the action layer.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+typedef struct rd_http rd_http;
+
+typedef struct rd_http_req {
+    const char *method;              /* "GET", "POST", "PATCH", ... */
+    const char *url;
+    const char *body;                /* NULL = none */
+    const char *const *headers;      /* NULL-terminated "Name: value" list, may be NULL */
+    const char *userpwd;             /* "user:password" basic auth, or NULL */
+    const char *cacert;              /* CA bundle, NULL = system */
+    long timeout_ms;                 /* whole request, default 10000 */
+    long connect_timeout_ms;         /* default 3000 */
+    size_t max_body;                 /* cap, default 4 MiB; larger → truncated=true */
+} rd_http_req;
+
+typedef struct rd_http_resp {
+    long status;                     /* HTTP status, 0 when no response */
+    int curl_code;                   /* CURLcode, 0 = ok */
+    bool timed_out;                  /* deadline hit (a POST may have been applied) */
+    bool truncated;
+    char error[256];                 /* curl's message, raw (sanitize before display) */
+    char *body;                      /* NUL-terminated, owned by the library during cb */
+    size_t body_len;
+    double elapsed_s;
+} rd_http_resp;
+
+typedef void (*rd_http_cb)(const rd_http_resp *resp, void *ud);
+
+rd_http *http_new(struct event_base *base);
+void http_free(rd_http *h);          /* cancels pending requests without callbacks */
+/* Starts a request; cb runs exactly once, later, from the loop. Returns an id (>0),
+ * or 0 when the request could not be started (cb not called). Redirects are never
+ * followed; TLS verification is always on. */
+uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud);
+void http_cancel(rd_http *h, uint64_t id);   /* no callback afterwards */
+size_t http_pending(const rd_http *h);

@@ -1,0 +1,43 @@
+#pragma once
+/* Internal interface between the source set (sources.c) and each kind of source. */
+#include <stdbool.h>
+#include "sources.h"
+
+struct event_base;
+
+typedef struct rd_source_ctx {
+    struct event_base *base;
+    rd_http *http;
+    const rd_system_cfg *cfg;
+    const rd_profile *prof;
+    rd_model *model;
+    rd_change_cb on_change;
+    void *ud;
+} rd_source_ctx;
+
+typedef struct rd_source rd_source;
+typedef struct rd_source_ops {
+    const char *kind;                                  /* "postgresql", "redis", ... */
+    void (*start)(rd_source *s);
+    void (*refresh)(rd_source *s);
+    void (*set_filter)(rd_source *s, const rd_exec_filter *f);  /* may be NULL */
+    void (*page)(rd_source *s, int dir);                         /* may be NULL */
+    void (*jump)(rd_source *s, const char *id);                  /* may be NULL */
+    void (*chain)(rd_source *s, const char *id);                 /* may be NULL */
+    void (*peek_dlq)(rd_source *s, bool more);                   /* may be NULL */
+    bool (*settled)(const rd_source *s);
+    bool (*idle)(const rd_source *s);
+    void (*free)(rd_source *s);
+} rd_source_ops;
+
+struct rd_source {
+    const rd_source_ops *ops;
+    rd_source_ctx ctx;
+    void *impl;
+};
+
+/* Constructors: NULL when the config does not call for this source. */
+rd_source *pg_source_new(const rd_source_ctx *ctx);
+rd_source *redis_source_new(const rd_source_ctx *ctx);
+rd_source *rabbit_source_new(const rd_source_ctx *ctx);
+rd_source *probe_source_new(const rd_source_ctx *ctx);   /* tasker worker /health */

@@ -1,0 +1,41 @@
+#pragma once
+/*
+ * The set of sources for one system: store (PostgreSQL or Redis), broker (RabbitMQ
+ * management API), worker /health probes. They fill the model from the libevent loop
+ * and call on_change after each update. Nothing here ever blocks.
+ */
+#include <stdbool.h>
+#include "../core/config.h"
+#include "../core/model.h"
+#include "../core/profile.h"
+
+struct event_base;
+typedef struct rd_http rd_http;
+typedef struct rd_sources rd_sources;
+
+typedef struct rd_exec_filter {
+    char *status;            /* NULL = any */
+    char *text;              /* substring of id/name/error; NULL = any */
+    char *fingerprint;       /* exact fingerprint; NULL = any */
+} rd_exec_filter;
+
+typedef void (*rd_change_cb)(void *ud);
+
+rd_sources *sources_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
+                        const rd_profile *prof, rd_model *model,
+                        rd_change_cb on_change, void *ud);
+void sources_free(rd_sources *s);
+void sources_start(rd_sources *s);                 /* connect and begin polling */
+void sources_refresh(rd_sources *s);               /* poll now */
+/* Executions list: filter (copied), first page. */
+void sources_set_filter(rd_sources *s, const rd_exec_filter *f);
+/* +1 next (older) page, -1 previous page, 0 first page (keyset paging). */
+void sources_page(rd_sources *s, int dir);
+void sources_jump(rd_sources *s, const char *id);  /* page that starts at id */
+void sources_request_chain(rd_sources *s, const char *id);
+/* Explicit DLQ peek (RabbitMQ requeues!): first page, or the next one with more=true. */
+void sources_peek_dlq(rd_sources *s, bool more);
+/* Every source has answered (ok or failed) at least once since start. */
+bool sources_settled(const rd_sources *s);
+/* Pending one-shot requests (chain, DLQ peek) have all answered. */
+bool sources_idle(const rd_sources *s);
