@@ -1,0 +1,535 @@
+#!/usr/bin/env bash
+# The local stack: real PostgreSQL 15, Redis 7, RabbitMQ 3.10 (+ management) and, when
+# tools/coresrv/coresrv.py exists, one reference core server per system.
+#
+#   bash tests/stack/stack.sh start DIR    # idempotent; recovers a crashed DIR
+#   bash tests/stack/stack.sh stop DIR     # idempotent; leaves no process of ours behind
+#   bash tests/stack/stack.sh status DIR   # exit 0 when everything answers
+#
+# Ports come from RD_PORT_BASE (default 25400), see docs/TEAM-CONTRACTS.md:
+#   +0 PostgreSQL, +1 Redis, +2 AMQP, +3 management, +4 Erlang dist, +5 epmd (private),
+#   +10..+14 core servers attune1, attune2, tasker, alakai, openagents.
+# The base used at start is remembered in DIR/base; stop/status use it.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+PY=/usr/bin/python3
+PGBIN=/usr/lib/postgresql/15/bin
+RABBIT_BIN=/usr/lib/rabbitmq/bin
+CORE_SYSTEMS=(attune1 attune2 tasker alakai openagents)
+
+RD_RABBIT_USER_DEFAULT=redrive
+RD_RABBIT_PASSWORD_DEFAULT=redrive-secret
+
+die() { echo "stack: $*" >&2; exit 1; }
+log() { echo "stack: $*" >&2; }
+
+usage() { echo "usage: stack.sh start|stop|status DIR" >&2; exit 2; }
+
+[ $# -eq 2 ] || usage
+CMD=$1
+DIR=$2
+case "$DIR" in /*) ;; *) DIR="$(pwd)/$DIR" ;; esac
+DIR=${DIR%/}
+
+# ---- ports -------------------------------------------------------------------
+choose_base() {
+    if [ "$CMD" = start ] && [ -n "${RD_PORT_BASE:-}" ]; then
+        BASE=$RD_PORT_BASE
+    elif [ -f "$DIR/base" ]; then
+        BASE=$(cat "$DIR/base")
+    else
+        BASE=${RD_PORT_BASE:-25400}
+    fi
+    case "$BASE" in ''|*[!0-9]*) die "bad RD_PORT_BASE '$BASE'" ;; esac
+    PG_PORT=$((BASE + 0)); REDIS_PORT=$((BASE + 1)); AMQP_PORT=$((BASE + 2))
+    MGMT_PORT=$((BASE + 3)); DIST_PORT=$((BASE + 4)); EPMD_PORT=$((BASE + 5))
+    NODENAME="rd${BASE}@localhost"
+}
+
+core_port() {  # core_port NAME
+    local i
+    for i in "${!CORE_SYSTEMS[@]}"; do
+        [ "${CORE_SYSTEMS[$i]}" = "$1" ] && { echo $((BASE + 10 + i)); return; }
+    done
+}
+
+# ---- process helpers ---------------------------------------------------------
+alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+# pids listening on TCP port $1 (any address)
+listeners() {
+    ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u
+}
+
+comm_of() { cat "/proc/$1/comm" 2>/dev/null; }
+cmdline_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null; }
+
+# Kill (TERM, then KILL after a grace period) the given pids.
+kill_pids() {
+    local pids=("$@") p i
+    [ ${#pids[@]} -eq 0 ] && return 0
+    kill -TERM "${pids[@]}" 2>/dev/null
+    for i in $(seq 1 40); do
+        local left=()
+        for p in "${pids[@]}"; do alive "$p" && left+=("$p"); done
+        [ ${#left[@]} -eq 0 ] && return 0
+        sleep 0.1
+    done
+    kill -KILL "${pids[@]}" 2>/dev/null
+    sleep 0.2
+}
+
+# Processes that belong to this DIR: their command line mentions the DIR path.
+dir_pids() {
+    local p
+    for p in $(ls /proc | grep -E '^[0-9]+$'); do
+        [ "$p" = "$$" ] && continue
+        [ "$p" = "$BASHPID" ] && continue
+        case "$(cmdline_of "$p")" in
+            *"$DIR/"*) echo "$p" ;;
+        esac
+    done
+}
+
+# Leftover services of an earlier run on our ports (possibly from another, deleted DIR).
+# Only processes that are one of our services are killed.
+port_squatters() {
+    local port p
+    for port in "$@"; do
+        for p in $(listeners "$port"); do
+            case "$(comm_of "$p")" in
+                postgres|redis-server|beam.smp|epmd|python3|coresrv*) echo "$p" ;;
+                *) log "port $port is used by pid $p ($(comm_of "$p")), not ours: not killing" ;;
+            esac
+        done
+    done
+}
+
+all_ports() {
+    echo "$PG_PORT $REDIS_PORT $AMQP_PORT $MGMT_PORT $DIST_PORT $EPMD_PORT"
+    local s; for s in "${CORE_SYSTEMS[@]}"; do core_port "$s"; done
+}
+
+tail_log() {  # tail_log FILE...
+    local f
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        echo "---- last lines of $f ----" >&2
+        tail -n 25 "$f" >&2
+    done
+}
+
+# ---- PostgreSQL --------------------------------------------------------------
+PGDATA_=""
+pg_vars() { PGDATA_=$DIR/pg/data; PGSOCK=$DIR/pg/sock; PGLOG=$DIR/pg/postgres.log; }
+
+pg_ready() { "$PGBIN/pg_isready" -q -h "$PGSOCK" -p "$PG_PORT" -t 2 >/dev/null 2>&1; }
+
+pg_start() {
+    pg_vars
+    mkdir -p "$DIR/pg"
+    chown postgres:postgres "$DIR/pg"
+    chmod 755 "$DIR/pg"
+    if [ ! -f "$PGDATA_/PG_VERSION" ]; then
+        rm -rf "$PGDATA_"
+        runuser -u postgres -- "$PGBIN/initdb" -D "$PGDATA_" -A trust -U postgres -E UTF8 \
+            --no-locale >"$DIR/pg/initdb.log" 2>&1 || { tail_log "$DIR/pg/initdb.log"; return 1; }
+        cat >>"$PGDATA_/postgresql.conf" <<EOF
+# redrive local stack
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = '$PGSOCK'
+max_connections = 200
+shared_buffers = 64MB
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+log_min_messages = warning
+log_line_prefix = '%m [%p] %d '
+timezone = 'UTC'
+EOF
+    fi
+    runuser -u postgres -- mkdir -p "$PGSOCK"
+    # A crashed run leaves postmaster.pid behind; postgres copes with a dead pid itself, but
+    # a pid reused by an unrelated process would block it: drop the file in that case.
+    if [ -f "$PGDATA_/postmaster.pid" ]; then
+        local opid; opid=$(head -n1 "$PGDATA_/postmaster.pid")
+        if ! alive "$opid" || [ "$(comm_of "$opid")" != postgres ]; then
+            rm -f "$PGDATA_/postmaster.pid"
+        fi
+    fi
+    runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA_" -l "$PGLOG" -W start >/dev/null 2>&1 \
+        || { tail_log "$PGLOG"; return 1; }
+    local i
+    for i in $(seq 1 300); do
+        pg_ready && return 0
+        sleep 0.1
+    done
+    log "PostgreSQL did not become ready on port $PG_PORT within 30 s"
+    tail_log "$PGLOG"
+    return 1
+}
+
+pg_stop() {
+    pg_vars
+    [ -f "$PGDATA_/PG_VERSION" ] || return 0
+    if [ -f "$PGDATA_/postmaster.pid" ]; then
+        runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDATA_" -m fast -t 20 -w stop >/dev/null 2>&1
+    fi
+    return 0
+}
+
+# ---- Redis -------------------------------------------------------------------
+redis_ready() {
+    [ "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --no-auth-warning ping 2>/dev/null)" = PONG ]
+}
+
+redis_start() {
+    mkdir -p "$DIR/redis"
+    redis-server --bind 127.0.0.1 --port "$REDIS_PORT" \
+        --unixsocket "$DIR/redis/redis.sock" --unixsocketperm 777 \
+        --save '' --appendonly no --dir "$DIR/redis" \
+        --notify-keyspace-events KEA \
+        --daemonize yes --pidfile "$DIR/redis/redis.pid" --logfile "$DIR/redis/redis.log" \
+        >/dev/null 2>&1 || { tail_log "$DIR/redis/redis.log"; return 1; }
+    local i
+    for i in $(seq 1 100); do
+        redis_ready && return 0
+        sleep 0.1
+    done
+    log "Redis did not become ready on port $REDIS_PORT within 10 s"
+    tail_log "$DIR/redis/redis.log"
+    return 1
+}
+
+redis_stop() {
+    if redis_ready; then
+        redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1
+    fi
+    local pid; pid=$(cat "$DIR/redis/redis.pid" 2>/dev/null)
+    if alive "$pid" && [ "$(comm_of "$pid")" = redis-server ]; then kill_pids "$pid"; fi
+    rm -f "$DIR/redis/redis.pid"
+    return 0
+}
+
+# ---- RabbitMQ ----------------------------------------------------------------
+RB=""
+rabbit_env() {  # prints the env assignments for rabbit commands
+    RB=$DIR/rabbit
+    echo HOME="$RB/home" \
+        RABBITMQ_NODENAME="$NODENAME" \
+        RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
+        RABBITMQ_NODE_PORT="$AMQP_PORT" \
+        RABBITMQ_DIST_PORT="$DIST_PORT" \
+        ERL_EPMD_PORT="$EPMD_PORT" \
+        ERL_EPMD_ADDRESS=127.0.0.1 \
+        RABBITMQ_MNESIA_BASE="$RB/mnesia" \
+        RABBITMQ_LOG_BASE="$RB/log" \
+        RABBITMQ_LOGS="$RB/log/rabbit.log" \
+        RABBITMQ_PID_FILE="$RB/rabbit.pid" \
+        RABBITMQ_CONFIG_FILE="$RB/rabbitmq.conf" \
+        RABBITMQ_ADVANCED_CONFIG_FILE="$RB/advanced.config" \
+        RABBITMQ_CONF_ENV_FILE="$RB/rabbitmq-env.conf" \
+        RABBITMQ_ENABLED_PLUGINS_FILE="$RB/enabled_plugins" \
+        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="'+sbwt none +sbwtdcpu none +sbwtdio none'"
+}
+
+rabbit_cmd() {  # rabbit_cmd TOOL ARGS... (as the rabbitmq user, in our node's environment)
+    local tool=$1; shift
+    (cd "$DIR/rabbit" && eval "runuser -u rabbitmq -- env $(rabbit_env) \"$RABBIT_BIN/$tool\" \"\$@\"")
+}
+
+rabbit_ready() {
+    local code
+    code=$(curl -s -o /dev/null -w '%{http_code}' -m 2 -u "$RUSER:$RPASS" \
+        "http://127.0.0.1:$MGMT_PORT/api/overview" 2>/dev/null)
+    [ "$code" = 200 ]
+}
+
+rabbit_start() {
+    RB=$DIR/rabbit
+    mkdir -p "$RB/home" "$RB/mnesia" "$RB/log"
+    cat >"$RB/rabbitmq.conf" <<EOF
+listeners.tcp.default = 127.0.0.1:$AMQP_PORT
+management.tcp.port = $MGMT_PORT
+management.tcp.ip = 127.0.0.1
+default_user = $RUSER
+default_pass = $RPASS
+default_user_tags.administrator = true
+default_permissions.configure = .*
+default_permissions.read = .*
+default_permissions.write = .*
+loopback_users = none
+collect_statistics_interval = 1000
+disk_free_limit.absolute = 10MB
+log.file.level = info
+log.console = false
+EOF
+    echo '[rabbitmq_management].' >"$RB/enabled_plugins"
+    : >"$RB/rabbitmq-env.conf"
+    if [ ! -f "$RB/home/.erlang.cookie" ]; then
+        head -c 30 /dev/urandom | od -An -tx1 | tr -d ' \n' | head -c 40 >"$RB/home/.erlang.cookie"
+        chmod 400 "$RB/home/.erlang.cookie"
+    fi
+    chown -R rabbitmq:rabbitmq "$RB"
+    chmod 755 "$RB"
+    rm -f "$RB/rabbit.pid"
+    # A private epmd so nothing is shared with other stacks on this machine.
+    if [ -z "$(listeners "$EPMD_PORT")" ]; then
+        runuser -u rabbitmq -- /usr/bin/epmd -daemon -address 127.0.0.1 -port "$EPMD_PORT" \
+            -relaxed_command_check >/dev/null 2>&1
+    fi
+    (cd "$RB" && eval "setsid runuser -u rabbitmq -- env $(rabbit_env) \"$RABBIT_BIN/rabbitmq-server\"" \
+        >"$RB/log/startup.log" 2>&1 </dev/null &)
+    local i
+    for i in $(seq 1 600); do
+        rabbit_ready && return 0
+        sleep 0.1
+    done
+    log "RabbitMQ did not become ready (management on port $MGMT_PORT) within 60 s"
+    tail_log "$RB/log/startup.log" "$RB/log/rabbit.log"
+    return 1
+}
+
+rabbit_stop() {
+    RB=$DIR/rabbit
+    [ -d "$RB" ] || return 0
+    if [ -n "$(listeners "$DIST_PORT")" ] || [ -n "$(listeners "$AMQP_PORT")" ]; then
+        timeout 30 bash -c "$(declare -f rabbit_cmd rabbit_env); DIR='$DIR'; RABBIT_BIN='$RABBIT_BIN'; \
+            NODENAME='$NODENAME'; AMQP_PORT=$AMQP_PORT; DIST_PORT=$DIST_PORT; EPMD_PORT=$EPMD_PORT; \
+            rabbit_cmd rabbitmqctl -q stop" >/dev/null 2>&1
+    fi
+    local pids; pids=$(for p in $(dir_pids); do
+        case "$(comm_of "$p")" in beam.smp|erl_child_setup|inet_gethost|epmd|sh|runuser|rabbitmq-serve*) echo "$p" ;; esac
+    done)
+    # shellcheck disable=SC2086
+    [ -n "$pids" ] && kill_pids $pids
+    # our private epmd
+    local e; e=$(listeners "$EPMD_PORT")
+    for p in $e; do [ "$(comm_of "$p")" = epmd ] && kill_pids "$p"; done
+    return 0
+}
+
+# ---- core servers ------------------------------------------------------------
+CORESRV=$ROOT/tools/coresrv/coresrv.py
+
+core_start() {
+    [ -f "$CORESRV" ] || return 0
+    mkdir -p "$DIR/core"
+    local s port pid
+    for s in "${CORE_SYSTEMS[@]}"; do
+        port=$(core_port "$s")
+        pid=$(cat "$DIR/core/$s.pid" 2>/dev/null)
+        if alive "$pid" && [ -n "$(listeners "$port")" ]; then continue; fi
+        setsid "$PY" "$CORESRV" --system "$s" --port "$port" --env-file "$DIR/env" \
+            >"$DIR/core/$s.log" 2>&1 </dev/null &
+        echo $! >"$DIR/core/$s.pid"
+    done
+    local i ok
+    for i in $(seq 1 150); do
+        ok=1
+        for s in "${CORE_SYSTEMS[@]}"; do
+            pid=$(cat "$DIR/core/$s.pid")
+            if ! alive "$pid"; then
+                log "core server $s exited"; tail_log "$DIR/core/$s.log"; return 1
+            fi
+            [ -n "$(listeners "$(core_port "$s")")" ] || ok=0
+        done
+        [ $ok = 1 ] && return 0
+        sleep 0.1
+    done
+    log "core servers did not start listening within 15 s"
+    for s in "${CORE_SYSTEMS[@]}"; do tail_log "$DIR/core/$s.log"; done
+    return 1
+}
+
+core_stop() {
+    [ -d "$DIR/core" ] || return 0
+    local s pid pids=()
+    for s in "${CORE_SYSTEMS[@]}"; do
+        pid=$(cat "$DIR/core/$s.pid" 2>/dev/null)
+        if alive "$pid" && case "$(cmdline_of "$pid")" in *coresrv*) true ;; *) false ;; esac; then
+            pids+=("$pid")
+        fi
+        rm -f "$DIR/core/$s.pid"
+    done
+    kill_pids "${pids[@]}"
+    return 0
+}
+
+core_ready() {
+    [ -f "$CORESRV" ] || return 0
+    local s
+    for s in "${CORE_SYSTEMS[@]}"; do
+        [ -n "$(listeners "$(core_port "$s")")" ] || return 1
+    done
+}
+
+# ---- env file ----------------------------------------------------------------
+write_env() {
+    local f=$DIR/env.tmp db DB
+    {
+        echo "# redrive local stack ($(date -u +%Y-%m-%dT%H:%M:%SZ)); source me"
+        echo "export RD_STACK_DIR='$DIR'"
+        echo "export RD_PORT_BASE=$BASE"
+        echo "export RD_PG_HOST='$DIR/pg/sock'"
+        echo "export RD_PG_PORT=$PG_PORT"
+        for db in attune1 attune2 tasker openagents; do
+            DB=$(echo "$db" | tr a-z A-Z)
+            echo "export RD_PG_DSN_$DB='host=$DIR/pg/sock port=$PG_PORT dbname=$db user=redrive_ro application_name=redrive'"
+            echo "export RD_PG_ADMIN_DSN_$DB='host=$DIR/pg/sock port=$PG_PORT dbname=$db user=postgres'"
+        done
+        echo "export RD_PG_TCP_DSN_ATTUNE1='host=127.0.0.1 port=$PG_PORT dbname=attune1 user=redrive_ro'"
+        echo "export RD_REDIS_PORT=$REDIS_PORT"
+        echo "export RD_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0"
+        echo "export RD_REDIS_SOCKET='$DIR/redis/redis.sock'"
+        echo "export RD_RABBIT_MGMT_URL=http://127.0.0.1:$MGMT_PORT"
+        echo "export RD_RABBIT_USER='$RUSER'"
+        echo "export RD_RABBIT_PASSWORD='$RPASS'"
+        echo "export RD_RABBIT_AMQP_PORT=$AMQP_PORT"
+        echo "export RD_ALAKAI_PREFIX=alakai-executions"
+        if [ -f "$CORESRV" ]; then
+            local s S
+            for s in "${CORE_SYSTEMS[@]}"; do
+                S=$(echo "$s" | tr a-z A-Z)
+                echo "export RD_CORE_URL_$S=http://127.0.0.1:$(core_port "$s")"
+            done
+            # Fixed test credentials, as defined by tools/coresrv/README.md
+            if [ -f "$ROOT/tools/coresrv/env.sh" ]; then
+                cat "$ROOT/tools/coresrv/env.sh"
+            fi
+        fi
+    } >"$f"
+    chmod 644 "$f"
+    mv "$f" "$DIR/env"
+}
+
+# ---- commands ----------------------------------------------------------------
+stores_ready() { pg_vars; pg_ready && redis_ready && rabbit_ready; }
+
+cmd_status() {
+    choose_base
+    RUSER=${RD_RABBIT_USER_DEFAULT}; RPASS=${RD_RABBIT_PASSWORD_DEFAULT}
+    local rc=0
+    pg_vars
+    if pg_ready; then echo "postgresql: up (port $PG_PORT, socket $PGSOCK)"; else echo "postgresql: down"; rc=1; fi
+    if redis_ready; then echo "redis: up (port $REDIS_PORT)"; else echo "redis: down"; rc=1; fi
+    if rabbit_ready; then echo "rabbitmq: up (amqp $AMQP_PORT, management $MGMT_PORT, node $NODENAME)"
+    else echo "rabbitmq: down"; rc=1; fi
+    if [ -f "$CORESRV" ]; then
+        local s
+        for s in "${CORE_SYSTEMS[@]}"; do
+            if [ -n "$(listeners "$(core_port "$s")")" ]; then echo "core $s: up (port $(core_port "$s"))"
+            else echo "core $s: down"; rc=1; fi
+        done
+    fi
+    return $rc
+}
+
+cmd_start() {
+    choose_base
+    RUSER=${RD_RABBIT_USER_DEFAULT}; RPASS=${RD_RABBIT_PASSWORD_DEFAULT}
+    local t0; t0=$(date +%s.%N)
+    mkdir -p "$DIR" || die "cannot create $DIR"
+    chmod 755 "$DIR"
+    if [ -f "$DIR/base" ] && [ "$(cat "$DIR/base")" != "$BASE" ]; then
+        log "$DIR was used with port base $(cat "$DIR/base"); stopping that first"
+        ( RD_PORT_BASE=$(cat "$DIR/base") bash "$0" stop "$DIR" ) || true
+    fi
+    echo "$BASE" >"$DIR/base"
+
+    if [ -f "$DIR/env" ] && stores_ready && core_ready; then
+        log "already running in $DIR (port base $BASE)"
+        return 0
+    fi
+
+    # Leftovers of a crashed run: processes of this DIR not answering, squatters on our ports.
+    pg_vars
+    local stale=""
+    pg_ready || stale="$stale $(for p in $(dir_pids); do [ "$(comm_of "$p")" = postgres ] && echo "$p"; done)"
+    redis_ready || stale="$stale $(port_squatters "$REDIS_PORT")"
+    if ! rabbit_ready; then
+        stale="$stale $(for p in $(dir_pids); do
+            case "$(comm_of "$p")" in beam.smp|erl_child_setup|inet_gethost|epmd) echo "$p" ;; esac; done)"
+        stale="$stale $(port_squatters "$AMQP_PORT" "$MGMT_PORT" "$DIST_PORT" "$EPMD_PORT")"
+    fi
+    pg_ready || stale="$stale $(port_squatters "$PG_PORT")"
+    local s
+    for s in "${CORE_SYSTEMS[@]}"; do stale="$stale $(port_squatters "$(core_port "$s")")"; done
+    stale=$(echo $stale | tr ' ' '\n' | sort -u | tr '\n' ' ')
+    if [ -n "${stale// /}" ]; then
+        log "killing leftover processes of an earlier run: $stale"
+        # shellcheck disable=SC2086
+        kill_pids $stale
+    fi
+
+    # Stores in parallel.
+    local pg_pid redis_pid rabbit_pid fail=0
+    if pg_ready; then true & pg_pid=$!; else pg_start & pg_pid=$!; fi
+    if redis_ready; then true & redis_pid=$!; else redis_start & redis_pid=$!; fi
+    if rabbit_ready; then true & rabbit_pid=$!; else rabbit_start & rabbit_pid=$!; fi
+    wait "$pg_pid" || { log "PostgreSQL failed to start"; fail=1; }
+    wait "$redis_pid" || { log "Redis failed to start"; fail=1; }
+    wait "$rabbit_pid" || { log "RabbitMQ failed to start"; fail=1; }
+    if [ $fail = 1 ]; then
+        log "start failed; stopping what did start"
+        cmd_stop_inner
+        return 1
+    fi
+
+    write_env
+    if ! "$PY" "$HERE/fixtures.py" --env-file "$DIR/env" setup >"$DIR/fixtures.log" 2>&1; then
+        log "loading schemas/fixtures failed"
+        tail_log "$DIR/fixtures.log"
+        cmd_stop_inner
+        return 1
+    fi
+    if ! core_start; then
+        log "core servers failed to start"
+        cmd_stop_inner
+        return 1
+    fi
+    local t1; t1=$(date +%s.%N)
+    log "up in $(printf '%.1f' "$(echo "$t1 - $t0" | bc 2>/dev/null || echo 0)") s: $DIR/env (port base $BASE)"
+    return 0
+}
+
+cmd_stop_inner() {
+    core_stop
+    pg_stop & local a=$!
+    redis_stop & local b=$!
+    rabbit_stop & local c=$!
+    wait $a $b $c
+    # Anything still carrying our DIR in its command line is ours.
+    local left; left=$(dir_pids)
+    if [ -n "$left" ]; then
+        # shellcheck disable=SC2086
+        kill_pids $left
+    fi
+    local sq; sq=$(port_squatters $(all_ports) 2>/dev/null)
+    # shellcheck disable=SC2086
+    [ -n "$sq" ] && kill_pids $sq
+    return 0
+}
+
+cmd_stop() {
+    choose_base
+    RUSER=${RD_RABBIT_USER_DEFAULT}; RPASS=${RD_RABBIT_PASSWORD_DEFAULT}
+    [ -d "$DIR" ] || { log "$DIR does not exist: nothing to stop"; return 0; }
+    cmd_stop_inner
+    local left; left=$(dir_pids)
+    if [ -n "$left" ]; then
+        log "processes still running after stop: $left"
+        return 1
+    fi
+    return 0
+}
+
+case "$CMD" in
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    *) usage ;;
+esac
