@@ -1,11 +1,336 @@
-/* redrive retry/drain/... — placeholder until the action layer lands. */
+/*
+ * redrive retry ID... | drain W | undrain W | deactivate W | activate W
+ *         [--yes] [--reason TEXT] [--idempotency-key KEY]
+ * The same action layer, authentication and journal as the console. Confirmation on a
+ * terminal; refused without --yes when stdin is not a terminal. Exit 0 only when every
+ * item succeeded, 1 otherwise, 2 on usage/config errors.
+ *
+ * Tasker steps are addressed as TASK_UUID/STEP_UUID (or TASK_UUID:STEP_UUID): the
+ * route needs both. --idempotency-key re-sends one earlier request with its key (after
+ * "may or may not have been applied"); the server then applies it at most once.
+ */
 #include "cli.h"
 
+#include <event2/event.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "../actions/actions.h"
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
+#include "../sources/http.h"
+
+typedef struct act_opts {
+    rd_cli cli;
+    rd_action kind;
+    const char *reason;
+    const char *idem_key;
+    char **ids;
+    size_t n;
+} act_opts;
+
+typedef struct act_run {
+    struct event_base *base;
+    rd_batch *batch;
+    rd_actor *actor;
+    unsigned san;
+    int interrupts;
+} act_run;
+
+static const char act_usage[] =
+    "usage: redrive [--config F] [--system NAME] [--read-only] retry ID... [--yes] "
+    "[--reason TEXT]\n"
+    "       redrive [options] drain|undrain|deactivate|activate WORKER... [--yes] "
+    "[--reason TEXT]\n"
+    "       --idempotency-key KEY   re-send one earlier request with the same key\n"
+    "  tasker steps: TASK_UUID/STEP_UUID\n";
+
+static void err_clean(unsigned san, const char *fmt_prefix, const char *msg)
+{
+    char *c = sanitize_str(msg, san);
+    fprintf(stderr, "%s%s\n", fmt_prefix, c);
+    free(c);
+}
+
+static bool take(int argc, char **argv, int *i, const char *name, const char **out)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) == 0 && argv[*i][n] == '=') {
+        *out = argv[*i] + n + 1;
+        return true;
+    }
+    if (strcmp(argv[*i], name) != 0)
+        return false;
+    *out = *i + 1 < argc ? argv[++*i] : NULL;
+    return true;
+}
+
+static bool parse_args(int argc, char **argv, act_opts *o)
+{
+    if (!action_from_name(argv[0], &o->kind))
+        return false;
+    o->ids = xcalloc((size_t)argc, sizeof *o->ids);
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL, *a = argv[i];
+        const char **slot = NULL;
+        if (take(argc, argv, &i, "--reason", &v)) slot = &o->reason;
+        else if (take(argc, argv, &i, "--idempotency-key", &v)) slot = &o->idem_key;
+        else if (take(argc, argv, &i, "--config", &v)) slot = &o->cli.config_path;
+        else if (take(argc, argv, &i, "--system", &v)) slot = &o->cli.system;
+        if (slot) {
+            if (!v) {
+                fprintf(stderr, "redrive: %s needs a value\n", a);
+                return false;
+            }
+            *slot = v;
+        } else if (!strcmp(a, "--yes") || !strcmp(a, "-y")) {
+            o->cli.yes = true;
+        } else if (!strcmp(a, "--read-only")) {
+            o->cli.read_only = true;
+        } else if (!strcmp(a, "--")) {
+            while (++i < argc)
+                o->ids[o->n++] = argv[i];
+        } else if (a[0] == '-' && a[1]) {
+            err_clean(0, "redrive: unknown option: ", a);
+            return false;
+        } else {
+            o->ids[o->n++] = argv[i];
+        }
+    }
+    if (o->n == 0) {
+        fprintf(stderr, "redrive %s: which %s?\n", action_name(o->kind),
+                action_target_kind(o->kind));
+        return false;
+    }
+    if (o->idem_key && o->n != 1) {
+        fputs("redrive: --idempotency-key re-sends exactly one target\n", stderr);
+        return false;
+    }
+    return true;
+}
+
+static bool load_system(const rd_cli *cli, rd_config *cfg, rd_profile *prof,
+                        rd_system_cfg **sys)
+{
+    rd_diags d = {0};
+    char *path = cli->config_path ? NULL : config_default_path();
+    bool ok = config_load(cli->config_path ? cli->config_path : path, cfg, &d);
+    free(path);
+    for (size_t i = 0; i < d.n; i++)
+        err_clean(0, "", d.msgs[i]);
+    diags_free(&d);
+    if (!ok && cfg->n == 0)
+        return false;
+    *sys = config_find(cfg, cli->system);
+    if (!*sys) {
+        err_clean(0, "redrive: no such system in the configuration: ",
+                  cli->system ? cli->system : "(none configured)");
+        return false;
+    }
+    rd_diags pd = {0};
+    ok = profile_load((*sys)->profile ? (*sys)->profile : "openagents", prof, &pd);
+    for (size_t i = 0; i < pd.n; i++)
+        err_clean(0, "", pd.msgs[i]);
+    diags_free(&pd);
+    return ok;
+}
+
+/* Splits TASK/STEP (or TASK:STEP) when the route needs {task}. */
+static bool make_targets(const act_opts *o, const rd_profile *prof, rd_target *t,
+                         char **parents)
+{
+    const rd_profile_action *pa = profile_action(prof, action_name(o->kind));
+    bool need_task = pa && pa->path && strstr(pa->path, "{task}");
+    for (size_t i = 0; i < o->n; i++) {
+        t[i].id = o->ids[i];
+        if (!need_task)
+            continue;
+        const char *sep = strpbrk(o->ids[i], "/:");
+        if (!sep || sep == o->ids[i] || !sep[1]) {
+            err_clean(0, "redrive: this system needs TASK_UUID/STEP_UUID, got: ", o->ids[i]);
+            return false;
+        }
+        parents[i] = xstrndup(o->ids[i], (size_t)(sep - o->ids[i]));
+        t[i].parent = parents[i];
+        t[i].id = sep + 1;
+    }
+    return true;
+}
+
+static bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo)
+{
+    struct termios old, raw;
+    int fd = fileno(in);
+    bool restore = false;
+    if (!echo && tcgetattr(fd, &old) == 0) {
+        raw = old;
+        raw.c_lflag &= ~(tcflag_t)ECHO;
+        restore = tcsetattr(fd, TCSAFLUSH, &raw) == 0;
+    }
+    bool ok = fgets(buf, (int)cap, in) != NULL;
+    if (restore) {
+        tcsetattr(fd, TCSAFLUSH, &old);
+        fputc('\n', stderr);
+    }
+    if (ok)
+        buf[strcspn(buf, "\r\n")] = '\0';
+    return ok;
+}
+
+static bool confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target *t,
+                    unsigned san)
+{
+    if (o->cli.yes)
+        return true;
+    if (!isatty(STDIN_FILENO)) {
+        fprintf(stderr, "redrive: stdin is not a terminal: refusing to %s without --yes\n",
+                action_name(o->kind));
+        return false;
+    }
+    char *name = sanitize_str(sys->name, san), *banner = sanitize_str(sys->banner, san);
+    fprintf(stderr, "%s %zu %s%s on %s%s%s%s:\n", action_name(o->kind), o->n,
+            action_target_kind(o->kind), o->n == 1 ? "" : "s", name,
+            banner[0] ? " [" : "", banner, banner[0] ? "]" : "");
+    free(name);
+    free(banner);
+    for (size_t i = 0; i < o->n; i++) {
+        char *id = sanitize_str(t[i].id, san), *p = sanitize_str(t[i].parent, san);
+        fprintf(stderr, "  %s%s%s\n", p, p[0] ? "/" : "", id);
+        free(id);
+        free(p);
+    }
+    fprintf(stderr, "Proceed? [y/N] ");
+    char ans[16];
+    if (!read_line_tty(stdin, ans, sizeof ans, true))
+        return false;
+    return ans[0] == 'y' || ans[0] == 'Y';
+}
+
+static void on_password(rd_actor *a, const char *prompt, void *ud)
+{
+    (void)ud;
+    FILE *tty = fopen("/dev/tty", "r+");
+    if (!tty) {
+        actor_supply_password(a, NULL);
+        return;
+    }
+    fputs(prompt, stderr);
+    char pw[512];
+    bool ok = read_line_tty(tty, pw, sizeof pw, false);
+    fclose(tty);
+    actor_supply_password(a, ok ? pw : NULL);
+    memset(pw, 0, sizeof pw);
+}
+
+static void on_item(rd_batch *b, size_t i, const rd_result *r, void *ud)
+{
+    act_run *run = ud;
+    (void)b; (void)i;
+    char line[640];
+    snprintf(line, sizeof line, "%s%s%s: %s: %s (HTTP %ld, key %s)",
+             r->parent ? r->parent : "", r->parent ? "/" : "", r->id, result_code_name(r->code),
+             r->message, r->http_status, r->idem_key[0] ? r->idem_key : "-");
+    char *c = sanitize_str(line, run->san);
+    fprintf(stdout, "%s\n", c);
+    fflush(stdout);
+    free(c);
+}
+
+static void on_done(rd_batch *b, void *ud)
+{
+    act_run *run = ud;
+    (void)b;
+    event_base_loopexit(run->base, NULL);
+}
+
+static void on_sigint(evutil_socket_t fd, short what, void *arg)
+{
+    act_run *run = arg;
+    (void)fd; (void)what;
+    if (run->interrupts++ == 0 && run->batch) {
+        fputs("redrive: interrupted: not sending the rest (a request in flight finishes)\n",
+              stderr);
+        batch_abort(run->batch);
+    } else {
+        event_base_loopexit(run->base, NULL);
+    }
+}
+
+static int execute(act_opts *o, rd_system_cfg *sys, rd_profile *prof, rd_target *t,
+                   unsigned san)
+{
+    act_run run = {.san = san, .base = event_base_new()};
+    rd_http *http = http_new(run.base);
+    run.actor = actor_new(run.base, http, sys, prof, o->cli.read_only);
+    actor_set_password_prompt(run.actor, on_password, NULL);
+    const char *jp = getenv("REDRIVE_JOURNAL");
+    if (jp && *jp)
+        actor_set_journal(run.actor, jp);
+    int rc = RD_EXIT_FAIL;
+    char why[512];
+    rd_batch_cbs cbs = {.on_item = on_item, .on_done = on_done};
+    if (!actor_can_act(run.actor, why, sizeof why) || confirm(o, sys, t, san)) {
+        if (o->idem_key) {
+            rd_result prev = {.action = o->kind, .id = (char *)(uintptr_t)t[0].id,
+                              .parent = (char *)(uintptr_t)t[0].parent};
+            snprintf(prev.idem_key, sizeof prev.idem_key, "%s", o->idem_key);
+            run.batch = actor_resend(run.actor, &prev, o->reason, &cbs, &run, why, sizeof why);
+        } else {
+            run.batch = actor_run(run.actor, o->kind, t, o->n, o->reason, &cbs, &run, why,
+                                  sizeof why);
+        }
+        if (!run.batch)
+            err_clean(san, "redrive: refused: ", why);
+    }
+    if (run.batch) {
+        struct event *sig = evsignal_new(run.base, SIGINT, on_sigint, &run);
+        event_add(sig, NULL);
+        event_base_dispatch(run.base);
+        event_free(sig);
+        size_t ok = batch_succeeded(run.batch), n = batch_count(run.batch);
+        if (n > 1)
+            fprintf(stderr, "%zu of %zu %s\n", ok, n, action_past(o->kind));
+        rc = batch_done(run.batch) && ok == n ? RD_EXIT_OK : RD_EXIT_FAIL;
+        batch_free(run.batch);
+    }
+    actor_free(run.actor);
+    http_free(http);
+    event_base_free(run.base);
+    return rc;
+}
 
 int cmd_action(const rd_cli *cli, int argc, char **argv)
 {
-    (void)cli; (void)argc; (void)argv;
-    fputs("redrive: actions are not built yet\n", stderr);
-    return RD_EXIT_FAIL;
+    act_opts o = {.cli = *cli};
+    rd_config cfg = {0};
+    rd_profile prof = {0};
+    rd_system_cfg *sys = NULL;
+    rd_target *t = NULL;
+    char **parents = NULL;
+    int rc = RD_EXIT_USAGE;
+    unsigned san = MB_CUR_MAX > 1 ? 0 : SAN_ASCII;
+    if (!parse_args(argc, argv, &o)) {
+        fputs(act_usage, stderr);
+        goto out;
+    }
+    if (!load_system(&o.cli, &cfg, &prof, &sys))
+        goto out;
+    t = xcalloc(o.n, sizeof *t);
+    parents = xcalloc(o.n, sizeof *parents);
+    if (!make_targets(&o, &prof, t, parents))
+        goto out;
+    rc = execute(&o, sys, &prof, t, san);
+out:
+    for (size_t i = 0; parents && i < o.n; i++)
+        free(parents[i]);
+    free(parents);
+    free(t);
+    free(o.ids);
+    profile_free(&prof);
+    config_free(&cfg);
+    return rc;
 }

@@ -1,11 +1,250 @@
-/* redrive snapshot — placeholder until the data layer lands. */
+/*
+ * redrive snapshot: one read of a system for scripts and tests. Runs the sources on an
+ * event loop until every source has answered (and the chain / DLQ page asked for has
+ * come back) or a deadline passes, then prints JSON or sanitized text.
+ * Exit 0 when every source answered, 3 when some did not (partial output), 2 on usage
+ * or configuration errors.
+ */
 #include "cli.h"
 
+#include <event2/event.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "../core/config.h"
+#include "../core/model_json.h"
+#include "../core/profile.h"
+#include "../core/sanitize.h"
+#include "../sources/http.h"
+#include "../sources/sources.h"
+
+static const double SNAPSHOT_DEADLINE_S = 8.0;
+
+typedef struct snap_opts {
+    bool json;
+    const char *view;          /* overview executions chain workers queues dlq */
+    const char *chain_id;
+    const char *status, *filter;
+} snap_opts;
+
+typedef struct snap_run {
+    struct event_base *base;
+    rd_sources *src;
+    bool want_idle;
+    bool started;
+} snap_run;
+
+static void err_line(const char *msg)
+{
+    char *clean = sanitize_str(msg, 0);
+    fprintf(stderr, "%s\n", clean);
+    free(clean);
+}
+
+static const char snap_usage[] =
+    "usage: redrive [--config F] [--system NAME] snapshot [--json]\n"
+    "         [--view overview|executions|chain ID|workers|queues|dlq]\n"
+    "         [--status S] [--filter TEXT]\n";
+
+static bool view_ok(const char *v)
+{
+    static const char *const views[] = { "overview", "executions", "chain", "workers",
+                                         "queues", "dlq", NULL };
+    for (const char *const *p = views; *p; p++)
+        if (strcmp(v, *p) == 0)
+            return true;
+    return false;
+}
+
+static bool opt_value(int argc, char **argv, int *i, const char *name, const char **out)
+{
+    if (strcmp(argv[*i], name) != 0)
+        return false;
+    *out = *i + 1 < argc ? argv[++*i] : NULL;
+    return true;
+}
+
+static bool parse_args(int argc, char **argv, snap_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--json") == 0) {
+            o->json = true;
+        } else if (opt_value(argc, argv, &i, "--view", &v)) {
+            if (!v || !view_ok(v)) {
+                fprintf(stderr, "redrive snapshot: --view needs one of overview, executions, "
+                                "chain ID, workers, queues, dlq\n");
+                return false;
+            }
+            o->view = v;
+            if (strcmp(v, "chain") == 0) {
+                if (i + 1 >= argc || argv[i + 1][0] == '-') {
+                    fprintf(stderr, "redrive snapshot: --view chain needs an execution id\n");
+                    return false;
+                }
+                o->chain_id = argv[++i];
+            }
+        } else if (opt_value(argc, argv, &i, "--status", &v)) {
+            if (!(o->status = v)) {
+                fprintf(stderr, "redrive snapshot: --status needs a value\n");
+                return false;
+            }
+        } else if (opt_value(argc, argv, &i, "--filter", &v)) {
+            if (!(o->filter = v)) {
+                fprintf(stderr, "redrive snapshot: --filter needs a value\n");
+                return false;
+            }
+        } else {
+            char msg[200];
+            snprintf(msg, sizeof msg, "redrive snapshot: unknown argument '%.100s'", argv[i]);
+            err_line(msg);
+            fputs(snap_usage, stderr);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void print_diags(const rd_diags *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        err_line(d->msgs[i]);
+}
+
+static void on_change(void *ud)
+{
+    snap_run *r = ud;
+    if (!r->started || !sources_settled(r->src))
+        return;
+    if (r->want_idle && !sources_idle(r->src))
+        return;
+    event_base_loopbreak(r->base);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    event_base_loopbreak(arg);
+}
+
+static double now_s(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* Sources that never answered are reported as down, with why. */
+static bool finish_sources(rd_model *m)
+{
+    bool all = true;
+    for (size_t i = 0; i < m->sources.n; i++) {
+        rd_source_status *s = &m->sources.items[i];
+        if (s->state == RD_SRC_CONNECTING) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "no answer within %.0f s", SNAPSHOT_DEADLINE_S);
+            model_source_fail(m, s->name, msg, now_s());
+        }
+        if (s->state != RD_SRC_OK)
+            all = false;
+    }
+    return all;
+}
+
+static void run_sources(const rd_system_cfg *sys, const rd_profile *prof, rd_model *m,
+                        const snap_opts *o)
+{
+    snap_run r = { .base = event_base_new() };
+    rd_http *http = http_new(r.base);
+    r.src = sources_new(r.base, http, sys, prof, m, on_change, &r);
+    r.want_idle = o->chain_id || (o->view && strcmp(o->view, "dlq") == 0);
+    if (o->status || o->filter) {
+        rd_exec_filter f = { .status = (char *)(uintptr_t)o->status,
+                             .text = (char *)(uintptr_t)o->filter };
+        sources_set_filter(r.src, &f);
+    }
+    sources_start(r.src);
+    if (o->chain_id)
+        sources_request_chain(r.src, o->chain_id);
+    if (o->view && strcmp(o->view, "dlq") == 0)
+        sources_peek_dlq(r.src, false);
+    r.started = true;
+    struct event *deadline = evtimer_new(r.base, on_deadline, r.base);
+    struct timeval tv = { (time_t)SNAPSHOT_DEADLINE_S, 0 };
+    evtimer_add(deadline, &tv);
+    on_change(&r);
+    event_base_dispatch(r.base);
+    event_free(deadline);
+    sources_free(r.src);
+    http_free(http);
+    event_base_free(r.base);
+}
+
+static int output(const rd_model *m, const snap_opts *o)
+{
+    const char *view = o->view ? o->view : "overview";
+    char *text = o->json ? model_to_json(m, view) : model_to_text(m, view, now_s());
+    if (!text) {
+        fputs("redrive snapshot: cannot render the model\n", stderr);
+        return RD_EXIT_FAIL;
+    }
+    fputs(text, stdout);
+    size_t n = strlen(text);
+    if (n == 0 || text[n - 1] != '\n')
+        fputc('\n', stdout);
+    free(text);
+    return fflush(stdout) == 0 ? RD_EXIT_OK : RD_EXIT_FAIL;
+}
+
+static bool load_system(const rd_cli *cli, rd_config *cfg, rd_profile *prof,
+                        rd_system_cfg **sys)
+{
+    rd_diags d = {0};
+    char *path = cli->config_path ? NULL : config_default_path();
+    bool ok = config_load(cli->config_path ? cli->config_path : path, cfg, &d);
+    free(path);
+    print_diags(&d);
+    diags_free(&d);
+    if (!ok)
+        return false;
+    *sys = config_find(cfg, cli->system);
+    if (!*sys) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "redrive: %s%.200s%s", cli->system ? "no system \"" : "",
+                 cli->system ? cli->system : "no system configured",
+                 cli->system ? "\" in the configuration" : "");
+        err_line(msg);
+        return false;
+    }
+    ok = profile_load((*sys)->profile, prof, &d);
+    print_diags(&d);
+    diags_free(&d);
+    return ok;
+}
 
 int cmd_snapshot(const rd_cli *cli, int argc, char **argv)
 {
-    (void)cli; (void)argc; (void)argv;
-    fputs("redrive: snapshot is not built yet\n", stderr);
-    return RD_EXIT_FAIL;
+    snap_opts o = {0};
+    if (!parse_args(argc, argv, &o))
+        return RD_EXIT_USAGE;
+    rd_config cfg = {0};
+    rd_profile prof = {0};
+    rd_system_cfg *sys = NULL;
+    int rc = RD_EXIT_USAGE;
+    if (!load_system(cli, &cfg, &prof, &sys))
+        goto out;
+    rd_model *m = model_new();
+    run_sources(sys, &prof, m, &o);
+    bool all = finish_sources(m);
+    rc = output(m, &o);
+    if (rc == RD_EXIT_OK && !all)
+        rc = RD_EXIT_PARTIAL;
+    model_free(m);
+out:
+    profile_free(&prof);
+    config_free(&cfg);
+    return rc;
 }

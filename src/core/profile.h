@@ -1,6 +1,6 @@
 #pragma once
 /*
- * Profile files (profiles/*.profile): data, not C. Format (see docs/profiles.md):
+ * Profile files (profiles/NAME.profile): data, not C. Format (see docs/profiles.md):
  *
  *   # comment
  *   [profile]

@@ -241,3 +241,25 @@ int sanitize_fit(const char *clean, int cols, char *out, size_t cap, unsigned fl
     out[o] = '\0';
     return w;
 }
+
+char *sanitize_utf8(const char *s, size_t len)
+{
+    if (!s)
+        len = 0;
+    if (len > (SIZE_MAX - 1) / 3)
+        abort();
+    sbuf b = { xmalloc(len * 3 + 1), 0 };
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        size_t adv;
+        long cp = utf8_decode(u + i, len - i, &adv);
+        if (cp < 0)
+            put_utf8(&b, 0xFFFD);
+        else
+            put(&b, s + i, adv);
+        i += adv;
+    }
+    b.p[b.n] = '\0';
+    return b.p;
+}

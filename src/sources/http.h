@@ -32,6 +32,8 @@ typedef struct rd_http_resp {
     char *body;                      /* NUL-terminated, owned by the library during cb */
     size_t body_len;
     double elapsed_s;
+    bool request_sent;               /* (part of) the request was written to the server:
+                                        without a response it may have been applied */
 } rd_http_resp;
 
 typedef void (*rd_http_cb)(const rd_http_resp *resp, void *ud);

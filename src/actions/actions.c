@@ -1,0 +1,578 @@
+/* The action layer: actors, rate-limited batches on frozen selections (actions.h). */
+#include "actions.h"
+
+#include <event2/event.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/xalloc.h"
+#include "../sources/http.h"
+#include "auth.h"
+#include "journal.h"
+#include "request.h"
+#include "secret.h"
+
+enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
+
+typedef struct batch_item {
+    bool auth_retried;       /* a 401 already caused one credential refresh */
+    bool final;
+} batch_item;
+
+struct rd_batch {
+    rd_batch *next;          /* in the actor's list */
+    rd_actor *a;
+    rd_action kind;
+    rd_result *res;
+    batch_item *items;
+    size_t n, cursor, finished, succeeded;
+    char *reason;
+    rd_batch_cbs cbs;
+    void *ud;
+    struct event *tick;
+    double interval_s, last_send;
+    uint64_t http_id;        /* in flight */
+    bool waiting_auth, aborted, done_fired, dead;
+    int in_cb;
+};
+
+struct rd_actor {
+    struct event_base *base;
+    rd_http *http;
+    const rd_system_cfg *cfg;
+    const rd_profile *prof;
+    bool read_only;
+    rd_auth *auth;
+    char *journal_path;
+    rd_password_prompt prompt;
+    void *prompt_ud;
+    rd_batch *batches;
+};
+
+static void batch_schedule(rd_batch *b);
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- actor ------------------------------------------------------------------------ */
+
+static void on_prompt(const char *prompt, void *ud)
+{
+    rd_actor *a = ud;
+    if (a->prompt)
+        a->prompt(a, prompt, a->prompt_ud);
+    else
+        auth_supply_password(a->auth, NULL);
+}
+
+rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
+                    const rd_profile *prof, bool read_only)
+{
+    rd_actor *a = xcalloc(1, sizeof *a);
+    a->base = base;
+    a->http = http;
+    a->cfg = cfg;
+    a->prof = prof;
+    a->read_only = read_only || cfg->read_only;
+    a->auth = auth_new(base, http, cfg);
+    return a;
+}
+
+static void batch_destroy(rd_batch *b);
+
+void actor_free(rd_actor *a)
+{
+    if (!a)
+        return;
+    while (a->batches) {
+        rd_batch *b = a->batches;
+        a->batches = b->next;
+        b->a = NULL;
+        b->dead = true;
+        if (b->http_id)
+            http_cancel(a->http, b->http_id);
+        b->http_id = 0;
+        auth_forget(a->auth, b);
+        event_del(b->tick);
+        if (!b->in_cb)
+            batch_destroy(b);
+    }
+    auth_free(a->auth);
+    free(a->journal_path);
+    free(a);
+}
+
+void actor_set_password_prompt(rd_actor *a, rd_password_prompt fn, void *ud)
+{
+    a->prompt = fn;
+    a->prompt_ud = ud;
+    auth_set_prompt(a->auth, fn ? on_prompt : NULL, a);
+}
+
+void actor_supply_password(rd_actor *a, const char *password)
+{
+    auth_supply_password(a->auth, password);
+}
+
+void actor_set_journal(rd_actor *a, const char *path)
+{
+    free(a->journal_path);
+    a->journal_path = xstrdup(path);
+}
+
+const char *actor_identity(const rd_actor *a)
+{
+    return auth_identity(a->auth);
+}
+
+bool actor_insecure(const rd_actor *a)
+{
+    return a->cfg->core && url_is_http(a->cfg->core) && !url_host_is_loopback(a->cfg->core);
+}
+
+bool actor_can_act(const rd_actor *a, char *why, size_t whycap)
+{
+    const rd_system_cfg *c = a->cfg;
+    if (a->read_only) {
+        snprintf(why, whycap, "read-only: actions are disabled%s",
+                 c->read_only ? " for this system" : " (--read-only)");
+        return false;
+    }
+    if (!c->core || !*c->core) {
+        snprintf(why, whycap, "no core API configured for system '%s' (core = URL)",
+                 c->name ? c->name : "?");
+        return false;
+    }
+    if (!url_is_http(c->core) && !url_is_https(c->core)) {
+        snprintf(why, whycap, "core URL must be https:// (or http:// on loopback)");
+        return false;
+    }
+    if (actor_insecure(a) && !c->insecure) {
+        snprintf(why, whycap, "refusing plain http:// to a non-loopback core; use https:// "
+                 "or set insecure = true");
+        return false;
+    }
+    return auth_check(a->auth, why, whycap);
+}
+
+bool actor_supports(const rd_actor *a, rd_action kind)
+{
+    rd_route r;
+    return route_for(a->prof, kind, &r);
+}
+
+typedef struct prep_ctx {
+    void (*cb)(bool ok, const char *why, void *ud);
+    void *ud;
+} prep_ctx;
+
+static void on_prepared(bool ok, const char *why, void *ud)
+{
+    prep_ctx *p = ud;
+    if (p->cb)
+        p->cb(ok, why, p->ud);
+    free(p);
+}
+
+void actor_prepare(rd_actor *a, void (*cb)(bool ok, const char *why, void *ud), void *ud)
+{
+    prep_ctx *p = xcalloc(1, sizeof *p);
+    p->cb = cb;
+    p->ud = ud;
+    auth_ensure(a->auth, on_prepared, p);
+}
+
+static const char *operator_name(const rd_actor *a, char *buf, size_t cap)
+{
+    const char *id = auth_identity(a->auth);
+    if (id)
+        return id;
+    struct passwd *pw = getpwuid(getuid());
+    snprintf(buf, cap, "unknown (local user %s)", pw && pw->pw_name ? pw->pw_name : "?");
+    return buf;
+}
+
+/* ---- journal ---------------------------------------------------------------------- */
+
+static char *target_text(const char *id, const char *parent)
+{
+    return parent ? xasprintf("%s/%s", parent, id) : xstrdup(id ? id : "");
+}
+
+static void journal_result(rd_actor *a, const rd_result *r)
+{
+    char opbuf[128], why[256];
+    char *t = target_text(r->id, r->parent);
+    const char *targets[] = {t};
+    rd_journal_rec rec = {
+        .operator_ = operator_name(a, opbuf, sizeof opbuf),
+        .system = a->cfg->name, .action = action_name(r->action),
+        .targets = targets, .n_targets = 1,
+        .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
+        .http_status = r->http_status, .result = r->message,
+        .code = result_code_name(r->code)};
+    if (!journal_append(a->journal_path, &rec, why, sizeof why))
+        fprintf(stderr, "redrive: journal: %s\n", why);   /* paths only, never secrets */
+    free(t);
+}
+
+static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
+                            const char *why)
+{
+    char opbuf[128], err[256];
+    char **ts = xcalloc(n ? n : 1, sizeof *ts);
+    for (size_t i = 0; i < n; i++)
+        ts[i] = target_text(t[i].id, t[i].parent);
+    rd_journal_rec rec = {
+        .operator_ = operator_name(a, opbuf, sizeof opbuf), .system = a->cfg->name,
+        .action = action_name(kind), .targets = (const char *const *)ts, .n_targets = n,
+        .result = why, .code = result_code_name(RD_RES_REFUSED)};
+    if (!journal_append(a->journal_path, &rec, err, sizeof err))
+        fprintf(stderr, "redrive: journal: %s\n", err);
+    for (size_t i = 0; i < n; i++)
+        free(ts[i]);
+    free(ts);
+}
+
+/* ---- batch ------------------------------------------------------------------------ */
+
+static void batch_destroy(rd_batch *b)
+{
+    if (b->tick)
+        event_free(b->tick);
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->res[i].id);
+        free(b->res[i].parent);
+    }
+    free(b->res);
+    free(b->items);
+    free(b->reason);
+    free(b);
+}
+
+static void batch_unlink(rd_batch *b)
+{
+    if (!b->a)
+        return;
+    for (rd_batch **p = &b->a->batches; *p; p = &(*p)->next)
+        if (*p == b) {
+            *p = b->next;
+            break;
+        }
+}
+
+/* Runs a user callback; returns false when the batch was freed meanwhile. */
+static bool emit_item(rd_batch *b, size_t i)
+{
+    if (b->cbs.on_item) {
+        b->in_cb++;
+        b->cbs.on_item(b, i, &b->res[i], b->ud);
+        b->in_cb--;
+    }
+    if (b->dead && !b->in_cb) {
+        batch_destroy(b);
+        return false;
+    }
+    return !b->dead;
+}
+
+static bool maybe_done(rd_batch *b)
+{
+    if (b->done_fired || b->finished < b->n)
+        return true;
+    b->done_fired = true;
+    if (b->cbs.on_done) {
+        b->in_cb++;
+        b->cbs.on_done(b, b->ud);
+        b->in_cb--;
+    }
+    if (b->dead && !b->in_cb) {
+        batch_destroy(b);
+        return false;
+    }
+    return !b->dead;
+}
+
+/* Final result for item i: journal, count, callback. false when the batch is gone. */
+static bool item_final(rd_batch *b, size_t i)
+{
+    b->items[i].final = true;
+    b->finished++;
+    if (b->res[i].code == RD_RES_OK)
+        b->succeeded++;
+    if (b->a && b->res[i].code != RD_RES_ABORTED)
+        journal_result(b->a, &b->res[i]);
+    return emit_item(b, i);
+}
+
+static bool fail_rest(rd_batch *b, rd_result_code code, const char *msg)
+{
+    for (size_t i = b->cursor; i < b->n; i++) {
+        if (b->items[i].final)
+            continue;
+        b->res[i].code = code;
+        b->res[i].http_status = 0;
+        snprintf(b->res[i].message, sizeof b->res[i].message, "%s", msg);
+        b->cursor = i + 1;
+        if (!item_final(b, i))
+            return false;
+    }
+    return maybe_done(b);
+}
+
+static void on_response(const rd_http_resp *resp, void *ud);
+
+static bool send_item(rd_batch *b, size_t i)
+{
+    rd_actor *a = b->a;
+    rd_result *r = &b->res[i];
+    rd_route route;
+    char why[256], opbuf[128];
+    char *path = NULL, *body = NULL, *url = NULL;
+    char *cred[ACT_MAX_HEADERS] = {0};
+    bool ok = false;
+    if (!route_for(a->prof, b->kind, &route)) {
+        snprintf(why, sizeof why, "this system's profile has no %s action", action_name(b->kind));
+        goto fail;
+    }
+    bool worker = action_on_worker(b->kind);
+    rd_tvars v = {.id = r->id, .task = r->parent, .worker = worker ? r->id : NULL,
+                  .reason = b->reason, .operator_ = operator_name(a, opbuf, sizeof opbuf)};
+    if (!(path = template_expand(route.path, &v, true, why, sizeof why)))
+        goto fail;
+    if (route.body && !(body = template_expand(route.body, &v, false, why, sizeof why)))
+        goto fail;
+    url = url_join(a->cfg->core, path);
+    char idem[64];
+    snprintf(idem, sizeof idem, "Idempotency-Key: %s", r->idem_key);
+    size_t nc = auth_headers(a->auth, cred, ACT_MAX_HEADERS - 4);
+    const char *hdrs[ACT_MAX_HEADERS];
+    size_t nh = 0;
+    for (size_t k = 0; k < nc; k++)
+        hdrs[nh++] = cred[k];
+    hdrs[nh++] = idem;
+    hdrs[nh++] = "Accept: application/json";
+    hdrs[nh] = NULL;
+    rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
+                       .cacert = a->cfg->cacert, .timeout_ms = ACT_HTTP_TIMEOUT_MS,
+                       .max_body = 65536};
+    b->last_send = mono_s();
+    b->http_id = http_start(a->http, &req, on_response, b);
+    if (!b->http_id)
+        snprintf(why, sizeof why, "could not start the request");
+    ok = b->http_id != 0;
+fail:
+    for (size_t k = 0; k < ACT_MAX_HEADERS; k++)
+        secret_free(cred[k]);
+    free(path);
+    free(body);
+    free(url);
+    if (!ok) {
+        r->code = RD_RES_REFUSED;
+        snprintf(r->message, sizeof r->message, "%s", why);
+        b->cursor = i + 1;
+        if (!item_final(b, i) || !maybe_done(b))
+            return false;
+        batch_schedule(b);
+    }
+    return true;
+}
+
+static void on_auth(bool ok, const char *why, void *ud)
+{
+    rd_batch *b = ud;
+    b->waiting_auth = false;
+    if (b->aborted) {
+        fail_rest(b, RD_RES_ABORTED, "aborted before sending");
+        return;
+    }
+    if (!ok) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "not authorized: %s", why);
+        fail_rest(b, RD_RES_UNAUTHORIZED, msg);
+        return;
+    }
+    send_item(b, b->cursor);
+}
+
+static void on_response(const rd_http_resp *resp, void *ud)
+{
+    rd_batch *b = ud;
+    size_t i = b->cursor;
+    rd_result *r = &b->res[i];
+    b->http_id = 0;
+    if (resp->status == 401 && !b->items[i].auth_retried) {
+        /* not applied: refresh credentials once and send again, same key */
+        b->items[i].auth_retried = true;
+        auth_invalidate(b->a->auth);
+        b->waiting_auth = true;
+        auth_ensure(b->a->auth, on_auth, b);
+        return;
+    }
+    result_from_response(r, resp);
+    b->cursor = i + 1;
+    if (!item_final(b, i) || !maybe_done(b))
+        return;
+    batch_schedule(b);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    rd_batch *b = arg;
+    (void)fd; (void)what;
+    if (b->http_id || b->waiting_auth || b->dead)
+        return;
+    if (b->aborted) {
+        fail_rest(b, RD_RES_ABORTED, "aborted before sending");
+        return;
+    }
+    if (b->cursor >= b->n) {
+        maybe_done(b);
+        return;
+    }
+    double wait = b->last_send + b->interval_s - mono_s();
+    if (b->last_send > 0 && wait > 0.0005) {
+        struct timeval tv = {(time_t)wait, (suseconds_t)((wait - (double)(time_t)wait) * 1e6)};
+        event_add(b->tick, &tv);
+        return;
+    }
+    b->waiting_auth = true;
+    auth_ensure(b->a->auth, on_auth, b);
+}
+
+static void batch_schedule(rd_batch *b)
+{
+    struct timeval zero = {0, 0};
+    if (!b->dead)
+        event_add(b->tick, &zero);
+}
+
+static rd_batch *batch_new(rd_actor *a, rd_action kind, size_t n, const char *reason,
+                           const rd_batch_cbs *cbs, void *ud)
+{
+    rd_batch *b = xcalloc(1, sizeof *b);
+    b->a = a;
+    b->kind = kind;
+    b->n = n;
+    b->res = xcalloc(n ? n : 1, sizeof *b->res);
+    b->items = xcalloc(n ? n : 1, sizeof *b->items);
+    if (reason && *reason)
+        b->reason = xstrdup(reason);
+    else
+        b->reason = xstrdup(kind == RD_ACT_RETRY ? "manual_retry" : "operator request");
+    if (cbs)
+        b->cbs = *cbs;
+    b->ud = ud;
+    double rate = a->cfg->rate_limit > 0 ? a->cfg->rate_limit : 5;
+    b->interval_s = 1.0 / rate;
+    b->tick = evtimer_new(a->base, on_tick, b);
+    b->next = a->batches;
+    a->batches = b;
+    return b;
+}
+
+static bool refuse(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
+                   char *why, size_t whycap)
+{
+    if (!actor_can_act(a, why, whycap) || (unsigned)kind >= RD_ACT__COUNT) {
+        journal_refusal(a, kind, t, n, why);
+        return true;
+    }
+    if (!actor_supports(a, kind)) {
+        snprintf(why, whycap, "this system's profile has no %s action", action_name(kind));
+        journal_refusal(a, kind, t, n, why);
+        return true;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!t[i].id || !*t[i].id) {
+            snprintf(why, whycap, "empty target id");
+            return true;
+        }
+    char jwhy[256];
+    if (!journal_check(a->journal_path, jwhy, sizeof jwhy)) {
+        snprintf(why, whycap, "refusing to act without an audit journal: %s", jwhy);
+        return true;
+    }
+    return false;
+}
+
+rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                    const char *reason, const rd_batch_cbs *cbs, void *ud,
+                    char *why, size_t whycap)
+{
+    if (refuse(a, kind, targets, n, why, whycap))
+        return NULL;
+    rd_batch *b = batch_new(a, kind, n, reason, cbs, ud);
+    for (size_t i = 0; i < n; i++) {   /* the frozen selection */
+        b->res[i].action = kind;
+        b->res[i].id = xstrdup(targets[i].id);
+        b->res[i].parent = xstrdup(targets[i].parent);
+        b->res[i].code = RD_RES_PENDING;
+        idem_key_new(b->res[i].idem_key);
+    }
+    batch_schedule(b);
+    return b;
+}
+
+rd_batch *actor_resend(rd_actor *a, const rd_result *prev, const char *reason,
+                       const rd_batch_cbs *cbs, void *ud, char *why, size_t whycap)
+{
+    rd_target t = {.id = prev->id, .parent = prev->parent};
+    if (refuse(a, prev->action, &t, 1, why, whycap))
+        return NULL;
+    rd_batch *b = batch_new(a, prev->action, 1, reason, cbs, ud);
+    b->res[0].action = prev->action;
+    b->res[0].id = xstrdup(prev->id);
+    b->res[0].parent = xstrdup(prev->parent);
+    b->res[0].code = RD_RES_PENDING;
+    memcpy(b->res[0].idem_key, prev->idem_key, sizeof b->res[0].idem_key);
+    if (!b->res[0].idem_key[0])
+        idem_key_new(b->res[0].idem_key);
+    batch_schedule(b);
+    return b;
+}
+
+size_t batch_count(const rd_batch *b) { return b->n; }
+size_t batch_finished(const rd_batch *b) { return b->finished; }
+size_t batch_succeeded(const rd_batch *b) { return b->succeeded; }
+bool batch_done(const rd_batch *b) { return b->finished >= b->n; }
+rd_action batch_action(const rd_batch *b) { return b->kind; }
+
+const rd_result *batch_result(const rd_batch *b, size_t i)
+{
+    return i < b->n ? &b->res[i] : NULL;
+}
+
+void batch_abort(rd_batch *b)
+{
+    if (!b || b->aborted)
+        return;
+    b->aborted = true;
+    if (!b->http_id && !b->waiting_auth && !b->in_cb)
+        batch_schedule(b);
+}
+
+void batch_free(rd_batch *b)
+{
+    if (!b || b->dead)
+        return;
+    b->dead = true;
+    if (b->a) {
+        if (b->http_id)
+            http_cancel(b->a->http, b->http_id);
+        b->http_id = 0;
+        auth_forget(b->a->auth, b);
+        batch_unlink(b);
+    }
+    event_del(b->tick);
+    if (!b->in_cb)
+        batch_destroy(b);
+}

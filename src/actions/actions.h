@@ -1,0 +1,155 @@
+#pragma once
+/*
+ * The action layer (SPEC §3, §4): retry / drain / undrain / deactivate / activate through
+ * the system's core HTTP API, authenticated as the operator. Used by the console and
+ * by the CLI subcommands. Never blocks the loop: credentials (token commands, password
+ * commands, login/refresh) are obtained asynchronously, requests go through rd_http.
+ *
+ * Safety rules implemented here:
+ *   - a batch acts on a FROZEN copy of the targets (copied at actor_run time);
+ *   - requests are rate-limited (cfg->rate_limit per second, default 5);
+ *   - every request carries an Idempotency-Key (random 128-bit hex);
+ *   - a timeout or lost connection after sending is never re-sent automatically
+ *     (code RD_RES_MAYBE_APPLIED); only actor_resend() re-sends, with the SAME key;
+ *   - a 401 refreshes credentials once and re-sends (the request was not applied);
+ *   - every attempt is appended to the audit journal (journal.h), never the token;
+ *   - read_only (flag or cfg->read_only) refuses everything.
+ * Messages in rd_result are raw text (may contain server-provided bytes): sanitize
+ * before display.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/config.h"
+#include "../core/profile.h"
+
+struct event_base;
+typedef struct rd_http rd_http;
+typedef struct rd_actor rd_actor;
+typedef struct rd_batch rd_batch;
+
+/* The one list of actions: X(ENUM, name, past tense, target kind, what a 403 says
+ * the role may not do). */
+#define RD_ACTION_LIST(X)                                                           \
+    X(RETRY, "retry", "retried", "execution", "retry executions")                  \
+    X(DRAIN, "drain", "drained", "worker", "drain workers")                        \
+    X(UNDRAIN, "undrain", "undrained", "worker", "undrain workers")                \
+    X(DEACTIVATE, "deactivate", "deactivated", "worker", "deactivate workers")     \
+    X(ACTIVATE, "activate", "activated", "worker", "activate workers")
+
+typedef enum {
+#define RD_X_(e, n, p, t, f) RD_ACT_##e,
+    RD_ACTION_LIST(RD_X_)
+#undef RD_X_
+    RD_ACT__COUNT
+} rd_action;
+
+const char *action_name(rd_action a);          /* "retry" */
+const char *action_past(rd_action a);          /* "retried" */
+const char *action_target_kind(rd_action a);   /* "execution" | "worker" */
+bool action_on_worker(rd_action a);
+bool action_from_name(const char *name, rd_action *out);
+
+/* One target. Strings are copied by actor_run. */
+typedef struct rd_target {
+    const char *id;          /* execution id / tasker step uuid / alakai task id / worker id */
+    const char *parent;      /* tasker: task uuid ({task}); NULL otherwise */
+    const char *label;       /* optional, for the journal/UI (e.g. action name); NULL ok */
+} rd_target;
+
+#define RD_RESULT_LIST(X)                                                  \
+    X(PENDING, "pending")                                                  \
+    X(OK, "ok")                                                            \
+    X(UNAUTHORIZED, "unauthorized")                                        \
+    X(FORBIDDEN, "forbidden")                                              \
+    X(NOT_FOUND, "not_found")                                              \
+    X(CONFLICT_STATUS, "conflict_status")                                  \
+    X(CONFLICT_BUDGET, "conflict_budget")                                  \
+    X(BAD_GATEWAY, "bad_gateway")                                          \
+    X(UNREACHABLE, "unreachable")     /* nothing was sent (connect/DNS failed) */ \
+    X(MAYBE_APPLIED, "maybe_applied") /* timeout / lost connection after send */  \
+    X(REFUSED, "refused")             /* refused locally: read-only, auth setup... */ \
+    X(ABORTED, "aborted")             /* batch aborted before this item was sent */ \
+    X(OTHER, "other")
+
+typedef enum {
+#define RD_X_(e, s) RD_RES_##e,
+    RD_RESULT_LIST(RD_X_)
+#undef RD_X_
+    RD_RES__COUNT
+} rd_result_code;
+
+const char *result_code_name(rd_result_code c);   /* "maybe_applied" */
+bool result_code_from_name(const char *s, rd_result_code *out);
+
+typedef struct rd_result {
+    rd_action action;
+    char *id;                /* target id (copied) */
+    char *parent;            /* target parent or NULL */
+    rd_result_code code;
+    long http_status;        /* 0 = no HTTP response */
+    int attempt;             /* new attempt number from a 202, 0 = unknown */
+    char message[256];       /* one line, rendered per SPEC §3; raw, sanitize to show */
+    char idem_key[33];       /* the Idempotency-Key used (32 hex digits) */
+    bool replayed;           /* the server answered from its idempotency cache */
+} rd_result;
+
+typedef struct rd_batch_cbs {
+    /* after each item got its final result (index into the frozen selection) */
+    void (*on_item)(rd_batch *b, size_t index, const rd_result *r, void *ud);
+    /* once, when every item has a result (also after batch_abort). The batch stays
+     * valid until batch_free (which may be called from here). */
+    void (*on_done)(rd_batch *b, void *ud);
+} rd_batch_cbs;
+
+/* Password prompt for jwt-login when no password source is configured. The UI/CLI
+ * asks the operator (echo off) and calls actor_supply_password() now or later
+ * (NULL = the operator cancelled). `prompt` is a short text such as
+ * "password for ops@attune-prod: ". */
+typedef void (*rd_password_prompt)(rd_actor *a, const char *prompt, void *ud);
+
+/* cfg and prof must outlive the actor. read_only: the --read-only flag (cfg->read_only
+ * is honoured as well). Never NULL. */
+rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
+                    const rd_profile *prof, bool read_only);
+void actor_free(rd_actor *a);        /* aborts running batches (no more callbacks) */
+void actor_set_password_prompt(rd_actor *a, rd_password_prompt fn, void *ud);
+void actor_supply_password(rd_actor *a, const char *password);   /* copied, then wiped */
+/* Journal file override (tests); default journal_default_path(). NULL = default. */
+void actor_set_journal(rd_actor *a, const char *path);
+
+/* Operator identity: JWT sub/email, login, dev_user, or what /auth/me said. NULL until
+ * known; actor_prepare() starts finding out. */
+const char *actor_identity(const rd_actor *a);
+/* Obtain credentials now (login, token command) without acting; optional. cb may be
+ * NULL; ok=false with a reason when credentials could not be obtained. */
+void actor_prepare(rd_actor *a, void (*cb)(bool ok, const char *why, void *ud), void *ud);
+/* false (with a reason) when no action may be taken at all: read-only, no core URL,
+ * http:// to a non-loopback host without insecure, dev-user not allowed, unknown auth. */
+bool actor_can_act(const rd_actor *a, char *why, size_t whycap);
+/* true when the profile defines (or the default contract provides) this action. */
+bool actor_supports(const rd_actor *a, rd_action kind);
+/* "insecure" when the core is plain http to a non-loopback host (banner). */
+bool actor_insecure(const rd_actor *a);
+
+/* Acts on a frozen copy of targets[0..n). reason may be NULL (a default is used).
+ * Returns NULL (and writes why) when refused before anything starts, e.g. read-only;
+ * the refusal is still journaled. Otherwise callbacks run later, from the loop. */
+rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                    const char *reason, const rd_batch_cbs *cbs, void *ud,
+                    char *why, size_t whycap);
+/* Explicit operator re-send of one earlier result with the SAME Idempotency-Key. */
+rd_batch *actor_resend(rd_actor *a, const rd_result *prev, const char *reason,
+                       const rd_batch_cbs *cbs, void *ud, char *why, size_t whycap);
+
+size_t batch_count(const rd_batch *b);
+size_t batch_finished(const rd_batch *b);          /* items with a final result */
+size_t batch_succeeded(const rd_batch *b);
+bool batch_done(const rd_batch *b);
+const rd_result *batch_result(const rd_batch *b, size_t i);
+rd_action batch_action(const rd_batch *b);
+/* Stops sending: unsent items become RD_RES_ABORTED; an in-flight request finishes
+ * normally (it may already have been applied). */
+void batch_abort(rd_batch *b);
+void batch_free(rd_batch *b);    /* also cancels; safe from on_done/on_item */

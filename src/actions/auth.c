@@ -1,0 +1,682 @@
+/* Credentials for the core API (see auth.h). */
+#include "auth.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "../core/xalloc.h"
+#include "../sources/http.h"
+#include "secret.h"
+
+enum { AUTH_MARGIN_S = 30, AUTH_HTTP_TIMEOUT_MS = 10000, AUTH_CMD_TIMEOUT_S = 30 };
+
+typedef struct auth_waiter {
+    struct auth_waiter *next;
+    rd_auth_cb cb;
+    void *ud;
+} auth_waiter;
+
+struct rd_auth {
+    struct event_base *base;
+    rd_http *http;
+    const rd_system_cfg *cfg;
+    rd_auth_mode mode;
+    char *token;             /* bearer / access token / API key */
+    double token_exp;        /* epoch seconds, 0 = no known expiry */
+    char *refresh;           /* jwt-login refresh token */
+    char *identity;
+    bool busy, waiting_password, me_started;
+    uint64_t http_id, me_id;
+    rd_cmd *cmd;
+    auth_waiter *waiters;
+    struct event *deliver;   /* zero timer: flush waiters when credentials are ready */
+    bool last_ok;
+    char last_why[256];
+    rd_auth_prompt prompt;
+    void *prompt_ud;
+};
+
+static void acquire(rd_auth *a);
+static void do_login(rd_auth *a);
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- URLs ----------------------------------------------------------------------- */
+
+static char *url_part(const char *url, CURLUPart part)
+{
+    CURLU *u = curl_url();
+    char *out = NULL, *v = NULL;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, part, &v, 0) == CURLUE_OK) {
+        out = xstrdup(v);
+        curl_free(v);
+    }
+    curl_url_cleanup(u);
+    return out;
+}
+
+bool url_host_is_loopback(const char *url)
+{
+    char *host = url ? url_part(url, CURLUPART_HOST) : NULL;
+    bool lo = false;
+    if (host) {
+        char *h = host;
+        size_t n = strlen(h);
+        if (h[0] == '[' && n > 2 && h[n - 1] == ']') {
+            h[n - 1] = '\0';
+            h++;
+        }
+        struct in_addr a4;
+        struct in6_addr a6;
+        if (strcasecmp(h, "localhost") == 0)
+            lo = true;
+        else if (inet_pton(AF_INET, h, &a4) == 1)
+            lo = (ntohl(a4.s_addr) >> 24) == 127;
+        else if (inet_pton(AF_INET6, h, &a6) == 1)
+            lo = IN6_IS_ADDR_LOOPBACK(&a6) ||
+                 (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+    }
+    free(host);
+    return lo;
+}
+
+static bool url_scheme_is(const char *url, const char *scheme)
+{
+    char *s = url ? url_part(url, CURLUPART_SCHEME) : NULL;
+    bool yes = s && strcasecmp(s, scheme) == 0;
+    free(s);
+    return yes;
+}
+
+bool url_is_http(const char *url) { return url_scheme_is(url, "http"); }
+bool url_is_https(const char *url) { return url_scheme_is(url, "https"); }
+
+char *url_join(const char *base, const char *path)
+{
+    size_t n = strlen(base);
+    while (n && base[n - 1] == '/')
+        n--;
+    return xasprintf("%.*s%s%s", (int)n, base, path[0] == '/' ? "" : "/", path);
+}
+
+/* ---- JWT claims ------------------------------------------------------------------- */
+
+static char *b64url_decode(const char *s, size_t n, size_t *outlen)
+{
+    static const char tbl[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char *out = xmalloc(n * 3 / 4 + 4);
+    size_t o = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '=')
+            break;
+        const char *p = memchr(tbl, s[i], 64);
+        if (!p) {
+            free(out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)(p - tbl);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (char)((acc >> bits) & 0xff);
+        }
+    }
+    out[o] = '\0';
+    *outlen = o;
+    return out;
+}
+
+/* Reads exp and sub/email from a JWT without verifying it (the server does that). */
+static bool jwt_claims(const char *tok, double *exp, char **ident)
+{
+    const char *d1 = strchr(tok, '.');
+    const char *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    if (!d2)
+        return false;
+    size_t len;
+    char *json = b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), &len);
+    if (!json)
+        return false;
+    cJSON *o = cJSON_ParseWithLength(json, len);
+    free(json);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        return false;
+    }
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "exp");
+    if (cJSON_IsNumber(e))
+        *exp = e->valuedouble;
+    static const char *const keys[] = {"sub", "email", "preferred_username", "login"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys && ident; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+        if (cJSON_IsString(v) && v->valuestring[0]) {
+            free(*ident);
+            *ident = xstrndup(v->valuestring, 128);
+            break;
+        }
+    }
+    cJSON_Delete(o);
+    return true;
+}
+
+/* ---- state ------------------------------------------------------------------------ */
+
+static rd_auth_mode parse_mode(const char *s)
+{
+    if (!s || !*s || strcmp(s, "none") == 0)
+        return AUTH_NONE;
+    if (strcmp(s, "bearer") == 0) return AUTH_BEARER;
+    if (strcmp(s, "token-command") == 0) return AUTH_TOKEN_CMD;
+    if (strcmp(s, "jwt-login") == 0) return AUTH_JWT_LOGIN;
+    if (strcmp(s, "api-key") == 0) return AUTH_API_KEY;
+    if (strcmp(s, "dev-user") == 0) return AUTH_DEV_USER;
+    return AUTH_INVALID;
+}
+
+static void on_deliver(evutil_socket_t fd, short what, void *arg);
+
+rd_auth *auth_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg)
+{
+    rd_auth *a = xcalloc(1, sizeof *a);
+    a->base = base;
+    a->http = http;
+    a->cfg = cfg;
+    a->mode = parse_mode(cfg->auth);
+    a->deliver = evtimer_new(base, on_deliver, a);
+    if (a->mode == AUTH_DEV_USER && cfg->dev_user)
+        a->identity = xasprintf("dev:%s", cfg->dev_user);
+    else if (a->mode == AUTH_JWT_LOGIN && cfg->login)
+        a->identity = xstrdup(cfg->login);
+    return a;
+}
+
+static void drop_token(rd_auth *a)
+{
+    secret_free(a->token);
+    a->token = NULL;
+    a->token_exp = 0;
+}
+
+void auth_free(rd_auth *a)
+{
+    if (!a)
+        return;
+    if (a->http_id)
+        http_cancel(a->http, a->http_id);
+    if (a->me_id)
+        http_cancel(a->http, a->me_id);
+    cmd_cancel(a->cmd);
+    drop_token(a);
+    secret_free(a->refresh);
+    while (a->waiters) {
+        auth_waiter *w = a->waiters;
+        a->waiters = w->next;
+        free(w);
+    }
+    event_free(a->deliver);
+    free(a->identity);
+    free(a);
+}
+
+rd_auth_mode auth_mode(const rd_auth *a) { return a->mode; }
+const char *auth_identity(const rd_auth *a) { return a->identity; }
+
+void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud)
+{
+    a->prompt = fn;
+    a->prompt_ud = ud;
+}
+
+bool auth_check(const rd_auth *a, char *why, size_t whycap)
+{
+    const rd_system_cfg *c = a->cfg;
+    switch (a->mode) {
+    case AUTH_INVALID:
+        snprintf(why, whycap, "unknown auth mode '%s' (bearer, token-command, jwt-login, "
+                 "api-key, dev-user or none)", c->auth);
+        return false;
+    case AUTH_BEARER:
+    case AUTH_API_KEY:
+        if (!c->token) {
+            snprintf(why, whycap, "auth = %s needs token = env:NAME, file:PATH or cmd:COMMAND",
+                     c->auth);
+            return false;
+        }
+        return true;
+    case AUTH_TOKEN_CMD:
+        if (!c->token_command || !*c->token_command) {
+            snprintf(why, whycap, "auth = token-command needs token_command");
+            return false;
+        }
+        return true;
+    case AUTH_JWT_LOGIN:
+        if (!c->login || !*c->login) {
+            snprintf(why, whycap, "auth = jwt-login needs login");
+            return false;
+        }
+        return true;
+    case AUTH_DEV_USER:
+        if (!c->dev_user || !*c->dev_user) {
+            snprintf(why, whycap, "auth = dev-user needs dev_user");
+            return false;
+        }
+        if (!c->local || !url_host_is_loopback(c->core)) {
+            snprintf(why, whycap, "dev-user is refused: only for a loopback core URL on a "
+                     "system marked local = true");
+            return false;
+        }
+        return true;
+    case AUTH_NONE:
+        return true;
+    }
+    return false;
+}
+
+static bool creds_valid(const rd_auth *a)
+{
+    switch (a->mode) {
+    case AUTH_NONE:
+    case AUTH_DEV_USER:
+        return true;
+    case AUTH_BEARER:
+    case AUTH_API_KEY:
+        return a->token != NULL;
+    case AUTH_TOKEN_CMD:
+    case AUTH_JWT_LOGIN:
+        return a->token && (a->token_exp == 0 || now_s() < a->token_exp - AUTH_MARGIN_S);
+    case AUTH_INVALID:
+        break;
+    }
+    return false;
+}
+
+/* ---- waiters ---------------------------------------------------------------------- */
+
+static void on_deliver(evutil_socket_t fd, short what, void *arg)
+{
+    rd_auth *a = arg;
+    (void)fd; (void)what;
+    /* take the list: callbacks may add new waiters */
+    auth_waiter *list = a->waiters;
+    a->waiters = NULL;
+    bool ok = a->last_ok;
+    char why[sizeof a->last_why];
+    memcpy(why, a->last_why, sizeof why);
+    while (list) {
+        auth_waiter *w = list;
+        list = w->next;
+        rd_auth_cb cb = w->cb;
+        void *ud = w->ud;
+        free(w);
+        cb(ok, ok ? NULL : why, ud);
+    }
+}
+
+static void finish(rd_auth *a, bool ok, const char *why)
+{
+    a->busy = false;
+    a->waiting_password = false;
+    a->last_ok = ok;
+    snprintf(a->last_why, sizeof a->last_why, "%s", ok ? "" : (why ? why : "failed"));
+    struct timeval zero = {0, 0};
+    evtimer_add(a->deliver, &zero);
+}
+
+void auth_ensure(rd_auth *a, rd_auth_cb cb, void *ud)
+{
+    auth_waiter *w = xcalloc(1, sizeof *w);
+    w->cb = cb;
+    w->ud = ud;
+    auth_waiter **tail = &a->waiters;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = w;
+    if (a->busy)
+        return;
+    char why[256];
+    if (!auth_check(a, why, sizeof why)) {
+        finish(a, false, why);
+        return;
+    }
+    if (creds_valid(a)) {
+        finish(a, true, NULL);
+        return;
+    }
+    a->busy = true;
+    acquire(a);
+}
+
+void auth_forget(rd_auth *a, void *ud)
+{
+    for (auth_waiter **p = &a->waiters; *p;) {
+        if ((*p)->ud == ud) {
+            auth_waiter *w = *p;
+            *p = w->next;
+            free(w);
+        } else {
+            p = &(*p)->next;
+        }
+    }
+}
+
+void auth_invalidate(rd_auth *a)
+{
+    if (a->mode == AUTH_NONE || a->mode == AUTH_DEV_USER || a->busy)
+        return;
+    drop_token(a);
+    a->me_started = false;
+}
+
+size_t auth_headers(const rd_auth *a, char **hdrs, size_t cap)
+{
+    if (cap == 0)
+        return 0;
+    switch (a->mode) {
+    case AUTH_BEARER:
+    case AUTH_TOKEN_CMD:
+    case AUTH_JWT_LOGIN:
+        if (!a->token)
+            return 0;
+        hdrs[0] = xasprintf("Authorization: Bearer %s", a->token);
+        return 1;
+    case AUTH_API_KEY:
+        if (!a->token)
+            return 0;
+        hdrs[0] = xasprintf("%s: %s", a->cfg->api_key_header && *a->cfg->api_key_header
+                                          ? a->cfg->api_key_header : "X-API-Key", a->token);
+        return 1;
+    case AUTH_DEV_USER:
+        hdrs[0] = xasprintf("x-dev-user: %s", a->cfg->dev_user);
+        return 1;
+    case AUTH_NONE:
+    case AUTH_INVALID:
+        break;
+    }
+    return 0;
+}
+
+/* ---- identity via /auth/me (opaque tokens) ---------------------------------------- */
+
+static void on_me(const rd_http_resp *r, void *ud)
+{
+    rd_auth *a = ud;
+    a->me_id = 0;
+    if (r->status != 200 || !r->body)
+        return;
+    cJSON *o = cJSON_ParseWithLength(r->body, r->body_len);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
+    if (!cJSON_IsObject(d))
+        d = o;
+    static const char *const keys[] = {"login", "identity", "sub", "email", "name"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, keys[i]);
+        if (cJSON_IsString(v) && v->valuestring[0]) {
+            free(a->identity);
+            a->identity = xstrndup(v->valuestring, 128);
+            break;
+        }
+    }
+    cJSON_Delete(o);
+}
+
+static void learn_identity(rd_auth *a)
+{
+    if (a->token && jwt_claims(a->token, &a->token_exp, &a->identity) && a->identity)
+        return;
+    if (a->identity || a->me_started || a->mode == AUTH_NONE || !a->cfg->core)
+        return;
+    a->me_started = true;
+    char *url = url_join(a->cfg->core, "/auth/me");
+    char *h[2] = {0};
+    auth_headers(a, h, 1);
+    const char *hdrs[] = {h[0], "Accept: application/json", NULL};
+    rd_http_req req = {.method = "GET", .url = url, .headers = hdrs,
+                       .cacert = a->cfg->cacert, .timeout_ms = AUTH_HTTP_TIMEOUT_MS,
+                       .max_body = 65536};
+    a->me_id = http_start(a->http, &req, on_me, a);
+    secret_free(h[0]);
+    free(url);
+}
+
+static void got_token(rd_auth *a, const char *tok)
+{
+    drop_token(a);
+    a->token = xstrdup(tok);
+    double exp = 0;
+    if (a->mode == AUTH_TOKEN_CMD || a->mode == AUTH_JWT_LOGIN)
+        jwt_claims(a->token, &exp, NULL);
+    a->token_exp = exp;
+    learn_identity(a);
+    finish(a, true, NULL);
+}
+
+static void on_token_cmd(bool ok, const char *out, const char *why, void *ud)
+{
+    rd_auth *a = ud;
+    a->cmd = NULL;
+    if (!ok) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s: %s", a->mode == AUTH_TOKEN_CMD ? "token_command"
+                                                                       : "token cmd:", why);
+        finish(a, false, msg);
+        return;
+    }
+    got_token(a, out);
+}
+
+static void run_cmd(rd_auth *a, const char *command, rd_cmd_cb cb)
+{
+    a->cmd = cmd_run(a->base, command, AUTH_CMD_TIMEOUT_S, cb, a);
+    if (!a->cmd)
+        finish(a, false, "cannot start the credential command");
+}
+
+static void acquire_static(rd_auth *a)
+{
+    char why[256];
+    bool is_cmd;
+    const char *command;
+    char *tok = secret_resolve_now(a->cfg->token, &is_cmd, &command, why, sizeof why);
+    if (tok) {
+        got_token(a, tok);
+        secret_free(tok);
+    } else if (is_cmd) {
+        run_cmd(a, command, on_token_cmd);
+    } else {
+        finish(a, false, why);
+    }
+}
+
+/* ---- jwt-login -------------------------------------------------------------------- */
+
+static bool parse_tokens(rd_auth *a, const rd_http_resp *r)
+{
+    cJSON *o = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
+    if (!cJSON_IsObject(d))
+        d = o;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(d, "access_token");
+    const cJSON *rt = cJSON_GetObjectItemCaseSensitive(d, "refresh_token");
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(d, "expires_in");
+    bool ok = cJSON_IsString(at) && at->valuestring[0];
+    if (ok) {
+        drop_token(a);
+        a->token = xstrdup(at->valuestring);
+        secret_wipe(at->valuestring, strlen(at->valuestring));
+        double exp = 0;
+        jwt_claims(a->token, &exp, &a->identity);
+        if (cJSON_IsNumber(ex) && ex->valuedouble > 0)
+            exp = now_s() + ex->valuedouble;
+        a->token_exp = exp;
+        if (cJSON_IsString(rt) && rt->valuestring[0]) {
+            secret_free(a->refresh);
+            a->refresh = xstrdup(rt->valuestring);
+            secret_wipe(rt->valuestring, strlen(rt->valuestring));
+        }
+    }
+    cJSON_Delete(o);
+    if (r->body)
+        secret_wipe(r->body, r->body_len);
+    return ok;
+}
+
+static void post_json(rd_auth *a, const char *path, const char *body, rd_http_cb cb)
+{
+    char *url = url_join(a->cfg->core, path);
+    const char *hdrs[] = {"Accept: application/json", NULL};
+    rd_http_req req = {.method = "POST", .url = url, .body = body, .headers = hdrs,
+                       .cacert = a->cfg->cacert, .timeout_ms = AUTH_HTTP_TIMEOUT_MS,
+                       .max_body = 65536};
+    a->http_id = http_start(a->http, &req, cb, a);
+    free(url);
+    if (!a->http_id)
+        finish(a, false, "cannot start the login request");
+}
+
+static void on_login(const rd_http_resp *r, void *ud)
+{
+    rd_auth *a = ud;
+    a->http_id = 0;
+    if (r->status == 200 && parse_tokens(a, r)) {
+        finish(a, true, NULL);
+        return;
+    }
+    char why[256];
+    if (r->status == 401 || r->status == 403)
+        snprintf(why, sizeof why, "login refused for '%s' (HTTP %ld)", a->cfg->login,
+                 r->status);
+    else if (r->status == 0)
+        snprintf(why, sizeof why, "login: core unreachable: %.150s", r->error);
+    else
+        snprintf(why, sizeof why, "login failed (HTTP %ld)", r->status);
+    finish(a, false, why);
+}
+
+static void login_with(rd_auth *a, const char *password)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "login", a->cfg->login);
+    cJSON_AddStringToObject(o, "password", password);
+    char *body = cJSON_PrintUnformatted(o);
+    cJSON *pw = cJSON_GetObjectItemCaseSensitive(o, "password");
+    secret_wipe(pw->valuestring, strlen(pw->valuestring));
+    cJSON_Delete(o);
+    post_json(a, "/auth/login", body, on_login);
+    secret_free(body);
+}
+
+static void on_password_cmd(bool ok, const char *out, const char *why, void *ud)
+{
+    rd_auth *a = ud;
+    a->cmd = NULL;
+    if (!ok) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "password cmd: %s", why);
+        finish(a, false, msg);
+        return;
+    }
+    login_with(a, out);
+}
+
+static void do_login(rd_auth *a)
+{
+    char why[256];
+    if (!a->cfg->password) {
+        if (!a->prompt) {
+            finish(a, false, "no password source: set password = cmd:/env:/file: or run "
+                             "where redrive can prompt");
+            return;
+        }
+        a->waiting_password = true;
+        char prompt[200];
+        snprintf(prompt, sizeof prompt, "password for %s@%s: ", a->cfg->login,
+                 a->cfg->name ? a->cfg->name : "core");
+        a->prompt(prompt, a->prompt_ud);
+        return;
+    }
+    bool is_cmd;
+    const char *command;
+    char *pw = secret_resolve_now(a->cfg->password, &is_cmd, &command, why, sizeof why);
+    if (pw) {
+        login_with(a, pw);
+        secret_free(pw);
+    } else if (is_cmd) {
+        run_cmd(a, command, on_password_cmd);
+    } else {
+        finish(a, false, why);
+    }
+}
+
+void auth_supply_password(rd_auth *a, const char *password)
+{
+    if (!a->waiting_password)
+        return;
+    a->waiting_password = false;
+    if (!password) {
+        finish(a, false, "password prompt cancelled");
+        return;
+    }
+    login_with(a, password);
+}
+
+static void on_refresh(const rd_http_resp *r, void *ud)
+{
+    rd_auth *a = ud;
+    a->http_id = 0;
+    if (r->status == 200 && parse_tokens(a, r)) {
+        finish(a, true, NULL);
+        return;
+    }
+    /* refresh refused or failed: log in again */
+    secret_free(a->refresh);
+    a->refresh = NULL;
+    do_login(a);
+}
+
+static void acquire(rd_auth *a)
+{
+    switch (a->mode) {
+    case AUTH_BEARER:
+    case AUTH_API_KEY:
+        acquire_static(a);
+        return;
+    case AUTH_TOKEN_CMD:
+        run_cmd(a, a->cfg->token_command, on_token_cmd);
+        return;
+    case AUTH_JWT_LOGIN:
+        if (a->refresh) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "refresh_token", a->refresh);
+            char *body = cJSON_PrintUnformatted(o);
+            cJSON *rt = cJSON_GetObjectItemCaseSensitive(o, "refresh_token");
+            secret_wipe(rt->valuestring, strlen(rt->valuestring));
+            cJSON_Delete(o);
+            post_json(a, "/auth/refresh", body, on_refresh);
+            secret_free(body);
+        } else {
+            do_login(a);
+        }
+        return;
+    case AUTH_NONE:
+    case AUTH_DEV_USER:
+    case AUTH_INVALID:
+        finish(a, true, NULL);
+        return;
+    }
+}

@@ -1,0 +1,50 @@
+#pragma once
+/*
+ * Credentials for the core API (SPEC §4), internal to the action layer.
+ * Modes: none, bearer, token-command, jwt-login, api-key, dev-user. Credentials are
+ * obtained asynchronously (child processes read by events, login/refresh over rd_http)
+ * and cached: token-command until a 401 or the JWT exp; jwt-login refreshes before
+ * expiry or after a 401 and logs in again when the refresh fails. Token buffers are
+ * wiped on release. Nothing here ever prints a token.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/config.h"
+
+struct event_base;
+typedef struct rd_http rd_http;
+typedef struct rd_auth rd_auth;
+
+typedef enum {
+    AUTH_NONE, AUTH_BEARER, AUTH_TOKEN_CMD, AUTH_JWT_LOGIN, AUTH_API_KEY, AUTH_DEV_USER,
+    AUTH_INVALID
+} rd_auth_mode;
+
+typedef void (*rd_auth_cb)(bool ok, const char *why, void *ud);
+typedef void (*rd_auth_prompt)(const char *prompt, void *ud);
+
+rd_auth *auth_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg);
+void auth_free(rd_auth *a);
+rd_auth_mode auth_mode(const rd_auth *a);
+/* Static checks of the configuration (mode known, secrets configured, dev-user only
+ * on a loopback core of a local system). */
+bool auth_check(const rd_auth *a, char *why, size_t whycap);
+/* Credentials ready (or failed): cb runs later, from the loop, exactly once unless
+ * auth_forget(ud) is called first. */
+void auth_ensure(rd_auth *a, rd_auth_cb cb, void *ud);
+void auth_forget(rd_auth *a, void *ud);
+/* After a 401: drop cached credentials so the next auth_ensure obtains fresh ones. */
+void auth_invalidate(rd_auth *a);
+/* Appends the credential header lines ("Authorization: Bearer …") as allocated strings
+ * (free with secret_free). Returns how many were added (≤ cap). */
+size_t auth_headers(const rd_auth *a, char **hdrs, size_t cap);
+const char *auth_identity(const rd_auth *a);
+void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud);
+void auth_supply_password(rd_auth *a, const char *password);
+
+/* URL helpers shared by the action layer. */
+bool url_host_is_loopback(const char *url);
+bool url_is_http(const char *url);      /* plain http:// */
+bool url_is_https(const char *url);
+char *url_join(const char *base, const char *path);   /* allocated */

@@ -1,0 +1,297 @@
+/* The audit journal: JSON lines, mode 0600, never a token (see journal.h). */
+#include "journal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/xalloc.h"
+
+#define JOURNAL_TAIL_BYTES ((off_t)4 << 20)   /* read at most the last 4 MiB */
+#define JOURNAL_RAW_CAP 4096                  /* raw text kept per entry */
+
+char *journal_default_path(void)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    if (state && state[0] == '/')
+        return xasprintf("%s/redrive/journal.jsonl", state);
+    const char *home = getenv("HOME");
+    if (home && home[0])
+        return xasprintf("%s/.local/state/redrive/journal.jsonl", home);
+    return NULL;
+}
+
+void journal_time_now(char *buf, size_t cap)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, cap, "%s.%03ldZ", base, ts.tv_nsec / 1000000L);
+}
+
+/* mkdir -p for the directory part of path; the last directory gets 0700. */
+static bool make_parent_dirs(const char *path, char *why, size_t whycap)
+{
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    bool ok = true;
+    if (!slash || slash == dir)
+        goto out;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
+            ok = false;
+            goto out;
+        }
+        *p = '/';
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
+        ok = false;
+        goto out;
+    }
+    struct stat st;
+    if (stat(dir, &st) == 0 && st.st_uid == getuid() && (st.st_mode & 077))
+        chmod(dir, 0700);
+out:
+    free(dir);
+    return ok;
+}
+
+static char *record_json(const rd_journal_rec *rec)
+{
+    char now[48];
+    journal_time_now(now, sizeof now);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "time", now);
+    cJSON_AddStringToObject(o, "operator", rec->operator_ ? rec->operator_ : "unknown");
+    cJSON_AddStringToObject(o, "system", rec->system ? rec->system : "");
+    cJSON_AddStringToObject(o, "action", rec->action ? rec->action : "");
+    cJSON *t = cJSON_AddArrayToObject(o, "targets");
+    for (size_t i = 0; i < rec->n_targets; i++)
+        cJSON_AddItemToArray(t, cJSON_CreateString(rec->targets[i] ? rec->targets[i] : ""));
+    if (rec->idempotency_key)
+        cJSON_AddStringToObject(o, "idempotency_key", rec->idempotency_key);
+    else
+        cJSON_AddNullToObject(o, "idempotency_key");
+    cJSON_AddNumberToObject(o, "http_status", (double)rec->http_status);
+    cJSON_AddStringToObject(o, "result", rec->result ? rec->result : "");
+    cJSON_AddStringToObject(o, "code", rec->code ? rec->code : "");
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static int journal_open(const char *path, char *why, size_t whycap)
+{
+    if (!make_parent_dirs(path, why, whycap))
+        return -1;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(why, whycap, "cannot open journal %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (st.st_mode & 077) && fchmod(fd, 0600) != 0) {
+        snprintf(why, whycap, "journal %s is group/world accessible and cannot be fixed",
+                 path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool journal_check(const char *path, char *why, size_t whycap)
+{
+    char *def = NULL;
+    if (!path && !(path = def = journal_default_path())) {
+        snprintf(why, whycap, "no journal path (set XDG_STATE_HOME or HOME)");
+        return false;
+    }
+    int fd = journal_open(path, why, whycap);
+    free(def);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap)
+{
+    char *def = NULL;
+    if (!path) {
+        path = def = journal_default_path();
+        if (!path) {
+            snprintf(why, whycap, "no journal path (set XDG_STATE_HOME or HOME)");
+            return false;
+        }
+    }
+    bool ok = false;
+    char *line = NULL;
+    int fd = -1;
+    if ((fd = journal_open(path, why, whycap)) < 0)
+        goto out;
+    char *json = record_json(rec);
+    line = xasprintf("%s\n", json);
+    free(json);
+    size_t len = strlen(line);
+    ssize_t w = write(fd, line, len);   /* one write: lines never interleave */
+    if (w != (ssize_t)len) {
+        snprintf(why, whycap, "cannot write journal %s: %s", path,
+                 w < 0 ? strerror(errno) : "short write");
+        goto out;
+    }
+    ok = true;
+out:
+    if (fd >= 0)
+        close(fd);
+    free(line);
+    free(def);
+    return ok;
+}
+
+static char *get_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) : NULL;
+}
+
+static void parse_entry(const char *line, size_t len, rd_journal_entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->raw = xstrndup(line, len < JOURNAL_RAW_CAP ? len : JOURNAL_RAW_CAP);
+    cJSON *o = cJSON_ParseWithLength(line, len);
+    const cJSON *act = o ? cJSON_GetObjectItemCaseSensitive(o, "action") : NULL;
+    if (!cJSON_IsObject(o) || !cJSON_IsString(act)) {
+        e->malformed = true;
+        cJSON_Delete(o);
+        return;
+    }
+    e->time = get_str(o, "time");
+    e->operator_ = get_str(o, "operator");
+    e->system = get_str(o, "system");
+    e->action = get_str(o, "action");
+    e->idempotency_key = get_str(o, "idempotency_key");
+    e->result = get_str(o, "result");
+    e->code = get_str(o, "code");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "http_status");
+    if (cJSON_IsNumber(st) && st->valuedouble >= 0 && st->valuedouble < 1000)
+        e->http_status = (long)st->valuedouble;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "targets");
+    if (cJSON_IsArray(t)) {
+        int n = cJSON_GetArraySize(t);
+        e->targets = xcalloc((size_t)n + 1, sizeof *e->targets);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, t)
+            if (cJSON_IsString(it))
+                e->targets[e->n_targets++] = xstrdup(it->valuestring);
+    }
+    cJSON_Delete(o);
+}
+
+static char *read_tail_bytes(int fd, off_t size, size_t *len, bool *partial_first)
+{
+    off_t start = size > JOURNAL_TAIL_BYTES ? size - JOURNAL_TAIL_BYTES : 0;
+    size_t want = (size_t)(size - start), got = 0;
+    char *buf = xmalloc(want + 1);
+    while (got < want) {
+        ssize_t r = pread(fd, buf + got, want - got, start + (off_t)got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    buf[got] = '\0';
+    *len = got;
+    *partial_first = start > 0;
+    return buf;
+}
+
+bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, size_t *n,
+                       char *why, size_t whycap)
+{
+    *out = NULL;
+    *n = 0;
+    char *def = NULL;
+    if (!path && !(path = def = journal_default_path()))
+        return true;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(def);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return true;
+        snprintf(why, whycap, "cannot open journal: %s", strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size == 0 || max == 0) {
+        close(fd);
+        return true;
+    }
+    size_t len;
+    bool partial;
+    char *buf = read_tail_bytes(fd, st.st_size, &len, &partial);
+    close(fd);
+    /* Collect line starts, keep the last `max` non-empty lines. */
+    size_t cap = 0, cnt = 0;
+    const char **starts = NULL;
+    size_t *lens = NULL, lcap = 0;
+    const char *p = buf, *end = buf + len;
+    if (partial) {
+        const char *nl = memchr(p, '\n', len);
+        p = nl ? nl + 1 : end;
+    }
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        if (le > p) {
+            xgrow(&starts, &cap, cnt + 1, sizeof *starts);
+            xgrow(&lens, &lcap, cnt + 1, sizeof *lens);
+            starts[cnt] = p;
+            lens[cnt++] = (size_t)(le - p);
+        }
+        p = le + 1;
+    }
+    size_t first = cnt > max ? cnt - max : 0;
+    if (cnt > first) {
+        *out = xcalloc(cnt - first, sizeof **out);
+        for (size_t i = first; i < cnt; i++)
+            parse_entry(starts[i], lens[i], &(*out)[(*n)++]);
+    }
+    free(starts);
+    free(lens);
+    free(buf);
+    return true;
+}
+
+void journal_entries_free(rd_journal_entry *e, size_t n)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(e[i].raw);
+        free(e[i].time);
+        free(e[i].operator_);
+        free(e[i].system);
+        free(e[i].action);
+        free(e[i].idempotency_key);
+        free(e[i].result);
+        free(e[i].code);
+        for (size_t j = 0; j < e[i].n_targets; j++)
+            free(e[i].targets[j]);
+        free(e[i].targets);
+    }
+    free(e);
+}

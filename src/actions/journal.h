@@ -1,0 +1,47 @@
+#pragma once
+/*
+ * The audit journal (SPEC §3): JSON lines appended to
+ * $XDG_STATE_HOME/redrive/journal.jsonl (fallback ~/.local/state/redrive/journal.jsonl),
+ * directory 0700, file 0600 (checked and fixed on every append). One line per action
+ * attempt: {"time","operator","system","action","targets":[...],"idempotency_key",
+ * "http_status","result","code"}. Never a token.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct rd_journal_rec {
+    const char *operator_;       /* NULL → "unknown" */
+    const char *system;
+    const char *action;
+    const char *const *targets;  /* n_targets strings */
+    size_t n_targets;
+    const char *idempotency_key; /* NULL when no request was made */
+    long http_status;            /* 0 = none */
+    const char *result;          /* short human summary */
+    const char *code;            /* result code name, e.g. "ok", "maybe_applied" */
+} rd_journal_rec;
+
+typedef struct rd_journal_entry {
+    bool malformed;              /* the line was not a journal record: see raw */
+    char *raw;                   /* the line as read (capped); raw, sanitize to show */
+    char *time, *operator_, *system, *action, *idempotency_key, *result, *code;
+    char **targets;
+    size_t n_targets;
+    long http_status;
+} rd_journal_entry;
+
+/* Newly allocated default path; NULL when neither XDG_STATE_HOME nor HOME is set. */
+char *journal_default_path(void);
+/* Appends one record (path NULL = default). Creates directories 0700 and the file
+ * 0600; fixes a looser mode. false with a reason on failure. */
+bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap);
+/* Creates the directory (0700) and the file (0600) if needed and fixes a looser mode:
+ * false with a reason when the journal cannot be written (actions are then refused). */
+bool journal_check(const char *path, char *why, size_t whycap);
+/* The last `max` entries, oldest first. A missing or empty journal gives zero entries
+ * and true. Malformed lines come back as entries with malformed=true. */
+bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, size_t *n,
+                       char *why, size_t whycap);
+void journal_entries_free(rd_journal_entry *e, size_t n);
+/* RFC 3339 UTC time with milliseconds, e.g. 2026-05-01T12:00:00.123Z. */
+void journal_time_now(char *buf, size_t cap);

@@ -1,0 +1,335 @@
+/* Routes, templates and response classification for core API actions (request.h). */
+#include "request.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "../core/xalloc.h"
+
+/* ---- names ------------------------------------------------------------------------ */
+
+static const struct {
+    const char *name, *past, *target, *forbidden;
+} action_tbl[] = {
+#define RD_X_(e, n, p, t, f) {n, p, t, f},
+    RD_ACTION_LIST(RD_X_)
+#undef RD_X_
+};
+
+static const char *const result_names[] = {
+#define RD_X_(e, s) s,
+    RD_RESULT_LIST(RD_X_)
+#undef RD_X_
+};
+
+const char *action_name(rd_action a)
+{
+    return (unsigned)a < RD_ACT__COUNT ? action_tbl[a].name : "?";
+}
+
+const char *action_past(rd_action a)
+{
+    return (unsigned)a < RD_ACT__COUNT ? action_tbl[a].past : "?";
+}
+
+const char *action_target_kind(rd_action a)
+{
+    return (unsigned)a < RD_ACT__COUNT ? action_tbl[a].target : "?";
+}
+
+bool action_on_worker(rd_action a)
+{
+    return strcmp(action_target_kind(a), "worker") == 0;
+}
+
+bool action_from_name(const char *name, rd_action *out)
+{
+    for (int i = 0; name && i < RD_ACT__COUNT; i++)
+        if (strcmp(name, action_tbl[i].name) == 0) {
+            *out = (rd_action)i;
+            return true;
+        }
+    return false;
+}
+
+const char *result_code_name(rd_result_code c)
+{
+    return (unsigned)c < RD_RES__COUNT ? result_names[c] : "?";
+}
+
+bool result_code_from_name(const char *s, rd_result_code *out)
+{
+    for (int i = 0; s && i < RD_RES__COUNT; i++)
+        if (strcmp(s, result_names[i]) == 0) {
+            *out = (rd_result_code)i;
+            return true;
+        }
+    return false;
+}
+
+/* ---- routes ----------------------------------------------------------------------- */
+
+static const rd_route default_routes[RD_ACT__COUNT] = {
+    [RD_ACT_RETRY] = {"POST", "/executions/{id}/retry", "{\"reason\":\"{reason}\"}"},
+    [RD_ACT_DRAIN] = {"POST", "/workers/{worker}/drain", "{\"reason\":\"{reason}\"}"},
+    [RD_ACT_UNDRAIN] = {"POST", "/workers/{worker}/undrain", NULL},
+    [RD_ACT_DEACTIVATE] = {"POST", "/workers/{worker}/deactivate",
+                           "{\"reason\":\"{reason}\"}"},
+    [RD_ACT_ACTIVATE] = {"POST", "/workers/{worker}/activate", NULL},
+};
+
+bool route_for(const rd_profile *prof, rd_action kind, rd_route *out)
+{
+    if ((unsigned)kind >= RD_ACT__COUNT)
+        return false;
+    if (prof && prof->n_actions > 0) {
+        const rd_profile_action *pa = profile_action(prof, action_name(kind));
+        if (!pa || !pa->path || !*pa->path || !pa->method || strcmp(pa->method, "none") == 0)
+            return false;
+        out->method = pa->method;
+        out->path = pa->path;
+        out->body = pa->body && *pa->body ? pa->body : NULL;
+        return true;
+    }
+    *out = default_routes[kind];
+    return true;
+}
+
+/* ---- templates -------------------------------------------------------------------- */
+
+static void buf_put(char **b, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    xgrow(b, cap, *len + n + 1, 1);
+    memcpy(*b + *len, s, n);
+    *len += n;
+    (*b)[*len] = '\0';
+}
+
+static void put_escaped(char **b, size_t *len, size_t *cap, const char *v, bool url)
+{
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        char tmp[8];
+        unsigned char c = *p;
+        if (url) {
+            bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+                        c == '~';
+            if (keep)
+                buf_put(b, len, cap, (const char *)p, 1);
+            else {
+                snprintf(tmp, sizeof tmp, "%%%02X", c);
+                buf_put(b, len, cap, tmp, 3);
+            }
+        } else if (c == '"' || c == '\\') {
+            tmp[0] = '\\';
+            tmp[1] = (char)c;
+            buf_put(b, len, cap, tmp, 2);
+        } else if (c < 0x20 || c == 0x7f) {
+            snprintf(tmp, sizeof tmp, "\\u%04x", c);
+            buf_put(b, len, cap, tmp, 6);
+        } else {
+            buf_put(b, len, cap, (const char *)p, 1);
+        }
+    }
+}
+
+static bool var_value(const rd_tvars *v, const char *name, size_t n, const char **out)
+{
+    static const char *const names[] = {"id", "task", "worker", "reason", "operator"};
+    const char *vals[] = {v->id, v->task, v->worker, v->reason, v->operator_};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strlen(names[i]) == n && memcmp(names[i], name, n) == 0) {
+            *out = vals[i];
+            return true;
+        }
+    return false;
+}
+
+char *template_expand(const char *tmpl, const rd_tvars *v, bool url, char *why,
+                      size_t whycap)
+{
+    char *b = NULL;
+    size_t len = 0, cap = 0;
+    buf_put(&b, &len, &cap, "", 0);
+    for (const char *p = tmpl; *p;) {
+        const char *close = *p == '{' ? strchr(p + 1, '}') : NULL;
+        const char *val = NULL;
+        if (close && var_value(v, p + 1, (size_t)(close - p - 1), &val)) {
+            if (!val) {
+                snprintf(why, whycap, "the route needs {%.*s}, which this target lacks",
+                         (int)(close - p - 1), p + 1);
+                free(b);
+                return NULL;
+            }
+            put_escaped(&b, &len, &cap, val, url);
+            p = close + 1;
+        } else {
+            buf_put(&b, &len, &cap, p, 1);
+            p++;
+        }
+    }
+    return b;
+}
+
+void idem_key_new(char out[33])
+{
+    unsigned char raw[16];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n > 0)
+            got += (size_t)n;
+        else
+            break;
+    }
+    if (got < sizeof raw) {
+        /* getrandom cannot fail on Linux ≥ 3.17 once seeded; keep a unique fallback */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        for (size_t i = got; i < sizeof raw; i++)
+            raw[i] = (unsigned char)((ts.tv_nsec >> (i % 4 * 8)) ^ (long)i * 131);
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+}
+
+/* ---- responses -------------------------------------------------------------------- */
+
+static const char *json_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int json_int(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 1e9)
+        return (int)v->valuedouble;
+    return 0;
+}
+
+/* The server's reason: "error" (string or {message}), "message", "detail". */
+static void server_text(const cJSON *o, const rd_http_resp *resp, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *s = NULL;
+    if (cJSON_IsObject(o)) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "error");
+        if (cJSON_IsString(e))
+            s = e->valuestring;
+        else if (cJSON_IsObject(e))
+            s = json_str(e, "message");
+        if (!s)
+            s = json_str(o, "message");
+        if (!s)
+            s = json_str(o, "detail");
+    }
+    if (s) {
+        snprintf(out, cap, "%s", s);
+    } else if (resp->body && resp->body_len) {
+        size_t n = strcspn(resp->body, "\r\n");
+        snprintf(out, cap, "%.*s", (int)(n < 160 ? n : 160), resp->body);
+    }
+}
+
+static int find_attempt(const cJSON *o)
+{
+    if (!cJSON_IsObject(o))
+        return 0;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
+    int n = json_int(o, "attempt");
+    if (!n && cJSON_IsObject(d))
+        n = json_int(d, "attempt");
+    if (!n)
+        n = json_int(o, "attempts");
+    if (!n && cJSON_IsObject(d))
+        n = json_int(d, "attempts");
+    return n;
+}
+
+static void render_ok(rd_result *r, const cJSON *o)
+{
+    r->code = RD_RES_OK;
+    r->attempt = find_attempt(o);
+    const char *past = action_past(r->action);
+    if (r->action == RD_ACT_RETRY && r->attempt > 0)
+        snprintf(r->message, sizeof r->message, "%s: attempt %d queued", past, r->attempt);
+    else if (r->action == RD_ACT_RETRY && r->http_status == 202)
+        snprintf(r->message, sizeof r->message, "%s: queued", past);
+    else
+        snprintf(r->message, sizeof r->message, "%s", past);
+}
+
+static void render_error(rd_result *r, const cJSON *o, const rd_http_resp *resp)
+{
+    char txt[200];
+    server_text(o, resp, txt, sizeof txt);
+    const char *what = action_on_worker(r->action) ? "worker" : "execution";
+    static const char *const forbidden[] = {
+#define RD_X_(e, n, p, t, f) f,
+        RD_ACTION_LIST(RD_X_)
+#undef RD_X_
+    };
+    switch (resp->status) {
+    case 401:
+        r->code = RD_RES_UNAUTHORIZED;
+        snprintf(r->message, sizeof r->message, "not authorized");
+        return;
+    case 403:
+        r->code = RD_RES_FORBIDDEN;
+        snprintf(r->message, sizeof r->message, "your role may not %s", forbidden[r->action]);
+        return;
+    case 404:
+        r->code = strncmp(txt, "no such route", 13) == 0 ? RD_RES_OTHER : RD_RES_NOT_FOUND;
+        if (r->code == RD_RES_OTHER)
+            snprintf(r->message, sizeof r->message, "core has %s", txt);
+        else
+            snprintf(r->message, sizeof r->message, "no such %s", what);
+        return;
+    case 409:
+        r->code = strstr(txt, "budget") || strstr(txt, "exhausted") ? RD_RES_CONFLICT_BUDGET
+                                                                    : RD_RES_CONFLICT_STATUS;
+        snprintf(r->message, sizeof r->message, "%s", txt[0] ? txt : "conflict (HTTP 409)");
+        return;
+    case 502:
+        r->code = RD_RES_BAD_GATEWAY;
+        snprintf(r->message, sizeof r->message, "core could not read the store");
+        return;
+    default:
+        r->code = RD_RES_OTHER;
+        snprintf(r->message, sizeof r->message, "HTTP %ld%s%s", resp->status,
+                 txt[0] ? ": " : "", txt);
+        return;
+    }
+}
+
+void result_from_response(rd_result *r, const rd_http_resp *resp)
+{
+    r->http_status = resp->status;
+    r->attempt = 0;
+    if (resp->status == 0) {
+        if (resp->request_sent) {
+            r->code = RD_RES_MAYBE_APPLIED;
+            snprintf(r->message, sizeof r->message,
+                     "core unreachable \xe2\x80\x94 the request may or may not have been "
+                     "applied; re-send with the same key (%.100s)", resp->error);
+        } else {
+            r->code = RD_RES_UNREACHABLE;
+            snprintf(r->message, sizeof r->message,
+                     "core unreachable (not applied): %.150s", resp->error);
+        }
+        return;
+    }
+    cJSON *o = resp->body && resp->body_len && !resp->truncated
+                   ? cJSON_ParseWithLength(resp->body, resp->body_len) : NULL;
+    if (resp->status >= 200 && resp->status < 300)
+        render_ok(r, o);
+    else
+        render_error(r, o, resp);
+    cJSON_Delete(o);
+}

@@ -1,0 +1,535 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "textutil.h"
+#include "xalloc.h"
+
+#define CONFIG_MAX_BYTES (4u << 20)
+
+typedef enum { K_STR, K_SECRET, K_BOOL, K_DUR, K_INT, K_LONG, K_DOUBLE, K_RATE } key_type;
+
+typedef struct key_def {
+    const char *name;
+    key_type type;
+    size_t off;
+} key_def;
+
+#define F(m) offsetof(rd_system_cfg, m)
+#define H(m) (offsetof(rd_system_cfg, health) + offsetof(rd_health_cfg, m))
+static const key_def keys[] = {
+    { "profile", K_STR, F(profile) },          { "store", K_STR, F(store) },
+    { "broker", K_STR, F(broker) },            { "broker_user", K_STR, F(broker_user) },
+    { "broker_password", K_SECRET, F(broker_password) },
+    { "broker_vhost", K_STR, F(broker_vhost) }, { "dlq", K_STR, F(dlq) },
+    { "queues", K_STR, F(queues) },            { "core", K_STR, F(core) },
+    { "auth", K_STR, F(auth) },                { "token", K_SECRET, F(token) },
+    { "token_command", K_STR, F(token_command) }, { "login", K_STR, F(login) },
+    { "password", K_SECRET, F(password) },     { "api_key_header", K_STR, F(api_key_header) },
+    { "dev_user", K_STR, F(dev_user) },        { "banner", K_STR, F(banner) },
+    { "theme", K_STR, F(theme) },              { "keymap", K_STR, F(keymap) },
+    { "workers", K_STR, F(workers) },          { "cacert", K_STR, F(cacert) },
+    { "read_only", K_BOOL, F(read_only) },     { "insecure", K_BOOL, F(insecure) },
+    { "local", K_BOOL, F(local) },             { "poll", K_DUR, F(poll_s) },
+    { "max_retries", K_INT, F(max_retries) },  { "prefix", K_STR, F(prefix) },
+    { "orphan_after", K_DUR, F(orphan_after_s) }, { "rate_limit", K_DOUBLE, F(rate_limit) },
+    { "page_size", K_INT, F(page_size) },
+    { "heartbeat_max_age", K_DUR, H(heartbeat_max_age) },
+    { "failures_degraded", K_INT, H(failures_degraded) },
+    { "failures_unhealthy", K_INT, H(failures_unhealthy) },
+    { "depth_degraded", K_LONG, H(depth_degraded) },
+    { "depth_unhealthy", K_LONG, H(depth_unhealthy) },
+    { "rate_degraded", K_RATE, H(rate_degraded) },
+    { "rate_unhealthy", K_RATE, H(rate_unhealthy) },
+};
+#undef F
+#undef H
+#define N_KEYS (sizeof keys / sizeof *keys)
+
+static const char *const auth_modes[] = {
+    "bearer", "token-command", "jwt-login", "api-key", "dev-user", "none",
+};
+
+/* Per-section parse state: where each key was set (0 = not set). */
+typedef struct sect {
+    rd_system_cfg cfg;
+    int key_line[N_KEYS];
+    bool drop;                /* duplicate name: checked, then discarded */
+    int errs;                 /* errors attributed to this section */
+} sect;
+
+typedef struct parser {
+    const char *path;
+    rd_diags *d;
+    sect *s;
+    size_t n, cap;
+    bool in_section;          /* false before the first section or after a bad one */
+    size_t cur;               /* section errors are attributed to; SIZE_MAX = none */
+    bool ok;
+} parser;
+
+static void err(parser *p, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void err(parser *p, int line, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diags_add(p->d, p->path, line, "%s", msg);
+    p->ok = false;
+    if (p->cur < p->n)
+        p->s[p->cur].errs++;
+}
+
+bool parse_duration(const char *s, double *out_s)
+{
+    if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v < 0)
+        return false;
+    double mul;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        mul = 1;
+    else if (strcmp(end, "ms") == 0)
+        mul = 0.001;
+    else if (strcmp(end, "m") == 0)
+        mul = 60;
+    else if (strcmp(end, "h") == 0)
+        mul = 3600;
+    else if (strcmp(end, "d") == 0)
+        mul = 86400;
+    else
+        return false;
+    *out_s = v * mul;
+    return true;
+}
+
+bool parse_bool(const char *s, bool *out)
+{
+    static const char *const t[] = { "true", "yes", "on", "1" };
+    static const char *const f[] = { "false", "no", "off", "0" };
+    if (!s)
+        return false;
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(s, t[i]) == 0) {
+            *out = true;
+            return true;
+        }
+        if (strcasecmp(s, f[i]) == 0) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool secret_is_ref(const char *s)
+{
+    if (!s)
+        return false;
+    return (strncmp(s, "env:", 4) == 0 && s[4]) || (strncmp(s, "file:", 5) == 0 && s[5]) ||
+           (strncmp(s, "cmd:", 4) == 0 && s[4]);
+}
+
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (!(isdigit((unsigned char)*s) || *s == '.'))
+        return false;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void system_defaults(rd_system_cfg *c)
+{
+    memset(c, 0, sizeof *c);
+    c->poll_s = 2;
+    c->max_retries = 1;
+    c->prefix = xstrdup("alakai-executions");
+    c->orphan_after_s = 7200;
+    c->rate_limit = 5;
+    c->page_size = 100;
+    c->api_key_header = xstrdup("X-API-Key");
+    c->broker_vhost = xstrdup("/");
+    c->auth = xstrdup("none");
+    health_defaults(&c->health);
+}
+
+static void system_free(rd_system_cfg *c)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].type == K_STR || keys[i].type == K_SECRET)
+            free(*(char **)(void *)((char *)c + keys[i].off));
+    free(c->name);
+    memset(c, 0, sizeof *c);
+}
+
+static bool set_typed(const key_def *k, void *field, const char *v)
+{
+    long l;
+    switch (k->type) {
+    case K_BOOL: return parse_bool(v, field);
+    case K_DUR: return parse_duration(v, field);
+    case K_DOUBLE: return parse_double(v, 0.001, 1e6, field);
+    case K_RATE: return parse_double(v, 0, 1, field);
+    case K_INT:
+        if (!parse_long(v, 0, INT_MAX, &l))
+            return false;
+        *(int *)field = (int)l;
+        return true;
+    case K_LONG: return parse_long(v, 0, LONG_MAX, field);
+    case K_STR:
+    case K_SECRET: break;
+    }
+    return false;
+}
+
+static const char *type_help(key_type t)
+{
+    switch (t) {
+    case K_BOOL: return "bad boolean (use true/false, yes/no, on/off)";
+    case K_DUR: return "bad duration (use e.g. 500ms, 2s, 5m, 2h, 1d)";
+    case K_DOUBLE: return "bad number (expected a positive number)";
+    case K_RATE: return "bad rate (expected a number between 0 and 1)";
+    case K_INT:
+    case K_LONG: return "bad integer (expected a non-negative whole number)";
+    case K_STR:
+    case K_SECRET: break;
+    }
+    return "bad value";
+}
+
+static void set_key(parser *p, sect *s, const char *key, const char *val, int line)
+{
+    size_t i = 0;
+    while (i < N_KEYS && strcmp(keys[i].name, key) != 0)
+        i++;
+    if (i == N_KEYS) {
+        err(p, line, "unknown key '%s'", key);
+        return;
+    }
+    const key_def *k = &keys[i];
+    if (s->key_line[i])
+        err(p, line, "duplicate key '%s' (first set on line %d)", key, s->key_line[i]);
+    s->key_line[i] = line;
+    void *field = (char *)&s->cfg + k->off;
+    if (k->type == K_SECRET && *val && !secret_is_ref(val)) {
+        err(p, line, "literal secret in '%s' refused: reference it as env:NAME, "
+            "file:PATH or cmd:COMMAND", key);
+        return;
+    }
+    if (k->type == K_STR || k->type == K_SECRET) {
+        char **dst = field;
+        free(*dst);
+        *dst = *val ? xstrdup(val) : NULL;
+        return;
+    }
+    if (!set_typed(k, field, val))
+        err(p, line, "%s for '%s': '%s'", type_help(k->type), key, val);
+}
+
+static int key_line(const sect *s, const char *name)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcmp(keys[i].name, name) == 0)
+            return s->key_line[i] ? s->key_line[i] : s->cfg.line;
+    return s->cfg.line;
+}
+
+/* Host part of a URL ("scheme://[user@]host[:port]/..."), written to out. */
+static bool url_host(const char *url, char *out, size_t cap)
+{
+    const char *h = strstr(url, "://");
+    if (!h || cap == 0)
+        return false;
+    h += 3;
+    const char *end = h + strcspn(h, "/?#");
+    const char *at = memchr(h, '@', (size_t)(end - h));
+    if (at)
+        h = at + 1;
+    const char *stop;
+    if (*h == '[') {
+        h++;
+        stop = memchr(h, ']', (size_t)(end - h));
+        if (!stop)
+            return false;
+    } else {
+        stop = memchr(h, ':', (size_t)(end - h));
+        if (!stop)
+            stop = end;
+    }
+    size_t n = (size_t)(stop - h);
+    if (n == 0 || n >= cap)
+        return false;
+    memcpy(out, h, n);
+    out[n] = '\0';
+    return true;
+}
+
+static bool host_is_loopback(const char *h)
+{
+    return strcasecmp(h, "localhost") == 0 || strncmp(h, "127.", 4) == 0 ||
+           strcmp(h, "::1") == 0;
+}
+
+/* Checks a core/broker URL: scheme, and http:// only for loopback or insecure. */
+static void check_url(parser *p, const sect *s, const char *key, const char *url)
+{
+    char host[256];
+    int line = key_line(s, key);
+    bool http = strncasecmp(url, "http://", 7) == 0;
+    if (!http && strncasecmp(url, "https://", 8) != 0) {
+        err(p, line, "'%s' must be an http:// or https:// URL", key);
+        return;
+    }
+    if (!url_host(url, host, sizeof host)) {
+        err(p, line, "'%s': no host in URL '%s'", key, url);
+        return;
+    }
+    if (http && !host_is_loopback(host) && !s->cfg.insecure)
+        err(p, line, "'%s' uses http:// to non-loopback host '%s': use https:// "
+            "(or set insecure = true)", key, host);
+}
+
+static void check_auth(parser *p, const sect *s)
+{
+    const rd_system_cfg *c = &s->cfg;
+    int line = key_line(s, "auth");
+    const char *a = c->auth ? c->auth : "none";
+    size_t i = 0;
+    while (i < sizeof auth_modes / sizeof *auth_modes && strcmp(auth_modes[i], a) != 0)
+        i++;
+    if (i == sizeof auth_modes / sizeof *auth_modes) {
+        err(p, line, "unknown auth mode '%s' (bearer, token-command, jwt-login, api-key, "
+            "dev-user or none)", a);
+        return;
+    }
+    if ((!strcmp(a, "bearer") || !strcmp(a, "api-key")) && !c->token)
+        err(p, line, "auth = %s needs 'token' (env:NAME, file:PATH or cmd:COMMAND)", a);
+    if (!strcmp(a, "token-command") && !c->token_command)
+        err(p, line, "auth = token-command needs 'token_command'");
+    if (!strcmp(a, "jwt-login") && !c->login)
+        err(p, line, "auth = jwt-login needs 'login'");
+    if (!strcmp(a, "dev-user")) {
+        char host[256];
+        if (!c->dev_user)
+            err(p, line, "auth = dev-user needs 'dev_user'");
+        if (!c->core || !url_host(c->core, host, sizeof host) || !host_is_loopback(host))
+            err(p, line, "auth = dev-user is only allowed with a loopback core URL");
+        else if (!c->local)
+            err(p, line, "auth = dev-user needs the system marked 'local = true'");
+    }
+    if (strcmp(a, "none") != 0 && !c->core)
+        err(p, line, "auth = %s set but no 'core' URL", a);
+}
+
+static void section_validate(parser *p, sect *s)
+{
+    const rd_system_cfg *c = &s->cfg;
+    if (!c->profile)
+        err(p, c->line, "system \"%s\": missing required key 'profile'", c->name);
+    if (!c->store)
+        err(p, c->line, "system \"%s\": missing required key 'store'", c->name);
+    if (c->core)
+        check_url(p, s, "core", c->core);
+    if (c->broker)
+        check_url(p, s, "broker", c->broker);
+    check_auth(p, s);
+    if (c->poll_s < 0.1)
+        err(p, key_line(s, "poll"), "poll must be at least 100ms");
+    if (c->page_size < 1)
+        err(p, key_line(s, "page_size"), "page_size must be at least 1");
+    if (c->health.failures_degraded > c->health.failures_unhealthy ||
+        c->health.depth_degraded > c->health.depth_unhealthy ||
+        c->health.rate_degraded > c->health.rate_unhealthy)
+        err(p, c->line, "system \"%s\": a degraded threshold is above its unhealthy one",
+            c->name);
+}
+
+static void unquote(char *v)
+{
+    size_t n = strlen(v);
+    if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+        memmove(v, v + 1, n - 2);
+        v[n - 2] = '\0';
+    }
+}
+
+static void section_open(parser *p, char *line, int lineno)
+{
+    p->in_section = false;
+    p->cur = SIZE_MAX;
+    char *close = strrchr(line, ']');
+    if (!close || text_trim(close + 1)[0]) {
+        err(p, lineno, "bad section header (expected [system \"NAME\"])");
+        return;
+    }
+    *close = '\0';
+    char *body = text_trim(line + 1);
+    if (strncmp(body, "system", 6) != 0 || !isspace((unsigned char)body[6])) {
+        err(p, lineno, "unknown section [%s] (expected [system \"NAME\"])", body);
+        return;
+    }
+    char *name = text_trim(body + 6);
+    size_t n = strlen(name);
+    if (n < 3 || name[0] != '"' || name[n - 1] != '"' || memchr(name + 1, '"', n - 2)) {
+        err(p, lineno, "bad system name (expected [system \"NAME\"])");
+        return;
+    }
+    name[n - 1] = '\0';
+    name++;
+    xgrow(&p->s, &p->cap, p->n + 1, sizeof *p->s);
+    sect *s = &p->s[p->n++];
+    memset(s, 0, sizeof *s);
+    system_defaults(&s->cfg);
+    s->cfg.name = xstrdup(name);
+    s->cfg.line = lineno;
+    p->cur = p->n - 1;
+    for (size_t i = 0; i + 1 < p->n; i++)
+        if (!p->s[i].drop && strcmp(p->s[i].cfg.name, name) == 0) {
+            err(p, lineno, "duplicate system \"%s\" (first defined on line %d)", name,
+                p->s[i].cfg.line);
+            s->drop = true;
+        }
+    p->in_section = true;
+}
+
+static void parse_line(parser *p, char *line, int lineno)
+{
+    char *t = text_trim(line);
+    if (!*t || *t == '#' || *t == ';')
+        return;
+    if (*t == '[') {
+        section_open(p, t, lineno);
+        return;
+    }
+    char *eq = strchr(t, '=');
+    if (!eq) {
+        err(p, lineno, "missing '=' (expected key = value)");
+        return;
+    }
+    if (!p->n) {
+        err(p, lineno, "key outside a [system \"NAME\"] section");
+        return;
+    }
+    if (!p->in_section)
+        return;   /* inside a bad section header: already reported */
+    *eq = '\0';
+    char *key = text_trim(t), *val = eq + 1;
+    text_strip_comment(val);
+    val = text_trim(val);
+    unquote(val);
+    if (!*key) {
+        err(p, lineno, "missing key before '='");
+        return;
+    }
+    set_key(p, &p->s[p->n - 1], key, val, lineno);
+}
+
+bool config_parse(const char *path, const char *text, rd_config *out, rd_diags *d)
+{
+    parser p = { .path = path ? path : "config", .d = d, .ok = true, .cur = SIZE_MAX };
+    memset(out, 0, sizeof *out);
+    out->path = xstrdup(p.path);
+    const char *cur = text ? text : "";
+    int lineno = 0;
+    char *line;
+    /* a NUL inside the text ends it; nothing past it is read */
+    while ((line = text_next_line(&cur)) != NULL) {
+        parse_line(&p, line, ++lineno);
+        free(line);
+    }
+    out->systems = xcalloc(p.n ? p.n : 1, sizeof *out->systems);
+    for (size_t i = 0; i < p.n; i++) {
+        p.cur = i;
+        section_validate(&p, &p.s[i]);
+        if (p.s[i].drop || p.s[i].errs)
+            system_free(&p.s[i].cfg);
+        else
+            out->systems[out->n++] = p.s[i].cfg;
+    }
+    free(p.s);
+    return p.ok;
+}
+
+bool config_load(const char *path, rd_config *out, rd_diags *d)
+{
+    char why[128];
+    char *buf = text_read_file(path, CONFIG_MAX_BYTES, why, sizeof why);
+    if (!buf) {
+        memset(out, 0, sizeof *out);
+        out->path = xstrdup(path);
+        diags_add(d, path, 0, "%s", why);
+        return false;
+    }
+    bool ok = config_parse(path, buf, out, d);
+    free(buf);
+    return ok;
+}
+
+void config_free(rd_config *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        system_free(&c->systems[i]);
+    free(c->systems);
+    free(c->path);
+    memset(c, 0, sizeof *c);
+}
+
+char *config_default_path(void)
+{
+    const char *x = getenv("XDG_CONFIG_HOME");
+    if (x && x[0] == '/')
+        return xasprintf("%s/redrive/config", x);
+    const char *h = getenv("HOME");
+    if (!h || !*h) {
+        struct passwd *pw = getpwuid(getuid());
+        h = pw && pw->pw_dir ? pw->pw_dir : ".";
+    }
+    return xasprintf("%s/.config/redrive/config", h);
+}
+
+rd_system_cfg *config_find(rd_config *c, const char *name)
+{
+    if (!c || !c->n)
+        return NULL;
+    if (!name)
+        return &c->systems[0];
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->systems[i].name, name) == 0)
+            return &c->systems[i];
+    return NULL;
+}

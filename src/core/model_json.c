@@ -1,0 +1,506 @@
+#include "model_json.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "sanitize.h"
+#include "xalloc.h"
+
+#define JSON_MAX_STR (1u << 20)   /* strings read back are capped */
+
+/* ---- output ---------------------------------------------------------- */
+
+static void add_str(cJSON *o, const char *k, const char *v)
+{
+    if (!v) {
+        cJSON_AddNullToObject(o, k);
+        return;
+    }
+    char *clean = sanitize_utf8(v, strlen(v));
+    cJSON_AddStringToObject(o, k, clean);
+    free(clean);
+}
+
+static void add_num(cJSON *o, const char *k, double v, bool known)
+{
+    if (known && isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static void add_long(cJSON *o, const char *k, long v) { add_num(o, k, (double)v, v >= 0); }
+static void add_time(cJSON *o, const char *k, double t) { add_num(o, k, t, t > 0); }
+
+static cJSON *exec_json(const rd_execution *e, double now)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "id", e->id);
+    add_str(o, "status", e->status);
+    cJSON_AddNumberToObject(o, "attempt", e->attempt);
+    add_long(o, "max_attempts", e->max_attempts);
+    cJSON_AddBoolToObject(o, "retry_eligible", e->elig.verdict == RD_ELIG_YES);
+    add_str(o, "chain_root", e->chain_root ? e->chain_root : e->id);
+    add_str(o, "error", e->error);
+    add_str(o, "worker", e->worker);
+    add_time(o, "next_retry_at", e->next_retry_min);
+    add_str(o, "name", e->name);
+    add_str(o, "parent_id", e->parent_id);
+    add_str(o, "eligibility", elig_name(e->elig.verdict));
+    add_str(o, "eligibility_reason", e->elig.why);
+    cJSON_AddBoolToObject(o, "flagged", e->elig.flagged);
+    add_str(o, "retry_of", e->retry_of);
+    add_str(o, "reason", e->reason);
+    add_str(o, "fingerprint", e->fingerprint);
+    add_time(o, "created_at", e->created_at);
+    add_time(o, "updated_at", e->updated_at);
+    add_time(o, "finished_at", e->finished_at);
+    add_time(o, "next_retry_min", e->next_retry_min);
+    add_time(o, "next_retry_max", e->next_retry_max);
+    cJSON_AddBoolToObject(o, "orphan_suspect", e->flags & RD_EXEC_ORPHAN);
+    cJSON_AddBoolToObject(o, "overlapping", e->flags & RD_EXEC_OVERLAP);
+    cJSON_AddBoolToObject(o, "malformed", e->flags & RD_EXEC_MALFORMED);
+    cJSON_AddBoolToObject(o, "oversized", e->flags & RD_EXEC_OVERSIZED);
+    return o;
+}
+
+static cJSON *worker_json(const rd_worker *w, double now)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "id", w->id);
+    add_str(o, "name", w->name);
+    add_str(o, "status", w->status);
+    add_str(o, "health", health_name(w->health));
+    add_str(o, "health_reason", w->health_reason);
+    add_num(o, "heartbeat_age_s", now - w->heartbeat_at, w->heartbeat_at > 0);
+    add_long(o, "queue_depth", w->queue_depth);
+    add_str(o, "reported_health", w->reported_health);
+    add_long(o, "in_flight", w->in_flight);
+    add_long(o, "capacity", w->capacity);
+    add_num(o, "failure_rate", w->failure_rate, w->failure_rate >= 0);
+    add_long(o, "consecutive_failures", w->consecutive_failures);
+    add_str(o, "tags", w->tags);
+    add_time(o, "heartbeat_at", w->heartbeat_at);
+    cJSON_AddBoolToObject(o, "has_metrics", w->has_metrics);
+    return o;
+}
+
+static cJSON *queue_json(const rd_queue *q, double now)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "name", q->name);
+    add_long(o, "depth", q->depth);
+    add_long(o, "consumers", q->consumers);
+    cJSON_AddBoolToObject(o, "is_dlq", q->is_dlq);
+    add_long(o, "ready", q->ready);
+    add_long(o, "unacked", q->unacked);
+    add_num(o, "publish_rate", q->publish_rate, q->publish_rate >= 0);
+    add_num(o, "deliver_rate", q->deliver_rate, q->deliver_rate >= 0);
+    add_str(o, "dead_letter_exchange", q->dead_letter_exchange);
+    add_long(o, "ttl_ms", q->ttl_ms);
+    return o;
+}
+
+static cJSON *dlq_json(const rd_dlq_entry *d, double now)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "id", d->id);
+    add_str(o, "queue", d->queue);
+    add_str(o, "execution_id", d->execution_id);
+    add_str(o, "reason", d->reason);
+    add_long(o, "count", d->count);
+    add_time(o, "first_death_at", d->first_death_at);
+    add_time(o, "last_death_at", d->last_death_at);
+    add_str(o, "payload", d->payload);
+    add_str(o, "origin_queue", d->origin_queue);
+    cJSON_AddBoolToObject(o, "redelivered", d->redelivered);
+    return o;
+}
+
+static cJSON *source_json(const rd_source_status *s, double now)
+{
+    cJSON *o = cJSON_CreateObject();
+    char name[sizeof s->name + 1], err[sizeof s->error + 1];
+    snprintf(name, sizeof name, "%.*s", (int)sizeof s->name, s->name);
+    snprintf(err, sizeof err, "%.*s", (int)sizeof s->error, s->error);
+    add_str(o, "name", name);
+    add_str(o, "state", src_state_name(s->state));
+    add_str(o, "error", err[0] ? err : NULL);
+    add_num(o, "age_ms", floor((now - s->last_ok) * 1000), s->last_ok > 0);
+    add_time(o, "last_ok", s->last_ok);
+    add_time(o, "since", s->since);
+    return o;
+}
+
+static cJSON *count_json(const rd_count *c, double now)
+{
+    cJSON *o = cJSON_CreateObject();
+    char st[sizeof c->status + 1];
+    snprintf(st, sizeof st, "%.*s", (int)sizeof c->status, c->status);
+    add_str(o, "status", st);
+    add_long(o, "count", c->count);
+    cJSON_AddBoolToObject(o, "estimated", c->estimated);
+    cJSON_AddBoolToObject(o, "capped", c->capped);
+    return o;
+}
+
+enum { V_SOURCES = 1, V_COUNTS = 2, V_EXECS = 4, V_WORKERS = 8, V_QUEUES = 16,
+       V_DLQ = 32, V_CHAIN = 64 };
+
+static unsigned view_mask(const char *view)
+{
+    static const struct { const char *name; unsigned mask; } views[] = {
+        { "executions", V_SOURCES | V_EXECS }, { "chain", V_SOURCES | V_CHAIN },
+        { "workers", V_SOURCES | V_WORKERS },  { "queues", V_SOURCES | V_QUEUES },
+        { "dlq", V_SOURCES | V_DLQ },          { "all", 127 },
+    };
+    for (size_t i = 0; view && i < sizeof views / sizeof *views; i++)
+        if (strcmp(view, views[i].name) == 0)
+            return views[i].mask;
+    return V_SOURCES | V_COUNTS | V_EXECS | V_WORKERS | V_QUEUES;
+}
+
+/* Every *_json(item, now) builder, over one of the model's vectors. */
+#define ADD_ARRAY(root, key, vec, fn)                                  \
+    do {                                                               \
+        cJSON *arr_ = cJSON_AddArrayToObject(root, key);               \
+        for (size_t i_ = 0; i_ < (vec).n; i_++)                        \
+            cJSON_AddItemToArray(arr_, fn(&(vec).items[i_], now));     \
+    } while (0)
+
+char *model_to_json_at(const rd_model *m, const char *view, double now)
+{
+    unsigned v = view_mask(view);
+    cJSON *root = cJSON_CreateObject();
+    add_str(root, "view", view ? view : "overview");
+    if (v & V_SOURCES)
+        ADD_ARRAY(root, "sources", m->sources, source_json);
+    if (v & V_COUNTS) {
+        ADD_ARRAY(root, "counts", m->counts, count_json);
+        add_long(root, "dlq_total", m->dlq_total);
+        add_long(root, "orphan_suspects", m->orphan_suspects);
+        add_num(root, "failing_rate", m->failing_rate, m->failing_rate >= 0);
+    }
+    if (v & V_EXECS) {
+        ADD_ARRAY(root, "executions", m->execs, exec_json);
+        cJSON_AddBoolToObject(root, "executions_more", m->execs_more);
+    }
+    if (v & V_CHAIN) {
+        add_str(root, "chain_id", m->chain_id);
+        ADD_ARRAY(root, "chain", m->chain, exec_json);
+    }
+    if (v & V_WORKERS)
+        ADD_ARRAY(root, "workers", m->workers, worker_json);
+    if (v & V_QUEUES)
+        ADD_ARRAY(root, "queues", m->queues, queue_json);
+    if (v & V_DLQ) {
+        ADD_ARRAY(root, "dlq", m->dlq, dlq_json);
+        cJSON_AddBoolToObject(root, "dlq_loaded", m->dlq_loaded);
+        if (!(v & V_COUNTS))
+            add_long(root, "dlq_total", m->dlq_total);
+    }
+    char *txt = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!txt)
+        abort();   /* cJSON only fails on OOM */
+    char *out = xstrdup(txt);
+    cJSON_free(txt);
+    return out;
+}
+
+char *model_to_json(const rd_model *m, const char *view)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return model_to_json_at(m, view, (double)tv.tv_sec + tv.tv_usec / 1e6);
+}
+
+/* ---- input ----------------------------------------------------------- */
+
+static char *get_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return NULL;
+    return xstrndup(v->valuestring, JSON_MAX_STR);
+}
+
+static void get_fixed(const cJSON *o, const char *k, char *out, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    snprintf(out, cap, "%s", cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
+}
+
+static double get_num(const cJSON *o, const char *k, double def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return def;
+    return v->valuedouble;
+}
+
+/* Integers: unknown (null/missing/negative/absurd) → def. */
+static long get_long(const cJSON *o, const char *k, long def, long max)
+{
+    double d = get_num(o, k, -1);
+    return d >= 0 && d <= (double)max ? (long)d : def;
+}
+
+static double get_time(const cJSON *o, const char *k)
+{
+    double t = get_num(o, k, 0);
+    return t > 0 ? t : 0;
+}
+
+static bool get_bool(const cJSON *o, const char *k)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+static rd_elig elig_parse(const cJSON *o)
+{
+    char e[24];
+    get_fixed(o, "eligibility", e, sizeof e);
+    static const rd_elig all[] = { RD_ELIG_YES, RD_ELIG_NO, RD_ELIG_CONFIG_ERROR,
+                                   RD_ELIG_UNKNOWN };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (strcmp(e, elig_name(all[i])) == 0)
+            return all[i];
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "retry_eligible");
+    return cJSON_IsBool(b) ? (cJSON_IsTrue(b) ? RD_ELIG_YES : RD_ELIG_NO) : RD_ELIG_UNKNOWN;
+}
+
+static void exec_parse(const cJSON *o, void *item, double now)
+{
+    rd_execution *e = item;
+    e->id = get_str(o, "id");
+    e->status = get_str(o, "status");
+    e->attempt = (int)get_long(o, "attempt", 0, 1000000000);
+    e->max_attempts = (int)get_long(o, "max_attempts", -1, 1000000000);
+    e->elig.verdict = elig_parse(o);
+    get_fixed(o, "eligibility_reason", e->elig.why, sizeof e->elig.why);
+    e->elig.flagged = get_bool(o, "flagged");
+    e->chain_root = get_str(o, "chain_root");
+    if (e->chain_root && e->id && strcmp(e->chain_root, e->id) == 0) {
+        free(e->chain_root);   /* the root is itself */
+        e->chain_root = NULL;
+    }
+    e->error = get_str(o, "error");
+    e->worker = get_str(o, "worker");
+    e->name = get_str(o, "name");
+    e->parent_id = get_str(o, "parent_id");
+    e->retry_of = get_str(o, "retry_of");
+    e->reason = get_str(o, "reason");
+    e->fingerprint = get_str(o, "fingerprint");
+    e->created_at = get_time(o, "created_at");
+    e->updated_at = get_time(o, "updated_at");
+    e->finished_at = get_time(o, "finished_at");
+    e->next_retry_min = get_time(o, "next_retry_min");
+    if (!e->next_retry_min)
+        e->next_retry_min = get_time(o, "next_retry_at");
+    e->next_retry_max = get_time(o, "next_retry_max");
+    if (!e->next_retry_max)
+        e->next_retry_max = e->next_retry_min;
+    e->flags = (get_bool(o, "orphan_suspect") ? RD_EXEC_ORPHAN : 0) |
+               (get_bool(o, "overlapping") ? RD_EXEC_OVERLAP : 0) |
+               (get_bool(o, "malformed") ? RD_EXEC_MALFORMED : 0) |
+               (get_bool(o, "oversized") ? RD_EXEC_OVERSIZED : 0);
+}
+
+static rd_health health_parse(const char *s)
+{
+    static const rd_health all[] = { RD_HEALTH_HEALTHY, RD_HEALTH_DEGRADED,
+                                     RD_HEALTH_UNHEALTHY };
+    for (size_t i = 0; s && i < sizeof all / sizeof *all; i++)
+        if (strcmp(s, health_name(all[i])) == 0)
+            return all[i];
+    return RD_HEALTH_UNKNOWN;
+}
+
+static void worker_parse(const cJSON *o, void *item, double now)
+{
+    rd_worker *w = item;
+    w->id = get_str(o, "id");
+    w->name = get_str(o, "name");
+    w->status = get_str(o, "status");
+    char h[16];
+    get_fixed(o, "health", h, sizeof h);
+    w->health = health_parse(h);
+    get_fixed(o, "health_reason", w->health_reason, sizeof w->health_reason);
+    w->heartbeat_at = get_time(o, "heartbeat_at");
+    double age = get_num(o, "heartbeat_age_s", NAN);
+    if (!w->heartbeat_at && isfinite(age) && now - age > 0)
+        w->heartbeat_at = now - age;
+    w->queue_depth = get_long(o, "queue_depth", -1, 1L << 50);
+    w->reported_health = get_str(o, "reported_health");
+    w->in_flight = (int)get_long(o, "in_flight", -1, 1000000000);
+    w->capacity = (int)get_long(o, "capacity", -1, 1000000000);
+    w->failure_rate = get_num(o, "failure_rate", -1);
+    if (w->failure_rate < 0)
+        w->failure_rate = -1;
+    w->consecutive_failures = (int)get_long(o, "consecutive_failures", -1, 1000000000);
+    w->tags = get_str(o, "tags");
+    w->has_metrics = get_bool(o, "has_metrics") || w->queue_depth >= 0 ||
+                     w->failure_rate >= 0 || w->consecutive_failures >= 0;
+}
+
+static double get_rate(const cJSON *o, const char *k)
+{
+    double r = get_num(o, k, -1);
+    return r >= 0 ? r : -1;
+}
+
+static void queue_parse(const cJSON *o, void *item, double now)
+{
+    rd_queue *q = item;
+    q->name = get_str(o, "name");
+    q->depth = get_long(o, "depth", -1, 1L << 50);
+    q->consumers = (int)get_long(o, "consumers", -1, 1000000000);
+    q->is_dlq = get_bool(o, "is_dlq");
+    q->ready = get_long(o, "ready", -1, 1L << 50);
+    q->unacked = get_long(o, "unacked", -1, 1L << 50);
+    q->publish_rate = get_rate(o, "publish_rate");
+    q->deliver_rate = get_rate(o, "deliver_rate");
+    q->dead_letter_exchange = get_str(o, "dead_letter_exchange");
+    q->ttl_ms = get_long(o, "ttl_ms", -1, 1L << 50);
+}
+
+static void dlq_parse(const cJSON *o, void *item, double now)
+{
+    rd_dlq_entry *d = item;
+    d->id = get_str(o, "id");
+    d->queue = get_str(o, "queue");
+    d->execution_id = get_str(o, "execution_id");
+    d->reason = get_str(o, "reason");
+    d->count = get_long(o, "count", -1, 1L << 50);
+    d->first_death_at = get_time(o, "first_death_at");
+    d->last_death_at = get_time(o, "last_death_at");
+    d->payload = get_str(o, "payload");
+    d->origin_queue = get_str(o, "origin_queue");
+    d->redelivered = get_bool(o, "redelivered");
+}
+
+static void source_parse(const cJSON *o, void *item, double now)
+{
+    rd_source_status *s = item;
+    char st[16];
+    memset(s, 0, sizeof *s);
+    get_fixed(o, "name", s->name, sizeof s->name);
+    get_fixed(o, "state", st, sizeof st);
+    static const rd_src_state all[] = { RD_SRC_OK, RD_SRC_STALE, RD_SRC_DOWN };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (strcmp(st, src_state_name(all[i])) == 0)
+            s->state = all[i];
+    get_fixed(o, "error", s->error, sizeof s->error);
+    s->last_ok = get_time(o, "last_ok");
+    double age = get_num(o, "age_ms", NAN);
+    if (!s->last_ok && isfinite(age) && now - age / 1000 > 0)
+        s->last_ok = now - age / 1000;
+    s->since = get_time(o, "since");
+}
+
+static void count_parse(const cJSON *o, void *item, double now)
+{
+    rd_count *c = item;
+    memset(c, 0, sizeof *c);
+    get_fixed(o, "status", c->status, sizeof c->status);
+    c->count = get_long(o, "count", -1, 1L << 50);
+    c->estimated = get_bool(o, "estimated");
+    c->capped = get_bool(o, "capped");
+}
+
+static size_t array_objects(const cJSON *root, const char *key, const cJSON ***out)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
+    *out = NULL;
+    if (!cJSON_IsArray(a))
+        return (size_t)-1;
+    size_t n = 0, cap = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, a) {
+        if (!cJSON_IsObject(it))
+            continue;
+        xgrow(out, &cap, n + 1, sizeof **out);
+        (*out)[n++] = it;
+    }
+    return n;
+}
+
+typedef void (*parse_fn)(const cJSON *o, void *item, double now);
+
+/* Array `key` of objects as a new vector of `size`-byte items; NULL when absent. */
+static void *load_array(const cJSON *root, const char *key, size_t size, parse_fn fn,
+                        double now, size_t *n)
+{
+    const cJSON **objs;
+    *n = array_objects(root, key, &objs);
+    if (*n == (size_t)-1) {
+        *n = 0;
+        return NULL;
+    }
+    char *items = xcalloc(*n ? *n : 1, size);
+    for (size_t i = 0; i < *n; i++)
+        fn(objs[i], items + i * size, now);
+    free(objs);
+    return items;
+}
+
+static void load_model(rd_model *m, const cJSON *root, double now)
+{
+    size_t n;
+    void *v;
+    if ((v = load_array(root, "executions", sizeof(rd_execution), exec_parse, now, &n)))
+        model_set_execs(m, v, n, get_bool(root, "executions_more"));
+    if ((v = load_array(root, "chain", sizeof(rd_execution), exec_parse, now, &n))) {
+        char *id = get_str(root, "chain_id");
+        model_set_chain(m, id, v, n);
+        free(id);
+    }
+    if ((v = load_array(root, "workers", sizeof(rd_worker), worker_parse, now, &n)))
+        model_set_workers(m, v, n);
+    if ((v = load_array(root, "queues", sizeof(rd_queue), queue_parse, now, &n)))
+        model_set_queues(m, v, n);
+    if ((v = load_array(root, "dlq", sizeof(rd_dlq_entry), dlq_parse, now, &n))) {
+        model_set_dlq(m, v, n, get_long(root, "dlq_total", -1, 1L << 50));
+        const cJSON *dl = cJSON_GetObjectItemCaseSensitive(root, "dlq_loaded");
+        if (cJSON_IsBool(dl))
+            m->dlq_loaded = cJSON_IsTrue(dl);
+    } else if (cJSON_GetObjectItemCaseSensitive(root, "dlq_total")) {
+        m->dlq_total = get_long(root, "dlq_total", -1, 1L << 50);
+    }
+    if ((v = load_array(root, "counts", sizeof(rd_count), count_parse, now, &n)))
+        model_set_counts(m, v, n);
+    if ((v = load_array(root, "sources", sizeof(rd_source_status), source_parse, now, &n))) {
+        free(m->sources.items);
+        m->sources.items = v;
+        m->sources.n = m->sources.cap = n;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(root, "orphan_suspects"))
+        m->orphan_suspects = get_long(root, "orphan_suspects", -1, 1L << 50);
+    if (cJSON_GetObjectItemCaseSensitive(root, "failing_rate"))
+        m->failing_rate = get_rate(root, "failing_rate");
+    model_changed(m);
+}
+
+bool model_from_json(rd_model *m, const char *json, char *err, size_t errcap)
+{
+    if (err && errcap)
+        err[0] = '\0';
+    cJSON *root = json ? cJSON_Parse(json) : NULL;
+    if (!cJSON_IsObject(root)) {
+        if (err && errcap)
+            snprintf(err, errcap, root ? "JSON is not an object" : "malformed JSON");
+        cJSON_Delete(root);
+        return false;
+    }
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    double now = get_num(root, "now", (double)tv.tv_sec + tv.tv_usec / 1e6);
+    load_model(m, root, now);
+    cJSON_Delete(root);
+    return true;
+}

@@ -1,0 +1,333 @@
+/* The snapshot's text output: one aligned table per array, every cell sanitized. */
+#include "model_json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health.h"
+#include "sanitize.h"
+#include "xalloc.h"
+
+#define CELL_MAX 40     /* display columns per cell */
+#define WIDE_MAX 72     /* for error / payload columns */
+#define MAX_COLS 12
+
+typedef struct tbuf { char *p; size_t n, cap; } tbuf;
+
+static void tb_add(tbuf *b, const char *s, size_t n)
+{
+    xgrow(&b->p, &b->cap, b->n + n + 1, 1);
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+static void tb_str(tbuf *b, const char *s) { tb_add(b, s, strlen(s)); }
+
+typedef struct table {
+    const char *title;
+    size_t ncols, ncells, cap;
+    const char *heads[MAX_COLS];
+    char **cells;        /* nrows * ncols, sanitized and fitted */
+} table;
+
+static void table_begin(table *t, const char *title, const char *const *heads, size_t n)
+{
+    memset(t, 0, sizeof *t);
+    t->title = title;
+    t->ncols = n;
+    for (size_t i = 0; i < n; i++)
+        t->heads[i] = heads[i];
+}
+
+/* Appends one raw (unsanitized) cell to the current row. */
+static void table_cell(table *t, const char *raw, int maxw)
+{
+    char *clean = sanitize_str(raw ? raw : "-", 0);
+    size_t cap = (size_t)maxw * 4 + 8;
+    char *fit = xmalloc(cap);
+    sanitize_fit(clean, maxw, fit, cap, 0);
+    free(clean);
+    xgrow(&t->cells, &t->cap, t->ncells + 1, sizeof *t->cells);
+    t->cells[t->ncells++] = fit;
+}
+
+static void table_num(table *t, long v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%ld", v);
+    table_cell(t, v >= 0 ? b : "-", CELL_MAX);
+}
+
+/* Age of an epoch time relative to now ("5m"), "-" when unknown. */
+static void table_age(table *t, double at, double now)
+{
+    char b[24];
+    if (at <= 0) {
+        table_cell(t, "-", CELL_MAX);
+        return;
+    }
+    format_age(now - at, b, sizeof b);
+    table_cell(t, b, CELL_MAX);
+}
+
+static void pad(tbuf *b, int n)
+{
+    for (; n > 0; n--)
+        tb_add(b, " ", 1);
+}
+
+static void table_end(table *t, tbuf *out)
+{
+    int w[MAX_COLS];
+    size_t nrows = t->ncells / t->ncols;
+    for (size_t c = 0; c < t->ncols; c++) {
+        w[c] = sanitize_width(t->heads[c]);
+        for (size_t r = 0; r < nrows; r++) {
+            int cw = sanitize_width(t->cells[r * t->ncols + c]);
+            w[c] = cw > w[c] ? cw : w[c];
+        }
+    }
+    tb_str(out, t->title);
+    tb_str(out, "\n");
+    for (size_t r = 0; r <= nrows; r++) {
+        for (size_t c = 0; c < t->ncols; c++) {
+            const char *s = r == 0 ? t->heads[c] : t->cells[(r - 1) * t->ncols + c];
+            tb_str(out, s);
+            if (c + 1 < t->ncols)
+                pad(out, w[c] - sanitize_width(s) + 2);
+        }
+        while (out->n && out->p[out->n - 1] == ' ')
+            out->p[--out->n] = '\0';
+        tb_str(out, "\n");
+    }
+    if (!nrows)
+        tb_str(out, "(none)\n");
+    tb_str(out, "\n");
+    for (size_t i = 0; i < t->ncells; i++)
+        free(t->cells[i]);
+    free(t->cells);
+}
+
+static void text_sources(const rd_model *m, double now, tbuf *out)
+{
+    static const char *const h[] = { "SOURCE", "STATE", "LAST OK", "SINCE", "ERROR" };
+    table t;
+    table_begin(&t, "SOURCES", h, 5);
+    for (size_t i = 0; i < m->sources.n; i++) {
+        const rd_source_status *s = &m->sources.items[i];
+        char name[sizeof s->name + 1], err[sizeof s->error + 1];
+        snprintf(name, sizeof name, "%.*s", (int)sizeof s->name, s->name);
+        snprintf(err, sizeof err, "%.*s", (int)sizeof s->error, s->error);
+        table_cell(&t, name, CELL_MAX);
+        table_cell(&t, src_state_name(s->state), CELL_MAX);
+        table_age(&t, s->last_ok, now);
+        table_age(&t, s->since, now);
+        table_cell(&t, err[0] ? err : "-", WIDE_MAX);
+    }
+    table_end(&t, out);
+}
+
+static void text_counts(const rd_model *m, tbuf *out)
+{
+    static const char *const h[] = { "STATUS", "COUNT" };
+    table t;
+    table_begin(&t, "COUNTS", h, 2);
+    for (size_t i = 0; i < m->counts.n; i++) {
+        const rd_count *c = &m->counts.items[i];
+        char st[sizeof c->status + 1], n[40];
+        snprintf(st, sizeof st, "%.*s", (int)sizeof c->status, c->status);
+        if (c->count < 0)
+            snprintf(n, sizeof n, "-");
+        else
+            snprintf(n, sizeof n, "%s%ld%s", c->estimated ? "\xE2\x89\x88" : "", c->count,
+                     c->capped ? "+" : "");
+        table_cell(&t, st, CELL_MAX);
+        table_cell(&t, n, CELL_MAX);
+    }
+    table_end(&t, out);
+    char line[160], rate[32] = "-", dlq[24] = "-", orph[24] = "-";
+    if (m->failing_rate >= 0)
+        snprintf(rate, sizeof rate, "%.1f/min", m->failing_rate);
+    if (m->dlq_total >= 0)
+        snprintf(dlq, sizeof dlq, "%ld", m->dlq_total);
+    if (m->orphan_suspects >= 0)
+        snprintf(orph, sizeof orph, "%ld", m->orphan_suspects);
+    snprintf(line, sizeof line, "DLQ size: %s  orphan suspects: %s  failing now: %s\n\n", dlq,
+             orph, rate);
+    tb_str(out, line);
+}
+
+static void exec_row(table *t, const rd_execution *e, double now, bool chain)
+{
+    char att[48], eta[40];
+    if (e->max_attempts >= 0)
+        snprintf(att, sizeof att, "%d/%d", e->attempt, e->max_attempts);
+    else
+        snprintf(att, sizeof att, "%d", e->attempt);
+    table_cell(t, e->id, CELL_MAX);
+    table_cell(t, e->name, CELL_MAX);
+    table_cell(t, e->status, CELL_MAX);
+    table_cell(t, att, CELL_MAX);
+    char el[160];
+    snprintf(el, sizeof el, "%s%s%s%s", elig_name(e->elig.verdict), e->elig.why[0] ? " (" : "",
+             e->elig.why, e->elig.why[0] ? ")" : "");
+    table_cell(t, el, CELL_MAX);
+    if (e->next_retry_min <= 0) {
+        snprintf(eta, sizeof eta, "-");
+    } else if (e->next_retry_min <= now) {
+        snprintf(eta, sizeof eta, "due");
+    } else {
+        char a[16];
+        format_age(e->next_retry_min - now, a, sizeof a);
+        snprintf(eta, sizeof eta, "in %s", a);
+    }
+    table_cell(t, eta, CELL_MAX);
+    table_age(t, e->created_at, now);
+    table_cell(t, e->worker, CELL_MAX);
+    if (chain)
+        table_cell(t, e->reason, CELL_MAX);
+    const char *flag = e->flags & RD_EXEC_ORPHAN ? "[orphan suspect] "
+                       : e->flags & RD_EXEC_OVERLAP ? "[overlapping] "
+                       : e->flags & RD_EXEC_MALFORMED ? "[malformed] " : "";
+    char *err = xasprintf("%s%s", flag, e->error ? e->error : (*flag ? "" : "-"));
+    table_cell(t, err, WIDE_MAX);
+    free(err);
+}
+
+static void text_execs(const char *title, const rd_execution *items, size_t n, double now,
+                       bool chain, tbuf *out)
+{
+    static const char *const h[] = { "ID", "NAME", "STATUS", "ATTEMPT", "ELIGIBLE",
+                                     "NEXT RETRY", "AGE", "WORKER", "ERROR" };
+    static const char *const hc[] = { "ID", "NAME", "STATUS", "ATTEMPT", "ELIGIBLE",
+                                      "NEXT RETRY", "AGE", "WORKER", "REASON", "ERROR" };
+    table t;
+    table_begin(&t, title, chain ? hc : h, chain ? 10 : 9);
+    for (size_t i = 0; i < n; i++)
+        exec_row(&t, &items[i], now, chain);
+    table_end(&t, out);
+}
+
+static void text_workers(const rd_model *m, double now, tbuf *out)
+{
+    static const char *const h[] = { "ID", "NAME", "STATUS", "HEALTH", "WHY", "HEARTBEAT",
+                                     "DEPTH", "IN-FLIGHT", "FAIL RATE", "FAILS", "TAGS" };
+    table t;
+    table_begin(&t, "WORKERS", h, 11);
+    for (size_t i = 0; i < m->workers.n; i++) {
+        const rd_worker *w = &m->workers.items[i];
+        char hl[96], fl[48], rate[16];
+        const char *hn = health_name(w->health);
+        if (w->reported_health && strcmp(w->reported_health, hn) != 0)
+            snprintf(hl, sizeof hl, "%s (reported %.60s)", hn, w->reported_health);
+        else
+            snprintf(hl, sizeof hl, "%s", hn);
+        snprintf(fl, sizeof fl, "-");
+        if (w->in_flight >= 0 || w->capacity >= 0) {
+            char a[16] = "-", b[16] = "-";
+            if (w->in_flight >= 0)
+                snprintf(a, sizeof a, "%d", w->in_flight);
+            if (w->capacity >= 0)
+                snprintf(b, sizeof b, "%d", w->capacity);
+            snprintf(fl, sizeof fl, "%s/%s", a, b);
+        }
+        if (w->failure_rate >= 0)
+            snprintf(rate, sizeof rate, "%.0f%%", w->failure_rate * 100);
+        else
+            snprintf(rate, sizeof rate, "-");
+        table_cell(&t, w->id, CELL_MAX);
+        table_cell(&t, w->name, CELL_MAX);
+        table_cell(&t, w->status, CELL_MAX);
+        table_cell(&t, hl, CELL_MAX);
+        table_cell(&t, w->health_reason[0] ? w->health_reason : "-", CELL_MAX);
+        table_age(&t, w->heartbeat_at, now);
+        table_num(&t, w->queue_depth);
+        table_cell(&t, fl, CELL_MAX);
+        table_cell(&t, rate, CELL_MAX);
+        table_num(&t, w->consecutive_failures);
+        table_cell(&t, w->tags, CELL_MAX);
+    }
+    table_end(&t, out);
+}
+
+static void rate_cell(table *t, double r)
+{
+    char b[32];
+    if (r >= 0)
+        snprintf(b, sizeof b, "%.1f", r);
+    table_cell(t, r >= 0 ? b : "-", CELL_MAX);
+}
+
+static void text_queues(const rd_model *m, tbuf *out)
+{
+    static const char *const h[] = { "QUEUE", "DEPTH", "READY", "UNACKED", "CONSUMERS",
+                                     "IN/S", "OUT/S", "DLQ", "NOTE" };
+    table t;
+    table_begin(&t, "QUEUES", h, 9);
+    for (size_t i = 0; i < m->queues.n; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        table_cell(&t, q->name, WIDE_MAX);
+        table_num(&t, q->depth);
+        table_num(&t, q->ready);
+        table_num(&t, q->unacked);
+        table_num(&t, q->consumers);
+        rate_cell(&t, q->publish_rate);
+        rate_cell(&t, q->deliver_rate);
+        table_cell(&t, q->is_dlq ? "yes" : "no", CELL_MAX);
+        table_cell(&t, q->depth > 0 && q->consumers == 0 ? "no consumers" : "", CELL_MAX);
+    }
+    table_end(&t, out);
+}
+
+static void text_dlq(const rd_model *m, double now, tbuf *out)
+{
+    static const char *const h[] = { "ID", "QUEUE", "EXECUTION", "REASON", "COUNT",
+                                     "FIRST DEATH", "LAST DEATH", "PAYLOAD" };
+    table t;
+    table_begin(&t, "DLQ", h, 8);
+    for (size_t i = 0; i < m->dlq.n; i++) {
+        const rd_dlq_entry *d = &m->dlq.items[i];
+        table_cell(&t, d->id, CELL_MAX);
+        table_cell(&t, d->queue, CELL_MAX);
+        table_cell(&t, d->execution_id, CELL_MAX);
+        table_cell(&t, d->reason, CELL_MAX);
+        table_num(&t, d->count);
+        table_age(&t, d->first_death_at, now);
+        table_age(&t, d->last_death_at, now);
+        table_cell(&t, d->payload, WIDE_MAX);
+    }
+    table_end(&t, out);
+    if (m->dlq.n && m->dlq.items[0].queue && strcmp(m->dlq.items[0].queue, "tasks_dlq") != 0)
+        tb_str(out, "note: peeking a RabbitMQ queue requeues the messages (redelivered)\n\n");
+}
+
+char *model_to_text(const rd_model *m, const char *view, double now)
+{
+    tbuf out = { NULL, 0, 0 };
+    tb_str(&out, "");
+    const char *v = view ? view : "overview";
+    text_sources(m, now, &out);
+    if (strcmp(v, "executions") == 0) {
+        text_execs("EXECUTIONS", m->execs.items, m->execs.n, now, false, &out);
+    } else if (strcmp(v, "chain") == 0) {
+        char *title = xasprintf("RETRY CHAIN %s", m->chain_id ? m->chain_id : "");
+        char *clean = sanitize_str(title, 0);
+        text_execs(clean, m->chain.items, m->chain.n, now, true, &out);
+        free(clean);
+        free(title);
+    } else if (strcmp(v, "workers") == 0) {
+        text_workers(m, now, &out);
+    } else if (strcmp(v, "queues") == 0) {
+        text_queues(m, &out);
+    } else if (strcmp(v, "dlq") == 0) {
+        text_dlq(m, now, &out);
+    } else {
+        text_counts(m, &out);
+        text_execs("EXECUTIONS", m->execs.items, m->execs.n, now, false, &out);
+        text_workers(m, now, &out);
+        text_queues(m, &out);
+    }
+    return out.p;
+}

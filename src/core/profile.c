@@ -1,0 +1,390 @@
+#include "profile.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <stdarg.h>
+
+#include "rd_build.h"
+#include "textutil.h"
+#include "xalloc.h"
+
+#define PROFILE_MAX_BYTES (1u << 20)
+
+typedef enum { SEC_NONE, SEC_PROFILE, SEC_QUERY, SEC_ACTION, SEC_BAD } sec_kind;
+
+typedef struct pparser {
+    const char *path;
+    rd_diags *d;
+    rd_profile *p;
+    sec_kind sec;
+    int profile_line;         /* line of [profile], 0 = none yet */
+    size_t settings_cap, queries_cap, actions_cap;
+    char *qbuf;               /* body of the current query */
+    size_t qlen, qcap;
+    bool ok;
+} pparser;
+
+static void perr(pparser *pp, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void perr(pparser *pp, int line, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    diags_add(pp->d, pp->path, line, "%s", msg);
+    pp->ok = false;
+}
+
+static bool valid_name(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+            return false;
+    return true;
+}
+
+/* Ends the current query: trims blank lines around the body and stores it. */
+static void query_finish(pparser *pp)
+{
+    if (pp->sec != SEC_QUERY)
+        return;
+    rd_kv *q = &pp->p->queries[pp->p->n_queries - 1];
+    const char *body = pp->qbuf ? pp->qbuf : "";
+    while (*body == '\n')
+        body++;
+    size_t n = strlen(body);
+    while (n && isspace((unsigned char)body[n - 1]))
+        n--;
+    q->value = xstrndup(body, n);
+    if (!n)
+        perr(pp, q->line, "query '%s' is empty", q->key);
+    free(pp->qbuf);
+    pp->qbuf = NULL;
+    pp->qlen = pp->qcap = 0;
+}
+
+static void query_append(pparser *pp, const char *line)
+{
+    size_t n = strlen(line);
+    xgrow(&pp->qbuf, &pp->qcap, pp->qlen + n + 2, 1);
+    memcpy(pp->qbuf + pp->qlen, line, n);
+    pp->qlen += n;
+    pp->qbuf[pp->qlen++] = '\n';
+    pp->qbuf[pp->qlen] = '\0';
+}
+
+static void open_query(pparser *pp, const char *name, int line)
+{
+    rd_profile *p = pp->p;
+    for (size_t i = 0; i < p->n_queries; i++)
+        if (strcmp(p->queries[i].key, name) == 0) {
+            perr(pp, line, "duplicate query '%s' (first on line %d)", name,
+                 p->queries[i].line);
+            pp->sec = SEC_BAD;
+            return;
+        }
+    xgrow(&p->queries, &pp->queries_cap, p->n_queries + 1, sizeof *p->queries);
+    p->queries[p->n_queries++] = (rd_kv){ xstrdup(name), NULL, line };
+    pp->sec = SEC_QUERY;
+}
+
+static void open_action(pparser *pp, const char *name, int line)
+{
+    rd_profile *p = pp->p;
+    if (profile_action(p, name)) {
+        perr(pp, line, "duplicate action '%s'", name);
+        pp->sec = SEC_BAD;
+        return;
+    }
+    xgrow(&p->actions, &pp->actions_cap, p->n_actions + 1, sizeof *p->actions);
+    rd_profile_action *a = &p->actions[p->n_actions++];
+    memset(a, 0, sizeof *a);
+    a->name = xstrdup(name);
+    a->line = line;
+    pp->sec = SEC_ACTION;
+}
+
+static void open_section(pparser *pp, char *line, int lineno)
+{
+    query_finish(pp);
+    pp->sec = SEC_BAD;
+    char *close = strchr(line, ']');
+    if (!close || text_trim(close + 1)[0]) {
+        perr(pp, lineno, "bad section header");
+        return;
+    }
+    *close = '\0';
+    char *body = text_trim(line + 1);
+    char *sp = body + strcspn(body, " \t");
+    char *arg = text_trim(sp);
+    *sp = '\0';
+    if (strcmp(body, "profile") == 0 && !*arg) {
+        if (pp->profile_line)
+            perr(pp, lineno, "duplicate [profile] section (first on line %d)",
+                 pp->profile_line);
+        else
+            pp->profile_line = lineno;
+        pp->sec = SEC_PROFILE;
+    } else if ((strcmp(body, "query") == 0 || strcmp(body, "action") == 0)) {
+        if (!valid_name(arg))
+            perr(pp, lineno, "[%s] needs a name ([%s NAME])", body, body);
+        else if (body[0] == 'q')
+            open_query(pp, arg, lineno);
+        else
+            open_action(pp, arg, lineno);
+    } else {
+        perr(pp, lineno, "unknown section [%s%s%s] (expected [profile], [query NAME] or "
+             "[action NAME])", body, *arg ? " " : "", arg);
+    }
+}
+
+static void set_setting(pparser *pp, const char *key, const char *val, int line)
+{
+    rd_profile *p = pp->p;
+    for (size_t i = 0; i < p->n_settings; i++)
+        if (strcmp(p->settings[i].key, key) == 0) {
+            perr(pp, line, "duplicate key '%s' (first on line %d)", key,
+                 p->settings[i].line);
+            return;
+        }
+    xgrow(&p->settings, &pp->settings_cap, p->n_settings + 1, sizeof *p->settings);
+    p->settings[p->n_settings++] = (rd_kv){ xstrdup(key), xstrdup(val), line };
+    char **field = strcmp(key, "name") == 0        ? &p->name
+                   : strcmp(key, "store") == 0     ? &p->store
+                   : strcmp(key, "semantics") == 0 ? &p->semantics
+                                                   : NULL;
+    if (field)
+        *field = xstrdup(val);
+}
+
+static void set_action_key(pparser *pp, const char *key, const char *val, int line)
+{
+    rd_profile_action *a = &pp->p->actions[pp->p->n_actions - 1];
+    char **field = strcmp(key, "method") == 0 ? &a->method
+                   : strcmp(key, "path") == 0 ? &a->path
+                   : strcmp(key, "body") == 0 ? &a->body
+                                              : NULL;
+    if (!field) {
+        perr(pp, line, "unknown key '%s' in [action %s] (method, path, body)", key, a->name);
+        return;
+    }
+    if (*field) {
+        perr(pp, line, "duplicate key '%s' in [action %s]", key, a->name);
+        return;
+    }
+    *field = xstrdup(val);
+}
+
+static void key_line(pparser *pp, char *t, int lineno)
+{
+    char *eq = strchr(t, '=');
+    if (!eq) {
+        perr(pp, lineno, "missing '=' (expected key = value)");
+        return;
+    }
+    *eq = '\0';
+    char *key = text_trim(t), *val = eq + 1;
+    text_strip_comment(val);
+    val = text_trim(val);
+    if (!*key) {
+        perr(pp, lineno, "missing key before '='");
+        return;
+    }
+    if (pp->sec == SEC_PROFILE)
+        set_setting(pp, key, val, lineno);
+    else
+        set_action_key(pp, key, val, lineno);
+}
+
+static void parse_line(pparser *pp, char *line, int lineno)
+{
+    if (line[0] == '[') {
+        open_section(pp, line, lineno);
+        return;
+    }
+    if (pp->sec == SEC_QUERY) {
+        query_append(pp, line);
+        return;
+    }
+    char *t = text_trim(line);
+    if (!*t || *t == '#' || *t == ';' || pp->sec == SEC_BAD)
+        return;
+    if (pp->sec == SEC_NONE) {
+        perr(pp, lineno, "text outside a section (start with [profile])");
+        pp->sec = SEC_BAD;
+        return;
+    }
+    key_line(pp, t, lineno);
+}
+
+static bool in_list(const char *v, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(v, *list) == 0)
+            return true;
+    return false;
+}
+
+static void validate(pparser *pp)
+{
+    static const char *const stores[] = { "postgresql", "redis", NULL };
+    static const char *const sems[] = { "attune", "tasker", "alakai", "openagents", NULL };
+    static const char *const methods[] = { "GET", "POST", "PUT", "PATCH", "DELETE", NULL };
+    rd_profile *p = pp->p;
+    int l = pp->profile_line ? pp->profile_line : 1;
+    if (!pp->profile_line)
+        perr(pp, 1, "missing [profile] section");
+    if (!p->name || !*p->name)
+        perr(pp, l, "[profile] is missing 'name'");
+    if (!p->store || !*p->store)
+        perr(pp, l, "[profile] is missing 'store'");
+    else if (!in_list(p->store, stores))
+        perr(pp, l, "unknown store '%s' (postgresql or redis)", p->store);
+    if (!p->semantics || !*p->semantics)
+        perr(pp, l, "[profile] is missing 'semantics'");
+    else if (!in_list(p->semantics, sems))
+        perr(pp, l, "unknown semantics '%s' (attune, tasker, alakai or openagents)",
+             p->semantics);
+    for (size_t i = 0; i < p->n_actions; i++) {
+        rd_profile_action *a = &p->actions[i];
+        if (!a->method || !*a->method)
+            perr(pp, a->line, "[action %s] is missing 'method'", a->name);
+        else if (!in_list(a->method, methods))
+            perr(pp, a->line, "[action %s]: unknown method '%s'", a->name, a->method);
+        if (!a->path || !*a->path)
+            perr(pp, a->line, "[action %s] is missing 'path'", a->name);
+        else if (a->path[0] != '/')
+            perr(pp, a->line, "[action %s]: path must start with '/'", a->name);
+    }
+}
+
+bool profile_parse(const char *path, const char *text, rd_profile *out, rd_diags *d)
+{
+    memset(out, 0, sizeof *out);
+    out->path = xstrdup(path);
+    pparser pp = { .path = path ? path : "profile", .d = d, .p = out, .ok = true };
+    const char *cur = text ? text : "";
+    int lineno = 0;
+    char *line;
+    while ((line = text_next_line(&cur)) != NULL) {
+        parse_line(&pp, line, ++lineno);
+        free(line);
+    }
+    query_finish(&pp);
+    validate(&pp);
+    return pp.ok;
+}
+
+static bool is_path(const char *s)
+{
+    size_t n = strlen(s);
+    return strchr(s, '/') || (n > 8 && strcmp(s + n - 8, ".profile") == 0);
+}
+
+static bool load_file(const char *file, rd_profile *out, rd_diags *d)
+{
+    char why[128];
+    char *text = text_read_file(file, PROFILE_MAX_BYTES, why, sizeof why);
+    if (!text) {
+        memset(out, 0, sizeof *out);
+        diags_add(d, file, 0, "%s", why);
+        return false;
+    }
+    bool ok = profile_parse(file, text, out, d);
+    free(text);
+    return ok;
+}
+
+bool profile_load(const char *name_or_path, rd_profile *out, rd_diags *d)
+{
+    if (!name_or_path || !*name_or_path) {
+        memset(out, 0, sizeof *out);
+        diags_add(d, "profile", 0, "no profile given");
+        return false;
+    }
+    if (is_path(name_or_path))
+        return load_file(name_or_path, out, d);
+    if (!valid_name(name_or_path)) {
+        memset(out, 0, sizeof *out);
+        diags_add(d, name_or_path, 0, "not a profile name or path");
+        return false;
+    }
+    const char *env = getenv("REDRIVE_PROFILES");
+    const char *dirs[3] = { env && *env ? env : NULL, RD_SRCDIR "/profiles",
+                            RD_DATADIR "/profiles" };
+    for (size_t i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        char *f = xasprintf("%s/%s.profile", dirs[i], name_or_path);
+        bool exists = access(f, R_OK) == 0;
+        bool ok = exists && load_file(f, out, d);
+        free(f);
+        if (exists)
+            return ok;
+    }
+    memset(out, 0, sizeof *out);
+    diags_add(d, name_or_path, 0, "profile not found (looked in %s%s%s/profiles, %s/profiles)",
+              dirs[0] ? dirs[0] : "", dirs[0] ? ", " : "", RD_SRCDIR, RD_DATADIR);
+    return false;
+}
+
+void profile_free(rd_profile *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->n_settings; i++) {
+        free(p->settings[i].key);
+        free(p->settings[i].value);
+    }
+    for (size_t i = 0; i < p->n_queries; i++) {
+        free(p->queries[i].key);
+        free(p->queries[i].value);
+    }
+    for (size_t i = 0; i < p->n_actions; i++) {
+        free(p->actions[i].name);
+        free(p->actions[i].method);
+        free(p->actions[i].path);
+        free(p->actions[i].body);
+    }
+    free(p->settings);
+    free(p->queries);
+    free(p->actions);
+    free(p->path);
+    free(p->name);
+    free(p->store);
+    free(p->semantics);
+    memset(p, 0, sizeof *p);
+}
+
+const char *profile_get(const rd_profile *p, const char *key)
+{
+    for (size_t i = 0; p && i < p->n_settings; i++)
+        if (strcmp(p->settings[i].key, key) == 0)
+            return p->settings[i].value;
+    return NULL;
+}
+
+const char *profile_query(const rd_profile *p, const char *name)
+{
+    for (size_t i = 0; p && i < p->n_queries; i++)
+        if (strcmp(p->queries[i].key, name) == 0)
+            return p->queries[i].value;
+    return NULL;
+}
+
+const rd_profile_action *profile_action(const rd_profile *p, const char *name)
+{
+    for (size_t i = 0; p && i < p->n_actions; i++)
+        if (strcmp(p->actions[i].name, name) == 0)
+            return &p->actions[i];
+    return NULL;
+}

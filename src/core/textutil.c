@@ -1,0 +1,65 @@
+#include "textutil.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+char *text_trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+void text_strip_comment(char *v)
+{
+    bool q = false;
+    for (char *c = v; *c; c++) {
+        if (*c == '"') {
+            q = !q;
+        } else if (!q && (*c == '#' || *c == ';') && c > v &&
+                   isspace((unsigned char)c[-1])) {
+            *c = '\0';
+            return;
+        }
+    }
+}
+
+char *text_next_line(const char **cur)
+{
+    const char *s = *cur;
+    if (!s || !*s)
+        return NULL;
+    size_t n = strcspn(s, "\n");
+    *cur = s[n] == '\n' ? s + n + 1 : s + n;
+    if (n && s[n - 1] == '\r')
+        n--;
+    return xstrndup(s, n);
+}
+
+char *text_read_file(const char *path, size_t max, char *why, size_t whycap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, whycap, "cannot read: %s", strerror(errno));
+        return NULL;
+    }
+    char *buf = xmalloc(max + 1);
+    size_t n = fread(buf, 1, max + 1, f);
+    bool bad = ferror(f) != 0;
+    fclose(f);
+    if (bad || n > max) {
+        snprintf(why, whycap, bad ? "read error" : "file too large (over %zu bytes)", max);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}

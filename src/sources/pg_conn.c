@@ -1,0 +1,593 @@
+#include "pg_conn.h"
+
+#include <arpa/inet.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/util.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "../core/xalloc.h"
+
+enum { ERR_CAP = 4096, MAX_HOSTS = 16 };
+
+typedef enum { C_CLOSED, C_RESOLVING, C_CONNECTING, C_READY, C_BUSY } conn_state;
+
+typedef struct dns_req {
+    pg_conn *owner;              /* NULL once cancelled: the callback only frees */
+    size_t idx;
+    struct evdns_getaddrinfo_request *r;
+} dns_req;
+
+struct pg_conn {
+    struct event_base *base;
+    char *conninfo;
+    pg_conn_cbs cbs;
+    conn_state state;
+    PGconn *pg;
+    struct event *io;
+    evutil_socket_t io_fd;
+    short io_what;
+    struct event *deadline;
+    double deadline_s;
+    struct evdns_base *dns;
+    /* resolution of the host list */
+    char *hosts[MAX_HOSTS];
+    char *addrs[MAX_HOSTS];      /* resolved IP, or NULL (literal / unix socket) */
+    dns_req *reqs[MAX_HOSTS];
+    size_t n_hosts, dns_pending;
+    bool issuing, dns_failed;
+    /* batch in flight */
+    PGresult **res;
+    size_t n, got;
+    int nulls;
+    char err[ERR_CAP];
+};
+
+static void on_io(evutil_socket_t fd, short what, void *arg);
+static void on_deadline(evutil_socket_t fd, short what, void *arg);
+
+static void notice_sink(void *arg, const PGresult *res)
+{
+    (void)arg; (void)res;   /* the default receiver prints to stderr: over the screen */
+}
+
+static void set_err(pg_conn *c, const char *msg)
+{
+    if (msg != c->err)
+        snprintf(c->err, sizeof c->err, "%s", msg && *msg ? msg : "unknown error");
+    size_t n = strlen(c->err);
+    while (n > 0 && (c->err[n - 1] == '\n' || c->err[n - 1] == ' '))
+        c->err[--n] = '\0';
+}
+
+pg_conn *pg_conn_new(struct event_base *base, const char *conninfo, const pg_conn_cbs *cbs)
+{
+    pg_conn *c = xcalloc(1, sizeof *c);
+    c->base = base;
+    c->conninfo = xstrdup(conninfo ? conninfo : "");
+    c->cbs = *cbs;
+    c->io_fd = -1;
+    c->deadline = evtimer_new(base, on_deadline, c);
+    return c;
+}
+
+static void hosts_clear(pg_conn *c)
+{
+    for (size_t i = 0; i < c->n_hosts; i++) {
+        if (c->reqs[i]) {
+            dns_req *r = c->reqs[i];
+            c->reqs[i] = NULL;
+            r->owner = NULL;
+            evdns_getaddrinfo_cancel(r->r);   /* callback (maybe later) frees r */
+        }
+        free(c->hosts[i]);
+        free(c->addrs[i]);
+        c->hosts[i] = c->addrs[i] = NULL;
+    }
+    c->n_hosts = c->dns_pending = 0;
+    c->dns_failed = false;
+}
+
+static void batch_clear(pg_conn *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        PQclear(c->res[i]);
+    free(c->res);
+    c->res = NULL;
+    c->n = c->got = 0;
+}
+
+void pg_conn_close(pg_conn *c)
+{
+    if (c->io) {
+        event_free(c->io);
+        c->io = NULL;
+    }
+    c->io_fd = -1;
+    c->io_what = 0;
+    evtimer_del(c->deadline);
+    hosts_clear(c);
+    batch_clear(c);
+    if (c->pg) {
+        PQfinish(c->pg);
+        c->pg = NULL;
+    }
+    c->state = C_CLOSED;
+}
+
+void pg_conn_free(pg_conn *c)
+{
+    if (!c)
+        return;
+    pg_conn_close(c);
+    event_free(c->deadline);
+    if (c->dns)
+        evdns_base_free(c->dns, 1);
+    free(c->conninfo);
+    free(c);
+}
+
+const char *pg_conn_error(const pg_conn *c) { return c->err; }
+bool pg_conn_is_ready(const pg_conn *c) { return c->state == C_READY; }
+bool pg_conn_is_open(const pg_conn *c) { return c->state != C_CLOSED; }
+
+int pg_conn_server_version(const pg_conn *c)
+{
+    return c->pg && (c->state == C_READY || c->state == C_BUSY) ? PQserverVersion(c->pg) : 0;
+}
+
+static void fail(pg_conn *c, const char *msg)
+{
+    set_err(c, msg);
+    pg_conn_close(c);
+    if (c->cbs.failed)
+        c->cbs.failed(c->err, c->cbs.ud);
+}
+
+static bool watch(pg_conn *c, short what)
+{
+    evutil_socket_t fd = PQsocket(c->pg);
+    if (fd < 0) {
+        set_err(c, "connection has no socket");
+        return false;
+    }
+    if (c->io && fd == c->io_fd && what == c->io_what)
+        return true;
+    if (c->io)
+        event_free(c->io);
+    c->io = event_new(c->base, fd, (short)(what | EV_PERSIST), on_io, c);
+    c->io_fd = fd;
+    c->io_what = what;
+    if (!c->io || event_add(c->io, NULL) != 0) {
+        set_err(c, "cannot watch the connection socket");
+        return false;
+    }
+    return true;
+}
+
+static void arm_deadline(pg_conn *c, double s)
+{
+    c->deadline_s = s;
+    struct timeval tv = { (time_t)s, (suseconds_t)((s - (double)(time_t)s) * 1e6) };
+    evtimer_add(c->deadline, &tv);
+}
+
+/* ---- connection parameters ---- */
+
+static bool is_ip_literal(const char *h)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
+}
+
+static bool needs_lookup(const char *h)
+{
+    return h && *h && h[0] != '/' && h[0] != '@' && !is_ip_literal(h);
+}
+
+static char *join_addrs(const pg_conn *c)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < c->n_hosts; i++)
+        len += (c->addrs[i] ? strlen(c->addrs[i]) : 0) + 1;
+    char *s = xcalloc(1, len);
+    for (size_t i = 0; i < c->n_hosts; i++) {
+        if (i)
+            strcat(s, ",");
+        if (c->addrs[i])
+            strcat(s, c->addrs[i]);
+    }
+    return s;
+}
+
+typedef struct kvlist {
+    const char *kw[64];
+    const char *val[64];
+    size_t n;
+} kvlist;
+
+static void kv_set(kvlist *l, const char *k, const char *v)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->kw[i], k) == 0) {
+            l->val[i] = v;
+            return;
+        }
+    if (l->n < 63) {
+        l->kw[l->n] = k;
+        l->val[l->n++] = v;
+    }
+}
+
+static bool start_connect(pg_conn *c)
+{
+    char *perr = NULL;
+    PQconninfoOption *opts = PQconninfoParse(c->conninfo, &perr);
+    if (!opts) {
+        set_err(c, perr ? perr : "invalid connection string");
+        PQfreemem(perr);
+        return false;
+    }
+    kvlist l = {0};
+    const char *user_options = NULL;
+    for (PQconninfoOption *o = opts; o->keyword; o++) {
+        if (!o->val || !*o->val)
+            continue;
+        if (strcmp(o->keyword, "options") == 0)
+            user_options = o->val;
+        else
+            kv_set(&l, o->keyword, o->val);
+    }
+    char *hostaddr = c->n_hosts ? join_addrs(c) : NULL;
+    char *options = user_options ? xasprintf("%s %s", user_options, PG_SESSION_OPTIONS)
+                                 : xstrdup(PG_SESSION_OPTIONS);
+    if (hostaddr)
+        kv_set(&l, "hostaddr", hostaddr);
+    kv_set(&l, "options", options);
+    kv_set(&l, "application_name", "redrive");
+    kv_set(&l, "client_encoding", "UTF8");
+    kv_set(&l, "keepalives", "1");
+    l.kw[l.n] = NULL;
+    l.val[l.n] = NULL;
+    c->pg = PQconnectStartParams(l.kw, l.val, 0);
+    free(hostaddr);
+    free(options);
+    PQconninfoFree(opts);
+    if (!c->pg) {
+        set_err(c, "out of memory");
+        return false;
+    }
+    PQsetNoticeReceiver(c->pg, notice_sink, NULL);
+    if (PQstatus(c->pg) == CONNECTION_BAD) {
+        set_err(c, PQerrorMessage(c->pg));
+        PQfinish(c->pg);
+        c->pg = NULL;
+        return false;
+    }
+    c->state = C_CONNECTING;
+    return watch(c, EV_WRITE);
+}
+
+/* ---- name resolution (evdns, never getaddrinfo on the loop) ---- */
+
+static void dns_done(pg_conn *c)
+{
+    if (c->dns_failed) {
+        char msg[ERR_CAP];
+        snprintf(msg, sizeof msg, "%s", c->err);
+        fail(c, msg);
+        return;
+    }
+    if (!start_connect(c)) {
+        char msg[ERR_CAP];
+        snprintf(msg, sizeof msg, "%s", c->err);
+        fail(c, msg);
+    }
+}
+
+static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
+{
+    dns_req *r = arg;
+    pg_conn *c = r->owner;
+    if (!c) {
+        if (res)
+            evutil_freeaddrinfo(res);
+        free(r);
+        return;
+    }
+    c->reqs[r->idx] = NULL;
+    char ip[INET6_ADDRSTRLEN] = "";
+    if (result == 0 && res) {
+        const void *a = res->ai_family == AF_INET6
+            ? (const void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
+            : (const void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
+        if (evutil_inet_ntop(res->ai_family, a, ip, sizeof ip))
+            c->addrs[r->idx] = xstrdup(ip);
+    }
+    if (!c->addrs[r->idx] && !c->dns_failed) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "could not resolve host \"%.200s\": %s", c->hosts[r->idx],
+                 result ? evutil_gai_strerror(result) : "no address");
+        set_err(c, msg);
+        c->dns_failed = true;
+    }
+    if (res)
+        evutil_freeaddrinfo(res);
+    free(r);
+    if (--c->dns_pending == 0 && !c->issuing)
+        dns_done(c);
+}
+
+static bool split_hosts(pg_conn *c, const char *list)
+{
+    const char *p = list;
+    while (p && c->n_hosts < MAX_HOSTS) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        c->hosts[c->n_hosts++] = xstrndup(p, len);
+        p = comma ? comma + 1 : NULL;
+    }
+    return p == NULL;
+}
+
+/* Host list from the conninfo (or PGHOST); fills c->hosts. Returns true when some entry
+ * needs a lookup and no hostaddr was given. */
+static bool want_lookup(pg_conn *c)
+{
+    PQconninfoOption *opts = PQconninfoParse(c->conninfo, NULL);
+    const char *host = NULL, *hostaddr = NULL;
+    for (PQconninfoOption *o = opts; o && o->keyword; o++) {
+        if (strcmp(o->keyword, "host") == 0 && o->val && *o->val)
+            host = o->val;
+        if (strcmp(o->keyword, "hostaddr") == 0 && o->val && *o->val)
+            hostaddr = o->val;
+    }
+    if (!host && !hostaddr)
+        host = getenv("PGHOST");
+    bool lookup = false;
+    if (host && !hostaddr && split_hosts(c, host))
+        for (size_t i = 0; i < c->n_hosts; i++)
+            lookup = lookup || needs_lookup(c->hosts[i]);
+    if (opts)
+        PQconninfoFree(opts);
+    if (!lookup)
+        hosts_clear(c);
+    return lookup;
+}
+
+static bool start_lookup(pg_conn *c)
+{
+    if (!c->dns)
+        c->dns = evdns_base_new(c->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
+                                         EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+    if (!c->dns) {
+        set_err(c, "no DNS resolver (check /etc/resolv.conf) — use an IP address");
+        return false;
+    }
+    struct evutil_addrinfo hints = {0};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    c->state = C_RESOLVING;
+    c->issuing = true;
+    c->dns_pending = c->n_hosts;
+    for (size_t i = 0; i < c->n_hosts; i++) {
+        if (!needs_lookup(c->hosts[i])) {
+            c->dns_pending--;
+            continue;
+        }
+        dns_req *r = xcalloc(1, sizeof *r);
+        r->owner = c;
+        r->idx = i;
+        c->reqs[i] = r;
+        struct evdns_getaddrinfo_request *q =
+            evdns_getaddrinfo(c->dns, c->hosts[i], NULL, &hints, on_dns, r);
+        if (c->reqs[i] == r)       /* still pending (not answered synchronously) */
+            r->r = q;
+    }
+    c->issuing = false;
+    if (c->dns_pending == 0) {
+        if (c->dns_failed)
+            return false;
+        return start_connect(c);
+    }
+    return true;
+}
+
+bool pg_conn_open(pg_conn *c, double deadline_s)
+{
+    pg_conn_close(c);
+    c->err[0] = '\0';
+    bool ok = want_lookup(c) ? start_lookup(c) : start_connect(c);
+    if (!ok) {
+        char msg[ERR_CAP];
+        snprintf(msg, sizeof msg, "%s", c->err);
+        pg_conn_close(c);
+        set_err(c, msg);
+        return false;
+    }
+    arm_deadline(c, deadline_s);
+    return true;
+}
+
+/* ---- I/O ---- */
+
+static void connected(pg_conn *c)
+{
+    evtimer_del(c->deadline);
+    if (PQsetnonblocking(c->pg, 1) != 0 || PQenterPipelineMode(c->pg) != 1) {
+        fail(c, PQerrorMessage(c->pg));
+        return;
+    }
+    c->state = C_READY;
+    if (!watch(c, EV_READ)) {
+        char msg[ERR_CAP];
+        snprintf(msg, sizeof msg, "%s", c->err);
+        fail(c, msg);
+        return;
+    }
+    if (c->cbs.ready)
+        c->cbs.ready(c->cbs.ud);
+}
+
+static void connect_step(pg_conn *c)
+{
+    switch (PQconnectPoll(c->pg)) {
+    case PGRES_POLLING_READING:
+        if (!watch(c, EV_READ))
+            fail(c, c->err);
+        return;
+    case PGRES_POLLING_OK:
+        connected(c);
+        return;
+    case PGRES_POLLING_FAILED:
+        fail(c, PQerrorMessage(c->pg));
+        return;
+    default:
+        if (!watch(c, EV_WRITE))
+            fail(c, c->err);
+        return;
+    }
+}
+
+static void batch_finish(pg_conn *c)
+{
+    evtimer_del(c->deadline);
+    PGresult **res = c->res;
+    size_t n = c->n;
+    c->res = NULL;
+    c->n = c->got = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!res[i])
+            res[i] = PQmakeEmptyPGresult(c->pg, PGRES_FATAL_ERROR);
+    c->state = C_READY;
+    if (!watch(c, EV_READ)) {
+        for (size_t i = 0; i < n; i++)
+            PQclear(res[i]);
+        free(res);
+        fail(c, c->err);
+        return;
+    }
+    if (c->cbs.batch_done)
+        c->cbs.batch_done(res, n, c->cbs.ud);
+    for (size_t i = 0; i < n; i++)
+        PQclear(res[i]);
+    free(res);
+}
+
+/* Collect what has arrived: each query gives its result(s), NULL, then a SYNC. */
+static void collect(pg_conn *c)
+{
+    int nulls = 0;
+    while (c->state == C_BUSY && !PQisBusy(c->pg)) {
+        PGresult *r = PQgetResult(c->pg);
+        if (!r) {
+            if (++nulls >= 2)
+                break;
+            continue;
+        }
+        nulls = 0;
+        if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+            PQclear(r);
+            if (++c->got == c->n) {
+                batch_finish(c);
+                return;
+            }
+        } else if (c->got < c->n && !c->res[c->got]) {
+            c->res[c->got] = r;
+        } else {
+            PQclear(r);
+        }
+    }
+}
+
+static void busy_io(pg_conn *c, short what)
+{
+    if (what & EV_READ) {
+        if (!PQconsumeInput(c->pg)) {
+            fail(c, PQerrorMessage(c->pg));
+            return;
+        }
+    }
+    if (c->io_what & EV_WRITE) {
+        int f = PQflush(c->pg);
+        if (f < 0) {
+            fail(c, PQerrorMessage(c->pg));
+            return;
+        }
+        if (f == 0 && !watch(c, EV_READ)) {
+            fail(c, c->err);
+            return;
+        }
+    }
+    collect(c);
+}
+
+static void idle_io(pg_conn *c)
+{
+    if (!PQconsumeInput(c->pg) || PQstatus(c->pg) == CONNECTION_BAD) {
+        fail(c, PQerrorMessage(c->pg));
+        return;
+    }
+    PGnotify *n;
+    while ((n = PQnotifies(c->pg)) != NULL)
+        PQfreemem(n);
+}
+
+static void on_io(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    pg_conn *c = arg;
+    switch (c->state) {
+    case C_CONNECTING: connect_step(c); break;
+    case C_BUSY: busy_io(c, what); break;
+    case C_READY: idle_io(c); break;
+    default: break;
+    }
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    pg_conn *c = arg;
+    char msg[160];
+    const char *phase = c->state == C_RESOLVING ? "host name lookup"
+                      : c->state == C_CONNECTING ? "connection" : "query";
+    snprintf(msg, sizeof msg, "%s timed out after %.0f s (no answer)", phase, c->deadline_s);
+    fail(c, msg);
+}
+
+bool pg_conn_send(pg_conn *c, const pg_query *q, size_t n, double deadline_s)
+{
+    if (c->state != C_READY || n == 0) {
+        set_err(c, c->state == C_READY ? "empty batch" : "not connected");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!PQsendQueryParams(c->pg, q[i].sql, q[i].nparams, NULL, q[i].params, NULL, NULL,
+                               0) ||
+            !PQpipelineSync(c->pg)) {
+            char msg[ERR_CAP];
+            snprintf(msg, sizeof msg, "%s", PQerrorMessage(c->pg));
+            pg_conn_close(c);
+            set_err(c, msg);
+            return false;
+        }
+    }
+    c->res = xcalloc(n, sizeof *c->res);
+    c->n = n;
+    c->got = 0;
+    c->state = C_BUSY;
+    int f = PQflush(c->pg);
+    if (f < 0 || !watch(c, f == 1 ? (short)(EV_READ | EV_WRITE) : EV_READ)) {
+        char msg[ERR_CAP];
+        snprintf(msg, sizeof msg, "%s", f < 0 ? PQerrorMessage(c->pg) : c->err);
+        pg_conn_close(c);
+        set_err(c, msg);
+        return false;
+    }
+    arm_deadline(c, deadline_s);
+    return true;
+}

@@ -1,0 +1,50 @@
+#pragma once
+/*
+ * One asynchronous PostgreSQL connection on the libevent loop (pg_source.c's transport).
+ * Host names are resolved with evdns first (libpq would block in getaddrinfo); unix
+ * sockets and IP literals go straight to PQconnectStartParams. A batch of queries is sent
+ * in pipeline mode with a sync after each query, so one round trip answers them all and
+ * an error in one query does not abort the others. Every phase has our own deadline.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <libpq-fe.h>
+
+struct event_base;
+typedef struct pg_conn pg_conn;
+
+enum { PG_MAX_PARAMS = 8 };
+
+typedef struct pg_query {
+    const char *sql;                    /* borrowed until the batch callback returns */
+    int nparams;
+    const char *params[PG_MAX_PARAMS];  /* NULL = SQL NULL; borrowed likewise */
+} pg_query;
+
+typedef struct pg_conn_cbs {
+    void (*ready)(void *ud);                     /* connected and idle */
+    void (*failed)(const char *err, void *ud);   /* connection closed: connect failure,
+                                                  * lost connection or deadline */
+    /* Batch answered: res[i] is query i's result (never NULL; error results included).
+     * The results are freed after the callback returns. */
+    void (*batch_done)(PGresult **res, size_t n, void *ud);
+    void *ud;
+} pg_conn_cbs;
+
+/* Session settings the source always adds (read-only, statement timeout, name). */
+#define PG_SESSION_OPTIONS "-c default_transaction_read_only=on -c statement_timeout=5000"
+
+pg_conn *pg_conn_new(struct event_base *base, const char *conninfo, const pg_conn_cbs *cbs);
+void pg_conn_free(pg_conn *c);
+/* Starts connecting (callbacks later). False with pg_conn_error() when it could not start
+ * (bad conninfo, ...): no callback follows. */
+bool pg_conn_open(pg_conn *c, double deadline_s);
+void pg_conn_close(pg_conn *c);                  /* no callback */
+bool pg_conn_is_ready(const pg_conn *c);         /* connected, no batch in flight */
+bool pg_conn_is_open(const pg_conn *c);          /* resolving, connecting, ready or busy */
+/* Sends n queries; false (with pg_conn_error) when not ready or the send failed: the
+ * connection is then closed and no callback follows. */
+bool pg_conn_send(pg_conn *c, const pg_query *q, size_t n, double deadline_s);
+const char *pg_conn_error(const pg_conn *c);
+/* Server version (e.g. 150004), 0 when not connected. */
+int pg_conn_server_version(const pg_conn *c);

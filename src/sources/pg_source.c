@@ -1,0 +1,711 @@
+/*
+ * The PostgreSQL store source: profile SQL over one asynchronous connection (pg_conn.c).
+ * A refresh is one pipelined round trip: counts, the executions page (keyset), workers,
+ * queues, DLQ size — plus the chain / DLQ page / id lookup when the UI asked for them.
+ * On any failure the connection is dropped, the model keeps its data and shows the
+ * source stale (or down) with the error, and we reconnect with backoff 1 s → 30 s.
+ */
+#include "source.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "../core/xalloc.h"
+#include "pg_conn.h"
+#include "pg_rows.h"
+
+#define SRC_NAME "postgresql"
+enum { DLQ_PAGE = 50, MAX_Q = 12 };
+static const double CONNECT_DEADLINE_S = 5.0, QUERY_DEADLINE_S = 10.0;
+static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0;
+
+typedef enum {
+    Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES, Q_DLQ_COUNT, Q_FAILING,
+    Q_CHAIN, Q_DLQ, Q_LOOKUP,
+} qkind;
+
+static const char *const qnames[] = {
+    [Q_VARIANT] = "variant", [Q_EXTENSIONS] = "extensions", [Q_COUNTS] = "counts",
+    [Q_EXECS] = "executions", [Q_WORKERS] = "workers", [Q_QUEUES] = "queues",
+    [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
+    [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution",
+};
+
+typedef struct cursor { char *key, *id; } cursor;
+
+typedef struct pg_src {
+    rd_source pub;
+    pg_conn *conn;
+    rd_profile *variant;          /* owned: the era profile chosen by variant_query */
+    const rd_profile *prof;       /* effective profile (top or variant) */
+    char *extensions;             /* ",pgmq,plpgsql," of the connected database */
+    bool setup_done;              /* variant/extension check done on this connection */
+    struct event *poll_ev, *retry_ev;
+    double backoff_s;
+    bool settled, failing;
+    /* what is wanted next */
+    bool want_main, want_page, want_dlq;
+    char *want_chain, *want_jump;
+    /* what is in flight */
+    qkind inflight[MAX_Q];
+    size_t n_inflight;
+    char *chain_inflight, *jump_inflight;
+    unsigned page_gen, page_gen_inflight, page_gen_applied;
+    /* executions page */
+    rd_exec_filter filter;
+    cursor start, next;
+    cursor *stack;
+    size_t depth, stack_cap;
+    cursor dlq_after, dlq_next;
+} pg_src;
+
+static double now_s(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void cursor_free(cursor *c)
+{
+    free(c->key);
+    free(c->id);
+    c->key = c->id = NULL;
+}
+
+static void cursor_take(cursor *dst, cursor *src)
+{
+    cursor_free(dst);
+    *dst = *src;
+    src->key = src->id = NULL;
+}
+
+static rd_model *model(pg_src *s) { return s->pub.ctx.model; }
+
+static void changed(pg_src *s)
+{
+    if (s->pub.ctx.on_change)
+        s->pub.ctx.on_change(s->pub.ctx.ud);
+}
+
+static const char *query(const pg_src *s, qkind k)
+{
+    const char *sql = profile_query(s->prof, qnames[k]);
+    if (!sql || !*sql)
+        return NULL;
+    /* a query may require an extension: requires_<query> = pgmq */
+    char key[64];
+    snprintf(key, sizeof key, "requires_%s", qnames[k]);
+    const char *ext = profile_get(s->prof, key);
+    if (ext && *ext) {
+        char pat[80];
+        snprintf(pat, sizeof pat, ",%s,", ext);
+        if (!s->extensions || !strstr(s->extensions, pat))
+            return NULL;
+    }
+    return sql;
+}
+
+/* ---- connection lifecycle ---- */
+
+static void kick(pg_src *s);
+static void lost(pg_src *s, const char *err);
+
+static void connect_now(pg_src *s)
+{
+    s->setup_done = false;
+    model_source(model(s), SRC_NAME);
+    if (!pg_conn_open(s->conn, CONNECT_DEADLINE_S))
+        lost(s, pg_conn_error(s->conn));
+}
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    connect_now(arg);
+}
+
+/* The connection is gone (or never came up): keep the data, show the error, retry. */
+static void lost(pg_src *s, const char *err)
+{
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s", err && *err ? err : "connection lost");
+    model_source_fail(model(s), SRC_NAME, msg, now_s());
+    s->settled = true;
+    s->failing = true;
+    /* what was in flight is wanted again after the reconnect */
+    for (size_t i = 0; i < s->n_inflight; i++) {
+        qkind k = s->inflight[i];
+        if (k == Q_EXECS) s->want_page = true;
+        else if (k == Q_CHAIN && s->chain_inflight && !s->want_chain) {
+            s->want_chain = s->chain_inflight;
+            s->chain_inflight = NULL;
+        } else if (k == Q_LOOKUP && s->jump_inflight && !s->want_jump) {
+            s->want_jump = s->jump_inflight;
+            s->jump_inflight = NULL;
+        } else if (k == Q_DLQ) s->want_dlq = true;
+        else if (k != Q_VARIANT && k != Q_EXTENSIONS) s->want_main = true;
+    }
+    s->n_inflight = 0;
+    free(s->chain_inflight);
+    free(s->jump_inflight);
+    s->chain_inflight = s->jump_inflight = NULL;
+    pg_conn_close(s->conn);
+    struct timeval tv = { (time_t)s->backoff_s, 0 };
+    evtimer_add(s->retry_ev, &tv);
+    s->backoff_s = s->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : s->backoff_s * 2;
+    changed(s);
+}
+
+static void on_failed(const char *err, void *ud) { lost(ud, err); }
+
+static void on_ready(void *ud)
+{
+    pg_src *s = ud;
+    s->want_main = s->want_page = true;
+    kick(s);
+}
+
+static void on_poll(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    pg_src *s = arg;
+    s->want_main = s->want_page = true;
+    kick(s);
+}
+
+/* ---- building a batch ---- */
+
+typedef struct batch {
+    pg_query q[MAX_Q];
+    qkind k[MAX_Q];
+    size_t n;
+    char limit[24], dlq_limit[24];
+} batch;
+
+static void add(batch *b, const char *sql, qkind k, int np, const char *p0, const char *p1,
+                const char *p2, const char *p3, const char *p4)
+{
+    if (!sql || b->n >= MAX_Q)
+        return;
+    pg_query *q = &b->q[b->n];
+    memset(q, 0, sizeof *q);
+    q->sql = sql;
+    q->nparams = np;
+    const char *p[5] = { p0, p1, p2, p3, p4 };
+    for (int i = 0; i < np && i < 5; i++)
+        q->params[i] = p[i];
+    b->k[b->n++] = k;
+}
+
+static void build_setup(pg_src *s, batch *b)
+{
+    const rd_profile *top = s->pub.ctx.prof;
+    const char *vq = profile_get(top, "variant_query");
+    if (vq && *vq) {
+        const char *named = profile_query(top, vq);
+        add(b, named ? named : vq, Q_VARIANT, 0, NULL, NULL, NULL, NULL, NULL);
+    }
+    add(b, "SELECT ',' || string_agg(extname::text, ',') || ',' FROM pg_extension",
+        Q_EXTENSIONS, 0, NULL, NULL, NULL, NULL, NULL);
+}
+
+static void build_main(pg_src *s, batch *b)
+{
+    if (s->want_main) {
+        add(b, query(s, Q_COUNTS), Q_COUNTS, 0, NULL, NULL, NULL, NULL, NULL);
+        add(b, query(s, Q_WORKERS), Q_WORKERS, 0, NULL, NULL, NULL, NULL, NULL);
+        add(b, query(s, Q_QUEUES), Q_QUEUES, 0, NULL, NULL, NULL, NULL, NULL);
+        add(b, query(s, Q_DLQ_COUNT), Q_DLQ_COUNT, 0, NULL, NULL, NULL, NULL, NULL);
+        add(b, query(s, Q_FAILING), Q_FAILING, 0, NULL, NULL, NULL, NULL, NULL);
+    }
+    if (s->want_main || s->want_page) {
+        int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
+                                                                   : 100;
+        snprintf(b->limit, sizeof b->limit, "%d", page + 1);
+        add(b, query(s, Q_EXECS), Q_EXECS, 5, s->start.key, s->start.id, s->filter.status,
+            s->filter.text, b->limit);
+        s->page_gen_inflight = s->page_gen;
+    }
+    if (s->want_chain)
+        add(b, query(s, Q_CHAIN), Q_CHAIN, 1, s->want_chain, NULL, NULL, NULL, NULL);
+    if (s->want_jump)
+        add(b, query(s, Q_LOOKUP), Q_LOOKUP, 1, s->want_jump, NULL, NULL, NULL, NULL);
+    if (s->want_dlq) {
+        snprintf(b->dlq_limit, sizeof b->dlq_limit, "%d", DLQ_PAGE + 1);
+        add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, s->dlq_after.key, s->dlq_after.id,
+            NULL, NULL);
+    }
+}
+
+/* Requests the profile cannot answer are answered empty at once (the UI must not wait). */
+static void drop_unanswerable(pg_src *s)
+{
+    if (s->want_chain && !query(s, Q_CHAIN)) {
+        model_set_chain(model(s), s->want_chain, NULL, 0);
+        free(s->want_chain);
+        s->want_chain = NULL;
+    }
+    if (s->want_jump && !query(s, Q_LOOKUP)) {
+        free(s->want_jump);
+        s->want_jump = NULL;
+    }
+    if (s->want_dlq && !query(s, Q_DLQ))
+        s->want_dlq = false;
+}
+
+static void kick(pg_src *s)
+{
+    if (!pg_conn_is_ready(s->conn))
+        return;
+    batch b = { .n = 0 };
+    if (!s->setup_done) {
+        build_setup(s, &b);
+    } else {
+        drop_unanswerable(s);
+        build_main(s, &b);
+    }
+    if (b.n == 0)
+        return;
+    if (!pg_conn_send(s->conn, b.q, b.n, QUERY_DEADLINE_S)) {
+        lost(s, pg_conn_error(s->conn));
+        return;
+    }
+    memcpy(s->inflight, b.k, b.n * sizeof *b.k);
+    s->n_inflight = b.n;
+    if (s->setup_done) {
+        s->want_main = s->want_page = s->want_dlq = false;
+        free(s->chain_inflight);
+        free(s->jump_inflight);
+        s->chain_inflight = s->want_chain;
+        s->jump_inflight = s->want_jump;
+        s->want_chain = s->want_jump = NULL;
+    }
+}
+
+/* ---- applying results ---- */
+
+static bool result_ok(const PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    return st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
+}
+
+static void result_error(const PGresult *r, qkind k, char *out, size_t cap)
+{
+    const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    if (!m || !*m)
+        m = PQresultErrorMessage(r);
+    snprintf(out, cap, "query %s: %s", qnames[k], m && *m ? m : PQresStatus(PQresultStatus(r)));
+}
+
+/* A bad id typed by the operator (SQLSTATE class 22) is not a source failure. */
+static bool is_data_error(const PGresult *r)
+{
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    return st && strncmp(st, "22", 2) == 0;
+}
+
+static bool variant_name_ok(const char *v)
+{
+    if (!v || !*v || strlen(v) > 64)
+        return false;
+    for (const char *p = v; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.'))
+            return false;
+    return true;
+}
+
+/* Loads the sibling profile named by the variant query (next to the top profile). */
+static bool load_variant(pg_src *s, const char *name, char *err, size_t cap)
+{
+    if (s->variant && s->variant->name && strcmp(s->variant->name, name) == 0)
+        return true;
+    if (!variant_name_ok(name)) {
+        snprintf(err, cap, "variant query returned an invalid profile name");
+        return false;
+    }
+    const rd_profile *top = s->pub.ctx.prof;
+    char *path = NULL;
+    const char *slash = top->path ? strrchr(top->path, '/') : NULL;
+    if (slash)
+        path = xasprintf("%.*s/%s.profile", (int)(slash - top->path), top->path, name);
+    rd_profile *p = xcalloc(1, sizeof *p);
+    rd_diags d = {0};
+    bool ok = profile_load(path ? path : name, p, &d);
+    free(path);
+    if (!ok) {
+        snprintf(err, cap, "profile %s: %s", name, d.n ? d.msgs[0] : "cannot load");
+        diags_free(&d);
+        profile_free(p);
+        free(p);
+        return false;
+    }
+    diags_free(&d);
+    if (s->variant) {
+        profile_free(s->variant);
+        free(s->variant);
+    }
+    s->variant = p;
+    s->prof = p;
+    return true;
+}
+
+static void apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
+{
+    for (size_t i = 0; i < n; i++) {
+        qkind k = s->inflight[i];
+        if (!result_ok(res[i])) {
+            if (!*err)
+                result_error(res[i], k, err, cap);
+            continue;
+        }
+        const char *v = PQntuples(res[i]) > 0 && !PQgetisnull(res[i], 0, 0)
+                            ? PQgetvalue(res[i], 0, 0) : NULL;
+        if (k == Q_EXTENSIONS) {
+            free(s->extensions);
+            s->extensions = xstrdup(v ? v : ",");
+        } else if (k == Q_VARIANT && !load_variant(s, v ? v : "", err, cap)) {
+            s->prof = s->pub.ctx.prof;
+        }
+    }
+    s->setup_done = true;
+}
+
+static pg_row_ctx row_ctx(const pg_src *s)
+{
+    pg_row_ctx x = { .cfg = s->pub.ctx.cfg, .now = now_s() };
+    x.sem = pg_semantics_parse(s->prof->semantics);
+    attune_backoff_defaults(&x.backoff);
+    return x;
+}
+
+static void filter_fingerprint(const pg_src *s, rd_execution *v, size_t *n)
+{
+    if (!s->filter.fingerprint || !*s->filter.fingerprint)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (v[i].fingerprint && strcmp(v[i].fingerprint, s->filter.fingerprint) == 0)
+            v[k++] = v[i];
+        else
+            execution_clear(&v[i]);
+    }
+    *n = k;
+}
+
+static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
+{
+    if (s->page_gen_inflight != s->page_gen)
+        return;                       /* the page changed meanwhile; a new one is wanted */
+    s->page_gen_applied = s->page_gen;
+    int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
+                                                               : 100;
+    rd_execution *v;
+    size_t n = pg_rows_execs(r, x, &v);
+    bool more = PQntuples(r) > page;
+    cursor_free(&s->next);
+    if (more) {
+        s->next.key = xstrdup(pg_text(r, page, "sort_key"));
+        s->next.id = xstrdup(pg_text(r, page, "id"));
+        more = s->next.key && s->next.id;
+    }
+    while (n > (size_t)page)
+        execution_clear(&v[--n]);
+    filter_fingerprint(s, v, &n);
+    model_set_execs(model(s), n ? v : NULL, n, more);
+    if (!n)
+        free(v);
+}
+
+static void apply_jump(pg_src *s, const PGresult *r)
+{
+    const char *key = pg_text(r, 0, "sort_key"), *id = pg_text(r, 0, "id");
+    if (!key || !id)
+        return;
+    if (s->depth == s->stack_cap)
+        xgrow(&s->stack, &s->stack_cap, s->depth + 1, sizeof *s->stack);
+    s->stack[s->depth++] = s->start;
+    s->start.key = xstrdup(key);
+    s->start.id = xstrdup(id);
+    s->page_gen++;
+    s->want_page = true;
+}
+
+static void apply_dlq(pg_src *s, const PGresult *r)
+{
+    rd_dlq_entry *v;
+    size_t n = pg_rows_dlq(r, &v);
+    cursor_free(&s->dlq_next);
+    if (PQntuples(r) > DLQ_PAGE) {
+        s->dlq_next.key = xstrdup(pg_text(r, DLQ_PAGE - 1, "sort_key"));
+        s->dlq_next.id = xstrdup(pg_text(r, DLQ_PAGE - 1, "id"));
+    }
+    while (n > DLQ_PAGE)
+        dlq_entry_clear(&v[--n]);
+    model_set_dlq(model(s), n ? v : NULL, n, model(s)->dlq_total);
+    if (!n)
+        free(v);
+}
+
+static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
+{
+    double d;
+    const char *v = PQntuples(r) > 0 && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0)
+                        ? PQgetvalue(r, 0, 0) : NULL;
+    bool ok = pg_parse_double(v, &d) && d >= 0 && d < 1e15;
+    if (k == Q_DLQ_COUNT)
+        model(s)->dlq_total = ok ? (long)d : -1;
+    else
+        model(s)->failing_rate = ok ? d : -1;
+    model_changed(model(s));
+}
+
+static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x)
+{
+    rd_model *m = model(s);
+    switch (k) {
+    case Q_COUNTS: {
+        rd_count *v;
+        size_t n = pg_rows_counts(r, &v);
+        model_set_counts(m, v, n);
+        break;
+    }
+    case Q_WORKERS: {
+        rd_worker *v;
+        size_t n = pg_rows_workers(r, x, &v);
+        model_set_workers(m, v, n);
+        break;
+    }
+    case Q_QUEUES: {
+        rd_queue *v;
+        size_t n = pg_rows_queues(r, &v);
+        model_set_queues(m, v, n);
+        break;
+    }
+    case Q_EXECS: apply_execs(s, r, x); break;
+    case Q_CHAIN: {
+        rd_execution *v;
+        size_t n = pg_rows_execs(r, x, &v);
+        model_set_chain(m, s->chain_inflight, v, n);
+        break;
+    }
+    case Q_LOOKUP: apply_jump(s, r); break;
+    case Q_DLQ: apply_dlq(s, r); break;
+    case Q_DLQ_COUNT: case Q_FAILING: apply_scalar(s, k, r); break;
+    default: break;
+    }
+}
+
+static void on_batch(PGresult **res, size_t n, void *ud)
+{
+    pg_src *s = ud;
+    char err[300] = "";
+    bool setup = !s->setup_done;
+    if (setup) {
+        apply_setup(s, res, n, err, sizeof err);
+    } else {
+        pg_row_ctx x = row_ctx(s);
+        for (size_t i = 0; i < n && i < s->n_inflight; i++) {
+            qkind k = s->inflight[i];
+            if (result_ok(res[i]))
+                apply_one(s, k, res[i], &x);
+            else if (k == Q_CHAIN)
+                model_set_chain(model(s), s->chain_inflight, NULL, 0);
+            if (!result_ok(res[i]) && !(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP))
+                && !*err)
+                result_error(res[i], k, err, sizeof err);
+        }
+    }
+    s->n_inflight = 0;
+    free(s->chain_inflight);
+    free(s->jump_inflight);
+    s->chain_inflight = s->jump_inflight = NULL;
+    if (*err) {
+        model_source_fail(model(s), SRC_NAME, err, now_s());
+    } else if (!setup) {
+        model_source_ok(model(s), SRC_NAME, now_s());
+        s->backoff_s = BACKOFF_MIN_S;
+        s->failing = false;
+    }
+    if (!setup || *err)
+        s->settled = true;
+    changed(s);
+    kick(s);
+}
+
+/* ---- rd_source ops ---- */
+
+static void op_start(rd_source *src)
+{
+    pg_src *s = src->impl;
+    double poll = src->ctx.cfg && src->ctx.cfg->poll_s > 0 ? src->ctx.cfg->poll_s : 2.0;
+    struct timeval tv = { (time_t)poll, (suseconds_t)((poll - (double)(time_t)poll) * 1e6) };
+    evtimer_add(s->poll_ev, &tv);
+    connect_now(s);
+}
+
+static void op_refresh(rd_source *src)
+{
+    pg_src *s = src->impl;
+    s->want_main = s->want_page = true;
+    if (!pg_conn_is_open(s->conn)) {
+        evtimer_del(s->retry_ev);
+        connect_now(s);
+    } else {
+        kick(s);
+    }
+}
+
+static void stack_clear(pg_src *s)
+{
+    for (size_t i = 0; i < s->depth; i++)
+        cursor_free(&s->stack[i]);
+    s->depth = 0;
+    cursor_free(&s->start);
+    cursor_free(&s->next);
+}
+
+static char *dup_nonempty(const char *v) { return v && *v ? xstrdup(v) : NULL; }
+
+static void op_set_filter(rd_source *src, const rd_exec_filter *f)
+{
+    pg_src *s = src->impl;
+    free(s->filter.status);
+    free(s->filter.text);
+    free(s->filter.fingerprint);
+    s->filter.status = dup_nonempty(f ? f->status : NULL);
+    s->filter.text = dup_nonempty(f ? f->text : NULL);
+    s->filter.fingerprint = dup_nonempty(f ? f->fingerprint : NULL);
+    stack_clear(s);
+    s->page_gen++;
+    s->want_page = true;
+    kick(s);
+}
+
+static void op_page(rd_source *src, int dir)
+{
+    pg_src *s = src->impl;
+    if (dir == 0) {
+        stack_clear(s);
+    } else if (dir > 0) {
+        if (!s->next.key)
+            return;
+        if (s->depth == s->stack_cap)
+            xgrow(&s->stack, &s->stack_cap, s->depth + 1, sizeof *s->stack);
+        s->stack[s->depth] = s->start;
+        s->depth++;
+        s->start.key = s->start.id = NULL;
+        cursor_take(&s->start, &s->next);
+    } else {
+        if (s->depth == 0)
+            return;
+        cursor_free(&s->start);
+        s->start = s->stack[--s->depth];
+    }
+    s->page_gen++;
+    s->want_page = true;
+    kick(s);
+}
+
+static void op_jump(rd_source *src, const char *id)
+{
+    pg_src *s = src->impl;
+    if (!id || !*id)
+        return;
+    free(s->want_jump);
+    s->want_jump = xstrdup(id);
+    kick(s);
+}
+
+static void op_chain(rd_source *src, const char *id)
+{
+    pg_src *s = src->impl;
+    if (!id || !*id)
+        return;
+    free(s->want_chain);
+    s->want_chain = xstrdup(id);
+    kick(s);
+}
+
+static void op_peek_dlq(rd_source *src, bool more)
+{
+    pg_src *s = src->impl;
+    if (more && s->dlq_next.key)
+        cursor_take(&s->dlq_after, &s->dlq_next);
+    else if (!more)
+        cursor_free(&s->dlq_after);
+    s->want_dlq = true;
+    kick(s);
+}
+
+static bool op_settled(const rd_source *src)
+{
+    const pg_src *s = src->impl;
+    return s->settled;
+}
+
+static bool op_idle(const rd_source *src)
+{
+    const pg_src *s = src->impl;
+    if (s->failing)
+        return true;     /* answered by the failure; retried after the reconnect */
+    for (size_t i = 0; i < s->n_inflight; i++)
+        if (s->inflight[i] == Q_CHAIN || s->inflight[i] == Q_DLQ || s->inflight[i] == Q_LOOKUP)
+            return false;
+    return !s->want_chain && !s->want_jump && !s->want_dlq && s->page_gen_applied == s->page_gen;
+}
+
+static void op_free(rd_source *src)
+{
+    pg_src *s = src->impl;
+    pg_conn_free(s->conn);
+    event_free(s->poll_ev);
+    event_free(s->retry_ev);
+    if (s->variant) {
+        profile_free(s->variant);
+        free(s->variant);
+    }
+    free(s->extensions);
+    free(s->want_chain);
+    free(s->want_jump);
+    free(s->chain_inflight);
+    free(s->jump_inflight);
+    free(s->filter.status);
+    free(s->filter.text);
+    free(s->filter.fingerprint);
+    stack_clear(s);
+    free(s->stack);
+    cursor_free(&s->dlq_after);
+    cursor_free(&s->dlq_next);
+    free(s);
+}
+
+static const rd_source_ops pg_ops = {
+    .kind = SRC_NAME, .start = op_start, .refresh = op_refresh, .set_filter = op_set_filter,
+    .page = op_page, .jump = op_jump, .chain = op_chain, .peek_dlq = op_peek_dlq,
+    .settled = op_settled, .idle = op_idle, .free = op_free,
+};
+
+rd_source *pg_source_new(const rd_source_ctx *ctx)
+{
+    if (!ctx->prof || !ctx->prof->store || strcmp(ctx->prof->store, "postgresql") != 0 ||
+        !ctx->cfg || !ctx->cfg->store)
+        return NULL;
+    pg_src *s = xcalloc(1, sizeof *s);
+    s->pub.ops = &pg_ops;
+    s->pub.ctx = *ctx;
+    s->pub.impl = s;
+    s->prof = ctx->prof;
+    s->backoff_s = BACKOFF_MIN_S;
+    pg_conn_cbs cbs = { .ready = on_ready, .failed = on_failed, .batch_done = on_batch,
+                        .ud = s };
+    s->conn = pg_conn_new(ctx->base, ctx->cfg->store, &cbs);
+    s->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
+    s->retry_ev = evtimer_new(ctx->base, on_retry, s);
+    return &s->pub;
+}

@@ -1,0 +1,728 @@
+/*
+ * SCAN sweeps and per-task fetch pipelines for the Alakai store.
+ *
+ * Per task (all tasks of a SCAN step are pipelined together, one round trip per phase):
+ *   HLEN key                      → N attempt fields (0: gone; > cap: flagged)
+ *   HSTRLEN key 1..N              → sizes, assuming fields "1".."N" (the normal layout);
+ *                                   a missing one switches to HKEYS + HSTRLEN (slow path)
+ *   HMGET key newest | all        → records; newest > 1 MiB is never fetched (oversized);
+ *                                   all attempts only when N > 1 and small (overlap check)
+ * Replies on one connection arrive in order, so a job's replies are matched by count.
+ */
+#include "redis_priv.h"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/fingerprint.h"
+#include "../core/retry.h"
+#include "../core/xalloc.h"
+#include "redis_record.h"
+
+typedef enum { JP_HLEN, JP_STRLEN, JP_HKEYS, JP_DATA, JP_DONE } rs_phase;
+
+typedef struct rs_batch rs_batch;
+typedef struct rs_job {
+    rs_batch *b;
+    char *key;
+    size_t keylen;
+    rs_phase phase;
+    int pending, got;
+    bool failed, slow;
+    int nf;                          /* numeric attempt fields */
+    int *nums;                       /* ascending */
+    long long *sizes;
+    int *fetch;                      /* indices into nums fetched by HMGET */
+    int nfetch;
+    bool handled;                    /* result already applied by on_data */
+    char why[112];                   /* layout problem (non-numeric field, ...) */
+} rs_job;
+
+struct rs_batch {
+    rs_src *s;
+    rs_batch_kind kind;
+    size_t njobs, open;
+    bool failed;
+    char err[160];
+    rs_job jobs[];
+};
+
+typedef void rs_cb(struct redisAsyncContext *, void *, void *);
+static rs_cb on_hlen, on_strlen, on_hkeys, on_data;
+static void job_done(rs_job *j);
+
+const char *rs_task_id(const rs_src *s, const char *key, size_t len, size_t *idlen)
+{
+    size_t pl = strlen(s->prefix);
+    if (len <= pl + 1 || memcmp(key, s->prefix, pl) != 0 || key[pl] != ':')
+        return NULL;
+    *idlen = len - pl - 1;
+    return *idlen <= 255 ? key + pl + 1 : NULL;
+}
+
+static rs_batch *batch_new(rs_src *s, rs_batch_kind kind, size_t n)
+{
+    rs_batch *b = xcalloc(1, sizeof *b + n * sizeof(rs_job));
+    b->s = s;
+    b->kind = kind;
+    return b;
+}
+
+static void batch_add(rs_batch *b, const char *key, size_t len)
+{
+    rs_job *j = &b->jobs[b->njobs++];
+    j->b = b;
+    j->key = xstrndup(key, len);
+    j->keylen = len;
+    b->open++;
+}
+
+static void batch_free(rs_batch *b)
+{
+    for (size_t i = 0; i < b->njobs; i++) {
+        free(b->jobs[i].key);
+        free(b->jobs[i].nums);
+        free(b->jobs[i].sizes);
+        free(b->jobs[i].fetch);
+    }
+    free(b);
+}
+
+static bool job_send(rs_job *j, rs_cb *cb, int argc, const char **argv, const size_t *lens)
+{
+    if (!rs_command(j->b->s, cb, j, argc, argv, lens)) {
+        j->failed = true;
+        if (!j->b->failed) {
+            j->b->failed = true;
+            snprintf(j->b->err, sizeof j->b->err, "redis connection lost");
+        }
+        return false;
+    }
+    j->pending++;
+    return true;
+}
+
+static bool job_cmd2(rs_job *j, rs_cb *cb, const char *cmd, const char *arg)
+{
+    const char *argv[3] = { cmd, j->key, arg };
+    size_t lens[3] = { strlen(cmd), j->keylen, arg ? strlen(arg) : 0 };
+    return job_send(j, cb, arg ? 3 : 2, argv, lens);
+}
+
+/* A reply arrived for j; false when the job cannot go on (connection gone). */
+static bool job_reply(rs_job *j, const redisReply *r)
+{
+    j->pending--;
+    if (!r) {
+        j->failed = true;
+        rs_batch *b = j->b;
+        if (!b->failed) {
+            b->failed = true;
+            snprintf(b->err, sizeof b->err, "redis connection lost");
+        }
+    }
+    if (j->failed) {
+        if (j->pending == 0)
+            job_done(j);
+        return false;
+    }
+    return true;
+}
+
+static void job_start(rs_job *j)
+{
+    j->phase = JP_HLEN;
+    if (!job_cmd2(j, on_hlen, "HLEN", NULL))
+        job_done(j);
+}
+
+/* ---- results ---------------------------------------------------------------------- */
+
+static void index_problem(rs_job *j, unsigned flags, const char *why)
+{
+    rs_src *s = j->b->s;
+    size_t idlen;
+    const char *id = rs_task_id(s, j->key, j->keylen, &idlen);
+    if (!id)
+        return;
+    rix_sum sum = { .status = "unknown", .flags = flags, .error = why,
+                    .attempt = j->nf > 0 ? j->nums[j->nf - 1] : 0, .nfields = j->nf };
+    rix_upsert(s->ix, id, idlen, &sum);
+}
+
+static void index_remove(rs_job *j)
+{
+    rs_src *s = j->b->s;
+    size_t idlen;
+    const char *id = rs_task_id(s, j->key, j->keylen, &idlen);
+    if (id)
+        rix_remove(s->ix, id, idlen);
+}
+
+static char *job_task_id(const rs_job *j)
+{
+    size_t idlen;
+    const char *id = rs_task_id(j->b->s, j->key, j->keylen, &idlen);
+    return id ? xstrndup(id, idlen) : xstrdup(j->key);
+}
+
+static void chain_problem(rs_job *j, const char *why)
+{
+    rs_src *s = j->b->s;
+    rd_execution *e = xcalloc(1, sizeof *e);
+    e->id = job_task_id(j);
+    e->status = xstrdup(j->failed ? "unknown" : "missing");
+    e->error = xstrdup(why);
+    e->attempt = -1;
+    e->max_attempts = -1;
+    e->flags = RD_EXEC_MALFORMED;
+    model_set_chain(s->base.ctx.model, e->id, e, 1);
+}
+
+/* ---- phases ----------------------------------------------------------------------- */
+
+static void send_strlens(rs_job *j)
+{
+    j->phase = JP_STRLEN;
+    j->got = 0;
+    free(j->sizes);
+    j->sizes = xcalloc((size_t)j->nf, sizeof *j->sizes);
+    for (int i = 0; i < j->nf; i++) {
+        char f[16];
+        snprintf(f, sizeof f, "%d", j->nums[i]);
+        if (!job_cmd2(j, on_strlen, "HSTRLEN", f))
+            break;
+    }
+    if (j->pending == 0)
+        job_done(j);
+}
+
+static void on_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_job *j = priv;
+    rs_src *s = j->b->s;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (!job_reply(j, r))
+        goto out;
+    int cap = j->b->kind == RB_CHAIN ? RS_CHAIN_MAX_FIELDS : RS_MAX_FIELDS;
+    if (r->type != REDIS_REPLY_INTEGER) {
+        snprintf(j->why, sizeof j->why, "not a hash (%.80s)",
+                 r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+    } else if (r->integer == 0) {
+        j->nf = 0;
+    } else if (r->integer > cap) {
+        snprintf(j->why, sizeof j->why, "%lld attempt fields (more than %d)", r->integer, cap);
+    } else {
+        j->nf = (int)r->integer;
+        j->nums = xcalloc((size_t)j->nf, sizeof *j->nums);
+        for (int i = 0; i < j->nf; i++)
+            j->nums[i] = i + 1;
+        if (j->b->kind == RB_CHAIN) {
+            j->slow = true;
+            j->phase = JP_HKEYS;
+            job_cmd2(j, on_hkeys, "HKEYS", NULL);
+        } else {
+            send_strlens(j);
+        }
+        goto out;
+    }
+    job_done(j);
+out:
+    rs_reply_end(s);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static void on_hkeys(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_job *j = priv;
+    rs_src *s = j->b->s;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (!job_reply(j, r))
+        goto out;
+    j->nf = 0;
+    if (r->type == REDIS_REPLY_ARRAY) {
+        j->nums = xrealloc(j->nums, (r->elements + 1) * sizeof *j->nums);
+        for (size_t i = 0; i < r->elements; i++) {
+            const redisReply *e = r->element[i];
+            if (e->type != REDIS_REPLY_STRING)
+                continue;
+            int n = alakai_field_num(e->str, e->len);
+            if (n > 0)
+                j->nums[j->nf++] = n;
+            else if (!j->why[0])
+                snprintf(j->why, sizeof j->why, "non-numeric attempt field '%.40s'", e->str);
+        }
+    }
+    qsort(j->nums, (size_t)j->nf, sizeof *j->nums, cmp_int);
+    if (j->nf > 0)
+        send_strlens(j);
+    else
+        job_done(j);
+out:
+    rs_reply_end(s);
+}
+
+/* Which fields to fetch: newest (unless oversized), or all when worth it. */
+static void plan_fetch(rs_job *j)
+{
+    long long total = 0;
+    bool all_ok = true;
+    for (int i = 0; i < j->nf; i++) {
+        total += j->sizes[i];
+        all_ok = all_ok && j->sizes[i] <= RS_RECORD_CAP;
+    }
+    j->fetch = xcalloc((size_t)j->nf, sizeof *j->fetch);
+    j->nfetch = 0;
+    if (j->b->kind == RB_CHAIN) {
+        for (int i = 0; i < j->nf; i++)
+            if (j->sizes[i] > 0 && j->sizes[i] <= RS_RECORD_CAP)
+                j->fetch[j->nfetch++] = i;
+    } else if (j->sizes[j->nf - 1] > RS_RECORD_CAP) {
+        /* newest oversized: nothing fetched */
+    } else if (j->nf > 1 && all_ok && total <= RS_SWEEP_ALL_CAP) {
+        for (int i = 0; i < j->nf; i++)
+            j->fetch[j->nfetch++] = i;
+    } else {
+        j->fetch[j->nfetch++] = j->nf - 1;
+    }
+}
+
+static void send_fetch(rs_job *j)
+{
+    plan_fetch(j);
+    if (j->nfetch == 0) {
+        job_done(j);
+        return;
+    }
+    j->phase = JP_DATA;
+    size_t argc = (size_t)j->nfetch + 2;
+    const char **argv = xcalloc(argc, sizeof *argv);
+    size_t *lens = xcalloc(argc, sizeof *lens);
+    char (*names)[16] = xcalloc((size_t)j->nfetch, sizeof *names);
+    argv[0] = "HMGET"; lens[0] = 5;
+    argv[1] = j->key; lens[1] = j->keylen;
+    for (int i = 0; i < j->nfetch; i++) {
+        snprintf(names[i], sizeof names[i], "%d", j->nums[j->fetch[i]]);
+        argv[i + 2] = names[i];
+        lens[i + 2] = strlen(names[i]);
+    }
+    if (!job_send(j, on_data, (int)argc, argv, lens))
+        job_done(j);
+    free(names);
+    free(lens);
+    free(argv);
+}
+
+static void on_strlen(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_job *j = priv;
+    rs_src *s = j->b->s;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (!job_reply(j, r))
+        goto out;
+    int i = j->got++;
+    if (i < j->nf)
+        j->sizes[i] = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    if (j->pending > 0)
+        goto out;
+    bool gap = false;
+    for (int k = 0; k < j->nf; k++)
+        gap = gap || j->sizes[k] <= 0;
+    if (gap && !j->slow) {
+        j->slow = true;              /* fields are not exactly "1".."N" */
+        j->phase = JP_HKEYS;
+        if (!job_cmd2(j, on_hkeys, "HKEYS", NULL))
+            job_done(j);
+    } else {
+        send_fetch(j);
+    }
+out:
+    rs_reply_end(s);
+}
+
+/* ---- records ---------------------------------------------------------------------- */
+
+static int max_attempts(const rs_src *s)
+{
+    int m = s->base.ctx.cfg->max_retries;
+    return m >= 0 ? m + 1 : -1;
+}
+
+static void exec_from_rec(const rs_src *s, rd_execution *e, const char *id,
+                          const rd_alakai_rec *rec, bool ok, int attempt, int newest)
+{
+    const rd_system_cfg *cfg = s->base.ctx.cfg;
+    e->id = xstrdup(id);
+    e->name = xstrdup(rec->name);
+    e->status = xstrdup(ok && rec->status[0] ? rec->status : "unknown");
+    e->attempt = attempt;
+    e->max_attempts = max_attempts(s);
+    e->reason = rec->code[0] ? xstrdup(rec->code) : NULL;
+    e->error = xstrdup(ok ? rec->error : rec->why);
+    e->fingerprint = e->error ? fingerprint_dup(e->error) : NULL;
+    e->created_at = rec->dispatched_at;
+    e->finished_at = rec->resolved_at;
+    e->updated_at = rec->resolved_at > 0 ? rec->resolved_at : rec->dispatched_at;
+    e->flags = ok ? 0 : RD_EXEC_MALFORMED;
+    if (attempt == newest) {
+        e->elig = retry_alakai(e->status, attempt, cfg->max_retries);
+        if (strcmp(e->status, "running") == 0 && rec->dispatched_at > 0 &&
+            rs_now() - rec->dispatched_at > cfg->orphan_after_s)
+            e->flags |= RD_EXEC_ORPHAN;
+    } else {
+        e->elig.verdict = RD_ELIG_NO;
+        snprintf(e->elig.why, sizeof e->elig.why, "superseded by attempt %d", newest);
+    }
+}
+
+/* An older attempt still running while a newer one exists: flag both. */
+static void mark_overlaps(rd_execution *items, size_t n)
+{
+    bool any = false;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (items[i].status && strcmp(items[i].status, "running") == 0) {
+            items[i].flags |= RD_EXEC_OVERLAP;
+            any = true;
+        }
+    if (any)
+        items[n - 1].flags |= RD_EXEC_OVERLAP;
+}
+
+static void chain_from_reply(rs_job *j, const redisReply *r)
+{
+    rs_src *s = j->b->s;
+    rd_execution *items = xcalloc((size_t)j->nf, sizeof *items);
+    int newest = j->nums[j->nf - 1], k = 0;
+    char *id = job_task_id(j);
+    for (int i = 0; i < j->nf; i++) {
+        rd_execution *e = &items[i];
+        if (k < j->nfetch && j->fetch[k] == i) {
+            const redisReply *v = (size_t)k < r->elements ? r->element[k] : NULL;
+            rd_alakai_rec rec;
+            bool ok = v && v->type == REDIS_REPLY_STRING &&
+                      alakai_rec_decode(v->str, v->len, &rec);
+            if (!v || v->type != REDIS_REPLY_STRING) {
+                memset(&rec, 0, sizeof rec);
+                snprintf(rec.why, sizeof rec.why, "attempt vanished while reading");
+            }
+            exec_from_rec(s, e, id, &rec, ok, j->nums[i], newest);
+            alakai_rec_clear(&rec);
+            k++;
+        } else {
+            rd_alakai_rec rec = { .attempt = j->nums[i] };
+            snprintf(rec.why, sizeof rec.why, "record is %lld bytes: not fetched",
+                     j->sizes[i]);
+            exec_from_rec(s, e, id, &rec, false, j->nums[i], newest);
+            e->flags = (e->flags & ~(unsigned)RD_EXEC_MALFORMED) | RD_EXEC_OVERSIZED;
+        }
+    }
+    mark_overlaps(items, (size_t)j->nf);
+    model_set_chain(s->base.ctx.model, id, items, (size_t)j->nf);
+    free(id);
+}
+
+static void summary_from_reply(rs_job *j, const redisReply *r)
+{
+    rs_src *s = j->b->s;
+    size_t idlen;
+    const char *id = rs_task_id(s, j->key, j->keylen, &idlen);
+    if (!id || r->elements == 0)
+        return;
+    const redisReply *v = r->element[r->elements - 1];
+    rd_alakai_rec rec;
+    bool ok = v->type == REDIS_REPLY_STRING && alakai_rec_decode(v->str, v->len, &rec);
+    if (v->type != REDIS_REPLY_STRING) {
+        memset(&rec, 0, sizeof rec);
+        snprintf(rec.why, sizeof rec.why, "attempt vanished while reading");
+    }
+    rix_sum sum = {
+        .status = ok ? rec.status : "unknown", .attempt = j->nums[j->nf - 1],
+        .nfields = j->nf, .code = rec.code, .error = ok ? rec.error : rec.why,
+        .dispatched_at = rec.dispatched_at, .resolved_at = rec.resolved_at,
+        .flags = ok ? 0 : RD_EXEC_MALFORMED,
+    };
+    if (j->why[0]) {
+        sum.flags |= RD_EXEC_MALFORMED;
+        sum.error = j->why;
+    }
+    for (size_t i = 0; i + 1 < r->elements; i++) {
+        const redisReply *o = r->element[i];
+        rd_alakai_rec orec;
+        if (o->type == REDIS_REPLY_STRING && alakai_rec_decode(o->str, o->len, &orec) &&
+            strcmp(orec.status, "running") == 0)
+            sum.flags |= RD_EXEC_OVERLAP;
+        if (o->type == REDIS_REPLY_STRING)
+            alakai_rec_clear(&orec);
+    }
+    rix_upsert(s->ix, id, idlen, &sum);
+    alakai_rec_clear(&rec);
+}
+
+static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_job *j = priv;
+    rs_src *s = j->b->s;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (!job_reply(j, r))
+        goto out;
+    if (r->type == REDIS_REPLY_ARRAY) {
+        j->handled = true;
+        if (j->b->kind == RB_CHAIN)
+            chain_from_reply(j, r);
+        else
+            summary_from_reply(j, r);
+    } else {
+        snprintf(j->why, sizeof j->why, "unexpected reply to HMGET");
+        j->nf = 0;
+    }
+    job_done(j);
+out:
+    rs_reply_end(s);
+}
+
+/* ---- job and batch completion ----------------------------------------------------- */
+
+static void batch_finish(rs_batch *b);
+
+static void job_result(rs_job *j)
+{
+    bool chain = j->b->kind == RB_CHAIN;
+    char msg[160];
+    if (j->nf > 0 && j->nfetch == 0 && j->sizes) {
+        snprintf(msg, sizeof msg, "newest record is %lld bytes (over 1 MiB): not fetched",
+                 j->sizes[j->nf - 1]);
+        if (chain)
+            chain_problem(j, msg);
+        else
+            index_problem(j, RD_EXEC_OVERSIZED, msg);
+    } else if (j->why[0]) {
+        if (chain)
+            chain_problem(j, j->why);
+        else
+            index_problem(j, RD_EXEC_MALFORMED, j->why);
+    } else if (chain) {
+        chain_problem(j, "no such task");
+    } else {
+        index_remove(j);
+    }
+}
+
+static void job_done(rs_job *j)
+{
+    if (j->phase == JP_DONE || j->pending > 0)
+        return;
+    j->phase = JP_DONE;
+    if (!j->failed && !j->handled)
+        job_result(j);
+    rs_batch *b = j->b;
+    if (--b->open == 0)
+        batch_finish(b);
+}
+
+static void batch_run(rs_batch *b)
+{
+    if (b->njobs == 0) {
+        batch_finish(b);
+        return;
+    }
+    b->open++;                       /* hold: jobs may complete synchronously */
+    for (size_t i = 0; i < b->njobs; i++)
+        job_start(&b->jobs[i]);
+    if (--b->open == 0)
+        batch_finish(b);
+}
+
+static void sweep_finish(rs_src *s)
+{
+    s->sweeping = false;
+    size_t removed = rix_sweep_end(s->ix);
+    double now = rs_now();
+    s->sweep_secs = now - s->sweep_started;
+    s->sweep_last = now;
+    s->swept_once = true;
+    s->settled = true;
+    if (getenv("RD_REDIS_DEBUG"))
+        fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.3f s\n",
+                s->sweep_keys, rix_size(s->ix), removed, s->sweep_secs);
+    model_source_ok(s->base.ctx.model, "redis", now);
+    rs_publish(s, true);
+}
+
+static void batch_finish(rs_batch *b)
+{
+    rs_src *s = b->s;
+    switch (b->kind) {
+    case RB_SWEEP:
+        s->batches--;
+        if (b->failed || !s->sweeping) {
+            if (s->sweeping)
+                rs_fail(s, b->err);
+            s->sweeping = false;
+        } else if (s->cursor_done && s->batches == 0 && !s->scan_inflight) {
+            sweep_finish(s);
+        } else {
+            rs_sweep_continue(s);
+        }
+        break;
+    case RB_DIRTY:
+        s->batches--;
+        if (b->failed)
+            rs_fail(s, b->err);
+        else
+            rs_publish(s, false);
+        break;
+    case RB_CHAIN:
+        s->chain_busy = false;
+        if (b->failed)
+            chain_problem(&b->jobs[0], b->err);
+        if (s->base.ctx.on_change)
+            s->base.ctx.on_change(s->base.ctx.ud);
+        rs_chain_fetch(s);           /* a newer request may be waiting */
+        break;
+    }
+    batch_free(b);
+}
+
+/* ---- SCAN ------------------------------------------------------------------------- */
+
+static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_src *s = priv;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    s->scan_inflight = false;
+    if (!s->sweeping)
+        goto out;
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_STRING ||
+        r->element[1]->type != REDIS_REPLY_ARRAY) {
+        s->sweeping = false;
+        rs_fail(s, r && r->type == REDIS_REPLY_ERROR ? r->str : "SCAN failed");
+        goto out;
+    }
+    snprintf(s->cursor, sizeof s->cursor, "%s", r->element[0]->str);
+    s->cursor_done = strcmp(s->cursor, "0") == 0;
+    const redisReply *keys = r->element[1];
+    rs_batch *b = batch_new(s, RB_SWEEP, keys->elements);
+    for (size_t i = 0; i < keys->elements; i++) {
+        const redisReply *k = keys->element[i];
+        size_t idlen;
+        const char *id;
+        if (k->type != REDIS_REPLY_STRING || !(id = rs_task_id(s, k->str, k->len, &idlen)))
+            continue;
+        (void)id;                    /* SCAN duplicates are rare and harmless */
+        batch_add(b, k->str, k->len);
+    }
+    s->sweep_keys += (unsigned)b->njobs;
+    s->batches++;
+    rs_sweep_continue(s);            /* overlap the next SCAN with this batch */
+    batch_run(b);
+out:
+    rs_reply_end(s);
+}
+
+void rs_sweep_continue(rs_src *s)
+{
+    if (!s->sweeping || s->scan_inflight || s->cursor_done || s->batches >= 2)
+        return;
+    static const char count[] = "500";
+    const char *argv[6] = { "SCAN", s->cursor, "MATCH", s->match, "COUNT", count };
+    size_t lens[6] = { 4, strlen(s->cursor), 5, strlen(s->match), 5, sizeof count - 1 };
+    if (!rs_command(s, on_scan, s, 6, argv, lens)) {
+        s->sweeping = false;
+        return;
+    }
+    s->scan_inflight = true;
+}
+
+void rs_sweep_start(rs_src *s)
+{
+    if (s->sweeping || !rs_ready(s))
+        return;
+    s->sweeping = true;
+    s->resync_wanted = false;
+    s->cursor_done = false;
+    s->sweep_keys = 0;
+    s->sweep_started = rs_now();
+    snprintf(s->cursor, sizeof s->cursor, "0");
+    rix_sweep_begin(s->ix);
+    rs_sweep_continue(s);
+}
+
+/* ---- keyspace notifications and chains --------------------------------------------- */
+
+void rs_dirty_add(rs_src *s, const char *key, size_t len)
+{
+    rs_dirty *d = &s->dirty;
+    if (d->overflow)
+        return;
+    if (d->n >= RS_DIRTY_CAP) {
+        d->overflow = true;          /* too many: a full resync is cheaper */
+        s->resync_wanted = true;
+        return;
+    }
+    xgrow(&d->keys, &d->cap, d->n + 1, sizeof *d->keys);
+    d->keys[d->n++] = xstrndup(key, len);
+}
+
+void rs_dirty_free(rs_dirty *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->keys[i]);
+    free(d->keys);
+    memset(d, 0, sizeof *d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void rs_dirty_flush(rs_src *s)
+{
+    rs_dirty *d = &s->dirty;
+    if (d->overflow) {
+        rs_dirty_free(d);
+        return;                      /* resync_wanted is set */
+    }
+    if (d->n == 0 || !rs_ready(s) || s->batches >= 2)
+        return;
+    qsort(d->keys, d->n, sizeof *d->keys, cmp_str);
+    size_t take = d->n < RS_DIRTY_BATCH ? d->n : RS_DIRTY_BATCH;
+    rs_batch *b = batch_new(s, RB_DIRTY, take);
+    size_t i = 0;
+    for (; i < d->n && b->njobs < take; i++)
+        if (b->njobs == 0 || strcmp(b->jobs[b->njobs - 1].key, d->keys[i]) != 0)
+            batch_add(b, d->keys[i], strlen(d->keys[i]));
+    for (size_t k = 0; k < i; k++)
+        free(d->keys[k]);
+    memmove(d->keys, d->keys + i, (d->n - i) * sizeof *d->keys);
+    d->n -= i;
+    s->batches++;
+    batch_run(b);
+}
+
+void rs_chain_fetch(rs_src *s)
+{
+    if (!s->chain_id || !s->chain_wanted || s->chain_busy || !rs_ready(s))
+        return;
+    s->chain_wanted = false;
+    char *key = xasprintf("%s:%s", s->prefix, s->chain_id);
+    rs_batch *b = batch_new(s, RB_CHAIN, 1);
+    batch_add(b, key, strlen(key));
+    free(key);
+    s->chain_busy = true;
+    batch_run(b);
+}

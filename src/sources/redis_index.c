@@ -1,0 +1,414 @@
+#include "redis_index.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/fingerprint.h"
+#include "../core/xalloc.h"
+
+enum { RIX_NAMES = 255 };          /* interned statuses / codes, index 0 reserved */
+
+typedef struct rix_names {
+    char *v[RIX_NAMES + 1];
+    int n;                          /* used entries, from 1 */
+} rix_names;
+
+struct rix {
+    rix_task *tasks;
+    size_t n, cap, max;
+    uint32_t *slots;                /* dense index + 1, 0 = empty */
+    size_t nslots;                  /* power of two */
+    rix_names statuses, codes;
+    uint8_t mark;
+    bool overflow;
+    uint64_t version;
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h ^ (h >> 29);
+}
+
+uint32_t rix_hash_fp(const char *fingerprint)
+{
+    if (!fingerprint || !*fingerprint)
+        return 0;
+    uint32_t h = (uint32_t)hash_bytes(fingerprint, strlen(fingerprint));
+    return h ? h : 1;
+}
+
+rix *rix_new(size_t max_tasks)
+{
+    rix *ix = xcalloc(1, sizeof *ix);
+    ix->max = max_tasks;
+    ix->nslots = 1024;
+    ix->slots = xcalloc(ix->nslots, sizeof *ix->slots);
+    ix->statuses.n = ix->codes.n = 1;
+    ix->statuses.v[0] = xstrdup("unknown");
+    ix->codes.v[0] = NULL;
+    return ix;
+}
+
+static void names_free(rix_names *nm)
+{
+    for (int i = 0; i < nm->n; i++)
+        free(nm->v[i]);
+}
+
+void rix_free(rix *ix)
+{
+    if (!ix)
+        return;
+    for (size_t i = 0; i < ix->n; i++)
+        free(ix->tasks[i].str);
+    free(ix->tasks);
+    free(ix->slots);
+    names_free(&ix->statuses);
+    names_free(&ix->codes);
+    free(ix);
+}
+
+size_t rix_size(const rix *ix) { return ix->n; }
+const rix_task *rix_at(const rix *ix, size_t i) { return &ix->tasks[i]; }
+bool rix_overflow(const rix *ix) { return ix->overflow; }
+uint64_t rix_version(const rix *ix) { return ix->version; }
+
+/* Interned name index; the last slot collects everything beyond the table. */
+static uint8_t intern(rix_names *nm, const char *s, uint8_t none)
+{
+    if (!s || !*s)
+        return none;
+    for (int i = 1; i < nm->n; i++)
+        if (strcmp(nm->v[i], s) == 0)
+            return (uint8_t)i;
+    if (nm->n == RIX_NAMES)
+        return RIX_NAMES - 1;       /* table full: share the last entry ("other") */
+    nm->v[nm->n] = xstrndup(s, 47);
+    if (nm->n == RIX_NAMES - 1) {
+        free(nm->v[nm->n]);
+        nm->v[nm->n] = xstrdup("other");
+    }
+    return (uint8_t)nm->n++;
+}
+
+const char *rix_status_name(const rix *ix, const rix_task *t)
+{
+    return ix->statuses.v[t->status];
+}
+
+const char *rix_code_name(const rix *ix, const rix_task *t)
+{
+    return t->code ? ix->codes.v[t->code] : NULL;
+}
+
+static size_t slot_find(const rix *ix, const char *id, size_t idlen, bool *found)
+{
+    size_t mask = ix->nslots - 1, i = (size_t)hash_bytes(id, idlen) & mask;
+    for (;; i = (i + 1) & mask) {
+        uint32_t v = ix->slots[i];
+        if (!v) {
+            *found = false;
+            return i;
+        }
+        const char *tid = ix->tasks[v - 1].str;
+        if (strncmp(tid, id, idlen) == 0 && tid[idlen] == '\0') {
+            *found = true;
+            return i;
+        }
+    }
+}
+
+static void rehash(rix *ix, size_t nslots)
+{
+    free(ix->slots);
+    ix->nslots = nslots;
+    ix->slots = xcalloc(nslots, sizeof *ix->slots);
+    for (size_t k = 0; k < ix->n; k++) {
+        bool found;
+        const char *id = ix->tasks[k].str;
+        size_t i = slot_find(ix, id, strlen(id), &found);
+        ix->slots[i] = (uint32_t)k + 1;
+    }
+}
+
+const rix_task *rix_get(const rix *ix, const char *id, size_t idlen)
+{
+    bool found;
+    size_t i = slot_find(ix, id, idlen, &found);
+    return found ? &ix->tasks[ix->slots[i] - 1] : NULL;
+}
+
+static char *make_str(const char *id, size_t idlen, const char *err, uint16_t *err_off)
+{
+    size_t elen = err ? strlen(err) : 0;
+    if (elen >= RIX_ERROR_CAP) {
+        elen = RIX_ERROR_CAP - 1;
+        while (elen > 0 && ((unsigned char)err[elen] & 0xC0) == 0x80)
+            elen--;
+    }
+    char *s = xmalloc(idlen + elen + 2);
+    memcpy(s, id, idlen);
+    s[idlen] = '\0';
+    if (elen)
+        memcpy(s + idlen + 1, err, elen);
+    s[idlen + 1 + elen] = '\0';
+    *err_off = (uint16_t)(idlen + 1);
+    return s;
+}
+
+static void fill(rix *ix, rix_task *t, const char *id, size_t idlen, const rix_sum *sum)
+{
+    t->str = make_str(id, idlen, sum->error, &t->err_off);
+    t->dispatched_at = sum->dispatched_at;
+    t->resolved_at = sum->resolved_at;
+    if (sum->error && *sum->error) {
+        char fp[160];
+        fingerprint(rix_error(t), fp, sizeof fp);
+        t->fp = rix_hash_fp(fp);
+    } else {
+        t->fp = 0;
+    }
+    t->attempt = (uint16_t)(sum->attempt > 0 && sum->attempt < 65535 ? sum->attempt : 0);
+    t->nfields = (uint8_t)(sum->nfields < 0 ? 0 : sum->nfields > 255 ? 255 : sum->nfields);
+    t->status = intern(&ix->statuses, sum->status, 0);
+    t->code = intern(&ix->codes, sum->code, 0);
+    t->flags = (uint8_t)sum->flags;
+    t->mark = ix->mark;
+}
+
+static bool same(const rix_task *a, const rix_task *b)
+{
+    return a->dispatched_at == b->dispatched_at && a->resolved_at == b->resolved_at &&
+           a->attempt == b->attempt && a->nfields == b->nfields && a->status == b->status &&
+           a->code == b->code && a->flags == b->flags &&
+           strcmp(rix_error(a), rix_error(b)) == 0;
+}
+
+bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
+{
+    if (idlen == 0 || idlen > 255)
+        return false;
+    bool found;
+    size_t i = slot_find(ix, id, idlen, &found);
+    rix_task nt;
+    if (found) {
+        rix_task *t = &ix->tasks[ix->slots[i] - 1];
+        fill(ix, &nt, id, idlen, sum);
+        bool changed = !same(t, &nt);
+        free(t->str);
+        *t = nt;
+        if (changed)
+            ix->version++;
+        return changed;
+    }
+    if (ix->n >= ix->max) {
+        ix->overflow = true;
+        return false;
+    }
+    xgrow(&ix->tasks, &ix->cap, ix->n + 1, sizeof *ix->tasks);
+    fill(ix, &ix->tasks[ix->n], id, idlen, sum);
+    ix->slots[i] = (uint32_t)++ix->n;
+    if (ix->n * 2 > ix->nslots)
+        rehash(ix, ix->nslots * 2);
+    ix->version++;
+    return true;
+}
+
+/* Linear-probing deletion with backward shift (no tombstones). */
+static void slot_delete(rix *ix, size_t i)
+{
+    size_t mask = ix->nslots - 1, j = i;
+    for (;;) {
+        ix->slots[i] = 0;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (!ix->slots[j])
+                return;
+            const char *id = ix->tasks[ix->slots[j] - 1].str;
+            size_t home = (size_t)hash_bytes(id, strlen(id)) & mask;
+            /* move j back to i unless its home lies cyclically in (i, j] */
+            bool stay = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+            if (!stay)
+                break;
+        }
+        ix->slots[i] = ix->slots[j];
+        i = j;
+    }
+}
+
+bool rix_remove(rix *ix, const char *id, size_t idlen)
+{
+    bool found;
+    size_t i = slot_find(ix, id, idlen, &found);
+    if (!found)
+        return false;
+    size_t k = ix->slots[i] - 1;
+    slot_delete(ix, i);
+    free(ix->tasks[k].str);
+    size_t last = ix->n - 1;
+    if (k != last) {
+        const char *lid = ix->tasks[last].str;
+        size_t li = slot_find(ix, lid, strlen(lid), &found);
+        ix->tasks[k] = ix->tasks[last];
+        ix->slots[li] = (uint32_t)k + 1;
+    }
+    ix->n--;
+    ix->version++;
+    return true;
+}
+
+void rix_sweep_begin(rix *ix)
+{
+    ix->mark++;
+    ix->overflow = false;
+}
+
+void rix_touch(rix *ix, const char *id, size_t idlen)
+{
+    bool found;
+    size_t i = slot_find(ix, id, idlen, &found);
+    if (found)
+        ix->tasks[ix->slots[i] - 1].mark = ix->mark;
+}
+
+size_t rix_sweep_end(rix *ix)
+{
+    size_t removed = 0;
+    for (size_t k = ix->n; k-- > 0;) {
+        if (ix->tasks[k].mark == ix->mark)
+            continue;
+        char *id = ix->tasks[k].str;
+        rix_remove(ix, id, strlen(id));
+        removed++;
+    }
+    return removed;
+}
+
+/* ---- ordered selection ---------------------------------------------------------- */
+
+/* >0 when a is newer than b (dispatched_at desc, then id desc). */
+static int cmp_key(double at_a, const char *id_a, double at_b, const char *id_b)
+{
+    if (at_a != at_b)
+        return at_a > at_b ? 1 : -1;
+    return strcmp(id_a, id_b);
+}
+
+static int cmp_tasks(const rix *ix, uint32_t a, uint32_t b)
+{
+    const rix_task *ta = &ix->tasks[a], *tb = &ix->tasks[b];
+    return cmp_key(ta->dispatched_at, ta->str, tb->dispatched_at, tb->str);
+}
+
+void rix_cursor_of(const rix_task *t, bool inclusive, rix_cursor *c)
+{
+    c->set = true;
+    c->inclusive = inclusive;
+    c->at = t->dispatched_at;
+    size_t n = strlen(t->str);
+    if (n >= sizeof c->id)
+        n = sizeof c->id - 1;
+    memcpy(c->id, t->str, n);
+    c->id[n] = '\0';
+}
+
+/* Binary heap of dense indices; sign +1 keeps the newest n (root = oldest kept),
+ * sign -1 keeps the oldest n (root = newest kept). */
+typedef struct heap { const rix *ix; uint32_t *v; size_t n, cap; int sign; } heap;
+
+static bool heap_above(const heap *h, uint32_t a, uint32_t b)
+{
+    return h->sign * cmp_tasks(h->ix, a, b) < 0;   /* a belongs nearer the root */
+}
+
+static void heap_sift_down(heap *h, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && heap_above(h, h->v[l], h->v[m])) m = l;
+        if (r < h->n && heap_above(h, h->v[r], h->v[m])) m = r;
+        if (m == i)
+            return;
+        uint32_t t = h->v[i]; h->v[i] = h->v[m]; h->v[m] = t;
+        i = m;
+    }
+}
+
+static void heap_offer(heap *h, uint32_t k)
+{
+    if (h->n < h->cap) {
+        size_t i = h->n++;
+        h->v[i] = k;
+        while (i > 0 && heap_above(h, h->v[i], h->v[(i - 1) / 2])) {
+            size_t p = (i - 1) / 2;
+            uint32_t t = h->v[i]; h->v[i] = h->v[p]; h->v[p] = t;
+            i = p;
+        }
+    } else if (heap_above(h, h->v[0], k)) {
+        h->v[0] = k;
+        heap_sift_down(h, 0);
+    }
+}
+
+/* Empties the heap into v newest first (heap sort). */
+static void heap_drain_newest_first(heap *h, uint32_t *v)
+{
+    size_t total = h->n;
+    for (size_t i = 0; h->n > 0; i++) {
+        uint32_t top = h->v[0];
+        h->v[0] = h->v[--h->n];
+        heap_sift_down(h, 0);
+        v[h->sign > 0 ? total - 1 - i : i] = top;  /* +1 pops oldest first */
+    }
+}
+
+size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from,
+                  size_t n, uint32_t *out, bool *more)
+{
+    heap h = { ix, xmalloc((n + 1) * sizeof(uint32_t)), 0, n + 1, +1 };
+    for (size_t k = 0; k < ix->n; k++) {
+        const rix_task *t = &ix->tasks[k];
+        if (from && from->set) {
+            int c = cmp_key(t->dispatched_at, t->str, from->at, from->id);
+            if (c > 0 || (c == 0 && !from->inclusive))
+                continue;
+        }
+        if (pred && !pred(ix, t, ud))
+            continue;
+        heap_offer(&h, (uint32_t)k);
+    }
+    *more = h.n > n;
+    size_t total = h.n;
+    uint32_t *sorted = xmalloc((total + 1) * sizeof *sorted);
+    heap_drain_newest_first(&h, sorted);
+    size_t got = total > n ? n : total;
+    memcpy(out, sorted, got * sizeof *out);
+    free(sorted);
+    free(h.v);
+    return got;
+}
+
+size_t rix_select_before(const rix *ix, rix_pred pred, void *ud, const rix_cursor *c,
+                         size_t n, uint32_t *out)
+{
+    if (n == 0)
+        return 0;
+    heap h = { ix, xmalloc(n * sizeof(uint32_t)), 0, n, -1 };
+    for (size_t k = 0; k < ix->n; k++) {
+        const rix_task *t = &ix->tasks[k];
+        if (c && c->set && cmp_key(t->dispatched_at, t->str, c->at, c->id) <= 0)
+            continue;
+        if (pred && !pred(ix, t, ud))
+            continue;
+        heap_offer(&h, (uint32_t)k);
+    }
+    size_t got = h.n;
+    heap_drain_newest_first(&h, out);
+    free(h.v);
+    return got;
+}

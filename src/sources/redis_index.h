@@ -1,0 +1,78 @@
+#pragma once
+/*
+ * The Alakai task index: one compact summary per task hash (~100 bytes), never the
+ * records themselves, so 100,000 tasks stay within a few MB. Built by SCAN sweeps and
+ * keyspace notifications; queried for pages (newest first by dispatchedAt), counts and
+ * the DLQ view. Pure data structure (no I/O).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { RIX_ERROR_CAP = 120 };
+
+typedef struct rix rix;
+
+typedef struct rix_task {
+    char *str;              /* "id\0error\0" (error may be empty) */
+    double dispatched_at;   /* newest attempt, 0 unknown */
+    double resolved_at;
+    uint32_t fp;            /* hash of the error fingerprint, 0 none */
+    uint16_t err_off;       /* offset of the error in str */
+    uint16_t attempt;       /* newest attempt number, 0 unknown */
+    uint8_t nfields;        /* attempt fields (capped at 255) */
+    uint8_t status;         /* interned, see rix_status_name */
+    uint8_t code;           /* interned error code, 0 none */
+    uint8_t flags;          /* RD_EXEC_OVERLAP/MALFORMED/OVERSIZED */
+    uint8_t mark;           /* sweep generation */
+} rix_task;
+
+typedef struct rix_sum {    /* a fetch result for one task */
+    const char *status;     /* lower-case; NULL → "unknown" */
+    int attempt;            /* newest attempt, <= 0 unknown */
+    int nfields;
+    const char *code;       /* NULL none */
+    const char *error;      /* NULL none */
+    double dispatched_at, resolved_at;
+    unsigned flags;
+} rix_sum;
+
+rix *rix_new(size_t max_tasks);
+void rix_free(rix *ix);
+size_t rix_size(const rix *ix);
+const rix_task *rix_at(const rix *ix, size_t i);
+bool rix_overflow(const rix *ix);        /* some tasks were not indexed (cap) */
+uint64_t rix_version(const rix *ix);     /* bumped by every change */
+
+/* Insert or replace; returns true when the summary changed. */
+bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum);
+bool rix_remove(rix *ix, const char *id, size_t idlen);
+const rix_task *rix_get(const rix *ix, const char *id, size_t idlen);
+
+/* Full resync: tasks neither upserted nor touched between begin and end are removed. */
+void rix_sweep_begin(rix *ix);
+void rix_touch(rix *ix, const char *id, size_t idlen);
+size_t rix_sweep_end(rix *ix);
+
+static inline const char *rix_id(const rix_task *t) { return t->str; }
+static inline const char *rix_error(const rix_task *t) { return t->str + t->err_off; }
+const char *rix_status_name(const rix *ix, const rix_task *t);
+const char *rix_code_name(const rix *ix, const rix_task *t);   /* NULL none */
+uint32_t rix_hash_fp(const char *fingerprint);                 /* 0 for ""/NULL */
+
+/* Ordered selection, newest first (dispatched_at desc, id desc). */
+typedef bool (*rix_pred)(const rix *ix, const rix_task *t, void *ud);
+typedef struct rix_cursor {
+    bool set;               /* false = from the start */
+    bool inclusive;         /* include the task at the cursor */
+    double at;
+    char id[256];
+} rix_cursor;
+void rix_cursor_of(const rix_task *t, bool inclusive, rix_cursor *c);
+/* Up to n indices (valid until the next change) into out; *more when further match. */
+size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from,
+                  size_t n, uint32_t *out, bool *more);
+/* As rix_select but backwards: the n tasks just before the cursor, returned in
+ * newest-first order (for "previous page"). */
+size_t rix_select_before(const rix *ix, rix_pred pred, void *ud, const rix_cursor *c,
+                         size_t n, uint32_t *out);

@@ -1,0 +1,120 @@
+#pragma once
+/* Private to the Redis (Alakai) source: redis_source.c (connections, timers, ops,
+ * publishing) and redis_fetch.c (SCAN sweeps and per-task fetch pipelines). */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "redis_index.h"
+#include "redis_url.h"
+#include "source.h"
+
+struct redisAsyncContext;
+struct event;
+struct evdns_base;
+struct evdns_getaddrinfo_request;
+
+enum {
+    RS_SCAN_COUNT = 500,            /* SCAN COUNT hint per call */
+    RS_MAX_FIELDS = 64,             /* attempt fields read per task in a sweep */
+    RS_CHAIN_MAX_FIELDS = 1000,     /* attempt fields read for a chain */
+    RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB are never fetched */
+    RS_SWEEP_ALL_CAP = 256 << 10,   /* fetch all attempts (overlap) below this total */
+    RS_MAX_TASKS = 400000,          /* index cap; beyond it counts are marked ≈ */
+    RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
+    RS_DIRTY_BATCH = 500,
+    RS_PAGE_MAX = 500,
+    RS_DLQ_PAGE = 100,
+};
+
+typedef enum { RC_NONE = 0, RC_RESOLVING, RC_CONNECTING, RC_READY } rs_conn_state;
+
+typedef enum { RB_SWEEP, RB_DIRTY, RB_CHAIN } rs_batch_kind;
+
+typedef struct rs_dirty {           /* keys named by keyspace notifications */
+    char **keys;
+    size_t n, cap;
+    bool overflow;
+} rs_dirty;
+
+typedef struct rs_src {
+    rd_source base;
+    rd_redis_url url;
+    char *prefix;                   /* "alakai-executions" */
+    char *match;                    /* SCAN MATCH pattern: escaped prefix + ":*" */
+    char *channel;                  /* PSUBSCRIBE pattern */
+    struct event_base *evb;
+
+    struct evdns_base *dns;
+    struct evdns_getaddrinfo_request *dns_req;
+    char ip[64];                    /* resolved address when url.needs_dns */
+
+    struct redisAsyncContext *ac;   /* commands */
+    rs_conn_state state;
+    unsigned pending;               /* replies outstanding on ac */
+    double progress_at;             /* last reply / connect start (deadlines) */
+    double backoff;
+    int in_cb;                      /* depth inside our hiredis callbacks */
+    bool drop_pending;              /* teardown requested from inside a callback */
+    char drop_why[160];
+
+    struct redisAsyncContext *sub;  /* keyspace notifications (second connection) */
+    rs_conn_state sub_state;
+    double sub_started, sub_backoff;
+    bool notify_on;                 /* server has K + hash events enabled */
+
+    struct event *ev_tick, *ev_watch, *ev_retry, *ev_sub_retry, *ev_kick;
+
+    /* sweeps */
+    rix *ix;
+    bool sweeping, swept_once, resync_wanted;
+    char cursor[32];
+    bool scan_inflight, cursor_done;
+    double sweep_started, sweep_last, sweep_secs;
+    unsigned sweep_keys;
+    int batches;                    /* batches in flight */
+    rs_dirty dirty;
+
+    /* view state */
+    rd_exec_filter filter;
+    uint32_t filter_fp;
+    rix_cursor page_from;
+    char *chain_id;                 /* requested chain, pending until answered */
+    bool chain_wanted, chain_busy;
+    bool dlq_wanted, dlq_sent;
+    int dlq_pages;
+    long dlq_prev_total;            /* our contribution to model->dlq_total */
+    uint64_t published_version;
+    long published_orphans;
+    bool view_dirty;
+
+    bool settled;
+    bool freeing;
+    bool unusable;                  /* bad store URL: reported, never connects */
+    char unusable_why[256];
+} rs_src;
+
+double rs_now(void);
+/* Send a command on the main connection; false (callback not registered) when the
+ * connection is not usable. */
+bool rs_command(rs_src *s, void (*cb)(struct redisAsyncContext *, void *, void *),
+                void *priv, int argc, const char **argv, const size_t *argvlen);
+void rs_reply_begin(rs_src *s);     /* bracket every reply callback */
+void rs_reply_end(rs_src *s);
+bool rs_ready(const rs_src *s);
+void rs_fail(rs_src *s, const char *why);    /* source stale/down, keeps data */
+void rs_drop(rs_src *s, const char *why);    /* tear the connection down (deferred-safe) */
+void rs_publish(rs_src *s, bool force);
+/* Previous page: the n matching tasks just newer than c become the page. */
+void rs_publish_prev(rs_src *s, const rix_cursor *c, size_t n, uint32_t *idx);
+void rs_kick(rs_src *s);                     /* run rs_step soon from the loop */
+
+/* redis_fetch.c */
+void rs_sweep_start(rs_src *s);
+void rs_sweep_continue(rs_src *s);           /* issue the next SCAN (from the loop) */
+void rs_dirty_add(rs_src *s, const char *key, size_t len);
+void rs_dirty_flush(rs_src *s);              /* fetch notified keys */
+void rs_dirty_free(rs_dirty *d);
+void rs_chain_fetch(rs_src *s);              /* fetch s->chain_id */
+/* "taskId" from a key "{prefix}:{taskId}"; NULL when the key is not ours. */
+const char *rs_task_id(const rs_src *s, const char *key, size_t len, size_t *idlen);

@@ -1,0 +1,210 @@
+/*
+ * Publishing the Alakai index to the model: counts by status, the executions page
+ * (newest first, filtered, keyset paging), orphan suspects and the DLQ (failed records
+ * with the budget exhausted + orphan suspects, queue "alakai").
+ */
+#include "redis_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../core/fingerprint.h"
+#include "../core/health.h"
+#include "../core/retry.h"
+#include "../core/xalloc.h"
+
+/* ---- publishing to the model ------------------------------------------------------------ */
+
+static bool is_orphan(const rs_src *s, const rix *ix, const rix_task *t, double now)
+{
+    return t->dispatched_at > 0 && now - t->dispatched_at > s->base.ctx.cfg->orphan_after_s &&
+           strcmp(rix_status_name(ix, t), "running") == 0;
+}
+
+typedef struct pred_ctx { const rs_src *s; double now; } pred_ctx;
+
+static bool match_filter(const rix *ix, const rix_task *t, void *ud)
+{
+    const pred_ctx *p = ud;
+    const rd_exec_filter *f = &p->s->filter;
+    const char *st = rix_status_name(ix, t);
+    if (f->status && *f->status && strcasecmp(f->status, st) != 0) {
+        bool special = (strcasecmp(f->status, "orphan") == 0 && is_orphan(p->s, ix, t, p->now)) ||
+                       (strcasecmp(f->status, "malformed") == 0 && (t->flags & RD_EXEC_MALFORMED)) ||
+                       (strcasecmp(f->status, "oversized") == 0 && (t->flags & RD_EXEC_OVERSIZED)) ||
+                       (strcasecmp(f->status, "overlap") == 0 && (t->flags & RD_EXEC_OVERLAP));
+        if (!special)
+            return false;
+    }
+    if (f->fingerprint && *f->fingerprint && t->fp != p->s->filter_fp)
+        return false;
+    if (f->text && *f->text) {
+        const char *code = rix_code_name(ix, t);
+        if (!strcasestr(rix_id(t), f->text) && !strcasestr(rix_error(t), f->text) &&
+            !strcasestr(st, f->text) && !(code && strcasestr(code, f->text)))
+            return false;
+    }
+    return true;
+}
+
+/* Failed with the budget exhausted, or an orphan suspect. */
+static bool is_dead(const rix *ix, const rix_task *t, void *ud)
+{
+    const pred_ctx *p = ud;
+    if (is_orphan(p->s, ix, t, p->now))
+        return true;
+    if (strcmp(rix_status_name(ix, t), "failed") != 0)
+        return false;
+    return retry_alakai("failed", t->attempt, p->s->base.ctx.cfg->max_retries).verdict ==
+           RD_ELIG_NO;
+}
+
+static void exec_from_task(const rs_src *s, const rix_task *t, double now, rd_execution *e)
+{
+    const rd_system_cfg *cfg = s->base.ctx.cfg;
+    const char *st = rix_status_name(s->ix, t);
+    e->id = xstrdup(rix_id(t));
+    e->status = xstrdup(st);
+    e->attempt = t->attempt ? t->attempt : -1;
+    e->max_attempts = cfg->max_retries >= 0 ? cfg->max_retries + 1 : -1;
+    e->elig = retry_alakai(st, t->attempt, cfg->max_retries);
+    e->reason = xstrdup(rix_code_name(s->ix, t));
+    if (*rix_error(t)) {
+        e->error = xstrdup(rix_error(t));
+        e->fingerprint = fingerprint_dup(e->error);
+    }
+    e->created_at = t->dispatched_at;
+    e->finished_at = t->resolved_at;
+    e->updated_at = t->resolved_at > 0 ? t->resolved_at : t->dispatched_at;
+    e->flags = t->flags;
+    if (is_orphan(s, s->ix, t, now)) {
+        e->flags |= RD_EXEC_ORPHAN;
+        char age[32];
+        format_age(now - t->dispatched_at, age, sizeof age);
+        snprintf(e->elig.why, sizeof e->elig.why, "orphan suspect: running for %s", age);
+    }
+}
+
+static void publish_page(rs_src *s, pred_ctx *p)
+{
+    size_t n = s->base.ctx.cfg->page_size > 0 ? (size_t)s->base.ctx.cfg->page_size : 100;
+    if (n > RS_PAGE_MAX)
+        n = RS_PAGE_MAX;
+    uint32_t *idx = xmalloc(n * sizeof *idx);
+    bool more;
+    size_t got = rix_select(s->ix, match_filter, p, &s->page_from, n, idx, &more);
+    rd_execution *items = got ? xcalloc(got, sizeof *items) : NULL;
+    for (size_t i = 0; i < got; i++)
+        exec_from_task(s, rix_at(s->ix, idx[i]), p->now, &items[i]);
+    free(idx);
+    model_set_execs(s->base.ctx.model, items, got, more);
+}
+
+static void publish_counts(rs_src *s, double now, long *orphans, long *dead)
+{
+    long by[256] = { 0 };
+    pred_ctx p = { s, now };
+    long fails_recent = 0;
+    *orphans = *dead = 0;
+    for (size_t i = 0; i < rix_size(s->ix); i++) {
+        const rix_task *t = rix_at(s->ix, i);
+        by[t->status]++;
+        *orphans += is_orphan(s, s->ix, t, now);
+        *dead += is_dead(s->ix, t, &p);
+        fails_recent += t->resolved_at > now - 300 && t->resolved_at <= now &&
+                        strcmp(rix_status_name(s->ix, t), "failed") == 0;
+    }
+    size_t nc = 0;
+    rd_count *c = xcalloc(256, sizeof *c);
+    for (size_t k = 0; k < 256; k++) {
+        if (!by[k])
+            continue;
+        rix_task probe = { .status = (uint8_t)k };
+        snprintf(c[nc].status, sizeof c[nc].status, "%s", rix_status_name(s->ix, &probe));
+        c[nc].count = by[k];
+        c[nc].estimated = rix_overflow(s->ix);
+        nc++;
+    }
+    rd_model *m = s->base.ctx.model;
+    model_set_counts(m, c, nc);
+    m->orphan_suspects = *orphans;
+    m->failing_rate = fails_recent / 5.0;
+}
+
+/* Our DLQ entries replace only our own ("alakai") entries; others' are kept. */
+static void publish_dlq(rs_src *s, pred_ctx *p, long dead)
+{
+    rd_model *m = s->base.ctx.model;
+    long others = (m->dlq_total > 0 ? m->dlq_total : 0) - s->dlq_prev_total;
+    if (others < 0)
+        others = 0;
+    s->dlq_prev_total = dead;
+    if (!s->dlq_wanted) {
+        m->dlq_total = others + dead;
+        return;
+    }
+    size_t want = (size_t)RS_DLQ_PAGE * (size_t)(s->dlq_pages > 0 ? s->dlq_pages : 1);
+    uint32_t *idx = xmalloc(want * sizeof *idx);
+    bool more;
+    size_t got = rix_select(s->ix, is_dead, p, NULL, want, idx, &more);
+    size_t keep = 0;
+    rd_dlq_entry *items = xcalloc(m->dlq.n + got + 1, sizeof *items);
+    for (size_t i = 0; i < m->dlq.n; i++)
+        if (!m->dlq.items[i].queue || strcmp(m->dlq.items[i].queue, "alakai") != 0) {
+            items[keep++] = m->dlq.items[i];
+            memset(&m->dlq.items[i], 0, sizeof m->dlq.items[i]);   /* moved */
+        }
+    for (size_t i = 0; i < got; i++) {
+        const rix_task *t = rix_at(s->ix, idx[i]);
+        rd_dlq_entry *d = &items[keep + i];
+        bool orphan = is_orphan(s, s->ix, t, p->now);
+        d->id = xstrdup(rix_id(t));
+        d->queue = xstrdup("alakai");
+        d->execution_id = xstrdup(rix_id(t));
+        d->reason = xstrdup(orphan ? "orphan suspect" : "budget exhausted");
+        d->count = t->attempt;
+        d->first_death_at = d->last_death_at = orphan ? t->dispatched_at : t->resolved_at;
+        d->payload = *rix_error(t) ? xstrdup(rix_error(t)) : NULL;
+    }
+    free(idx);
+    model_set_dlq(m, items, keep + got, others + dead);
+    s->dlq_sent = true;
+}
+
+void rs_publish(rs_src *s, bool force)
+{
+    if (s->freeing || !s->swept_once)
+        return;
+    double now = rs_now();
+    long orphans, dead;
+    if (!force && !s->view_dirty && rix_version(s->ix) == s->published_version &&
+        !(s->dlq_wanted && !s->dlq_sent)) {
+        /* only the clock moved: republish when the orphan count changes */
+        long o = 0;
+        for (size_t i = 0; i < rix_size(s->ix); i++)
+            o += is_orphan(s, s->ix, rix_at(s->ix, i), now);
+        if (o == s->published_orphans)
+            return;
+    }
+    pred_ctx p = { s, now };
+    publish_counts(s, now, &orphans, &dead);
+    publish_page(s, &p);
+    publish_dlq(s, &p, dead);
+    s->published_version = rix_version(s->ix);
+    s->published_orphans = orphans;
+    s->view_dirty = false;
+    if (s->base.ctx.on_change)
+        s->base.ctx.on_change(s->base.ctx.ud);
+}
+
+void rs_publish_prev(rs_src *s, const rix_cursor *c, size_t n, uint32_t *idx)
+{
+    pred_ctx p = { s, rs_now() };
+    size_t got = rix_select_before(s->ix, match_filter, &p, c, n, idx);
+    if (got > 0)
+        rix_cursor_of(rix_at(s->ix, idx[0]), true, &s->page_from);
+    else
+        s->page_from.set = false;
+}

@@ -1,0 +1,128 @@
+/*
+ * The source set of one system: the store (PostgreSQL or Redis, by the profile), the
+ * broker (RabbitMQ management API, when configured) and the worker /health probes (when
+ * configured). Requests go to the sources that implement them.
+ */
+#include "sources.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "source.h"
+
+enum { MAX_SOURCES = 4 };
+
+struct rd_sources {
+    rd_source_ctx ctx;
+    rd_source *src[MAX_SOURCES];
+    size_t n;
+    rd_source *store, *broker;
+};
+
+static void add(rd_sources *s, rd_source *src)
+{
+    if (src && s->n < MAX_SOURCES)
+        s->src[s->n++] = src;
+}
+
+rd_sources *sources_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
+                        const rd_profile *prof, rd_model *model,
+                        rd_change_cb on_change, void *ud)
+{
+    rd_sources *s = xcalloc(1, sizeof *s);
+    s->ctx = (rd_source_ctx){ .base = base, .http = http, .cfg = cfg, .prof = prof,
+                              .model = model, .on_change = on_change, .ud = ud };
+    bool redis = prof && prof->store && strcmp(prof->store, "redis") == 0;
+    s->store = redis ? redis_source_new(&s->ctx) : pg_source_new(&s->ctx);
+    add(s, s->store);
+    if (cfg && cfg->broker && *cfg->broker && http) {
+        s->broker = rabbit_source_new(&s->ctx);
+        add(s, s->broker);
+    }
+    if (cfg && cfg->workers && *cfg->workers && http)
+        add(s, probe_source_new(&s->ctx));
+    return s;
+}
+
+void sources_free(rd_sources *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        s->src[i]->ops->free(s->src[i]);
+    free(s);
+}
+
+void sources_start(rd_sources *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        s->src[i]->ops->start(s->src[i]);
+}
+
+void sources_refresh(rd_sources *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        s->src[i]->ops->refresh(s->src[i]);
+}
+
+void sources_set_filter(rd_sources *s, const rd_exec_filter *f)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->set_filter)
+            s->src[i]->ops->set_filter(s->src[i], f);
+}
+
+void sources_page(rd_sources *s, int dir)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->page)
+            s->src[i]->ops->page(s->src[i], dir);
+}
+
+void sources_jump(rd_sources *s, const char *id)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->jump)
+            s->src[i]->ops->jump(s->src[i], id);
+}
+
+void sources_request_chain(rd_sources *s, const char *id)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->chain)
+            s->src[i]->ops->chain(s->src[i], id);
+}
+
+/* The profile may say where its DLQ lives (dlq_source = store | broker); by default
+ * every source that can peek is asked. */
+void sources_peek_dlq(rd_sources *s, bool more)
+{
+    const char *from = s->ctx.prof ? profile_get(s->ctx.prof, "dlq_source") : NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        rd_source *src = s->src[i];
+        if (!src->ops->peek_dlq)
+            continue;
+        if (from && strcmp(from, "store") == 0 && src != s->store)
+            continue;
+        if (from && strcmp(from, "broker") == 0 && src != s->broker)
+            continue;
+        src->ops->peek_dlq(src, more);
+    }
+}
+
+bool sources_settled(const rd_sources *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!s->src[i]->ops->settled(s->src[i]))
+            return false;
+    return true;
+}
+
+bool sources_idle(const rd_sources *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->idle && !s->src[i]->ops->idle(s->src[i]))
+            return false;
+    return true;
+}

@@ -1,0 +1,118 @@
+#pragma once
+/* The console's one app context, shared by app.c, input.c, paint.c, dialog.c, term.c and
+ * headless.c. Views never see it: they get a ui_ctx. */
+#include <curses.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../actions/actions.h"
+#include "../actions/journal.h"
+#include "../cli/cli.h"
+#include "../core/config.h"
+#include "../core/diag.h"
+#include "../core/model.h"
+#include "../core/profile.h"
+#include "../sources/sources.h"
+#include "keymap.h"
+#include "theme.h"
+#include "view.h"
+
+struct event;
+struct event_base;
+
+enum { HIST_MAX = 16, LAT_MAX = 64 };
+
+typedef struct ui_prompt {
+    bool active;
+    int kind;                  /* PROMPT_* */
+    char buf[256];
+    size_t len;
+} ui_prompt;
+
+typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS } dlg_state;
+
+typedef struct ui_dialog {
+    dlg_state state;
+    rd_action kind;
+    ui_sel sel;                /* the frozen selection (owned) */
+    rd_batch *batch;
+    int scroll;
+    bool aborted;
+} ui_dialog;
+
+typedef struct ui_app {
+    const rd_cli *cli;
+    rd_config cfg;
+    rd_diags diags;
+    rd_system_cfg *sys;        /* current system, NULL when none */
+    rd_profile prof;
+    bool have_prof;
+    rd_model *model;
+    struct event_base *base;
+    rd_http *http;
+    rd_sources *src;
+    rd_actor *actor;
+    ui_theme *theme;
+    ui_keymap *km;
+    bool colour, mouse, ascii;
+    ui_view views[VIEW__COUNT];
+    ui_view_id cur;
+    ui_view_id hist[HIST_MAX];
+    int n_hist;
+    ui_ctx ctx;
+    ui_prompt prompt;
+    ui_dialog dlg;
+    ui_key pending[KM_SEQ_MAX];
+    int n_pending;
+    SCREEN *screen;
+    FILE *term_out, *term_in;
+    WINDOW *input;
+    bool quit, dirty, full_redraw;
+    uint64_t painted_gen;
+    double last_paint;         /* monotonic seconds */
+    struct event *ev_input, *ev_tick, *ev_repaint, *ev_sig[5];
+    bool repaint_pending;
+    FILE *latency;
+    double lat_t0[LAT_MAX];
+    int n_lat;
+    rd_journal_entry *journal;
+    size_t n_journal;
+    char journal_err[256];
+    bool headless;
+    double fixed_now;          /* REDRIVE_NOW (tests), 0 = real clock */
+} ui_app;
+
+/* app.c */
+double app_now(const ui_app *app);
+double app_mono(void);
+void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
+void app_back(ui_app *app);
+void app_effects(ui_app *app);
+void app_command(ui_app *app, const char *line);
+bool app_switch_system(ui_app *app, const char *name);
+void app_load_theme(ui_app *app, const char *name);
+void app_load_keymap(ui_app *app, const char *name);
+
+/* input.c: one decoded key; returns true when the screen must be repainted */
+bool input_key(ui_app *app, ui_key k);
+void input_mouse(ui_app *app);
+
+/* paint.c */
+void paint(ui_app *app);
+
+/* dialog.c */
+void dialog_start(ui_app *app, rd_action kind);
+unsigned dialog_key(ui_app *app, ui_action a);
+void dialog_draw(ui_app *app, WINDOW *w);
+void dialog_close(ui_app *app);
+
+/* term.c */
+bool term_open(ui_app *app, const char *headless_size);
+void term_close(ui_app *app);
+void term_crash_guard(void);
+void term_resize(ui_app *app);
+
+/* headless.c */
+int headless_run(ui_app *app, const char *script);
+void headless_dump(ui_app *app, FILE *out);

@@ -1,0 +1,39 @@
+#pragma once
+/* Command mode (':'): the one list of commands, used by the parser and the help screen. */
+#include <stdbool.h>
+#include <stddef.h>
+
+/* X(ID, "name", "alias or NULL", "usage", "help", takes an argument) */
+#define UI_COMMAND_LIST(X) \
+    X(OVERVIEW, "overview", "o", "overview", "per-source state, counts, health", false) \
+    X(EXECS, "executions", "execs", "executions", "the executions list", false) \
+    X(WORKERS, "workers", "w", "workers", "workers by health", false) \
+    X(QUEUES, "queues", NULL, "queues", "queue depths and consumers", false) \
+    X(DLQ, "dlq", NULL, "dlq", "peek the DLQ (RabbitMQ requeues peeked messages)", false) \
+    X(JOURNAL, "journal", NULL, "journal", "your actions from the audit journal", false) \
+    X(HELP, "help", "h", "help", "keys and commands", false) \
+    X(CHAIN, "chain", NULL, "chain ID", "the retry chain of an execution", true) \
+    X(JUMP, "jump", NULL, "jump ID", "executions page starting at ID", true) \
+    X(FILTER, "filter", "f", "filter status=S text=T error=FP", "filter executions (no argument: clear)", false) \
+    X(SYSTEM, "system", NULL, "system NAME", "switch to another configured system", true) \
+    X(THEME, "theme", NULL, "theme NAME", "load a theme", true) \
+    X(KEYMAP, "keymap", NULL, "keymap NAME", "load a keymap", true) \
+    X(REFRESH, "refresh", NULL, "refresh", "poll the sources now", false) \
+    X(QUIT, "quit", "q", "q", "quit", false)
+
+typedef enum {
+#define UI_X(id, name, alias, usage, help, arg) CMD_##id,
+    UI_COMMAND_LIST(UI_X)
+#undef UI_X
+    CMD__COUNT,
+    CMD_NONE = -1,
+} ui_cmd_id;
+
+typedef struct ui_command {
+    const char *name, *alias, *usage, *help;
+    bool needs_arg;
+} ui_command;
+
+const ui_command *cmd_info(int i);        /* NULL past the end */
+/* "chain 123" → CMD_CHAIN, arg "123". Error text in err when unknown or missing arg. */
+ui_cmd_id cmd_parse(const char *line, char *arg, size_t argcap, char *err, size_t errcap);

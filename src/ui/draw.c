@@ -1,0 +1,240 @@
+#include "draw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "../core/health.h"
+#include "../core/sanitize.h"
+
+enum { FIT_CAP = 2048 };
+
+int draw_clean(WINDOW *w, int y, int x, int cols, const char *clean, int attr)
+{
+    if (cols <= 0)
+        return 0;
+    char buf[FIT_CAP];
+    int used = sanitize_fit(clean ? clean : "", cols, buf, sizeof buf, 0);
+    wattrset(w, attr);
+    mvwaddstr(w, y, x, buf);
+    for (int i = used; i < cols; i++)
+        waddch(w, ' ');
+    wattrset(w, 0);
+    return cols;
+}
+
+int draw_raw(WINDOW *w, int y, int x, int cols, const char *raw, int attr, unsigned san)
+{
+    if (cols <= 0)
+        return 0;
+    char *clean = sanitize_str(raw, san);
+    char buf[FIT_CAP];
+    int used = sanitize_fit(clean, cols, buf, sizeof buf, san);
+    free(clean);
+    wattrset(w, attr);
+    mvwaddstr(w, y, x, buf);
+    for (int i = used; i < cols; i++)
+        waddch(w, ' ');
+    wattrset(w, 0);
+    return cols;
+}
+
+void draw_fill(WINDOW *w, int y, int x, int cols, int attr)
+{
+    wattrset(w, attr);
+    wmove(w, y, x);
+    for (int i = 0; i < cols; i++)
+        waddch(w, ' ');
+    wattrset(w, 0);
+}
+
+static int cols_need(const ui_col *c, int n)
+{
+    int need = 0, shown = 0;
+    for (int i = 0; i < n; i++)
+        if (c[i].w >= 0) {
+            need += c[i].min + (shown ? 1 : 0);
+            shown++;
+        }
+    return need;
+}
+
+void cols_layout(ui_col *c, int n, int width)
+{
+    for (int i = 0; i < n; i++)
+        c[i].w = 0;
+    /* hide droppable columns (highest drop first) until the minimums fit */
+    while (cols_need(c, n) > width) {
+        int worst = -1;
+        for (int i = 0; i < n; i++)
+            if (c[i].w >= 0 && c[i].drop > 0 && (worst < 0 || c[i].drop > c[worst].drop))
+                worst = i;
+        if (worst < 0)
+            break;
+        c[worst].w = -1;
+    }
+    int total = cols_need(c, n), weights = 0;
+    for (int i = 0; i < n; i++)
+        if (c[i].w >= 0) {
+            c[i].w = c[i].min;
+            weights += c[i].weight;
+        }
+    for (int i = 0; i < n && total < width; i++) {
+        if (c[i].w < 0 || c[i].want <= c[i].w)
+            continue;
+        int add = c[i].want - c[i].w;
+        if (add > width - total)
+            add = width - total;
+        c[i].w += add;
+        total += add;
+    }
+    int spare = width - total, given = 0, last = -1;
+    for (int i = 0; i < n && spare > 0 && weights > 0; i++) {
+        if (c[i].w < 0 || !c[i].weight)
+            continue;
+        int add = spare * c[i].weight / weights;
+        c[i].w += add;
+        given += add;
+        last = i;
+    }
+    if (last >= 0 && spare > given)
+        c[last].w += spare - given;
+    int x = 0;
+    for (int i = 0; i < n; i++) {
+        if (c[i].w < 0) {
+            c[i].w = 0;
+            continue;
+        }
+        c[i].x = x;
+        x += c[i].w + 1;
+    }
+}
+
+void cols_header(WINDOW *w, int y, int x, const ui_col *c, int n, int attr)
+{
+    int end = x;
+    for (int i = 0; i < n; i++) {
+        if (!c[i].w)
+            continue;
+        char buf[128];
+        if (c[i].right)
+            snprintf(buf, sizeof buf, "%*s", c[i].w, c[i].title);
+        else
+            snprintf(buf, sizeof buf, "%s", c[i].title);
+        draw_clean(w, y, x + c[i].x, c[i].w, buf, attr);
+        if (x + c[i].x + c[i].w < getmaxx(w))
+            draw_fill(w, y, x + c[i].x + c[i].w, 1, attr);
+        end = x + c[i].x + c[i].w + 1;
+    }
+    if (end < getmaxx(w))
+        draw_fill(w, y, end, getmaxx(w) - end, attr);
+}
+
+void cols_cell(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san)
+{
+    if (!c->w)
+        return;
+    if (!c->right) {
+        draw_raw(w, y, x + c->x, c->w, raw, attr, san);
+        return;
+    }
+    char *clean = sanitize_str(raw, san);
+    int width = sanitize_width(clean);
+    int pad = width < c->w ? c->w - width : 0;
+    draw_fill(w, y, x + c->x, pad, attr);
+    draw_clean(w, y, x + c->x + pad, c->w - pad, clean, attr);
+    free(clean);
+}
+
+void fmt_age(double now, double t, char *out, size_t cap)
+{
+    if (t <= 0) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    double d = now - t;
+    if (d < -5) {
+        char a[16];
+        format_age(-d, a, sizeof a);
+        snprintf(out, cap, "+%s", a);
+        return;
+    }
+    format_age(d < 0 ? 0 : d, out, cap);
+}
+
+void fmt_time(double t, char *out, size_t cap)
+{
+    if (t <= 0) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    time_t s = (time_t)t;
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+void fmt_long(long v, char *out, size_t cap)
+{
+    if (v < 0)
+        snprintf(out, cap, "-");
+    else
+        snprintf(out, cap, "%ld", v);
+}
+
+int text_wrap(const char *clean, int width, void (*line)(const char *s, size_t n, void *ud), void *ud)
+{
+    int lines = 0;
+    if (width < 1)
+        width = 1;
+    const char *p = clean;
+    while (*p) {
+        const char *start = p;
+        int cols = 0;
+        while (*p && *p != '\n' && cols < width) {
+            unsigned char ch = (unsigned char)*p;
+            size_t len = ch < 0x80 ? 1 : ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : 2;
+            char one[5] = {0};
+            memcpy(one, p, len);
+            int cw = sanitize_width(one);
+            if (cols + cw > width)
+                break;
+            cols += cw;
+            p += len;
+        }
+        line(start, (size_t)(p - start), ud);
+        lines++;
+        if (*p == '\n')
+            p++;
+    }
+    return lines;
+}
+
+int slot_for_status(const char *s)
+{
+    if (!s)
+        return TS_NORMAL;
+    if (strcasecmp(s, "failed") == 0 || strcasecmp(s, "error") == 0 || strcasecmp(s, "timeout") == 0 ||
+        strcasecmp(s, "dead") == 0 || strcasecmp(s, "abandoned") == 0)
+        return TS_FAILED;
+    if (strcasecmp(s, "completed") == 0 || strcasecmp(s, "succeeded") == 0 ||
+        strcasecmp(s, "complete") == 0 || strcasecmp(s, "success") == 0 || strcasecmp(s, "done") == 0)
+        return TS_OK;
+    if (strcasecmp(s, "running") == 0 || strcasecmp(s, "in_progress") == 0 ||
+        strcasecmp(s, "scheduled") == 0 || strcasecmp(s, "queued") == 0 ||
+        strcasecmp(s, "pending") == 0 || strcasecmp(s, "requested") == 0)
+        return TS_RUNNING;
+    return TS_NORMAL;
+}
+
+int slot_for_health(rd_health h)
+{
+    switch (h) {
+    case RD_HEALTH_HEALTHY: return TS_OK;
+    case RD_HEALTH_DEGRADED: return TS_WARNING;
+    case RD_HEALTH_UNHEALTHY: return TS_FAILED;
+    default: return TS_DIM;
+    }
+}

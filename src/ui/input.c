@@ -1,0 +1,199 @@
+/* Keys → actions (through the keymap, with two-key sequences), the prompt line, mouse. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+
+static void prompt_submit(ui_app *app)
+{
+    ui_prompt *p = &app->prompt;
+    p->active = false;
+    ui_ctx *c = &app->ctx;
+    switch (p->kind) {
+    case PROMPT_COMMAND:
+        app_command(app, p->buf);
+        break;
+    case PROMPT_SEARCH:
+        snprintf(c->filter.text, sizeof c->filter.text, "%s", p->buf);
+        app->views[app->cur].list.cur = 0;
+        ctx_fx(c, FX_FILTER, 0, NULL);
+        break;
+    case PROMPT_JUMP:
+        if (p->buf[0])
+            ctx_fx(c, FX_JUMP, 0, p->buf);
+        break;
+    default:
+        break;
+    }
+    app_effects(app);
+}
+
+static void prompt_utf8(ui_prompt *p, ui_key k)
+{
+    char b[5] = {0};
+    if (k < 0x80) b[0] = (char)k;
+    else if (k < 0x800) { b[0] = (char)(0xc0 | (k >> 6)); b[1] = (char)(0x80 | (k & 0x3f)); }
+    else if (k < 0x10000) {
+        b[0] = (char)(0xe0 | (k >> 12)); b[1] = (char)(0x80 | ((k >> 6) & 0x3f)); b[2] = (char)(0x80 | (k & 0x3f));
+    } else {
+        b[0] = (char)(0xf0 | (k >> 18)); b[1] = (char)(0x80 | ((k >> 12) & 0x3f));
+        b[2] = (char)(0x80 | ((k >> 6) & 0x3f)); b[3] = (char)(0x80 | (k & 0x3f));
+    }
+    size_t n = strlen(b);
+    if (p->len + n < sizeof p->buf) {
+        memcpy(p->buf + p->len, b, n + 1);
+        p->len += n;
+    }
+}
+
+static bool prompt_key(ui_app *app, ui_key k)
+{
+    ui_prompt *p = &app->prompt;
+    if (k == (UK_FN | KEY_ENTER)) {
+        prompt_submit(app);
+    } else if (k == 27 || k == 7) {          /* escape, ctrl-g */
+        p->active = false;
+    } else if (k == (UK_FN | KEY_BACKSPACE)) {
+        if (!p->len) {
+            p->active = false;
+            return true;
+        }
+        do
+            p->len--;
+        while (p->len && ((unsigned char)p->buf[p->len] & 0xc0) == 0x80);
+        p->buf[p->len] = 0;
+    } else if (k == 21) {                    /* ctrl-u */
+        p->len = 0;
+        p->buf[0] = 0;
+    } else if (k >= 0x20 && k != 0x7f && !(k & (UK_FN | UK_ALT)) && k < 0x110000) {
+        prompt_utf8(p, k);
+    }
+    return true;
+}
+
+static void prompt_open(ui_app *app, int kind)
+{
+    ui_prompt *p = &app->prompt;
+    memset(p, 0, sizeof *p);
+    p->active = true;
+    p->kind = kind;
+    if (kind == PROMPT_SEARCH) {
+        snprintf(p->buf, sizeof p->buf, "%s", app->ctx.filter.text);
+        p->len = strlen(p->buf);
+    }
+}
+
+static bool global_action(ui_app *app, ui_action a)
+{
+    static const struct { ui_action a; ui_view_id v; } jumps[] = {
+        {UA_VIEW_OVERVIEW, VIEW_OVERVIEW}, {UA_VIEW_EXECS, VIEW_EXECS}, {UA_VIEW_WORKERS, VIEW_WORKERS},
+        {UA_VIEW_QUEUES, VIEW_QUEUES}, {UA_VIEW_DLQ, VIEW_DLQ}, {UA_VIEW_JOURNAL, VIEW_JOURNAL},
+        {UA_HELP, VIEW_HELP},
+    };
+    for (size_t i = 0; i < sizeof jumps / sizeof *jumps; i++)
+        if (jumps[i].a == a) {
+            app_open_view(app, jumps[i].v, NULL, true);
+            return true;
+        }
+    switch (a) {
+    case UA_QUIT:
+    case UA_BACK:
+        if (app->n_hist)
+            app_back(app);
+        else if (a == UA_QUIT)
+            app->quit = true;
+        return true;
+    case UA_QUIT_NOW: app->quit = true; return true;
+    case UA_COMMAND: prompt_open(app, PROMPT_COMMAND); return true;
+    case UA_SEARCH: prompt_open(app, PROMPT_SEARCH); return true;
+    case UA_REDRAW: app->full_redraw = true; return true;
+    default: return false;
+    }
+}
+
+static bool input_action(ui_app *app, ui_action a)
+{
+    ui_ctx *c = &app->ctx;
+    c->msg[0] = 0;
+    if (app->dlg.state != DLG_NONE) {
+        dialog_key(app, a);
+        return true;
+    }
+    const ui_action_info *info = actlist_info(a);
+    if ((info->flags & UA_DANGER) && c->read_only) {
+        ctx_msg(c, true, "read-only: '%s' is disabled", info->name);
+        return true;
+    }
+    ui_view *v = &app->views[app->cur];
+    bool is_view_switch = a >= UA_VIEW_OVERVIEW && a <= UA_VIEW_JOURNAL;
+    unsigned ch = UI_CH_UNHANDLED;
+    if (!is_view_switch && a != UA_HELP && a != UA_COMMAND && a != UA_SEARCH)
+        ch = v->ops->key ? v->ops->key(v, c, a) : UI_CH_UNHANDLED;
+    if (ch & UI_CH_UNHANDLED) {
+        if (!global_action(app, a)) {
+            ctx_msg(c, false, "'%s' does nothing in this view", info->name);
+        }
+    }
+    if (ch & UI_CH_QUIT)
+        app->quit = true;
+    if (ch & UI_CH_BACK)
+        app_back(app);
+    app_effects(app);
+    return true;
+}
+
+bool input_key(ui_app *app, ui_key k)
+{
+    if (k == (UK_FN | KEY_RESIZE)) {
+        term_resize(app);
+        return true;
+    }
+    if (k == (UK_FN | KEY_MOUSE)) {
+        input_mouse(app);
+        return true;
+    }
+    if (app->prompt.active)
+        return prompt_key(app, k);
+    app->pending[app->n_pending++] = k;
+    ui_action a = UA_NONE;
+    km_match m = keymap_match(app->km, app->pending, app->n_pending, app->dlg.state != DLG_NONE, &a);
+    if (m == KM_PREFIX && app->n_pending < KM_SEQ_MAX)
+        return true;
+    int n = app->n_pending;
+    app->n_pending = 0;
+    if (m != KM_ACTION) {
+        char name[32];
+        key_name(k, false, name, sizeof name);
+        if (app->dlg.state == DLG_NONE)
+            ctx_msg(&app->ctx, false, "%s%s is not bound (? for help)", n > 1 ? "that sequence ending in " : "", name);
+        return true;
+    }
+    return input_action(app, a);
+}
+
+void input_mouse(ui_app *app)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK || app->dlg.state != DLG_NONE || app->prompt.active)
+        return;
+    ui_view *v = &app->views[app->cur];
+    if (ev.bstate & BUTTON4_PRESSED) {
+        for (int i = 0; i < 3; i++)
+            input_action(app, UA_UP);
+        return;
+    }
+#ifdef BUTTON5_PRESSED
+    if (ev.bstate & BUTTON5_PRESSED) {
+        for (int i = 0; i < 3; i++)
+            input_action(app, UA_DOWN);
+        return;
+    }
+#endif
+    if ((ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED)) && v->ops->select &&
+        ev.y >= v->list_y && ev.y < v->list_y + v->rows) {
+        v->ops->select(v, &app->ctx, ev.y - v->list_y);
+        if (ev.bstate & BUTTON1_DOUBLE_CLICKED)
+            input_action(app, UA_OPEN);
+    }
+}

@@ -1,0 +1,457 @@
+#include "keymap.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../core/xalloc.h"
+#include "rd_build.h"
+
+typedef struct km_bind {
+    ui_key seq[KM_SEQ_MAX];
+    int n;
+    ui_action act;
+    int line;          /* 0 = built-in default */
+} km_bind;
+
+struct ui_keymap {
+    km_bind *b;
+    size_t n, cap;
+    char *name;
+};
+
+static const struct { const char *name; ui_key key; } key_names[] = {
+    {"enter", UK_FN | KEY_ENTER}, {"return", UK_FN | KEY_ENTER},
+    {"escape", 27}, {"esc", 27}, {"tab", 9}, {"btab", UK_FN | KEY_BTAB},
+    {"shift-tab", UK_FN | KEY_BTAB}, {"space", ' '}, {"plus", '+'},
+    {"backspace", UK_FN | KEY_BACKSPACE}, {"up", UK_FN | KEY_UP},
+    {"down", UK_FN | KEY_DOWN}, {"left", UK_FN | KEY_LEFT}, {"right", UK_FN | KEY_RIGHT},
+    {"pgup", UK_FN | KEY_PPAGE}, {"ppage", UK_FN | KEY_PPAGE}, {"pageup", UK_FN | KEY_PPAGE},
+    {"pgdn", UK_FN | KEY_NPAGE}, {"npage", UK_FN | KEY_NPAGE}, {"pagedown", UK_FN | KEY_NPAGE},
+    {"home", UK_FN | KEY_HOME}, {"end", UK_FN | KEY_END}, {"insert", UK_FN | KEY_IC},
+    {"delete", UK_FN | KEY_DC},
+};
+
+bool key_parse(const char *s, ui_key *out)
+{
+    if (!s || !*s)
+        return false;
+    if (strncmp(s, "alt-", 4) == 0 || strncmp(s, "M-", 2) == 0) {
+        ui_key k;
+        if (!key_parse(s + (s[0] == 'M' ? 2 : 4), &k) || (k & UK_ALT))
+            return false;
+        *out = UK_ALT | k;
+        return true;
+    }
+    if ((strncmp(s, "ctrl-", 5) == 0 || strncmp(s, "C-", 2) == 0)) {
+        const char *c = s + (s[0] == 'C' ? 2 : 5);
+        if (strcmp(c, "space") == 0) { *out = 0; return true; }
+        if (c[0] && !c[1] && ((c[0] >= 'a' && c[0] <= 'z') || strchr("@[\\]^_", c[0]))) {
+            *out = c[0] & 0x1f;
+            return true;
+        }
+        return false;
+    }
+    for (size_t i = 0; i < sizeof key_names / sizeof *key_names; i++)
+        if (strcmp(s, key_names[i].name) == 0) {
+            *out = key_names[i].key;
+            return true;
+        }
+    if (s[0] == 'f' && s[1] >= '1' && s[1] <= '9') {
+        int n = atoi(s + 1);
+        if (n >= 1 && n <= 12) {
+            *out = UK_FN | KEY_F(n);
+            return true;
+        }
+    }
+    /* a single UTF-8 character */
+    unsigned char c = (unsigned char)s[0];
+    size_t len = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+    if (!len || strlen(s) != len || (len == 1 && c < 0x21) || c == 0x7f)
+        return false;
+    ui_key k = len == 1 ? c : (c & (0xff >> (len + 1)));
+    for (size_t i = 1; i < len; i++) {
+        if (((unsigned char)s[i] & 0xc0) != 0x80)
+            return false;
+        k = (k << 6) | ((unsigned char)s[i] & 0x3f);
+    }
+    *out = k;
+    return true;
+}
+
+static void put_utf8(ui_key k, char *out, size_t cap)
+{
+    char b[5] = {0};
+    if (k < 0x80) b[0] = (char)k;
+    else if (k < 0x800) { b[0] = (char)(0xc0 | (k >> 6)); b[1] = (char)(0x80 | (k & 0x3f)); }
+    else if (k < 0x10000) {
+        b[0] = (char)(0xe0 | (k >> 12)); b[1] = (char)(0x80 | ((k >> 6) & 0x3f));
+        b[2] = (char)(0x80 | (k & 0x3f));
+    } else {
+        b[0] = (char)(0xf0 | (k >> 18)); b[1] = (char)(0x80 | ((k >> 12) & 0x3f));
+        b[2] = (char)(0x80 | ((k >> 6) & 0x3f)); b[3] = (char)(0x80 | (k & 0x3f));
+    }
+    snprintf(out, cap, "%s", b);
+}
+
+void key_name(ui_key k, bool compact, char *out, size_t cap)
+{
+    if (k & UK_ALT) {
+        char rest[32];
+        key_name(k & ~UK_ALT, compact, rest, sizeof rest);
+        snprintf(out, cap, "%s%s", compact ? "M-" : "alt-", rest);
+        return;
+    }
+    if (k == ' ') { snprintf(out, cap, "%s", compact ? "spc" : "space"); return; }
+    if (k == 27) { snprintf(out, cap, "%s", compact ? "esc" : "escape"); return; }
+    if (k == '+') { snprintf(out, cap, "%s", compact ? "+" : "plus"); return; }
+    if (k == 9) { snprintf(out, cap, "tab"); return; }
+    if (k >= 0 && k < 0x20) {
+        snprintf(out, cap, compact ? "^%c" : "ctrl-%c", k == 0 ? '@' : (char)(k | 0x60));
+        return;
+    }
+    if (k & UK_FN) {
+        for (size_t i = 0; i < sizeof key_names / sizeof *key_names; i++)
+            if (key_names[i].key == k) {
+                snprintf(out, cap, "%s", key_names[i].name);
+                return;
+            }
+        for (int n = 1; n <= 12; n++)
+            if (k == (UK_FN | KEY_F(n))) {
+                snprintf(out, cap, "f%d", n);
+                return;
+            }
+        snprintf(out, cap, "key-%d", k & ~UK_FN);
+        return;
+    }
+    put_utf8(k, out, cap);
+}
+
+ui_key key_from_curses(int rc, unsigned ch)
+{
+    if (rc == KEY_CODE_YES) {
+        if ((int)ch == KEY_ENTER) return UK_FN | KEY_ENTER;
+        return UK_FN | (int)ch;
+    }
+    if (ch == '\r' || ch == '\n')
+        return UK_FN | KEY_ENTER;
+    if (ch == 127 || ch == 8)
+        return UK_FN | KEY_BACKSPACE;
+    return (ui_key)ch;
+}
+
+static void bind_add(ui_keymap *km, const ui_key *seq, int n, ui_action a, int line)
+{
+    xgrow(&km->b, &km->cap, km->n + 1, sizeof *km->b);
+    km_bind *b = &km->b[km->n++];
+    memset(b, 0, sizeof *b);
+    memcpy(b->seq, seq, (size_t)n * sizeof *seq);
+    b->n = n;
+    b->act = a;
+    b->line = line;
+}
+
+static void bind_remove_action(ui_keymap *km, ui_action a)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < km->n; i++)
+        if (km->b[i].act != a)
+            km->b[j++] = km->b[i];
+    km->n = j;
+}
+
+/* "ctrl-x+r" or "ctrl-x r" (quoted) → seq; false on a bad key. */
+static bool seq_parse(char *tok, ui_key *seq, int *n)
+{
+    *n = 0;
+    if (strlen(tok) > 1 && strchr(tok, '+'))
+        for (char *p = tok; *p; p++)
+            if (*p == '+')
+                *p = ' ';
+    for (char *save = NULL, *k = strtok_r(tok, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
+        if (*n >= KM_SEQ_MAX || !key_parse(k, &seq[*n]))
+            return false;
+        (*n)++;
+    }
+    return *n > 0;
+}
+
+static void keymap_defaults(ui_keymap *km)
+{
+    for (int a = 0; a < UA__COUNT; a++) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", actlist_info((ui_action)a)->keys);
+        for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+            ui_key seq[KM_SEQ_MAX];
+            int n;
+            char tok[64];
+            snprintf(tok, sizeof tok, "%s", t);
+            if (seq_parse(tok, seq, &n))
+                bind_add(km, seq, n, (ui_action)a, 0);
+        }
+    }
+}
+
+ui_keymap *keymap_new(void)
+{
+    ui_keymap *km = xcalloc(1, sizeof *km);
+    km->name = xstrdup("built-in");
+    keymap_defaults(km);
+    return km;
+}
+
+void keymap_free(ui_keymap *km)
+{
+    if (!km)
+        return;
+    free(km->b);
+    free(km->name);
+    free(km);
+}
+
+const char *keymap_name(const ui_keymap *km)
+{
+    return km->name;
+}
+
+static bool same_scope(ui_action a, ui_action b)
+{
+    return ((actlist_info(a)->flags ^ actlist_info(b)->flags) & UA_DIALOG) == 0;
+}
+
+/* Same sequence, or one a prefix of the other. */
+static bool seq_clash(const km_bind *a, const km_bind *b)
+{
+    int n = a->n < b->n ? a->n : b->n;
+    return memcmp(a->seq, b->seq, (size_t)n * sizeof *a->seq) == 0;
+}
+
+static void seq_text(const km_bind *b, char *out, size_t cap)
+{
+    out[0] = 0;
+    for (int i = 0; i < b->n; i++) {
+        char k[32];
+        key_name(b->seq[i], false, k, sizeof k);
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, "%s%s", i ? " " : "", k);
+    }
+}
+
+/* Report clashes; the built-in default loses to a file binding, a later file line
+ * loses to an earlier one. */
+static bool keymap_check(ui_keymap *km, const char *path, rd_diags *d)
+{
+    bool ok = true;
+    for (size_t i = 0; i < km->n; i++) {
+        for (size_t j = 0; j < km->n; j++) {
+            km_bind *a = &km->b[i], *b = &km->b[j];
+            if (i == j || !same_scope(a->act, b->act) || !seq_clash(a, b))
+                continue;
+            bool a_loses = (a->line == 0 && b->line > 0) || (a->line > b->line && b->line > 0) ||
+                           (a->line == b->line && i > j);
+            if (!a_loses)
+                continue;
+            char s[64];
+            seq_text(a, s, sizeof s);
+            if (a->line > 0) {
+                diags_add(d, path, a->line, "key '%s' for '%s' conflicts with '%s'", s,
+                          actlist_info(a->act)->name, actlist_info(b->act)->name);
+                ok = false;
+            }
+            km->b[i] = km->b[--km->n];
+            i = (size_t)-1;
+            break;
+        }
+    }
+    return ok;
+}
+
+static bool keymap_line(ui_keymap *km, const char *path, int line, char *s, rd_diags *d)
+{
+    char *eq = strchr(s, '=');
+    if (!eq) {
+        diags_add(d, path, line, "expected 'action = key ...'");
+        return false;
+    }
+    *eq = 0;
+    char *name = s, *val = eq + 1;
+    while (*name == ' ' || *name == '\t') name++;
+    for (char *e = name + strlen(name); e > name && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
+    ui_action a = actlist_find(name);
+    if (a == UA_NONE) {
+        diags_add(d, path, line, "unknown action '%s'", name);
+        return false;
+    }
+    bind_remove_action(km, a);
+    bool ok = true;
+    char *p = val;
+    while (*p) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        char tok[64];
+        size_t n = 0;
+        char end = *p == '"' ? '"' : ' ';
+        if (end == '"') p++;
+        while (*p && *p != end && !(end == ' ' && *p == '\t') && n < sizeof tok - 1)
+            tok[n++] = *p++;
+        tok[n] = 0;
+        if (*p == '"') p++;
+        if (strcmp(tok, "none") == 0)
+            continue;
+        ui_key seq[KM_SEQ_MAX];
+        int sn;
+        char copy[64];
+        snprintf(copy, sizeof copy, "%s", tok);
+        if (!seq_parse(copy, seq, &sn)) {
+            diags_add(d, path, line, "bad key '%s' for '%s'", tok, name);
+            ok = false;
+            continue;
+        }
+        bind_add(km, seq, sn, a, line);
+    }
+    return ok;
+}
+
+bool keymap_parse(ui_keymap *km, const char *path, const char *text, rd_diags *d)
+{
+    bool ok = true;
+    int line = 0;
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char *s = xstrndup(p, len);
+        line++;
+        char *t = s;
+        while (*t == ' ' || *t == '\t') t++;
+        size_t tl = strlen(t);
+        if (tl && t[tl - 1] == '\r') t[--tl] = 0;
+        if (*t && *t != '#' && *t != ';' && !keymap_line(km, path, line, t, d))
+            ok = false;
+        free(s);
+        p += len + (nl ? 1 : 0);
+    }
+    if (!keymap_check(km, path, d))
+        ok = false;
+    return ok;
+}
+
+bool keymap_load(ui_keymap *km, const char *name, rd_diags *d)
+{
+    char *path = datafile_find(name, "REDRIVE_KEYMAPS", "keymaps", ".keymap");
+    if (!path) {
+        diags_add(d, name, 0, "no such keymap (looked in $REDRIVE_KEYMAPS, %s/keymaps, %s/keymaps)",
+                  RD_SRCDIR, RD_DATADIR);
+        return false;
+    }
+    char *text = datafile_read(path);
+    bool ok = false;
+    if (!text)
+        diags_add(d, path, 0, "cannot read keymap");
+    else {
+        ok = keymap_parse(km, path, text, d);
+        free(km->name);
+        km->name = xstrdup(name);
+    }
+    free(text);
+    free(path);
+    return ok;
+}
+
+km_match keymap_match(const ui_keymap *km, const ui_key *seq, int n, bool dialog, ui_action *out)
+{
+    km_match best = KM_NONE;
+    for (size_t i = 0; i < km->n; i++) {
+        const km_bind *b = &km->b[i];
+        bool is_dialog = (actlist_info(b->act)->flags & UA_DIALOG) != 0;
+        if (is_dialog != dialog || b->n < n || memcmp(b->seq, seq, (size_t)n * sizeof *seq) != 0)
+            continue;
+        if (b->n == n) {
+            *out = b->act;
+            return KM_ACTION;
+        }
+        best = KM_PREFIX;
+    }
+    return best;
+}
+
+static void bind_text(const km_bind *b, char *out, size_t cap)
+{
+    out[0] = 0;
+    for (int i = 0; i < b->n; i++) {
+        char k[32];
+        key_name(b->seq[i], true, k, sizeof k);
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, "%s%s", i ? " " : "", k);
+    }
+}
+
+bool keymap_first(const ui_keymap *km, ui_action a, char *out, size_t cap)
+{
+    for (size_t i = 0; i < km->n; i++)
+        if (km->b[i].act == a) {
+            bind_text(&km->b[i], out, cap);
+            return true;
+        }
+    out[0] = 0;
+    return false;
+}
+
+void keymap_all(const ui_keymap *km, ui_action a, char *out, size_t cap)
+{
+    out[0] = 0;
+    for (size_t i = 0; i < km->n; i++) {
+        if (km->b[i].act != a)
+            continue;
+        char t[64];
+        bind_text(&km->b[i], t, sizeof t);
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, "%s%s", l ? ", " : "", t);
+    }
+}
+
+static bool file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+char *datafile_find(const char *name, const char *envdir, const char *sub, const char *ext)
+{
+    size_t nl = strlen(name), el = strlen(ext);
+    if (strchr(name, '/') || (nl > el && strcmp(name + nl - el, ext) == 0))
+        return file_exists(name) ? xstrdup(name) : NULL;
+    const char *env = getenv(envdir);
+    const char *dirs[3] = {env && *env ? env : NULL, NULL, NULL};
+    char *d1 = xasprintf("%s/%s", RD_SRCDIR, sub), *d2 = xasprintf("%s/%s", RD_DATADIR, sub);
+    dirs[1] = d1;
+    dirs[2] = d2;
+    char *found = NULL;
+    for (int i = 0; i < 3 && !found; i++) {
+        if (!dirs[i])
+            continue;
+        char *p = xasprintf("%s/%s%s", dirs[i], name, ext);
+        if (file_exists(p))
+            found = p;
+        else
+            free(p);
+    }
+    free(d1);
+    free(d2);
+    return found;
+}
+
+char *datafile_read(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = xmalloc(cap + 1);
+    n = fread(buf, 1, cap, f);
+    fclose(f);
+    buf[n] = 0;
+    return buf;
+}

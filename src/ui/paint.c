@@ -1,0 +1,172 @@
+/* One paint: top bar, the current view, status/prompt line, bottom bar, dialog. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "app.h"
+#include "draw.h"
+
+static int put(WINDOW *w, int y, int x, int maxx, const char *clean, int attr)
+{
+    if (x >= maxx)
+        return x;
+    char *c = xstrdup(clean);
+    int used = 0;
+    char buf[512];
+    used = draw_clean(w, y, x, maxx - x, c, attr);
+    (void)buf;
+    free(c);
+    return x + used;
+}
+
+/* Raw (outside) text on the top bar: sanitized, fitted, no padding beyond its width. */
+static int put_raw_tight(WINDOW *w, int y, int x, int maxx, const char *raw, int attr, unsigned san)
+{
+    if (x >= maxx || !raw)
+        return x;
+    char *clean = sanitize_str(raw, san);
+    int width = sanitize_width(clean);
+    int cols = width < maxx - x ? width : maxx - x;
+    draw_clean(w, y, x, cols, clean, attr);
+    free(clean);
+    return x + cols;
+}
+
+static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
+{
+    const rd_model *m = app->model;
+    double now = app_now(app);
+    for (size_t i = 0; i < m->sources.n && x < maxx; i++) {
+        const rd_source_status *s = &m->sources.items[i];
+        char age[16], t[96];
+        fmt_age(now, s->last_ok, age, sizeof age);
+        int slot = TS_TOPBAR;
+        if (s->state == RD_SRC_OK)
+            snprintf(t, sizeof t, " %s %s", s->name, age);
+        else if (s->state == RD_SRC_STALE) {
+            snprintf(t, sizeof t, " %s STALE %s", s->name, age);
+            slot = TS_STALE;
+        } else if (s->state == RD_SRC_DOWN) {
+            snprintf(t, sizeof t, " %s DOWN", s->name);
+            slot = TS_DOWN;
+        } else
+            snprintf(t, sizeof t, " %s ...", s->name);
+        x = put_raw_tight(w, 0, x, maxx, t, slot == TS_TOPBAR ? bar : theme_attr(app->theme, (ui_slot)slot), app->ctx.san);
+        if (s->state >= RD_SRC_STALE && s->error[0]) {
+            char *e = xasprintf(": %.60s", s->error);
+            x = put_raw_tight(w, 0, x, maxx, e, theme_attr(app->theme, (ui_slot)slot), app->ctx.san);
+            free(e);
+        }
+        x = put_raw_tight(w, 0, x, maxx, " |", bar, 0);
+    }
+    return x;
+}
+
+static void paint_topbar(ui_app *app, WINDOW *w, int cols)
+{
+    int bar = theme_attr(app->theme, TS_TOPBAR), danger = theme_attr(app->theme, TS_DANGER);
+    draw_fill(w, 0, 0, cols, bar);
+    int x = put_raw_tight(w, 0, 0, cols, " redrive ", bar, 0);
+    x = put_raw_tight(w, 0, x, cols, app->sys ? app->sys->name : "(no system)", bar | A_BOLD, app->ctx.san);
+    x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
+    if (app->sys && app->sys->banner && *app->sys->banner) {
+        char *b = xasprintf(" %s ", app->sys->banner);
+        x = put_raw_tight(w, 0, x, cols, b, danger, app->ctx.san);
+        free(b);
+        x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
+    }
+    if ((app->sys && app->sys->insecure) || (app->actor && actor_insecure(app->actor))) {
+        x = put_raw_tight(w, 0, x, cols, " insecure ", danger, 0);
+        x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
+    }
+    if (app->ctx.read_only)
+        x = put_raw_tight(w, 0, x, cols, "[read-only] ", bar, 0);
+    const char *who = app->actor ? actor_identity(app->actor) : NULL;
+    if (who) {
+        char *t = xasprintf("as %s ", who);
+        x = put_raw_tight(w, 0, x, cols, t, bar, app->ctx.san);
+        free(t);
+    }
+    x = put_raw_tight(w, 0, x, cols, "|", bar, 0);
+    topbar_sources(app, w, x, cols, bar);
+}
+
+static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
+{
+    draw_fill(w, y, 0, cols, theme_attr(app->theme, TS_BOTTOMBAR));
+    int x = 0;
+    const ui_action *bar = app->dlg.state != DLG_NONE ? NULL : app->views[app->cur].ops->bar;
+    static const ui_action dlg_confirm[] = {UA_CONFIRM, UA_CANCEL, UA_NONE};
+    static const ui_action dlg_progress[] = {UA_ABORT, UA_CANCEL, UA_NONE};
+    if (!bar)
+        bar = app->dlg.state == DLG_CONFIRM ? dlg_confirm : dlg_progress;
+    for (int i = 0; bar[i] != UA_NONE && x < cols; i++) {
+        const ui_action_info *a = actlist_info(bar[i]);
+        char key[48];
+        if ((a->flags & UA_DANGER) && app->ctx.read_only)
+            continue;
+        if (!keymap_first(app->km, bar[i], key, sizeof key))
+            continue;
+        x = put(w, y, x, x + (int)strlen(key) <= cols ? x + (int)strlen(key) : cols, key,
+                theme_attr(app->theme, TS_KEY));
+        char label[48];
+        snprintf(label, sizeof label, " %s ", a->label);
+        int end = x + (int)strlen(label);
+        x = put(w, y, x, end < cols ? end : cols, label, theme_attr(app->theme, TS_BOTTOMBAR));
+    }
+}
+
+static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
+{
+    if (app->prompt.active) {
+        static const char *const lead[] = {":", "/", "jump to id: "};
+        char *t = xasprintf("%s%s", lead[app->prompt.kind], app->prompt.buf);
+        draw_raw(w, y, 0, cols, t, 0, app->ctx.san);
+        free(t);
+        return;
+    }
+    if (app->n_pending) {
+        char k[32], t[64];
+        key_name(app->pending[0], true, k, sizeof k);
+        snprintf(t, sizeof t, "%s - (waiting for the next key)", k);
+        draw_clean(w, y, 0, cols, t, theme_attr(app->theme, TS_WARNING));
+        return;
+    }
+    draw_raw(w, y, 0, cols, app->ctx.msg,
+             theme_attr(app->theme, app->ctx.msg_error ? TS_ERROR : TS_MESSAGE), app->ctx.san);
+}
+
+void paint(ui_app *app)
+{
+    WINDOW *w = stdscr;
+    int rows = getmaxy(w), cols = getmaxx(w);
+    app->ctx.now = app_now(app);
+    werase(w);
+    if (rows < 5 || cols < 20) {
+        draw_clean(w, 0, 0, cols, "terminal too small", 0);
+    } else {
+        paint_topbar(app, w, cols);
+        ui_view *v = &app->views[app->cur];
+        ui_rect r = {1, 0, rows - 3, cols};
+        v->ops->draw(v, &app->ctx, w, r);
+        paint_status(app, w, rows - 2, cols);
+        paint_bottombar(app, w, rows - 1, cols);
+        if (app->dlg.state != DLG_NONE)
+            dialog_draw(app, w);
+    }
+    if (app->prompt.active) {
+        curs_set(1);
+        int len = (int)(app->prompt.kind == PROMPT_JUMP ? 12 : 1) + sanitize_width(app->prompt.buf);
+        wmove(w, rows - 2, len < cols ? len : cols - 1);
+    } else
+        curs_set(0);
+    if (app->full_redraw) {
+        clearok(curscr, TRUE);
+        app->full_redraw = false;
+    }
+    wnoutrefresh(w);
+    doupdate();
+    app->painted_gen = app->model->generation;
+    app->dirty = false;
+}

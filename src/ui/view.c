@@ -1,0 +1,131 @@
+/* Helpers shared by every view: the effect outbox, the frozen selection, list movement. */
+#include "view.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+
+void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text)
+{
+    if (c->n_fx >= (int)(sizeof c->fx / sizeof *c->fx))
+        return;
+    ui_effect *e = &c->fx[c->n_fx++];
+    e->kind = k;
+    e->arg = arg;
+    snprintf(e->text, sizeof e->text, "%s", text ? text : "");
+}
+
+void ctx_msg(ui_ctx *c, bool error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    c->msg_error = error;
+}
+
+void sel_clear(ui_sel *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->ids[i]);
+        free(s->parents[i]);
+        free(s->labels[i]);
+        free(s->fps[i]);
+    }
+    free(s->ids);
+    free(s->parents);
+    free(s->labels);
+    free(s->fps);
+    free(s->notes);
+    memset(s, 0, sizeof *s);
+}
+
+void sel_add(ui_sel *s, const char *id, const char *parent, const char *label, const char *fp)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap;
+        xgrow(&s->ids, &cap, s->n + 1, sizeof *s->ids);
+        cap = s->cap;
+        xgrow(&s->parents, &cap, s->n + 1, sizeof *s->parents);
+        cap = s->cap;
+        xgrow(&s->labels, &cap, s->n + 1, sizeof *s->labels);
+        cap = s->cap;
+        xgrow(&s->fps, &cap, s->n + 1, sizeof *s->fps);
+        s->cap = cap;
+    }
+    s->ids[s->n] = xstrdup(id ? id : "");
+    s->parents[s->n] = xstrdup(parent);
+    s->labels[s->n] = xstrdup(label);
+    s->fps[s->n] = xstrdup(fp ? fp : "");
+    s->n++;
+}
+
+void sel_note(ui_sel *s, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    char *old = s->notes;
+    s->notes = xasprintf("%s%s%s", old ? old : "", old ? "\n" : "", line);
+    free(old);
+}
+
+void list_fit(ui_list *l, int rows)
+{
+    if (rows < 1)
+        rows = 1;
+    if (l->cur >= l->n)
+        l->cur = l->n - 1;
+    if (l->cur < 0)
+        l->cur = 0;
+    if (l->top > l->cur)
+        l->top = l->cur;
+    if (l->cur >= l->top + rows)
+        l->top = l->cur - rows + 1;
+    if (l->top > l->n - rows)
+        l->top = l->n - rows;
+    if (l->top < 0)
+        l->top = 0;
+}
+
+unsigned list_nav(ui_list *l, ui_action a, int page)
+{
+    if (page < 1)
+        page = 1;
+    switch (a) {
+    case UA_UP: l->cur--; break;
+    case UA_DOWN: l->cur++; break;
+    case UA_PAGE_UP: l->cur -= page; l->top -= page; break;
+    case UA_PAGE_DOWN: l->cur += page; l->top += page; break;
+    case UA_TOP: l->cur = 0; break;
+    case UA_BOTTOM: l->cur = l->n - 1; break;
+    default: return UI_CH_UNHANDLED;
+    }
+    if (l->top < 0)
+        l->top = 0;
+    list_fit(l, page);
+    return UI_CH_REDRAW;
+}
+
+bool ui_match(const char *hay, const char *needle)
+{
+    if (!needle || !*needle)
+        return true;
+    if (!hay)
+        return false;
+    size_t nl = strlen(needle);
+    for (const char *p = hay; *p; p++) {
+        size_t i = 0;
+        while (i < nl && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == nl)
+            return true;
+    }
+    return false;
+}

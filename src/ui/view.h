@@ -1,0 +1,125 @@
+#pragma once
+/*
+ * One module per view, the same hooks for each (tig's view_ops, ncdu's x_draw/x_key).
+ * Views draw the model and turn actions into "what changed" flags plus effects in the
+ * context's outbox; they never read the keyboard and never call a source.
+ */
+#include <curses.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../actions/actions.h"
+#include "../actions/journal.h"
+#include "../core/config.h"
+#include "../core/model.h"
+#include "actlist.h"
+#include "keymap.h"
+#include "theme.h"
+
+/* What a key changed (htop's reaction flags). */
+enum {
+    UI_CH_NONE = 0,
+    UI_CH_REDRAW = 1u << 0,
+    UI_CH_BACK = 1u << 1,      /* leave this view */
+    UI_CH_QUIT = 1u << 2,
+    UI_CH_UNHANDLED = 1u << 3, /* the view did not use the action */
+};
+
+/* Requests from views to the app (the app talks to sources and the actor). */
+typedef enum {
+    FX_VIEW,      /* arg = view id, text = open argument */
+    FX_CHAIN,     /* text = execution id */
+    FX_PAGE,      /* arg = +1 / -1 / 0 */
+    FX_JUMP,      /* text = id */
+    FX_FILTER,    /* the filter in ctx changed */
+    FX_PEEK,      /* arg = 0 first page, 1 more */
+    FX_REFRESH,
+    FX_ACT,       /* arg = rd_action, targets in ctx->sel */
+    FX_PROMPT,    /* arg = prompt kind (PROMPT_*) */
+    FX_JOURNAL,   /* (re)read the journal */
+} fx_kind;
+
+enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };
+
+typedef struct ui_effect {
+    fx_kind kind;
+    int arg;
+    char text[256];
+} ui_effect;
+
+typedef enum {
+    VIEW_OVERVIEW, VIEW_EXECS, VIEW_CHAIN, VIEW_WORKERS, VIEW_QUEUES, VIEW_DLQ,
+    VIEW_JOURNAL, VIEW_HELP, VIEW__COUNT
+} ui_view_id;
+
+typedef struct ui_filter {
+    char status[32];
+    char text[128];
+    char fp[256];
+} ui_filter;
+
+/* A frozen selection for an action: copies, owned by the ctx. */
+typedef struct ui_sel {
+    char **ids, **parents, **labels, **fps;
+    size_t n, cap;
+    char *notes;        /* extra lines for the dialog (in-flight work, warnings), raw */
+} ui_sel;
+
+typedef struct ui_ctx {
+    const rd_model *model;
+    const ui_theme *theme;
+    const ui_keymap *km;
+    const rd_system_cfg *cfg;      /* NULL without a configured system */
+    unsigned san;                  /* SAN_ASCII or 0 */
+    bool read_only;
+    double now;
+    ui_filter filter;
+    ui_sel sel;
+    const rd_journal_entry *journal;
+    size_t n_journal;
+    const char *journal_error;     /* NULL when read fine */
+    const rd_diags *diags;         /* config/theme/keymap problems, for the overview */
+    ui_effect fx[4];
+    int n_fx;
+    char msg[256];                 /* status line message (clean text) */
+    bool msg_error;
+} ui_ctx;
+
+typedef struct ui_rect { int y, x, h, w; } ui_rect;
+
+typedef struct ui_list { int cur, top, n; } ui_list;
+
+typedef struct ui_view ui_view;
+typedef struct ui_view_ops {
+    const char *name;              /* command name, e.g. "executions" */
+    const char *title;
+    const ui_action *bar;          /* main actions for the bottom bar, UA_NONE-ended */
+    void (*open)(ui_view *v, ui_ctx *c, const char *arg);
+    void (*draw)(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r);
+    unsigned (*key)(ui_view *v, ui_ctx *c, ui_action a);
+    void (*select)(ui_view *v, ui_ctx *c, int row);  /* mouse click on a content row */
+    void (*free)(ui_view *v);
+} ui_view_ops;
+
+struct ui_view {
+    const ui_view_ops *ops;
+    ui_list list;
+    int rows;                      /* content rows at the last draw (paging) */
+    int list_y;                    /* screen row of the first list row at the last draw */
+    void *st;                      /* view-private state */
+};
+
+extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
+    view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops;
+
+/* ctx helpers (view.c) */
+void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text);
+void ctx_msg(ui_ctx *c, bool error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void sel_clear(ui_sel *s);
+void sel_add(ui_sel *s, const char *id, const char *parent, const char *label, const char *fp);
+void sel_note(ui_sel *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* list navigation shared by list views: returns UI_CH_REDRAW or UI_CH_UNHANDLED */
+unsigned list_nav(ui_list *l, ui_action a, int page);
+void list_fit(ui_list *l, int rows);   /* clamp cur, scroll top so cur is visible */
+bool ui_match(const char *hay, const char *needle);   /* case-insensitive substring */

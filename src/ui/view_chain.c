@@ -1,0 +1,221 @@
+/* Retry chain: every attempt in order, the time between attempts, the verdict and why. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/health.h"
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "view.h"
+
+typedef struct chain_st {
+    char id[256];        /* the execution the chain was asked for */
+} chain_st;
+
+static const ui_action chain_bar[] = {UA_RETRY, UA_BACK, UA_REFRESH, UA_HELP, UA_QUIT, UA_NONE};
+
+static chain_st *st_of(ui_view *v)
+{
+    if (!v->st)
+        v->st = xcalloc(1, sizeof(chain_st));
+    return v->st;
+}
+
+static bool chain_ready(ui_view *v, const ui_ctx *c)
+{
+    const rd_model *m = c->model;
+    return m->chain_id && strcmp(m->chain_id, st_of(v)->id) == 0;
+}
+
+static void chain_open(ui_view *v, ui_ctx *c, const char *arg)
+{
+    chain_st *s = st_of(v);
+    if (arg && *arg && strcmp(arg, s->id) != 0) {
+        snprintf(s->id, sizeof s->id, "%s", arg);
+        v->list.cur = 0;
+        v->list.top = 0;
+    }
+    if (s->id[0]) {
+        ctx_fx(c, FX_CHAIN, 0, s->id);
+        v->list.cur = 1 << 30;   /* newest attempt selected once loaded (clamped) */
+    }
+}
+
+static void gap_text(const rd_execution *prev, const rd_execution *e, char *out, size_t cap)
+{
+    double from = prev ? (prev->finished_at > 0 ? prev->finished_at : prev->created_at) : 0;
+    if (!prev || from <= 0 || e->created_at <= 0) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    double d = e->created_at - from;
+    char a[16];
+    format_age(d < 0 ? -d : d, a, sizeof a);
+    snprintf(out, cap, "%s%s", d < 0 ? "-" : "+", a);
+}
+
+static void chain_header(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    const rd_model *m = c->model;
+    chain_st *s = st_of(v);
+    char *t = xasprintf("Retry chain of %s  %zu attempt%s%s%s", s->id, m->chain.n, m->chain.n == 1 ? "" : "s",
+                        m->chain.n && m->chain.items[0].chain_root ? "  root " : "",
+                        m->chain.n && m->chain.items[0].chain_root ? m->chain.items[0].chain_root : "");
+    draw_raw(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE), c->san);
+    free(t);
+    if (!m->chain.n)
+        return;
+    const rd_execution *last = &m->chain.items[m->chain.n - 1];
+    int slot = last->elig.verdict == RD_ELIG_YES ? TS_OK : last->elig.verdict == RD_ELIG_CONFIG_ERROR
+               ? TS_FAILED : TS_WARNING;
+    char *vt = xasprintf("verdict: %s - %s%s   newest attempt %s is %s", elig_name(last->elig.verdict),
+                         last->elig.why[0] ? last->elig.why : "no reason given",
+                         last->elig.flagged ? " (flagged: check the retry settings)" : "",
+                         last->id ? last->id : "-", last->status ? last->status : "-");
+    draw_raw(w, r.y + 1, r.x, r.w, vt, theme_attr(c->theme, (ui_slot)slot), c->san);
+    free(vt);
+}
+
+typedef struct wrap_ctx { WINDOW *w; int y, x, w_cols, left, attr; } wrap_ctx;
+
+static void wrap_line(const char *s, size_t n, void *ud)
+{
+    wrap_ctx *wc = ud;
+    if (wc->left <= 0)
+        return;
+    char *line = xstrndup(s, n);
+    draw_clean(wc->w, wc->y++, wc->x, wc->w_cols, line, wc->attr);
+    free(line);
+    wc->left--;
+}
+
+static void chain_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, int h, ui_rect r)
+{
+    if (h < 2)
+        return;
+    char t1[32], t2[32], t3[32];
+    fmt_time(e->created_at, t1, sizeof t1);
+    fmt_time(e->updated_at, t2, sizeof t2);
+    fmt_time(e->finished_at, t3, sizeof t3);
+    char *l = xasprintf("attempt %d  %s  created %s  updated %s  finished %s  worker %s", e->attempt,
+                        e->id ? e->id : "-", t1, t2, t3, e->worker ? e->worker : "-");
+    draw_raw(w, y, r.x, r.w, l, theme_attr(c->theme, TS_HEADER), c->san);
+    free(l);
+    char *why = xasprintf("eligible: %s - %s  reason: %s", elig_name(e->elig.verdict), e->elig.why,
+                          e->reason ? e->reason : "-");
+    draw_raw(w, y + 1, r.x, r.w, why, theme_attr(c->theme, TS_DIM), c->san);
+    free(why);
+    char *raw = xasprintf("error: %s", e->error ? e->error : "-");
+    char *clean = sanitize_str(raw, c->san);
+    wrap_ctx wc = {w, y + 2, r.x, r.w, h - 2, theme_attr(c->theme, e->error ? TS_FAILED : TS_DIM)};
+    text_wrap(clean, r.w, wrap_line, &wc);
+    free(clean);
+    free(raw);
+}
+
+static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    const rd_model *m = c->model;
+    if (!st_of(v)->id[0]) {
+        draw_clean(w, r.y, r.x, r.w, "Retry chain: press Enter on an execution, or :chain ID",
+                   theme_attr(c->theme, TS_DIM));
+        return;
+    }
+    if (!chain_ready(v, c)) {
+        char *t = xasprintf("Retry chain of %s: loading...", st_of(v)->id);
+        draw_raw(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_DIM), c->san);
+        free(t);
+        return;
+    }
+    chain_header(v, c, w, r);
+    if (!m->chain.n) {
+        draw_clean(w, r.y + 3, r.x + 2, r.w - 2, "no such execution, or it has no attempts",
+                   theme_attr(c->theme, TS_DIM));
+        return;
+    }
+    ui_col cols[] = {
+        {"#", 3, 3, 0, 0, true, 0, 0},        {"ID", 8, 14, 1, 0, false, 0, 0},
+        {"STATUS", 9, 10, 0, 0, false, 0, 0}, {"REASON", 10, 18, 1, 2, false, 0, 0},
+        {"WORKER", 8, 12, 1, 3, false, 0, 0}, {"STARTED", 8, 19, 0, 0, false, 0, 0},
+        {"GAP", 6, 7, 0, 0, true, 0, 0},      {"ERROR", 12, 20, 4, 0, false, 0, 0},
+    };
+    int nc = (int)(sizeof cols / sizeof *cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 2, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
+    int detail_h = r.h >= 16 ? 6 : 4;
+    int rows = r.h - 3 - detail_h;
+    v->rows = rows < 1 ? 1 : rows;
+    v->list_y = r.y + 3;
+    v->list.n = (int)m->chain.n;
+    list_fit(&v->list, v->rows);
+    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
+        int idx = v->list.top + i;
+        const rd_execution *e = &m->chain.items[idx];
+        bool cur = idx == v->list.cur;
+        int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
+        int y = r.y + 3 + i;
+        char num[16], gap[32], started[32];
+        snprintf(num, sizeof num, "%d", e->attempt);
+        gap_text(idx ? &m->chain.items[idx - 1] : NULL, e, gap, sizeof gap);
+        if (cols[5].w >= 19)
+            fmt_time(e->created_at, started, sizeof started);
+        else
+            fmt_age(c->now, e->created_at, started, sizeof started);
+        draw_fill(w, y, r.x, r.w, base);
+        cols_cell(w, y, r.x, &cols[0], num, base, c->san);
+        cols_cell(w, y, r.x, &cols[1], e->id ? e->id : "-", base, c->san);
+        cols_cell(w, y, r.x, &cols[2], e->status ? e->status : "-",
+                  cur ? base : theme_attr(c->theme, (ui_slot)slot_for_status(e->status)), c->san);
+        cols_cell(w, y, r.x, &cols[3], e->reason ? e->reason : "-", base, c->san);
+        cols_cell(w, y, r.x, &cols[4], e->worker ? e->worker : "-", base, c->san);
+        cols_cell(w, y, r.x, &cols[5], started, base, c->san);
+        cols_cell(w, y, r.x, &cols[6], gap, base, c->san);
+        cols_cell(w, y, r.x, &cols[7], e->error ? e->error : "", base, c->san);
+    }
+    chain_detail(&m->chain.items[v->list.cur], c, w, r.y + r.h - detail_h, detail_h, r);
+}
+
+static unsigned chain_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    const rd_model *m = c->model;
+    v->list.n = chain_ready(v, c) ? (int)m->chain.n : 0;
+    unsigned ch = list_nav(&v->list, a, v->rows);
+    if (!(ch & UI_CH_UNHANDLED))
+        return ch;
+    if (a == UA_REFRESH) {
+        chain_open(v, c, NULL);
+        return UI_CH_REDRAW;
+    }
+    if (a != UA_RETRY)
+        return UI_CH_UNHANDLED;
+    if (!v->list.n) {
+        ctx_msg(c, true, "no attempt to retry");
+        return UI_CH_REDRAW;
+    }
+    /* retry acts on the newest attempt: that is what the core retries */
+    const rd_execution *e = &m->chain.items[m->chain.n - 1];
+    sel_clear(&c->sel);
+    sel_add(&c->sel, e->id, e->parent_id, e->name, e->fingerprint);
+    ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
+    return UI_CH_REDRAW;
+}
+
+static void chain_select(ui_view *v, ui_ctx *c, int row)
+{
+    v->list.cur = v->list.top + row;
+    list_fit(&v->list, v->rows);
+    (void)c;
+}
+
+static void chain_free(ui_view *v)
+{
+    free(v->st);
+    v->st = NULL;
+}
+
+const ui_view_ops view_chain_ops = {
+    .name = "chain", .title = "Chain", .bar = chain_bar,
+    .open = chain_open, .draw = chain_draw, .key = chain_key,
+    .select = chain_select, .free = chain_free,
+};

@@ -1,0 +1,278 @@
+/* DLQ: opening it is the explicit request to peek. Enter shows the whole payload
+ * (pretty JSON, sanitized) and the linked retry chain. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "view.h"
+
+typedef struct dlq_st {
+    bool detail;
+    int scroll;
+    int detail_lines;      /* lines at the last draw, to clamp scrolling */
+    char *shown_id;        /* entry shown in detail */
+    char *pretty;          /* sanitized payload text (multi-line) */
+} dlq_st;
+
+static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
+
+static dlq_st *st_of(ui_view *v)
+{
+    if (!v->st)
+        v->st = xcalloc(1, sizeof(dlq_st));
+    return v->st;
+}
+
+static void dlq_open(ui_view *v, ui_ctx *c, const char *arg)
+{
+    dlq_st *s = st_of(v);
+    s->detail = false;
+    ctx_fx(c, FX_PEEK, 0, NULL);
+    (void)arg;
+}
+
+static char *payload_pretty(const char *raw, unsigned san)
+{
+    if (!raw)
+        return xstrdup("(no payload)");
+    cJSON *j = cJSON_Parse(raw);
+    char *text = j ? cJSON_Print(j) : NULL;
+    cJSON_Delete(j);
+    char *clean = sanitize_str(text ? text : raw, san | SAN_KEEP_NL);
+    free(text);
+    return clean;
+}
+
+typedef struct lines_ctx {
+    WINDOW *w;
+    int y, x, cols, skip, left, count, attr;
+} lines_ctx;
+
+static void detail_line(const char *s, size_t n, void *ud)
+{
+    lines_ctx *lc = ud;
+    lc->count++;
+    if (lc->skip > 0) {
+        lc->skip--;
+        return;
+    }
+    if (lc->left <= 0)
+        return;
+    char *line = xstrndup(s, n);
+    draw_clean(lc->w, lc->y++, lc->x, lc->cols, line, lc->attr);
+    free(line);
+    lc->left--;
+}
+
+static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
+{
+    const rd_model *m = c->model;
+    char *head;
+    if (!d->execution_id)
+        head = xstrdup("\nlinked retry chain: the entry names no execution");
+    else if (!m->chain_id || strcmp(m->chain_id, d->execution_id) != 0)
+        head = xasprintf("\nlinked retry chain of %s: loading...", d->execution_id);
+    else
+        head = xasprintf("\nlinked retry chain of %s: %zu attempt(s)", d->execution_id, m->chain.n);
+    char *clean = sanitize_str(head, c->san | SAN_KEEP_NL);
+    lc->attr = theme_attr(c->theme, TS_HEADER);
+    text_wrap(clean, lc->cols, detail_line, lc);
+    free(clean);
+    free(head);
+    if (!m->chain_id || !d->execution_id || strcmp(m->chain_id, d->execution_id) != 0)
+        return;
+    for (size_t i = 0; i < m->chain.n; i++) {
+        const rd_execution *e = &m->chain.items[i];
+        char t[32];
+        fmt_time(e->created_at, t, sizeof t);
+        char *l = xasprintf("  #%d %s %s %s %s %s", e->attempt, e->id ? e->id : "-", e->status ? e->status : "-",
+                            t, e->reason ? e->reason : "-", e->error ? e->error : "");
+        char *cl = sanitize_str(l, c->san);
+        lc->attr = theme_attr(c->theme, (ui_slot)slot_for_status(e->status));
+        text_wrap(cl, lc->cols, detail_line, lc);
+        free(cl);
+        free(l);
+    }
+}
+
+static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const rd_dlq_entry *d)
+{
+    dlq_st *s = st_of(v);
+    if (!s->shown_id || strcmp(s->shown_id, d->id ? d->id : "") != 0) {
+        free(s->shown_id);
+        free(s->pretty);
+        s->shown_id = xstrdup(d->id ? d->id : "");
+        s->pretty = payload_pretty(d->payload, c->san);
+    }
+    char t1[32], t2[32];
+    fmt_time(d->first_death_at, t1, sizeof t1);
+    fmt_time(d->last_death_at, t2, sizeof t2);
+    char *h = xasprintf("DLQ entry %s  queue %s  execution %s", d->id ? d->id : "-", d->queue ? d->queue : "-",
+                        d->execution_id ? d->execution_id : "-");
+    draw_raw(w, r.y, r.x, r.w, h, theme_attr(c->theme, TS_TITLE), c->san);
+    free(h);
+    char *h2 = xasprintf("reason %s  count %ld  from %s  first death %s  last %s%s", d->reason ? d->reason : "-",
+                         d->count, d->origin_queue ? d->origin_queue : "-", t1, t2,
+                         d->redelivered ? "  redelivered" : "");
+    draw_raw(w, r.y + 1, r.x, r.w, h2, theme_attr(c->theme, TS_DIM), c->san);
+    free(h2);
+    lines_ctx lc = {w, r.y + 2, r.x, r.w, s->scroll, r.h - 2, 0, 0};
+    text_wrap(s->pretty, r.w, detail_line, &lc);
+    dlq_chain_lines(d, c, &lc);
+    s->detail_lines = lc.count;
+    v->rows = r.h - 2;
+}
+
+static void dlq_list_title(ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    const rd_model *m = c->model;
+    char tot[32];
+    fmt_long(m->dlq_total, tot, sizeof tot);
+    char t[256];
+    snprintf(t, sizeof t, "DLQ  %zu peeked of %s%s", m->dlq.n, tot, m->dlq_loaded ? "" : "  (peeking...)");
+    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    int used = (int)strlen(t) + 2;
+    if (used < r.w)
+        draw_clean(w, r.y, r.x + used, r.w - used,
+                   "peeking a RabbitMQ queue requeues its messages (redelivered)", theme_attr(c->theme, TS_WARNING));
+}
+
+static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
+{
+    int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
+    char cnt[32], first[32], last[32];
+    fmt_long(d->count, cnt, sizeof cnt);
+    fmt_age(c->now, d->first_death_at, first, sizeof first);
+    fmt_age(c->now, d->last_death_at, last, sizeof last);
+    draw_fill(w, y, r.x, r.w, base);
+    cols_cell(w, y, r.x, &cols[0], d->id ? d->id : "-", base, c->san);
+    cols_cell(w, y, r.x, &cols[1], d->queue ? d->queue : "-", base, c->san);
+    cols_cell(w, y, r.x, &cols[2], d->execution_id ? d->execution_id : "-", base, c->san);
+    cols_cell(w, y, r.x, &cols[3], d->reason ? d->reason : "-", base, c->san);
+    cols_cell(w, y, r.x, &cols[4], cnt, base, c->san);
+    cols_cell(w, y, r.x, &cols[5], first, base, c->san);
+    cols_cell(w, y, r.x, &cols[6], last, base, c->san);
+    cols_cell(w, y, r.x, &cols[7], d->payload ? d->payload : "", base, c->san);
+}
+
+static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    const rd_model *m = c->model;
+    dlq_st *s = st_of(v);
+    v->list.n = (int)m->dlq.n;
+    list_fit(&v->list, v->rows);
+    if (s->detail && m->dlq.n) {
+        dlq_detail_draw(v, c, w, r, &m->dlq.items[v->list.cur]);
+        return;
+    }
+    s->detail = false;
+    dlq_list_title(c, w, r);
+    ui_col cols[] = {
+        {"ID", 8, 12, 1, 0, false, 0, 0},      {"QUEUE", 10, 18, 1, 3, false, 0, 0},
+        {"EXECUTION", 9, 12, 1, 0, false, 0, 0}, {"REASON", 8, 10, 0, 0, false, 0, 0},
+        {"N", 3, 4, 0, 0, true, 0, 0},          {"FIRST", 5, 6, 0, 0, true, 0, 0},
+        {"LAST", 5, 6, 0, 2, true, 0, 0},       {"PAYLOAD", 12, 20, 4, 0, false, 0, 0},
+    };
+    int nc = (int)(sizeof cols / sizeof *cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
+    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
+    v->list_y = r.y + 2;
+    list_fit(&v->list, v->rows);
+    if (!m->dlq.n)
+        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, m->dlq_loaded ? "the DLQ is empty" : "waiting for the peek...",
+                   theme_attr(c->theme, TS_DIM));
+    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
+        int idx = v->list.top + i;
+        dlq_row(&m->dlq.items[idx], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
+    }
+}
+
+static unsigned dlq_detail_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    dlq_st *s = st_of(v);
+    int max = s->detail_lines - v->rows;
+    switch (a) {
+    case UA_UP: s->scroll--; break;
+    case UA_DOWN: s->scroll++; break;
+    case UA_PAGE_UP: s->scroll -= v->rows; break;
+    case UA_PAGE_DOWN: s->scroll += v->rows; break;
+    case UA_TOP: s->scroll = 0; break;
+    case UA_BOTTOM: s->scroll = max; break;
+    case UA_BACK: case UA_QUIT: s->detail = false; return UI_CH_REDRAW;
+    default: return UI_CH_UNHANDLED;
+    }
+    if (s->scroll > max)
+        s->scroll = max;
+    if (s->scroll < 0)
+        s->scroll = 0;
+    (void)c;
+    return UI_CH_REDRAW;
+}
+
+static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    const rd_model *m = c->model;
+    dlq_st *s = st_of(v);
+    v->list.n = (int)m->dlq.n;
+    const rd_dlq_entry *d = m->dlq.n ? &m->dlq.items[v->list.cur < v->list.n ? v->list.cur : 0] : NULL;
+    if (a == UA_RETRY) {
+        if (!d || !d->execution_id) {
+            ctx_msg(c, true, "this entry names no execution to retry");
+            return UI_CH_REDRAW;
+        }
+        sel_clear(&c->sel);
+        sel_add(&c->sel, d->execution_id, NULL, d->queue, NULL);
+        ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_REFRESH || a == UA_PEEK_MORE) {
+        ctx_fx(c, FX_PEEK, a == UA_PEEK_MORE, NULL);
+        return UI_CH_REDRAW;
+    }
+    if (s->detail) {
+        unsigned ch = dlq_detail_key(v, c, a);
+        if (!(ch & UI_CH_UNHANDLED))
+            return ch;
+    }
+    unsigned ch = list_nav(&v->list, a, v->rows);
+    if (!(ch & UI_CH_UNHANDLED))
+        return ch;
+    if (a == UA_OPEN && d) {
+        s->detail = true;
+        s->scroll = 0;
+        if (d->execution_id)
+            ctx_fx(c, FX_CHAIN, 0, d->execution_id);
+        return UI_CH_REDRAW;
+    }
+    return UI_CH_UNHANDLED;
+}
+
+static void dlq_select(ui_view *v, ui_ctx *c, int row)
+{
+    if (st_of(v)->detail)
+        return;
+    v->list.cur = v->list.top + row;
+    list_fit(&v->list, v->rows);
+    (void)c;
+}
+
+static void dlq_free(ui_view *v)
+{
+    dlq_st *s = v->st;
+    if (s) {
+        free(s->shown_id);
+        free(s->pretty);
+    }
+    free(s);
+    v->st = NULL;
+}
+
+const ui_view_ops view_dlq_ops = {
+    .name = "dlq", .title = "DLQ", .bar = dlq_bar,
+    .open = dlq_open, .draw = dlq_draw, .key = dlq_key, .select = dlq_select, .free = dlq_free,
+};

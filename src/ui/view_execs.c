@@ -1,0 +1,404 @@
+/* Executions: the current keyset page, filtered, sorted, with marks for bulk actions. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "view.h"
+
+enum { SORT_NEWEST, SORT_OLDEST, SORT_STATUS, SORT_ATTEMPT, SORT_NAME, SORT__COUNT };
+static const char *const sort_names[SORT__COUNT] = {"newest", "oldest", "status", "attempts", "name"};
+
+typedef struct execs_st {
+    int sort;
+    int page;              /* 1-based page number, for the title */
+    ui_sel marks;          /* marked rows, copied when marked */
+    int last_mark;         /* row index of the last mark, -1 none */
+    size_t *rows;          /* indexes into model->execs after filter + sort */
+    size_t n_rows, cap_rows;
+} execs_st;
+
+static const ui_action execs_bar[] = {UA_OPEN, UA_RETRY, UA_MARK, UA_FILTER_STATUS, UA_SEARCH,
+                                      UA_FILTER_FP, UA_NEXT_PAGE, UA_SORT, UA_HELP, UA_QUIT, UA_NONE};
+
+static execs_st *st_of(ui_view *v)
+{
+    if (!v->st) {
+        execs_st *s = xcalloc(1, sizeof *s);
+        s->last_mark = -1;
+        s->page = 1;
+        v->st = s;
+    }
+    return v->st;
+}
+
+static bool exec_visible(const rd_execution *e, const ui_filter *f)
+{
+    if (f->status[0] && (!e->status || strcasecmp(e->status, f->status) != 0))
+        return false;
+    if (f->fp[0] && (!e->fingerprint || strcmp(e->fingerprint, f->fp) != 0))
+        return false;
+    if (f->text[0] && !ui_match(e->id, f->text) && !ui_match(e->name, f->text) &&
+        !ui_match(e->error, f->text) && !ui_match(e->worker, f->text) && !ui_match(e->parent_id, f->text))
+        return false;
+    return true;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int exec_cmp(const rd_execution *a, const rd_execution *b, int sort)
+{
+    switch (sort) {
+    case SORT_OLDEST: return (a->created_at > b->created_at) - (a->created_at < b->created_at);
+    case SORT_STATUS: return cmp_str(a->status, b->status);
+    case SORT_ATTEMPT: return b->attempt - a->attempt;
+    case SORT_NAME: return cmp_str(a->name, b->name);
+    default: return 0;
+    }
+}
+
+/* Rebuild the row index (filter + stable insertion sort: a page is small). */
+static void execs_rows(execs_st *s, const ui_ctx *c)
+{
+    const rd_model *m = c->model;
+    xgrow(&s->rows, &s->cap_rows, m->execs.n + 1, sizeof *s->rows);
+    s->n_rows = 0;
+    for (size_t i = 0; i < m->execs.n; i++) {
+        if (!exec_visible(&m->execs.items[i], &c->filter))
+            continue;
+        size_t j = s->n_rows++;
+        while (j > 0 && exec_cmp(&m->execs.items[s->rows[j - 1]], &m->execs.items[i], s->sort) > 0) {
+            s->rows[j] = s->rows[j - 1];
+            j--;
+        }
+        s->rows[j] = i;
+    }
+}
+
+static const rd_execution *execs_current(ui_view *v, ui_ctx *c)
+{
+    execs_st *s = st_of(v);
+    execs_rows(s, c);
+    v->list.n = (int)s->n_rows;
+    list_fit(&v->list, v->rows);
+    if (!s->n_rows)
+        return NULL;
+    return &c->model->execs.items[s->rows[v->list.cur]];
+}
+
+static int mark_find(const execs_st *s, const char *id)
+{
+    for (size_t i = 0; i < s->marks.n; i++)
+        if (strcmp(s->marks.ids[i], id ? id : "") == 0)
+            return (int)i;
+    return -1;
+}
+
+static void mark_remove(execs_st *s, int i)
+{
+    ui_sel *m = &s->marks;
+    free(m->ids[i]);
+    free(m->parents[i]);
+    free(m->labels[i]);
+    free(m->fps[i]);
+    for (size_t j = (size_t)i + 1; j < m->n; j++) {
+        m->ids[j - 1] = m->ids[j];
+        m->parents[j - 1] = m->parents[j];
+        m->labels[j - 1] = m->labels[j];
+        m->fps[j - 1] = m->fps[j];
+    }
+    m->n--;
+}
+
+static void mark_set(execs_st *s, const rd_execution *e, bool on)
+{
+    int i = mark_find(s, e->id);
+    if (on && i < 0)
+        sel_add(&s->marks, e->id, e->parent_id, e->name, e->fingerprint);
+    else if (!on && i >= 0)
+        mark_remove(s, i);
+}
+
+static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    execs_st *s = st_of(v);
+    char t[512];
+    int n = snprintf(t, sizeof t, "Executions  page %d%s  %zu/%zu rows  sort: %s", s->page,
+                     c->model->execs_more ? " (more)" : "", s->n_rows, c->model->execs.n,
+                     sort_names[s->sort]);
+    if (s->marks.n)
+        n += snprintf(t + n, sizeof t - (size_t)n, "  %zu marked", s->marks.n);
+    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    const ui_filter *f = &c->filter;
+    if (!f->status[0] && !f->text[0] && !f->fp[0])
+        return;
+    char *ft = xasprintf("  filter:%s%s%s%s%s%s", f->status[0] ? " status=" : "", f->status,
+                         f->text[0] ? " text=" : "", f->text, f->fp[0] ? " error~" : "", f->fp);
+    int used = n < r.w ? n : r.w;
+    draw_raw(w, r.y, r.x + used, r.w - used, ft, theme_attr(c->theme, TS_WARNING), c->san);
+    free(ft);
+}
+
+static void exec_cells(const rd_execution *e, const ui_ctx *c, char cells[][64])
+{
+    snprintf(cells[0], 64, "%s", e->id ? e->id : "-");
+    if (e->max_attempts >= 0)
+        snprintf(cells[1], 64, "%d/%d", e->attempt, e->max_attempts);
+    else
+        snprintf(cells[1], 64, "%d", e->attempt);
+    const char *el = e->elig.verdict == RD_ELIG_YES ? "yes" : e->elig.verdict == RD_ELIG_NO ? "no"
+                     : e->elig.verdict == RD_ELIG_CONFIG_ERROR ? "cfg!" : "?";
+    snprintf(cells[2], 64, "%s%s", el, e->elig.flagged ? "!" : "");
+    if (e->next_retry_min > 0) {
+        char a[16];
+        double d = e->next_retry_min - c->now;
+        if (d <= 0)
+            snprintf(cells[3], 64, "due");
+        else {
+            fmt_age(c->now, c->now - d, a, sizeof a);
+            snprintf(cells[3], 64, "in %s", a);
+        }
+    } else
+        snprintf(cells[3], 64, "-");
+    fmt_age(c->now, e->created_at, cells[4], 64);
+    if (e->flags & RD_EXEC_MALFORMED)
+        snprintf(cells[5], 64, "malformed");
+    else if (e->flags & RD_EXEC_ORPHAN)
+        snprintf(cells[5], 64, "orphan?");
+    else
+        snprintf(cells[5], 64, "%s", e->status ? e->status : "-");
+}
+
+static void execs_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, ui_rect r)
+{
+    char eta[64] = "";
+    if (e->next_retry_min > 0) {
+        char lo[32], hi[32];
+        fmt_time(e->next_retry_min, lo, sizeof lo);
+        fmt_time(e->next_retry_max, hi, sizeof hi);
+        if (e->next_retry_max > e->next_retry_min + 0.5)
+            snprintf(eta, sizeof eta, "  next %s..%s", lo, hi + 11);
+        else
+            snprintf(eta, sizeof eta, "  next %s", lo);
+    }
+    char *l1 = xasprintf("eligible: %s - %s%s  reason: %s%s", elig_name(e->elig.verdict), e->elig.why,
+                         e->elig.flagged ? " (flagged)" : "", e->reason ? e->reason : "-", eta);
+    draw_raw(w, y, r.x, r.w, l1, theme_attr(c->theme, TS_DIM), c->san);
+    free(l1);
+    char *l2 = xasprintf("error: %s", e->error ? e->error : "-");
+    draw_raw(w, y + 1, r.x, r.w, l2, theme_attr(c->theme, e->error ? TS_FAILED : TS_DIM), c->san);
+    free(l2);
+}
+
+static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    execs_st *s = st_of(v);
+    execs_rows(s, c);
+    execs_title(v, c, w, r);
+    ui_col cols[] = {
+        {"", 1, 1, 0, 0, false, 0, 0},          {"ID", 8, 12, 1, 0, false, 0, 0},
+        {"NAME", 10, 16, 2, 0, false, 0, 0},    {"STATUS", 9, 10, 0, 0, false, 0, 0},
+        {"ATT", 5, 5, 0, 0, true, 0, 0},        {"ELIG", 4, 4, 0, 0, false, 0, 0},
+        {"NEXT", 6, 7, 0, 3, false, 0, 0},      {"AGE", 4, 5, 0, 0, true, 0, 0},
+        {"WORKER", 8, 14, 1, 2, false, 0, 0},   {"ERROR", 16, 20, 5, 0, false, 0, 0},
+    };
+    int nc = (int)(sizeof cols / sizeof *cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
+    int rows = r.h - 4;
+    v->rows = rows < 1 ? 1 : rows;
+    v->list_y = r.y + 2;
+    v->list.n = (int)s->n_rows;
+    list_fit(&v->list, v->rows);
+    if (!s->n_rows)
+        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, c->model->execs.n ? "no executions match the filter"
+                   : "no executions (yet)", theme_attr(c->theme, TS_DIM));
+    for (int i = 0; i < v->rows && v->list.top + i < (int)s->n_rows; i++) {
+        int idx = v->list.top + i;
+        const rd_execution *e = &c->model->execs.items[s->rows[idx]];
+        bool cur = idx == v->list.cur, marked = mark_find(s, e->id) >= 0;
+        int base = cur ? theme_attr(c->theme, TS_CURSOR) : marked ? theme_attr(c->theme, TS_MARKED) : 0;
+        char cells[6][64];
+        exec_cells(e, c, cells);
+        int y = r.y + 2 + i;
+        draw_fill(w, y, r.x, r.w, base);
+        int st_attr = cur ? base : theme_attr(c->theme, (e->flags & (RD_EXEC_ORPHAN | RD_EXEC_MALFORMED))
+                                                        ? TS_WARNING : (ui_slot)slot_for_status(e->status));
+        cols_cell(w, y, r.x, &cols[0], marked ? "*" : " ", base, c->san);
+        cols_cell(w, y, r.x, &cols[1], cells[0], base, c->san);
+        cols_cell(w, y, r.x, &cols[2], e->name ? e->name : "-", base, c->san);
+        cols_cell(w, y, r.x, &cols[3], cells[5], st_attr, c->san);
+        cols_cell(w, y, r.x, &cols[4], cells[1], base, c->san);
+        cols_cell(w, y, r.x, &cols[5], cells[2], base, c->san);
+        cols_cell(w, y, r.x, &cols[6], cells[3], base, c->san);
+        cols_cell(w, y, r.x, &cols[7], cells[4], base, c->san);
+        cols_cell(w, y, r.x, &cols[8], e->worker ? e->worker : "-", base, c->san);
+        cols_cell(w, y, r.x, &cols[9], e->error ? e->error : "", base, c->san);
+    }
+    const rd_execution *e = s->n_rows ? &c->model->execs.items[s->rows[v->list.cur]] : NULL;
+    if (e && r.h >= 6)
+        execs_detail(e, c, w, r.y + r.h - 2, r);
+}
+
+static void execs_cycle_status(ui_ctx *c)
+{
+    /* cycle through the statuses the counts know about, then the page's, then "any" */
+    const rd_model *m = c->model;
+    const char *list[64];
+    size_t n = 0;
+    for (size_t i = 0; i < m->counts.n && n < 64; i++)
+        list[n++] = m->counts.items[i].status;
+    for (size_t i = 0; i < m->execs.n && n < 64; i++) {
+        const char *st = m->execs.items[i].status;
+        bool seen = !st;
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = strcasecmp(list[j], st) == 0;
+        if (!seen)
+            list[n++] = st;
+    }
+    size_t at = n;
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(list[i], c->filter.status) == 0)
+            at = i;
+    const char *next = !c->filter.status[0] ? (n ? list[0] : "failed") : at + 1 < n ? list[at + 1] : "";
+    snprintf(c->filter.status, sizeof c->filter.status, "%s", next);
+}
+
+static void execs_retry(ui_view *v, ui_ctx *c, const rd_execution *e)
+{
+    execs_st *s = st_of(v);
+    sel_clear(&c->sel);
+    if (s->marks.n) {
+        for (size_t i = 0; i < s->marks.n; i++)   /* the frozen selection: ids as marked */
+            sel_add(&c->sel, s->marks.ids[i], s->marks.parents[i], s->marks.labels[i], s->marks.fps[i]);
+    } else if (e)
+        sel_add(&c->sel, e->id, e->parent_id, e->name, e->fingerprint);
+    if (!c->sel.n) {
+        ctx_msg(c, true, "nothing selected");
+        return;
+    }
+    ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
+}
+
+static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_execution *e)
+{
+    execs_st *s = st_of(v);
+    if (a == UA_MARK_CLEAR) {
+        sel_clear(&s->marks);
+        s->last_mark = -1;
+        return UI_CH_REDRAW;
+    }
+    if (!e)
+        return UI_CH_REDRAW;
+    if (a == UA_MARK) {
+        mark_set(s, e, mark_find(s, e->id) < 0);
+        s->last_mark = v->list.cur;
+        if (v->list.cur + 1 < v->list.n)
+            v->list.cur++;
+        return UI_CH_REDRAW;
+    }
+    int from = s->last_mark < 0 ? v->list.cur : s->last_mark, to = v->list.cur;
+    if (from > to) { int t = from; from = to; to = t; }
+    for (int i = from; i <= to && i < (int)s->n_rows; i++)
+        mark_set(s, &c->model->execs.items[s->rows[i]], true);
+    s->last_mark = v->list.cur;
+    return UI_CH_REDRAW;
+}
+
+static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_execution *e)
+{
+    if (a == UA_FILTER_STATUS)
+        execs_cycle_status(c);
+    else if (a == UA_FILTER_FP) {
+        if (!e || !e->fingerprint || !e->fingerprint[0]) {
+            ctx_msg(c, true, "this row has no error fingerprint");
+            return UI_CH_REDRAW;
+        }
+        if (strcmp(c->filter.fp, e->fingerprint) == 0)
+            c->filter.fp[0] = 0;
+        else
+            snprintf(c->filter.fp, sizeof c->filter.fp, "%s", e->fingerprint);
+    } else
+        memset(&c->filter, 0, sizeof c->filter);
+    v->list.cur = v->list.top = 0;
+    st_of(v)->page = 1;
+    ctx_fx(c, FX_FILTER, 0, NULL);
+    return UI_CH_REDRAW;
+}
+
+static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    execs_st *s = st_of(v);
+    const rd_execution *e = execs_current(v, c);
+    unsigned ch = list_nav(&v->list, a, v->rows);
+    if (!(ch & UI_CH_UNHANDLED))
+        return ch;
+    switch (a) {
+    case UA_OPEN:
+        if (e)
+            ctx_fx(c, FX_VIEW, VIEW_CHAIN, e->id);
+        return UI_CH_REDRAW;
+    case UA_SORT: s->sort = (s->sort + 1) % SORT__COUNT; return UI_CH_REDRAW;
+    case UA_NEXT_PAGE:
+    case UA_PREV_PAGE:
+        if (a == UA_NEXT_PAGE && !c->model->execs_more) {
+            ctx_msg(c, false, "this is the last page");
+            return UI_CH_REDRAW;
+        }
+        if (a == UA_PREV_PAGE && s->page <= 1) {
+            ctx_msg(c, false, "this is the first page");
+            return UI_CH_REDRAW;
+        }
+        s->page += a == UA_NEXT_PAGE ? 1 : -1;
+        v->list.cur = v->list.top = 0;
+        ctx_fx(c, FX_PAGE, a == UA_NEXT_PAGE ? 1 : -1, NULL);
+        return UI_CH_REDRAW;
+    case UA_JUMP: ctx_fx(c, FX_PROMPT, PROMPT_JUMP, NULL); return UI_CH_REDRAW;
+    case UA_FILTER_STATUS: case UA_FILTER_FP: case UA_FILTER_CLEAR:
+        return execs_filter_key(v, c, a, e);
+    case UA_MARK: case UA_MARK_RANGE: case UA_MARK_CLEAR:
+        return execs_marks(v, c, a, e);
+    case UA_RETRY: execs_retry(v, c, e); return UI_CH_REDRAW;
+    case UA_REFRESH: ctx_fx(c, FX_REFRESH, 0, NULL); return UI_CH_REDRAW;
+    default: return UI_CH_UNHANDLED;
+    }
+}
+
+static void execs_open(ui_view *v, ui_ctx *c, const char *arg)
+{
+    execs_st *s = st_of(v);
+    if (arg && *arg) {        /* ":jump ID" lands here */
+        s->page = 1;
+        v->list.cur = v->list.top = 0;
+    }
+    (void)c;
+}
+
+static void execs_select(ui_view *v, ui_ctx *c, int row)
+{
+    v->list.cur = v->list.top + row;
+    list_fit(&v->list, v->rows);
+    (void)c;
+}
+
+static void execs_free(ui_view *v)
+{
+    execs_st *s = v->st;
+    if (!s)
+        return;
+    sel_clear(&s->marks);
+    free(s->rows);
+    free(s);
+    v->st = NULL;
+}
+
+const ui_view_ops view_execs_ops = {
+    .name = "executions", .title = "Executions", .bar = execs_bar,
+    .open = execs_open, .draw = execs_draw, .key = execs_key,
+    .select = execs_select, .free = execs_free,
+};

@@ -1,0 +1,132 @@
+/* Overview: source freshness, counts by status, failing rate, DLQ size, unhealthy
+ * workers, orphan suspects, and any config/theme/keymap problems. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "view.h"
+
+static const ui_action overview_bar[] = {UA_VIEW_EXECS, UA_VIEW_WORKERS, UA_VIEW_QUEUES, UA_VIEW_DLQ,
+                                         UA_VIEW_JOURNAL, UA_COMMAND, UA_HELP, UA_QUIT, UA_NONE};
+
+static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
+{
+    const rd_model *m = c->model;
+    draw_clean(w, y++, r.x, r.w, "Sources", theme_attr(c->theme, TS_HEADER));
+    if (!m->sources.n)
+        draw_clean(w, y++, r.x + 2, r.w - 2, "none yet", theme_attr(c->theme, TS_DIM));
+    for (size_t i = 0; i < m->sources.n; i++) {
+        const rd_source_status *s = &m->sources.items[i];
+        char ok[16], since[16];
+        fmt_age(c->now, s->last_ok, ok, sizeof ok);
+        fmt_age(c->now, s->since, since, sizeof since);
+        char *t;
+        if (s->state == RD_SRC_OK)
+            t = xasprintf("  %-12s ok        updated %s ago", s->name, ok);
+        else if (s->state == RD_SRC_STALE)
+            t = xasprintf("  %-12s STALE     since %s, data %s old: %s", s->name, since, ok, s->error);
+        else if (s->state == RD_SRC_DOWN)
+            t = xasprintf("  %-12s DOWN      for %s: %s", s->name, since, s->error);
+        else
+            t = xasprintf("  %-12s connecting", s->name);
+        int slot = s->state == RD_SRC_OK ? TS_OK : s->state == RD_SRC_STALE ? TS_STALE
+                   : s->state == RD_SRC_DOWN ? TS_DOWN : TS_DIM;
+        draw_raw(w, y++, r.x, r.w, t, theme_attr(c->theme, (ui_slot)slot), c->san);
+        free(t);
+    }
+    return y;
+}
+
+static int overview_counts(ui_ctx *c, WINDOW *w, int y, ui_rect r)
+{
+    const rd_model *m = c->model;
+    draw_clean(w, y++, r.x, r.w, "Executions by status", theme_attr(c->theme, TS_HEADER));
+    int x = r.x + 2;
+    if (!m->counts.n)
+        draw_clean(w, y, x, r.w - 2, "no counts yet", theme_attr(c->theme, TS_DIM));
+    for (size_t i = 0; i < m->counts.n; i++) {
+        const rd_count *k = &m->counts.items[i];
+        char t[96];
+        snprintf(t, sizeof t, "%s %s%ld%s", k->status, k->estimated ? "\xe2\x89\x88" : "", k->count,
+                 k->capped ? "+" : "");
+        if (c->san)   /* ASCII mode: "~" for estimated */
+            snprintf(t, sizeof t, "%s %s%ld%s", k->status, k->estimated ? "~" : "", k->count, k->capped ? "+" : "");
+        char *clean = xstrdup(t);
+        int need = (int)strlen(t) + 3;
+        if (x + need > r.x + r.w && x > r.x + 2) {
+            y++;
+            x = r.x + 2;
+        }
+        draw_raw(w, y, x, need - 3 < r.x + r.w - x ? need - 3 : r.x + r.w - x, clean,
+                 theme_attr(c->theme, (ui_slot)slot_for_status(k->status)), c->san);
+        free(clean);
+        x += need;
+    }
+    return y + 1;
+}
+
+static int overview_health(ui_ctx *c, WINDOW *w, int y, ui_rect r)
+{
+    const rd_model *m = c->model;
+    size_t unhealthy = 0, degraded = 0, idle_q = 0;
+    for (size_t i = 0; i < m->workers.n; i++) {
+        unhealthy += m->workers.items[i].health == RD_HEALTH_UNHEALTHY;
+        degraded += m->workers.items[i].health == RD_HEALTH_DEGRADED;
+    }
+    for (size_t i = 0; i < m->queues.n; i++)
+        idle_q += m->queues.items[i].depth > 0 && m->queues.items[i].consumers == 0;
+    char rate[32], dlq[32], orphans[32], t[256];
+    if (m->failing_rate >= 0)
+        snprintf(rate, sizeof rate, "%.1f/min", m->failing_rate);
+    else
+        snprintf(rate, sizeof rate, "-");
+    fmt_long(m->dlq_total, dlq, sizeof dlq);
+    fmt_long(m->orphan_suspects, orphans, sizeof orphans);
+    draw_clean(w, y++, r.x, r.w, "Health", theme_attr(c->theme, TS_HEADER));
+    snprintf(t, sizeof t, "  failing now %s   DLQ size %s   orphan suspects %s", rate, dlq, orphans);
+    draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, m->orphan_suspects > 0 ? TS_WARNING : TS_NORMAL));
+    snprintf(t, sizeof t, "  workers %zu: %zu unhealthy, %zu degraded   queues %zu: %zu with messages and no consumers",
+             m->workers.n, unhealthy, degraded, m->queues.n, idle_q);
+    draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, unhealthy || idle_q ? TS_FAILED : TS_NORMAL));
+    return y;
+}
+
+static void overview_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    const char *sys = c->cfg ? c->cfg->name : "no system configured";
+    char *t = xasprintf("Overview  %s%s%s", sys, c->cfg && c->cfg->profile ? "  profile " : "",
+                        c->cfg && c->cfg->profile ? c->cfg->profile : "");
+    draw_raw(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE), c->san);
+    free(t);
+    int y = overview_sources(c, w, r.y + 2, r);
+    y = overview_counts(c, w, y + 1, r);
+    y = overview_health(c, w, y + 1, r);
+    if (c->diags && c->diags->n && y + 2 < r.y + r.h) {
+        y++;
+        draw_clean(w, y++, r.x, r.w, "Problems in the configuration files", theme_attr(c->theme, TS_WARNING));
+        for (size_t i = 0; i < c->diags->n && y < r.y + r.h; i++)
+            draw_raw(w, y++, r.x + 2, r.w - 2, c->diags->msgs[i], theme_attr(c->theme, TS_WARNING), c->san);
+    }
+    v->rows = r.h;
+}
+
+static unsigned overview_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    (void)v;
+    if (a == UA_REFRESH) {
+        ctx_fx(c, FX_REFRESH, 0, NULL);
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_OPEN) {
+        ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
+        return UI_CH_REDRAW;
+    }
+    return UI_CH_UNHANDLED;
+}
+
+const ui_view_ops view_overview_ops = {
+    .name = "overview", .title = "Overview", .bar = overview_bar,
+    .draw = overview_draw, .key = overview_key,
+};

@@ -1,0 +1,175 @@
+/* Queues: depth, ready/unacked, consumers, rates; DLQs and unconsumed queues stand out. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "view.h"
+
+typedef struct queues_st {
+    size_t *rows;
+    size_t n_rows, cap;
+} queues_st;
+
+static const ui_action queues_bar[] = {UA_OPEN, UA_VIEW_DLQ, UA_SEARCH, UA_REFRESH, UA_HELP, UA_QUIT, UA_NONE};
+
+static queues_st *st_of(ui_view *v)
+{
+    if (!v->st)
+        v->st = xcalloc(1, sizeof(queues_st));
+    return v->st;
+}
+
+/* messages waiting with nobody consuming them */
+static bool queue_alert(const rd_queue *q)
+{
+    return q->depth > 0 && q->consumers == 0;
+}
+
+static int queue_rank(const rd_queue *q)
+{
+    return queue_alert(q) ? 0 : q->is_dlq && q->depth > 0 ? 1 : 2;
+}
+
+static int queue_cmp(const rd_queue *a, const rd_queue *b)
+{
+    int d = queue_rank(a) - queue_rank(b);
+    if (d)
+        return d;
+    return (a->depth < b->depth) - (a->depth > b->depth);
+}
+
+static void queues_rows(queues_st *s, const ui_ctx *c)
+{
+    const rd_model *m = c->model;
+    xgrow(&s->rows, &s->cap, m->queues.n + 1, sizeof *s->rows);
+    s->n_rows = 0;
+    for (size_t i = 0; i < m->queues.n; i++) {
+        if (!ui_match(m->queues.items[i].name, c->filter.text))
+            continue;
+        size_t j = s->n_rows++;
+        while (j > 0 && queue_cmp(&m->queues.items[s->rows[j - 1]], &m->queues.items[i]) > 0) {
+            s->rows[j] = s->rows[j - 1];
+            j--;
+        }
+        s->rows[j] = i;
+    }
+}
+
+static void rate_text(double r, char *out, size_t cap)
+{
+    if (r < 0)
+        snprintf(out, cap, "-");
+    else
+        snprintf(out, cap, "%.1f", r);
+}
+
+static void queue_row(const rd_queue *q, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
+{
+    int base = cur ? theme_attr(c->theme, TS_CURSOR) : queue_alert(q) ? theme_attr(c->theme, TS_ALERT)
+               : q->is_dlq && q->depth > 0 ? theme_attr(c->theme, TS_WARNING) : 0;
+    char cells[7][32];
+    fmt_long(q->depth, cells[0], 32);
+    fmt_long(q->ready, cells[1], 32);
+    fmt_long(q->unacked, cells[2], 32);
+    fmt_long(q->consumers, cells[3], 32);
+    rate_text(q->publish_rate, cells[4], 32);
+    rate_text(q->deliver_rate, cells[5], 32);
+    if (q->ttl_ms >= 0)
+        snprintf(cells[6], 32, "%lds", q->ttl_ms / 1000);
+    else
+        snprintf(cells[6], 32, "-");
+    draw_fill(w, y, r.x, r.w, base);
+    cols_cell(w, y, r.x, &cols[0], q->name ? q->name : "-", base, c->san);
+    cols_cell(w, y, r.x, &cols[1], cells[0], base, c->san);
+    cols_cell(w, y, r.x, &cols[2], cells[1], base, c->san);
+    cols_cell(w, y, r.x, &cols[3], cells[2], base, c->san);
+    cols_cell(w, y, r.x, &cols[4], cells[3], base, c->san);
+    cols_cell(w, y, r.x, &cols[5], cells[4], base, c->san);
+    cols_cell(w, y, r.x, &cols[6], cells[5], base, c->san);
+    cols_cell(w, y, r.x, &cols[7], q->is_dlq ? "DLQ" : "", base, c->san);
+    cols_cell(w, y, r.x, &cols[8], cells[6], base, c->san);
+    cols_cell(w, y, r.x, &cols[9], queue_alert(q) ? "no consumers!" : q->dead_letter_exchange ? q->dead_letter_exchange : "",
+              base, c->san);
+}
+
+static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    queues_st *s = st_of(v);
+    queues_rows(s, c);
+    size_t alerts = 0, dlqs = 0;
+    for (size_t i = 0; i < c->model->queues.n; i++) {
+        alerts += queue_alert(&c->model->queues.items[i]);
+        dlqs += c->model->queues.items[i].is_dlq;
+    }
+    char t[160];
+    snprintf(t, sizeof t, "Queues  %zu shown of %zu  %zu DLQ  %zu with messages and no consumers", s->n_rows,
+             c->model->queues.n, dlqs, alerts);
+    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, alerts ? TS_WARNING : TS_TITLE));
+    ui_col cols[] = {
+        {"QUEUE", 14, 30, 3, 0, false, 0, 0}, {"DEPTH", 6, 7, 0, 0, true, 0, 0},
+        {"READY", 6, 7, 0, 2, true, 0, 0},    {"UNACK", 5, 6, 0, 3, true, 0, 0},
+        {"CONS", 4, 5, 0, 0, true, 0, 0},     {"IN/s", 5, 6, 0, 4, true, 0, 0},
+        {"OUT/s", 5, 6, 0, 4, true, 0, 0},    {"DLQ", 3, 3, 0, 0, false, 0, 0},
+        {"TTL", 4, 6, 0, 5, true, 0, 0},      {"NOTE", 10, 16, 1, 1, false, 0, 0},
+    };
+    int nc = (int)(sizeof cols / sizeof *cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
+    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
+    v->list_y = r.y + 2;
+    v->list.n = (int)s->n_rows;
+    list_fit(&v->list, v->rows);
+    if (!s->n_rows)
+        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no queues (no broker configured, or none match)",
+                   theme_attr(c->theme, TS_DIM));
+    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
+        int idx = v->list.top + i;
+        queue_row(&c->model->queues.items[s->rows[idx]], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
+    }
+}
+
+static unsigned queues_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    queues_st *s = st_of(v);
+    queues_rows(s, c);
+    v->list.n = (int)s->n_rows;
+    unsigned ch = list_nav(&v->list, a, v->rows);
+    if (!(ch & UI_CH_UNHANDLED))
+        return ch;
+    if (a == UA_REFRESH) {
+        ctx_fx(c, FX_REFRESH, 0, NULL);
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_OPEN && s->n_rows) {
+        const rd_queue *q = &c->model->queues.items[s->rows[v->list.cur]];
+        if (q->is_dlq)
+            ctx_fx(c, FX_VIEW, VIEW_DLQ, NULL);
+        else
+            ctx_msg(c, false, "only DLQs can be opened (peek)");
+        return UI_CH_REDRAW;
+    }
+    return UI_CH_UNHANDLED;
+}
+
+static void queues_select(ui_view *v, ui_ctx *c, int row)
+{
+    v->list.cur = v->list.top + row;
+    list_fit(&v->list, v->rows);
+    (void)c;
+}
+
+static void queues_free(ui_view *v)
+{
+    queues_st *s = v->st;
+    if (s)
+        free(s->rows);
+    free(s);
+    v->st = NULL;
+}
+
+const ui_view_ops view_queues_ops = {
+    .name = "queues", .title = "Queues", .bar = queues_bar,
+    .draw = queues_draw, .key = queues_key, .select = queues_select, .free = queues_free,
+};

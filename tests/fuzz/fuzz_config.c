@@ -1,0 +1,29 @@
+/* The INI config parser on arbitrary text. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = fuzz_cstr(data, size);
+    rd_config c;
+    rd_diags d = { 0 };
+    bool ok = config_parse("fuzz.ini", text, &c, &d);
+    FUZZ_ASSERT(ok == (d.n == 0));
+    for (size_t i = 0; i < c.n; i++) {
+        FUZZ_ASSERT(c.systems[i].name && c.systems[i].profile && c.systems[i].store);
+        FUZZ_ASSERT(config_find(&c, c.systems[i].name) != NULL);
+    }
+    config_find(&c, NULL);
+    double dur;
+    bool b;
+    parse_duration(text, &dur);
+    parse_bool(text, &b);
+    secret_is_ref(text);
+    config_free(&c);
+    diags_free(&d);
+    free(text);
+    return 0;
+}

@@ -1,0 +1,115 @@
+-- Attune, era 1 (phase-3 code, Feb 2026): schema `public`.
+-- Written from reference/systems.md. The phase-3 retry columns exist, but era-1 code writes
+-- the retry metadata into execution.config JSON (retry_count, max_retries,
+-- original_execution, retry_of, retry_reason, retry_at). No execution.worker, no
+-- started_at, no worker cordon columns.
+
+CREATE TYPE execution_status_enum AS ENUM (
+    'requested', 'scheduling', 'scheduled', 'running', 'completed', 'failed',
+    'canceling', 'cancelled', 'timeout', 'abandoned');
+CREATE TYPE worker_status_enum AS ENUM ('active', 'inactive', 'busy', 'error');
+CREATE TYPE worker_type_enum AS ENUM ('local', 'remote', 'container');
+CREATE TYPE worker_role_enum AS ENUM ('action', 'sensor', 'hybrid');
+
+CREATE OR REPLACE FUNCTION update_updated_column() RETURNS trigger AS $$
+BEGIN
+    NEW.updated = now();
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE TABLE action (
+    id bigserial PRIMARY KEY,
+    ref text NOT NULL UNIQUE,
+    label text,
+    created timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE worker (
+    id bigserial PRIMARY KEY,
+    name text NOT NULL UNIQUE,
+    worker_type worker_type_enum NOT NULL DEFAULT 'local',
+    worker_role worker_role_enum NOT NULL DEFAULT 'action',
+    runtime bigint,
+    host text,
+    port integer,
+    status worker_status_enum DEFAULT 'active',
+    capabilities jsonb,
+    meta jsonb,
+    last_heartbeat timestamptz,
+    created timestamptz NOT NULL DEFAULT now(),
+    updated timestamptz NOT NULL DEFAULT now()
+);
+CREATE TRIGGER worker_updated BEFORE UPDATE ON worker
+    FOR EACH ROW EXECUTE FUNCTION update_updated_column();
+CREATE INDEX idx_worker_status ON worker (status);
+CREATE INDEX idx_worker_last_heartbeat ON worker (last_heartbeat);
+
+CREATE TABLE execution (
+    id bigserial PRIMARY KEY,
+    action bigint REFERENCES action (id) ON DELETE SET NULL,
+    action_ref text NOT NULL,
+    config jsonb,
+    env_vars jsonb,
+    parent bigint REFERENCES execution (id) ON DELETE SET NULL,
+    enforcement bigint,
+    executor bigint,
+    status execution_status_enum NOT NULL DEFAULT 'requested',
+    result jsonb,
+    created timestamptz NOT NULL DEFAULT now(),
+    updated timestamptz NOT NULL DEFAULT now(),
+    is_workflow boolean NOT NULL DEFAULT false,
+    workflow_def bigint,
+    workflow_task jsonb,
+    -- phase 3 columns (present, but era-1 code leaves them at their defaults)
+    retry_count integer NOT NULL DEFAULT 0,
+    max_retries integer,
+    retry_reason text,
+    original_execution bigint REFERENCES execution (id) ON DELETE SET NULL
+);
+CREATE TRIGGER execution_updated BEFORE UPDATE ON execution
+    FOR EACH ROW EXECUTE FUNCTION update_updated_column();
+CREATE INDEX idx_execution_created_id ON execution (created DESC, id DESC);
+CREATE INDEX idx_execution_status ON execution (status);
+CREATE INDEX idx_execution_failed ON execution (created DESC, id DESC) WHERE status = 'failed';
+CREATE INDEX idx_execution_action_ref ON execution (action_ref);
+CREATE INDEX idx_execution_parent ON execution (parent);
+CREATE INDEX idx_execution_original_execution ON execution (original_execution)
+    WHERE original_execution IS NOT NULL;
+-- era-1 chains live in config JSON: index the root/predecessor links like a deployment would
+CREATE INDEX idx_execution_config_original ON execution (((config ->> 'original_execution')::bigint))
+    WHERE config ? 'original_execution';
+CREATE INDEX idx_execution_config_retry_of ON execution (((config ->> 'retry_of')::bigint))
+    WHERE config ? 'retry_of';
+
+CREATE TABLE queue_stats (
+    action_id bigint PRIMARY KEY REFERENCES action (id) ON DELETE CASCADE,
+    queue_length integer NOT NULL DEFAULT 0,
+    active_count integer NOT NULL DEFAULT 0,
+    max_concurrent integer NOT NULL DEFAULT 1,
+    oldest_enqueued_at timestamptz,
+    total_enqueued bigint NOT NULL DEFAULT 0,
+    total_completed bigint NOT NULL DEFAULT 0,
+    last_updated timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE VIEW healthy_workers AS
+SELECT w.*
+  FROM worker w
+ WHERE w.status = 'active'
+   AND w.last_heartbeat > now() - interval '30 seconds'
+   AND (w.capabilities -> 'health' IS NULL
+        OR w.capabilities -> 'health' ->> 'status' IN ('healthy', 'degraded'));
+
+CREATE OR REPLACE FUNCTION get_worker_queue_depth(worker_id bigint) RETURNS integer AS $$
+    SELECT COALESCE((capabilities -> 'health' ->> 'queue_depth')::integer, 0)
+      FROM worker WHERE id = worker_id;
+$$ LANGUAGE sql STABLE;
+
+CREATE OR REPLACE FUNCTION is_execution_retriable(execution_id bigint) RETURNS boolean AS $$
+    SELECT e.status = 'failed'
+       AND COALESCE(NULLIF(e.max_retries, 0), (e.config ->> 'max_retries')::integer, 0) > 0
+       AND GREATEST(e.retry_count, COALESCE((e.config ->> 'retry_count')::integer, 0))
+           < COALESCE(NULLIF(e.max_retries, 0), (e.config ->> 'max_retries')::integer, 0)
+      FROM execution e WHERE e.id = execution_id;
+$$ LANGUAGE sql STABLE;

@@ -1,0 +1,315 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static const char good[] =
+    "# redrive config\n"
+    "[system \"attune-prod\"]\n"
+    "profile = attune                  # attune | tasker\n"
+    "store = postgresql://ops_ro@db.internal/attune\n"
+    "broker = http://127.0.0.1:15672\n"
+    "broker_user = monitoring\n"
+    "broker_password = env:RABBIT_PASSWORD\n"
+    "dlq = attune.dlx.queue\n"
+    "queues = worker.*.executions\n"
+    "core = https://attune.internal\n"
+    "auth = jwt-login\n"
+    "login = ops\n"
+    "password = cmd:pass show attune/ops\n"
+    "banner = \"PROD\"\n"
+    "read_only = yes\n"
+    "poll = 500ms\n"
+    "heartbeat_max_age = 1m\n"
+    "failures_degraded = 4\n"
+    "depth_unhealthy = 200\n"
+    "rate_degraded = 0.25\n"
+    "theme = dark\n"
+    "keymap = vi\n"
+    "cacert = /etc/ssl/private-ca.pem\n"
+    "page_size = 50\n"
+    "rate_limit = 2.5\n"
+    "\n"
+    "; second system\n"
+    "[system \"alakai-local\"]\n"
+    "profile = ./profiles/custom.profile\n"
+    "store = redis://127.0.0.1:6379/0\n"
+    "core = http://localhost:8080\n"
+    "auth = dev-user\n"
+    "dev_user = alice\n"
+    "local = true\n"
+    "max_retries = 2\n"
+    "orphan_after = 90m\n"
+    "token_command = gcloud auth print-identity-token # trailing comment\n";
+
+static void test_good(void)
+{
+    rd_config c;
+    rd_diags d = { 0 };
+    bool ok = config_parse("cfg", good, &c, &d);
+    for (size_t i = 0; i < d.n; i++)
+        fprintf(stderr, "unexpected: %s\n", d.msgs[i]);
+    CHECK(ok);
+    CHECK(d.n == 0);
+    CHECK(c.n == 2);
+    rd_system_cfg *s = config_find(&c, "attune-prod");
+    CHECK(s != NULL);
+    CHECK(config_find(&c, NULL) == s);
+    CHECK(config_find(&c, "nope") == NULL);
+    if (!s)
+        goto out;
+    CHECK(s->line == 2);
+    CHECK_STR(s->profile, "attune");
+    CHECK_STR(s->store, "postgresql://ops_ro@db.internal/attune");
+    CHECK_STR(s->broker_password, "env:RABBIT_PASSWORD");
+    CHECK_STR(s->password, "cmd:pass show attune/ops");
+    CHECK_STR(s->banner, "PROD");
+    CHECK_STR(s->broker_vhost, "/");
+    CHECK_STR(s->api_key_header, "X-API-Key");
+    CHECK_STR(s->prefix, "alakai-executions");
+    CHECK_STR(s->theme, "dark");
+    CHECK_STR(s->keymap, "vi");
+    CHECK_STR(s->cacert, "/etc/ssl/private-ca.pem");
+    CHECK(s->read_only);
+    CHECK(!s->insecure);
+    CHECK_NEAR(s->poll_s, 0.5);
+    CHECK_NEAR(s->health.heartbeat_max_age, 60);
+    CHECK(s->health.failures_degraded == 4);
+    CHECK(s->health.failures_unhealthy == 10);
+    CHECK(s->health.depth_unhealthy == 200);
+    CHECK(s->health.depth_degraded == 50);
+    CHECK_NEAR(s->health.rate_degraded, 0.25);
+    CHECK_NEAR(s->health.rate_unhealthy, 0.70);
+    CHECK(s->page_size == 50);
+    CHECK_NEAR(s->rate_limit, 2.5);
+    CHECK(s->max_retries == 1);
+    CHECK_NEAR(s->orphan_after_s, 7200);
+    rd_system_cfg *a = config_find(&c, "alakai-local");
+    CHECK(a != NULL);
+    if (a) {
+        CHECK(a->max_retries == 2);
+        CHECK_NEAR(a->orphan_after_s, 5400);
+        CHECK_NEAR(a->poll_s, 2);
+        CHECK_STR(a->token_command, "gcloud auth print-identity-token");
+        CHECK_STR(a->dev_user, "alice");
+        CHECK(a->local);
+        CHECK(a->page_size == 100);
+        CHECK_NEAR(a->rate_limit, 5);
+    }
+out:
+    config_free(&c);
+    diags_free(&d);
+}
+
+static const char bad[] =
+    "poll = 2s\n"                                          /* 1 outside a section */
+    "[system \"a\"]\n"                                     /* 2 */
+    "profile = attune\n"                                   /* 3 */
+    "store = postgresql:///x\n"                            /* 4 */
+    "colour = blue\n"                                      /* 5 unknown key */
+    "poll = fast\n"                                        /* 6 bad duration */
+    "read_only = maybe\n"                                  /* 7 bad bool */
+    "this line has no equals\n"                            /* 8 missing = */
+    "token = hunter2\n"                                    /* 9 literal secret */
+    "auth = magic\n"                                       /* 10 unknown auth */
+    "[system \"a\"]\n"                                     /* 11 duplicate system */
+    "profile = tasker\n"                                   /* 12 */
+    "store = postgresql:///y\n"                            /* 13 */
+    "[system \"b\"]\n"                                     /* 14 missing profile/store */
+    "broker_password = s3cret\n"                           /* 15 literal secret */
+    "password = letmein\n"                                 /* 16 literal secret */
+    "[system \"c\"]\n"                                     /* 17 */
+    "profile = alakai\n"                                   /* 18 */
+    "store = redis://127.0.0.1:6379/0\n"                   /* 19 */
+    "core = http://10.1.2.3:8080\n"                        /* 20 http non-loopback */
+    "auth = dev-user\n"                                    /* 21 dev-user non-loopback */
+    "dev_user = bob\n"                                     /* 22 */
+    "max_retries = -1\n"                                   /* 23 bad integer */
+    "rate_degraded = 1.5\n"                                /* 24 bad rate */
+    "orphan_after = 2 hours\n"                             /* 25 bad duration */
+    "[section]\n"                                          /* 26 unknown section */
+    "x = y\n"                                              /* 27 ignored (bad section) */
+    "[system \"d\"]\n"                                     /* 28 */
+    "profile = attune\n"                                   /* 29 */
+    "store = postgresql:///z\n"                            /* 30 */
+    "core = http://attune.example.com\n"                   /* 31 ok: insecure */
+    "insecure = true\n"                                    /* 32 */
+    "poll = 1s\n"                                          /* 33 */
+    "poll = 2s\n";                                         /* 34 duplicate key */
+
+static bool has(const rd_diags *d, const char *prefix, const char *needle)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (strncmp(d->msgs[i], prefix, strlen(prefix)) == 0 && strstr(d->msgs[i], needle))
+            return true;
+    return false;
+}
+
+static void test_bad(void)
+{
+    rd_config c;
+    rd_diags d = { 0 };
+    CHECK(!config_parse("bad.ini", bad, &c, &d));
+    static const struct { const char *at, *needle; } want[] = {
+        { "bad.ini:1: ", "outside" },
+        { "bad.ini:5: ", "unknown key 'colour'" },
+        { "bad.ini:6: ", "bad duration" },
+        { "bad.ini:7: ", "bad boolean" },
+        { "bad.ini:8: ", "missing '='" },
+        { "bad.ini:9: ", "env:NAME, file:PATH or cmd:COMMAND" },
+        { "bad.ini:10: ", "unknown auth mode 'magic'" },
+        { "bad.ini:11: ", "duplicate system \"a\"" },
+        { "bad.ini:14: ", "missing required key 'profile'" },
+        { "bad.ini:14: ", "missing required key 'store'" },
+        { "bad.ini:15: ", "literal secret in 'broker_password'" },
+        { "bad.ini:16: ", "literal secret in 'password'" },
+        { "bad.ini:20: ", "http:// to non-loopback" },
+        { "bad.ini:21: ", "dev-user is only allowed with a loopback" },
+        { "bad.ini:23: ", "bad integer" },
+        { "bad.ini:24: ", "bad rate" },
+        { "bad.ini:25: ", "bad duration" },
+        { "bad.ini:26: ", "unknown section" },
+        { "bad.ini:34: ", "duplicate key 'poll'" },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        CHECK_MSG(has(&d, want[i].at, want[i].needle), want[i].needle);
+    CHECK(!has(&d, "bad.ini:27: ", ""));
+    CHECK(!has(&d, "bad.ini:31: ", ""));
+    if (d.n != sizeof want / sizeof *want)
+        for (size_t i = 0; i < d.n; i++)
+            fprintf(stderr, "  diag: %s\n", d.msgs[i]);
+    CHECK(d.n == sizeof want / sizeof *want);
+    /* systems with errors are left out; d had only a duplicate-key error */
+    CHECK(c.n == 0);
+    config_free(&c);
+    diags_free(&d);
+}
+
+static void test_mixed(void)
+{
+    const char *t = "[system \"ok\"]\nprofile=tasker\nstore=postgresql:///t\n"
+                    "[system \"broken\"]\nprofile=tasker\n";
+    rd_config c;
+    rd_diags d = { 0 };
+    CHECK(!config_parse("m", t, &c, &d));
+    CHECK(c.n == 1);
+    CHECK(config_find(&c, "ok") != NULL);
+    CHECK(config_find(&c, "broken") == NULL);
+    CHECK(d.n == 1 && has(&d, "m:4: ", "store"));
+    config_free(&c);
+    diags_free(&d);
+
+    /* CRLF, empty text, NULL text */
+    CHECK(config_parse("crlf", "[system \"x\"]\r\nprofile = attune\r\nstore = s\r\n", &c, &d));
+    CHECK(c.n == 1 && !strcmp(c.systems[0].store, "s"));
+    config_free(&c);
+    CHECK(config_parse("e", "", &c, &d) && c.n == 0);
+    config_free(&c);
+    CHECK(config_parse("e", NULL, &c, &d) && c.n == 0);
+    config_free(&c);
+    CHECK(d.n == 0);
+    diags_free(&d);
+}
+
+static void test_auth_rules(void)
+{
+    static const struct { const char *body; bool ok; const char *needle; } cases[] = {
+        { "core=https://x\nauth=bearer\ntoken=file:/t\n", true, NULL },
+        { "core=https://x\nauth=bearer\n", false, "needs 'token'" },
+        { "core=https://x\nauth=api-key\ntoken=env:K\n", true, NULL },
+        { "core=https://x\nauth=token-command\n", false, "token_command" },
+        { "core=https://x\nauth=jwt-login\nlogin=a\n", true, NULL },
+        { "core=http://127.0.0.1:1\nauth=dev-user\ndev_user=a\nlocal=true\n", true, NULL },
+        { "core=http://[::1]:1\nauth=dev-user\ndev_user=a\nlocal=true\n", true, NULL },
+        { "core=http://127.0.0.1:1\nauth=dev-user\ndev_user=a\n", false, "local = true" },
+        { "core=https://example.com\nauth=dev-user\ndev_user=a\nlocal=1\n", false, "loopback" },
+        { "core=http://user@localhost:9/x\nauth=none\n", true, NULL },
+        { "core=ftp://x\n", false, "http:// or https://" },
+        { "broker=http://rabbit.internal:15672\n", false, "non-loopback" },
+        { "broker=http://rabbit.internal:15672\ninsecure=on\n", true, NULL },
+        { "token=env:\n", false, "literal secret" },
+        { "token=\n", true, NULL },
+        { "failures_degraded=20\n", false, "degraded threshold" },
+        { "poll=0\n", false, "at least 100ms" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *t = NULL;
+        size_t n = strlen(cases[i].body) + 80;
+        t = malloc(n);
+        snprintf(t, n, "[system \"s\"]\nprofile=attune\nstore=x\n%s", cases[i].body);
+        rd_config c;
+        rd_diags d = { 0 };
+        bool ok = config_parse("a", t, &c, &d);
+        CHECK_MSG(ok == cases[i].ok, cases[i].body);
+        if (cases[i].needle)
+            CHECK_MSG(d.n >= 1 && strstr(d.msgs[0], cases[i].needle), cases[i].body);
+        config_free(&c);
+        diags_free(&d);
+        free(t);
+    }
+}
+
+static void test_helpers(void)
+{
+    static const struct { const char *s; bool ok; double v; } durs[] = {
+        { "2s", true, 2 }, { "500ms", true, 0.5 }, { "5m", true, 300 }, { "2h", true, 7200 },
+        { "1d", true, 86400 }, { "30", true, 30 }, { "1.5s", true, 1.5 }, { "0", true, 0 },
+        { "", false, 0 }, { "s", false, 0 }, { "-1s", false, 0 }, { "2x", false, 0 },
+        { "inf", false, 0 }, { "nan", false, 0 }, { "2 s", false, 0 }, { NULL, false, 0 },
+    };
+    for (size_t i = 0; i < sizeof durs / sizeof *durs; i++) {
+        double v = -1;
+        CHECK_MSG(parse_duration(durs[i].s, &v) == durs[i].ok, durs[i].s ? durs[i].s : "NULL");
+        if (durs[i].ok)
+            CHECK_NEAR(v, durs[i].v);
+    }
+    bool b;
+    CHECK(parse_bool("TRUE", &b) && b);
+    CHECK(parse_bool("off", &b) && !b);
+    CHECK(parse_bool("0", &b) && !b);
+    CHECK(!parse_bool("2", &b));
+    CHECK(!parse_bool(NULL, &b));
+    CHECK(secret_is_ref("env:X") && secret_is_ref("file:/x") && secret_is_ref("cmd:pass x"));
+    CHECK(!secret_is_ref("env:") && !secret_is_ref("hunter2") && !secret_is_ref(NULL));
+}
+
+static void test_default_path(void)
+{
+    setenv("XDG_CONFIG_HOME", "/tmp/xdg", 1);
+    char *p = config_default_path();
+    CHECK_STR(p, "/tmp/xdg/redrive/config");
+    free(p);
+    unsetenv("XDG_CONFIG_HOME");
+    setenv("HOME", "/home/op", 1);
+    p = config_default_path();
+    CHECK_STR(p, "/home/op/.config/redrive/config");
+    free(p);
+    setenv("XDG_CONFIG_HOME", "", 1);
+    p = config_default_path();
+    CHECK_STR(p, "/home/op/.config/redrive/config");
+    free(p);
+}
+
+static void test_load(void)
+{
+    rd_config c;
+    rd_diags d = { 0 };
+    CHECK(!config_load("/nonexistent/redrive.conf", &c, &d));
+    CHECK(d.n == 1 && strstr(d.msgs[0], "/nonexistent/redrive.conf: cannot read"));
+    config_free(&c);
+    diags_free(&d);
+}
+
+int main(void)
+{
+    test_good();
+    test_bad();
+    test_mixed();
+    test_auth_rules();
+    test_helpers();
+    test_default_path();
+    test_load();
+    return check_done("test_config");
+}

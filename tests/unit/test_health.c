@@ -1,0 +1,117 @@
+#include "health.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+
+#define NOW 1700000000.0
+#define NO_HB (-1e9)
+
+typedef struct {
+    double hb_age;        /* seconds before NOW (negative: future); NO_HB = none */
+    long depth;
+    double rate;
+    int fails;
+    bool metrics;
+    rd_health want;
+    const char *reason;   /* substring expected in the reason, NULL = don't check */
+} hcase;
+
+static rd_worker mk(const hcase *c)
+{
+    rd_worker w;
+    memset(&w, 0, sizeof w);
+    w.heartbeat_at = c->hb_age == NO_HB ? 0 : NOW - c->hb_age;
+    w.queue_depth = c->depth;
+    w.failure_rate = c->rate;
+    w.consecutive_failures = c->fails;
+    w.has_metrics = c->metrics;
+    w.in_flight = w.capacity = -1;
+    return w;
+}
+
+static void test_thresholds(void)
+{
+    static const hcase cases[] = {
+        { 0, -1, -1, -1, false, RD_HEALTH_HEALTHY, NULL },
+        { 29.9, -1, -1, -1, false, RD_HEALTH_HEALTHY, NULL },
+        { 30, -1, -1, -1, false, RD_HEALTH_UNHEALTHY, "heartbeat 30s old" },
+        { 300, -1, -1, -1, false, RD_HEALTH_UNHEALTHY, "heartbeat 5m old" },
+        { 5, -1, -1, 2, true, RD_HEALTH_HEALTHY, NULL },
+        { 5, -1, -1, 3, true, RD_HEALTH_DEGRADED, "3 consecutive failures" },
+        { 5, -1, -1, 9, true, RD_HEALTH_DEGRADED, "9 consecutive failures" },
+        { 5, -1, -1, 10, true, RD_HEALTH_UNHEALTHY, "10 consecutive failures" },
+        { 5, 49, -1, -1, true, RD_HEALTH_HEALTHY, NULL },
+        { 5, 50, -1, -1, true, RD_HEALTH_DEGRADED, "queue depth 50" },
+        { 5, 99, -1, -1, true, RD_HEALTH_DEGRADED, "queue depth 99" },
+        { 5, 100, -1, -1, true, RD_HEALTH_UNHEALTHY, "queue depth 100" },
+        { 5, -1, 0.29, -1, true, RD_HEALTH_HEALTHY, NULL },
+        { 5, -1, 0.30, -1, true, RD_HEALTH_DEGRADED, "failure rate 30%" },
+        { 5, -1, 0.69, -1, true, RD_HEALTH_DEGRADED, "failure rate 69%" },
+        { 5, -1, 0.70, -1, true, RD_HEALTH_UNHEALTHY, "failure rate 70%" },
+        { NO_HB, -1, -1, -1, false, RD_HEALTH_UNKNOWN, "no heartbeat" },
+        { NO_HB, 10, -1, -1, true, RD_HEALTH_HEALTHY, NULL },       /* metrics, no heartbeat */
+        { NO_HB, 60, -1, -1, true, RD_HEALTH_DEGRADED, "queue depth 60" },
+        { 45, 60, -1, 4, true, RD_HEALTH_UNHEALTHY, "heartbeat 45s old" }, /* worst wins */
+        { 5, 60, 0.5, 4, true, RD_HEALTH_DEGRADED, "4 consecutive failures" },
+        { -4, -1, -1, -1, false, RD_HEALTH_HEALTHY, NULL },      /* skew within 5 s */
+        { -600, -1, -1, -1, false, RD_HEALTH_DEGRADED, "in the future" },
+    };
+    rd_health_cfg cfg;
+    health_defaults(&cfg);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const hcase *c = &cases[i];
+        rd_worker w = mk(c);
+        health_classify(&cfg, &w, NOW);
+        char ctx[200];
+        snprintf(ctx, sizeof ctx, "case %zu: %s / %s", i, health_name(w.health),
+                 w.health_reason);
+        CHECK_MSG(w.health == c->want, ctx);
+        if (c->reason)
+            CHECK_MSG(strstr(w.health_reason, c->reason) != NULL, ctx);
+    }
+}
+
+static void test_custom_cfg(void)
+{
+    rd_health_cfg cfg;
+    health_defaults(&cfg);
+    cfg.heartbeat_max_age = 120;
+    rd_worker w;
+    memset(&w, 0, sizeof w);
+    w.queue_depth = w.failure_rate = w.consecutive_failures = -1;
+    w.heartbeat_at = NOW - 90;
+    health_classify(&cfg, &w, NOW);
+    CHECK(w.health == RD_HEALTH_HEALTHY);
+    w.heartbeat_at = NOW - 120;
+    health_classify(&cfg, &w, NOW);
+    CHECK(w.health == RD_HEALTH_UNHEALTHY);
+}
+
+static void test_format_age(void)
+{
+    static const struct { double s; const char *want; } cases[] = {
+        { 0, "0s" }, { 42, "42s" }, { 59.9, "59s" }, { 60, "1m" }, { 300, "5m" },
+        { 3599, "59m" }, { 3600, "1h" }, { 3 * 3600 + 5, "3h" }, { 86400, "1d" },
+        { 2 * 86400 + 1, "2d" }, { -30, "-30s" }, { 1e300, "forever" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char b[16];
+        format_age(cases[i].s, b, sizeof b);
+        CHECK_STR(b, cases[i].want);
+    }
+    char tiny[3];
+    format_age(12345, tiny, sizeof tiny);
+    CHECK(strlen(tiny) <= 2);
+}
+
+int main(void)
+{
+    CHECK_STR(health_name(RD_HEALTH_HEALTHY), "healthy");
+    CHECK_STR(health_name(RD_HEALTH_UNKNOWN), "unknown");
+    test_thresholds();
+    test_custom_cfg();
+    test_format_age();
+    return check_done("test_health");
+}

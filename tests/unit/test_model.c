@@ -1,0 +1,310 @@
+#include "model.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model_json.h"
+#include "xalloc.h"
+
+#define NOW 1700000000.0
+
+static void fill(rd_model *m)
+{
+    rd_execution *ex = xcalloc(2, sizeof *ex);
+    ex[0].id = xstrdup("101");
+    ex[0].name = xstrdup("core.http");
+    ex[0].status = xstrdup("failed");
+    ex[0].attempt = 2;
+    ex[0].max_attempts = 3;
+    ex[0].elig = (rd_verdict){ RD_ELIG_YES, false, "retry 2 of 3 allowed" };
+    ex[0].chain_root = xstrdup("100");
+    ex[0].retry_of = xstrdup("100");
+    ex[0].reason = xstrdup("transient_error");
+    ex[0].error = xstrdup("boom \x1b[2J\xFF end");
+    ex[0].fingerprint = xstrdup("boom end");
+    ex[0].worker = xstrdup("w1");
+    ex[0].created_at = NOW - 60;
+    ex[0].next_retry_min = NOW + 10;
+    ex[0].next_retry_max = NOW + 20;
+    ex[0].flags = RD_EXEC_OVERLAP;
+    ex[1].id = xstrdup("t-9");
+    ex[1].parent_id = xstrdup("task-1");
+    ex[1].status = xstrdup("running");
+    ex[1].attempt = 1;
+    ex[1].max_attempts = -1;
+    ex[1].elig = (rd_verdict){ RD_ELIG_CONFIG_ERROR, true, "max_attempts = 0" };
+    ex[1].flags = RD_EXEC_ORPHAN | RD_EXEC_MALFORMED;
+    model_set_execs(m, ex, 2, true);
+
+    rd_execution *ch = xcalloc(1, sizeof *ch);
+    ch[0].id = xstrdup("100");
+    ch[0].status = xstrdup("failed");
+    ch[0].attempt = 1;
+    ch[0].max_attempts = 3;
+    model_set_chain(m, "101", ch, 1);
+
+    rd_worker *w = xcalloc(1, sizeof *w);
+    w[0].id = xstrdup("7");
+    w[0].name = xstrdup("worker-\xE2\x80\xAE" "7");
+    w[0].status = xstrdup("active");
+    w[0].reported_health = xstrdup("healthy");
+    w[0].tags = xstrdup("python,shell");
+    w[0].health = RD_HEALTH_UNHEALTHY;
+    snprintf(w[0].health_reason, sizeof w[0].health_reason, "heartbeat 5m old");
+    w[0].heartbeat_at = NOW - 300;
+    w[0].queue_depth = 12;
+    w[0].in_flight = 2;
+    w[0].capacity = 4;
+    w[0].failure_rate = 0.25;
+    w[0].consecutive_failures = 1;
+    w[0].has_metrics = true;
+    model_set_workers(m, w, 1);
+
+    rd_queue *q = xcalloc(2, sizeof *q);
+    q[0] = (rd_queue){ xstrdup("worker.7.executions"), 5, 4, 1, 0, 1.5, -1, false,
+                       xstrdup("attune.dlx"), 300000 };
+    q[1] = (rd_queue){ xstrdup("attune.dlx.queue"), 3, 3, 0, 1, -1, -1, true, NULL, -1 };
+    model_set_queues(m, q, 2);
+
+    rd_dlq_entry *d = xcalloc(1, sizeof *d);
+    d[0] = (rd_dlq_entry){ xstrdup("m1"), xstrdup("attune.dlx.queue"), xstrdup("101"),
+                           xstrdup("expired"), 2, xstrdup("worker.7.executions"), NOW - 100,
+                           NOW - 50, xstrdup("{\"execution_id\":101}"), true };
+    model_set_dlq(m, d, 1, 3);
+
+    rd_count *c = xcalloc(2, sizeof *c);
+    snprintf(c[0].status, sizeof c[0].status, "failed");
+    c[0].count = 10000;
+    c[0].capped = true;
+    snprintf(c[1].status, sizeof c[1].status, "completed");
+    c[1].count = 123456;
+    c[1].estimated = true;
+    model_set_counts(m, c, 2);
+
+    model_source_ok(m, "postgresql", NOW - 2);
+    model_source_ok(m, "rabbitmq", NOW - 100);
+    model_source_fail(m, "rabbitmq", "connection refused", NOW - 10);
+    model_source_fail(m, "redis", "no route", NOW - 5);
+    m->orphan_suspects = 1;
+    m->failing_rate = 2.5;
+}
+
+static void test_basics(void)
+{
+    rd_model *m = model_new();
+    CHECK(m->dlq_total == -1 && m->orphan_suspects == -1 && m->failing_rate == -1);
+    uint64_t g = m->generation;
+    fill(m);
+    CHECK(m->generation > g);
+    CHECK(m->execs.n == 2 && m->execs_more);
+    CHECK_STR(m->chain_id, "101");
+    CHECK(m->dlq_loaded && m->dlq_total == 3);
+    rd_source_status *s = model_source(m, "rabbitmq");
+    CHECK(s->state == RD_SRC_STALE);
+    CHECK_STR(s->error, "connection refused");
+    CHECK(s->last_ok == NOW - 100 && s->since == NOW - 10);
+    CHECK(model_source(m, "redis")->state == RD_SRC_DOWN);
+    CHECK(model_source(m, "postgresql")->state == RD_SRC_OK);
+    CHECK(m->sources.n == 3);
+    model_source_ok(m, "redis", NOW);
+    CHECK(model_source(m, "redis")->state == RD_SRC_OK);
+    CHECK_STR(model_source(m, "redis")->error, "");
+    CHECK(model_source(m, "new")->state == RD_SRC_CONNECTING);
+    char longname[80];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    model_source_fail(m, longname, "x", NOW);   /* truncated, no overflow */
+    CHECK(model_source(m, longname)->state == RD_SRC_DOWN);
+    /* replacing a list frees the old one (ASan checks the leak) */
+    model_set_execs(m, NULL, 0, false);
+    CHECK(m->execs.n == 0);
+    CHECK_STR(elig_name(RD_ELIG_CONFIG_ERROR), "config-error");
+    CHECK_STR(src_state_name(RD_SRC_STALE), "stale");
+    CHECK_STR(src_state_name(RD_SRC_CONNECTING), "connecting");
+    rd_execution e = { .id = xstrdup("x"), .error = xstrdup("y") };
+    execution_clear(&e);
+    CHECK(e.id == NULL && e.error == NULL);
+    model_free(m);
+    model_free(NULL);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void test_roundtrip(void)
+{
+    rd_model *m = model_new();
+    fill(m);
+    char *json = model_to_json_at(m, "all", NOW);
+    rd_model *r = model_new();
+    char err[128];
+    CHECK(model_from_json(r, json, err, sizeof err));
+    char *json2 = model_to_json_at(r, "all", NOW);
+    CHECK_STR(json2, json);
+    CHECK(r->execs.n == 2 && r->execs_more);
+    if (r->execs.n == 2) {
+        rd_execution *a = &r->execs.items[0], *b = &r->execs.items[1];
+        CHECK_STR(a->id, "101");
+        CHECK_STR(a->chain_root, "100");
+        CHECK_STR(a->error, "boom \x1b[2J\xEF\xBF\xBD end");   /* raw, valid UTF-8 */
+        CHECK(a->elig.verdict == RD_ELIG_YES && a->max_attempts == 3);
+        CHECK(a->next_retry_min == NOW + 10 && a->next_retry_max == NOW + 20);
+        CHECK(a->flags == RD_EXEC_OVERLAP);
+        CHECK(b->max_attempts == -1 && b->elig.verdict == RD_ELIG_CONFIG_ERROR);
+        CHECK(b->elig.flagged && b->flags == (RD_EXEC_ORPHAN | RD_EXEC_MALFORMED));
+        CHECK(b->chain_root == NULL && str_eq(b->parent_id, "task-1"));
+    }
+    CHECK(r->workers.n == 1 && r->workers.items[0].health == RD_HEALTH_UNHEALTHY);
+    CHECK(r->workers.n == 1 && r->workers.items[0].heartbeat_at == NOW - 300);
+    CHECK(r->queues.n == 2 && r->queues.items[1].is_dlq && r->queues.items[1].ttl_ms == -1);
+    CHECK(r->dlq.n == 1 && r->dlq_total == 3 && r->dlq.items[0].redelivered);
+    CHECK(r->counts.n == 2 && r->counts.items[0].capped && r->counts.items[1].estimated);
+    CHECK(r->sources.n == 3 && r->sources.items[1].state == RD_SRC_STALE);
+    CHECK(r->orphan_suspects == 1 && r->failing_rate == 2.5);
+    CHECK_STR(r->chain_id, "101");
+    free(json2);
+    free(json);
+    model_free(r);
+    model_free(m);
+}
+
+static void test_views(void)
+{
+    rd_model *m = model_new();
+    fill(m);
+    static const struct { const char *view; const char *has[6]; const char *not[4]; } v[] = {
+        { NULL, { "sources", "counts", "executions", "workers", "queues", NULL },
+          { "dlq", "chain", NULL } },
+        { "overview", { "sources", "counts", "executions", "workers", "queues", NULL },
+          { "dlq", "chain", NULL } },
+        { "executions", { "sources", "executions", NULL }, { "workers", "dlq", NULL } },
+        { "chain", { "chain", NULL }, { "executions", NULL } },
+        { "workers", { "workers", NULL }, { "queues", NULL } },
+        { "queues", { "queues", NULL }, { "workers", NULL } },
+        { "dlq", { "dlq", "dlq_total", NULL }, { "executions", NULL } },
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        char *j = model_to_json_at(m, v[i].view, NOW);
+        cJSON *root = cJSON_Parse(j);
+        CHECK(root != NULL);
+        for (size_t k = 0; v[i].has[k]; k++)
+            CHECK_MSG(cJSON_GetObjectItemCaseSensitive(root, v[i].has[k]) != NULL, v[i].has[k]);
+        for (size_t k = 0; v[i].not[k]; k++)
+            CHECK_MSG(cJSON_GetObjectItemCaseSensitive(root, v[i].not[k]) == NULL, v[i].not[k]);
+        cJSON_Delete(root);
+        free(j);
+    }
+    /* stable field names and nulls */
+    char *j = model_to_json_at(m, "overview", NOW);
+    cJSON *root = cJSON_Parse(j);
+    const cJSON *e1 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "executions"), 1);
+    static const char *const ef[] = { "id", "status", "attempt", "max_attempts",
+        "retry_eligible", "chain_root", "error", "worker", "next_retry_at", NULL };
+    for (size_t k = 0; ef[k]; k++)
+        CHECK_MSG(cJSON_GetObjectItemCaseSensitive(e1, ef[k]) != NULL, ef[k]);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(e1, "max_attempts")));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(e1, "next_retry_at")));
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(e1, "retry_eligible")));
+    CHECK_STR(cJSON_GetObjectItem(e1, "chain_root")->valuestring, "t-9");
+    const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "workers"), 0);
+    CHECK(cJSON_GetObjectItem(w, "heartbeat_age_s")->valuedouble == 300);
+    CHECK_STR(cJSON_GetObjectItem(w, "health")->valuestring, "unhealthy");
+    const cJSON *s = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "sources"), 1);
+    CHECK(cJSON_GetObjectItem(s, "age_ms")->valuedouble == 100000);
+    const cJSON *s2 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "sources"), 2);
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(s2, "age_ms")));
+    cJSON_Delete(root);
+    free(j);
+    model_free(m);
+}
+
+static void test_from_json_tolerant(void)
+{
+    static const char *const bad[] = { "", "nope", "[1,2]", "{\"executions\":", "null" };
+    char err[64];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rd_model *m = model_new();
+        CHECK_MSG(!model_from_json(m, bad[i], err, sizeof err), bad[i]);
+        CHECK(err[0] != '\0');
+        model_free(m);
+    }
+    rd_model *m = model_new();
+    CHECK(!model_from_json(m, NULL, err, sizeof err));
+    const char *j = "{\"now\": 1000, \"executions\": [{}, 5, {\"id\": 7, \"attempt\": \"x\","
+                    "\"max_attempts\": -3, \"retry_eligible\": true, \"created_at\": -1},"
+                    "{\"attempt\": 1e300, \"error\": null}],"
+                    "\"workers\": [{\"heartbeat_age_s\": 30, \"queue_depth\": 1e99,"
+                    " \"health\": \"bogus\"}],"
+                    "\"sources\": [{\"name\": \"pg\", \"state\": \"ok\", \"age_ms\": 500,"
+                    " \"error\": \"a very long error\"}], \"queues\": {}}";
+    CHECK(model_from_json(m, j, err, sizeof err));
+    CHECK(m->execs.n == 3);
+    if (m->execs.n == 3) {
+        CHECK(m->execs.items[0].id == NULL && m->execs.items[0].max_attempts == -1);
+        CHECK(m->execs.items[1].id == NULL);   /* number, not a string */
+        CHECK(m->execs.items[1].elig.verdict == RD_ELIG_YES);
+        CHECK(m->execs.items[1].created_at == 0 && m->execs.items[1].attempt == 0);
+        CHECK(m->execs.items[2].attempt == 0 && m->execs.items[2].error == NULL);
+    }
+    CHECK(m->workers.n == 1 && m->workers.items[0].heartbeat_at == 970);
+    CHECK(m->workers.n == 1 && m->workers.items[0].queue_depth == -1);
+    CHECK(m->workers.n == 1 && m->workers.items[0].health == RD_HEALTH_UNKNOWN);
+    CHECK(m->sources.n == 1 && m->sources.items[0].state == RD_SRC_OK);
+    CHECK(m->sources.n == 1 && m->sources.items[0].last_ok == 999.5);
+    CHECK(m->queues.n == 0);
+    char *out = model_to_json_at(m, "all", 1000);   /* NULL ids print as null */
+    CHECK(strstr(out, "\"id\":\tnull") != NULL);
+    free(out);
+    model_free(m);
+}
+
+static void test_text(void)
+{
+    rd_model *m = model_new();
+    fill(m);
+    static const char *const views[] = { NULL, "executions", "chain", "workers", "queues",
+                                         "dlq", "bogus" };
+    for (size_t i = 0; i < sizeof views / sizeof *views; i++) {
+        char *t = model_to_text(m, views[i], NOW);
+        CHECK(t != NULL && t[0]);
+        for (const unsigned char *p = (const unsigned char *)t; p && *p; p++)
+            CHECK_MSG(*p >= 0x20 || *p == '\n', views[i] ? views[i] : "overview");
+        CHECK(strstr(t, "\xE2\x80\xAE") == NULL);   /* no raw RLO */
+        free(t);
+    }
+    char *t = model_to_text(m, "workers", NOW);
+    CHECK(strstr(t, "worker-<U+202E>7") != NULL);
+    CHECK(strstr(t, "unhealthy (reported healthy)") != NULL);
+    CHECK(strstr(t, "heartbeat 5m old") != NULL);
+    free(t);
+    t = model_to_text(m, NULL, NOW);
+    CHECK(strstr(t, "\xE2\x90\x9B[2J") != NULL);       /* ESC shown as ␛ */
+    CHECK(strstr(t, "10000+") != NULL);
+    CHECK(strstr(t, "\xE2\x89\x88" "123456") != NULL);
+    CHECK(strstr(t, "[overlapping]") != NULL);
+    CHECK(strstr(t, "stale") != NULL);
+    free(t);
+    t = model_to_text(m, "executions", NOW);
+    /* columns line up: the STATUS header and first value start at the same column */
+    const char *hdr = strstr(t, "ID  ");
+    const char *row = hdr ? strchr(hdr, '\n') + 1 : NULL;
+    CHECK(hdr && row);
+    if (hdr && row)
+        CHECK(strstr(hdr, "STATUS") - hdr == strstr(row, "failed") - row);
+    free(t);
+    model_free(m);
+}
+
+int main(void)
+{
+    test_basics();
+    test_roundtrip();
+    test_views();
+    test_from_json_tolerant();
+    test_text();
+    return check_done("test_model");
+}
