@@ -3,6 +3,7 @@
 
 #include <event2/event.h>
 #include <pwd.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ struct rd_actor {
     rd_password_prompt prompt;
     void *prompt_ud;
     rd_batch *batches;
+    long timeout_ms;
 };
 
 static void batch_schedule(rd_batch *b);
@@ -76,6 +78,9 @@ static void on_prompt(const char *prompt, void *ud)
 rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
                     const rd_profile *prof, bool read_only)
 {
+    /* credentials will live in this process: no core dumps from here on */
+    struct rlimit nocore = {0, 0};
+    setrlimit(RLIMIT_CORE, &nocore);
     rd_actor *a = xcalloc(1, sizeof *a);
     a->base = base;
     a->http = http;
@@ -83,6 +88,7 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_system_cfg 
     a->prof = prof;
     a->read_only = read_only || cfg->read_only;
     a->auth = auth_new(base, http, cfg);
+    a->timeout_ms = ACT_HTTP_TIMEOUT_MS;
     return a;
 }
 
@@ -120,6 +126,11 @@ void actor_set_password_prompt(rd_actor *a, rd_password_prompt fn, void *ud)
 void actor_supply_password(rd_actor *a, const char *password)
 {
     auth_supply_password(a->auth, password);
+}
+
+void actor_set_timeout_ms(rd_actor *a, long ms)
+{
+    a->timeout_ms = ms > 0 ? ms : ACT_HTTP_TIMEOUT_MS;
 }
 
 void actor_set_journal(rd_actor *a, const char *path)
@@ -362,7 +373,7 @@ static bool send_item(rd_batch *b, size_t i)
     hdrs[nh++] = "Accept: application/json";
     hdrs[nh] = NULL;
     rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
-                       .cacert = a->cfg->cacert, .timeout_ms = ACT_HTTP_TIMEOUT_MS,
+                       .cacert = a->cfg->cacert, .timeout_ms = a->timeout_ms,
                        .max_body = 65536};
     b->last_send = mono_s();
     b->http_id = http_start(a->http, &req, on_response, b);

@@ -116,6 +116,8 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_system_cfg 
 void actor_free(rd_actor *a);        /* aborts running batches (no more callbacks) */
 void actor_set_password_prompt(rd_actor *a, rd_password_prompt fn, void *ud);
 void actor_supply_password(rd_actor *a, const char *password);   /* copied, then wiped */
+/* Per-request deadline for action requests (default 15000 ms). */
+void actor_set_timeout_ms(rd_actor *a, long ms);
 /* Journal file override (tests); default journal_default_path(). NULL = default. */
 void actor_set_journal(rd_actor *a, const char *path);
 

@@ -30,6 +30,7 @@ struct rd_auth {
     rd_auth_mode mode;
     char *token;             /* bearer / access token / API key */
     double token_exp;        /* epoch seconds, 0 = no known expiry */
+    double token_got;        /* when it was obtained (for the refresh margin) */
     char *refresh;           /* jwt-login refresh token */
     char *identity;
     bool busy, waiting_password, me_started;
@@ -213,6 +214,19 @@ static void drop_token(rd_auth *a)
     a->token_exp = 0;
 }
 
+/* Renew this long before exp: 30 s, or a tenth of a short lifetime. */
+static bool token_fresh(const rd_auth *a)
+{
+    if (!a->token)
+        return false;
+    if (a->token_exp == 0)
+        return true;
+    double life = a->token_exp - a->token_got, margin = AUTH_MARGIN_S;
+    if (life > 0 && life / 10 < margin)
+        margin = life / 10;
+    return now_s() < a->token_exp - margin;
+}
+
 void auth_free(rd_auth *a)
 {
     if (!a)
@@ -299,7 +313,7 @@ static bool creds_valid(const rd_auth *a)
         return a->token != NULL;
     case AUTH_TOKEN_CMD:
     case AUTH_JWT_LOGIN:
-        return a->token && (a->token_exp == 0 || now_s() < a->token_exp - AUTH_MARGIN_S);
+        return token_fresh(a);
     case AUTH_INVALID:
         break;
     }
@@ -462,6 +476,7 @@ static void got_token(rd_auth *a, const char *tok)
     if (a->mode == AUTH_TOKEN_CMD || a->mode == AUTH_JWT_LOGIN)
         jwt_claims(a->token, &exp, NULL);
     a->token_exp = exp;
+    a->token_got = now_s();
     learn_identity(a);
     finish(a, true, NULL);
 }
@@ -524,6 +539,7 @@ static bool parse_tokens(rd_auth *a, const rd_http_resp *r)
         if (cJSON_IsNumber(ex) && ex->valuedouble > 0)
             exp = now_s() + ex->valuedouble;
         a->token_exp = exp;
+        a->token_got = now_s();
         if (cJSON_IsString(rt) && rt->valuestring[0]) {
             secret_free(a->refresh);
             a->refresh = xstrdup(rt->valuestring);

@@ -181,15 +181,16 @@ static bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo)
     return ok;
 }
 
-static bool confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target *t,
-                    unsigned san)
+/* RD_EXIT_OK to go ahead, RD_EXIT_FAIL when declined, RD_EXIT_USAGE without a TTY. */
+static int confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target *t,
+                   unsigned san)
 {
     if (o->cli.yes)
-        return true;
+        return RD_EXIT_OK;
     if (!isatty(STDIN_FILENO)) {
         fprintf(stderr, "redrive: stdin is not a terminal: refusing to %s without --yes\n",
                 action_name(o->kind));
-        return false;
+        return RD_EXIT_USAGE;
     }
     char *name = sanitize_str(sys->name, san), *banner = sanitize_str(sys->banner, san);
     fprintf(stderr, "%s %zu %s%s on %s%s%s%s:\n", action_name(o->kind), o->n,
@@ -205,9 +206,10 @@ static bool confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target
     }
     fprintf(stderr, "Proceed? [y/N] ");
     char ans[16];
-    if (!read_line_tty(stdin, ans, sizeof ans, true))
-        return false;
-    return ans[0] == 'y' || ans[0] == 'Y';
+    if (read_line_tty(stdin, ans, sizeof ans, true) && (ans[0] == 'y' || ans[0] == 'Y'))
+        return RD_EXIT_OK;
+    fputs("redrive: not confirmed: nothing sent\n", stderr);
+    return RD_EXIT_FAIL;
 }
 
 static void on_password(rd_actor *a, const char *prompt, void *ud)
@@ -270,10 +272,17 @@ static int execute(act_opts *o, rd_system_cfg *sys, rd_profile *prof, rd_target 
     const char *jp = getenv("REDRIVE_JOURNAL");
     if (jp && *jp)
         actor_set_journal(run.actor, jp);
+    const char *tmo = getenv("REDRIVE_ACTION_TIMEOUT_MS");   /* tests, slow links */
+    if (tmo && *tmo)
+        actor_set_timeout_ms(run.actor, atol(tmo));
     int rc = RD_EXIT_FAIL;
     char why[512];
     rd_batch_cbs cbs = {.on_item = on_item, .on_done = on_done};
-    if (!actor_can_act(run.actor, why, sizeof why) || confirm(o, sys, t, san)) {
+    int conf = actor_can_act(run.actor, why, sizeof why) ? confirm(o, sys, t, san)
+                                                         : RD_EXIT_OK;
+    if (conf != RD_EXIT_OK)
+        rc = conf;
+    else {
         if (o->idem_key) {
             rd_result prev = {.action = o->kind, .id = (char *)(uintptr_t)t[0].id,
                               .parent = (char *)(uintptr_t)t[0].parent};

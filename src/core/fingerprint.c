@@ -8,6 +8,9 @@
 #include "xalloc.h"
 
 #define FP_DUP_MAX 4096
+#define QUOTE_MAX 256      /* longest quoted value replaced; bounds the work per quote */
+#define EMAIL_LOCAL_MAX 64
+#define EMAIL_DOMAIN_MAX 255
 
 typedef struct fpout {
     char *p;
@@ -34,12 +37,17 @@ static bool is_alnum(char c) { return isalnum((unsigned char)c) != 0; }
 static bool is_hex(char c) { return isxdigit((unsigned char)c) != 0; }
 static bool is_digit(char c) { return isdigit((unsigned char)c) != 0; }
 
-static size_t count(const char *s, bool (*f)(char))
+static size_t count_max(const char *s, bool (*f)(char), size_t max)
 {
     size_t n = 0;
-    while (s[n] && f(s[n]))
+    while (n < max && s[n] && f(s[n]))
         n++;
     return n;
+}
+
+static size_t count(const char *s, bool (*f)(char))
+{
+    return count_max(s, f, (size_t)-1);
 }
 
 /* 8-4-4-4-12 hex */
@@ -93,10 +101,10 @@ static bool is_domain(char c) { return is_alnum(c) || c == '.' || c == '-'; }
 
 static size_t match_email(const char *s)
 {
-    size_t l = count(s, is_email_local);
-    if (!l || s[l] != '@')
+    size_t l = count_max(s, is_email_local, EMAIL_LOCAL_MAX + 1);
+    if (!l || l > EMAIL_LOCAL_MAX || s[l] != '@')
         return 0;
-    size_t d = count(s + l + 1, is_domain);
+    size_t d = count_max(s + l + 1, is_domain, EMAIL_DOMAIN_MAX);
     while (d && (s[l + d] == '.' || s[l + d] == '-'))
         d--;   /* a trailing "." ends the sentence, not the domain */
     const char *dom = s + l + 1;
@@ -153,7 +161,7 @@ static size_t match_quoted(const char *s, bool at_word_start)
     char q = s[0];
     if ((q != '\'' && q != '"') || !at_word_start)
         return 0;
-    for (size_t i = 1; s[i]; i++)
+    for (size_t i = 1; s[i] && i <= QUOTE_MAX; i++)
         if (s[i] == q && !is_alnum(s[i + 1]))
             return i + 1;
     return 0;

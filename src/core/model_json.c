@@ -34,7 +34,11 @@ static void add_num(cJSON *o, const char *k, double v, bool known)
 }
 
 static void add_long(cJSON *o, const char *k, long v) { add_num(o, k, (double)v, v >= 0); }
-static void add_time(cJSON *o, const char *k, double t) { add_num(o, k, t, t > 0); }
+
+/* Times in milliseconds precision: cJSON prints 15 significant digits when that is
+ * "close enough", so finer values would not read back identically. */
+static double ms(double t) { return round(t * 1000) / 1000; }
+static void add_time(cJSON *o, const char *k, double t) { add_num(o, k, ms(t), ms(t) > 0); }
 
 static cJSON *exec_json(const rd_execution *e, double now)
 {
@@ -76,7 +80,8 @@ static cJSON *worker_json(const rd_worker *w, double now)
     add_str(o, "status", w->status);
     add_str(o, "health", health_name(w->health));
     add_str(o, "health_reason", w->health_reason);
-    add_num(o, "heartbeat_age_s", now - w->heartbeat_at, w->heartbeat_at > 0);
+    add_num(o, "heartbeat_age_s", ms(now - ms(w->heartbeat_at)),
+            ms(w->heartbeat_at) > 0);
     add_long(o, "queue_depth", w->queue_depth);
     add_str(o, "reported_health", w->reported_health);
     add_long(o, "in_flight", w->in_flight);
@@ -130,7 +135,7 @@ static cJSON *source_json(const rd_source_status *s, double now)
     add_str(o, "name", name);
     add_str(o, "state", src_state_name(s->state));
     add_str(o, "error", err[0] ? err : NULL);
-    add_num(o, "age_ms", floor((now - s->last_ok) * 1000), s->last_ok > 0);
+    add_num(o, "age_ms", floor((now - ms(s->last_ok)) * 1000), ms(s->last_ok) > 0);
     add_time(o, "last_ok", s->last_ok);
     add_time(o, "since", s->since);
     return o;
@@ -229,10 +234,23 @@ static char *get_str(const cJSON *o, const char *k)
     return xstrndup(v->valuestring, JSON_MAX_STR);
 }
 
+/* Into a fixed buffer: valid UTF-8, cut on a character boundary (so that what
+ * is written back out reads in again unchanged). */
 static void get_fixed(const cJSON *o, const char *k, char *out, size_t cap)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(out, cap, "%s", cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
+    const char *s = cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+    size_t n = strnlen(s, cap * 4);
+    char *valid = sanitize_utf8(s, n);
+    n = strlen(valid);
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)valid[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(out, valid, n);
+    out[n] = '\0';
+    free(valid);
 }
 
 static double get_num(const cJSON *o, const char *k, double def)

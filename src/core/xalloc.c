@@ -55,6 +55,8 @@ char *xstrndup(const char *s, size_t n)
 char *xasprintf(const char *fmt, ...)
 {
     va_list ap;
+    if (!fmt)   /* also keeps gcc -fsanitize=undefined from warning "null format" */
+        abort();
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);

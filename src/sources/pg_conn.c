@@ -300,11 +300,17 @@ static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
     }
     c->reqs[r->idx] = NULL;
     char ip[INET6_ADDRSTRLEN] = "";
-    if (result == 0 && res) {
-        const void *a = res->ai_family == AF_INET6
-            ? (const void *)&((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr
-            : (const void *)&((struct sockaddr_in *)(void *)res->ai_addr)->sin_addr;
-        if (evutil_inet_ntop(res->ai_family, a, ip, sizeof ip))
+    struct evutil_addrinfo *ai = res;
+    for (struct evutil_addrinfo *p = res; result == 0 && p; p = p->ai_next)
+        if (p->ai_family == AF_INET) {     /* prefer IPv4: servers often listen on it only */
+            ai = p;
+            break;
+        }
+    if (result == 0 && ai) {
+        const void *a = ai->ai_family == AF_INET6
+            ? (const void *)&((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_addr
+            : (const void *)&((struct sockaddr_in *)(void *)ai->ai_addr)->sin_addr;
+        if (evutil_inet_ntop(ai->ai_family, a, ip, sizeof ip))
             c->addrs[r->idx] = xstrdup(ip);
     }
     if (!c->addrs[r->idx] && !c->dns_failed) {

@@ -209,7 +209,8 @@ static void sem_attune(const PGresult *r, int i, const pg_row_ctx *x, rd_executi
     double retry_at = col_epoch(r, i, "retry_at");
     if (retry_at > 0 && e->status && strcmp(e->status, "requested") == 0) {
         e->next_retry_min = e->next_retry_max = retry_at;
-    } else if (e->elig.verdict == RD_ELIG_YES) {
+    } else if (e->elig.verdict == RD_ELIG_YES && e->reason && strcmp(e->reason, "unknown") != 0) {
+        /* the retry manager schedules a retry only for a known reason */
         double lo, hi, t = finished_or_updated(e, x->now);
         retry_attune_delay(&x->backoff, (int)rc, &lo, &hi);
         e->next_retry_min = t + lo;
@@ -294,6 +295,11 @@ static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, rd_exec
     case SEM_OPENAGENTS: sem_openagents(r, i, x, e); break;
     default: unreadable(e, "semantics"); break;
     }
+    if (pg_parse_bool(pg_text(r, i, "superseded")) == 1 && e->elig.verdict == RD_ELIG_YES) {
+        e->elig.verdict = RD_ELIG_NO;
+        snprintf(e->elig.why, sizeof e->elig.why, "superseded by a later attempt");
+        e->next_retry_min = e->next_retry_max = 0;
+    }
     long v;
     if (pg_parse_long(pg_text(r, i, "attempt"), 0, BIG, &v)) e->attempt = (int)v;
     if (pg_parse_long(pg_text(r, i, "max_attempts"), 0, BIG, &v) && x->sem != SEM_TASKER)
@@ -352,9 +358,7 @@ static bool worker_from_row(const PGresult *r, int i, const pg_row_ctx *x, rd_wo
                               ? (double)failed / (double)total : -1;
     }
     w->has_metrics = w->queue_depth >= 0 || w->failure_rate >= 0 || w->consecutive_failures >= 0;
-    rd_health_cfg def;
-    health_defaults(&def);
-    health_classify(x->cfg ? &x->cfg->health : &def, w, x->now);
+    health_classify(&x->health, w, x->now);
     return true;
 }
 

@@ -21,7 +21,7 @@ pg_semantics pg_semantics_parse(const char *name);
 
 typedef struct pg_row_ctx {
     pg_semantics sem;
-    const rd_system_cfg *cfg;      /* health thresholds; may be NULL (defaults) */
+    rd_health_cfg health;          /* thresholds: the config's, profile defaults applied */
     double now;
     rd_attune_backoff backoff;
 } pg_row_ctx;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "../core/health.h"
 #include "../core/xalloc.h"
 #include "pg_conn.h"
 #include "pg_rows.h"
@@ -378,8 +379,20 @@ static void apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t c
 
 static pg_row_ctx row_ctx(const pg_src *s)
 {
-    pg_row_ctx x = { .cfg = s->pub.ctx.cfg, .now = now_s() };
+    pg_row_ctx x = { .now = now_s() };
     x.sem = pg_semantics_parse(s->prof->semantics);
+    if (s->pub.ctx.cfg)
+        x.health = s->pub.ctx.cfg->health;
+    else
+        health_defaults(&x.health);
+    /* the profile's heartbeat_max_age (e.g. OpenAgents beats every 60 s) applies unless the
+     * config chose a value other than the default */
+    rd_health_cfg def;
+    health_defaults(&def);
+    double hb;
+    const char *v = profile_get(s->prof, "heartbeat_max_age");
+    if (v && parse_duration(v, &hb) && hb > 0 && x.health.heartbeat_max_age == def.heartbeat_max_age)
+        x.health.heartbeat_max_age = hb;
     attune_backoff_defaults(&x.backoff);
     return x;
 }

@@ -169,16 +169,18 @@ static char *job_task_id(const rs_job *j)
     return id ? xstrndup(id, idlen) : xstrdup(j->key);
 }
 
-static void chain_problem(rs_job *j, const char *why)
+static void chain_problem(rs_job *j, const char *why, unsigned flags)
 {
     rs_src *s = j->b->s;
     rd_execution *e = xcalloc(1, sizeof *e);
     e->id = job_task_id(j);
-    e->status = xstrdup(j->failed ? "unknown" : "missing");
+    e->status = xstrdup(flags || j->failed ? "unknown" : "missing");
     e->error = xstrdup(why);
     e->attempt = -1;
     e->max_attempts = -1;
-    e->flags = RD_EXEC_MALFORMED;
+    e->flags = flags;
+    if (j->nf > 0)
+        e->attempt = j->nums[j->nf - 1];
     model_set_chain(s->base.ctx.model, e->id, e, 1);
 }
 
@@ -235,6 +237,16 @@ out:
     rs_reply_end(s);
 }
 
+/* "non-numeric attempt fields: 'latest', '-1'" (as many as fit). */
+static void note_bad_field(rs_job *j, const char *name)
+{
+    size_t n = strlen(j->why);
+    if (n == 0)
+        n = (size_t)snprintf(j->why, sizeof j->why, "non-numeric attempt fields:");
+    if (n + 8 < sizeof j->why)
+        snprintf(j->why + n, sizeof j->why - n, "%s '%.24s'", n > 28 ? "," : "", name);
+}
+
 static int cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -259,8 +271,8 @@ static void on_hkeys(struct redisAsyncContext *ac, void *reply, void *priv)
             int n = alakai_field_num(e->str, e->len);
             if (n > 0)
                 j->nums[j->nf++] = n;
-            else if (!j->why[0])
-                snprintf(j->why, sizeof j->why, "non-numeric attempt field '%.40s'", e->str);
+            else
+                note_bad_field(j, e->str);
         }
     }
     qsort(j->nums, (size_t)j->nf, sizeof *j->nums, cmp_int);
@@ -448,7 +460,8 @@ static void summary_from_reply(rs_job *j, const redisReply *r)
     }
     rix_sum sum = {
         .status = ok ? rec.status : "unknown", .attempt = j->nums[j->nf - 1],
-        .nfields = j->nf, .code = rec.code, .error = ok ? rec.error : rec.why,
+        .nfields = j->nf, .code = rec.code, .name = rec.name,
+        .error = ok ? rec.error : rec.why,
         .dispatched_at = rec.dispatched_at, .resolved_at = rec.resolved_at,
         .flags = ok ? 0 : RD_EXEC_MALFORMED,
     };
@@ -504,16 +517,16 @@ static void job_result(rs_job *j)
         snprintf(msg, sizeof msg, "newest record is %lld bytes (over 1 MiB): not fetched",
                  j->sizes[j->nf - 1]);
         if (chain)
-            chain_problem(j, msg);
+            chain_problem(j, msg, RD_EXEC_OVERSIZED);
         else
             index_problem(j, RD_EXEC_OVERSIZED, msg);
     } else if (j->why[0]) {
         if (chain)
-            chain_problem(j, j->why);
+            chain_problem(j, j->why, RD_EXEC_MALFORMED);
         else
             index_problem(j, RD_EXEC_MALFORMED, j->why);
     } else if (chain) {
-        chain_problem(j, "no such task");
+        chain_problem(j, "no such task", 0);
     } else {
         index_remove(j);
     }
@@ -586,7 +599,7 @@ static void batch_finish(rs_batch *b)
     case RB_CHAIN:
         s->chain_busy = false;
         if (b->failed)
-            chain_problem(&b->jobs[0], b->err);
+            chain_problem(&b->jobs[0], b->err, 0);
         if (s->base.ctx.on_change)
             s->base.ctx.on_change(s->base.ctx.ud);
         rs_chain_fetch(s);           /* a newer request may be waiting */
@@ -635,7 +648,7 @@ out:
 
 void rs_sweep_continue(rs_src *s)
 {
-    if (!s->sweeping || s->scan_inflight || s->cursor_done || s->batches >= 2)
+    if (!s->sweeping || s->scan_inflight || s->cursor_done || s->batches >= RS_SWEEP_INFLIGHT)
         return;
     static const char count[] = "500";
     const char *argv[6] = { "SCAN", s->cursor, "MATCH", s->match, "COUNT", count };

@@ -18,7 +18,7 @@ struct rix {
     size_t n, cap, max;
     uint32_t *slots;                /* dense index + 1, 0 = empty */
     size_t nslots;                  /* power of two */
-    rix_names statuses, codes;
+    rix_names statuses, codes, names;
     uint8_t mark;
     bool overflow;
     uint64_t version;
@@ -48,7 +48,7 @@ rix *rix_new(size_t max_tasks)
     ix->max = max_tasks;
     ix->nslots = 1024;
     ix->slots = xcalloc(ix->nslots, sizeof *ix->slots);
-    ix->statuses.n = ix->codes.n = 1;
+    ix->statuses.n = ix->codes.n = ix->names.n = 1;
     ix->statuses.v[0] = xstrdup("unknown");
     ix->codes.v[0] = NULL;
     return ix;
@@ -70,6 +70,7 @@ void rix_free(rix *ix)
     free(ix->slots);
     names_free(&ix->statuses);
     names_free(&ix->codes);
+    names_free(&ix->names);
     free(ix);
 }
 
@@ -104,6 +105,11 @@ const char *rix_status_name(const rix *ix, const rix_task *t)
 const char *rix_code_name(const rix *ix, const rix_task *t)
 {
     return t->code ? ix->codes.v[t->code] : NULL;
+}
+
+const char *rix_task_name(const rix *ix, const rix_task *t)
+{
+    return t->name ? ix->names.v[t->name] : NULL;
 }
 
 static size_t slot_find(const rix *ix, const char *id, size_t idlen, bool *found)
@@ -177,6 +183,7 @@ static void fill(rix *ix, rix_task *t, const char *id, size_t idlen, const rix_s
     t->nfields = (uint8_t)(sum->nfields < 0 ? 0 : sum->nfields > 255 ? 255 : sum->nfields);
     t->status = intern(&ix->statuses, sum->status, 0);
     t->code = intern(&ix->codes, sum->code, 0);
+    t->name = intern(&ix->names, sum->name, 0);
     t->flags = (uint8_t)sum->flags;
     t->mark = ix->mark;
 }
@@ -185,7 +192,7 @@ static bool same(const rix_task *a, const rix_task *b)
 {
     return a->dispatched_at == b->dispatched_at && a->resolved_at == b->resolved_at &&
            a->attempt == b->attempt && a->nfields == b->nfields && a->status == b->status &&
-           a->code == b->code && a->flags == b->flags &&
+           a->code == b->code && a->name == b->name && a->flags == b->flags &&
            strcmp(rix_error(a), rix_error(b)) == 0;
 }
 

@@ -23,6 +23,7 @@ typedef struct rix_task {
     uint8_t nfields;        /* attempt fields (capped at 255) */
     uint8_t status;         /* interned, see rix_status_name */
     uint8_t code;           /* interned error code, 0 none */
+    uint8_t name;           /* interned task name (taskSnapshot), 0 none */
     uint8_t flags;          /* RD_EXEC_OVERLAP/MALFORMED/OVERSIZED */
     uint8_t mark;           /* sweep generation */
 } rix_task;
@@ -32,6 +33,7 @@ typedef struct rix_sum {    /* a fetch result for one task */
     int attempt;            /* newest attempt, <= 0 unknown */
     int nfields;
     const char *code;       /* NULL none */
+    const char *name;       /* NULL none */
     const char *error;      /* NULL none */
     double dispatched_at, resolved_at;
     unsigned flags;
@@ -58,6 +60,7 @@ static inline const char *rix_id(const rix_task *t) { return t->str; }
 static inline const char *rix_error(const rix_task *t) { return t->str + t->err_off; }
 const char *rix_status_name(const rix *ix, const rix_task *t);
 const char *rix_code_name(const rix *ix, const rix_task *t);   /* NULL none */
+const char *rix_task_name(const rix *ix, const rix_task *t);   /* NULL none */
 uint32_t rix_hash_fp(const char *fingerprint);                 /* 0 for ""/NULL */
 
 /* Ordered selection, newest first (dispatched_at desc, id desc). */

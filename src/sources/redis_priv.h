@@ -16,6 +16,7 @@ struct evdns_getaddrinfo_request;
 
 enum {
     RS_SCAN_COUNT = 500,            /* SCAN COUNT hint per call */
+    RS_SWEEP_INFLIGHT = 4,          /* SCAN steps being fetched at once */
     RS_MAX_FIELDS = 64,             /* attempt fields read per task in a sweep */
     RS_CHAIN_MAX_FIELDS = 1000,     /* attempt fields read for a chain */
     RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB are never fetched */

@@ -122,10 +122,11 @@ bool alakai_parse_time(const char *s, double *out)
     return parse_rfc3339(s, out);
 }
 
-static void set_why(rd_alakai_rec *r, const char *fmt, const char *what)
+/* First problem wins: "<what><suffix>". */
+static void set_why(rd_alakai_rec *r, const char *what, const char *suffix)
 {
     if (!r->why[0])
-        snprintf(r->why, sizeof r->why, fmt, what);
+        snprintf(r->why, sizeof r->why, "%s%s", what, suffix);
 }
 
 static void read_time(rd_alakai_rec *r, const cJSON *o, const char *key, double *dst)
@@ -136,7 +137,7 @@ static void read_time(rd_alakai_rec *r, const cJSON *o, const char *key, double 
     if (cJSON_IsNumber(v))
         *dst = epoch_number(v->valuedouble);
     else if (!cJSON_IsString(v) || !alakai_parse_time(v->valuestring, dst))
-        set_why(r, "unreadable %s", key);
+        set_why(r, key, " is not a readable time");
 }
 
 /* Optional string field: absent/null → NULL; a number is accepted (codes may be
@@ -153,7 +154,7 @@ static const char *opt_text(rd_alakai_rec *r, const cJSON *o, const char *key, c
         snprintf(num, cap, "%.15g", v->valuedouble);
         return num;
     }
-    set_why(r, "%s has the wrong type", key);
+    set_why(r, key, " has the wrong type");
     return NULL;
 }
 
@@ -192,14 +193,14 @@ static void read_fields(rd_alakai_rec *r, const cJSON *o)
         for (char *c = r->status; *c; c++)
             *c = (char)tolower((unsigned char)*c);
     } else {
-        set_why(r, "%s", st ? "status has the wrong type" : "no status");
+        set_why(r, st ? "status has the wrong type" : "no status", "");
     }
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "attempt");
     if (cJSON_IsNumber(at) && at->valuedouble >= 1 && at->valuedouble <= 1e6 &&
         at->valuedouble == floor(at->valuedouble))
         r->attempt = (int)at->valuedouble;
     else if (at && !cJSON_IsNull(at))
-        set_why(r, "%s", "attempt is not a positive integer");
+        set_why(r, "attempt is not a positive integer", "");
     char num[40];
     const char *code = opt_text(r, o, "errorCode", num, sizeof num);
     if (code)

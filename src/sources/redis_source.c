@@ -91,7 +91,7 @@ void rs_fail(rs_src *s, const char *why)
     if (s->freeing)
         return;
     char w[300], msg[256];
-    snprintf(msg, sizeof msg, "redis %s: %s", where(s, w, sizeof w), why ? why : "error");
+    snprintf(msg, sizeof msg, "redis %.80s: %.160s", where(s, w, sizeof w), why ? why : "error");
     model_source_fail(s->base.ctx.model, SRC_NAME, msg, rs_now());
     s->settled = true;
     if (s->state != RC_READY)
@@ -322,7 +322,7 @@ static void on_resolved(int result, struct evutil_addrinfo *res, void *arg)
     s->state = RC_NONE;
     if (result != 0 || !ip) {
         char msg[200];
-        snprintf(msg, sizeof msg, "cannot resolve %s: %s", s->url.host,
+        snprintf(msg, sizeof msg, "cannot resolve %.80s: %.80s", s->url.host,
                  result ? evutil_gai_strerror(result) : "no address");
         rs_fail(s, msg);
         schedule_retry(s);

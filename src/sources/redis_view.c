@@ -71,6 +71,12 @@ static void exec_from_task(const rs_src *s, const rix_task *t, double now, rd_ex
     e->max_attempts = cfg->max_retries >= 0 ? cfg->max_retries + 1 : -1;
     e->elig = retry_alakai(st, t->attempt, cfg->max_retries);
     e->reason = xstrdup(rix_code_name(s->ix, t));
+    e->name = xstrdup(rix_task_name(s->ix, t));
+    if (t->flags & (RD_EXEC_MALFORMED | RD_EXEC_OVERSIZED) && strcmp(st, "unknown") == 0) {
+        e->elig.verdict = RD_ELIG_UNKNOWN;
+        snprintf(e->elig.why, sizeof e->elig.why, "%s", t->flags & RD_EXEC_OVERSIZED
+                 ? "record too large to read" : "record unreadable");
+    }
     if (*rix_error(t)) {
         e->error = xstrdup(rix_error(t));
         e->fingerprint = fingerprint_dup(e->error);

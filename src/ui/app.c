@@ -1,11 +1,553 @@
-/* The console — placeholder until the UI lands. */
-#include "../cli/cli.h"
+/* The console: set-up, the libevent loop, effects from views, command mode. */
+#include "app.h"
 
+#include <event2/event.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/model_json.h"
+#include "../core/sanitize.h"
+#include "../core/textutil.h"
+#include "../core/xalloc.h"
+#include "../sources/http.h"
+#include "cmd.h"
+
+static const ui_view_ops *const view_table[VIEW__COUNT] = {
+    [VIEW_OVERVIEW] = &view_overview_ops, [VIEW_EXECS] = &view_execs_ops,
+    [VIEW_CHAIN] = &view_chain_ops,       [VIEW_WORKERS] = &view_workers_ops,
+    [VIEW_QUEUES] = &view_queues_ops,     [VIEW_DLQ] = &view_dlq_ops,
+    [VIEW_JOURNAL] = &view_journal_ops,   [VIEW_HELP] = &view_help_ops,
+};
+
+enum { JOURNAL_TAIL = 500 };
+
+double app_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double app_now(const ui_app *app)
+{
+    if (app->fixed_now > 0)
+        return app->fixed_now;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push)
+{
+    if (push && id != app->cur) {
+        if (app->n_hist == HIST_MAX) {
+            memmove(app->hist, app->hist + 1, (HIST_MAX - 1) * sizeof *app->hist);
+            app->n_hist--;
+        }
+        app->hist[app->n_hist++] = app->cur;
+    }
+    app->cur = id;
+    ui_view *v = &app->views[id];
+    if (v->ops->open)
+        v->ops->open(v, &app->ctx, arg);
+}
+
+void app_back(ui_app *app)
+{
+    if (app->n_hist)
+        app->cur = app->hist[--app->n_hist];
+}
+
+static void app_read_journal(ui_app *app)
+{
+    journal_entries_free(app->journal, app->n_journal);
+    app->journal = NULL;
+    app->n_journal = 0;
+    app->journal_err[0] = 0;
+    char *path = journal_default_path();
+    if (!path)
+        snprintf(app->journal_err, sizeof app->journal_err, "neither XDG_STATE_HOME nor HOME is set");
+    else if (!journal_read_tail(path, JOURNAL_TAIL, &app->journal, &app->n_journal, app->journal_err,
+                                sizeof app->journal_err) && !app->journal_err[0])
+        snprintf(app->journal_err, sizeof app->journal_err, "unreadable");
+    free(path);
+    app->ctx.journal = app->journal;
+    app->ctx.n_journal = app->n_journal;
+    app->ctx.journal_error = app->journal_err[0] ? app->journal_err : NULL;
+}
+
+static void app_filter(ui_app *app)
+{
+    if (!app->src)
+        return;
+    ui_filter *f = &app->ctx.filter;
+    rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL};
+    sources_set_filter(app->src, &ef);
+}
+
+static void app_effect(ui_app *app, const ui_effect *e)
+{
+    switch (e->kind) {
+    case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
+    case FX_CHAIN: if (app->src) sources_request_chain(app->src, e->text); break;
+    case FX_PAGE: if (app->src) sources_page(app->src, e->arg); break;
+    case FX_JUMP:
+        app->views[VIEW_EXECS].list.cur = app->views[VIEW_EXECS].list.top = 0;
+        if (app->src)
+            sources_jump(app->src, e->text);
+        if (app->cur != VIEW_EXECS)
+            app_open_view(app, VIEW_EXECS, e->text, true);
+        break;
+    case FX_FILTER: app_filter(app); break;
+    case FX_PEEK: if (app->src) sources_peek_dlq(app->src, e->arg != 0); break;
+    case FX_REFRESH: if (app->src) sources_refresh(app->src); break;
+    case FX_ACT: dialog_start(app, (rd_action)e->arg); break;
+    case FX_PROMPT:
+        memset(&app->prompt, 0, sizeof app->prompt);
+        app->prompt.active = true;
+        app->prompt.kind = e->arg;
+        break;
+    case FX_JOURNAL: app_read_journal(app); break;
+    }
+}
+
+void app_effects(ui_app *app)
+{
+    /* effects may queue more effects (open → chain request): drain in rounds */
+    for (int round = 0; round < 4 && app->ctx.n_fx; round++) {
+        ui_effect fx[4];
+        int n = app->ctx.n_fx;
+        memcpy(fx, app->ctx.fx, (size_t)n * sizeof *fx);
+        app->ctx.n_fx = 0;
+        for (int i = 0; i < n; i++)
+            app_effect(app, &fx[i]);
+    }
+    app->ctx.n_fx = 0;
+    app->dirty = true;
+}
+
+static void app_diag_msg(ui_app *app, rd_diags *d, size_t from)
+{
+    if (d->n > from)
+        ctx_msg(&app->ctx, true, "%s%s", d->msgs[from], d->n - from > 1 ? " (more in the overview)" : "");
+}
+
+void app_load_theme(ui_app *app, const char *name)
+{
+    size_t before = app->diags.n;
+    ui_theme *t = theme_new();
+    if (name && *name && strcmp(name, "built-in") != 0)
+        theme_load(t, name, &app->diags);
+    theme_free(app->theme);
+    app->theme = t;
+    app->ctx.theme = t;
+    if (app->screen)
+        theme_apply(t, app->colour);
+    app_diag_msg(app, &app->diags, before);
+    app->full_redraw = true;
+}
+
+void app_load_keymap(ui_app *app, const char *name)
+{
+    size_t before = app->diags.n;
+    ui_keymap *k = keymap_new();
+    if (name && *name && strcmp(name, "built-in") != 0)
+        keymap_load(k, name, &app->diags);
+    keymap_free(app->km);
+    app->km = k;
+    app->ctx.km = k;
+    app_diag_msg(app, &app->diags, before);
+}
+
+static void on_source_change(void *ud);
+
+static void app_teardown_system(ui_app *app)
+{
+    if (app->dlg.state != DLG_NONE)
+        dialog_close(app);
+    if (app->src)
+        sources_free(app->src);
+    app->src = NULL;
+    if (app->actor)
+        actor_free(app->actor);
+    app->actor = NULL;
+    if (app->have_prof)
+        profile_free(&app->prof);
+    app->have_prof = false;
+}
+
+static void app_start_system(ui_app *app)
+{
+    rd_system_cfg *s = app->sys;
+    app->ctx.cfg = s;
+    app->ctx.read_only = app->cli->read_only || (s && s->read_only);
+    if (!s || app->headless)
+        return;
+    size_t before = app->diags.n;
+    if (!profile_load(s->profile, &app->prof, &app->diags)) {
+        app_diag_msg(app, &app->diags, before);
+        return;
+    }
+    app->have_prof = true;
+    app->src = sources_new(app->base, app->http, s, &app->prof, app->model, on_source_change, app);
+    app->actor = actor_new(app->base, app->http, s, &app->prof, app->cli->read_only);
+    if (app->src)
+        sources_start(app->src);
+    if (!app->ctx.read_only)
+        actor_prepare(app->actor, NULL, NULL);
+}
+
+bool app_switch_system(ui_app *app, const char *name)
+{
+    rd_system_cfg *s = config_find(&app->cfg, name);
+    if (!s) {
+        ctx_msg(&app->ctx, true, "no system named '%s' in %s", name, app->cfg.path ? app->cfg.path : "the config");
+        return false;
+    }
+    app_teardown_system(app);
+    model_free(app->model);
+    app->model = model_new();
+    app->ctx.model = app->model;
+    app->sys = s;
+    memset(&app->ctx.filter, 0, sizeof app->ctx.filter);
+    if (!app->cli->theme)
+        app_load_theme(app, s->theme);
+    if (!app->cli->keymap)
+        app_load_keymap(app, s->keymap);
+    for (int i = 0; i < VIEW__COUNT; i++) {
+        if (app->views[i].ops->free)
+            app->views[i].ops->free(&app->views[i]);
+        memset(&app->views[i].list, 0, sizeof app->views[i].list);
+    }
+    app_start_system(app);
+    app->n_hist = 0;
+    app->cur = VIEW_OVERVIEW;
+    app->full_redraw = true;
+    return true;
+}
+
+static void app_command_filter(ui_app *app, char *arg)
+{
+    ui_filter *f = &app->ctx.filter;
+    memset(f, 0, sizeof *f);
+    for (char *save = NULL, *t = strtok_r(arg, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq) {
+            snprintf(f->text, sizeof f->text, "%s", t);
+            continue;
+        }
+        *eq = 0;
+        if (strcmp(t, "status") == 0)
+            snprintf(f->status, sizeof f->status, "%s", eq + 1);
+        else if (strcmp(t, "text") == 0)
+            snprintf(f->text, sizeof f->text, "%s", eq + 1);
+        else if (strcmp(t, "error") == 0 || strcmp(t, "fp") == 0 || strcmp(t, "fingerprint") == 0)
+            snprintf(f->fp, sizeof f->fp, "%s", eq + 1);
+        else
+            ctx_msg(&app->ctx, true, "unknown filter '%s' (status=, text=, error=)", t);
+    }
+    ctx_fx(&app->ctx, FX_FILTER, 0, NULL);
+    if (app->cur != VIEW_EXECS)
+        ctx_fx(&app->ctx, FX_VIEW, VIEW_EXECS, NULL);
+}
+
+void app_command(ui_app *app, const char *line)
+{
+    char arg[256], err[160];
+    ui_cmd_id id = cmd_parse(line, arg, sizeof arg, err, sizeof err);
+    static const ui_view_id views[] = {[CMD_OVERVIEW] = VIEW_OVERVIEW, [CMD_EXECS] = VIEW_EXECS,
+                                       [CMD_WORKERS] = VIEW_WORKERS,   [CMD_QUEUES] = VIEW_QUEUES,
+                                       [CMD_DLQ] = VIEW_DLQ,           [CMD_JOURNAL] = VIEW_JOURNAL,
+                                       [CMD_HELP] = VIEW_HELP};
+    switch (id) {
+    case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
+    case CMD_OVERVIEW: case CMD_EXECS: case CMD_WORKERS: case CMD_QUEUES: case CMD_DLQ:
+    case CMD_JOURNAL: case CMD_HELP:
+        app_open_view(app, views[id], NULL, true);
+        break;
+    case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
+    case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;
+    case CMD_FILTER: app_command_filter(app, arg); break;
+    case CMD_SYSTEM: app_switch_system(app, arg); break;
+    case CMD_THEME: app_load_theme(app, arg); break;
+    case CMD_KEYMAP: app_load_keymap(app, arg); break;
+    case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
+    case CMD_QUIT: app->quit = true; break;
+    default: break;
+    }
+}
+
+/* ---- the loop ---- */
+
+static void latency_record(ui_app *app)
+{
+    if (!app->latency || !app->n_lat)
+        return;
+    double now = app_mono();
+    for (int i = 0; i < app->n_lat; i++)
+        fprintf(app->latency, "%.0f\n", (now - app->lat_t0[i]) * 1e6);
+    fflush(app->latency);
+    app->n_lat = 0;
+}
+
+static void schedule_repaint(ui_app *app)
+{
+    if (app->repaint_pending)
+        return;
+    double wait = app->last_paint + 0.1 - app_mono();   /* data-driven repaints: ~10 Hz */
+    if (wait < 0)
+        wait = 0;
+    struct timeval tv = {0, (long)(wait * 1e6)};
+    event_add(app->ev_repaint, &tv);
+    app->repaint_pending = true;
+}
+
+static void do_paint(ui_app *app)
+{
+    paint(app);
+    app->last_paint = app_mono();
+    latency_record(app);
+    if (app->quit)
+        event_base_loopbreak(app->base);
+}
+
+static void on_repaint(evutil_socket_t fd, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)fd, (void)what;
+    app->repaint_pending = false;
+    do_paint(app);
+}
+
+static void on_source_change(void *ud)
+{
+    ui_app *app = ud;
+    if (app->base && app->ev_repaint)
+        schedule_repaint(app);
+}
+
+static void on_input(evutil_socket_t fd, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)fd, (void)what;
+    bool any = false;
+    for (int guard = 0; guard < 4096; guard++) {
+        wint_t ch;
+        int rc = wget_wch(app->input, &ch);
+        if (rc == ERR)
+            break;
+        if (rc == OK && ch == 27) {   /* alt-X arrives as ESC X in one read */
+            wint_t next;
+            int rc2 = wget_wch(app->input, &next);
+            if (rc2 != ERR) {
+                ui_key k = key_from_curses(rc2, (unsigned)next);
+                if (app->n_lat < LAT_MAX)
+                    app->lat_t0[app->n_lat++] = app_mono();
+                input_key(app, (k & UK_FN) ? k : (UK_ALT | k));
+                any = true;
+                continue;
+            }
+        }
+        if (app->n_lat < LAT_MAX)
+            app->lat_t0[app->n_lat++] = app_mono();
+        input_key(app, key_from_curses(rc, (unsigned)ch));
+        any = true;
+        if (app->quit)
+            break;
+    }
+    if (any || app->dirty)
+        do_paint(app);   /* key presses repaint at once */
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)what;
+    if (sig == SIGWINCH) {
+        term_resize(app);
+        do_paint(app);
+        return;
+    }
+    app->quit = true;
+    event_base_loopbreak(app->base);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)fd, (void)what;
+    if (app->dirty || app->model->generation != app->painted_gen || app->dlg.batch)
+        schedule_repaint(app);
+    else
+        schedule_repaint(app);   /* ages in the top bar move: curses sends only the changed cells */
+}
+
+static bool app_events(ui_app *app)
+{
+    app->ev_input = event_new(app->base, STDIN_FILENO, EV_READ | EV_PERSIST, on_input, app);
+    app->ev_repaint = evtimer_new(app->base, on_repaint, app);
+    app->ev_tick = event_new(app->base, -1, EV_PERSIST, on_tick, app);
+    int sigs[5] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGQUIT};
+    for (int i = 0; i < 5; i++) {
+        app->ev_sig[i] = evsignal_new(app->base, sigs[i], on_signal, app);
+        event_add(app->ev_sig[i], NULL);
+    }
+    struct timeval one = {1, 0};
+    event_add(app->ev_tick, &one);
+    return event_add(app->ev_input, NULL) == 0;
+}
+
+static void app_free_events(ui_app *app)
+{
+    struct event *evs[] = {app->ev_input, app->ev_repaint, app->ev_tick, app->ev_sig[0], app->ev_sig[1],
+                           app->ev_sig[2], app->ev_sig[3], app->ev_sig[4]};
+    for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
+        if (evs[i])
+            event_free(evs[i]);
+}
+
+/* ---- set-up ---- */
+
+static void app_load_config(ui_app *app)
+{
+    char *path = app->cli->config_path ? xstrdup(app->cli->config_path) : config_default_path();
+    if (access(path, F_OK) != 0 && !app->cli->config_path) {
+        memset(&app->cfg, 0, sizeof app->cfg);   /* no config at all: the console still starts */
+        free(path);
+        return;
+    }
+    config_load(path, &app->cfg, &app->diags);
+    free(path);
+    app->sys = config_find(&app->cfg, app->cli->system);
+    if (app->cli->system && !app->sys)
+        diags_add(&app->diags, app->cfg.path ? app->cfg.path : "config", 0, "no system named '%s'", app->cli->system);
+}
+
+static bool app_headless_model(ui_app *app, const char *file)
+{
+    char why[160], err[256];
+    char *json = text_read_file(file, 64u << 20, why, sizeof why);
+    if (!json) {
+        fprintf(stderr, "redrive: %s: %s\n", file, why);
+        return false;
+    }
+    bool ok = model_from_json(app->model, json, err, sizeof err);
+    free(json);
+    if (!ok)
+        fprintf(stderr, "redrive: %s: %s\n", file, err);
+    return ok;
+}
+
+static void app_init(ui_app *app, const rd_cli *cli)
+{
+    memset(app, 0, sizeof *app);
+    app->cli = cli;
+    app->ascii = cli->ascii;
+    app->mouse = !cli->no_mouse;
+    app->model = model_new();
+    app->ctx.model = app->model;
+    app->ctx.san = cli->ascii ? SAN_ASCII : 0;
+    app->ctx.diags = &app->diags;
+    const char *now = getenv("REDRIVE_NOW");
+    if (now && *now)
+        app->fixed_now = atof(now);
+    for (int i = 0; i < VIEW__COUNT; i++)
+        app->views[i].ops = view_table[i];
+    app->cur = VIEW_OVERVIEW;
+    app_load_config(app);
+    app->theme = theme_new();
+    app->km = keymap_new();
+    app->ctx.theme = app->theme;
+    app->ctx.km = app->km;
+    const char *theme = cli->theme ? cli->theme : app->sys ? app->sys->theme : NULL;
+    const char *keymap = cli->keymap ? cli->keymap : app->sys ? app->sys->keymap : NULL;
+    if (theme)
+        app_load_theme(app, theme);
+    if (keymap)
+        app_load_keymap(app, keymap);
+    app_read_journal(app);
+}
+
+static void app_free(ui_app *app)
+{
+    app_teardown_system(app);
+    for (int i = 0; i < VIEW__COUNT; i++)
+        if (app->views[i].ops && app->views[i].ops->free)
+            app->views[i].ops->free(&app->views[i]);
+    sel_clear(&app->ctx.sel);
+    journal_entries_free(app->journal, app->n_journal);
+    theme_free(app->theme);
+    keymap_free(app->km);
+    model_free(app->model);
+    config_free(&app->cfg);
+    diags_free(&app->diags);
+    if (app->latency)
+        fclose(app->latency);
+}
+
+static int app_run_headless(ui_app *app, const char *size)
+{
+    const char *model = getenv("REDRIVE_HEADLESS_MODEL");
+    if (model && *model && !app_headless_model(app, model))
+        return RD_EXIT_USAGE;
+    app_start_system(app);
+    if (!term_open(app, size))
+        return RD_EXIT_FAIL;
+    const char *view = getenv("REDRIVE_HEADLESS_VIEW");
+    if (view && *view)
+        app_command(app, view);
+    app_effects(app);
+    int rc = headless_run(app, getenv("REDRIVE_HEADLESS_KEYS"));
+    term_close(app);
+    return rc;
+}
+
+static int app_run_console(ui_app *app)
+{
+    app->base = event_base_new();
+    app->http = app->base ? http_new(app->base) : NULL;
+    if (!app->http) {
+        fprintf(stderr, "redrive: cannot start the event loop\n");
+        return RD_EXIT_FAIL;
+    }
+    const char *lat = getenv("REDRIVE_LATENCY_TRACE");
+    if (lat && *lat)
+        app->latency = fopen(lat, "w");
+    if (!term_open(app, NULL))
+        return RD_EXIT_FAIL;
+    app_start_system(app);
+    if (app->diags.n)
+        app_diag_msg(app, &app->diags, 0);
+    app_events(app);
+    do_paint(app);
+    if (!app->quit)
+        event_base_dispatch(app->base);
+    term_close(app);
+    app_teardown_system(app);
+    app_free_events(app);
+    http_free(app->http);
+    event_base_free(app->base);
+    return RD_EXIT_OK;
+}
 
 int ui_main(const rd_cli *cli)
 {
-    (void)cli;
-    fputs("redrive: the console is not built yet\n", stderr);
-    return RD_EXIT_FAIL;
+    ui_app *app = xcalloc(1, sizeof *app);
+    app_init(app, cli);
+    const char *size = getenv("REDRIVE_HEADLESS");
+    if (size && *size)
+        app->headless = true;
+    int rc = app->headless ? app_run_headless(app, size) : app_run_console(app);
+    for (size_t i = 0; i < app->diags.n && !app->headless; i++) {
+        char *clean = sanitize_str(app->diags.msgs[i], 0);
+        fprintf(stderr, "%s\n", clean);
+        free(clean);
+    }
+    app_free(app);
+    free(app);
+    return rc;
 }

@@ -15,7 +15,8 @@ static void prompt_submit(ui_app *app)
         app_command(app, p->buf);
         break;
     case PROMPT_SEARCH:
-        snprintf(c->filter.text, sizeof c->filter.text, "%s", p->buf);
+        memcpy(c->filter.text, p->buf, sizeof c->filter.text - 1);
+        c->filter.text[sizeof c->filter.text - 1] = 0;
         app->views[app->cur].list.cur = 0;
         ctx_fx(c, FX_FILTER, 0, NULL);
         break;
@@ -164,7 +165,7 @@ bool input_key(ui_app *app, ui_key k)
     app->n_pending = 0;
     if (m != KM_ACTION) {
         char name[32];
-        key_name(k, false, name, sizeof name);
+        key_text(k, false, name, sizeof name);
         if (app->dlg.state == DLG_NONE)
             ctx_msg(&app->ctx, false, "%s%s is not bound (? for help)", n > 1 ? "that sequence ending in " : "", name);
         return true;
@@ -190,7 +191,8 @@ void input_mouse(ui_app *app)
         return;
     }
 #endif
-    if ((ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED)) && v->ops->select &&
+    if ((ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON1_DOUBLE_CLICKED)) &&
+        v->ops->select &&
         ev.y >= v->list_y && ev.y < v->list_y + v->rows) {
         v->ops->select(v, &app->ctx, ev.y - v->list_y);
         if (ev.bstate & BUTTON1_DOUBLE_CLICKED)

@@ -96,11 +96,11 @@ static void put_utf8(ui_key k, char *out, size_t cap)
     snprintf(out, cap, "%s", b);
 }
 
-void key_name(ui_key k, bool compact, char *out, size_t cap)
+void key_text(ui_key k, bool compact, char *out, size_t cap)
 {
     if (k & UK_ALT) {
         char rest[32];
-        key_name(k & ~UK_ALT, compact, rest, sizeof rest);
+        key_text(k & ~UK_ALT, compact, rest, sizeof rest);
         snprintf(out, cap, "%s%s", compact ? "M-" : "alt-", rest);
         return;
     }
@@ -233,7 +233,7 @@ static void seq_text(const km_bind *b, char *out, size_t cap)
     out[0] = 0;
     for (int i = 0; i < b->n; i++) {
         char k[32];
-        key_name(b->seq[i], false, k, sizeof k);
+        key_text(b->seq[i], false, k, sizeof k);
         size_t l = strlen(out);
         snprintf(out + l, cap - l, "%s%s", i ? " " : "", k);
     }
@@ -382,7 +382,7 @@ static void bind_text(const km_bind *b, char *out, size_t cap)
     out[0] = 0;
     for (int i = 0; i < b->n; i++) {
         char k[32];
-        key_name(b->seq[i], true, k, sizeof k);
+        key_text(b->seq[i], true, k, sizeof k);
         size_t l = strlen(out);
         snprintf(out + l, cap - l, "%s%s", i ? " " : "", k);
     }

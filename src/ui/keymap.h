@@ -43,7 +43,7 @@ bool keymap_first(const ui_keymap *km, ui_action a, char *out, size_t cap);
 void keymap_all(const ui_keymap *km, ui_action a, char *out, size_t cap);
 
 bool key_parse(const char *name, ui_key *out);
-void key_name(ui_key k, bool compact, char *out, size_t cap);
+void key_text(ui_key k, bool compact, char *out, size_t cap);
 /* Normalize what wget_wch returned (rc = OK or KEY_CODE_YES). */
 ui_key key_from_curses(int rc, unsigned ch);
 

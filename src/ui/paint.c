@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "app.h"
 #include "draw.h"
@@ -11,13 +12,7 @@ static int put(WINDOW *w, int y, int x, int maxx, const char *clean, int attr)
 {
     if (x >= maxx)
         return x;
-    char *c = xstrdup(clean);
-    int used = 0;
-    char buf[512];
-    used = draw_clean(w, y, x, maxx - x, c, attr);
-    (void)buf;
-    free(c);
-    return x + used;
+    return x + draw_clean(w, y, x, maxx - x, clean, attr);
 }
 
 /* Raw (outside) text on the top bar: sanitized, fitted, no padding beyond its width. */
@@ -95,25 +90,36 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
 static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
 {
     draw_fill(w, y, 0, cols, theme_attr(app->theme, TS_BOTTOMBAR));
-    int x = 0;
     const ui_action *bar = app->dlg.state != DLG_NONE ? NULL : app->views[app->cur].ops->bar;
     static const ui_action dlg_confirm[] = {UA_CONFIRM, UA_CANCEL, UA_NONE};
     static const ui_action dlg_progress[] = {UA_ABORT, UA_CANCEL, UA_NONE};
     if (!bar)
         bar = app->dlg.state == DLG_CONFIRM ? dlg_confirm : dlg_progress;
-    for (int i = 0; bar[i] != UA_NONE && x < cols; i++) {
+    char keys[16][48], labels[16][48];
+    int n = 0, total = 0;
+    for (int i = 0; bar[i] != UA_NONE && n < 16; i++) {
         const ui_action_info *a = actlist_info(bar[i]);
-        char key[48];
         if ((a->flags & UA_DANGER) && app->ctx.read_only)
             continue;
-        if (!keymap_first(app->km, bar[i], key, sizeof key))
+        if (!keymap_first(app->km, bar[i], keys[n], sizeof keys[n]))
             continue;
-        x = put(w, y, x, x + (int)strlen(key) <= cols ? x + (int)strlen(key) : cols, key,
-                theme_attr(app->theme, TS_KEY));
-        char label[48];
-        snprintf(label, sizeof label, " %s ", a->label);
-        int end = x + (int)strlen(label);
-        x = put(w, y, x, end < cols ? end : cols, label, theme_attr(app->theme, TS_BOTTOMBAR));
+        snprintf(labels[n], sizeof labels[n], " %s ", a->label);
+        total += (int)(strlen(keys[n]) + strlen(labels[n]));
+        n++;
+    }
+    /* too wide: drop items before the last two (help, quit stay visible) */
+    while (total > cols && n > 2) {
+        int k = n - 3;
+        total -= (int)(strlen(keys[k]) + strlen(labels[k]));
+        memmove(keys[k], keys[k + 1], (size_t)(n - k - 1) * sizeof keys[0]);
+        memmove(labels[k], labels[k + 1], (size_t)(n - k - 1) * sizeof labels[0]);
+        n--;
+    }
+    int x = 0;
+    for (int i = 0; i < n && x < cols; i++) {
+        int kl = (int)strlen(keys[i]), ll = (int)strlen(labels[i]);
+        x = put(w, y, x, x + kl < cols ? x + kl : cols, keys[i], theme_attr(app->theme, TS_KEY));
+        x = put(w, y, x, x + ll < cols ? x + ll : cols, labels[i], theme_attr(app->theme, TS_BOTTOMBAR));
     }
 }
 
@@ -128,7 +134,7 @@ static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
     }
     if (app->n_pending) {
         char k[32], t[64];
-        key_name(app->pending[0], true, k, sizeof k);
+        key_text(app->pending[0], true, k, sizeof k);
         snprintf(t, sizeof t, "%s - (waiting for the next key)", k);
         draw_clean(w, y, 0, cols, t, theme_attr(app->theme, TS_WARNING));
         return;

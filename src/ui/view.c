@@ -78,8 +78,8 @@ void sel_note(ui_sel *s, const char *fmt, ...)
 
 void list_fit(ui_list *l, int rows)
 {
-    if (rows < 1)
-        rows = 1;
+    if (rows < 1)   /* height not known yet (no draw so far): clamp only */
+        rows = l->n > 0 ? l->n : 1;
     if (l->cur >= l->n)
         l->cur = l->n - 1;
     if (l->cur < 0)
@@ -107,9 +107,15 @@ unsigned list_nav(ui_list *l, ui_action a, int page)
     case UA_BOTTOM: l->cur = l->n - 1; break;
     default: return UI_CH_UNHANDLED;
     }
+    /* clamp only: the next draw scrolls so the cursor is visible (it knows the height) */
+    if (l->cur >= l->n)
+        l->cur = l->n - 1;
+    if (l->cur < 0)
+        l->cur = 0;
+    if (l->top > l->cur)
+        l->top = l->cur;
     if (l->top < 0)
         l->top = 0;
-    list_fit(l, page);
     return UI_CH_REDRAW;
 }
 

@@ -42,6 +42,22 @@ static char *payload_pretty(const char *raw, unsigned san)
     cJSON *j = cJSON_Parse(raw);
     char *text = j ? cJSON_Print(j) : NULL;
     cJSON_Delete(j);
+    if (text) {   /* cJSON indents with tabs: two spaces read better and stay aligned */
+        size_t tabs = 0, n = 0;
+        for (char *p = text; *p; p++)
+            tabs += *p == '\t';
+        char *spaced = xmalloc(strlen(text) + tabs + 1);
+        for (char *p = text; *p; p++) {
+            if (*p == '\t') {
+                spaced[n++] = ' ';
+                spaced[n++] = ' ';
+            } else
+                spaced[n++] = *p;
+        }
+        spaced[n] = 0;
+        free(text);
+        text = spaced;
+    }
     char *clean = sanitize_str(text ? text : raw, san | SAN_KEEP_NL);
     free(text);
     return clean;

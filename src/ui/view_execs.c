@@ -204,8 +204,8 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"", 1, 1, 0, 0, false, 0, 0},          {"ID", 8, 12, 1, 0, false, 0, 0},
         {"NAME", 10, 16, 2, 0, false, 0, 0},    {"STATUS", 9, 10, 0, 0, false, 0, 0},
         {"ATT", 5, 5, 0, 0, true, 0, 0},        {"ELIG", 4, 4, 0, 0, false, 0, 0},
-        {"NEXT", 6, 7, 0, 3, false, 0, 0},      {"AGE", 4, 5, 0, 0, true, 0, 0},
-        {"WORKER", 8, 14, 1, 2, false, 0, 0},   {"ERROR", 16, 20, 5, 0, false, 0, 0},
+        {"NEXT", 6, 7, 0, 2, false, 0, 0},      {"AGE", 4, 5, 0, 0, true, 0, 0},
+        {"WORKER", 8, 14, 1, 3, false, 0, 0},   {"ERROR", 24, 30, 5, 0, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
     cols_layout(cols, nc, r.w);

@@ -25,7 +25,7 @@ static bool help_line(const ui_ctx *c, int i, char *out, size_t cap, int *slot)
         char keys[128];
         keymap_all(c->km, (ui_action)i, keys, sizeof keys);
         bool hidden = (a->flags & UA_DANGER) && c->read_only;
-        snprintf(out, cap, "  %-22s %-18s %s%s", keys[0] ? keys : "(unbound)", a->name, a->help,
+        snprintf(out, cap, "  %-24s %-18s %s%s", keys[0] ? keys : "(unbound)", a->name, a->help,
                  hidden ? " [read-only: disabled]" : "");
         *slot = hidden ? TS_DIM : (a->flags & UA_DANGER) ? TS_WARNING : TS_NORMAL;
         return true;

@@ -38,7 +38,7 @@ static void journal_row(const rd_journal_entry *e, ui_ctx *c, WINDOW *w, int y, 
         free(t);
         return;
     }
-    char targets[512], status[16];
+    char targets[512], status[24];
     journal_targets(e, targets, sizeof targets);
     if (e->http_status > 0)
         snprintf(status, sizeof status, "%ld", e->http_status);

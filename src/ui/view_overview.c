@@ -87,7 +87,7 @@ static int overview_health(ui_ctx *c, WINDOW *w, int y, ui_rect r)
     draw_clean(w, y++, r.x, r.w, "Health", theme_attr(c->theme, TS_HEADER));
     snprintf(t, sizeof t, "  failing now %s   DLQ size %s   orphan suspects %s", rate, dlq, orphans);
     draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, m->orphan_suspects > 0 ? TS_WARNING : TS_NORMAL));
-    snprintf(t, sizeof t, "  workers %zu: %zu unhealthy, %zu degraded   queues %zu: %zu with messages and no consumers",
+    snprintf(t, sizeof t, "  workers %zu: %zu unhealthy, %zu degraded   queues %zu: %zu unconsumed with messages",
              m->workers.n, unhealthy, degraded, m->queues.n, idle_q);
     draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, unhealthy || idle_q ? TS_FAILED : TS_NORMAL));
     return y;

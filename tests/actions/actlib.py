@@ -55,12 +55,12 @@ def http_json(method, url, body=None, headers=None, timeout=10):
 class CoreServer:
     """A private reference core server (tools/coresrv/coresrv.py) for one system."""
 
-    def __init__(self, system, tmpdir, *extra):
+    def __init__(self, system, tmpdir, *extra, quiet=True):
         self.port = free_port()
         self.url = "http://127.0.0.1:%d" % self.port
         self.log = os.path.join(str(tmpdir), "core-%s-%d.log" % (system, self.port))
         args = [PY, os.path.join(ROOT, "tools", "coresrv", "coresrv.py"), "--system", system,
-                "--port", str(self.port), "--log", self.log, "--quiet"]
+                "--port", str(self.port), "--log", self.log] + (["--quiet"] if quiet else [])
         envf = os.path.join(os.environ.get("RD_STACK_DIR", ""), "env")
         if os.path.exists(envf):
             args += ["--env-file", envf]
@@ -79,6 +79,10 @@ class CoreServer:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError("coresrv did not start: " + open(self.log + ".err").read())
+
+    def access_log(self):
+        with open(self.log + ".err") as f:
+            return f.read()
 
     def actions(self):
         st, body = http_json("GET", self.url + "/_coresrv/log")

@@ -58,7 +58,7 @@ def test_same_key_applies_once(redis_tasks):
 def test_same_key_other_request_422(redis_tasks):
     r, failed_task = redis_tasks
     url = core_url("alakai")
-    (t1, k1), (t2, k2) = failed_task(), failed_task()
+    (t1, _), (t2, k2) = failed_task(), failed_task()
     h = dict(OPERATOR, **{"Idempotency-Key": "idem-" + uuid.uuid4().hex})
     assert call("%s/dashboard/executions/%s/retry" % (url, t1), headers=h)[0] == 202
     st, body, _ = call("%s/dashboard/executions/%s/retry" % (url, t2), headers=h)

@@ -10,7 +10,7 @@
 
 #define NOW 1700000000.0
 
-static void fill(rd_model *m)
+static void fill_execs(rd_model *m)
 {
     rd_execution *ex = xcalloc(2, sizeof *ex);
     ex[0].id = xstrdup("101");
@@ -44,7 +44,11 @@ static void fill(rd_model *m)
     ch[0].attempt = 1;
     ch[0].max_attempts = 3;
     model_set_chain(m, "101", ch, 1);
+}
 
+static void fill(rd_model *m)
+{
+    fill_execs(m);
     rd_worker *w = xcalloc(1, sizeof *w);
     w[0].id = xstrdup("7");
     w[0].name = xstrdup("worker-\xE2\x80\xAE" "7");

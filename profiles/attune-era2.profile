@@ -1,0 +1,160 @@
+# Attune era 2 (retry columns, execution.worker, worker cordons, schema attune).
+# Loaded by attune.profile's variant query; usable directly as profile = attune-era2.
+# Retry fields: the column value when it is not the default, else the config JSON value.
+# Standard columns and parameters: docs/profiles.md.
+[profile]
+name = attune-era2
+store = postgresql
+semantics = attune
+dlq_source = broker
+
+[query counts]
+-- Counts by status: exact on small tables, planner statistics (marked ≈) on big ones.
+SELECT e.status::text AS status, count(*) AS count, false AS estimated
+  FROM attune.execution e
+ WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'attune.execution'::regclass) < 50000
+ GROUP BY e.status
+UNION ALL
+SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
+  FROM pg_class c
+  JOIN pg_stats s ON s.schemaname = 'attune' AND s.tablename = 'execution'
+                 AND s.attname = 'status',
+       unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
+ WHERE c.oid = 'attune.execution'::regclass AND c.reltuples >= 50000
+
+[query failing]
+-- Failures per minute over the last 5 minutes (capped count on the partial index).
+SELECT count(*) / 5.0 AS per_min
+  FROM (SELECT 1 FROM attune.execution
+         WHERE status = 'failed' AND created > now() - interval '5 minutes'
+         LIMIT 10001) s
+
+[query executions]
+-- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit
+SELECT e.id::text AS id,
+       e.parent::text AS parent_id,
+       e.action_ref AS name,
+       e.status::text AS status,
+       COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
+       COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
+       COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END)::text AS chain_root,
+       (CASE WHEN e.config->>'retry_of' ~ '^[0-9]{1,18}$' THEN (e.config->>'retry_of')::bigint END)::text AS retry_of,
+       left(COALESCE(NULLIF(e.retry_reason, ''), e.config->>'retry_reason'), 200) AS reason,
+       left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS error,
+       e.worker::text AS worker,
+       extract(epoch FROM e.created) AS created_at,
+       extract(epoch FROM e.updated) AS updated_at,
+       CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
+            THEN extract(epoch FROM e.updated) END AS finished_at,
+       left(e.config->>'retry_at', 64) AS retry_at,
+       EXISTS (SELECT 1 FROM attune.execution r
+                WHERE r.original_execution = COALESCE(e.original_execution, e.id)
+                  AND r.retry_count > e.retry_count) AS superseded,
+       e.created::text AS sort_key
+  FROM attune.execution e
+ WHERE ($1::text IS NULL OR (e.created, e.id) <= ($1::timestamptz, $2::bigint))
+   AND ($3::text IS NULL OR e.status::text = lower($3))
+   AND ($4::text IS NULL OR strpos(lower(e.id::text || ' ' || e.action_ref || ' '
+            || COALESCE(e.result->>'error', e.result->>'message', '')), lower($4)) > 0)
+ ORDER BY e.created DESC, e.id DESC
+ LIMIT $5::int
+
+[query execution]
+-- $1 id: one row, for jumping to it
+SELECT e.id::text AS id,
+       e.parent::text AS parent_id,
+       e.action_ref AS name,
+       e.status::text AS status,
+       COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
+       COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
+       COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END)::text AS chain_root,
+       (CASE WHEN e.config->>'retry_of' ~ '^[0-9]{1,18}$' THEN (e.config->>'retry_of')::bigint END)::text AS retry_of,
+       left(COALESCE(NULLIF(e.retry_reason, ''), e.config->>'retry_reason'), 200) AS reason,
+       left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS error,
+       e.worker::text AS worker,
+       extract(epoch FROM e.created) AS created_at,
+       extract(epoch FROM e.updated) AS updated_at,
+       CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
+            THEN extract(epoch FROM e.updated) END AS finished_at,
+       left(e.config->>'retry_at', 64) AS retry_at,
+       EXISTS (SELECT 1 FROM attune.execution r
+                WHERE r.original_execution = COALESCE(e.original_execution, e.id)
+                  AND r.retry_count > e.retry_count) AS superseded,
+       e.created::text AS sort_key
+  FROM attune.execution e
+ WHERE e.id = CASE WHEN $1 ~ '^[0-9]{1,18}$' THEN $1::bigint END
+
+[query chain]
+-- $1 id of any attempt: the whole chain, oldest first
+WITH x AS (
+  SELECT COALESCE(COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END), e.id) AS root
+    FROM attune.execution e
+   WHERE e.id = CASE WHEN $1 ~ '^[0-9]{1,18}$' THEN $1::bigint END)
+SELECT e.id::text AS id,
+       e.parent::text AS parent_id,
+       e.action_ref AS name,
+       e.status::text AS status,
+       COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
+       COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
+       COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END)::text AS chain_root,
+       (CASE WHEN e.config->>'retry_of' ~ '^[0-9]{1,18}$' THEN (e.config->>'retry_of')::bigint END)::text AS retry_of,
+       left(COALESCE(NULLIF(e.retry_reason, ''), e.config->>'retry_reason'), 200) AS reason,
+       left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS error,
+       e.worker::text AS worker,
+       extract(epoch FROM e.created) AS created_at,
+       extract(epoch FROM e.updated) AS updated_at,
+       CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
+            THEN extract(epoch FROM e.updated) END AS finished_at,
+       left(e.config->>'retry_at', 64) AS retry_at,
+       EXISTS (SELECT 1 FROM attune.execution r
+                WHERE r.original_execution = COALESCE(e.original_execution, e.id)
+                  AND r.retry_count > e.retry_count) AS superseded,
+       e.created::text AS sort_key
+  FROM attune.execution e, x
+ WHERE e.id = x.root
+    OR e.original_execution = x.root
+ ORDER BY e.created, e.id
+ LIMIT 1000
+
+[query workers]
+-- Workers, worst first (stale heartbeat first); capabilities.health is often absent.
+SELECT w.id::text AS id,
+       w.name,
+       CASE WHEN w.cordoned THEN 'draining' ELSE w.status::text END AS status,
+       w.capabilities->'health'->>'status' AS reported_health,
+       concat_ws(' ', w.worker_type::text, w.worker_role::text,
+                 CASE WHEN jsonb_typeof(w.capabilities->'runtimes') = 'array'
+                      THEN (SELECT string_agg(r, ',') FROM jsonb_array_elements_text(w.capabilities->'runtimes') r) END, CASE WHEN w.cordoned THEN 'cordoned: ' || COALESCE(w.cordon_reason, '') END) AS tags,
+       extract(epoch FROM w.last_heartbeat) AS heartbeat_at,
+       w.capabilities->'health'->>'queue_depth' AS queue_depth,
+       (SELECT count(*) FROM attune.execution e WHERE e.worker = w.id AND e.status IN ('running', 'canceling')) AS in_flight,
+       w.capabilities->>'max_concurrent_executions' AS capacity,
+       w.capabilities->'health'->>'consecutive_failures' AS consecutive_failures,
+       w.capabilities->'health'->>'total_executions' AS total_executions,
+       w.capabilities->'health'->>'failed_executions' AS failed_executions
+  FROM attune.worker w
+ ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id
+ LIMIT 1000
+
+[action retry]
+method = POST
+path = /api/v1/executions/{id}/retry
+body = {"reason":"{reason}"}
+
+[action drain]
+method = POST
+path = /api/v1/workers/{worker}/cordon
+body = {"reason":"{reason}"}
+
+[action undrain]
+method = POST
+path = /api/v1/workers/{worker}/uncordon
+
+[action deactivate]
+method = POST
+path = /api/v1/workers/{worker}/deactivate
+body = {"reason":"{reason}"}
+
+[action activate]
+method = POST
+path = /api/v1/workers/{worker}/activate

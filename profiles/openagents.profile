@@ -1,0 +1,169 @@
+# OpenAgents JSON (seed 004): SQLAlchemy store in PostgreSQL. Times are float epoch seconds;
+# status may be stored as enum NAMES in upper case ("FAILED"): everything is lower-cased.
+# Retries reuse the row (retry_count increments): a chain is that one row. Queues are the
+# queued jobs per tag; the DLQ is the "dead" jobs: failed with retry_count >= max_retries.
+# Its HTTP API has no operational routes: the actions are redrive's default core contract.
+[profile]
+name = openagents
+store = postgresql
+semantics = openagents
+dlq_source = store
+# workers heartbeat every 60 s and count as dead after 120 s
+heartbeat_max_age = 120s
+
+[query counts]
+-- Jobs by status: exact on small tables, planner statistics (marked ≈) on big ones.
+SELECT lower(j.status) AS status, count(*) AS count, false AS estimated
+  FROM jobs j
+ WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'public.jobs'::regclass) < 50000
+ GROUP BY 1
+UNION ALL
+SELECT lower(u.v) AS status, sum(round(u.f * c.reltuples)) AS count, true AS estimated
+  FROM pg_class c
+  JOIN pg_stats s ON s.schemaname = 'public' AND s.tablename = 'jobs' AND s.attname = 'status',
+       unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
+ WHERE c.oid = 'public.jobs'::regclass AND c.reltuples >= 50000
+ GROUP BY lower(u.v)
+
+[query failing]
+-- Failures per minute over the last 5 minutes (capped count on the partial index).
+SELECT count(*) / 5.0 AS per_min
+  FROM (SELECT 1 FROM jobs
+         WHERE lower(status) = 'failed' AND created_at > extract(epoch FROM now()) - 300
+         LIMIT 10001) s
+
+[query executions]
+-- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit
+SELECT j.job_id AS id,
+       j.batch_id AS parent_id,
+       j.name AS name,
+       lower(j.status) AS status,
+       j.retry_count AS retry_count,
+       j.max_retries AS max_retries,
+       left(j.retry_policy::text, 2000) AS retry_policy,
+       j.retry_delay AS retry_delay,
+       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
+       left(CASE json_typeof(j.error) WHEN 'object' THEN COALESCE(j.error->>'message', j.error::text)
+                                      WHEN 'string' THEN j.error #>> '{}'
+                                      ELSE j.error::text END, 4096) AS error,
+       j.worker_id AS worker,
+       j.created_at AS created_at,
+       j.updated_at AS updated_at,
+       j.completed_at AS finished_at,
+       j.created_at::text AS sort_key
+  FROM jobs j
+ WHERE ($1::text IS NULL OR (j.created_at, j.job_id) <= ($1::float8, $2::text))
+   AND ($3::text IS NULL OR j.status IN (lower($3), upper($3)))
+   AND ($4::text IS NULL OR strpos(lower(j.job_id || ' ' || j.name || ' '
+            || COALESCE(j.error::text, '')), lower($4)) > 0)
+ ORDER BY j.created_at DESC, j.job_id DESC
+ LIMIT $5::int
+
+[query execution]
+-- $1 job id: one row, for jumping to it
+SELECT j.job_id AS id, j.name AS name, lower(j.status) AS status,
+       j.retry_count AS retry_count, j.max_retries AS max_retries,
+       j.created_at AS created_at, j.created_at::text AS sort_key
+  FROM jobs j
+ WHERE j.job_id = $1
+
+[query chain]
+-- $1 job id: retries reuse the row, so the chain is the row itself (attempt = retry_count + 1)
+SELECT j.job_id AS id,
+       j.batch_id AS parent_id,
+       j.name AS name,
+       lower(j.status) AS status,
+       j.retry_count AS retry_count,
+       j.max_retries AS max_retries,
+       left(j.retry_policy::text, 2000) AS retry_policy,
+       j.retry_delay AS retry_delay,
+       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
+       left(CASE json_typeof(j.error) WHEN 'object' THEN COALESCE(j.error->>'message', j.error::text)
+                                      WHEN 'string' THEN j.error #>> '{}'
+                                      ELSE j.error::text END, 4096) AS error,
+       j.worker_id AS worker,
+       j.created_at AS created_at,
+       j.updated_at AS updated_at,
+       j.completed_at AS finished_at,
+       j.created_at::text AS sort_key
+  FROM jobs j
+ WHERE j.job_id = $1
+
+[query workers]
+-- Heartbeat every 60 s; no metrics besides running_jobs / max_concurrent_jobs.
+SELECT w.worker_id AS id,
+       w.hostname AS name,
+       lower(w.status) AS status,
+       CASE WHEN json_typeof(w.tags) = 'array'
+            THEN (SELECT string_agg(t, ',') FROM json_array_elements_text(w.tags) t) END AS tags,
+       w.last_heartbeat AS heartbeat_at,
+       CASE WHEN json_typeof(w.running_jobs) = 'array'
+            THEN json_array_length(w.running_jobs) END AS in_flight,
+       w.max_concurrent_jobs AS capacity
+  FROM workers w
+ ORDER BY w.last_heartbeat ASC NULLS FIRST, w.worker_id
+ LIMIT 1000
+
+[query queues]
+-- Queued jobs per tag (untagged ones under "(untagged)"); consumers = live workers
+-- (active/online) carrying the tag.
+SELECT q.tag AS name,
+       q.n AS depth,
+       q.n AS ready,
+       (SELECT count(*) FROM workers w
+         WHERE lower(w.status) IN ('active', 'online') AND json_typeof(w.tags) = 'array'
+           AND w.tags::jsonb ? q.tag) AS consumers,
+       false AS is_dlq
+  FROM (SELECT COALESCE(jt.tag, '(untagged)') AS tag, count(*) AS n
+          FROM jobs j LEFT JOIN job_tags jt ON jt.job_id = j.job_id
+         WHERE j.status IN ('queued', 'QUEUED')
+         GROUP BY 1) q
+ ORDER BY q.n DESC, q.tag
+ LIMIT 1000
+
+[query dlq_count]
+SELECT count(*) AS total
+  FROM (SELECT 1 FROM jobs
+         WHERE status IN ('failed', 'FAILED') AND COALESCE(retry_count, 0) >= COALESCE(max_retries, 0)
+         LIMIT 1000001) d
+
+[query dlq]
+-- $1 limit $2 after sort_key $3 after id: dead jobs (failed, retries exhausted), newest first
+SELECT j.job_id AS id,
+       'jobs (dead)' AS queue,
+       j.job_id AS execution_id,
+       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
+       j.retry_count AS count,
+       j.worker_id AS origin_queue,
+       j.completed_at AS first_death_at,
+       j.updated_at AS last_death_at,
+       left(json_build_object('payload', j.payload, 'error', j.error)::text, 65536) AS payload,
+       j.created_at::text AS sort_key
+  FROM jobs j
+ WHERE j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
+   AND ($2::text IS NULL OR (j.created_at, j.job_id) < ($2::float8, $3::text))
+ ORDER BY j.created_at DESC, j.job_id DESC
+ LIMIT $1::int
+
+[action retry]
+method = POST
+path = /executions/{id}/retry
+body = {"reason":"{reason}"}
+
+[action drain]
+method = POST
+path = /workers/{worker}/drain
+body = {"reason":"{reason}"}
+
+[action undrain]
+method = POST
+path = /workers/{worker}/undrain
+
+[action deactivate]
+method = POST
+path = /workers/{worker}/deactivate
+body = {"reason":"{reason}"}
+
+[action activate]
+method = POST
+path = /workers/{worker}/activate

@@ -1,0 +1,349 @@
+/*
+ * Worker /health probes (tasker: workers have no table; cfg->workers lists their base
+ * URLs). Every poll: GET {url}/health with a 3 s deadline, parsed loosely (a status,
+ * and whatever of queue depth / in-flight / capacity / failures it reports).
+ * A worker is identified by host:port. heartbeat_at = time of the last good answer.
+ *   answered 2xx with JSON  → status "active" (reported health from "status")
+ *   answered non-2xx JSON   → status "error" (alive, but says it is not well)
+ *   answered garbage        → status "error", health unknown ("unreadable /health")
+ *   no answer               → status "offline", health unhealthy ("unreachable: ...")
+ */
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/health.h"
+#include "../core/xalloc.h"
+#include "http.h"
+#include "source.h"
+
+enum { PR_TIMEOUT_MS = 3000, PR_CONNECT_MS = 2000, PR_MAX_BODY = 64 << 10,
+       PR_MAX_TARGETS = 256 };
+static const char SRC_NAME[] = "workers-http";
+
+typedef struct pr_metrics {
+    char status[32];                 /* reported, lower-case; "" none */
+    long depth;
+    int in_flight, capacity, failures;
+    double rate;
+} pr_metrics;
+
+typedef struct pr_target {
+    struct pr_src *s;
+    char *url, *health_url, *id;
+    uint64_t req;
+    bool answered;                   /* at least once */
+    int kind;                        /* 0 none yet, 1 ok, 2 non-2xx, 3 garbage, 4 unreachable */
+    double heartbeat_at;
+    pr_metrics m;
+    char note[160];
+} pr_target;
+
+typedef struct pr_src {
+    rd_source base;
+    pr_target *t;
+    size_t n;
+    struct event *ev_tick;
+    bool settled;
+} pr_src;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- loose /health parsing -------------------------------------------------------------- */
+
+static const cJSON *find_key(const cJSON *o, const char *const *keys, int depth)
+{
+    if (!cJSON_IsObject(o) || depth > 3)
+        return NULL;
+    for (const char *const *k = keys; *k; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *k);
+        if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
+            return v;
+    }
+    const cJSON *c;
+    cJSON_ArrayForEach(c, o) {
+        const cJSON *v = find_key(c, keys, depth + 1);
+        if (v)
+            return v;
+    }
+    return NULL;
+}
+
+static double num_key(const cJSON *o, const char *const *keys, double cap)
+{
+    const cJSON *v = find_key(o, keys, 0);
+    return v && v->valuedouble <= cap ? v->valuedouble : -1;
+}
+
+static void parse_rate(const cJSON *root, pr_metrics *m)
+{
+    static const char *const rate_k[] = { "failure_rate", "failureRate", "error_rate", NULL };
+    static const char *const total_k[] = { "total_executions", "total", "processed", NULL };
+    static const char *const failed_k[] = { "failed_executions", "failed", "failures", NULL };
+    double r = num_key(root, rate_k, 100);
+    if (r > 1)
+        r /= 100;                    /* a percentage */
+    if (r < 0) {
+        double total = num_key(root, total_k, 1e15), failed = num_key(root, failed_k, 1e15);
+        if (total > 0 && failed >= 0 && failed <= total)
+            r = failed / total;
+    }
+    m->rate = r;
+}
+
+static void parse_health(const cJSON *root, pr_metrics *m)
+{
+    static const char *const depth_k[] = { "queue_depth", "queueDepth", "queue_size",
+                                           "queue_length", "pending", "backlog", NULL };
+    static const char *const fly_k[] = { "in_flight", "inflight", "active", "active_tasks",
+                                         "active_steps", "running", NULL };
+    static const char *const cap_k[] = { "capacity", "max_concurrent", "max_concurrent_steps",
+                                         "max_concurrent_jobs", "concurrency", NULL };
+    static const char *const fail_k[] = { "consecutive_failures", "consecutiveFailures", NULL };
+    memset(m, 0, sizeof *m);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "status");
+    if (!cJSON_IsString(st))
+        st = cJSON_GetObjectItemCaseSensitive(root, "health");
+    if (cJSON_IsString(st)) {
+        snprintf(m->status, sizeof m->status, "%s", st->valuestring);
+        for (char *c = m->status; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+    }
+    m->depth = (long)num_key(root, depth_k, 1e12);
+    m->in_flight = (int)num_key(root, fly_k, 1e6);
+    m->capacity = (int)num_key(root, cap_k, 1e6);
+    m->failures = (int)num_key(root, fail_k, 1e6);
+    parse_rate(root, m);
+}
+
+/* ---- answers ------------------------------------------------------------------------------ */
+
+static void on_health(const rd_http_resp *r, void *ud);
+
+static void target_answer(pr_target *t, const rd_http_resp *r, double now)
+{
+    t->answered = true;
+    t->note[0] = '\0';
+    if (r->status == 0) {
+        t->kind = 4;
+        snprintf(t->note, sizeof t->note, "unreachable: %.140s",
+                 r->timed_out ? "no answer within 3 s" : r->error[0] ? r->error : "no response");
+        return;
+    }
+    cJSON *root = NULL;
+    if (r->body && !r->truncated) {
+        char *buf = xstrndup(r->body, r->body_len);
+        root = cJSON_ParseWithLengthOpts(buf, r->body_len + 1, NULL, 1);
+        free(buf);
+    }
+    if (!cJSON_IsObject(root)) {
+        t->kind = 3;
+        snprintf(t->note, sizeof t->note, "unreadable /health response (HTTP %ld%s)",
+                 r->status, r->truncated ? ", too large" : "");
+    } else {
+        parse_health(root, &t->m);
+        t->kind = r->status >= 200 && r->status <= 299 ? 1 : 2;
+        t->heartbeat_at = now;
+        if (t->kind == 2)
+            snprintf(t->note, sizeof t->note, "/health answered HTTP %ld", r->status);
+    }
+    cJSON_Delete(root);
+}
+
+static void worker_of(const pr_src *s, const pr_target *t, double now, rd_worker *w)
+{
+    static const char *const status[] = { "unknown", "active", "error", "error", "offline" };
+    memset(w, 0, sizeof *w);
+    w->id = xstrdup(t->id);
+    w->name = xstrdup(t->url);
+    w->status = xstrdup(status[t->kind]);
+    w->reported_health = t->m.status[0] ? xstrdup(t->m.status) : NULL;
+    w->heartbeat_at = t->heartbeat_at;
+    w->queue_depth = t->m.depth;
+    w->in_flight = t->m.in_flight;
+    w->capacity = t->m.capacity;
+    w->failure_rate = t->m.rate;
+    w->consecutive_failures = t->m.failures;
+    w->has_metrics = w->queue_depth >= 0 || w->failure_rate >= 0 || w->consecutive_failures >= 0;
+    health_classify(&s->base.ctx.cfg->health, w, now);
+    if (t->kind == 4) {
+        w->health = RD_HEALTH_UNHEALTHY;
+        snprintf(w->health_reason, sizeof w->health_reason, "%.90s", t->note);
+    } else if (t->kind == 3) {
+        w->health = RD_HEALTH_UNKNOWN;
+        snprintf(w->health_reason, sizeof w->health_reason, "%.90s", t->note);
+    } else if (t->kind == 2 && w->health == RD_HEALTH_HEALTHY) {
+        w->health = RD_HEALTH_DEGRADED;
+        snprintf(w->health_reason, sizeof w->health_reason, "%.90s", t->note);
+    }
+}
+
+static void publish(pr_src *s)
+{
+    double now = now_s();
+    rd_worker *w = xcalloc(s->n + 1, sizeof *w);
+    bool all = true;
+    for (size_t i = 0; i < s->n; i++) {
+        pr_target *t = &s->t[i];
+        all = all && t->answered;
+        if (!t->answered) {
+            pr_target tmp = *t;      /* not probed yet: unknown */
+            tmp.kind = 0;
+            worker_of(s, &tmp, now, &w[i]);
+        } else {
+            worker_of(s, t, now, &w[i]);
+        }
+    }
+    model_set_workers(s->base.ctx.model, w, s->n);
+    if (all) {
+        model_source_ok(s->base.ctx.model, SRC_NAME, now);
+        s->settled = true;
+    }
+    if (s->base.ctx.on_change)
+        s->base.ctx.on_change(s->base.ctx.ud);
+}
+
+static void on_health(const rd_http_resp *r, void *ud)
+{
+    pr_target *t = ud;
+    t->req = 0;
+    target_answer(t, r, now_s());
+    publish(t->s);
+}
+
+static void probe_all(pr_src *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        pr_target *t = &s->t[i];
+        if (t->req)
+            continue;                /* still waiting for the previous probe */
+        static const char *const hdr[] = { "Accept: application/json", NULL };
+        rd_http_req req = { .method = "GET", .url = t->health_url, .headers = hdr,
+                            .cacert = s->base.ctx.cfg->cacert, .timeout_ms = PR_TIMEOUT_MS,
+                            .connect_timeout_ms = PR_CONNECT_MS, .max_body = PR_MAX_BODY };
+        t->req = http_start(s->base.ctx.http, &req, on_health, t);
+        if (!t->req) {
+            rd_http_resp fake = { .status = 0 };
+            snprintf(fake.error, sizeof fake.error, "request could not be started");
+            target_answer(t, &fake, now_s());
+        }
+    }
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    probe_all(arg);
+}
+
+/* ---- ops ----------------------------------------------------------------------------------- */
+
+static pr_src *impl(const rd_source *src) { return src->impl; }
+
+static void op_start(rd_source *src)
+{
+    pr_src *s = impl(src);
+    model_source(s->base.ctx.model, SRC_NAME);
+    double every = fmax(s->base.ctx.cfg->poll_s, 1);
+    struct timeval tv = { (time_t)every, (suseconds_t)((every - floor(every)) * 1e6) };
+    evtimer_add(s->ev_tick, &tv);
+    publish(s);                      /* the configured workers, status unknown */
+    probe_all(s);
+}
+
+static void op_refresh(rd_source *src)
+{
+    probe_all(impl(src));
+}
+
+static bool op_settled(const rd_source *src)
+{
+    return impl(src)->settled;
+}
+
+static void op_free(rd_source *src)
+{
+    pr_src *s = impl(src);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->t[i].req)
+            http_cancel(s->base.ctx.http, s->t[i].req);
+        free(s->t[i].url);
+        free(s->t[i].health_url);
+        free(s->t[i].id);
+    }
+    free(s->t);
+    event_free(s->ev_tick);
+    free(s);
+}
+
+static const rd_source_ops probe_ops = {
+    .kind = "workers-http",
+    .start = op_start,
+    .refresh = op_refresh,
+    .settled = op_settled,
+    .free = op_free,
+};
+
+/* "host:port" of an http(s) URL (default ports 80/443). */
+static char *host_port(const char *url)
+{
+    const char *p = strstr(url, "://");
+    bool tls = strncmp(url, "https", 5) == 0;
+    p = p ? p + 3 : url;
+    const char *at = strchr(p, '@'), *end = p + strcspn(p, "/?#");
+    if (at && at < end)
+        p = at + 1;
+    size_t n = (size_t)(end - p);
+    const char *colon = memrchr(p, ':', n);
+    bool v6 = n > 0 && p[0] == '[';
+    const char *close = v6 ? memchr(p, ']', n) : NULL;
+    if (colon && (!v6 || (close && colon > close)))
+        return xstrndup(p, n);
+    return xasprintf("%.*s:%d", (int)n, p, tls ? 443 : 80);
+}
+
+static void add_target(pr_src *s, const char *url, size_t n)
+{
+    if (s->n >= PR_MAX_TARGETS)
+        return;
+    pr_target *t = &s->t[s->n++];
+    memset(t, 0, sizeof *t);
+    t->s = s;
+    while (n > 0 && url[n - 1] == '/')
+        n--;
+    t->url = xstrndup(url, n);
+    t->health_url = xasprintf("%s/health", t->url);
+    t->id = host_port(t->url);
+    t->m.depth = t->m.in_flight = t->m.capacity = t->m.failures = -1;
+    t->m.rate = -1;
+}
+
+rd_source *probe_source_new(const rd_source_ctx *ctx)
+{
+    const rd_system_cfg *cfg = ctx ? ctx->cfg : NULL;
+    if (!cfg || !cfg->workers || !*cfg->workers || !ctx->http)
+        return NULL;
+    pr_src *s = xcalloc(1, sizeof *s);
+    s->base.ops = &probe_ops;
+    s->base.ctx = *ctx;
+    s->base.impl = s;
+    s->t = xcalloc(PR_MAX_TARGETS, sizeof *s->t);
+    for (const char *p = cfg->workers; *p;) {
+        size_t n = strcspn(p, ", \t");
+        if (n > 0)
+            add_target(s, p, n);
+        p += n;
+        p += strspn(p, ", \t");
+    }
+    s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
+    return &s->base;
+}

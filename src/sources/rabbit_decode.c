@@ -1,0 +1,270 @@
+#include "rabbit_decode.h"
+
+#include <cjson/cJSON.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "redis_record.h"            /* alakai_parse_time: RFC 3339 / epoch text */
+
+enum { RB_NAME_CAP = 512, RB_MAX_QUEUES = 20000 };
+
+void rb_globs_parse(rb_globs *g, const char *csv)
+{
+    memset(g, 0, sizeof *g);
+    if (!csv)
+        return;
+    const char *p = csv;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        const char *a = p, *b = p + n;
+        while (a < b && (*a == ' ' || *a == '\t')) a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+        if (b > a) {
+            g->v = xrealloc(g->v, (g->n + 1) * sizeof *g->v);
+            g->v[g->n++] = xstrndup(a, (size_t)(b - a));
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+}
+
+void rb_globs_free(rb_globs *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free(g->v[i]);
+    free(g->v);
+    memset(g, 0, sizeof *g);
+}
+
+bool rb_globs_match(const rb_globs *g, const char *name)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (fnmatch(g->v[i], name, 0) == 0)
+            return true;
+    return false;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+bool rb_is_dlq(const rb_globs *dlq, const char *name)
+{
+    return rb_globs_match(dlq, name) || ends_with(name, ".dlq") || ends_with(name, "_dlq") ||
+           ends_with(name, ".dlx.queue");
+}
+
+void rb_queue_page_free(rb_queue_page *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        queue_clear(&p->items[i]);
+    free(p->items);
+    memset(p, 0, sizeof *p);
+}
+
+static cJSON *parse(const char *body, size_t len)
+{
+    char *buf = xmalloc(len + 1);
+    memcpy(buf, body, len);
+    buf[len] = '\0';
+    cJSON *root = cJSON_ParseWithLengthOpts(buf, len + 1, NULL, 1);
+    free(buf);
+    return root;
+}
+
+static long num_or(const cJSON *o, const char *key, long dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+        v->valuedouble > 9e15)
+        return dflt;
+    return (long)v->valuedouble;
+}
+
+static double rate_of(const cJSON *stats, const char *key)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(stats, key);
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "rate");
+    return cJSON_IsNumber(r) && isfinite(r->valuedouble) && r->valuedouble >= 0
+        ? r->valuedouble : -1;
+}
+
+static char *capped(const char *s, size_t cap)
+{
+    size_t n = strlen(s);
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    return xstrndup(s, n);
+}
+
+static void queue_from_json(const cJSON *it, const char *name, bool dlq, rd_queue *q)
+{
+    memset(q, 0, sizeof *q);
+    q->name = capped(name, RB_NAME_CAP);
+    q->depth = num_or(it, "messages", -1);
+    q->ready = num_or(it, "messages_ready", -1);
+    q->unacked = num_or(it, "messages_unacknowledged", -1);
+    q->consumers = (int)num_or(it, "consumers", -1);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "message_stats");
+    q->publish_rate = rate_of(st, "publish_details");
+    q->deliver_rate = rate_of(st, "deliver_get_details");
+    q->is_dlq = dlq;
+    q->ttl_ms = -1;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(it, "arguments");
+    const cJSON *dlx = cJSON_GetObjectItemCaseSensitive(args, "x-dead-letter-exchange");
+    if (cJSON_IsString(dlx))
+        q->dead_letter_exchange = capped(dlx->valuestring, RB_NAME_CAP);
+    q->ttl_ms = num_or(args, "x-message-ttl", -1);
+}
+
+bool rb_decode_queues(const char *body, size_t len, const rb_globs *show,
+                      const rb_globs *dlq, rb_queue_page *out, char *why, size_t cap)
+{
+    cJSON *root = parse(body, len);
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
+    if (!cJSON_IsArray(items)) {
+        snprintf(why, cap, "broker answered something that is not a queue list");
+        cJSON_Delete(root);
+        return false;
+    }
+    out->page_count = num_or(root, "page_count", -1);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, items) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
+        if (!cJSON_IsString(nm) || out->n >= RB_MAX_QUEUES)
+            continue;
+        bool is_dlq = rb_is_dlq(dlq, nm->valuestring);
+        if (!is_dlq && show->n > 0 && !rb_globs_match(show, nm->valuestring))
+            continue;
+        xgrow(&out->items, &out->cap, out->n + 1, sizeof *out->items);
+        queue_from_json(it, nm->valuestring, is_dlq, &out->items[out->n++]);
+    }
+    cJSON_Delete(root);
+    return true;
+}
+
+/* ---- DLQ messages ---------------------------------------------------------------------- */
+
+static double time_of(const cJSON *v)
+{
+    double t = 0;
+    if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble > 0)
+        t = v->valuedouble > 1e11 ? v->valuedouble / 1000 : v->valuedouble;
+    else if (cJSON_IsString(v))
+        alakai_parse_time(v->valuestring, &t);
+    return t;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* An id as text: strings as they are, integral numbers without exponent. */
+static char *id_of(const cJSON *v)
+{
+    if (cJSON_IsString(v) && v->valuestring[0])
+        return capped(v->valuestring, 128);
+    if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && fabs(v->valuedouble) < 9.007e15 &&
+        v->valuedouble == floor(v->valuedouble))
+        return xasprintf("%.0f", v->valuedouble);
+    return NULL;
+}
+
+/* Attune envelope {payload:{execution_id}}, flat {execution_id}, Tasker {task_uuid},
+ * Alakai {taskId}. */
+static char *execution_of(const char *payload)
+{
+    cJSON *root = parse(payload, strlen(payload));
+    static const char *const keys[] = { "execution_id", "executionId", "task_uuid",
+                                        "step_uuid", "taskId", "job_id" };
+    char *id = NULL;
+    const cJSON *inner = cJSON_GetObjectItemCaseSensitive(root, "payload");
+    for (int pass = 0; pass < 2 && !id; pass++) {
+        const cJSON *o = pass == 0 ? inner : root;
+        if (!cJSON_IsObject(o))
+            continue;
+        for (size_t i = 0; i < sizeof keys / sizeof *keys && !id; i++)
+            id = id_of(cJSON_GetObjectItemCaseSensitive(o, keys[i]));
+    }
+    cJSON_Delete(root);
+    return id;
+}
+
+static void death_of(const cJSON *headers, rd_dlq_entry *d)
+{
+    const cJSON *xd = cJSON_GetObjectItemCaseSensitive(headers, "x-death");
+    const cJSON *e;
+    bool first = true;
+    if (!cJSON_IsArray(xd))
+        xd = NULL;
+    for (e = xd ? xd->child : NULL; e; e = e->next) {
+        double t = time_of(cJSON_GetObjectItemCaseSensitive(e, "time"));
+        if (first) {                 /* newest first */
+            const char *reason = str_of(e, "reason"), *queue = str_of(e, "queue");
+            d->reason = reason ? capped(reason, 64) : NULL;
+            d->origin_queue = queue ? capped(queue, RB_NAME_CAP) : NULL;
+            d->count = num_or(e, "count", -1);
+            first = false;
+        }
+        if (t > 0 && (d->first_death_at == 0 || t < d->first_death_at))
+            d->first_death_at = t;
+        if (t > d->last_death_at)
+            d->last_death_at = t;
+    }
+    if (!d->reason && str_of(headers, "x-first-death-reason"))
+        d->reason = capped(str_of(headers, "x-first-death-reason"), 64);
+    if (!d->origin_queue && str_of(headers, "x-first-death-queue"))
+        d->origin_queue = capped(str_of(headers, "x-first-death-queue"), RB_NAME_CAP);
+}
+
+static void message_of(const cJSON *m, const char *queue, size_t idx, rd_dlq_entry *d)
+{
+    memset(d, 0, sizeof *d);
+    d->count = -1;
+    d->queue = xstrdup(queue);
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(m, "properties");
+    const char *mid = str_of(props, "message_id");
+    d->id = mid && *mid ? capped(mid, 128) : xasprintf("%s#%zu", queue, idx + 1);
+    death_of(cJSON_GetObjectItemCaseSensitive(props, "headers"), d);
+    d->redelivered = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "redelivered"));
+    const char *payload = str_of(m, "payload"), *enc = str_of(m, "payload_encoding");
+    if (payload) {
+        bool b64 = enc && strcmp(enc, "base64") == 0;
+        d->payload = b64 ? xasprintf("(base64) %.*s", RB_PAYLOAD_CAP, payload)
+                         : capped(payload, RB_PAYLOAD_CAP);
+        if (!b64)
+            d->execution_id = execution_of(payload);
+    }
+}
+
+bool rb_decode_messages(const char *body, size_t len, const char *queue,
+                        rd_dlq_entry **items, size_t *n, char *why, size_t cap)
+{
+    cJSON *root = parse(body, len);
+    if (!cJSON_IsArray(root)) {
+        snprintf(why, cap, "broker answered something that is not a message list");
+        cJSON_Delete(root);
+        return false;
+    }
+    size_t cnt = (size_t)cJSON_GetArraySize(root), i = 0, capn = *n;
+    *items = xrealloc(*items, (capn + cnt + 1) * sizeof **items);
+    const cJSON *m;
+    cJSON_ArrayForEach(m, root) {
+        message_of(m, queue, i++, &(*items)[*n]);
+        (*n)++;
+    }
+    cJSON_Delete(root);
+    return true;
+}

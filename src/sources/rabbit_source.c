@@ -1,0 +1,501 @@
+/*
+ * The RabbitMQ management API source (3.10): queues (depth, ready/unacked, consumers,
+ * rates, DLX/TTL arguments, DLQ or not) polled no faster than every 5 s (the broker's
+ * stats refresh), and DLQ peeks on demand only (POST .../get with ack_requeue_true:
+ * messages come back redelivered — the UI says so).
+ *
+ * Worker queue depth (attune): the per-worker queues `worker.{id}.executions` are
+ * published as ordinary queues; the UI/snapshot joins them to workers by that name.
+ *
+ * The broker password is a secret reference (env:/file:/cmd:), resolved once when the
+ * source is created, i.e. before the loop runs (a cmd: never runs on the loop).
+ */
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "../core/xalloc.h"
+#include "http.h"
+#include "rabbit_decode.h"
+#include "source.h"
+
+enum { RB_MIN_POLL_S = 5, RB_PAGE_SIZE = 500, RB_MAX_PAGES = 40, RB_PEEK_COUNT = 20,
+       RB_PEEK_MAX = 100, RB_PEEK_QUEUES = 10, RB_SECRET_CAP = 4096 };
+static const char SRC_NAME[] = "rabbitmq";
+
+typedef struct rb_src {
+    rd_source base;
+    char *url;                       /* base URL without trailing '/' */
+    char *vhost;                     /* URL-encoded */
+    char *userpwd;                   /* "user:password" (wiped on free) */
+    char setup_err[256];             /* secret/URL problem: reported, never polls */
+    rb_globs show, dlq;
+    struct event *ev_tick;
+
+    uint64_t poll_req;               /* in flight, 0 none */
+    long page;
+    rb_queue_page acc;               /* queues of the poll in progress */
+    bool polled;                     /* one good poll done */
+    char **dlq_names;                /* DLQ queues of the last good poll */
+    size_t n_dlq;
+    long dlq_depth, dlq_prev_total;
+
+    bool peek_wanted, peek_done;
+    int peek_pages;
+    uint64_t peek_req;
+    size_t peek_at;                  /* index into dlq_names */
+    rd_dlq_entry *peeked;
+    size_t n_peeked;
+    char peek_err[256];
+
+    bool settled;
+} rb_src;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void changed(rb_src *s)
+{
+    if (s->base.ctx.on_change)
+        s->base.ctx.on_change(s->base.ctx.ud);
+}
+
+static void fail(rb_src *s, const char *msg)
+{
+    model_source_fail(s->base.ctx.model, SRC_NAME, msg, now_s());
+    s->settled = true;
+    changed(s);
+}
+
+/* ---- secrets ------------------------------------------------------------------------------ */
+
+static char *trim_dup(const char *s, size_t n)
+{
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+        n--;
+    return xstrndup(s, n);
+}
+
+static char *read_secret_file(const char *path, char *why, size_t cap)
+{
+    char *p = path[0] == '~' && getenv("HOME") ? xasprintf("%s%s", getenv("HOME"), path + 1)
+                                               : xstrdup(path);
+    struct stat st;
+    char *out = NULL;
+    FILE *f = NULL;
+    if (stat(p, &st) != 0)
+        snprintf(why, cap, "broker_password: cannot read %.200s", p);
+    else if (st.st_mode & 077)
+        snprintf(why, cap, "broker_password: %.200s is group/world readable (chmod 600)", p);
+    else if (!(f = fopen(p, "r")))
+        snprintf(why, cap, "broker_password: cannot open %.200s", p);
+    if (f) {
+        char buf[RB_SECRET_CAP];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        out = trim_dup(buf, n);
+        memset(buf, 0, sizeof buf);
+    }
+    free(p);
+    return out;
+}
+
+static char *run_secret_cmd(const char *cmd, char *why, size_t cap)
+{
+    FILE *f = popen(cmd, "r");       /* before the loop runs: see the file comment */
+    if (!f) {
+        snprintf(why, cap, "broker_password: cannot run the command");
+        return NULL;
+    }
+    char buf[RB_SECRET_CAP];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    int rc = pclose(f);
+    char *out = NULL;
+    if (rc != 0 || n == 0)
+        snprintf(why, cap, "broker_password: the command failed (status %d)", rc);
+    else
+        out = trim_dup(buf, n);
+    memset(buf, 0, sizeof buf);
+    return out;
+}
+
+static char *resolve_secret(const char *ref, char *why, size_t cap)
+{
+    if (!ref || !*ref)
+        return xstrdup("");
+    if (strncmp(ref, "env:", 4) == 0) {
+        const char *v = getenv(ref + 4);
+        if (!v)
+            snprintf(why, cap, "broker_password: environment variable %.100s is not set",
+                     ref + 4);
+        return v ? xstrdup(v) : NULL;
+    }
+    if (strncmp(ref, "file:", 5) == 0)
+        return read_secret_file(ref + 5, why, cap);
+    if (strncmp(ref, "cmd:", 4) == 0)
+        return run_secret_cmd(ref + 4, why, cap);
+    snprintf(why, cap, "broker_password must be a reference: env:NAME, file:PATH or cmd:COMMAND");
+    return NULL;
+}
+
+static char *url_encode(const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    char *out = xmalloc(strlen(s) * 3 + 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~", *p)) {
+            *o++ = (char)*p;
+        } else {
+            *o++ = '%';
+            *o++ = hex[*p >> 4];
+            *o++ = hex[*p & 15];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* ---- HTTP ----------------------------------------------------------------------------------- */
+
+/* A human message for a failed answer; false when the answer is usable. */
+static bool http_problem(const rd_http_resp *r, char *msg, size_t cap)
+{
+    if (r->status == 401)
+        snprintf(msg, cap, "broker rejected credentials (401)");
+    else if (r->status == 403)
+        snprintf(msg, cap, "broker: this user may not read the vhost (403)");
+    else if (r->status == 404)
+        snprintf(msg, cap, "broker: no such vhost or queue (404)");
+    else if (r->status == 0 && r->timed_out)
+        snprintf(msg, cap, "broker did not answer in time");
+    else if (r->status == 0)
+        snprintf(msg, cap, "broker unreachable: %.200s", r->error[0] ? r->error : "no response");
+    else if (r->status < 200 || r->status > 299)
+        snprintf(msg, cap, "broker answered HTTP %ld", r->status);
+    else if (r->truncated)
+        snprintf(msg, cap, "broker answer too large (truncated)");
+    else
+        return false;
+    return true;
+}
+
+static uint64_t start(rb_src *s, const char *method, const char *url, const char *body,
+                      rd_http_cb cb, size_t max_body)
+{
+    static const char *const json_hdr[] = { "Content-Type: application/json",
+                                            "Accept: application/json", NULL };
+    rd_http_req req = {
+        .method = method, .url = url, .body = body, .headers = json_hdr,
+        .userpwd = s->userpwd, .cacert = s->base.ctx.cfg->cacert,
+        .timeout_ms = 8000, .connect_timeout_ms = 3000, .max_body = max_body,
+    };
+    return http_start(s->base.ctx.http, &req, cb, s);
+}
+
+/* ---- queue polling ------------------------------------------------------------------------- */
+
+static void poll_page(rb_src *s);
+
+static void publish_queues(rb_src *s)
+{
+    rd_model *m = s->base.ctx.model;
+    for (size_t i = 0; i < s->n_dlq; i++)
+        free(s->dlq_names[i]);
+    free(s->dlq_names);
+    s->dlq_names = NULL;
+    s->n_dlq = 0;
+    long depth = 0;
+    for (size_t i = 0; i < s->acc.n; i++) {
+        const rd_queue *q = &s->acc.items[i];
+        if (!q->is_dlq)
+            continue;
+        s->dlq_names = xrealloc(s->dlq_names, (s->n_dlq + 1) * sizeof *s->dlq_names);
+        s->dlq_names[s->n_dlq++] = xstrdup(q->name);
+        depth += q->depth > 0 ? q->depth : 0;
+    }
+    s->dlq_depth = depth;
+    long others = (m->dlq_total > 0 ? m->dlq_total : 0) - s->dlq_prev_total;
+    m->dlq_total = (others > 0 ? others : 0) + depth;
+    s->dlq_prev_total = depth;
+    model_set_queues(m, s->acc.items, s->acc.n);
+    memset(&s->acc, 0, sizeof s->acc);
+    model_source_ok(m, SRC_NAME, now_s());
+    s->polled = s->settled = true;
+}
+
+static void peek_next(rb_src *s);
+
+static void on_queues(const rd_http_resp *r, void *ud)
+{
+    rb_src *s = ud;
+    s->poll_req = 0;
+    char msg[256] = "";
+    bool ok = !http_problem(r, msg, sizeof msg) &&
+              rb_decode_queues(r->body, r->body_len, &s->show, &s->dlq, &s->acc, msg,
+                               sizeof msg);
+    if (!ok) {
+        rb_queue_page_free(&s->acc);
+        fail(s, msg);
+        if (s->peek_wanted && !s->peek_done && !s->polled)
+            s->peek_done = true;     /* nothing to peek: the source state says why */
+        return;
+    }
+    if (s->acc.page_count > s->page && s->page < RB_MAX_PAGES) {
+        s->page++;
+        poll_page(s);
+        return;
+    }
+    publish_queues(s);
+    changed(s);
+    if (s->peek_wanted && !s->peek_done && !s->peek_req)
+        peek_next(s);
+}
+
+static void poll_page(rb_src *s)
+{
+    char *url = xasprintf("%s/api/queues/%s?page=%ld&page_size=%d&columns=name,messages,"
+                          "messages_ready,messages_unacknowledged,consumers,arguments,"
+                          "message_stats.publish_details.rate,"
+                          "message_stats.deliver_get_details.rate",
+                          s->url, s->vhost, s->page, RB_PAGE_SIZE);
+    s->poll_req = start(s, "GET", url, NULL, on_queues, (size_t)8 << 20);
+    free(url);
+    if (!s->poll_req) {
+        rb_queue_page_free(&s->acc);
+        fail(s, "broker request could not be started");
+    }
+}
+
+static void poll_now(rb_src *s)
+{
+    if (s->setup_err[0]) {
+        fail(s, s->setup_err);
+        return;
+    }
+    if (s->poll_req)
+        return;                      /* the previous poll is still running */
+    rb_queue_page_free(&s->acc);
+    s->page = 1;
+    poll_page(s);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    poll_now(arg);
+}
+
+/* ---- DLQ peek (on demand only) --------------------------------------------------------------- */
+
+static void peek_free(rb_src *s)
+{
+    for (size_t i = 0; i < s->n_peeked; i++)
+        dlq_entry_clear(&s->peeked[i]);
+    free(s->peeked);
+    s->peeked = NULL;
+    s->n_peeked = 0;
+}
+
+static bool is_mine(const rb_src *s, const char *queue)
+{
+    for (size_t i = 0; i < s->n_dlq; i++)
+        if (queue && strcmp(s->dlq_names[i], queue) == 0)
+            return true;
+    return false;
+}
+
+/* Our entries replace our queues' entries; other sources' entries (alakai, tasks_dlq)
+ * are kept. */
+static void publish_peek(rb_src *s)
+{
+    rd_model *m = s->base.ctx.model;
+    rd_dlq_entry *items = xcalloc(m->dlq.n + s->n_peeked + 1, sizeof *items);
+    size_t n = 0;
+    for (size_t i = 0; i < m->dlq.n; i++)
+        if (!is_mine(s, m->dlq.items[i].queue)) {
+            items[n++] = m->dlq.items[i];
+            memset(&m->dlq.items[i], 0, sizeof m->dlq.items[i]);    /* moved */
+        }
+    memcpy(items + n, s->peeked, s->n_peeked * sizeof *items);
+    n += s->n_peeked;
+    free(s->peeked);
+    s->peeked = NULL;
+    s->n_peeked = 0;
+    model_set_dlq(m, items, n, m->dlq_total);
+    if (s->peek_err[0])
+        model_source_fail(m, SRC_NAME, s->peek_err, now_s());
+    s->peek_done = true;
+    changed(s);
+}
+
+static void on_peek(const rd_http_resp *r, void *ud)
+{
+    rb_src *s = ud;
+    s->peek_req = 0;
+    char msg[256] = "";
+    const char *q = s->dlq_names[s->peek_at];
+    if (http_problem(r, msg, sizeof msg) ||
+        !rb_decode_messages(r->body, r->body_len, q, &s->peeked, &s->n_peeked, msg,
+                            sizeof msg))
+        snprintf(s->peek_err, sizeof s->peek_err, "peek %.100s: %.140s", q, msg);
+    s->peek_at++;
+    peek_next(s);
+}
+
+static void peek_next(rb_src *s)
+{
+    if (s->peek_at == 0) {
+        peek_free(s);
+        s->peek_err[0] = '\0';
+    }
+    size_t limit = s->n_dlq < RB_PEEK_QUEUES ? s->n_dlq : RB_PEEK_QUEUES;
+    if (s->peek_at >= limit) {
+        publish_peek(s);
+        return;
+    }
+    int count = RB_PEEK_COUNT * (s->peek_pages > 0 ? s->peek_pages : 1);
+    if (count > RB_PEEK_MAX)
+        count = RB_PEEK_MAX;
+    char *qenc = url_encode(s->dlq_names[s->peek_at]);
+    char *url = xasprintf("%s/api/queues/%s/%s/get", s->url, s->vhost, qenc);
+    char *body = xasprintf("{\"count\":%d,\"ackmode\":\"ack_requeue_true\","
+                           "\"encoding\":\"auto\",\"truncate\":50000}", count);
+    s->peek_req = start(s, "POST", url, body, on_peek, (size_t)16 << 20);
+    free(qenc);
+    free(url);
+    free(body);
+    if (!s->peek_req) {
+        snprintf(s->peek_err, sizeof s->peek_err, "peek: request could not be started");
+        publish_peek(s);
+    }
+}
+
+/* ---- ops --------------------------------------------------------------------------------------- */
+
+static rb_src *impl(const rd_source *src) { return src->impl; }
+
+static void op_start(rd_source *src)
+{
+    rb_src *s = impl(src);
+    model_source(s->base.ctx.model, SRC_NAME);
+    double every = fmax(s->base.ctx.cfg->poll_s, RB_MIN_POLL_S);
+    struct timeval tv = { (time_t)every, (suseconds_t)((every - floor(every)) * 1e6) };
+    evtimer_add(s->ev_tick, &tv);
+    poll_now(s);
+}
+
+static void op_refresh(rd_source *src)
+{
+    poll_now(impl(src));
+}
+
+/* A RabbitMQ get always returns the head of the queue (requeued messages keep their
+ * place), so "more" asks for a larger page from the head: 20, 40, ... up to 100. */
+static void op_peek_dlq(rd_source *src, bool more)
+{
+    rb_src *s = impl(src);
+    s->peek_pages = more && s->peek_wanted ? s->peek_pages + 1 : 1;
+    s->peek_wanted = true;
+    s->peek_done = false;
+    if (s->peek_req)
+        http_cancel(s->base.ctx.http, s->peek_req);
+    s->peek_req = 0;
+    s->peek_at = 0;
+    if (s->polled)
+        peek_next(s);
+    else if (s->settled && !s->poll_req)
+        s->peek_done = true;         /* broker down: the source state says why */
+}
+
+static bool op_settled(const rd_source *src)
+{
+    return impl(src)->settled;
+}
+
+static bool op_idle(const rd_source *src)
+{
+    const rb_src *s = impl(src);
+    return !s->peek_wanted || s->peek_done;
+}
+
+static void op_free(rd_source *src)
+{
+    rb_src *s = impl(src);
+    if (s->poll_req)
+        http_cancel(s->base.ctx.http, s->poll_req);
+    if (s->peek_req)
+        http_cancel(s->base.ctx.http, s->peek_req);
+    event_free(s->ev_tick);
+    rb_queue_page_free(&s->acc);
+    peek_free(s);
+    for (size_t i = 0; i < s->n_dlq; i++)
+        free(s->dlq_names[i]);
+    free(s->dlq_names);
+    rb_globs_free(&s->show);
+    rb_globs_free(&s->dlq);
+    if (s->userpwd) {
+        volatile char *p = s->userpwd;
+        while (*p)
+            *p++ = '\0';
+    }
+    free(s->userpwd);
+    free(s->url);
+    free(s->vhost);
+    free(s);
+}
+
+static const rd_source_ops rabbit_ops = {
+    .kind = "rabbitmq",
+    .start = op_start,
+    .refresh = op_refresh,
+    .peek_dlq = op_peek_dlq,
+    .settled = op_settled,
+    .idle = op_idle,
+    .free = op_free,
+};
+
+static void setup_auth(rb_src *s, const rd_system_cfg *cfg)
+{
+    if (!cfg->broker_user || !*cfg->broker_user)
+        return;                      /* no auth: the broker will say 401 */
+    char why[256] = "";
+    char *pw = resolve_secret(cfg->broker_password, why, sizeof why);
+    if (!pw) {
+        snprintf(s->setup_err, sizeof s->setup_err, "%s", why);
+        return;
+    }
+    s->userpwd = xasprintf("%s:%s", cfg->broker_user, pw);
+    memset(pw, 0, strlen(pw));
+    free(pw);
+}
+
+rd_source *rabbit_source_new(const rd_source_ctx *ctx)
+{
+    const rd_system_cfg *cfg = ctx ? ctx->cfg : NULL;
+    if (!cfg || !cfg->broker || !*cfg->broker || !ctx->http)
+        return NULL;
+    rb_src *s = xcalloc(1, sizeof *s);
+    s->base.ops = &rabbit_ops;
+    s->base.ctx = *ctx;
+    s->base.impl = s;
+    s->url = xstrdup(cfg->broker);
+    for (size_t n = strlen(s->url); n > 0 && s->url[n - 1] == '/'; n--)
+        s->url[n - 1] = '\0';
+    s->vhost = url_encode(cfg->broker_vhost && *cfg->broker_vhost ? cfg->broker_vhost : "/");
+    rb_globs_parse(&s->show, cfg->queues);
+    rb_globs_parse(&s->dlq, cfg->dlq);
+    if (strncmp(s->url, "http://", 7) != 0 && strncmp(s->url, "https://", 8) != 0)
+        snprintf(s->setup_err, sizeof s->setup_err, "broker must be an http(s):// URL");
+    else
+        setup_auth(s, cfg);
+    s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
+    return &s->base;
+}

@@ -1,0 +1,136 @@
+/* Headless mode for screen tests: keys from a script, the virtual screen dumped as text.
+ *
+ * Script lines:  key NAME...   (keymap key names: j, enter, ctrl-x, down, ...)
+ *                type TEXT     (each character as a key, e.g. "type :workers")
+ *                resize WxH
+ *                dump          (the screen as text on stdout, then a "--" line)
+ *                # comment
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "../core/xalloc.h"
+#include "app.h"
+
+void headless_dump(ui_app *app, FILE *out)
+{
+    (void)app;
+    int rows = getmaxy(stdscr), cols = getmaxx(stdscr);
+    for (int y = 0; y < rows; y++) {
+        char line[8192];
+        size_t n = 0, keep = 0;
+        for (int x = 0; x < cols && n + 8 < sizeof line; x++) {
+            cchar_t cc;
+            wchar_t wch[CCHARW_MAX + 1] = {0};
+            attr_t attrs;
+            short pair;
+            if (mvwin_wch(stdscr, y, x, &cc) == ERR || getcchar(&cc, wch, &attrs, &pair, NULL) == ERR)
+                wch[0] = L' ';
+            if (wch[0] == 0)
+                wch[0] = L' ';
+            if (attrs & A_ALTCHARSET) {   /* line drawing as plain text */
+                const char *from = "lkmjqxtuvwn", *to = "++++-|+++++";
+                const char *at = wch[0] < 128 ? strchr(from, (int)wch[0]) : NULL;
+                wch[0] = at && *at ? (wchar_t)to[at - from] : L'#';
+            }
+            mbstate_t st;
+            memset(&st, 0, sizeof st);
+            size_t k = wcrtomb(line + n, wch[0], &st);
+            if (k == (size_t)-1) {
+                line[n] = '?';
+                k = 1;
+            }
+            n += k;
+            if (wch[0] != L' ')
+                keep = n;
+            if (wcwidth(wch[0]) == 2)
+                x++;
+        }
+        fwrite(line, 1, keep, out);
+        fputc('\n', out);
+    }
+    fputs("--\n", out);
+    fflush(out);
+}
+
+static void headless_type(ui_app *app, const char *text)
+{
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    size_t len = strlen(text);
+    while (len) {
+        wchar_t wc;
+        size_t k = mbrtowc(&wc, text, len, &st);
+        if (k == (size_t)-1 || k == (size_t)-2 || k == 0)
+            break;
+        input_key(app, key_from_curses(OK, (unsigned)wc));
+        text += k;
+        len -= k;
+    }
+}
+
+static bool headless_line(ui_app *app, char *line, int lineno)
+{
+    char *arg = line + strcspn(line, " \t");
+    if (*arg)
+        *arg++ = 0;
+    if (strcmp(line, "dump") == 0) {
+        paint(app);
+        headless_dump(app, stdout);
+    } else if (strcmp(line, "resize") == 0) {
+        int w, h;
+        if (sscanf(arg, "%dx%d", &w, &h) != 2)
+            goto bad;
+        resize_term(h, w);
+    } else if (strcmp(line, "type") == 0) {
+        headless_type(app, arg);
+    } else if (strcmp(line, "key") == 0) {
+        for (char *save = NULL, *t = strtok_r(arg, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+            ui_key k;
+            if (!key_parse(t, &k))
+                goto bad;
+            input_key(app, k);
+        }
+    } else
+        goto bad;
+    paint(app);
+    return !app->quit;
+bad:
+    fprintf(stderr, "redrive: headless script line %d: cannot understand '%s %s'\n", lineno, line, arg);
+    return true;
+}
+
+int headless_run(ui_app *app, const char *script)
+{
+    char why[128] = "";
+    char *text = NULL;
+    FILE *f = script ? fopen(script, "r") : NULL;
+    if (script && !f) {
+        snprintf(why, sizeof why, "cannot open key script %s", script);
+        fprintf(stderr, "redrive: %s\n", why);
+        return RD_EXIT_USAGE;
+    }
+    paint(app);
+    if (!f) {
+        headless_dump(app, stdout);
+        return RD_EXIT_OK;
+    }
+    char buf[1024];
+    int lineno = 0;
+    while (fgets(buf, sizeof buf, f)) {
+        lineno++;
+        buf[strcspn(buf, "\r\n")] = 0;
+        char *p = buf;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p || *p == '#')
+            continue;
+        if (!headless_line(app, p, lineno))
+            break;
+    }
+    fclose(f);
+    free(text);
+    return RD_EXIT_OK;
+}

@@ -1,0 +1,80 @@
+"""Helpers for the `redrive snapshot` integration tests (pg engineer's area).
+
+Run after the stack is up and its env sourced (scripts/test.sh does both):
+    /usr/bin/python3 -m pytest tests/integration
+The binary is $RD_BIN, default build/src/cli/redrive.
+"""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# What the sanitized text output must never contain (SPEC §8).
+FORBIDDEN = ["\x1b", "\r", "\b", "\x07", "\u202e", "\u202c"]
+
+
+def rd_bin():
+    b = os.environ.get("RD_BIN") or os.path.join(ROOT, "build", "src", "cli", "redrive")
+    if not os.path.exists(b):
+        pytest.skip("redrive binary not built: %s" % b)
+    return b
+
+
+def need_env(*names):
+    missing = [n for n in names if not os.environ.get(n)]
+    if missing:
+        pytest.skip("stack env not loaded (missing %s)" % ", ".join(missing))
+
+
+def write_config(tmp_path, systems):
+    """systems: {name: {key: value}} → path of an INI config file."""
+    lines = []
+    for name, keys in systems.items():
+        lines.append('[system "%s"]' % name)
+        for k, v in keys.items():
+            lines.append("%s = %s" % (k, v))
+        lines.append("")
+    p = tmp_path / "config"
+    p.write_text("\n".join(lines))
+    return str(p)
+
+
+class Snap:
+    def __init__(self, rc, out, err, elapsed):
+        self.rc, self.out, self.err, self.elapsed = rc, out, err, elapsed
+
+    @property
+    def json(self):
+        return json.loads(self.out)
+
+    def source(self, name):
+        for s in self.json["sources"]:
+            if s["name"] == name:
+                return s
+        raise KeyError(name)
+
+
+def snapshot(config, system, *args, timeout=30):
+    env = dict(os.environ, TZ="UTC", LANG="C.UTF-8", NO_COLOR="1",
+               REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
+    cmd = [rd_bin(), "--config", config]
+    if system:
+        cmd += ["--system", system]
+    cmd += ["snapshot"] + list(args)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env)
+    el = time.monotonic() - t0
+    return Snap(p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8", "replace"), el)
+
+
+def by_id(rows):
+    return {r["id"]: r for r in rows}
+
+
+def assert_clean_text(text):
+    for bad in FORBIDDEN:
+        assert bad not in text, "unsanitized %r in text output" % bad

@@ -1,0 +1,352 @@
+"""The local stack: start/stop idempotence, crash recovery, schemas, fixture facts, DLQ.
+
+The lifecycle tests run a PRIVATE stack (own DIR, port base = the suite's base + 1000, or the
+next free one) so the suite's main stack (sourced env) is never disturbed. The data tests use
+the main stack's env vars."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import stack_fixtures as fx
+from stack_fixtures import stacklib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STACK_SH = os.path.join(HERE, "stack.sh")
+
+
+def port_open(port):
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def stack(cmd, d, base=None, timeout=120):
+    env = dict(os.environ)
+    if base is not None:
+        env["RD_PORT_BASE"] = str(base)
+    return subprocess.run(["bash", STACK_SH, cmd, d], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def dir_processes(d):
+    """pids whose command line or working directory is under d."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink("/proc/%s/cwd" % p)
+        except OSError:
+            continue
+        if "stack.sh" in cmd:
+            continue
+        if d + "/" in cmd or cwd == d or cwd.startswith(d + "/"):
+            out.append((int(p), cmd[:120]))
+    return out
+
+
+def free_base():
+    base = int(os.environ.get("RD_PORT_BASE", "25400")) + 1000
+    for _ in range(20):
+        if not any(port_open(base + i) for i in range(16)):
+            return base
+        base += 100
+    pytest.skip("no free port range for a private stack")
+
+
+@pytest.fixture(scope="module")
+def private_stack():
+    d = tempfile.mkdtemp(prefix="rd-stack-test-")
+    base = free_base()
+    yield d, base
+    stack("stop", d)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+# ---- lifecycle (private stack) -------------------------------------------------------------
+def test_start_fresh(private_stack):
+    d, base = private_stack
+    t0 = time.monotonic()
+    r = stack("start", d, base)
+    assert r.returncode == 0, r.stderr[-3000:]
+    print("fresh start: %.1f s" % (time.monotonic() - t0))
+    env = stacklib.parse_env_file(os.path.join(d, "env"))
+    assert env["RD_PG_PORT"] == str(base)
+    assert env["RD_REDIS_URL"] == "redis://127.0.0.1:%d/0" % (base + 1)
+    assert env["RD_RABBIT_MGMT_URL"] == "http://127.0.0.1:%d" % (base + 3)
+    assert env["RD_RABBIT_AMQP_PORT"] == str(base + 2)
+    for db in ("ATTUNE1", "ATTUNE2", "TASKER", "OPENAGENTS"):
+        assert "user=redrive_ro" in env["RD_PG_DSN_" + db]
+        assert "user=postgres" in env["RD_PG_ADMIN_DSN_" + db]
+    for p in (base, base + 1, base + 2, base + 3):
+        assert port_open(p), p
+    assert stack("status", d).returncode == 0
+    # the private stack has its own data: the fixtures are loaded
+    conn = stacklib.pg_ro(env, "attune2")
+    cur = conn.cursor()
+    cur.execute("SELECT count(*) FROM execution")
+    assert cur.fetchone()[0] == 26
+    conn.close()
+    ov = stacklib.Rabbit(env).overview()
+    assert ov["node"] == "rd%d@localhost" % base
+
+
+def test_start_twice_is_quick(private_stack):
+    d, base = private_stack
+    t0 = time.monotonic()
+    r = stack("start", d, base)
+    assert r.returncode == 0, r.stderr
+    assert "already running" in r.stderr
+    assert time.monotonic() - t0 < 15
+
+
+def test_crash_recovery(private_stack):
+    d, base = private_stack
+    procs = dir_processes(d)
+    assert procs, "no service process found for %s" % d
+    for pid, _ in procs:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(not port_open(base + i) for i in (0, 1, 3)):
+        time.sleep(0.1)
+    assert stack("status", d).returncode != 0
+    r = stack("start", d, base)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert stack("status", d).returncode == 0
+    env = stacklib.parse_env_file(os.path.join(d, "env"))
+    r = stacklib.redis_client(env)
+    assert r.hlen("alakai-executions:task-failed-exhausted") == 2
+
+
+def test_stop_twice_leaves_nothing(private_stack):
+    d, base = private_stack
+    r = stack("stop", d)
+    assert r.returncode == 0, r.stderr
+    r = stack("stop", d)
+    assert r.returncode == 0, r.stderr
+    assert dir_processes(d) == []
+    open_ports = [base + i for i in range(15) if port_open(base + i)]
+    assert open_ports == []
+    assert stack("status", d).returncode != 0
+
+
+# ---- schemas and fixtures (the suite's main stack) ------------------------------------------
+@pytest.fixture(scope="module")
+def env():
+    e = stacklib.load_env()
+    fx.reload("all", e)
+    return e
+
+
+def q(env, db, sql, args=()):
+    conn = stacklib.pg_ro(env, db)
+    try:
+        cur = conn.cursor()
+        cur.execute(sql, args)
+        return cur.fetchall()
+    finally:
+        conn.close()
+
+
+def columns(env, db, schema, table):
+    return {r[0] for r in q(env, db, "SELECT column_name FROM information_schema.columns"
+                                     " WHERE table_schema = %s AND table_name = %s", (schema, table))}
+
+
+def test_schemas(env):
+    e1 = columns(env, "attune1", "public", "execution")
+    assert {"retry_count", "max_retries", "original_execution", "config"} <= e1
+    assert "worker" not in e1 and "started_at" not in e1
+    assert "cordoned" not in columns(env, "attune1", "public", "worker")
+    e2 = columns(env, "attune2", "attune", "execution")
+    assert {"worker", "started_at", "retry_count", "original_execution"} <= e2
+    assert {"cordoned", "cordon_reason", "cordoned_by", "cordoned_at"} <= columns(env, "attune2", "attune", "worker")
+    assert q(env, "attune2", "SHOW search_path")[0][0] == "attune, public"
+    for db in ("attune1", "attune2"):
+        assert q(env, db, "SELECT count(*) FROM healthy_workers")[0][0] >= 1
+        assert q(env, db, "SELECT get_worker_queue_depth(4), is_execution_retriable(7),"
+                          " is_execution_retriable(4)")[0] == (120, False, True)
+        idx = {r[0] for r in q(env, db, "SELECT indexname FROM pg_indexes WHERE tablename = 'execution'")}
+        assert {"idx_execution_created_id", "idx_execution_failed"} <= idx
+    assert "attempts" in columns(env, "tasker", "tasker", "workflow_steps")
+    idx = {r[0] for r in q(env, "tasker", "SELECT indexdef FROM pg_indexes WHERE schemaname = 'tasker'")}
+    assert any("most_recent" in i and "UNIQUE" in i for i in idx)
+    assert q(env, "tasker", "SELECT enum_range(NULL::tasker.dlq_reason)::text")[0][0] == \
+        "{staleness_timeout,max_retries_exceeded,dependency_cycle_detected,worker_unavailable,manual_dlq}"
+    assert "last_heartbeat" in columns(env, "openagents", "public", "workers")
+
+
+def test_readonly_role(env):
+    import psycopg2
+    conn = stacklib.pg_ro(env, "attune1")
+    cur = conn.cursor()
+    with pytest.raises(psycopg2.Error):
+        cur.execute("UPDATE execution SET status = 'failed' WHERE id = 1")
+    conn.rollback()
+    cur.execute("SET default_transaction_read_only = off")  # the grants still forbid it
+    with pytest.raises(psycopg2.Error):
+        cur.execute("UPDATE execution SET status = 'failed' WHERE id = 1")
+    conn.close()
+
+
+def chains(env, era):
+    if era == 1:
+        rows = q(env, "attune1", "SELECT id, COALESCE((config->>'original_execution')::bigint, id),"
+                                 " (config->>'retry_count')::int FROM execution ORDER BY id")
+    else:
+        rows = q(env, "attune2", "SELECT id, COALESCE(original_execution, id), retry_count FROM execution"
+                                 " ORDER BY id")
+    out = {}
+    for eid, root, rc in rows:
+        out.setdefault(root, []).append((rc or 0, eid))
+    return {root: [e for _, e in sorted(v)] for root, v in out.items()}
+
+
+@pytest.mark.parametrize("era", [1, 2])
+def test_attune_facts(env, era):
+    db = "attune%d" % era
+    assert chains(env, era) == fx.ATTUNE_CHAINS
+    failed = [r[0] for r in q(env, db, "SELECT id FROM execution WHERE status = 'failed' ORDER BY id")]
+    assert failed == fx.ATTUNE_FAILED
+    if era == 1:
+        elig = q(env, db, "SELECT id FROM execution WHERE status = 'failed'"
+                          " AND COALESCE((config->>'max_retries')::int, 0) > 0"
+                          " AND (config->>'retry_count')::int < (config->>'max_retries')::int ORDER BY id")
+        # era 1 keeps the columns at their defaults
+        assert q(env, db, "SELECT count(*) FROM execution WHERE retry_count <> 0 OR max_retries IS NOT NULL"
+                          " OR original_execution IS NOT NULL")[0][0] == 0
+    else:
+        elig = q(env, db, "SELECT id FROM execution WHERE status = 'failed' AND max_retries > 0"
+                          " AND retry_count < max_retries ORDER BY id")
+        assert q(env, db, "SELECT id, cordon_reason FROM worker WHERE cordoned") == [(7, "kernel upgrade")]
+    newest = {c[-1] for c in fx.ATTUNE_CHAINS.values()}
+    assert sorted(i for (i,) in elig if i in newest) == fx.ATTUNE_ELIGIBLE
+    assert q(env, db, "SELECT result->>'error' FROM execution WHERE id = 13")[0][0] == fx.HOSTILE
+    w = dict(q(env, db, "SELECT id, name FROM worker"))
+    assert w == fx.ATTUNE_WORKERS
+    stale = q(env, db, "SELECT now() - last_heartbeat > interval '4 minutes', capabilities->'health'->>'status'"
+                       " FROM worker WHERE id = 2")[0]
+    assert stale == (True, "healthy")
+    assert q(env, db, "SELECT last_heartbeat FROM worker WHERE id = 5")[0][0] is None
+    cf = dict(q(env, db, "SELECT id, (capabilities->'health'->>'consecutive_failures')::int FROM worker"
+                         " WHERE id IN (3, 4)"))
+    assert cf == {3: 5, 4: 12}
+
+
+def test_tasker_facts(env):
+    rows = q(env, "tasker", "SELECT s.workflow_step_uuid::text, s.attempts, s.max_attempts, s.retryable,"
+                            " COALESCE(t.to_state, 'pending'),"
+                            " (SELECT count(*) FROM workflow_step_transitions x"
+                            "   WHERE x.workflow_step_uuid = s.workflow_step_uuid)"
+                            " FROM workflow_steps s LEFT JOIN workflow_step_transitions t"
+                            " ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent")
+    by = {r[0]: r[1:] for r in rows}
+    S = fx.TASKER_STEPS
+    assert len(by) == 12
+    assert by[S[1]] == (None, 3, True, "pending", 0)
+    assert by[S[3]] == (2, 3, True, "error", 8)
+    assert by[S[4]] == (3, 3, True, "error", 12)
+    assert by[S[5]] == (1, 0, True, "error", 4)
+    assert by[S[6]] == (1, 3, False, "error", 4)
+    assert by[S[8]] == (1, 3, True, "waiting_for_retry", 5)
+    assert by[S[12]] == (None, None, True, "pending", 0)
+    backoff = q(env, "tasker", "SELECT backoff_request_seconds FROM workflow_steps WHERE workflow_step_uuid = %s",
+                (S[3],))
+    assert backoff == [(30,)]
+    chain = [r[0] for r in q(env, "tasker", "SELECT to_state FROM workflow_step_transitions"
+                                            " WHERE workflow_step_uuid = %s ORDER BY sort_key", (S[3],))]
+    assert chain == ["pending", "enqueued", "in_progress", "error", "waiting_for_retry", "enqueued",
+                     "in_progress", "error"]
+    dlq = q(env, "tasker", "SELECT dlq_reason::text FROM tasks_dlq WHERE resolution_status = 'pending'"
+                           " ORDER BY dlq_reason::text")
+    assert [r[0] for r in dlq] == ["dependency_cycle_detected", "max_retries_exceeded",
+                                   "staleness_timeout", "worker_unavailable"]
+    assert q(env, "tasker", "SELECT count(*) FROM tasks_dlq")[0][0] == 5
+
+
+def test_openagents_facts(env):
+    rows = dict((r[0], r[1:]) for r in q(env, "openagents", "SELECT job_id, status, max_retries, retry_count"
+                                                            " FROM jobs"))
+    assert len(rows) == 12
+    assert rows["job-0002"] == ("FAILED", 3, 1)
+    assert rows["job-0003"] == ("failed", 2, 2)
+    failed = sorted(j for j, r in rows.items() if r[0].lower() == "failed")
+    assert failed == ["job-0002", "job-0003", "job-0004", "job-0009"]
+    dead = sorted(j for j in failed if rows[j][2] >= rows[j][1])
+    assert dead == ["job-0003", "job-0004"]
+    kinds = {r[0] for r in q(env, "openagents", "SELECT retry_policy->>'type' FROM jobs"
+                                                " WHERE retry_policy IS NOT NULL")}
+    assert kinds == {"fixed_delay", "exponential_backoff"}
+    per_tag = dict(q(env, "openagents", "SELECT t.tag, count(*) FROM jobs j JOIN job_tags t USING (job_id)"
+                                        " WHERE lower(j.status) = 'queued' GROUP BY t.tag"))
+    assert per_tag == {"email": 2, "reports": 1}
+    hb = q(env, "openagents", "SELECT worker_id, last_heartbeat - extract(epoch from now())"
+                              " FROM workers ORDER BY worker_id")
+    d = dict(hb)
+    assert d["oa-worker-4"] is None and d["oa-worker-5"] > 500 and d["oa-worker-2"] < -250
+
+
+def test_alakai_facts(env):
+    r = stacklib.redis_client(env)
+    keys = sorted(k.decode() for k in r.scan_iter(match="alakai-executions:*", count=100))
+    hashes = [k for k in keys if r.type(k) == b"hash"]
+    assert [k.split(":", 1)[1] for k in hashes] == sorted(fx.ALAKAI_TASKS)
+    assert r.type("alakai-executions:task-wrongtype") == b"string"
+    ex = r.hgetall("alakai-executions:task-failed-exhausted")
+    assert [json.loads(ex[k])["status"] for k in (b"1", b"2")] == ["failed", "failed"]
+    orphan = json.loads(r.hget("alakai-executions:task-orphan", "1"))
+    assert orphan["status"] == "running"
+    ov = r.hgetall("alakai-executions:task-overlap")
+    assert {json.loads(v)["status"] for v in ov.values()} == {"running"} and len(ov) == 2
+    assert r.hstrlen("alakai-executions:task-oversized", "1") > 1 << 20
+    with pytest.raises(ValueError):
+        json.loads(r.hget("alakai-executions:task-malformed", "1"))
+    raw = r.hget("alakai-executions:task-hostile", "1")
+    assert b"\x1b[2J" in raw and b"\xff\xfe" in raw
+    with pytest.raises(UnicodeDecodeError):
+        raw.decode("utf-8")
+    assert set(r.hkeys("alakai-executions:task-nonnumeric")) == {b"1", b"latest", b"-1", b"2x"}
+    cfg = r.config_get("notify-keyspace-events")["notify-keyspace-events"]
+    assert "K" in cfg and ("A" in cfg or "h" in cfg)
+
+
+def test_rabbit_queues_and_dlq(env):
+    rb = stacklib.Rabbit(env)
+    got = {x["name"]: x for x in rb.queues()}
+    for name, n in fx.RABBIT_EXPECTED.items():
+        assert got[name]["messages"] == n, name
+        assert got[name]["consumers"] == 0
+    args = got["worker.5.executions"]["arguments"]
+    assert args == {"x-dead-letter-exchange": "attune.dlx", "x-message-ttl": 500}
+    assert got["worker.1.executions"]["arguments"]["x-message-ttl"] == 300000
+    msgs = rb.get(fx.ATTUNE_DLQ, count=10)       # peek: requeued
+    assert len(msgs) == 5
+    reasons = {}
+    for m in msgs:
+        death = m["properties"]["headers"]["x-death"][0]
+        try:
+            eid = json.loads(m["payload"])["payload"]["execution_id"]
+        except ValueError:
+            eid = "hostile"
+        reasons[eid] = (death["reason"], death["queue"])
+    assert reasons == {21: ("expired", "worker.5.executions"), 22: ("expired", "worker.5.executions"),
+                       23: ("expired", "worker.5.executions"), "hostile": ("expired", "worker.5.executions"),
+                       26: ("rejected", "worker.2.executions")}
+    env_ = json.loads(next(m for m in msgs if m["payload"].startswith("{\"message_id")
+                           and "26" in m["payload"])["payload"])
+    assert env_["message_type"] == "ExecutionRequested" and env_["version"] == "1.0"
+    assert set(env_["headers"]) == {"retry_count", "source_service", "trace_id"}
+    od = rb.get("orders_dlq", count=5)
+    assert [m["properties"]["headers"]["x-death"][0]["reason"] for m in od] == ["rejected", "rejected"]

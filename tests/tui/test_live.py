@@ -1,0 +1,157 @@
+"""Real-terminal tests: the console under pexpect + pyte against the local stack.
+
+Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); skipped without it.
+Pinned: TERM, LANG, TZ, HOME, size. Checks screen text through pyte and the raw bytes
+written to the terminal (hostile data must never reach it as escape sequences).
+"""
+import os
+import signal
+import time
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+pyte = pytest.importorskip("pyte")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redrive"))
+
+pytestmark = pytest.mark.skipif(not os.environ.get("RD_PG_DSN_ATTUNE2"), reason="needs the local stack env")
+
+
+class Term:
+    def __init__(self, tmp_path, cols=100, rows=30, args=(), extra_env=None):
+        conf = tmp_path / "config"
+        e = os.environ
+        conf.write_text(
+            '[system "attune2"]\nprofile = attune\nstore = %s\nbroker = %s\nbroker_user = %s\n'
+            'broker_password = env:RD_RABBIT_PASSWORD\ncore = %s\nauth = bearer\ntoken = env:RD_CORE_TOKEN\n'
+            'banner = PROD\n\n[system "alakai"]\nprofile = alakai\nstore = %s\n'
+            % (e["RD_PG_DSN_ATTUNE2"], e.get("RD_RABBIT_MGMT_URL", ""), e.get("RD_RABBIT_USER", ""),
+               e.get("RD_CORE_URL_ATTUNE2", "http://127.0.0.1:1"), e.get("RD_REDIS_URL", "")))
+        env = {k: v for k, v in e.items() if k.startswith("RD_")}
+        env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
+                   HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"), ESCDELAY="25")
+        env.update(extra_env or {})
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = bytearray()
+        self.child = pexpect.spawn(BIN, ["--config", str(conf)] + list(args), env=env,
+                                   dimensions=(rows, cols), timeout=10)
+
+    def pump(self, secs=0.3):
+        end = time.time() + secs
+        while time.time() < end:
+            try:
+                data = self.child.read_nonblocking(65536, timeout=0.05)
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                break
+            self.raw += data
+            self.stream.feed(data)
+
+    def text(self):
+        return "\n".join(self.screen.display)
+
+    def wait_for(self, needle, secs=8):
+        end = time.time() + secs
+        while time.time() < end:
+            self.pump(0.1)
+            if needle in self.text():
+                return True
+        raise AssertionError("%r not on screen:\n%s" % (needle, self.text()))
+
+    def send(self, keys, wait=0.3):
+        self.child.send(keys)
+        self.pump(wait)
+
+    def resize(self, cols, rows):
+        self.screen.resize(rows, cols)
+        self.child.setwinsize(rows, cols)
+        self.pump(0.5)
+
+    def finish(self):
+        self.child.expect(pexpect.EOF, timeout=5)
+        self.raw += self.child.before or b""
+        self.child.close()
+        return self.child.exitstatus
+
+
+def assert_restored(raw):
+    tail = bytes(raw[-200:])
+    assert b"\x1b[?1049l" in tail, tail      # alternate screen left
+    assert b"\x1b[?25h" in tail or b"\x1b[?12l\x1b[?25h" in tail, tail   # cursor visible
+
+
+def test_visit_every_view_and_quit(tmp_path):
+    t = Term(tmp_path)
+    t.wait_for("Overview")
+    t.wait_for("postgresql")
+    assert "PROD" in t.screen.display[0]
+    for key, title in (("2", "Executions"), ("3", "Workers"), ("4", "Queues"), ("6", "Journal"),
+                       ("?", "Help"), ("1", "Overview")):
+        t.send(key)
+        t.wait_for(title)
+    for cmd, title in ((":workers\r", "Workers"), (":queues\r", "Queues"), (":executions\r", "Executions"),
+                       (":journal\r", "no actions recorded yet"), (":overview\r", "Overview")):
+        t.send(cmd)
+        t.wait_for(title)
+    t.send(":filter status=failed\r")
+    t.wait_for("filter: status=failed")
+    t.send("\r")                     # Enter on the first failed execution: its chain
+    t.wait_for("Retry chain of")
+    t.wait_for("verdict:")
+    t.resize(80, 24)
+    t.wait_for("Retry chain of")
+    assert len(t.screen.display[0]) == 80
+    t.send(":dlq\r")
+    t.wait_for("requeues")
+    t.send(":q\r")
+    assert t.finish() == 0
+    assert_restored(t.raw)
+
+
+def test_hostile_data_never_reaches_the_terminal(tmp_path):
+    t = Term(tmp_path, cols=160, rows=40)
+    t.send("2")
+    t.wait_for("Executions")
+    t.pump(1.5)
+    t.send("3")
+    t.send("4")
+    t.send("q")
+    t.send("q")
+    t.send("q")
+    t.send("q")
+    t.finish()
+    raw = bytes(t.raw)
+    for seq in (b"\x1b]52", b"\x1b]0;", b"\x1b]2;", b"\x1b]8;", b"\xe2\x80\xae", b"\xc2\x9b", b"\x07"):
+        assert seq not in raw, seq
+
+
+def test_sigterm_restores_the_terminal(tmp_path):
+    t = Term(tmp_path)
+    t.wait_for("Overview")
+    t.child.kill(signal.SIGTERM)
+    t.finish()
+    assert_restored(t.raw)
+
+
+def test_unknown_term_falls_back(tmp_path):
+    t = Term(tmp_path, extra_env={"TERM": "no-such-terminal-xyz"})
+    t.wait_for("Overview")
+    t.wait_for("unknown here")
+    t.send("Q")
+    assert t.finish() == 0
+
+
+def test_no_color_is_monochrome(tmp_path):
+    t = Term(tmp_path, extra_env={"NO_COLOR": "1"})
+    t.wait_for("Overview")
+    t.send("2")
+    t.wait_for("Executions")
+    t.send("Q")
+    t.finish()
+    import re
+    assert re.search(rb"\x1b\[(3[0-7]|4[0-7]|38;5;\d+|48;5;\d+)m", bytes(t.raw)) is None

@@ -1,0 +1,121 @@
+"""Expected-screen tests: the console in headless mode (REDRIVE_HEADLESS=WxH) draws a
+fixture model and a key script; each dump is compared with tests/tui/expected/*.txt.
+
+Regenerate the expected files after an intended change:
+    REDRIVE_REGEN=1 /usr/bin/python3 -m pytest tests/tui/test_screens.py
+"""
+import os
+import subprocess
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redrive"))
+NOW = "1767225600"
+
+# (name, fixture, key script, extra args)
+CASES = [
+    ("overview", "attune", "overview", []),
+    ("executions", "attune", "executions", []),
+    ("executions_filter", "attune", "executions_filter", []),
+    ("chain", "attune", "chain", []),
+    ("workers", "attune", "workers", []),
+    ("queues", "attune", "queues", []),
+    ("dlq", "attune", "dlq", []),
+    ("dlq_payload", "attune", "dlq_payload", []),
+    ("journal", "attune", "journal", []),
+    ("help", "attune", "help", []),
+    ("help_safe", "attune", "help", ["--keymap", "safe"]),
+    ("readonly", "attune", "executions", ["--read-only"]),
+    ("confirm_drain", "attune", "confirm_drain", []),
+    ("confirm_retry_bulk", "attune", "confirm_retry_bulk", []),
+    ("empty", "empty", "overview", []),
+    ("hostile", "hostile", "hostile", []),
+    ("ascii", "hostile", "hostile", ["--ascii"]),
+]
+SIZES = ["80x24", "132x40"]
+
+
+def run_headless(fixture, script, size, args=(), home=None):
+    env = {
+        "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+        "TERM": "xterm-256color", "HOME": home or "/nonexistent-redrive-home",
+        "XDG_STATE_HOME": os.path.join(home or "/nonexistent-redrive-home", "state"),
+        "REDRIVE_NOW": NOW, "REDRIVE_HEADLESS": size,
+        "REDRIVE_HEADLESS_MODEL": os.path.join(HERE, "fixtures", fixture + ".json"),
+        "REDRIVE_HEADLESS_KEYS": os.path.join(HERE, "scripts", script + ".keys"),
+    }
+    cmd = [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")] + list(args)
+    p = subprocess.run(cmd, env=env, capture_output=True, timeout=20)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    return p.stdout.decode("utf-8")
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name,fixture,script,args", CASES, ids=[c[0] for c in CASES])
+def test_screen(tmp_path, name, fixture, script, args, size):
+    out = run_headless(fixture, script, size, args, home=str(tmp_path))
+    path = os.path.join(HERE, "expected", "%s_%s.txt" % (name, size))
+    if os.environ.get("REDRIVE_REGEN"):
+        with open(path, "w") as f:
+            f.write(out)
+    with open(path) as f:
+        expected = f.read()
+    assert out == expected, "screen differs from %s (REDRIVE_REGEN=1 to update)" % path
+
+
+HOSTILE_BYTES = [b"\x1b", b"\x07", b"\r", b"\x08", b"\xe2\x80\xae", b"\xc2\x9b", b"]52;"]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_hostile_data_never_reaches_the_screen(tmp_path, size):
+    out = run_headless("hostile", "hostile", size, home=str(tmp_path)).encode()
+    for seq in HOSTILE_BYTES[:-1]:
+        assert seq not in out, seq
+    assert b"stolen" in out   # the text around the escape is shown, the escape is not
+
+
+def test_every_view_reachable_by_command(tmp_path):
+    script = tmp_path / "cmds.keys"
+    views = {"overview": "Overview", "executions": "Executions", "workers": "Workers",
+             "queues": "Queues", "dlq": "DLQ", "journal": "Journal", "help": "Help",
+             "chain 1042": "Retry chain of 1042"}
+    lines = []
+    for cmd in views:
+        lines += ["type :" + cmd, "key enter", "dump"]
+    script.write_text("\n".join(lines) + "\n")
+    env_script = str(script)
+    out = subprocess.run(
+        [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")],
+        env={"PATH": "/usr/bin", "LANG": "C.UTF-8", "TZ": "UTC", "HOME": str(tmp_path),
+             "REDRIVE_NOW": NOW, "REDRIVE_HEADLESS": "80x24",
+             "REDRIVE_HEADLESS_MODEL": os.path.join(HERE, "fixtures", "attune.json"),
+             "REDRIVE_HEADLESS_KEYS": env_script},
+        capture_output=True, timeout=20).stdout.decode()
+    screens = out.split("--\n")
+    for (cmd, title), screen in zip(views.items(), screens):
+        assert screen.splitlines()[1].startswith(title), (cmd, screen)
+
+
+def test_bad_keymap_and_theme_are_reported_not_fatal(tmp_path):
+    km = tmp_path / "bad.keymap"
+    km.write_text("retry = r\nfrobnicate = z\ndrain = r\nsort = ctrl-?\n")
+    th = tmp_path / "bad.theme"
+    th.write_text("cursor = black nosuchcolour\nnosuchslot = red blue\ndanger = #ff0000 default bold\n")
+    script = tmp_path / "k.keys"
+    script.write_text("dump\n")
+    p = subprocess.run(
+        [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf"), "--keymap", str(km), "--theme", str(th)],
+        env={"PATH": "/usr/bin", "LANG": "C.UTF-8", "TZ": "UTC", "HOME": str(tmp_path),
+             "REDRIVE_NOW": NOW, "REDRIVE_HEADLESS": "132x40",
+             "REDRIVE_HEADLESS_MODEL": os.path.join(HERE, "fixtures", "attune.json"),
+             "REDRIVE_HEADLESS_KEYS": str(script)},
+        capture_output=True, timeout=20)
+    out = p.stdout.decode()
+    assert p.returncode == 0
+    assert "bad.keymap:2: unknown action 'frobnicate'" in out
+    assert "bad.keymap:3: key 'r' for 'drain' conflicts with 'retry'" in out
+    assert "bad.keymap:4: bad key 'ctrl-?'" in out
+    assert "bad.theme:1: cursor: bad colour 'nosuchcolour'" in out
+    assert "bad.theme:2: unknown colour slot 'nosuchslot'" in out
