@@ -118,6 +118,7 @@ SELECT e.id::text AS id,
 
 [query workers]
 -- Workers, worst first (stale heartbeat first); capabilities.health is often absent.
+-- in_flight = running executions per worker (one pass over the status index).
 SELECT w.id::text AS id,
        w.name,
        CASE WHEN w.cordoned THEN 'draining' ELSE w.status::text END AS status,
@@ -127,14 +128,19 @@ SELECT w.id::text AS id,
                       THEN (SELECT string_agg(r, ',') FROM jsonb_array_elements_text(w.capabilities->'runtimes') r) END, CASE WHEN w.cordoned THEN 'cordoned: ' || COALESCE(w.cordon_reason, '') END) AS tags,
        extract(epoch FROM w.last_heartbeat) AS heartbeat_at,
        w.capabilities->'health'->>'queue_depth' AS queue_depth,
-       (SELECT count(*) FROM attune.execution e WHERE e.worker = w.id AND e.status IN ('running', 'canceling')) AS in_flight,
+       COALESCE(b.n, 0) AS in_flight,
        w.capabilities->>'max_concurrent_executions' AS capacity,
        w.capabilities->'health'->>'consecutive_failures' AS consecutive_failures,
        w.capabilities->'health'->>'total_executions' AS total_executions,
        w.capabilities->'health'->>'failed_executions' AS failed_executions
-  FROM attune.worker w
+  FROM (SELECT * FROM attune.worker
+         ORDER BY last_heartbeat ASC NULLS FIRST, id
+         LIMIT 1000) w
+  LEFT JOIN (SELECT e.worker, count(*) AS n
+               FROM attune.execution e
+              WHERE e.status IN ('running', 'canceling')
+              GROUP BY e.worker) b ON b.worker = w.id
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id
- LIMIT 1000
 
 [action retry]
 method = POST

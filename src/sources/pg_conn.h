@@ -32,7 +32,9 @@ typedef struct pg_conn_cbs {
 } pg_conn_cbs;
 
 /* Session settings the source always adds (read-only, statement timeout, name). */
-#define PG_SESSION_OPTIONS "-c default_transaction_read_only=on -c statement_timeout=5000"
+#define PG_SESSION_OPTIONS \
+    "-c default_transaction_read_only=on -c statement_timeout=5000 " \
+    "-c max_parallel_workers_per_gather=0"
 
 pg_conn *pg_conn_new(struct event_base *base, const char *conninfo, const pg_conn_cbs *cbs);
 void pg_conn_free(pg_conn *c);

@@ -229,6 +229,52 @@ static void death_of(const cJSON *headers, rd_dlq_entry *d)
         d->origin_queue = capped(str_of(headers, "x-first-death-queue"), RB_NAME_CAP);
 }
 
+/* Standard base64 → bytes (NUL-terminated, *n = length); NULL when invalid. */
+static char *b64_decode(const char *in, size_t *n)
+{
+    size_t len = strlen(in);
+    char *out = xmalloc(len / 4 * 3 + 4);
+    unsigned acc = 0;
+    int bits = 0;
+    *n = 0;
+    for (const char *p = in; *p && *p != '='; p++) {
+        const char *digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *c = strchr(digits, *p);
+        if (!c || !*p) {
+            if (*p == '\n' || *p == '\r')
+                continue;
+            free(out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)(c - digits);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[(*n)++] = (char)((acc >> bits) & 0xFF);
+        }
+    }
+    out[*n] = '\0';
+    return out;
+}
+
+/* Payload text: as sent, or base64-decoded when it is not valid UTF-8 (RabbitMQ's
+ * "auto" encoding); raw bytes are kept (capped) and sanitized at display time. */
+static void payload_of(const char *payload, const char *enc, rd_dlq_entry *d)
+{
+    bool b64 = enc && strcmp(enc, "base64") == 0;
+    size_t n = 0;
+    char *dec = b64 ? b64_decode(payload, &n) : NULL;
+    if (b64 && (!dec || strlen(dec) != n)) {         /* undecodable or binary (NUL) */
+        d->payload = xasprintf("(base64) %.*s", RB_PAYLOAD_CAP, payload);
+        free(dec);
+        return;
+    }
+    const char *text = dec ? dec : payload;
+    d->payload = capped(text, RB_PAYLOAD_CAP);
+    d->execution_id = execution_of(text);
+    free(dec);
+}
+
 static void message_of(const cJSON *m, const char *queue, size_t idx, rd_dlq_entry *d)
 {
     memset(d, 0, sizeof *d);
@@ -240,13 +286,8 @@ static void message_of(const cJSON *m, const char *queue, size_t idx, rd_dlq_ent
     death_of(cJSON_GetObjectItemCaseSensitive(props, "headers"), d);
     d->redelivered = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "redelivered"));
     const char *payload = str_of(m, "payload"), *enc = str_of(m, "payload_encoding");
-    if (payload) {
-        bool b64 = enc && strcmp(enc, "base64") == 0;
-        d->payload = b64 ? xasprintf("(base64) %.*s", RB_PAYLOAD_CAP, payload)
-                         : capped(payload, RB_PAYLOAD_CAP);
-        if (!b64)
-            d->execution_id = execution_of(payload);
-    }
+    if (payload)
+        payload_of(payload, enc, d);
 }
 
 bool rb_decode_messages(const char *body, size_t len, const char *queue,
