@@ -124,7 +124,8 @@ SELECT e.id::text AS id,
  LIMIT 1000
 
 [query workers]
--- Workers, worst first (stale heartbeat first); capabilities.health is often absent.
+-- Workers, worst first (no / oldest heartbeat first, 200 at most, picked on the
+-- last_heartbeat index); capabilities.health is often absent.
 SELECT w.id::text AS id,
        w.name,
        w.status::text AS status,
@@ -139,9 +140,16 @@ SELECT w.id::text AS id,
        w.capabilities->'health'->>'consecutive_failures' AS consecutive_failures,
        w.capabilities->'health'->>'total_executions' AS total_executions,
        w.capabilities->'health'->>'failed_executions' AS failed_executions
-  FROM worker w
+  FROM (SELECT k.id FROM (
+          (SELECT id, 0 AS o, NULL::timestamptz AS hb FROM worker
+            WHERE last_heartbeat IS NULL ORDER BY id LIMIT 200)
+          UNION ALL
+          (SELECT id, 1, last_heartbeat FROM worker
+            WHERE last_heartbeat IS NOT NULL ORDER BY last_heartbeat, id LIMIT 200)) k
+         ORDER BY k.o, k.hb, k.id
+         LIMIT 200) pick
+  JOIN worker w ON w.id = pick.id
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id
- LIMIT 1000
 
 [action retry]
 method = POST

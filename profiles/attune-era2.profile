@@ -117,8 +117,10 @@ SELECT e.id::text AS id,
  LIMIT 1000
 
 [query workers]
--- Workers, worst first (stale heartbeat first); capabilities.health is often absent.
--- in_flight = running executions per worker (one pass over the status index).
+-- Workers, worst first (no / oldest heartbeat first, 200 at most, picked on the
+-- last_heartbeat index); capabilities.health is often absent.
+-- in_flight = running executions per worker: one pass over the status index, only on tables
+-- below 200k rows (scattered heap reads cost too much above; unknown there).
 SELECT w.id::text AS id,
        w.name,
        CASE WHEN w.cordoned THEN 'draining' ELSE w.status::text END AS status,
@@ -128,17 +130,26 @@ SELECT w.id::text AS id,
                       THEN (SELECT string_agg(r, ',') FROM jsonb_array_elements_text(w.capabilities->'runtimes') r) END, CASE WHEN w.cordoned THEN 'cordoned: ' || COALESCE(w.cordon_reason, '') END) AS tags,
        extract(epoch FROM w.last_heartbeat) AS heartbeat_at,
        w.capabilities->'health'->>'queue_depth' AS queue_depth,
-       COALESCE(b.n, 0) AS in_flight,
+       CASE WHEN (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'attune.execution'::regclass)
+                 < 200000 THEN COALESCE(b.n, 0) END AS in_flight,
        w.capabilities->>'max_concurrent_executions' AS capacity,
        w.capabilities->'health'->>'consecutive_failures' AS consecutive_failures,
        w.capabilities->'health'->>'total_executions' AS total_executions,
        w.capabilities->'health'->>'failed_executions' AS failed_executions
-  FROM (SELECT * FROM attune.worker
-         ORDER BY last_heartbeat ASC NULLS FIRST, id
-         LIMIT 1000) w
+  FROM (SELECT k.id FROM (
+          (SELECT id, 0 AS o, NULL::timestamptz AS hb FROM attune.worker
+            WHERE last_heartbeat IS NULL ORDER BY id LIMIT 200)
+          UNION ALL
+          (SELECT id, 1, last_heartbeat FROM attune.worker
+            WHERE last_heartbeat IS NOT NULL ORDER BY last_heartbeat, id LIMIT 200)) k
+         ORDER BY k.o, k.hb, k.id
+         LIMIT 200) pick
+  JOIN attune.worker w ON w.id = pick.id
   LEFT JOIN (SELECT e.worker, count(*) AS n
                FROM attune.execution e
               WHERE e.status IN ('running', 'canceling')
+                AND (SELECT c.reltuples FROM pg_class c
+                      WHERE c.oid = 'attune.execution'::regclass) < 200000
               GROUP BY e.worker) b ON b.worker = w.id
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id
 

@@ -24,10 +24,12 @@ void headless_dump(ui_app *app, FILE *out)
         for (int x = 0; x < cols && n + 8 < sizeof line; x++) {
             cchar_t cc;
             wchar_t wch[CCHARW_MAX + 1] = {0};
-            attr_t attrs;
-            short pair;
-            if (mvwin_wch(stdscr, y, x, &cc) == ERR || getcchar(&cc, wch, &attrs, &pair, NULL) == ERR)
-                wch[0] = L' ';
+            attr_t attrs = 0;
+            short pair = 0;
+            if (mvwin_wch(stdscr, y, x, &cc) == ERR || getcchar(&cc, wch, &attrs, &pair, NULL) == ERR) {
+                wch[0] = L' ';   /* an unreadable cell is a blank, never line drawing */
+                attrs = 0;
+            }
             if (wch[0] == 0)
                 wch[0] = L' ';
             if (attrs & A_ALTCHARSET) {   /* line drawing as plain text */

@@ -63,8 +63,13 @@ listeners() {
     ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u
 }
 
-comm_of() { cat "/proc/$1/comm" 2>/dev/null; }
-cmdline_of() { tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null; }
+# (bash builtins only: these run for every process on a busy machine)
+comm_of() { local c=""; { read -r c <"/proc/$1/comm"; } 2>/dev/null; echo "$c"; }
+cmdline_of() {
+    local -a a=()
+    { mapfile -d '' a <"/proc/$1/cmdline"; } 2>/dev/null
+    echo "${a[*]}"
+}
 
 # Kill (TERM, then KILL after a grace period) the given pids.
 kill_pids() {
@@ -83,18 +88,21 @@ kill_pids() {
 
 # Service processes that belong to this DIR: their command line mentions a path under DIR
 # or they run in a directory under DIR (postgres children after a crashed postmaster).
-SERVICE_COMMS=" postgres redis-server beam.smp erl_child_setup inet_gethost epmd runuser rabbitmq-server python3 "
+SERVICE_COMMS=" postgres redis-server beam.smp erl_child_setup inet_gethost epmd runuser rabbitmq-server python3 sh "
 dir_pids() {
-    local p c
-    for p in $(ls /proc | grep -E '^[0-9]+$'); do
+    local d p c w
+    for d in /proc/[0-9]*; do
+        p=${d#/proc/}
         [ "$p" = "$$" ] && continue
-        c=$(comm_of "$p")
+        c=""; { read -r c <"$d/comm"; } 2>/dev/null || continue
         case "$SERVICE_COMMS" in *" $c "*) ;; *) continue ;; esac
-        case "$(cmdline_of "$p")" in
-            *"$DIR/"*) echo "$p"; continue ;;
-        esac
-        case "$(readlink "/proc/$p/cwd" 2>/dev/null)/" in
-            "$DIR/"*) echo "$p" ;;
+        for w in "$DIR/pg/data" "$DIR/rabbit" "$DIR/redis"; do
+            if [ "$d/cwd" -ef "$w" ]; then echo "$p"; continue 2; fi
+        done
+        local -a a=()
+        { mapfile -d '' a <"$d/cmdline"; } 2>/dev/null
+        case "${a[*]}" in
+            *"$DIR/"*) echo "$p" ;;
         esac
     done
 }
@@ -309,12 +317,7 @@ rabbit_stop() {
         local i
         for i in $(seq 1 150); do alive "$bpid" || break; sleep 0.1; done
     fi
-    local pids; pids=$(for p in $(dir_pids); do
-        case "$(comm_of "$p")" in beam.smp|erl_child_setup|inet_gethost|epmd|runuser|rabbitmq-server) echo "$p" ;; esac
-    done)
-    # shellcheck disable=SC2086
-    [ -n "$pids" ] && kill_pids $pids
-    # our private epmd
+    # leftovers (erl_child_setup, runuser, ...) go in cmd_stop_inner's sweep; our private epmd:
     local e; e=$(listeners "$EPMD_PORT")
     for p in $e; do [ "$(comm_of "$p")" = epmd ] && kill_pids "$p"; done
     return 0
@@ -522,9 +525,6 @@ cmd_stop_inner() {
         # shellcheck disable=SC2086
         kill_pids $left
     fi
-    local sq; sq=$(port_squatters $(all_ports) 2>/dev/null)
-    # shellcheck disable=SC2086
-    [ -n "$sq" ] && kill_pids $sq
     return 0
 }
 

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""bench_pg: one console refresh against 1,000,000 Attune executions + 10,000 workers.
+
+Compares, in one run, the profile's queries (profiles/attune-era2.profile, run as the console
+runs them: unnamed-statement custom plans, the same parameters) with the naive dashboard
+(count(*) GROUP BY status + ORDER BY created DESC OFFSET N/2 LIMIT 100), server time from
+EXPLAIN (ANALYZE, BUFFERS) and client round-trip time, median of RUNS; then
+`redrive snapshot --json` wall time and max RSS against the same database.
+SPEC §9: database time per refresh ≤ 5 ms at 1M executions, ≤ 1 round trip; naive ~165 ms.
+"""
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "9"))
+PROFILE = "attune-era2"
+PAGE = 100   # config page_size default; the console asks for page + 1
+
+
+def walk(plan, out):
+    out.append(plan)
+    for p in plan.get("Plans", []):
+        walk(p, out)
+    return out
+
+
+def explain(cur, stmt):
+    cur.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + stmt)
+    doc = cur.fetchone()[0]
+    if isinstance(doc, str):
+        doc = json.loads(doc)
+    top = doc[0]
+    nodes = walk(top["Plan"], [])
+    seq = sorted({n.get("Relation Name") for n in nodes if n.get("Node Type") == "Seq Scan"} - {None})
+    buf = top["Plan"].get("Shared Hit Blocks", 0) + top["Plan"].get("Shared Read Blocks", 0)
+    return top.get("Planning Time", 0.0) + top.get("Execution Time", 0.0), buf, seq
+
+
+def measure(cur, name, stmt):
+    server, client, buf, seq = [], [], 0, []
+    for _ in range(RUNS):
+        t, buf, seq = explain(cur, stmt)
+        server.append(t)
+        t0 = time.perf_counter()
+        cur.execute(stmt)
+        cur.fetchall()
+        client.append((time.perf_counter() - t0) * 1000)
+    return {"name": name, "server": B.median(server), "client": B.median(client), "buffers": buf, "seq": seq}
+
+
+def main():
+    B.need_env("RD_PG_HOST", "RD_PG_PORT")
+    db, n, nw, load_s = B.ensure_bench_attune()
+    bench = "pg"
+    B.note("bench_pg: %d executions, %d workers in database %s%s" %
+           (n, nw, db, (" (loaded in %.1f s)" % load_s) if load_s else " (reused)"))
+    import psycopg2
+    conn = psycopg2.connect(B.pg_dsn(db))
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("SET plan_cache_mode = force_custom_plan")   # libpq unnamed statements: custom plans
+    q = B.profile_queries(PROFILE)
+    # Keys for the deep keyset page (the naive dashboard's OFFSET N/2 page, reached by key)
+    cur.execute("SELECT created::text, id::text FROM attune.execution ORDER BY created DESC, id DESC OFFSET %s LIMIT 1",
+                (n // 2,))
+    deep_key, deep_id = cur.fetchone()
+    cur.execute("SELECT id::text FROM attune.execution WHERE original_execution IS NOT NULL "
+                "ORDER BY id DESC LIMIT 1")
+    chain_id = cur.fetchone()[0]
+    lim = str(PAGE + 1)
+
+    for name in ("counts", "workers", "failing", "executions", "chain"):
+        cur.execute("PREPARE p_%s AS %s" % (name, q[name]))
+    lit = lambda v: "NULL" if v is None else "'%s'" % v.replace("'", "''")  # noqa: E731
+    ex = lambda name, *a: "EXECUTE p_%s%s" % (name, "(%s)" % ", ".join(lit(x) for x in a) if a else "")  # noqa: E731
+
+    refresh = [("counts", ex("counts")), ("workers", ex("workers")), ("failing", ex("failing")),
+               ("executions page 1", ex("executions", None, None, None, None, lim))]
+    extra = [("executions deep page (keyset at N/2)", ex("executions", deep_key, deep_id, None, None, lim)),
+             ("executions status=failed", ex("executions", None, None, "failed", None, lim)),
+             ("executions status=running", ex("executions", None, None, "running", None, lim)),
+             ("executions text filter 'zerodivision'", ex("executions", None, None, None, "zerodivision", lim)),
+             ("executions text filter, no match", ex("executions", None, None, None, "no-such-text-xyz", lim)),
+             ("chain of one execution", ex("chain", chain_id))]
+    naive = [("naive count(*) GROUP BY status", "SELECT status, count(*) FROM attune.execution GROUP BY status"),
+             ("naive OFFSET %d LIMIT 100" % (n // 2),
+              "SELECT * FROM attune.execution ORDER BY created DESC OFFSET %d LIMIT 100" % (n // 2))]
+
+    res = {}
+    for label, stmt in refresh + extra + naive:
+        r = measure(cur, label, stmt)
+        res[label] = r
+        B.note("%-40s server %8.2f ms  client %8.2f ms  buffers %7d%s" %
+               (label, r["server"], r["client"], r["buffers"], ("  SEQ SCAN " + ",".join(r["seq"])) if r["seq"] else ""))
+
+    # One refresh in one round trip (the console pipelines the batch; a multi-statement
+    # simple query is the same single round trip from here).
+    batch = "; ".join(s for _, s in refresh)
+    naive_batch = "; ".join(s for _, s in naive)
+    rt, nrt = [], []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        cur.execute(batch)
+        rt.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        cur.execute(naive_batch)
+        nrt.append((time.perf_counter() - t0) * 1000)
+    server_total = sum(res[l]["server"] for l, _ in refresh)
+    naive_total = sum(res[l]["server"] for l, _ in naive)
+    B.fig(bench, "executions / workers", "%d / %d" % (n, nw), "rows")
+    for l, _ in refresh:
+        B.fig(bench, "refresh query %s (server)" % l, res[l]["server"], "ms")
+    B.fig(bench, "refresh: server time, all queries", server_total, "ms", "<= 5 ms")
+    B.fig(bench, "refresh: one round trip, client wall", B.median(rt), "ms", "<= 5 ms, 1 round trip")
+    B.fig(bench, "naive dashboard: server time", naive_total, "ms", "~165 ms (reference)")
+    B.fig(bench, "naive dashboard: client wall", B.median(nrt), "ms")
+    B.fig(bench, "naive / profile server-time ratio", naive_total / server_total if server_total else 0.0, "x")
+    for l, _ in extra:
+        B.fig(bench, l + " (server)", res[l]["server"], "ms")
+    seqs = sorted({l for l, _ in refresh + extra if res[l]["seq"]})
+    B.fig(bench, "profile queries with a Seq Scan", len(seqs), "queries", "0")
+    for l in seqs:
+        B.note("seq scan in: %s (%s)" % (l, ",".join(res[l]["seq"])))
+    conn.close()
+
+    # redrive snapshot --json against the same database
+    with tempfile.TemporaryDirectory() as home:
+        conf = B.write_config(os.path.join(home, "config"),
+                              [("bench", {"profile": PROFILE, "store": B.pg_dsn(db).replace("redrive-bench", "redrive")})])
+        env = B.base_env(home)
+        argv = [B.binary(), "--config", conf, "snapshot", "--json"]
+        walls, rss, codes = [], [], set()
+        out = b""
+        for _ in range(max(3, RUNS // 2)):
+            w, r, code, out, err = B.run_rusage(argv, env)
+            walls.append(w * 1000)
+            rss.append(r)
+            codes.add(code)
+        if codes != {0}:
+            B.note("snapshot exit status %s: %s" % (sorted(codes), err.decode(errors="replace")[:300]))
+        try:
+            doc = json.loads(out)
+            B.note("snapshot JSON: %d bytes, top-level keys %s" % (len(out), ",".join(sorted(doc)[:8]) if isinstance(doc, dict) else type(doc).__name__))
+        except ValueError:
+            B.note("snapshot output is not JSON (%d bytes)" % len(out))
+        B.fig(bench, "snapshot --json wall (median)", B.median(walls), "ms")
+        B.fig(bench, "snapshot --json max RSS", max(rss) / 1024.0, "MiB", "<= 16 MB")
+        B.fig(bench, "snapshot exit status", ",".join(str(c) for c in sorted(codes)), "code", "0")
+
+
+if __name__ == "__main__":
+    main()

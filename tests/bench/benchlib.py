@@ -1,0 +1,313 @@
+"""Shared helpers of the redrive benchmarks (tests/bench).
+
+Every bench prints its figures as lines
+    FIG<TAB>bench<TAB>metric<TAB>value<TAB>unit<TAB>SPEC target (or "-")
+which run.sh gathers into one table. Benchmarks never assert timings (noisy machine):
+they print figures; ratios within one run are what to compare.
+
+Environment: the local stack env (tests/stack/stack.sh start DIR && . DIR/env),
+SCALE (default 1 = full SPEC §9 sizes), RD_BIN (default build-bench, else build).
+"""
+import os
+import re
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def binary():
+    b = os.environ.get("RD_BIN")
+    if b:
+        return b
+    for d in ("build-bench", "build"):
+        p = os.path.join(ROOT, d, "src", "cli", "redrive")
+        if os.path.exists(p):
+            return p
+    sys.exit("bench: no redrive binary (set RD_BIN or build build-bench)")
+
+
+def scale():
+    try:
+        return float(os.environ.get("SCALE", "1"))
+    except ValueError:
+        return 1.0
+
+
+def scaled(n, minimum=1):
+    return max(minimum, int(round(n * scale())))
+
+
+def need_env(*names):
+    missing = [n for n in names if not os.environ.get(n)]
+    if missing:
+        sys.exit("bench: needs the local stack env (missing %s): . DIR/env" % ", ".join(missing))
+
+
+def pg_dsn(db, admin=False):
+    need_env("RD_PG_HOST", "RD_PG_PORT")
+    return "host=%s port=%s dbname=%s user=%s application_name=redrive-bench" % (
+        os.environ["RD_PG_HOST"], os.environ["RD_PG_PORT"], db, "postgres" if admin else "redrive_ro")
+
+
+def redis_url(db):
+    need_env("RD_REDIS_PORT")
+    return "redis://127.0.0.1:%s/%d" % (os.environ["RD_REDIS_PORT"], db)
+
+
+def fig(bench, metric, value, unit, target="-"):
+    if isinstance(value, float):
+        value = ("%.3f" % value) if abs(value) < 10 else ("%.1f" % value)
+    print("FIG\t%s\t%s\t%s\t%s\t%s" % (bench, metric, value, unit, target), flush=True)
+
+
+def note(msg):
+    print("# " + msg, flush=True)
+
+
+def pct(values, p):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * p / 100.0
+    lo, hi = int(k), min(int(k) + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def median(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def profile_queries(name_or_path):
+    """[query NAME] sections of a profile file: {name: sql}."""
+    path = name_or_path if os.path.sep in name_or_path else os.path.join(ROOT, "profiles", name_or_path + ".profile")
+    out, cur, buf = {}, None, []
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"^\[(\w+)(?:\s+([\w-]+))?\]\s*$", line)
+        if m:
+            if cur:
+                out[cur] = "".join(buf).strip()
+            cur = m.group(2) if m.group(1) == "query" else None
+            buf = []
+        elif cur:
+            buf.append(line)
+    if cur:
+        out[cur] = "".join(buf).strip()
+    return out
+
+
+def base_env(home):
+    """The environment the console / snapshot runs with (pinned like tests/tui)."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
+    env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
+               HOME=home, XDG_STATE_HOME=os.path.join(home, "state"), XDG_CONFIG_HOME=os.path.join(home, "cfg"),
+               ESCDELAY="25")
+    return env
+
+
+def run_rusage(argv, env, timeout=60):
+    """Run a child with fork/exec + wait4: (wall s, max RSS KiB, status, stdout, stderr)."""
+    import tempfile
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
+        t0 = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(fo.fileno(), 1)
+                os.dup2(fe.fileno(), 2)
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        import threading
+        killer = threading.Timer(timeout, lambda: _kill_quiet(pid))
+        killer.start()
+        try:
+            _, status, ru = os.wait4(pid, 0)
+        finally:
+            killer.cancel()
+        wall = time.perf_counter() - t0
+        fo.seek(0)
+        fe.seek(0)
+        code = os.waitstatus_to_exitcode(status)
+        return wall, ru.ru_maxrss, code, fo.read(), fe.read()
+
+
+def _kill_quiet(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def proc_cpu_ticks(pid):
+    """utime + stime of a process in clock ticks (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        s = f.read()
+    fields = s[s.rindex(")") + 2:].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def proc_rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# ---- the bench Attune database (era 2 schema, its own database: fixtures untouched) ----
+
+ATTUNE_DB = "bench_attune"
+ATTUNE_DATA_VERSION = 1
+N_EXEC_FULL, N_WORKERS_FULL = 1_000_000, 10_000
+
+ERRORS = ["Connection refused by upstream (transient)", "Worker queue TTL expired",
+          "Execution timed out after 300s", "Worker heartbeat stale for 95s",
+          "ZeroDivisionError: division by zero", "exit status 2",
+          "Temporary connection reset by peer", "Request timed out waiting for payments API"]
+
+
+def attune_sizes():
+    return scaled(N_EXEC_FULL, 1000), scaled(N_WORKERS_FULL, 20)
+
+
+def _connect(db, admin=True):
+    import psycopg2
+    c = psycopg2.connect(pg_dsn(db, admin))
+    c.autocommit = True
+    return c
+
+
+def ensure_bench_attune(n_exec=None, n_workers=None, rebuild=None):
+    """Create (or reuse when it already holds these sizes) database bench_attune.
+    Returns (db name, n_exec, n_workers, seconds spent loading or 0)."""
+    if n_exec is None:
+        n_exec, n_workers = attune_sizes()
+    if rebuild is None:
+        rebuild = os.environ.get("BENCH_REBUILD") == "1"
+    admin = _connect("postgres")
+    cur = admin.cursor()
+    cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (ATTUNE_DB,))
+    exists = cur.fetchone() is not None
+    if exists and not rebuild:
+        try:
+            c = _connect(ATTUNE_DB)
+            k = c.cursor()
+            k.execute("SELECT n_exec, n_workers, version FROM public.bench_meta")
+            row = k.fetchone()
+            c.close()
+            if row == (n_exec, n_workers, ATTUNE_DATA_VERSION):
+                admin.close()
+                return ATTUNE_DB, n_exec, n_workers, 0.0
+        except Exception:
+            pass
+    t0 = time.perf_counter()
+    if exists:
+        cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                    (ATTUNE_DB,))
+        cur.execute('DROP DATABASE "%s"' % ATTUNE_DB)
+    cur.execute('CREATE DATABASE "%s"' % ATTUNE_DB)
+    cur.execute("ALTER DATABASE %s SET search_path = attune, public" % ATTUNE_DB)
+    cur.execute("SELECT 1 FROM pg_roles WHERE rolname = 'redrive_ro'")
+    if cur.fetchone():
+        cur.execute('GRANT CONNECT ON DATABASE "%s" TO redrive_ro' % ATTUNE_DB)
+    admin.close()
+
+    c = _connect(ATTUNE_DB)
+    k = c.cursor()
+    k.execute(open(os.path.join(ROOT, "tests", "stack", "schema", "attune_era2.sql"), encoding="utf-8").read())
+    k.execute("SET search_path = attune, public")
+    k.execute("SET session_replication_role = replica")       # no FK / trigger work while loading
+    k.execute("SET maintenance_work_mem = '256MB'")
+    k.execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'attune' AND tablename = 'execution' "
+              "AND indexname <> 'execution_pkey'")
+    idx = k.fetchall()
+    for name, _ in idx:
+        k.execute("DROP INDEX attune.%s" % name)
+    k.execute("INSERT INTO action (id, ref, label) VALUES (1, 'core.http_request', 'HTTP'), (2, 'core.shell', 'Shell'), "
+              "(3, 'deploy.rollout', 'Rollout'), (4, 'billing.charge', 'Charge'), (5, 'etl.nightly', 'ETL')")
+    nw = n_workers
+    k.execute("""
+INSERT INTO worker (id, name, worker_type, worker_role, status, capabilities, last_heartbeat,
+                    cordoned, cordon_reason, cordoned_at)
+SELECT i, 'bench-worker-' || i,
+       (ARRAY['local', 'remote', 'container'])[1 + i %% 3]::worker_type_enum, 'action',
+       (CASE WHEN i %% 50 = 0 THEN 'error' WHEN i %% 20 = 0 THEN 'inactive' ELSE 'active' END)::worker_status_enum,
+       CASE WHEN i %% 11 = 0 THEN '{}'::jsonb ELSE
+       jsonb_build_object('runtimes', jsonb_build_array('python', 'shell'), 'max_concurrent_executions', 10,
+                          'health', jsonb_build_object(
+                              'status', CASE WHEN i %% 30 = 0 THEN 'degraded' WHEN i %% 50 = 0 THEN 'unhealthy' ELSE 'healthy' END,
+                              'queue_depth', i %% 70, 'consecutive_failures', i %% 7,
+                              'total_executions', 1000, 'failed_executions', i %% 100)) END,
+       CASE WHEN i %% 13 = 0 THEN NULL ELSE now() - (i %% 600) * interval '1 second' END,
+       i %% 97 = 0, CASE WHEN i %% 97 = 0 THEN 'bench cordon' END, CASE WHEN i %% 97 = 0 THEN now() END
+  FROM generate_series(1, %(nw)s) i""", {"nw": nw})
+    # Executions: created every 2 s up to now, id order = created order. Chains every 50 ids
+    # (m = 1 failed root, m = 2 failed retry 1, m = 3 retry 2 completed or failed). The newest
+    # 0.5 %% are live (running, scheduled, ...); older rows are terminal.
+    live_from = n_exec - max(500, n_exec // 200)
+    k.execute("""
+INSERT INTO execution (id, action, action_ref, config, status, result, created, updated, retry_count,
+                       max_retries, retry_reason, original_execution, worker, started_at)
+SELECT i, 1 + i %% 5, (ARRAY['core.http_request', 'core.shell', 'deploy.rollout', 'billing.charge', 'etl.nightly'])[1 + i %% 5],
+       CASE WHEN m IN (2, 3) THEN jsonb_build_object('n', i, 'retry_of', i - 1) ELSE jsonb_build_object('n', i) END,
+       st::execution_status_enum,
+       CASE WHEN st = 'failed' THEN jsonb_build_object('error', (%(errs)s::text[])[1 + h %% 8])
+            WHEN st = 'timeout' THEN '{"error": "Execution exceeded timeout of 600s"}'::jsonb
+            WHEN st = 'cancelled' THEN '{"message": "Cancelled by operator"}'::jsonb
+            WHEN st = 'completed' THEN '{"ok": true}'::jsonb END,
+       c, c + interval '3 seconds',
+       CASE WHEN m IN (2, 3) THEN m - 1 ELSE 0 END,
+       CASE WHEN m IN (1, 2, 3) THEN 3 WHEN st = 'failed' THEN (ARRAY[NULL, 0, 3])[1 + h %% 3] END,
+       CASE WHEN m IN (2, 3) THEN (ARRAY['transient_error', 'worker_unavailable', 'queue_timeout'])[1 + h %% 3] END,
+       CASE WHEN m IN (2, 3) THEN i - m + 1 END,
+       1 + i %% %(nw)s,
+       c + interval '1 second'
+  FROM (SELECT i, c, m, h,
+               CASE WHEN m IN (1, 2) THEN 'failed'
+                    WHEN m = 3 THEN CASE WHEN h < 500 THEN 'completed' ELSE 'failed' END
+                    WHEN i > %(live)s THEN
+                         CASE WHEN h < 400 THEN 'completed' WHEN h < 460 THEN 'failed' WHEN h < 700 THEN 'running'
+                              WHEN h < 820 THEN 'scheduled' WHEN h < 920 THEN 'requested' WHEN h < 960 THEN 'scheduling'
+                              WHEN h < 980 THEN 'canceling' ELSE 'cancelled' END
+                    ELSE CASE WHEN h < 880 THEN 'completed' WHEN h < 950 THEN 'failed' WHEN h < 975 THEN 'cancelled'
+                              WHEN h < 992 THEN 'timeout' ELSE 'abandoned' END END AS st
+          FROM (SELECT i, now() - (%(n)s - i) * interval '2 seconds' AS c, i %% 50 AS m, (i::bigint * 7919) %% 1000 AS h
+                  FROM generate_series(1, %(n)s) i) g) s""",
+              {"n": n_exec, "nw": nw, "live": live_from, "errs": ERRORS})
+    for _, ddl in idx:
+        k.execute(ddl)
+    k.execute("SELECT setval(pg_get_serial_sequence('attune.execution', 'id'), %s)", (n_exec + 1,))
+    k.execute("SELECT setval(pg_get_serial_sequence('attune.worker', 'id'), %s)", (nw + 1,))
+    k.execute("SET session_replication_role = origin")
+    k.execute("VACUUM (ANALYZE) attune.execution")
+    k.execute("VACUUM (ANALYZE) attune.worker")
+    k.execute("ANALYZE")
+    k.execute("GRANT USAGE ON SCHEMA attune TO redrive_ro")
+    k.execute("GRANT SELECT ON ALL TABLES IN SCHEMA attune TO redrive_ro")
+    k.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA attune TO redrive_ro")
+    k.execute("CREATE TABLE public.bench_meta (n_exec int, n_workers int, version int)")
+    k.execute("INSERT INTO public.bench_meta VALUES (%s, %s, %s)", (n_exec, nw, ATTUNE_DATA_VERSION))
+    k.execute("GRANT SELECT ON public.bench_meta TO redrive_ro")
+    c.close()
+    return ATTUNE_DB, n_exec, nw, time.perf_counter() - t0
+
+
+def write_config(path, systems):
+    """systems: [(name, {key: value})] -> an INI config file."""
+    with open(path, "w") as f:
+        for name, kv in systems:
+            f.write('[system "%s"]\n' % name)
+            for k, v in kv.items():
+                f.write("%s = %s\n" % (k, v))
+            f.write("\n")
+    os.chmod(path, 0o600)
+    return path
