@@ -185,7 +185,7 @@ static void app_start_system(ui_app *app)
     rd_system_cfg *s = app->sys;
     app->ctx.cfg = s;
     app->ctx.read_only = app->cli->read_only || (s && s->read_only);
-    if (!s || app->headless)
+    if (!s || app->headless || app->model_only)
         return;
     size_t before = app->diags.n;
     if (!profile_load(s->profile, &app->prof, &app->diags)) {
@@ -508,6 +508,13 @@ static int app_run_headless(ui_app *app, const char *size)
 
 static int app_run_console(ui_app *app)
 {
+    /* tests: a real terminal drawing a fixed model (no sources, no core API) */
+    const char *model = getenv("REDRIVE_HEADLESS_MODEL");
+    if (model && *model) {
+        if (!app_headless_model(app, model))
+            return RD_EXIT_USAGE;
+        app->model_only = true;
+    }
     app->base = event_base_new();
     app->http = app->base ? http_new(app->base) : NULL;
     if (!app->http) {

@@ -80,6 +80,7 @@ typedef struct ui_app {
     size_t n_journal;
     char journal_err[256];
     bool headless;
+    bool model_only;           /* the model comes from REDRIVE_HEADLESS_MODEL: no sources */
     double fixed_now;          /* REDRIVE_NOW (tests), 0 = real clock */
 } ui_app;
 

@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""bench_redis: Alakai task hashes in Redis db 5 under prefix bench-alakai (fixtures untouched).
+
+Loads N task hashes (pipelined HSET, 1–3 attempts each), then times `redrive snapshot --json`
+(one full SCAN sweep) and its max RSS at N/10 and N tasks (memory must be flat in N), plus
+the Redis commands a sweep costs; then a console in a pty with poll 2s (keyspace
+notifications on) for a steady period while ~10 tasks change per second: commands per
+steady refresh vs commands per sweep.
+SPEC §9: full sweep of 100,000 task hashes ≤ 0.5 s; steady refresh ≤ 5 % of a sweep; ≤ 16 MB.
+"""
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+DB, PREFIX = 5, "bench-alakai"
+N_FULL = 100_000
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+
+
+def iso(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%03dZ" % int((t % 1) * 1000)
+
+
+def record(task, attempt, status, t):
+    return json.dumps({"status": status, "attempt": attempt,
+                       "errorCode": "E_TRANSIENT" if status == "failed" else None,
+                       "errorMessage": "Upstream returned 503 (transient)" if status == "failed" else None,
+                       "taskSnapshot": {"taskId": task, "type": "bench.job", "payload": {"n": attempt}},
+                       "dispatchedAt": iso(t), "resolvedAt": iso(t + 2) if status != "running" else None})
+
+
+def clear(r):
+    n = 0
+    pipe = r.pipeline(transaction=False)
+    for k in r.scan_iter(match=PREFIX + ":*", count=5000):
+        pipe.unlink(k)
+        n += 1
+        if n % 5000 == 0:
+            pipe.execute()
+    pipe.execute()
+
+
+def load(r, start, end, now):
+    pipe = r.pipeline(transaction=False)
+    for i in range(start, end):
+        task = "task-%07d" % i
+        attempts = 1 + i % 3
+        h = (i * 7919) % 100
+        fields = {}
+        for a in range(1, attempts + 1):
+            last = a == attempts
+            st = ("succeeded" if h < 80 else "failed" if h < 95 else "running") if last else "failed"
+            fields[str(a)] = record(task, a, st, now - (i % 86400) - (attempts - a) * 60)
+        pipe.hset("%s:%s" % (PREFIX, task), mapping=fields)
+        if i % 2000 == 1999:
+            pipe.execute()
+    pipe.execute()
+
+
+def snap(argv, env, r):
+    c0 = r.info("stats")["total_commands_processed"]
+    cpu0 = r.info("cpu")
+    w, rss, code, out, err = B.run_rusage(argv, env)
+    c1 = r.info("stats")["total_commands_processed"]
+    cpu1 = r.info("cpu")
+    rcpu = sum(cpu1[k] - cpu0[k] for k in ("used_cpu_sys", "used_cpu_user"))
+    return w * 1000, rss / 1024.0, code, c1 - c0 - 3, rcpu * 1000, out, err
+
+
+def main():
+    import redis
+    B.need_env("RD_REDIS_PORT")
+    n = B.scaled(N_FULL, 100)
+    r = redis.Redis(host="127.0.0.1", port=int(os.environ["RD_REDIS_PORT"]), db=DB)
+    bench = "redis"
+    now = time.time()
+    clear(r)
+    with tempfile.TemporaryDirectory() as home:
+        conf = B.write_config(os.path.join(home, "config"), [("alakai-bench", {
+            "profile": "alakai", "store": B.redis_url(DB), "prefix": PREFIX, "poll": "2s"})])
+        env = B.base_env(home)
+        argv = [B.binary(), "--config", conf, "snapshot", "--json"]
+        rows = {}
+        loaded = 0
+        for label, size in (("empty", 0), ("N/10", n // 10), ("N", n)):
+            t0 = time.perf_counter()
+            load(r, loaded, size, now)
+            if size > loaded:
+                B.note("loaded %d task hashes in %.1f s" % (size - loaded, time.perf_counter() - t0))
+            loaded = max(loaded, size)
+            res = [snap(argv, env, r) for _ in range(RUNS)]
+            wall = B.median([x[0] for x in res])
+            rss = max(x[1] for x in res)
+            codes = sorted({x[2] for x in res})
+            cmds = B.median([x[3] for x in res])
+            rcpu = B.median([x[4] for x in res])
+            rows[label] = (size, wall, rss, codes, cmds, rcpu)
+            B.note("%-5s %7d tasks: snapshot %7.1f ms, max RSS %5.1f MiB, exit %s, %d Redis commands, Redis CPU %.0f ms"
+                   % (label, size, wall, rss, codes, cmds, rcpu))
+            if codes != [0]:
+                B.note("snapshot stderr: %s" % res[-1][6].decode(errors="replace")[:300])
+        out = res[-1][5]
+        try:
+            doc = json.loads(out)
+            B.note("snapshot JSON %d bytes; counts %s" % (len(out), json.dumps(doc.get("counts"))[:200]))
+        except ValueError:
+            B.note("snapshot output is not JSON")
+        size, wall, rss, codes, cmds, rcpu = rows["N"]
+        B.fig(bench, "task hashes", size, "keys")
+        B.fig(bench, "snapshot wall, N tasks (full sweep)", wall, "ms")
+        B.fig(bench, "sweep time (snapshot N - snapshot empty)", wall - rows["empty"][1], "ms", "<= 500 ms")
+        B.fig(bench, "snapshot wall, N/10 tasks", rows["N/10"][1], "ms")
+        B.fig(bench, "snapshot wall, empty store", rows["empty"][1], "ms")
+        B.fig(bench, "Redis commands per sweep (N)", cmds, "cmds")
+        B.fig(bench, "Redis CPU per sweep (N)", rcpu, "ms")
+        B.fig(bench, "max RSS at N", rss, "MiB", "<= 16 MB")
+        B.fig(bench, "max RSS at N/10", rows["N/10"][2], "MiB", "flat in N")
+        B.fig(bench, "max RSS empty store", rows["empty"][2], "MiB")
+        B.fig(bench, "RSS growth N/10 -> N", rss - rows["N/10"][2], "MiB", "~0")
+        B.fig(bench, "snapshot exit status (N)", ",".join(map(str, codes)), "code", "0")
+        steady(bench, argv, conf, env, r, n, cmds, rcpu, now)
+    if os.environ.get("BENCH_KEEP") != "1":
+        clear(r)
+
+
+def steady(bench, argv, conf, env, r, n, sweep_cmds, sweep_cpu, now):
+    """The console at poll 2s: Redis commands + CPU per 2 s refresh in steady state."""
+    import pexpect
+    secs = float(os.environ.get("BENCH_STEADY_S", "12"))
+    child = pexpect.spawn(B.binary(), ["--config", conf], env=env, dimensions=(40, 120), timeout=10)
+    try:
+        end = time.time() + 60
+        # wait for the initial sweep: the command counter settles
+        last, stable = -1, 0
+        while time.time() < end and stable < 3:
+            _drain(child, 0.5)
+            c = r.info("stats")["total_commands_processed"]
+            stable = stable + 1 if c - last < 50 else 0
+            last = c
+        c0 = r.info("stats")["total_commands_processed"]
+        cpu0 = r.info("cpu")
+        t0 = time.time()
+        i, changes = 0, 0
+        while time.time() - t0 < secs:
+            for _ in range(10):                 # ~10 task updates per second (a live system)
+                task = "task-%07d" % ((i * 104729) % n)
+                r.hset("%s:%s" % (PREFIX, task), "1", record(task, 1, "succeeded", now))
+                i += 1
+                changes += 1
+            _drain(child, 1.0)
+        el = time.time() - t0
+        c1 = r.info("stats")["total_commands_processed"]
+        cpu1 = r.info("cpu")
+        cmds = c1 - c0 - 4 - changes
+        rcpu = sum(cpu1[k] - cpu0[k] for k in ("used_cpu_sys", "used_cpu_user")) * 1000
+        per_refresh = cmds / (el / 2.0)
+        cpu_per = rcpu / (el / 2.0)
+        B.note("steady %.0f s, %d task changes: %d console commands, Redis CPU %.0f ms (incl. the HSETs)"
+               % (el, changes, cmds, rcpu))
+        B.fig(bench, "steady refresh: Redis commands per 2 s", per_refresh, "cmds")
+        B.fig(bench, "steady refresh / sweep (commands)", 100.0 * per_refresh / sweep_cmds if sweep_cmds else 0.0, "%",
+              "<= 5 %")
+        B.fig(bench, "steady refresh / sweep (Redis CPU)", 100.0 * cpu_per / sweep_cpu if sweep_cpu else 0.0, "%",
+              "<= 5 %")
+    finally:
+        child.terminate(force=True)
+
+
+def _drain(child, secs):
+    import pexpect
+    end = time.time() + secs
+    while time.time() < end:
+        try:
+            child.read_nonblocking(65536, timeout=0.1)
+        except pexpect.TIMEOUT:
+            pass
+        except pexpect.EOF:
+            time.sleep(0.1)
+
+
+if __name__ == "__main__":
+    main()
