@@ -13,6 +13,7 @@
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -571,6 +572,7 @@ static void sweep_finish(rs_src *s)
                 s->sweep_keys, rix_size(s->ix), removed, s->sweep_secs);
     model_source_ok(s->base.ctx.model, "redis", now);
     rs_publish(s, true);
+    malloc_trim(0);                  /* give the sweep's transient replies back */
 }
 
 static void batch_finish(rs_batch *b)

@@ -1,5 +1,6 @@
 #include "redis_index.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,8 @@ typedef struct rix_names {
 
 struct rix {
     rix_task *tasks;
+    char *arena;                    /* task strings, append-only, compacted when sparse */
+    size_t alen, acap, agarbage;
     size_t n, cap, max;
     uint32_t *slots;                /* dense index + 1, 0 = empty */
     size_t nslots;                  /* power of two */
@@ -64,8 +67,7 @@ void rix_free(rix *ix)
 {
     if (!ix)
         return;
-    for (size_t i = 0; i < ix->n; i++)
-        free(ix->tasks[i].str);
+    free(ix->arena);
     free(ix->tasks);
     free(ix->slots);
     names_free(&ix->statuses);
@@ -121,7 +123,7 @@ static size_t slot_find(const rix *ix, const char *id, size_t idlen, bool *found
             *found = false;
             return i;
         }
-        const char *tid = ix->tasks[v - 1].str;
+        const char *tid = ix->arena + ix->tasks[v - 1].str;
         if (strncmp(tid, id, idlen) == 0 && tid[idlen] == '\0') {
             *found = true;
             return i;
@@ -136,7 +138,7 @@ static void rehash(rix *ix, size_t nslots)
     ix->slots = xcalloc(nslots, sizeof *ix->slots);
     for (size_t k = 0; k < ix->n; k++) {
         bool found;
-        const char *id = ix->tasks[k].str;
+        const char *id = ix->arena + ix->tasks[k].str;
         size_t i = slot_find(ix, id, strlen(id), &found);
         ix->slots[i] = (uint32_t)k + 1;
     }
@@ -149,7 +151,68 @@ const rix_task *rix_get(const rix *ix, const char *id, size_t idlen)
     return found ? &ix->tasks[ix->slots[i] - 1] : NULL;
 }
 
-static char *make_str(const char *id, size_t idlen, const char *err, uint16_t *err_off)
+const char *rix_id(const rix *ix, const rix_task *t) { return ix->arena + t->str; }
+const char *rix_error(const rix *ix, const rix_task *t)
+{
+    return ix->arena + t->str + t->err_off;
+}
+
+size_t rix_memory(const rix *ix)
+{
+    return ix->acap + ix->cap * sizeof *ix->tasks + ix->nslots * sizeof *ix->slots;
+}
+
+static size_t str_len(const rix *ix, const rix_task *t)
+{
+    return t->err_off + strlen(rix_error(ix, t)) + 1;
+}
+
+/* Rewrites the arena without the garbage (O(n); amortised by the 50 % rule). */
+static void arena_compact(rix *ix)
+{
+    size_t live = ix->alen - ix->agarbage;
+    char *na = xmalloc(live + 1024);
+    size_t off = 0;
+    for (size_t k = 0; k < ix->n; k++) {
+        rix_task *t = &ix->tasks[k];
+        size_t len = str_len(ix, t);
+        memcpy(na + off, ix->arena + t->str, len);
+        t->str = (uint32_t)off;
+        off += len;
+    }
+    free(ix->arena);
+    ix->arena = na;
+    ix->alen = off;
+    ix->acap = live + 1024;
+    ix->agarbage = 0;
+}
+
+static uint32_t arena_add(rix *ix, const char *id, size_t idlen, const char *err, size_t elen)
+{
+    size_t need = idlen + elen + 2;
+    if (ix->alen + need > ix->acap) {
+        if (ix->agarbage > ix->alen / 2)
+            arena_compact(ix);
+        if (ix->alen + need > ix->acap) {
+            size_t cap = ix->acap ? ix->acap + ix->acap / 2 : 64 << 10;
+            while (cap < ix->alen + need)
+                cap += cap / 2;
+            ix->arena = xrealloc(ix->arena, cap);
+            ix->acap = cap;
+        }
+    }
+    char *p = ix->arena + ix->alen;
+    memcpy(p, id, idlen);
+    p[idlen] = '\0';
+    if (elen)
+        memcpy(p + idlen + 1, err, elen);
+    p[idlen + 1 + elen] = '\0';
+    uint32_t off = (uint32_t)ix->alen;
+    ix->alen += need;
+    return off;
+}
+
+static size_t err_len(const char *err)
 {
     size_t elen = err ? strlen(err) : 0;
     if (elen >= RIX_ERROR_CAP) {
@@ -157,24 +220,23 @@ static char *make_str(const char *id, size_t idlen, const char *err, uint16_t *e
         while (elen > 0 && ((unsigned char)err[elen] & 0xC0) == 0x80)
             elen--;
     }
-    char *s = xmalloc(idlen + elen + 2);
-    memcpy(s, id, idlen);
-    s[idlen] = '\0';
-    if (elen)
-        memcpy(s + idlen + 1, err, elen);
-    s[idlen + 1 + elen] = '\0';
-    *err_off = (uint16_t)(idlen + 1);
-    return s;
+    return elen;
 }
 
-static void fill(rix *ix, rix_task *t, const char *id, size_t idlen, const rix_sum *sum)
+/* Fills t from sum; the strings are stored unless `keep` (an equal string is there). */
+static void fill(rix *ix, rix_task *t, const char *id, size_t idlen, const rix_sum *sum,
+                 bool keep)
 {
-    t->str = make_str(id, idlen, sum->error, &t->err_off);
+    size_t elen = err_len(sum->error);
+    if (!keep) {
+        t->str = arena_add(ix, id, idlen, sum->error, elen);
+        t->err_off = (uint16_t)(idlen + 1);
+    }
     t->dispatched_at = sum->dispatched_at;
-    t->resolved_at = sum->resolved_at;
-    if (sum->error && *sum->error) {
+    t->resolved_s = sum->resolved_at > 0 && sum->resolved_at < 4e9 ? (uint32_t)sum->resolved_at : 0;
+    if (elen) {
         char fp[160];
-        fingerprint(rix_error(t), fp, sizeof fp);
+        fingerprint(rix_error(ix, t), fp, sizeof fp);
         t->fp = rix_hash_fp(fp);
     } else {
         t->fp = 0;
@@ -188,12 +250,18 @@ static void fill(rix *ix, rix_task *t, const char *id, size_t idlen, const rix_s
     t->mark = ix->mark;
 }
 
+static bool same_error(const rix *ix, const rix_task *t, const char *err)
+{
+    size_t elen = err_len(err);
+    const char *old = rix_error(ix, t);
+    return strlen(old) == elen && (elen == 0 || memcmp(old, err, elen) == 0);
+}
+
 static bool same(const rix_task *a, const rix_task *b)
 {
-    return a->dispatched_at == b->dispatched_at && a->resolved_at == b->resolved_at &&
+    return a->dispatched_at == b->dispatched_at && a->resolved_s == b->resolved_s &&
            a->attempt == b->attempt && a->nfields == b->nfields && a->status == b->status &&
-           a->code == b->code && a->name == b->name && a->flags == b->flags &&
-           strcmp(rix_error(a), rix_error(b)) == 0;
+           a->code == b->code && a->name == b->name && a->flags == b->flags;
 }
 
 bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
@@ -202,12 +270,14 @@ bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
         return false;
     bool found;
     size_t i = slot_find(ix, id, idlen, &found);
-    rix_task nt;
     if (found) {
         rix_task *t = &ix->tasks[ix->slots[i] - 1];
-        fill(ix, &nt, id, idlen, sum);
-        bool changed = !same(t, &nt);
-        free(t->str);
+        rix_task nt = *t;
+        bool keep = same_error(ix, t, sum->error);
+        if (!keep)
+            ix->agarbage += str_len(ix, t);
+        fill(ix, &nt, id, idlen, sum, keep);
+        bool changed = !keep || !same(t, &nt);
         *t = nt;
         if (changed)
             ix->version++;
@@ -218,9 +288,9 @@ bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
         return false;
     }
     xgrow(&ix->tasks, &ix->cap, ix->n + 1, sizeof *ix->tasks);
-    fill(ix, &ix->tasks[ix->n], id, idlen, sum);
+    fill(ix, &ix->tasks[ix->n], id, idlen, sum, false);
     ix->slots[i] = (uint32_t)++ix->n;
-    if (ix->n * 2 > ix->nslots)
+    if (ix->n * 5 > ix->nslots * 4)
         rehash(ix, ix->nslots * 2);
     ix->version++;
     return true;
@@ -236,7 +306,7 @@ static void slot_delete(rix *ix, size_t i)
             j = (j + 1) & mask;
             if (!ix->slots[j])
                 return;
-            const char *id = ix->tasks[ix->slots[j] - 1].str;
+            const char *id = ix->arena + ix->tasks[ix->slots[j] - 1].str;
             size_t home = (size_t)hash_bytes(id, strlen(id)) & mask;
             /* move j back to i unless its home lies cyclically in (i, j] */
             bool stay = i <= j ? (i < home && home <= j) : (i < home || home <= j);
@@ -256,10 +326,10 @@ bool rix_remove(rix *ix, const char *id, size_t idlen)
         return false;
     size_t k = ix->slots[i] - 1;
     slot_delete(ix, i);
-    free(ix->tasks[k].str);
+    ix->agarbage += str_len(ix, &ix->tasks[k]);
     size_t last = ix->n - 1;
     if (k != last) {
-        const char *lid = ix->tasks[last].str;
+        const char *lid = ix->arena + ix->tasks[last].str;
         size_t li = slot_find(ix, lid, strlen(lid), &found);
         ix->tasks[k] = ix->tasks[last];
         ix->slots[li] = (uint32_t)k + 1;
@@ -289,7 +359,8 @@ size_t rix_sweep_end(rix *ix)
     for (size_t k = ix->n; k-- > 0;) {
         if (ix->tasks[k].mark == ix->mark)
             continue;
-        char *id = ix->tasks[k].str;
+        char id[256];
+        snprintf(id, sizeof id, "%s", ix->arena + ix->tasks[k].str);
         rix_remove(ix, id, strlen(id));
         removed++;
     }
@@ -309,18 +380,20 @@ static int cmp_key(double at_a, const char *id_a, double at_b, const char *id_b)
 static int cmp_tasks(const rix *ix, uint32_t a, uint32_t b)
 {
     const rix_task *ta = &ix->tasks[a], *tb = &ix->tasks[b];
-    return cmp_key(ta->dispatched_at, ta->str, tb->dispatched_at, tb->str);
+    return cmp_key(ta->dispatched_at, ix->arena + ta->str, tb->dispatched_at,
+                   ix->arena + tb->str);
 }
 
-void rix_cursor_of(const rix_task *t, bool inclusive, rix_cursor *c)
+void rix_cursor_of(const rix *ix, const rix_task *t, bool inclusive, rix_cursor *c)
 {
     c->set = true;
     c->inclusive = inclusive;
     c->at = t->dispatched_at;
-    size_t n = strlen(t->str);
+    const char *id = rix_id(ix, t);
+    size_t n = strlen(id);
     if (n >= sizeof c->id)
         n = sizeof c->id - 1;
-    memcpy(c->id, t->str, n);
+    memcpy(c->id, id, n);
     c->id[n] = '\0';
 }
 
@@ -381,7 +454,7 @@ size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from
     for (size_t k = 0; k < ix->n; k++) {
         const rix_task *t = &ix->tasks[k];
         if (from && from->set) {
-            int c = cmp_key(t->dispatched_at, t->str, from->at, from->id);
+            int c = cmp_key(t->dispatched_at, rix_id(ix, t), from->at, from->id);
             if (c > 0 || (c == 0 && !from->inclusive))
                 continue;
         }
@@ -408,7 +481,7 @@ size_t rix_select_before(const rix *ix, rix_pred pred, void *ud, const rix_curso
     heap h = { ix, xmalloc(n * sizeof(uint32_t)), 0, n, -1 };
     for (size_t k = 0; k < ix->n; k++) {
         const rix_task *t = &ix->tasks[k];
-        if (c && c->set && cmp_key(t->dispatched_at, t->str, c->at, c->id) <= 0)
+        if (c && c->set && cmp_key(t->dispatched_at, rix_id(ix, t), c->at, c->id) <= 0)
             continue;
         if (pred && !pred(ix, t, ud))
             continue;

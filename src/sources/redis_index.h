@@ -13,12 +13,12 @@ enum { RIX_ERROR_CAP = 120 };
 
 typedef struct rix rix;
 
-typedef struct rix_task {
-    char *str;              /* "id\0error\0" (error may be empty) */
+typedef struct rix_task {   /* 32 bytes; strings live in the index's arena */
     double dispatched_at;   /* newest attempt, 0 unknown */
-    double resolved_at;
+    uint32_t resolved_s;    /* resolvedAt, whole epoch seconds, 0 unknown */
+    uint32_t str;           /* arena offset of "id\0error\0" (error may be empty) */
     uint32_t fp;            /* hash of the error fingerprint, 0 none */
-    uint16_t err_off;       /* offset of the error in str */
+    uint16_t err_off;       /* offset of the error from str */
     uint16_t attempt;       /* newest attempt number, 0 unknown */
     uint8_t nfields;        /* attempt fields (capped at 255) */
     uint8_t status;         /* interned, see rix_status_name */
@@ -56,8 +56,8 @@ void rix_sweep_begin(rix *ix);
 void rix_touch(rix *ix, const char *id, size_t idlen);
 size_t rix_sweep_end(rix *ix);
 
-static inline const char *rix_id(const rix_task *t) { return t->str; }
-static inline const char *rix_error(const rix_task *t) { return t->str + t->err_off; }
+const char *rix_id(const rix *ix, const rix_task *t);
+const char *rix_error(const rix *ix, const rix_task *t);       /* "" none */
 const char *rix_status_name(const rix *ix, const rix_task *t);
 const char *rix_code_name(const rix *ix, const rix_task *t);   /* NULL none */
 const char *rix_task_name(const rix *ix, const rix_task *t);   /* NULL none */
@@ -71,7 +71,8 @@ typedef struct rix_cursor {
     double at;
     char id[256];
 } rix_cursor;
-void rix_cursor_of(const rix_task *t, bool inclusive, rix_cursor *c);
+void rix_cursor_of(const rix *ix, const rix_task *t, bool inclusive, rix_cursor *c);
+size_t rix_memory(const rix *ix);        /* bytes held (for tests and benchmarks) */
 /* Up to n indices (valid until the next change) into out; *more when further match. */
 size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from,
                   size_t n, uint32_t *out, bool *more);

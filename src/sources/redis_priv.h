@@ -63,6 +63,7 @@ typedef struct rs_src {
     rs_conn_state sub_state;
     double sub_started, sub_backoff;
     bool notify_on;                 /* server has K + hash events enabled */
+    bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
 
     struct event *ev_tick, *ev_watch, *ev_retry, *ev_sub_retry, *ev_kick;
 

@@ -9,8 +9,9 @@
  * (a teardown requested there is deferred to the loop).
  *
  * Freshness: a full SCAN sweep on connect; keyspace notifications (when the server has
- * K plus hash events enabled) refetch changed keys; a full resync every 30 s anyway,
- * since notifications are lost while disconnected. Without notifications the sweep
+ * K plus hash events enabled) refetch changed keys; a full resync anyway, every
+ * max(30 s, 300 × last sweep time) (a safety net: notifications are fire-and-forget; a
+ * dropped subscription or reconnect resyncs at once). Without notifications the sweep
  * repeats every max(poll, 10 × last sweep time), so sweeping stays below ~10 % duty.
  */
 #include "redis_priv.h"
@@ -392,7 +393,9 @@ static void on_pmessage(redisAsyncContext *ac, void *reply, void *priv)
     if (strcmp(kind->str, "psubscribe") == 0) {
         s->sub_state = RC_READY;
         s->sub_backoff = 1;
-        s->resync_wanted = true;     /* changes before the subscription were missed */
+        if (s->sub_ever)             /* changes while unsubscribed were missed */
+            s->resync_wanted = true;
+        s->sub_ever = true;
         rs_kick(s);
         return;
     }
@@ -506,8 +509,10 @@ static bool resync_due(const rs_src *s, double now)
 {
     if (!s->swept_once || s->resync_wanted)
         return true;
+    /* with notifications the resync is a safety net: keep it under ~0.3 % duty */
     double every = s->notify_on && s->sub_state == RC_READY
-        ? RS_RESYNC_S : fmax(s->base.ctx.cfg->poll_s, 10 * s->sweep_secs);
+        ? fmax(RS_RESYNC_S, 300 * s->sweep_secs)
+        : fmax(s->base.ctx.cfg->poll_s, 10 * s->sweep_secs);
     return now - s->sweep_last >= every;
 }
 
@@ -601,13 +606,13 @@ static void op_page(rd_source *src, int dir)
         const rd_execution *last = &m->execs.items[m->execs.n - 1];
         if (!m->execs_more || !(t = rix_get(s->ix, last->id, strlen(last->id))))
             return;
-        rix_cursor_of(t, false, &s->page_from);
+        rix_cursor_of(s->ix, t, false, &s->page_from);
     } else {
         const rd_execution *first = &m->execs.items[0];
         if (!(t = rix_get(s->ix, first->id, strlen(first->id))))
             return;
         rix_cursor c;
-        rix_cursor_of(t, false, &c);
+        rix_cursor_of(s->ix, t, false, &c);
         size_t n = m->execs.n;
         uint32_t *idx = xmalloc((n ? n : 1) * sizeof *idx);
         rs_publish_prev(s, &c, n, idx);
@@ -622,7 +627,7 @@ static void op_jump(rd_source *src, const char *id)
     rs_src *s = impl(src);
     const rix_task *t = id ? rix_get(s->ix, id, strlen(id)) : NULL;
     if (t)
-        rix_cursor_of(t, true, &s->page_from);
+        rix_cursor_of(s->ix, t, true, &s->page_from);
     s->view_dirty = true;
     rs_publish(s, true);
 }

@@ -42,7 +42,7 @@ static bool match_filter(const rix *ix, const rix_task *t, void *ud)
         return false;
     if (f->text && *f->text) {
         const char *code = rix_code_name(ix, t);
-        if (!strcasestr(rix_id(t), f->text) && !strcasestr(rix_error(t), f->text) &&
+        if (!strcasestr(rix_id(ix, t), f->text) && !strcasestr(rix_error(ix, t), f->text) &&
             !strcasestr(st, f->text) && !(code && strcasestr(code, f->text)))
             return false;
     }
@@ -64,8 +64,9 @@ static bool is_dead(const rix *ix, const rix_task *t, void *ud)
 static void exec_from_task(const rs_src *s, const rix_task *t, double now, rd_execution *e)
 {
     const rd_system_cfg *cfg = s->base.ctx.cfg;
-    const char *st = rix_status_name(s->ix, t);
-    e->id = xstrdup(rix_id(t));
+    const rix *ix = s->ix;
+    const char *st = rix_status_name(ix, t);
+    e->id = xstrdup(rix_id(ix, t));
     e->status = xstrdup(st);
     e->attempt = t->attempt ? t->attempt : -1;
     e->max_attempts = cfg->max_retries >= 0 ? cfg->max_retries + 1 : -1;
@@ -77,13 +78,13 @@ static void exec_from_task(const rs_src *s, const rix_task *t, double now, rd_ex
         snprintf(e->elig.why, sizeof e->elig.why, "%s", t->flags & RD_EXEC_OVERSIZED
                  ? "record too large to read" : "record unreadable");
     }
-    if (*rix_error(t)) {
-        e->error = xstrdup(rix_error(t));
+    if (*rix_error(ix, t)) {
+        e->error = xstrdup(rix_error(ix, t));
         e->fingerprint = fingerprint_dup(e->error);
     }
     e->created_at = t->dispatched_at;
-    e->finished_at = t->resolved_at;
-    e->updated_at = t->resolved_at > 0 ? t->resolved_at : t->dispatched_at;
+    e->finished_at = (double)t->resolved_s;
+    e->updated_at = (double)t->resolved_s > 0 ? (double)t->resolved_s : t->dispatched_at;
     e->flags = t->flags;
     if (is_orphan(s, s->ix, t, now)) {
         e->flags |= RD_EXEC_ORPHAN;
@@ -119,7 +120,7 @@ static void publish_counts(rs_src *s, double now, long *orphans, long *dead)
         by[t->status]++;
         *orphans += is_orphan(s, s->ix, t, now);
         *dead += is_dead(s->ix, t, &p);
-        fails_recent += t->resolved_at > now - 300 && t->resolved_at <= now &&
+        fails_recent += (double)t->resolved_s > now - 300 && (double)t->resolved_s <= now &&
                         strcmp(rix_status_name(s->ix, t), "failed") == 0;
     }
     size_t nc = 0;
@@ -163,16 +164,17 @@ static void publish_dlq(rs_src *s, pred_ctx *p, long dead)
             memset(&m->dlq.items[i], 0, sizeof m->dlq.items[i]);   /* moved */
         }
     for (size_t i = 0; i < got; i++) {
-        const rix_task *t = rix_at(s->ix, idx[i]);
+        const rix *ix = s->ix;
+        const rix_task *t = rix_at(ix, idx[i]);
         rd_dlq_entry *d = &items[keep + i];
         bool orphan = is_orphan(s, s->ix, t, p->now);
-        d->id = xstrdup(rix_id(t));
+        d->id = xstrdup(rix_id(ix, t));
         d->queue = xstrdup("alakai");
-        d->execution_id = xstrdup(rix_id(t));
+        d->execution_id = xstrdup(rix_id(ix, t));
         d->reason = xstrdup(orphan ? "orphan suspect" : "budget exhausted");
         d->count = t->attempt;
-        d->first_death_at = d->last_death_at = orphan ? t->dispatched_at : t->resolved_at;
-        d->payload = *rix_error(t) ? xstrdup(rix_error(t)) : NULL;
+        d->first_death_at = d->last_death_at = orphan ? t->dispatched_at : (double)t->resolved_s;
+        d->payload = *rix_error(ix, t) ? xstrdup(rix_error(ix, t)) : NULL;
     }
     free(idx);
     model_set_dlq(m, items, keep + got, others + dead);
@@ -198,6 +200,9 @@ void rs_publish(rs_src *s, bool force)
     publish_counts(s, now, &orphans, &dead);
     publish_page(s, &p);
     publish_dlq(s, &p, dead);
+    if (getenv("RD_REDIS_DEBUG"))
+        fprintf(stderr, "redis: publish %zu tasks in %.1f ms\n", rix_size(s->ix),
+                (rs_now() - now) * 1000);
     s->published_version = rix_version(s->ix);
     s->published_orphans = orphans;
     s->view_dirty = false;
@@ -210,7 +215,7 @@ void rs_publish_prev(rs_src *s, const rix_cursor *c, size_t n, uint32_t *idx)
     pred_ctx p = { s, rs_now() };
     size_t got = rix_select_before(s->ix, match_filter, &p, c, n, idx);
     if (got > 0)
-        rix_cursor_of(rix_at(s->ix, idx[0]), true, &s->page_from);
+        rix_cursor_of(s->ix, rix_at(s->ix, idx[0]), true, &s->page_from);
     else
         s->page_from.set = false;
 }

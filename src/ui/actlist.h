@@ -56,7 +56,8 @@ enum {
     X(ACTIVATE, "activate", "activate", "mark the selected worker active", "A", UA_DANGER) \
     X(CONFIRM, "confirm", "yes", "dialog: confirm", "y", UA_DIALOG) \
     X(CANCEL, "cancel", "no", "dialog: cancel / close", "n escape q", UA_DIALOG) \
-    X(ABORT, "abort", "abort", "dialog: stop a running bulk action", "x ctrl-g", UA_DIALOG)
+    X(ABORT, "abort", "abort", "dialog: stop a running bulk action", "x ctrl-g", UA_DIALOG) \
+    X(RESEND, "resend", "re-send", "dialog: re-send the selected maybe-applied item with the same Idempotency-Key", "R", UA_DIALOG)
 
 typedef enum {
 #define UI_X(id, name, label, help, keys, flags) UA_##id,

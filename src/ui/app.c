@@ -165,8 +165,18 @@ void app_load_keymap(ui_app *app, const char *name)
 
 static void on_source_change(void *ud);
 
+/* The action layer needs a password (jwt-login without a password source). */
+static void on_password_prompt(rd_actor *a, const char *prompt, void *ud)
+{
+    ui_app *app = ud;
+    (void)a;
+    password_open(app, prompt);
+    app_request_paint(app);   /* now, not at the next tick */
+}
+
 static void app_teardown_system(ui_app *app)
 {
+    password_close(app);
     if (app->dlg.state != DLG_NONE)
         dialog_close(app);
     if (app->src)
@@ -195,9 +205,16 @@ static void app_start_system(ui_app *app)
     app->have_prof = true;
     app->src = sources_new(app->base, app->http, s, &app->prof, app->model, on_source_change, app);
     app->actor = actor_new(app->base, app->http, s, &app->prof, app->cli->read_only);
+    actor_set_password_prompt(app->actor, on_password_prompt, app);
+    const char *tmo = getenv("REDRIVE_ACTION_TIMEOUT_MS");   /* as for 'redrive act' */
+    if (tmo && atol(tmo) > 0)
+        actor_set_timeout_ms(app->actor, atol(tmo));
     if (app->src)
         sources_start(app->src);
-    if (!app->ctx.read_only)
+    /* Log in early, except when that means asking for a password: the operator who only
+     * looks is not interrupted; the prompt comes with the first action. */
+    bool would_prompt = s->auth && strcmp(s->auth, "jwt-login") == 0 && !s->password;
+    if (!app->ctx.read_only && !would_prompt)
         actor_prepare(app->actor, NULL, NULL);
 }
 
@@ -323,11 +340,16 @@ static void on_repaint(evutil_socket_t fd, short what, void *ud)
     do_paint(app);
 }
 
-static void on_source_change(void *ud)
+void app_request_paint(ui_app *app)
 {
-    ui_app *app = ud;
+    app->dirty = true;
     if (app->base && app->ev_repaint)
         schedule_repaint(app);
+}
+
+static void on_source_change(void *ud)
+{
+    app_request_paint(ud);
 }
 
 static void on_input(evutil_socket_t fd, short what, void *ud)
@@ -380,10 +402,27 @@ static void on_tick(evutil_socket_t fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
-    if (app->dirty || app->model->generation != app->painted_gen || app->dlg.batch)
+    /* Repaint only for a reason: a change not painted yet, a running action, or an age
+     * on screen that now reads differently ("12s" -> "13s"). An idle console paints
+     * nothing, so it writes nothing. */
+    if (app->dirty || app->model->generation != app->painted_gen || dialog_busy(app) ||
+        ctx_ages_changed(&app->ctx, app_now(app)))
         schedule_repaint(app);
-    else
-        schedule_repaint(app);   /* ages in the top bar move: curses sends only the changed cells */
+}
+
+/* Tests (model-only console): what a source's steady poll does to the model with
+ * unchanged data, every REDRIVE_MODEL_POLL seconds: the OK sources answered now. */
+static void on_model_poll(evutil_socket_t fd, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)fd, (void)what;
+    rd_model *m = app->model;
+    double now = app_now(app);
+    for (size_t i = 0; i < m->sources.n; i++)
+        if (m->sources.items[i].state == RD_SRC_OK)
+            model_source_ok(m, m->sources.items[i].name, now);
+    model_changed(m);
+    on_source_change(app);
 }
 
 static bool app_events(ui_app *app)
@@ -398,13 +437,20 @@ static bool app_events(ui_app *app)
     }
     struct timeval one = {1, 0};
     event_add(app->ev_tick, &one);
+    const char *poll = getenv("REDRIVE_MODEL_POLL");
+    if (app->model_only && poll && atof(poll) > 0) {
+        double p = atof(poll);
+        app->ev_poll = event_new(app->base, -1, EV_PERSIST, on_model_poll, app);
+        struct timeval tv = {(long)p, (long)((p - (double)(long)p) * 1e6)};
+        event_add(app->ev_poll, &tv);
+    }
     return event_add(app->ev_input, NULL) == 0;
 }
 
 static void app_free_events(ui_app *app)
 {
-    struct event *evs[] = {app->ev_input, app->ev_repaint, app->ev_tick, app->ev_sig[0], app->ev_sig[1],
-                           app->ev_sig[2], app->ev_sig[3], app->ev_sig[4]};
+    struct event *evs[] = {app->ev_input, app->ev_repaint, app->ev_tick, app->ev_poll, app->ev_sig[0],
+                           app->ev_sig[1], app->ev_sig[2], app->ev_sig[3], app->ev_sig[4]};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (evs[i])
             event_free(evs[i]);

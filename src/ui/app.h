@@ -30,16 +30,28 @@ typedef struct ui_prompt {
     size_t len;
 } ui_prompt;
 
-typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS } dlg_state;
+/* DLG_RESEND: "re-send item cur with the same Idempotency-Key?" over the results */
+typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS, DLG_RESEND } dlg_state;
 
 typedef struct ui_dialog {
     dlg_state state;
     rd_action kind;
     ui_sel sel;                /* the frozen selection (owned) */
     rd_batch *batch;
+    rd_batch **resent;         /* per item: the latest deliberate re-send or NULL (owned) */
+    int cur;                   /* the selected result row */
+    bool moved;                /* the operator moved cur (else it follows the results) */
     int scroll;
     bool aborted;
 } ui_dialog;
+
+/* The jwt-login password prompt (password.c). buf is never drawn and wiped after use. */
+typedef struct ui_password {
+    bool active;
+    char prompt[200];
+    char buf[256];
+    size_t len;
+} ui_password;
 
 typedef struct ui_app {
     const rd_cli *cli;
@@ -63,6 +75,7 @@ typedef struct ui_app {
     ui_ctx ctx;
     ui_prompt prompt;
     ui_dialog dlg;
+    ui_password pw;
     ui_key pending[KM_SEQ_MAX];
     int n_pending;
     SCREEN *screen;
@@ -71,7 +84,7 @@ typedef struct ui_app {
     bool quit, dirty, full_redraw;
     uint64_t painted_gen;
     double last_paint;         /* monotonic seconds */
-    struct event *ev_input, *ev_tick, *ev_repaint, *ev_sig[5];
+    struct event *ev_input, *ev_tick, *ev_repaint, *ev_poll, *ev_sig[5];
     bool repaint_pending;
     FILE *latency;
     double lat_t0[LAT_MAX];
@@ -90,6 +103,7 @@ double app_mono(void);
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);
+void app_request_paint(ui_app *app);   /* from callbacks: repaint soon (no-op headless) */
 void app_command(ui_app *app, const char *line);
 bool app_switch_system(ui_app *app, const char *name);
 void app_load_theme(ui_app *app, const char *name);
@@ -107,6 +121,15 @@ void dialog_start(ui_app *app, rd_action kind);
 unsigned dialog_key(ui_app *app, ui_action a);
 void dialog_draw(ui_app *app, WINDOW *w);
 void dialog_close(ui_app *app);
+bool dialog_busy(const ui_app *app);   /* requests still running: keep repainting */
+bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
+bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
+
+/* password.c */
+void password_open(ui_app *app, const char *prompt);
+void password_close(ui_app *app);
+void password_key(ui_app *app, ui_key k);
+void password_draw(ui_app *app, WINDOW *w);
 
 /* term.c */
 bool term_open(ui_app *app, const char *headless_size);

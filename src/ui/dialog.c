@@ -23,10 +23,47 @@ static void sel_copy(ui_sel *dst, const ui_sel *src)
 void dialog_close(ui_app *app)
 {
     ui_dialog *d = &app->dlg;
+    if (d->resent)
+        for (size_t i = 0; i < d->sel.n; i++)
+            if (d->resent[i])
+                batch_free(d->resent[i]);
+    free(d->resent);
     if (d->batch)
         batch_free(d->batch);
     sel_clear(&d->sel);
     memset(d, 0, sizeof *d);
+}
+
+/* The result shown for item i: its latest deliberate re-send, else the batch's. */
+static const rd_result *item_result(const ui_dialog *d, size_t i)
+{
+    if (d->resent && d->resent[i])
+        return batch_result(d->resent[i], 0);
+    return batch_result(d->batch, i);
+}
+
+static bool resends_running(const ui_dialog *d)
+{
+    for (size_t i = 0; d->resent && i < d->sel.n; i++)
+        if (d->resent[i] && !batch_done(d->resent[i]))
+            return true;
+    return false;
+}
+
+bool dialog_busy(const ui_app *app)
+{
+    const ui_dialog *d = &app->dlg;
+    return d->batch && (!batch_done(d->batch) || resends_running(d));
+}
+
+static bool any_maybe_applied(const ui_dialog *d)
+{
+    if (!d->batch || !batch_done(d->batch))
+        return false;
+    for (size_t i = 0; i < batch_count(d->batch); i++)
+        if (item_result(d, i)->code == RD_RES_MAYBE_APPLIED)
+            return true;
+    return false;
 }
 
 void dialog_start(ui_app *app, rd_action kind)
@@ -58,20 +95,88 @@ void dialog_start(ui_app *app, rd_action kind)
 static void on_item(rd_batch *b, size_t index, const rd_result *r, void *ud)
 {
     ui_app *app = ud;
-    (void)b, (void)index, (void)r;
-    app->dirty = true;
+    (void)r;
+    if (b == app->dlg.batch && !app->dlg.moved)   /* follow the newest result */
+        app->dlg.cur = (int)index;
+    app_request_paint(app);
 }
 
 static void on_done(rd_batch *b, void *ud)
 {
     ui_app *app = ud;
+    ui_dialog *d = &app->dlg;
     char msg[160];
     snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded", action_name(batch_action(b)), batch_succeeded(b),
              batch_count(b));
     ctx_msg(&app->ctx, batch_succeeded(b) != batch_count(b), "%s", msg);
-    app->dirty = true;
+    if (b == d->batch && !d->moved)   /* land on the first item that may need a re-send */
+        for (size_t i = 0; i < batch_count(b); i++)
+            if (batch_result(b, i)->code == RD_RES_MAYBE_APPLIED) {
+                d->cur = (int)i;
+                break;
+            }
+    app_request_paint(app);
     if (app->src)
         sources_refresh(app->src);
+}
+
+static void on_resend_done(rd_batch *b, void *ud)
+{
+    ui_app *app = ud;
+    const rd_result *r = batch_result(b, 0);
+    ctx_msg(&app->ctx, r->code != RD_RES_OK, "re-sent %s of %s (key %.8s): %s%s", action_name(r->action), r->id,
+            r->idem_key, result_code_name(r->code), r->replayed ? " (the core answered from its idempotency cache)" : "");
+    app_request_paint(app);
+    if (app->src)
+        sources_refresh(app->src);
+}
+
+bool dialog_offers_resend(const ui_app *app)
+{
+    return app->dlg.state == DLG_PROGRESS && any_maybe_applied(&app->dlg);
+}
+
+/* The operator confirmed the re-send of item d->cur: the SAME Idempotency-Key. */
+static void dialog_resend(ui_app *app)
+{
+    ui_dialog *d = &app->dlg;
+    d->state = DLG_PROGRESS;
+    size_t i = (size_t)d->cur;
+    const rd_result *prev = item_result(d, i);
+    if (!app->actor || prev->code != RD_RES_MAYBE_APPLIED)
+        return;
+    static const rd_batch_cbs cbs = {on_item, on_resend_done};
+    char why[256] = "";
+    rd_batch *b = actor_resend(app->actor, prev, NULL, &cbs, app, why, sizeof why);
+    if (!b) {
+        ctx_msg(&app->ctx, true, "re-send refused: %s", why);
+        return;
+    }
+    if (!d->resent)
+        d->resent = xcalloc(d->sel.n, sizeof *d->resent);
+    if (d->resent[i])   /* the earlier re-send is done (it was maybe_applied) */
+        batch_free(d->resent[i]);
+    d->resent[i] = b;
+    ctx_msg(&app->ctx, false, "re-sending %s (key %.8s) ...", batch_result(b, 0)->id, batch_result(b, 0)->idem_key);
+}
+
+/* R on a result row: only a maybe_applied item, only once the batch is done, never
+ * automatically; the operator confirms first. */
+static void dialog_ask_resend(ui_app *app)
+{
+    ui_dialog *d = &app->dlg;
+    if (!d->batch || !batch_done(d->batch)) {
+        ctx_msg(&app->ctx, true, "re-send: wait until the batch is done (or abort it)");
+        return;
+    }
+    const rd_result *r = item_result(d, (size_t)d->cur);
+    if (d->resent && d->resent[d->cur] && !batch_done(d->resent[d->cur]))
+        ctx_msg(&app->ctx, true, "re-send of %s is still running", r->id);
+    else if (r->code != RD_RES_MAYBE_APPLIED)
+        ctx_msg(&app->ctx, true, "only a maybe_applied item can be re-sent (%s is %s)", r->id,
+                result_code_name(r->code));
+    else
+        d->state = DLG_RESEND;
 }
 
 static void dialog_run(ui_app *app)
@@ -99,6 +204,31 @@ static void dialog_run(ui_app *app)
     }
     d->state = DLG_PROGRESS;
     d->scroll = 0;
+    d->cur = 0;
+    d->moved = false;
+}
+
+static void dialog_move(ui_dialog *d, ui_action a)
+{
+    int n = d->batch ? (int)batch_count(d->batch) : 0;
+    if (a == UA_UP || a == UA_PAGE_UP)
+        d->cur -= a == UA_UP ? 1 : 10;
+    else if (a == UA_DOWN || a == UA_PAGE_DOWN)
+        d->cur += a == UA_DOWN ? 1 : 10;
+    else if (a == UA_TOP)
+        d->cur = 0;
+    else if (a == UA_BOTTOM)
+        d->cur = n - 1;
+    if (d->cur >= n)
+        d->cur = n - 1;
+    if (d->cur < 0)
+        d->cur = 0;
+    d->moved = true;
+}
+
+bool dialog_nav(ui_action a)
+{
+    return a == UA_UP || a == UA_DOWN || a == UA_PAGE_UP || a == UA_PAGE_DOWN || a == UA_TOP || a == UA_BOTTOM;
 }
 
 unsigned dialog_key(ui_app *app, ui_action a)
@@ -113,11 +243,24 @@ unsigned dialog_key(ui_app *app, ui_action a)
         }
         return UI_CH_REDRAW;
     }
-    if (a == UA_ABORT && d->batch && !batch_done(d->batch)) {
+    if (d->state == DLG_RESEND) {
+        if (a == UA_CONFIRM)
+            dialog_resend(app);
+        else if (a == UA_CANCEL || a == UA_ABORT) {
+            ctx_msg(&app->ctx, false, "not re-sent");
+            d->state = DLG_PROGRESS;
+        }
+        return UI_CH_REDRAW;
+    }
+    if (dialog_nav(a))
+        dialog_move(d, a);
+    else if (a == UA_RESEND)
+        dialog_ask_resend(app);
+    else if (a == UA_ABORT && d->batch && !batch_done(d->batch)) {
         batch_abort(d->batch);
         d->aborted = true;
         ctx_msg(&app->ctx, true, "aborted: unsent items were not sent (an in-flight request may still apply)");
-    } else if (a == UA_CANCEL && d->batch && batch_done(d->batch))
+    } else if (a == UA_CANCEL && d->batch && batch_done(d->batch) && !resends_running(d))
         dialog_close(app);
     else if (a == UA_CANCEL)
         ctx_msg(&app->ctx, false, "still running: abort first");
@@ -195,13 +338,33 @@ static void progress_lines(ui_app *app, dlines *dl)
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %zu/%zu done, %zu ok, %zu failed%s", action_name(d->kind), fin, n, ok,
                                            fin - ok, batch_done(b) ? "" : d->aborted ? " (aborting)" : " ..."));
     for (size_t i = 0; i < n; i++) {
-        const rd_result *r = batch_result(b, i);
+        const rd_result *r = item_result(d, i);
+        bool resent = d->resent && d->resent[i];
+        char key[32] = "";
+        if (resent || r->code == RD_RES_MAYBE_APPLIED)   /* to match it in the journal */
+            snprintf(key, sizeof key, "  [key %.8s%s]", r->idem_key, resent ? ", re-sent" : "");
         if (r->code == RD_RES_PENDING)
-            dl_add(dl, TS_DIALOG, xasprintf("  %s  pending", r->id));
+            dl_add(dl, TS_DIALOG, xasprintf("  %s  %s%s", r->id, resent ? "re-sending" : "pending", key));
         else
             dl_add(dl, r->code == RD_RES_OK ? TS_DIALOG : TS_DIALOG_DANGER,
-                   xasprintf("  %s  %s  %s", r->id, result_code_name(r->code), r->message));
+                   xasprintf("  %s  %s%s  %s%s", r->id, result_code_name(r->code),
+                             r->replayed ? " (replayed)" : "", r->message, key));
     }
+}
+
+static void resend_lines(ui_app *app, dlines *dl)
+{
+    const ui_dialog *d = &app->dlg;
+    const rd_result *r = item_result(d, (size_t)d->cur);
+    const char *sys = app->sys ? app->sys->name : "?";
+    const char *banner = app->sys && app->sys->banner ? app->sys->banner : "";
+    dl_add(dl, TS_DIALOG_DANGER, xasprintf("re-send %s of %s %s on %s%s%s%s?", action_name(r->action),
+                                           action_target_kind(r->action), r->id, sys, banner[0] ? " (" : "",
+                                           banner, banner[0] ? ")" : ""));
+    dl_add(dl, TS_DIALOG, xasprintf("with the same Idempotency-Key %.8s... (as in the journal)", r->idem_key));
+    dl_add(dl, TS_DIALOG, xasprintf("the first request %s", r->message));
+    dl_add(dl, TS_DIALOG, xstrdup("it may already have been applied: a core that honours the key answers"));
+    dl_add(dl, TS_DIALOG, xstrdup("from its cache instead of acting twice; one that does not may act again"));
 }
 
 static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
@@ -226,23 +389,33 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
     mvwaddch(w, y0 + bh - 1, x0 + bw - 1, ACS_LRCORNER);
     wattrset(w, 0);
     int body = bh - 3, skip = 0;
-    if ((int)dl->n > body && app->dlg.state == DLG_PROGRESS)   /* keep the newest results visible */
-        skip = (int)dl->n - body;
+    bool results = app->dlg.state == DLG_PROGRESS;
+    if (results) {   /* line 0 is the summary; item i is line i + 1: keep the cursor's visible */
+        int cur = app->dlg.cur + 1;
+        if (cur > body - 1)
+            skip = cur - (body - 1);
+    }
     for (int i = 0; i < body && i < (int)dl->n; i++) {
         size_t k = i == 0 ? 0 : (size_t)(i + skip);
         if (k >= dl->n)
             break;
-        draw_raw(w, y0 + 1 + i, x0 + 2, bw - 4, dl->l[k], theme_attr(app->theme, (ui_slot)dl->slot[k]), app->ctx.san);
+        int a = theme_attr(app->theme, (ui_slot)dl->slot[k]);
+        if (results && k == (size_t)app->dlg.cur + 1 && dl->n > 2)
+            a = theme_attr(app->theme, TS_CURSOR);
+        draw_raw(w, y0 + 1 + i, x0 + 2, bw - 4, dl->l[k], a, app->ctx.san);
     }
-    char ky[48], kn[48], line[160];
-    if (app->dlg.state == DLG_CONFIRM) {
+    char ky[48], kn[48], kr[48], line[200];
+    if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND) {
         keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
         keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
-        snprintf(line, sizeof line, "%s: confirm   %s: cancel", ky, kn);
+        snprintf(line, sizeof line, "%s: %s   %s: %s", ky, app->dlg.state == DLG_RESEND ? "re-send" : "confirm", kn,
+                 app->dlg.state == DLG_RESEND ? "back" : "cancel");
     } else {
         keymap_first(app->km, UA_ABORT, ky, sizeof ky);
         keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
-        snprintf(line, sizeof line, "%s: abort the rest   %s: close when done", ky, kn);
+        int n = snprintf(line, sizeof line, "%s: abort the rest   %s: close when done", ky, kn);
+        if (any_maybe_applied(&app->dlg) && keymap_first(app->km, UA_RESEND, kr, sizeof kr))
+            snprintf(line + n, sizeof line - (size_t)n, "   %s: re-send the selected maybe_applied item", kr);
     }
     draw_clean(w, y0 + bh - 2, x0 + 2, bw - 4, line, attr | A_BOLD);
 }
@@ -252,6 +425,8 @@ void dialog_draw(ui_app *app, WINDOW *w)
     dlines dl = {0};
     if (app->dlg.state == DLG_CONFIRM)
         confirm_lines(app, &dl);
+    else if (app->dlg.state == DLG_RESEND)
+        resend_lines(app, &dl);
     else if (app->dlg.batch)
         progress_lines(app, &dl);
     dialog_box(app, w, &dl);

@@ -4,6 +4,7 @@
  *                type TEXT     (each character as a key, e.g. "type :workers")
  *                resize WxH
  *                dump          (the screen as text on stdout, then a "--" line)
+ *                password-prompt TEXT  (what the action layer's prompt callback does)
  *                # comment
  */
 #include <stdio.h>
@@ -86,6 +87,8 @@ static bool headless_line(ui_app *app, char *line, int lineno)
         if (sscanf(arg, "%dx%d", &w, &h) != 2)
             goto bad;
         resize_term(h, w);
+    } else if (strcmp(line, "password-prompt") == 0) {
+        password_open(app, arg);
     } else if (strcmp(line, "type") == 0) {
         headless_type(app, arg);
     } else if (strcmp(line, "key") == 0) {
@@ -107,7 +110,6 @@ bad:
 int headless_run(ui_app *app, const char *script)
 {
     char why[128] = "";
-    char *text = NULL;
     FILE *f = script ? fopen(script, "r") : NULL;
     if (script && !f) {
         snprintf(why, sizeof why, "cannot open key script %s", script);
@@ -133,6 +135,5 @@ int headless_run(ui_app *app, const char *script)
             break;
     }
     fclose(f);
-    free(text);
     return RD_EXIT_OK;
 }

@@ -154,11 +154,23 @@ bool input_key(ui_app *app, ui_key k)
         input_mouse(app);
         return true;
     }
+    if (app->pw.active) {   /* raw keys: a password never meets the keymap */
+        password_key(app, k);
+        return true;
+    }
     if (app->prompt.active)
         return prompt_key(app, k);
     app->pending[app->n_pending++] = k;
     ui_action a = UA_NONE;
-    km_match m = keymap_match(app->km, app->pending, app->n_pending, app->dlg.state != DLG_NONE, &a);
+    bool in_dlg = app->dlg.state != DLG_NONE;
+    km_match m = keymap_match(app->km, app->pending, app->n_pending, in_dlg, &a);
+    if (m == KM_NONE && in_dlg) {   /* a dialog also takes the movement keys (result rows) */
+        ui_action nav = UA_NONE;
+        if (keymap_match(app->km, app->pending, app->n_pending, false, &nav) == KM_ACTION && dialog_nav(nav)) {
+            m = KM_ACTION;
+            a = nav;
+        }
+    }
     if (m == KM_PREFIX && app->n_pending < KM_SEQ_MAX)
         return true;
     int n = app->n_pending;
@@ -176,7 +188,7 @@ bool input_key(ui_app *app, ui_key k)
 void input_mouse(ui_app *app)
 {
     MEVENT ev;
-    if (getmouse(&ev) != OK || app->dlg.state != DLG_NONE || app->prompt.active)
+    if (getmouse(&ev) != OK || app->dlg.state != DLG_NONE || app->prompt.active || app->pw.active)
         return;
     ui_view *v = &app->views[app->cur];
     if (ev.bstate & BUTTON4_PRESSED) {

@@ -31,15 +31,16 @@ static int put_raw_tight(WINDOW *w, int y, int x, int maxx, const char *raw, int
 static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
 {
     const rd_model *m = app->model;
-    double now = app_now(app);
     for (size_t i = 0; i < m->sources.n && x < maxx; i++) {
         const rd_source_status *s = &m->sources.items[i];
-        char age[16], t[96];
-        fmt_age(now, s->last_ok, age, sizeof age);
+        char age[24], t[96];
         int slot = TS_TOPBAR;
-        if (s->state == RD_SRC_OK)
-            snprintf(t, sizeof t, " %s %s", s->name, age);
-        else if (s->state == RD_SRC_STALE) {
+        if (s->state == RD_SRC_OK) {
+            /* answered within the poll cadence: "ok", so a steady poll does not redraw it */
+            bool fresh = ctx_fresh(&app->ctx, s->last_ok, age, sizeof age);
+            snprintf(t, sizeof t, " %s %s", s->name, fresh ? "ok" : age);
+        } else if (s->state == RD_SRC_STALE) {
+            ctx_age(&app->ctx, s->last_ok, age, sizeof age);
             snprintf(t, sizeof t, " %s STALE %s", s->name, age);
             slot = TS_STALE;
         } else if (s->state == RD_SRC_DOWN) {
@@ -93,8 +94,11 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
     const ui_action *bar = app->dlg.state != DLG_NONE ? NULL : app->views[app->cur].ops->bar;
     static const ui_action dlg_confirm[] = {UA_CONFIRM, UA_CANCEL, UA_NONE};
     static const ui_action dlg_progress[] = {UA_ABORT, UA_CANCEL, UA_NONE};
+    static const ui_action dlg_resend[] = {UA_RESEND, UA_ABORT, UA_CANCEL, UA_NONE};
     if (!bar)
-        bar = app->dlg.state == DLG_CONFIRM ? dlg_confirm : dlg_progress;
+        bar = app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND ? dlg_confirm
+              : dialog_offers_resend(app)                                    ? dlg_resend
+                                                                             : dlg_progress;
     char keys[16][48], labels[16][48];
     int n = 0, total = 0;
     for (int i = 0; bar[i] != UA_NONE && n < 16; i++) {
@@ -148,6 +152,10 @@ void paint(ui_app *app)
     WINDOW *w = stdscr;
     int rows = getmaxy(w), cols = getmaxx(w);
     app->ctx.now = app_now(app);
+    double poll = app->sys && app->sys->poll_s > 0 ? app->sys->poll_s : 2.0;
+    app->ctx.fresh_s = 0 * poll;
+    app->ctx.n_ages = 0;
+    app->ctx.ages_overflow = false;
     werase(w);
     if (rows < 5 || cols < 20) {
         draw_clean(w, 0, 0, cols, "terminal too small", 0);
@@ -160,8 +168,10 @@ void paint(ui_app *app)
         paint_bottombar(app, w, rows - 1, cols);
         if (app->dlg.state != DLG_NONE)
             dialog_draw(app, w);
+        if (app->pw.active)
+            password_draw(app, w);
     }
-    if (app->prompt.active) {
+    if (app->prompt.active && !app->pw.active) {
         curs_set(1);
         int len = (int)(app->prompt.kind == PROMPT_JUMP ? 12 : 1) + sanitize_width(app->prompt.buf);
         wmove(w, rows - 2, len < cols ? len : cols - 1);

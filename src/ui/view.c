@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/xalloc.h"
+#include "draw.h"
 
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text)
 {
@@ -74,6 +75,77 @@ void sel_note(ui_sel *s, const char *fmt, ...)
     char *old = s->notes;
     s->notes = xasprintf("%s%s%s", old ? old : "", old ? "\n" : "", line);
     free(old);
+}
+
+static void age_text(ui_age_kind kind, double now, double t, double fresh_s, char *out, size_t cap)
+{
+    switch (kind) {
+    case AGE_AGO:
+        fmt_age(now, t, out, cap);
+        break;
+    case AGE_ETA:
+        if (t <= 0)
+            snprintf(out, cap, "-");
+        else if (t <= now)
+            snprintf(out, cap, "due");
+        else {
+            char a[16];
+            fmt_age(now, now - (t - now), a, sizeof a);
+            snprintf(out, cap, "in %s", a);
+        }
+        break;
+    case AGE_FRESH:
+        if (t > 0 && now - t < fresh_s && now - t > -5)
+            snprintf(out, cap, "%s", "");
+        else
+            fmt_age(now, t, out, cap);
+        break;
+    }
+}
+
+static void age_record(ui_ctx *c, ui_age_kind kind, double t, const char *text)
+{
+    if (c->n_ages >= UI_AGES_MAX) {
+        c->ages_overflow = true;
+        return;
+    }
+    ui_age *a = &c->ages[c->n_ages++];
+    a->kind = kind;
+    a->t = t;
+    snprintf(a->text, sizeof a->text, "%s", text);
+}
+
+void ctx_age(ui_ctx *c, double t, char *out, size_t cap)
+{
+    age_text(AGE_AGO, c->now, t, c->fresh_s, out, cap);
+    age_record(c, AGE_AGO, t, out);
+}
+
+void ctx_eta(ui_ctx *c, double t, char *out, size_t cap)
+{
+    age_text(AGE_ETA, c->now, t, c->fresh_s, out, cap);
+    age_record(c, AGE_ETA, t, out);
+}
+
+bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap)
+{
+    age_text(AGE_FRESH, c->now, t, c->fresh_s, out, cap);
+    age_record(c, AGE_FRESH, t, out);
+    return !out[0];
+}
+
+bool ctx_ages_changed(const ui_ctx *c, double now)
+{
+    if (c->ages_overflow)
+        return true;
+    for (int i = 0; i < c->n_ages; i++) {
+        const ui_age *a = &c->ages[i];
+        char text[sizeof a->text];
+        age_text(a->kind, now, a->t, c->fresh_s, text, sizeof text);
+        if (strcmp(text, a->text) != 0)
+            return true;
+    }
+    return false;
 }
 
 void list_fit(ui_list *l, int rows)

@@ -65,6 +65,16 @@ typedef struct ui_sel {
     char *notes;        /* extra lines for the dialog (in-flight work, warnings), raw */
 } ui_sel;
 
+/* A now-dependent string as painted (ctx_age and friends): the 1 s tick recomputes each
+ * with the new time and repaints only when one would read differently. */
+typedef enum { AGE_AGO, AGE_ETA, AGE_FRESH } ui_age_kind;
+typedef struct ui_age {
+    ui_age_kind kind;
+    double t;
+    char text[24];
+} ui_age;
+enum { UI_AGES_MAX = 512 };
+
 typedef struct ui_ctx {
     const rd_model *model;
     const ui_theme *theme;
@@ -83,6 +93,10 @@ typedef struct ui_ctx {
     int n_fx;
     char msg[256];                 /* status line message (clean text) */
     bool msg_error;
+    double fresh_s;                /* a source answered within this long: shown as fresh */
+    ui_age ages[UI_AGES_MAX];      /* what the last paint showed (reset by each paint) */
+    int n_ages;
+    bool ages_overflow;            /* too many to track: the tick repaints every second */
 } ui_ctx;
 
 typedef struct ui_rect { int y, x, h, w; } ui_rect;
@@ -118,6 +132,15 @@ void ctx_msg(ui_ctx *c, bool error, const char *fmt, ...) __attribute__((format(
 void sel_clear(ui_sel *s);
 void sel_add(ui_sel *s, const char *id, const char *parent, const char *label, const char *fp);
 void sel_note(ui_sel *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Now-dependent text, recorded for the tick. ctx_age: "12s" / "5m" (draw.h fmt_age);
+ * ctx_eta: "in 4s" / "due" / "-"; ctx_fresh: "" when t is within c->fresh_s of now
+ * (returns true), else the age. */
+void ctx_age(ui_ctx *c, double t, char *out, size_t cap);
+void ctx_eta(ui_ctx *c, double t, char *out, size_t cap);
+bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap);
+/* true when any string recorded by the last paint would read differently at now */
+bool ctx_ages_changed(const ui_ctx *c, double now);
 
 /* list navigation shared by list views: returns UI_CH_REDRAW or UI_CH_UNHANDLED */
 unsigned list_nav(ui_list *l, ui_action a, int page);

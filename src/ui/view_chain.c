@@ -161,7 +161,7 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         if (cols[5].w >= 19)
             fmt_time(e->created_at, started, sizeof started);
         else
-            fmt_age(c->now, e->created_at, started, sizeof started);
+            ctx_age(c, e->created_at, started, sizeof started);
         draw_fill(w, y, r.x, r.w, base);
         cols_cell(w, y, r.x, &cols[0], num, base, c->san);
         cols_cell(w, y, r.x, &cols[1], e->id ? e->id : "-", base, c->san);

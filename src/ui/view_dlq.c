@@ -162,8 +162,8 @@ static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect 
     int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
     char cnt[32], first[32], last[32];
     fmt_long(d->count, cnt, sizeof cnt);
-    fmt_age(c->now, d->first_death_at, first, sizeof first);
-    fmt_age(c->now, d->last_death_at, last, sizeof last);
+    ctx_age(c, d->first_death_at, first, sizeof first);
+    ctx_age(c, d->last_death_at, last, sizeof last);
     draw_fill(w, y, r.x, r.w, base);
     cols_cell(w, y, r.x, &cols[0], d->id ? d->id : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[1], d->queue ? d->queue : "-", base, c->san);

@@ -14,8 +14,10 @@ static const char *const sort_names[SORT__COUNT] = {"newest", "oldest", "status"
 typedef struct execs_st {
     int sort;
     int page;              /* 1-based page number, for the title */
-    ui_sel marks;          /* marked rows, copied when marked */
-    int last_mark;         /* row index of the last mark, -1 none */
+    ui_sel marks;          /* marked rows, copied when marked: they survive paging, sorting
+                              and filtering, and are what an action acts on */
+    char *last_mark;       /* id of the last mark (range start), NULL none: an id, not a
+                              row index, since rows move under paging and sorting */
     size_t *rows;          /* indexes into model->execs after filter + sort */
     size_t n_rows, cap_rows;
 } execs_st;
@@ -27,7 +29,6 @@ static execs_st *st_of(ui_view *v)
 {
     if (!v->st) {
         execs_st *s = xcalloc(1, sizeof *s);
-        s->last_mark = -1;
         s->page = 1;
         v->st = s;
     }
@@ -131,8 +132,14 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     int n = snprintf(t, sizeof t, "Executions  page %d%s  %zu/%zu rows  sort: %s", s->page,
                      c->model->execs_more ? " (more)" : "", s->n_rows, c->model->execs.n,
                      sort_names[s->sort]);
-    if (s->marks.n)
+    if (s->marks.n) {
+        size_t here = 0;   /* marks on this page as filtered: the rest are kept, not shown */
+        for (size_t i = 0; i < s->n_rows; i++)
+            here += mark_find(s, c->model->execs.items[s->rows[i]].id) >= 0;
         n += snprintf(t + n, sizeof t - (size_t)n, "  %zu marked", s->marks.n);
+        if (here != s->marks.n)
+            n += snprintf(t + n, sizeof t - (size_t)n, " (%zu on this page)", here);
+    }
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     const ui_filter *f = &c->filter;
     if (!f->status[0] && !f->text[0] && !f->fp[0])
@@ -144,7 +151,7 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     free(ft);
 }
 
-static void exec_cells(const rd_execution *e, const ui_ctx *c, char cells[][64])
+static void exec_cells(const rd_execution *e, ui_ctx *c, char cells[][64])
 {
     snprintf(cells[0], 64, "%s", e->id ? e->id : "-");
     if (e->max_attempts >= 0)
@@ -154,18 +161,8 @@ static void exec_cells(const rd_execution *e, const ui_ctx *c, char cells[][64])
     const char *el = e->elig.verdict == RD_ELIG_YES ? "yes" : e->elig.verdict == RD_ELIG_NO ? "no"
                      : e->elig.verdict == RD_ELIG_CONFIG_ERROR ? "cfg!" : "?";
     snprintf(cells[2], 64, "%s%s", el, e->elig.flagged ? "!" : "");
-    if (e->next_retry_min > 0) {
-        char a[16];
-        double d = e->next_retry_min - c->now;
-        if (d <= 0)
-            snprintf(cells[3], 64, "due");
-        else {
-            fmt_age(c->now, c->now - d, a, sizeof a);
-            snprintf(cells[3], 64, "in %s", a);
-        }
-    } else
-        snprintf(cells[3], 64, "-");
-    fmt_age(c->now, e->created_at, cells[4], 64);
+    ctx_eta(c, e->next_retry_min, cells[3], 64);
+    ctx_age(c, e->created_at, cells[4], 64);
     if (e->flags & RD_EXEC_MALFORMED)
         snprintf(cells[5], 64, "malformed");
     else if (e->flags & RD_EXEC_ORPHAN)
@@ -290,23 +287,31 @@ static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_executi
     execs_st *s = st_of(v);
     if (a == UA_MARK_CLEAR) {
         sel_clear(&s->marks);
-        s->last_mark = -1;
+        free(s->last_mark);
+        s->last_mark = NULL;
         return UI_CH_REDRAW;
     }
     if (!e)
         return UI_CH_REDRAW;
+    char *id = xstrdup(e->id ? e->id : "");
     if (a == UA_MARK) {
         mark_set(s, e, mark_find(s, e->id) < 0);
-        s->last_mark = v->list.cur;
         if (v->list.cur + 1 < v->list.n)
             v->list.cur++;
-        return UI_CH_REDRAW;
+    } else {
+        int from = v->list.cur, to = v->list.cur;
+        for (size_t i = 0; s->last_mark && i < s->n_rows; i++)
+            if (strcmp(c->model->execs.items[s->rows[i]].id ? c->model->execs.items[s->rows[i]].id : "",
+                       s->last_mark) == 0)
+                from = (int)i;
+        if (s->last_mark && from == to && strcmp(s->last_mark, id) != 0)
+            ctx_msg(c, false, "the last mark is not on this page: marked this row only");
+        if (from > to) { int t = from; from = to; to = t; }
+        for (int i = from; i <= to && i < (int)s->n_rows; i++)
+            mark_set(s, &c->model->execs.items[s->rows[i]], true);
     }
-    int from = s->last_mark < 0 ? v->list.cur : s->last_mark, to = v->list.cur;
-    if (from > to) { int t = from; from = to; to = t; }
-    for (int i = from; i <= to && i < (int)s->n_rows; i++)
-        mark_set(s, &c->model->execs.items[s->rows[i]], true);
-    s->last_mark = v->list.cur;
+    free(s->last_mark);
+    s->last_mark = id;
     return UI_CH_REDRAW;
 }
 
@@ -392,6 +397,7 @@ static void execs_free(ui_view *v)
     if (!s)
         return;
     sel_clear(&s->marks);
+    free(s->last_mark);
     free(s->rows);
     free(s);
     v->st = NULL;

@@ -19,17 +19,20 @@ static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
         draw_clean(w, y++, r.x + 2, r.w - 2, "none yet", theme_attr(c->theme, TS_DIM));
     for (size_t i = 0; i < m->sources.n; i++) {
         const rd_source_status *s = &m->sources.items[i];
-        char ok[16], since[16];
-        fmt_age(c->now, s->last_ok, ok, sizeof ok);
-        fmt_age(c->now, s->since, since, sizeof since);
+        char ok[24] = "", since[24] = "";
         char *t;
-        if (s->state == RD_SRC_OK)
-            t = xasprintf("  %-12s ok        updated %s ago", s->name, ok);
-        else if (s->state == RD_SRC_STALE)
+        if (s->state == RD_SRC_OK) {
+            /* within the poll cadence: "just now", so a steady poll does not redraw it */
+            bool fresh = ctx_fresh(c, s->last_ok, ok, sizeof ok);
+            t = xasprintf("  %-12s ok        updated %s%s", s->name, fresh ? "just now" : ok, fresh ? "" : " ago");
+        } else if (s->state == RD_SRC_STALE) {
+            ctx_age(c, s->last_ok, ok, sizeof ok);
+            ctx_age(c, s->since, since, sizeof since);
             t = xasprintf("  %-12s STALE     since %s, data %s old: %s", s->name, since, ok, s->error);
-        else if (s->state == RD_SRC_DOWN)
+        } else if (s->state == RD_SRC_DOWN) {
+            ctx_age(c, s->since, since, sizeof since);
             t = xasprintf("  %-12s DOWN      for %s: %s", s->name, since, s->error);
-        else
+        } else
             t = xasprintf("  %-12s connecting", s->name);
         int slot = s->state == RD_SRC_OK ? TS_OK : s->state == RD_SRC_STALE ? TS_STALE
                    : s->state == RD_SRC_DOWN ? TS_DOWN : TS_DIM;

@@ -70,9 +70,9 @@ static bool health_disagrees(const rd_worker *w)
            strcasecmp(w->reported_health, health_name(w->health)) != 0;
 }
 
-static void worker_cells(const rd_worker *w, const ui_ctx *c, char cells[][64])
+static void worker_cells(const rd_worker *w, ui_ctx *c, char cells[][64])
 {
-    fmt_age(c->now, w->heartbeat_at, cells[0], 64);
+    ctx_age(c, w->heartbeat_at, cells[0], 64);
     fmt_long(w->queue_depth, cells[1], 64);
     if (w->in_flight >= 0 && w->capacity >= 0)
         snprintf(cells[2], 64, "%d/%d", w->in_flight, w->capacity);

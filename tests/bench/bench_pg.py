@@ -122,6 +122,13 @@ def main():
     B.fig(bench, "naive / profile server-time ratio", naive_total / server_total if server_total else 0.0, "x")
     for l, _ in extra:
         B.fig(bench, l + " (server)", res[l]["server"], "ms")
+    # Diagnostic: the counts query without parallel workers (its never-executed exact branch
+    # gets a Gather plan whose workers start on every refresh).
+    cur.execute("SET max_parallel_workers_per_gather = 0")
+    r = measure(cur, "counts, no parallel workers", ex("counts"))
+    cur.execute("RESET max_parallel_workers_per_gather")
+    B.note("counts with max_parallel_workers_per_gather = 0: server %.2f ms" % r["server"])
+    B.fig(bench, "diagnostic: counts with max_parallel_workers_per_gather=0", r["server"], "ms")
     seqs = sorted({l for l, _ in refresh + extra if res[l]["seq"]})
     B.fig(bench, "profile queries with a Seq Scan", len(seqs), "queries", "0")
     for l in seqs:

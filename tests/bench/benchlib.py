@@ -179,6 +179,12 @@ def attune_sizes():
     return scaled(N_EXEC_FULL, 1000), scaled(N_WORKERS_FULL, 20)
 
 
+def attune_db():
+    """bench_attune at full size; a scaled run gets its own database (no rebuild ping-pong)."""
+    n, _ = attune_sizes()
+    return ATTUNE_DB if n == N_EXEC_FULL else "%s_%d" % (ATTUNE_DB, n)
+
+
 def _connect(db, admin=True):
     import psycopg2
     c = psycopg2.connect(pg_dsn(db, admin))
@@ -189,6 +195,7 @@ def _connect(db, admin=True):
 def ensure_bench_attune(n_exec=None, n_workers=None, rebuild=None):
     """Create (or reuse when it already holds these sizes) database bench_attune.
     Returns (db name, n_exec, n_workers, seconds spent loading or 0)."""
+    ATTUNE_DB = attune_db()
     if n_exec is None:
         n_exec, n_workers = attune_sizes()
     if rebuild is None:
@@ -311,3 +318,105 @@ def write_config(path, systems):
             f.write("\n")
     os.chmod(path, 0o600)
     return path
+
+
+# ---- the console in a pty ----
+
+class Console:
+    """redrive in a pty (pexpect), output fed to pyte; counts every byte written."""
+
+    def __init__(self, conf, home, cols=120, rows=40, extra_env=None, args=()):
+        import pexpect
+        import pyte
+        env = base_env(home)
+        env.update(extra_env or {})
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.nbytes = 0
+        self.t_spawn = time.perf_counter()
+        self.child = pexpect.spawn(binary(), ["--config", conf] + list(args), env=env,
+                                   dimensions=(rows, cols), timeout=10)
+        self.child.delaybeforesend = None      # pexpect sleeps 50 ms before each send by default
+
+    def pump(self, secs=0.05, feed=True):
+        import pexpect
+        end = time.perf_counter() + secs
+        got = 0
+        while True:
+            left = end - time.perf_counter()
+            if left <= 0:
+                break
+            try:
+                data = self.child.read_nonblocking(65536, timeout=min(left, 0.05))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                break
+            got += len(data)
+            self.nbytes += len(data)
+            if feed:
+                self.stream.feed(data)
+        return got
+
+    def text(self):
+        return "\n".join(self.screen.display)
+
+    def wait_for(self, needle, secs=10):
+        end = time.perf_counter() + secs
+        while time.perf_counter() < end:
+            self.pump(0.005)
+            if needle in self.text():
+                return time.perf_counter()
+        raise AssertionError("%r not on screen:\n%s" % (needle, self.text()))
+
+    def close(self):
+        try:
+            self.child.send("Q")
+            self.pump(0.3)
+        except Exception:
+            pass
+        self.child.terminate(force=True)
+
+
+class StalledListener:
+    """A TCP listener that accepts connections and never answers (a stalled store)."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.conns = []
+        self.stop = False
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self):
+        while not self.stop:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+
+    def close(self):
+        self.stop = True
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+
+
+def bench_config(home, stalled_port=None, poll="2s"):
+    """The console config of the latency / idle / start benches: the bench Attune database
+    (plus, optionally, systems whose stores stall)."""
+    systems = [("bench", {"profile": "attune-era2", "store": pg_dsn(attune_db()).replace("redrive-bench", "redrive"),
+                          "poll": poll})]
+    if stalled_port:
+        systems.append(("stalled-pg", {"profile": "attune-era2", "poll": poll,
+                                       "store": "host=127.0.0.1 port=%d dbname=x user=redrive_ro" % stalled_port}))
+        systems.append(("stalled-redis", {"profile": "alakai", "poll": poll,
+                                          "store": "redis://127.0.0.1:%d/0" % stalled_port}))
+    return write_config(os.path.join(home, "config"), systems)

@@ -640,7 +640,7 @@ def _reload_rabbit(env, T):
         rb.publish("", "orders", body, {"content_type": "application/json", "delivery_mode": 2})
     reject(rb, "orders", 2)
     rb.publish("", HOSTILE_QUEUE, HOSTILE_BYTES, {"headers": {"x-evil": HOSTILE}})
-    wait_rabbit_counts(rb, RABBIT_EXPECTED)
+    wait_rabbit_counts(rb, RABBIT_EXPECTED, env.get("RD_RABBIT_FIXTURE_CONSUMER"))
 
 
 def reject(rb, queue, n, timeout=10.0):
@@ -655,17 +655,32 @@ def reject(rb, queue, n, timeout=10.0):
             time.sleep(0.05)
 
 
-def wait_rabbit_counts(rb, expected, timeout=30.0):
-    """Wait until the management stats show exactly the expected message counts."""
+def rabbit_expected_state(expected, consumer_queue=None):
+    """queue -> (messages, ready, unacked, consumers) the fixtures leave behind. The stack's
+    fixture consumer (RD_RABBIT_FIXTURE_CONSUMER) holds one message of its queue unacked."""
+    out = {}
+    for q, n in expected.items():
+        if q == consumer_queue:
+            out[q] = (n, n - 1, 1, 1)
+        else:
+            out[q] = (n, n, 0, 0)
+    return out
+
+
+def wait_rabbit_counts(rb, expected, consumer_queue=None, timeout=40.0):
+    """Wait until the management stats show exactly the expected counts."""
+    want = rabbit_expected_state(expected, consumer_queue)
     deadline = time.monotonic() + timeout
     while True:
-        got = {q["name"]: (q.get("messages"), q.get("messages_ready")) for q in rb.queues()}
-        bad = {q: got.get(q) for q, n in expected.items() if got.get(q) != (n, n)}
+        got = {q["name"]: (q.get("messages"), q.get("messages_ready"), q.get("messages_unacknowledged"),
+                           q.get("consumers")) for q in rb.queues()}
+        bad = {q: got.get(q) for q, w in want.items() if got.get(q) != w}
         if not bad:
             return
         if time.monotonic() > deadline:
-            raise RuntimeError("RabbitMQ fixture counts not reached: %s (want %s)"
-                               % (bad, {q: expected[q] for q in bad}))
+            raise RuntimeError("RabbitMQ fixture counts (messages, ready, unacked, consumers) not"
+                               " reached: %s (want %s); is the simulator running? (stop it before"
+                               " reloading)" % (bad, {q: want[q] for q in bad}))
         time.sleep(0.2)
 
 

@@ -113,8 +113,8 @@ port_squatters() {
     local port p
     for port in "$@"; do
         for p in $(listeners "$port"); do
-            case "$(comm_of "$p")" in
-                postgres|redis-server|beam.smp|epmd|python3|coresrv*) echo "$p" ;;
+            case "$(comm_of "$p")/$(cmdline_of "$p")" in
+                postgres/*|redis-server/*|beam.smp/*|epmd/*|python3/*coresrv*) echo "$p" ;;
                 *) log "port $port is used by pid $p ($(comm_of "$p")), not ours: not killing" ;;
             esac
         done
@@ -277,6 +277,7 @@ default_permissions.read = .*
 default_permissions.write = .*
 loopback_users = none
 collect_statistics_interval = 1000
+consumer_timeout = 86400000
 disk_free_limit.absolute = 10MB
 log.file.level = info
 log.console = false
@@ -321,6 +322,21 @@ rabbit_stop() {
     local e; e=$(listeners "$EPMD_PORT")
     for p in $e; do [ "$(comm_of "$p")" = epmd ] && kill_pids "$p"; done
     return 0
+}
+
+# ---- the fixture AMQP consumer (a queue WITH a consumer and an unacked message) --------------
+CONSUMER_QUEUE=worker.1.executions
+
+consumer_alive() {
+    local pid; pid=$(cat "$DIR/amqp_consumer.pid" 2>/dev/null)
+    alive "$pid" && case "$(cmdline_of "$pid")" in *amqp_consumer*) true ;; *) false ;; esac
+}
+
+consumer_start() {
+    consumer_alive && return 0
+    setsid "$PY" "$HERE/amqp_consumer.py" --env-file "$DIR/env" --queue "$CONSUMER_QUEUE" \
+        >>"$DIR/amqp_consumer.log" 2>&1 </dev/null &
+    echo $! >"$DIR/amqp_consumer.pid"
 }
 
 # ---- core servers ------------------------------------------------------------
@@ -401,6 +417,7 @@ write_env() {
         echo "export RD_RABBIT_PASSWORD='$RPASS'"
         echo "export RD_RABBIT_AMQP_PORT=$AMQP_PORT"
         echo "export RD_ALAKAI_PREFIX=alakai-executions"
+        echo "export RD_RABBIT_FIXTURE_CONSUMER=$CONSUMER_QUEUE"
         if [ -f "$CORESRV" ]; then
             local s S
             for s in "${CORE_SYSTEMS[@]}"; do
@@ -429,6 +446,7 @@ cmd_status() {
     if redis_ready; then echo "redis: up (port $REDIS_PORT)"; else echo "redis: down"; rc=1; fi
     if rabbit_ready; then echo "rabbitmq: up (amqp $AMQP_PORT, management $MGMT_PORT, node $NODENAME)"
     else echo "rabbitmq: down"; rc=1; fi
+    if consumer_alive; then echo "amqp consumer: up ($CONSUMER_QUEUE)"; else echo "amqp consumer: down"; rc=1; fi
     if [ -f "$CORESRV" ]; then
         local s
         for s in "${CORE_SYSTEMS[@]}"; do
@@ -451,7 +469,7 @@ cmd_start() {
     fi
     echo "$BASE" >"$DIR/base"
 
-    if [ -f "$DIR/env" ] && stores_ready && core_ready; then
+    if [ -f "$DIR/env" ] && stores_ready && core_ready && consumer_alive; then
         log "already running in $DIR (port base $BASE)"
         return 0
     fi
@@ -467,6 +485,7 @@ cmd_start() {
         stale="$stale $(port_squatters "$AMQP_PORT" "$MGMT_PORT" "$DIST_PORT" "$EPMD_PORT")"
     fi
     pg_ready || stale="$stale $(port_squatters "$PG_PORT")"
+    core_stop   # ours (pid files) restart after the fixtures reload; anything else on the ports goes
     local s
     for s in "${CORE_SYSTEMS[@]}"; do stale="$stale $(port_squatters "$(core_port "$s")")"; done
     stale=$(echo $stale | tr ' ' '\n' | sort -u | tr '\n' ' ')
@@ -493,6 +512,7 @@ cmd_start() {
     if [ -n "${fx_pid:-}" ] && ! wait "$fx_pid"; then
         log "loading schemas/fixtures failed"; tail_log "$DIR/fixtures.log"; fail=1
     fi
+    [ $fail = 0 ] && consumer_start
     if [ $fail = 0 ] && ! "$PY" "$HERE/fixtures.py" --env-file "$DIR/env" reload rabbit \
             >>"$DIR/fixtures.log" 2>&1; then
         log "loading the RabbitMQ fixtures failed"; tail_log "$DIR/fixtures.log"; fail=1
@@ -515,6 +535,8 @@ cmd_start() {
 
 cmd_stop_inner() {
     core_stop
+    if consumer_alive; then kill_pids "$(cat "$DIR/amqp_consumer.pid")"; fi
+    rm -f "$DIR/amqp_consumer.pid"
     pg_stop & local a=$!
     redis_stop & local b=$!
     rabbit_stop & local c=$!

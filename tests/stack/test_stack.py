@@ -325,9 +325,12 @@ def test_alakai_facts(env):
 def test_rabbit_queues_and_dlq(env):
     rb = stacklib.Rabbit(env)
     got = {x["name"]: x for x in rb.queues()}
-    for name, n in fx.RABBIT_EXPECTED.items():
-        assert got[name]["messages"] == n, name
-        assert got[name]["consumers"] == 0
+    want = fx.rabbit_expected_state(fx.RABBIT_EXPECTED, env.get("RD_RABBIT_FIXTURE_CONSUMER"))
+    for name, w in want.items():
+        x = got[name]
+        assert (x["messages"], x["messages_ready"], x["messages_unacknowledged"], x["consumers"]) == w, name
+    assert env["RD_RABBIT_FIXTURE_CONSUMER"] == "worker.1.executions"
+    assert got["worker.1.executions"]["consumers"] == 1
     args = got["worker.5.executions"]["arguments"]
     assert args == {"x-dead-letter-exchange": "attune.dlx", "x-message-ttl": 500}
     assert got["worker.1.executions"]["arguments"]["x-message-ttl"] == 300000

@@ -30,6 +30,8 @@ CASES = [
     ("readonly", "attune", "executions", ["--read-only"]),
     ("confirm_drain", "attune", "confirm_drain", []),
     ("confirm_retry_bulk", "attune", "confirm_retry_bulk", []),
+    ("marks", "attune", "marks", []),
+    ("password_prompt", "attune", "password_prompt", []),
     ("empty", "empty", "overview", []),
     ("hostile", "hostile", "hostile", []),
     ("ascii", "hostile", "hostile", ["--ascii"]),
@@ -63,6 +65,26 @@ def test_screen(tmp_path, name, fixture, script, args, size):
     with open(path) as f:
         expected = f.read()
     assert out == expected, "screen differs from %s (REDRIVE_REGEN=1 to update)" % path
+
+
+def test_password_prompt_never_shows_the_password(tmp_path):
+    out = run_headless("attune", "password_prompt", "80x24", home=str(tmp_path))
+    typing, entered, cancelled = out.split("--\n")[:3]
+    assert "password for ops@attune-prod:" in typing and "(typing is not shown)" in typing
+    for screen in (typing, entered, cancelled):
+        for secret in ("hunter2", "Secret", "xyz", "**"):
+            assert secret not in screen, (secret, screen)
+    # the keys typed into the prompt never reached the keymap: same view, no quit, no ':'
+    assert typing.splitlines()[1].startswith("Executions")
+    assert "password for" not in entered and "password for" not in cancelled
+    assert "password prompt cancelled: the action was not sent" in cancelled
+
+
+def test_marks_survive_sorting_and_paging_and_are_counted(tmp_path):
+    ranged, confirm, paged = run_headless("attune", "marks", "132x40", home=str(tmp_path)).split("--\n")[:3]
+    assert "25 marked" in ranged.splitlines()[1]
+    assert "retry 25 executions" in confirm and "targets (frozen selection):" in confirm
+    assert "page 2" in paged.splitlines()[1] and "25 marked" in paged.splitlines()[1]
 
 
 HOSTILE_BYTES = [b"\x1b", b"\x07", b"\r", b"\x08", b"\xe2\x80\xae", b"\xc2\x9b", b"]52;"]

@@ -135,6 +135,21 @@ class Sim:
     def setup(self):
         if any(p.startswith("attune") for p in self.profiles):
             self.rb = stacklib.Rabbit(self.env)
+            self.setup_rabbit()
+        for p in self.profiles:
+            if p in ("attune1", "attune2"):
+                self.setup_attune(p)
+            elif p == "tasker":
+                self.setup_tasker()
+            elif p == "openagents":
+                self.setup_openagents()
+            elif p == "alakai":
+                self.redis = stacklib.redis_client(self.env)
+        self.later(0, self.heartbeat_tick)
+
+    def setup_rabbit(self):
+        """Exchanges, the DLQ and the sim workers' queues (again after a fixture reload)."""
+        if True:
             for x, kind in (("attune.executions", "topic"), ("attune.dlx", "direct")):
                 self.rb.declare_exchange(x, kind)
             self.rb.declare_queue("attune.dlx.queue")
@@ -148,16 +163,6 @@ class Sim:
                 key = "execution.dispatch.worker.%d" % wid
                 self.rb.bind("attune.executions", q, key)
                 self.rb.bind("attune.dlx", "attune.dlx.queue", key)
-        for p in self.profiles:
-            if p in ("attune1", "attune2"):
-                self.setup_attune(p)
-            elif p == "tasker":
-                self.setup_tasker()
-            elif p == "openagents":
-                self.setup_openagents()
-            elif p == "alakai":
-                self.redis = stacklib.redis_client(self.env)
-        self.later(0, self.heartbeat_tick)
 
     def sch(self, p):
         return "attune." if p == "attune2" else ""
@@ -206,6 +211,8 @@ class Sim:
                 self.run_safely(self.attune_heartbeats, (p, age))
             elif p == "openagents":
                 self.run_safely(self.oa_heartbeats, (age,))
+            elif p == "tasker":
+                self.run_safely(self.setup_tasker, ())     # cheap; survives fixture reloads
         if self.rb is not None:
             # the steady worker consumes a little of its queue; the others only fill up
             self.run_safely(self.rb.get, ("worker.100001.executions", 3, "ack_requeue_false", 100))
@@ -213,8 +220,12 @@ class Sim:
 
     def attune_heartbeats(self, p, age):
         s = self.sch(p)
-        self.sql(p, "UPDATE %sworker SET last_heartbeat = now(), capabilities = jsonb_set(capabilities,"
-                    " '{health,last_check}', to_jsonb(%%s::text)) WHERE id IN (100001, 100004)" % s, (iso(now()),))
+        cur = self.sql(p, "UPDATE %sworker SET last_heartbeat = now(), capabilities = jsonb_set(capabilities,"
+                          " '{health,last_check}', to_jsonb(%%s::text)) WHERE id IN (100001, 100004)" % s,
+                       (iso(now()),))
+        if cur.rowcount == 0:        # the fixtures were reloaded under us: recreate our workers
+            self.setup_attune(p)
+            self.log("%s: sim workers recreated (fixture reload?)" % p)
         if age < STALE_AFTER:
             self.sql(p, "UPDATE %sworker SET last_heartbeat = now() WHERE id = 100002" % s)
         # the error-looping worker: heartbeats, but consecutive failures keep climbing
@@ -228,7 +239,10 @@ class Sim:
 
     def oa_heartbeats(self, age):
         t = time.time()
-        self.sql("openagents", "UPDATE workers SET last_heartbeat = %s WHERE worker_id = 'sim-oa-worker-1'", (t,))
+        cur = self.sql("openagents", "UPDATE workers SET last_heartbeat = %s WHERE worker_id = 'sim-oa-worker-1'",
+                       (t,))
+        if cur.rowcount == 0:
+            self.setup_openagents()
         if age < STALE_AFTER:
             self.sql("openagents", "UPDATE workers SET last_heartbeat = %s WHERE worker_id = 'sim-oa-worker-2'", (t,))
         self.count("openagents", "heartbeats")
@@ -275,9 +289,14 @@ class Sim:
                            "trace_id": "sim-%d" % eid},
                "payload": {"execution_id": eid, "worker_id": worker, "action_ref": action_ref,
                            "config": {"sim": True}}}
-        self.rb.publish("attune.executions", "execution.dispatch.worker.%d" % worker, json.dumps(env),
-                        {"content_type": "application/json", "delivery_mode": 2,
-                         "message_id": env["message_id"], "type": "ExecutionRequested"})
+        props = {"content_type": "application/json", "delivery_mode": 2,
+                 "message_id": env["message_id"], "type": "ExecutionRequested"}
+        key = "execution.dispatch.worker.%d" % worker
+        try:
+            self.rb.publish("attune.executions", key, json.dumps(env), props)
+        except RuntimeError:         # queue or exchange gone (fixture reload): declare, retry once
+            self.setup_rabbit()
+            self.rb.publish("attune.executions", key, json.dumps(env), props)
         self.count("rabbit", "published")
         if worker == TTL_WORKER:
             # never consumed: expires into attune.dlx.queue; Attune's DLQ handler marks it failed

@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""bench_idle: the console idle (no keys, no data changes) at poll 2s on the bench Attune
+database: CPU % of one core from /proc/PID/stat (utime + stime) and the bytes written to
+the terminal after the first full paint (pty output counted), over BENCH_IDLE_S (30 s).
+SPEC §9: ≤ 0.3 % of a core at a 2 s refresh; ~0 bytes written when nothing changed.
+"""
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+
+def main():
+    B.need_env("RD_PG_HOST")
+    B.ensure_bench_attune()
+    secs = float(os.environ.get("BENCH_IDLE_S", "30"))
+    bench = "idle"
+    with tempfile.TemporaryDirectory() as home:
+        conf = B.bench_config(home, poll="2s")
+        c = B.Console(conf, home)
+        try:
+            c.wait_for("redrive bench")
+            c.wait_for("Executions by status")
+            c.pump(3.0)                      # first refresh settled
+            pid = c.child.pid
+            b0, t0, w0 = c.nbytes, B.proc_cpu_ticks(pid), time.perf_counter()
+            rss0 = B.proc_rss_kib(pid)
+            c.pump(secs, feed=False)
+            b1, t1, w1 = c.nbytes, B.proc_cpu_ticks(pid), time.perf_counter()
+            rss1 = B.proc_rss_kib(pid)
+        finally:
+            c.close()
+    el = w1 - w0
+    cpu = (t1 - t0) / float(B.CLK_TCK)
+    B.note("idle %.1f s: %d ticks (%.3f s CPU), %d bytes to the terminal, RSS %d -> %d KiB"
+           % (el, t1 - t0, cpu, b1 - b0, rss0, rss1))
+    B.fig(bench, "idle window", el, "s")
+    B.fig(bench, "CPU of one core, idle at poll 2s", 100.0 * cpu / el, "%", "<= 0.3 %")
+    B.fig(bench, "bytes written to the terminal", b1 - b0, "bytes", "~0")
+    B.fig(bench, "bytes per refresh (per 2 s)", (b1 - b0) / (el / 2.0), "bytes")
+    B.fig(bench, "console RSS after idle", rss1 / 1024.0, "MiB", "<= 16 MB")
+
+
+if __name__ == "__main__":
+    main()

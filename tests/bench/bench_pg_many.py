@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""bench_pg_many: 50 consoles polling one PostgreSQL every 2 s. 50 loops (threads, one
+connection each) run the refresh batch of profiles/attune-era2.profile in one round trip
+every 2 s against the bench database for BENCH_MANY_S (20 s); PostgreSQL's CPU is the sum
+of utime + stime of the postmaster and all its children (/proc) over the window. The same
+for the naive dashboard (count(*) GROUP BY status + OFFSET N/2 page) with fewer loops.
+SPEC §9: 50 consoles polling one PostgreSQL every 2 s cost it ≤ 10 % of one core.
+"""
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+
+def pg_pids():
+    with open(os.path.join(os.environ["RD_STACK_DIR"], "pg", "data", "postmaster.pid")) as f:
+        pm = int(f.readline())
+    pids = [pm]
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    s = f.read()
+                if int(s[s.rindex(")") + 2:].split()[1]) == pm:
+                    pids.append(int(d))
+            except (OSError, ValueError):
+                pass
+    return pids
+
+
+def pg_ticks():
+    pids = pg_pids()
+    with open("/proc/%d/stat" % pids[0]) as f:        # reaped children (parallel workers, ...)
+        s = f.read()
+    fl = s[s.rindex(")") + 2:].split()
+    t = int(fl[13]) + int(fl[14])
+    for p in pids:
+        try:
+            t += B.proc_cpu_ticks(p)
+        except OSError:
+            pass
+    return t
+
+
+def loops(n, stmts, secs, period=2.0):
+    import psycopg2
+    db = B.attune_db()
+    conns = []
+    for _ in range(n):
+        c = psycopg2.connect(B.pg_dsn(db))
+        c.autocommit = True
+        k = c.cursor()
+        for name, sql in stmts["prepare"]:
+            k.execute("PREPARE %s AS %s" % (name, sql))
+        conns.append(c)
+    stop = time.perf_counter() + secs
+    lat, errs = [], []
+
+    def run(i, c):
+        k = c.cursor()
+        nxt = time.perf_counter() + period * i / n       # spread like independent consoles
+        while True:
+            time.sleep(max(0.0, nxt - time.perf_counter()))
+            if time.perf_counter() >= stop:
+                return
+            t0 = time.perf_counter()
+            try:
+                k.execute(stmts["batch"])
+            except Exception as e:   # noqa: BLE001
+                errs.append(str(e))
+                return
+            lat.append((time.perf_counter() - t0) * 1000)
+            nxt += period
+
+    th = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(conns)]
+    t0, w0 = pg_ticks(), time.perf_counter()
+    for t in th:
+        t.start()
+    for t in th:
+        t.join()
+    t1, w1 = pg_ticks(), time.perf_counter()
+    for c in conns:
+        c.close()
+    return 100.0 * (t1 - t0) / B.CLK_TCK / (w1 - w0), lat, errs
+
+
+def main():
+    B.need_env("RD_PG_HOST", "RD_STACK_DIR")
+    db, n, nw, _ = B.ensure_bench_attune()
+    secs = float(os.environ.get("BENCH_MANY_S", "20"))
+    consoles = int(os.environ.get("BENCH_CONSOLES", "50"))
+    bench = "pg_many"
+    q = B.profile_queries("attune-era2")
+    prof = {"prepare": [("p_counts", q["counts"]), ("p_workers", q["workers"]), ("p_failing", q["failing"]),
+                        ("p_execs", q["executions"])],
+            "batch": "SET plan_cache_mode = force_custom_plan; EXECUTE p_counts; EXECUTE p_workers; "
+                     "EXECUTE p_failing; EXECUTE p_execs(NULL, NULL, NULL, NULL, '101')"}
+    naive = {"prepare": [],
+             "batch": "SELECT status, count(*) FROM attune.execution GROUP BY status; "
+                      "SELECT * FROM attune.execution ORDER BY created DESC OFFSET %d LIMIT 100" % (n // 2)}
+    base_t0, base_w0 = pg_ticks(), time.perf_counter()
+    time.sleep(min(5.0, secs / 4))
+    idle = 100.0 * (pg_ticks() - base_t0) / B.CLK_TCK / (time.perf_counter() - base_w0)
+    cpu, lat, errs = loops(consoles, prof, secs)
+    B.note("profile: %d consoles, %d refreshes in %.0f s, %d errors%s" %
+           (consoles, len(lat), secs, len(errs), (": " + errs[0][:200]) if errs else ""))
+    n_naive = max(1, consoles // 10)
+    ncpu, nlat, nerrs = loops(n_naive, naive, secs)
+    B.note("naive: %d consoles, %d refreshes, %d errors" % (n_naive, len(nlat), len(nerrs)))
+    B.fig(bench, "PostgreSQL CPU, no consoles (baseline)", idle, "% core")
+    B.fig(bench, "PostgreSQL CPU, %d consoles (profile) @2s" % consoles, cpu, "% core", "<= 10 %")
+    B.fig(bench, "refresh round trip p50 under load", B.pct(lat, 50), "ms")
+    B.fig(bench, "refresh round trip p99 under load", B.pct(lat, 99), "ms")
+    B.fig(bench, "refreshes done / expected", "%d / %d" % (len(lat), int(consoles * secs / 2)), "refreshes")
+    B.fig(bench, "PostgreSQL CPU, %d naive dashboards @2s" % n_naive, ncpu, "% core")
+    B.fig(bench, "PostgreSQL CPU per console: naive / profile",
+          (ncpu / n_naive) / (cpu / consoles) if cpu > 0 else 0.0, "x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+"""bench_start: exec to the first full paint (first appearance of the top bar text
+"redrive bench" in the pty output), and to the first data on screen (the overview's
+status counts), median of BENCH_STARTS (10), against the local stack.
+SPEC §9: start to first paint ≤ 100 ms.
+"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+
+def main():
+    B.need_env("RD_PG_HOST")
+    B.ensure_bench_attune()
+    n = max(2, int(os.environ.get("BENCH_STARTS", "10")))
+    bench = "start"
+    paint, data = [], []
+    with tempfile.TemporaryDirectory() as home:
+        conf = B.bench_config(home)
+        for _ in range(n):
+            c = B.Console(conf, home)
+            try:
+                t = c.wait_for("redrive bench")
+                paint.append((t - c.t_spawn) * 1000)
+                t = c.wait_for("completed")
+                data.append((t - c.t_spawn) * 1000)
+            finally:
+                c.close()
+    B.note("first paint ms: %s" % " ".join("%.0f" % x for x in paint))
+    B.note("first data  ms: %s" % " ".join("%.0f" % x for x in data))
+    B.fig(bench, "exec -> first paint (median of %d)" % n, B.median(paint), "ms", "<= 100 ms")
+    B.fig(bench, "exec -> first paint (max)", max(paint), "ms")
+    B.fig(bench, "exec -> status counts on screen (median)", B.median(data), "ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+/*
+ * Table-driven unit tests of the broker sources' pure parts: Redis store URLs, Alakai
+ * record decoding, the task index (hash table, sweeps, keyset paging) and the RabbitMQ
+ * management API decoders. Registered as a meson test in src/sources/meson.build.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/core/model.h"
+#include "../../src/sources/rabbit_decode.h"
+#include "../../src/sources/redis_index.h"
+#include "../../src/sources/redis_record.h"
+#include "../../src/sources/redis_url.h"
+
+static int failures;
+#define CHECK(c) do { if (!(c)) { failures++; \
+    fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); } } while (0)
+
+static void test_urls(void)
+{
+    static const struct { const char *url; bool ok; const char *host, *path; int port, db;
+                          bool dns; } t[] = {
+        { "redis://127.0.0.1:6380/2", true, "127.0.0.1", "", 6380, 2, false },
+        { "redis://127.0.0.1", true, "127.0.0.1", "", 6379, 0, false },
+        { "redis://localhost:1/", true, "127.0.0.1", "", 1, 0, false },
+        { "redis://[::1]:7000/3", true, "::1", "", 7000, 3, false },
+        { "redis://db.internal:6379/0", true, "db.internal", "", 6379, 0, true },
+        { "redis+unix:///run/redis.sock", true, "", "/run/redis.sock", 6379, 0, false },
+        { "redis+unix:///run/redis.sock?db=4", true, "", "/run/redis.sock", 6379, 4, false },
+        { "redis+unix://relative", false, NULL, NULL, 0, 0, false },
+        { "rediss://127.0.0.1/0", false, NULL, NULL, 0, 0, false },
+        { "redis://u:p@127.0.0.1/0", false, NULL, NULL, 0, 0, false },
+        { "redis://127.0.0.1:99999/0", false, NULL, NULL, 0, 0, false },
+        { "redis://127.0.0.1/x", false, NULL, NULL, 0, 0, false },
+        { "postgresql://x", false, NULL, NULL, 0, 0, false },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        rd_redis_url u;
+        char err[200] = "";
+        bool ok = redis_url_parse(t[i].url, &u, err, sizeof err);
+        CHECK(ok == t[i].ok);
+        if (!ok) {
+            CHECK(err[0] != '\0');
+            continue;
+        }
+        CHECK(strcmp(u.host, t[i].host) == 0);
+        CHECK(strcmp(u.path, t[i].path) == 0);
+        CHECK(u.port == t[i].port && u.db == t[i].db && u.needs_dns == t[i].dns);
+    }
+}
+
+static void test_records(void)
+{
+    static const struct { const char *json; bool ok; const char *status; int attempt;
+                          double disp; const char *why; } t[] = {
+        { "{\"status\":\"FAILED\",\"attempt\":2,\"dispatchedAt\":\"2026-01-01T00:00:00.500Z\"}",
+          true, "failed", 2, 1767225600.5, "" },
+        { "{\"status\":\"running\",\"dispatchedAt\":\"2026-01-01T02:00:00+02:00\"}",
+          true, "running", -1, 1767225600, "" },
+        { "{\"status\":\"running\",\"dispatchedAt\":1767225600000}", true, "running", -1,
+          1767225600, "" },
+        { "{\"status\":\"running\",\"dispatchedAt\":\"1767225600\"}", true, "running", -1,
+          1767225600, "" },
+        { "{\"status\":5}", false, "", -1, 0, "status has the wrong type" },
+        { "{\"attempt\":1}", false, "", 1, 0, "no status" },
+        { "{\"status\":\"failed\",\"attempt\":\"x\"}", false, "failed", -1, 0, "attempt" },
+        { "{\"status\":\"failed\",\"errorMessage\":[1]}", false, "failed", -1, 0, "errorMessage" },
+        { "{\"status\":\"failed\",\"dispatchedAt\":\"yesterday\"}", false, "failed", -1, 0,
+          "dispatchedAt" },
+        { "{\"status\":\"failed\"", false, "", -1, 0, "invalid JSON" },
+        { "[1,2]", false, "", -1, 0, "not a JSON object" },
+        { "{} trailing", false, "", -1, 0, "invalid JSON" },
+        { "", false, "", -1, 0, "invalid JSON" },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        rd_alakai_rec r;
+        bool ok = alakai_rec_decode(t[i].json, strlen(t[i].json), &r);
+        CHECK(ok == t[i].ok);
+        CHECK(strcmp(r.status, t[i].status) == 0);
+        CHECK(r.attempt == t[i].attempt);
+        CHECK(r.dispatched_at == t[i].disp || !t[i].ok);
+        CHECK(strstr(r.why, t[i].why) != NULL);
+        alakai_rec_clear(&r);
+    }
+    rd_alakai_rec r;                 /* numeric code, snapshot name, capped error */
+    char big[3000];
+    memset(big, 'e', sizeof big);
+    char *json = malloc(4000);
+    snprintf(json, 4000, "{\"status\":\"failed\",\"errorCode\":503,\"taskSnapshot\":"
+             "{\"type\":\"render\"},\"errorMessage\":\"%.*s\"}", (int)sizeof big, big);
+    CHECK(alakai_rec_decode(json, strlen(json), &r));
+    CHECK(strcmp(r.code, "503") == 0 && strcmp(r.name, "render") == 0);
+    CHECK(strlen(r.error) == RD_REC_ERROR_CAP - 1);
+    alakai_rec_clear(&r);
+    free(json);
+    CHECK(alakai_field_num("1", 1) == 1 && alakai_field_num("42", 2) == 42);
+    CHECK(alakai_field_num("0", 1) == -1 && alakai_field_num("-1", 2) == -1);
+    CHECK(alakai_field_num("01", 2) == -1 && alakai_field_num("2x", 2) == -1);
+    CHECK(alakai_field_num("latest", 6) == -1 && alakai_field_num("", 0) == -1);
+}
+
+static bool odd_only(const rix *ix, const rix_task *t, void *ud)
+{
+    (void)ud;
+    return atoi(rix_id(ix, t) + 1) % 2 == 1;
+}
+
+static void test_index(void)
+{
+    enum { N = 5000 };
+    rix *ix = rix_new(N);
+    char id[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "t%d", i);
+        rix_sum s = { .status = i % 3 ? "failed" : "running", .attempt = 1, .nfields = 1,
+                      .error = i % 3 ? "boom 42" : NULL, .dispatched_at = 1000 + i / 2 };
+        CHECK(rix_upsert(ix, id, strlen(id), &s));
+    }
+    CHECK(rix_size(ix) == N);
+    rix_sum same = { .status = "failed", .attempt = 1, .nfields = 1, .error = "boom 42",
+                     .dispatched_at = 1000 + 1 / 2 };
+    CHECK(!rix_upsert(ix, "t1", 2, &same));           /* unchanged */
+    for (int i = 0; i < N; i += 2) {                    /* remove evens (backward shift) */
+        snprintf(id, sizeof id, "t%d", i);
+        CHECK(rix_remove(ix, id, strlen(id)));
+    }
+    CHECK(rix_size(ix) == N / 2);
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "t%d", i);
+        const rix_task *t = rix_get(ix, id, strlen(id));
+        CHECK((t != NULL) == (i % 2 == 1));
+        if (t)
+            CHECK(strcmp(rix_id(ix, t), id) == 0);
+    }
+    /* keyset paging covers every task once, newest first */
+    uint32_t page[64];
+    rix_cursor c = { 0 };
+    size_t seen = 0;
+    double last = 1e18;
+    bool more = true;
+    while (more) {
+        size_t got = rix_select(ix, odd_only, NULL, &c, 64, page, &more);
+        for (size_t k = 0; k < got; k++) {
+            const rix_task *t = rix_at(ix, page[k]);
+            CHECK(t->dispatched_at <= last);
+            last = t->dispatched_at;
+        }
+        seen += got;
+        if (got)
+            rix_cursor_of(ix, rix_at(ix, page[got - 1]), false, &c);
+    }
+    CHECK(seen == N / 2);
+    /* previous page: the 64 just newer than a cursor */
+    rix_cursor mid = { 0 };
+    size_t got = rix_select(ix, NULL, NULL, NULL, 64, page, &more);
+    CHECK(got == 64);
+    rix_cursor_of(ix, rix_at(ix, page[63]), false, &mid);
+    size_t back = rix_select_before(ix, NULL, NULL, &mid, 64, page);
+    CHECK(back == 63);
+    /* sweep: tasks not seen are dropped */
+    rix_sweep_begin(ix);
+    rix_touch(ix, "t1", 2);
+    rix_upsert(ix, "t3", 2, &same);
+    CHECK(rix_sweep_end(ix) == N / 2 - 2);
+    CHECK(rix_size(ix) == 2 && rix_get(ix, "t1", 2) && rix_get(ix, "t3", 2));
+    /* the arena compacts under churn */
+    for (int r = 0; r < 200; r++) {
+        char err[40];
+        snprintf(err, sizeof err, "error variant %d", r);
+        rix_sum s = same;
+        s.error = err;
+        rix_upsert(ix, "t1", 2, &s);
+    }
+    CHECK(rix_memory(ix) < (1u << 20));
+    CHECK(strcmp(rix_error(ix, rix_get(ix, "t1", 2)), "error variant 199") == 0);
+    rix_free(ix);
+    rix *small = rix_new(2);                            /* the cap marks overflow */
+    rix_upsert(small, "a", 1, &same);
+    rix_upsert(small, "b", 1, &same);
+    CHECK(!rix_upsert(small, "c", 1, &same) && rix_overflow(small));
+    rix_free(small);
+}
+
+static void test_rabbit(void)
+{
+    rb_globs show, dlq;
+    rb_globs_parse(&show, " worker.*.executions , orders ");
+    rb_globs_parse(&dlq, "attune.dlx.queue");
+    CHECK(show.n == 2 && rb_globs_match(&show, "worker.12.executions"));
+    CHECK(rb_is_dlq(&dlq, "attune.dlx.queue") && rb_is_dlq(&dlq, "orders_dlq"));
+    CHECK(rb_is_dlq(&dlq, "x.dlq") && rb_is_dlq(&dlq, "y.dlx.queue") && !rb_is_dlq(&dlq, "orders"));
+    const char *page = "{\"page_count\":2,\"items\":["
+        "{\"name\":\"worker.1.executions\",\"messages\":3,\"messages_ready\":2,"
+        "\"messages_unacknowledged\":1,\"consumers\":0,\"arguments\":{\"x-message-ttl\":500,"
+        "\"x-dead-letter-exchange\":\"attune.dlx\"},\"message_stats\":{\"publish_details\":"
+        "{\"rate\":1.5}}},{\"name\":\"hidden\"},{\"name\":\"attune.dlx.queue\",\"messages\":5},"
+        "{\"name\":7},{\"name\":\"orders\",\"messages\":\"x\"}]}";
+    rb_queue_page p = { 0 };
+    char why[200];
+    CHECK(rb_decode_queues(page, strlen(page), &show, &dlq, &p, why, sizeof why));
+    CHECK(p.n == 3 && p.page_count == 2);
+    CHECK(p.items[0].depth == 3 && p.items[0].unacked == 1 && p.items[0].ttl_ms == 500);
+    CHECK(strcmp(p.items[0].dead_letter_exchange, "attune.dlx") == 0);
+    CHECK(p.items[0].publish_rate == 1.5 && p.items[0].deliver_rate == -1);
+    CHECK(p.items[1].is_dlq && !p.items[0].is_dlq && p.items[2].depth == -1);
+    rb_queue_page_free(&p);
+    CHECK(!rb_decode_queues("[]", 2, &show, &dlq, &p, why, sizeof why));
+    const char *msgs = "[{\"payload\":\"{\\\"payload\\\":{\\\"execution_id\\\":21}}\","
+        "\"payload_encoding\":\"string\",\"redelivered\":true,\"properties\":{\"message_id\":"
+        "\"m1\",\"headers\":{\"x-death\":[{\"reason\":\"expired\",\"count\":2,\"queue\":"
+        "\"worker.5.executions\",\"time\":1700000100},{\"reason\":\"rejected\",\"count\":1,"
+        "\"queue\":\"q0\",\"time\":\"2023-11-14T22:13:20Z\"}]}}},"
+        "{\"payload\":\"eyJ0YXNrX3V1aWQiOiJhYmMifQ==\",\"payload_encoding\":\"base64\"},"
+        "{\"payload\":\"not json\",\"properties\":{\"headers\":{\"x-first-death-reason\":"
+        "\"maxlen\"}}}]";
+    rd_dlq_entry *items = NULL;
+    size_t n = 0;
+    CHECK(rb_decode_messages(msgs, strlen(msgs), "attune.dlx.queue", &items, &n, why,
+                             sizeof why));
+    CHECK(n == 3);
+    CHECK(strcmp(items[0].id, "m1") == 0 && strcmp(items[0].execution_id, "21") == 0);
+    CHECK(strcmp(items[0].reason, "expired") == 0 && items[0].count == 2);
+    CHECK(strcmp(items[0].origin_queue, "worker.5.executions") == 0 && items[0].redelivered);
+    CHECK(items[0].first_death_at == 1700000000 && items[0].last_death_at == 1700000100);
+    CHECK(strcmp(items[1].execution_id, "abc") == 0 && strstr(items[1].payload, "task_uuid"));
+    CHECK(strcmp(items[2].reason, "maxlen") == 0 && !items[2].execution_id);
+    CHECK(strcmp(items[2].id, "attune.dlx.queue#3") == 0);
+    for (size_t i = 0; i < n; i++)
+        dlq_entry_clear(&items[i]);
+    free(items);
+    rb_globs_free(&show);
+    rb_globs_free(&dlq);
+}
+
+int main(void)
+{
+    test_urls();
+    test_records();
+    test_index();
+    test_rabbit();
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    else
+        printf("broker units: ok\n");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,106 @@
+"""Idle cost: a console with nothing new to show writes (almost) nothing to the terminal.
+
+The real console (not headless) under a pseudo-terminal, drawing a fixture model with no
+sources (REDRIVE_HEADLESS_MODEL without REDRIVE_HEADLESS). The clock is real: the 1 s tick
+must repaint only when a string on screen would read differently. A behaviour check (bytes
+written after the first paint), not a timing check. No stack needed.
+"""
+import fcntl
+import json
+import os
+import pty
+import select
+import signal
+import struct
+import termios
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redrive"))
+IDLE_SECS = 5.0
+SMALL = 200
+
+
+def run_idle(tmp_path, model_file, keys=b"", extra_env=None):
+    env = {"PATH": "/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+           "TZ": "UTC", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "ESCDELAY": "25", "REDRIVE_HEADLESS_MODEL": str(model_file)}
+    env.update(extra_env or {})
+    pid, fd = pty.fork()
+    if pid == 0:   # child
+        os.execve(BIN, [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+
+    def pump(secs):
+        out, end = bytearray(), time.time() + secs
+        while time.time() < end:
+            r, _, _ = select.select([fd], [], [], 0.05)
+            if r:
+                try:
+                    out += os.read(fd, 65536)
+                except OSError:
+                    break
+        return bytes(out)
+
+    try:
+        first = pump(1.0)
+        if keys:
+            os.write(fd, keys)
+            first += pump(1.0)
+        idle = pump(IDLE_SECS)
+        os.write(fd, b"Q")
+        pump(0.5)
+    finally:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return first, idle
+
+
+def live_model(tmp_path):
+    """The fixture model with times moved to now: the OK source answered a moment ago,
+    executions are hours old (their ages do not change within the test)."""
+    with open(os.path.join(HERE, "fixtures", "attune.json")) as f:
+        m = json.load(f)
+    shift = time.time() - m.get("now", 1767225600.0) - 3 * 3600
+
+    def move(o):
+        if isinstance(o, dict):
+            return {k: (v + shift if isinstance(v, (int, float)) and not isinstance(v, bool)
+                        and v > 1e9 and k.endswith(("_at", "_min", "_max", "since", "last_ok")) else move(v))
+                    for k, v in o.items()}
+        if isinstance(o, list):
+            return [move(v) for v in o]
+        return o
+    m = move(m)
+    for s in m["sources"]:
+        if s["state"] == "ok":
+            s["last_ok"] = time.time() - 1
+    for e in m["executions"]:
+        e.pop("next_retry_min", None)   # countdowns legitimately change every second
+        e.pop("next_retry_max", None)
+    p = tmp_path / "model.json"
+    p.write_text(json.dumps(m))
+    return p
+
+
+@pytest.mark.parametrize("view", [b"", b"2", b"3"], ids=["overview", "executions", "workers"])
+def test_idle_console_writes_nothing(tmp_path, view):
+    first, idle = run_idle(tmp_path, os.path.join(HERE, "fixtures", "attune.json"), keys=view)
+    assert b"redrive" in first
+    assert len(idle) < SMALL, idle
+
+
+def test_steady_poll_with_unchanged_data_writes_nothing(tmp_path):
+    """A source answering every 2 s with the same data (REDRIVE_MODEL_POLL simulates its
+    model updates): the top bar says the source is fresh instead of counting 0s, 1s, 0s..."""
+    model = live_model(tmp_path)
+    first, idle = run_idle(tmp_path, model, extra_env={"REDRIVE_MODEL_POLL": "2"})
+    assert b"postgresql ok" in first
+    assert len(idle) < SMALL, idle
