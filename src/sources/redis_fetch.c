@@ -39,6 +39,9 @@ typedef struct rs_job {
     int *fetch;                      /* indices into nums fetched by HMGET */
     int nfetch;
     bool handled;                    /* result already applied by on_data */
+    bool probing;                    /* HLEN + MEMORY USAGE sent together */
+    long long hlen;                  /* HLEN result, -1 unreadable */
+    long long mem;                   /* MEMORY USAGE bytes, -1 unknown */
     char why[112];                   /* layout problem (non-numeric field, ...) */
 } rs_job;
 
@@ -52,7 +55,7 @@ struct rs_batch {
 };
 
 typedef void rs_cb(struct redisAsyncContext *, void *, void *);
-static rs_cb on_hlen, on_strlen, on_hkeys, on_data;
+static rs_cb on_hlen, on_memusage, on_strlen, on_hkeys, on_data, on_all;
 static void job_done(rs_job *j);
 
 const char *rs_task_id(const rs_src *s, const char *key, size_t len, size_t *idlen)
@@ -133,11 +136,24 @@ static bool job_reply(rs_job *j, const redisReply *r)
     return true;
 }
 
+/* HLEN, and for sweeps MEMORY USAGE in the same round trip: a small hash of a few
+ * attempts (the common case) is then read whole with one HGETALL, bounded by the
+ * reported size; anything else takes the HSTRLEN path. */
 static void job_start(rs_job *j)
 {
     j->phase = JP_HLEN;
-    if (!job_cmd2(j, on_hlen, "HLEN", NULL))
+    j->hlen = j->mem = -1;
+    j->probing = j->b->kind != RB_CHAIN && !j->b->s->no_memusage;
+    if (!job_cmd2(j, on_hlen, "HLEN", NULL)) {
         job_done(j);
+        return;
+    }
+    if (j->probing) {
+        const char *argv[3] = { "MEMORY", "USAGE", j->key };
+        size_t lens[3] = { 6, 5, j->keylen };
+        if (!job_send(j, on_memusage, 3, argv, lens))
+            j->probing = false;
+    }
 }
 
 /* ---- results ---------------------------------------------------------------------- */
@@ -203,6 +219,36 @@ static void send_strlens(rs_job *j)
         job_done(j);
 }
 
+static void after_probe(rs_job *j)
+{
+    int cap = j->b->kind == RB_CHAIN ? RS_CHAIN_MAX_FIELDS : RS_MAX_FIELDS;
+    if (j->why[0] || j->hlen == 0) {
+        job_done(j);
+        return;
+    }
+    if (j->hlen > cap) {
+        snprintf(j->why, sizeof j->why, "%lld attempt fields (more than %d)", j->hlen, cap);
+        job_done(j);
+        return;
+    }
+    j->nf = (int)j->hlen;
+    j->nums = xcalloc((size_t)j->nf, sizeof *j->nums);
+    for (int i = 0; i < j->nf; i++)
+        j->nums[i] = i + 1;
+    if (j->b->kind == RB_CHAIN) {
+        j->slow = true;
+        j->phase = JP_HKEYS;
+        if (!job_cmd2(j, on_hkeys, "HKEYS", NULL))
+            job_done(j);
+    } else if (j->mem >= 0 && j->nf <= RS_PROBE_FIELDS && j->mem <= RS_SWEEP_ALL_CAP) {
+        j->phase = JP_DATA;          /* MEMORY USAGE samples all of <= 5 fields: bounded */
+        if (!job_cmd2(j, on_all, "HGETALL", NULL))
+            job_done(j);
+    } else {
+        send_strlens(j);
+    }
+}
+
 static void on_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
 {
     rs_job *j = priv;
@@ -211,29 +257,30 @@ static void on_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
     const redisReply *r = reply;
     if (!job_reply(j, r))
         goto out;
-    int cap = j->b->kind == RB_CHAIN ? RS_CHAIN_MAX_FIELDS : RS_MAX_FIELDS;
-    if (r->type != REDIS_REPLY_INTEGER) {
+    if (r->type == REDIS_REPLY_INTEGER)
+        j->hlen = r->integer;
+    else
         snprintf(j->why, sizeof j->why, "not a hash (%.80s)",
                  r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-    } else if (r->integer == 0) {
-        j->nf = 0;
-    } else if (r->integer > cap) {
-        snprintf(j->why, sizeof j->why, "%lld attempt fields (more than %d)", r->integer, cap);
-    } else {
-        j->nf = (int)r->integer;
-        j->nums = xcalloc((size_t)j->nf, sizeof *j->nums);
-        for (int i = 0; i < j->nf; i++)
-            j->nums[i] = i + 1;
-        if (j->b->kind == RB_CHAIN) {
-            j->slow = true;
-            j->phase = JP_HKEYS;
-            job_cmd2(j, on_hkeys, "HKEYS", NULL);
-        } else {
-            send_strlens(j);
-        }
+    if (!j->probing)
+        after_probe(j);              /* else wait for MEMORY USAGE (next reply) */
+out:
+    rs_reply_end(s);
+}
+
+static void on_memusage(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_job *j = priv;
+    rs_src *s = j->b->s;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (!job_reply(j, r))
         goto out;
-    }
-    job_done(j);
+    if (r->type == REDIS_REPLY_INTEGER)
+        j->mem = r->integer;
+    else if (r->type == REDIS_REPLY_ERROR)
+        s->no_memusage = true;       /* not allowed (ACL) or renamed: HSTRLEN from now on */
+    after_probe(j);
 out:
     rs_reply_end(s);
 }
@@ -445,14 +492,15 @@ static void chain_from_reply(rs_job *j, const redisReply *r)
     free(id);
 }
 
-static void summary_from_reply(rs_job *j, const redisReply *r)
+/* vals: the fetched records, oldest first, the newest last. */
+static void summary_from_values(rs_job *j, const redisReply *const *vals, size_t n)
 {
     rs_src *s = j->b->s;
     size_t idlen;
     const char *id = rs_task_id(s, j->key, j->keylen, &idlen);
-    if (!id || r->elements == 0)
+    if (!id || n == 0)
         return;
-    const redisReply *v = r->element[r->elements - 1];
+    const redisReply *v = vals[n - 1];
     rd_alakai_rec rec;
     bool ok = v->type == REDIS_REPLY_STRING && alakai_rec_decode(v->str, v->len, &rec);
     if (v->type != REDIS_REPLY_STRING) {
@@ -470,8 +518,8 @@ static void summary_from_reply(rs_job *j, const redisReply *r)
         sum.flags |= RD_EXEC_MALFORMED;
         sum.error = j->why;
     }
-    for (size_t i = 0; i + 1 < r->elements; i++) {
-        const redisReply *o = r->element[i];
+    for (size_t i = 0; i + 1 < n; i++) {
+        const redisReply *o = vals[i];
         rd_alakai_rec orec;
         if (o->type == REDIS_REPLY_STRING && alakai_rec_decode(o->str, o->len, &orec) &&
             strcmp(orec.status, "running") == 0)
@@ -481,6 +529,45 @@ static void summary_from_reply(rs_job *j, const redisReply *r)
     }
     rix_upsert(s->ix, id, idlen, &sum);
     alakai_rec_clear(&rec);
+}
+
+/* HGETALL: numeric fields in order, non-numeric ones noted. */
+static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_job *j = priv;
+    rs_src *s = j->b->s;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (!job_reply(j, r))
+        goto out;
+    j->nf = 0;
+    size_t pairs = r->type == REDIS_REPLY_ARRAY ? r->elements / 2 : 0;
+    const redisReply **vals = xcalloc(pairs + 1, sizeof *vals);
+    j->nums = xrealloc(j->nums, (pairs + 1) * sizeof *j->nums);
+    for (size_t i = 0; i < pairs; i++) {
+        const redisReply *f = r->element[2 * i], *v = r->element[2 * i + 1];
+        int n = f->type == REDIS_REPLY_STRING ? alakai_field_num(f->str, f->len) : -1;
+        if (n <= 0) {
+            note_bad_field(j, f->type == REDIS_REPLY_STRING ? f->str : "?");
+            continue;
+        }
+        int k = j->nf++;             /* insertion sort: a handful of fields */
+        while (k > 0 && j->nums[k - 1] > n) {
+            j->nums[k] = j->nums[k - 1];
+            vals[k] = vals[k - 1];
+            k--;
+        }
+        j->nums[k] = n;
+        vals[k] = v;
+    }
+    if (j->nf > 0) {
+        j->handled = true;
+        summary_from_values(j, vals, (size_t)j->nf);
+    }
+    free(vals);
+    job_done(j);
+out:
+    rs_reply_end(s);
 }
 
 static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
@@ -496,7 +583,7 @@ static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
         if (j->b->kind == RB_CHAIN)
             chain_from_reply(j, r);
         else
-            summary_from_reply(j, r);
+            summary_from_values(j, (const redisReply *const *)r->element, r->elements);
     } else {
         snprintf(j->why, sizeof j->why, "unexpected reply to HMGET");
         j->nf = 0;

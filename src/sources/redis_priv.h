@@ -21,6 +21,7 @@ enum {
     RS_CHAIN_MAX_FIELDS = 1000,     /* attempt fields read for a chain */
     RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB are never fetched */
     RS_SWEEP_ALL_CAP = 256 << 10,   /* fetch all attempts (overlap) below this total */
+    RS_PROBE_FIELDS = 5,            /* MEMORY USAGE samples 5 fields: exact up to here */
     RS_MAX_TASKS = 400000,          /* index cap; beyond it counts are marked ≈ */
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
     RS_DIRTY_BATCH = 500,
@@ -63,7 +64,8 @@ typedef struct rs_src {
     rs_conn_state sub_state;
     double sub_started, sub_backoff;
     bool notify_on;                 /* server has K + hash events enabled */
-    bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
+    bool sub_ever;
+    bool no_memusage;               /* MEMORY USAGE refused: size fields with HSTRLEN */                  /* subscribed before (a re-subscription resyncs) */
 
     struct event *ev_tick, *ev_watch, *ev_retry, *ev_sub_retry, *ev_kick;
 

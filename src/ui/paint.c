@@ -153,7 +153,7 @@ void paint(ui_app *app)
     int rows = getmaxy(w), cols = getmaxx(w);
     app->ctx.now = app_now(app);
     double poll = app->sys && app->sys->poll_s > 0 ? app->sys->poll_s : 2.0;
-    app->ctx.fresh_s = 0 * poll;
+    app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */
     app->ctx.n_ages = 0;
     app->ctx.ages_overflow = false;
     werase(w);

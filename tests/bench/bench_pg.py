@@ -60,7 +60,7 @@ def main():
     B.note("bench_pg: %d executions, %d workers in database %s%s" %
            (n, nw, db, (" (loaded in %.1f s)" % load_s) if load_s else " (reused)"))
     import psycopg2
-    conn = psycopg2.connect(B.pg_dsn(db))
+    conn = psycopg2.connect(B.pg_dsn(db, console=True))
     conn.autocommit = True
     cur = conn.cursor()
     cur.execute("SET plan_cache_mode = force_custom_plan")   # libpq unnamed statements: custom plans

@@ -45,12 +45,12 @@ def pg_ticks():
     return t
 
 
-def loops(n, stmts, secs, period=2.0):
+def loops(n, stmts, secs, period=2.0, console=False):
     import psycopg2
     db = B.attune_db()
     conns = []
     for _ in range(n):
-        c = psycopg2.connect(B.pg_dsn(db))
+        c = psycopg2.connect(B.pg_dsn(db, console=console))
         c.autocommit = True
         k = c.cursor()
         for name, sql in stmts["prepare"]:
@@ -104,7 +104,7 @@ def main():
     base_t0, base_w0 = pg_ticks(), time.perf_counter()
     time.sleep(min(5.0, secs / 4))
     idle = 100.0 * (pg_ticks() - base_t0) / B.CLK_TCK / (time.perf_counter() - base_w0)
-    cpu, lat, errs = loops(consoles, prof, secs)
+    cpu, lat, errs = loops(consoles, prof, secs, console=True)
     B.note("profile: %d consoles, %d refreshes in %.0f s, %d errors%s" %
            (consoles, len(lat), secs, len(errs), (": " + errs[0][:200]) if errs else ""))
     n_naive = max(1, consoles // 10)

@@ -49,10 +49,19 @@ def need_env(*names):
         sys.exit("bench: needs the local stack env (missing %s): . DIR/env" % ", ".join(missing))
 
 
-def pg_dsn(db, admin=False):
+# The session settings the console's PostgreSQL source always adds (src/sources/pg_conn.h).
+CONSOLE_OPTIONS = ("-c default_transaction_read_only=on -c statement_timeout=5000 "
+                   "-c max_parallel_workers_per_gather=0")
+
+
+def pg_dsn(db, admin=False, console=False):
+    """console=True: a session set up exactly as redrive's source sets its own."""
     need_env("RD_PG_HOST", "RD_PG_PORT")
-    return "host=%s port=%s dbname=%s user=%s application_name=redrive-bench" % (
+    dsn = "host=%s port=%s dbname=%s user=%s application_name=redrive-bench" % (
         os.environ["RD_PG_HOST"], os.environ["RD_PG_PORT"], db, "postgres" if admin else "redrive_ro")
+    if console:
+        dsn += " options='%s'" % CONSOLE_OPTIONS
+    return dsn
 
 
 def redis_url(db):

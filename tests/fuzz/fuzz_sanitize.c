@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned flags = size ? data[0] & 3u : 0;
     int cols = size > 1 ? data[1] % 90 : 10;
     /* exact-size copy: the sanitizer must not read past len */
-    char *buf = malloc(size ? size : 1);
+    char *buf = calloc(1, size ? size : 1);
     if (!buf)
         abort();
     if (size)

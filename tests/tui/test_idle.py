@@ -104,3 +104,14 @@ def test_steady_poll_with_unchanged_data_writes_nothing(tmp_path):
     first, idle = run_idle(tmp_path, model, extra_env={"REDRIVE_MODEL_POLL": "2"})
     assert b"postgresql ok" in first
     assert len(idle) < SMALL, idle
+
+
+def test_ages_on_screen_still_move(tmp_path):
+    """The other side: an age that reads differently each second is repainted by the tick."""
+    model = live_model(tmp_path)
+    m = json.loads(model.read_text())
+    m["executions"][0]["created_at"] = time.time() - 10
+    model.write_text(json.dumps(m))
+    first, idle = run_idle(tmp_path, model, keys=b"2")
+    assert b"Executions" in first
+    assert len(idle) > 0 and b"s" in idle, idle

@@ -4,6 +4,7 @@ Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); skipped witho
 Pinned: TERM, LANG, TZ, HOME, size. Checks screen text through pyte and the raw bytes
 written to the terminal (hostile data must never reach it as escape sequences).
 """
+import json
 import os
 import signal
 import time
@@ -21,15 +22,16 @@ pytestmark = pytest.mark.skipif(not os.environ.get("RD_PG_DSN_ATTUNE2"), reason=
 
 
 class Term:
-    def __init__(self, tmp_path, cols=100, rows=30, args=(), extra_env=None):
+    def __init__(self, tmp_path, cols=100, rows=30, args=(), extra_env=None, core=None,
+                 auth="auth = bearer\ntoken = env:RD_CORE_TOKEN\n"):
         conf = tmp_path / "config"
         e = os.environ
         conf.write_text(
             '[system "attune2"]\nprofile = attune\nstore = %s\nbroker = %s\nbroker_user = %s\n'
-            'broker_password = env:RD_RABBIT_PASSWORD\ncore = %s\nauth = bearer\ntoken = env:RD_CORE_TOKEN\n'
+            'broker_password = env:RD_RABBIT_PASSWORD\ncore = %s\n%s'
             'banner = PROD\n\n[system "alakai"]\nprofile = alakai\nstore = %s\n'
             % (e["RD_PG_DSN_ATTUNE2"], e.get("RD_RABBIT_MGMT_URL", ""), e.get("RD_RABBIT_USER", ""),
-               e.get("RD_CORE_URL_ATTUNE2", "http://127.0.0.1:1"), e.get("RD_REDIS_URL", "")))
+               core or e.get("RD_CORE_URL_ATTUNE2", "http://127.0.0.1:1"), auth, e.get("RD_REDIS_URL", "")))
         env = {k: v for k, v in e.items() if k.startswith("RD_")}
         env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
                    HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"), ESCDELAY="25")
@@ -155,3 +157,107 @@ def test_no_color_is_monochrome(tmp_path):
     t.finish()
     import re
     assert re.search(rb"\x1b\[(3[0-7]|4[0-7]|38;5;\d+|48;5;\d+)m", bytes(t.raw)) is None
+
+
+def reload_attune2():
+    import subprocess
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "stack", "fixtures.py"), "reload", "attune2"],
+                   check=True, capture_output=True, timeout=120)
+
+
+def open_retry_dialog(t):
+    """Executions filtered to failed, 'r' on the first one, confirmed."""
+    t.send("2")
+    t.wait_for("Executions")
+    t.send(":filter status=failed\r")
+    t.wait_for("filter: status=failed")
+    t.wait_for("failed")
+    t.send("r")
+    t.wait_for("retry 1 execution")
+    t.send("y")
+
+
+def test_jwt_login_password_prompt(tmp_path):
+    password = os.environ.get("RD_CORE_PASSWORD", "redrive-ops-password")
+    login = os.environ.get("RD_CORE_LOGIN", "ops")
+    t = Term(tmp_path, auth="auth = jwt-login\nlogin = %s\n" % login)
+    try:
+        t.wait_for("Overview")
+        assert "password for" not in t.text()       # not asked before the first action
+        open_retry_dialog(t)
+        t.wait_for("password for %s@attune2" % login)
+        t.send(password, wait=0.5)
+        assert password not in t.text() and "*" * 4 not in t.text()
+        t.send("\r")
+        t.wait_for("1/1 done")
+        t.wait_for("as %s" % login)                  # identity from the login
+        text = t.text()
+        assert "unauthorized" not in text and "password prompt cancelled" not in text, text
+        t.send("n")
+        t.send("Q")
+        t.finish()
+        assert password.encode() not in bytes(t.raw)
+        journal = (tmp_path / "state" / "redrive").glob("*")
+        for j in journal:
+            assert password.encode() not in j.read_bytes()
+    finally:
+        if t.child.isalive():
+            t.child.kill(signal.SIGKILL)
+        reload_attune2()
+
+
+def test_jwt_login_password_prompt_escape_cancels(tmp_path):
+    t = Term(tmp_path, auth="auth = jwt-login\nlogin = %s\n" % os.environ.get("RD_CORE_LOGIN", "ops"))
+    try:
+        t.wait_for("Overview")
+        open_retry_dialog(t)
+        t.wait_for("password for")
+        t.send("not-the-password\x1b", wait=0.5)
+        t.wait_for("1/1 done")
+        assert "password for" not in t.text()
+        assert "refused" in t.text() or "cancelled" in t.text(), t.text()
+        t.send("n")
+        t.send("Q")
+        t.finish()
+    finally:
+        if t.child.isalive():
+            t.child.kill(signal.SIGKILL)
+        reload_attune2()
+
+
+def test_maybe_applied_resend_uses_the_same_key(tmp_path):
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
+    import actlib
+    srv = actlib.CoreServer("attune2", tmp_path, "--stall-route", r"/retry$", "--stall-seconds", "0")
+    t = None
+    try:
+        t = Term(tmp_path, core=srv.url, extra_env={"REDRIVE_ACTION_TIMEOUT_MS": "1500"})
+        t.wait_for("Overview")
+        open_retry_dialog(t)
+        t.wait_for("maybe_applied", secs=10)
+        entries = [e for e in srv.actions() if e["route"].endswith("/retry")]
+        assert len(entries) == 1 and entries[0]["applied"], entries
+        key = entries[0]["key"]
+        t.wait_for("[key %s]" % key[:8])             # shown so it can be matched in the journal
+        t.pump(1.0)
+        assert len([e for e in srv.actions() if e["route"].endswith("/retry")]) == 1   # never automatic
+        t.send("R")
+        t.wait_for("re-send retry of execution")
+        t.wait_for("Idempotency-Key %s" % key[:8])
+        t.send("y")
+        t.wait_for("re-sent]", secs=10)
+        t.wait_for("re-sent retry of", secs=10)
+        entries = [e for e in srv.actions() if e["route"].endswith("/retry")]
+        assert len(entries) == 2, entries
+        assert entries[1]["key"] == key and entries[1]["replayed"] and not entries[1]["applied"], entries
+        t.send("n")
+        t.send("Q")
+        t.finish()
+        lines = [json.loads(x) for x in next((tmp_path / "state" / "redrive").glob("*")).read_text().splitlines()]
+        assert [j.get("idempotency_key") for j in lines[-2:]] == [key, key], lines[-2:]
+    finally:
+        if t and t.child.isalive():
+            t.child.kill(signal.SIGKILL)
+        srv.stop()
+        reload_attune2()
