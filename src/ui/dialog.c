@@ -340,15 +340,15 @@ static void progress_lines(ui_app *app, dlines *dl)
     for (size_t i = 0; i < n; i++) {
         const rd_result *r = item_result(d, i);
         bool resent = d->resent && d->resent[i];
-        char key[32] = "";
-        if (resent || r->code == RD_RES_MAYBE_APPLIED)   /* to match it in the journal */
+        char key[32] = "";   /* before the message (which may be long): to match the journal */
+        if (resent || r->code == RD_RES_MAYBE_APPLIED)
             snprintf(key, sizeof key, "  [key %.8s%s]", r->idem_key, resent ? ", re-sent" : "");
         if (r->code == RD_RES_PENDING)
             dl_add(dl, TS_DIALOG, xasprintf("  %s  %s%s", r->id, resent ? "re-sending" : "pending", key));
         else
             dl_add(dl, r->code == RD_RES_OK ? TS_DIALOG : TS_DIALOG_DANGER,
-                   xasprintf("  %s  %s%s  %s%s", r->id, result_code_name(r->code),
-                             r->replayed ? " (replayed)" : "", r->message, key));
+                   xasprintf("  %s  %s%s%s  %s", r->id, result_code_name(r->code),
+                             r->replayed ? " (replayed)" : "", key, r->message));
     }
 }
 
@@ -362,7 +362,7 @@ static void resend_lines(ui_app *app, dlines *dl)
                                            action_target_kind(r->action), r->id, sys, banner[0] ? " (" : "",
                                            banner, banner[0] ? ")" : ""));
     dl_add(dl, TS_DIALOG, xasprintf("with the same Idempotency-Key %.8s... (as in the journal)", r->idem_key));
-    dl_add(dl, TS_DIALOG, xasprintf("the first request %s", r->message));
+    dl_add(dl, TS_DIALOG, xasprintf("first result: %s", r->message));
     dl_add(dl, TS_DIALOG, xstrdup("it may already have been applied: a core that honours the key answers"));
     dl_add(dl, TS_DIALOG, xstrdup("from its cache instead of acting twice; one that does not may act again"));
 }

@@ -197,7 +197,7 @@ pg_stop() {
 
 # ---- Redis -------------------------------------------------------------------
 redis_ready() {
-    [ "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --no-auth-warning ping 2>/dev/null)" = PONG ]
+    [ "$(timeout 2 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --no-auth-warning ping 2>/dev/null)" = PONG ]
 }
 
 redis_start() {
@@ -220,7 +220,7 @@ redis_start() {
 
 redis_stop() {
     if redis_ready; then
-        redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1
+        timeout 5 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1
     fi
     local pid; pid=$(cat "$DIR/redis/redis.pid" 2>/dev/null)
     if alive "$pid" && [ "$(comm_of "$pid")" = redis-server ]; then kill_pids "$pid"; fi
