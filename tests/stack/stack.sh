@@ -107,16 +107,58 @@ dir_pids() {
     done
 }
 
-# Leftover services of an earlier run on our ports (possibly from another, deleted DIR).
-# Only processes that are one of our services are killed.
+# The stack DIR a service process belongs to: postgres runs in X/pg/data, redis in X/redis,
+# beam in X/rabbit, core servers and the consumer get --env-file X/env. A deleted DIR shows up
+# as "X (deleted)" and is reported as X (which no longer exists).
+owner_dir() {
+    local p=$1 cwd c
+    cwd=$(readlink "/proc/$p/cwd" 2>/dev/null)
+    cwd=${cwd% (deleted)}
+    case "$cwd" in
+        */pg/data) echo "${cwd%/pg/data}"; return ;;
+        */redis) echo "${cwd%/redis}"; return ;;
+        */rabbit) echo "${cwd%/rabbit}"; return ;;
+    esac
+    c=$(cmdline_of "$p")
+    case "$c" in
+        *"--env-file "*) c=${c#*--env-file }; c=${c%% *}; echo "${c%/env}" ;;
+    esac
+}
+
+is_service() {  # one of the kinds of process a stack runs
+    case "$(comm_of "$1")/$(cmdline_of "$1")" in
+        postgres/*|redis-server/*|beam.smp/*|epmd/*|python3/*coresrv*) return 0 ;;
+    esac
+    return 1
+}
+
+# Refuse to touch a port held by ANOTHER existing stack DIR (e.g. a user with some other
+# stack's env sourced): never kill that stack. Prints stale pids: our kinds of service on our
+# ports whose DIR is gone (a crashed run of a deleted temp DIR).
+foreign_check() {
+    local port p o refuse=0
+    for port in $(all_ports); do
+        for p in $(listeners "$port"); do
+            o=$(owner_dir "$p")
+            [ "$o" = "$DIR" ] && continue
+            if [ -n "$o" ] && [ -d "$o" ]; then
+                log "port $port is used by the stack in $o (pid $p): stop it or choose another RD_PORT_BASE"
+                refuse=1
+            elif [ -n "$o" ] && is_service "$p"; then
+                echo "$p"
+            fi
+        done
+    done
+    [ $refuse = 0 ]
+}
+
+# Leftover services on our ports that do not answer: only our kinds of process are killed.
 port_squatters() {
     local port p
     for port in "$@"; do
         for p in $(listeners "$port"); do
-            case "$(comm_of "$p")/$(cmdline_of "$p")" in
-                postgres/*|redis-server/*|beam.smp/*|epmd/*|python3/*coresrv*) echo "$p" ;;
-                *) log "port $port is used by pid $p ($(comm_of "$p")), not ours: not killing" ;;
-            esac
+            if is_service "$p"; then echo "$p"
+            else log "port $port is used by pid $p ($(comm_of "$p")), not ours: not killing"; fi
         done
     done
 }
@@ -218,12 +260,11 @@ redis_start() {
     return 1
 }
 
-redis_stop() {
-    if redis_ready; then
-        timeout 5 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1
-    fi
+redis_stop() {  # only OUR redis (pid file + working directory), never "whatever is on the port"
     local pid; pid=$(cat "$DIR/redis/redis.pid" 2>/dev/null)
-    if alive "$pid" && [ "$(comm_of "$pid")" = redis-server ]; then kill_pids "$pid"; fi
+    if alive "$pid" && [ "$(comm_of "$pid")" = redis-server ] && [ "/proc/$pid/cwd" -ef "$DIR/redis" ]; then
+        kill_pids "$pid"   # SIGTERM: redis shuts down cleanly (no persistence configured)
+    fi
     rm -f "$DIR/redis/redis.pid"
     return 0
 }
@@ -437,14 +478,22 @@ write_env() {
 # ---- commands ----------------------------------------------------------------
 stores_ready() { pg_vars; pg_ready && redis_ready && rabbit_ready; }
 
+ours_on_port() {  # a listener on port $1 belongs to this DIR
+    local p
+    for p in $(listeners "$1"); do [ "$(owner_dir "$p")" = "$DIR" ] && return 0; done
+    return 1
+}
+
 cmd_status() {
     choose_base
     RUSER=${RD_RABBIT_USER_DEFAULT}; RPASS=${RD_RABBIT_PASSWORD_DEFAULT}
     local rc=0
     pg_vars
     if pg_ready; then echo "postgresql: up (port $PG_PORT, socket $PGSOCK)"; else echo "postgresql: down"; rc=1; fi
-    if redis_ready; then echo "redis: up (port $REDIS_PORT)"; else echo "redis: down"; rc=1; fi
-    if rabbit_ready; then echo "rabbitmq: up (amqp $AMQP_PORT, management $MGMT_PORT, node $NODENAME)"
+    if redis_ready && ours_on_port "$REDIS_PORT"; then echo "redis: up (port $REDIS_PORT)"
+    else echo "redis: down"; rc=1; fi
+    if rabbit_ready && ours_on_port "$MGMT_PORT"; then
+        echo "rabbitmq: up (amqp $AMQP_PORT, management $MGMT_PORT, node $NODENAME)"
     else echo "rabbitmq: down"; rc=1; fi
     if consumer_alive; then echo "amqp consumer: up ($CONSUMER_QUEUE)"; else echo "amqp consumer: down"; rc=1; fi
     if [ -f "$CORESRV" ]; then
@@ -466,6 +515,13 @@ cmd_start() {
     if [ -f "$DIR/base" ] && [ "$(cat "$DIR/base")" != "$BASE" ]; then
         log "$DIR was used with port base $(cat "$DIR/base"); stopping that first"
         ( RD_PORT_BASE=$(cat "$DIR/base") bash "$0" stop "$DIR" ) || true
+    fi
+    local gone
+    gone=$(foreign_check) || die "not starting: ports of base $BASE belong to another stack"
+    if [ -n "$gone" ]; then
+        log "killing services left by a deleted stack DIR: $(echo $gone)"
+        # shellcheck disable=SC2086
+        kill_pids $gone
     fi
     echo "$BASE" >"$DIR/base"
 
@@ -553,7 +609,13 @@ cmd_stop_inner() {
 cmd_stop() {
     choose_base
     RUSER=${RD_RABBIT_USER_DEFAULT}; RPASS=${RD_RABBIT_PASSWORD_DEFAULT}
-    [ -d "$DIR" ] || { log "$DIR does not exist: nothing to stop"; return 0; }
+    if [ ! -d "$DIR" ]; then   # deleted under a running stack: sweep what names it
+        local left; left=$(dir_pids)
+        # shellcheck disable=SC2086
+        [ -n "$left" ] && kill_pids $left
+        log "$DIR does not exist: nothing else to stop"
+        return 0
+    fi
     cmd_stop_inner
     local left; left=$(dir_pids)
     if [ -n "$left" ]; then

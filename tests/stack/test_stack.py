@@ -109,6 +109,19 @@ def test_start_twice_is_quick(private_stack):
     assert time.monotonic() - t0 < 15
 
 
+def test_other_dir_on_same_ports_is_refused(private_stack):
+    d, base = private_stack
+    other = tempfile.mkdtemp(prefix="rd-stack-other-")
+    try:
+        r = stack("start", other, base)
+        assert r.returncode != 0
+        assert "belong to another stack" in r.stderr
+        assert stack("stop", other).returncode == 0
+        assert stack("status", d).returncode == 0      # the running stack was not touched
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+
+
 def test_crash_recovery(private_stack):
     d, base = private_stack
     procs = dir_processes(d)
