@@ -6,7 +6,7 @@
 #   bash tests/stack/stack.sh stop DIR     # idempotent; leaves no process of ours behind
 #   bash tests/stack/stack.sh status DIR   # exit 0 when everything answers
 #
-# Ports come from RD_PORT_BASE (default 25400), see docs/TEAM-CONTRACTS.md:
+# Ports come from RD_PORT_BASE (default 25400), see docs/contracts.md:
 #   +0 PostgreSQL, +1 Redis, +2 AMQP, +3 management, +4 Erlang dist, +5 epmd (private),
 #   +10..+14 core servers attune1, attune2, tasker, alakai, openagents.
 # The base used at start is remembered in DIR/base; stop/status use it.
