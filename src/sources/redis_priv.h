@@ -114,6 +114,14 @@ void rs_publish_prev(rs_src *s, const rix_cursor *c, size_t n, uint32_t *idx);
 void rs_kick(rs_src *s);                     /* run rs_step soon from the loop */
 
 /* redis_fetch.c */
+/* Fetch batches (redis_fetch.c): one job per key, run with bounded commands in flight. */
+typedef struct rs_batch rs_batch;
+rs_batch *rs_batch_new(rs_src *s, rs_batch_kind kind, size_t n);
+size_t rs_batch_size(const rs_batch *b);
+const char *rs_batch_last_key(const rs_batch *b);     /* NULL when empty */
+void rs_batch_add(rs_batch *b, const char *key, size_t len);
+void rs_batch_run(rs_batch *b);
+
 void rs_sweep_start(rs_src *s);
 void rs_sweep_continue(rs_src *s);           /* issue the next SCAN (from the loop) */
 void rs_dirty_add(rs_src *s, const char *key, size_t len);
