@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "../core/xalloc.h"
-#include "../sources/http.h"
+#include "../io/http.h"
 #include "auth.h"
 #include "journal.h"
 #include "request.h"
-#include "secret.h"
+#include "../io/secret.h"
 
 enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
 

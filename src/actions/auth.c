@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "../core/xalloc.h"
-#include "../sources/http.h"
-#include "secret.h"
+#include "../io/http.h"
+#include "../io/secret.h"
 
 enum { AUTH_MARGIN_S = 30, AUTH_HTTP_TIMEOUT_MS = 10000, AUTH_CMD_TIMEOUT_S = 30 };
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "../core/profile.h"
-#include "../sources/http.h"
+#include "../io/http.h"
 #include "actions.h"
 
 typedef struct rd_route {

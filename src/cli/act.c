@@ -22,7 +22,7 @@
 #include "../actions/actions.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
-#include "../sources/http.h"
+#include "../io/http.h"
 
 typedef struct act_opts {
     rd_cli cli;

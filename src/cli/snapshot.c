@@ -18,7 +18,7 @@
 #include "../core/model_json.h"
 #include "../core/profile.h"
 #include "../core/sanitize.h"
-#include "../sources/http.h"
+#include "../io/http.h"
 #include "../sources/sources.h"
 
 static const double SNAPSHOT_DEADLINE_S = 8.0;

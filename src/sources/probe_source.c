@@ -19,7 +19,7 @@
 
 #include "../core/health.h"
 #include "../core/xalloc.h"
-#include "http.h"
+#include "../io/http.h"
 #include "source.h"
 
 enum { PR_TIMEOUT_MS = 3000, PR_CONNECT_MS = 2000, PR_MAX_BODY = 64 << 10,

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "../core/xalloc.h"
-#include "http.h"
+#include "../io/http.h"
 #include "rabbit_decode.h"
 #include "source.h"
 

@@ -13,7 +13,7 @@
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
-#include "../sources/http.h"
+#include "../io/http.h"
 #include "cmd.h"
 
 static const ui_view_ops *const view_table[VIEW__COUNT] = {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../actions/secret.h"
+#include "../io/secret.h"
 #include "app.h"
 #include "draw.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "src/actions/journal.h"
-#include "src/sources/http.h"
+#include "src/io/http.h"
 
 typedef struct probe {
     struct event_base *base;

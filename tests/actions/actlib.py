@@ -21,7 +21,7 @@ def probe_bin():
     b = os.environ.get("RD_ACT_PROBE")
     if b:
         return b
-    return os.path.join(os.path.dirname(redrive_bin()), "..", "actions", "rd-act-probe")
+    return os.path.join(os.path.dirname(redrive_bin()), "..", "..", "tests", "actions", "rd-act-probe")
 
 
 def free_port():

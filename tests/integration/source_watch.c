@@ -23,7 +23,7 @@
 
 #include "../../src/core/config.h"
 #include "../../src/core/profile.h"
-#include "../../src/sources/http.h"
+#include "../../src/io/http.h"
 #include "../../src/sources/sources.h"
 
 typedef struct watch {

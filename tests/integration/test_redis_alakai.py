@@ -48,7 +48,7 @@ class Watch:
 
     def __init__(self, config, system=None, ready_timeout=15):
         build = os.path.dirname(os.path.dirname(os.path.dirname(rd_bin())))
-        exe = os.path.join(build, "src", "sources", "rd-source-watch")
+        exe = os.path.join(build, "tests", "integration", "rd-source-watch")
         if not os.path.exists(exe):
             pytest.skip("rd-source-watch not built")
         env = dict(os.environ, TZ="UTC", REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
