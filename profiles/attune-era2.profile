@@ -7,6 +7,7 @@ name = attune-era2
 store = postgresql
 semantics = attune
 dlq_source = broker
+actions_from = attune         # action routes: attune.profile (they do not depend on the era)
 
 [query counts]
 -- Counts by status: exact on small tables, planner statistics (marked ≈) on big ones.
@@ -152,26 +153,3 @@ SELECT w.id::text AS id,
                       WHERE c.oid = 'attune.execution'::regclass) < 200000
               GROUP BY e.worker) b ON b.worker = w.id
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id
-
-[action retry]
-method = POST
-path = /api/v1/executions/{id}/retry
-body = {"reason":"{reason}"}
-
-[action drain]
-method = POST
-path = /api/v1/workers/{worker}/cordon
-body = {"reason":"{reason}"}
-
-[action undrain]
-method = POST
-path = /api/v1/workers/{worker}/uncordon
-
-[action deactivate]
-method = POST
-path = /api/v1/workers/{worker}/deactivate
-body = {"reason":"{reason}"}
-
-[action activate]
-method = POST
-path = /api/v1/workers/{worker}/activate

@@ -2,7 +2,8 @@
 # The schema has two eras; `variant_query` picks the matching profile on every connect:
 #   attune-era1.profile  phase-3 code: retry metadata in execution.config JSON (public schema)
 #   attune-era2.profile  later: retry columns, execution.worker, cordons (schema attune)
-# Actions live here (and in both era files) because they do not depend on the era.
+# The action routes live here only: they do not depend on the era, and both era files
+# name this profile in `actions_from`.
 [profile]
 name = attune
 store = postgresql

@@ -2,7 +2,6 @@
 #include "actions.h"
 
 #include <event2/event.h>
-#include <pwd.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +45,9 @@ struct rd_actor {
     rd_http *http;
     const rd_system_cfg *cfg;
     const rd_profile *prof;
+    const rd_profile *(*profile_now)(void *ud);
+    void *profile_ud;
+    char *local_user;        /* "unknown (local user NAME)" until the core says who */
     bool read_only;
     rd_auth *auth;
     char *journal_path;
@@ -56,6 +58,13 @@ struct rd_actor {
 };
 
 static void batch_schedule(rd_batch *b);
+
+/* The profile the store reads with now (a schema era falls back to prof for routes). */
+static const rd_profile *actor_profile(const rd_actor *a)
+{
+    const rd_profile *p = a->profile_now ? a->profile_now(a->profile_ud) : NULL;
+    return p ? p : a->prof;
+}
 
 static double mono_s(void)
 {
@@ -75,8 +84,7 @@ static void on_prompt(const char *prompt, void *ud)
         auth_supply_password(a->auth, NULL);
 }
 
-rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
-                    const rd_profile *prof, bool read_only)
+rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *env)
 {
     /* credentials will live in this process: no core dumps from here on */
     struct rlimit nocore = {0, 0};
@@ -84,10 +92,14 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_system_cfg 
     rd_actor *a = xcalloc(1, sizeof *a);
     a->base = base;
     a->http = http;
-    a->cfg = cfg;
-    a->prof = prof;
-    a->read_only = read_only || cfg->read_only;
-    a->auth = auth_new(base, http, cfg);
+    a->cfg = env->cfg;
+    a->prof = env->prof;
+    a->profile_now = env->profile_now;
+    a->profile_ud = env->profile_ud;
+    const char *user = env->local_user && *env->local_user ? env->local_user : "?";
+    a->local_user = xasprintf("unknown (local user %s)", user);
+    a->read_only = env->read_only || env->cfg->read_only;
+    a->auth = auth_new(base, http, env->cfg);
     a->timeout_ms = ACT_HTTP_TIMEOUT_MS;
     return a;
 }
@@ -113,6 +125,7 @@ void actor_free(rd_actor *a)
     }
     auth_free(a->auth);
     free(a->journal_path);
+    free(a->local_user);
     free(a);
 }
 
@@ -177,7 +190,7 @@ bool actor_can_act(const rd_actor *a, char *why, size_t whycap)
 bool actor_supports(const rd_actor *a, rd_action kind)
 {
     rd_route r;
-    return route_for(a->prof, kind, &r);
+    return route_for(actor_profile(a), kind, &r);
 }
 
 typedef struct prep_ctx {
@@ -201,14 +214,10 @@ void actor_prepare(rd_actor *a, void (*cb)(bool ok, const char *why, void *ud), 
     auth_ensure(a->auth, on_prepared, p);
 }
 
-static const char *operator_name(const rd_actor *a, char *buf, size_t cap)
+static const char *operator_name(const rd_actor *a)
 {
     const char *id = auth_identity(a->auth);
-    if (id)
-        return id;
-    struct passwd *pw = getpwuid(getuid());
-    snprintf(buf, cap, "unknown (local user %s)", pw && pw->pw_name ? pw->pw_name : "?");
-    return buf;
+    return id ? id : a->local_user;
 }
 
 /* ---- journal ---------------------------------------------------------------------- */
@@ -220,11 +229,11 @@ static char *target_text(const char *id, const char *parent)
 
 static void journal_result(rd_actor *a, const rd_result *r)
 {
-    char opbuf[128], why[256];
+    char why[256];
     char *t = target_text(r->id, r->parent);
     const char *targets[] = {t};
     rd_journal_rec rec = {
-        .operator_ = operator_name(a, opbuf, sizeof opbuf),
+        .operator_ = operator_name(a),
         .system = a->cfg->name, .action = action_name(r->action),
         .targets = targets, .n_targets = 1,
         .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
@@ -238,12 +247,12 @@ static void journal_result(rd_actor *a, const rd_result *r)
 static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
                             const char *why)
 {
-    char opbuf[128], err[256];
+    char err[256];
     char **ts = xcalloc(n ? n : 1, sizeof *ts);
     for (size_t i = 0; i < n; i++)
         ts[i] = target_text(t[i].id, t[i].parent);
     rd_journal_rec rec = {
-        .operator_ = operator_name(a, opbuf, sizeof opbuf), .system = a->cfg->name,
+        .operator_ = operator_name(a), .system = a->cfg->name,
         .action = action_name(kind), .targets = (const char *const *)ts, .n_targets = n,
         .result = why, .code = result_code_name(RD_RES_REFUSED)};
     if (!journal_append(a->journal_path, &rec, err, sizeof err))
@@ -346,17 +355,17 @@ static bool send_item(rd_batch *b, size_t i)
     rd_actor *a = b->a;
     rd_result *r = &b->res[i];
     rd_route route;
-    char why[256], opbuf[128];
+    char why[256];
     char *path = NULL, *body = NULL, *url = NULL;
     char *cred[ACT_MAX_HEADERS] = {0};
     bool ok = false;
-    if (!route_for(a->prof, b->kind, &route)) {
+    if (!route_for(actor_profile(a), b->kind, &route)) {
         snprintf(why, sizeof why, "this system's profile has no %s action", action_name(b->kind));
         goto fail;
     }
     bool worker = action_on_worker(b->kind);
     rd_tvars v = {.id = r->id, .task = r->parent, .worker = worker ? r->id : NULL,
-                  .reason = b->reason, .operator_ = operator_name(a, opbuf, sizeof opbuf)};
+                  .reason = b->reason, .operator_ = operator_name(a)};
     if (!(path = template_expand(route.path, &v, true, why, sizeof why)))
         goto fail;
     if (route.body && !(body = template_expand(route.body, &v, false, why, sizeof why)))

@@ -109,10 +109,20 @@ typedef struct rd_batch_cbs {
  * "password for ops@attune-prod: ". */
 typedef void (*rd_password_prompt)(rd_actor *a, const char *prompt, void *ud);
 
-/* cfg and prof must outlive the actor. read_only: the --read-only flag (cfg->read_only
- * is honoured as well). Never NULL. */
-rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
-                    const rd_profile *prof, bool read_only);
+/* What an actor acts with (given by its session). Borrowed pointers must outlive it. */
+typedef struct rd_actor_env {
+    const rd_system_cfg *cfg;
+    const rd_profile *prof;          /* the system's profile */
+    /* optional: the profile in use now, asked at each use (a schema-era variant, whose
+     * routes fall back to its actions_from profile); NULL or returning NULL = prof */
+    const rd_profile *(*profile_now)(void *ud);
+    void *profile_ud;
+    const char *local_user;          /* the operator's local login name (copied); NULL = "?" */
+    bool read_only;                  /* --read-only (cfg->read_only is honoured as well) */
+} rd_actor_env;
+
+/* Never NULL. */
+rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *env);
 void actor_free(rd_actor *a);        /* aborts running batches (no more callbacks) */
 void actor_set_password_prompt(rd_actor *a, rd_password_prompt fn, void *ud);
 void actor_supply_password(rd_actor *a, const char *password);   /* copied, then wiped */

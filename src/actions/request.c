@@ -86,7 +86,7 @@ bool route_for(const rd_profile *prof, rd_action kind, rd_route *out)
 {
     if ((unsigned)kind >= RD_ACT__COUNT)
         return false;
-    if (prof && prof->n_actions > 0) {
+    if (profile_has_actions(prof)) {
         const rd_profile_action *pa = profile_action(prof, action_name(kind));
         if (!pa || !pa->path || !*pa->path || !pa->method || strcmp(pa->method, "none") == 0)
             return false;

@@ -22,10 +22,9 @@
 #include "../actions/actions.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
-#include "../io/http.h"
 
 typedef struct act_opts {
-    rd_cli cli;
+    rd_opts opts;              /* the global options, with those given after the verb */
     rd_action kind;
     const char *reason;
     const char *idem_key;
@@ -79,8 +78,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
         const char **slot = NULL;
         if (take(argc, argv, &i, "--reason", &v)) slot = &o->reason;
         else if (take(argc, argv, &i, "--idempotency-key", &v)) slot = &o->idem_key;
-        else if (take(argc, argv, &i, "--config", &v)) slot = &o->cli.config_path;
-        else if (take(argc, argv, &i, "--system", &v)) slot = &o->cli.system;
+        else if (take(argc, argv, &i, "--config", &v)) slot = &o->opts.config_path;
+        else if (take(argc, argv, &i, "--system", &v)) slot = &o->opts.system;
         if (slot) {
             if (!v) {
                 fprintf(stderr, "redrive: %s needs a value\n", a);
@@ -88,9 +87,9 @@ static bool parse_args(int argc, char **argv, act_opts *o)
             }
             *slot = v;
         } else if (!strcmp(a, "--yes") || !strcmp(a, "-y")) {
-            o->cli.yes = true;
+            o->opts.yes = true;
         } else if (!strcmp(a, "--read-only")) {
-            o->cli.read_only = true;
+            o->opts.read_only = true;
         } else if (!strcmp(a, "--")) {
             while (++i < argc)
                 o->ids[o->n++] = argv[i];
@@ -111,32 +110,6 @@ static bool parse_args(int argc, char **argv, act_opts *o)
         return false;
     }
     return true;
-}
-
-static bool load_system(const rd_cli *cli, rd_config *cfg, rd_profile *prof,
-                        rd_system_cfg **sys)
-{
-    rd_diags d = {0};
-    char *path = cli->config_path ? NULL : config_default_path();
-    bool ok = config_load(cli->config_path ? cli->config_path : path, cfg, &d);
-    free(path);
-    for (size_t i = 0; i < d.n; i++)
-        err_clean(0, "", d.msgs[i]);
-    diags_free(&d);
-    if (!ok && cfg->n == 0)
-        return false;
-    *sys = config_find(cfg, cli->system);
-    if (!*sys) {
-        err_clean(0, "redrive: no such system in the configuration: ",
-                  cli->system ? cli->system : "(none configured)");
-        return false;
-    }
-    rd_diags pd = {0};
-    ok = profile_load((*sys)->profile ? (*sys)->profile : "openagents", prof, &pd);
-    for (size_t i = 0; i < pd.n; i++)
-        err_clean(0, "", pd.msgs[i]);
-    diags_free(&pd);
-    return ok;
 }
 
 /* Splits TASK/STEP (or TASK:STEP) when the route needs {task}. */
@@ -185,7 +158,7 @@ static bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo)
 static int confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target *t,
                    unsigned san)
 {
-    if (o->cli.yes)
+    if (o->opts.yes)
         return RD_EXIT_OK;
     if (!isatty(STDIN_FILENO)) {
         fprintf(stderr, "redrive: stdin is not a terminal: refusing to %s without --yes\n",
@@ -262,19 +235,11 @@ static void on_sigint(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-static int execute(act_opts *o, rd_system_cfg *sys, rd_profile *prof, rd_target *t,
+static int execute(act_opts *o, rd_session *ss, struct event_base *base, rd_target *t,
                    unsigned san)
 {
-    act_run run = {.san = san, .base = event_base_new()};
-    rd_http *http = http_new(run.base);
-    run.actor = actor_new(run.base, http, sys, prof, o->cli.read_only);
-    actor_set_password_prompt(run.actor, on_password, NULL);
-    const char *jp = getenv("REDRIVE_JOURNAL");
-    if (jp && *jp)
-        actor_set_journal(run.actor, jp);
-    const char *tmo = getenv("REDRIVE_ACTION_TIMEOUT_MS");   /* tests, slow links */
-    if (tmo && *tmo)
-        actor_set_timeout_ms(run.actor, atol(tmo));
+    act_run run = {.san = san, .base = base, .actor = session_actor(ss)};
+    const rd_system_cfg *sys = session_system(ss);
     int rc = RD_EXIT_FAIL;
     char why[512];
     rd_batch_cbs cbs = {.on_item = on_item, .on_done = on_done};
@@ -306,18 +271,14 @@ static int execute(act_opts *o, rd_system_cfg *sys, rd_profile *prof, rd_target 
         rc = batch_done(run.batch) && ok == n ? RD_EXIT_OK : RD_EXIT_FAIL;
         batch_free(run.batch);
     }
-    actor_free(run.actor);
-    http_free(http);
-    event_base_free(run.base);
     return rc;
 }
 
-int cmd_action(const rd_cli *cli, int argc, char **argv)
+int cli_action(const rd_opts *opts, int argc, char **argv)
 {
-    act_opts o = {.cli = *cli};
-    rd_config cfg = {0};
-    rd_profile prof = {0};
-    rd_system_cfg *sys = NULL;
+    act_opts o = {.opts = *opts};
+    rd_session *ss = NULL;
+    struct event_base *base = NULL;
     rd_target *t = NULL;
     char **parents = NULL;
     int rc = RD_EXIT_USAGE;
@@ -326,20 +287,28 @@ int cmd_action(const rd_cli *cli, int argc, char **argv)
         fputs(act_usage, stderr);
         goto out;
     }
-    if (!load_system(&o.cli, &cfg, &prof, &sys))
+    base = event_base_new();
+    ss = session_new(&o.opts);
+    rd_session_io io = {.base = base, .parts = SESSION_ACTOR, .on_password = on_password};
+    rd_session_status st = session_open(ss, o.opts.system, &io);
+    session_print_diags(ss, 0, stderr);
+    if (st != SESSION_OK) {
+        rc = session_exit_code(st);
         goto out;
+    }
     t = xcalloc(o.n, sizeof *t);
     parents = xcalloc(o.n, sizeof *parents);
-    if (!make_targets(&o, &prof, t, parents))
+    if (!make_targets(&o, session_profile(ss), t, parents))
         goto out;
-    rc = execute(&o, sys, &prof, t, san);
+    rc = execute(&o, ss, base, t, san);
 out:
     for (size_t i = 0; parents && i < o.n; i++)
         free(parents[i]);
     free(parents);
     free(t);
     free(o.ids);
-    profile_free(&prof);
-    config_free(&cfg);
+    session_free(ss);   /* the actor before its loop */
+    if (base)
+        event_base_free(base);
     return rc;
 }

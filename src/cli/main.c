@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ui/ui.h"
 #include "rd_build.h"
 
 static const char usage[] =
@@ -56,26 +57,26 @@ static bool is_action_verb(const char *s)
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
-    rd_cli cli = {0};
+    rd_opts opts = {0};
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
         const char **slot = NULL;
         const char *v = NULL;
-        if (take_value(argc, argv, &i, "--config", &v)) slot = &cli.config_path;
-        else if (take_value(argc, argv, &i, "--system", &v)) slot = &cli.system;
-        else if (take_value(argc, argv, &i, "--theme", &v)) slot = &cli.theme;
-        else if (take_value(argc, argv, &i, "--keymap", &v)) slot = &cli.keymap;
+        if (take_value(argc, argv, &i, "--config", &v)) slot = &opts.config_path;
+        else if (take_value(argc, argv, &i, "--system", &v)) slot = &opts.system;
+        else if (take_value(argc, argv, &i, "--theme", &v)) slot = &opts.theme;
+        else if (take_value(argc, argv, &i, "--keymap", &v)) slot = &opts.keymap;
         if (slot) {
             if (!v)
                 return RD_EXIT_USAGE;
             *slot = v;
             continue;
         }
-        if (strcmp(a, "--read-only") == 0) cli.read_only = true;
-        else if (strcmp(a, "--ascii") == 0) cli.ascii = true;
-        else if (strcmp(a, "--no-mouse") == 0) cli.no_mouse = true;
-        else if (strcmp(a, "--yes") == 0 || strcmp(a, "-y") == 0) cli.yes = true;
+        if (strcmp(a, "--read-only") == 0) opts.read_only = true;
+        else if (strcmp(a, "--ascii") == 0) opts.ascii = true;
+        else if (strcmp(a, "--no-mouse") == 0) opts.no_mouse = true;
+        else if (strcmp(a, "--yes") == 0 || strcmp(a, "-y") == 0) opts.yes = true;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage, stdout);
             return RD_EXIT_OK;
@@ -89,11 +90,11 @@ int main(int argc, char **argv)
             break;
     }
     if (i >= argc)
-        return ui_main(&cli);
+        return ui_main(&opts);
     if (strcmp(argv[i], "snapshot") == 0)
-        return cmd_snapshot(&cli, argc - i, argv + i);
+        return cli_snapshot(&opts, argc - i, argv + i);
     if (is_action_verb(argv[i]))
-        return cmd_action(&cli, argc - i, argv + i);
+        return cli_action(&opts, argc - i, argv + i);
     fprintf(stderr, "redrive: unknown command '%s'\n%s", argv[i], usage);
     return RD_EXIT_USAGE;
 }

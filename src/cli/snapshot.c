@@ -14,12 +14,8 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "../core/config.h"
 #include "../core/model_json.h"
-#include "../core/profile.h"
 #include "../core/sanitize.h"
-#include "../io/http.h"
-#include "../sources/sources.h"
 
 static const double SNAPSHOT_DEADLINE_S = 8.0;
 
@@ -108,12 +104,6 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
     return true;
 }
 
-static void print_diags(const rd_diags *d)
-{
-    for (size_t i = 0; i < d->n; i++)
-        err_line(d->msgs[i]);
-}
-
 static void on_change(void *ud)
 {
     snap_run *r = ud;
@@ -154,33 +144,28 @@ static bool finish_sources(rd_model *m)
     return all;
 }
 
-static void run_sources(const rd_system_cfg *sys, const rd_profile *prof, rd_model *m,
-                        const snap_opts *o)
+/* Runs the loop until every source answered (and the chain / DLQ page asked for came
+ * back) or the deadline. */
+static void run_sources(snap_run *r, const snap_opts *o)
 {
-    snap_run r = { .base = event_base_new() };
-    rd_http *http = http_new(r.base);
-    r.src = sources_new(r.base, http, sys, prof, m, on_change, &r);
-    r.want_idle = o->chain_id || (o->view && strcmp(o->view, "dlq") == 0);
+    r->want_idle = o->chain_id || (o->view && strcmp(o->view, "dlq") == 0);
     if (o->status || o->filter) {
         rd_exec_filter f = { .status = (char *)(uintptr_t)o->status,
                              .text = (char *)(uintptr_t)o->filter };
-        sources_set_filter(r.src, &f);
+        sources_set_filter(r->src, &f);
     }
-    sources_start(r.src);
+    sources_start(r->src);
     if (o->chain_id)
-        sources_request_chain(r.src, o->chain_id);
+        sources_request_chain(r->src, o->chain_id);
     if (o->view && strcmp(o->view, "dlq") == 0)
-        sources_peek_dlq(r.src, false);
-    r.started = true;
-    struct event *deadline = evtimer_new(r.base, on_deadline, r.base);
+        sources_peek_dlq(r->src, false);
+    r->started = true;
+    struct event *deadline = evtimer_new(r->base, on_deadline, r->base);
     struct timeval tv = { (time_t)SNAPSHOT_DEADLINE_S, 0 };
     evtimer_add(deadline, &tv);
-    on_change(&r);
-    event_base_dispatch(r.base);
+    on_change(r);
+    event_base_dispatch(r->base);
     event_free(deadline);
-    sources_free(r.src);
-    http_free(http);
-    event_base_free(r.base);
 }
 
 static int output(const rd_model *m, const snap_opts *o)
@@ -199,52 +184,28 @@ static int output(const rd_model *m, const snap_opts *o)
     return fflush(stdout) == 0 ? RD_EXIT_OK : RD_EXIT_FAIL;
 }
 
-static bool load_system(const rd_cli *cli, rd_config *cfg, rd_profile *prof,
-                        rd_system_cfg **sys)
-{
-    rd_diags d = {0};
-    char *path = cli->config_path ? NULL : config_default_path();
-    bool ok = config_load(cli->config_path ? cli->config_path : path, cfg, &d);
-    free(path);
-    print_diags(&d);
-    diags_free(&d);
-    if (!ok)
-        return false;
-    *sys = config_find(cfg, cli->system);
-    if (!*sys) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "redrive: %s%.200s%s", cli->system ? "no system \"" : "",
-                 cli->system ? cli->system : "no system configured",
-                 cli->system ? "\" in the configuration" : "");
-        err_line(msg);
-        return false;
-    }
-    ok = profile_load((*sys)->profile, prof, &d);
-    print_diags(&d);
-    diags_free(&d);
-    return ok;
-}
-
-int cmd_snapshot(const rd_cli *cli, int argc, char **argv)
+int cli_snapshot(const rd_opts *opts, int argc, char **argv)
 {
     snap_opts o = {0};
     if (!parse_args(argc, argv, &o))
         return RD_EXIT_USAGE;
-    rd_config cfg = {0};
-    rd_profile prof = {0};
-    rd_system_cfg *sys = NULL;
-    int rc = RD_EXIT_USAGE;
-    if (!load_system(cli, &cfg, &prof, &sys))
-        goto out;
-    rd_model *m = model_new();
-    run_sources(sys, &prof, m, &o);
-    bool all = finish_sources(m);
-    rc = output(m, &o);
-    if (rc == RD_EXIT_OK && !all)
-        rc = RD_EXIT_PARTIAL;
-    model_free(m);
-out:
-    profile_free(&prof);
-    config_free(&cfg);
+    snap_run r = { .base = event_base_new() };
+    rd_session *ss = session_new(opts);
+    rd_session_io io = { .base = r.base, .parts = SESSION_SOURCES, .on_change = on_change,
+                         .change_ud = &r };
+    rd_session_status st = session_open(ss, opts->system, &io);
+    session_print_diags(ss, 0, stderr);
+    int rc = session_exit_code(st);
+    if (st == SESSION_OK) {
+        r.src = session_sources(ss);
+        run_sources(&r, &o);
+        rd_model *m = session_model(ss);
+        bool all = finish_sources(m);
+        rc = output(m, &o);
+        if (rc == RD_EXIT_OK && !all)
+            rc = RD_EXIT_PARTIAL;
+    }
+    session_free(ss);   /* the sources before their loop */
+    event_base_free(r.base);
     return rc;
 }

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "datafile.h"
 #include "textutil.h"
 #include "xalloc.h"
 
@@ -511,15 +511,7 @@ void config_free(rd_config *c)
 
 char *config_default_path(void)
 {
-    const char *x = getenv("XDG_CONFIG_HOME");
-    if (x && x[0] == '/')
-        return xasprintf("%s/redrive/config", x);
-    const char *h = getenv("HOME");
-    if (!h || !*h) {
-        struct passwd *pw = getpwuid(getuid());
-        h = pw && pw->pw_dir ? pw->pw_dir : ".";
-    }
-    return xasprintf("%s/.config/redrive/config", h);
+    return datafile_user_path("config");
 }
 
 rd_system_cfg *config_find(rd_config *c, const char *name)

@@ -8,11 +8,14 @@
 #include <unistd.h>
 #include <stdarg.h>
 
-#include "rd_build.h"
+#include "datafile.h"
 #include "textutil.h"
 #include "xalloc.h"
 
 #define PROFILE_MAX_BYTES (1u << 20)
+enum { PROFILE_MAX_DEPTH = 4 };   /* actions_from chains */
+
+static const rd_profile_action *own_action(const rd_profile *p, const char *name);
 
 typedef enum { SEC_NONE, SEC_PROFILE, SEC_QUERY, SEC_ACTION, SEC_BAD } sec_kind;
 
@@ -100,7 +103,7 @@ static void open_query(pparser *pp, const char *name, int line)
 static void open_action(pparser *pp, const char *name, int line)
 {
     rd_profile *p = pp->p;
-    if (profile_action(p, name)) {
+    if (own_action(p, name)) {
         perr(pp, line, "duplicate action '%s'", name);
         pp->sec = SEC_BAD;
         return;
@@ -284,13 +287,10 @@ bool profile_parse(const char *path, const char *text, rd_profile *out, rd_diags
     return pp.ok;
 }
 
-static bool is_path(const char *s)
-{
-    size_t n = strlen(s);
-    return strchr(s, '/') || (n > 8 && strcmp(s + n - 8, ".profile") == 0);
-}
+static bool load_depth(const char *name, const char *near, rd_profile *out, rd_diags *d,
+                       int depth);
 
-static bool load_file(const char *file, rd_profile *out, rd_diags *d)
+static bool load_file(const char *file, rd_profile *out, rd_diags *d, int depth)
 {
     char why[128];
     char *text = text_read_file(file, PROFILE_MAX_BYTES, why, sizeof why);
@@ -301,40 +301,67 @@ static bool load_file(const char *file, rd_profile *out, rd_diags *d)
     }
     bool ok = profile_parse(file, text, out, d);
     free(text);
+    const char *from = profile_get(out, "actions_from");
+    if (!ok || !from)
+        return ok;
+    int line = 0;
+    for (size_t i = 0; i < out->n_settings; i++)
+        if (strcmp(out->settings[i].key, "actions_from") == 0)
+            line = out->settings[i].line;
+    if (depth >= PROFILE_MAX_DEPTH) {
+        diags_add(d, file, line, "actions_from: chain deeper than %d profiles", PROFILE_MAX_DEPTH);
+        return false;
+    }
+    rd_profile *parent = xcalloc(1, sizeof *parent);
+    if (!load_depth(from, file, parent, d, depth + 1)) {
+        diags_add(d, file, line, "actions_from: cannot load profile '%s'", from);
+        profile_free(parent);
+        free(parent);
+        return false;
+    }
+    out->actions_from = parent;
+    return true;
+}
+
+/* A name is looked for next to `near` (the file naming it) first, then where data
+ * files live (datafile.h). */
+static bool load_depth(const char *name, const char *near, rd_profile *out, rd_diags *d,
+                       int depth)
+{
+    memset(out, 0, sizeof *out);
+    if (!name || !*name) {
+        diags_add(d, "profile", 0, "no profile given");
+        return false;
+    }
+    if (datafile_is_path(DATA_PROFILES, name))
+        return load_file(name, out, d, depth);
+    if (!valid_name(name)) {
+        diags_add(d, name, 0, "not a profile name or path");
+        return false;
+    }
+    const char *slash = near ? strrchr(near, '/') : NULL;
+    if (slash) {
+        char *f = xasprintf("%.*s/%s.profile", (int)(slash - near), near, name);
+        bool exists = access(f, R_OK) == 0;
+        bool ok = exists && load_file(f, out, d, depth);
+        free(f);
+        if (exists)
+            return ok;
+    }
+    char *file = datafile_locate(DATA_PROFILES, name, d);
+    bool ok = file && load_file(file, out, d, depth);
+    free(file);
     return ok;
 }
 
 bool profile_load(const char *name_or_path, rd_profile *out, rd_diags *d)
 {
-    if (!name_or_path || !*name_or_path) {
-        memset(out, 0, sizeof *out);
-        diags_add(d, "profile", 0, "no profile given");
-        return false;
-    }
-    if (is_path(name_or_path))
-        return load_file(name_or_path, out, d);
-    if (!valid_name(name_or_path)) {
-        memset(out, 0, sizeof *out);
-        diags_add(d, name_or_path, 0, "not a profile name or path");
-        return false;
-    }
-    const char *env = getenv("REDRIVE_PROFILES");
-    const char *dirs[3] = { env && *env ? env : NULL, RD_SRCDIR "/profiles",
-                            RD_DATADIR "/profiles" };
-    for (size_t i = 0; i < 3; i++) {
-        if (!dirs[i])
-            continue;
-        char *f = xasprintf("%s/%s.profile", dirs[i], name_or_path);
-        bool exists = access(f, R_OK) == 0;
-        bool ok = exists && load_file(f, out, d);
-        free(f);
-        if (exists)
-            return ok;
-    }
-    memset(out, 0, sizeof *out);
-    diags_add(d, name_or_path, 0, "profile not found (looked in %s%s%s/profiles, %s/profiles)",
-              dirs[0] ? dirs[0] : "", dirs[0] ? ", " : "", RD_SRCDIR, RD_DATADIR);
-    return false;
+    return load_depth(name_or_path, NULL, out, d, 0);
+}
+
+bool profile_load_near(const char *name, const char *near, rd_profile *out, rd_diags *d)
+{
+    return load_depth(name, near, out, d, 0);
 }
 
 void profile_free(rd_profile *p)
@@ -362,6 +389,10 @@ void profile_free(rd_profile *p)
     free(p->name);
     free(p->store);
     free(p->semantics);
+    if (p->actions_from) {
+        profile_free(p->actions_from);
+        free(p->actions_from);
+    }
     memset(p, 0, sizeof *p);
 }
 
@@ -381,10 +412,28 @@ const char *profile_query(const rd_profile *p, const char *name)
     return NULL;
 }
 
-const rd_profile_action *profile_action(const rd_profile *p, const char *name)
+static const rd_profile_action *own_action(const rd_profile *p, const char *name)
 {
     for (size_t i = 0; p && i < p->n_actions; i++)
         if (strcmp(p->actions[i].name, name) == 0)
             return &p->actions[i];
     return NULL;
+}
+
+const rd_profile_action *profile_action(const rd_profile *p, const char *name)
+{
+    for (; p; p = p->actions_from) {
+        const rd_profile_action *a = own_action(p, name);
+        if (a)
+            return a;
+    }
+    return NULL;
+}
+
+bool profile_has_actions(const rd_profile *p)
+{
+    for (; p; p = p->actions_from)
+        if (p->n_actions)
+            return true;
+    return false;
 }

@@ -9,6 +9,8 @@
  *   semantics = attune            # attune | tasker | alakai | openagents
  *   variant_query = detect        # optional: query returning one text value, the name
  *                                 # of a sibling profile to load instead (schema eras)
+ *   actions_from = attune         # optional: the profile whose [action] routes this one
+ *                                 # falls back to (a schema era names its umbrella)
  *   key = value ...               # any other settings, read with profile_get()
  *
  *   [query executions]            # named SQL, raw lines until the next [section]
@@ -35,7 +37,8 @@ typedef struct rd_profile_action {
     int line;
 } rd_profile_action;
 
-typedef struct rd_profile {
+typedef struct rd_profile rd_profile;
+struct rd_profile {
     char *path;              /* file it came from (NULL for built-in) */
     char *name;
     char *store;             /* "postgresql" | "redis" */
@@ -43,14 +46,24 @@ typedef struct rd_profile {
     rd_kv *settings; size_t n_settings;
     rd_kv *queries; size_t n_queries;            /* key = query name, value = SQL */
     rd_profile_action *actions; size_t n_actions;
-} rd_profile;
+    /* owned: the profile named by actions_from = NAME; profile_action() looks there for
+     * any route this one does not define. Settings and queries are never inherited. */
+    rd_profile *actions_from;
+};
 
 bool profile_parse(const char *path, const char *text, rd_profile *out, rd_diags *d);
 /* Find and load a profile by name or path: a path (contains '/' or ends in .profile)
- * is read as is; a name is looked up in $REDRIVE_PROFILES, then RD_SRCDIR/profiles
- * (running from the build tree), then RD_DATADIR/profiles. */
+ * is read as is; a name is found by datafile_find() (datafile.h). An actions_from
+ * profile is loaded with it (next to it first). */
 bool profile_load(const char *name_or_path, rd_profile *out, rd_diags *d);
+/* The same, looking for a name next to the file `near` first (a schema era next to
+ * its umbrella profile). */
+bool profile_load_near(const char *name, const char *near, rd_profile *out, rd_diags *d);
 void profile_free(rd_profile *p);
 const char *profile_get(const rd_profile *p, const char *key);       /* NULL when absent */
 const char *profile_query(const rd_profile *p, const char *name);    /* NULL when absent */
+/* The route for an action: this profile's [action NAME], else its actions_from chain's. */
 const rd_profile_action *profile_action(const rd_profile *p, const char *name);
+/* true when the profile or its actions_from chain defines any [action] (a profile that
+ * defines none gets the default contract, docs/core-api.md). */
+bool profile_has_actions(const rd_profile *p);

@@ -330,15 +330,9 @@ static bool load_variant(pg_src *s, const char *name, char *err, size_t cap)
         snprintf(err, cap, "variant query returned an invalid profile name");
         return false;
     }
-    const rd_profile *top = s->pub.ctx.prof;
-    char *path = NULL;
-    const char *slash = top->path ? strrchr(top->path, '/') : NULL;
-    if (slash)
-        path = xasprintf("%.*s/%s.profile", (int)(slash - top->path), top->path, name);
     rd_profile *p = xcalloc(1, sizeof *p);
     rd_diags d = {0};
-    bool ok = profile_load(path ? path : name, p, &d);
-    free(path);
+    bool ok = profile_load_near(name, s->pub.ctx.prof->path, p, &d);
     if (!ok) {
         snprintf(err, cap, "profile %s: %s", name, d.n ? d.msgs[0] : "cannot load");
         diags_free(&d);
@@ -698,10 +692,15 @@ static void op_free(rd_source *src)
     free(s);
 }
 
+static const rd_profile *op_profile(const rd_source *src)
+{
+    return ((const pg_src *)src->impl)->prof;
+}
+
 static const rd_source_ops pg_ops = {
     .kind = SRC_NAME, .start = op_start, .refresh = op_refresh, .set_filter = op_set_filter,
     .page = op_page, .jump = op_jump, .chain = op_chain, .peek_dlq = op_peek_dlq,
-    .settled = op_settled, .idle = op_idle, .free = op_free,
+    .settled = op_settled, .idle = op_idle, .free = op_free, .profile = op_profile,
 };
 
 rd_source *pg_source_new(const rd_source_ctx *ctx)

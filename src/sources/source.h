@@ -28,6 +28,8 @@ typedef struct rd_source_ops {
     bool (*settled)(const rd_source *s);
     bool (*idle)(const rd_source *s);
     void (*free)(rd_source *s);
+    /* the profile in use now (a schema-era variant of ctx.prof); may be NULL = ctx.prof */
+    const rd_profile *(*profile)(const rd_source *s);
 } rd_source_ops;
 
 struct rd_source {

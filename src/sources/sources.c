@@ -54,6 +54,13 @@ void sources_free(rd_sources *s)
     free(s);
 }
 
+const rd_profile *sources_profile(const rd_sources *s)
+{
+    if (s->store && s->store->ops->profile)
+        return s->store->ops->profile(s->store);
+    return s->ctx.prof;
+}
+
 void sources_start(rd_sources *s)
 {
     for (size_t i = 0; i < s->n; i++)

@@ -35,6 +35,9 @@ void sources_jump(rd_sources *s, const char *id);  /* page that starts at id */
 void sources_request_chain(rd_sources *s, const char *id);
 /* Explicit DLQ peek (RabbitMQ requeues!): first page, or the next one with more=true. */
 void sources_peek_dlq(rd_sources *s, bool more);
+/* The profile the store reads with now: the schema-era variant its variant_query chose,
+ * else the system's profile. Valid until the next callback from the loop. */
+const rd_profile *sources_profile(const rd_sources *s);
 /* Every source has answered (ok or failed) at least once since start. */
 bool sources_settled(const rd_sources *s);
 /* Pending one-shot requests (chain, DLQ peek) have all answered. */

@@ -13,7 +13,6 @@
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
-#include "../io/http.h"
 #include "cmd.h"
 
 static const ui_view_ops *const view_table[VIEW__COUNT] = {
@@ -68,7 +67,7 @@ static void app_read_journal(ui_app *app)
     app->journal = NULL;
     app->n_journal = 0;
     app->journal_err[0] = 0;
-    char *path = journal_default_path();
+    char *path = session_journal_path();
     if (!path)
         snprintf(app->journal_err, sizeof app->journal_err, "neither XDG_STATE_HOME nor HOME is set");
     else if (!journal_read_tail(path, JOURNAL_TAIL, &app->journal, &app->n_journal, app->journal_err,
@@ -138,29 +137,31 @@ static void app_diag_msg(ui_app *app, rd_diags *d, size_t from)
 
 void app_load_theme(ui_app *app, const char *name)
 {
-    size_t before = app->diags.n;
+    rd_diags *d = session_diags(app->session);
+    size_t before = d->n;
     ui_theme *t = theme_new();
     if (name && *name && strcmp(name, "built-in") != 0)
-        theme_load(t, name, &app->diags);
+        theme_load(t, name, d);
     theme_free(app->theme);
     app->theme = t;
     app->ctx.theme = t;
     if (app->screen)
         theme_apply(t, app->colour);
-    app_diag_msg(app, &app->diags, before);
+    app_diag_msg(app, d, before);
     app->full_redraw = true;
 }
 
 void app_load_keymap(ui_app *app, const char *name)
 {
-    size_t before = app->diags.n;
+    rd_diags *d = session_diags(app->session);
+    size_t before = d->n;
     ui_keymap *k = keymap_new();
     if (name && *name && strcmp(name, "built-in") != 0)
-        keymap_load(k, name, &app->diags);
+        keymap_load(k, name, d);
     keymap_free(app->km);
     app->km = k;
     app->ctx.km = k;
-    app_diag_msg(app, &app->diags, before);
+    app_diag_msg(app, d, before);
 }
 
 static void on_source_change(void *ud);
@@ -174,73 +175,74 @@ static void on_password_prompt(rd_actor *a, const char *prompt, void *ud)
     app_request_paint(app);   /* now, not at the next tick */
 }
 
+/* The session's parts, borrowed: refreshed whenever it opens or closes a system. */
+static void app_bind(ui_app *app)
+{
+    app->sys = session_system(app->session);
+    app->model = session_model(app->session);
+    app->src = session_sources(app->session);
+    app->actor = session_actor(app->session);
+    app->ctx.model = app->model;
+    app->ctx.cfg = app->sys;
+}
+
 static void app_teardown_system(ui_app *app)
 {
     password_close(app);
     if (app->dlg.state != DLG_NONE)
         dialog_close(app);
-    if (app->src)
-        sources_free(app->src);
-    app->src = NULL;
-    if (app->actor)
-        actor_free(app->actor);
-    app->actor = NULL;
-    if (app->have_prof)
-        profile_free(&app->prof);
-    app->have_prof = false;
+    session_close(app->session);
+    app_bind(app);
 }
 
-static void app_start_system(ui_app *app)
+/* Opens the system `name` (NULL = the first): the whole system in the live console, only
+ * the choice of system over a fixed model (headless tests, REDRIVE_HEADLESS_MODEL). */
+static void app_start_system(ui_app *app, const char *name)
 {
+    rd_session *ss = app->session;
+    bool live = !app->headless && !app->model_only;
+    rd_session_io io = {.base = app->base, .parts = live ? SESSION_SOURCES | SESSION_ACTOR : 0,
+                        .on_change = on_source_change, .change_ud = app,
+                        .on_password = on_password_prompt, .password_ud = app};
+    size_t before = session_diags(ss)->n;
+    rd_session_status st = SESSION_NO_SYSTEM;
+    if (name || session_has_systems(ss))   /* no config at all: the console still starts */
+        st = session_open(ss, name, &io);
+    app_bind(app);
     rd_system_cfg *s = app->sys;
-    app->ctx.cfg = s;
-    app->ctx.read_only = app->cli->read_only || (s && s->read_only);
-    if (!s || app->headless || app->model_only)
+    app->ctx.read_only = app->opts->read_only || (s && s->read_only);
+    if (st == SESSION_NO_PROFILE)
+        app_diag_msg(app, session_diags(ss), before);
+    if (!app->src && !app->actor)
         return;
-    size_t before = app->diags.n;
-    if (!profile_load(s->profile, &app->prof, &app->diags)) {
-        app_diag_msg(app, &app->diags, before);
-        return;
-    }
-    app->have_prof = true;
-    app->src = sources_new(app->base, app->http, s, &app->prof, app->model, on_source_change, app);
-    app->actor = actor_new(app->base, app->http, s, &app->prof, app->cli->read_only);
-    actor_set_password_prompt(app->actor, on_password_prompt, app);
-    const char *tmo = getenv("REDRIVE_ACTION_TIMEOUT_MS");   /* as for 'redrive act' */
-    if (tmo && atol(tmo) > 0)
-        actor_set_timeout_ms(app->actor, atol(tmo));
-    if (app->src)
-        sources_start(app->src);
+    session_start(ss);
     /* Log in early, except when that means asking for a password: the operator who only
      * looks is not interrupted; the prompt comes with the first action. */
     bool would_prompt = s->auth && strcmp(s->auth, "jwt-login") == 0 && !s->password;
-    if (!app->ctx.read_only && !would_prompt)
+    if (app->actor && !app->ctx.read_only && !would_prompt)
         actor_prepare(app->actor, NULL, NULL);
 }
 
 bool app_switch_system(ui_app *app, const char *name)
 {
-    rd_system_cfg *s = config_find(&app->cfg, name);
+    rd_system_cfg *s = session_find(app->session, name);
     if (!s) {
-        ctx_msg(&app->ctx, true, "no system named '%s' in %s", name, app->cfg.path ? app->cfg.path : "the config");
+        ctx_msg(&app->ctx, true, "no system named '%s' in %s", name,
+                session_has_systems(app->session) ? session_config_path(app->session) : "the config");
         return false;
     }
-    app_teardown_system(app);
-    model_free(app->model);
-    app->model = model_new();
-    app->ctx.model = app->model;
-    app->sys = s;
+    app_teardown_system(app);   /* close one session's system, open the other */
     memset(&app->ctx.filter, 0, sizeof app->ctx.filter);
-    if (!app->cli->theme)
+    if (!app->opts->theme)
         app_load_theme(app, s->theme);
-    if (!app->cli->keymap)
+    if (!app->opts->keymap)
         app_load_keymap(app, s->keymap);
     for (int i = 0; i < VIEW__COUNT; i++) {
         if (app->views[i].ops->free)
             app->views[i].ops->free(&app->views[i]);
         memset(&app->views[i].list, 0, sizeof app->views[i].list);
     }
-    app_start_system(app);
+    app_start_system(app, name);
     app->n_hist = 0;
     app->cur = VIEW_OVERVIEW;
     app->full_redraw = true;
@@ -458,21 +460,6 @@ static void app_free_events(ui_app *app)
 
 /* ---- set-up ---- */
 
-static void app_load_config(ui_app *app)
-{
-    char *path = app->cli->config_path ? xstrdup(app->cli->config_path) : config_default_path();
-    if (access(path, F_OK) != 0 && !app->cli->config_path) {
-        memset(&app->cfg, 0, sizeof app->cfg);   /* no config at all: the console still starts */
-        free(path);
-        return;
-    }
-    config_load(path, &app->cfg, &app->diags);
-    free(path);
-    app->sys = config_find(&app->cfg, app->cli->system);
-    if (app->cli->system && !app->sys)
-        diags_add(&app->diags, app->cfg.path ? app->cfg.path : "config", 0, "no system named '%s'", app->cli->system);
-}
-
 static bool app_headless_model(ui_app *app, const char *file)
 {
     char why[160], err[256];
@@ -488,29 +475,29 @@ static bool app_headless_model(ui_app *app, const char *file)
     return ok;
 }
 
-static void app_init(ui_app *app, const rd_cli *cli)
+static void app_init(ui_app *app, const rd_opts *opts)
 {
     memset(app, 0, sizeof *app);
-    app->cli = cli;
-    app->ascii = cli->ascii;
-    app->mouse = !cli->no_mouse;
-    app->model = model_new();
-    app->ctx.model = app->model;
-    app->ctx.san = cli->ascii ? SAN_ASCII : 0;
-    app->ctx.diags = &app->diags;
+    app->opts = opts;
+    app->ascii = opts->ascii;
+    app->mouse = !opts->no_mouse;
+    app->session = session_new(opts);
+    app_bind(app);
+    app->ctx.san = opts->ascii ? SAN_ASCII : 0;
+    app->ctx.diags = session_diags(app->session);
     const char *now = getenv("REDRIVE_NOW");
     if (now && *now)
         app->fixed_now = atof(now);
     for (int i = 0; i < VIEW__COUNT; i++)
         app->views[i].ops = view_table[i];
     app->cur = VIEW_OVERVIEW;
-    app_load_config(app);
     app->theme = theme_new();
     app->km = keymap_new();
     app->ctx.theme = app->theme;
     app->ctx.km = app->km;
-    const char *theme = cli->theme ? cli->theme : app->sys ? app->sys->theme : NULL;
-    const char *keymap = cli->keymap ? cli->keymap : app->sys ? app->sys->keymap : NULL;
+    const rd_system_cfg *sys = session_find(app->session, opts->system);
+    const char *theme = opts->theme ? opts->theme : sys ? sys->theme : NULL;
+    const char *keymap = opts->keymap ? opts->keymap : sys ? sys->keymap : NULL;
     if (theme)
         app_load_theme(app, theme);
     if (keymap)
@@ -528,9 +515,7 @@ static void app_free(ui_app *app)
     journal_entries_free(app->journal, app->n_journal);
     theme_free(app->theme);
     keymap_free(app->km);
-    model_free(app->model);
-    config_free(&app->cfg);
-    diags_free(&app->diags);
+    session_free(app->session);
     if (app->latency)
         fclose(app->latency);
 }
@@ -540,7 +525,7 @@ static int app_run_headless(ui_app *app, const char *size)
     const char *model = getenv("REDRIVE_HEADLESS_MODEL");
     if (model && *model && !app_headless_model(app, model))
         return RD_EXIT_USAGE;
-    app_start_system(app);
+    app_start_system(app, app->opts->system);
     if (!term_open(app, size))
         return RD_EXIT_FAIL;
     const char *view = getenv("REDRIVE_HEADLESS_VIEW");
@@ -562,8 +547,7 @@ static int app_run_console(ui_app *app)
         app->model_only = true;
     }
     app->base = event_base_new();
-    app->http = app->base ? http_new(app->base) : NULL;
-    if (!app->http) {
+    if (!app->base) {
         fprintf(stderr, "redrive: cannot start the event loop\n");
         return RD_EXIT_FAIL;
     }
@@ -572,9 +556,10 @@ static int app_run_console(ui_app *app)
         app->latency = fopen(lat, "w");
     if (!term_open(app, NULL))
         return RD_EXIT_FAIL;
-    app_start_system(app);
-    if (app->diags.n)
-        app_diag_msg(app, &app->diags, 0);
+    app_start_system(app, app->opts->system);
+    rd_diags *d = session_diags(app->session);
+    if (d->n)
+        app_diag_msg(app, d, 0);
     app_events(app);
     do_paint(app);
     if (!app->quit)
@@ -582,24 +567,20 @@ static int app_run_console(ui_app *app)
     term_close(app);
     app_teardown_system(app);
     app_free_events(app);
-    http_free(app->http);
     event_base_free(app->base);
     return RD_EXIT_OK;
 }
 
-int ui_main(const rd_cli *cli)
+int ui_main(const rd_opts *opts)
 {
     ui_app *app = xcalloc(1, sizeof *app);
-    app_init(app, cli);
+    app_init(app, opts);
     const char *size = getenv("REDRIVE_HEADLESS");
     if (size && *size)
         app->headless = true;
     int rc = app->headless ? app_run_headless(app, size) : app_run_console(app);
-    for (size_t i = 0; i < app->diags.n && !app->headless; i++) {
-        char *clean = sanitize_str(app->diags.msgs[i], 0);
-        fprintf(stderr, "%s\n", clean);
-        free(clean);
-    }
+    if (!app->headless)
+        session_print_diags(app->session, 0, stderr);
     app_free(app);
     free(app);
     return rc;

@@ -8,14 +8,13 @@
 
 #include "../actions/actions.h"
 #include "../actions/journal.h"
-#include "../cli/cli.h"
 #include "../core/config.h"
-#include "../core/diag.h"
 #include "../core/model.h"
-#include "../core/profile.h"
+#include "../session/session.h"
 #include "../sources/sources.h"
 #include "keymap.h"
 #include "theme.h"
+#include "ui.h"
 #include "view.h"
 
 struct event;
@@ -54,17 +53,14 @@ typedef struct ui_password {
 } ui_password;
 
 typedef struct ui_app {
-    const rd_cli *cli;
-    rd_config cfg;
-    rd_diags diags;
+    const rd_opts *opts;
+    rd_session *session;       /* the config and the open system (owned) */
+    /* borrowed from the session, refreshed by app_bind() whenever it opens or closes */
     rd_system_cfg *sys;        /* current system, NULL when none */
-    rd_profile prof;
-    bool have_prof;
     rd_model *model;
-    struct event_base *base;
-    rd_http *http;
     rd_sources *src;
     rd_actor *actor;
+    struct event_base *base;
     ui_theme *theme;
     ui_keymap *km;
     bool colour, mouse, ascii;

@@ -4,10 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "../core/datafile.h"
 #include "../core/xalloc.h"
-#include "rd_build.h"
 
 typedef struct km_bind {
     ui_key seq[KM_SEQ_MAX];
@@ -340,12 +339,9 @@ bool keymap_parse(ui_keymap *km, const char *path, const char *text, rd_diags *d
 
 bool keymap_load(ui_keymap *km, const char *name, rd_diags *d)
 {
-    char *path = datafile_find(name, "REDRIVE_KEYMAPS", "keymaps", ".keymap");
-    if (!path) {
-        diags_add(d, name, 0, "no such keymap (looked in $REDRIVE_KEYMAPS, %s/keymaps, %s/keymaps)",
-                  RD_SRCDIR, RD_DATADIR);
+    char *path = datafile_locate(DATA_KEYMAPS, name, d);
+    if (!path)
         return false;
-    }
     char *text = datafile_read(path);
     bool ok = false;
     if (!text)
@@ -410,48 +406,4 @@ void keymap_all(const ui_keymap *km, ui_action a, char *out, size_t cap)
         size_t l = strlen(out);
         snprintf(out + l, cap - l, "%s%s", l ? ", " : "", t);
     }
-}
-
-static bool file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-char *datafile_find(const char *name, const char *envdir, const char *sub, const char *ext)
-{
-    size_t nl = strlen(name), el = strlen(ext);
-    if (strchr(name, '/') || (nl > el && strcmp(name + nl - el, ext) == 0))
-        return file_exists(name) ? xstrdup(name) : NULL;
-    const char *env = getenv(envdir);
-    const char *dirs[3] = {env && *env ? env : NULL, NULL, NULL};
-    char *d1 = xasprintf("%s/%s", RD_SRCDIR, sub), *d2 = xasprintf("%s/%s", RD_DATADIR, sub);
-    dirs[1] = d1;
-    dirs[2] = d2;
-    char *found = NULL;
-    for (int i = 0; i < 3 && !found; i++) {
-        if (!dirs[i])
-            continue;
-        char *p = xasprintf("%s/%s%s", dirs[i], name, ext);
-        if (file_exists(p))
-            found = p;
-        else
-            free(p);
-    }
-    free(d1);
-    free(d2);
-    return found;
-}
-
-char *datafile_read(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 20, n = 0;
-    char *buf = xmalloc(cap + 1);
-    n = fread(buf, 1, cap, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
 }

@@ -46,8 +46,3 @@ bool key_parse(const char *name, ui_key *out);
 void key_text(ui_key k, bool compact, char *out, size_t cap);
 /* Normalize what wget_wch returned (rc = OK or KEY_CODE_YES). */
 ui_key key_from_curses(int rc, unsigned ch);
-
-/* Data file lookup shared by themes and keymaps: a path (contains '/' or ends in ext)
- * as is; a name in $envdir, RD_SRCDIR/sub, RD_DATADIR/sub. Allocated, NULL if absent. */
-char *datafile_find(const char *name, const char *envdir, const char *sub, const char *ext);
-char *datafile_read(const char *path);   /* whole file (capped 1 MiB), NULL on error */

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/datafile.h"
 #include "../core/xalloc.h"
 #include "keymap.h"
-#include "rd_build.h"
 
 enum { COL_UNSET = -3, COL_DEFAULT = -1 };
 enum { INCLUDE_DEPTH = 8 };
@@ -205,12 +205,9 @@ bool theme_parse(ui_theme *t, const char *path, const char *text, rd_diags *d)
 
 static bool theme_load_depth(ui_theme *t, const char *name, rd_diags *d, int depth)
 {
-    char *path = datafile_find(name, "REDRIVE_THEMES", "themes", ".theme");
-    if (!path) {
-        diags_add(d, name, 0, "no such theme (looked in $REDRIVE_THEMES, %s/themes, %s/themes)",
-                  RD_SRCDIR, RD_DATADIR);
+    char *path = datafile_locate(DATA_THEMES, name, d);
+    if (!path)
         return false;
-    }
     char *text = datafile_read(path);
     bool ok = text && theme_parse_depth(t, path, text, d, depth);
     if (!text)

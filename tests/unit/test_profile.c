@@ -1,5 +1,6 @@
 #include "profile.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,10 +188,155 @@ static void test_load(void)
     unsetenv("REDRIVE_PROFILES");
 }
 
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static void remove_file(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unlink(path);
+}
+
+/* A schema era falls back to the profile named by actions_from for every route it does
+ * not define; settings and queries are never inherited. */
+static void test_actions_from(void)
+{
+    char dir[] = "/tmp/rd_prof_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    write_file(dir, "top.profile",
+               "[profile]\nname = top\nstore = postgresql\nsemantics = attune\n"
+               "variant_query = detect\n[query detect]\nSELECT 'era'\n"
+               "[action retry]\nmethod = POST\npath = /top/{id}/retry\n"
+               "[action drain]\nmethod = POST\npath = /top/{worker}/drain\n");
+    write_file(dir, "era.profile",
+               "[profile]\nname = era\nstore = postgresql\nsemantics = attune\n"
+               "actions_from = top\n[query counts]\nSELECT 1\n"
+               "[action drain]\nmethod = PATCH\npath = /era/{worker}\n");
+    write_file(dir, "bare.profile", "[profile]\nname = bare\nstore = redis\nsemantics = alakai\n");
+    write_file(dir, "loop.profile",
+               "[profile]\nname = loop\nstore = redis\nsemantics = alakai\nactions_from = loop\n");
+    write_file(dir, "orphan.profile",
+               "[profile]\nname = orphan\nstore = redis\nsemantics = alakai\n"
+               "actions_from = no-such-top\n");
+    rd_profile p, b;
+    rd_diags d = { 0 };
+    char era[300];
+    snprintf(era, sizeof era, "%s/era.profile", dir);
+    CHECK(profile_load(era, &p, &d));   /* by path: top is found next to it */
+    CHECK(d.n == 0);
+    const rd_profile_action *a = profile_action(&p, "retry");
+    CHECK(a && a->path && strcmp(a->path, "/top/{id}/retry") == 0);
+    a = profile_action(&p, "drain");   /* its own route wins */
+    CHECK(a && a->method && strcmp(a->method, "PATCH") == 0);
+    CHECK(profile_action(&p, "undrain") == NULL);
+    CHECK(profile_has_actions(&p));
+    CHECK(p.actions_from && strcmp(p.actions_from->name, "top") == 0);
+    CHECK(profile_get(&p, "variant_query") == NULL);   /* settings are not inherited */
+    CHECK(profile_query(&p, "detect") == NULL);        /* nor queries */
+    CHECK(profile_query(&p, "counts") != NULL);
+    profile_free(&p);
+    CHECK(p.actions_from == NULL);
+    CHECK(profile_load_near("era", era, &p, &d));      /* by name, next to a file */
+    CHECK(profile_action(&p, "retry") != NULL);
+    profile_free(&p);
+    snprintf(era, sizeof era, "%s/bare.profile", dir);
+    CHECK(profile_load(era, &b, &d));
+    CHECK(!profile_has_actions(&b) && profile_action(&b, "retry") == NULL);
+    profile_free(&b);
+    CHECK(d.n == 0);
+    snprintf(era, sizeof era, "%s/loop.profile", dir);
+    CHECK(!profile_load(era, &p, &d));
+    CHECK(d.n > 0 && strstr(d.msgs[0], "deeper than"));
+    profile_free(&p);
+    diags_free(&d);
+    snprintf(era, sizeof era, "%s/orphan.profile", dir);
+    CHECK(!profile_load(era, &p, &d));
+    CHECK(d.n == 2 && strstr(d.msgs[0], "no-such-top") && strstr(d.msgs[0], "not found") &&
+          strstr(d.msgs[1], "actions_from: cannot load profile 'no-such-top'"));
+    profile_free(&p);
+    diags_free(&d);
+    const char *names[] = { "top.profile", "era.profile", "bare.profile", "loop.profile",
+                            "orphan.profile" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        remove_file(dir, names[i]);
+    rmdir(dir);
+}
+
+enum { MAX_SHIPPED = 32 };
+
+static bool same_route(const rd_profile_action *x, const rd_profile_action *y)
+{
+    return strcmp(x->method, y->method) == 0 && strcmp(x->path, y->path) == 0 &&
+           ((!x->body && !y->body) || (x->body && y->body && strcmp(x->body, y->body) == 0));
+}
+
+/* Every route of a system (same semantics) is written in exactly one shipped file, and
+ * every profile of that system reaches each of them. */
+static void test_shipped_routes(void)
+{
+    char dir[1024];
+    const char *src = getenv("REDRIVE_TEST_SRCDIR");
+    snprintf(dir, sizeof dir, "%s/../../profiles", src ? src : "tests/unit");
+    DIR *dp = opendir(dir);
+    CHECK_MSG(dp != NULL, dir);
+    if (!dp)
+        return;
+    static rd_profile profs[MAX_SHIPPED];
+    size_t n = 0;
+    rd_diags d = { 0 };
+    for (struct dirent *e; (e = readdir(dp)) != NULL && n < MAX_SHIPPED;) {
+        size_t l = strlen(e->d_name);
+        if (l < 9 || strcmp(e->d_name + l - 8, ".profile") != 0)
+            continue;
+        char path[1400];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        CHECK_MSG(profile_load(path, &profs[n], &d), path);
+        n++;
+    }
+    closedir(dp);
+    CHECK(d.n == 0);
+    CHECK(n >= 6);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < profs[i].n_actions; k++) {
+            const rd_profile_action *a = &profs[i].actions[k];
+            int defs = 0;
+            for (size_t j = 0; j < n; j++)
+                for (size_t m = 0; m < profs[j].n_actions; m++)
+                    defs += strcmp(profs[j].semantics, profs[i].semantics) == 0 &&
+                            strcmp(profs[j].actions[m].name, a->name) == 0;
+            CHECK_MSG(defs == 1, profs[i].path);
+            for (size_t j = 0; j < n; j++) {
+                if (strcmp(profs[j].semantics, profs[i].semantics) != 0)
+                    continue;
+                const rd_profile_action *got = profile_action(&profs[j], a->name);
+                CHECK_MSG(got && same_route(got, a), profs[j].path);
+            }
+        }
+    /* the Attune eras write no route of their own */
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(profs[i].name, "attune-era", 10) == 0)
+            CHECK_MSG(profs[i].n_actions == 0 && profs[i].actions_from, profs[i].path);
+    for (size_t i = 0; i < n; i++)
+        profile_free(&profs[i]);
+    diags_free(&d);
+}
+
 int main(void)
 {
     test_good();
     test_bad();
     test_load();
+    test_actions_from();
+    test_shipped_routes();
     return check_done("test_profile");
 }

@@ -1,0 +1,183 @@
+/* One config section turned into a running system (session.h). */
+#include "session.h"
+
+#include <assert.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../actions/journal.h"
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
+#include "../io/http.h"
+
+struct rd_session {
+    const rd_opts *opts;
+    char *config_path;
+    bool config_missing;       /* no file at the default path */
+    bool config_errors;
+    rd_config cfg;
+    rd_diags diags;
+    char *user;                /* the operator's local login name */
+    rd_model *model;
+    /* the open system */
+    rd_system_cfg *sys;
+    rd_profile prof;
+    bool have_prof;
+    rd_http *http;
+    rd_sources *src;
+    rd_actor *actor;
+};
+
+static char *local_user(void)
+{
+    struct passwd *pw = getpwuid(getuid());
+    return pw && pw->pw_name ? xstrdup(pw->pw_name) : NULL;
+}
+
+rd_session *session_new(const rd_opts *opts)
+{
+    rd_session *s = xcalloc(1, sizeof *s);
+    s->opts = opts;
+    s->model = model_new();
+    s->user = local_user();
+    s->config_path = opts->config_path ? xstrdup(opts->config_path) : config_default_path();
+    if (!opts->config_path && access(s->config_path, F_OK) != 0)
+        s->config_missing = true;   /* the console still starts without one */
+    else
+        s->config_errors = !config_load(s->config_path, &s->cfg, &s->diags);
+    return s;
+}
+
+void session_free(rd_session *s)
+{
+    if (!s)
+        return;
+    session_close(s);
+    model_free(s->model);
+    config_free(&s->cfg);
+    diags_free(&s->diags);
+    free(s->config_path);
+    free(s->user);
+    free(s);
+}
+
+rd_system_cfg *session_find(rd_session *s, const char *name)
+{
+    return config_find(&s->cfg, name);
+}
+
+bool session_has_systems(const rd_session *s)
+{
+    return s->cfg.n > 0;
+}
+
+static const rd_profile *profile_now(void *ud)
+{
+    return session_profile(ud);
+}
+
+static void build_actor(rd_session *s, const rd_session_io *io)
+{
+    rd_actor_env env = {.cfg = s->sys, .prof = &s->prof, .profile_now = profile_now,
+                        .profile_ud = s, .local_user = s->user,
+                        .read_only = s->opts->read_only};
+    s->actor = actor_new(io->base, s->http, &env);
+    if (io->on_password)
+        actor_set_password_prompt(s->actor, io->on_password, io->password_ud);
+    const char *jp = getenv("REDRIVE_JOURNAL");            /* tests */
+    if (jp && *jp)
+        actor_set_journal(s->actor, jp);
+    const char *tmo = getenv("REDRIVE_ACTION_TIMEOUT_MS");  /* tests, slow links */
+    if (tmo && atol(tmo) > 0)
+        actor_set_timeout_ms(s->actor, atol(tmo));
+}
+
+rd_session_status session_open(rd_session *s, const char *name, const rd_session_io *io)
+{
+    assert(!s->sys && "session_close() first");
+    s->sys = config_find(&s->cfg, name);
+    if (!s->sys) {
+        if (s->config_missing)
+            diags_add(&s->diags, s->config_path, 0, "no configuration file");
+        else if (name)
+            diags_add(&s->diags, s->config_path, 0, "no system named '%s'", name);
+        else
+            diags_add(&s->diags, s->config_path, 0, "no system configured");
+        return SESSION_NO_SYSTEM;
+    }
+    unsigned parts = io ? io->parts : 0;
+    if (parts) {
+        assert(io->base);
+        if (!profile_load(s->sys->profile, &s->prof, &s->diags)) {
+            profile_free(&s->prof);
+            return SESSION_NO_PROFILE;
+        }
+        s->have_prof = true;
+        s->http = http_new(io->base);
+        if (parts & SESSION_SOURCES)
+            s->src = sources_new(io->base, s->http, s->sys, &s->prof, s->model, io->on_change,
+                                 io->change_ud);
+        if (parts & SESSION_ACTOR)
+            build_actor(s, io);
+    }
+    return s->config_errors ? SESSION_CONFIG_ERRORS : SESSION_OK;
+}
+
+void session_start(rd_session *s)
+{
+    if (s->src)
+        sources_start(s->src);
+}
+
+void session_close(rd_session *s)
+{
+    sources_free(s->src);
+    s->src = NULL;
+    actor_free(s->actor);
+    s->actor = NULL;
+    http_free(s->http);
+    s->http = NULL;
+    if (s->have_prof)
+        profile_free(&s->prof);
+    s->have_prof = false;
+    model_free(s->model);
+    s->model = model_new();
+    s->sys = NULL;
+}
+
+rd_system_cfg *session_system(const rd_session *s) { return s->sys; }
+rd_model *session_model(const rd_session *s) { return s->model; }
+rd_sources *session_sources(const rd_session *s) { return s->src; }
+rd_actor *session_actor(const rd_session *s) { return s->actor; }
+rd_diags *session_diags(rd_session *s) { return &s->diags; }
+const char *session_config_path(const rd_session *s) { return s->config_path; }
+const char *session_operator(const rd_session *s) { return s->user; }
+
+const rd_profile *session_profile(const rd_session *s)
+{
+    if (s->src)
+        return sources_profile(s->src);
+    return s->have_prof ? &s->prof : NULL;
+}
+
+char *session_journal_path(void)
+{
+    const char *jp = getenv("REDRIVE_JOURNAL");
+    return jp && *jp ? xstrdup(jp) : journal_default_path();
+}
+
+int session_exit_code(rd_session_status st)
+{
+    return st == SESSION_OK ? RD_EXIT_OK : RD_EXIT_USAGE;
+}
+
+void session_print_diags(const rd_session *s, size_t from, FILE *out)
+{
+    for (size_t i = from; i < s->diags.n; i++) {
+        char *clean = sanitize_str(s->diags.msgs[i], 0);
+        fprintf(out, "%s\n", clean);
+        free(clean);
+    }
+}

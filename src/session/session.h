@@ -1,0 +1,97 @@
+#pragma once
+/*
+ * A session turns one config section into a running system, the same way for the
+ * console, `snapshot` and the CLI actions: the configuration (loaded once, with its
+ * diagnostics), the operator's local name (resolved once), and at most one open system:
+ * its profile, model, source set and actor.
+ *
+ * One error policy: every problem is a diagnostic "file:line: message" in
+ * session_diags() (config, profile, "no system named ..."), all of them, in order;
+ * session_open() says what came of it (rd_session_status); session_exit_code() maps that
+ * to the process exit code. The console shows the diagnostics and keeps going; the
+ * command-line tools print them and exit 2 unless the status is SESSION_OK.
+ *
+ * `:system NAME` in the console is session_close() then session_open(NAME).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../actions/actions.h"
+#include "../core/config.h"
+#include "../core/diag.h"
+#include "../core/model.h"
+#include "../core/profile.h"
+#include "../sources/sources.h"
+
+struct event_base;
+
+/* Global command-line options, parsed once by the CLI and passed down. */
+typedef struct rd_opts {
+    const char *config_path;   /* --config, NULL = default path */
+    const char *system;        /* --system, NULL = the first */
+    const char *theme;         /* --theme */
+    const char *keymap;        /* --keymap */
+    bool read_only;            /* --read-only */
+    bool ascii;                /* --ascii */
+    bool no_mouse;             /* --no-mouse */
+    bool yes;                  /* --yes */
+} rd_opts;
+
+/* Process exit codes of every entry point. */
+enum { RD_EXIT_OK = 0, RD_EXIT_FAIL = 1, RD_EXIT_USAGE = 2, RD_EXIT_PARTIAL = 3 };
+
+typedef enum {
+    SESSION_OK,              /* the system is open */
+    SESSION_CONFIG_ERRORS,   /* open, but the configuration had errors */
+    SESSION_NO_SYSTEM,       /* no such system, or none configured: nothing is open */
+    SESSION_NO_PROFILE,      /* the system is chosen but its profile did not load: no parts */
+} rd_session_status;
+
+/* The parts session_open() builds (none: only choose the system, e.g. a fixed model). */
+enum { SESSION_SOURCES = 1u << 0, SESSION_ACTOR = 1u << 1 };
+
+typedef struct rd_session_io {
+    struct event_base *base;           /* the loop the parts run on (required with parts) */
+    unsigned parts;                    /* SESSION_SOURCES | SESSION_ACTOR */
+    rd_change_cb on_change;            /* sources: after each model update */
+    void *change_ud;
+    rd_password_prompt on_password;    /* actor: jwt-login without a password source */
+    void *password_ud;
+} rd_session_io;
+
+typedef struct rd_session rd_session;
+
+/* Loads the configuration named by opts (opts must outlive the session). A missing file
+ * at the default path is no error until a system is opened. Never NULL. */
+rd_session *session_new(const rd_opts *opts);
+void session_free(rd_session *s);
+
+/* The system called name (NULL = the first), without opening it; no diagnostic. */
+rd_system_cfg *session_find(rd_session *s, const char *name);
+/* true when the configuration has at least one system. */
+bool session_has_systems(const rd_session *s);
+/* Chooses the system and builds the parts asked for (not started). Close first. */
+rd_session_status session_open(rd_session *s, const char *name, const rd_session_io *io);
+void session_start(rd_session *s);   /* connects the sources and starts polling */
+/* Stops and frees the open system's parts and empties the model. The configuration,
+ * the diagnostics and the operator stay. */
+void session_close(rd_session *s);
+
+rd_system_cfg *session_system(const rd_session *s);   /* NULL when none is open */
+/* The profile in use now: the schema-era variant the store chose, else the system's
+ * profile; NULL when none is loaded. Valid until the next callback from the loop. */
+const rd_profile *session_profile(const rd_session *s);
+rd_model *session_model(const rd_session *s);          /* owned by the session; never NULL */
+rd_sources *session_sources(const rd_session *s);      /* NULL unless SESSION_SOURCES */
+rd_actor *session_actor(const rd_session *s);          /* NULL unless SESSION_ACTOR */
+rd_diags *session_diags(rd_session *s);                /* stable for the session's life */
+const char *session_config_path(const rd_session *s);
+const char *session_operator(const rd_session *s);     /* local login name, or NULL */
+/* The actions' journal: $REDRIVE_JOURNAL (tests) or journal_default_path(). Allocated;
+ * NULL when neither XDG_STATE_HOME nor HOME is set. */
+char *session_journal_path(void);
+
+int session_exit_code(rd_session_status st);           /* RD_EXIT_OK or RD_EXIT_USAGE */
+/* Diagnostics [from, n) as sanitized lines. */
+void session_print_diags(const rd_session *s, size_t from, FILE *out);
