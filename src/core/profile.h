@@ -46,6 +46,9 @@ typedef struct rd_profile {
 } rd_profile;
 
 bool profile_parse(const char *path, const char *text, rd_profile *out, rd_diags *d);
+/* The same on text[0..len): a NUL byte inside is an error ("file:line: NUL byte"). */
+bool profile_parse_len(const char *path, const char *text, size_t len, rd_profile *out,
+                       rd_diags *d);
 /* Find and load a profile by name or path: a path (contains '/' or ends in .profile)
  * is read as is; a name is looked up in $REDRIVE_PROFILES, then RD_SRCDIR/profiles
  * (running from the build tree), then RD_DATADIR/profiles. */

@@ -33,6 +33,9 @@ void keymap_free(ui_keymap *km);
  * valid lines are still applied. */
 bool keymap_load(ui_keymap *km, const char *name_or_path, rd_diags *d);
 bool keymap_parse(ui_keymap *km, const char *path, const char *text, rd_diags *d);
+/* The same on text[0..len): a NUL byte inside is an error ("file:line: NUL byte"). */
+bool keymap_parse_len(ui_keymap *km, const char *path, const char *text, size_t len,
+                      rd_diags *d);
 const char *keymap_name(const ui_keymap *km);
 
 km_match keymap_match(const ui_keymap *km, const ui_key *seq, int n, bool dialog,
@@ -50,4 +53,5 @@ ui_key key_from_curses(int rc, unsigned ch);
 /* Data file lookup shared by themes and keymaps: a path (contains '/' or ends in ext)
  * as is; a name in $envdir, RD_SRCDIR/sub, RD_DATADIR/sub. Allocated, NULL if absent. */
 char *datafile_find(const char *name, const char *envdir, const char *sub, const char *ext);
-char *datafile_read(const char *path);   /* whole file (capped 1 MiB), NULL on error */
+/* Theme and keymap files are read with text_read_file_len (core/textutil.h), capped: */
+enum { DATAFILE_MAX_BYTES = 1 << 20 };
