@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "ini.h"
 #include "textutil.h"
 #include "xalloc.h"
 
@@ -70,13 +71,11 @@ typedef struct sect {
 } sect;
 
 typedef struct parser {
-    const char *path;
-    rd_diags *d;
+    ini_reader r;             /* the tokenizer; all messages go through it */
     sect *s;
     size_t n, cap;
     bool in_section;          /* false before the first section or after a bad one */
     size_t cur;               /* section errors are attributed to; SIZE_MAX = none */
-    bool ok;
 } parser;
 
 static void err(parser *p, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -88,8 +87,7 @@ static void err(parser *p, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    diags_add(p->d, p->path, line, "%s", msg);
-    p->ok = false;
+    ini_error(&p->r, line, "%s", msg);
     if (p->cur < p->n)
         p->s[p->cur].errs++;
 }
@@ -386,25 +384,17 @@ static void unquote(char *v)
     }
 }
 
-static void section_open(parser *p, char *line, int lineno)
+/* [system "NAME"]: l->name is "system", l->value the quoted name. */
+static void section_open(parser *p, const ini_line *l)
 {
-    p->in_section = false;
-    p->cur = SIZE_MAX;
-    char *close = strrchr(line, ']');
-    if (!close || text_trim(close + 1)[0]) {
-        err(p, lineno, "bad section header (expected [system \"NAME\"])");
+    if (strcmp(l->name, "system") != 0 || !*l->value) {
+        err(p, l->line, "unknown section [%s] (expected [system \"NAME\"])", l->text);
         return;
     }
-    *close = '\0';
-    char *body = text_trim(line + 1);
-    if (strncmp(body, "system", 6) != 0 || !isspace((unsigned char)body[6])) {
-        err(p, lineno, "unknown section [%s] (expected [system \"NAME\"])", body);
-        return;
-    }
-    char *name = text_trim(body + 6);
+    char *name = l->value;
     size_t n = strlen(name);
     if (n < 3 || name[0] != '"' || name[n - 1] != '"' || memchr(name + 1, '"', n - 2)) {
-        err(p, lineno, "bad system name (expected [system \"NAME\"])");
+        err(p, l->line, "bad system name (expected [system \"NAME\"])");
         return;
     }
     name[n - 1] = '\0';
@@ -414,62 +404,67 @@ static void section_open(parser *p, char *line, int lineno)
     memset(s, 0, sizeof *s);
     system_defaults(&s->cfg);
     s->cfg.name = xstrdup(name);
-    s->cfg.line = lineno;
+    s->cfg.line = l->line;
     p->cur = p->n - 1;
     for (size_t i = 0; i + 1 < p->n; i++)
         if (!p->s[i].drop && strcmp(p->s[i].cfg.name, name) == 0) {
-            err(p, lineno, "duplicate system \"%s\" (first defined on line %d)", name,
+            err(p, l->line, "duplicate system \"%s\" (first defined on line %d)", name,
                 p->s[i].cfg.line);
             s->drop = true;
         }
     p->in_section = true;
 }
 
-static void parse_line(parser *p, char *line, int lineno)
+static void parse_line(parser *p, const ini_line *l)
 {
-    char *t = text_trim(line);
-    if (!*t || *t == '#' || *t == ';')
+    switch (l->kind) {
+    case INI_BAD:   /* reported by the reader; the section is incomplete */
+        if (p->cur < p->n)
+            p->s[p->cur].errs++;
         return;
-    if (*t == '[') {
-        section_open(p, t, lineno);
+    case INI_SECTION:
+        p->in_section = false;
+        p->cur = SIZE_MAX;
+        if (l->name)
+            section_open(p, l);
         return;
-    }
-    char *eq = strchr(t, '=');
-    if (!eq) {
-        err(p, lineno, "missing '=' (expected key = value)");
+    case INI_TEXT:
+        err(p, l->line, "missing '=' (expected key = value)");
         return;
+    case INI_RAW:
+        return;   /* config never asks for raw lines */
+    case INI_PAIR:
+        break;
     }
     if (!p->n) {
-        err(p, lineno, "key outside a [system \"NAME\"] section");
+        err(p, l->line, "key outside a [system \"NAME\"] section");
         return;
     }
     if (!p->in_section)
         return;   /* inside a bad section header: already reported */
-    *eq = '\0';
-    char *key = text_trim(t), *val = eq + 1;
-    text_strip_comment(val);
-    val = text_trim(val);
-    unquote(val);
-    if (!*key) {
-        err(p, lineno, "missing key before '='");
+    unquote(l->value);
+    if (!*l->name) {
+        err(p, l->line, "missing key before '='");
         return;
     }
-    set_key(p, &p->s[p->n - 1], key, val, lineno);
+    set_key(p, &p->s[p->n - 1], l->name, l->value, l->line);
 }
 
-bool config_parse(const char *path, const char *text, rd_config *out, rd_diags *d)
+static const ini_format config_format = {
+    INI_SECTIONS | INI_COMMENTS, "[system \"NAME\"]",
+};
+
+bool config_parse_len(const char *path, const char *text, size_t len, rd_config *out,
+                      rd_diags *d)
 {
-    parser p = { .path = path ? path : "config", .d = d, .ok = true, .cur = SIZE_MAX };
+    parser p = { .cur = SIZE_MAX };
     memset(out, 0, sizeof *out);
-    out->path = xstrdup(p.path);
-    const char *cur = text ? text : "";
-    int lineno = 0;
-    char *line;
-    /* a NUL inside the text ends it; nothing past it is read */
-    while ((line = text_next_line(&cur)) != NULL) {
-        parse_line(&p, line, ++lineno);
-        free(line);
-    }
+    out->path = xstrdup(path ? path : "config");
+    ini_open(&p.r, out->path, text, len, &config_format, d);
+    ini_line l;
+    while (ini_next(&p.r, &l))
+        parse_line(&p, &l);
+    ini_close(&p.r);
     out->systems = xcalloc(p.n ? p.n : 1, sizeof *out->systems);
     for (size_t i = 0; i < p.n; i++) {
         p.cur = i;
@@ -480,20 +475,26 @@ bool config_parse(const char *path, const char *text, rd_config *out, rd_diags *
             out->systems[out->n++] = p.s[i].cfg;
     }
     free(p.s);
-    return p.ok;
+    return p.r.errors == 0;
+}
+
+bool config_parse(const char *path, const char *text, rd_config *out, rd_diags *d)
+{
+    return config_parse_len(path, text, text ? strlen(text) : 0, out, d);
 }
 
 bool config_load(const char *path, rd_config *out, rd_diags *d)
 {
     char why[128];
-    char *buf = text_read_file(path, CONFIG_MAX_BYTES, why, sizeof why);
+    size_t len;
+    char *buf = text_read_file_len(path, CONFIG_MAX_BYTES, &len, why, sizeof why);
     if (!buf) {
         memset(out, 0, sizeof *out);
         out->path = xstrdup(path);
         diags_add(d, path, 0, "%s", why);
         return false;
     }
-    bool ok = config_parse(path, buf, out, d);
+    bool ok = config_parse_len(path, buf, len, out, d);
     free(buf);
     return ok;
 }

@@ -55,6 +55,9 @@ typedef struct rd_config {
 /* Parse text (named `path` in messages). Returns false when any error was found;
  * systems that parsed cleanly are still in out. */
 bool config_parse(const char *path, const char *text, rd_config *out, rd_diags *d);
+/* The same on text[0..len): a NUL byte inside is an error ("file:line: NUL byte"). */
+bool config_parse_len(const char *path, const char *text, size_t len, rd_config *out,
+                      rd_diags *d);
 bool config_load(const char *path, rd_config *out, rd_diags *d);
 void config_free(rd_config *c);
 /* $XDG_CONFIG_HOME/redrive/config or ~/.config/redrive/config (allocated). */

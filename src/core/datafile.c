@@ -15,7 +15,6 @@
 #define RD_BUILDDIR ""   /* built outside meson (fuzz harnesses): never a developer build */
 #endif
 
-enum { DATAFILE_MAX_BYTES = 1 << 20 };
 
 static const struct {
     const char *env, *sub, *ext, *what;
@@ -142,16 +141,4 @@ char *datafile_locate(rd_datakind kind, const char *name, rd_diags *d)
     diags_add(d, name && *name ? name : kinds[kind].what, 0, "%s not found (looked in %s)",
               kinds[kind].what, places);
     return NULL;
-}
-
-char *datafile_read(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = xmalloc(DATAFILE_MAX_BYTES + 1);
-    size_t n = fread(buf, 1, DATAFILE_MAX_BYTES, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
 }

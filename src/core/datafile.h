@@ -41,5 +41,5 @@ char *datafile_user_path(const char *sub);
 bool datafile_in_tree(const char *exe, const char *builddir);
 /* true when this process's binary lies inside the build tree it was compiled in. */
 bool datafile_dev_build(void);
-/* The whole file (capped at 1 MiB), NULL when unreadable. */
-char *datafile_read(const char *path);
+/* Data files are read with text_read_file_len (textutil.h), capped at: */
+enum { DATAFILE_MAX_BYTES = 1 << 20 };

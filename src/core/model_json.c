@@ -14,6 +14,45 @@
 
 /* ---- output ---------------------------------------------------------- */
 
+/* Code points cJSON prints raw that a terminal or viewer would act on: DEL, C1
+ * controls, bidi marks, embeddings, overrides and isolates, line/paragraph
+ * separators. */
+static bool json_must_escape(unsigned long cp)
+{
+    return cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E ||
+           cp == 0x200F || (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+char *json_text_safe(const char *json)
+{
+    /* invalid UTF-8 never gets out: U+FFFD first, then the escapes */
+    char *valid = sanitize_utf8(json, json ? strlen(json) : 0);
+    size_t n = strlen(valid), cap = n * 2 + 1, o = 0;
+    char *out = xmalloc(cap);   /* an escape is 6 bytes for at least 1 (DEL) or 2 */
+    const unsigned char *u = (const unsigned char *)valid;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = u[i];
+        size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+        unsigned long cp = len == 1 ? c : c & (0x7Fu >> len);
+        for (size_t k = 1; k < len; k++)
+            cp = cp << 6 | (u[i + k] & 0x3Fu);
+        if (json_must_escape(cp)) {
+            if (o + 7 > cap)
+                xgrow(&out, &cap, o + 7, 1);
+            o += (size_t)snprintf(out + o, 7, "\\u%04lx", cp);
+        } else {
+            if (o + len + 1 > cap)
+                xgrow(&out, &cap, o + len + 1, 1);
+            memcpy(out + o, u + i, len);
+            o += len;
+        }
+        i += len;
+    }
+    out[o] = '\0';
+    free(valid);
+    return out;
+}
+
 static void add_str(cJSON *o, const char *k, const char *v)
 {
     if (!v) {
@@ -212,7 +251,7 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     cJSON_Delete(root);
     if (!txt)
         abort();   /* cJSON only fails on OOM */
-    char *out = xstrdup(txt);
+    char *out = json_text_safe(txt);
     cJSON_free(txt);
     return out;
 }

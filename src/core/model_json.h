@@ -3,7 +3,8 @@
  * The model as JSON (snapshot --json, UI fixture files) and as aligned text
  * (snapshot without --json). Field names are the stable ones of SPEC §6; unknown
  * numbers (-1) and times (0) are null. Strings are the raw values made valid UTF-8
- * (invalid bytes → U+FFFD); the JSON encoder escapes control characters.
+ * (invalid bytes → U+FFFD); C0 controls are escaped by the encoder, and DEL, C1
+ * controls and bidi controls by json_text_safe, so the output is safe on a terminal.
  *
  * view: NULL/"overview" = sources, counts, executions, workers, queues;
  * "executions", "chain", "workers", "queues", "dlq" = that array (plus sources);
@@ -20,5 +21,10 @@ char *model_to_json_at(const rd_model *m, const char *view, double now);
 /* Loads arrays present in json into m (replacing them); missing fields get
  * "unknown" defaults. False with a message in err on malformed input. */
 bool model_from_json(rd_model *m, const char *json, char *err, size_t errcap);
+/* Printed JSON made terminal-safe, newly allocated: invalid UTF-8 → U+FFFD; DEL,
+ * C1 (U+0080–U+009F), bidi controls (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069)
+ * and U+2028/U+2029 → \uXXXX. Non-ASCII only occurs inside strings in printed JSON,
+ * so the escapes change no value. Every JSON writer that reaches a terminal uses it. */
+char *json_text_safe(const char *json);
 /* Sanitized, column-aligned text of the view (newly allocated). */
 char *model_to_text(const rd_model *m, const char *view, double now);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 
 #include "datafile.h"
+#include "ini.h"
 #include "textutil.h"
 #include "xalloc.h"
 
@@ -20,15 +21,13 @@ static const rd_profile_action *own_action(const rd_profile *p, const char *name
 typedef enum { SEC_NONE, SEC_PROFILE, SEC_QUERY, SEC_ACTION, SEC_BAD } sec_kind;
 
 typedef struct pparser {
-    const char *path;
-    rd_diags *d;
+    ini_reader r;             /* the tokenizer; all messages go through it */
     rd_profile *p;
     sec_kind sec;
     int profile_line;         /* line of [profile], 0 = none yet */
     size_t settings_cap, queries_cap, actions_cap;
     char *qbuf;               /* body of the current query */
     size_t qlen, qcap;
-    bool ok;
 } pparser;
 
 static void perr(pparser *pp, int line, const char *fmt, ...)
@@ -41,8 +40,7 @@ static void perr(pparser *pp, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    diags_add(pp->d, pp->path, line, "%s", msg);
-    pp->ok = false;
+    ini_error(&pp->r, line, "%s", msg);
 }
 
 static bool valid_name(const char *s)
@@ -116,36 +114,29 @@ static void open_action(pparser *pp, const char *name, int line)
     pp->sec = SEC_ACTION;
 }
 
-static void open_section(pparser *pp, char *line, int lineno)
+static void open_section(pparser *pp, const ini_line *l)
 {
     query_finish(pp);
     pp->sec = SEC_BAD;
-    char *close = strchr(line, ']');
-    if (!close || text_trim(close + 1)[0]) {
-        perr(pp, lineno, "bad section header");
-        return;
-    }
-    *close = '\0';
-    char *body = text_trim(line + 1);
-    char *sp = body + strcspn(body, " \t");
-    char *arg = text_trim(sp);
-    *sp = '\0';
+    if (!l->name)
+        return;   /* malformed header: reported by the reader */
+    const char *body = l->name, *arg = l->value;
     if (strcmp(body, "profile") == 0 && !*arg) {
         if (pp->profile_line)
-            perr(pp, lineno, "duplicate [profile] section (first on line %d)",
+            perr(pp, l->line, "duplicate [profile] section (first on line %d)",
                  pp->profile_line);
         else
-            pp->profile_line = lineno;
+            pp->profile_line = l->line;
         pp->sec = SEC_PROFILE;
     } else if ((strcmp(body, "query") == 0 || strcmp(body, "action") == 0)) {
         if (!valid_name(arg))
-            perr(pp, lineno, "[%s] needs a name ([%s NAME])", body, body);
+            perr(pp, l->line, "[%s] needs a name ([%s NAME])", body, body);
         else if (body[0] == 'q')
-            open_query(pp, arg, lineno);
+            open_query(pp, arg, l->line);
         else
-            open_action(pp, arg, lineno);
+            open_action(pp, arg, l->line);
     } else {
-        perr(pp, lineno, "unknown section [%s%s%s] (expected [profile], [query NAME] or "
+        perr(pp, l->line, "unknown section [%s%s%s] (expected [profile], [query NAME] or "
              "[action NAME])", body, *arg ? " " : "", arg);
     }
 }
@@ -187,46 +178,41 @@ static void set_action_key(pparser *pp, const char *key, const char *val, int li
     *field = xstrdup(val);
 }
 
-static void key_line(pparser *pp, char *t, int lineno)
+static void parse_line(pparser *pp, const ini_line *l)
 {
-    char *eq = strchr(t, '=');
-    if (!eq) {
-        perr(pp, lineno, "missing '=' (expected key = value)");
+    switch (l->kind) {
+    case INI_BAD:
+        return;   /* reported by the reader */
+    case INI_SECTION:
+        open_section(pp, l);
+        ini_set_raw(&pp->r, pp->sec == SEC_QUERY);   /* SQL bodies are raw lines */
         return;
-    }
-    *eq = '\0';
-    char *key = text_trim(t), *val = eq + 1;
-    text_strip_comment(val);
-    val = text_trim(val);
-    if (!*key) {
-        perr(pp, lineno, "missing key before '='");
+    case INI_RAW:
+        query_append(pp, l->text);
         return;
+    case INI_TEXT:
+    case INI_PAIR:
+        break;
     }
-    if (pp->sec == SEC_PROFILE)
-        set_setting(pp, key, val, lineno);
-    else
-        set_action_key(pp, key, val, lineno);
-}
-
-static void parse_line(pparser *pp, char *line, int lineno)
-{
-    if (line[0] == '[') {
-        open_section(pp, line, lineno);
-        return;
-    }
-    if (pp->sec == SEC_QUERY) {
-        query_append(pp, line);
-        return;
-    }
-    char *t = text_trim(line);
-    if (!*t || *t == '#' || *t == ';' || pp->sec == SEC_BAD)
+    if (pp->sec == SEC_BAD)
         return;
     if (pp->sec == SEC_NONE) {
-        perr(pp, lineno, "text outside a section (start with [profile])");
+        perr(pp, l->line, "text outside a section (start with [profile])");
         pp->sec = SEC_BAD;
         return;
     }
-    key_line(pp, t, lineno);
+    if (l->kind == INI_TEXT) {
+        perr(pp, l->line, "missing '=' (expected key = value)");
+        return;
+    }
+    if (!*l->name) {
+        perr(pp, l->line, "missing key before '='");
+        return;
+    }
+    if (pp->sec == SEC_PROFILE)
+        set_setting(pp, l->name, l->value, l->line);
+    else
+        set_action_key(pp, l->name, l->value, l->line);
 }
 
 static bool in_list(const char *v, const char *const *list)
@@ -270,21 +256,29 @@ static void validate(pparser *pp)
     }
 }
 
-bool profile_parse(const char *path, const char *text, rd_profile *out, rd_diags *d)
+static const ini_format profile_format = {
+    INI_SECTIONS | INI_HEADER_COL0 | INI_COMMENTS, NULL,
+};
+
+bool profile_parse_len(const char *path, const char *text, size_t len, rd_profile *out,
+                       rd_diags *d)
 {
     memset(out, 0, sizeof *out);
     out->path = xstrdup(path);
-    pparser pp = { .path = path ? path : "profile", .d = d, .p = out, .ok = true };
-    const char *cur = text ? text : "";
-    int lineno = 0;
-    char *line;
-    while ((line = text_next_line(&cur)) != NULL) {
-        parse_line(&pp, line, ++lineno);
-        free(line);
-    }
+    pparser pp = { .p = out };
+    ini_open(&pp.r, path ? path : "profile", text, len, &profile_format, d);
+    ini_line l;
+    while (ini_next(&pp.r, &l))
+        parse_line(&pp, &l);
+    ini_close(&pp.r);
     query_finish(&pp);
     validate(&pp);
-    return pp.ok;
+    return pp.r.errors == 0;
+}
+
+bool profile_parse(const char *path, const char *text, rd_profile *out, rd_diags *d)
+{
+    return profile_parse_len(path, text, text ? strlen(text) : 0, out, d);
 }
 
 static bool load_depth(const char *name, const char *near, rd_profile *out, rd_diags *d,
@@ -293,13 +287,14 @@ static bool load_depth(const char *name, const char *near, rd_profile *out, rd_d
 static bool load_file(const char *file, rd_profile *out, rd_diags *d, int depth)
 {
     char why[128];
-    char *text = text_read_file(file, PROFILE_MAX_BYTES, why, sizeof why);
+    size_t len;
+    char *text = text_read_file_len(file, PROFILE_MAX_BYTES, &len, why, sizeof why);
     if (!text) {
         memset(out, 0, sizeof *out);
         diags_add(d, file, 0, "%s", why);
         return false;
     }
-    bool ok = profile_parse(file, text, out, d);
+    bool ok = profile_parse_len(file, text, len, out, d);
     free(text);
     const char *from = profile_get(out, "actions_from");
     if (!ok || !from)

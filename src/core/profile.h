@@ -52,6 +52,9 @@ struct rd_profile {
 };
 
 bool profile_parse(const char *path, const char *text, rd_profile *out, rd_diags *d);
+/* The same on text[0..len): a NUL byte inside is an error ("file:line: NUL byte"). */
+bool profile_parse_len(const char *path, const char *text, size_t len, rd_profile *out,
+                       rd_diags *d);
 /* Find and load a profile by name or path: a path (contains '/' or ends in .profile)
  * is read as is; a name is found by datafile_find() (datafile.h). An actions_from
  * profile is loaded with it (next to it first). */

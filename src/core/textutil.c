@@ -32,20 +32,9 @@ void text_strip_comment(char *v)
     }
 }
 
-char *text_next_line(const char **cur)
+char *text_read_file_len(const char *path, size_t max, size_t *len, char *why, size_t whycap)
 {
-    const char *s = *cur;
-    if (!s || !*s)
-        return NULL;
-    size_t n = strcspn(s, "\n");
-    *cur = s[n] == '\n' ? s + n + 1 : s + n;
-    if (n && s[n - 1] == '\r')
-        n--;
-    return xstrndup(s, n);
-}
-
-char *text_read_file(const char *path, size_t max, char *why, size_t whycap)
-{
+    *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(why, whycap, "cannot read: %s", strerror(errno));
@@ -61,5 +50,12 @@ char *text_read_file(const char *path, size_t max, char *why, size_t whycap)
         return NULL;
     }
     buf[n] = '\0';
+    *len = n;
     return buf;
+}
+
+char *text_read_file(const char *path, size_t max, char *why, size_t whycap)
+{
+    size_t len;
+    return text_read_file_len(path, max, &len, why, whycap);
 }

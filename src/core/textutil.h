@@ -8,9 +8,9 @@ char *text_trim(char *s);
 /* Cuts a trailing " # comment" / " ; comment" (the marker preceded by a blank),
  * ignoring markers inside double quotes. */
 void text_strip_comment(char *v);
-/* Next line of a NUL-terminated text: returns a newly allocated copy without the
- * '\n' (and a trailing '\r'), advances *cur; NULL at the end. */
-char *text_next_line(const char **cur);
-/* Reads a whole file (at most max bytes) into a NUL-terminated buffer. On failure
- * returns NULL and writes a short reason into why. */
+/* The one file reader: the whole file (at most max bytes) into a NUL-terminated
+ * buffer, its length in *len (a NUL byte inside is data, seen through the length).
+ * On failure returns NULL and writes a short reason into why. */
+char *text_read_file_len(const char *path, size_t max, size_t *len, char *why, size_t whycap);
+/* The same for callers that take the text as a C string (it ends at a NUL). */
 char *text_read_file(const char *path, size_t max, char *why, size_t whycap);

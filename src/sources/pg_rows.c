@@ -11,6 +11,7 @@
 
 #include "../core/fingerprint.h"
 #include "../core/health.h"
+#include "../core/rfc3339.h"
 #include "../core/xalloc.h"
 
 pg_semantics pg_semantics_parse(const char *name)
@@ -71,47 +72,10 @@ bool pg_parse_double(const char *s, double *out)
     return true;
 }
 
-/* "YYYY-MM-DD[T ]HH:MM:SS[.frac][Z|±HH[:MM]]" (RFC 3339 and PostgreSQL's text form). */
-static bool parse_iso(const char *s, double *out)
-{
-    int y, mo, d, h, mi, n = 0;
-    double sec;
-    char sep;
-    if (sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%lf%n", &y, &mo, &d, &sep, &h, &mi, &sec, &n) != 7 ||
-        (sep != 'T' && sep != ' ') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-        mi > 59 || sec < 0 || sec >= 61)
-        return false;
-    const char *z = s + n;
-    long off = 0;
-    if (*z == 'Z' || *z == 'z') {
-        z++;
-    } else if (*z == '+' || *z == '-') {
-        int oh = 0, om = 0, k = 0;
-        if (sscanf(z + 1, "%2d%n", &oh, &k) != 1)
-            return false;
-        const char *p = z + 1 + k;
-        if (*p == ':')
-            p++;
-        if (isdigit((unsigned char)*p) && sscanf(p, "%2d%n", &om, &k) == 1)
-            p += k;
-        off = (oh * 3600L + om * 60L) * (*z == '-' ? -1 : 1);
-        z = p;
-    }
-    if (*z)
-        return false;
-    struct tm tm = { .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
-                     .tm_min = mi };
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return false;
-    *out = (double)t + sec - (double)off;
-    return true;
-}
-
 double pg_parse_epoch(const char *s)
 {
     double v;
-    if (!pg_parse_double(s, &v) && !(s && parse_iso(s, &v)))
+    if (!pg_parse_double(s, &v) && !rfc3339_parse(s, &v))
         return 0;
     /* 1970 .. year ~5000: anything else is garbage, shown as unknown */
     if (v <= 0 || v > 1e11)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/rfc3339.h"
 #include "../core/xalloc.h"
 
 void alakai_rec_clear(rd_alakai_rec *r)
@@ -39,75 +40,6 @@ static double epoch_number(double v)
     return v > 1e11 ? 0 : v;      /* still absurd → unknown */
 }
 
-static int digits(const char **p, int n)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)**p))
-            return -1;
-        v = v * 10 + (**p - '0');
-        (*p)++;
-    }
-    return v;
-}
-
-/* Timezone suffix: Z, z, +hh:mm, -hhmm, or nothing (UTC). */
-static bool parse_tz(const char *p, long *off)
-{
-    *off = 0;
-    if (*p == '\0' || ((*p == 'Z' || *p == 'z') && p[1] == '\0'))
-        return true;
-    if (*p != '+' && *p != '-')
-        return false;
-    int sign = *p++ == '-' ? -1 : 1;
-    int hh = digits(&p, 2);
-    if (*p == ':')
-        p++;
-    int mm = *p ? digits(&p, 2) : 0;
-    if (hh < 0 || mm < 0 || hh > 23 || mm > 59 || *p)
-        return false;
-    *off = sign * (hh * 3600L + mm * 60L);
-    return true;
-}
-
-static bool parse_rfc3339(const char *s, double *out)
-{
-    const char *p = s;
-    struct tm tm = { 0 };
-    int y = digits(&p, 4);
-    if (y < 0 || *p++ != '-') return false;
-    int mo = digits(&p, 2);
-    if (mo < 1 || mo > 12 || *p++ != '-') return false;
-    int d = digits(&p, 2);
-    if (d < 1 || d > 31 || (*p != 'T' && *p != 't' && *p != ' ')) return false;
-    p++;
-    int h = digits(&p, 2);
-    if (h < 0 || h > 23 || *p++ != ':') return false;
-    int mi = digits(&p, 2);
-    if (mi < 0 || mi > 59) return false;
-    int sec = 0;
-    if (*p == ':') {
-        p++;
-        sec = digits(&p, 2);
-        if (sec < 0 || sec > 60) return false;
-    }
-    double frac = 0, scale = 0.1;
-    if (*p == '.' || *p == ',') {
-        for (p++; isdigit((unsigned char)*p); p++, scale /= 10)
-            frac += (*p - '0') * scale;
-    }
-    long off;
-    if (!parse_tz(p, &off))
-        return false;
-    tm.tm_year = y - 1900; tm.tm_mon = mo - 1; tm.tm_mday = d;
-    tm.tm_hour = h; tm.tm_min = mi; tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return false;
-    *out = (double)t - (double)off + frac;
-    return *out > 0;
-}
-
 bool alakai_parse_time(const char *s, double *out)
 {
     *out = 0;
@@ -119,7 +51,7 @@ bool alakai_parse_time(const char *s, double *out)
         *out = epoch_number(v);
         return *out > 0;
     }
-    return parse_rfc3339(s, out);
+    return rfc3339_parse(s, out) && *out > 0;
 }
 
 /* First problem wins: "<what><suffix>". */

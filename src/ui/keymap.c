@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "../core/datafile.h"
+#include "../core/ini.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 
 typedef struct km_bind {
@@ -240,9 +242,8 @@ static void seq_text(const km_bind *b, char *out, size_t cap)
 
 /* Report clashes; the built-in default loses to a file binding, a later file line
  * loses to an earlier one. */
-static bool keymap_check(ui_keymap *km, const char *path, rd_diags *d)
+static void keymap_check(ui_keymap *km, ini_reader *r)
 {
-    bool ok = true;
     for (size_t i = 0; i < km->n; i++) {
         for (size_t j = 0; j < km->n; j++) {
             km_bind *a = &km->b[i], *b = &km->b[j];
@@ -255,37 +256,27 @@ static bool keymap_check(ui_keymap *km, const char *path, rd_diags *d)
             char s[64];
             seq_text(a, s, sizeof s);
             if (a->line > 0) {
-                diags_add(d, path, a->line, "key '%s' for '%s' conflicts with '%s'", s,
+                ini_error(r, a->line, "key '%s' for '%s' conflicts with '%s'", s,
                           actlist_info(a->act)->name, actlist_info(b->act)->name);
-                ok = false;
             }
             km->b[i] = km->b[--km->n];
             i = (size_t)-1;
             break;
         }
     }
-    return ok;
 }
 
-static bool keymap_line(ui_keymap *km, const char *path, int line, char *s, rd_diags *d)
+/* "action = key ..." (l->name, l->value); errors go through the reader. */
+static void keymap_pair(ui_keymap *km, ini_reader *r, const ini_line *l)
 {
-    char *eq = strchr(s, '=');
-    if (!eq) {
-        diags_add(d, path, line, "expected 'action = key ...'");
-        return false;
-    }
-    *eq = 0;
-    char *name = s, *val = eq + 1;
-    while (*name == ' ' || *name == '\t') name++;
-    for (char *e = name + strlen(name); e > name && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
+    const char *name = l->name;
     ui_action a = actlist_find(name);
     if (a == UA_NONE) {
-        diags_add(d, path, line, "unknown action '%s'", name);
-        return false;
+        ini_error(r, l->line, "unknown action '%s'", name);
+        return;
     }
     bind_remove_action(km, a);
-    bool ok = true;
-    char *p = val;
+    const char *p = l->value;
     while (*p) {
         while (*p == ' ' || *p == '\t') p++;
         if (!*p) break;
@@ -304,37 +295,36 @@ static bool keymap_line(ui_keymap *km, const char *path, int line, char *s, rd_d
         char copy[64];
         snprintf(copy, sizeof copy, "%s", tok);
         if (!seq_parse(copy, seq, &sn)) {
-            diags_add(d, path, line, "bad key '%s' for '%s'", tok, name);
-            ok = false;
+            ini_error(r, l->line, "bad key '%s' for '%s'", tok, name);
             continue;
         }
-        bind_add(km, seq, sn, a, line);
+        bind_add(km, seq, sn, a, l->line);
     }
-    return ok;
+}
+
+/* No sections, whole-line comments only: '#' and ';' are keys too. */
+static const ini_format keymap_format = { 0, NULL };
+
+bool keymap_parse_len(ui_keymap *km, const char *path, const char *text, size_t len,
+                      rd_diags *d)
+{
+    ini_reader r;
+    ini_open(&r, path, text, len, &keymap_format, d);
+    ini_line l;
+    while (ini_next(&r, &l)) {
+        if (l.kind == INI_TEXT)
+            ini_error(&r, l.line, "expected 'action = key ...'");
+        else if (l.kind == INI_PAIR)
+            keymap_pair(km, &r, &l);
+    }
+    ini_close(&r);
+    keymap_check(km, &r);
+    return r.errors == 0;
 }
 
 bool keymap_parse(ui_keymap *km, const char *path, const char *text, rd_diags *d)
 {
-    bool ok = true;
-    int line = 0;
-    const char *p = text;
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        char *s = xstrndup(p, len);
-        line++;
-        char *t = s;
-        while (*t == ' ' || *t == '\t') t++;
-        size_t tl = strlen(t);
-        if (tl && t[tl - 1] == '\r') t[--tl] = 0;
-        if (*t && *t != '#' && *t != ';' && !keymap_line(km, path, line, t, d))
-            ok = false;
-        free(s);
-        p += len + (nl ? 1 : 0);
-    }
-    if (!keymap_check(km, path, d))
-        ok = false;
-    return ok;
+    return keymap_parse_len(km, path, text, text ? strlen(text) : 0, d);
 }
 
 bool keymap_load(ui_keymap *km, const char *name, rd_diags *d)
@@ -342,12 +332,14 @@ bool keymap_load(ui_keymap *km, const char *name, rd_diags *d)
     char *path = datafile_locate(DATA_KEYMAPS, name, d);
     if (!path)
         return false;
-    char *text = datafile_read(path);
+    char why[128];
+    size_t len;
+    char *text = text_read_file_len(path, DATAFILE_MAX_BYTES, &len, why, sizeof why);
     bool ok = false;
     if (!text)
-        diags_add(d, path, 0, "cannot read keymap");
+        diags_add(d, path, 0, "%s", why);
     else {
-        ok = keymap_parse(km, path, text, d);
+        ok = keymap_parse_len(km, path, text, len, d);
         free(km->name);
         km->name = xstrdup(name);
     }

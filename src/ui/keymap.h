@@ -33,6 +33,9 @@ void keymap_free(ui_keymap *km);
  * valid lines are still applied. */
 bool keymap_load(ui_keymap *km, const char *name_or_path, rd_diags *d);
 bool keymap_parse(ui_keymap *km, const char *path, const char *text, rd_diags *d);
+/* The same on text[0..len): a NUL byte inside is an error ("file:line: NUL byte"). */
+bool keymap_parse_len(ui_keymap *km, const char *path, const char *text, size_t len,
+                      rd_diags *d);
 const char *keymap_name(const ui_keymap *km);
 
 km_match keymap_match(const ui_keymap *km, const ui_key *seq, int n, bool dialog,

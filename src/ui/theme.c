@@ -7,6 +7,8 @@
 #include <strings.h>
 
 #include "../core/datafile.h"
+#include "../core/ini.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "keymap.h"
 
@@ -147,60 +149,59 @@ const char *theme_name(const ui_theme *t)
 
 static bool theme_load_depth(ui_theme *t, const char *name, rd_diags *d, int depth);
 
-static bool theme_line(ui_theme *t, const char *path, int line, char *s, rd_diags *d, int depth)
+/* "slot = fg bg [attrs]" or "include = NAME"; false on any error. */
+static bool theme_pair(ui_theme *t, ini_reader *r, const ini_line *l, int depth)
 {
-    char *eq = strchr(s, '=');
-    if (!eq) {
-        diags_add(d, path, line, "expected 'slot = fg bg [attrs]'");
-        return false;
-    }
-    *eq = 0;
-    char *key = s, *val = eq + 1;
-    while (*val == ' ' || *val == '\t') val++;
-    for (char *e = key + strlen(key); e > key && (e[-1] == ' ' || e[-1] == '\t');) *--e = 0;
-    for (char *e = val + strlen(val); e > val && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r');) *--e = 0;
+    const char *key = l->name, *val = l->value;
     if (strcmp(key, "include") == 0) {
         if (depth >= INCLUDE_DEPTH) {
-            diags_add(d, path, line, "includes nested too deeply");
+            ini_error(r, l->line, "includes nested too deeply");
             return false;
         }
-        return theme_load_depth(t, val, d, depth + 1);
+        return theme_load_depth(t, val, r->d, depth + 1);
     }
     for (int i = 0; i < TS__COUNT; i++) {
         if (strcmp(key, slot_table[i].name) != 0)
             continue;
         char err[128];
         if (!spec_parse(val, &t->spec[i], err, sizeof err)) {
-            diags_add(d, path, line, "%s: %s", key, err);
+            ini_error(r, l->line, "%s: %s", key, err);
             return false;
         }
         return true;
     }
-    diags_add(d, path, line, "unknown colour slot '%s'", key);
+    ini_error(r, l->line, "unknown colour slot '%s'", key);
     return false;
 }
 
-static bool theme_parse_depth(ui_theme *t, const char *path, const char *text, rd_diags *d, int depth)
+/* No sections, whole-line comments only: '#' starts a colour ("#rrggbb"). */
+static const ini_format theme_format = { 0, NULL };
+
+static bool theme_parse_depth(ui_theme *t, const char *path, const char *text, size_t len,
+                              rd_diags *d, int depth)
 {
+    ini_reader r;
+    ini_open(&r, path, text, len, &theme_format, d);
     bool ok = true;
-    int line = 0;
-    for (const char *p = text; *p;) {
-        const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        char *s = xstrndup(p, len), *q = s;
-        line++;
-        while (*q == ' ' || *q == '\t') q++;
-        if (*q && *q != '#' && *q != ';' && *q != '\r' && !theme_line(t, path, line, q, d, depth))
+    ini_line l;
+    while (ini_next(&r, &l)) {
+        if (l.kind == INI_TEXT)
+            ini_error(&r, l.line, "expected 'slot = fg bg [attrs]'");
+        else if (l.kind == INI_PAIR && !theme_pair(t, &r, &l, depth))
             ok = false;
-        free(s);
-        p += len + (nl ? 1 : 0);
     }
-    return ok;
+    ini_close(&r);
+    return ok && r.errors == 0;
+}
+
+bool theme_parse_len(ui_theme *t, const char *path, const char *text, size_t len, rd_diags *d)
+{
+    return theme_parse_depth(t, path, text, len, d, 0);
 }
 
 bool theme_parse(ui_theme *t, const char *path, const char *text, rd_diags *d)
 {
-    return theme_parse_depth(t, path, text, d, 0);
+    return theme_parse_depth(t, path, text, text ? strlen(text) : 0, d, 0);
 }
 
 static bool theme_load_depth(ui_theme *t, const char *name, rd_diags *d, int depth)
@@ -208,10 +209,12 @@ static bool theme_load_depth(ui_theme *t, const char *name, rd_diags *d, int dep
     char *path = datafile_locate(DATA_THEMES, name, d);
     if (!path)
         return false;
-    char *text = datafile_read(path);
-    bool ok = text && theme_parse_depth(t, path, text, d, depth);
+    char why[128];
+    size_t len;
+    char *text = text_read_file_len(path, DATAFILE_MAX_BYTES, &len, why, sizeof why);
+    bool ok = text && theme_parse_depth(t, path, text, len, d, depth);
     if (!text)
-        diags_add(d, path, 0, "cannot read theme");
+        diags_add(d, path, 0, "%s", why);
     free(text);
     free(path);
     return ok;

@@ -55,6 +55,8 @@ void theme_free(ui_theme *t);
 /* Load a theme by name or path over the built-in default; every error file:line. */
 bool theme_load(ui_theme *t, const char *name_or_path, rd_diags *d);
 bool theme_parse(ui_theme *t, const char *path, const char *text, rd_diags *d);
+/* The same on text[0..len): a NUL byte inside is an error ("file:line: NUL byte"). */
+bool theme_parse_len(ui_theme *t, const char *path, const char *text, size_t len, rd_diags *d);
 const char *theme_name(const ui_theme *t);
 /* After start_color (or with colours off): compute the curses attributes per slot. */
 void theme_apply(ui_theme *t, bool colour);

@@ -1,4 +1,4 @@
-/* The profile parser on arbitrary text. */
+/* The profile parser on arbitrary bytes (NULs too), through the shared tokenizer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,11 +8,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = fuzz_cstr(data, size);
     rd_profile p;
     rd_diags d = { 0 };
-    bool ok = profile_parse("fuzz.profile", text, &p, &d);
+    /* the exact bytes, no terminating NUL: the parser must go by the length */
+    bool ok = profile_parse_len("fuzz.profile", (const char *)data, size, &p, &d);
     FUZZ_ASSERT(ok == (d.n == 0));
+    /* a NUL byte is always reported */
+    if (memchr(data, 0, size))
+        FUZZ_ASSERT(!ok);
     for (size_t i = 0; i < p.n_queries; i++) {
         FUZZ_ASSERT(p.queries[i].value != NULL);
         FUZZ_ASSERT(profile_query(&p, p.queries[i].key) != NULL);
@@ -25,6 +28,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(p.name && p.store && p.semantics);
     profile_free(&p);
     diags_free(&d);
-    free(text);
     return 0;
 }

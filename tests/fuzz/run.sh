@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the libFuzzer harnesses with clang (-fsanitize=fuzzer,address,undefined)
 # and runs each for N seconds (default 60) on a scratch copy of its seed corpus.
-# usage: tests/fuzz/run.sh [SECONDS] [TARGET...]   targets: sanitize config profile model_json
+# usage: tests/fuzz/run.sh [SECONDS] [TARGET...]
+#   targets: sanitize config profile model_json keymap theme
 # New crashes are written to $OUT/crashes (OUT defaults to a temp dir); add the
 # minimized input to tests/fuzz/corpus/<target>/ once fixed.
 set -eu
@@ -9,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-sanitize config profile model_json}
+targets=${*:-sanitize config profile model_json keymap theme}
 out=${OUT:-$(mktemp -d /tmp/redrive-fuzz.XXXXXX)}
 mkdir -p "$out/crashes"
 printf '#pragma once\n#define RD_VERSION "fuzz"\n#define RD_DATADIR "/nonexistent"\n#define RD_SRCDIR "%s"\n' \
@@ -20,8 +21,14 @@ libs="$(pkg-config --libs libcjson) -lm"
 status=0
 for t in $targets; do
     echo "== building fuzz_$t"
+    extra="" extralibs=""
+    case $t in
+    keymap|theme)   # the ui parsers: their files and the action list, plus curses
+        extra="$root/src/ui/keymap.c $root/src/ui/theme.c $root/src/ui/actlist.c -I$root/src/ui"
+        extralibs=$(pkg-config --libs ncursesw) ;;
+    esac
     # shellcheck disable=SC2086
-    clang $cflags -o "$out/fuzz_$t" "$here/fuzz_$t.c" "$root"/src/core/*.c $libs
+    clang $cflags -o "$out/fuzz_$t" "$here/fuzz_$t.c" "$root"/src/core/*.c $extra $libs $extralibs
     mkdir -p "$out/corpus_$t"
     cp "$here/corpus/$t/"* "$out/corpus_$t/" 2>/dev/null || true
     echo "== running fuzz_$t for ${secs}s"

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -302,6 +303,58 @@ static void test_load(void)
     diags_free(&d);
 }
 
+/* A NUL byte no longer ends the file: it is an error on its line, and the rest
+ * of the file is still read. */
+static void test_nul(void)
+{
+    static const char t[] = "[system \"a\"]\n"          /* 1 */
+                            "profile = attune\n"          /* 2 */
+                            "store = s\n"                 /* 3 */
+                            "banner = x\0y\n"             /* 4 NUL: system a dropped */
+                            "[system \"b\"]\n"            /* 5 */
+                            "profile = tasker\n"          /* 6 */
+                            "store = t\n"                 /* 7 */
+                            "\0\n"                        /* 8 NUL: system b dropped */
+                            "[system \"c\"]\n"            /* 9 */
+                            "profile = tasker\n"          /* 10 */
+                            "store = \"u\"\n";            /* 11 */
+    rd_config c;
+    rd_diags d = { 0 };
+    CHECK(!config_parse_len("nul.conf", t, sizeof t - 1, &c, &d));
+    CHECK(d.n == 2);
+    if (d.n == 2) {
+        CHECK_STR(d.msgs[0], "nul.conf:4: NUL byte");
+        CHECK_STR(d.msgs[1], "nul.conf:8: NUL byte");
+    }
+    CHECK(c.n == 1 && config_find(&c, "c") && !strcmp(config_find(&c, "c")->store, "u"));
+    config_free(&c);
+    diags_free(&d);
+
+    /* the C-string entry point still ends at the first NUL */
+    CHECK(config_parse("nul.conf", t, &c, &d));
+    CHECK(c.n == 1 && d.n == 0);
+    config_free(&c);
+
+    /* the same through the file reader */
+    char path[] = "/tmp/rd_cfg_nul_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "wb");
+    CHECK(f && fwrite(t, 1, sizeof t - 1, f) == sizeof t - 1);
+    if (f)
+        fclose(f);
+    CHECK(!config_load(path, &c, &d));
+    CHECK(d.n == 2 && c.n == 1);
+    char want[64];
+    snprintf(want, sizeof want, "%s:4: NUL byte", path);
+    CHECK_STR(d.n ? d.msgs[0] : NULL, want);
+    config_free(&c);
+    diags_free(&d);
+    unlink(path);
+}
+
 int main(void)
 {
     test_good();
@@ -311,5 +364,6 @@ int main(void)
     test_helpers();
     test_default_path();
     test_load();
+    test_nul();
     return check_done("test_config");
 }

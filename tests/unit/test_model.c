@@ -303,6 +303,74 @@ static void test_text(void)
     model_free(m);
 }
 
+/* snapshot --json: the whole output, with every kind of dangerous character in a
+ * string: C0 (escaped by cJSON), DEL, C1, bidi controls, separators escaped;
+ * their neighbours kept; invalid UTF-8 replaced. */
+static void test_json_escapes(void)
+{
+    rd_model *m = model_new();
+    rd_queue *q = xcalloc(1, sizeof *q);
+    q->name = xstrdup("C0 \x1b\t DEL \x7f C1 \xC2\x80\xC2\x9F not \xC2\xA0 bidi "
+                      "\xD8\x9C\xE2\x80\x8E\xE2\x80\x8F\xE2\x80\xAA\xE2\x80\xAE"
+                      "\xE2\x81\xA6\xE2\x81\xA9 sep \xE2\x80\xA8\xE2\x80\xA9 not "
+                      "\xE2\x80\x8D\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA\xF0\x9F\x98\x80 bad "
+                      "\xFF\xC2 \xE2\x80 q \" b \\");
+    q->depth = 3;
+    q->ready = q->unacked = q->ttl_ms = -1;
+    q->consumers = -1;
+    q->publish_rate = q->deliver_rate = -1;
+    q->dead_letter_exchange = xstrdup("dlx\xC2\x9B" "31m");
+    model_set_queues(m, q, 1);
+    static const char want[] =
+        "{\n"
+        "\t\"view\":\t\"queues\",\n"
+        "\t\"sources\":\t[],\n"
+        "\t\"queues\":\t[{\n"
+        "\t\t\t\"name\":\t\"C0 \\u001b\\t DEL \\u007f C1 \\u0080\\u009f not \xC2\xA0 bidi "
+        "\\u061c\\u200e\\u200f\\u202a\\u202e\\u2066\\u2069 sep \\u2028\\u2029 not "
+        "\xE2\x80\x8D\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA\xF0\x9F\x98\x80 bad "
+        "\xEF\xBF\xBD\xEF\xBF\xBD \xEF\xBF\xBD q \\\" b \\\\\",\n"
+        "\t\t\t\"depth\":\t3,\n"
+        "\t\t\t\"consumers\":\tnull,\n"
+        "\t\t\t\"is_dlq\":\tfalse,\n"
+        "\t\t\t\"ready\":\tnull,\n"
+        "\t\t\t\"unacked\":\tnull,\n"
+        "\t\t\t\"publish_rate\":\tnull,\n"
+        "\t\t\t\"deliver_rate\":\tnull,\n"
+        "\t\t\t\"dead_letter_exchange\":\t\"dlx\\u009b31m\",\n"
+        "\t\t\t\"ttl_ms\":\tnull\n"
+        "\t\t}]\n"
+        "}";
+    char *j = model_to_json_at(m, "queues", NOW);
+    CHECK_STR(j, want);
+    /* the escapes read back as the same characters */
+    rd_model *r = model_new();
+    char err[128];
+    CHECK(model_from_json(r, j, err, sizeof err));
+    char *j2 = model_to_json_at(r, "queues", NOW);
+    CHECK_STR(j2, want);
+    free(j2);
+    model_free(r);
+    free(j);
+    model_free(m);
+
+    static const struct { const char *in, *out; } raw[] = {
+        { "", "" },
+        { "\"\xC2\x85\"", "\"\\u0085\"" },
+        { "\xC2\x9F\xC2\xA0", "\\u009f\xC2\xA0" },
+        { "\xE2\x80\xA7\xE2\x80\xA8\xE2\x80\xAE\xE2\x80\xAF",
+          "\xE2\x80\xA7\\u2028\\u202e\xE2\x80\xAF" },
+        { "\xE2\x81\xA5\xE2\x81\xA6\xE2\x81\xA9\xE2\x81\xAA",
+          "\xE2\x81\xA5\\u2066\\u2069\xE2\x81\xAA" },
+        { "\x80\xED\xA0\x80x", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDx" },
+    };
+    for (size_t i = 0; i < sizeof raw / sizeof *raw; i++) {
+        char *o = json_text_safe(raw[i].in);
+        CHECK_STR(o, raw[i].out);
+        free(o);
+    }
+}
+
 int main(void)
 {
     test_basics();
@@ -310,5 +378,6 @@ int main(void)
     test_views();
     test_from_json_tolerant();
     test_text();
+    test_json_escapes();
     return check_done("test_model");
 }

@@ -331,6 +331,34 @@ static void test_shipped_routes(void)
     diags_free(&d);
 }
 
+/* A NUL byte is an error on its line, in settings and in SQL bodies alike. */
+static void test_nul(void)
+{
+    static const char t[] = "[profile]\n"                  /* 1 */
+                            "name = n\0\n"                 /* 2 */
+                            "store = redis\n"              /* 3 */
+                            "semantics = alakai\n"         /* 4 */
+                            "[query q]\n"                  /* 5 */
+                            "SELECT 1\n"                   /* 6 */
+                            "  FROM t\0\n"                 /* 7 */
+                            "WHERE x;\n";                  /* 8 */
+    rd_profile p;
+    rd_diags d = { 0 };
+    CHECK(!profile_parse_len("nul.profile", t, sizeof t - 1, &p, &d));
+    static const char *const want[] = {
+        "nul.profile:2: NUL byte",
+        "nul.profile:7: NUL byte",
+        "nul.profile:1: [profile] is missing 'name'",
+    };
+    CHECK(d.n == sizeof want / sizeof *want);
+    for (size_t i = 0; i < d.n && i < sizeof want / sizeof *want; i++)
+        CHECK_STR(d.msgs[i], want[i]);
+    CHECK_STR(p.store, "redis");
+    CHECK_STR(profile_query(&p, "q"), "SELECT 1\nWHERE x;");
+    profile_free(&p);
+    diags_free(&d);
+}
+
 int main(void)
 {
     test_good();
@@ -338,5 +366,6 @@ int main(void)
     test_load();
     test_actions_from();
     test_shipped_routes();
+    test_nul();
     return check_done("test_profile");
 }
