@@ -1,6 +1,6 @@
 """Real-terminal tests: the console under pexpect + pyte against the local stack.
 
-Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); skipped without it.
+Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it.
 Pinned: TERM, LANG, TZ, HOME, size. Checks screen text through pyte and the raw bytes
 written to the terminal (hostile data must never reach it as escape sequences).
 """
@@ -11,14 +11,19 @@ import time
 
 import pytest
 
-pexpect = pytest.importorskip("pexpect")
-pyte = pytest.importorskip("pyte")
+import pexpect
+import pyte
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redrive"))
 
-pytestmark = pytest.mark.skipif(not os.environ.get("RD_PG_DSN_ATTUNE2"), reason="needs the local stack env")
+
+
+@pytest.fixture(autouse=True)
+def stack_env():
+    if not os.environ.get("RD_PG_DSN_ATTUNE2"):
+        pytest.fail("needs the local stack env (tests/stack/stack.sh start DIR; . DIR/env)")
 
 
 class Term:
