@@ -4,6 +4,7 @@ fixture model and a key script; each dump is compared with tests/tui/expected/*.
 Regenerate the expected files after an intended change:
     REDRIVE_REGEN=1 /usr/bin/python3 -m pytest tests/tui/test_screens.py
 """
+import json
 import os
 import subprocess
 
@@ -78,6 +79,25 @@ def test_screen(tmp_path, name, fixture, script, args, size):
     assert out == expected, "screen differs from %s (REDRIVE_REGEN=1 to update)" % path
 
 
+def test_fixtures_are_what_the_generator_writes():
+    """Eligibility, next retries, fingerprints and health in the fixtures come from the
+    console's own row code (make_fixtures.py through rd-rows-model); a hand edit fails."""
+    tool = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(BIN))), "tests", "tui",
+                        "rd-rows-model")
+    p = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_fixtures.py"), "--check"],
+                       env={"PATH": "/usr/bin:/bin", "RD_ROWS_MODEL": tool}, capture_output=True,
+                       timeout=60)
+    assert p.returncode == 0, (p.stdout + p.stderr).decode(errors="replace")
+    assert p.stdout == b"" and p.stderr == b""
+    with open(os.path.join(HERE, "fixtures", "attune.json")) as f:
+        m = json.load(f)
+    assert len(m["executions"]) == 30 and len(m["chain"]) == 3 and len(m["workers"]) == 6
+    # Attune retries failed executions only, within the budget
+    for e in m["executions"] + m["chain"]:
+        if e["eligibility"] == "yes":
+            assert e["status"] == "failed" and e["attempt"] <= e["max_attempts"] - 1, e
+
+
 def test_password_prompt_never_shows_the_password(tmp_path):
     out = run_headless("attune", "password_prompt", "80x24", home=str(tmp_path))
     typing, entered, cancelled = screens(out, 3)
@@ -106,7 +126,8 @@ def test_hostile_data_never_reaches_the_screen(tmp_path, size):
     out = run_headless("hostile", "hostile", size, home=str(tmp_path)).encode()
     for seq in HOSTILE_BYTES[:-1]:
         assert seq not in out, seq
-    assert b"stolen" in out   # the text around the escape is shown, the escape is not
+    # the text is shown with the escape made visible (U+241B, U+2407), not dropped
+    assert "clip \u241b]52;c;ZWNobyBwd25lZA==\u2407".encode() in out
 
 
 # Every view by its ':' command; the script is tests/tui/scripts/every_view.keys and the
