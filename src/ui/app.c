@@ -358,6 +358,9 @@ static void on_input(evutil_socket_t fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
+    /* key-to-paint is traced from here, not from each key's read: the time spent handling
+     * the keys before it in the same wake counts too */
+    double t_ready = app_mono();
     bool any = false;
     for (int guard = 0; guard < 4096; guard++) {
         wint_t ch;
@@ -370,14 +373,14 @@ static void on_input(evutil_socket_t fd, short what, void *ud)
             if (rc2 != ERR) {
                 ui_key k = key_from_curses(rc2, (unsigned)next);
                 if (app->n_lat < LAT_MAX)
-                    app->lat_t0[app->n_lat++] = app_mono();
+                    app->lat_t0[app->n_lat++] = t_ready;
                 input_key(app, (k & UK_FN) ? k : (UK_ALT | k));
                 any = true;
                 continue;
             }
         }
         if (app->n_lat < LAT_MAX)
-            app->lat_t0[app->n_lat++] = app_mono();
+            app->lat_t0[app->n_lat++] = t_ready;
         input_key(app, key_from_curses(rc, (unsigned)ch));
         any = true;
         if (app->quit)

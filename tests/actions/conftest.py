@@ -10,35 +10,6 @@ SECRET_VARS = ("RD_CORE_TOKEN", "RD_CORE_VIEWER_TOKEN", "RD_CORE_API_KEY", "RD_C
                "RD_CORE_VIEWER_PASSWORD", "RD_CORE_JWT_SECRET")
 JWT_RE = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
 
-# Profiles used when the shipped one is missing (the pg engineer ships them in profiles/).
-FALLBACK_PROFILES = {
-    "tasker": """[profile]
-name = tasker
-store = postgresql
-semantics = tasker
-
-[action retry]
-method = PATCH
-path = /v1/tasks/{task}/workflow_steps/{id}
-body = {"action_type":"reset_for_retry","reason":"{reason}","reset_by":"{operator}"}
-""",
-    "alakai": """[profile]
-name = alakai
-store = redis
-semantics = alakai
-
-[action retry]
-method = POST
-path = /dashboard/executions/{id}/retry
-""",
-    "openagents": """[profile]
-name = openagents
-store = postgresql
-semantics = openagents
-""",
-}
-
-
 def secrets():
     vals = [os.environ.get(v) for v in SECRET_VARS]
     return [v for v in vals if v]
@@ -56,18 +27,15 @@ def assert_no_secrets(*texts):
 @pytest.fixture(scope="session")
 def stack():
     if not actlib.have_stack():
-        pytest.skip("needs the local stack env (tests/stack/stack.sh; source DIR/env)")
+        pytest.fail("needs the local stack env (tests/stack/stack.sh; source DIR/env)")
     return os.environ
 
 
-def profile_ref(name, tmpdir):
+def profile_ref(name):
+    """The shipped profile by name; a missing one is a failure, never replaced."""
     shipped = os.path.join(actlib.ROOT, "profiles", name + ".profile")
-    if os.path.exists(shipped) or name not in FALLBACK_PROFILES:
-        return name
-    p = os.path.join(str(tmpdir), name + "-act.profile")
-    with open(p, "w") as f:
-        f.write(FALLBACK_PROFILES[name])
-    return p
+    assert os.path.exists(shipped), "shipped profile missing: %s" % shipped
+    return name
 
 
 SYSTEMS = {
@@ -88,7 +56,7 @@ class Act:
         self.tmpdir = tmpdir
         self.system = system
         self.core = core or os.environ[core_var]
-        kv = dict(profile=profile_ref(prof, tmpdir), store=os.environ.get(store_var),
+        kv = dict(profile=profile_ref(prof), store=os.environ.get(store_var),
                   core=self.core, auth="bearer", token="env:RD_CORE_TOKEN")
         kv.update(cfg)
         self.config = actlib.write_config(tmpdir, system, **kv)

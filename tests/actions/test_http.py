@@ -143,7 +143,7 @@ def test_protocols_restricted():
 
 def test_many_parallel(srv):
     res, tail = run("GET", url(srv, "/ok"), "--count", "20")
-    assert tail["calls"] == 20 and all(r["status"] == 200 for r in res)
+    assert tail["calls"] == 20 and len(res) == 20 and all(r["status"] == 200 for r in res)
 
 
 def test_cancel_no_callback(srv):

@@ -1,6 +1,8 @@
 """Smoke run of the benchmarks at SCALE=0.001 (1,000 executions, 100 Alakai tasks, short
-windows): each bench runs end to end and prints its figures. Asserts on the output shape,
-never on timings. Needs the stack env (scripts/test.sh sources it)."""
+windows): each bench runs end to end and prints its figures. Asserts on the output shape
+and that the figures are real measurements (finite, positive numbers), never on timings.
+Needs the stack env (scripts/test.sh sources it); without it the tests fail."""
+import math
 import os
 import re
 import subprocess
@@ -11,7 +13,13 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-pytestmark = pytest.mark.skipif(not os.environ.get("RD_PG_HOST"), reason="needs the local stack env")
+
+
+@pytest.fixture(autouse=True)
+def stack_env():
+    if not os.environ.get("RD_PG_HOST"):
+        pytest.fail("needs the local stack env (tests/stack/stack.sh start DIR; . DIR/env)")
+
 
 SMOKE_ENV = {"SCALE": "0.001", "BENCH_RUNS": "3", "BENCH_KEYS": "40", "BENCH_PACE": "0.02",
              "BENCH_IDLE_S": "2", "BENCH_STARTS": "2", "BENCH_MANY_S": "3", "BENCH_CONSOLES": "5",
@@ -20,11 +28,14 @@ SMOKE_ENV = {"SCALE": "0.001", "BENCH_RUNS": "3", "BENCH_KEYS": "40", "BENCH_PAC
 EXPECT = {
     "pg": ["refresh: server time, all queries", "naive dashboard: server time", "snapshot --json max RSS"],
     "redis": ["sweep time (snapshot N - snapshot empty)", "max RSS at N", "steady refresh / sweep (commands)"],
-    "latency": ["normal: key-to-paint p99", "stalled: key-to-paint p99"],
-    "idle": ["CPU of one core, idle at poll 2s", "bytes written to the terminal"],
+    "latency": ["normal: key-to-paint p99", "stalled: key-to-paint p99",
+                "normal: in-console trace p99", "stalled: in-console trace p99"],
+    "idle": ["CPU of one core, idle at poll 2s", "bytes written to the terminal", "console RSS after idle"],
     "start": ["exec -> first paint (median of 2)"],
     "pg_many": ["PostgreSQL CPU, 5 consoles (profile) @2s"],
 }
+# Figures whose ideal is zero (an idle console): a finite number >= 0. Every other one > 0.
+ZERO_OK = {"CPU of one core, idle at poll 2s", "bytes written to the terminal"}
 FIG = re.compile(r"^FIG\t(\w+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)$")
 
 
@@ -44,7 +55,32 @@ def test_bench_runs_and_prints_figures(bench):
             figs[m.group(2)] = m.group(3)
     for metric in EXPECT[bench]:
         assert metric in figs, (metric, out)
-        assert re.match(r"^-?[0-9.]+$|^nan$", figs[metric]), (metric, figs[metric])
+        assert is_measurement(figs[metric], zero_ok=metric in ZERO_OK), (metric, figs[metric], out)
+    if bench == "latency":
+        # every key sent is answered and traced
+        for label in ("normal", "stalled"):
+            sent = int(figs["%s: keys sent" % label])
+            assert sent == int(SMOKE_ENV["BENCH_KEYS"]), out
+            assert figs["%s: keys never answered" % label] == "0", out
+            assert int(figs["%s: keys traced in the console" % label]) == sent, out
+
+
+def is_measurement(text, zero_ok=False):
+    """A finite number > 0 (>= 0 with zero_ok): nan, inf, empty or negative is none."""
+    if not re.match(r"^[0-9]+(\.[0-9]+)?$", text):
+        return False
+    v = float(text)
+    return math.isfinite(v) and (v > 0 or (zero_ok and v == 0))
+
+
+def test_is_measurement_rejects_non_figures():
+    for bad in ("nan", "NaN", "inf", "-inf", "", " ", "-1.5", "-0", "0", "0.000", "1e400", "x"):
+        assert not is_measurement(bad), bad
+    for bad in ("nan", "inf", "", "-1", "-0"):
+        assert not is_measurement(bad, zero_ok=True), bad
+    for good in ("0.001", "3", "12.5", "1740"):
+        assert is_measurement(good), good
+    assert is_measurement("0", zero_ok=True) and is_measurement("0.000", zero_ok=True)
 
 
 def test_run_sh_prints_the_table():

@@ -54,8 +54,10 @@ static int run_path(const char *path, int *count)
         return run_file(path);
     }
     DIR *d = opendir(path);
-    if (!d)
+    if (!d) {
+        fprintf(stderr, "replay: cannot read directory %s\n", path);
         return 1;
+    }
     int fails = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
@@ -76,9 +78,19 @@ static int run_path(const char *path, int *count)
 int main(int argc, char **argv)
 {
     int fails = 0, count = 0;
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s CORPUS_DIR_OR_FILE...\n", argv[0]);
+        return 1;
+    }
     LLVMFuzzerTestOneInput((const uint8_t *)"", 0);
-    for (int i = 1; i < argc; i++)
-        fails += run_path(argv[i], &count);
-    printf("replayed %d inputs, %d unreadable\n", count, fails);
+    for (int i = 1; i < argc; i++) {
+        int before = count, bad = run_path(argv[i], &count);
+        fails += bad;
+        if (!bad && count == before) {   /* an empty corpus tests nothing: not a pass */
+            fprintf(stderr, "replay: no inputs in %s\n", argv[i]);
+            fails++;
+        }
+    }
+    printf("replayed %d inputs, %d problems\n", count, fails);
     return fails ? 1 : 0;
 }

@@ -103,7 +103,10 @@ def test_probe_health_garbage_dead(servers, tmp_path):
 
 def test_probe_reported_unhealthy_and_thresholds(servers, tmp_path):
     s = snapshot(cfg(tmp_path, [servers["degraded"]]), "tk", "--json", "--view", "workers")
+    assert s.rc == 0, s.err
+    assert len(s.json["workers"]) == 1, s.json["workers"]
     w = s.json["workers"][0]
+    assert w["id"] == hostport(servers["degraded"])
     assert w["status"] == "error"                 # answered 503
     assert w["health"] == "unhealthy"             # depth 150, 12 consecutive failures
     assert w["queue_depth"] == 150
@@ -114,7 +117,9 @@ def test_probe_slow_worker_times_out_in_3s(servers, tmp_path):
     s = snapshot(cfg(tmp_path, [servers["slow"], servers["healthy"]]), "tk", "--json",
                  "--view", "workers")
     assert time.monotonic() - t0 < 6
+    assert s.rc == 0, s.err
     w = by_id(s.json["workers"])
+    assert set(w) == {hostport(servers["slow"]), hostport(servers["healthy"])}
     assert w[hostport(servers["slow"])]["status"] == "offline"
     assert w[hostport(servers["healthy"])]["status"] == "active"
 
@@ -122,4 +127,14 @@ def test_probe_slow_worker_times_out_in_3s(servers, tmp_path):
 def test_probe_text_sanitized(servers, tmp_path):
     s = snapshot(cfg(tmp_path, [servers["garbage"], servers["healthy"]]), "tk",
                  "--view", "workers")
+    assert s.rc == 0, s.err
     assert_clean_text(s.out)
+    assert "pwned" not in s.out
+    # the text is there to be clean: the workers table with one row per probed worker
+    lines = s.out.splitlines()
+    assert "WORKERS" in lines, s.out
+    rows = {l.split()[0]: l.split() for l in lines[lines.index("WORKERS") + 2:] if l.strip()}
+    assert set(rows) == {hostport(servers["garbage"]), hostport(servers["healthy"])}, s.out
+    assert rows[hostport(servers["garbage"])][2:4] == ["error", "unknown"], s.out
+    assert "unreadable /health response" in s.out
+    assert rows[hostport(servers["healthy"])][2:4] == ["active", "healthy"], s.out

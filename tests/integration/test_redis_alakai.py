@@ -50,7 +50,7 @@ class Watch:
         build = os.path.dirname(os.path.dirname(os.path.dirname(rd_bin())))
         exe = os.path.join(build, "tests", "integration", "rd-source-watch")
         if not os.path.exists(exe):
-            pytest.skip("rd-source-watch not built")
+            pytest.fail("rd-source-watch not built: %s" % exe)
         env = dict(os.environ, TZ="UTC", REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
         args = [exe, config] + ([system] if system else [])
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -260,7 +260,7 @@ def test_keyspace_notifications_follow_changes(alakai, tmp_path):
 def private_redis(tmp_path):
     exe = shutil.which("redis-server") or "/usr/bin/redis-server"
     if not os.path.exists(exe):
-        pytest.skip("redis-server not installed")
+        pytest.fail("redis-server not installed")
     port = free_port()
     d = tempfile.mkdtemp(prefix="rd-redis-", dir=str(tmp_path))
 
@@ -278,7 +278,7 @@ def private_redis(tmp_path):
             except redis.exceptions.ConnectionError:
                 time.sleep(0.05)
         p.kill()
-        pytest.skip("private redis-server did not start")
+        pytest.fail("private redis-server did not start")
 
     state = {"p": None}
 

@@ -1,14 +1,27 @@
 #!/usr/bin/python3
 """Writes the deterministic model fixtures for the screen tests (tests/tui/fixtures/*.json).
 
+Only what the stores hold is written here: execution and worker rows as the Attune era-2
+profile's queries return them (status, retry_count, max_retries, error, heartbeat, ...),
+queues and DLQ messages as the broker reports them. Retry eligibility, the next retry,
+error fingerprints and worker health are computed by the console's own code: the rows go
+through rd-rows-model (tests/tui/rows_model.c, the PostgreSQL source's row conversion),
+so a fixture cannot show a state the code never produces.
+
 Times are relative to NOW (also passed to the console as REDRIVE_NOW), so the ages on
-screen never depend on the clock. Run it after changing the data; the JSON is checked in.
+screen never depend on the clock. Run it after changing the data (needs the build):
+    /usr/bin/python3 tests/tui/make_fixtures.py           # writes tests/tui/fixtures/*.json
+    /usr/bin/python3 tests/tui/make_fixtures.py --check   # exit 1 if they differ
+The JSON is checked in; tests/tui/test_screens.py runs --check.
 """
 import json
 import os
+import subprocess
+import sys
 
 NOW = 1767225600.0   # 2026-01-01T00:00:00Z
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 
 ERRORS = [
     "connection refused to host 10.0.0.7:5432",
@@ -17,85 +30,79 @@ ERRORS = [
     "KeyError: 'customer_id'",
     None,
 ]
-FPS = [
-    "connection refused to host <ip>:<n>",
-    "timeout after <n>s waiting for worker",
-    "worker heartbeat stale (last seen <n>s ago)",
-    "KeyError: <q>",
-    None,
-]
 STATUSES = ["failed", "completed", "running", "failed", "scheduled", "completed", "failed", "timeout"]
 ACTIONS = ["billing.charge", "email.send_receipt", "report.nightly", "sync.inventory",
            "thumbs.resize", "webhook.deliver"]
+TERMINAL = ("completed", "failed", "cancelled", "timeout", "abandoned")
+
+
+def t(x):
+    """A timestamp as the profile returns it: extract(epoch FROM ...) as text."""
+    return None if x is None else "%.3f" % x
 
 
 def execution(i):
+    """One row of the [query executions] of profiles/attune-era2.profile."""
     st = STATUSES[i % len(STATUSES)]
     err_i = i % 4 if st in ("failed", "timeout") else 4
-    attempt = 1 + i % 3
-    e = {
+    retry_count = i % 3
+    updated = NOW - 20 - i * 37
+    return {
         "id": str(1100 - i),
         "name": ACTIONS[i % len(ACTIONS)],
         "status": st,
-        "attempt": attempt,
-        "max_attempts": 3,
+        "retry_count": str(retry_count),
+        "max_retries": "2",
         "worker": "worker-%02d" % (1 + i % 5),
-        "created_at": NOW - 40 - i * 37,
-        "updated_at": NOW - 20 - i * 37,
+        "created_at": t(NOW - 40 - i * 37),
+        "updated_at": t(updated),
+        "finished_at": t(updated) if st in TERMINAL else None,
         "error": ERRORS[err_i],
-        "fingerprint": FPS[err_i],
-        "reason": ["transient_error", "worker_unavailable", "queue_timeout", "unknown"][i % 4] if attempt > 1 else None,
+        "reason": (["transient_error", "worker_unavailable", "queue_timeout", "unknown"][i % 4]
+                   if retry_count > 0 else None),
+        "superseded": "f",
     }
-    if st in ("failed", "timeout"):
-        if attempt < 3 and err_i != 3:
-            e.update(eligibility="yes", eligibility_reason="retry %d of 2 left" % (3 - attempt),
-                     next_retry_min=NOW + 4 * attempt, next_retry_max=NOW + 6 * attempt)
-        else:
-            e.update(eligibility="no", eligibility_reason="budget exhausted (3/3)" if attempt >= 3
-                     else "reason 'unknown' is not retried")
-    else:
-        e.update(eligibility="no", eligibility_reason="status is %s" % st)
-    return e
 
 
 def chain():
+    """Rows of the [query chain]: a failed root and two failed retries."""
     out = []
     for a in range(3):
+        updated = NOW - 590 + a * 95
         out.append({
-            "id": str(1040 + a), "name": "billing.charge", "status": "failed", "attempt": a + 1,
-            "max_attempts": 3, "chain_root": "1040", "retry_of": str(1039 + a) if a else None,
-            "worker": "worker-0%d" % (a + 1), "created_at": NOW - 600 + a * 95,
-            "updated_at": NOW - 590 + a * 95, "finished_at": NOW - 580 + a * 95,
+            "id": str(1040 + a), "name": "billing.charge", "status": "failed",
+            "retry_count": str(a), "max_retries": "2",
+            "chain_root": "1040" if a else None, "retry_of": str(1039 + a) if a else None,
+            "worker": "worker-0%d" % (a + 1), "created_at": t(NOW - 600 + a * 95),
+            "updated_at": t(updated), "finished_at": t(updated),
             "reason": [None, "worker_unavailable", "transient_error"][a],
             "error": ["connection refused to host 10.0.0.7:5432",
                       "worker heartbeat stale (last seen 95s ago)",
                       "timeout after 30s waiting for worker"][a],
-            "eligibility": "no" if a == 2 else "yes",
-            "eligibility_reason": "budget exhausted (3/3)" if a == 2 else "retry %d of 2" % (a + 1),
+            "superseded": "t" if a < 2 else "f",
         })
     return out
 
 
 def workers():
+    """Rows of the [query workers]: heartbeat and metrics; health is computed."""
+    def w(i, status, hb, depth=None, in_flight=None, cap=None, rate=None, fails=None, tags="",
+          reported=None):
+        return {"id": "w%d" % i, "name": "worker-%02d" % i, "status": status,
+                "reported_health": reported, "tags": tags,
+                "heartbeat_at": t(None if hb is None else NOW - hb),
+                "queue_depth": None if depth is None else str(depth),
+                "in_flight": None if in_flight is None else str(in_flight),
+                "capacity": None if cap is None else str(cap),
+                "failure_rate": None if rate is None else str(rate),
+                "consecutive_failures": None if fails is None else str(fails)}
     return [
-        {"id": "w1", "name": "worker-01", "status": "active", "health": "healthy", "health_reason": "",
-         "heartbeat_at": NOW - 3, "queue_depth": 4, "in_flight": 2, "capacity": 8, "failure_rate": 0.05,
-         "consecutive_failures": 0, "tags": "python3.11 gpu"},
-        {"id": "w2", "name": "worker-02", "status": "active", "health": "unhealthy",
-         "health_reason": "heartbeat 5m old", "reported_health": "healthy", "heartbeat_at": NOW - 300,
-         "queue_depth": 12, "in_flight": 3, "capacity": 8, "failure_rate": 0.1, "consecutive_failures": 1,
-         "tags": "python3.11"},
-        {"id": "w3", "name": "worker-03", "status": "busy", "health": "degraded",
-         "health_reason": "queue depth 63", "heartbeat_at": NOW - 2, "queue_depth": 63, "in_flight": 8,
-         "capacity": 8, "failure_rate": 0.31, "consecutive_failures": 4, "tags": "node20"},
-        {"id": "w4", "name": "worker-04", "status": "draining", "health": "unhealthy",
-         "health_reason": "12 consecutive failures", "heartbeat_at": NOW - 5, "queue_depth": 140,
-         "in_flight": 1, "capacity": 4, "failure_rate": 0.82, "consecutive_failures": 12, "tags": "shell"},
-        {"id": "w5", "name": "worker-05", "status": "offline", "health": "unknown",
-         "health_reason": "no heartbeat and no metrics", "tags": "python3.11"},
-        {"id": "w6", "name": "worker-06", "status": "active", "health": "healthy", "health_reason": "",
-         "heartbeat_at": NOW + 40, "queue_depth": 0, "in_flight": 0, "capacity": 8, "failure_rate": 0,
-         "consecutive_failures": 0, "tags": "clock skew"},
+        w(1, "active", 3, 4, 2, 8, 0.05, 0, "python3.11 gpu"),
+        w(2, "active", 300, 12, 3, 8, 0.1, 1, "python3.11", reported="healthy"),
+        w(3, "busy", 2, 63, 8, 8, 0.31, 4, "node20"),
+        w(4, "draining", 5, 140, 1, 4, 0.82, 12, "shell"),
+        w(5, "offline", None, tags="python3.11"),
+        w(6, "active", -40, 0, 0, 8, 0, 0, "clock skew"),
     ]
 
 
@@ -129,8 +136,26 @@ def dlq():
     return out
 
 
-def base_model():
-    return {
+def rows_to_model(rows):
+    """Execution, chain and worker rows through the console's row code (rd-rows-model)."""
+    exe = os.environ.get("RD_ROWS_MODEL") or os.path.join(ROOT, "build", "tests", "tui", "rd-rows-model")
+    if not os.path.exists(exe):
+        sys.exit("make_fixtures: %s not built (ninja -C build)" % exe)
+    p = subprocess.run([exe], input=json.dumps(rows).encode(), capture_output=True, timeout=30)
+    if p.returncode != 0:
+        sys.exit("make_fixtures: rd-rows-model failed: %s" % p.stderr.decode(errors="replace"))
+    return json.loads(p.stdout)
+
+
+def base_rows():
+    return {"now": NOW, "semantics": "attune", "executions": [execution(i) for i in range(30)],
+            "chain_id": "1042", "chain": chain(), "workers": workers()}
+
+
+def model(rows, hostile=False):
+    """The fixture: the computed rows plus the facts of the other sources."""
+    derived = rows_to_model(rows)
+    m = {
         "now": NOW,
         "sources": [
             {"name": "postgresql", "state": "ok", "last_ok": NOW - 1, "since": NOW - 3600},
@@ -143,11 +168,11 @@ def base_model():
             {"status": "running", "count": 37},
             {"status": "scheduled", "count": 10000, "capped": True},
         ],
-        "executions": [execution(i) for i in range(30)],
+        "executions": derived["executions"],
         "executions_more": True,
-        "chain_id": "1042",
-        "chain": chain(),
-        "workers": workers(),
+        "chain_id": derived["chain_id"],
+        "chain": derived["chain"],
+        "workers": derived["workers"],
         "queues": queues(),
         "dlq": dlq(),
         "dlq_total": 42,
@@ -155,6 +180,10 @@ def base_model():
         "orphan_suspects": 2,
         "failing_rate": 4.5,
     }
+    if hostile:
+        m["queues"][0]["name"] = "q\u202eeueu"
+        m["dlq"][0]["payload"] = '{"msg":"\\u001b]52;c;AAAA\\u0007","ok":1}'
+    return m
 
 
 HOSTILE = [
@@ -168,28 +197,44 @@ HOSTILE = [
 ]
 
 
-def hostile_model():
-    m = base_model()
-    for i, e in enumerate(m["executions"][:len(HOSTILE)]):
+def hostile_rows():
+    rows = base_rows()
+    for i, e in enumerate(rows["executions"][:len(HOSTILE)]):
         e["error"] = HOSTILE[i]
         e["name"] = "evil\x1b[31m.name" if i == 0 else e["name"]
         e["status"] = "failed"
-    m["workers"][0]["name"] = "w\x1b]2;x\x07orker"
-    m["queues"][0]["name"] = "q\u202eeueu"
-    m["dlq"][0]["payload"] = '{"msg":"\\u001b]52;c;AAAA\\u0007","ok":1}'
-    m["chain"][0]["error"] = HOSTILE[1]
-    return m
+        e["finished_at"] = e["updated_at"]
+    rows["workers"][0]["name"] = "w\x1b]2;x\x07orker"
+    rows["chain"][0]["error"] = HOSTILE[1]
+    return rows
+
+
+def fixtures():
+    return {"attune": model(base_rows()), "hostile": model(hostile_rows(), hostile=True),
+            "empty": {"now": NOW, "sources": [], "dlq_loaded": True}}
+
+
+def dumps(m):
+    return json.dumps(m, indent=1, sort_keys=True) + "\n"
 
 
 def main():
     out = os.path.join(HERE, "fixtures")
-    os.makedirs(out, exist_ok=True)
-    for name, model in (("attune", base_model()), ("hostile", hostile_model()),
-                        ("empty", {"now": NOW, "sources": [], "dlq_loaded": True})):
-        with open(os.path.join(out, name + ".json"), "w") as f:
-            json.dump(model, f, indent=1, sort_keys=True)
-            f.write("\n")
+    check = sys.argv[1:] == ["--check"]
+    differ = []
+    for name, m in fixtures().items():
+        path = os.path.join(out, name + ".json")
+        if check:
+            with open(path) as f:
+                if f.read() != dumps(m):
+                    differ.append(path)
+        else:
+            with open(path, "w") as f:
+                f.write(dumps(m))
+    for path in differ:
+        print("make_fixtures: %s is not what the generator writes" % path)
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -45,21 +45,32 @@ def run_idle(tmp_path, model_file, keys=b"", extra_env=None):
                     break
         return bytes(out)
 
+    status = None
     try:
         first = pump(1.0)
         if keys:
             os.write(fd, keys)
             first += pump(1.0)
         idle = pump(IDLE_SECS)
+        # quiet because it idles, not because it died: still running, then quits cleanly
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0), "the console exited while idle"
         os.write(fd, b"Q")
-        pump(0.5)
+        end = time.time() + 5
+        while status is None and time.time() < end:
+            pump(0.1)
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = st
     finally:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
+        if status is None:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
         os.close(fd)
+    assert status is not None, "the console did not quit on Q"
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
     return first, idle
 
 

@@ -1,6 +1,6 @@
 """Real-terminal tests: the console under pexpect + pyte against the local stack.
 
-Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); skipped without it.
+Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it.
 Pinned: TERM, LANG, TZ, HOME, size. Checks screen text through pyte and the raw bytes
 written to the terminal (hostile data must never reach it as escape sequences).
 """
@@ -11,14 +11,19 @@ import time
 
 import pytest
 
-pexpect = pytest.importorskip("pexpect")
-pyte = pytest.importorskip("pyte")
+import pexpect
+import pyte
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redrive"))
 
-pytestmark = pytest.mark.skipif(not os.environ.get("RD_PG_DSN_ATTUNE2"), reason="needs the local stack env")
+
+
+@pytest.fixture(autouse=True)
+def stack_env():
+    if not os.environ.get("RD_PG_DSN_ATTUNE2"):
+        pytest.fail("needs the local stack env (tests/stack/stack.sh start DIR; . DIR/env)")
 
 
 class Term:
@@ -126,7 +131,7 @@ def test_hostile_data_never_reaches_the_terminal(tmp_path):
     t.send("q")
     t.send("q")
     t.send("q")
-    t.finish()
+    assert t.finish() == 0
     raw = bytes(t.raw)
     for seq in (b"\x1b]52", b"\x1b]0;", b"\x1b]2;", b"\x1b]8;", b"\xe2\x80\xae", b"\xc2\x9b", b"\x07"):
         assert seq not in raw, seq
@@ -136,7 +141,9 @@ def test_sigterm_restores_the_terminal(tmp_path):
     t = Term(tmp_path)
     t.wait_for("Overview")
     t.child.kill(signal.SIGTERM)
-    t.finish()
+    status = t.finish()
+    # it handled the signal and exited by itself (a death by the signal would leave None)
+    assert status is not None and t.child.signalstatus is None, (status, t.child.signalstatus)
     assert_restored(t.raw)
 
 
@@ -154,7 +161,7 @@ def test_no_color_is_monochrome(tmp_path):
     t.send("2")
     t.wait_for("Executions")
     t.send("Q")
-    t.finish()
+    assert t.finish() == 0
     import re
     assert re.search(rb"\x1b\[(3[0-7]|4[0-7]|38;5;\d+|48;5;\d+)m", bytes(t.raw)) is None
 
@@ -195,7 +202,7 @@ def test_jwt_login_password_prompt(tmp_path):
         assert "unauthorized" not in text and "password prompt cancelled" not in text, text
         t.send("n")
         t.send("Q")
-        t.finish()
+        assert t.finish() == 0
         assert password.encode() not in bytes(t.raw)
         journal = (tmp_path / "state" / "redrive").glob("*")
         for j in journal:
@@ -218,7 +225,7 @@ def test_jwt_login_password_prompt_escape_cancels(tmp_path):
         assert "refused" in t.text() or "cancelled" in t.text(), t.text()
         t.send("n")
         t.send("Q")
-        t.finish()
+        assert t.finish() == 0
     finally:
         if t.child.isalive():
             t.child.kill(signal.SIGKILL)
@@ -253,7 +260,7 @@ def test_maybe_applied_resend_uses_the_same_key(tmp_path):
         assert entries[1]["key"] == key and entries[1]["replayed"] and not entries[1]["applied"], entries
         t.send("n")
         t.send("Q")
-        t.finish()
+        assert t.finish() == 0
         lines = [json.loads(x) for x in next((tmp_path / "state" / "redrive").glob("*")).read_text().splitlines()]
         assert [j.get("idempotency_key") for j in lines[-2:]] == [key, key], lines[-2:]
     finally:

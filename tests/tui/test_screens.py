@@ -4,6 +4,7 @@ fixture model and a key script; each dump is compared with tests/tui/expected/*.
 Regenerate the expected files after an intended change:
     REDRIVE_REGEN=1 /usr/bin/python3 -m pytest tests/tui/test_screens.py
 """
+import json
 import os
 import subprocess
 
@@ -35,6 +36,7 @@ CASES = [
     ("empty", "empty", "overview", []),
     ("hostile", "hostile", "hostile", []),
     ("ascii", "hostile", "hostile", ["--ascii"]),
+    ("every_view", "attune", "every_view", []),
 ]
 SIZES = ["80x24", "132x40"]
 
@@ -51,7 +53,17 @@ def run_headless(fixture, script, size, args=(), home=None):
     cmd = [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")] + list(args)
     p = subprocess.run(cmd, env=env, capture_output=True, timeout=20)
     assert p.returncode == 0, p.stderr.decode(errors="replace")
+    # a script line the console did not understand is only reported on stderr
+    assert p.stderr == b"", p.stderr.decode(errors="replace")
     return p.stdout.decode("utf-8")
+
+
+def screens(out, n):
+    """The n screens dumped by a key script: exactly n, each ending in a "--" line."""
+    parts = out.split("--\n")
+    assert parts[-1] == "", "output after the last dump: %r" % parts[-1][:200]
+    assert len(parts) - 1 == n, "%d screens dumped, %d expected" % (len(parts) - 1, n)
+    return parts[:-1]
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -67,9 +79,28 @@ def test_screen(tmp_path, name, fixture, script, args, size):
     assert out == expected, "screen differs from %s (REDRIVE_REGEN=1 to update)" % path
 
 
+def test_fixtures_are_what_the_generator_writes():
+    """Eligibility, next retries, fingerprints and health in the fixtures come from the
+    console's own row code (make_fixtures.py through rd-rows-model); a hand edit fails."""
+    tool = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(BIN))), "tests", "tui",
+                        "rd-rows-model")
+    p = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_fixtures.py"), "--check"],
+                       env={"PATH": "/usr/bin:/bin", "RD_ROWS_MODEL": tool}, capture_output=True,
+                       timeout=60)
+    assert p.returncode == 0, (p.stdout + p.stderr).decode(errors="replace")
+    assert p.stdout == b"" and p.stderr == b""
+    with open(os.path.join(HERE, "fixtures", "attune.json")) as f:
+        m = json.load(f)
+    assert len(m["executions"]) == 30 and len(m["chain"]) == 3 and len(m["workers"]) == 6
+    # Attune retries failed executions only, within the budget
+    for e in m["executions"] + m["chain"]:
+        if e["eligibility"] == "yes":
+            assert e["status"] == "failed" and e["attempt"] <= e["max_attempts"] - 1, e
+
+
 def test_password_prompt_never_shows_the_password(tmp_path):
     out = run_headless("attune", "password_prompt", "80x24", home=str(tmp_path))
-    typing, entered, cancelled = out.split("--\n")[:3]
+    typing, entered, cancelled = screens(out, 3)
     assert "password for ops@attune-prod:" in typing and "(typing is not shown)" in typing
     for screen in (typing, entered, cancelled):
         for secret in ("hunter2", "Secret", "xyz", "**"):
@@ -81,7 +112,7 @@ def test_password_prompt_never_shows_the_password(tmp_path):
 
 
 def test_marks_survive_sorting_and_paging_and_are_counted(tmp_path):
-    ranged, confirm, paged = run_headless("attune", "marks", "132x40", home=str(tmp_path)).split("--\n")[:3]
+    ranged, confirm, paged = screens(run_headless("attune", "marks", "132x40", home=str(tmp_path)), 3)
     assert "25 marked" in ranged.splitlines()[1]
     assert "retry 25 executions" in confirm and "targets (frozen selection):" in confirm
     assert "page 2" in paged.splitlines()[1] and "25 marked" in paged.splitlines()[1]
@@ -95,28 +126,24 @@ def test_hostile_data_never_reaches_the_screen(tmp_path, size):
     out = run_headless("hostile", "hostile", size, home=str(tmp_path)).encode()
     for seq in HOSTILE_BYTES[:-1]:
         assert seq not in out, seq
-    assert b"stolen" in out   # the text around the escape is shown, the escape is not
+    # the text is shown with the escape made visible (U+241B, U+2407), not dropped
+    assert "clip \u241b]52;c;ZWNobyBwd25lZA==\u2407".encode() in out
+
+
+# Every view by its ':' command; the script is tests/tui/scripts/every_view.keys and the
+# whole dump is compared in test_screen (case "every_view").
+VIEW_TITLES = [("overview", "Overview"), ("executions", "Executions"), ("workers", "Workers"),
+               ("queues", "Queues"), ("dlq", "DLQ"), ("journal", "Journal"), ("help", "Help"),
+               ("chain 1042", "Retry chain of 1042")]
 
 
 def test_every_view_reachable_by_command(tmp_path):
-    script = tmp_path / "cmds.keys"
-    views = {"overview": "Overview", "executions": "Executions", "workers": "Workers",
-             "queues": "Queues", "dlq": "DLQ", "journal": "Journal", "help": "Help",
-             "chain 1042": "Retry chain of 1042"}
-    lines = []
-    for cmd in views:
-        lines += ["type :" + cmd, "key enter", "dump"]
-    script.write_text("\n".join(lines) + "\n")
-    env_script = str(script)
-    out = subprocess.run(
-        [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")],
-        env={"PATH": "/usr/bin", "LANG": "C.UTF-8", "TZ": "UTC", "HOME": str(tmp_path),
-             "REDRIVE_NOW": NOW, "REDRIVE_HEADLESS": "80x24",
-             "REDRIVE_HEADLESS_MODEL": os.path.join(HERE, "fixtures", "attune.json"),
-             "REDRIVE_HEADLESS_KEYS": env_script},
-        capture_output=True, timeout=20).stdout.decode()
-    screens = out.split("--\n")
-    for (cmd, title), screen in zip(views.items(), screens):
+    with open(os.path.join(HERE, "scripts", "every_view.keys")) as f:
+        cmds = [l[len("type :"):].strip() for l in f if l.startswith("type :")]
+    assert cmds == [c for c, _ in VIEW_TITLES]
+    out = run_headless("attune", "every_view", "80x24", home=str(tmp_path))
+    got = screens(out, len(VIEW_TITLES))
+    for (cmd, title), screen in zip(VIEW_TITLES, got, strict=True):
         assert screen.splitlines()[1].startswith(title), (cmd, screen)
 
 
