@@ -189,7 +189,7 @@ static size_t token(const char *s, bool start, const char **ph)
     return n;
 }
 
-void fingerprint(const char *msg, char *out, size_t cap)
+void fingerprint_make(const char *msg, char *out, size_t cap)
 {
     if (!out || cap == 0)
         return;
@@ -227,6 +227,6 @@ char *fingerprint_dup(const char *msg)
     size_t len = msg ? strlen(msg) : 0;
     size_t cap = len > (FP_DUP_MAX - 16) / 3 ? FP_DUP_MAX : len * 3 + 16;
     char *out = xmalloc(cap);
-    fingerprint(msg, out, cap);
+    fingerprint_make(msg, out, cap);
     return out;
 }

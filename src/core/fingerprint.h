@@ -4,5 +4,5 @@
  * Output is at most cap-1 bytes, NUL-terminated; NULL/"" in → "". */
 #include <stddef.h>
 
-void fingerprint(const char *msg, char *out, size_t cap);
+void fingerprint_make(const char *msg, char *out, size_t cap);
 char *fingerprint_dup(const char *msg);

@@ -99,7 +99,7 @@ static void put_c0(sbuf *b, long cp, unsigned flags)
     }
 }
 
-char *sanitize(const char *s, size_t len, unsigned flags)
+char *sanitize_bytes(const char *s, size_t len, unsigned flags)
 {
     if (!s)
         len = 0;
@@ -132,7 +132,7 @@ char *sanitize(const char *s, size_t len, unsigned flags)
 
 char *sanitize_str(const char *s, unsigned flags)
 {
-    return sanitize(s ? s : "", s ? strlen(s) : 0, flags);
+    return sanitize_bytes(s ? s : "", s ? strlen(s) : 0, flags);
 }
 
 typedef struct range { long lo, hi; } range;

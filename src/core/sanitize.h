@@ -12,7 +12,7 @@ enum { SAN_ASCII = 1u << 0,      /* output 7-bit ASCII only (non-ASCII → '?') 
        SAN_KEEP_NL = 1u << 1 };  /* keep '\n' (multi-line payload views) */
 
 /* Newly allocated sanitized copy of s[0..len). */
-char *sanitize(const char *s, size_t len, unsigned flags);
+char *sanitize_bytes(const char *s, size_t len, unsigned flags);
 char *sanitize_str(const char *s, unsigned flags);   /* NULL → "" */
 /* Display width (columns) of an already sanitized UTF-8 string. */
 int sanitize_width(const char *clean);

@@ -152,7 +152,7 @@ static void job_start(rs_job *j)
 {
     j->phase = JP_HLEN;
     j->hlen = j->mem = -1;
-    j->probing = j->b->kind != RB_CHAIN && !j->b->s->no_memusage;
+    j->probing = j->b->kind != RS_BATCH_CHAIN && !j->b->s->no_memusage;
     if (!job_cmd2(j, on_hlen, "HLEN", NULL)) {
         job_done(j);
         return;
@@ -230,7 +230,7 @@ static void send_strlens(rs_job *j)
 
 static void after_probe(rs_job *j)
 {
-    int cap = j->b->kind == RB_CHAIN ? RS_CHAIN_MAX_FIELDS : RS_MAX_FIELDS;
+    int cap = j->b->kind == RS_BATCH_CHAIN ? RS_CHAIN_MAX_FIELDS : RS_MAX_FIELDS;
     if (j->why[0] || j->hlen == 0) {
         job_done(j);
         return;
@@ -244,7 +244,7 @@ static void after_probe(rs_job *j)
     j->nums = xcalloc((size_t)j->nf, sizeof *j->nums);
     for (int i = 0; i < j->nf; i++)
         j->nums[i] = i + 1;
-    if (j->b->kind == RB_CHAIN) {
+    if (j->b->kind == RS_BATCH_CHAIN) {
         j->slow = true;
         j->phase = JP_HKEYS;
         if (!job_cmd2(j, on_hkeys, "HKEYS", NULL))
@@ -352,7 +352,7 @@ static void plan_fetch(rs_job *j)
     }
     j->fetch = xcalloc((size_t)j->nf, sizeof *j->fetch);
     j->nfetch = 0;
-    if (j->b->kind == RB_CHAIN) {
+    if (j->b->kind == RS_BATCH_CHAIN) {
         for (int i = 0; i < j->nf; i++)
             if (j->sizes[i] > 0 && j->sizes[i] <= RS_RECORD_CAP)
                 j->fetch[j->nfetch++] = i;
@@ -589,7 +589,7 @@ static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
         goto out;
     if (r->type == REDIS_REPLY_ARRAY) {
         j->handled = true;
-        if (j->b->kind == RB_CHAIN)
+        if (j->b->kind == RS_BATCH_CHAIN)
             chain_from_reply(j, r);
         else
             summary_from_values(j, (const redisReply *const *)r->element, r->elements);
@@ -608,7 +608,7 @@ static void batch_finish(rs_batch *b);
 
 static void job_result(rs_job *j)
 {
-    bool chain = j->b->kind == RB_CHAIN;
+    bool chain = j->b->kind == RS_BATCH_CHAIN;
     char msg[160];
     if (j->nf > 0 && j->nfetch == 0 && j->sizes) {
         snprintf(msg, sizeof msg, "newest record is %lld bytes (over 1 MiB): not fetched",
@@ -675,7 +675,7 @@ static void batch_finish(rs_batch *b)
 {
     rs_src *s = b->s;
     switch (b->kind) {
-    case RB_SWEEP:
+    case RS_BATCH_SWEEP:
         s->batches--;
         if (b->failed || !s->sweeping) {
             if (s->sweeping)
@@ -687,14 +687,14 @@ static void batch_finish(rs_batch *b)
             rs_sweep_continue(s);
         }
         break;
-    case RB_DIRTY:
+    case RS_BATCH_DIRTY:
         s->batches--;
         if (b->failed)
             rs_fail(s, b->err);
         else
             rs_publish(s, false);
         break;
-    case RB_CHAIN:
+    case RS_BATCH_CHAIN:
         s->chain_busy = false;
         if (b->failed)
             chain_problem(&b->jobs[0], b->err, 0);

@@ -236,7 +236,7 @@ static void fill(rix *ix, rix_task *t, const char *id, size_t idlen, const rix_s
     t->resolved_s = sum->resolved_at > 0 && sum->resolved_at < 4e9 ? (uint32_t)sum->resolved_at : 0;
     if (elen) {
         char fp[160];
-        fingerprint(rix_error(ix, t), fp, sizeof fp);
+        fingerprint_make(rix_error(ix, t), fp, sizeof fp);
         t->fp = rix_hash_fp(fp);
     } else {
         t->fp = 0;

@@ -31,7 +31,7 @@ enum {
 
 typedef enum { RC_NONE = 0, RC_RESOLVING, RC_CONNECTING, RC_READY } rs_conn_state;
 
-typedef enum { RB_SWEEP, RB_DIRTY, RB_CHAIN } rs_batch_kind;
+typedef enum { RS_BATCH_SWEEP, RS_BATCH_DIRTY, RS_BATCH_CHAIN } rs_batch_kind;
 
 typedef struct rs_dirty {           /* keys named by keyspace notifications */
     char **keys;

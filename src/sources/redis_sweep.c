@@ -31,7 +31,7 @@ static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
     snprintf(s->cursor, sizeof s->cursor, "%s", r->element[0]->str);
     s->cursor_done = strcmp(s->cursor, "0") == 0;
     const redisReply *keys = r->element[1];
-    rs_batch *b = rs_batch_new(s, RB_SWEEP, keys->elements);
+    rs_batch *b = rs_batch_new(s, RS_BATCH_SWEEP, keys->elements);
     for (size_t i = 0; i < keys->elements; i++) {
         const redisReply *k = keys->element[i];
         size_t idlen;
@@ -117,7 +117,7 @@ void rs_dirty_flush(rs_src *s)
         return;
     qsort(d->keys, d->n, sizeof *d->keys, cmp_str);
     size_t take = d->n < RS_DIRTY_BATCH ? d->n : RS_DIRTY_BATCH;
-    rs_batch *b = rs_batch_new(s, RB_DIRTY, take);
+    rs_batch *b = rs_batch_new(s, RS_BATCH_DIRTY, take);
     size_t i = 0;
     for (; i < d->n && rs_batch_size(b) < take; i++)
         if (!rs_batch_last_key(b) || strcmp(rs_batch_last_key(b), d->keys[i]) != 0)
@@ -136,7 +136,7 @@ void rs_chain_fetch(rs_src *s)
         return;
     s->chain_wanted = false;
     char *key = xasprintf("%s:%s", s->prefix, s->chain_id);
-    rs_batch *b = rs_batch_new(s, RB_CHAIN, 1);
+    rs_batch *b = rs_batch_new(s, RS_BATCH_CHAIN, 1);
     rs_batch_add(b, key, strlen(key));
     free(key);
     s->chain_busy = true;

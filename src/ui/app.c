@@ -327,7 +327,7 @@ static void schedule_repaint(ui_app *app)
 
 static void do_paint(ui_app *app)
 {
-    paint(app);
+    paint_frame(app);
     app->last_paint = app_mono();
     latency_record(app);
     if (app->quit)

@@ -110,7 +110,7 @@ bool input_key(ui_app *app, ui_key k);
 void input_mouse(ui_app *app);
 
 /* paint.c */
-void paint(ui_app *app);
+void paint_frame(ui_app *app);
 
 /* dialog.c */
 void dialog_start(ui_app *app, rd_action kind);

@@ -80,7 +80,7 @@ static bool headless_line(ui_app *app, char *line, int lineno)
     if (*arg)
         *arg++ = 0;
     if (strcmp(line, "dump") == 0) {
-        paint(app);
+        paint_frame(app);
         headless_dump(app, stdout);
     } else if (strcmp(line, "resize") == 0) {
         int w, h;
@@ -100,7 +100,7 @@ static bool headless_line(ui_app *app, char *line, int lineno)
         }
     } else
         goto bad;
-    paint(app);
+    paint_frame(app);
     return !app->quit;
 bad:
     fprintf(stderr, "redrive: headless script line %d: cannot understand '%s %s'\n", lineno, line, arg);
@@ -116,7 +116,7 @@ int headless_run(ui_app *app, const char *script)
         fprintf(stderr, "redrive: %s\n", why);
         return RD_EXIT_USAGE;
     }
-    paint(app);
+    paint_frame(app);
     if (!f) {
         headless_dump(app, stdout);
         return RD_EXIT_OK;

@@ -147,7 +147,7 @@ static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
              theme_attr(app->theme, app->ctx.msg_error ? TS_ERROR : TS_MESSAGE), app->ctx.san);
 }
 
-void paint(ui_app *app)
+void paint_frame(ui_app *app)
 {
     WINDOW *w = stdscr;
     int rows = getmaxy(w), cols = getmaxx(w);

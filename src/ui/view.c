@@ -1,6 +1,7 @@
 /* Helpers shared by every view: the effect outbox, the frozen selection, list movement. */
 #include "view.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,8 +13,8 @@
 
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text)
 {
-    if (c->n_fx >= (int)(sizeof c->fx / sizeof *c->fx))
-        return;
+    /* A view asks for at most a few effects per key; a fifth is a bug, not data to drop. */
+    assert(c->n_fx < (int)(sizeof c->fx / sizeof *c->fx));
     ui_effect *e = &c->fx[c->n_fx++];
     e->kind = k;
     e->arg = arg;

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (size)
         memcpy(buf, data, size);
-    char *clean = sanitize(buf, size, flags);
+    char *clean = sanitize_bytes(buf, size, flags);
     check_clean(clean, flags);
     int w = sanitize_width(clean);
     FUZZ_ASSERT(w >= 0);
@@ -43,11 +43,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(sanitize_width(out) == used);
     FUZZ_ASSERT(strlen(out) < sizeof out);
     char *fixed = sanitize_utf8(buf, size);
-    char *again = sanitize(fixed, strlen(fixed), flags);
+    char *again = sanitize_bytes(fixed, strlen(fixed), flags);
     free(again);
     char *cstr = fuzz_cstr(data, size);
     char fp[128];
-    fingerprint(cstr, fp, sizeof fp);
+    fingerprint_make(cstr, fp, sizeof fp);
     FUZZ_ASSERT(strlen(fp) < sizeof fp);
     char *fd = fingerprint_dup(cstr);
     free(fd);

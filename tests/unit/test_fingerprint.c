@@ -40,7 +40,7 @@ static void test_cases(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char out[256];
-        fingerprint(cases[i].in, out, sizeof out);
+        fingerprint_make(cases[i].in, out, sizeof out);
         CHECK_STR(out, cases[i].want);
         char *d = fingerprint_dup(cases[i].in);
         CHECK_STR(d, cases[i].want);
@@ -51,27 +51,27 @@ static void test_cases(void)
 static void test_stable_and_grouping(void)
 {
     char a[128], b[128];
-    fingerprint("connection refused to host 10.0.0.7:5432 after 3 tries", a, sizeof a);
-    fingerprint("connection refused to host 192.168.1.20:6379 after 12 tries", b, sizeof b);
+    fingerprint_make("connection refused to host 10.0.0.7:5432 after 3 tries", a, sizeof a);
+    fingerprint_make("connection refused to host 192.168.1.20:6379 after 12 tries", b, sizeof b);
     CHECK_STR(a, b);
     char c[128];
-    fingerprint(a, c, sizeof c);   /* idempotent */
+    fingerprint_make(a, c, sizeof c);   /* idempotent */
     CHECK_STR(c, a);
 }
 
 static void test_caps(void)
 {
     char out[8];
-    fingerprint("abcdefghijklmnop", out, sizeof out);
+    fingerprint_make("abcdefghijklmnop", out, sizeof out);
     CHECK_STR(out, "abcdefg");
-    fingerprint("x 12345", out, 5);
+    fingerprint_make("x 12345", out, 5);
     CHECK(strlen(out) <= 4);
     /* never cut inside a UTF-8 sequence */
-    fingerprint("ab\xE2\x82\xAC", out, 5);
+    fingerprint_make("ab\xE2\x82\xAC", out, 5);
     CHECK_STR(out, "ab");
-    fingerprint("hello", out, 1);
+    fingerprint_make("hello", out, 1);
     CHECK_STR(out, "");
-    fingerprint("hello", NULL, 0);   /* no crash */
+    fingerprint_make("hello", NULL, 0);   /* no crash */
     char big[4096];
     memset(big, '9', sizeof big - 1);
     big[sizeof big - 1] = '\0';

@@ -46,7 +46,7 @@ static void test_sanitize_cases(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const scase *c = &cases[i];
-        char *got = sanitize(c->in, c->len, c->flags);
+        char *got = sanitize_bytes(c->in, c->len, c->flags);
         CHECK_STR(got, c->want);
         free(got);
     }
@@ -65,7 +65,7 @@ static void test_invariant(void)
             in[0] = (unsigned char)a;
             in[1] = (unsigned char)b;
             in[2] = 0x80;
-            char *s = sanitize((const char *)in, 3, 0);
+            char *s = sanitize_bytes((const char *)in, 3, 0);
             for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
                 if (*p < 0x20 || *p == 0x7f)
                     bad++;
