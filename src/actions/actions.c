@@ -6,15 +6,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/http.h"
+#include "../io/secret.h"
+#include "../io/url.h"
 #include "auth.h"
 #include "journal.h"
 #include "request.h"
-#include "../io/secret.h"
 
 enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
 
@@ -64,13 +65,6 @@ static const rd_profile *actor_profile(const rd_actor *a)
 {
     const rd_profile *p = a->profile_now ? a->profile_now(a->profile_ud) : NULL;
     return p ? p : a->prof;
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- actor ------------------------------------------------------------------------ */
@@ -384,7 +378,7 @@ static bool send_item(rd_batch *b, size_t i)
     rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
                        .cacert = a->cfg->cacert, .timeout_ms = a->timeout_ms,
                        .max_body = 65536};
-    b->last_send = mono_s();
+    b->last_send = clock_mono();
     b->http_id = http_start(a->http, &req, on_response, b);
     if (!b->http_id)
         snprintf(why, sizeof why, "could not start the request");
@@ -458,9 +452,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
         maybe_done(b);
         return;
     }
-    double wait = b->last_send + b->interval_s - mono_s();
+    double wait = b->last_send + b->interval_s - clock_mono();
     if (b->last_send > 0 && wait > 0.0005) {
-        struct timeval tv = {(time_t)wait, (suseconds_t)((wait - (double)(time_t)wait) * 1e6)};
+        struct timeval tv = clock_tv(wait);
         event_add(b->tick, &tv);
         return;
     }

@@ -1,19 +1,17 @@
 /* Credentials for the core API (see auth.h). */
 #include "auth.h"
 
-#include <arpa/inet.h>
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/http.h"
 #include "../io/secret.h"
+#include "../io/url.h"
 
 enum { AUTH_MARGIN_S = 30, AUTH_HTTP_TIMEOUT_MS = 10000, AUTH_CMD_TIMEOUT_S = 30 };
 
@@ -35,7 +33,7 @@ struct rd_auth {
     char *identity;
     bool busy, waiting_password, me_started;
     uint64_t http_id, me_id;
-    rd_cmd *cmd;
+    rd_secret *secret;       /* token/password reference or token_command running */
     auth_waiter *waiters;
     struct event *deliver;   /* zero timer: flush waiters when credentials are ready */
     bool last_ok;
@@ -46,72 +44,6 @@ struct rd_auth {
 
 static void acquire(rd_auth *a);
 static void do_login(rd_auth *a);
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- URLs ----------------------------------------------------------------------- */
-
-static char *url_part(const char *url, CURLUPart part)
-{
-    CURLU *u = curl_url();
-    char *out = NULL, *v = NULL;
-    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, part, &v, 0) == CURLUE_OK) {
-        out = xstrdup(v);
-        curl_free(v);
-    }
-    curl_url_cleanup(u);
-    return out;
-}
-
-bool url_host_is_loopback(const char *url)
-{
-    char *host = url ? url_part(url, CURLUPART_HOST) : NULL;
-    bool lo = false;
-    if (host) {
-        char *h = host;
-        size_t n = strlen(h);
-        if (h[0] == '[' && n > 2 && h[n - 1] == ']') {
-            h[n - 1] = '\0';
-            h++;
-        }
-        struct in_addr a4;
-        struct in6_addr a6;
-        if (strcasecmp(h, "localhost") == 0)
-            lo = true;
-        else if (inet_pton(AF_INET, h, &a4) == 1)
-            lo = (ntohl(a4.s_addr) >> 24) == 127;
-        else if (inet_pton(AF_INET6, h, &a6) == 1)
-            lo = IN6_IS_ADDR_LOOPBACK(&a6) ||
-                 (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
-    }
-    free(host);
-    return lo;
-}
-
-static bool url_scheme_is(const char *url, const char *scheme)
-{
-    char *s = url ? url_part(url, CURLUPART_SCHEME) : NULL;
-    bool yes = s && strcasecmp(s, scheme) == 0;
-    free(s);
-    return yes;
-}
-
-bool url_is_http(const char *url) { return url_scheme_is(url, "http"); }
-bool url_is_https(const char *url) { return url_scheme_is(url, "https"); }
-
-char *url_join(const char *base, const char *path)
-{
-    size_t n = strlen(base);
-    while (n && base[n - 1] == '/')
-        n--;
-    return xasprintf("%.*s%s%s", (int)n, base, path[0] == '/' ? "" : "/", path);
-}
 
 /* ---- JWT claims ------------------------------------------------------------------- */
 
@@ -224,7 +156,7 @@ static bool token_fresh(const rd_auth *a)
     double life = a->token_exp - a->token_got, margin = AUTH_MARGIN_S;
     if (life > 0 && life / 10 < margin)
         margin = life / 10;
-    return now_s() < a->token_exp - margin;
+    return clock_wall() < a->token_exp - margin;
 }
 
 void auth_free(rd_auth *a)
@@ -235,7 +167,7 @@ void auth_free(rd_auth *a)
         http_cancel(a->http, a->http_id);
     if (a->me_id)
         http_cancel(a->http, a->me_id);
-    cmd_cancel(a->cmd);
+    secret_cancel(a->secret);
     drop_token(a);
     secret_free(a->refresh);
     while (a->waiters) {
@@ -476,46 +408,23 @@ static void got_token(rd_auth *a, const char *tok)
     if (a->mode == AUTH_TOKEN_CMD || a->mode == AUTH_JWT_LOGIN)
         jwt_claims(a->token, &exp, NULL);
     a->token_exp = exp;
-    a->token_got = now_s();
+    a->token_got = clock_wall();
     learn_identity(a);
     finish(a, true, NULL);
 }
 
-static void on_token_cmd(bool ok, const char *out, const char *why, void *ud)
+static void on_token(bool ok, const char *tok, const char *why, void *ud)
 {
     rd_auth *a = ud;
-    a->cmd = NULL;
+    a->secret = NULL;
     if (!ok) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s: %s", a->mode == AUTH_TOKEN_CMD ? "token_command"
-                                                                       : "token cmd:", why);
+        char msg[sizeof a->last_why];
+        snprintf(msg, sizeof msg, "%s: %.230s", a->mode == AUTH_TOKEN_CMD ? "token_command"
+                                                                          : "token", why);
         finish(a, false, msg);
         return;
     }
-    got_token(a, out);
-}
-
-static void run_cmd(rd_auth *a, const char *command, rd_cmd_cb cb)
-{
-    a->cmd = cmd_run(a->base, command, AUTH_CMD_TIMEOUT_S, cb, a);
-    if (!a->cmd)
-        finish(a, false, "cannot start the credential command");
-}
-
-static void acquire_static(rd_auth *a)
-{
-    char why[256];
-    bool is_cmd;
-    const char *command;
-    char *tok = secret_resolve_now(a->cfg->token, &is_cmd, &command, why, sizeof why);
-    if (tok) {
-        got_token(a, tok);
-        secret_free(tok);
-    } else if (is_cmd) {
-        run_cmd(a, command, on_token_cmd);
-    } else {
-        finish(a, false, why);
-    }
+    got_token(a, tok);
 }
 
 /* ---- jwt-login -------------------------------------------------------------------- */
@@ -537,9 +446,9 @@ static bool parse_tokens(rd_auth *a, const rd_http_resp *r)
         double exp = 0;
         jwt_claims(a->token, &exp, &a->identity);
         if (cJSON_IsNumber(ex) && ex->valuedouble > 0)
-            exp = now_s() + ex->valuedouble;
+            exp = clock_wall() + ex->valuedouble;
         a->token_exp = exp;
-        a->token_got = now_s();
+        a->token_got = clock_wall();
         if (cJSON_IsString(rt) && rt->valuestring[0]) {
             secret_free(a->refresh);
             a->refresh = xstrdup(rt->valuestring);
@@ -597,22 +506,21 @@ static void login_with(rd_auth *a, const char *password)
     secret_free(body);
 }
 
-static void on_password_cmd(bool ok, const char *out, const char *why, void *ud)
+static void on_password(bool ok, const char *pw, const char *why, void *ud)
 {
     rd_auth *a = ud;
-    a->cmd = NULL;
+    a->secret = NULL;
     if (!ok) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "password cmd: %s", why);
+        char msg[sizeof a->last_why];
+        snprintf(msg, sizeof msg, "password: %.230s", why);
         finish(a, false, msg);
         return;
     }
-    login_with(a, out);
+    login_with(a, pw);
 }
 
 static void do_login(rd_auth *a)
 {
-    char why[256];
     if (!a->cfg->password) {
         if (!a->prompt) {
             finish(a, false, "no password source: set password = cmd:/env:/file: or run "
@@ -626,17 +534,8 @@ static void do_login(rd_auth *a)
         a->prompt(prompt, a->prompt_ud);
         return;
     }
-    bool is_cmd;
-    const char *command;
-    char *pw = secret_resolve_now(a->cfg->password, &is_cmd, &command, why, sizeof why);
-    if (pw) {
-        login_with(a, pw);
-        secret_free(pw);
-    } else if (is_cmd) {
-        run_cmd(a, command, on_password_cmd);
-    } else {
-        finish(a, false, why);
-    }
+    a->secret = secret_resolve(a->base, a->cfg->password, 0, AUTH_CMD_TIMEOUT_S,
+                               on_password, a);
 }
 
 void auth_supply_password(rd_auth *a, const char *password)
@@ -670,10 +569,12 @@ static void acquire(rd_auth *a)
     switch (a->mode) {
     case AUTH_BEARER:
     case AUTH_API_KEY:
-        acquire_static(a);
+        a->secret = secret_resolve(a->base, a->cfg->token, 0, AUTH_CMD_TIMEOUT_S,
+                                   on_token, a);
         return;
     case AUTH_TOKEN_CMD:
-        run_cmd(a, a->cfg->token_command, on_token_cmd);
+        a->secret = secret_command(a->base, a->cfg->token_command, AUTH_CMD_TIMEOUT_S,
+                                   on_token, a);
         return;
     case AUTH_JWT_LOGIN:
         if (a->refresh) {

@@ -2,7 +2,8 @@
 /*
  * Credentials for the core API (SPEC §4), internal to the action layer.
  * Modes: none, bearer, token-command, jwt-login, api-key, dev-user. Credentials are
- * obtained asynchronously (child processes read by events, login/refresh over rd_http)
+ * obtained asynchronously (secret references and commands through io/secret.h,
+ * login/refresh over rd_http)
  * and cached: token-command until a 401 or the JWT exp; jwt-login refreshes before
  * expiry or after a 401 and logs in again when the refresh fails. Token buffers are
  * wiped on release. Nothing here ever prints a token.
@@ -42,9 +43,3 @@ size_t auth_headers(const rd_auth *a, char **hdrs, size_t cap);
 const char *auth_identity(const rd_auth *a);
 void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud);
 void auth_supply_password(rd_auth *a, const char *password);
-
-/* URL helpers shared by the action layer. */
-bool url_host_is_loopback(const char *url);
-bool url_is_http(const char *url);      /* plain http:// */
-bool url_is_https(const char *url);
-char *url_join(const char *base, const char *path);   /* allocated */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 
 #define JOURNAL_TAIL_BYTES ((off_t)4 << 20)   /* read at most the last 4 MiB */
 #define JOURNAL_RAW_CAP 4096                  /* raw text kept per entry */
@@ -29,13 +30,14 @@ char *journal_default_path(void)
 
 void journal_time_now(char *buf, size_t cap)
 {
-    struct timespec ts;
+    double now = clock_wall();
+    time_t secs = (time_t)now;
+    long ms = (long)((now - (double)secs) * 1000);
     struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
+    gmtime_r(&secs, &tm);
     char base[32];
     strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, cap, "%s.%03ldZ", base, ts.tv_nsec / 1000000L);
+    snprintf(buf, cap, "%s.%03ldZ", base, ms > 999 ? 999 : ms);
 }
 
 /* mkdir -p for the directory part of path; the last directory gets 0700. */

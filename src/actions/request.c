@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "../io/url.h"
 
 /* ---- names ------------------------------------------------------------------------ */
 
@@ -109,34 +110,6 @@ static void buf_put(char **b, size_t *len, size_t *cap, const char *s, size_t n)
     (*b)[*len] = '\0';
 }
 
-static void put_escaped(char **b, size_t *len, size_t *cap, const char *v, bool url)
-{
-    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-        char tmp[8];
-        unsigned char c = *p;
-        if (url) {
-            bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
-                        c == '~';
-            if (keep)
-                buf_put(b, len, cap, (const char *)p, 1);
-            else {
-                snprintf(tmp, sizeof tmp, "%%%02X", c);
-                buf_put(b, len, cap, tmp, 3);
-            }
-        } else if (c == '"' || c == '\\') {
-            tmp[0] = '\\';
-            tmp[1] = (char)c;
-            buf_put(b, len, cap, tmp, 2);
-        } else if (c < 0x20 || c == 0x7f) {
-            snprintf(tmp, sizeof tmp, "\\u%04x", c);
-            buf_put(b, len, cap, tmp, 6);
-        } else {
-            buf_put(b, len, cap, (const char *)p, 1);
-        }
-    }
-}
-
 static bool var_value(const rd_tvars *v, const char *name, size_t n, const char **out)
 {
     static const char *const names[] = {"id", "task", "worker", "reason", "operator"};
@@ -165,7 +138,15 @@ char *template_expand(const char *tmpl, const rd_tvars *v, bool url, char *why,
                 free(b);
                 return NULL;
             }
-            put_escaped(&b, &len, &cap, val, url);
+            char *esc = url ? url_escape_path(val) : url_escape_json(val, why, whycap);
+            if (!esc) {
+                snprintf(why, whycap, "{%.*s} is not valid UTF-8: refused",
+                         (int)(close - p - 1), p + 1);
+                free(b);
+                return NULL;
+            }
+            buf_put(&b, &len, &cap, esc, strlen(esc));
+            free(esc);
             p = close + 1;
         } else {
             buf_put(&b, &len, &cap, p, 1);
@@ -188,10 +169,10 @@ void idem_key_new(char out[33])
     }
     if (got < sizeof raw) {
         /* getrandom cannot fail on Linux ≥ 3.17 once seeded; keep a unique fallback */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
+        unsigned long long t = (unsigned long long)(clock_wall() * 1e9) ^
+                               (unsigned long long)(clock_mono() * 1e9);
         for (size_t i = got; i < sizeof raw; i++)
-            raw[i] = (unsigned char)((ts.tv_nsec >> (i % 4 * 8)) ^ (long)i * 131);
+            raw[i] = (unsigned char)((t >> (i % 8 * 8)) ^ (i * 131));
     }
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);

@@ -360,6 +360,12 @@ void http_cancel(rd_http *h, uint64_t id)
         }
 }
 
+bool http_async_dns(void)
+{
+    const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
+    return v && (v->features & CURL_VERSION_ASYNCHDNS);
+}
+
 size_t http_pending(const rd_http *h)
 {
     return h ? h->n_pending : 0;

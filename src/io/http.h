@@ -1,7 +1,8 @@
 #pragma once
 /*
  * HTTP over libcurl's multi_socket API on the libevent loop. Never blocks: DNS is
- * curl's threaded resolver, every request has a deadline, bodies are capped.
+ * curl's threaded resolver (http_async_dns says whether this libcurl has one), every
+ * request has a deadline, bodies are capped. URL building: io/url.h.
  * Used by the RabbitMQ source, the worker /health probes and the action layer.
  */
 #include <stdbool.h>
@@ -38,6 +39,8 @@ typedef struct rd_http_resp {
 
 typedef void (*rd_http_cb)(const rd_http_resp *resp, void *ud);
 
+/* Never blocks or refuses: without an asynchronous resolver in libcurl (see
+ * http_async_dns) requests still work, but a name lookup may stall the loop. */
 rd_http *http_new(struct event_base *base);
 void http_free(rd_http *h);          /* cancels pending requests without callbacks */
 /* Starts a request; cb runs exactly once, later, from the loop. Returns an id (>0),
@@ -46,3 +49,6 @@ void http_free(rd_http *h);          /* cancels pending requests without callbac
 uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud);
 void http_cancel(rd_http *h, uint64_t id);   /* no callback afterwards */
 size_t http_pending(const rd_http *h);
+/* libcurl resolves names without blocking (CURL_VERSION_ASYNCHDNS: the threaded or
+ * c-ares resolver). For the console and `check` to report. */
+bool http_async_dns(void);

@@ -1,33 +1,28 @@
-/* Secret references and the asynchronous command runner (see secret.h). */
+/* The secret resolver: env:, file:, cmd: and literals (see secret.h). */
 #include "secret.h"
 
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../core/xalloc.h"
+#include "proc.h"
 
-#define CMD_OUT_MAX ((size_t)64 << 10)
-#define SECRET_FILE_MAX ((size_t)64 << 10)
+enum { SECRET_CMD_DEFAULT_S = 30 };
 
-struct rd_cmd {
-    struct event_base *base;
-    pid_t pid;
-    int fd;
-    struct event *rd, *timer, *reap;
-    rd_cmd_cb cb;
+struct rd_secret {
+    rd_proc *proc;                   /* cmd: running */
+    struct event *deliver;           /* env:/file:/errors: answered from the loop */
+    char *value;                     /* resolved value awaiting delivery */
+    char why[300];
+    rd_secret_cb cb;
     void *ud;
-    char *out;
-    size_t len, cap;
-    bool eof, too_big, in_cb, cancelled;
-    int status;
+    bool in_cb;
 };
 
 void secret_wipe(void *p, size_t n)
@@ -47,187 +42,16 @@ void secret_free(char *s)
     free(s);
 }
 
-static char *trim_secret(char *s)
+/* Surrounding whitespace off a command's output or a variable, in place. */
+static char *trim_output(char *s)
 {
     size_t n = strlen(s);
-    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' ||
-                 s[n - 1] == '\t'))
+    while (n && strchr(" \t\r\n", s[n - 1]))
         s[--n] = '\0';
     size_t lead = strspn(s, " \t\r\n");
     if (lead)
         memmove(s, s + lead, n - lead + 1);
     return s;
-}
-
-static void cmd_destroy(rd_cmd *c)
-{
-    if (c->rd)
-        event_free(c->rd);
-    if (c->timer)
-        event_free(c->timer);
-    if (c->reap)
-        event_free(c->reap);
-    if (c->fd >= 0)
-        close(c->fd);
-    if (c->out) {
-        secret_wipe(c->out, c->cap);
-        free(c->out);
-    }
-    free(c);
-}
-
-static void cmd_finish(rd_cmd *c, bool ok, const char *why)
-{
-    event_del(c->rd);
-    event_del(c->timer);
-    event_del(c->reap);
-    if (ok) {
-        if (!c->out)
-            c->out = xcalloc(1, 1);
-        trim_secret(c->out);
-    }
-    c->in_cb = true;
-    c->cb(ok, ok ? c->out : NULL, ok ? NULL : why, c->ud);
-    c->in_cb = false;
-    cmd_destroy(c);
-}
-
-static void cmd_kill(rd_cmd *c)
-{
-    if (c->pid > 0) {
-        kill(-c->pid, SIGKILL);
-        kill(c->pid, SIGKILL);
-        waitpid(c->pid, NULL, 0);
-        c->pid = 0;
-    }
-}
-
-static void on_reap(evutil_socket_t fd, short what, void *arg)
-{
-    rd_cmd *c = arg;
-    int st = 0;
-    (void)fd; (void)what;
-    pid_t r = waitpid(c->pid, &st, WNOHANG);
-    if (r == 0) {
-        struct timeval tv = {0, 20000};
-        event_add(c->reap, &tv);
-        return;
-    }
-    c->pid = 0;
-    char why[96];
-    if (r < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        if (r > 0 && WIFEXITED(st))
-            snprintf(why, sizeof why, "command exited with status %d", WEXITSTATUS(st));
-        else
-            snprintf(why, sizeof why, "command did not exit normally");
-        cmd_finish(c, false, why);
-    } else if (c->too_big) {
-        cmd_finish(c, false, "command output too large");
-    } else if (!c->out || !trim_secret(c->out)[0]) {
-        cmd_finish(c, false, "command printed nothing");
-    } else {
-        cmd_finish(c, true, NULL);
-    }
-}
-
-static void on_read(evutil_socket_t fd, short what, void *arg)
-{
-    rd_cmd *c = arg;
-    (void)what;
-    for (;;) {
-        char buf[4096];
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n > 0) {
-            if (c->len + (size_t)n > CMD_OUT_MAX) {
-                c->too_big = true;
-                continue;
-            }
-            if (c->len + (size_t)n + 1 > c->cap) {
-                size_t cap = (c->len + (size_t)n + 1) * 2;
-                char *nb = xmalloc(cap);
-                if (c->out) {
-                    memcpy(nb, c->out, c->len);
-                    secret_wipe(c->out, c->cap);
-                    free(c->out);
-                }
-                c->out = nb;
-                c->cap = cap;
-            }
-            memcpy(c->out + c->len, buf, (size_t)n);
-            c->len += (size_t)n;
-            c->out[c->len] = '\0';
-            secret_wipe(buf, sizeof buf);
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            return;
-        break;   /* EOF or error */
-    }
-    event_del(c->rd);
-    close(c->fd);
-    c->fd = -1;
-    on_reap(-1, 0, c);
-}
-
-static void on_timeout(evutil_socket_t fd, short what, void *arg)
-{
-    rd_cmd *c = arg;
-    (void)fd; (void)what;
-    cmd_kill(c);
-    cmd_finish(c, false, "command timed out");
-}
-
-static pid_t spawn(const char *command, int outfd)
-{
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    setpgid(0, 0);
-    int null = open("/dev/null", O_RDWR);
-    if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 2);
-    }
-    dup2(outfd, 1);
-    execl("/bin/sh", "sh", "-c", command, (char *)NULL);
-    _exit(127);
-}
-
-rd_cmd *cmd_run(struct event_base *base, const char *command, double timeout_s,
-                rd_cmd_cb cb, void *ud)
-{
-    int p[2];
-    if (!command || !*command || pipe2(p, O_CLOEXEC) != 0)
-        return NULL;
-    pid_t pid = spawn(command, p[1]);
-    close(p[1]);
-    if (pid < 0) {
-        close(p[0]);
-        return NULL;
-    }
-    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
-    rd_cmd *c = xcalloc(1, sizeof *c);
-    c->base = base;
-    c->pid = pid;
-    c->fd = p[0];
-    c->cb = cb;
-    c->ud = ud;
-    c->rd = event_new(base, c->fd, EV_READ | EV_PERSIST, on_read, c);
-    c->timer = evtimer_new(base, on_timeout, c);
-    c->reap = evtimer_new(base, on_reap, c);
-    event_add(c->rd, NULL);
-    double t = timeout_s > 0 ? timeout_s : 30;
-    struct timeval tv = {(time_t)t, (suseconds_t)((t - (double)(time_t)t) * 1e6)};
-    event_add(c->timer, &tv);
-    return c;
-}
-
-void cmd_cancel(rd_cmd *c)
-{
-    if (!c || c->in_cb)
-        return;
-    cmd_kill(c);
-    cmd_destroy(c);
 }
 
 static char *expand_home(const char *path)
@@ -239,41 +63,89 @@ static char *expand_home(const char *path)
     return xstrdup(path);
 }
 
+/* Why an opened secret file is refused, or NULL when it is acceptable. */
+static bool file_refused(const struct stat *st, const char *path, char *why, size_t whycap)
+{
+    if (!S_ISREG(st->st_mode))
+        snprintf(why, whycap, "secret file %s is not a regular file (%s)", path,
+                 S_ISDIR(st->st_mode) ? "a directory" : S_ISFIFO(st->st_mode) ? "a FIFO"
+                 : S_ISCHR(st->st_mode) ? "a device" : S_ISSOCK(st->st_mode) ? "a socket"
+                 : "not a plain file");
+    else if (st->st_uid != geteuid())
+        snprintf(why, whycap, "secret file %s is owned by uid %u, not by you (uid %u)", path,
+                 (unsigned)st->st_uid, (unsigned)geteuid());
+    else if (st->st_mode & 077)
+        snprintf(why, whycap, "secret file %s is group/world readable or writable "
+                 "(mode %03o): chmod 600 it", path, (unsigned)(st->st_mode & 0777));
+    else if (st->st_size > SECRET_FILE_MAX)
+        snprintf(why, whycap, "secret file %s is larger than %d bytes", path,
+                 SECRET_FILE_MAX);
+    else
+        return false;
+    return true;
+}
+
+static char *read_fd(int fd, const char *path, char *why, size_t whycap)
+{
+    char *out = xmalloc(SECRET_FILE_MAX + 2);
+    size_t len = 0;
+    ssize_t n = 0;
+    while (len <= SECRET_FILE_MAX &&
+           ((n = read(fd, out + len, SECRET_FILE_MAX + 1 - len)) > 0 ||
+            (n < 0 && errno == EINTR)))
+        len += n > 0 ? (size_t)n : 0;
+    out[len] = '\0';
+    if (n < 0) {
+        snprintf(why, whycap, "cannot read secret file %s: %s", path, strerror(errno));
+        goto refuse;
+    }
+    if (len > SECRET_FILE_MAX) {     /* grew after the fstat */
+        snprintf(why, whycap, "secret file %s is larger than %d bytes", path,
+                 SECRET_FILE_MAX);
+        goto refuse;
+    }
+    if (len && out[len - 1] == '\n') {                /* one trailing newline */
+        out[--len] = '\0';
+        if (len && out[len - 1] == '\r')
+            out[--len] = '\0';
+    }
+    if (len == 0) {
+        snprintf(why, whycap, "secret file %s is empty", path);
+        goto refuse;
+    }
+    if (strlen(out) != len) {
+        snprintf(why, whycap, "secret file %s contains a NUL byte", path);
+        goto refuse;
+    }
+    return out;
+refuse:
+    secret_wipe(out, SECRET_FILE_MAX + 2);
+    free(out);
+    return NULL;
+}
+
 static char *read_secret_file(const char *ref, char *why, size_t whycap)
 {
     char *path = expand_home(ref);
     char *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0) {
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOCTTY: a terminal
+     * must not become ours. Checks are on the opened fd, not the name (no race). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
         snprintf(why, whycap, "cannot open secret file %s: %s", path, strerror(errno));
-    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(why, whycap, "secret file %s is not a regular file", path);
-    } else if (st.st_mode & 077) {
-        snprintf(why, whycap, "secret file %s is group/world accessible (mode %03o): "
-                 "chmod 600 it", path, (unsigned)(st.st_mode & 0777));
-    } else {
-        size_t cap = SECRET_FILE_MAX, len = 0;
-        out = xmalloc(cap + 1);
-        ssize_t n;
-        while (len < cap && (n = read(fd, out + len, cap - len)) > 0)
-            len += (size_t)n;
-        out[len] = '\0';
-        trim_secret(out);
-        if (!out[0]) {
-            snprintf(why, whycap, "secret file %s is empty", path);
-            secret_free(out);
-            out = NULL;
-        }
-    }
+    else if (fstat(fd, &st) != 0)
+        snprintf(why, whycap, "cannot stat secret file %s: %s", path, strerror(errno));
+    else if (!file_refused(&st, path, why, whycap))
+        out = read_fd(fd, path, why, whycap);
     if (fd >= 0)
         close(fd);
     free(path);
     return out;
 }
 
-char *secret_resolve_now(const char *ref, bool *is_cmd, const char **cmd,
-                         char *why, size_t whycap)
+char *secret_resolve_now_flags(const char *ref, unsigned flags, bool *is_cmd,
+                               const char **cmd, char *why, size_t whycap)
 {
     *is_cmd = false;
     *cmd = NULL;
@@ -284,10 +156,17 @@ char *secret_resolve_now(const char *ref, bool *is_cmd, const char **cmd,
     if (strncmp(ref, "env:", 4) == 0) {
         const char *v = getenv(ref + 4);
         if (!v || !*v) {
-            snprintf(why, whycap, "environment variable %s is not set", ref + 4);
+            snprintf(why, whycap, "environment variable %s is %s", ref + 4,
+                     v ? "empty" : "not set");
             return NULL;
         }
-        return trim_secret(xstrdup(v));
+        char *out = trim_output(xstrdup(v));
+        if (!out[0]) {
+            snprintf(why, whycap, "environment variable %s is blank", ref + 4);
+            secret_free(out);
+            return NULL;
+        }
+        return out;
     }
     if (strncmp(ref, "file:", 5) == 0)
         return read_secret_file(ref + 5, why, whycap);
@@ -296,6 +175,112 @@ char *secret_resolve_now(const char *ref, bool *is_cmd, const char **cmd,
         *cmd = ref + 4;
         return NULL;
     }
+    if (flags & SECRET_LITERAL_OK)
+        return xstrdup(ref);
     snprintf(why, whycap, "a secret must be a reference (env:NAME, file:PATH or cmd:COMMAND)");
     return NULL;
+}
+
+char *secret_resolve_now(const char *ref, bool *is_cmd, const char **cmd,
+                         char *why, size_t whycap)
+{
+    return secret_resolve_now_flags(ref, 0, is_cmd, cmd, why, whycap);
+}
+
+/* ---- asynchronous resolution ---------------------------------------------------------- */
+
+static void secret_destroy(rd_secret *s)
+{
+    if (s->deliver)
+        event_free(s->deliver);
+    secret_free(s->value);
+    free(s);
+}
+
+static void answer(rd_secret *s, bool ok, const char *value, const char *why)
+{
+    s->in_cb = true;
+    s->cb(ok, ok ? value : NULL, ok ? NULL : why, s->ud);
+    secret_destroy(s);
+}
+
+static void on_deliver(evutil_socket_t fd, short what, void *arg)
+{
+    rd_secret *s = arg;
+    (void)fd; (void)what;
+    answer(s, s->value != NULL, s->value, s->why);
+}
+
+static void on_cmd(bool ok, const char *out, size_t len, const char *why, void *ud)
+{
+    rd_secret *s = ud;
+    s->proc = NULL;                  /* finished: the runner frees itself */
+    if (!ok) {
+        snprintf(s->why, sizeof s->why, "command %s", why);
+        answer(s, false, NULL, s->why);
+        return;
+    }
+    char *v = xstrndup(out, len);
+    if (strlen(v) != len)
+        snprintf(s->why, sizeof s->why, "command printed a NUL byte");
+    else if (!trim_output(v)[0])
+        snprintf(s->why, sizeof s->why, "command printed nothing");
+    else {
+        s->value = v;
+        answer(s, true, v, NULL);
+        return;
+    }
+    secret_free(v);
+    answer(s, false, NULL, s->why);
+}
+
+static rd_secret *start_command(rd_secret *s, struct event_base *base, const char *command,
+                                double timeout_s)
+{
+    s->proc = proc_run(base, command, timeout_s > 0 ? timeout_s : SECRET_CMD_DEFAULT_S,
+                       on_cmd, s);
+    if (!s->proc)
+        snprintf(s->why, sizeof s->why, "cannot start the command%s",
+                 command && *command ? "" : ": empty command");
+    return s;
+}
+
+static rd_secret *answer_later(rd_secret *s, struct event_base *base)
+{
+    struct timeval zero = {0, 0};
+    s->deliver = evtimer_new(base, on_deliver, s);
+    evtimer_add(s->deliver, &zero);
+    return s;
+}
+
+rd_secret *secret_command(struct event_base *base, const char *command, double timeout_s,
+                          rd_secret_cb cb, void *ud)
+{
+    rd_secret *s = xcalloc(1, sizeof *s);
+    s->cb = cb;
+    s->ud = ud;
+    start_command(s, base, command, timeout_s);
+    return s->proc ? s : answer_later(s, base);
+}
+
+rd_secret *secret_resolve(struct event_base *base, const char *ref, unsigned flags,
+                          double timeout_s, rd_secret_cb cb, void *ud)
+{
+    rd_secret *s = xcalloc(1, sizeof *s);
+    s->cb = cb;
+    s->ud = ud;
+    bool is_cmd;
+    const char *command;
+    s->value = secret_resolve_now_flags(ref, flags, &is_cmd, &command, s->why, sizeof s->why);
+    if (is_cmd && start_command(s, base, command, timeout_s)->proc)
+        return s;
+    return answer_later(s, base);
+}
+
+void secret_cancel(rd_secret *s)
+{
+    if (!s || s->in_cb)
+        return;
+    proc_cancel(s->proc);
+    secret_destroy(s);
 }

@@ -1,25 +1,23 @@
 #include "pg_conn.h"
 
-#include <arpa/inet.h>
-#include <event2/dns.h>
 #include <event2/event.h>
-#include <event2/util.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "../io/resolve.h"
 
 enum { ERR_CAP = 4096, MAX_HOSTS = 16 };
 
 typedef enum { C_CLOSED, C_RESOLVING, C_CONNECTING, C_READY, C_BUSY } conn_state;
 
-typedef struct dns_req {
-    pg_conn *owner;              /* NULL once cancelled: the callback only frees */
+typedef struct pg_lookup {       /* one host of the list being looked up */
+    pg_conn *c;
     size_t idx;
-    struct evdns_getaddrinfo_request *r;
-} dns_req;
+    rd_lookup *l;                /* NULL once answered or cancelled */
+} pg_lookup;
 
 struct pg_conn {
     struct event_base *base;
@@ -32,13 +30,13 @@ struct pg_conn {
     short io_what;
     struct event *deadline;
     double deadline_s;
-    struct evdns_base *dns;
+    rd_resolver *dns;            /* created at the first host name */
     /* resolution of the host list */
     char *hosts[MAX_HOSTS];
     char *addrs[MAX_HOSTS];      /* resolved IP, or NULL (literal / unix socket) */
-    dns_req *reqs[MAX_HOSTS];
+    pg_lookup look[MAX_HOSTS];
     size_t n_hosts, dns_pending;
-    bool issuing, dns_failed;
+    bool dns_failed;
     /* batch in flight */
     PGresult **res;
     size_t n, got;
@@ -77,12 +75,8 @@ pg_conn *pg_conn_new(struct event_base *base, const char *conninfo, const pg_con
 static void hosts_clear(pg_conn *c)
 {
     for (size_t i = 0; i < c->n_hosts; i++) {
-        if (c->reqs[i]) {
-            dns_req *r = c->reqs[i];
-            c->reqs[i] = NULL;
-            r->owner = NULL;
-            evdns_getaddrinfo_cancel(r->r);   /* callback (maybe later) frees r */
-        }
+        resolve_cancel(c->look[i].l);      /* no callback afterwards */
+        c->look[i].l = NULL;
         free(c->hosts[i]);
         free(c->addrs[i]);
         c->hosts[i] = c->addrs[i] = NULL;
@@ -124,8 +118,7 @@ void pg_conn_free(pg_conn *c)
         return;
     pg_conn_close(c);
     event_free(c->deadline);
-    if (c->dns)
-        evdns_base_free(c->dns, 1);
+    resolve_free(c->dns);
     free(c->conninfo);
     free(c);
 }
@@ -171,21 +164,15 @@ static bool watch(pg_conn *c, short what)
 static void arm_deadline(pg_conn *c, double s)
 {
     c->deadline_s = s;
-    struct timeval tv = { (time_t)s, (suseconds_t)((s - (double)(time_t)s) * 1e6) };
+    struct timeval tv = clock_tv(s);
     evtimer_add(c->deadline, &tv);
 }
 
 /* ---- connection parameters ---- */
 
-static bool is_ip_literal(const char *h)
-{
-    unsigned char buf[sizeof(struct in6_addr)];
-    return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
-}
-
 static bool needs_lookup(const char *h)
 {
-    return h && *h && h[0] != '/' && h[0] != '@' && !is_ip_literal(h);
+    return h && *h && h[0] != '/' && h[0] != '@' && !resolve_ip_literal(h);
 }
 
 static char *join_addrs(const pg_conn *c)
@@ -271,59 +258,29 @@ static bool start_connect(pg_conn *c)
     return watch(c, EV_WRITE);
 }
 
-/* ---- name resolution (evdns, never getaddrinfo on the loop) ---- */
+/* ---- name resolution (io/resolve.h: never getaddrinfo on the loop) ---- */
 
 static void dns_done(pg_conn *c)
 {
-    if (c->dns_failed) {
-        char msg[ERR_CAP];
-        snprintf(msg, sizeof msg, "%s", c->err);
-        fail(c, msg);
-        return;
-    }
-    if (!start_connect(c)) {
-        char msg[ERR_CAP];
+    char msg[ERR_CAP];
+    if (c->dns_failed || !start_connect(c)) {
         snprintf(msg, sizeof msg, "%s", c->err);
         fail(c, msg);
     }
 }
 
-static void on_dns(int result, struct evutil_addrinfo *res, void *arg)
+static void on_dns(const char *ip, const char *why, void *ud)
 {
-    dns_req *r = arg;
-    pg_conn *c = r->owner;
-    if (!c) {
-        if (res)
-            evutil_freeaddrinfo(res);
-        free(r);
-        return;
-    }
-    c->reqs[r->idx] = NULL;
-    char ip[INET6_ADDRSTRLEN] = "";
-    struct evutil_addrinfo *ai = res;
-    for (struct evutil_addrinfo *p = res; result == 0 && p; p = p->ai_next)
-        if (p->ai_family == AF_INET) {     /* prefer IPv4: servers often listen on it only */
-            ai = p;
-            break;
-        }
-    if (result == 0 && ai) {
-        const void *a = ai->ai_family == AF_INET6
-            ? (const void *)&((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_addr
-            : (const void *)&((struct sockaddr_in *)(void *)ai->ai_addr)->sin_addr;
-        if (evutil_inet_ntop(ai->ai_family, a, ip, sizeof ip))
-            c->addrs[r->idx] = xstrdup(ip);
-    }
-    if (!c->addrs[r->idx] && !c->dns_failed) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "could not resolve host \"%.200s\": %s", c->hosts[r->idx],
-                 result ? evutil_gai_strerror(result) : "no address");
-        set_err(c, msg);
+    pg_lookup *pl = ud;
+    pg_conn *c = pl->c;
+    pl->l = NULL;
+    if (ip) {
+        c->addrs[pl->idx] = xstrdup(ip);
+    } else if (!c->dns_failed) {
+        set_err(c, why);
         c->dns_failed = true;
     }
-    if (res)
-        evutil_freeaddrinfo(res);
-    free(r);
-    if (--c->dns_pending == 0 && !c->issuing)
+    if (--c->dns_pending == 0)
         dns_done(c);
 }
 
@@ -364,40 +321,21 @@ static bool want_lookup(pg_conn *c)
     return lookup;
 }
 
+/* Looks up every host name of the list; on_dns connects when the last one answers. */
 static bool start_lookup(pg_conn *c)
 {
     if (!c->dns)
-        c->dns = evdns_base_new(c->base, EVDNS_BASE_INITIALIZE_NAMESERVERS |
-                                         EVDNS_BASE_DISABLE_WHEN_INACTIVE);
-    if (!c->dns) {
-        set_err(c, "no DNS resolver (check /etc/resolv.conf) — use an IP address");
-        return false;
-    }
-    struct evutil_addrinfo hints = {0};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
+        c->dns = resolve_new(c->base);
     c->state = C_RESOLVING;
-    c->issuing = true;
-    c->dns_pending = c->n_hosts;
+    c->dns_pending = 0;
+    for (size_t i = 0; i < c->n_hosts; i++)
+        if (needs_lookup(c->hosts[i]))
+            c->dns_pending++;
     for (size_t i = 0; i < c->n_hosts; i++) {
-        if (!needs_lookup(c->hosts[i])) {
-            c->dns_pending--;
+        if (!needs_lookup(c->hosts[i]))
             continue;
-        }
-        dns_req *r = xcalloc(1, sizeof *r);
-        r->owner = c;
-        r->idx = i;
-        c->reqs[i] = r;
-        struct evdns_getaddrinfo_request *q =
-            evdns_getaddrinfo(c->dns, c->hosts[i], NULL, &hints, on_dns, r);
-        if (c->reqs[i] == r)       /* still pending (not answered synchronously) */
-            r->r = q;
-    }
-    c->issuing = false;
-    if (c->dns_pending == 0) {
-        if (c->dns_failed)
-            return false;
-        return start_connect(c);
+        c->look[i] = (pg_lookup){ .c = c, .idx = i };
+        c->look[i].l = resolve_start(c->dns, c->hosts[i], on_dns, &c->look[i]);
     }
     return true;
 }

@@ -1,7 +1,7 @@
 #pragma once
 /*
  * One asynchronous PostgreSQL connection on the libevent loop (pg_source.c's transport).
- * Host names are resolved with evdns first (libpq would block in getaddrinfo); unix
+ * Host names are resolved first with io/resolve.h (libpq would block in getaddrinfo); unix
  * sockets and IP literals go straight to PQconnectStartParams. A batch of queries is sent
  * in pipeline mode with a sync after each query, so one round trip answers them all and
  * an error in one query does not abort the others. Every phase has our own deadline.

@@ -15,11 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../core/health.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/http.h"
+#include "../io/url.h"
 #include "source.h"
 
 enum { PR_TIMEOUT_MS = 3000, PR_CONNECT_MS = 2000, PR_MAX_BODY = 64 << 10,
@@ -51,13 +52,6 @@ typedef struct pr_src {
     struct event *ev_tick;
     bool settled;
 } pr_src;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* ---- loose /health parsing -------------------------------------------------------------- */
 
@@ -190,7 +184,7 @@ static void worker_of(const pr_src *s, const pr_target *t, double now, rd_worker
 
 static void publish(pr_src *s)
 {
-    double now = now_s();
+    double now = clock_wall();
     rd_worker *w = xcalloc(s->n + 1, sizeof *w);
     bool all = true;
     for (size_t i = 0; i < s->n; i++) {
@@ -217,7 +211,7 @@ static void on_health(const rd_http_resp *r, void *ud)
 {
     pr_target *t = ud;
     t->req = 0;
-    target_answer(t, r, now_s());
+    target_answer(t, r, clock_wall());
     publish(t->s);
 }
 
@@ -235,7 +229,7 @@ static void probe_all(pr_src *s)
         if (!t->req) {
             rd_http_resp fake = { .status = 0 };
             snprintf(fake.error, sizeof fake.error, "request could not be started");
-            target_answer(t, &fake, now_s());
+            target_answer(t, &fake, clock_wall());
         }
     }
 }
@@ -254,7 +248,7 @@ static void op_start(rd_source *src)
     pr_src *s = impl(src);
     model_source(s->base.ctx.model, SRC_NAME);
     double every = fmax(s->base.ctx.cfg->poll_s, 1);
-    struct timeval tv = { (time_t)every, (suseconds_t)((every - floor(every)) * 1e6) };
+    struct timeval tv = clock_tv(every);
     evtimer_add(s->ev_tick, &tv);
     publish(s);                      /* the configured workers, status unknown */
     probe_all(s);
@@ -293,24 +287,6 @@ static const rd_source_ops probe_ops = {
     .free = op_free,
 };
 
-/* "host:port" of an http(s) URL (default ports 80/443). */
-static char *host_port(const char *url)
-{
-    const char *p = strstr(url, "://");
-    bool tls = strncmp(url, "https", 5) == 0;
-    p = p ? p + 3 : url;
-    const char *at = strchr(p, '@'), *end = p + strcspn(p, "/?#");
-    if (at && at < end)
-        p = at + 1;
-    size_t n = (size_t)(end - p);
-    const char *colon = memrchr(p, ':', n);
-    bool v6 = n > 0 && p[0] == '[';
-    const char *close = v6 ? memchr(p, ']', n) : NULL;
-    if (colon && (!v6 || (close && colon > close)))
-        return xstrndup(p, n);
-    return xasprintf("%.*s:%d", (int)n, p, tls ? 443 : 80);
-}
-
 static void add_target(pr_src *s, const char *url, size_t n)
 {
     if (s->n >= PR_MAX_TARGETS)
@@ -321,8 +297,10 @@ static void add_target(pr_src *s, const char *url, size_t n)
     while (n > 0 && url[n - 1] == '/')
         n--;
     t->url = xstrndup(url, n);
-    t->health_url = xasprintf("%s/health", t->url);
-    t->id = host_port(t->url);
+    t->health_url = url_join(t->url, "/health");
+    t->id = url_host_port(t->url);   /* a worker is its host:port */
+    if (!t->id)
+        t->id = xstrdup(t->url);     /* unparsable: the request will say why */
     t->m.depth = t->m.in_flight = t->m.capacity = t->m.failures = -1;
     t->m.rate = -1;
 }

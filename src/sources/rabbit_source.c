@@ -7,24 +7,26 @@
  * Worker queue depth (attune): the per-worker queues `worker.{id}.executions` are
  * published as ordinary queues; the UI/snapshot joins them to workers by that name.
  *
- * The broker password is a secret reference (env:/file:/cmd:), resolved once when the
- * source is created, i.e. before the loop runs (a cmd: never runs on the loop).
+ * The broker password is a secret reference resolved by io/secret.h when the source
+ * starts: a cmd: runs as a child on the loop with a deadline. Until it is resolved the
+ * source is pending (not settled, no poll); a failure is the source's error.
  */
 #include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/http.h"
+#include "../io/secret.h"
+#include "../io/url.h"
 #include "rabbit_decode.h"
 #include "source.h"
 
 enum { RB_MIN_POLL_S = 5, RB_PAGE_SIZE = 500, RB_MAX_PAGES = 40, RB_PEEK_COUNT = 20,
-       RB_PEEK_MAX = 100, RB_PEEK_QUEUES = 10, RB_SECRET_CAP = 4096 };
+       RB_PEEK_MAX = 100, RB_PEEK_QUEUES = 10, RB_SECRET_TIMEOUT_S = 30 };
 static const char SRC_NAME[] = "rabbitmq";
 
 typedef struct rb_src {
@@ -32,7 +34,8 @@ typedef struct rb_src {
     char *url;                       /* base URL without trailing '/' */
     char *vhost;                     /* URL-encoded */
     char *userpwd;                   /* "user:password" (wiped on free) */
-    char setup_err[256];             /* secret/URL problem: reported, never polls */
+    rd_secret *secret;               /* broker_password being resolved */
+    char setup_err[320];             /* secret/URL problem: reported, never polls */
     rb_globs show, dlq;
     struct event *ev_tick;
 
@@ -55,12 +58,7 @@ typedef struct rb_src {
     bool settled;
 } rb_src;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+static void start_auth(rb_src *s);
 
 static void changed(rb_src *s)
 {
@@ -70,98 +68,9 @@ static void changed(rb_src *s)
 
 static void fail(rb_src *s, const char *msg)
 {
-    model_source_fail(s->base.ctx.model, SRC_NAME, msg, now_s());
+    model_source_fail(s->base.ctx.model, SRC_NAME, msg, clock_wall());
     s->settled = true;
     changed(s);
-}
-
-/* ---- secrets ------------------------------------------------------------------------------ */
-
-static char *trim_dup(const char *s, size_t n)
-{
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
-        n--;
-    return xstrndup(s, n);
-}
-
-static char *read_secret_file(const char *path, char *why, size_t cap)
-{
-    char *p = path[0] == '~' && getenv("HOME") ? xasprintf("%s%s", getenv("HOME"), path + 1)
-                                               : xstrdup(path);
-    struct stat st;
-    char *out = NULL;
-    FILE *f = NULL;
-    if (stat(p, &st) != 0)
-        snprintf(why, cap, "broker_password: cannot read %.200s", p);
-    else if (st.st_mode & 077)
-        snprintf(why, cap, "broker_password: %.200s is group/world readable (chmod 600)", p);
-    else if (!(f = fopen(p, "r")))
-        snprintf(why, cap, "broker_password: cannot open %.200s", p);
-    if (f) {
-        char buf[RB_SECRET_CAP];
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        out = trim_dup(buf, n);
-        memset(buf, 0, sizeof buf);
-    }
-    free(p);
-    return out;
-}
-
-static char *run_secret_cmd(const char *cmd, char *why, size_t cap)
-{
-    FILE *f = popen(cmd, "r");       /* before the loop runs: see the file comment */
-    if (!f) {
-        snprintf(why, cap, "broker_password: cannot run the command");
-        return NULL;
-    }
-    char buf[RB_SECRET_CAP];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    int rc = pclose(f);
-    char *out = NULL;
-    if (rc != 0 || n == 0)
-        snprintf(why, cap, "broker_password: the command failed (status %d)", rc);
-    else
-        out = trim_dup(buf, n);
-    memset(buf, 0, sizeof buf);
-    return out;
-}
-
-static char *resolve_secret(const char *ref, char *why, size_t cap)
-{
-    if (!ref || !*ref)
-        return xstrdup("");
-    if (strncmp(ref, "env:", 4) == 0) {
-        const char *v = getenv(ref + 4);
-        if (!v)
-            snprintf(why, cap, "broker_password: environment variable %.100s is not set",
-                     ref + 4);
-        return v ? xstrdup(v) : NULL;
-    }
-    if (strncmp(ref, "file:", 5) == 0)
-        return read_secret_file(ref + 5, why, cap);
-    if (strncmp(ref, "cmd:", 4) == 0)
-        return run_secret_cmd(ref + 4, why, cap);
-    snprintf(why, cap, "broker_password must be a reference: env:NAME, file:PATH or cmd:COMMAND");
-    return NULL;
-}
-
-static char *url_encode(const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    char *out = xmalloc(strlen(s) * 3 + 1), *o = out;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-            strchr("-._~", *p)) {
-            *o++ = (char)*p;
-        } else {
-            *o++ = '%';
-            *o++ = hex[*p >> 4];
-            *o++ = hex[*p & 15];
-        }
-    }
-    *o = '\0';
-    return out;
 }
 
 /* ---- HTTP ----------------------------------------------------------------------------------- */
@@ -228,7 +137,7 @@ static void publish_queues(rb_src *s)
     s->dlq_prev_total = depth;
     model_set_queues(m, s->acc.items, s->acc.n);
     memset(&s->acc, 0, sizeof s->acc);
-    model_source_ok(m, SRC_NAME, now_s());
+    model_source_ok(m, SRC_NAME, clock_wall());
     s->polled = s->settled = true;
 }
 
@@ -281,8 +190,9 @@ static void poll_now(rb_src *s)
         fail(s, s->setup_err);
         return;
     }
-    if (s->poll_req)
-        return;                      /* the previous poll is still running */
+    if (s->poll_req || s->secret)
+        return;                      /* the previous poll is still running, or the
+                                        password is still being resolved */
     rb_queue_page_free(&s->acc);
     s->page = 1;
     poll_page(s);
@@ -331,7 +241,7 @@ static void publish_peek(rb_src *s)
     s->n_peeked = 0;
     model_set_dlq(m, items, n, m->dlq_total);
     if (s->peek_err[0])
-        model_source_fail(m, SRC_NAME, s->peek_err, now_s());
+        model_source_fail(m, SRC_NAME, s->peek_err, clock_wall());
     s->peek_done = true;
     changed(s);
 }
@@ -364,7 +274,7 @@ static void peek_next(rb_src *s)
     int count = RB_PEEK_COUNT * (s->peek_pages > 0 ? s->peek_pages : 1);
     if (count > RB_PEEK_MAX)
         count = RB_PEEK_MAX;
-    char *qenc = url_encode(s->dlq_names[s->peek_at]);
+    char *qenc = url_escape_path(s->dlq_names[s->peek_at]);
     char *url = xasprintf("%s/api/queues/%s/%s/get", s->url, s->vhost, qenc);
     char *body = xasprintf("{\"count\":%d,\"ackmode\":\"ack_requeue_true\","
                            "\"encoding\":\"auto\",\"truncate\":50000}", count);
@@ -387,8 +297,9 @@ static void op_start(rd_source *src)
     rb_src *s = impl(src);
     model_source(s->base.ctx.model, SRC_NAME);
     double every = fmax(s->base.ctx.cfg->poll_s, RB_MIN_POLL_S);
-    struct timeval tv = { (time_t)every, (suseconds_t)((every - floor(every)) * 1e6) };
+    struct timeval tv = clock_tv(every);
     evtimer_add(s->ev_tick, &tv);
+    start_auth(s);
     poll_now(s);
 }
 
@@ -429,6 +340,7 @@ static bool op_idle(const rd_source *src)
 static void op_free(rd_source *src)
 {
     rb_src *s = impl(src);
+    secret_cancel(s->secret);
     if (s->poll_req)
         http_cancel(s->base.ctx.http, s->poll_req);
     if (s->peek_req)
@@ -441,12 +353,7 @@ static void op_free(rd_source *src)
     free(s->dlq_names);
     rb_globs_free(&s->show);
     rb_globs_free(&s->dlq);
-    if (s->userpwd) {
-        volatile char *p = s->userpwd;
-        while (*p)
-            *p++ = '\0';
-    }
-    free(s->userpwd);
+    secret_free(s->userpwd);
     free(s->url);
     free(s->vhost);
     free(s);
@@ -462,19 +369,35 @@ static const rd_source_ops rabbit_ops = {
     .free = op_free,
 };
 
-static void setup_auth(rb_src *s, const rd_system_cfg *cfg)
+static void on_password(bool ok, const char *pw, const char *why, void *ud)
 {
-    if (!cfg->broker_user || !*cfg->broker_user)
-        return;                      /* no auth: the broker will say 401 */
-    char why[256] = "";
-    char *pw = resolve_secret(cfg->broker_password, why, sizeof why);
-    if (!pw) {
-        snprintf(s->setup_err, sizeof s->setup_err, "%s", why);
+    rb_src *s = ud;
+    s->secret = NULL;
+    const rd_system_cfg *cfg = s->base.ctx.cfg;
+    if (!ok) {
+        snprintf(s->setup_err, sizeof s->setup_err, "broker_password: %s", why);
+        if (s->peek_wanted)
+            s->peek_done = true;     /* nothing to peek: the source state says why */
+        fail(s, s->setup_err);
         return;
     }
     s->userpwd = xasprintf("%s:%s", cfg->broker_user, pw);
-    memset(pw, 0, strlen(pw));
-    free(pw);
+    poll_now(s);
+}
+
+/* Without broker_user there is no auth (the broker will say 401); without a password
+ * the user has an empty one. */
+static void start_auth(rb_src *s)
+{
+    const rd_system_cfg *cfg = s->base.ctx.cfg;
+    if (s->setup_err[0] || s->userpwd || s->secret || !cfg->broker_user || !*cfg->broker_user)
+        return;
+    if (!cfg->broker_password || !*cfg->broker_password) {
+        s->userpwd = xasprintf("%s:", cfg->broker_user);
+        return;
+    }
+    s->secret = secret_resolve(s->base.ctx.base, cfg->broker_password, 0,
+                               RB_SECRET_TIMEOUT_S, on_password, s);
 }
 
 rd_source *rabbit_source_new(const rd_source_ctx *ctx)
@@ -489,13 +412,12 @@ rd_source *rabbit_source_new(const rd_source_ctx *ctx)
     s->url = xstrdup(cfg->broker);
     for (size_t n = strlen(s->url); n > 0 && s->url[n - 1] == '/'; n--)
         s->url[n - 1] = '\0';
-    s->vhost = url_encode(cfg->broker_vhost && *cfg->broker_vhost ? cfg->broker_vhost : "/");
+    s->vhost = url_escape_path(cfg->broker_vhost && *cfg->broker_vhost ? cfg->broker_vhost
+                                                                        : "/");
     rb_globs_parse(&s->show, cfg->queues);
     rb_globs_parse(&s->dlq, cfg->dlq);
-    if (strncmp(s->url, "http://", 7) != 0 && strncmp(s->url, "https://", 8) != 0)
+    if (!url_is_http(s->url) && !url_is_https(s->url))
         snprintf(s->setup_err, sizeof s->setup_err, "broker must be an http(s):// URL");
-    else
-        setup_auth(s, cfg);
     s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
     return &s->base;
 }

@@ -11,8 +11,8 @@
 
 struct redisAsyncContext;
 struct event;
-struct evdns_base;
-struct evdns_getaddrinfo_request;
+struct rd_resolver;
+struct rd_lookup;
 
 enum {
     RS_SCAN_COUNT = 500,            /* SCAN COUNT hint per call */
@@ -47,8 +47,8 @@ typedef struct rs_src {
     char *channel;                  /* PSUBSCRIBE pattern */
     struct event_base *evb;
 
-    struct evdns_base *dns;
-    struct evdns_getaddrinfo_request *dns_req;
+    struct rd_resolver *dns;        /* io/resolve.h: names looked up without blocking */
+    struct rd_lookup *dns_req;
     char ip[64];                    /* resolved address when url.needs_dns */
 
     struct redisAsyncContext *ac;   /* commands */
@@ -98,7 +98,7 @@ typedef struct rs_src {
     char unusable_why[256];
 } rs_src;
 
-double rs_now(void);
+double rs_now(void);                /* clock_wall() (io/clock.h) */
 /* Send a command on the main connection; false (callback not registered) when the
  * connection is not usable. */
 bool rs_command(rs_src *s, void (*cb)(struct redisAsyncContext *, void *, void *),

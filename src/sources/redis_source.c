@@ -5,8 +5,8 @@
  * hiredis 0.14 has no timeouts and resolves names synchronously, so this file keeps
  * its own deadlines (connect 3 s; 5 s without any reply while commands are pending →
  * redisAsyncFree, stale, reconnect with backoff 1 s → 30 s), resolves host names with
- * evdns before connecting, and never frees a context from inside one of its callbacks
- * (a teardown requested there is deferred to the loop).
+ * io/resolve.h (evdns) before connecting, and never frees a context from inside one of
+ * its callbacks (a teardown requested there is deferred to the loop).
  *
  * Freshness: a full SCAN sweep on connect; keyspace notifications (when the server has
  * K plus hash events enabled) refetch changed keys; a full resync anyway, every
@@ -16,9 +16,7 @@
  */
 #include "redis_priv.h"
 
-#include <event2/dns.h>
 #include <event2/event.h>
-#include <event2/util.h>
 #include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -26,34 +24,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 
 #include "../core/fingerprint.h"
 #include "../core/retry.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "../io/resolve.h"
 
 enum { RS_CONNECT_TIMEOUT = 3, RS_REPLY_TIMEOUT = 5, RS_RESYNC_S = 30 };
 static const char SRC_NAME[] = "redis";
 
+/* The redis_* files' wall clock (model timestamps, ages). */
 double rs_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static struct timeval tv_of(double s)
-{
-    struct timeval tv = { (time_t)s, (suseconds_t)((s - floor(s)) * 1e6) };
-    return tv;
+    return clock_wall();
 }
 
 static void conn_start(rs_src *s);
@@ -110,7 +94,7 @@ bool rs_ready(const rs_src *s)
 static void watch_arm(rs_src *s)
 {
     if (!evtimer_pending(s->ev_watch, NULL)) {
-        struct timeval tv = tv_of(0.5);
+        struct timeval tv = clock_tv(0.5);
         evtimer_add(s->ev_watch, &tv);
     }
 }
@@ -123,7 +107,7 @@ bool rs_command(rs_src *s, void (*cb)(struct redisAsyncContext *, void *, void *
     if (redisAsyncCommandArgv(s->ac, cb, priv, argc, argv, argvlen) != REDIS_OK)
         return false;
     if (s->pending++ == 0)
-        s->progress_at = mono();
+        s->progress_at = clock_mono();
     watch_arm(s);
     return true;
 }
@@ -133,7 +117,7 @@ void rs_reply_begin(rs_src *s)
     s->in_cb++;
     if (s->pending > 0)
         s->pending--;
-    s->progress_at = mono();
+    s->progress_at = clock_mono();
 }
 
 void rs_reply_end(rs_src *s)
@@ -145,7 +129,7 @@ void rs_reply_end(rs_src *s)
 void rs_kick(rs_src *s)
 {
     if (!evtimer_pending(s->ev_kick, NULL)) {
-        struct timeval tv = tv_of(0.05);
+        struct timeval tv = clock_tv(0.05);
         evtimer_add(s->ev_kick, &tv);
     }
 }
@@ -154,7 +138,7 @@ static void schedule_retry(rs_src *s)
 {
     if (s->freeing || evtimer_pending(s->ev_retry, NULL))
         return;
-    struct timeval tv = tv_of(s->backoff);
+    struct timeval tv = clock_tv(s->backoff);
     evtimer_add(s->ev_retry, &tv);
     s->backoff = fmin(s->backoff * 2, 30);
 }
@@ -296,36 +280,21 @@ static void conn_open(rs_src *s)
     s->state = RC_CONNECTING;
     s->pending = 0;
     s->drop_pending = false;
-    s->progress_at = mono();
+    s->progress_at = clock_mono();
     redisAsyncSetConnectCallback(ac, on_connect);
     redisAsyncSetDisconnectCallback(ac, on_disconnect);
     watch_arm(s);
 }
 
-/* ---- name resolution (evdns: never a blocking getaddrinfo on the loop) ---------------- */
+/* ---- name resolution (io/resolve.h: never a blocking getaddrinfo on the loop) --------- */
 
-static void on_resolved(int result, struct evutil_addrinfo *res, void *arg)
+static void on_resolved(const char *ip, const char *why, void *ud)
 {
-    rs_src *s = arg;
-    s->dns_req = NULL;
-    if (result == EVUTIL_EAI_CANCEL)
-        return;
-    const char *ip = NULL;
-    char buf[64];
-    for (struct evutil_addrinfo *a = res; a && !ip; a = a->ai_next) {
-        const void *addr = a->ai_family == AF_INET
-            ? (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr
-            : (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
-        ip = evutil_inet_ntop(a->ai_family, addr, buf, sizeof buf);
-    }
-    if (res)
-        evutil_freeaddrinfo(res);
+    rs_src *s = ud;
+    s->dns_req = NULL;               /* answered: the handle is gone */
     s->state = RC_NONE;
-    if (result != 0 || !ip) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "cannot resolve %.80s: %.80s", s->url.host,
-                 result ? evutil_gai_strerror(result) : "no address");
-        rs_fail(s, msg);
+    if (!ip) {
+        rs_fail(s, why);
         schedule_retry(s);
         return;
     }
@@ -348,20 +317,11 @@ static void conn_start(rs_src *s)
         return;
     }
     if (!s->dns)
-        s->dns = evdns_base_new(s->evb, EVDNS_BASE_INITIALIZE_NAMESERVERS);
-    if (!s->dns) {
-        rs_fail(s, "no DNS resolver available: use an IP address");
-        schedule_retry(s);
-        return;
-    }
-    struct evutil_addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+        s->dns = resolve_new(s->evb);
     s->state = RC_RESOLVING;
-    s->progress_at = mono();
+    s->progress_at = clock_mono();
     watch_arm(s);
-    struct evdns_getaddrinfo_request *req =
-        evdns_getaddrinfo(s->dns, s->url.host, NULL, &hints, on_resolved, s);
-    if (s->state == RC_RESOLVING)    /* the callback may already have run */
-        s->dns_req = req;
+    s->dns_req = resolve_start(s->dns, s->url.host, on_resolved, s);
 }
 
 /* ---- keyspace notifications (second connection, subscribed) -------------------------- */
@@ -375,7 +335,7 @@ static void sub_drop(rs_src *s, bool retry)
         redisAsyncFree(sub);
     s->resync_wanted = true;         /* events were lost meanwhile */
     if (retry && !s->freeing && !evtimer_pending(s->ev_sub_retry, NULL)) {
-        struct timeval tv = tv_of(s->sub_backoff);
+        struct timeval tv = clock_tv(s->sub_backoff);
         evtimer_add(s->ev_sub_retry, &tv);
         s->sub_backoff = fmin(s->sub_backoff * 2, 30);
     }
@@ -446,7 +406,7 @@ static void sub_start(rs_src *s)
     }
     s->sub = ac;
     s->sub_state = RC_CONNECTING;
-    s->sub_started = mono();
+    s->sub_started = clock_mono();
     redisAsyncSetConnectCallback(ac, on_sub_connect);
     redisAsyncSetDisconnectCallback(ac, on_sub_disconnect);
     watch_arm(s);
@@ -457,13 +417,12 @@ static void sub_start(rs_src *s)
 static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
     rs_src *s = arg;
-    double now = mono();
+    double now = clock_mono();
     char msg[120];
     if ((s->state == RC_CONNECTING || s->state == RC_RESOLVING) &&
         now - s->progress_at > RS_CONNECT_TIMEOUT) {
         if (s->state == RC_RESOLVING) {
-            if (s->dns_req)
-                evdns_getaddrinfo_cancel(s->dns_req);
+            resolve_cancel(s->dns_req);
             s->dns_req = NULL;
             s->state = RC_NONE;
             rs_fail(s, "name resolution timed out");
@@ -556,7 +515,7 @@ static void op_start(rd_source *src)
 {
     rs_src *s = impl(src);
     model_source(s->base.ctx.model, SRC_NAME);
-    struct timeval tv = tv_of(s->base.ctx.cfg->poll_s > 0.2 ? s->base.ctx.cfg->poll_s : 2);
+    struct timeval tv = clock_tv(s->base.ctx.cfg->poll_s > 0.2 ? s->base.ctx.cfg->poll_s : 2);
     evtimer_add(s->ev_tick, &tv);
     conn_start(s);
 }
@@ -673,8 +632,7 @@ static void op_free(rd_source *src)
 {
     rs_src *s = impl(src);
     s->freeing = true;
-    if (s->dns_req)
-        evdns_getaddrinfo_cancel(s->dns_req);
+    resolve_cancel(s->dns_req);
     s->dns_req = NULL;
     if (s->ac) {
         redisAsyncContext *ac = s->ac;
@@ -686,8 +644,7 @@ static void op_free(rd_source *src)
         s->sub = NULL;
         redisAsyncFree(sub);
     }
-    if (s->dns)
-        evdns_base_free(s->dns, 0);
+    resolve_free(s->dns);
     event_free(s->ev_tick);
     event_free(s->ev_watch);
     event_free(s->ev_retry);

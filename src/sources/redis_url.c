@@ -1,9 +1,10 @@
 #include "redis_url.h"
 
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../io/resolve.h"
 
 static bool parse_int(const char *s, size_t n, long lo, long hi, int *out)
 {
@@ -19,12 +20,6 @@ static bool parse_int(const char *s, size_t n, long lo, long hi, int *out)
         return false;
     *out = (int)v;
     return true;
-}
-
-static bool is_ip_literal(const char *h)
-{
-    unsigned char buf[16];
-    return inet_pton(AF_INET, h, buf) == 1 || inet_pton(AF_INET6, h, buf) == 1;
 }
 
 /* "?db=N" query of a unix URL (other parameters are refused). */
@@ -97,7 +92,7 @@ static bool parse_hostport(const char *hp, size_t n, rd_redis_url *out, char *er
     }
     if (strcmp(out->host, "localhost") == 0)
         snprintf(out->host, sizeof out->host, "127.0.0.1");
-    out->needs_dns = !is_ip_literal(out->host);
+    out->needs_dns = !resolve_ip_literal(out->host);
     return true;
 }
 

@@ -2,7 +2,8 @@
 /*
  * Redis store URLs (SPEC §6): redis://host[:port][/db] and redis+unix:///path[?db=N].
  * The host must be an IP literal (or "localhost"): hiredis 0.14 resolves names with a
- * blocking getaddrinfo, so names are flagged for the caller to resolve with evdns first.
+ * blocking getaddrinfo, so names are flagged for the caller to resolve first
+ * (io/resolve.h).
  */
 #include <stdbool.h>
 #include <stddef.h>
