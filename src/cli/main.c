@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../io/proc.h"
 #include "../ui/ui.h"
 #include "rd_build.h"
 
@@ -57,6 +58,7 @@ static bool is_action_verb(const char *s)
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
+    proc_init_process();
     rd_opts opts = {0};
     int i = 1;
     for (; i < argc; i++) {

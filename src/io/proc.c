@@ -224,3 +224,15 @@ void proc_cancel(rd_proc *p)
     proc_kill(p);
     proc_destroy(p);
 }
+
+static void quiet_event_log(int severity, const char *msg)
+{
+    (void)severity;
+    (void)msg;   /* libevent's warnings describe conditions our callbacks already report */
+}
+
+void proc_init_process(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    event_set_log_callback(quiet_event_log);
+}

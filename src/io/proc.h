@@ -31,3 +31,8 @@ rd_proc *proc_run(struct event_base *base, const char *command, double timeout_s
 void proc_cancel(rd_proc *p);
 /* "exited with status N" / "killed by signal N" for a waitpid() status. */
 void proc_status_text(int wstatus, char *buf, size_t cap);
+
+/* Once at process start, before any loop: ignore SIGPIPE (a peer closing a socket or pipe
+ * must give EPIPE, not kill us: hiredis, the TLS bridge and children all write to them) and
+ * route libevent's own log messages away from stderr, which the terminal UI owns. */
+void proc_init_process(void);

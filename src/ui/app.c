@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../io/clock.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
@@ -24,20 +25,11 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
 
 enum { JOURNAL_TAIL = 500 };
 
-double app_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 double app_now(const ui_app *app)
 {
     if (app->fixed_now > 0)
         return app->fixed_now;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return clock_wall();
 }
 
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push)
@@ -306,7 +298,7 @@ static void latency_record(ui_app *app)
 {
     if (!app->latency || !app->n_lat)
         return;
-    double now = app_mono();
+    double now = clock_mono();
     for (int i = 0; i < app->n_lat; i++)
         fprintf(app->latency, "%.0f\n", (now - app->lat_t0[i]) * 1e6);
     fflush(app->latency);
@@ -317,7 +309,7 @@ static void schedule_repaint(ui_app *app)
 {
     if (app->repaint_pending)
         return;
-    double wait = app->last_paint + 0.1 - app_mono();   /* data-driven repaints: ~10 Hz */
+    double wait = app->last_paint + 0.1 - clock_mono();   /* data-driven repaints: ~10 Hz */
     if (wait < 0)
         wait = 0;
     struct timeval tv = {0, (long)(wait * 1e6)};
@@ -328,7 +320,7 @@ static void schedule_repaint(ui_app *app)
 static void do_paint(ui_app *app)
 {
     paint_frame(app);
-    app->last_paint = app_mono();
+    app->last_paint = clock_mono();
     latency_record(app);
     if (app->quit)
         event_base_loopbreak(app->base);
@@ -360,7 +352,7 @@ static void on_input(evutil_socket_t fd, short what, void *ud)
     (void)fd, (void)what;
     /* key-to-paint is traced from here, not from each key's read: the time spent handling
      * the keys before it in the same wake counts too */
-    double t_ready = app_mono();
+    double t_ready = clock_mono();
     bool any = false;
     for (int guard = 0; guard < 4096; guard++) {
         wint_t ch;

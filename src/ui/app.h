@@ -95,7 +95,6 @@ typedef struct ui_app {
 
 /* app.c */
 double app_now(const ui_app *app);
-double app_mono(void);
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);
