@@ -1,8 +1,11 @@
 /*
- * SCAN sweeps and per-task fetch pipelines for the Alakai store.
+ * Per-task fetch pipelines for the Alakai store; redis_sweep.c decides which keys (a
+ * SCAN step, the notified keys, one chain) and hands them over as a batch.
  *
- * Per task (all tasks of a SCAN step are pipelined together, one round trip per phase):
+ * Per task (all tasks of a batch are pipelined together, one round trip per phase):
  *   HLEN key                      → N attempt fields (0: gone; > cap: flagged)
+ *   MEMORY USAGE key              → size estimate, except for chains and where the server
+ *                                   refuses MEMORY (then sizes come from HSTRLEN alone)
  *   HSTRLEN key 1..N              → sizes, assuming fields "1".."N" (the normal layout);
  *                                   a missing one switches to HKEYS + HSTRLEN (slow path)
  *   HMGET key newest | all        → records; newest > 1 MiB is never fetched (oversized);

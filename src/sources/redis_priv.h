@@ -1,6 +1,7 @@
 #pragma once
 /* Private to the Redis (Alakai) source: redis_source.c (connections, timers, ops,
- * publishing) and redis_fetch.c (SCAN sweeps and per-task fetch pipelines). */
+ * publishing), redis_sweep.c (key discovery: SCAN sweeps, notified keys, a chain's key)
+ * and redis_fetch.c (the per-task fetch pipelines those batches run). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -7,17 +7,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "uitest.h"
 
-#define T(s) s, sizeof s - 1   /* text with its exact length: NULs included */
-
-static void diags_join(const rd_diags *d, char *out, size_t cap)
-{
-    out[0] = '\0';
-    for (size_t i = 0; i < d->n; i++) {
-        size_t o = strlen(out);
-        snprintf(out + o, cap - o, "%s|", d->msgs[i]);
-    }
-}
 
 static void test_table(void)
 {
