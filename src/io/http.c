@@ -317,9 +317,19 @@ static void set_method_opts(CURL *e, http_xfer *x, const rd_http_req *req)
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
 }
 
+/* A CR or LF inside a header value (a token file with a stray line break) would end the
+ * header early and let the rest be read as another header: never send it. */
+static bool headers_clean(const char *const *headers)
+{
+    for (const char *const *hd = headers; hd && *hd; hd++)
+        if (strpbrk(*hd, "\r\n"))
+            return false;
+    return true;
+}
+
 uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud)
 {
-    if (!h || !req || !req->url || !cb)
+    if (!h || !req || !req->url || !cb || !headers_clean(req->headers))
         return 0;
     CURL *e = curl_easy_init();
     if (!e)

@@ -44,8 +44,8 @@ typedef void (*rd_http_cb)(const rd_http_resp *resp, void *ud);
 rd_http *http_new(struct event_base *base);
 void http_free(rd_http *h);          /* cancels pending requests without callbacks */
 /* Starts a request; cb runs exactly once, later, from the loop. Returns an id (>0),
- * or 0 when the request could not be started (cb not called). Redirects are never
- * followed; TLS verification is always on. */
+ * or 0 when the request could not be started (cb not called), e.g. a header holding CR
+ * or LF. Redirects are never followed; TLS verification is always on. */
 uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud);
 void http_cancel(rd_http *h, uint64_t id);   /* no callback afterwards */
 size_t http_pending(const rd_http *h);
