@@ -27,7 +27,7 @@ def port_open(port):
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def stack(cmd, d, base=None, timeout=120):
+def stack(cmd, d, base=None, timeout=300):   # a loaded 2-core machine can take minutes
     env = dict(os.environ)
     if base is not None:
         env["RD_PORT_BASE"] = str(base)
