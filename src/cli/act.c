@@ -168,8 +168,8 @@ static char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap)
 }
 
 /* Splits TASK/STEP (or TASK:STEP) when the route needs {task}; a bare STEP gets its task
- * from the store. */
-static bool make_targets(const act_opts *o, lookup_run *l, rd_target *t, char **parents)
+ * from the store. RD_EXIT_OK, RD_EXIT_USAGE (malformed) or RD_EXIT_FAIL (not found). */
+static int make_targets(const act_opts *o, lookup_run *l, rd_target *t, char **parents)
 {
     const rd_profile_action *pa = profile_action(session_profile(l->ss), action_name(o->kind));
     bool need_task = pa && pa->path && strstr(pa->path, "{task}");
@@ -187,12 +187,12 @@ static bool make_targets(const act_opts *o, lookup_run *l, rd_target *t, char **
                 snprintf(line, sizeof line, "%.100s: %s", o->ids[i],
                          sep ? "give TASK_UUID/STEP_UUID or STEP_UUID" : why);
                 err_clean(0, "redrive: ", line);
-                return false;
+                return sep ? RD_EXIT_USAGE : RD_EXIT_FAIL;
             }
         }
         t[i].parent = parents[i];
     }
-    return true;
+    return RD_EXIT_OK;
 }
 
 static bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo)
@@ -363,9 +363,9 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     }
     t = xcalloc(o.n, sizeof *t);
     parents = xcalloc(o.n, sizeof *parents);
-    if (!make_targets(&o, &look, t, parents))
-        goto out;
-    rc = execute(&o, ss, base, t, san);
+    rc = make_targets(&o, &look, t, parents);
+    if (rc == RD_EXIT_OK)
+        rc = execute(&o, ss, base, t, san);
 out:
     for (size_t i = 0; parents && i < o.n; i++)
         free(parents[i]);
