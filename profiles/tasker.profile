@@ -1,7 +1,10 @@
 # Tasker (seed 001, tasker-core): PostgreSQL schema `tasker`. The executions are workflow
 # steps; a step has no state column: its state is to_state of its most_recent transition
 # (default pending). A step's retry chain is its transition history by sort_key. The DLQ is
-# tasker.tasks_dlq (pending entries). Worker health comes from the workers' /health
+# tasker.tasks_dlq (pending entries). A step's reason is its result's error.error_type
+# (RetryableError / PermanentError) and metadata.error_code; a transition's error is the
+# `data` of the event JSON text in metadata.event ({"type":"Fail","data":"..."}).
+# Worker health comes from the workers' /health
 # endpoints (config `workers`), queues from pgmq when the extension is installed.
 # Timestamps are `timestamp without time zone` in UTC. Standard columns: docs/profiles.md.
 [profile]
@@ -38,9 +41,14 @@ SELECT s.workflow_step_uuid::text AS id,
        s.retryable AS retryable,
        extract(epoch FROM s.last_attempted_at AT TIME ZONE 'UTC') AS last_attempted_at,
        s.backoff_request_seconds AS backoff_request_seconds,
-       left(s.results->'error'->>'error_class', 200) AS reason,
+       left(NULLIF(concat_ws(': ', COALESCE(s.results->'error'->>'error_type',
+                                            s.results->'metadata'->>'error_type',
+                                            s.results->'error'->>'error_class'),
+                             s.results->'metadata'->>'error_code'), ''), 200) AS reason,
        left(COALESCE(s.results->'error'->>'message', s.results->>'error',
-                     t.metadata->>'error'), 4096) AS error,
+                     t.metadata->>'error',
+                     CASE WHEN t.metadata->>'event' ~ '^\s*\{.*\}\s*$'
+                          THEN (t.metadata->>'event')::jsonb->>'data' END), 4096) AS error,
        NULL::text AS worker,
        extract(epoch FROM s.created_at AT TIME ZONE 'UTC') AS created_at,
        extract(epoch FROM s.updated_at AT TIME ZONE 'UTC') AS updated_at,
@@ -91,7 +99,9 @@ SELECT t.workflow_step_transition_uuid::text AS id,
        s.workflow_step_uuid::text AS chain_root,
        lag(t.workflow_step_transition_uuid::text) OVER (ORDER BY t.sort_key) AS retry_of,
        t.from_state AS reason,
-       left(t.metadata->>'error', 4096) AS error,
+       left(COALESCE(t.metadata->>'error',
+                     CASE WHEN t.metadata->>'event' ~ '^\s*\{.*\}\s*$'
+                          THEN (t.metadata->>'event')::jsonb->>'data' END), 4096) AS error,
        NULL::text AS worker,
        extract(epoch FROM t.created_at AT TIME ZONE 'UTC') AS created_at,
        extract(epoch FROM t.updated_at AT TIME ZONE 'UTC') AS updated_at,

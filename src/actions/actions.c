@@ -16,6 +16,7 @@
 #include "auth.h"
 #include "journal.h"
 #include "request.h"
+#include "whoami.h"
 
 enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
 
@@ -56,6 +57,9 @@ struct rd_actor {
     void *prompt_ud;
     rd_batch *batches;
     long timeout_ms;
+    whoami_req *who;         /* actor_whoami in flight */
+    rd_whoami_cb who_cb;
+    void *who_ud;
 };
 
 static void batch_schedule(rd_batch *b);
@@ -117,6 +121,7 @@ void actor_free(rd_actor *a)
         if (!b->in_cb)
             batch_destroy(b);
     }
+    whoami_cancel(a->who);
     auth_free(a->auth);
     free(a->journal_path);
     free(a->local_user);
@@ -149,6 +154,23 @@ void actor_set_journal(rd_actor *a, const char *path)
 const char *actor_identity(const rd_actor *a)
 {
     return auth_identity(a->auth);
+}
+
+static void on_whoami(const rd_whoami *w, void *ud)
+{
+    rd_actor *a = ud;
+    a->who = NULL;
+    a->who_cb(w, a->who_ud);
+}
+
+bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
+{
+    if (a->who || !a->cfg->core || !*a->cfg->core)
+        return false;
+    a->who_cb = cb;
+    a->who_ud = ud;
+    a->who = whoami_start(a->auth, a->http, a->cfg, on_whoami, a);
+    return true;
 }
 
 bool actor_insecure(const rd_actor *a)

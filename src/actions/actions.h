@@ -145,6 +145,21 @@ bool actor_supports(const rd_actor *a, rd_action kind);
 /* "insecure" when the core is plain http to a non-loopback host (banner). */
 bool actor_insecure(const rd_actor *a);
 
+/* Who the core says the operator is (`redrive check`): GET /auth/me with the configured
+ * credentials, obtained as for an action. Strings are raw: sanitize to show. */
+typedef struct rd_whoami {
+    bool ok;                 /* 2xx naming an identity */
+    long http_status;        /* 0 = no answer */
+    char identity[128];      /* data.identity / login / sub / email */
+    char role[64];           /* data.role, "" when not said */
+    char auth[32];           /* data.auth: how the core authenticated us, "" when not said */
+    char why[256];           /* when !ok: credentials, refusal, unreachable ... */
+} rd_whoami;
+typedef void (*rd_whoami_cb)(const rd_whoami *w, void *ud);
+/* Starts the request (one at a time per actor); cb runs once, later, from the loop
+ * (not after actor_free). false when there is no core URL or one is already running. */
+bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud);
+
 /* Acts on a frozen copy of targets[0..n). reason may be NULL (a default is used).
  * Returns NULL (and writes why) when refused before anything starts, e.g. read-only;
  * the refusal is still journaled. Otherwise callbacks run later, from the loop. */

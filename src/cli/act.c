@@ -5,8 +5,8 @@
  * terminal; refused without --yes when stdin is not a terminal. Exit 0 only when every
  * item succeeded, 1 otherwise, 2 on usage/config errors.
  *
- * Tasker steps are addressed as TASK_UUID/STEP_UUID (or TASK_UUID:STEP_UUID): the
- * route needs both. --idempotency-key re-sends one earlier request with its key (after
+ * Tasker steps are addressed as STEP_UUID (the task is looked up in the store, as the
+ * console knows it) or TASK_UUID/STEP_UUID (or TASK_UUID:STEP_UUID): the route needs both. --idempotency-key re-sends one earlier request with its key (after
  * "may or may not have been applied"); the server then applies it at most once.
  */
 #include "cli.h"
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -46,7 +47,7 @@ static const char act_usage[] =
     "       redrive [options] drain|undrain|deactivate|activate WORKER... [--yes] "
     "[--reason TEXT]\n"
     "       --idempotency-key KEY   re-send one earlier request with the same key\n"
-    "  tasker steps: TASK_UUID/STEP_UUID\n";
+    "  tasker steps: STEP_UUID (its task is read from the store) or TASK_UUID/STEP_UUID\n";
 
 static void err_clean(unsigned san, const char *fmt_prefix, const char *msg)
 {
@@ -112,26 +113,86 @@ static bool parse_args(int argc, char **argv, act_opts *o)
     return true;
 }
 
-/* Splits TASK/STEP (or TASK:STEP) when the route needs {task}. */
-static bool make_targets(const act_opts *o, const rd_profile *prof, rd_target *t,
-                         char **parents)
+/* Finding a Tasker step's task in the store: the sources run only for that. */
+typedef struct lookup_run {
+    struct event_base *base;
+    rd_session *ss;
+    bool started;
+} lookup_run;
+
+static const double LOOKUP_DEADLINE_S = 8.0;
+
+static void on_lookup_change(void *ud)
 {
-    const rd_profile_action *pa = profile_action(prof, action_name(o->kind));
+    lookup_run *l = ud;
+    rd_sources *src = session_sources(l->ss);
+    if (l->started && src && sources_settled(src) && sources_idle(src))
+        event_base_loopbreak(l->base);
+}
+
+static void on_lookup_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    event_base_loopbreak(arg);
+}
+
+/* The step's task, read as the console reads it: the executions page that starts at the
+ * step (sources_jump). Allocated, or NULL with why. */
+static char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap)
+{
+    rd_sources *src = session_sources(l->ss);
+    if (!l->started) {
+        l->started = true;
+        session_start(l->ss);
+    }
+    sources_jump(src, id);
+    struct event *deadline = evtimer_new(l->base, on_lookup_deadline, l->base);
+    struct timeval tv = {(time_t)LOOKUP_DEADLINE_S, 0};
+    evtimer_add(deadline, &tv);
+    event_base_dispatch(l->base);
+    event_free(deadline);
+    const rd_model *m = session_model(l->ss);
+    for (size_t i = 0; i < m->execs.n; i++) {
+        const rd_execution *e = &m->execs.items[i];
+        if (e->id && e->parent_id && strcasecmp(e->id, id) == 0)
+            return xstrdup(e->parent_id);
+    }
+    for (size_t i = 0; i < m->sources.n; i++)
+        if (m->sources.items[i].state != RD_SRC_OK && m->sources.items[i].error[0]) {
+            snprintf(why, cap, "cannot find its task: %s: %s", m->sources.items[i].name,
+                     m->sources.items[i].error);
+            return NULL;
+        }
+    snprintf(why, cap, "no such step in the store (or give TASK_UUID/STEP_UUID)");
+    return NULL;
+}
+
+/* Splits TASK/STEP (or TASK:STEP) when the route needs {task}; a bare STEP gets its task
+ * from the store. RD_EXIT_OK, RD_EXIT_USAGE (malformed) or RD_EXIT_FAIL (not found). */
+static int make_targets(const act_opts *o, lookup_run *l, rd_target *t, char **parents)
+{
+    const rd_profile_action *pa = profile_action(session_profile(l->ss), action_name(o->kind));
     bool need_task = pa && pa->path && strstr(pa->path, "{task}");
     for (size_t i = 0; i < o->n; i++) {
         t[i].id = o->ids[i];
         if (!need_task)
             continue;
         const char *sep = strpbrk(o->ids[i], "/:");
-        if (!sep || sep == o->ids[i] || !sep[1]) {
-            err_clean(0, "redrive: this system needs TASK_UUID/STEP_UUID, got: ", o->ids[i]);
-            return false;
+        if (sep && sep != o->ids[i] && sep[1]) {
+            parents[i] = xstrndup(o->ids[i], (size_t)(sep - o->ids[i]));
+            t[i].id = sep + 1;
+        } else {
+            char why[400], line[560];
+            if (sep || !(parents[i] = lookup_parent(l, o->ids[i], why, sizeof why))) {
+                snprintf(line, sizeof line, "%.100s: %s", o->ids[i],
+                         sep ? "give TASK_UUID/STEP_UUID or STEP_UUID" : why);
+                err_clean(0, "redrive: ", line);
+                return sep ? RD_EXIT_USAGE : RD_EXIT_FAIL;
+            }
         }
-        parents[i] = xstrndup(o->ids[i], (size_t)(sep - o->ids[i]));
         t[i].parent = parents[i];
-        t[i].id = sep + 1;
     }
-    return true;
+    return RD_EXIT_OK;
 }
 
 static bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo)
@@ -289,7 +350,11 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     }
     base = event_base_new();
     ss = session_new(&o.opts);
-    rd_session_io io = {.base = base, .parts = SESSION_ACTOR, .on_password = on_password};
+    lookup_run look = {.base = base, .ss = ss};
+    /* the sources are built but start only when a Tasker step needs its task looked up */
+    rd_session_io io = {.base = base, .parts = SESSION_ACTOR | SESSION_SOURCES,
+                        .on_password = on_password, .on_change = on_lookup_change,
+                        .change_ud = &look};
     rd_session_status st = session_open(ss, o.opts.system, &io);
     session_print_diags(ss, 0, stderr);
     if (st != SESSION_OK) {
@@ -298,9 +363,9 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     }
     t = xcalloc(o.n, sizeof *t);
     parents = xcalloc(o.n, sizeof *parents);
-    if (!make_targets(&o, session_profile(ss), t, parents))
-        goto out;
-    rc = execute(&o, ss, base, t, san);
+    rc = make_targets(&o, &look, t, parents);
+    if (rc == RD_EXIT_OK)
+        rc = execute(&o, ss, base, t, san);
 out:
     for (size_t i = 0; parents && i < o.n; i++)
         free(parents[i]);

@@ -6,3 +6,4 @@
 /* argv[0] is the subcommand name. Return the process exit code. */
 int cli_snapshot(const rd_opts *opts, int argc, char **argv);   /* cli/snapshot.c */
 int cli_action(const rd_opts *opts, int argc, char **argv);     /* cli/act.c */
+int cli_check(const rd_opts *opts, int argc, char **argv);      /* cli/check.c */

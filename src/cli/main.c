@@ -12,6 +12,7 @@
 static const char usage[] =
     "usage: redrive [options]                       the console\n"
     "       redrive [options] snapshot [--json] [--view overview|executions|chain ID|workers|queues|dlq]\n"
+    "       redrive [options] check [--system NAME] [--json]   is the setup right?\n"
     "       redrive [options] retry ID... | drain W | undrain W | deactivate W | activate W [--yes]\n"
     "\n"
     "options:\n"
@@ -95,6 +96,8 @@ int main(int argc, char **argv)
         return ui_main(&opts);
     if (strcmp(argv[i], "snapshot") == 0)
         return cli_snapshot(&opts, argc - i, argv + i);
+    if (strcmp(argv[i], "check") == 0)
+        return cli_check(&opts, argc - i, argv + i);
     if (is_action_verb(argv[i]))
         return cli_action(&opts, argc - i, argv + i);
     fprintf(stderr, "redrive: unknown command '%s'\n%s", argv[i], usage);

@@ -212,6 +212,21 @@ void model_source_fail(rd_model *m, const char *name, const char *error, double 
     model_changed(m);
 }
 
+void model_source_version(rd_model *m, const char *name, const char *version)
+{
+    rd_source_status *s = model_source(m, name);
+    snprintf(s->version, sizeof s->version, "%s", version ? version : "");
+    s->facts_known |= RD_FACT_VERSION;
+    s->facts |= RD_FACT_VERSION;
+}
+
+void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds)
+{
+    rd_source_status *s = model_source(m, name);
+    s->facts_known |= fact;
+    s->facts = holds ? s->facts | fact : s->facts & ~fact;
+}
+
 const char *elig_name(rd_elig e)
 {
     switch (e) {

@@ -110,10 +110,27 @@ typedef struct rd_source_status {
     char error[256];        /* raw last error, "" when none */
     double last_ok;         /* epoch of the last good answer, 0 never */
     double since;           /* epoch when the current state began */
+    /* what the source learned about its server, for `redrive check` (raw text) */
+    char version[48];       /* the server's version as it reports it; "" unknown */
+    unsigned facts_known;   /* RD_FACT_* the source has found out */
+    unsigned facts;         /* those of facts_known that hold */
 } rd_source_status;
 
+/* Facts a source may learn about its server (rd_source_status.facts). */
+enum {
+    RD_FACT_READ_ONLY = 1u << 0,   /* PostgreSQL: the session's transactions are read-only */
+    RD_FACT_PGMQ      = 1u << 1,   /* PostgreSQL: the pgmq extension is installed */
+    RD_FACT_KEYSPACE  = 1u << 2,   /* Redis: keyspace notifications cover hashes (K + h/A) */
+    RD_FACT_TLS       = 1u << 3,   /* the connection is encrypted */
+    RD_FACT_TLS_VERIFIED = 1u << 4, /* ... and the server's certificate and name are checked */
+    RD_FACT_VERSION   = 1u << 5,   /* the server was asked its version (may stay "") */
+};
+
+/* Longest status name kept whole (Tasker's enqueued_as_error_for_orchestration is 35). */
+enum { RD_STATUS_MAX = 64 };
+
 typedef struct rd_count {
-    char status[32];
+    char status[RD_STATUS_MAX];
     long count;
     bool estimated;         /* "≈" */
     bool capped;            /* "10000+" */
@@ -160,6 +177,10 @@ void model_set_counts(rd_model *m, rd_count *items, size_t n);
 rd_source_status *model_source(rd_model *m, const char *name);
 void model_source_ok(rd_model *m, const char *name, double now);
 void model_source_fail(rd_model *m, const char *name, const char *error, double now);
+/* What the source learned about its server: its version (copied, capped; NULL = the
+ * server would not say; either way RD_FACT_VERSION becomes known) and a fact. */
+void model_source_version(rd_model *m, const char *name, const char *version);
+void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds);
 
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */

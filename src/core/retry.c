@@ -30,9 +30,14 @@ rd_verdict retry_tasker(int attempts, int max_attempts, int retryable)
     int a = attempts < 0 ? 0 : attempts;
     int m = max_attempts < 0 ? TASKER_DEFAULT_MAX : max_attempts;
     bool r = retryable != 0;   /* -1 (NULL) reads as true */
+    /* Tasker's get_step_readiness_status lets the first attempt run whatever max_attempts
+     * says (attempts = 0 is eligible); after it, 0 allows no retry. Shown as it behaves,
+     * flagged as a configuration warning. */
     if (m == 0)
-        return verdict(RD_ELIG_CONFIG_ERROR, false,
-                       "max_attempts = 0 is a configuration error");
+        return a == 0 ? verdict(RD_ELIG_YES, true, "first attempt runs (max_attempts = 0: "
+                                "config warning, no retry after it)")
+                      : verdict(RD_ELIG_NO, true, "max_attempts = 0 allows no retry "
+                                "(config warning)");
     bool flagged = !r && m > 1;
     if (a == 0)
         return verdict(RD_ELIG_YES, flagged, flagged ? "not attempted yet (retryable=false, "

@@ -7,7 +7,9 @@
 
 /* tasker: NULL inputs are passed as -1 (attempts NULL → 0, retryable NULL → true,
  * max_attempts NULL → 3). Eligible when attempts == 0 || (retryable && attempts < max).
- * max_attempts == 0 → RD_ELIG_CONFIG_ERROR; retryable == 0 && max > 1 → flagged. */
+ * max_attempts == 0 → the first attempt is still eligible (Tasker's own readiness SQL
+ * runs a step with attempts = 0), no retry after it; flagged either way as a config
+ * warning. retryable == 0 && max > 1 → flagged. */
 rd_verdict retry_tasker(int attempts, int max_attempts, int retryable);
 /* next retry: last_attempted + backoff_request_seconds when set (>= 0), else
  * exponential default 2^attempts seconds capped at 300 (lo == hi). */

@@ -73,6 +73,17 @@ bool session_has_systems(const rd_session *s)
     return s->cfg.n > 0;
 }
 
+size_t session_system_count(const rd_session *s)
+{
+    return s->cfg.n;
+}
+
+const rd_system_cfg *session_system_at(const rd_session *s, size_t i)
+{
+    assert(i < s->cfg.n);
+    return &s->cfg.systems[i];
+}
+
 static const rd_profile *profile_now(void *ud)
 {
     return session_profile(ud);

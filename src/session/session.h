@@ -71,6 +71,9 @@ void session_free(rd_session *s);
 rd_system_cfg *session_find(rd_session *s, const char *name);
 /* true when the configuration has at least one system. */
 bool session_has_systems(const rd_session *s);
+/* The configured systems in file order (`redrive check` walks them all). */
+size_t session_system_count(const rd_session *s);
+const rd_system_cfg *session_system_at(const rd_session *s, size_t i);
 /* Chooses the system and builds the parts asked for (not started). Close first. */
 rd_session_status session_open(rd_session *s, const char *name, const rd_session_io *io);
 void session_start(rd_session *s);   /* connects the sources and starts polling */

@@ -132,6 +132,24 @@ int pg_conn_server_version(const pg_conn *c)
     return c->pg && (c->state == C_READY || c->state == C_BUSY) ? PQserverVersion(c->pg) : 0;
 }
 
+const char *pg_conn_param(const pg_conn *c, const char *name)
+{
+    return pg_conn_server_version(c) ? PQparameterStatus(c->pg, name) : NULL;
+}
+
+bool pg_conn_tls(const pg_conn *c, bool *verified)
+{
+    *verified = false;
+    if (!pg_conn_server_version(c) || !PQsslInUse(c->pg))
+        return false;
+    PQconninfoOption *opts = PQconninfo(c->pg);
+    for (PQconninfoOption *o = opts; o && o->keyword; o++)
+        if (strcmp(o->keyword, "sslmode") == 0 && o->val)
+            *verified = strcmp(o->val, "verify-full") == 0;
+    PQconninfoFree(opts);
+    return true;
+}
+
 static void fail(pg_conn *c, const char *msg)
 {
     set_err(c, msg);

@@ -50,3 +50,8 @@ bool pg_conn_send(pg_conn *c, const pg_query *q, size_t n, double deadline_s);
 const char *pg_conn_error(const pg_conn *c);
 /* Server version (e.g. 150004), 0 when not connected. */
 int pg_conn_server_version(const pg_conn *c);
+/* A parameter the server reports (server_version, default_transaction_read_only, ...);
+ * NULL when unknown or not connected. */
+const char *pg_conn_param(const pg_conn *c, const char *name);
+/* TLS in use on the connection; *verified when sslmode is verify-full (CA and host). */
+bool pg_conn_tls(const pg_conn *c, bool *verified);

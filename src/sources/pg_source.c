@@ -350,6 +350,22 @@ static bool load_variant(pg_src *s, const char *name, char *err, size_t cap)
     return true;
 }
 
+/* What `redrive check` reports: the server's version, read-only session, pgmq. */
+static void note_server(pg_src *s)
+{
+    model_source_version(model(s), SRC_NAME, pg_conn_param(s->conn, "server_version"));
+    const char *ro = pg_conn_param(s->conn, "default_transaction_read_only");
+    if (ro)
+        model_source_fact(model(s), SRC_NAME, RD_FACT_READ_ONLY, strcmp(ro, "on") == 0);
+    bool verified;
+    bool tls = pg_conn_tls(s->conn, &verified);
+    model_source_fact(model(s), SRC_NAME, RD_FACT_TLS, tls);
+    model_source_fact(model(s), SRC_NAME, RD_FACT_TLS_VERIFIED, verified);
+    if (s->extensions)
+        model_source_fact(model(s), SRC_NAME, RD_FACT_PGMQ,
+                          strstr(s->extensions, ",pgmq,") != NULL);
+}
+
 static void apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
 {
     for (size_t i = 0; i < n; i++) {
@@ -368,6 +384,7 @@ static void apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t c
             s->prof = s->pub.ctx.prof;
         }
     }
+    note_server(s);
     s->setup_done = true;
 }
 

@@ -11,6 +11,7 @@
  * starts: a cmd: runs as a child on the loop with a deadline. Until it is resolved the
  * source is pending (not settled, no poll); a failure is the source's error.
  */
+#include <cjson/cJSON.h>
 #include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +41,8 @@ typedef struct rb_src {
     struct event *ev_tick;
 
     uint64_t poll_req;               /* in flight, 0 none */
+    uint64_t overview_req;           /* the version request (once), 0 none */
+    bool overview_asked;
     long page;
     rb_queue_page acc;               /* queues of the poll in progress */
     bool polled;                     /* one good poll done */
@@ -143,6 +146,29 @@ static void publish_queues(rb_src *s)
 
 static void peek_next(rb_src *s);
 
+/* The broker's version, once after the first good poll, for `redrive check`. */
+static void on_overview(const rd_http_resp *r, void *ud)
+{
+    rb_src *s = ud;
+    s->overview_req = 0;
+    char msg[256];
+    cJSON *o = http_problem(r, msg, sizeof msg) ? NULL
+                                                : cJSON_ParseWithLength(r->body, r->body_len);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "rabbitmq_version");
+    model_source_version(s->base.ctx.model, SRC_NAME, cJSON_IsString(v) ? v->valuestring : NULL);
+    cJSON_Delete(o);
+}
+
+static void ask_overview(rb_src *s)
+{
+    if (s->overview_asked)
+        return;
+    s->overview_asked = true;
+    char *url = xasprintf("%s/api/overview?columns=rabbitmq_version", s->url);
+    s->overview_req = start(s, "GET", url, NULL, on_overview, 65536);
+    free(url);
+}
+
 static void on_queues(const rd_http_resp *r, void *ud)
 {
     rb_src *s = ud;
@@ -164,6 +190,7 @@ static void on_queues(const rd_http_resp *r, void *ud)
         return;
     }
     publish_queues(s);
+    ask_overview(s);
     changed(s);
     if (s->peek_wanted && !s->peek_done && !s->peek_req)
         peek_next(s);
@@ -345,6 +372,8 @@ static void op_free(rd_source *src)
         http_cancel(s->base.ctx.http, s->poll_req);
     if (s->peek_req)
         http_cancel(s->base.ctx.http, s->peek_req);
+    if (s->overview_req)
+        http_cancel(s->base.ctx.http, s->overview_req);
     event_free(s->ev_tick);
     rb_queue_page_free(&s->acc);
     peek_free(s);

@@ -194,6 +194,7 @@ static void on_config(redisAsyncContext *ac, void *reply, void *priv)
         r->element[1]->type == REDIS_REPLY_STRING) {
         const char *flags = r->element[1]->str;
         s->notify_on = strchr(flags, 'K') && (strchr(flags, 'h') || strchr(flags, 'A'));
+        model_source_fact(s->base.ctx.model, SRC_NAME, RD_FACT_KEYSPACE, s->notify_on);
     }
     if (s->notify_on && s->sub_state == RC_NONE && !evtimer_pending(s->ev_sub_retry, NULL))
         sub_start(s);
@@ -210,6 +211,24 @@ static void on_select(redisAsyncContext *ac, void *reply, void *priv)
         snprintf(msg, sizeof msg, "SELECT %d: %.150s", s->url.db, r->str);
         rs_drop(s, msg);
     }
+    rs_reply_end(s);
+}
+
+/* INFO server's redis_version, for `redrive check` (an ACL user may not run INFO). */
+static void on_info(redisAsyncContext *ac, void *reply, void *priv)
+{
+    (void)ac;
+    rs_src *s = priv;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    const char *v = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "redis_version:") : NULL;
+    char ver[48] = "";
+    if (v) {
+        v += strlen("redis_version:");
+        snprintf(ver, sizeof ver, "%.*s", (int)strcspn(v, "\r\n"), v);
+    }
+    if (r)
+        model_source_version(s->base.ctx.model, SRC_NAME, ver[0] ? ver : NULL);
     rs_reply_end(s);
 }
 
@@ -238,6 +257,8 @@ static void on_connect(const redisAsyncContext *cac, int status)
         rs_command(s, on_select, s, 2, sel, NULL);
     const char *cfg[3] = { "CONFIG", "GET", "notify-keyspace-events" };
     rs_command(s, on_config, s, 3, cfg, NULL);
+    const char *info[2] = { "INFO", "server" };
+    rs_command(s, on_info, s, 2, info, NULL);
     rs_sweep_start(s);
     rs_chain_fetch(s);
     rs_reply_end(s);

@@ -53,7 +53,7 @@ typedef enum {
 } ui_view_id;
 
 typedef struct ui_filter {
-    char status[32];
+    char status[RD_STATUS_MAX];
     char text[128];
     char fp[256];
 } ui_filter;

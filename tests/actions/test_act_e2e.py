@@ -11,6 +11,8 @@ from conftest import core_entries, keys_of
 
 TASK2 = "00000000-0000-4000-8000-100000000002"
 STEP3 = "00000000-0000-4000-8000-200000000003"
+TASK6 = "00000000-0000-4000-8000-100000000006"
+STEP9 = "00000000-0000-4000-8000-200000000009"
 
 
 def pg(system):
@@ -71,11 +73,40 @@ def test_tasker_retry_resets_step(act):
     assert entry["identity"] == "tasker-bot" and entry["applied"]
 
 
-def test_tasker_retry_needs_task(act):
+def test_tasker_retry_by_step_uuid_finds_its_task(act):
+    """A bare STEP_UUID: the CLI reads the step's task from the store, as the console does."""
     a = act("tasker", auth="api-key", token="env:RD_CORE_API_KEY")
-    p = a.run("retry", STEP3, "--yes")
+    p = a.run("retry", STEP9.upper(), "--yes")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.startswith("%s/%s: ok: retried" % (TASK6, STEP9.upper())), p.stdout
+    st = one("tasker", "SELECT to_state FROM tasker.workflow_step_transitions "
+                       "WHERE workflow_step_uuid = %s AND most_recent", STEP9)
+    assert st[0] == "pending"
+    (key,) = keys_of(p.stdout)
+    (entry,) = core_entries(a.core, key)
+    assert entry["applied"]
+    j = a.journal()
+    assert len(j) == 1 and j[0]["targets"] == ["%s/%s" % (TASK6, STEP9.upper())]
+
+
+def test_tasker_retry_unknown_step(act):
+    a = act("tasker", auth="api-key", token="env:RD_CORE_API_KEY")
+    p = a.run("retry", "00000000-0000-4000-8000-2000000000ff", "--yes")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.stdout == ""
+    assert "no such step in the store" in p.stderr
+    assert not a.journal()                     # nothing was sent
+    p = a.run("retry", "/" + STEP3, "--yes")   # malformed: usage
     assert p.returncode == 2
     assert "TASK_UUID/STEP_UUID" in p.stderr
+
+
+def test_tasker_retry_store_down(act):
+    a = act("tasker", auth="api-key", token="env:RD_CORE_API_KEY",
+            store="postgresql://127.0.0.1:1/tasker")
+    p = a.run("retry", STEP9, "--yes")
+    assert p.returncode == 1
+    assert "cannot find its task: postgresql:" in p.stderr
 
 
 def test_alakai_retry_writes_next_attempt(act):

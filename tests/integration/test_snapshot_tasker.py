@@ -1,6 +1,8 @@
 """redrive snapshot against Tasker (database tasker, schema tasker) — tests/stack/README.md."""
+import json
 import os
 
+import psycopg2
 import pytest
 
 import stack_fixtures as fx
@@ -45,7 +47,9 @@ def test_eligibility(env):
     assert v[12]["retry_eligible"] and v[12]["max_attempts"] == 3  # NULLs read as defaults
     assert v[3]["retry_eligible"] and v[9]["retry_eligible"]
     assert not v[4]["retry_eligible"] and "exhausted" in v[4]["eligibility_reason"]
-    assert v[5]["eligibility"] == "config-error"
+    # max_attempts = 0 after the first attempt: Tasker retries no more; flagged
+    assert v[5]["eligibility"] == "no" and v[5]["flagged"]
+    assert "max_attempts = 0" in v[5]["eligibility_reason"]
     assert not v[6]["retry_eligible"] and v[6]["flagged"]
     assert v[9]["error"] == fx.HOSTILE
 
@@ -93,3 +97,71 @@ def test_text_is_sanitized(env):
         s = snapshot(cfg, "t", *args)
         assert s.rc == 0
         assert_clean_text(s.out)
+
+
+def test_real_error_fields(env):
+    """Tasker's step results carry error.error_type and metadata.error_code; transitions
+    carry the event as JSON text in metadata.event."""
+    cfg, _ = env
+    ex = by_id(snapshot(cfg, "t", "--json").json["executions"])
+    assert ex[S[3]]["reason"] == "RetryableError: GATEWAY_TIMEOUT"
+    assert ex[S[6]]["reason"] == "PermanentError: DUPLICATE_KEY"
+    assert ex[S[4]]["reason"] == "RetryableError: STEP_FAILED"
+    assert ex[S[2]]["reason"] is None and ex[S[1]]["reason"] is None
+    assert ex[S[9]]["error"] == fx.HOSTILE
+    chain = snapshot(cfg, "t", "--json", "--view", "chain", S[9]).json["chain"]
+    assert [c["error"] for c in chain if c["status"] == "error"] == [fx.HOSTILE]
+    assert all(c["error"] is None for c in chain if c["status"] != "error")
+
+
+LONG = "enqueued_as_error_for_orchestration"
+EXTRA = {  # n -> (state, attempts, max_attempts)
+    13: (LONG, 1, 3), 14: ("enqueued_for_orchestration", 1, 3), 15: ("cancelled", 1, 3),
+    16: ("pending", 0, 0),
+}
+
+
+@pytest.fixture
+def extra_steps(env):
+    """Steps in Tasker's other states, and one with max_attempts = 0 never attempted;
+    the fixture is reloaded afterwards."""
+    conn = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_TASKER"])
+    cur = conn.cursor()
+    for n, (state, att, mx) in EXTRA.items():
+        step = fx.tu("2", n)
+        cur.execute("INSERT INTO tasker.workflow_steps (workflow_step_uuid, task_uuid,"
+                    " named_step_uuid, retryable, max_attempts, attempts, created_at, updated_at)"
+                    " VALUES (%s,%s,%s,true,%s,%s,now(),now())",
+                    (step, fx.TASKER_TASKS[5], fx.tu("5", 3), mx, att))
+        cur.execute("INSERT INTO tasker.workflow_step_transitions"
+                    " (workflow_step_transition_uuid, workflow_step_uuid, to_state, metadata,"
+                    " sort_key, most_recent, created_at, updated_at)"
+                    " VALUES (%s,%s,%s,%s,0,true,now(),now())",
+                    (fx.tu("8", n * 100), step, state,
+                     json.dumps({"event": json.dumps({"type": "Enqueue", "data": None})})))
+    conn.commit()
+    conn.close()
+    yield {n: fx.tu("2", n) for n in EXTRA}
+    fx.reload("tasker")
+
+
+def test_long_states_are_never_cut(env, extra_steps):
+    cfg, _ = env
+    j = snapshot(cfg, "t", "--json").json
+    counts = {c["status"]: c["count"] for c in j["counts"]}
+    assert counts[LONG] == 1 and counts["enqueued_for_orchestration"] == 1
+    assert counts["cancelled"] == 1 and counts["pending"] == 3
+    ex = by_id(j["executions"])
+    X = extra_steps
+    assert ex[X[13]]["status"] == LONG
+    for n in (13, 14, 15):                     # in flight or done: nothing to retry
+        assert not ex[X[n]]["retry_eligible"], ex[X[n]]
+    # max_attempts = 0: Tasker's readiness SQL still runs the first attempt
+    assert ex[X[16]]["retry_eligible"] and ex[X[16]]["eligibility"] == "yes"
+    assert ex[X[16]]["flagged"] and "max_attempts = 0" in ex[X[16]]["eligibility_reason"]
+    s = snapshot(cfg, "t")
+    assert s.rc == 0
+    rows = [ln.split() for ln in s.out.splitlines()]
+    assert [LONG, "1"] in rows, s.out          # the whole state, in the counts table
+    s = snapshot(cfg, "t", "--status", LONG, "--json")
+    assert [e["id"] for e in s.json["executions"]] == [X[13]]

@@ -346,8 +346,12 @@ def _reload_tasker(env, T):
                         (tu("7", n * 100 + k), TASKER_TASKS[n], st, states[k - 1] if k else None,
                          _j({}), k, k == len(states) - 1, N(req + dt.timedelta(seconds=k)),
                          N(req + dt.timedelta(seconds=k))))
-    err = lambda msg, cls="StepError": {"error": {"message": msg, "error_class": cls,  # noqa: E731
-                                                  "retryable": True}}
+    # Tasker's step results: error.error_type RetryableError / PermanentError, and
+    # metadata.error_code (tasker-core's StepExecutionResult)
+    err = lambda msg, code="STEP_FAILED", kind="RetryableError": {  # noqa: E731
+        "success": False, "status": "error",
+        "error": {"message": msg, "error_type": kind, "retryable": kind == "RetryableError"},
+        "metadata": {"error_code": code, "retryable": kind == "RetryableError"}}
     attempt = ["enqueued", "in_progress"]
     # steps: n -> (task, named step, retryable, max_attempts, attempts, last_attempted_at,
     #              backoff_request_seconds, results, states, in_process, processed)
@@ -355,14 +359,14 @@ def _reload_tasker(env, T):
         1: (2, 3, True, 3, None, None, None, None, [], False, False),
         2: (1, 1, True, 3, 1, m(59), None, {"ok": True},
             ["pending"] + attempt + ["complete"], False, True),
-        3: (2, 2, True, 3, 2, s(10), 30, err("card processor timeout (attempt 2)"),
+        3: (2, 2, True, 3, 2, s(10), 30, err("card processor timeout (attempt 2)", "GATEWAY_TIMEOUT"),
             ["pending"] + attempt + ["error", "waiting_for_retry"] + attempt + ["error"], False, False),
         4: (3, 4, True, 3, 3, m(200), None, err("source database unreachable"),
             ["pending"] + attempt + ["error", "waiting_for_retry"] + attempt
             + ["error", "waiting_for_retry"] + attempt + ["error"], False, False),
         5: (4, 5, True, 0, 1, m(220), None, err("schema mismatch in transform"),
             ["pending"] + attempt + ["error"], False, False),
-        6: (4, 6, False, 3, 1, m(219), None, err("duplicate key on load", "PermanentError"),
+        6: (4, 6, False, 3, 1, m(219), None, err("duplicate key on load", "DUPLICATE_KEY", "PermanentError"),
             ["pending"] + attempt + ["error"], False, False),
         7: (5, 1, True, 3, 1, s(30), None, None, ["pending"] + attempt, True, False),
         8: (5, 2, True, 3, 1, s(60), 120, err("rate limited by card processor"),
@@ -391,7 +395,8 @@ def _reload_tasker(env, T):
             when = created + dt.timedelta(seconds=k)
             meta = {}
             if st == "error" and results and "error" in results:
-                meta = {"error": results["error"]["message"]}
+                # the transition's event, as JSON text (Tasker's metadata.event)
+                meta = {"event": json.dumps({"type": "Fail", "data": results["error"]["message"]})}
             cur.execute("INSERT INTO tasker.workflow_step_transitions (workflow_step_transition_uuid,"
                         " workflow_step_uuid, to_state, from_state, metadata, sort_key, most_recent,"
                         " created_at, updated_at) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",

@@ -19,8 +19,11 @@ static void test_tasker(void)
         { 3, -1, -1, RD_ELIG_NO, 0 },
         { -1, 1, 1, RD_ELIG_YES, 0 },            /* attempts NULL → 0 */
         { 1, 1, 1, RD_ELIG_NO, 0 },
-        { 0, 0, 1, RD_ELIG_CONFIG_ERROR, 0 },    /* max_attempts 0 */
-        { 5, 0, 0, RD_ELIG_CONFIG_ERROR, 0 },
+        { 0, 0, 1, RD_ELIG_YES, 1 },             /* max_attempts 0: the first attempt runs */
+        { -1, 0, -1, RD_ELIG_YES, 1 },           /* ... also with attempts NULL */
+        { 0, 0, 0, RD_ELIG_YES, 1 },             /* ... also when not retryable */
+        { 1, 0, 1, RD_ELIG_NO, 1 },              /* after it: no retry, still flagged */
+        { 5, 0, 0, RD_ELIG_NO, 1 },
         { 0, 3, 0, RD_ELIG_YES, 1 },             /* retryable false, max > 1: flagged */
         { 1, 3, 0, RD_ELIG_NO, 1 },              /* behaves like max 1 */
         { 1, 1, 0, RD_ELIG_NO, 0 },              /* max 1: not flagged */

@@ -403,9 +403,15 @@ class Sim:
         backoff = self.rng.choice([None, 1, 2, 3])
         cur = self.sql("tasker", "UPDATE tasker.workflow_steps SET in_process = false, results = %s,"
                                  " backoff_request_seconds = %s WHERE workflow_step_uuid = %s RETURNING attempts",
-                       (json.dumps({"error": {"message": msg, "error_class": "SimError"}}), backoff, step))
+                       (json.dumps({"success": False, "status": "error",
+                                    "error": {"message": msg, "error_type": "RetryableError",
+                                              "retryable": True},
+                                    "metadata": {"error_code": "SIM_ERROR", "retryable": True}}),
+                        backoff, step))
         attempts = cur.fetchone()[0]
-        self.tasker_step_transition(step, "error", {"error": msg})
+        # Tasker writes the state machine's event as JSON text in metadata.event
+        self.tasker_step_transition(step, "error",
+                                    {"event": json.dumps({"type": "Fail", "data": msg})})
         if retryable and attempts < max_attempts:
             self.tasker_step_transition(step, "waiting_for_retry")
             self.later(backoff or 1.5, self.tasker_step_attempt, task, step, max_attempts, retryable)

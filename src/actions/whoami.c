@@ -1,0 +1,123 @@
+/* Who the core says the operator is: GET /auth/me (whoami.h). */
+#include "whoami.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "../io/http.h"
+#include "../io/secret.h"
+#include "../io/url.h"
+
+enum { WHOAMI_TIMEOUT_MS = 10000 };
+
+struct whoami_req {
+    rd_auth *auth;
+    rd_http *http;
+    const rd_system_cfg *cfg;
+    rd_whoami_cb cb;
+    void *ud;
+    uint64_t http_id;
+    bool waiting_auth;
+};
+
+static void deliver(whoami_req *w, const rd_whoami *res)
+{
+    w->cb(res, w->ud);
+    free(w);
+}
+
+static void copy_str(char *dst, size_t cap, const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsString(v) && !dst[0])
+        snprintf(dst, cap, "%s", v->valuestring);
+}
+
+/* data.identity / login / sub / email, data.role, data.auth (or the same at top level). */
+static void parse_me(const rd_http_resp *r, rd_whoami *res)
+{
+    cJSON *o = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
+    if (!cJSON_IsObject(d))
+        d = o;
+    static const char *const keys[] = {"identity", "login", "sub", "email", "name"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        copy_str(res->identity, sizeof res->identity, d, keys[i]);
+    copy_str(res->role, sizeof res->role, d, "role");
+    copy_str(res->auth, sizeof res->auth, d, "auth");
+    cJSON_Delete(o);
+    res->ok = res->identity[0] != '\0';
+    if (!res->ok)
+        snprintf(res->why, sizeof res->why, "the core's answer names no identity");
+}
+
+static void on_me(const rd_http_resp *r, void *ud)
+{
+    whoami_req *w = ud;
+    w->http_id = 0;
+    rd_whoami res = {.http_status = r->status};
+    if (r->status >= 200 && r->status < 300)
+        parse_me(r, &res);
+    else if (r->status == 401 || r->status == 403)
+        snprintf(res.why, sizeof res.why, "the core refused the credentials (HTTP %ld)",
+                 r->status);
+    else if (r->status == 404)
+        snprintf(res.why, sizeof res.why, "the core has no GET /auth/me (HTTP 404)");
+    else if (r->status == 0)
+        snprintf(res.why, sizeof res.why, "core unreachable: %.200s",
+                 r->error[0] ? r->error : "no response");
+    else
+        snprintf(res.why, sizeof res.why, "the core answered HTTP %ld", r->status);
+    deliver(w, &res);
+}
+
+static void on_creds(bool ok, const char *why, void *ud)
+{
+    whoami_req *w = ud;
+    w->waiting_auth = false;
+    if (!ok) {
+        rd_whoami res = {0};
+        snprintf(res.why, sizeof res.why, "credentials: %.230s", why ? why : "unavailable");
+        deliver(w, &res);
+        return;
+    }
+    char *url = url_join(w->cfg->core, "/auth/me");
+    char *h[2] = {0};
+    size_t nh = auth_headers(w->auth, h, 1);
+    const char *hdrs[] = {nh ? h[0] : "Accept: application/json", "Accept: application/json",
+                          NULL};
+    rd_http_req req = {.method = "GET", .url = url, .headers = hdrs, .cacert = w->cfg->cacert,
+                       .timeout_ms = WHOAMI_TIMEOUT_MS, .max_body = 65536};
+    w->http_id = http_start(w->http, &req, on_me, w);
+    secret_free(h[0]);
+    free(url);
+    if (!w->http_id) {
+        rd_whoami res = {0};
+        snprintf(res.why, sizeof res.why, "cannot start the request to the core");
+        deliver(w, &res);
+    }
+}
+
+whoami_req *whoami_start(rd_auth *auth, rd_http *http, const rd_system_cfg *cfg,
+                         rd_whoami_cb cb, void *ud)
+{
+    whoami_req *w = xcalloc(1, sizeof *w);
+    *w = (whoami_req){.auth = auth, .http = http, .cfg = cfg, .cb = cb, .ud = ud,
+                      .waiting_auth = true};
+    auth_ensure(auth, on_creds, w);
+    return w;
+}
+
+void whoami_cancel(whoami_req *w)
+{
+    if (!w)
+        return;
+    if (w->waiting_auth)
+        auth_forget(w->auth, w);
+    if (w->http_id)
+        http_cancel(w->http, w->http_id);
+    free(w);
+}

@@ -1,0 +1,454 @@
+/* `redrive check`: what each part says, and how it is printed (check.h). */
+#include "check.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../core/model_json.h"
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
+#include "../io/url.h"
+
+/* ---- the report ---------------------------------------------------------------------- */
+
+ck_report *ck_list_add(ck_list *l, const char *system, const char *profile)
+{
+    xgrow(&l->items, &l->cap, l->n + 1, sizeof *l->items);
+    ck_report *r = xcalloc(1, sizeof *r);
+    r->system = xstrdup(system ? system : "?");
+    r->profile = xstrdup(profile ? profile : "?");
+    l->items[l->n++] = r;
+    return r;
+}
+
+static void report_clear(ck_report *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->lines[i].what);
+        free(r->lines[i].msg);
+        free(r->lines[i].fix);
+    }
+    free(r->lines);
+    free(r->system);
+    free(r->profile);
+}
+
+void ck_list_free(ck_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        report_clear(l->items[i]);
+        free(l->items[i]);
+    }
+    free(l->items);
+    report_clear(&l->global);
+    memset(l, 0, sizeof *l);
+}
+
+void ck_add(ck_report *r, ck_status st, const char *what, const char *fix, const char *fmt, ...)
+{
+    xgrow(&r->lines, &r->cap, r->n + 1, sizeof *r->lines);
+    ck_line *ln = &r->lines[r->n++];
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    *ln = (ck_line){.st = st, .what = xstrdup(what), .msg = xstrdup(msg),
+                    .fix = fix ? xstrdup(fix) : NULL};
+}
+
+static const rd_source_status *source(const rd_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->sources.n; i++)
+        if (strcmp(m->sources.items[i].name, name) == 0)
+            return &m->sources.items[i];
+    return NULL;
+}
+
+static bool has(const char *hay, const char *needle)
+{
+    return hay && strcasestr(hay, needle) != NULL;
+}
+
+static bool fact(const rd_source_status *s, unsigned f, bool *holds)
+{
+    *holds = (s->facts & f) != 0;
+    return (s->facts_known & f) != 0;
+}
+
+/* ---- the store ----------------------------------------------------------------------- */
+
+/* The likely fix for a store that did not answer, from its error text. */
+static const char *store_fix(const char *err, bool redis)
+{
+    if (has(err, "WRONGPASS") || has(err, "NOAUTH") || has(err, "password") ||
+        has(err, "authentication"))
+        return redis ? "check the Redis user and password (store_user, store_password)"
+                     : "check the role and its password (store_password, .pgpass)";
+    if (has(err, "NOPERM") || has(err, "permission denied"))
+        return redis ? "grant the ACL user the commands redrive reads with (docs/sources.md)"
+                     : "grant the role SELECT on the profile's tables (docs/profiles.md)";
+    if (has(err, "does not exist"))
+        return "check the database and schema the profile reads (docs/profiles.md)";
+    if (has(err, "certificate") || has(err, "SSL") || has(err, "TLS"))
+        return "check the CA file and the server's certificate name";
+    return "is the server running and reachable? check store = (host, port)";
+}
+
+/* Loopback host or unix socket: a plain connection does not cross the network. */
+static bool store_is_local(const char *store)
+{
+    if (!store)
+        return true;
+    if (strstr(store, "://")) {
+        const char *h = strstr(store, "://") + 3;
+        const char *at = strchr(h, '@');
+        if (at && at < h + strcspn(h, "/?"))
+            h = at + 1;
+        return strncmp(store, "redis+unix", 10) == 0 || *h == '/' || *h == '?' || !*h ||
+               strncmp(h, "localhost", 9) == 0 || strncmp(h, "127.", 4) == 0 ||
+               strncmp(h, "[::1]", 5) == 0 || strstr(store, "host=%2F") ||
+               strstr(store, "host=/");
+    }
+    const char *h = strstr(store, "host=");
+    if (!h)
+        return true;                 /* libpq's default: the unix socket */
+    h += 5;
+    return *h == '/' || *h == '\'' || strncmp(h, "localhost", 9) == 0 ||
+           strncmp(h, "127.", 4) == 0 || strncmp(h, "::1", 3) == 0;
+}
+
+static void store_tls(ck_report *r, const rd_system_cfg *cfg, const rd_source_status *s,
+                      bool redis)
+{
+    bool tls, verified = false;
+    if (redis)
+        tls = cfg->store && strncmp(cfg->store, "rediss://", 9) == 0;
+    else if (fact(s, RD_FACT_TLS, &tls))
+        fact(s, RD_FACT_TLS_VERIFIED, &verified);
+    if (tls && (verified || redis))
+        ck_add(r, CK_OK, "store tls", NULL, "encrypted, certificate and host name verified");
+    else if (tls)
+        ck_add(r, CK_WARN, "store tls", "use sslmode=verify-full with sslrootcert = your CA",
+               "encrypted, but the server's certificate is not verified");
+    else if (store_is_local(cfg->store))
+        ck_add(r, CK_OK, "store tls", NULL, "not used (local connection)");
+    else
+        ck_add(r, CK_WARN, "store tls", redis ? "use rediss:// with store_cacert"
+                                              : "use sslmode=verify-full",
+               "not encrypted over the network");
+}
+
+static void store_read_only(ck_report *r, const rd_source_status *s)
+{
+    bool ro;
+    if (!fact(s, RD_FACT_READ_ONLY, &ro))
+        ck_add(r, CK_WARN, "read-only", "use PostgreSQL 14 or later, or a read-only role",
+               "the server does not report default_transaction_read_only");
+    else if (ro)
+        ck_add(r, CK_OK, "read-only", NULL, "session is read-only "
+               "(default_transaction_read_only = on)");
+    else
+        ck_add(r, CK_WARN, "read-only", "ALTER ROLE <role> SET default_transaction_read_only = on",
+               "session is NOT read-only");
+}
+
+static void store_keyspace(ck_report *r, const rd_source_status *s)
+{
+    bool on;
+    if (!fact(s, RD_FACT_KEYSPACE, &on))
+        ck_add(r, CK_WARN, "keyspace events", "allow CONFIG GET for this user, or accept "
+               "a full sweep every poll", "cannot read notify-keyspace-events");
+    else if (on)
+        ck_add(r, CK_OK, "keyspace events", NULL, "notifications on: changes arrive as "
+               "they happen");
+    else
+        ck_add(r, CK_WARN, "keyspace events", "CONFIG SET notify-keyspace-events Kh (and in "
+               "redis.conf)", "notifications off: changes are seen at the next sweep");
+}
+
+/* Whether a profile query of this store needs an extension (requires_<query> = NAME). */
+static bool profile_uses(const rd_profile *p, const char *ext)
+{
+    for (size_t i = 0; p && i < p->n_settings; i++)
+        if (strncmp(p->settings[i].key, "requires_", 9) == 0 && p->settings[i].value &&
+            strcmp(p->settings[i].value, ext) == 0)
+            return true;
+    return false;
+}
+
+static void store_features(ck_report *r, const rd_profile *prof, const rd_source_status *s,
+                           const rd_model *m)
+{
+    char f[300] = "", dlq[80] = "no DLQ";
+    bool pgmq;
+    if (fact(s, RD_FACT_PGMQ, &pgmq))
+        snprintf(f, sizeof f, "pgmq %s, ", pgmq ? "installed"
+                 : profile_uses(prof, "pgmq") ? "not installed (the queues panel stays empty)"
+                                              : "not installed");
+    const char *from = prof ? profile_get(prof, "dlq_source") : NULL;
+    if (from && strcmp(from, "store") == 0 && m->dlq_total >= 0)
+        snprintf(dlq, sizeof dlq, "DLQ in the store (%ld pending)", m->dlq_total);
+    else if (from && strcmp(from, "broker") == 0)
+        snprintf(dlq, sizeof dlq, "DLQ on the broker");
+    ck_add(r, CK_OK, "features", NULL, "%s%s", f, dlq);
+}
+
+void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *prof,
+                     const rd_model *m)
+{
+    bool redis = prof && prof->store && strcmp(prof->store, "redis") == 0;
+    const rd_source_status *s = source(m, redis ? "redis" : "postgresql");
+    if (!s || s->state != RD_SRC_OK) {
+        const char *err = s && s->error[0] ? s->error : "no answer";
+        ck_add(r, CK_FAIL, "store", store_fix(err, redis), "%s: %s",
+               redis ? "Redis" : "PostgreSQL", err);
+        return;
+    }
+    ck_add(r, CK_OK, "store", NULL, "%s %s, connected", redis ? "Redis" : "PostgreSQL",
+           s->version[0] ? s->version : "(version not disclosed)");
+    bool variant = prof && prof->name && cfg->profile && strcmp(prof->name, cfg->profile);
+    ck_add(r, CK_OK, "profile", NULL, "%s%s", prof && prof->name ? prof->name : "?",
+           variant ? " (the schema era the store has)" : "");
+    if (!redis)
+        store_read_only(r, s);
+    store_tls(r, cfg, s, redis);
+    if (redis)
+        store_keyspace(r, s);
+    store_features(r, prof, s, m);
+}
+
+/* ---- the broker and the workers ----------------------------------------------------- */
+
+static const char *broker_fix(const char *err)
+{
+    if (has(err, "broker_password"))
+        return "fix broker_password (the secret line above)";
+    if (has(err, "401"))
+        return "check broker_user and broker_password";
+    if (has(err, "403"))
+        return "give the user the monitoring tag and read access to the vhost";
+    if (has(err, "404"))
+        return "check broker_vhost";
+    if (has(err, "certificate") || has(err, "SSL"))
+        return "set cacert = the CA that signed the broker's certificate";
+    return "check broker = (the management API URL) and that the plugin listens";
+}
+
+/* TLS state of an http(s) URL: https is always verified (cacert or the system CAs). */
+static void url_tls(ck_report *r, const char *what, const char *url, const rd_system_cfg *cfg)
+{
+    if (url_is_https(url))
+        ck_add(r, CK_OK, what, NULL, "https, certificate and host name verified (%s)",
+               cfg->cacert ? "cacert" : "system CAs");
+    else if (url_host_is_loopback(url))
+        ck_add(r, CK_OK, what, NULL, "plain http on loopback");
+    else if (cfg->insecure)
+        ck_add(r, CK_WARN, what, "use https://", "plain http over the network (insecure = true)");
+    else
+        ck_add(r, CK_FAIL, what, "use https:// (or insecure = true, shown in the banner)",
+               "plain http to a remote host is refused");
+}
+
+static void broker_dlq(ck_report *r, const rd_system_cfg *cfg, const rd_model *m)
+{
+    char names[200] = "";
+    size_t n = 0, o = 0;
+    for (size_t i = 0; i < m->queues.n; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (!q->is_dlq)
+            continue;
+        if (n++ < 4 && o < sizeof names)
+            o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", o ? ", " : "", q->name);
+    }
+    if (n)
+        ck_add(r, CK_OK, "dlq", NULL, "%zu dead-letter queue%s: %s%s", n, n == 1 ? "" : "s",
+               names, n > 4 ? ", …" : "");
+    else
+        ck_add(r, CK_WARN, "dlq", "set dlq = the dead-letter queue names or globs",
+               "no dead-letter queue found%s%s", cfg->dlq ? " matching " : "",
+               cfg->dlq ? cfg->dlq : "");
+}
+
+void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *prof,
+                      const rd_model *m)
+{
+    const rd_source_status *w = source(m, "workers-http");
+    if (w && w->state == RD_SRC_OK)
+        ck_add(r, CK_OK, "workers", NULL, "/health answered");
+    else if (w)
+        ck_add(r, CK_FAIL, "workers", "check workers = (the workers' /health URLs)", "%s",
+               w->error[0] ? w->error : "no answer");
+    if (!cfg->broker || !*cfg->broker)
+        return;
+    const rd_source_status *s = source(m, "rabbitmq");
+    if (!s || s->state != RD_SRC_OK) {
+        const char *err = s && s->error[0] ? s->error : "no answer";
+        ck_add(r, CK_FAIL, "broker", broker_fix(err), "RabbitMQ: %s", err);
+        return;
+    }
+    ck_add(r, CK_OK, "broker", NULL, "RabbitMQ %s, %zu queue%s read",
+           s->version[0] ? s->version : "(version not disclosed)", m->queues.n,
+           m->queues.n == 1 ? "" : "s");
+    url_tls(r, "broker tls", cfg->broker, cfg);
+    const char *from = prof ? profile_get(prof, "dlq_source") : NULL;
+    if (!from || strcmp(from, "store") != 0)
+        broker_dlq(r, cfg, m);
+}
+
+/* ---- the core API ---------------------------------------------------------------------- */
+
+static void core_identity(ck_report *r, const rd_whoami *who)
+{
+    if (who->ok) {
+        char how[160] = "";
+        if (who->role[0] && who->auth[0])
+            snprintf(how, sizeof how, " (role %s, via %s)", who->role, who->auth);
+        else if (who->role[0] || who->auth[0])
+            snprintf(how, sizeof how, " (%s %s)", who->role[0] ? "role" : "via",
+                     who->role[0] ? who->role : who->auth);
+        ck_add(r, CK_OK, "identity", NULL, "the core says %s%s", who->identity, how);
+    } else if (who->http_status == 404) {
+        ck_add(r, CK_WARN, "identity", "serve GET /auth/me (docs/core-api.md)", "%s", who->why);
+    } else {
+        const char *fix = who->http_status == 401 || who->http_status == 403
+            ? "check the credentials for auth = (token, login/password)"
+            : who->http_status == 0 ? "is the core running at core = ?"
+                                    : "see the core's log";
+        ck_add(r, CK_FAIL, "identity", fix, "%s", who->why);
+    }
+}
+
+void ck_report_core(ck_report *r, const rd_system_cfg *cfg, rd_actor *a, const rd_whoami *who)
+{
+    if (!cfg->core || !*cfg->core) {
+        ck_add(r, CK_WARN, "core", "set core = the core API URL",
+               "no core API configured: actions are disabled");
+        return;
+    }
+    url_tls(r, "core tls", cfg->core, cfg);
+    char why[256];
+    if (a && !actor_can_act(a, why, sizeof why)) {
+        bool ro = strncmp(why, "read-only", 9) == 0;
+        ck_add(r, ro ? CK_OK : CK_FAIL, "auth", ro ? NULL : "see docs/core-api.md "
+               "(Authentication)", "%s", why);
+    } else {
+        ck_add(r, CK_OK, "auth", NULL, "%s", cfg->auth && *cfg->auth ? cfg->auth : "none");
+    }
+    if (who)
+        core_identity(r, who);
+}
+
+/* ---- printing ------------------------------------------------------------------------- */
+
+static const char *mark(ck_status st, bool ascii)
+{
+    static const char *const utf8[] = {"\xe2\x9c\x93", "!", "\xe2\x9c\x97"};
+    static const char *const plain[] = {"ok  ", "warn", "FAIL"};
+    return ascii ? plain[st] : utf8[st];
+}
+
+static const char *status_name(ck_status st)
+{
+    static const char *const names[] = {"ok", "warning", "failed"};
+    return names[st];
+}
+
+static void print_lines(const ck_report *r, bool ascii, FILE *out, size_t *failed,
+                        size_t *warned)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const ck_line *ln = &r->lines[i];
+        char *t = xasprintf("%s: %s%s%s", ln->what, ln->msg, ln->fix ? " - fix: " : "",
+                            ln->fix ? ln->fix : "");
+        char *clean = sanitize_str(t, ascii ? SAN_ASCII : 0);
+        fprintf(out, "  %s %s\n", mark(ln->st, ascii), clean);
+        free(clean);
+        free(t);
+        *failed += ln->st == CK_FAIL;
+        *warned += ln->st == CK_WARN;
+    }
+}
+
+static int print_text(const ck_list *l, bool ascii, const char *config_path, FILE *out)
+{
+    size_t failed = 0, warned = 0;
+    char *cp = sanitize_str(config_path, ascii ? SAN_ASCII : 0);
+    fprintf(out, "config %s\n", cp);
+    free(cp);
+    print_lines(&l->global, ascii, out, &failed, &warned);
+    for (size_t i = 0; i < l->n; i++) {
+        char *name = sanitize_str(l->items[i]->system, ascii ? SAN_ASCII : 0);
+        char *prof = sanitize_str(l->items[i]->profile, ascii ? SAN_ASCII : 0);
+        fprintf(out, "system %s (profile %s)\n", name, prof);
+        free(name);
+        free(prof);
+        print_lines(l->items[i], ascii, out, &failed, &warned);
+    }
+    fprintf(out, "%zu failed, %zu warning%s\n", failed, warned, warned == 1 ? "" : "s");
+    return failed ? RD_EXIT_PARTIAL : RD_EXIT_OK;
+}
+
+static cJSON *json_lines(const ck_report *r, size_t *failed, size_t *warned)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < r->n; i++) {
+        const ck_line *ln = &r->lines[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "check", ln->what);
+        cJSON_AddStringToObject(o, "status", status_name(ln->st));
+        char *msg = sanitize_utf8(ln->msg, strlen(ln->msg));
+        cJSON_AddStringToObject(o, "message", msg);
+        free(msg);
+        if (ln->fix)
+            cJSON_AddStringToObject(o, "fix", ln->fix);
+        else
+            cJSON_AddNullToObject(o, "fix");
+        cJSON_AddItemToArray(arr, o);
+        *failed += ln->st == CK_FAIL;
+        *warned += ln->st == CK_WARN;
+    }
+    return arr;
+}
+
+static int print_json(const ck_list *l, const char *config_path, FILE *out)
+{
+    size_t failed = 0, warned = 0;
+    cJSON *root = cJSON_CreateObject();
+    char *cp = sanitize_utf8(config_path, strlen(config_path));
+    cJSON_AddStringToObject(root, "config", cp);
+    free(cp);
+    cJSON_AddItemToObject(root, "checks", json_lines(&l->global, &failed, &warned));
+    cJSON *systems = cJSON_AddArrayToObject(root, "systems");
+    for (size_t i = 0; i < l->n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        char *name = sanitize_utf8(l->items[i]->system, strlen(l->items[i]->system));
+        cJSON_AddStringToObject(o, "name", name);
+        free(name);
+        char *prof = sanitize_utf8(l->items[i]->profile, strlen(l->items[i]->profile));
+        cJSON_AddStringToObject(o, "profile", prof);
+        free(prof);
+        cJSON_AddItemToObject(o, "checks", json_lines(l->items[i], &failed, &warned));
+        cJSON_AddItemToArray(systems, o);
+    }
+    cJSON_AddNumberToObject(root, "failed", (double)failed);
+    cJSON_AddNumberToObject(root, "warnings", (double)warned);
+    cJSON_AddBoolToObject(root, "ok", failed == 0);
+    char *txt = cJSON_Print(root);
+    char *safe = json_text_safe(txt);
+    fprintf(out, "%s\n", safe);
+    free(safe);
+    free(txt);
+    cJSON_Delete(root);
+    return failed ? RD_EXIT_PARTIAL : RD_EXIT_OK;
+}
+
+int ck_print(const ck_list *l, bool json, bool ascii, const char *config_path, FILE *out)
+{
+    int rc = json ? print_json(l, config_path ? config_path : "", out)
+                  : print_text(l, ascii, config_path ? config_path : "", out);
+    return fflush(out) == 0 ? rc : RD_EXIT_FAIL;
+}
