@@ -212,6 +212,14 @@ void model_source_fail(rd_model *m, const char *name, const char *error, double 
     model_changed(m);
 }
 
+void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified)
+{
+    rd_source_status *s = model_source(m, name);
+    snprintf(s->tls, sizeof s->tls, "%s", info ? info : "");
+    s->tls_unverified = unverified;
+    model_changed(m);
+}
+
 const char *elig_name(rd_elig e)
 {
     switch (e) {

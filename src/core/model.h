@@ -110,6 +110,8 @@ typedef struct rd_source_status {
     char error[256];        /* raw last error, "" when none */
     double last_ok;         /* epoch of the last good answer, 0 never */
     double since;           /* epoch when the current state began */
+    char tls[160];          /* TLS state of the last handshake ("" = no TLS), raw */
+    bool tls_unverified;    /* certificate not verified (insecure): show it */
 } rd_source_status;
 
 typedef struct rd_count {
@@ -160,6 +162,8 @@ void model_set_counts(rd_model *m, rd_count *items, size_t n);
 rd_source_status *model_source(rd_model *m, const char *name);
 void model_source_ok(rd_model *m, const char *name, double now);
 void model_source_fail(rd_model *m, const char *name, const char *error, double now);
+/* The TLS state of a source's connection (protocol, cipher, verification). */
+void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
 
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */
