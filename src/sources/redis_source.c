@@ -780,16 +780,9 @@ static char *glob_escape(const char *s)
     return out;
 }
 
-static bool is_redis_url(const char *store)
-{
-    return store && (strncmp(store, "redis://", 8) == 0 || strncmp(store, "rediss://", 9) == 0 ||
-                     strncmp(store, "redis+unix://", 13) == 0 || strncmp(store, "unix://", 7) == 0 ||
-                     secret_is_ref(store));
-}
-
 rd_source *redis_source_new(const rd_source_ctx *ctx)
 {
-    if (!ctx || !ctx->cfg || !is_redis_url(ctx->cfg->store))
+    if (!ctx || !ctx->cfg || !ctx->cfg->store)   /* a bad URL is reported when started */
         return NULL;
     rs_src *s = xcalloc(1, sizeof *s);
     s->base.ops = &redis_ops;
