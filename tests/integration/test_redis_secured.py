@@ -513,3 +513,23 @@ def test_auth_resent_on_every_reconnect(sec, tmp_path):
         w.close()
         load(admin)
     assert not any(pw in "\n".join(w.out) for pw in sec.secrets())
+
+
+def test_insecure_banner_on_the_top_bar(tmp_path):
+    """The console's top bar says TLS NOT VERIFIED for store_insecure, and only then."""
+    tui = os.path.join(ROOT, "tests", "tui")
+    home = str(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+           "TERM": "xterm-256color", "HOME": home, "XDG_STATE_HOME": home + "/state",
+           "REDRIVE_NOW": "1767225600", "REDRIVE_HEADLESS": "132x40",
+           "REDRIVE_PROFILES": os.path.join(ROOT, "profiles"),
+           "REDRIVE_HEADLESS_MODEL": os.path.join(tui, "fixtures", "empty.json"),
+           "REDRIVE_HEADLESS_KEYS": os.path.join(tui, "scripts", "overview.keys")}
+    tops = {}
+    for insecure in ("yes", "no"):
+        p = cfg(tmp_path, "rediss://127.0.0.1:1/0", store_insecure=insecure)
+        r = subprocess.run([rd_bin(), "--config", p], env=env, capture_output=True, timeout=20)
+        assert r.returncode == 0, r.stderr
+        tops[insecure] = r.stdout.decode().splitlines()[0]
+    assert "TLS NOT VERIFIED" in tops["yes"], tops
+    assert "TLS NOT VERIFIED" not in tops["no"], tops
