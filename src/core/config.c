@@ -31,6 +31,10 @@ typedef struct key_def {
 #define H(m) (offsetof(rd_system_cfg, health) + offsetof(rd_health_cfg, m))
 static const key_def keys[] = {
     { "profile", K_STR, F(profile) },          { "store", K_STR, F(store) },
+    { "store_user", K_STR, F(store_user) },
+    { "store_password", K_SECRET, F(store_password) },
+    { "store_cacert", K_STR, F(store_cacert) }, { "store_cert", K_STR, F(store_cert) },
+    { "store_key", K_STR, F(store_key) },      { "store_insecure", K_BOOL, F(store_insecure) },
     { "broker", K_STR, F(broker) },            { "broker_user", K_STR, F(broker_user) },
     { "broker_password", K_SECRET, F(broker_password) },
     { "broker_vhost", K_STR, F(broker_vhost) }, { "dlq", K_STR, F(dlq) },
@@ -352,6 +356,36 @@ static void check_auth(parser *p, const sect *s)
         err(p, line, "auth = %s set but no 'core' URL", a);
 }
 
+static bool is_redis_url(const char *u)
+{
+    return strncmp(u, "redis://", 8) == 0 || strncmp(u, "rediss://", 9) == 0 ||
+           strncmp(u, "redis+unix://", 13) == 0 || strncmp(u, "unix://", 7) == 0;
+}
+
+/* A Redis store written in the file: no credentials in it (a store that is itself a
+ * secret reference may carry them), TLS settings only with rediss://. */
+static void check_redis_store(parser *p, const sect *s)
+{
+    const rd_system_cfg *c = &s->cfg;
+    static const char *const tls_keys[] = { "store_cacert", "store_cert", "store_key" };
+    const char *tls_vals[] = { c->store_cacert, c->store_cert, c->store_key };
+    bool ref = secret_is_ref(c->store), redis = !ref && is_redis_url(c->store);
+    if (redis && strchr(c->store, '@'))
+        err(p, key_line(s, "store"), "credentials in the store URL are not supported: set "
+            "store_user and store_password = env:NAME|file:PATH|cmd:COMMAND, or make the "
+            "whole store a reference (store = env:REDIS_URL)");
+    bool tls = strncmp(c->store, "rediss://", 9) == 0;
+    if (redis && !tls) {
+        for (size_t i = 0; i < 3; i++)
+            if (tls_vals[i])
+                err(p, key_line(s, tls_keys[i]), "'%s' needs a rediss:// store", tls_keys[i]);
+        if (c->store_insecure)
+            err(p, key_line(s, "store_insecure"), "'store_insecure' needs a rediss:// store");
+    }
+    if (c->store_key && !c->store_cert)
+        err(p, key_line(s, "store_key"), "'store_key' needs 'store_cert'");
+}
+
 static void section_validate(parser *p, sect *s)
 {
     const rd_system_cfg *c = &s->cfg;
@@ -359,6 +393,8 @@ static void section_validate(parser *p, sect *s)
         err(p, c->line, "system \"%s\": missing required key 'profile'", c->name);
     if (!c->store)
         err(p, c->line, "system \"%s\": missing required key 'store'", c->name);
+    else
+        check_redis_store(p, s);
     if (c->core)
         check_url(p, s, "core", c->core);
     if (c->broker)

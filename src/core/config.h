@@ -14,7 +14,13 @@ typedef struct rd_system_cfg {
     char *name;
     int line;                /* line of the section header */
     char *profile;           /* attune | tasker | alakai | openagents | path */
-    char *store;             /* libpq conninfo/URI or redis://host:port/db, redis+unix:///path */
+    char *store;             /* libpq conninfo/URI, redis[s]://host:port/db, redis+unix:///path,
+                                or a secret ref (env:/file:/cmd:) giving one of those */
+    char *store_user;        /* Redis: AUTH user (ACL); NULL = password-only AUTH */
+    char *store_password;    /* secret ref; Redis: AUTH password */
+    char *store_cacert;      /* Redis TLS: CA bundle (PEM); NULL = system store */
+    char *store_cert;        /* Redis TLS: client certificate chain (PEM) */
+    char *store_key;         /* Redis TLS: its private key (PEM); NULL = inside store_cert */
     char *broker;            /* RabbitMQ management base URL */
     char *broker_user;
     char *broker_password;   /* secret ref */
@@ -36,6 +42,7 @@ typedef struct rd_system_cfg {
     char *cacert;            /* CA file for the core API / broker */
     bool read_only;
     bool insecure;
+    bool store_insecure;     /* Redis TLS without verification (shown as a banner) */
     bool local;              /* explicitly a local system (dev-user allowed) */
     double poll_s;           /* default 2 */
     int max_retries;         /* alakai MAX_RETRIES, default 1 */

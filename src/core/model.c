@@ -227,6 +227,18 @@ void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds)
     s->facts = holds ? s->facts | fact : s->facts & ~fact;
 }
 
+void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified)
+{
+    rd_source_status *s = model_source(m, name);
+    snprintf(s->tls, sizeof s->tls, "%s", info ? info : "");
+    s->tls_unverified = unverified;
+    s->facts_known |= RD_FACT_TLS | RD_FACT_TLS_VERIFIED;
+    s->facts = info && *info ? s->facts | RD_FACT_TLS : s->facts & ~RD_FACT_TLS;
+    s->facts = info && *info && !unverified ? s->facts | RD_FACT_TLS_VERIFIED
+                                            : s->facts & ~RD_FACT_TLS_VERIFIED;
+    model_changed(m);
+}
+
 const char *elig_name(rd_elig e)
 {
     switch (e) {

@@ -114,6 +114,8 @@ typedef struct rd_source_status {
     char version[48];       /* the server's version as it reports it; "" unknown */
     unsigned facts_known;   /* RD_FACT_* the source has found out */
     unsigned facts;         /* those of facts_known that hold */
+    char tls[160];          /* TLS state of the last handshake ("" = no TLS), raw */
+    bool tls_unverified;    /* certificate not verified (insecure): show it */
 } rd_source_status;
 
 /* Facts a source may learn about its server (rd_source_status.facts). */
@@ -181,6 +183,8 @@ void model_source_fail(rd_model *m, const char *name, const char *error, double 
  * server would not say; either way RD_FACT_VERSION becomes known) and a fact. */
 void model_source_version(rd_model *m, const char *name, const char *version);
 void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds);
+/* The TLS state of a source's connection (protocol, cipher, verification). */
+void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
 
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */

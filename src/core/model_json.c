@@ -177,6 +177,12 @@ static cJSON *source_json(const rd_source_status *s, double now)
     add_num(o, "age_ms", floor((now - ms(s->last_ok)) * 1000), ms(s->last_ok) > 0);
     add_time(o, "last_ok", s->last_ok);
     add_time(o, "since", s->since);
+    if (s->tls[0]) {
+        char tls[sizeof s->tls + 1];
+        snprintf(tls, sizeof tls, "%.*s", (int)sizeof s->tls, s->tls);
+        add_str(o, "tls", tls);
+        cJSON_AddBoolToObject(o, "tls_verified", !s->tls_unverified);
+    }
     return o;
 }
 
@@ -453,6 +459,8 @@ static void source_parse(const cJSON *o, void *item, double now)
         if (strcmp(st, src_state_name(all[i])) == 0)
             s->state = all[i];
     get_fixed(o, "error", s->error, sizeof s->error);
+    get_fixed(o, "tls", s->tls, sizeof s->tls);
+    s->tls_unverified = s->tls[0] && !get_bool(o, "tls_verified");
     s->last_ok = get_time(o, "last_ok");
     double age = get_num(o, "age_ms", NAN);
     if (!s->last_ok && isfinite(age) && now - age / 1000 > 0)

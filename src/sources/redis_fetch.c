@@ -128,16 +128,21 @@ static bool job_cmd2(rs_job *j, rs_cb *cb, const char *cmd, const char *arg)
     return job_send(j, cb, arg ? 3 : 2, argv, lens);
 }
 
-/* A reply arrived for j; false when the job cannot go on (connection gone). */
-static bool job_reply(rs_job *j, const redisReply *r)
+/* A reply arrived for j (to cmd); false when the job cannot go on (connection gone, or
+ * the server refused cmd for want of authentication or permission: the whole batch
+ * fails with that, as the source's error). cmd NULL: the caller handles every error. */
+static bool job_reply(rs_job *j, const redisReply *r, const char *cmd)
 {
     j->pending--;
-    if (!r) {
+    rs_batch *b = j->b;
+    if (!r || (cmd && r->type == REDIS_REPLY_ERROR && rs_access_error(r->str))) {
         j->failed = true;
-        rs_batch *b = j->b;
         if (!b->failed) {
             b->failed = true;
-            snprintf(b->err, sizeof b->err, "redis connection lost");
+            if (r)
+                rs_error_text(b->s, cmd, r->str, b->err, sizeof b->err);
+            else
+                snprintf(b->err, sizeof b->err, "redis connection lost");
         }
     }
     if (j->failed) {
@@ -267,7 +272,7 @@ static void on_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
     rs_src *s = j->b->s;
     rs_reply_begin(s);
     const redisReply *r = reply;
-    if (!job_reply(j, r))
+    if (!job_reply(j, r, "HLEN"))
         goto out;
     if (r->type == REDIS_REPLY_INTEGER)
         j->hlen = r->integer;
@@ -286,7 +291,7 @@ static void on_memusage(struct redisAsyncContext *ac, void *reply, void *priv)
     rs_src *s = j->b->s;
     rs_reply_begin(s);
     const redisReply *r = reply;
-    if (!job_reply(j, r))
+    if (!job_reply(j, r, NULL))
         goto out;
     if (r->type == REDIS_REPLY_INTEGER)
         j->mem = r->integer;
@@ -319,7 +324,7 @@ static void on_hkeys(struct redisAsyncContext *ac, void *reply, void *priv)
     rs_src *s = j->b->s;
     rs_reply_begin(s);
     const redisReply *r = reply;
-    if (!job_reply(j, r))
+    if (!job_reply(j, r, "HKEYS"))
         goto out;
     j->nf = 0;
     if (r->type == REDIS_REPLY_ARRAY) {
@@ -401,7 +406,7 @@ static void on_strlen(struct redisAsyncContext *ac, void *reply, void *priv)
     rs_src *s = j->b->s;
     rs_reply_begin(s);
     const redisReply *r = reply;
-    if (!job_reply(j, r))
+    if (!job_reply(j, r, "HSTRLEN"))
         goto out;
     int i = j->got++;
     if (i < j->nf)
@@ -550,7 +555,7 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
     rs_src *s = j->b->s;
     rs_reply_begin(s);
     const redisReply *r = reply;
-    if (!job_reply(j, r))
+    if (!job_reply(j, r, "HGETALL"))
         goto out;
     j->nf = 0;
     size_t pairs = r->type == REDIS_REPLY_ARRAY ? r->elements / 2 : 0;
@@ -588,7 +593,7 @@ static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
     rs_src *s = j->b->s;
     rs_reply_begin(s);
     const redisReply *r = reply;
-    if (!job_reply(j, r))
+    if (!job_reply(j, r, "HMGET"))
         goto out;
     if (r->type == REDIS_REPLY_ARRAY) {
         j->handled = true;

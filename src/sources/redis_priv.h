@@ -1,6 +1,6 @@
 #pragma once
 /* Private to the Redis (Alakai) source: redis_source.c (connections, timers, ops,
- * publishing), redis_sweep.c (key discovery: SCAN sweeps, notified keys, a chain's key)
+ * publishing), redis_secure.c (credentials and TLS), redis_sweep.c (key discovery: SCAN sweeps, notified keys, a chain's key)
  * and redis_fetch.c (the per-task fetch pipelines those batches run). */
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,6 +14,8 @@ struct redisAsyncContext;
 struct event;
 struct rd_resolver;
 struct rd_lookup;
+struct rd_secret;
+struct tlsb;
 
 enum {
     RS_SCAN_COUNT = 500,            /* SCAN COUNT hint per call */
@@ -28,9 +30,13 @@ enum {
     RS_DIRTY_BATCH = 500,
     RS_PAGE_MAX = 500,
     RS_DLQ_PAGE = 100,
+    RS_CONNECT_TIMEOUT = 3,         /* s: name lookup, connect, TLS handshake, AUTH */
 };
 
-typedef enum { RC_NONE = 0, RC_RESOLVING, RC_CONNECTING, RC_READY } rs_conn_state;
+/* RC_SECRET: resolving secret references (no deadline of ours: cmd: has its own);
+ * RC_AUTH: connected, AUTH sent (the connect deadline still runs). */
+typedef enum { RC_NONE = 0, RC_SECRET, RC_RESOLVING, RC_CONNECTING, RC_AUTH, RC_READY }
+    rs_conn_state;
 
 typedef enum { RS_BATCH_SWEEP, RS_BATCH_DIRTY, RS_BATCH_CHAIN } rs_batch_kind;
 
@@ -45,7 +51,6 @@ typedef struct rs_src {
     rd_redis_url url;
     char *prefix;                   /* "alakai-executions" */
     char *match;                    /* SCAN MATCH pattern: escaped prefix + ":*" */
-    char *channel;                  /* PSUBSCRIBE pattern */
     struct event_base *evb;
 
     struct rd_resolver *dns;        /* io/resolve.h: names looked up without blocking */
@@ -65,8 +70,19 @@ typedef struct rs_src {
     rs_conn_state sub_state;
     double sub_started, sub_backoff;
     bool notify_on;                 /* server has K + hash events enabled */
-    bool sub_ever;
-    bool no_memusage;               /* MEMORY USAGE refused: size fields with HSTRLEN */                  /* subscribed before (a re-subscription resyncs) */
+    bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
+    bool no_memusage;               /* MEMORY USAGE refused: size fields with HSTRLEN */
+
+    /* credentials and TLS (redis_secure.c) */
+    bool store_is_ref;              /* store = env:/file:/cmd: giving the URL */
+    bool url_ready;                 /* url parsed (after resolving a store reference) */
+    bool creds_ready;               /* password resolved, or none configured */
+    bool auth_failed;               /* resolve the references again before reconnecting */
+    bool setup_error;               /* settings that cannot work: no automatic retry */
+    struct rd_secret *secret;       /* the reference being resolved */
+    char *password;                 /* AUTH password (wiped when freed); NULL = no AUTH */
+    struct tlsb *tls;               /* rediss://: the bridge hiredis connects through */
+    char tls_ip[64];                /* the address the bridge was made for */
 
     struct event *ev_tick, *ev_watch, *ev_retry, *ev_sub_retry, *ev_kick;
 
@@ -113,6 +129,30 @@ void rs_publish(rs_src *s, bool force);
 /* Previous page: the n matching tasks just newer than c become the page. */
 void rs_publish_prev(rs_src *s, const rix_cursor *c, size_t n, uint32_t *idx);
 void rs_kick(rs_src *s);                     /* run rs_step soon from the loop */
+void rs_conn_start(rs_src *s);               /* connect (resolving what is needed first) */
+void rs_sub_close(rs_src *s);                /* drop the subscription (not from its callback) */
+/* A setting failed (a secret, the URL it gave, the TLS files): the source fails with why;
+ * retried with backoff unless setup (then only on an explicit refresh). */
+void rs_secret_failed(rs_src *s, const char *why, bool setup);
+
+/* redis_secure.c */
+/* true when the URL and credentials are known; else resolves them (state RC_SECRET) and
+ * calls rs_conn_start when done. */
+bool rs_secure_ready(rs_src *s);
+const char *rs_auth_user(const rs_src *s);   /* the ACL user, NULL = the default user */
+/* Sends AUTH on ac (first command of a connection); false when no password is set. */
+bool rs_auth_send(rs_src *s, struct redisAsyncContext *ac,
+                  void (*cb)(struct redisAsyncContext *, void *, void *));
+bool rs_access_error(const char *err);       /* NOAUTH, WRONGPASS, NOPERM */
+/* A server error as the operator should read it (names the user, never the password). */
+void rs_error_text(const rs_src *s, const char *cmd, const char *err, char *out, size_t cap);
+/* rediss://: the bridge for the current address (remade when it changed). */
+bool rs_bridge_ready(rs_src *s, char *err, size_t cap);
+const char *rs_bridge_path(const rs_src *s);     /* NULL without TLS */
+void rs_bridge_clear_error(rs_src *s);
+/* The bridge's reason for the last failure when there is one, else fallback. */
+const char *rs_conn_error(const rs_src *s, const char *fallback);
+void rs_secure_free(rs_src *s);              /* after the contexts are freed */
 
 /* redis_fetch.c */
 /* Fetch batches (redis_fetch.c): one job per key, run with bounded commands in flight. */

@@ -3,10 +3,13 @@
  * record per attempt field. hiredis 0.14 async on the libevent loop.
  *
  * hiredis 0.14 has no timeouts and resolves names synchronously, so this file keeps
- * its own deadlines (connect 3 s; 5 s without any reply while commands are pending →
- * redisAsyncFree, stale, reconnect with backoff 1 s → 30 s), resolves host names with
- * io/resolve.h (evdns) before connecting, and never frees a context from inside one of
- * its callbacks (a teardown requested there is deferred to the loop).
+ * its own deadlines (connect + TLS + AUTH 3 s; 5 s without any reply while commands are
+ * pending → redisAsyncFree, stale, reconnect with backoff 1 s → 30 s), resolves host
+ * names with io/resolve.h (evdns) before connecting, and never frees a context from
+ * inside one of its callbacks (a teardown requested there is deferred to the loop).
+ * Credentials and TLS (redis_secure.c) come first: secret references are resolved before
+ * the first connect, AUTH is the first command of each connection, and a rediss:// store
+ * is reached through a TLS bridge's unix socket.
  *
  * Freshness: a full SCAN sweep on connect; keyspace notifications (when the server has
  * K plus hash events enabled) refetch changed keys; a full resync anyway, every
@@ -30,8 +33,9 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/resolve.h"
+#include "../io/secret.h"
 
-enum { RS_CONNECT_TIMEOUT = 3, RS_REPLY_TIMEOUT = 5, RS_RESYNC_S = 30 };
+enum { RS_REPLY_TIMEOUT = 5, RS_RESYNC_S = 30 };
 static const char SRC_NAME[] = "redis";
 
 /* The redis_* files' wall clock (model timestamps, ages). */
@@ -40,15 +44,16 @@ double rs_now(void)
     return clock_wall();
 }
 
-static void conn_start(rs_src *s);
 static void sub_start(rs_src *s);
 
 static const char *where(const rs_src *s, char *buf, size_t cap)
 {
     if (s->url.path[0])
         snprintf(buf, cap, "%s", s->url.path);
+    else if (s->url.host[0])
+        snprintf(buf, cap, "%s:%d", s->url.name[0] ? s->url.name : s->url.host, s->url.port);
     else
-        snprintf(buf, cap, "%s:%d", s->url.host, s->url.port);
+        snprintf(buf, cap, "store");
     return buf;
 }
 
@@ -136,7 +141,7 @@ void rs_kick(rs_src *s)
 
 static void schedule_retry(rs_src *s)
 {
-    if (s->freeing || evtimer_pending(s->ev_retry, NULL))
+    if (s->freeing || s->setup_error || evtimer_pending(s->ev_retry, NULL))
         return;
     struct timeval tv = clock_tv(s->backoff);
     evtimer_add(s->ev_retry, &tv);
@@ -180,7 +185,7 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
     s->pending = 0;
     s->sweeping = s->scan_inflight = false;
     s->batches = 0;
-    rs_fail(s, status == REDIS_OK ? "connection closed" : ac->errstr);
+    rs_fail(s, rs_conn_error(s, status == REDIS_OK ? "connection closed" : ac->errstr));
     schedule_retry(s);
 }
 
@@ -190,6 +195,13 @@ static void on_config(redisAsyncContext *ac, void *reply, void *priv)
     rs_reply_begin(s);
     const redisReply *r = reply;
     s->notify_on = false;
+    if (r)
+        s->backoff = 1;              /* the server answered: connecting works */
+    if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOAUTH", 6) == 0) {
+        char msg[200];
+        rs_error_text(s, "CONFIG", r->str, msg, sizeof msg);
+        rs_drop(s, msg);
+    }
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
         r->element[1]->type == REDIS_REPLY_STRING) {
         const char *flags = r->element[1]->str;
@@ -207,8 +219,9 @@ static void on_select(redisAsyncContext *ac, void *reply, void *priv)
     rs_reply_begin(s);
     const redisReply *r = reply;
     if (r && r->type == REDIS_REPLY_ERROR) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "SELECT %d: %.150s", s->url.db, r->str);
+        char msg[200], cmd[24];
+        snprintf(cmd, sizeof cmd, "SELECT %d", s->url.db);
+        rs_error_text(s, cmd, r->str, msg, sizeof msg);
         rs_drop(s, msg);
     }
     rs_reply_end(s);
@@ -232,24 +245,10 @@ static void on_info(redisAsyncContext *ac, void *reply, void *priv)
     rs_reply_end(s);
 }
 
-static void on_connect(const redisAsyncContext *cac, int status)
+/* Connected (and authenticated): the first commands. Inside a callback bracket. */
+static void conn_ready(rs_src *s)
 {
-    rs_src *s = cac->data;
-    if (s->ac != cac)
-        return;
-    if (status != REDIS_OK) {        /* hiredis frees the context after this */
-        char msg[200];
-        snprintf(msg, sizeof msg, "connect: %.150s", cac->errstr);
-        s->ac = NULL;
-        s->state = RC_NONE;
-        s->pending = 0;
-        rs_fail(s, msg);
-        schedule_retry(s);
-        return;
-    }
-    s->in_cb++;
     s->state = RC_READY;
-    s->backoff = 1;
     char db[16];
     snprintf(db, sizeof db, "%d", s->url.db);
     const char *sel[2] = { "SELECT", db };
@@ -261,6 +260,50 @@ static void on_connect(const redisAsyncContext *cac, int status)
     rs_command(s, on_info, s, 2, info, NULL);
     rs_sweep_start(s);
     rs_chain_fetch(s);
+}
+
+static void on_auth(redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_src *s = priv;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (!r || s->ac != ac) {
+        /* freed or disconnected: on_disconnect says why */
+    } else if (r->type == REDIS_REPLY_ERROR) {
+        char msg[200];
+        rs_error_text(s, "AUTH", r->str, msg, sizeof msg);
+        s->auth_failed = true;       /* resolve the secrets again before retrying */
+        rs_drop(s, msg);
+    } else {
+        s->backoff = 1;
+        conn_ready(s);
+    }
+    rs_reply_end(s);
+}
+
+static void on_connect(const redisAsyncContext *cac, int status)
+{
+    rs_src *s = cac->data;
+    if (s->ac != cac)
+        return;
+    if (status != REDIS_OK) {        /* hiredis frees the context after this */
+        char msg[300];
+        snprintf(msg, sizeof msg, "connect: %.150s", cac->errstr);
+        s->ac = NULL;
+        s->state = RC_NONE;
+        s->pending = 0;
+        rs_fail(s, rs_conn_error(s, msg));
+        schedule_retry(s);
+        return;
+    }
+    s->in_cb++;
+    if (rs_auth_send(s, s->ac, on_auth)) {   /* AUTH before anything else */
+        s->state = RC_AUTH;
+        s->pending++;
+        s->progress_at = clock_mono();
+    } else {
+        conn_ready(s);
+    }
     rs_reply_end(s);
 }
 
@@ -283,6 +326,9 @@ static bool attach(rs_src *s, redisAsyncContext *ac, char *err, size_t cap)
 
 static redisAsyncContext *open_ctx(rs_src *s)
 {
+    rs_bridge_clear_error(s);
+    if (s->url.tls)
+        return redisAsyncConnectUnix(rs_bridge_path(s));
     if (s->url.path[0])
         return redisAsyncConnectUnix(s->url.path);
     return redisAsyncConnect(s->url.needs_dns ? s->ip : s->url.host, s->url.port);
@@ -290,7 +336,11 @@ static redisAsyncContext *open_ctx(rs_src *s)
 
 static void conn_open(rs_src *s)
 {
-    char err[200];
+    char err[300];
+    if (s->url.tls && !rs_bridge_ready(s, err, sizeof err)) {
+        rs_secret_failed(s, err, true);
+        return;
+    }
     redisAsyncContext *ac = open_ctx(s);
     if (!attach(s, ac, err, sizeof err)) {
         rs_fail(s, err);
@@ -323,7 +373,15 @@ static void on_resolved(const char *ip, const char *why, void *ud)
     conn_open(s);
 }
 
-static void conn_start(rs_src *s)
+void rs_secret_failed(rs_src *s, const char *why, bool setup)
+{
+    s->state = RC_NONE;
+    s->setup_error = setup;
+    rs_fail(s, why);
+    schedule_retry(s);
+}
+
+void rs_conn_start(rs_src *s)
 {
     if (s->freeing || s->ac || s->state != RC_NONE)
         return;
@@ -333,6 +391,8 @@ static void conn_start(rs_src *s)
         answer_pending(s, s->unusable_why);
         return;
     }
+    if (!rs_secure_ready(s))
+        return;                      /* rs_conn_start again once resolved */
     if (!s->url.needs_dns) {
         conn_open(s);
         return;
@@ -346,6 +406,13 @@ static void conn_start(rs_src *s)
 }
 
 /* ---- keyspace notifications (second connection, subscribed) -------------------------- */
+
+static void sub_drop(rs_src *s, bool retry);
+
+void rs_sub_close(rs_src *s)
+{
+    sub_drop(s, false);
+}
 
 static void sub_drop(rs_src *s, bool retry)
 {
@@ -400,6 +467,26 @@ static void on_sub_disconnect(const redisAsyncContext *ac, int status)
     sub_drop(s, true);
 }
 
+/* Keyspace events of our prefix in our database (known once the URL is). */
+static bool sub_subscribe(rs_src *s, redisAsyncContext *ac)
+{
+    char *channel = xasprintf("__keyspace@%d__:%s", s->url.db, s->match);
+    bool ok = redisAsyncCommand(ac, on_pmessage, s, "PSUBSCRIBE %s", channel) == REDIS_OK;
+    free(channel);
+    return ok;
+}
+
+/* An AUTH refused here leaves the subscription unconfirmed: the watchdog drops it and
+ * it is retried with backoff (the main connection reports the error). */
+static void on_sub_auth(redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_src *s = priv;
+    const redisReply *r = reply;
+    if (!r || s->sub != ac || r->type == REDIS_REPLY_ERROR)
+        return;
+    sub_subscribe(s, ac);
+}
+
 static void on_sub_connect(const redisAsyncContext *cac, int status)
 {
     rs_src *s = cac->data;
@@ -411,13 +498,16 @@ static void on_sub_connect(const redisAsyncContext *cac, int status)
         return;
     }
     redisAsyncContext *ac = s->sub;
-    if (redisAsyncCommand(ac, on_pmessage, s, "PSUBSCRIBE %s", s->channel) != REDIS_OK)
+    if (rs_auth_send(s, ac, on_sub_auth))
+        return;                      /* PSUBSCRIBE once authenticated */
+    if (!sub_subscribe(s, ac))
         s->sub_state = RC_NONE;      /* the watchdog drops it */
 }
 
 static void sub_start(rs_src *s)
 {
-    if (s->freeing || s->sub || !s->notify_on || (s->url.needs_dns && !s->ip[0]))
+    if (s->freeing || s->sub || !s->notify_on || (s->url.needs_dns && !s->ip[0]) ||
+        (s->url.tls && !s->tls))
         return;
     char err[200];
     redisAsyncContext *ac = open_ctx(s);
@@ -440,8 +530,9 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
     rs_src *s = arg;
     double now = clock_mono();
     char msg[120];
-    if ((s->state == RC_CONNECTING || s->state == RC_RESOLVING) &&
-        now - s->progress_at > RS_CONNECT_TIMEOUT) {
+    bool connecting = s->state == RC_CONNECTING || s->state == RC_RESOLVING ||
+                      s->state == RC_AUTH;
+    if (connecting && now - s->progress_at > RS_CONNECT_TIMEOUT) {
         if (s->state == RC_RESOLVING) {
             resolve_cancel(s->dns_req);
             s->dns_req = NULL;
@@ -449,18 +540,18 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
             rs_fail(s, "name resolution timed out");
             schedule_retry(s);
         } else {
-            snprintf(msg, sizeof msg, "connect timed out after %d s", RS_CONNECT_TIMEOUT);
-            do_drop(s, msg);
+            snprintf(msg, sizeof msg, "%s timed out after %d s",
+                     s->state == RC_AUTH ? "AUTH" : "connect", RS_CONNECT_TIMEOUT);
+            do_drop(s, rs_conn_error(s, msg));
         }
     } else if (s->state == RC_READY && s->pending > 0 &&
                now - s->progress_at > RS_REPLY_TIMEOUT) {
         snprintf(msg, sizeof msg, "no reply within %d s", RS_REPLY_TIMEOUT);
-        do_drop(s, msg);
+        do_drop(s, rs_conn_error(s, msg));
     }
     if (s->sub && s->sub_state != RC_READY && now - s->sub_started > RS_CONNECT_TIMEOUT)
         sub_drop(s, true);
-    bool busy = s->state == RC_CONNECTING || s->state == RC_RESOLVING ||
-                (s->state == RC_READY && s->pending > 0) ||
+    bool busy = connecting || (s->state == RC_READY && s->pending > 0) ||
                 (s->sub && s->sub_state != RC_READY);
     if (busy)
         watch_arm(s);
@@ -468,7 +559,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
-    conn_start(arg);
+    rs_conn_start(arg);
 }
 
 static void on_sub_retry(evutil_socket_t fd, short what, void *arg)
@@ -538,7 +629,8 @@ static void op_start(rd_source *src)
     model_source(s->base.ctx.model, SRC_NAME);
     struct timeval tv = clock_tv(s->base.ctx.cfg->poll_s > 0.2 ? s->base.ctx.cfg->poll_s : 2);
     evtimer_add(s->ev_tick, &tv);
-    conn_start(s);
+    event_active(s->ev_retry, EV_TIMEOUT, 0);   /* from the loop: even an immediate
+                                                   failure reaches a waiting caller */
 }
 
 static void op_refresh(rd_source *src)
@@ -547,7 +639,8 @@ static void op_refresh(rd_source *src)
     if (s->state == RC_NONE && !s->ac) {
         evtimer_del(s->ev_retry);    /* the operator asked: try now */
         s->backoff = 1;
-        conn_start(s);
+        s->setup_error = false;
+        rs_conn_start(s);
         return;
     }
     if (!s->notify_on || s->sub_state != RC_READY)
@@ -665,6 +758,7 @@ static void op_free(rd_source *src)
         s->sub = NULL;
         redisAsyncFree(sub);
     }
+    rs_secure_free(s);               /* the bridge after the contexts */
     resolve_free(s->dns);
     event_free(s->ev_tick);
     event_free(s->ev_watch);
@@ -677,7 +771,6 @@ static void op_free(rd_source *src)
     free(s->chain_id);
     free(s->prefix);
     free(s->match);
-    free(s->channel);
     free(s);
 }
 
@@ -708,15 +801,9 @@ static char *glob_escape(const char *s)
     return out;
 }
 
-static bool is_redis_url(const char *store)
-{
-    return store && (strncmp(store, "redis://", 8) == 0 || strncmp(store, "rediss://", 9) == 0 ||
-                     strncmp(store, "redis+unix://", 13) == 0 || strncmp(store, "unix://", 7) == 0);
-}
-
 rd_source *redis_source_new(const rd_source_ctx *ctx)
 {
-    if (!ctx || !ctx->cfg || !is_redis_url(ctx->cfg->store))
+    if (!ctx || !ctx->cfg || !ctx->cfg->store)   /* a bad URL is reported when started */
         return NULL;
     rs_src *s = xcalloc(1, sizeof *s);
     s->base.ops = &redis_ops;
@@ -728,10 +815,12 @@ rd_source *redis_source_new(const rd_source_ctx *ctx)
                                                                : "alakai-executions");
     char *esc = glob_escape(s->prefix);
     s->match = xasprintf("%s:*", esc);
-    char err[256];
-    bool ok = redis_url_parse(ctx->cfg->store, &s->url, err, sizeof err);
-    s->channel = xasprintf("__keyspace@%d__:%s:*", s->url.db, esc);
     free(esc);
+    char err[256] = "";
+    bool ok = true;
+    s->store_is_ref = secret_is_ref(ctx->cfg->store);   /* resolved when starting */
+    if (!s->store_is_ref)
+        s->url_ready = ok = redis_url_parse(ctx->cfg->store, &s->url, err, sizeof err);
     s->ix = rix_new(RS_MAX_TASKS);
     s->ev_tick = event_new(s->evb, -1, EV_PERSIST, on_tick, s);
     s->ev_watch = evtimer_new(s->evb, on_watch, s);

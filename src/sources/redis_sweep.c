@@ -25,7 +25,10 @@ static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
         r->element[0]->type != REDIS_REPLY_STRING ||
         r->element[1]->type != REDIS_REPLY_ARRAY) {
         s->sweeping = false;
-        rs_fail(s, r && r->type == REDIS_REPLY_ERROR ? r->str : "SCAN failed");
+        char msg[200] = "SCAN failed";
+        if (r && r->type == REDIS_REPLY_ERROR)
+            rs_error_text(s, "SCAN", r->str, msg, sizeof msg);
+        rs_fail(s, msg);
         goto out;
     }
     snprintf(s->cursor, sizeof s->cursor, "%s", r->element[0]->str);

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/xalloc.h"
 #include "../io/resolve.h"
+#include "../io/secret.h"
 
 static bool parse_int(const char *s, size_t n, long lo, long hi, int *out)
 {
@@ -90,36 +92,98 @@ static bool parse_hostport(const char *hp, size_t n, rd_redis_url *out, char *er
         snprintf(err, cap, "bad port");
         return false;
     }
+    snprintf(out->name, sizeof out->name, "%s", out->host);
     if (strcmp(out->host, "localhost") == 0)
         snprintf(out->host, sizeof out->host, "127.0.0.1");
     out->needs_dns = !resolve_ip_literal(out->host);
     return true;
 }
 
-static bool parse_tcp(const char *rest, rd_redis_url *out, char *err, size_t cap)
+static int hexval(char c)
 {
-    size_t n = strcspn(rest, "/?#");
-    if (memchr(rest, '@', n)) {
-        snprintf(err, cap, "credentials in the store URL are not supported "
-                 "(use a loopback tunnel or an unauthenticated read-only replica)");
+    return c >= '0' && c <= '9' ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Percent-decodes s[0..n) into a new string; NULL on a bad escape or %00. */
+static char *pct_decode(const char *s, size_t n)
+{
+    char *out = xmalloc(n + 1), *o = out;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '%') {
+            *o++ = s[i];
+            continue;
+        }
+        int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
+        int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+        if (hi < 0 || lo < 0 || (hi | lo) == 0) {
+            secret_wipe(out, n + 1);
+            free(out);
+            return NULL;
+        }
+        *o++ = (char)(hi << 4 | lo);
+        i += 2;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* "user:password", ":password" or "user" (the userinfo of a secret URL). */
+static bool parse_userinfo(const char *ui, size_t n, rd_redis_url *out, char *err, size_t cap)
+{
+    const char *colon = memchr(ui, ':', n);
+    size_t un = colon ? (size_t)(colon - ui) : n;
+    if (un > 0 && !(out->user = pct_decode(ui, un))) {
+        snprintf(err, cap, "bad percent-escape in the user name of the store URL");
         return false;
     }
-    if (!parse_hostport(rest, n, out, err, cap))
+    if (colon && !(out->password = pct_decode(colon + 1, n - un - 1))) {
+        redis_url_clear(out);
+        snprintf(err, cap, "bad percent-escape in the password of the store URL");
         return false;
-    const char *p = rest + n;
-    if (*p == '/' && p[1]) {
-        if (!parse_int(p + 1, strlen(p + 1), 0, 1000000, &out->db)) {
-            snprintf(err, cap, "bad database number '%s'", p + 1);
-            return false;
-        }
-    } else if (*p && strcmp(p, "/") != 0) {
-        snprintf(err, cap, "unexpected '%s' after the host", p);
-        return false;
+    }
+    if (out->password && !*out->password) {   /* "user:@host": no password */
+        secret_free(out->password);
+        out->password = NULL;
     }
     return true;
 }
 
-bool redis_url_parse(const char *url, rd_redis_url *out, char *err, size_t cap)
+static bool parse_tcp(const char *rest, bool secret, rd_redis_url *out, char *err, size_t cap)
+{
+    const char *at = strrchr(rest, '@');
+    if (at && !secret) {
+        snprintf(err, cap, "credentials in the store URL are not supported: set store_user "
+                 "and store_password = env:NAME|file:PATH|cmd:COMMAND, or make the whole "
+                 "store a reference (store = env:REDIS_URL)");
+        return false;
+    }
+    if (at) {
+        if (!parse_userinfo(rest, (size_t)(at - rest), out, err, cap))
+            return false;
+        rest = at + 1;
+    }
+    size_t n = strcspn(rest, "/?#");
+    if (!parse_hostport(rest, n, out, err, cap))
+        goto fail;
+    const char *p = rest + n;
+    if (*p == '/' && p[1]) {
+        if (!parse_int(p + 1, strlen(p + 1), 0, 1000000, &out->db)) {
+            snprintf(err, cap, "bad database number '%s'", p + 1);
+            goto fail;
+        }
+    } else if (*p && strcmp(p, "/") != 0) {
+        snprintf(err, cap, "unexpected '%s' after the host", p);
+        goto fail;
+    }
+    return true;
+fail:
+    redis_url_clear(out);
+    return false;
+}
+
+static bool parse_url(const char *url, bool secret, rd_redis_url *out, char *err, size_t cap)
 {
     memset(out, 0, sizeof *out);
     out->port = 6379;
@@ -132,11 +196,29 @@ bool redis_url_parse(const char *url, rd_redis_url *out, char *err, size_t cap)
     if (strncmp(url, "unix://", 7) == 0)
         return parse_unix(url + 7, out, err, cap);
     if (strncmp(url, "redis://", 8) == 0)
-        return parse_tcp(url + 8, out, err, cap);
-    if (strncmp(url, "rediss://", 9) == 0)
-        snprintf(err, cap, "TLS is not supported by hiredis 0.14: tunnel it "
-                 "(stunnel client mode or ssh -L) and use redis://127.0.0.1:PORT");
-    else
-        snprintf(err, cap, "not a Redis URL (redis://host:port/db or redis+unix:///path)");
+        return parse_tcp(url + 8, secret, out, err, cap);
+    if (strncmp(url, "rediss://", 9) == 0) {
+        out->tls = true;
+        return parse_tcp(url + 9, secret, out, err, cap);
+    }
+    snprintf(err, cap, "not a Redis URL (redis://host:port/db, rediss://host:port/db or "
+             "redis+unix:///path)");
     return false;
+}
+
+bool redis_url_parse(const char *url, rd_redis_url *out, char *err, size_t cap)
+{
+    return parse_url(url, false, out, err, cap);
+}
+
+bool redis_url_parse_secret(const char *url, rd_redis_url *out, char *err, size_t cap)
+{
+    return parse_url(url, true, out, err, cap);
+}
+
+void redis_url_clear(rd_redis_url *u)
+{
+    secret_free(u->user);
+    secret_free(u->password);
+    u->user = u->password = NULL;
 }

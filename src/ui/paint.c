@@ -76,6 +76,10 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
         x = put_raw_tight(w, 0, x, cols, " insecure ", danger, 0);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
+    if (app->sys && app->sys->store_insecure) {   /* Redis TLS without verification */
+        x = put_raw_tight(w, 0, x, cols, " TLS NOT VERIFIED ", danger, 0);
+        x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
+    }
     if (app->ctx.read_only)
         x = put_raw_tight(w, 0, x, cols, "[read-only] ", bar, 0);
     const char *who = app->actor ? actor_identity(app->actor) : NULL;

@@ -19,34 +19,102 @@ static int failures;
 
 static void test_urls(void)
 {
-    static const struct { const char *url; bool ok; const char *host, *path; int port, db;
-                          bool dns; } t[] = {
-        { "redis://127.0.0.1:6380/2", true, "127.0.0.1", "", 6380, 2, false },
-        { "redis://127.0.0.1", true, "127.0.0.1", "", 6379, 0, false },
-        { "redis://localhost:1/", true, "127.0.0.1", "", 1, 0, false },
-        { "redis://[::1]:7000/3", true, "::1", "", 7000, 3, false },
-        { "redis://db.internal:6379/0", true, "db.internal", "", 6379, 0, true },
-        { "redis+unix:///run/redis.sock", true, "", "/run/redis.sock", 6379, 0, false },
-        { "redis+unix:///run/redis.sock?db=4", true, "", "/run/redis.sock", 6379, 4, false },
-        { "redis+unix://relative", false, NULL, NULL, 0, 0, false },
-        { "rediss://127.0.0.1/0", false, NULL, NULL, 0, 0, false },
-        { "redis://u:p@127.0.0.1/0", false, NULL, NULL, 0, 0, false },
-        { "redis://127.0.0.1:99999/0", false, NULL, NULL, 0, 0, false },
-        { "redis://127.0.0.1/x", false, NULL, NULL, 0, 0, false },
-        { "postgresql://x", false, NULL, NULL, 0, 0, false },
+    static const struct { const char *url; bool ok; const char *host, *name, *path;
+                          int port, db; bool dns, tls; const char *why; } t[] = {
+        { "redis://127.0.0.1:6380/2", true, "127.0.0.1", "127.0.0.1", "", 6380, 2, false, false, "" },
+        { "redis://127.0.0.1", true, "127.0.0.1", "127.0.0.1", "", 6379, 0, false, false, "" },
+        { "redis://localhost:1/", true, "127.0.0.1", "localhost", "", 1, 0, false, false, "" },
+        { "redis://[::1]:7000/3", true, "::1", "::1", "", 7000, 3, false, false, "" },
+        { "redis://db.internal:6379/0", true, "db.internal", "db.internal", "", 6379, 0, true,
+          false, "" },
+        { "redis+unix:///run/redis.sock", true, "", "", "/run/redis.sock", 6379, 0, false,
+          false, "" },
+        { "redis+unix:///run/redis.sock?db=4", true, "", "", "/run/redis.sock", 6379, 4, false,
+          false, "" },
+        { "rediss://127.0.0.1/0", true, "127.0.0.1", "127.0.0.1", "", 6379, 0, false, true, "" },
+        { "rediss://localhost:6380/1", true, "127.0.0.1", "localhost", "", 6380, 1, false,
+          true, "" },
+        { "rediss://cache.example.net:6380", true, "cache.example.net", "cache.example.net",
+          "", 6380, 0, true, true, "" },
+        { "rediss://[::1]:6380/0", true, "::1", "::1", "", 6380, 0, false, true, "" },
+        { "redis+unix://relative", false, NULL, NULL, NULL, 0, 0, false, false, "absolute" },
+        { "redis://u:p@127.0.0.1/0", false, NULL, NULL, NULL, 0, 0, false, false,
+          "credentials in the store URL are not supported" },
+        { "rediss://:p@127.0.0.1/0", false, NULL, NULL, NULL, 0, 0, false, false,
+          "credentials" },
+        { "redis://u:pa/ss@127.0.0.1/0", false, NULL, NULL, NULL, 0, 0, false, false,
+          "credentials" },
+        { "redis://127.0.0.1:99999/0", false, NULL, NULL, NULL, 0, 0, false, false, "port" },
+        { "redis://127.0.0.1/x", false, NULL, NULL, NULL, 0, 0, false, false, "database" },
+        { "postgresql://x", false, NULL, NULL, NULL, 0, 0, false, false, "not a Redis URL" },
+        { "http://127.0.0.1/", false, NULL, NULL, NULL, 0, 0, false, false, "not a Redis URL" },
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         rd_redis_url u;
-        char err[200] = "";
+        char err[300] = "";
         bool ok = redis_url_parse(t[i].url, &u, err, sizeof err);
         CHECK(ok == t[i].ok);
+        CHECK(!u.user && !u.password);
         if (!ok) {
-            CHECK(err[0] != '\0');
+            CHECK(strstr(err, t[i].why) != NULL);
+            CHECK(strstr(err, "pa/ss") == NULL && strstr(err, ":p@") == NULL);
             continue;
         }
         CHECK(strcmp(u.host, t[i].host) == 0);
+        CHECK(strcmp(u.name, t[i].name) == 0);
         CHECK(strcmp(u.path, t[i].path) == 0);
         CHECK(u.port == t[i].port && u.db == t[i].db && u.needs_dns == t[i].dns);
+        CHECK(u.tls == t[i].tls);
+    }
+}
+
+/* URLs from a secret reference (store = env:REDIS_URL): credentials accepted. */
+static void test_secret_urls(void)
+{
+    static const struct { const char *url; bool ok; const char *user, *pw, *host; int port, db;
+                          bool tls; const char *why; } t[] = {
+        { "redis://rd_ro:s3cret@127.0.0.1:6380/2", true, "rd_ro", "s3cret", "127.0.0.1", 6380,
+          2, false, "" },
+        { "rediss://rd_ro:s3cret@cache.example.net:6380/0", true, "rd_ro", "s3cret",
+          "cache.example.net", 6380, 0, true, "" },
+        { "redis://:only-pw@127.0.0.1/0", true, NULL, "only-pw", "127.0.0.1", 6379, 0, false, "" },
+        { "redis://just-user@127.0.0.1/0", true, "just-user", NULL, "127.0.0.1", 6379, 0, false,
+          "" },
+        { "redis://user:@127.0.0.1/0", true, "user", NULL, "127.0.0.1", 6379, 0, false, "" },
+        { "redis://127.0.0.1/0", true, NULL, NULL, "127.0.0.1", 6379, 0, false, "" },
+        /* percent-encoded, and raw '/', '@', ':' inside the password (last '@' ends it) */
+        { "redis://us%65r:p%40ss%2Fw%3Ard@127.0.0.1/0", true, "user", "p@ss/w:rd", "127.0.0.1",
+          6379, 0, false, "" },
+        { "redis://u:a/b@c:d@[::1]:7000/1", true, "u", "a/b@c:d", "::1", 7000, 1, false, "" },
+        { "redis://u:bad%zzpw@127.0.0.1/0", false, NULL, NULL, NULL, 0, 0, false,
+          "bad percent-escape in the password" },
+        { "redis://u:nul%00pw@127.0.0.1/0", false, NULL, NULL, NULL, 0, 0, false,
+          "percent-escape" },
+        { "redis://u:trunc%4@127.0.0.1/0", false, NULL, NULL, NULL, 0, 0, false,
+          "percent-escape" },
+        { "redis://u%zz:pw@127.0.0.1/0", false, NULL, NULL, NULL, 0, 0, false,
+          "bad percent-escape in the user name" },
+        { "redis://u:secretpw@127.0.0.1:0/0", false, NULL, NULL, NULL, 0, 0, false, "port" },
+        { "redis://u:secretpw@127.0.0.1/x", false, NULL, NULL, NULL, 0, 0, false, "database" },
+        { "redis+unix:///run/r.sock?db=1", true, NULL, NULL, "", 6379, 1, false, "" },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        rd_redis_url u;
+        char err[300] = "";
+        bool ok = redis_url_parse_secret(t[i].url, &u, err, sizeof err);
+        CHECK(ok == t[i].ok);
+        if (!ok) {
+            CHECK(strstr(err, t[i].why) != NULL);
+            CHECK(strstr(err, "secretpw") == NULL && strstr(err, "pw@") == NULL);
+            CHECK(!u.user && !u.password);     /* nothing left behind on failure */
+            continue;
+        }
+        CHECK(t[i].user ? u.user && strcmp(u.user, t[i].user) == 0 : !u.user);
+        CHECK(t[i].pw ? u.password && strcmp(u.password, t[i].pw) == 0 : !u.password);
+        CHECK(strcmp(u.host, t[i].host) == 0);
+        CHECK(u.port == t[i].port && u.db == t[i].db && u.tls == t[i].tls);
+        redis_url_clear(&u);
+        CHECK(!u.user && !u.password);
     }
 }
 
@@ -236,6 +304,7 @@ static void test_rabbit(void)
 int main(void)
 {
     test_urls();
+    test_secret_urls();
     test_records();
     test_index();
     test_rabbit();
