@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential clang meson ninja-build pkg-config
       libncurses-dev libpq-dev libhiredis-dev libcurl4-openssl-dev libcjson-dev libevent-dev
       libssl-dev
-      postgresql-15 redis-server rabbitmq-server curl tmux
+      postgresql-15 redis-server rabbitmq-server curl tmux nodejs npm
       python3 python3-psycopg2 python3-redis python3-pytest python3-pyte python3-pexpect)
 
 missing=()
@@ -24,6 +24,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The test stack's SQS emulator (local-aws-sqs, pinned by package-lock.json): installed
+# here, never at test time.
+if [ ! -f tools/sqs-emulator/node_modules/local-aws-sqs/package.json ]; then
+  echo "setup: installing the SQS emulator (tools/sqs-emulator)"
+  npm ci --prefix tools/sqs-emulator --no-audit --no-fund >/dev/null
 fi
 
 BUILD=${BUILD_DIR:-build}

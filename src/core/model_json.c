@@ -146,10 +146,12 @@ static cJSON *queue_json(const rd_queue *q, double now)
     add_num(o, "deliver_rate", q->deliver_rate, q->deliver_rate >= 0);
     add_str(o, "dead_letter_exchange", q->dead_letter_exchange);
     add_long(o, "ttl_ms", q->ttl_ms);
-    add_long(o, "delayed", q->delayed);
-    add_long(o, "max_receive", q->max_receive > 0 ? q->max_receive : -1);
-    add_long(o, "retention_s", q->retention_s > 0 ? q->retention_s : -1);
-    cJSON_AddBoolToObject(o, "not_draining", q->not_draining);
+    if (q->retention_s > 0) {        /* an SQS queue */
+        add_long(o, "delayed", q->delayed);
+        add_long(o, "max_receive", q->max_receive > 0 ? q->max_receive : -1);
+        add_long(o, "retention_s", q->retention_s);
+        cJSON_AddBoolToObject(o, "not_draining", q->not_draining);
+    }
     return o;
 }
 
@@ -166,9 +168,11 @@ static cJSON *dlq_json(const rd_dlq_entry *d, double now)
     add_str(o, "payload", d->payload);
     add_str(o, "origin_queue", d->origin_queue);
     cJSON_AddBoolToObject(o, "redelivered", d->redelivered);
-    add_long(o, "attempt", d->attempt > 0 ? d->attempt : -1);
-    add_str(o, "task_type", d->task_type);
-    add_time(o, "sent_at", d->sent_at);
+    if (d->sent_at > 0) {            /* an SQS message */
+        add_long(o, "attempt", d->attempt > 0 ? d->attempt : -1);
+        add_str(o, "task_type", d->task_type);
+        add_time(o, "sent_at", d->sent_at);
+    }
     return o;
 }
 
