@@ -67,6 +67,8 @@ typedef struct sq_src {
     char peek_err[256];
 } sq_src;
 
+static void peek_next(sq_src *s);
+
 static void changed(sq_src *s)
 {
     if (s->base.ctx.on_change)
@@ -211,9 +213,11 @@ static void round_done(sq_src *s)
         model_source_fail(s->base.ctx.model, SRC_NAME, first_err, clock_wall());
     else
         model_source_ok(s->base.ctx.model, SRC_NAME, clock_wall());
-    s->polled = s->polled || !first_err[0] || s->n > 0;
+    s->polled = true;
     s->settled = true;
     changed(s);
+    if (s->peek_wanted && !s->peek_done && !s->peek_req)
+        peek_next(s);                /* asked before the DLQs were known */
 }
 
 static void poll_queue(sq_src *s, sq_queue *q);
@@ -354,7 +358,6 @@ static void on_creds(void *ud)
 
 /* ---- DLQ peek (on demand only) ---------------------------------------------------------------- */
 
-static void peek_next(sq_src *s);
 
 static void publish_peek(sq_src *s)
 {
@@ -486,8 +489,9 @@ static void op_peek_dlq(rd_source *src, bool more)
     s->peek_err[0] = '\0';
     if (s->setup_err[0])
         s->peek_done = true;
-    else
+    else if (s->polled)
         peek_next(s);
+    /* else: the first round finds the DLQs, then peeks (round_done) */
 }
 
 static bool op_settled(const rd_source *src)
