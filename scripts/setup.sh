@@ -6,10 +6,12 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential clang meson ninja-build pkg-config
       libncurses-dev libpq-dev libhiredis-dev libcurl4-openssl-dev libcjson-dev libevent-dev
       libssl-dev
-      postgresql-15 redis-server rabbitmq-server curl tmux nodejs npm
+      postgresql-15 redis-server rabbitmq-server curl tmux
       python3 python3-psycopg2 python3-redis python3-pytest python3-pyte python3-pexpect)
 
 missing=()
+# Node and npm for the SQS emulator: Debian's, unless a node with npm is already there.
+command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 || PKGS+=(nodejs npm)
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
