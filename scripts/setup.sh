@@ -10,6 +10,8 @@ PKGS=(build-essential clang meson ninja-build pkg-config
       python3 python3-psycopg2 python3-redis python3-pytest python3-pyte python3-pexpect)
 
 missing=()
+# Node and npm for the SQS emulator: Debian's, unless a node with npm is already there.
+command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1 || PKGS+=(nodejs npm)
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
@@ -24,6 +26,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The test stack's SQS emulator (local-aws-sqs, pinned by package-lock.json): installed
+# here, never at test time.
+if [ ! -f tools/sqs-emulator/node_modules/local-aws-sqs/package.json ]; then
+  echo "setup: installing the SQS emulator (tools/sqs-emulator)"
+  npm ci --prefix tools/sqs-emulator --no-audit --no-fund >/dev/null
 fi
 
 BUILD=${BUILD_DIR:-build}

@@ -50,6 +50,9 @@ static const key_def keys[] = {
     { "max_retries", K_INT, F(max_retries) },  { "prefix", K_STR, F(prefix) },
     { "orphan_after", K_DUR, F(orphan_after_s) }, { "rate_limit", K_DOUBLE, F(rate_limit) },
     { "page_size", K_INT, F(page_size) },
+    { "sqs_queue_url", K_STR, F(sqs_queue_url) }, { "sqs_region", K_STR, F(sqs_region) },
+    { "sqs_endpoint", K_STR, F(sqs_endpoint) }, { "sqs_dlq", K_STR, F(sqs_dlq) },
+    { "aws_profile", K_STR, F(aws_profile) },
     { "heartbeat_max_age", K_DUR, H(heartbeat_max_age) },
     { "failures_degraded", K_INT, H(failures_degraded) },
     { "failures_unhealthy", K_INT, H(failures_unhealthy) },
@@ -324,6 +327,26 @@ static void check_url(parser *p, const sect *s, const char *key, const char *url
             "(or set insecure = true)", key, host);
 }
 
+/* Every URL of a comma-separated list (sqs_queue_url). */
+static void check_url_list(parser *p, const sect *s, const char *key, const char *list)
+{
+    for (const char *q = list; q && *q;) {
+        size_t n = strcspn(q, ",");
+        char *one = xstrndup(q, n);
+        char *a = one, *b = one + strlen(one);
+        while (*a == ' ')
+            a++;
+        while (b > a && b[-1] == ' ')
+            *--b = '\0';
+        if (*a)
+            check_url(p, s, key, a);
+        free(one);
+        q += n;
+        if (*q == ',')
+            q++;
+    }
+}
+
 static void check_auth(parser *p, const sect *s)
 {
     const rd_system_cfg *c = &s->cfg;
@@ -399,6 +422,9 @@ static void section_validate(parser *p, sect *s)
         check_url(p, s, "core", c->core);
     if (c->broker)
         check_url(p, s, "broker", c->broker);
+    if (c->sqs_endpoint)
+        check_url(p, s, "sqs_endpoint", c->sqs_endpoint);
+    check_url_list(p, s, "sqs_queue_url", c->sqs_queue_url);
     check_auth(p, s);
     if (c->poll_s < 0.1)
         err(p, key_line(s, "poll"), "poll must be at least 100ms");

@@ -40,6 +40,11 @@ typedef struct rd_system_cfg {
     char *keymap;
     char *workers;           /* tasker: comma-separated /health URLs */
     char *cacert;            /* CA file for the core API / broker */
+    char *sqs_queue_url;     /* comma-separated SQS queue URLs (alakai) */
+    char *sqs_region;        /* NULL = from the URL host, the profile, AWS_REGION */
+    char *sqs_endpoint;      /* request endpoint override (emulator, VPC endpoint) */
+    char *sqs_dlq;           /* comma-separated DLQ URLs or names; default RedrivePolicy */
+    char *aws_profile;       /* NULL = AWS_PROFILE or "default" */
     bool read_only;
     bool insecure;
     bool store_insecure;     /* Redis TLS without verification (shown as a banner) */

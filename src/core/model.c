@@ -63,6 +63,7 @@ void dlq_entry_clear(rd_dlq_entry *d)
     free(d->reason);
     free(d->origin_queue);
     free(d->payload);
+    free(d->task_type);
     memset(d, 0, sizeof *d);
 }
 

@@ -83,6 +83,11 @@ typedef struct rd_queue {
     bool is_dlq;
     char *dead_letter_exchange;   /* from arguments, NULL when none */
     long ttl_ms;                  /* x-message-ttl, -1 none */
+    /* SQS (0/-1 elsewhere): ready = visible, unacked = in flight */
+    long delayed;                 /* 0 none or unknown */
+    long max_receive;             /* RedrivePolicy maxReceiveCount, 0 none */
+    long retention_s;             /* MessageRetentionPeriod, 0 unknown */
+    bool not_draining;            /* visible grew across polls while nothing in flight */
 } rd_queue;
 
 typedef struct rd_dlq_entry {
@@ -95,6 +100,10 @@ typedef struct rd_dlq_entry {
     double first_death_at, last_death_at;
     char *payload;          /* raw, capped */
     bool redelivered;
+    /* SQS dead letters (alakai): parsed from the body; 0/NULL unknown */
+    int attempt;
+    char *task_type;
+    double sent_at;
 } rd_dlq_entry;
 
 typedef enum {

@@ -146,6 +146,12 @@ static cJSON *queue_json(const rd_queue *q, double now)
     add_num(o, "deliver_rate", q->deliver_rate, q->deliver_rate >= 0);
     add_str(o, "dead_letter_exchange", q->dead_letter_exchange);
     add_long(o, "ttl_ms", q->ttl_ms);
+    if (q->retention_s > 0) {        /* an SQS queue */
+        add_long(o, "delayed", q->delayed);
+        add_long(o, "max_receive", q->max_receive > 0 ? q->max_receive : -1);
+        add_long(o, "retention_s", q->retention_s);
+        cJSON_AddBoolToObject(o, "not_draining", q->not_draining);
+    }
     return o;
 }
 
@@ -162,6 +168,11 @@ static cJSON *dlq_json(const rd_dlq_entry *d, double now)
     add_str(o, "payload", d->payload);
     add_str(o, "origin_queue", d->origin_queue);
     cJSON_AddBoolToObject(o, "redelivered", d->redelivered);
+    if (d->sent_at > 0) {            /* an SQS message */
+        add_long(o, "attempt", d->attempt > 0 ? d->attempt : -1);
+        add_str(o, "task_type", d->task_type);
+        add_time(o, "sent_at", d->sent_at);
+    }
     return o;
 }
 
@@ -430,6 +441,10 @@ static void queue_parse(const cJSON *o, void *item, double now)
     q->deliver_rate = get_rate(o, "deliver_rate");
     q->dead_letter_exchange = get_str(o, "dead_letter_exchange");
     q->ttl_ms = get_long(o, "ttl_ms", -1, 1L << 50);
+    q->delayed = get_long(o, "delayed", 0, 1L << 50);
+    q->max_receive = get_long(o, "max_receive", 0, 1L << 50);
+    q->retention_s = get_long(o, "retention_s", 0, 1L << 50);
+    q->not_draining = get_bool(o, "not_draining");
 }
 
 static void dlq_parse(const cJSON *o, void *item, double now)
@@ -445,6 +460,9 @@ static void dlq_parse(const cJSON *o, void *item, double now)
     d->payload = get_str(o, "payload");
     d->origin_queue = get_str(o, "origin_queue");
     d->redelivered = get_bool(o, "redelivered");
+    d->attempt = (int)get_long(o, "attempt", 0, 1000000000);
+    d->task_type = get_str(o, "task_type");
+    d->sent_at = get_time(o, "sent_at");
 }
 
 static void source_parse(const cJSON *o, void *item, double now)

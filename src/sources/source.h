@@ -43,3 +43,4 @@ rd_source *pg_source_new(const rd_source_ctx *ctx);
 rd_source *redis_source_new(const rd_source_ctx *ctx);
 rd_source *rabbit_source_new(const rd_source_ctx *ctx);
 rd_source *probe_source_new(const rd_source_ctx *ctx);   /* tasker worker /health */
+rd_source *sqs_source_new(const rd_source_ctx *ctx);     /* alakai SQS queue + DLQ */

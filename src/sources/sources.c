@@ -11,13 +11,13 @@
 #include "../core/xalloc.h"
 #include "source.h"
 
-enum { MAX_SOURCES = 4 };
+enum { MAX_SOURCES = 5 };
 
 struct rd_sources {
     rd_source_ctx ctx;
     rd_source *src[MAX_SOURCES];
     size_t n;
-    rd_source *store, *broker;
+    rd_source *store, *broker, *sqs;
 };
 
 static void add(rd_sources *s, rd_source *src)
@@ -39,6 +39,10 @@ rd_sources *sources_new(struct event_base *base, rd_http *http, const rd_system_
     if (cfg && cfg->broker && *cfg->broker && http) {
         s->broker = rabbit_source_new(&s->ctx);
         add(s, s->broker);
+    }
+    if (cfg && cfg->sqs_queue_url && *cfg->sqs_queue_url && http) {
+        s->sqs = sqs_source_new(&s->ctx);      /* alakai's real queue and DLQ */
+        add(s, s->sqs);
     }
     if (cfg && cfg->workers && *cfg->workers && http)
         add(s, probe_source_new(&s->ctx));
@@ -102,7 +106,8 @@ void sources_request_chain(rd_sources *s, const char *id)
 }
 
 /* The profile may say where its DLQ lives (dlq_source = store | broker); by default
- * every source that can peek is asked. */
+ * every source that can peek is asked. A configured SQS DLQ is always asked: it is the
+ * system's real dead-letter queue. */
 void sources_peek_dlq(rd_sources *s, bool more)
 {
     const char *from = s->ctx.prof ? profile_get(s->ctx.prof, "dlq_source") : NULL;
@@ -110,6 +115,10 @@ void sources_peek_dlq(rd_sources *s, bool more)
         rd_source *src = s->src[i];
         if (!src->ops->peek_dlq)
             continue;
+        if (src == s->sqs) {
+            src->ops->peek_dlq(src, more);
+            continue;
+        }
         if (from && strcmp(from, "store") == 0 && src != s->store)
             continue;
         if (from && strcmp(from, "broker") == 0 && src != s->broker)

@@ -503,6 +503,7 @@ cmd_status() {
             else echo "core $s: down"; rc=1; fi
         done
     fi
+    bash "$HERE/sqs.sh" status "$DIR" "$BASE" || rc=1
     return $rc
 }
 
@@ -526,6 +527,7 @@ cmd_start() {
     echo "$BASE" >"$DIR/base"
 
     if [ -f "$DIR/env" ] && stores_ready && core_ready && consumer_alive; then
+        bash "$HERE/sqs.sh" start "$DIR" "$BASE" || log "WARNING: SQS emulator failed to start"
         log "already running in $DIR (port base $BASE)"
         return 0
     fi
@@ -584,6 +586,7 @@ cmd_start() {
         log "WARNING: core servers failed to start (see $DIR/core/*.log); stores are up"
         core_stop
     fi
+    bash "$HERE/sqs.sh" start "$DIR" "$BASE" || log "WARNING: SQS emulator failed to start (see $DIR/sqs/sqs.log)"
     local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     log "up in $((ms / 1000)).$(( (ms % 1000) / 100 )) s: $DIR/env (port base $BASE)"
     return 0
@@ -591,6 +594,7 @@ cmd_start() {
 
 cmd_stop_inner() {
     core_stop
+    bash "$HERE/sqs.sh" stop "$DIR" "$BASE"
     if consumer_alive; then kill_pids "$(cat "$DIR/amqp_consumer.pid")"; fi
     rm -f "$DIR/amqp_consumer.pid"
     pg_stop & local a=$!

@@ -1,0 +1,604 @@
+/*
+ * The Amazon SQS source (alakai's dispatch queue and its dead-letter queue): one
+ * GetQueueAttributes per queue per poll over the JSON protocol (POST, X-Amz-Target,
+ * application/x-amz-json-1.0), signed with SigV4 by io/sigv4.h (not CURLOPT_AWS_SIGV4:
+ * curl 7.88 does not sort query strings), credentials from io/awscreds.h.
+ *
+ * DLQs come from each queue's RedrivePolicy (or sqs_dlq) and are polled in the same
+ * round. Dead letters are read only on explicit request: ReceiveMessage with
+ * VisibilityTimeout=0 (a receive still increments ApproximateReceiveCount), 10 a page.
+ * Throttling backs off (doubling up to 60 s) and keeps the last data; every other
+ * failure is the source's error, and the other sources keep going.
+ */
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/xalloc.h"
+#include "../io/awscreds.h"
+#include "../io/clock.h"
+#include "../io/http.h"
+#include "../io/sigv4.h"
+#include "../io/url.h"
+#include "source.h"
+#include "sqs_decode.h"
+
+enum { SQ_MAX_QUEUES = 16, SQ_PEEK_PAGE = 10, SQ_PEEK_MAX_PAGES = 5, SQ_BACKOFF_MAX_S = 60,
+       SQ_GROW_POLLS = 2 };
+static const char SRC_NAME[] = "sqs";
+
+typedef struct sq_queue {
+    char *url, *name;
+    bool is_dlq;
+    uint64_t req;
+    bool answered, ok;
+    char err[200];
+    sqs_attrs a;
+    long prev_total;                 /* visible+in flight+delayed at the previous answer */
+    double prev_at;
+    double in_rate, out_rate;        /* msgs/s from the deltas, -1 unknown */
+    int grew;                        /* consecutive polls visible grew, nothing in flight */
+    long prev_visible;
+} sq_queue;
+
+typedef struct sq_src {
+    rd_source base;
+    char *endpoint;                  /* request URL (override, or scheme://host of a queue) */
+    char *region;
+    rd_awscreds *creds;
+    sq_queue q[SQ_MAX_QUEUES];
+    size_t n;
+    char setup_err[256];
+    struct event *ev_tick;
+    bool polling, settled, polled;
+    int backoff_s;
+    double resume_at;                /* mono: no poll before (throttled) */
+    uint64_t requests;               /* sent, for benchmarks */
+
+    bool peek_wanted, peek_done;
+    int peek_pages;
+    uint64_t peek_req;
+    size_t peek_at;
+    rd_dlq_entry *peeked;
+    size_t n_peeked;
+    char peek_err[256];
+} sq_src;
+
+static void peek_next(sq_src *s);
+
+static void changed(sq_src *s)
+{
+    if (s->base.ctx.on_change)
+        s->base.ctx.on_change(s->base.ctx.ud);
+}
+
+static sq_queue *add_queue(sq_src *s, const char *url, bool is_dlq)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->q[i].url, url) == 0)
+            return &s->q[i];
+    char *name = sqs_queue_name(url);
+    if (!name || s->n >= SQ_MAX_QUEUES) {
+        free(name);
+        return NULL;
+    }
+    sq_queue *q = &s->q[s->n++];
+    memset(q, 0, sizeof *q);
+    q->url = xstrdup(url);
+    q->name = name;
+    q->is_dlq = is_dlq;
+    q->prev_total = -1;
+    q->in_rate = q->out_rate = -1;
+    return q;
+}
+
+/* The URL of a queue named `name` next to queue `like` (same scheme, host, account). */
+static char *sibling_url(const char *like, const char *name)
+{
+    const char *end = strrchr(like, '/');
+    return xasprintf("%.*s/%s", end ? (int)(end - like) : 0, like, name);
+}
+
+/* ---- signed requests ----------------------------------------------------------------------- */
+
+static uint64_t sqs_call(sq_src *s, const char *action, const char *body, rd_http_cb cb,
+                         void *ud, size_t max_body, char *why, size_t cap)
+{
+    const rd_aws_creds *k = awscreds_get(s->creds, why, cap);
+    if (!k)
+        return 0;
+    char target[80];
+    snprintf(target, sizeof target, "X-Amz-Target: AmazonSQS.%s", action);
+    const char *sign_hdrs[] = { "Content-Type: application/x-amz-json-1.0", target, NULL };
+    sigv4_in in = { .method = "POST", .url = s->endpoint, .body = body,
+                    .headers = sign_hdrs, .region = s->region, .service = "sqs",
+                    .access_key = k->access_key, .secret_key = k->secret_key,
+                    .token = k->token, .when = time(NULL) };
+    sigv4_out out;
+    if (!sigv4_sign(&in, &out, why, cap))
+        return 0;
+    const char *hdrs[] = { sign_hdrs[0], target, out.date_hdr, out.auth_hdr,
+                           out.token_hdr, NULL };
+    rd_http_req req = { .method = "POST", .url = s->endpoint, .body = body, .headers = hdrs,
+                        .cacert = s->base.ctx.cfg->cacert, .timeout_ms = 8000,
+                        .connect_timeout_ms = 3000, .max_body = max_body };
+    uint64_t id = http_start(s->base.ctx.http, &req, cb, ud);
+    sigv4_out_free(&out);
+    if (!id)
+        snprintf(why, cap, "SQS request could not be started");
+    else
+        s->requests++;
+    return id;
+}
+
+/* A human message for a failed answer; false when usable. */
+static bool answer_problem(const rd_http_resp *r, char *msg, size_t cap, bool *throttled)
+{
+    *throttled = false;
+    if (r->status == 0) {
+        snprintf(msg, cap, "SQS endpoint %s", r->timed_out ? "did not answer in time"
+                                                           : "unreachable");
+        if (!r->timed_out && r->error[0])
+            snprintf(msg + strlen(msg), cap - strlen(msg), ": %.150s", r->error);
+        return true;
+    }
+    if (r->status < 200 || r->status > 299) {
+        sqs_decode_error(r->body, r->body_len, r->status, msg, cap, throttled);
+        return true;
+    }
+    if (r->truncated) {
+        snprintf(msg, cap, "SQS answer too large (truncated)");
+        return true;
+    }
+    return false;
+}
+
+/* ---- polling --------------------------------------------------------------------------------- */
+
+static void publish(sq_src *s)
+{
+    rd_model *m = s->base.ctx.model;
+    size_t keep = 0;
+    rd_queue *items = xcalloc(m->queues.n + s->n + 1, sizeof *items);
+    for (size_t i = 0; i < m->queues.n; i++) {
+        bool mine = false;
+        for (size_t k = 0; k < s->n; k++)
+            mine |= m->queues.items[i].name && strcmp(m->queues.items[i].name,
+                                                      s->q[k].name) == 0;
+        if (!mine) {
+            items[keep++] = m->queues.items[i];
+            memset(&m->queues.items[i], 0, sizeof m->queues.items[i]);   /* moved */
+        }
+    }
+    long dlq = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        const sq_queue *q = &s->q[k];
+        if (!q->ok && q->prev_total < 0)
+            continue;                /* never answered: nothing to show */
+        rd_queue *o = &items[keep++];
+        o->name = xstrdup(q->name);
+        o->ready = q->a.visible;
+        o->unacked = q->a.in_flight;
+        o->delayed = q->a.delayed > 0 ? q->a.delayed : 0;
+        o->depth = (q->a.visible > 0 ? q->a.visible : 0) + (q->a.in_flight > 0 ? q->a.in_flight : 0);
+        o->consumers = -1;
+        o->publish_rate = q->in_rate;
+        o->deliver_rate = q->out_rate;
+        o->is_dlq = q->is_dlq;
+        o->dead_letter_exchange = q->a.dlq_name[0] ? xstrdup(q->a.dlq_name) : NULL;
+        o->ttl_ms = -1;
+        o->max_receive = q->a.max_receive;
+        o->retention_s = q->a.retention_s > 0 ? q->a.retention_s : 1;
+        o->not_draining = q->grew >= SQ_GROW_POLLS;
+        if (q->is_dlq)
+            dlq += o->ready > 0 ? o->ready : 0;
+    }
+    model_set_queues(m, items, keep);
+    if (m->dlq_total < dlq)
+        m->dlq_total = dlq;
+}
+
+static void round_done(sq_src *s)
+{
+    s->polling = false;
+    char first_err[256] = "";
+    for (size_t i = 0; i < s->n; i++)
+        if (!s->q[i].ok && !first_err[0])
+            snprintf(first_err, sizeof first_err, "%.40s: %.200s", s->q[i].name, s->q[i].err);
+    publish(s);
+    if (first_err[0])
+        model_source_fail(s->base.ctx.model, SRC_NAME, first_err, clock_wall());
+    else
+        model_source_ok(s->base.ctx.model, SRC_NAME, clock_wall());
+    s->polled = true;
+    s->settled = true;
+    changed(s);
+    if (s->peek_wanted && !s->peek_done && !s->peek_req)
+        peek_next(s);                /* asked before the DLQs were known */
+}
+
+static void poll_queue(sq_src *s, sq_queue *q);
+
+static bool round_pending(const sq_src *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!s->q[i].answered)
+            return true;
+    return false;
+}
+
+static void note_counts(sq_queue *q)
+{
+    double now = clock_mono();
+    long total = (q->a.visible > 0 ? q->a.visible : 0) + (q->a.in_flight > 0 ? q->a.in_flight : 0) +
+                 (q->a.delayed > 0 ? q->a.delayed : 0);
+    if (q->prev_total >= 0 && now > q->prev_at) {
+        double d = (double)(total - q->prev_total) / (now - q->prev_at);
+        q->in_rate = d > 0 ? d : 0;
+        q->out_rate = d < 0 ? -d : 0;
+        if (q->a.visible > q->prev_visible && q->a.in_flight == 0)
+            q->grew++;
+        else if (q->a.visible <= q->prev_visible || q->a.in_flight > 0)
+            q->grew = 0;
+    }
+    q->prev_total = total;
+    q->prev_visible = q->a.visible;
+    q->prev_at = now;
+}
+
+typedef struct sq_call {
+    sq_src *s;
+    size_t idx;
+} sq_call;
+
+static void on_attrs_call(const rd_http_resp *r, void *ud)
+{
+    sq_call *c = ud;
+    sq_src *s = c->s;
+    sq_queue *q = &s->q[c->idx];
+    free(c);
+    q->req = 0;
+    q->answered = true;
+    bool throttled = false;
+    sqs_attrs a;
+    if (answer_problem(r, q->err, sizeof q->err, &throttled)) {
+        q->ok = false;
+        if (throttled) {
+            s->backoff_s = s->backoff_s ? s->backoff_s * 2 : 2;
+            if (s->backoff_s > SQ_BACKOFF_MAX_S)
+                s->backoff_s = SQ_BACKOFF_MAX_S;
+            s->resume_at = clock_mono() + s->backoff_s;
+            snprintf(q->err + strlen(q->err), sizeof q->err - strlen(q->err),
+                     " (backing off %d s, last data kept)", s->backoff_s);
+        }
+    } else if (!sqs_decode_attrs(r->body, r->body_len, &a, q->err, sizeof q->err)) {
+        q->ok = false;
+    } else {
+        q->ok = true;
+        q->err[0] = '\0';
+        q->a = a;
+        note_counts(q);
+        s->backoff_s = 0;
+        if (a.dlq_name[0] && !s->base.ctx.cfg->sqs_dlq) {
+            char *u = sibling_url(q->url, a.dlq_name);
+            sq_queue *d = add_queue(s, u, true);
+            free(u);
+            if (d && !d->answered && !d->req)
+                poll_queue(s, d);
+        }
+    }
+    if (!round_pending(s))
+        round_done(s);
+}
+
+static void poll_queue(sq_src *s, sq_queue *q)
+{
+    char *qurl = url_escape_json(q->url, q->err, sizeof q->err);
+    q->answered = false;
+    if (!qurl) {
+        q->answered = true;
+        return;
+    }
+    char *body = xasprintf("{\"QueueUrl\":\"%s\",\"AttributeNames\":[\"All\"]}", qurl);
+    free(qurl);
+    sq_call *c = xmalloc(sizeof *c);
+    *c = (sq_call){ s, (size_t)(q - s->q) };
+    q->req = sqs_call(s, "GetQueueAttributes", body, on_attrs_call, c, (size_t)1 << 20,
+                      q->err, sizeof q->err);
+    free(body);
+    if (!q->req) {
+        free(c);
+        q->ok = false;
+        q->answered = true;
+    }
+}
+
+static void poll_now(sq_src *s)
+{
+    if (s->setup_err[0]) {
+        model_source_fail(s->base.ctx.model, SRC_NAME, s->setup_err, clock_wall());
+        s->settled = true;
+        changed(s);
+        return;
+    }
+    if (s->polling || clock_mono() < s->resume_at)
+        return;
+    char why[256];
+    if (!awscreds_get(s->creds, why, sizeof why)) {
+        if (strcmp(why, "AWS credentials pending") != 0) {
+            model_source_fail(s->base.ctx.model, SRC_NAME, why, clock_wall());
+            s->settled = true;
+            changed(s);
+        }
+        return;                      /* pending: the credentials callback polls */
+    }
+    s->polling = true;
+    for (size_t i = 0; i < s->n; i++)
+        s->q[i].answered = false;
+    size_t n = s->n;                 /* DLQs found during the round poll themselves */
+    for (size_t i = 0; i < n; i++)
+        poll_queue(s, &s->q[i]);
+    if (s->polling && !round_pending(s))
+        round_done(s);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    poll_now(arg);
+}
+
+static void on_creds(void *ud)
+{
+    sq_src *s = ud;
+    poll_now(s);
+}
+
+/* ---- DLQ peek (on demand only) ---------------------------------------------------------------- */
+
+
+static void publish_peek(sq_src *s)
+{
+    rd_model *m = s->base.ctx.model;
+    rd_dlq_entry *items = xcalloc(m->dlq.n + s->n_peeked + 1, sizeof *items);
+    size_t n = 0;
+    for (size_t i = 0; i < m->dlq.n; i++) {
+        bool mine = false;
+        for (size_t k = 0; k < s->n; k++)
+            mine |= s->q[k].is_dlq && m->dlq.items[i].queue &&
+                    strcmp(m->dlq.items[i].queue, s->q[k].name) == 0;
+        if (!mine) {
+            items[n++] = m->dlq.items[i];
+            memset(&m->dlq.items[i], 0, sizeof m->dlq.items[i]);
+        }
+    }
+    memcpy(items + n, s->peeked, s->n_peeked * sizeof *items);
+    n += s->n_peeked;
+    free(s->peeked);
+    s->peeked = NULL;
+    s->n_peeked = 0;
+    model_set_dlq(m, items, n, m->dlq_total);
+    if (s->peek_err[0])
+        model_source_fail(m, SRC_NAME, s->peek_err, clock_wall());
+    s->peek_done = true;
+    changed(s);
+}
+
+typedef struct sq_peek {
+    sq_src *s;
+    int page;
+} sq_peek;
+
+static void on_peek(const rd_http_resp *r, void *ud)
+{
+    sq_peek *p = ud;
+    sq_src *s = p->s;
+    int page = p->page;
+    free(p);
+    s->peek_req = 0;
+    const sq_queue *q = &s->q[s->peek_at];
+    char msg[200] = "";
+    bool throttled;
+    size_t before = s->n_peeked;
+    if (answer_problem(r, msg, sizeof msg, &throttled) ||
+        !sqs_decode_messages(r->body, r->body_len, q->name, &s->peeked, &s->n_peeked, msg,
+                             sizeof msg)) {
+        snprintf(s->peek_err, sizeof s->peek_err, "peek %.60s: %.180s", q->name, msg);
+    } else if (s->n_peeked > before && page + 1 < s->peek_pages) {
+        /* another page of the same queue: messages stay visible, duplicates dropped */
+        peek_next(s);
+        return;
+    }
+    s->peek_at++;
+    peek_next(s);
+}
+
+static void peek_next(sq_src *s)
+{
+    while (s->peek_at < s->n && !s->q[s->peek_at].is_dlq)
+        s->peek_at++;
+    if (s->peek_at >= s->n) {
+        publish_peek(s);
+        return;
+    }
+    const sq_queue *q = &s->q[s->peek_at];
+    char *qurl = url_escape_json(q->url, s->peek_err, sizeof s->peek_err);
+    if (!qurl) {
+        publish_peek(s);
+        return;
+    }
+    char *body = xasprintf("{\"QueueUrl\":\"%s\",\"MaxNumberOfMessages\":%d,"
+                           "\"VisibilityTimeout\":0,\"WaitTimeSeconds\":0,"
+                           "\"AttributeNames\":[\"All\"],"
+                           "\"MessageSystemAttributeNames\":[\"All\"],"
+                           "\"MessageAttributeNames\":[\"All\"]}", qurl, SQ_PEEK_PAGE);
+    free(qurl);
+    sq_peek *p = xmalloc(sizeof *p);
+    size_t mine = 0;
+    for (size_t i = 0; i < s->n_peeked; i++)
+        mine += strcmp(s->peeked[i].queue, q->name) == 0;
+    *p = (sq_peek){ s, (int)(mine / SQ_PEEK_PAGE) };
+    char why[200];
+    s->peek_req = sqs_call(s, "ReceiveMessage", body, on_peek, p, (size_t)4 << 20, why,
+                           sizeof why);
+    free(body);
+    if (!s->peek_req) {
+        free(p);
+        snprintf(s->peek_err, sizeof s->peek_err, "peek: %s", why);
+        publish_peek(s);
+    }
+}
+
+/* ---- ops --------------------------------------------------------------------------------------- */
+
+static sq_src *impl(const rd_source *src) { return src->impl; }
+
+static void op_start(rd_source *src)
+{
+    sq_src *s = impl(src);
+    model_source(s->base.ctx.model, SRC_NAME);
+    struct timeval tv = clock_tv(fmax(s->base.ctx.cfg->poll_s, 1));
+    evtimer_add(s->ev_tick, &tv);
+    poll_now(s);
+}
+
+static void op_refresh(rd_source *src)
+{
+    poll_now(impl(src));
+}
+
+static void op_peek_dlq(rd_source *src, bool more)
+{
+    sq_src *s = impl(src);
+    s->peek_pages = more && s->peek_wanted ? s->peek_pages + 1 : 1;
+    if (s->peek_pages > SQ_PEEK_MAX_PAGES)
+        s->peek_pages = SQ_PEEK_MAX_PAGES;
+    s->peek_wanted = true;
+    s->peek_done = false;
+    if (s->peek_req)
+        http_cancel(s->base.ctx.http, s->peek_req);   /* its sq_peek leaks no more than once */
+    s->peek_req = 0;
+    s->peek_at = 0;
+    for (size_t i = 0; i < s->n_peeked; i++)
+        dlq_entry_clear(&s->peeked[i]);
+    free(s->peeked);
+    s->peeked = NULL;
+    s->n_peeked = 0;
+    s->peek_err[0] = '\0';
+    if (s->setup_err[0])
+        s->peek_done = true;
+    else if (s->polled)
+        peek_next(s);
+    /* else: the first round finds the DLQs, then peeks (round_done) */
+}
+
+static bool op_settled(const rd_source *src)
+{
+    return impl(src)->settled;
+}
+
+static bool op_idle(const rd_source *src)
+{
+    const sq_src *s = impl(src);
+    return !s->peek_wanted || s->peek_done;
+}
+
+static void op_free(rd_source *src)
+{
+    sq_src *s = impl(src);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->q[i].req)
+            http_cancel(s->base.ctx.http, s->q[i].req);
+        free(s->q[i].url);
+        free(s->q[i].name);
+    }
+    if (s->peek_req)
+        http_cancel(s->base.ctx.http, s->peek_req);
+    for (size_t i = 0; i < s->n_peeked; i++)
+        dlq_entry_clear(&s->peeked[i]);
+    free(s->peeked);
+    awscreds_free(s->creds);
+    event_free(s->ev_tick);
+    free(s->endpoint);
+    free(s->region);
+    free(s);
+}
+
+static const rd_source_ops sqs_ops = {
+    .kind = "sqs",
+    .start = op_start,
+    .refresh = op_refresh,
+    .peek_dlq = op_peek_dlq,
+    .settled = op_settled,
+    .idle = op_idle,
+    .free = op_free,
+};
+
+static void add_list(sq_src *s, const char *list, bool is_dlq)
+{
+    for (const char *p = list; p && *p;) {
+        size_t n = strcspn(p, ",");
+        char *one = xstrndup(p, n);
+        char *a = one, *b = one + strlen(one);
+        while (*a == ' ')
+            a++;
+        while (b > a && b[-1] == ' ')
+            *--b = '\0';
+        if (*a) {
+            char *u = strstr(a, "://") || !s->n ? xstrdup(a) : sibling_url(s->q[0].url, a);
+            if (!add_queue(s, u, is_dlq) && !s->setup_err[0])
+                snprintf(s->setup_err, sizeof s->setup_err, "sqs: bad queue URL '%.150s' "
+                         "(or more than %d queues)", u, SQ_MAX_QUEUES);
+            free(u);
+        }
+        free(one);
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+}
+
+static char *scheme_host(const char *url)
+{
+    const char *s = strstr(url, "://");
+    size_t n = s ? (size_t)(s + 3 - url) + strcspn(s + 3, "/?#") : strlen(url);
+    return xasprintf("%.*s/", (int)n, url);
+}
+
+rd_source *sqs_source_new(const rd_source_ctx *ctx)
+{
+    const rd_system_cfg *cfg = ctx ? ctx->cfg : NULL;
+    if (!cfg || !cfg->sqs_queue_url || !*cfg->sqs_queue_url || !ctx->http)
+        return NULL;
+    sq_src *s = xcalloc(1, sizeof *s);
+    s->base.ops = &sqs_ops;
+    s->base.ctx = *ctx;
+    s->base.impl = s;
+    add_list(s, cfg->sqs_queue_url, false);
+    add_list(s, cfg->sqs_dlq, true);
+    s->creds = awscreds_new(ctx->base, ctx->http, cfg->aws_profile, on_creds, s);
+    if (s->n == 0 && !s->setup_err[0])
+        snprintf(s->setup_err, sizeof s->setup_err, "sqs: no queue URL");
+    if (s->n) {
+        s->endpoint = cfg->sqs_endpoint && *cfg->sqs_endpoint ? xstrdup(cfg->sqs_endpoint)
+                                                              : scheme_host(s->q[0].url);
+        char host[256] = "", region[64] = "";
+        char *hp = url_host_port(s->q[0].url);
+        if (hp)
+            snprintf(host, sizeof host, "%s", hp);
+        free(hp);
+        if (cfg->sqs_region && *cfg->sqs_region)
+            s->region = xstrdup(cfg->sqs_region);
+        else if (sigv4_region_from_host(host, region, sizeof region))
+            s->region = xstrdup(region);
+        else if (awscreds_region(s->creds))
+            s->region = xstrdup(awscreds_region(s->creds));
+        else if (!s->setup_err[0])
+            snprintf(s->setup_err, sizeof s->setup_err, "sqs: no region (set sqs_region, "
+                     "or region in the AWS profile, or AWS_REGION)");
+    }
+    s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
+    return &s->base;
+}

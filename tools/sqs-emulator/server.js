@@ -1,0 +1,79 @@
+// The test stack's SQS: local-aws-sqs 2.0.2 (pinned in package.json) on 127.0.0.1:PORT,
+// with Alakai's dispatch queue and its DLQ, made to behave like AWS where 2.0.2 does not:
+//  - the 60 s wait before re-creating a deleted queue is off (emulateQueueCreationLifecycle)
+//  - ApproximateNumberOfMessages counts only visible messages (2.0.2 adds in-flight ones)
+//  - a ReceiveMessage answer holds each message once (2.0.2 may repeat a message received
+//    with VisibilityTimeout=0; its ApproximateReceiveCount is still inflated by those)
+// Only JSON-protocol (X-Amz-Target) answers are adapted; the Query protocol is as 2.0.2.
+// usage: node server.js PORT [QUEUE [DLQ [MAX_RECEIVE]]]
+"use strict";
+const http = require("http");
+
+const port = Number(process.argv[2] || 9324);
+const queue = process.argv[3] || "alakai-dispatch";
+const dlq = process.argv[4] || queue + "-dlq";
+const maxReceive = Number(process.argv[5] || 3);
+const region = process.env.RD_SQS_REGION || "us-east-1";
+const account = "123456789012";
+
+function adapt(target, text) {
+  let j;
+  try { j = JSON.parse(text); } catch (e) { return text; }
+  if (target === "AmazonSQS.GetQueueAttributes" && j && j.Attributes) {
+    const a = j.Attributes;
+    if (a.ApproximateNumberOfMessages !== undefined && a.ApproximateNumberOfMessagesNotVisible !== undefined) {
+      const v = Number(a.ApproximateNumberOfMessages) - Number(a.ApproximateNumberOfMessagesNotVisible);
+      a.ApproximateNumberOfMessages = String(v > 0 ? v : 0);
+    }
+  } else if (target === "AmazonSQS.ReceiveMessage" && j && Array.isArray(j.Messages)) {
+    const seen = new Set();
+    j.Messages = j.Messages.filter((m) => !seen.has(m.MessageId) && seen.add(m.MessageId));
+  } else {
+    return text;
+  }
+  return JSON.stringify(j);
+}
+
+// Wrap the request handler the emulator installs: adapt the answer body before it leaves.
+const createServer = http.createServer;
+http.createServer = function (...args) {
+  const handler = args.find((a) => typeof a === "function");
+  const wrapped = (req, res) => {
+    const target = req.headers["x-amz-target"];
+    if (target === "AmazonSQS.GetQueueAttributes" || target === "AmazonSQS.ReceiveMessage") {
+      const end = res.end.bind(res);
+      res.end = (chunk, ...rest) => {
+        if (chunk !== undefined && chunk !== null && typeof chunk !== "function") {
+          const out = adapt(target, Buffer.isBuffer(chunk) ? chunk.toString("utf8") : String(chunk));
+          if (!res.headersSent) res.removeHeader("content-length");
+          return end(out, ...rest);
+        }
+        return end(chunk, ...rest);
+      };
+    }
+    return handler(req, res);
+  };
+  const others = args.filter((a) => typeof a !== "function");
+  return createServer.call(http, ...others, wrapped);
+};
+
+const { createSqsServer } = require("local-aws-sqs");
+createSqsServer({
+  port,
+  hostname: "127.0.0.1",
+  region,
+  accountId: account,
+  emulateQueueCreationLifecycle: false,
+  queues: [
+    { QueueName: dlq },
+    {
+      QueueName: queue,
+      Attributes: {
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: `arn:aws:sqs:${region}:${account}:${dlq}`,
+          maxReceiveCount: String(maxReceive),
+        }),
+      },
+    },
+  ],
+}).then(() => console.log(`sqs emulator on 127.0.0.1:${port}: ${queue}, ${dlq} (maxReceiveCount ${maxReceive})`));
