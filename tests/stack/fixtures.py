@@ -4,8 +4,8 @@ exact ids and the facts tests may assert).
 
   /usr/bin/python3 tests/stack/fixtures.py [--env-file DIR/env] setup
       create the role redrive_ro, the databases and schemas (when missing), then reload all
-  /usr/bin/python3 tests/stack/fixtures.py [--env-file DIR/env] reload [attune1|attune2|tasker|openagents|alakai|rabbit|all]
-      truncate and load the known dataset into the named store(s)
+  /usr/bin/python3 tests/stack/fixtures.py [--env-file DIR/env] reload [STORE|all]
+      truncate and load the known dataset into the named store(s) (STORES below)
   /usr/bin/python3 tests/stack/fixtures.py [--env-file DIR/env] touch
       refresh the heartbeats of the workers documented as "fresh" (they go stale after 30 s)
 
@@ -89,49 +89,118 @@ def _j(v):
 
 
 # ---- setup ---------------------------------------------------------------------------------
-SCHEMAS = {
-    "attune1": ("attune_era1.sql", "public.execution"),
-    "attune2": ("attune_era2.sql", "attune.execution"),
-    "tasker": ("tasker.sql", "tasker.workflow_steps"),
-    "openagents": ("openagents.sql", "public.jobs"),
+ATTUNE_ALT_SCHEMA = "attune_alt"
+# database: (DDL file, schema it goes into, relation proving it is loaded, relations to drop).
+# The era-2 DDL creates schema `attune`; _ddl() retargets it (no copy of the DDL).
+PG_DATABASES = {
+    "attune1": ("attune_era1.sql", "public", "execution", ()),
+    "attune2": ("attune_era2.sql", "attune", "execution", ()),
+    "tasker": ("tasker.sql", "tasker", "workflow_steps", ()),
+    "openagents": ("openagents.sql", "public", "jobs", ()),
+    # issue 9: era 2 in a schema not named attune (the database sets no search_path), era 2
+    # in public, OpenAgents without the optional relation job_tags
+    "attune_alt": ("attune_era2.sql", ATTUNE_ALT_SCHEMA, "execution", ()),
+    "attune_public": ("attune_era2.sql", "public", "execution", ()),
+    "openagents_notags": ("openagents.sql", "public", "jobs", ("job_tags",)),
 }
+# database -> (era, schema) of the Attune stores
+ATTUNE_DBS = {"attune1": (1, "public"), "attune2": (2, "attune"),
+              "attune_alt": (2, ATTUNE_ALT_SCHEMA),
+              "attune_public": (2, "public")}
+OPENAGENTS_DBS = ("openagents", "openagents_notags")
+# roles: redrive_ro (read-only, everything, trust), rd_scram (member of redrive_ro, read-only,
+# SCRAM password, TLS only: see pg_hba.conf in stack.sh), rd_noworkers (read-only on
+# openagents except the table workers)
+SCRAM_ROLE = "rd_scram"
+NOWORKERS_ROLE = "rd_noworkers"
+
+_SCHEMA_HEADER = "CREATE SCHEMA %s;\nSET search_path = %s, public;\n"
+
+
+def _ddl(fname, schema):
+    """The DDL of fname, to be run with search_path = schema (created first unless public)."""
+    with open(os.path.join(SCHEMA_DIR, fname), encoding="utf-8") as f:
+        sql = f.read()
+    for own in ("attune", "tasker"):
+        header = _SCHEMA_HEADER % (own, own)
+        if header in sql:
+            if schema == own:
+                return sql
+            assert sql.count(header) == 1, fname
+            sql = sql.replace(header, "")
+            break
+    pre = "SET search_path = %s;\n" % schema
+    if schema != "public":
+        pre = "CREATE SCHEMA %s;\n" % schema + pre
+    return pre + sql
+
+
+def _grant_read(cur, db, schema, role, defaults=True):
+    cur.execute('GRANT CONNECT ON DATABASE "%s" TO %s' % (db, role))
+    for s in sorted({schema, "public"}):
+        cur.execute("GRANT USAGE ON SCHEMA %s TO %s" % (s, role))
+        cur.execute("GRANT SELECT ON ALL TABLES IN SCHEMA %s TO %s" % (s, role))
+        cur.execute("GRANT SELECT ON ALL SEQUENCES IN SCHEMA %s TO %s" % (s, role))
+        cur.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %s TO %s" % (s, role))
+        if defaults:
+            cur.execute("ALTER DEFAULT PRIVILEGES IN SCHEMA %s GRANT SELECT ON TABLES TO %s" % (s, role))
+
+
+def _roles(cur, env):
+    for role in ("redrive_ro", SCRAM_ROLE, NOWORKERS_ROLE):
+        cur.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,))
+        if not cur.fetchone():
+            cur.execute("CREATE ROLE %s LOGIN" % role)
+        cur.execute("ALTER ROLE %s SET default_transaction_read_only = on" % role)
+    cur.execute("ALTER ROLE redrive_ro PASSWORD 'redrive-ro'")
+    # the password file is the truth (made once per stack DIR): only its verifier is sent
+    pw = stacklib.read_secret(env["RD_PG_SCRAM_PASSWORD_FILE"])
+    cur.execute("ALTER ROLE %s PASSWORD %%s" % SCRAM_ROLE, (stacklib.scram_verifier(pw),))
+    cur.execute("GRANT redrive_ro TO %s" % SCRAM_ROLE)
+
+
+def _setup_db(env, db):
+    fname, schema, probe, drop = PG_DATABASES[db]
+    conn = stacklib.pg_admin(env, db)
+    cur = conn.cursor()
+    cur.execute("SELECT to_regclass(%s)", ("%s.%s" % (schema, probe),))
+    if cur.fetchone()[0] is None:
+        cur.execute(_ddl(fname, schema))
+        for rel in drop:
+            cur.execute("DROP TABLE %s.%s" % (schema, rel))
+        cur.execute("RESET search_path")
+    _grant_read(cur, db, schema, "redrive_ro")
+    if db == "openagents":
+        _grant_read(cur, db, schema, NOWORKERS_ROLE, defaults=False)
+        cur.execute("REVOKE ALL ON public.workers FROM %s" % NOWORKERS_ROLE)
+    conn.commit()
+    conn.close()
+
+
+def _parallel(fn, items, workers=4):
+    """fn(item) for every item, a few at a time (the stores are independent; most of the time
+    is spent waiting on the servers). Raises the first failure."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for f in [pool.submit(fn, it) for it in items]:
+            f.result()
 
 
 def setup(env=None, what="all"):
-    """Create role, databases and schemas when missing, grant, then reload(what)."""
+    """Create roles, databases and schemas when missing, grant, then reload(what)."""
     env = env or stacklib.load_env()
     srv = stacklib.pg_server_admin(env)
     cur = srv.cursor()
-    cur.execute("SELECT 1 FROM pg_roles WHERE rolname = 'redrive_ro'")
-    if not cur.fetchone():
-        cur.execute("CREATE ROLE redrive_ro LOGIN PASSWORD 'redrive-ro'")
-    cur.execute("ALTER ROLE redrive_ro SET default_transaction_read_only = on")
-    for db in stacklib.DBS:
+    _roles(cur, env)
+    for db in PG_DATABASES:
         cur.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,))
         if not cur.fetchone():
             cur.execute('CREATE DATABASE "%s"' % db)
     cur.execute("ALTER DATABASE attune2 SET search_path = attune, public")
     cur.execute("ALTER DATABASE tasker SET search_path = tasker, public")
     srv.close()
-    for db, (fname, probe) in SCHEMAS.items():
-        conn = stacklib.pg_admin(env, db)
-        cur = conn.cursor()
-        cur.execute("SELECT to_regclass(%s)", (probe,))
-        if cur.fetchone()[0] is None:
-            with open(os.path.join(SCHEMA_DIR, fname), encoding="utf-8") as f:
-                cur.execute(f.read())
-        schema = probe.split(".")[0]
-        cur.execute('GRANT CONNECT ON DATABASE "%s" TO redrive_ro' % db)
-        for s in sorted({schema, "public"}):
-            cur.execute("GRANT USAGE ON SCHEMA %s TO redrive_ro" % s)
-            cur.execute("GRANT SELECT ON ALL TABLES IN SCHEMA %s TO redrive_ro" % s)
-            cur.execute("GRANT SELECT ON ALL SEQUENCES IN SCHEMA %s TO redrive_ro" % s)
-            cur.execute("GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA %s TO redrive_ro" % s)
-            cur.execute("ALTER DEFAULT PRIVILEGES IN SCHEMA %s GRANT SELECT ON TABLES TO redrive_ro" % s)
-        conn.commit()
-        conn.close()
-    for w in (STORES if what == "all" else what.split(",")):
-        reload(w, env)
+    _parallel(lambda db: _setup_db(env, db), list(PG_DATABASES))
+    _parallel(lambda w: reload(w, env), STORES if what == "all" else what.split(","))
 
 
 # ---- Attune --------------------------------------------------------------------------------
@@ -230,12 +299,12 @@ def _attune_rows(T):
     return actions, workers, E, queue_stats
 
 
-def _reload_attune(env, era, T):
-    db = "attune%d" % era
+def _reload_attune(env, db, T):
+    era, schema = ATTUNE_DBS[db]
     actions, workers, E, queue_stats = _attune_rows(T)
     conn = stacklib.pg_admin(env, db)
     cur = conn.cursor()
-    sch = "attune." if era == 2 else ""
+    sch = schema + "."
     cur.execute("TRUNCATE %sexecution, %sworker, %squeue_stats, %saction RESTART IDENTITY CASCADE"
                 % (sch, sch, sch, sch))
     for aid, ref in actions:
@@ -426,11 +495,13 @@ def _reload_tasker(env, T):
 
 
 # ---- OpenAgents ----------------------------------------------------------------------------
-def _reload_openagents(env, T):
+def _reload_openagents(env, db, T):
     t = T.timestamp()
-    conn = stacklib.pg_admin(env, "openagents")
+    with_tags = "job_tags" not in PG_DATABASES[db][3]
+    conn = stacklib.pg_admin(env, db)
     cur = conn.cursor()
-    cur.execute("TRUNCATE jobs, workers, tags, job_tags, job_dependencies CASCADE")
+    cur.execute("TRUNCATE jobs, workers, tags, %sjob_dependencies CASCADE"
+                % ("job_tags, " if with_tags else ""))
     fixed = {"type": "fixed_delay", "delay": 30, "jitter": 0}
     expo = {"type": "exponential_backoff", "initial_delay": 5, "max_delay": 300,
             "multiplier": 2, "jitter": 0}
@@ -470,7 +541,7 @@ def _reload_openagents(env, T):
                      _j({"fixture": True}), created, done or started or created, started, done,
                      _j({"ok": True}) if low == "completed" else None,
                      _j(err) if err else None, rc, "batch-1" if n <= 4 else None, wk))
-        for tag in tags:
+        for tag in tags if with_tags else ():
             cur.execute("INSERT INTO job_tags (job_id, tag) VALUES (%s, %s)", (jid, tag))
     for tag in ("email", "reports", "crm", "media", "ml", "crawl", "data"):
         cur.execute("INSERT INTO tags (name, description) VALUES (%s, %s)", (tag, tag + " jobs"))
@@ -513,8 +584,8 @@ ALAKAI_TASKS = [
 ]
 
 
-def _reload_alakai(env, T):
-    r = stacklib.redis_client(env)
+def _reload_alakai(env, T, r=None):
+    r = r or stacklib.redis_client(env)
     r.flushdb()
     m = lambda n: T - dt.timedelta(minutes=n)  # noqa: E731
     P = ALAKAI_PREFIX + ":"
@@ -690,7 +761,8 @@ def wait_rabbit_counts(rb, expected, consumer_queue=None, timeout=40.0):
 
 
 # ---- entry points --------------------------------------------------------------------------
-STORES = ("attune1", "attune2", "tasker", "openagents", "alakai", "rabbit")
+STORES = ("attune1", "attune2", "tasker", "openagents", "attune_alt", "attune_public",
+          "openagents_notags", "alakai", "alakai_secured", "rabbit")
 
 
 def reload(what="all", env=None):
@@ -699,16 +771,21 @@ def reload(what="all", env=None):
     T = _now()
     names = STORES if what == "all" else (what,)
     for name in names:
-        if name == "attune1":
-            _reload_attune(env, 1, T)
-        elif name == "attune2":
-            _reload_attune(env, 2, T)
+        if name in ATTUNE_DBS:
+            _reload_attune(env, name, T)
         elif name == "tasker":
             _reload_tasker(env, T)
-        elif name == "openagents":
-            _reload_openagents(env, T)
+        elif name in OPENAGENTS_DBS:
+            _reload_openagents(env, name, T)
         elif name == "alakai":
             _reload_alakai(env, T)
+        elif name == "alakai_secured":
+            for server in stacklib.REDIS_SECURED:
+                r = stacklib.redis_secured(env, server, verify=server == "tls")
+                try:
+                    _reload_alakai(env, T, r)
+                finally:
+                    r.close()
         elif name == "rabbit":
             _reload_rabbit(env, T)
         else:
@@ -720,20 +797,20 @@ def touch(env=None):
     """Refresh the heartbeats of the workers documented as fresh (Attune 1, 3, 4, 6, 7;
     OpenAgents oa-worker-1) to now, without touching anything else."""
     env = env or stacklib.load_env()
-    for era in (1, 2):
-        conn = stacklib.pg_admin(env, "attune%d" % era)
+    for db, (_, schema) in ATTUNE_DBS.items():
+        conn = stacklib.pg_admin(env, db)
         cur = conn.cursor()
-        sch = "attune." if era == 2 else ""
-        cur.execute("UPDATE %sworker SET last_heartbeat = now() WHERE id = ANY(%%s)" % sch,
+        cur.execute("UPDATE %s.worker SET last_heartbeat = now() WHERE id = ANY(%%s)" % schema,
                     (list(ATTUNE_FRESH_WORKERS),))
         conn.commit()
         conn.close()
-    conn = stacklib.pg_admin(env, "openagents")
-    cur = conn.cursor()
-    cur.execute("UPDATE workers SET last_heartbeat = extract(epoch from now())"
-                " WHERE worker_id = 'oa-worker-1'")
-    conn.commit()
-    conn.close()
+    for db in OPENAGENTS_DBS:
+        conn = stacklib.pg_admin(env, db)
+        cur = conn.cursor()
+        cur.execute("UPDATE workers SET last_heartbeat = extract(epoch from now())"
+                    " WHERE worker_id = 'oa-worker-1'")
+        conn.commit()
+        conn.close()
 
 
 def main(argv=None):

@@ -2,16 +2,21 @@
 reading DIR/env, connecting to PostgreSQL / Redis, and the RabbitMQ management API
 (plain urllib, no client library)."""
 import base64
+import hashlib
+import hmac
 import json
 import os
 import re
 import shlex
+import ssl
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
 DBS = ("attune1", "attune2", "tasker", "openagents")
+# the secured Redis servers (stack.sh: base+20..+24); tls-* present these certificates
+REDIS_SECURED = ("auth", "tls", "tls-expired", "tls-selfsigned", "tls-wronghost")
 
 
 def parse_env_file(path):
@@ -78,11 +83,58 @@ def redis_client(env, decode=False):
                        decode_responses=decode, socket_timeout=10)
 
 
-class Rabbit:
-    """RabbitMQ management API client (vhost "/" by default)."""
+def read_secret(path):
+    """The content of a password file (as written by stack.sh: no trailing newline)."""
+    with open(path, encoding="utf-8") as f:
+        return f.read().strip()
 
-    def __init__(self, env, vhost="/"):
-        self.base = env["RD_RABBIT_MGMT_URL"].rstrip("/")
+
+def redis_secured(env, name, user=None, password=None, verify=True, cafile=None,
+                  client_cert=False, decode=False):
+    """A client of a secured Redis: name is one of REDIS_SECURED. Default: the admin
+    (default user; the auth server's requirepass password). user="acl": the read-only ACL
+    user. TLS servers are verified with the test CA unless verify=False."""
+    import redis
+    kw = dict(host="127.0.0.1", db=0, decode_responses=decode, socket_timeout=10)
+    if user == "acl":
+        user = env["RD_REDIS_ACL_USER"]
+        password = read_secret(env["RD_REDIS_ACL_PASSWORD_FILE"]) if password is None else password
+    if name == "auth":
+        kw["port"] = int(env["RD_REDIS_AUTH_PORT"])
+        if user is None and password is None:
+            password = read_secret(env["RD_REDIS_AUTH_PASSWORD_FILE"])
+    else:
+        kw["port"] = int(env["RD_REDIS_%s_PORT" % name.upper().replace("-", "_")])
+        kw.update(ssl=True, ssl_cert_reqs="required" if verify else "none",
+                  ssl_ca_certs=(cafile or env["RD_TLS_CA"]) if verify else None)
+        if client_cert:
+            kw.update(ssl_certfile=env["RD_TLS_CLIENT_CERT"], ssl_keyfile=env["RD_TLS_CLIENT_KEY"])
+    if user is not None:
+        kw["username"] = user
+    if password is not None:
+        kw["password"] = password
+    return redis.Redis(**kw)
+
+
+def scram_verifier(password, iterations=4096, salt=None):
+    """PostgreSQL's SCRAM-SHA-256 verifier for password (computed here so the plain password
+    never reaches the server or its log)."""
+    salt = salt or os.urandom(16)
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    client_key = hmac.new(salted, b"Client Key", hashlib.sha256).digest()
+    stored_key = hashlib.sha256(client_key).digest()
+    server_key = hmac.new(salted, b"Server Key", hashlib.sha256).digest()
+    b64 = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    return "SCRAM-SHA-256$%d:%s$%s:%s" % (iterations, b64(salt), b64(stored_key), b64(server_key))
+
+
+class Rabbit:
+    """RabbitMQ management API client (vhost "/" by default). https=True: the HTTPS listener,
+    verified with the test CA (or cafile)."""
+
+    def __init__(self, env, vhost="/", https=False, cafile=None):
+        self.base = env["RD_RABBIT_MGMT_HTTPS_URL" if https else "RD_RABBIT_MGMT_URL"].rstrip("/")
+        self.ctx = ssl.create_default_context(cafile=cafile or env["RD_TLS_CA"]) if https else None
         tok = base64.b64encode(("%s:%s" % (env["RD_RABBIT_USER"], env["RD_RABBIT_PASSWORD"]))
                                .encode()).decode()
         self.auth = "Basic " + tok
@@ -96,7 +148,7 @@ class Rabbit:
         if data is not None:
             req.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with urllib.request.urlopen(req, timeout=timeout, context=self.ctx) as r:
                 raw = r.read()
         except urllib.error.HTTPError as e:
             if ok_missing and e.code == 404:

@@ -54,10 +54,13 @@ def dir_processes(d):
     return out
 
 
+STACK_PORTS = 26   # base+0 .. base+25 (docs/contracts.md)
+
+
 def free_base():
     base = int(os.environ.get("RD_PORT_BASE", "25400")) + 1000
     for _ in range(20):
-        if not any(port_open(base + i) for i in range(16)):
+        if not any(port_open(base + i) for i in range(STACK_PORTS)):
             return base
         base += 100
     pytest.fail("no free port range for a private stack")
@@ -81,14 +84,21 @@ def test_start_fresh(private_stack):
     print("fresh start: %.1f s" % (time.monotonic() - t0))
     env = stacklib.parse_env_file(os.path.join(d, "env"))
     assert env["RD_PG_PORT"] == str(base)
+    assert stacklib.parse_env_file(os.path.join(d, "env")) == env
     assert env["RD_REDIS_URL"] == "redis://127.0.0.1:%d/0" % (base + 1)
     assert env["RD_RABBIT_MGMT_URL"] == "http://127.0.0.1:%d" % (base + 3)
     assert env["RD_RABBIT_AMQP_PORT"] == str(base + 2)
     for db in ("ATTUNE1", "ATTUNE2", "TASKER", "OPENAGENTS"):
         assert "user=redrive_ro" in env["RD_PG_DSN_" + db]
         assert "user=postgres" in env["RD_PG_ADMIN_DSN_" + db]
-    for p in (base, base + 1, base + 2, base + 3):
+    for p in (base, base + 1, base + 2, base + 3) + tuple(range(base + 20, base + 26)):
         assert port_open(p), p
+    assert env["RD_REDIS_AUTH_URL"] == "redis://127.0.0.1:%d/0" % (base + 20)
+    assert env["RD_REDIS_TLS_URL"] == "rediss://127.0.0.1:%d/0" % (base + 21)
+    assert env["RD_RABBIT_MGMT_HTTPS_URL"] == "https://127.0.0.1:%d" % (base + 25)
+    for k in ("RD_TLS_CA", "RD_TLS_WRONG_CA", "RD_TLS_CLIENT_CERT", "RD_TLS_CLIENT_KEY",
+              "RD_REDIS_AUTH_PASSWORD_FILE", "RD_REDIS_ACL_PASSWORD_FILE", "RD_PG_SCRAM_PASSWORD_FILE"):
+        assert os.path.isfile(env[k]) and env[k].startswith(d + "/"), k
     assert stack("status", d).returncode == 0
     # the private stack has its own data: the fixtures are loaded
     conn = stacklib.pg_ro(env, "attune2")
@@ -126,13 +136,17 @@ def test_crash_recovery(private_stack):
     d, base = private_stack
     procs = dir_processes(d)
     assert procs, "no service process found for %s" % d
+    env = stacklib.parse_env_file(os.path.join(d, "env"))
+    pw_before = stacklib.read_secret(env["RD_REDIS_AUTH_PASSWORD_FILE"])
+    with open(env["RD_TLS_CA"]) as f:
+        ca_before = f.read()
     for pid, _ in procs:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not all(not port_open(base + i) for i in (0, 1, 3)):
+    while time.monotonic() < deadline and not all(not port_open(base + i) for i in (0, 1, 3, 20, 21, 25)):
         time.sleep(0.1)
     assert stack("status", d).returncode != 0
     r = stack("start", d, base)
@@ -141,6 +155,15 @@ def test_crash_recovery(private_stack):
     env = stacklib.parse_env_file(os.path.join(d, "env"))
     r = stacklib.redis_client(env)
     assert r.hlen("alakai-executions:task-failed-exhausted") == 2
+    # the secured servers came back with the same passwords and certificates
+    assert stacklib.read_secret(env["RD_REDIS_AUTH_PASSWORD_FILE"]) == pw_before
+    with open(env["RD_TLS_CA"]) as f:
+        assert f.read() == ca_before
+    for name in ("auth", "tls"):
+        r = stacklib.redis_secured(env, name, user="acl")
+        assert r.hlen("alakai-executions:task-failed-exhausted") == 2, name
+        r.close()
+    assert stacklib.Rabbit(env, https=True).overview()["node"] == "rd%d@localhost" % base
 
 
 def test_stop_twice_leaves_nothing(private_stack):
@@ -150,7 +173,7 @@ def test_stop_twice_leaves_nothing(private_stack):
     r = stack("stop", d)
     assert r.returncode == 0, r.stderr
     assert dir_processes(d) == []
-    open_ports = [base + i for i in range(15) if port_open(base + i)]
+    open_ports = [base + i for i in range(STACK_PORTS) if port_open(base + i)]
     assert open_ports == []
     assert stack("status", d).returncode != 0
 
