@@ -14,7 +14,13 @@ typedef struct rd_system_cfg {
     char *name;
     int line;                /* line of the section header */
     char *profile;           /* attune | tasker | alakai | openagents | path */
-    char *store;             /* libpq conninfo/URI or redis://host:port/db, redis+unix:///path */
+    char *store;             /* libpq conninfo/URI or redis://host:port/db, redis+unix:///path,
+                              * or a secret reference to one (env:DATABASE_URL) */
+    char *store_user;        /* store login (PostgreSQL user, Redis ACL user) */
+    char *store_password;    /* secret ref */
+    /* PostgreSQL: libpq's sslmode, sslrootcert, sslcert, sslkey (NULL = libpq's default) */
+    char *store_sslmode, *store_sslrootcert, *store_sslcert, *store_sslkey;
+    char *schema;            /* PostgreSQL schema (search_path); NULL = the profile's */
     char *broker;            /* RabbitMQ management base URL */
     char *broker_user;
     char *broker_password;   /* secret ref */

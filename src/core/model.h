@@ -104,10 +104,16 @@ typedef enum {
     RD_SRC_DOWN,            /* never answered / gave up */
 } rd_src_state;
 
+enum { RD_SRC_NOTES = 6, RD_SRC_NOTE_LEN = 200 };
+
 typedef struct rd_source_status {
     char name[32];          /* "postgresql", "redis", "rabbitmq", "workers-http" */
     rd_src_state state;
     char error[256];        /* raw last error, "" when none */
+    /* optional parts that failed while the source stays ok, raw:
+     * "queues: relation \"job_tags\" does not exist" */
+    char notes[RD_SRC_NOTES][RD_SRC_NOTE_LEN];
+    size_t n_notes;
     double last_ok;         /* epoch of the last good answer, 0 never */
     double since;           /* epoch when the current state began */
 } rd_source_status;
@@ -160,6 +166,9 @@ void model_set_counts(rd_model *m, rd_count *items, size_t n);
 rd_source_status *model_source(rd_model *m, const char *name);
 void model_source_ok(rd_model *m, const char *name, double now);
 void model_source_fail(rd_model *m, const char *name, const char *error, double now);
+/* Replaces the source's notes (at most RD_SRC_NOTES, each cut to RD_SRC_NOTE_LEN - 1 bytes);
+ * the generation moves only when they changed. */
+void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n);
 
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */
