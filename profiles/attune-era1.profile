@@ -1,4 +1,5 @@
-# Attune era 1 (phase-3 code: retry metadata in execution.config JSON, schema public).
+# Attune era 1 (phase-3 code: retry metadata in execution.config JSON, usually in public);
+# names are unqualified: the source sets search_path = <schema>, public.
 # Loaded by attune.profile's variant query; usable directly as profile = attune-era1.
 # Retry fields: the column value when it is not the default, else the config JSON value.
 # Standard columns and parameters: docs/profiles.md.
@@ -8,6 +9,7 @@ store = postgresql
 semantics = attune
 dlq_source = broker
 actions_from = attune         # action routes: attune.profile (they do not depend on the era)
+schema = attune
 
 [query counts]
 -- Counts by status: exact on small tables, planner statistics (marked ≈) on big ones.
@@ -18,12 +20,13 @@ SELECT e.status::text AS status, count(*) AS count, false AS estimated
 UNION ALL
 SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
   FROM pg_class c
-  JOIN pg_stats s ON s.schemaname = 'public' AND s.tablename = 'execution'
+  JOIN pg_stats s ON s.schemaname = (SELECT n.nspname FROM pg_namespace n WHERE n.oid = c.relnamespace)
+                 AND s.tablename = c.relname
                  AND s.attname = 'status',
        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
  WHERE c.oid = 'execution'::regclass AND c.reltuples >= 50000
 
-[query failing]
+[query failing optional]
 -- Failures per minute over the last 5 minutes (capped count on the partial index).
 SELECT count(*) / 5.0 AS per_min
   FROM (SELECT 1 FROM execution
@@ -124,7 +127,7 @@ SELECT e.id::text AS id,
  ORDER BY e.created, e.id
  LIMIT 1000
 
-[query workers]
+[query workers optional]
 -- Workers, worst first (no / oldest heartbeat first, 200 at most, picked on the
 -- last_heartbeat index); capabilities.health is often absent.
 SELECT w.id::text AS id,

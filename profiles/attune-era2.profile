@@ -1,4 +1,5 @@
-# Attune era 2 (retry columns, execution.worker, worker cordons, schema attune).
+# Attune era 2 (retry columns, execution.worker, worker cordons); names are unqualified:
+# the source sets search_path to the system's schema (config `schema`, default below).
 # Loaded by attune.profile's variant query; usable directly as profile = attune-era2.
 # Retry fields: the column value when it is not the default, else the config JSON value.
 # Standard columns and parameters: docs/profiles.md.
@@ -8,25 +9,27 @@ store = postgresql
 semantics = attune
 dlq_source = broker
 actions_from = attune         # action routes: attune.profile (they do not depend on the era)
+schema = attune
 
 [query counts]
 -- Counts by status: exact on small tables, planner statistics (marked ≈) on big ones.
 SELECT e.status::text AS status, count(*) AS count, false AS estimated
-  FROM attune.execution e
- WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'attune.execution'::regclass) < 50000
+  FROM execution e
+ WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'execution'::regclass) < 50000
  GROUP BY e.status
 UNION ALL
 SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
   FROM pg_class c
-  JOIN pg_stats s ON s.schemaname = 'attune' AND s.tablename = 'execution'
+  JOIN pg_stats s ON s.schemaname = (SELECT n.nspname FROM pg_namespace n WHERE n.oid = c.relnamespace)
+                 AND s.tablename = c.relname
                  AND s.attname = 'status',
        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
- WHERE c.oid = 'attune.execution'::regclass AND c.reltuples >= 50000
+ WHERE c.oid = 'execution'::regclass AND c.reltuples >= 50000
 
-[query failing]
+[query failing optional]
 -- Failures per minute over the last 5 minutes (capped count on the partial index).
 SELECT count(*) / 5.0 AS per_min
-  FROM (SELECT 1 FROM attune.execution
+  FROM (SELECT 1 FROM execution
          WHERE status = 'failed' AND created > now() - interval '5 minutes'
          LIMIT 10001) s
 
@@ -48,11 +51,11 @@ SELECT e.id::text AS id,
        CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
             THEN extract(epoch FROM e.updated) END AS finished_at,
        left(e.config->>'retry_at', 64) AS retry_at,
-       EXISTS (SELECT 1 FROM attune.execution r
+       EXISTS (SELECT 1 FROM execution r
                 WHERE r.original_execution = COALESCE(e.original_execution, e.id)
                   AND r.retry_count > e.retry_count) AS superseded,
        e.created::text AS sort_key
-  FROM attune.execution e
+  FROM execution e
  WHERE ($1::text IS NULL OR (e.created, e.id) <= ($1::timestamptz, $2::bigint))
    AND ($3::text IS NULL OR e.status::text = lower($3))
    AND ($4::text IS NULL OR strpos(lower(e.id::text || ' ' || e.action_ref || ' '
@@ -78,18 +81,18 @@ SELECT e.id::text AS id,
        CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
             THEN extract(epoch FROM e.updated) END AS finished_at,
        left(e.config->>'retry_at', 64) AS retry_at,
-       EXISTS (SELECT 1 FROM attune.execution r
+       EXISTS (SELECT 1 FROM execution r
                 WHERE r.original_execution = COALESCE(e.original_execution, e.id)
                   AND r.retry_count > e.retry_count) AS superseded,
        e.created::text AS sort_key
-  FROM attune.execution e
+  FROM execution e
  WHERE e.id = CASE WHEN $1 ~ '^[0-9]{1,18}$' THEN $1::bigint END
 
 [query chain]
 -- $1 id of any attempt: the whole chain, oldest first
 WITH x AS (
   SELECT COALESCE(COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END), e.id) AS root
-    FROM attune.execution e
+    FROM execution e
    WHERE e.id = CASE WHEN $1 ~ '^[0-9]{1,18}$' THEN $1::bigint END)
 SELECT e.id::text AS id,
        e.parent::text AS parent_id,
@@ -107,17 +110,17 @@ SELECT e.id::text AS id,
        CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
             THEN extract(epoch FROM e.updated) END AS finished_at,
        left(e.config->>'retry_at', 64) AS retry_at,
-       EXISTS (SELECT 1 FROM attune.execution r
+       EXISTS (SELECT 1 FROM execution r
                 WHERE r.original_execution = COALESCE(e.original_execution, e.id)
                   AND r.retry_count > e.retry_count) AS superseded,
        e.created::text AS sort_key
-  FROM attune.execution e, x
+  FROM execution e, x
  WHERE e.id = x.root
     OR e.original_execution = x.root
  ORDER BY e.created, e.id
  LIMIT 1000
 
-[query workers]
+[query workers optional]
 -- Workers, worst first (no / oldest heartbeat first, 200 at most, picked on the
 -- last_heartbeat index); capabilities.health is often absent.
 -- in_flight = running executions per worker: one pass over the status index, only on tables
@@ -131,25 +134,25 @@ SELECT w.id::text AS id,
                       THEN (SELECT string_agg(r, ',') FROM jsonb_array_elements_text(w.capabilities->'runtimes') r) END, CASE WHEN w.cordoned THEN 'cordoned: ' || COALESCE(w.cordon_reason, '') END) AS tags,
        extract(epoch FROM w.last_heartbeat) AS heartbeat_at,
        w.capabilities->'health'->>'queue_depth' AS queue_depth,
-       CASE WHEN (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'attune.execution'::regclass)
+       CASE WHEN (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'execution'::regclass)
                  < 200000 THEN COALESCE(b.n, 0) END AS in_flight,
        w.capabilities->>'max_concurrent_executions' AS capacity,
        w.capabilities->'health'->>'consecutive_failures' AS consecutive_failures,
        w.capabilities->'health'->>'total_executions' AS total_executions,
        w.capabilities->'health'->>'failed_executions' AS failed_executions
   FROM (SELECT k.id FROM (
-          (SELECT id, 0 AS o, NULL::timestamptz AS hb FROM attune.worker
+          (SELECT id, 0 AS o, NULL::timestamptz AS hb FROM worker
             WHERE last_heartbeat IS NULL ORDER BY id LIMIT 200)
           UNION ALL
-          (SELECT id, 1, last_heartbeat FROM attune.worker
+          (SELECT id, 1, last_heartbeat FROM worker
             WHERE last_heartbeat IS NOT NULL ORDER BY last_heartbeat, id LIMIT 200)) k
          ORDER BY k.o, k.hb, k.id
          LIMIT 200) pick
-  JOIN attune.worker w ON w.id = pick.id
+  JOIN worker w ON w.id = pick.id
   LEFT JOIN (SELECT e.worker, count(*) AS n
-               FROM attune.execution e
+               FROM execution e
               WHERE e.status IN ('running', 'canceling')
                 AND (SELECT c.reltuples FROM pg_class c
-                      WHERE c.oid = 'attune.execution'::regclass) < 200000
+                      WHERE c.oid = 'execution'::regclass) < 200000
               GROUP BY e.worker) b ON b.worker = w.id
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id

@@ -10,22 +10,25 @@ semantics = openagents
 dlq_source = store
 # workers heartbeat every 60 s and count as dead after 120 s
 heartbeat_max_age = 120s
+# tables are unqualified: search_path = the config's `schema`, else this
+schema = public
 
 [query counts]
 -- Jobs by status: exact on small tables, planner statistics (marked ≈) on big ones.
 SELECT lower(j.status) AS status, count(*) AS count, false AS estimated
   FROM jobs j
- WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'public.jobs'::regclass) < 50000
+ WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'jobs'::regclass) < 50000
  GROUP BY 1
 UNION ALL
 SELECT lower(u.v) AS status, sum(round(u.f * c.reltuples)) AS count, true AS estimated
   FROM pg_class c
-  JOIN pg_stats s ON s.schemaname = 'public' AND s.tablename = 'jobs' AND s.attname = 'status',
+  JOIN pg_stats s ON s.schemaname = (SELECT n.nspname FROM pg_namespace n WHERE n.oid = c.relnamespace)
+                 AND s.tablename = c.relname AND s.attname = 'status',
        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
- WHERE c.oid = 'public.jobs'::regclass AND c.reltuples >= 50000
+ WHERE c.oid = 'jobs'::regclass AND c.reltuples >= 50000
  GROUP BY lower(u.v)
 
-[query failing]
+[query failing optional]
 -- Failures per minute over the last 5 minutes (capped count on the partial index).
 SELECT count(*) / 5.0 AS per_min
   FROM (SELECT 1 FROM jobs
@@ -89,7 +92,7 @@ SELECT j.job_id AS id,
   FROM jobs j
  WHERE j.job_id = $1
 
-[query workers]
+[query workers optional]
 -- Heartbeat every 60 s; no metrics besides running_jobs / max_concurrent_jobs.
 SELECT w.worker_id AS id,
        w.hostname AS name,
@@ -104,7 +107,7 @@ SELECT w.worker_id AS id,
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.worker_id
  LIMIT 1000
 
-[query queues]
+[query queues optional]
 -- Queued jobs per tag (untagged ones under "(untagged)"); consumers = live workers
 -- (active/online) carrying the tag.
 SELECT q.tag AS name,
@@ -121,13 +124,13 @@ SELECT q.tag AS name,
  ORDER BY q.n DESC, q.tag
  LIMIT 1000
 
-[query dlq_count]
+[query dlq_count optional]
 SELECT count(*) AS total
   FROM (SELECT 1 FROM jobs
          WHERE status IN ('failed', 'FAILED') AND COALESCE(retry_count, 0) >= COALESCE(max_retries, 0)
          LIMIT 1000001) d
 
-[query dlq]
+[query dlq optional]
 -- $1 limit $2 after sort_key $3 after id: dead jobs (failed, retries exhausted), newest first
 SELECT j.job_id AS id,
        'jobs (dead)' AS queue,

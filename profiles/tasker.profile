@@ -1,7 +1,8 @@
-# Tasker (seed 001, tasker-core): PostgreSQL schema `tasker`. The executions are workflow
+# Tasker (seed 001, tasker-core): PostgreSQL schema `tasker` (config `schema`; the names
+# below are unqualified, the source sets search_path). The executions are workflow
 # steps; a step has no state column: its state is to_state of its most_recent transition
 # (default pending). A step's retry chain is its transition history by sort_key. The DLQ is
-# tasker.tasks_dlq (pending entries). A step's reason is its result's error.error_type
+# tasks_dlq (pending entries). A step's reason is its result's error.error_type
 # (RetryableError / PermanentError) and metadata.error_code; a transition's error is the
 # `data` of the event JSON text in metadata.event ({"type":"Fail","data":"..."}).
 # Worker health comes from the workers' /health
@@ -13,22 +14,25 @@ store = postgresql
 semantics = tasker
 dlq_source = store
 requires_queues = pgmq
+schema = tasker
 
 [query counts]
 -- Steps by state: exact on small tables, planner statistics (marked ≈) on big ones.
 SELECT COALESCE(t.to_state, 'pending') AS status, count(*) AS count, false AS estimated
-  FROM tasker.workflow_steps s
-  LEFT JOIN tasker.workflow_step_transitions t
+  FROM workflow_steps s
+  LEFT JOIN workflow_step_transitions t
          ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
- WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'tasker.workflow_steps'::regclass) < 50000
+ WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'workflow_steps'::regclass) < 50000
  GROUP BY 1
 UNION ALL
 SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
   FROM pg_class c
-  JOIN pg_stats s ON s.schemaname = 'tasker' AND s.tablename = 'workflow_step_transitions'
+  JOIN pg_class tc ON tc.oid = to_regclass('workflow_step_transitions')
+  JOIN pg_stats s ON s.schemaname = (SELECT n.nspname FROM pg_namespace n WHERE n.oid = tc.relnamespace)
+                 AND s.tablename = tc.relname
                  AND s.attname = 'to_state',
        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
- WHERE c.oid = 'tasker.workflow_steps'::regclass AND c.reltuples >= 50000
+ WHERE c.oid = 'workflow_steps'::regclass AND c.reltuples >= 50000
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit
@@ -54,10 +58,10 @@ SELECT s.workflow_step_uuid::text AS id,
        extract(epoch FROM s.updated_at AT TIME ZONE 'UTC') AS updated_at,
        extract(epoch FROM s.processed_at AT TIME ZONE 'UTC') AS finished_at,
        s.created_at::text AS sort_key
-  FROM tasker.workflow_steps s
-  LEFT JOIN tasker.workflow_step_transitions t
+  FROM workflow_steps s
+  LEFT JOIN workflow_step_transitions t
          ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
-  LEFT JOIN tasker.named_steps ns ON ns.named_step_uuid = s.named_step_uuid
+  LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
  WHERE ($1::text IS NULL OR (s.created_at, s.workflow_step_uuid) <= ($1::timestamp, $2::uuid))
    AND ($3::text IS NULL OR COALESCE(t.to_state, 'pending') = lower($3))
    AND ($4::text IS NULL OR strpos(lower(s.workflow_step_uuid::text || ' ' || s.task_uuid::text
@@ -77,10 +81,10 @@ SELECT s.workflow_step_uuid::text AS id,
        s.retryable AS retryable,
        extract(epoch FROM s.created_at AT TIME ZONE 'UTC') AS created_at,
        s.created_at::text AS sort_key
-  FROM tasker.workflow_steps s
-  LEFT JOIN tasker.workflow_step_transitions t
+  FROM workflow_steps s
+  LEFT JOIN workflow_step_transitions t
          ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
-  LEFT JOIN tasker.named_steps ns ON ns.named_step_uuid = s.named_step_uuid
+  LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
  WHERE s.workflow_step_uuid = CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END
 
 [query chain]
@@ -106,18 +110,18 @@ SELECT t.workflow_step_transition_uuid::text AS id,
        extract(epoch FROM t.created_at AT TIME ZONE 'UTC') AS created_at,
        extract(epoch FROM t.updated_at AT TIME ZONE 'UTC') AS updated_at,
        t.sort_key::text AS sort_key
-  FROM tasker.workflow_steps s
-  JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = s.workflow_step_uuid
-  LEFT JOIN tasker.named_steps ns ON ns.named_step_uuid = s.named_step_uuid
+  FROM workflow_steps s
+  JOIN workflow_step_transitions t ON t.workflow_step_uuid = s.workflow_step_uuid
+  LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
  WHERE s.workflow_step_uuid = CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END
  ORDER BY t.sort_key
  LIMIT 1000
 
-[query dlq_count]
+[query dlq_count optional]
 SELECT count(*) AS total
-  FROM (SELECT 1 FROM tasker.tasks_dlq WHERE resolution_status = 'pending' LIMIT 1000001) d
+  FROM (SELECT 1 FROM tasks_dlq WHERE resolution_status = 'pending' LIMIT 1000001) d
 
-[query dlq]
+[query dlq optional]
 -- $1 limit $2 after sort_key $3 after id (NULL = first page): pending entries, newest first
 SELECT d.dlq_entry_uuid::text AS id,
        'tasks_dlq' AS queue,
@@ -130,13 +134,13 @@ SELECT d.dlq_entry_uuid::text AS id,
        left(jsonb_build_object('task_snapshot', d.task_snapshot, 'metadata', d.metadata,
                                'resolution_notes', d.resolution_notes)::text, 65536) AS payload,
        d.dlq_timestamp::text AS sort_key
-  FROM tasker.tasks_dlq d
+  FROM tasks_dlq d
  WHERE d.resolution_status = 'pending'
    AND ($2::text IS NULL OR (d.dlq_timestamp, d.dlq_entry_uuid) < ($2::timestamp, $3::uuid))
  ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
  LIMIT $1::int
 
-[query queues]
+[query queues optional]
 -- Only when the pgmq extension is installed (requires_queues above).
 SELECT m.queue_name AS name,
        m.queue_length AS depth,

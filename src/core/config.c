@@ -53,6 +53,12 @@ static const key_def keys[] = {
     { "sqs_queue_url", K_STR, F(sqs_queue_url) }, { "sqs_region", K_STR, F(sqs_region) },
     { "sqs_endpoint", K_STR, F(sqs_endpoint) }, { "sqs_dlq", K_STR, F(sqs_dlq) },
     { "aws_profile", K_STR, F(aws_profile) },
+    /* PostgreSQL */
+    { "store_sslmode", K_STR, F(store_sslmode) },
+    { "store_sslrootcert", K_STR, F(store_sslrootcert) },
+    { "store_sslcert", K_STR, F(store_sslcert) },
+    { "store_sslkey", K_STR, F(store_sslkey) },
+    { "schema", K_STR, F(schema) },
     { "heartbeat_max_age", K_DUR, H(heartbeat_max_age) },
     { "failures_degraded", K_INT, H(failures_degraded) },
     { "failures_unhealthy", K_INT, H(failures_unhealthy) },
@@ -409,6 +415,80 @@ static void check_redis_store(parser *p, const sect *s)
         err(p, key_line(s, "store_key"), "'store_key' needs 'store_cert'");
 }
 
+/* ---- PostgreSQL keys ---- */
+
+/* A literal libpq conninfo or URI holding a password ("password=" keyword, URI query
+ * parameter, or user:password@ in the authority). */
+static bool conninfo_has_password(const char *ci)
+{
+    bool uri = strncasecmp(ci, "postgresql://", 13) == 0 || strncasecmp(ci, "postgres://", 11) == 0;
+    if (uri) {
+        const char *a = strstr(ci, "://") + 3;
+        const char *end = a + strcspn(a, "/?#");
+        const char *at = NULL;
+        for (const char *q = a; q < end; q++)
+            if (*q == '@')
+                at = q;
+        if (at && memchr(a, ':', (size_t)(at - a)))
+            return true;
+        const char *qs = strchr(end, '?');
+        for (const char *k = qs; k; k = strchr(k + 1, '&'))
+            if (strncasecmp(k + 1, "password=", 9) == 0)
+                return true;
+        return false;
+    }
+    for (const char *k = ci; (k = strstr(k, "password")) != NULL; k += 8) {
+        const char *e = k + 8;
+        while (*e == ' ' || *e == '\t')
+            e++;
+        if (*e == '=' && (k == ci || k[-1] == ' ' || k[-1] == '\t'))
+            return true;
+    }
+    return false;
+}
+
+/* A schema name: 1..63 bytes of letters, digits, '_', '$', '-' or non-ASCII (UTF-8). It is
+ * quoted by the server (quote_ident) when it is applied. */
+static bool schema_name_ok(const char *v)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 63)
+        return false;
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++)
+        if (!(isalnum(*c) || *c == '_' || *c == '$' || *c == '-' || *c >= 0x80))
+            return false;
+    return true;
+}
+
+static void check_pg(parser *p, const sect *s)
+{
+    static const char *const modes[] = { "disable", "allow", "prefer", "require", "verify-ca",
+                                         "verify-full", NULL };
+    const rd_system_cfg *c = &s->cfg;
+    bool redis = c->store && is_redis_url(c->store);
+    if (c->store && !redis && !secret_is_ref(c->store) && conninfo_has_password(c->store))
+        err(p, key_line(s, "store"), "a password in 'store' is refused: use store_password = "
+            "env:NAME|file:PATH|cmd:COMMAND, or give the whole store as a reference "
+            "(store = env:DATABASE_URL)");
+    if (c->store_sslmode) {
+        size_t i = 0;
+        while (modes[i] && strcmp(modes[i], c->store_sslmode) != 0)
+            i++;
+        if (!modes[i])
+            err(p, key_line(s, "store_sslmode"), "unknown store_sslmode '%s' (disable, allow, "
+                "prefer, require, verify-ca or verify-full)", c->store_sslmode);
+    }
+    static const char *const pg_only[] = { "store_sslmode", "store_sslrootcert", "store_sslcert",
+                                           "store_sslkey", "schema", NULL };
+    for (size_t i = 0; redis && pg_only[i]; i++)
+        for (size_t k = 0; k < N_KEYS; k++)
+            if (strcmp(keys[k].name, pg_only[i]) == 0 && s->key_line[k])
+                err(p, s->key_line[k], "'%s' applies to a PostgreSQL store only", pg_only[i]);
+    if (c->schema && !schema_name_ok(c->schema))
+        err(p, key_line(s, "schema"), "bad schema name '%s' (1-63 letters, digits, '_', '$' "
+            "or '-')", c->schema);
+}
+
 static void section_validate(parser *p, sect *s)
 {
     const rd_system_cfg *c = &s->cfg;
@@ -426,6 +506,7 @@ static void section_validate(parser *p, sect *s)
         check_url(p, s, "sqs_endpoint", c->sqs_endpoint);
     check_url_list(p, s, "sqs_queue_url", c->sqs_queue_url);
     check_auth(p, s);
+    check_pg(p, s);
     if (c->poll_s < 0.1)
         err(p, key_line(s, "poll"), "poll must be at least 100ms");
     if (c->page_size < 1)

@@ -21,6 +21,9 @@ typedef struct rd_system_cfg {
     char *store_cacert;      /* Redis TLS: CA bundle (PEM); NULL = system store */
     char *store_cert;        /* Redis TLS: client certificate chain (PEM) */
     char *store_key;         /* Redis TLS: its private key (PEM); NULL = inside store_cert */
+    /* PostgreSQL: libpq's sslmode, sslrootcert, sslcert, sslkey (NULL = libpq's default) */
+    char *store_sslmode, *store_sslrootcert, *store_sslcert, *store_sslkey;
+    char *schema;            /* PostgreSQL schema (search_path); NULL = the profile's */
     char *broker;            /* RabbitMQ management base URL */
     char *broker_user;
     char *broker_password;   /* secret ref */

@@ -240,6 +240,22 @@ void model_source_tls(rd_model *m, const char *name, const char *info, bool unve
     model_changed(m);
 }
 
+void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n)
+{
+    rd_source_status *s = model_source(m, name);
+    char next[RD_SRC_NOTES][RD_SRC_NOTE_LEN];
+    size_t k = 0;
+    memset(next, 0, sizeof next);
+    for (size_t i = 0; i < n && k < RD_SRC_NOTES; i++)
+        if (notes[i] && *notes[i])
+            snprintf(next[k++], RD_SRC_NOTE_LEN, "%s", notes[i]);
+    if (k == s->n_notes && memcmp(next, s->notes, sizeof next) == 0)
+        return;
+    memcpy(s->notes, next, sizeof next);
+    s->n_notes = k;
+    model_changed(m);
+}
+
 const char *elig_name(rd_elig e)
 {
     switch (e) {

@@ -113,10 +113,16 @@ typedef enum {
     RD_SRC_DOWN,            /* never answered / gave up */
 } rd_src_state;
 
+enum { RD_SRC_NOTES = 6, RD_SRC_NOTE_LEN = 200 };
+
 typedef struct rd_source_status {
     char name[32];          /* "postgresql", "redis", "rabbitmq", "workers-http" */
     rd_src_state state;
     char error[256];        /* raw last error, "" when none */
+    /* optional parts that failed while the source stays ok, raw:
+     * "queues: relation \"job_tags\" does not exist" */
+    char notes[RD_SRC_NOTES][RD_SRC_NOTE_LEN];
+    size_t n_notes;
     double last_ok;         /* epoch of the last good answer, 0 never */
     double since;           /* epoch when the current state began */
     /* what the source learned about its server, for `redrive check` (raw text) */
@@ -194,6 +200,9 @@ void model_source_version(rd_model *m, const char *name, const char *version);
 void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds);
 /* The TLS state of a source's connection (protocol, cipher, verification). */
 void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
+/* Replaces the source's notes (at most RD_SRC_NOTES, each cut to RD_SRC_NOTE_LEN - 1 bytes);
+ * the generation moves only when they changed. */
+void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n);
 
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */

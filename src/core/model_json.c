@@ -194,6 +194,14 @@ static cJSON *source_json(const rd_source_status *s, double now)
         add_str(o, "tls", tls);
         cJSON_AddBoolToObject(o, "tls_verified", !s->tls_unverified);
     }
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
+        char note[RD_SRC_NOTE_LEN + 1];
+        snprintf(note, sizeof note, "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
+        char *clean = sanitize_utf8(note, strlen(note));
+        cJSON_AddItemToArray(notes, cJSON_CreateString(clean));
+        free(clean);
+    }
     return o;
 }
 
@@ -292,10 +300,8 @@ static char *get_str(const cJSON *o, const char *k)
 
 /* Into a fixed buffer: valid UTF-8, cut on a character boundary (so that what
  * is written back out reads in again unchanged). */
-static void get_fixed(const cJSON *o, const char *k, char *out, size_t cap)
+static void fixed_copy(const char *s, char *out, size_t cap)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    const char *s = cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
     size_t n = strnlen(s, cap * 4);
     char *valid = sanitize_utf8(s, n);
     n = strlen(valid);
@@ -307,6 +313,12 @@ static void get_fixed(const cJSON *o, const char *k, char *out, size_t cap)
     memcpy(out, valid, n);
     out[n] = '\0';
     free(valid);
+}
+
+static void get_fixed(const cJSON *o, const char *k, char *out, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    fixed_copy(cJSON_IsString(v) && v->valuestring ? v->valuestring : "", out, cap);
 }
 
 static double get_num(const cJSON *o, const char *k, double def)
@@ -484,6 +496,15 @@ static void source_parse(const cJSON *o, void *item, double now)
     if (!s->last_ok && isfinite(age) && now - age / 1000 > 0)
         s->last_ok = now - age / 1000;
     s->since = get_time(o, "since");
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");
+    const cJSON *it;
+    if (cJSON_IsArray(notes))
+        cJSON_ArrayForEach(it, notes) {
+            if (s->n_notes == RD_SRC_NOTES)
+                break;
+            if (cJSON_IsString(it) && it->valuestring)
+                fixed_copy(it->valuestring, s->notes[s->n_notes++], RD_SRC_NOTE_LEN);
+        }
 }
 
 static void count_parse(const cJSON *o, void *item, double now)

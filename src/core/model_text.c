@@ -124,7 +124,11 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
         table_cell(&t, src_state_name(s->state), CELL_MAX);
         table_age(&t, s->last_ok, now);
         table_age(&t, s->since, now);
-        table_cell(&t, err[0] ? err : "-", WIDE_MAX);
+        char notes[RD_SRC_NOTES * RD_SRC_NOTE_LEN + 16] = "";
+        for (size_t k = 0; k < s->n_notes && k < RD_SRC_NOTES; k++)
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%snote: %.*s",
+                     k ? "; " : "", (int)RD_SRC_NOTE_LEN, s->notes[k]);
+        table_cell(&t, err[0] ? err : notes[0] ? notes : "-", WIDE_MAX);
     }
     table_end(&t, out);
 }

@@ -83,7 +83,7 @@ static void query_append(pparser *pp, const char *line)
     pp->qbuf[pp->qlen] = '\0';
 }
 
-static void open_query(pparser *pp, const char *name, int line)
+static void open_query(pparser *pp, const char *name, bool optional, int line)
 {
     rd_profile *p = pp->p;
     for (size_t i = 0; i < p->n_queries; i++)
@@ -94,7 +94,7 @@ static void open_query(pparser *pp, const char *name, int line)
             return;
         }
     xgrow(&p->queries, &pp->queries_cap, p->n_queries + 1, sizeof *p->queries);
-    p->queries[p->n_queries++] = (rd_kv){ xstrdup(name), NULL, line };
+    p->queries[p->n_queries++] = (rd_kv){ xstrdup(name), NULL, line, optional };
     pp->sec = SEC_QUERY;
 }
 
@@ -114,6 +114,21 @@ static void open_action(pparser *pp, const char *name, int line)
     pp->sec = SEC_ACTION;
 }
 
+/* [query NAME] or [query NAME optional|required] */
+static void open_query_header(pparser *pp, const char *arg, int line)
+{
+    size_t n = strcspn(arg, " \t");
+    const char *flag = arg + n + strspn(arg + n, " \t");
+    char *name = xstrndup(arg, n);
+    if (!valid_name(name))
+        perr(pp, line, "[query] needs a name ([query NAME] or [query NAME optional])");
+    else if (*flag && strcmp(flag, "optional") != 0 && strcmp(flag, "required") != 0)
+        perr(pp, line, "[query %s]: unknown flag '%s' (optional or required)", name, flag);
+    else
+        open_query(pp, name, strcmp(flag, "optional") == 0, line);
+    free(name);
+}
+
 static void open_section(pparser *pp, const ini_line *l)
 {
     query_finish(pp);
@@ -128,11 +143,11 @@ static void open_section(pparser *pp, const ini_line *l)
         else
             pp->profile_line = l->line;
         pp->sec = SEC_PROFILE;
-    } else if ((strcmp(body, "query") == 0 || strcmp(body, "action") == 0)) {
+    } else if (strcmp(body, "query") == 0) {
+        open_query_header(pp, arg, l->line);
+    } else if (strcmp(body, "action") == 0) {
         if (!valid_name(arg))
-            perr(pp, l->line, "[%s] needs a name ([%s NAME])", body, body);
-        else if (body[0] == 'q')
-            open_query(pp, arg, l->line);
+            perr(pp, l->line, "[action] needs a name ([action NAME])");
         else
             open_action(pp, arg, l->line);
     } else {
@@ -151,7 +166,7 @@ static void set_setting(pparser *pp, const char *key, const char *val, int line)
             return;
         }
     xgrow(&p->settings, &pp->settings_cap, p->n_settings + 1, sizeof *p->settings);
-    p->settings[p->n_settings++] = (rd_kv){ xstrdup(key), xstrdup(val), line };
+    p->settings[p->n_settings++] = (rd_kv){ xstrdup(key), xstrdup(val), line, false };
     char **field = strcmp(key, "name") == 0        ? &p->name
                    : strcmp(key, "store") == 0     ? &p->store
                    : strcmp(key, "semantics") == 0 ? &p->semantics
@@ -405,6 +420,14 @@ const char *profile_query(const rd_profile *p, const char *name)
         if (strcmp(p->queries[i].key, name) == 0)
             return p->queries[i].value;
     return NULL;
+}
+
+bool profile_query_optional(const rd_profile *p, const char *name)
+{
+    for (size_t i = 0; p && i < p->n_queries; i++)
+        if (strcmp(p->queries[i].key, name) == 0)
+            return p->queries[i].optional;
+    return false;
 }
 
 static const rd_profile_action *own_action(const rd_profile *p, const char *name)

@@ -15,6 +15,9 @@
  *
  *   [query executions]            # named SQL, raw lines until the next [section]
  *   SELECT ... ;
+ *   [query queues optional]       # optional: when it fails (missing relation, extension,
+ *                                 # permission) its panel is empty with a note and the
+ *                                 # source stays ok; "required" (the default) may be said
  *
  *   [action retry]                # how an action maps onto the core API
  *   method = POST
@@ -27,7 +30,11 @@
 #include <stddef.h>
 #include "diag.h"
 
-typedef struct rd_kv { char *key, *value; int line; } rd_kv;
+typedef struct rd_kv {
+    char *key, *value;
+    int line;
+    bool optional;           /* queries only: [query NAME optional] */
+} rd_kv;
 
 typedef struct rd_profile_action {
     char *name;              /* retry, drain, undrain, deactivate, activate, ... */
@@ -65,6 +72,8 @@ bool profile_load_near(const char *name, const char *near, rd_profile *out, rd_d
 void profile_free(rd_profile *p);
 const char *profile_get(const rd_profile *p, const char *key);       /* NULL when absent */
 const char *profile_query(const rd_profile *p, const char *name);    /* NULL when absent */
+/* true when the query is marked [query NAME optional] (false when absent). */
+bool profile_query_optional(const rd_profile *p, const char *name);
 /* The route for an action: this profile's [action NAME], else its actions_from chain's. */
 const rd_profile_action *profile_action(const rd_profile *p, const char *name);
 /* true when the profile or its actions_from chain defines any [action] (a profile that

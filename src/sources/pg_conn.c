@@ -1,5 +1,6 @@
 #include "pg_conn.h"
 
+#include <assert.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +9,9 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/resolve.h"
+#include "../io/secret.h"
 
-enum { ERR_CAP = 4096, MAX_HOSTS = 16 };
+enum { ERR_CAP = 4096, MAX_HOSTS = 16, MAX_PARAMS = 8 };
 
 typedef enum { C_CLOSED, C_RESOLVING, C_CONNECTING, C_READY, C_BUSY } conn_state;
 
@@ -22,6 +24,9 @@ typedef struct pg_lookup {       /* one host of the list being looked up */
 struct pg_conn {
     struct event_base *base;
     char *conninfo;
+    bool conninfo_secret;        /* from a secret reference: never quoted in errors */
+    char *pkw[MAX_PARAMS], *pval[MAX_PARAMS];   /* pg_conn_set_param; values wiped */
+    size_t n_params;
     pg_conn_cbs cbs;
     conn_state state;
     PGconn *pg;
@@ -112,6 +117,39 @@ void pg_conn_close(pg_conn *c)
     c->state = C_CLOSED;
 }
 
+static void wipe_free(char *s)
+{
+    if (s)
+        secret_wipe(s, strlen(s));
+    free(s);
+}
+
+void pg_conn_set_conninfo(pg_conn *c, const char *conninfo, bool secret)
+{
+    wipe_free(c->conninfo);
+    c->conninfo = xstrdup(conninfo ? conninfo : "");
+    c->conninfo_secret = secret;
+}
+
+void pg_conn_set_param(pg_conn *c, const char *keyword, const char *value)
+{
+    size_t i = 0;
+    while (i < c->n_params && strcmp(c->pkw[i], keyword) != 0)
+        i++;
+    if (i < c->n_params) {
+        wipe_free(c->pval[i]);
+        free(c->pkw[i]);
+        c->n_params--;
+        c->pkw[i] = c->pkw[c->n_params];
+        c->pval[i] = c->pval[c->n_params];
+    }
+    if (!value || !*value)
+        return;
+    assert(c->n_params < MAX_PARAMS);
+    c->pkw[c->n_params] = xstrdup(keyword);
+    c->pval[c->n_params++] = xstrdup(value);
+}
+
 void pg_conn_free(pg_conn *c)
 {
     if (!c)
@@ -119,7 +157,11 @@ void pg_conn_free(pg_conn *c)
     pg_conn_close(c);
     event_free(c->deadline);
     resolve_free(c->dns);
-    free(c->conninfo);
+    wipe_free(c->conninfo);
+    for (size_t i = 0; i < c->n_params; i++) {
+        free(c->pkw[i]);
+        wipe_free(c->pval[i]);
+    }
     free(c);
 }
 
@@ -232,7 +274,9 @@ static bool start_connect(pg_conn *c)
     char *perr = NULL;
     PQconninfoOption *opts = PQconninfoParse(c->conninfo, &perr);
     if (!opts) {
-        set_err(c, perr ? perr : "invalid connection string");
+        /* libpq quotes the bad part: not when it may hold a password */
+        set_err(c, perr && !c->conninfo_secret ? perr
+                   : "invalid connection string (the store reference's value)");
         PQfreemem(perr);
         return false;
     }
@@ -252,6 +296,8 @@ static bool start_connect(pg_conn *c)
     if (hostaddr)
         kv_set(&l, "hostaddr", hostaddr);
     kv_set(&l, "options", options);
+    for (size_t i = 0; i < c->n_params; i++)
+        kv_set(&l, c->pkw[i], c->pval[i]);
     kv_set(&l, "application_name", "redrive");
     kv_set(&l, "client_encoding", "UTF8");
     kv_set(&l, "keepalives", "1");
@@ -394,6 +440,21 @@ static void connected(pg_conn *c)
         c->cbs.ready(c->cbs.ud);
 }
 
+/* libpq's messages name the user when a password is refused; "no password supplied"
+ * does not: say whose and where one comes from. */
+static void connect_failed(pg_conn *c)
+{
+    char msg[ERR_CAP + 200];
+    const char *user = PQuser(c->pg);
+    set_err(c, PQerrorMessage(c->pg));
+    if (strstr(c->err, "no password supplied") && user && *user)
+        snprintf(msg, sizeof msg, "%s (user \"%.64s\": set store_password, PGPASSWORD or a "
+                 ".pgpass entry)", c->err, user);
+    else
+        snprintf(msg, sizeof msg, "%s", c->err);
+    fail(c, msg);
+}
+
 static void connect_step(pg_conn *c)
 {
     switch (PQconnectPoll(c->pg)) {
@@ -405,7 +466,7 @@ static void connect_step(pg_conn *c)
         connected(c);
         return;
     case PGRES_POLLING_FAILED:
-        fail(c, PQerrorMessage(c->pg));
+        connect_failed(c);
         return;
     default:
         if (!watch(c, EV_WRITE))

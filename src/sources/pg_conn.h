@@ -38,6 +38,14 @@ typedef struct pg_conn_cbs {
 
 pg_conn *pg_conn_new(struct event_base *base, const char *conninfo, const pg_conn_cbs *cbs);
 void pg_conn_free(pg_conn *c);
+/* Replaces the conninfo (for the next open). secret: it came from a secret reference and
+ * may hold credentials: it is wiped when replaced or freed, and a parse error does not
+ * quote it. */
+void pg_conn_set_conninfo(pg_conn *c, const char *conninfo, bool secret);
+/* A keyword parameter given besides the conninfo ("user", "password", "sslmode", ...); it
+ * wins over the conninfo's and is never written into a conninfo string. Copied; every
+ * value is wiped when replaced or freed. NULL or "" removes it. */
+void pg_conn_set_param(pg_conn *c, const char *keyword, const char *value);
 /* Starts connecting (callbacks later). False with pg_conn_error() when it could not start
  * (bad conninfo, ...): no callback follows. */
 bool pg_conn_open(pg_conn *c, double deadline_s);

@@ -4,6 +4,17 @@
  * queues, DLQ size — plus the chain / DLQ page / id lookup when the UI asked for them.
  * On any failure the connection is dropped, the model keeps its data and shows the
  * source stale (or down) with the error, and we reconnect with backoff 1 s → 30 s.
+ *
+ * Before each connect the secret references are resolved on the loop (io/secret.h): a
+ * `store = env:DATABASE_URL` (the whole conninfo, credentials included) and
+ * `store_password`; the password goes to libpq as a keyword parameter, never into a
+ * conninfo string. The connection's setup batch sets the search_path to the system's
+ * schema (config `schema`, else the profile's), then runs the variant (era) query, which
+ * looks at the columns present in that schema.
+ *
+ * A query the profile marks [query NAME optional] that fails empties its panel and leaves
+ * a note on the source ("queues: relation ... does not exist"); the source stays ok. Each
+ * query has its own sync in the pipeline, so one failure does not abort the others.
  */
 #include "source.h"
 
@@ -15,25 +26,33 @@
 
 #include "../core/health.h"
 #include "../core/xalloc.h"
+#include "../io/secret.h"
 #include "pg_conn.h"
 #include "pg_rows.h"
 
 #define SRC_NAME "postgresql"
 enum { DLQ_PAGE = 50, MAX_Q = 12 };
 static const double CONNECT_DEADLINE_S = 5.0, QUERY_DEADLINE_S = 10.0;
-static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0;
+static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0, SECRET_TIMEOUT_S = 30.0;
 
 typedef enum {
-    Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES, Q_DLQ_COUNT, Q_FAILING,
-    Q_CHAIN, Q_DLQ, Q_LOOKUP,
+    Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
+    Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_N
 } qkind;
 
-static const char *const qnames[] = {
+static const char *const qnames[Q_N] = {
+    [Q_SEARCH_PATH] = "search_path",
     [Q_VARIANT] = "variant", [Q_EXTENSIONS] = "extensions", [Q_COUNTS] = "counts",
     [Q_EXECS] = "executions", [Q_WORKERS] = "workers", [Q_QUEUES] = "queues",
     [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution",
 };
+
+/* The schema first, public after it (era-1 Attune and extensions live there); the server
+ * quotes the name. */
+static const char SQL_SEARCH_PATH[] =
+    "SELECT set_config('search_path', CASE WHEN $1 = 'public' THEN 'public' "
+    "ELSE quote_ident($1) || ', public' END, false)";
 
 typedef struct cursor { char *key, *id; } cursor;
 
@@ -44,6 +63,11 @@ typedef struct pg_src {
     const rd_profile *prof;       /* effective profile (top or variant) */
     char *extensions;             /* ",pgmq,plpgsql," of the connected database */
     bool setup_done;              /* variant/extension check done on this connection */
+    /* secret references being resolved before a connect */
+    rd_secret *sec_store, *sec_password;
+    int sec_pending;
+    char sec_err[300];
+    char *notes[Q_N];             /* optional queries that failed: "queues: ..." */
     struct event *poll_ev, *retry_ev;
     double backoff_s;
     bool settled, failing;
@@ -115,12 +139,67 @@ static const char *query(const pg_src *s, qkind k)
 static void kick(pg_src *s);
 static void lost(pg_src *s, const char *err);
 
+static void open_conn(pg_src *s)
+{
+    if (!pg_conn_open(s->conn, CONNECT_DEADLINE_S))
+        lost(s, pg_conn_error(s->conn));
+}
+
+static void secret_done(pg_src *s)
+{
+    if (--s->sec_pending > 0)
+        return;
+    if (s->sec_err[0])
+        lost(s, s->sec_err);
+    else
+        open_conn(s);
+}
+
+static void on_store_secret(bool ok, const char *value, const char *why, void *ud)
+{
+    pg_src *s = ud;
+    s->sec_store = NULL;
+    if (ok)
+        pg_conn_set_conninfo(s->conn, value, true);
+    else if (!s->sec_err[0])
+        snprintf(s->sec_err, sizeof s->sec_err, "store: %s", why);
+    secret_done(s);
+}
+
+static void on_password_secret(bool ok, const char *value, const char *why, void *ud)
+{
+    pg_src *s = ud;
+    s->sec_password = NULL;
+    if (ok)
+        pg_conn_set_param(s->conn, "password", value);
+    else if (!s->sec_err[0])
+        snprintf(s->sec_err, sizeof s->sec_err, "store_password: %s", why);
+    secret_done(s);
+}
+
+/* Resolves the references again at every connect (a cmd: may hand out short-lived
+ * tokens), then connects; the source shows "connecting" meanwhile. */
 static void connect_now(pg_src *s)
 {
     s->setup_done = false;
     model_source(model(s), SRC_NAME);
-    if (!pg_conn_open(s->conn, CONNECT_DEADLINE_S))
-        lost(s, pg_conn_error(s->conn));
+    if (s->sec_pending)
+        return;                       /* still resolving: connects when done */
+    const rd_system_cfg *cfg = s->pub.ctx.cfg;
+    bool store_ref = secret_is_ref(cfg->store);
+    bool password = cfg->store_password && *cfg->store_password;
+    if (!store_ref && !password) {
+        open_conn(s);
+        return;
+    }
+    s->sec_err[0] = '\0';
+    s->sec_pending = (int)store_ref + (int)password;
+    struct event_base *base = s->pub.ctx.base;
+    if (store_ref)
+        s->sec_store = secret_resolve(base, cfg->store, 0, SECRET_TIMEOUT_S, on_store_secret, s);
+    if (password)
+        s->sec_password = secret_resolve(base, cfg->store_password, 0, SECRET_TIMEOUT_S,
+                                         on_password_secret, s);
 }
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
@@ -148,7 +227,8 @@ static void lost(pg_src *s, const char *err)
             s->want_jump = s->jump_inflight;
             s->jump_inflight = NULL;
         } else if (k == Q_DLQ) s->want_dlq = true;
-        else if (k != Q_VARIANT && k != Q_EXTENSIONS) s->want_main = true;
+        else if (k != Q_SEARCH_PATH && k != Q_VARIANT && k != Q_EXTENSIONS)
+            s->want_main = true;
     }
     s->n_inflight = 0;
     free(s->chain_inflight);
@@ -202,9 +282,20 @@ static void add(batch *b, const char *sql, qkind k, int np, const char *p0, cons
     b->k[b->n++] = k;
 }
 
+/* The system's schema: the config's, else the profile's `schema` setting, else none. */
+static const char *schema(const pg_src *s)
+{
+    const char *v = s->pub.ctx.cfg->schema;
+    if (!v || !*v)
+        v = profile_get(s->pub.ctx.prof, "schema");
+    return v && *v ? v : NULL;
+}
+
 static void build_setup(pg_src *s, batch *b)
 {
     const rd_profile *top = s->pub.ctx.prof;
+    if (schema(s))
+        add(b, SQL_SEARCH_PATH, Q_SEARCH_PATH, 1, schema(s), NULL, NULL, NULL, NULL);
     const char *vq = profile_get(top, "variant_query");
     if (vq && *vq) {
         const char *named = profile_query(top, vq);
@@ -525,25 +616,86 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
     }
 }
 
+/* An optional query failed: its panel is emptied (the note says why). */
+static void apply_empty(pg_src *s, qkind k)
+{
+    rd_model *m = model(s);
+    switch (k) {
+    case Q_COUNTS: model_set_counts(m, NULL, 0); break;
+    case Q_WORKERS: model_set_workers(m, NULL, 0); break;
+    case Q_QUEUES: model_set_queues(m, NULL, 0); break;
+    case Q_EXECS:
+        if (s->page_gen_inflight == s->page_gen) {
+            s->page_gen_applied = s->page_gen;
+            model_set_execs(m, NULL, 0, false);
+        }
+        break;
+    case Q_CHAIN: model_set_chain(m, s->chain_inflight, NULL, 0); break;
+    case Q_DLQ: model_set_dlq(m, NULL, 0, m->dlq_total); break;
+    case Q_DLQ_COUNT: m->dlq_total = -1; model_changed(m); break;
+    case Q_FAILING: m->failing_rate = -1; model_changed(m); break;
+    default: break;
+    }
+}
+
+static void note_set(pg_src *s, qkind k, const PGresult *r)
+{
+    free(s->notes[k]);
+    s->notes[k] = NULL;
+    if (r) {
+        char msg[300];
+        const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+        snprintf(msg, sizeof msg, "%s: %s", qnames[k], m && *m ? m : "query failed");
+        s->notes[k] = xstrdup(msg);
+    }
+}
+
+/* The notes of the queries the effective profile still has, in query order. */
+static void notes_publish(pg_src *s)
+{
+    const char *v[Q_N];
+    size_t n = 0;
+    for (size_t k = 0; k < Q_N; k++)
+        if (s->notes[k] && query(s, (qkind)k))
+            v[n++] = s->notes[k];
+    model_source_notes(model(s), SRC_NAME, v, n);
+}
+
+static void apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
+{
+    pg_row_ctx x = row_ctx(s);
+    for (size_t i = 0; i < n && i < s->n_inflight; i++) {
+        qkind k = s->inflight[i];
+        if (result_ok(res[i])) {
+            apply_one(s, k, res[i], &x);
+            note_set(s, k, NULL);
+        } else if (profile_query_optional(s->prof, qnames[k])) {
+            apply_empty(s, k);
+            note_set(s, k, res[i]);
+        } else {
+            if (k == Q_CHAIN)
+                model_set_chain(model(s), s->chain_inflight, NULL, 0);
+            if (!(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP)) && !*err)
+                result_error(res[i], k, err, cap);
+        }
+    }
+    notes_publish(s);
+}
+
 static void on_batch(PGresult **res, size_t n, void *ud)
 {
     pg_src *s = ud;
     char err[300] = "";
     bool setup = !s->setup_done;
-    if (setup) {
+    if (setup)
         apply_setup(s, res, n, err, sizeof err);
-    } else {
-        pg_row_ctx x = row_ctx(s);
-        for (size_t i = 0; i < n && i < s->n_inflight; i++) {
-            qkind k = s->inflight[i];
-            if (result_ok(res[i]))
-                apply_one(s, k, res[i], &x);
-            else if (k == Q_CHAIN)
-                model_set_chain(model(s), s->chain_inflight, NULL, 0);
-            if (!result_ok(res[i]) && !(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP))
-                && !*err)
-                result_error(res[i], k, err, sizeof err);
-        }
+    else
+        apply_results(s, res, n, err, sizeof err);
+    if (setup && *err) {
+        /* no schema or era: nothing can be read right; connect again later */
+        s->n_inflight = 0;
+        lost(s, err);
+        return;
     }
     s->n_inflight = 0;
     free(s->chain_inflight);
@@ -687,6 +839,10 @@ static bool op_idle(const rd_source *src)
 static void op_free(rd_source *src)
 {
     pg_src *s = src->impl;
+    secret_cancel(s->sec_store);
+    secret_cancel(s->sec_password);
+    for (size_t i = 0; i < Q_N; i++)
+        free(s->notes[i]);
     pg_conn_free(s->conn);
     event_free(s->poll_ev);
     event_free(s->retry_ev);
@@ -733,7 +889,13 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     s->backoff_s = BACKOFF_MIN_S;
     pg_conn_cbs cbs = { .ready = on_ready, .failed = on_failed, .batch_done = on_batch,
                         .ud = s };
-    s->conn = pg_conn_new(ctx->base, ctx->cfg->store, &cbs);
+    const rd_system_cfg *cfg = ctx->cfg;
+    s->conn = pg_conn_new(ctx->base, secret_is_ref(cfg->store) ? "" : cfg->store, &cbs);
+    pg_conn_set_param(s->conn, "user", cfg->store_user);
+    pg_conn_set_param(s->conn, "sslmode", cfg->store_sslmode);
+    pg_conn_set_param(s->conn, "sslrootcert", cfg->store_sslrootcert);
+    pg_conn_set_param(s->conn, "sslcert", cfg->store_sslcert);
+    pg_conn_set_param(s->conn, "sslkey", cfg->store_sslkey);
     s->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
     s->retry_ev = evtimer_new(ctx->base, on_retry, s);
     return &s->pub;

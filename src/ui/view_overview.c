@@ -38,6 +38,12 @@ static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
                    : s->state == RD_SRC_DOWN ? TS_DOWN : TS_DIM;
         draw_raw(w, y++, r.x, r.w, t, theme_attr(c->theme, (ui_slot)slot), c->san);
         free(t);
+        /* optional parts that failed (the source stays ok): one line each */
+        for (size_t k = 0; k < s->n_notes && k < RD_SRC_NOTES; k++) {
+            t = xasprintf("  %-12s note: %.*s", "", (int)RD_SRC_NOTE_LEN, s->notes[k]);
+            draw_raw(w, y++, r.x, r.w, t, theme_attr(c->theme, TS_STALE), c->san);
+            free(t);
+        }
     }
     return y;
 }

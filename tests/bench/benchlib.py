@@ -97,7 +97,7 @@ def profile_queries(name_or_path):
     path = name_or_path if os.path.sep in name_or_path else os.path.join(ROOT, "profiles", name_or_path + ".profile")
     out, cur, buf = {}, None, []
     for line in open(path, encoding="utf-8"):
-        m = re.match(r"^\[(\w+)(?:\s+([\w-]+))?\]\s*$", line)
+        m = re.match(r"^\[(\w+)(?:\s+([\w-]+))?(?:\s+(?:optional|required))?\]\s*$", line)
         if m:
             if cur:
                 out[cur] = "".join(buf).strip()

@@ -252,6 +252,73 @@ static void test_auth_rules(void)
     }
 }
 
+/* The PostgreSQL keys: credentials, TLS, schema; one row per rule boundary. */
+static void test_pg_keys(void)
+{
+    static const struct { const char *body; bool ok; const char *needle; } cases[] = {
+        { "store=host=db user=ro\nstore_user=ops\nstore_password=env:PGPW\n", true, NULL },
+        { "store=host=db\nstore_password=hunter2\n", false, "literal secret in 'store_password'" },
+        { "store=host=db password=hunter2\n", false, "password in 'store' is refused" },
+        { "store=host=db  password = x\n", false, "password in 'store' is refused" },
+        { "store=host=db passwordless=1\n", true, NULL },
+        { "store=postgresql://ops:pw@db/attune\n", false, "password in 'store' is refused" },
+        { "store=postgresql://ops@db/attune\n", true, NULL },
+        { "store=postgres://db/attune?sslmode=require&password=x\n", false, "refused" },
+        { "store=postgresql://db/a?user=x%3Ay\n", true, NULL },
+        { "store=postgresql://[::1]:5432/a\n", true, NULL },
+        { "store=env:DATABASE_URL\n", true, NULL },
+        { "store=file:/run/secrets/db_url\n", true, NULL },
+        { "store=redis://127.0.0.1:6379/0\nschema=attune\n", false, "PostgreSQL store only" },
+        { "store=redis://127.0.0.1:6379/0\nstore_sslmode=require\n", false, "PostgreSQL" },
+        { "store=host=db\nstore_sslmode=verify-full\nstore_sslrootcert=/ca.crt\n"
+          "store_sslcert=/c.crt\nstore_sslkey=/c.key\n", true, NULL },
+        { "store=host=db\nstore_sslmode=verify_full\n", false, "unknown store_sslmode" },
+        { "store=host=db\nstore_sslmode=disable\n", true, NULL },
+        { "store=host=db\nschema=attune_alt\n", true, NULL },
+        { "store=host=db\nschema=Tenant-42$\n", true, NULL },
+        { "store=host=db\nschema=a\"b\n", false, "bad schema name" },
+        { "store=host=db\nschema=a;drop\n", false, "bad schema name" },
+        { "store=host=db\nschema=a b\n", false, "bad schema name" },
+        { "store=host=db\nschema=" "0123456789012345678901234567890123456789012345678901234567890123"
+          "\n", false, "bad schema name" },
+        { "store=host=db\nschema=" "012345678901234567890123456789012345678901234567890123456789012"
+          "\n", true, NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t n = strlen(cases[i].body) + 80;
+        char *t = malloc(n);
+        snprintf(t, n, "[system \"s\"]\nprofile=attune\n%s", cases[i].body);
+        rd_config c;
+        rd_diags d = { 0 };
+        bool ok = config_parse("a", t, &c, &d);
+        CHECK_MSG(ok == cases[i].ok, cases[i].body);
+        if (cases[i].needle)
+            CHECK_MSG(d.n == 1 && strstr(d.msgs[0], cases[i].needle), cases[i].body);
+        for (size_t k = 0; k < d.n; k++)
+            CHECK_MSG(!strstr(d.msgs[k], "hunter2"), "a message repeats the password");
+        config_free(&c);
+        diags_free(&d);
+        free(t);
+    }
+    rd_config c;
+    rd_diags d = { 0 };
+    CHECK(config_parse("a", "[system \"s\"]\nprofile=attune\nstore=env:U\nstore_user=ops\n"
+                       "store_password=file:/p\nstore_sslmode=verify-full\n"
+                       "store_sslrootcert=/ca\nschema=att\n", &c, &d));
+    CHECK(c.n == 1);
+    if (c.n == 1) {
+        CHECK_STR(c.systems[0].store, "env:U");
+        CHECK_STR(c.systems[0].store_user, "ops");
+        CHECK_STR(c.systems[0].store_password, "file:/p");
+        CHECK_STR(c.systems[0].store_sslmode, "verify-full");
+        CHECK_STR(c.systems[0].store_sslrootcert, "/ca");
+        CHECK(c.systems[0].store_sslcert == NULL);
+        CHECK_STR(c.systems[0].schema, "att");
+    }
+    config_free(&c);
+    diags_free(&d);
+}
+
 static void test_helpers(void)
 {
     static const struct { const char *s; bool ok; double v; } durs[] = {
@@ -357,6 +424,7 @@ static void test_nul(void)
 
 int main(void)
 {
+    test_pg_keys();
     test_good();
     test_bad();
     test_mixed();

@@ -89,6 +89,9 @@ static void fill(rd_model *m)
     model_set_counts(m, c, 2);
 
     model_source_ok(m, "postgresql", NOW - 2);
+    static const char *const notes[] = { "queues: relation \"job_tags\" does not exist", "",
+                                         "workers: permission denied for table workers" };
+    model_source_notes(m, "postgresql", notes, 3);
     model_source_ok(m, "rabbitmq", NOW - 100);
     model_source_fail(m, "rabbitmq", "connection refused", NOW - 10);
     model_source_fail(m, "redis", "no route", NOW - 5);
@@ -113,6 +116,17 @@ static void test_basics(void)
     CHECK(model_source(m, "redis")->state == RD_SRC_DOWN);
     CHECK(model_source(m, "postgresql")->state == RD_SRC_OK);
     CHECK(m->sources.n == 3);
+    rd_source_status *pg = model_source(m, "postgresql");
+    CHECK(pg->n_notes == 2);            /* the empty one is dropped */
+    CHECK_STR(pg->notes[1], "workers: permission denied for table workers");
+    g = m->generation;
+    static const char *const same[] = { "queues: relation \"job_tags\" does not exist",
+                                        "workers: permission denied for table workers" };
+    model_source_notes(m, "postgresql", same, 2);
+    CHECK(m->generation == g);          /* unchanged: no repaint */
+    model_source_notes(m, "postgresql", same, 1);
+    CHECK(m->generation > g && pg->n_notes == 1 && pg->notes[1][0] == '\0');
+    model_source_notes(m, "postgresql", same, 2);
     model_source_ok(m, "redis", NOW);
     CHECK(model_source(m, "redis")->state == RD_SRC_OK);
     CHECK_STR(model_source(m, "redis")->error, "");
@@ -169,6 +183,9 @@ static void test_roundtrip(void)
     CHECK(r->dlq.n == 1 && r->dlq_total == 3 && r->dlq.items[0].redelivered);
     CHECK(r->counts.n == 2 && r->counts.items[0].capped && r->counts.items[1].estimated);
     CHECK(r->sources.n == 3 && r->sources.items[1].state == RD_SRC_STALE);
+    CHECK(r->sources.n == 3 && r->sources.items[0].n_notes == 2);
+    if (r->sources.n == 3)
+        CHECK_STR(r->sources.items[0].notes[0], "queues: relation \"job_tags\" does not exist");
     CHECK(r->orphan_suspects == 1 && r->failing_rate == 2.5);
     CHECK_STR(r->chain_id, "101");
     free(json2);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "xalloc.h"
 
 static const char good[] =
     "# attune profile\n"
@@ -359,8 +360,51 @@ static void test_nul(void)
     diags_free(&d);
 }
 
+/* [query NAME optional|required]: one row per header form. */
+static void test_query_flags(void)
+{
+    static const struct {
+        const char *header;
+        bool ok, optional;
+        const char *err;      /* expected message (line 5) when !ok */
+    } cases[] = {
+        { "[query q]", true, false, NULL },
+        { "[query q required]", true, false, NULL },
+        { "[query q optional]", true, true, NULL },
+        { "[query q   optional]", true, true, NULL },
+        { "[query q\toptional]", true, true, NULL },
+        { "[query q maybe]", false, false, "q.profile:5: [query q]: unknown flag 'maybe'" },
+        { "[query q optional extra]", false, false,
+          "q.profile:5: [query q]: unknown flag 'optional extra'" },
+        { "[query optional]", true, false, NULL },          /* a query named "optional" */
+        { "[query bad/name optional]", false, false, "q.profile:5: [query] needs a name" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *t = xasprintf("[profile]\nname = n\nstore = postgresql\nsemantics = attune\n"
+                            "%s\nSELECT 1\n", cases[i].header);
+        rd_profile p;
+        rd_diags d = { 0 };
+        bool ok = profile_parse("q.profile", t, &p, &d);
+        CHECK_MSG(ok == cases[i].ok, cases[i].header);
+        if (cases[i].ok) {
+            const char *name = strstr(cases[i].header, "[query optional]") ? "optional" : "q";
+            CHECK_MSG(profile_query(&p, name) != NULL, cases[i].header);
+            CHECK_MSG(profile_query_optional(&p, name) == cases[i].optional, cases[i].header);
+        } else {
+            CHECK_MSG(d.n == 1 && strncmp(d.msgs[0], cases[i].err, strlen(cases[i].err)) == 0,
+                      cases[i].header);
+            CHECK(profile_query(&p, "q") == NULL);
+        }
+        CHECK(!profile_query_optional(&p, "absent"));
+        profile_free(&p);
+        diags_free(&d);
+        free(t);
+    }
+}
+
 int main(void)
 {
+    test_query_flags();
     test_good();
     test_bad();
     test_load();
