@@ -392,6 +392,7 @@ static void on_signal(evutil_socket_t sig, short what, void *ud)
         return;
     }
     app->quit = true;
+    app->quit_signal = (int)sig;   /* exit 128 + sig once the terminal is restored */
     event_base_loopbreak(app->base);
 }
 
@@ -563,7 +564,7 @@ static int app_run_console(ui_app *app)
     app_teardown_system(app);
     app_free_events(app);
     event_base_free(app->base);
-    return RD_EXIT_OK;
+    return app->quit_signal ? 128 + app->quit_signal : RD_EXIT_OK;
 }
 
 int ui_main(const rd_opts *opts)

@@ -240,7 +240,7 @@ def test_sigint_aborts_rest(act):
     time.sleep(1.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
-    assert proc.returncode == 1
+    assert proc.returncode == 128 + signal.SIGINT
     assert "interrupted" in err
     assert out.count("aborted: aborted before sending") >= 3
     assert out.count("not_found") >= 1

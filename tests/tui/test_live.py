@@ -137,13 +137,15 @@ def test_hostile_data_never_reaches_the_terminal(tmp_path):
         assert seq not in raw, seq
 
 
-def test_sigterm_restores_the_terminal(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_restores_the_terminal_and_exits_128_plus_signal(tmp_path, sig):
     t = Term(tmp_path)
     t.wait_for("Overview")
-    t.child.kill(signal.SIGTERM)
+    t.child.kill(sig)
     status = t.finish()
-    # it handled the signal and exited by itself (a death by the signal would leave None)
-    assert status is not None and t.child.signalstatus is None, (status, t.child.signalstatus)
+    # it handled the signal and exited by itself (a death by the signal would leave None),
+    # with the shell's convention for "ended by a signal"
+    assert t.child.signalstatus is None and status == 128 + sig, (status, t.child.signalstatus)
     assert_restored(t.raw)
 
 
@@ -268,3 +270,4 @@ def test_maybe_applied_resend_uses_the_same_key(tmp_path):
             t.child.kill(signal.SIGKILL)
         srv.stop()
         reload_attune2()
+
