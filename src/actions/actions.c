@@ -22,6 +22,8 @@ enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
 typedef struct batch_item {
     bool auth_retried;       /* a 401 already caused one credential refresh */
     bool final;
+    bool journaled;          /* its "pending" line is in the journal: it gets an outcome */
+    bool in_flight;          /* sent, no response yet: it may have been applied */
 } batch_item;
 
 struct rd_batch {
@@ -54,6 +56,8 @@ struct rd_actor {
     char *journal_path;
     rd_password_prompt prompt;
     void *prompt_ud;
+    rd_journal_error_fn journal_err;
+    void *journal_err_ud;
     rd_batch *batches;
     long timeout_ms;
 };
@@ -99,6 +103,7 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *
 }
 
 static void batch_destroy(rd_batch *b);
+static void batch_stop(rd_batch *b);
 
 void actor_free(rd_actor *a)
 {
@@ -107,13 +112,9 @@ void actor_free(rd_actor *a)
     while (a->batches) {
         rd_batch *b = a->batches;
         a->batches = b->next;
+        b->next = NULL;
+        batch_stop(b);   /* journals what is in flight, while b->a is still set */
         b->a = NULL;
-        b->dead = true;
-        if (b->http_id)
-            http_cancel(a->http, b->http_id);
-        b->http_id = 0;
-        auth_forget(a->auth, b);
-        event_del(b->tick);
         if (!b->in_cb)
             batch_destroy(b);
     }
@@ -133,6 +134,12 @@ void actor_set_password_prompt(rd_actor *a, rd_password_prompt fn, void *ud)
 void actor_supply_password(rd_actor *a, const char *password)
 {
     auth_supply_password(a->auth, password);
+}
+
+void actor_set_journal_errors(rd_actor *a, rd_journal_error_fn fn, void *ud)
+{
+    a->journal_err = fn;
+    a->journal_err_ud = ud;
 }
 
 void actor_set_timeout_ms(rd_actor *a, long ms)
@@ -221,9 +228,18 @@ static char *target_text(const char *id, const char *parent)
     return parent ? xasprintf("%s/%s", parent, id) : xstrdup(id ? id : "");
 }
 
-static void journal_result(rd_actor *a, const rd_result *r)
+/* A journal write failed: the console's status line, else stderr (paths only). */
+static void journal_failed(rd_actor *a, const char *why)
 {
-    char why[256];
+    if (a->journal_err)
+        a->journal_err(why, a->journal_err_ud);
+    else
+        fprintf(stderr, "redrive: journal: %s\n", why);
+}
+
+/* One line for r as it stands: "pending" before sending, then its outcome. */
+static bool journal_result(rd_actor *a, const rd_result *r, char *why, size_t whycap)
+{
     char *t = target_text(r->id, r->parent);
     const char *targets[] = {t};
     rd_journal_rec rec = {
@@ -231,11 +247,12 @@ static void journal_result(rd_actor *a, const rd_result *r)
         .system = a->cfg->name, .action = action_name(r->action),
         .targets = targets, .n_targets = 1,
         .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
-        .http_status = r->http_status, .result = r->message,
+        .http_status = r->code == RD_RES_PENDING ? 0 : r->http_status,
+        .result = r->code == RD_RES_PENDING ? "sending" : r->message,
         .code = result_code_name(r->code)};
-    if (!journal_append(a->journal_path, &rec, why, sizeof why))
-        fprintf(stderr, "redrive: journal: %s\n", why);   /* paths only, never secrets */
+    bool ok = journal_append(a->journal_path, &rec, why, whycap);
     free(t);
+    return ok;
 }
 
 static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
@@ -250,7 +267,7 @@ static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, siz
         .action = action_name(kind), .targets = (const char *const *)ts, .n_targets = n,
         .result = why, .code = result_code_name(RD_RES_REFUSED)};
     if (!journal_append(a->journal_path, &rec, err, sizeof err))
-        fprintf(stderr, "redrive: journal: %s\n", err);
+        journal_failed(a, err);
     for (size_t i = 0; i < n; i++)
         free(ts[i]);
     free(ts);
@@ -319,11 +336,14 @@ static bool maybe_done(rd_batch *b)
 static bool item_final(rd_batch *b, size_t i)
 {
     b->items[i].final = true;
+    b->items[i].in_flight = false;
     b->finished++;
     if (b->res[i].code == RD_RES_OK)
         b->succeeded++;
-    if (b->a && b->res[i].code != RD_RES_ABORTED)
-        journal_result(b->a, &b->res[i]);
+    char why[256];
+    if (b->a && (b->res[i].code != RD_RES_ABORTED || b->items[i].journaled) &&
+        !journal_result(b->a, &b->res[i], why, sizeof why))
+        journal_failed(b->a, why);
     return emit_item(b, i);
 }
 
@@ -378,11 +398,23 @@ static bool send_item(rd_batch *b, size_t i)
     rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
                        .cacert = a->cfg->cacert, .timeout_ms = a->timeout_ms,
                        .max_body = 65536};
+    /* write-ahead: no request leaves without its "pending" line (a re-send after a 401
+     * is the same action: its line is already there) */
+    if (!b->items[i].journaled) {
+        char jwhy[200];
+        if (!journal_result(a, r, jwhy, sizeof jwhy)) {
+            journal_failed(a, jwhy);
+            snprintf(why, sizeof why, "not sent: the journal cannot be written (%s)", jwhy);
+            goto fail;
+        }
+        b->items[i].journaled = true;
+    }
     b->last_send = clock_mono();
     b->http_id = http_start(a->http, &req, on_response, b);
     if (!b->http_id)
         snprintf(why, sizeof why, "could not start the request");
     ok = b->http_id != 0;
+    b->items[i].in_flight = ok;
 fail:
     for (size_t k = 0; k < ACT_MAX_HEADERS; k++)
         secret_free(cred[k]);
@@ -423,6 +455,7 @@ static void on_response(const rd_http_resp *resp, void *ud)
     size_t i = b->cursor;
     rd_result *r = &b->res[i];
     b->http_id = 0;
+    b->items[i].in_flight = false;
     if (resp->status == 401 && !b->items[i].auth_retried) {
         /* not applied: refresh credentials once and send again, same key */
         b->items[i].auth_retried = true;
@@ -574,18 +607,48 @@ void batch_abort(rd_batch *b)
         batch_schedule(b);
 }
 
+/* Stops a batch for good (freed, or its actor is): the request in flight is cancelled
+ * and journaled as "unknown" (it may have been applied); an item whose "pending" line is
+ * written but which is not in flight (renewing credentials after a 401) was not applied. */
+static void batch_stop(rd_batch *b)
+{
+    b->dead = true;
+    rd_actor *a = b->a;
+    if (!a)
+        return;
+    if (b->http_id)
+        http_cancel(a->http, b->http_id);
+    b->http_id = 0;
+    auth_forget(a->auth, b);
+    event_del(b->tick);
+    for (size_t i = 0; i < b->n; i++) {
+        batch_item *it = &b->items[i];
+        if (it->final || !it->journaled)
+            continue;
+        rd_result *r = &b->res[i];
+        r->code = it->in_flight ? RD_RES_UNKNOWN : RD_RES_ABORTED;
+        r->http_status = 0;
+        snprintf(r->message, sizeof r->message, "%s",
+                 it->in_flight ? "unknown: may have been applied (redrive stopped while the "
+                                 "request was in flight; re-send with the same key)"
+                               : "not applied: redrive stopped before re-sending after a 401");
+        it->final = true;
+        it->in_flight = false;
+        char why[256];
+        if (!journal_result(a, r, why, sizeof why))
+            journal_failed(a, why);
+    }
+}
+
 void batch_free(rd_batch *b)
 {
     if (!b || b->dead)
         return;
-    b->dead = true;
     if (b->a) {
-        if (b->http_id)
-            http_cancel(b->a->http, b->http_id);
-        b->http_id = 0;
-        auth_forget(b->a->auth, b);
+        batch_stop(b);
         batch_unlink(b);
     }
+    b->dead = true;
     event_del(b->tick);
     if (!b->in_cb)
         batch_destroy(b);

@@ -228,7 +228,7 @@ static void on_sigint(evutil_socket_t fd, short what, void *arg)
     act_run *run = arg;
     (void)what;
     run->signo = (int)fd;
-    if (fd != SIGINT) {        /* SIGTERM, SIGHUP: stop now */
+    if (fd != SIGINT) {        /* SIGTERM, SIGHUP: stop now; batch_free journals in-flight */
         event_base_loopexit(run->base, NULL);
         return;
     }

@@ -167,6 +167,21 @@ static void on_password_prompt(rd_actor *a, const char *prompt, void *ud)
     app_request_paint(app);   /* now, not at the next tick */
 }
 
+/* A journal write failed: on the status line while curses owns the terminal, else on
+ * stderr (after the terminal is restored: teardown journals requests left in flight). */
+static void on_journal_error(const char *why, void *ud)
+{
+    ui_app *app = ud;
+    if (!app->screen || app->headless) {
+        char *clean = sanitize_str(why, 0);
+        fprintf(stderr, "redrive: journal: %s\n", clean);
+        free(clean);
+        return;
+    }
+    ctx_msg(&app->ctx, true, "journal: %s", why);
+    app_request_paint(app);
+}
+
 /* The session's parts, borrowed: refreshed whenever it opens or closes a system. */
 static void app_bind(ui_app *app)
 {
@@ -201,6 +216,8 @@ static void app_start_system(ui_app *app, const char *name)
     if (name || session_has_systems(ss))   /* no config at all: the console still starts */
         st = session_open(ss, name, &io);
     app_bind(app);
+    if (app->actor)
+        actor_set_journal_errors(app->actor, on_journal_error, app);
     rd_system_cfg *s = app->sys;
     app->ctx.read_only = app->opts->read_only || (s && s->read_only);
     if (st == SESSION_NO_PROFILE)
@@ -561,7 +578,7 @@ static int app_run_console(ui_app *app)
     if (!app->quit)
         event_base_dispatch(app->base);
     term_close(app);
-    app_teardown_system(app);
+    app_teardown_system(app);   /* journals requests left in flight as "unknown" */
     app_free_events(app);
     event_base_free(app->base);
     return app->quit_signal ? 128 + app->quit_signal : RD_EXIT_OK;

@@ -271,3 +271,40 @@ def test_maybe_applied_resend_uses_the_same_key(tmp_path):
         srv.stop()
         reload_attune2()
 
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_signal_with_action_in_flight_is_journaled(tmp_path, sig):
+    """Write-ahead journal: the retry is journaled as pending before it is sent; a signal
+    while it is in flight completes it as unknown (it may have been applied)."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
+    import actlib
+    srv = actlib.CoreServer("attune2", tmp_path, "--stall-route", r"/retry$", "--stall-seconds", "0")
+    t = None
+    try:
+        t = Term(tmp_path, core=srv.url)
+        t.wait_for("Overview")
+        open_retry_dialog(t)
+        end = time.time() + 10
+        entries = []
+        while not entries and time.time() < end:
+            t.pump(0.1)
+            entries = [e for e in srv.actions() if e["route"].endswith("/retry")]
+        assert len(entries) == 1, entries
+        t.pump(0.3)
+        t.child.kill(sig)
+        assert t.finish() == 128 + sig
+        assert_restored(t.raw)
+        jf = tmp_path / "state" / "redrive" / "journal.jsonl"
+        lines = [json.loads(x) for x in jf.read_text().splitlines()]
+        assert [l["code"] for l in lines] == ["pending", "unknown"], lines
+        assert {l["idempotency_key"] for l in lines} == {entries[0]["key"]}
+        assert lines[1]["result"].startswith("unknown: may have been applied"), lines[1]
+        assert lines[0]["action"] == lines[1]["action"] == "retry"
+        assert lines[0]["targets"] == lines[1]["targets"] == [entries[0]["target"]]
+        assert os.environ["RD_CORE_TOKEN"] not in jf.read_text()
+    finally:
+        if t and t.child.isalive():
+            t.child.kill(signal.SIGKILL)
+        srv.stop()
+        reload_attune2()
