@@ -24,6 +24,8 @@ typedef struct batch_item {
     bool final;
     bool journaled;          /* its "pending" line is in the journal: it gets an outcome */
     bool in_flight;          /* sent, no response yet: it may have been applied */
+    unsigned long serial;    /* auth_serial() when the 401 came: re-send only if it moved */
+    rd_result unauth;        /* the 401's result, kept while credentials are renewed */
 } batch_item;
 
 struct rd_batch {
@@ -432,10 +434,28 @@ fail:
     return true;
 }
 
+/* After a 401 and a credential renewal: the same token again cannot do better. */
+static bool resend_pointless(rd_batch *b, size_t i)
+{
+    batch_item *it = &b->items[i];
+    if (!it->auth_retried || it->final || auth_serial(b->a->auth) != it->serial)
+        return false;
+    rd_result *r = &b->res[i];
+    r->code = it->unauth.code;
+    r->http_status = it->unauth.http_status;
+    memcpy(r->message, it->unauth.message, sizeof r->message);
+    b->cursor = i + 1;
+    if (item_final(b, i) && maybe_done(b))
+        batch_schedule(b);
+    return true;
+}
+
 static void on_auth(bool ok, const char *why, void *ud)
 {
     rd_batch *b = ud;
     b->waiting_auth = false;
+    if (b->cursor < b->n && ok && resend_pointless(b, b->cursor))
+        return;
     if (b->aborted) {
         fail_rest(b, RD_RES_ABORTED, "aborted before sending");
         return;
@@ -457,8 +477,12 @@ static void on_response(const rd_http_resp *resp, void *ud)
     b->http_id = 0;
     b->items[i].in_flight = false;
     if (resp->status == 401 && !b->items[i].auth_retried) {
-        /* not applied: refresh credentials once and send again, same key */
+        /* not applied: obtain credentials again, once; re-send (same key) only when that
+         * gives a different token (resend_pointless) */
         b->items[i].auth_retried = true;
+        b->items[i].serial = auth_serial(b->a->auth);
+        b->items[i].unauth = *r;
+        result_from_response(&b->items[i].unauth, resp);
         auth_invalidate(b->a->auth);
         b->waiting_auth = true;
         auth_ensure(b->a->auth, on_auth, b);

@@ -11,7 +11,9 @@
  *   - every request carries an Idempotency-Key (random 128-bit hex);
  *   - a timeout or lost connection after sending is never re-sent automatically
  *     (code RD_RES_MAYBE_APPLIED); only actor_resend() re-sends, with the SAME key;
- *   - a 401 refreshes credentials once and re-sends (the request was not applied);
+ *   - a 401 obtains credentials again, once, and re-sends (same key) only when that gave
+ *     a different token (jwt-login, token-command, a rotated file:); a static token is
+ *     not re-sent: the item fails with the 401;
  *   - the audit journal (journal.h) is written ahead: each request is journaled as
  *     "pending" before it is sent and completed with its outcome; a request still in
  *     flight when the actor or its batch is freed (quit, signal, :system) is completed
