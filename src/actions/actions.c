@@ -60,6 +60,7 @@ struct rd_actor {
     void *prompt_ud;
     rd_journal_error_fn journal_err;
     void *journal_err_ud;
+    struct prep_ctx *preps;  /* actor_prepare() calls still waiting for credentials */
     rd_batch *batches;
     long timeout_ms;
 };
@@ -106,6 +107,7 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *
 
 static void batch_destroy(rd_batch *b);
 static void batch_stop(rd_batch *b);
+static void preps_free(rd_actor *a);
 
 void actor_free(rd_actor *a)
 {
@@ -120,6 +122,7 @@ void actor_free(rd_actor *a)
         if (!b->in_cb)
             batch_destroy(b);
     }
+    preps_free(a);
     auth_free(a->auth);
     free(a->journal_path);
     free(a->local_user);
@@ -196,7 +199,11 @@ bool actor_supports(const rd_actor *a, rd_action kind)
     return route_for(actor_profile(a), kind, &r);
 }
 
+/* One actor_prepare() waiting for credentials. The actor owns it until the callback:
+ * freed with the actor when it never comes (quit while the first login is asked for). */
 typedef struct prep_ctx {
+    struct prep_ctx *next;
+    rd_actor *a;
     void (*cb)(bool ok, const char *why, void *ud);
     void *ud;
 } prep_ctx;
@@ -204,6 +211,11 @@ typedef struct prep_ctx {
 static void on_prepared(bool ok, const char *why, void *ud)
 {
     prep_ctx *p = ud;
+    for (prep_ctx **pp = &p->a->preps; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
     if (p->cb)
         p->cb(ok, why, p->ud);
     free(p);
@@ -212,9 +224,22 @@ static void on_prepared(bool ok, const char *why, void *ud)
 void actor_prepare(rd_actor *a, void (*cb)(bool ok, const char *why, void *ud), void *ud)
 {
     prep_ctx *p = xcalloc(1, sizeof *p);
+    p->a = a;
     p->cb = cb;
     p->ud = ud;
+    p->next = a->preps;
+    a->preps = p;
     auth_ensure(a->auth, on_prepared, p);
+}
+
+static void preps_free(rd_actor *a)
+{
+    while (a->preps) {
+        prep_ctx *p = a->preps;
+        a->preps = p->next;
+        auth_forget(a->auth, p);
+        free(p);
+    }
 }
 
 static const char *operator_name(const rd_actor *a)

@@ -308,3 +308,30 @@ def test_signal_with_action_in_flight_is_journaled(tmp_path, sig):
             t.child.kill(signal.SIGKILL)
         srv.stop()
         reload_attune2()
+
+
+def test_quit_during_first_login_leaks_nothing(tmp_path):
+    """Quit while the first jwt-login is still running (the password command has not
+    answered): nothing leaks. Run with RD_ASAN_BIN=build-asan/src/cli/redrive (an
+    -Db_sanitize=address,undefined build) for LeakSanitizer to check; the plain binary
+    checks the clean exit only."""
+    global BIN
+    pw = tmp_path / "pw.sh"
+    pw.write_text('#!/bin/sh\nsleep 3\nprintf "%s\\n" "$RD_CORE_PASSWORD"\n')
+    pw.chmod(0o700)
+    saved = BIN
+    BIN = os.environ.get("RD_ASAN_BIN") or BIN
+    try:
+        t = Term(tmp_path, auth="auth = jwt-login\nlogin = %s\npassword = cmd:%s\n"
+                 % (os.environ.get("RD_CORE_LOGIN", "ops"), pw),
+                 extra_env={"ASAN_OPTIONS": "detect_leaks=1:exitcode=23",
+                            "LSAN_OPTIONS": "exitcode=23"})
+    finally:
+        BIN = saved
+    t.wait_for("Overview")
+    t.send("Q", wait=0.5)
+    status = t.finish()
+    out = bytes(t.raw).decode("utf-8", "replace")
+    assert "LeakSanitizer" not in out and "AddressSanitizer" not in out, out[-3000:]
+    assert status == 0
+    assert_restored(t.raw)
