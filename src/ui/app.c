@@ -88,12 +88,16 @@ static void app_effect(ui_app *app, const ui_effect *e)
     case FX_PAGE: if (app->src) sources_page(app->src, e->arg); break;
     case FX_JUMP:
         app->views[VIEW_EXECS].list.cur = app->views[VIEW_EXECS].list.top = 0;
+        list_unpin(&app->views[VIEW_EXECS].list);
         if (app->src)
             sources_jump(app->src, e->text);
         if (app->cur != VIEW_EXECS)
             app_open_view(app, VIEW_EXECS, e->text, true);
         break;
-    case FX_FILTER: app_filter(app); break;
+    case FX_FILTER:   /* a new filter starts at the top: nothing to follow */
+        list_unpin(&app->views[VIEW_EXECS].list);
+        app_filter(app);
+        break;
     case FX_PEEK: if (app->src) sources_peek_dlq(app->src, e->arg != 0); break;
     case FX_REFRESH: if (app->src) sources_refresh(app->src); break;
     case FX_ACT: dialog_start(app, (rd_action)e->arg); break;
