@@ -269,14 +269,14 @@ static void app_command_filter(ui_app *app, char *arg)
     for (char *save = NULL, *t = strtok_r(arg, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         char *eq = strchr(t, '=');
         if (!eq) {
-            snprintf(f->text, sizeof f->text, "%s", t);
+            ui_copy_text(f->text, sizeof f->text, t);   /* whole characters only */
             continue;
         }
         *eq = 0;
         if (strcmp(t, "status") == 0)
             snprintf(f->status, sizeof f->status, "%s", eq + 1);
         else if (strcmp(t, "text") == 0)
-            snprintf(f->text, sizeof f->text, "%s", eq + 1);
+            ui_copy_text(f->text, sizeof f->text, eq + 1);
         else if (strcmp(t, "error") == 0 || strcmp(t, "fp") == 0 || strcmp(t, "fingerprint") == 0)
             snprintf(f->fp, sizeof f->fp, "%s", eq + 1);
         else

@@ -248,3 +248,20 @@ bool list_follow(ui_list *l, ui_ctx *c, const char *what, ui_row_id id_of, const
     list_pin(l, c, id_of, st);
     return kept;
 }
+
+void ui_copy_text(char *dst, size_t cap, const char *src)
+{
+    if (!cap)
+        return;
+    size_t n = src ? strlen(src) : 0;
+    if (n >= cap) {
+        n = cap - 1;
+        /* src[n] is the first byte left out: when it continues a character, cut before
+         * that character's lead byte */
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            n--;
+    }
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = 0;
+}

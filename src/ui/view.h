@@ -159,6 +159,8 @@ bool list_follow(ui_list *l, ui_ctx *c, const char *what, ui_row_id id_of, const
 void list_pin(ui_list *l, const ui_ctx *c, ui_row_id id_of, const void *st);
 /* Forgets the followed id (a new page, filter or jump: the cursor moved on purpose). */
 void list_unpin(ui_list *l);
+/* Copies text into a buffer of cap bytes, cut on a UTF-8 character boundary. */
+void ui_copy_text(char *dst, size_t cap, const char *src);
 
 /* list navigation shared by list views: returns UI_CH_REDRAW or UI_CH_UNHANDLED */
 unsigned list_nav(ui_list *l, ui_action a, int page);

@@ -238,7 +238,7 @@ static unsigned workers_key(ui_view *v, ui_ctx *c, ui_action a)
     case UA_OPEN:
         if (w) {   /* the executions this worker ran */
             memset(&c->filter, 0, sizeof c->filter);
-            snprintf(c->filter.text, sizeof c->filter.text, "%s", w->name ? w->name : w->id);
+            ui_copy_text(c->filter.text, sizeof c->filter.text, w->name ? w->name : w->id);
             ctx_fx(c, FX_FILTER, 0, NULL);
             ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         }
