@@ -335,3 +335,16 @@ def test_quit_during_first_login_leaks_nothing(tmp_path):
     assert "LeakSanitizer" not in out and "AddressSanitizer" not in out, out[-3000:]
     assert status == 0
     assert_restored(t.raw)
+
+
+def test_config_problem_found_at_open_is_listed_in_the_console(tmp_path):
+    """A secret reference that cannot resolve is a config problem (file:line) on the
+    overview, not a failure found at the first action."""
+    t = Term(tmp_path, cols=220, auth="auth = bearer\ntoken = env:RD_NO_SUCH_VAR_XYZ\n")
+    t.wait_for("Overview")
+    t.wait_for("token: ")
+    text = t.text()
+    line = [l for l in text.splitlines() if "token: " in l][0]
+    assert "config:9: system \"attune2\": token:" in line and "RD_NO_SUCH_VAR_XYZ" in line, text
+    t.send("Q")
+    assert t.finish() == 0
