@@ -23,6 +23,10 @@ enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
 typedef struct batch_item {
     bool auth_retried;       /* a 401 already caused one credential refresh */
     bool final;
+    bool journaled;          /* its "pending" line is in the journal: it gets an outcome */
+    bool in_flight;          /* sent, no response yet: it may have been applied */
+    unsigned long serial;    /* auth_serial() when the 401 came: re-send only if it moved */
+    rd_result unauth;        /* the 401's result, kept while credentials are renewed */
 } batch_item;
 
 struct rd_batch {
@@ -55,6 +59,9 @@ struct rd_actor {
     char *journal_path;
     rd_password_prompt prompt;
     void *prompt_ud;
+    rd_journal_error_fn journal_err;
+    void *journal_err_ud;
+    struct prep_ctx *preps;  /* actor_prepare() calls still waiting for credentials */
     rd_batch *batches;
     long timeout_ms;
     whoami_req *who;         /* actor_whoami in flight */
@@ -103,6 +110,8 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *
 }
 
 static void batch_destroy(rd_batch *b);
+static void batch_stop(rd_batch *b);
+static void preps_free(rd_actor *a);
 
 void actor_free(rd_actor *a)
 {
@@ -111,17 +120,14 @@ void actor_free(rd_actor *a)
     while (a->batches) {
         rd_batch *b = a->batches;
         a->batches = b->next;
+        b->next = NULL;
+        batch_stop(b);   /* journals what is in flight, while b->a is still set */
         b->a = NULL;
-        b->dead = true;
-        if (b->http_id)
-            http_cancel(a->http, b->http_id);
-        b->http_id = 0;
-        auth_forget(a->auth, b);
-        event_del(b->tick);
         if (!b->in_cb)
             batch_destroy(b);
     }
     whoami_cancel(a->who);
+    preps_free(a);
     auth_free(a->auth);
     free(a->journal_path);
     free(a->local_user);
@@ -138,6 +144,12 @@ void actor_set_password_prompt(rd_actor *a, rd_password_prompt fn, void *ud)
 void actor_supply_password(rd_actor *a, const char *password)
 {
     auth_supply_password(a->auth, password);
+}
+
+void actor_set_journal_errors(rd_actor *a, rd_journal_error_fn fn, void *ud)
+{
+    a->journal_err = fn;
+    a->journal_err_ud = ud;
 }
 
 void actor_set_timeout_ms(rd_actor *a, long ms)
@@ -209,7 +221,11 @@ bool actor_supports(const rd_actor *a, rd_action kind)
     return route_for(actor_profile(a), kind, &r);
 }
 
+/* One actor_prepare() waiting for credentials. The actor owns it until the callback:
+ * freed with the actor when it never comes (quit while the first login is asked for). */
 typedef struct prep_ctx {
+    struct prep_ctx *next;
+    rd_actor *a;
     void (*cb)(bool ok, const char *why, void *ud);
     void *ud;
 } prep_ctx;
@@ -217,6 +233,11 @@ typedef struct prep_ctx {
 static void on_prepared(bool ok, const char *why, void *ud)
 {
     prep_ctx *p = ud;
+    for (prep_ctx **pp = &p->a->preps; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
     if (p->cb)
         p->cb(ok, why, p->ud);
     free(p);
@@ -225,9 +246,22 @@ static void on_prepared(bool ok, const char *why, void *ud)
 void actor_prepare(rd_actor *a, void (*cb)(bool ok, const char *why, void *ud), void *ud)
 {
     prep_ctx *p = xcalloc(1, sizeof *p);
+    p->a = a;
     p->cb = cb;
     p->ud = ud;
+    p->next = a->preps;
+    a->preps = p;
     auth_ensure(a->auth, on_prepared, p);
+}
+
+static void preps_free(rd_actor *a)
+{
+    while (a->preps) {
+        prep_ctx *p = a->preps;
+        a->preps = p->next;
+        auth_forget(a->auth, p);
+        free(p);
+    }
 }
 
 static const char *operator_name(const rd_actor *a)
@@ -243,9 +277,18 @@ static char *target_text(const char *id, const char *parent)
     return parent ? xasprintf("%s/%s", parent, id) : xstrdup(id ? id : "");
 }
 
-static void journal_result(rd_actor *a, const rd_result *r)
+/* A journal write failed: the console's status line, else stderr (paths only). */
+static void journal_failed(rd_actor *a, const char *why)
 {
-    char why[256];
+    if (a->journal_err)
+        a->journal_err(why, a->journal_err_ud);
+    else
+        fprintf(stderr, "redrive: journal: %s\n", why);
+}
+
+/* One line for r as it stands: "pending" before sending, then its outcome. */
+static bool journal_result(rd_actor *a, const rd_result *r, char *why, size_t whycap)
+{
     char *t = target_text(r->id, r->parent);
     const char *targets[] = {t};
     rd_journal_rec rec = {
@@ -253,11 +296,12 @@ static void journal_result(rd_actor *a, const rd_result *r)
         .system = a->cfg->name, .action = action_name(r->action),
         .targets = targets, .n_targets = 1,
         .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
-        .http_status = r->http_status, .result = r->message,
+        .http_status = r->code == RD_RES_PENDING ? 0 : r->http_status,
+        .result = r->code == RD_RES_PENDING ? "sending" : r->message,
         .code = result_code_name(r->code)};
-    if (!journal_append(a->journal_path, &rec, why, sizeof why))
-        fprintf(stderr, "redrive: journal: %s\n", why);   /* paths only, never secrets */
+    bool ok = journal_append(a->journal_path, &rec, why, whycap);
     free(t);
+    return ok;
 }
 
 static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
@@ -272,7 +316,7 @@ static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, siz
         .action = action_name(kind), .targets = (const char *const *)ts, .n_targets = n,
         .result = why, .code = result_code_name(RD_RES_REFUSED)};
     if (!journal_append(a->journal_path, &rec, err, sizeof err))
-        fprintf(stderr, "redrive: journal: %s\n", err);
+        journal_failed(a, err);
     for (size_t i = 0; i < n; i++)
         free(ts[i]);
     free(ts);
@@ -341,11 +385,14 @@ static bool maybe_done(rd_batch *b)
 static bool item_final(rd_batch *b, size_t i)
 {
     b->items[i].final = true;
+    b->items[i].in_flight = false;
     b->finished++;
     if (b->res[i].code == RD_RES_OK)
         b->succeeded++;
-    if (b->a && b->res[i].code != RD_RES_ABORTED)
-        journal_result(b->a, &b->res[i]);
+    char why[256];
+    if (b->a && (b->res[i].code != RD_RES_ABORTED || b->items[i].journaled) &&
+        !journal_result(b->a, &b->res[i], why, sizeof why))
+        journal_failed(b->a, why);
     return emit_item(b, i);
 }
 
@@ -400,11 +447,23 @@ static bool send_item(rd_batch *b, size_t i)
     rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
                        .cacert = a->cfg->cacert, .timeout_ms = a->timeout_ms,
                        .max_body = 65536};
+    /* write-ahead: no request leaves without its "pending" line (a re-send after a 401
+     * is the same action: its line is already there) */
+    if (!b->items[i].journaled) {
+        char jwhy[200];
+        if (!journal_result(a, r, jwhy, sizeof jwhy)) {
+            journal_failed(a, jwhy);
+            snprintf(why, sizeof why, "not sent: the journal cannot be written (%s)", jwhy);
+            goto fail;
+        }
+        b->items[i].journaled = true;
+    }
     b->last_send = clock_mono();
     b->http_id = http_start(a->http, &req, on_response, b);
     if (!b->http_id)
         snprintf(why, sizeof why, "could not start the request");
     ok = b->http_id != 0;
+    b->items[i].in_flight = ok;
 fail:
     for (size_t k = 0; k < ACT_MAX_HEADERS; k++)
         secret_free(cred[k]);
@@ -422,10 +481,28 @@ fail:
     return true;
 }
 
+/* After a 401 and a credential renewal: the same token again cannot do better. */
+static bool resend_pointless(rd_batch *b, size_t i)
+{
+    batch_item *it = &b->items[i];
+    if (!it->auth_retried || it->final || auth_serial(b->a->auth) != it->serial)
+        return false;
+    rd_result *r = &b->res[i];
+    r->code = it->unauth.code;
+    r->http_status = it->unauth.http_status;
+    memcpy(r->message, it->unauth.message, sizeof r->message);
+    b->cursor = i + 1;
+    if (item_final(b, i) && maybe_done(b))
+        batch_schedule(b);
+    return true;
+}
+
 static void on_auth(bool ok, const char *why, void *ud)
 {
     rd_batch *b = ud;
     b->waiting_auth = false;
+    if (b->cursor < b->n && ok && resend_pointless(b, b->cursor))
+        return;
     if (b->aborted) {
         fail_rest(b, RD_RES_ABORTED, "aborted before sending");
         return;
@@ -445,9 +522,14 @@ static void on_response(const rd_http_resp *resp, void *ud)
     size_t i = b->cursor;
     rd_result *r = &b->res[i];
     b->http_id = 0;
+    b->items[i].in_flight = false;
     if (resp->status == 401 && !b->items[i].auth_retried) {
-        /* not applied: refresh credentials once and send again, same key */
+        /* not applied: obtain credentials again, once; re-send (same key) only when that
+         * gives a different token (resend_pointless) */
         b->items[i].auth_retried = true;
+        b->items[i].serial = auth_serial(b->a->auth);
+        b->items[i].unauth = *r;
+        result_from_response(&b->items[i].unauth, resp);
         auth_invalidate(b->a->auth);
         b->waiting_auth = true;
         auth_ensure(b->a->auth, on_auth, b);
@@ -596,18 +678,48 @@ void batch_abort(rd_batch *b)
         batch_schedule(b);
 }
 
+/* Stops a batch for good (freed, or its actor is): the request in flight is cancelled
+ * and journaled as "unknown" (it may have been applied); an item whose "pending" line is
+ * written but which is not in flight (renewing credentials after a 401) was not applied. */
+static void batch_stop(rd_batch *b)
+{
+    b->dead = true;
+    rd_actor *a = b->a;
+    if (!a)
+        return;
+    if (b->http_id)
+        http_cancel(a->http, b->http_id);
+    b->http_id = 0;
+    auth_forget(a->auth, b);
+    event_del(b->tick);
+    for (size_t i = 0; i < b->n; i++) {
+        batch_item *it = &b->items[i];
+        if (it->final || !it->journaled)
+            continue;
+        rd_result *r = &b->res[i];
+        r->code = it->in_flight ? RD_RES_UNKNOWN : RD_RES_ABORTED;
+        r->http_status = 0;
+        snprintf(r->message, sizeof r->message, "%s",
+                 it->in_flight ? "unknown: may have been applied (redrive stopped while the "
+                                 "request was in flight; re-send with the same key)"
+                               : "not applied: redrive stopped before re-sending after a 401");
+        it->final = true;
+        it->in_flight = false;
+        char why[256];
+        if (!journal_result(a, r, why, sizeof why))
+            journal_failed(a, why);
+    }
+}
+
 void batch_free(rd_batch *b)
 {
     if (!b || b->dead)
         return;
-    b->dead = true;
     if (b->a) {
-        if (b->http_id)
-            http_cancel(b->a->http, b->http_id);
-        b->http_id = 0;
-        auth_forget(b->a->auth, b);
+        batch_stop(b);
         batch_unlink(b);
     }
+    b->dead = true;
     event_del(b->tick);
     if (!b->in_cb)
         batch_destroy(b);

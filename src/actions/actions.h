@@ -11,8 +11,13 @@
  *   - every request carries an Idempotency-Key (random 128-bit hex);
  *   - a timeout or lost connection after sending is never re-sent automatically
  *     (code RD_RES_MAYBE_APPLIED); only actor_resend() re-sends, with the SAME key;
- *   - a 401 refreshes credentials once and re-sends (the request was not applied);
- *   - every attempt is appended to the audit journal (journal.h), never the token;
+ *   - a 401 obtains credentials again, once, and re-sends (same key) only when that gave
+ *     a different token (jwt-login, token-command, a rotated file:); a static token is
+ *     not re-sent: the item fails with the 401;
+ *   - the audit journal (journal.h) is written ahead: each request is journaled as
+ *     "pending" before it is sent and completed with its outcome; a request still in
+ *     flight when the actor or its batch is freed (quit, signal, :system) is completed
+ *     as "unknown: may have been applied". Never the token.
  *   - read_only (flag or cfg->read_only) refuses everything.
  * Messages in rd_result are raw text (may contain server-provided bytes): sanitize
  * before display.
@@ -71,6 +76,7 @@ typedef struct rd_target {
     X(MAYBE_APPLIED, "maybe_applied") /* timeout / lost connection after send */  \
     X(REFUSED, "refused")             /* refused locally: read-only, auth setup... */ \
     X(ABORTED, "aborted")             /* batch aborted before this item was sent */ \
+    X(UNKNOWN, "unknown")             /* redrive stopped with the request in flight */ \
     X(OTHER, "other")
 
 typedef enum {
@@ -130,6 +136,10 @@ void actor_supply_password(rd_actor *a, const char *password);   /* copied, then
 void actor_set_timeout_ms(rd_actor *a, long ms);
 /* Journal file override (tests); default journal_default_path(). NULL = default. */
 void actor_set_journal(rd_actor *a, const char *path);
+/* Where a journal write error goes (raw text, a path and errno, never a secret): the
+ * console's status line. Without one (the CLI) it goes to stderr. */
+typedef void (*rd_journal_error_fn)(const char *why, void *ud);
+void actor_set_journal_errors(rd_actor *a, rd_journal_error_fn fn, void *ud);
 
 /* Operator identity: JWT sub/email, login, dev_user, or what /auth/me said. NULL until
  * known; actor_prepare() starts finding out. */

@@ -30,6 +30,8 @@ struct rd_auth {
     double token_exp;        /* epoch seconds, 0 = no known expiry */
     double token_got;        /* when it was obtained (for the refresh margin) */
     char *refresh;           /* jwt-login refresh token */
+    uint64_t token_hash;     /* FNV-1a of the last token installed (never shown) */
+    unsigned long serial;    /* bumped when a token different from the last is installed */
     char *identity;
     bool busy, waiting_password, me_started;
     uint64_t http_id, me_id;
@@ -139,6 +141,17 @@ rd_auth *auth_new(struct event_base *base, rd_http *http, const rd_system_cfg *c
     return a;
 }
 
+/* A new token is in a->token: count it when it differs from the one before. */
+static void token_installed(rd_auth *a)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)a->token; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    if (h != a->token_hash || a->serial == 0)
+        a->serial++;
+    a->token_hash = h;
+}
+
 static void drop_token(rd_auth *a)
 {
     secret_free(a->token);
@@ -181,6 +194,7 @@ void auth_free(rd_auth *a)
 }
 
 rd_auth_mode auth_mode(const rd_auth *a) { return a->mode; }
+unsigned long auth_serial(const rd_auth *a) { return a->serial; }
 const char *auth_identity(const rd_auth *a) { return a->identity; }
 
 void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud)
@@ -404,6 +418,7 @@ static void got_token(rd_auth *a, const char *tok)
 {
     drop_token(a);
     a->token = xstrdup(tok);
+    token_installed(a);
     double exp = 0;
     if (a->mode == AUTH_TOKEN_CMD || a->mode == AUTH_JWT_LOGIN)
         jwt_claims(a->token, &exp, NULL);
@@ -443,6 +458,7 @@ static bool parse_tokens(rd_auth *a, const rd_http_resp *r)
         drop_token(a);
         a->token = xstrdup(at->valuestring);
         secret_wipe(at->valuestring, strlen(at->valuestring));
+        token_installed(a);
         double exp = 0;
         jwt_claims(a->token, &exp, &a->identity);
         if (cJSON_IsNumber(ex) && ex->valuedouble > 0)

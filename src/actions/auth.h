@@ -35,6 +35,10 @@ bool auth_check(const rd_auth *a, char *why, size_t whycap);
  * auth_forget(ud) is called first. */
 void auth_ensure(rd_auth *a, rd_auth_cb cb, void *ud);
 void auth_forget(rd_auth *a, void *ud);
+/* Counts the tokens installed that differed from the one before (0 = none yet): after
+ * a 401 and auth_invalidate + auth_ensure, an unchanged serial means the same token came
+ * back (a static bearer/api-key, a token command printing the same): do not re-send. */
+unsigned long auth_serial(const rd_auth *a);
 /* After a 401: drop cached credentials so the next auth_ensure obtains fresh ones. */
 void auth_invalidate(rd_auth *a);
 /* Appends the credential header lines ("Authorization: Bearer …") as allocated strings

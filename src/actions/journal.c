@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,12 @@ static bool make_parent_dirs(const char *path, char *why, size_t whycap)
         ok = false;
         goto out;
     }
+    /* tighten our own directory only: a journal put straight into /tmp (or any shared
+     * directory) must never make that directory 0700 */
+    const char *base = strrchr(dir, '/');
     struct stat st;
-    if (stat(dir, &st) == 0 && st.st_uid == getuid() && (st.st_mode & 077))
+    if (base && strcmp(base + 1, "redrive") == 0 && lstat(dir, &st) == 0 &&
+        S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077))
         chmod(dir, 0700);
 out:
     free(dir);
@@ -204,6 +209,55 @@ static void parse_entry(const char *line, size_t len, rd_journal_entry *e)
     cJSON_Delete(o);
 }
 
+static void entry_free(rd_journal_entry *e)
+{
+    free(e->raw);
+    free(e->time);
+    free(e->operator_);
+    free(e->system);
+    free(e->action);
+    free(e->idempotency_key);
+    free(e->result);
+    free(e->code);
+    for (size_t j = 0; j < e->n_targets; j++)
+        free(e->targets[j]);
+    free(e->targets);
+}
+
+static bool is_pending(const rd_journal_entry *e)
+{
+    return !e->malformed && e->code && strcmp(e->code, "pending") == 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* One row per action with its latest state: an outcome line takes the place of the latest
+ * "pending" line of the same key and action that has no outcome yet (a deliberate re-send
+ * with the same key is a new pending line, so a new row). Returns the rows left. */
+static size_t journal_fold(rd_journal_entry *e, size_t n)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        rd_journal_entry x = e[i];
+        if (!x.malformed && x.idempotency_key && !is_pending(&x)) {
+            for (size_t j = out; j-- > 0;) {
+                if (!is_pending(&e[j]) || !same_str(e[j].idempotency_key, x.idempotency_key) ||
+                    !same_str(e[j].action, x.action))
+                    continue;
+                entry_free(&e[j]);
+                memmove(&e[j], &e[j + 1], (out - j - 1) * sizeof *e);
+                out--;
+                break;
+            }
+        }
+        e[out++] = x;
+    }
+    return out;
+}
+
 static char *read_tail_bytes(int fd, off_t size, size_t *len, bool *partial_first)
 {
     off_t start = size > JOURNAL_TAIL_BYTES ? size - JOURNAL_TAIL_BYTES : 0;
@@ -266,11 +320,21 @@ bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, siz
         }
         p = le + 1;
     }
-    size_t first = cnt > max ? cnt - max : 0;
+    /* an action is two lines (pending, outcome): read twice as many, fold, keep max */
+    size_t want = max > SIZE_MAX / 2 ? SIZE_MAX : 2 * max;
+    size_t first = cnt > want ? cnt - want : 0;
     if (cnt > first) {
-        *out = xcalloc(cnt - first, sizeof **out);
+        rd_journal_entry *e = xcalloc(cnt - first, sizeof *e);
+        size_t k = 0;
         for (size_t i = first; i < cnt; i++)
-            parse_entry(starts[i], lens[i], &(*out)[(*n)++]);
+            parse_entry(starts[i], lens[i], &e[k++]);
+        k = journal_fold(e, k);
+        size_t drop = k > max ? k - max : 0;
+        for (size_t i = 0; i < drop; i++)
+            entry_free(&e[i]);
+        memmove(e, e + drop, (k - drop) * sizeof *e);
+        *out = e;
+        *n = k - drop;
     }
     free(starts);
     free(lens);
@@ -282,18 +346,7 @@ void journal_entries_free(rd_journal_entry *e, size_t n)
 {
     if (!e)
         return;
-    for (size_t i = 0; i < n; i++) {
-        free(e[i].raw);
-        free(e[i].time);
-        free(e[i].operator_);
-        free(e[i].system);
-        free(e[i].action);
-        free(e[i].idempotency_key);
-        free(e[i].result);
-        free(e[i].code);
-        for (size_t j = 0; j < e[i].n_targets; j++)
-            free(e[i].targets[j]);
-        free(e[i].targets);
-    }
+    for (size_t i = 0; i < n; i++)
+        entry_free(&e[i]);
     free(e);
 }

@@ -2,8 +2,11 @@
 /*
  * The audit journal (SPEC §3): JSON lines appended to
  * $XDG_STATE_HOME/redrive/journal.jsonl (fallback ~/.local/state/redrive/journal.jsonl),
- * directory 0700, file 0600 (checked and fixed on every append). One line per action
- * attempt: {"time","operator","system","action","targets":[...],"idempotency_key",
+ * directory 0700, file 0600 (checked and fixed on every append). Written ahead: a request
+ * is journaled with code "pending" before it is sent, then a second line with the same
+ * idempotency_key gives its outcome ("ok", "not_found", ..., "unknown" when redrive
+ * stopped while it was in flight). A refusal before anything is sent is one line.
+ * {"time","operator","system","action","targets":[...],"idempotency_key",
  * "http_status","result","code"}. Never a token.
  */
 #include <stdbool.h>
@@ -38,8 +41,10 @@ bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size
 /* Creates the directory (0700) and the file (0600) if needed and fixes a looser mode:
  * false with a reason when the journal cannot be written (actions are then refused). */
 bool journal_check(const char *path, char *why, size_t whycap);
-/* The last `max` entries, oldest first. A missing or empty journal gives zero entries
- * and true. Malformed lines come back as entries with malformed=true. */
+/* The last `max` actions, oldest first, one entry per action with its latest state (a
+ * pending line and its outcome folded into the outcome; a pending line without one
+ * stays "pending"). A missing or empty journal gives zero entries and true. Malformed
+ * lines come back as entries with malformed=true. */
 bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, size_t *n,
                        char *why, size_t whycap);
 void journal_entries_free(rd_journal_entry *e, size_t n);

@@ -39,6 +39,7 @@ typedef struct act_run {
     rd_actor *actor;
     unsigned san;
     int interrupts;
+    int signo;                 /* the signal that stopped us: exit 128 + signo */
 } act_run;
 
 static const char act_usage[] =
@@ -286,7 +287,12 @@ static void on_done(rd_batch *b, void *ud)
 static void on_sigint(evutil_socket_t fd, short what, void *arg)
 {
     act_run *run = arg;
-    (void)fd; (void)what;
+    (void)what;
+    run->signo = (int)fd;
+    if (fd != SIGINT) {        /* SIGTERM, SIGHUP: stop now; batch_free journals in-flight */
+        event_base_loopexit(run->base, NULL);
+        return;
+    }
     if (run->interrupts++ == 0 && run->batch) {
         fputs("redrive: interrupted: not sending the rest (a request in flight finishes)\n",
               stderr);
@@ -322,17 +328,22 @@ static int execute(act_opts *o, rd_session *ss, struct event_base *base, rd_targ
             err_clean(san, "redrive: refused: ", why);
     }
     if (run.batch) {
-        struct event *sig = evsignal_new(run.base, SIGINT, on_sigint, &run);
-        event_add(sig, NULL);
+        int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+        struct event *sig[3];
+        for (int k = 0; k < 3; k++) {
+            sig[k] = evsignal_new(run.base, sigs[k], on_sigint, &run);
+            event_add(sig[k], NULL);
+        }
         event_base_dispatch(run.base);
-        event_free(sig);
+        for (int k = 0; k < 3; k++)
+            event_free(sig[k]);
         size_t ok = batch_succeeded(run.batch), n = batch_count(run.batch);
         if (n > 1)
             fprintf(stderr, "%zu of %zu %s\n", ok, n, action_past(o->kind));
         rc = batch_done(run.batch) && ok == n ? RD_EXIT_OK : RD_EXIT_FAIL;
         batch_free(run.batch);
     }
-    return rc;
+    return run.signo ? 128 + run.signo : rc;
 }
 
 int cli_action(const rd_opts *opts, int argc, char **argv)

@@ -7,10 +7,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include "../actions/journal.h"
+#include "../core/ini.h"
 #include "../core/sanitize.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/http.h"
+#include "../io/secret.h"
+#include "../sources/redis_url.h"
 
 struct rd_session {
     const rd_opts *opts;
@@ -84,6 +90,119 @@ const rd_system_cfg *session_system_at(const rd_session *s, size_t i)
     return &s->cfg.systems[i];
 }
 
+/* ---- the validation pass: what can be checked before connecting ------------------- */
+
+/* The line of `key` in the open system's section (its header's line when not found): the
+ * config is read again through the one tokenizer, since parsed systems keep no lines. */
+static int key_line(const rd_session *s, const char *key)
+{
+    int found = s->sys->line;
+    size_t len;
+    char why[128];
+    char *text = text_read_file_len(s->config_path, 1u << 20, &len, why, sizeof why);
+    if (!text)
+        return found;
+    static const ini_format fmt = {INI_SECTIONS | INI_COMMENTS, NULL};
+    rd_diags quiet = {0};       /* the first parse reported everything already */
+    ini_reader r;
+    ini_open(&r, s->config_path, text, len, &fmt, &quiet);
+    ini_line l;
+    bool in_sys = false;
+    while (ini_next(&r, &l)) {
+        if (l.kind == INI_SECTION) {
+            size_t n = l.value ? strlen(l.value) : 0;
+            in_sys = l.name && strcmp(l.name, "system") == 0 && n >= 2 &&
+                     strlen(s->sys->name) == n - 2 && strncmp(l.value + 1, s->sys->name, n - 2) == 0;
+        } else if (in_sys && l.kind == INI_PAIR && strcmp(l.name, key) == 0) {
+            found = l.line;
+        }
+    }
+    ini_close(&r);
+    diags_free(&quiet);
+    free(text);
+    return found;
+}
+
+static void config_problem(rd_session *s, const char *key, const char *lead, const char *why)
+{
+    char *msg = xasprintf("%s%s", lead, why);
+    /* a multi-line library message is one diagnostic line */
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+    size_t n = strlen(msg);
+    while (n && msg[n - 1] == ' ')
+        msg[--n] = 0;
+    diags_add(&s->diags, s->config_path, key_line(s, key), "system \"%s\": %s: %s",
+              s->sys->name, key, msg);
+    free(msg);
+}
+
+/* env: and file: references resolve now (the file checks included: regular, ours, not
+ * group/world readable); cmd: runs later, on the loop, with a deadline. */
+static bool check_secret(rd_session *s, const char *key, const char *ref)
+{
+    if (!ref || !*ref)
+        return true;
+    bool is_cmd = false;
+    const char *cmd = NULL;
+    char why[256] = "";
+    char *v = secret_resolve_now(ref, &is_cmd, &cmd, why, sizeof why);
+    secret_free(v);
+    if (v || is_cmd)
+        return true;
+    config_problem(s, key, "", why);
+    return false;
+}
+
+static bool check_store(rd_session *s)
+{
+    const char *store = s->sys->store;
+    if (!store || !*store)
+        return true;
+    if (secret_is_ref(store))      /* what it names is checked when it is resolved */
+        return check_secret(s, "store", store);
+    char why[256] = "";
+    if (s->prof.store && strcmp(s->prof.store, "redis") == 0) {
+        rd_redis_url u;
+        if (redis_url_parse(store, &u, why, sizeof why))
+            return true;
+        config_problem(s, "store", "", why);
+        return false;
+    }
+    char *err = NULL;
+    PQconninfoOption *o = PQconninfoParse(store, &err);
+    if (o) {
+        PQconninfoFree(o);
+        return true;
+    }
+    config_problem(s, "store", "not a PostgreSQL connection string: ", err ? err : "?");
+    PQfreemem(err);
+    return false;
+}
+
+/* One pass when a system is opened, over the parts asked for: problems that would
+ * otherwise show up as a source or an action failing are config errors, file:line. */
+static bool session_validate(rd_session *s, unsigned parts)
+{
+    const rd_system_cfg *c = s->sys;
+    bool ok = true;
+    if (parts & SESSION_SOURCES) {
+        ok &= check_store(s);
+        ok &= check_secret(s, "store_password", c->store_password);
+        if (c->broker && *c->broker)
+            ok &= check_secret(s, "broker_password", c->broker_password);
+    }
+    if (parts & SESSION_ACTOR) {
+        const char *auth = c->auth ? c->auth : "";
+        if (strcmp(auth, "bearer") == 0 || strcmp(auth, "api-key") == 0)
+            ok &= check_secret(s, "token", c->token);
+        else if (strcmp(auth, "jwt-login") == 0)
+            ok &= check_secret(s, "password", c->password);
+    }
+    return ok;
+}
+
 static const rd_profile *profile_now(void *ud)
 {
     return session_profile(ud);
@@ -119,6 +238,7 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
         return SESSION_NO_SYSTEM;
     }
     unsigned parts = io ? io->parts : 0;
+    bool valid = true;
     if (parts) {
         assert(io->base);
         if (!profile_load(s->sys->profile, &s->prof, &s->diags)) {
@@ -126,6 +246,7 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
             return SESSION_NO_PROFILE;
         }
         s->have_prof = true;
+        valid = session_validate(s, parts);
         s->http = http_new(io->base);
         if (parts & SESSION_SOURCES)
             s->src = sources_new(io->base, s->http, s->sys, &s->prof, s->model, io->on_change,
@@ -133,7 +254,7 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
         if (parts & SESSION_ACTOR)
             build_actor(s, io);
     }
-    return s->config_errors ? SESSION_CONFIG_ERRORS : SESSION_OK;
+    return s->config_errors || !valid ? SESSION_CONFIG_ERRORS : SESSION_OK;
 }
 
 void session_start(rd_session *s)

@@ -88,12 +88,16 @@ static void app_effect(ui_app *app, const ui_effect *e)
     case FX_PAGE: if (app->src) sources_page(app->src, e->arg); break;
     case FX_JUMP:
         app->views[VIEW_EXECS].list.cur = app->views[VIEW_EXECS].list.top = 0;
+        list_unpin(&app->views[VIEW_EXECS].list);
         if (app->src)
             sources_jump(app->src, e->text);
         if (app->cur != VIEW_EXECS)
             app_open_view(app, VIEW_EXECS, e->text, true);
         break;
-    case FX_FILTER: app_filter(app); break;
+    case FX_FILTER:   /* a new filter starts at the top: nothing to follow */
+        list_unpin(&app->views[VIEW_EXECS].list);
+        app_filter(app);
+        break;
     case FX_PEEK: if (app->src) sources_peek_dlq(app->src, e->arg != 0); break;
     case FX_REFRESH: if (app->src) sources_refresh(app->src); break;
     case FX_ACT: dialog_start(app, (rd_action)e->arg); break;
@@ -167,6 +171,21 @@ static void on_password_prompt(rd_actor *a, const char *prompt, void *ud)
     app_request_paint(app);   /* now, not at the next tick */
 }
 
+/* A journal write failed: on the status line while curses owns the terminal, else on
+ * stderr (after the terminal is restored: teardown journals requests left in flight). */
+static void on_journal_error(const char *why, void *ud)
+{
+    ui_app *app = ud;
+    if (!app->screen || app->headless) {
+        char *clean = sanitize_str(why, 0);
+        fprintf(stderr, "redrive: journal: %s\n", clean);
+        free(clean);
+        return;
+    }
+    ctx_msg(&app->ctx, true, "journal: %s", why);
+    app_request_paint(app);
+}
+
 /* The session's parts, borrowed: refreshed whenever it opens or closes a system. */
 static void app_bind(ui_app *app)
 {
@@ -201,6 +220,8 @@ static void app_start_system(ui_app *app, const char *name)
     if (name || session_has_systems(ss))   /* no config at all: the console still starts */
         st = session_open(ss, name, &io);
     app_bind(app);
+    if (app->actor)
+        actor_set_journal_errors(app->actor, on_journal_error, app);
     rd_system_cfg *s = app->sys;
     app->ctx.read_only = app->opts->read_only || (s && s->read_only);
     if (st == SESSION_NO_PROFILE)
@@ -248,14 +269,14 @@ static void app_command_filter(ui_app *app, char *arg)
     for (char *save = NULL, *t = strtok_r(arg, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         char *eq = strchr(t, '=');
         if (!eq) {
-            snprintf(f->text, sizeof f->text, "%s", t);
+            ui_copy_text(f->text, sizeof f->text, t);   /* whole characters only */
             continue;
         }
         *eq = 0;
         if (strcmp(t, "status") == 0)
             snprintf(f->status, sizeof f->status, "%s", eq + 1);
         else if (strcmp(t, "text") == 0)
-            snprintf(f->text, sizeof f->text, "%s", eq + 1);
+            ui_copy_text(f->text, sizeof f->text, eq + 1);
         else if (strcmp(t, "error") == 0 || strcmp(t, "fp") == 0 || strcmp(t, "fingerprint") == 0)
             snprintf(f->fp, sizeof f->fp, "%s", eq + 1);
         else
@@ -392,6 +413,7 @@ static void on_signal(evutil_socket_t sig, short what, void *ud)
         return;
     }
     app->quit = true;
+    app->quit_signal = (int)sig;   /* exit 128 + sig once the terminal is restored */
     event_base_loopbreak(app->base);
 }
 
@@ -560,10 +582,10 @@ static int app_run_console(ui_app *app)
     if (!app->quit)
         event_base_dispatch(app->base);
     term_close(app);
-    app_teardown_system(app);
+    app_teardown_system(app);   /* journals requests left in flight as "unknown" */
     app_free_events(app);
     event_base_free(app->base);
-    return RD_EXIT_OK;
+    return app->quit_signal ? 128 + app->quit_signal : RD_EXIT_OK;
 }
 
 int ui_main(const rd_opts *opts)

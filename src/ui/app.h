@@ -78,6 +78,7 @@ typedef struct ui_app {
     FILE *term_out, *term_in;
     WINDOW *input;
     bool quit, dirty, full_redraw;
+    int quit_signal;           /* SIGTERM, SIGHUP, SIGINT, SIGQUIT that ended the loop, 0 none */
     uint64_t painted_gen;
     double last_paint;         /* monotonic seconds */
     struct event *ev_input, *ev_tick, *ev_repaint, *ev_poll, *ev_sig[5];

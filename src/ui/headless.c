@@ -5,6 +5,7 @@
  *                resize WxH
  *                dump          (the screen as text on stdout, then a "--" line)
  *                password-prompt TEXT  (what the action layer's prompt callback does)
+ *                model FILE    (the sources' next update: model JSON loaded over the model)
  *                # comment
  */
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "../core/model_json.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "app.h"
 
@@ -87,6 +90,17 @@ static bool headless_line(ui_app *app, char *line, int lineno)
         if (sscanf(arg, "%dx%d", &w, &h) != 2)
             goto bad;
         resize_term(h, w);
+    } else if (strcmp(line, "model") == 0) {
+        char why[160], err[256];
+        char *json = text_read_file(arg, 64u << 20, why, sizeof why);
+        bool read = json != NULL, ok = read && model_from_json(app->model, json, err, sizeof err);
+        free(json);
+        if (!ok) {
+            fprintf(stderr, "redrive: headless script line %d: %s: %s\n", lineno, arg, read ? err : why);
+            return true;
+        }
+        model_changed(app->model);
+        return !app->quit;   /* painted later (or by a key first), as a source's update is */
     } else if (strcmp(line, "password-prompt") == 0) {
         password_open(app, arg);
     } else if (strcmp(line, "type") == 0) {

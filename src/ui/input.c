@@ -15,8 +15,7 @@ static void prompt_submit(ui_app *app)
         app_command(app, p->buf);
         break;
     case PROMPT_SEARCH:
-        memcpy(c->filter.text, p->buf, sizeof c->filter.text - 1);
-        c->filter.text[sizeof c->filter.text - 1] = 0;
+        ui_copy_text(c->filter.text, sizeof c->filter.text, p->buf);   /* whole characters */
         app->views[app->cur].list.cur = 0;
         ctx_fx(c, FX_FILTER, 0, NULL);
         break;

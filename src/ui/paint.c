@@ -28,6 +28,20 @@ static int put_raw_tight(WINDOW *w, int y, int x, int maxx, const char *raw, int
     return x + cols;
 }
 
+/* A source error for the top bar: its first line, trimmed, at most cap-1 bytes cut on a
+ * character boundary (libpq's DETAIL/HINT lines stay for the sources panel). */
+static void topbar_error(const char *err, char *out, size_t cap)
+{
+    while (*err == ' ' || *err == '\t')
+        err++;
+    size_t n = strcspn(err, "\r\n");
+    char *line = xstrndup(err, n);
+    while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+        line[--n] = 0;
+    ui_copy_text(out, cap, line);
+    free(line);
+}
+
 static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
 {
     const rd_model *m = app->model;
@@ -50,7 +64,9 @@ static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
             snprintf(t, sizeof t, " %s ...", s->name);
         x = put_raw_tight(w, 0, x, maxx, t, slot == TS_TOPBAR ? bar : theme_attr(app->theme, (ui_slot)slot), app->ctx.san);
         if (s->state >= RD_SRC_STALE && s->error[0]) {
-            char *e = xasprintf(": %.60s", s->error);
+            char first[61];
+            topbar_error(s->error, first, sizeof first);
+            char *e = xasprintf(": %s", first);
             x = put_raw_tight(w, 0, x, maxx, e, theme_attr(app->theme, (ui_slot)slot), app->ctx.san);
             free(e);
         }

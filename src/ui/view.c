@@ -208,3 +208,60 @@ bool ui_match(const char *hay, const char *needle)
     }
     return false;
 }
+
+void list_pin(ui_list *l, const ui_ctx *c, ui_row_id id_of, const void *st)
+{
+    const char *id = l->n > 0 && l->cur >= 0 && l->cur < l->n ? id_of(c, st, l->cur) : NULL;
+    /* an id too long to keep whole is not followed: a prefix could name another row */
+    if (!id || strlen(id) >= sizeof l->follow)
+        l->follow[0] = 0;
+    else
+        memcpy(l->follow, id, strlen(id) + 1);
+}
+
+void list_unpin(ui_list *l)
+{
+    l->follow[0] = 0;
+}
+
+bool list_follow(ui_list *l, ui_ctx *c, const char *what, ui_row_id id_of, const void *st)
+{
+    bool kept = true;
+    if (l->follow[0]) {
+        int at = -1;
+        for (int i = 0; i < l->n && at < 0; i++) {
+            const char *id = id_of(c, st, i);
+            if (id && strcmp(id, l->follow) == 0)
+                at = i;
+        }
+        if (at >= 0) {
+            l->cur = at;
+        } else {
+            ctx_msg(c, false, "%s %s left the view", what, l->follow);
+            kept = false;
+        }
+    }
+    if (l->cur >= l->n)
+        l->cur = l->n - 1;
+    if (l->cur < 0)
+        l->cur = 0;
+    list_pin(l, c, id_of, st);
+    return kept;
+}
+
+void ui_copy_text(char *dst, size_t cap, const char *src)
+{
+    if (!cap)
+        return;
+    size_t n = src ? strlen(src) : 0;
+    if (n >= cap) {
+        n = cap - 1;
+        /* src[n] is the first byte left out: when it continues a character, cut before
+         * that character's lead byte */
+        while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+            n--;
+    }
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = 0;
+}

@@ -101,7 +101,13 @@ typedef struct ui_ctx {
 
 typedef struct ui_rect { int y, x, h, w; } ui_rect;
 
-typedef struct ui_list { int cur, top, n; } ui_list;
+/* A list's cursor. `follow` is the id under the cursor as last shown: after the rows
+ * change (a refresh, a sort, newer rows above) the cursor goes back to that id, as htop
+ * follows a PID (list_follow). Empty: nothing followed yet. */
+typedef struct ui_list {
+    int cur, top, n;
+    char follow[160];
+} ui_list;
 
 typedef struct ui_view ui_view;
 typedef struct ui_view_ops {
@@ -141,6 +147,20 @@ void ctx_eta(ui_ctx *c, double t, char *out, size_t cap);
 bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap);
 /* true when any string recorded by the last paint would read differently at now */
 bool ctx_ages_changed(const ui_ctx *c, double now);
+
+/* The id of row `row` of a view's current rows (st: the view's state); NULL = none. */
+typedef const char *(*ui_row_id)(const ui_ctx *c, const void *st, int row);
+/* After the rows were rebuilt (l->n set): puts the cursor back on the followed id. When
+ * that id is no longer among the rows, the status line says "<what> <id> left the view",
+ * the cursor stays where it was (clamped) and false is returned: a key that acts must not
+ * act on whatever slid under it. Then follows the row under the cursor. */
+bool list_follow(ui_list *l, ui_ctx *c, const char *what, ui_row_id id_of, const void *st);
+/* Follows the row under the cursor (after the operator moved it). */
+void list_pin(ui_list *l, const ui_ctx *c, ui_row_id id_of, const void *st);
+/* Forgets the followed id (a new page, filter or jump: the cursor moved on purpose). */
+void list_unpin(ui_list *l);
+/* Copies text into a buffer of cap bytes, cut on a UTF-8 character boundary. */
+void ui_copy_text(char *dst, size_t cap, const char *src);
 
 /* list navigation shared by list views: returns UI_CH_REDRAW or UI_CH_UNHANDLED */
 unsigned list_nav(ui_list *l, ui_action a, int page);

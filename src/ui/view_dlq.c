@@ -175,11 +175,18 @@ static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect 
     cols_cell(w, y, r.x, &cols[7], d->payload ? d->payload : "", base, c->san);
 }
 
+static const char *dlq_row_id(const ui_ctx *c, const void *st, int row)
+{
+    (void)st;
+    return c->model->dlq.items[row].id;
+}
+
 static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
     v->list.n = (int)m->dlq.n;
+    list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);   /* a re-peek reorders */
     list_fit(&v->list, v->rows);
     if (s->detail && m->dlq.n) {
         dlq_detail_draw(v, c, w, r, &m->dlq.items[v->list.cur]);
@@ -235,7 +242,14 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
     v->list.n = (int)m->dlq.n;
+    bool kept = list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);
     const rd_dlq_entry *d = m->dlq.n ? &m->dlq.items[v->list.cur < v->list.n ? v->list.cur : 0] : NULL;
+    if (!kept && (a == UA_RETRY || a == UA_OPEN)) {
+        char was[sizeof c->msg];   /* never act on the entry that slid under the cursor */
+        memcpy(was, c->msg, sizeof was);
+        ctx_msg(c, true, "%.200s: nothing done", was);
+        return UI_CH_REDRAW;
+    }
     if (a == UA_RETRY) {
         if (!d || !d->execution_id) {
             ctx_msg(c, true, "this entry names no execution to retry");
@@ -256,8 +270,10 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
             return ch;
     }
     unsigned ch = list_nav(&v->list, a, v->rows);
-    if (!(ch & UI_CH_UNHANDLED))
+    if (!(ch & UI_CH_UNHANDLED)) {
+        list_pin(&v->list, c, dlq_row_id, s);
         return ch;
+    }
     if (a == UA_OPEN && d) {
         s->detail = true;
         s->scroll = 0;
@@ -274,7 +290,7 @@ static void dlq_select(ui_view *v, ui_ctx *c, int row)
         return;
     v->list.cur = v->list.top + row;
     list_fit(&v->list, v->rows);
-    (void)c;
+    list_pin(&v->list, c, dlq_row_id, NULL);
 }
 
 static void dlq_free(ui_view *v)

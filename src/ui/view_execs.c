@@ -81,11 +81,20 @@ static void execs_rows(execs_st *s, const ui_ctx *c)
     }
 }
 
-static const rd_execution *execs_current(ui_view *v, ui_ctx *c)
+static const char *execs_row_id(const ui_ctx *c, const void *st, int row)
+{
+    const execs_st *s = st;
+    return c->model->execs.items[s->rows[row]].id;
+}
+
+/* The rows as they are now, the cursor back on the execution it was on (kept=false when
+ * that one left the view). */
+static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept)
 {
     execs_st *s = st_of(v);
     execs_rows(s, c);
     v->list.n = (int)s->n_rows;
+    *kept = list_follow(&v->list, c, "execution", execs_row_id, s);
     list_fit(&v->list, v->rows);
     if (!s->n_rows)
         return NULL;
@@ -195,7 +204,8 @@ static void execs_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, ui_
 static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
-    execs_rows(s, c);
+    bool kept;
+    execs_current(v, c, &kept);
     execs_title(v, c, w, r);
     ui_col cols[] = {
         {"", 1, 1, 0, 0, false, 0, 0},          {"ID", 8, 12, 1, 0, false, 0, 0},
@@ -298,6 +308,7 @@ static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_executi
         mark_set(s, e, mark_find(s, e->id) < 0);
         if (v->list.cur + 1 < v->list.n)
             v->list.cur++;
+        list_pin(&v->list, c, execs_row_id, s);
     } else {
         int from = v->list.cur, to = v->list.cur;
         for (size_t i = 0; s->last_mark && i < s->n_rows; i++)
@@ -331,18 +342,36 @@ static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_ex
     } else
         memset(&c->filter, 0, sizeof c->filter);
     v->list.cur = v->list.top = 0;
+    list_unpin(&v->list);
     st_of(v)->page = 1;
     ctx_fx(c, FX_FILTER, 0, NULL);
     return UI_CH_REDRAW;
 }
 
+/* Keys that act on the execution under the cursor. */
+static bool execs_acts_on_row(ui_action a)
+{
+    return a == UA_OPEN || a == UA_RETRY || a == UA_MARK || a == UA_MARK_RANGE || a == UA_FILTER_FP;
+}
+
 static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     execs_st *s = st_of(v);
-    const rd_execution *e = execs_current(v, c);
+    bool kept;
+    const rd_execution *e = execs_current(v, c, &kept);
     unsigned ch = list_nav(&v->list, a, v->rows);
-    if (!(ch & UI_CH_UNHANDLED))
+    if (!(ch & UI_CH_UNHANDLED)) {
+        list_pin(&v->list, c, execs_row_id, s);
         return ch;
+    }
+    if (!kept && execs_acts_on_row(a)) {
+        /* the execution shown under the cursor when the key was pressed is gone: never act
+         * on the one that slid into its place */
+        char was[sizeof c->msg];
+        memcpy(was, c->msg, sizeof was);
+        ctx_msg(c, true, "%.200s: nothing done", was);
+        return UI_CH_REDRAW;
+    }
     switch (a) {
     case UA_OPEN:
         if (e)
@@ -361,6 +390,7 @@ static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
         }
         s->page += a == UA_NEXT_PAGE ? 1 : -1;
         v->list.cur = v->list.top = 0;
+        list_unpin(&v->list);
         ctx_fx(c, FX_PAGE, a == UA_NEXT_PAGE ? 1 : -1, NULL);
         return UI_CH_REDRAW;
     case UA_JUMP: ctx_fx(c, FX_PROMPT, PROMPT_JUMP, NULL); return UI_CH_REDRAW;
@@ -380,6 +410,7 @@ static void execs_open(ui_view *v, ui_ctx *c, const char *arg)
     if (arg && *arg) {        /* ":jump ID" lands here */
         s->page = 1;
         v->list.cur = v->list.top = 0;
+        list_unpin(&v->list);
     }
     (void)c;
 }
@@ -388,7 +419,7 @@ static void execs_select(ui_view *v, ui_ctx *c, int row)
 {
     v->list.cur = v->list.top + row;
     list_fit(&v->list, v->rows);
-    (void)c;
+    list_pin(&v->list, c, execs_row_id, st_of(v));
 }
 
 static void execs_free(ui_view *v)

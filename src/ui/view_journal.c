@@ -44,14 +44,18 @@ static void journal_row(const rd_journal_entry *e, ui_ctx *c, WINDOW *w, int y, 
         snprintf(status, sizeof status, "%ld", e->http_status);
     else
         snprintf(status, sizeof status, "-");
+    /* one row per action, in its latest state: "pending" (sent, no outcome recorded) and
+     * "unknown" (redrive stopped while it was in flight) may have been applied */
     bool ok = e->code && strcmp(e->code, "ok") == 0;
+    bool open = e->code && (strcmp(e->code, "pending") == 0 || strcmp(e->code, "unknown") == 0);
+    ui_slot slot = ok ? TS_OK : open ? TS_WARNING : TS_FAILED;
     cols_cell(w, y, r.x, &cols[0], e->time ? e->time : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[1], e->operator_ ? e->operator_ : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[2], e->system ? e->system : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[3], e->action ? e->action : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[4], targets, base, c->san);
     cols_cell(w, y, r.x, &cols[5], status, base, c->san);
-    cols_cell(w, y, r.x, &cols[6], e->code ? e->code : "-", cur ? base : theme_attr(c->theme, ok ? TS_OK : TS_FAILED),
+    cols_cell(w, y, r.x, &cols[6], e->code ? e->code : "-", cur ? base : theme_attr(c->theme, slot),
               c->san);
     cols_cell(w, y, r.x, &cols[7], e->result ? e->result : "", base, c->san);
 }

@@ -64,6 +64,12 @@ static void workers_rows(workers_st *s, const ui_ctx *c)
     }
 }
 
+static const char *workers_row_id(const ui_ctx *c, const void *st, int row)
+{
+    const workers_st *s = st;
+    return c->model->workers.items[s->rows[row]].id;
+}
+
 static bool health_disagrees(const rd_worker *w)
 {
     return w->reported_health && *w->reported_health &&
@@ -126,6 +132,7 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
     v->rows = r.h - 3 < 1 ? 1 : r.h - 3;
     v->list_y = r.y + 2;
     v->list.n = (int)s->n_rows;
+    list_follow(&v->list, c, "worker", workers_row_id, s);   /* re-sorted by health */
     list_fit(&v->list, v->rows);
     if (!s->n_rows)
         draw_clean(win, r.y + 2, r.x + 2, r.w - 2, "no workers", theme_attr(c->theme, TS_DIM));
@@ -210,18 +217,28 @@ static unsigned workers_key(ui_view *v, ui_ctx *c, ui_action a)
     workers_st *s = st_of(v);
     workers_rows(s, c);
     v->list.n = (int)s->n_rows;
+    bool kept = list_follow(&v->list, c, "worker", workers_row_id, s);
     list_fit(&v->list, v->rows);
     const rd_worker *w = s->n_rows ? &c->model->workers.items[s->rows[v->list.cur]] : NULL;
     unsigned ch = list_nav(&v->list, a, v->rows);
-    if (!(ch & UI_CH_UNHANDLED))
+    if (!(ch & UI_CH_UNHANDLED)) {
+        list_pin(&v->list, c, workers_row_id, s);
         return ch;
+    }
+    if (!kept && (a == UA_DRAIN || a == UA_UNDRAIN || a == UA_DEACTIVATE || a == UA_ACTIVATE ||
+                  a == UA_OPEN)) {
+        char was[sizeof c->msg];   /* never act on the worker that slid under the cursor */
+        memcpy(was, c->msg, sizeof was);
+        ctx_msg(c, true, "%.200s: nothing done", was);
+        return UI_CH_REDRAW;
+    }
     switch (a) {
     case UA_DRAIN: case UA_UNDRAIN: case UA_DEACTIVATE: case UA_ACTIVATE:
         return workers_act(c, w, a);
     case UA_OPEN:
         if (w) {   /* the executions this worker ran */
             memset(&c->filter, 0, sizeof c->filter);
-            snprintf(c->filter.text, sizeof c->filter.text, "%s", w->name ? w->name : w->id);
+            ui_copy_text(c->filter.text, sizeof c->filter.text, w->name ? w->name : w->id);
             ctx_fx(c, FX_FILTER, 0, NULL);
             ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         }
@@ -235,7 +252,7 @@ static void workers_select(ui_view *v, ui_ctx *c, int row)
 {
     v->list.cur = v->list.top + row;
     list_fit(&v->list, v->rows);
-    (void)c;
+    list_pin(&v->list, c, workers_row_id, st_of(v));
 }
 
 static void workers_free(ui_view *v)

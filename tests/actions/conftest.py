@@ -70,7 +70,8 @@ class Act:
         return p
 
     def journal(self):
-        return actlib.read_journal(self.tmpdir)
+        """The outcome lines (each action is first journaled as "pending", then completed)."""
+        return [j for j in actlib.read_journal(self.tmpdir) if j.get("code") != "pending"]
 
 
 def keys_of(stdout):

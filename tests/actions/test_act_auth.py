@@ -47,8 +47,9 @@ def test_bearer_file_group_readable_refused(act, tmp_path):
     a = act("attune1", token="file:%s" % f)
     before = len(actlib.core_actions(a.core))
     p = a.run("retry", MISSING, "--yes")
-    assert p.returncode == 1
-    assert "group/world" in p.stdout + p.stderr
+    # found when the system is opened: a config error with file:line, nothing sent
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "%s:" % a.config in p.stderr and "token" in p.stderr and "group/world" in p.stderr
     assert len(actlib.core_actions(a.core)) == before
 
 
@@ -72,6 +73,23 @@ def test_token_command_rerun_after_401(act, tmp_path):
     p = a.run("retry", MISSING, "--yes")
     assert "no such execution" in p.stdout, p.stdout + p.stderr
     assert count.read_text().count("x") == 2
+
+
+def test_token_command_same_token_after_401_not_resent(act, tmp_path):
+    """A 401 re-runs the token command once; the same token again means no second POST."""
+    count = tmp_path / "count"
+    cmd = write_script(tmp_path, "tok.sh", 'echo x >> "%s"; echo stale-token\n' % count)
+    srv = actlib.CoreServer("attune1", tmp_path)
+    try:
+        a = act("attune1", core=srv.url, auth="token-command", token_command=cmd, token=None)
+        p = a.run("retry", MISSING, "--yes")
+        assert p.returncode == 1
+        assert "unauthorized: not authorized (HTTP 401" in p.stdout, p.stdout + p.stderr
+        assert count.read_text().count("x") == 2
+        log = [e for e in srv.actions() if e["route"].endswith("/executions/%s/retry" % MISSING)]
+        assert [e["status"] for e in log] == [401]
+    finally:
+        srv.stop()
 
 
 def test_token_command_jwt_exp(act, tmp_path):

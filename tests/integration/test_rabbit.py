@@ -112,7 +112,8 @@ def test_secret_file_permissions_and_unknown_vhost(rabbit, tmp_path):
     pw.write_text(os.environ["RD_RABBIT_PASSWORD"] + "\n")
     pw.chmod(0o644)
     s = snapshot(conf(rabbit, broker_password="file:%s" % pw), "rb", "--json")
-    assert s.rc == 3 and "readable" in s.source("rabbitmq")["error"]
+    # found before connecting: a config error with file:line (issue 11)
+    assert s.rc == 2 and "broker_password" in s.err and "readable" in s.err, s.err
     pw.chmod(0o600)
     s = snapshot(conf(rabbit, broker_password="file:%s" % pw), "rb", "--json")
     assert s.rc == 0 and s.source("rabbitmq")["state"] == "ok"

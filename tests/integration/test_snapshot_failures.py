@@ -146,3 +146,71 @@ def test_unknown_profile_exit_2(tmp_path):
                                         "store": "host=/nonexistent"}})
     s = snapshot(cfg, "x")
     assert s.rc == 2 and "no-such-profile" in s.err
+
+
+# ---- config problems found before connecting (issue 11): exit 2 with file:line --------
+
+def key_line(cfg, key):
+    for n, line in enumerate(open(cfg).read().splitlines(), 1):
+        if line.split("=")[0].strip() == key:
+            return n
+    raise AssertionError("no %s in %s" % (key, cfg))
+
+
+def broker_system(password, store=None):
+    return {"profile": "attune", "store": store or "host=127.0.0.1 port=%d dbname=x" % free_port(),
+            "broker": "http://127.0.0.1:%d" % free_port(), "broker_user": "guest",
+            "broker_password": password}
+
+
+def assert_config_error(cfg, system, key, *words):
+    s = snapshot(cfg, system, "--json", timeout=20)
+    assert s.rc == 2, (s.rc, s.err)
+    where = "%s:%d:" % (cfg, key_line(cfg, key))
+    lines = [l for l in s.err.splitlines() if l.startswith(where)]
+    assert lines, "no %s message in:\n%s" % (where, s.err)
+    for w in words:
+        assert w in lines[0], lines[0]
+    assert s.elapsed < 5, "a config error is found before connecting (%.1f s)" % s.elapsed
+    return lines[0]
+
+
+def test_missing_env_secret_is_a_config_error(tmp_path):
+    os.environ.pop("RD_NO_SUCH_VAR_XYZ", None)
+    cfg = write_config(tmp_path, {"e": broker_system("env:RD_NO_SUCH_VAR_XYZ")})
+    assert_config_error(cfg, "e", "broker_password", "broker_password", "RD_NO_SUCH_VAR_XYZ")
+
+
+def test_missing_secret_file_is_a_config_error(tmp_path):
+    cfg = write_config(tmp_path, {"f": broker_system("file:/nonexistent/redrive-secret")})
+    assert_config_error(cfg, "f", "broker_password", "broker_password", "/nonexistent/redrive-secret")
+
+
+def test_world_readable_secret_file_is_a_config_error(tmp_path):
+    secret = tmp_path / "pw"
+    secret.write_text("not-a-real-password\n")
+    secret.chmod(0o644)
+    cfg = write_config(tmp_path, {"w": broker_system("file:%s" % secret)})
+    line = assert_config_error(cfg, "w", "broker_password", "broker_password")
+    assert "not-a-real-password" not in line
+
+
+def test_bad_conninfo_is_a_config_error(tmp_path):
+    cfg = write_config(tmp_path, {"c": {"profile": "attune",
+                                        "store": "host=127.0.0.1 no_such_option=1 dbname=x"}})
+    assert_config_error(cfg, "c", "store", "store", "no_such_option")
+
+
+def test_bad_redis_url_is_a_config_error(tmp_path):
+    cfg = write_config(tmp_path, {"r": {"profile": "alakai", "store": "redis://127.0.0.1:99999/0"}})
+    assert_config_error(cfg, "r", "store", "store")
+
+
+def test_good_secret_file_is_no_config_error(tmp_path):
+    secret = tmp_path / "pw"
+    secret.write_text("pw\n")
+    secret.chmod(0o600)
+    cfg = write_config(tmp_path, {"g": broker_system("file:%s" % secret)})
+    s = snapshot(cfg, "g", "--json", timeout=20)
+    assert s.rc == 3, (s.rc, s.err)      # dead ports: sources down, the config is fine
+    assert "%s:" % cfg not in s.err, s.err
