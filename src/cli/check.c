@@ -237,18 +237,29 @@ int cli_check(const rd_opts *opts, int argc, char **argv)
         session_open(ss, o.system, &none);   /* says why, as a diagnostic */
         rc = RD_EXIT_USAGE;
     }
+    /* A system whose config section has problems gets them as its ✗ lines; the others
+     * are still checked, and the exit status says "configuration" (2). */
+    bool config_bad = false;
     for (size_t i = 0; rc == RD_EXIT_OK && i < session_system_count(ss); i++) {
         const rd_system_cfg *sys = session_system_at(ss, i);
         if (o.system && strcmp(o.system, sys->name) != 0)
             continue;
         ck_report *rep = ck_list_add(&list, sys->name, sys->profile);
-        if (!check_one(ss, sys->name, rep))
-            rc = RD_EXIT_USAGE;
+        size_t before = session_diags(ss)->n;
+        if (!check_one(ss, sys->name, rep)) {
+            config_bad = true;
+            const rd_diags *d = session_diags(ss);
+            for (size_t k = before; k < d->n; k++)
+                ck_add(rep, CK_FAIL, "config", "correct that line of the config", "%s",
+                       d->msgs[k]);
+        }
     }
     session_print_diags(ss, 0, stderr);
     if (rc == RD_EXIT_OK) {
         report_global(&list.global);
         rc = ck_print(&list, o.json, o.ascii, session_config_path(ss), stdout);
+        if (config_bad)
+            rc = RD_EXIT_USAGE;
     }
     ck_list_free(&list);
     session_free(ss);

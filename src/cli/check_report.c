@@ -213,8 +213,15 @@ void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *p
     bool variant = prof && prof->name && cfg->profile && strcmp(prof->name, cfg->profile);
     ck_add(r, CK_OK, "profile", NULL, "%s%s", prof && prof->name ? prof->name : "?",
            variant ? " (the schema era the store has)" : "");
-    if (!redis)
+    if (!redis) {
+        const char *schema = cfg->schema ? cfg->schema : prof ? profile_get(prof, "schema") : NULL;
+        ck_add(r, CK_OK, "schema", NULL, "%s%s", schema ? schema : "public",
+               cfg->schema ? "" : " (the profile's default; set schema = NAME to change it)");
         store_read_only(r, s);
+    }
+    for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++)
+        ck_add(r, CK_WARN, "optional query", "grant the role access to it, or live without "
+               "that panel (the rest reads fine)", "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
     store_tls(r, cfg, s, redis);
     if (redis)
         store_keyspace(r, s);

@@ -312,9 +312,12 @@ def test_store_url_from_env_with_credentials(sec, tmp_path):
 
 
 def test_store_reference_unset_is_its_own_error(sec, tmp_path):
+    # a reference that cannot resolve is a configuration error, named by file:line
     p = cfg(tmp_path, "env:RDSEC_NOT_SET_ANYWHERE")
-    err = assert_fails(run(sec, p), "store: environment variable RDSEC_NOT_SET_ANYWHERE")
-    assert "redis" in err
+    s = run(sec, p)
+    assert s.rc == 2, (s.rc, s.err)
+    assert '/config:3: system "a": store: environment variable RDSEC_NOT_SET_ANYWHERE is not set' \
+        in s.err, s.err
 
 
 def test_literal_credentials_in_config_refused_with_file_line(sec, tmp_path):
