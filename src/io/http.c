@@ -216,26 +216,34 @@ static void check_done(rd_http *h)
     }
 }
 
-rd_http *http_new(struct event_base *base)
+/* libcurl (and with it OpenSSL) is initialised on the first request, not here: a session
+ * that never speaks HTTP (a Redis or PostgreSQL store without actions) does not pay the
+ * ~2 MiB of library pages that initialisation touches. */
+static bool http_multi_ready(rd_http *h)
 {
     static bool global_done;
+    if (h->multi)
+        return true;
     if (!global_done) {
         curl_global_init(CURL_GLOBAL_DEFAULT);
         global_done = true;
     }
-    rd_http *h = xcalloc(1, sizeof *h);
-    h->base = base;
     h->multi = curl_multi_init();
-    if (!h->multi) {
-        free(h);
-        return NULL;
-    }
-    h->timer = evtimer_new(base, on_timer, h);
-    h->next_id = 1;
+    if (!h->multi)
+        return false;
     curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
     curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
     curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
     curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+    return true;
+}
+
+rd_http *http_new(struct event_base *base)
+{
+    rd_http *h = xcalloc(1, sizeof *h);
+    h->base = base;
+    h->timer = evtimer_new(base, on_timer, h);
+    h->next_id = 1;
     return h;
 }
 
@@ -248,7 +256,8 @@ void http_free(rd_http *h)
         xfer_unlink(h, x);
         xfer_free(h, x);
     }
-    curl_multi_cleanup(h->multi);
+    if (h->multi)
+        curl_multi_cleanup(h->multi);
     event_free(h->timer);
     free(h);
 }
@@ -329,7 +338,7 @@ static bool headers_clean(const char *const *headers)
 
 uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud)
 {
-    if (!h || !req || !req->url || !cb || !headers_clean(req->headers))
+    if (!h || !req || !req->url || !cb || !headers_clean(req->headers) || !http_multi_ready(h))
         return 0;
     CURL *e = curl_easy_init();
     if (!e)

@@ -24,6 +24,8 @@ enum {
     RS_CHAIN_MAX_FIELDS = 1000,     /* attempt fields read for a chain */
     RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB are never fetched */
     RS_SWEEP_ALL_CAP = 256 << 10,   /* fetch all attempts (overlap) below this total */
+    RS_SCRIPT_KEYS = 50,            /* keys per fetch script (EVAL_RO) */
+    RS_REPLY_BUDGET = 1 << 20,      /* bytes of records per script reply (then: again) */
     RS_PROBE_FIELDS = 5,            /* MEMORY USAGE samples 5 fields: exact up to here */
     RS_MAX_TASKS = 400000,          /* index cap; beyond it counts are marked ≈ */
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
@@ -72,6 +74,8 @@ typedef struct rs_src {
     bool notify_on;                 /* server has K + hash events enabled */
     bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
     bool no_memusage;               /* MEMORY USAGE refused: size fields with HSTRLEN */
+    bool no_script;                 /* EVAL_RO refused: per-key fetches (redis_fetch.c) */
+    double cb_max;                  /* longest fetch-script callback, s (RD_REDIS_DEBUG) */
 
     /* credentials and TLS (redis_secure.c) */
     bool store_is_ref;              /* store = env:/file:/cmd: giving the URL */
