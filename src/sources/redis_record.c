@@ -51,7 +51,10 @@ bool alakai_parse_time(const char *s, double *out)
         *out = epoch_number(v);
         return *out > 0;
     }
-    return rfc3339_parse(s, out) && *out > 0;
+    if (rfc3339_parse(s, out) && *out > 0)
+        return true;
+    *out = 0;                     /* before 1970: unreadable, not a negative time */
+    return false;
 }
 
 /* First problem wins: "<what><suffix>". */
