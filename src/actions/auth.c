@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <event2/event.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +96,8 @@ static bool jwt_claims(const char *tok, double *exp, char **ident)
         return false;
     }
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "exp");
-    if (cJSON_IsNumber(e))
-        *exp = e->valuedouble;
+    if (cJSON_IsNumber(e) && isfinite(e->valuedouble) && e->valuedouble > 0)
+        *exp = e->valuedouble;       /* "exp": 1e999 is not "never expires" */
     static const char *const keys[] = {"sub", "email", "preferred_username", "login"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys && ident; i++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
@@ -108,6 +109,11 @@ static bool jwt_claims(const char *tok, double *exp, char **ident)
     }
     cJSON_Delete(o);
     return true;
+}
+
+bool auth_jwt_claims(const char *tok, double *exp, char **ident)
+{
+    return jwt_claims(tok, exp, ident);
 }
 
 /* ---- state ------------------------------------------------------------------------ */

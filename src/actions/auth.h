@@ -46,4 +46,9 @@ void auth_invalidate(rd_auth *a);
 size_t auth_headers(const rd_auth *a, char **hdrs, size_t cap);
 const char *auth_identity(const rd_auth *a);
 void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud);
+/* Reads the claims of a JWT without verifying it (the server does): "exp" into *exp
+ * when it is a finite positive number, "sub"/"email"/"preferred_username"/"login" into
+ * *ident (allocated, at most 128 bytes, replacing the old value; ident may be NULL).
+ * false when tok is not a JWT with a JSON object payload. Pure (fuzzable). */
+bool auth_jwt_claims(const char *tok, double *exp, char **ident);
 void auth_supply_password(rd_auth *a, const char *password);

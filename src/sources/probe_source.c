@@ -8,8 +8,6 @@
  *   answered garbage        → status "error", health unknown ("unreadable /health")
  *   no answer               → status "offline", health unhealthy ("unreachable: ...")
  */
-#include <cjson/cJSON.h>
-#include <ctype.h>
 #include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,18 +19,12 @@
 #include "../io/clock.h"
 #include "../io/http.h"
 #include "../io/url.h"
+#include "probe_health.h"
 #include "source.h"
 
 enum { PR_TIMEOUT_MS = 3000, PR_CONNECT_MS = 2000, PR_MAX_BODY = 64 << 10,
        PR_MAX_TARGETS = 256 };
 static const char SRC_NAME[] = "workers-http";
-
-typedef struct pr_metrics {
-    char status[32];                 /* reported, lower-case; "" none */
-    long depth;
-    int in_flight, capacity, failures;
-    double rate;
-} pr_metrics;
 
 typedef struct pr_target {
     struct pr_src *s;
@@ -53,73 +45,6 @@ typedef struct pr_src {
     bool settled;
 } pr_src;
 
-/* ---- loose /health parsing -------------------------------------------------------------- */
-
-static const cJSON *find_key(const cJSON *o, const char *const *keys, int depth)
-{
-    if (!cJSON_IsObject(o) || depth > 3)
-        return NULL;
-    for (const char *const *k = keys; *k; k++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, *k);
-        if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
-            return v;
-    }
-    const cJSON *c;
-    cJSON_ArrayForEach(c, o) {
-        const cJSON *v = find_key(c, keys, depth + 1);
-        if (v)
-            return v;
-    }
-    return NULL;
-}
-
-static double num_key(const cJSON *o, const char *const *keys, double cap)
-{
-    const cJSON *v = find_key(o, keys, 0);
-    return v && v->valuedouble <= cap ? v->valuedouble : -1;
-}
-
-static void parse_rate(const cJSON *root, pr_metrics *m)
-{
-    static const char *const rate_k[] = { "failure_rate", "failureRate", "error_rate", NULL };
-    static const char *const total_k[] = { "total_executions", "total", "processed", NULL };
-    static const char *const failed_k[] = { "failed_executions", "failed", "failures", NULL };
-    double r = num_key(root, rate_k, 100);
-    if (r > 1)
-        r /= 100;                    /* a percentage */
-    if (r < 0) {
-        double total = num_key(root, total_k, 1e15), failed = num_key(root, failed_k, 1e15);
-        if (total > 0 && failed >= 0 && failed <= total)
-            r = failed / total;
-    }
-    m->rate = r;
-}
-
-static void parse_health(const cJSON *root, pr_metrics *m)
-{
-    static const char *const depth_k[] = { "queue_depth", "queueDepth", "queue_size",
-                                           "queue_length", "pending", "backlog", NULL };
-    static const char *const fly_k[] = { "in_flight", "inflight", "active", "active_tasks",
-                                         "active_steps", "running", NULL };
-    static const char *const cap_k[] = { "capacity", "max_concurrent", "max_concurrent_steps",
-                                         "max_concurrent_jobs", "concurrency", NULL };
-    static const char *const fail_k[] = { "consecutive_failures", "consecutiveFailures", NULL };
-    memset(m, 0, sizeof *m);
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "status");
-    if (!cJSON_IsString(st))
-        st = cJSON_GetObjectItemCaseSensitive(root, "health");
-    if (cJSON_IsString(st)) {
-        snprintf(m->status, sizeof m->status, "%s", st->valuestring);
-        for (char *c = m->status; *c; c++)
-            *c = (char)tolower((unsigned char)*c);
-    }
-    m->depth = (long)num_key(root, depth_k, 1e12);
-    m->in_flight = (int)num_key(root, fly_k, 1e6);
-    m->capacity = (int)num_key(root, cap_k, 1e6);
-    m->failures = (int)num_key(root, fail_k, 1e6);
-    parse_rate(root, m);
-}
-
 /* ---- answers ------------------------------------------------------------------------------ */
 
 static void on_health(const rd_http_resp *r, void *ud);
@@ -134,24 +59,16 @@ static void target_answer(pr_target *t, const rd_http_resp *r, double now)
                  r->timed_out ? "no answer within 3 s" : r->error[0] ? r->error : "no response");
         return;
     }
-    cJSON *root = NULL;
-    if (r->body && !r->truncated) {
-        char *buf = xstrndup(r->body, r->body_len);
-        root = cJSON_ParseWithLengthOpts(buf, r->body_len + 1, NULL, 1);
-        free(buf);
-    }
-    if (!cJSON_IsObject(root)) {
+    if (!r->body || r->truncated || !probe_health_decode(r->body, r->body_len, &t->m)) {
         t->kind = 3;
         snprintf(t->note, sizeof t->note, "unreadable /health response (HTTP %ld%s)",
                  r->status, r->truncated ? ", too large" : "");
     } else {
-        parse_health(root, &t->m);
         t->kind = r->status >= 200 && r->status <= 299 ? 1 : 2;
         t->heartbeat_at = now;
         if (t->kind == 2)
             snprintf(t->note, sizeof t->note, "/health answered HTTP %ld", r->status);
     }
-    cJSON_Delete(root);
 }
 
 static void worker_of(const pr_src *s, const pr_target *t, double now, rd_worker *w)

@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +102,13 @@ static char *capped(const char *s, size_t cap)
     size_t n = strlen(s);
     if (n >= cap) {
         n = cap - 1;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--;
+        /* back to the start of a UTF-8 character, at most 3 bytes: a longer run of
+         * continuation bytes is invalid anyway (sanitized at display), not cut to "" */
+        size_t stop = n > 3 ? n - 3 : 0, m = n;
+        while (m > stop && ((unsigned char)s[m] & 0xC0) == 0x80)
+            m--;
+        if (((unsigned char)s[m] & 0xC0) != 0x80)
+            n = m;
     }
     return xstrndup(s, n);
 }
@@ -114,7 +120,8 @@ static void queue_from_json(const cJSON *it, const char *name, bool dlq, rd_queu
     q->depth = num_or(it, "messages", -1);
     q->ready = num_or(it, "messages_ready", -1);
     q->unacked = num_or(it, "messages_unacknowledged", -1);
-    q->consumers = (int)num_or(it, "consumers", -1);
+    long consumers = num_or(it, "consumers", -1);
+    q->consumers = consumers <= INT_MAX ? (int)consumers : -1;   /* no wrap to negative */
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "message_stats");
     q->publish_rate = rate_of(st, "publish_details");
     q->deliver_rate = rate_of(st, "deliver_get_details");

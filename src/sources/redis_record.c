@@ -51,7 +51,10 @@ bool alakai_parse_time(const char *s, double *out)
         *out = epoch_number(v);
         return *out > 0;
     }
-    return rfc3339_parse(s, out) && *out > 0;
+    if (rfc3339_parse(s, out) && *out > 0)
+        return true;
+    *out = 0;                     /* before 1970: unreadable, not a negative time */
+    return false;
 }
 
 /* First problem wins: "<what><suffix>". */
@@ -97,8 +100,11 @@ static char *capped_dup(const char *s, size_t cap)
         return xstrdup(s);
     /* cut on a UTF-8 boundary; the sanitizer handles anything else */
     n = cap - 1;
-    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-        n--;
+    size_t stop = n > 3 ? n - 3 : 0, m = n;   /* a character is at most 4 bytes */
+    while (m > stop && ((unsigned char)s[m] & 0xC0) == 0x80)
+        m--;
+    if (((unsigned char)s[m] & 0xC0) != 0x80)
+        n = m;                    /* else invalid UTF-8: cut at the cap, never to "" */
     return xstrndup(s, n);
 }
 

@@ -79,6 +79,10 @@ static bool parse_hostport(const char *hp, size_t n, rd_redis_url *out, char *er
             port = colon + 1;
         }
     }
+    if (hn == 0 && host != hp) {
+        snprintf(err, cap, "empty [IPv6] host");
+        return false;
+    }
     if (hn == 0)
         snprintf(out->host, sizeof out->host, "127.0.0.1");
     else if (hn >= sizeof out->host) {
@@ -87,6 +91,10 @@ static bool parse_hostport(const char *hp, size_t n, rd_redis_url *out, char *er
     } else {
         memcpy(out->host, host, hn);
         out->host[hn] = '\0';
+    }
+    if (host != hp && !resolve_ip_literal(out->host)) {   /* "[name]", "[[]" */
+        snprintf(err, cap, "only an IPv6 address goes between [ ]");
+        return false;
     }
     if (port && !parse_int(port, (size_t)(hp + n - port), 1, 65535, &out->port)) {
         snprintf(err, cap, "bad port");

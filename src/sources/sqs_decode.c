@@ -2,6 +2,7 @@
 #include "sqs_decode.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,10 +112,13 @@ void sqs_decode_error(const char *body, size_t len, long status, char *msg, size
         snprintf(msg, cap, "%s: %s", code, text);
 }
 
+enum { SQS_ID_CAP = 128 };           /* message ids are kept to this many bytes */
+
+/* id already in items, compared as it is stored (capped) */
 static bool seen(const rd_dlq_entry *items, size_t n, const char *id)
 {
     for (size_t i = 0; i < n; i++)
-        if (items[i].id && strcmp(items[i].id, id) == 0)
+        if (items[i].id && strncmp(items[i].id, id, SQS_ID_CAP) == 0)
             return true;
     return false;
 }
@@ -135,8 +139,9 @@ static void body_fields(rd_dlq_entry *d, const char *text)
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(b, "taskId");
     if (cJSON_IsString(id) && id->valuestring[0])
         d->execution_id = xstrndup(id->valuestring, 256);
-    else if (cJSON_IsNumber(id))
-        d->execution_id = xasprintf("%.0f", id->valuedouble);
+    else if (cJSON_IsNumber(id) && fabs(id->valuedouble) < 9007199254740992.0 &&
+             id->valuedouble == floor(id->valuedouble))
+        d->execution_id = xasprintf("%.0f", id->valuedouble);   /* integral ids only */
     long att = num(b, "attempt", 0);
     d->attempt = att > 0 && att < 1000000 ? (int)att : 0;
     const char *tt = str(b, "taskType");
@@ -148,7 +153,7 @@ static void body_fields(rd_dlq_entry *d, const char *text)
 static void one_message(const cJSON *m, const char *queue, rd_dlq_entry *d)
 {
     memset(d, 0, sizeof *d);
-    d->id = xstrndup(str(m, "MessageId"), 128);
+    d->id = xstrndup(str(m, "MessageId"), SQS_ID_CAP);
     d->queue = xstrdup(queue);
     const char *text = str(m, "Body");
     const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(m, "Attributes");

@@ -1,0 +1,106 @@
+/* Redis store URLs: the config form (no credentials) and the secret-reference form
+ * (user:password@ accepted, percent-encoded or not). A parsed URL is within range and
+ * reads back the same when written out again; the config form never yields
+ * credentials; an error message never quotes the userinfo. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/sources/redis_url.h"
+#include "fuzz.h"
+
+static void check_fields(const rd_redis_url *u)
+{
+    FUZZ_ASSERT(memchr(u->host, '\0', sizeof u->host) && memchr(u->name, '\0', sizeof u->name));
+    FUZZ_ASSERT(memchr(u->path, '\0', sizeof u->path));
+    FUZZ_ASSERT(u->db >= 0 && u->db <= 1000000);
+    if (u->path[0]) {
+        FUZZ_ASSERT(u->path[0] == '/' && !u->host[0] && !u->tls && !u->user && !u->password);
+        return;
+    }
+    FUZZ_ASSERT(u->port >= 1 && u->port <= 65535 && u->host[0]);
+    FUZZ_ASSERT(!u->password || u->password[0]);
+}
+
+/* Writes u back as a URL (without credentials) and parses it again: same fields. */
+static void check_round_trip(const rd_redis_url *u)
+{
+    char url[700];
+    if (u->path[0])
+        snprintf(url, sizeof url, "redis+unix://%s?db=%d", u->path, u->db);
+    else if (strchr(u->name, ':'))
+        snprintf(url, sizeof url, "%s://[%s]:%d/%d", u->tls ? "rediss" : "redis", u->name,
+                 u->port, u->db);
+    else
+        snprintf(url, sizeof url, "%s://%s:%d/%d", u->tls ? "rediss" : "redis", u->name,
+                 u->port, u->db);
+    rd_redis_url v;
+    char err[256];
+    FUZZ_ASSERT(redis_url_parse(url, &v, err, sizeof err));
+    FUZZ_ASSERT(strcmp(u->host, v.host) == 0 && strcmp(u->name, v.name) == 0 &&
+                strcmp(u->path, v.path) == 0 && u->port == v.port && u->db == v.db &&
+                u->tls == v.tls && u->needs_dns == v.needs_dns && !v.user && !v.password);
+}
+
+/* The same URL with its userinfo replaced by "\1\1\1\1:\1\1\1\1" (a byte the rest of
+ * the URL does not hold): whatever the parser says about it never quotes a credential. */
+static void check_never_quoted(const char *url)
+{
+    const char *rest = strncmp(url, "redis://", 8) == 0    ? url + 8
+                     : strncmp(url, "rediss://", 9) == 0 ? url + 9 : NULL;
+    const char *at = rest ? strrchr(rest, '@') : NULL;
+    if (!at || strchr(at, '\1'))
+        return;
+    size_t head = (size_t)(rest - url), tail = strlen(at);
+    char *p = malloc(head + 9 + tail + 1);
+    if (!p)
+        abort();
+    memcpy(p, url, head);
+    memcpy(p + head, "\1\1\1\1:\1\1\1\1", 9);
+    memcpy(p + head + 9, at, tail + 1);
+    rd_redis_url u;
+    char err[256] = "";
+    if (redis_url_parse_secret(p, &u, err, sizeof err))
+        FUZZ_ASSERT(u.user && strcmp(u.user, "\1\1\1\1") == 0 && u.password &&
+                    strcmp(u.password, "\1\1\1\1") == 0);
+    else
+        FUZZ_ASSERT(!strchr(err, '\1'));
+    redis_url_clear(&u);
+    err[0] = '\0';
+    FUZZ_ASSERT(!redis_url_parse(p, &u, err, sizeof err) && !strchr(err, '\1'));
+    free(p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 4096)
+        return 0;
+    char *url = fuzz_cstr(data, size);
+    char err[256];
+    rd_redis_url u;
+
+    err[0] = '\0';
+    if (redis_url_parse(url, &u, err, sizeof err)) {
+        FUZZ_ASSERT(!u.user && !u.password);
+        check_fields(&u);
+        check_round_trip(&u);
+    } else {
+        FUZZ_ASSERT(err[0] && !u.user && !u.password);
+    }
+    redis_url_clear(&u);
+
+    err[0] = '\0';
+    bool ok = redis_url_parse_secret(url, &u, err, sizeof err);
+    if (ok) {
+        check_fields(&u);
+        check_round_trip(&u);
+    } else {
+        FUZZ_ASSERT(err[0] && !u.user && !u.password);
+    }
+    redis_url_clear(&u);
+    FUZZ_ASSERT(!u.user && !u.password);
+    check_never_quoted(url);
+    free(url);
+    return 0;
+}
