@@ -125,3 +125,35 @@ def test_cmd_secret(rabbit):
     s = snapshot(conf(rabbit, broker_password="cmd:printf '%s' \"$RD_RABBIT_PASSWORD\""),
                  "rb", "--json")
     assert s.rc == 0, s.source("rabbitmq")
+
+
+# ---- management over HTTPS (the stack's TLS listener, its certificate from RD_TLS_CA) ----
+
+def https_conf(rabbit, **over):
+    need_env("RD_RABBIT_MGMT_HTTPS_URL", "RD_TLS_CA", "RD_TLS_WRONG_CA")
+    return conf(rabbit, broker=os.environ["RD_RABBIT_MGMT_HTTPS_URL"], **over)
+
+
+def test_https_management_verified_with_its_ca(rabbit):
+    s = snapshot(https_conf(rabbit, cacert=os.environ["RD_TLS_CA"]), "rb", "--json",
+                 "--view", "queues")
+    assert s.rc == 0, s.err
+    assert s.source("rabbitmq")["state"] == "ok"
+    q = by_id([dict(x, id=x["name"]) for x in s.json["queues"]])
+    assert q[fx.ATTUNE_DLQ]["is_dlq"] and q[fx.ATTUNE_DLQ]["depth"] == 5
+
+
+def test_https_management_wrong_ca_is_a_clear_error(rabbit):
+    s = snapshot(https_conf(rabbit, cacert=os.environ["RD_TLS_WRONG_CA"]), "rb", "--json")
+    assert s.rc == 3, s.err
+    src = s.source("rabbitmq")
+    assert src["state"] == "down", src
+    assert "certificate" in src["error"].lower(), src["error"]
+    assert s.source("redis")["state"] == "ok"       # the store is read all the same
+
+
+def test_https_management_without_ca_is_refused(rabbit):
+    # the stack's CA is not in the system store: verification is on, so this must fail
+    s = snapshot(https_conf(rabbit), "rb", "--json")
+    assert s.rc == 3, s.err
+    assert "certificate" in s.source("rabbitmq")["error"].lower()
