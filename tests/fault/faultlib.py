@@ -103,6 +103,11 @@ def svc_pids(service):
     return pids
 
 
+def svc_pids_or_none(service):
+    r = svc("pids", service)
+    return [int(x) for x in r.stdout.split() if x.isdigit()]
+
+
 def config_text(e):
     core_auth = "auth = bearer\ntoken = env:RD_CORE_TOKEN\n"
     s = ('[system "attune2"]\nprofile = attune\nstore = %s\nbroker = %s\nbroker_user = %s\n'
@@ -300,9 +305,15 @@ def fault_cycle(con, service, kind, fig):
     if kind == "stop":
         send_signal(pids, signal.SIGSTOP)
     else:
-        send_signal(pids, signal.SIGKILL)
-        if not pids_gone(pids):
-            raise FaultError("%s: pids %s still there after SIGKILL" % (what, pids))
+        killed = set()
+        for _ in range(20):      # PostgreSQL: a backend forked meanwhile dies too
+            live = [p for p in svc_pids_or_none(service) if p not in killed or not pids_gone([p], 0.2)]
+            if not live:
+                break
+            send_signal(live, signal.SIGKILL)
+            killed.update(live)
+            if not pids_gone(live):
+                raise FaultError("%s: pids %s still there after SIGKILL" % (what, live))
     try:
         if source:
             bound = STALE_BOUND_S[source] + SLACK_S
@@ -351,6 +362,10 @@ def run_service(workdir, service, stops, kills):
     cycles. Returns Figures (failures listed, never raised, except for a crash)."""
     fig = Figures(service)
     system, source = SERVICES[service]
+    r = svc("restart", service)          # up before we start (a no-op when it answers)
+    if r.returncode != 0:
+        fig.failures.append("%s: not running and could not be started: %s" % (service, r.stderr[-2000:]))
+        return fig
     con = Console(os.path.join(str(workdir), service), system=system)
     try:
         con.wait_for("Overview", secs=20)
