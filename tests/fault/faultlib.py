@@ -324,7 +324,7 @@ def fault_cycle(con, service, kind, fig):
             else:
                 fig.max_stale_s = max(fig.max_stale_s, t)
         else:
-            con.keys_for(3.0)   # a core server: no source to watch; keys must still be answered
+            con.keys_for(2.0)   # a core server: no source to watch; keys must still be answered
         con.check_alive(what + " (while down)")
     finally:
         if kind == "stop":
@@ -455,8 +455,8 @@ def inflight_action(workdir):
                 break
         if end_state is None:
             raise FaultError("the action did not end as unknown/maybe_applied:\n" + con.text())
+        con.send("n")           # close the outcome dialog: the probe keys switch views
         con.keys_for(3.0)       # keys still answered; and time for any (wrong) re-send
-        con.send("n")
         con.check_alive("in-flight action")
         st = con.quit()
         if st != 0:
