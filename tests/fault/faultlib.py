@@ -427,6 +427,7 @@ def inflight_action(workdir):
         con.wait_for("Overview", secs=20)
         con.send("2")
         con.wait_for("Executions")
+        con.view = "2"
         con.send(":filter status=failed\r")
         con.wait_for("filter: status=failed")
         con.pump(1.5)
