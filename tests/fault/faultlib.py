@@ -195,6 +195,11 @@ class Console(Term):
         return sorted(glob.glob(os.path.join(self.logdir, "*")))
 
     def check_alive(self, what):
+        self.pump(0.05)
+        m = re.search(rb"(runtime error:|ERROR: \w*Sanitizer|WARNING: \w*Sanitizer)", bytes(self.raw))
+        if m:   # a report written to the terminal (UBSan in a combined build ignores log_path)
+            tail = bytes(self.raw[m.start():m.start() + 3000]).decode(errors="replace")
+            raise FaultError("%s: sanitizer report on the terminal:\n%s" % (what, tail))
         reports = self.sanitizer_reports()
         if reports:
             raise FaultError("%s: sanitizer report(s):\n%s" % (what, "".join(open(p).read()[:4000] for p in reports)))
@@ -380,6 +385,14 @@ def run_service(workdir, service, stops, kills):
                 if not con.child.isalive() or con.sanitizer_reports():
                     fig.crashes += 1
                     break
+        if con.child.isalive():
+            for k in "5361":     # every view of this system once (DLQ peeks included)
+                con.send(k, wait=1.0)
+            try:
+                con.check_alive("%s: views after the cycles" % service)
+            except FaultError as e:
+                fig.failures.append(str(e))
+                fig.crashes += 1
         if con.child.isalive():
             st = con.quit()
             if st != 0:
