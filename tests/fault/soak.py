@@ -29,6 +29,7 @@ def main():
     con = fl.Console(os.path.join(work, "console"), system="attune2")
     rss = []
     keys = late = 0
+    slow = []
     worst = 0.0
     failures = []
     t0 = time.monotonic()
@@ -57,6 +58,8 @@ def main():
                         break
                 if answered is None or answered > fl.KEY_S:
                     late += 1
+                    slow.append("%s@%.0fs:%s" % (VIEWS[i % len(VIEWS)], el,
+                                                 "none" if answered is None else "%.0fms" % (answered * 1000)))
                 if answered is not None:
                     worst = max(worst, answered)
                 con.pump(0.2)
@@ -86,6 +89,8 @@ def main():
             (ours if re.search(r"\bsrc/(core|io|sources|session|actions|ui|cli)/", block) else other).append(block)
     print("soak: %.1f min, %d keys (%d over %.1f s, worst %.0f ms), %d system switches, exit status %s"
           % (minutes, keys, late, fl.KEY_S, worst * 1000, i // 40, st))
+    if slow:
+        print("slow keys (key@time:latency): " + " ".join(slow))
     print("RSS (s: MB): " + ", ".join("%d: %.1f" % (t, kb / 1024) for t, kb in rss))
     print("leaks in our code: %d; elsewhere (libraries): %d; other sanitizer reports: %d"
           % (len(ours), len(other), len(errors)))
