@@ -49,7 +49,13 @@ svc_ready() {
 
 svc_restart() {
     case "$SVC" in
-        postgresql) pg_start ;;
+        postgresql)   # a SIGKILLed postmaster may linger as a zombie until init reaps it:
+            # postgres would take its postmaster.pid for a live server and refuse to start
+            local opid st=""
+            opid=$(head -n1 "$PGDATA_/postmaster.pid" 2>/dev/null)
+            [ -n "$opid" ] && { read -r _ _ st _ <"/proc/$opid/stat"; } 2>/dev/null
+            if [ -n "$opid" ] && { [ -z "$st" ] || [ "$st" = Z ]; }; then rm -f "$PGDATA_/postmaster.pid"; fi
+            pg_start ;;
         redis) redis_start ;;
         rabbitmq) rabbit_start && consumer_start ;;
         sqs) bash "$HERE/sqs.sh" start "$DIR" "$BASE" ;;
