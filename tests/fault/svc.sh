@@ -50,11 +50,18 @@ svc_ready() {
 svc_restart() {
     case "$SVC" in
         postgresql)   # a SIGKILLed postmaster may linger as a zombie until init reaps it:
-            # postgres would take its postmaster.pid for a live server and refuse to start
-            local opid st=""
+            # postgres would take its postmaster.pid and socket lock files for a live server
+            local opid st="" i
             opid=$(head -n1 "$PGDATA_/postmaster.pid" 2>/dev/null)
-            [ -n "$opid" ] && { read -r _ _ st _ <"/proc/$opid/stat"; } 2>/dev/null
-            if [ -n "$opid" ] && { [ -z "$st" ] || [ "$st" = Z ]; }; then rm -f "$PGDATA_/postmaster.pid"; fi
+            for i in $(seq 1 100); do
+                st=""
+                [ -n "$opid" ] && { read -r _ _ st _ <"/proc/$opid/stat"; } 2>/dev/null
+                [ "$st" = Z ] || break
+                sleep 0.1
+            done
+            if [ -n "$opid" ] && { [ -z "$st" ] || [ "$st" = Z ]; }; then
+                rm -f "$PGDATA_/postmaster.pid" "$PGSOCK"/.s.PGSQL.*.lock
+            fi
             pg_start ;;
         redis) redis_start ;;
         rabbitmq) rabbit_start && consumer_start ;;
