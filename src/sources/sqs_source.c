@@ -374,7 +374,8 @@ static void publish_peek(sq_src *s)
             memset(&m->dlq.items[i], 0, sizeof m->dlq.items[i]);
         }
     }
-    memcpy(items + n, s->peeked, s->n_peeked * sizeof *items);
+    if (s->n_peeked)   /* peeked is NULL when nothing was peeked: memcpy(_, NULL, 0) is UB */
+        memcpy(items + n, s->peeked, s->n_peeked * sizeof *items);
     n += s->n_peeked;
     free(s->peeked);
     s->peeked = NULL;

@@ -994,6 +994,9 @@ cmd_stop() {
     return 0
 }
 
+# Sourced (tests/fault/svc.sh restarts one service with these functions): definitions only.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
+
 case "$CMD" in
     start) cmd_start ;;
     stop) cmd_stop ;;
