@@ -312,6 +312,13 @@ static void set_method_opts(CURL *e, http_xfer *x, const rd_http_req *req)
         if (strcmp(m, "POST") != 0)
             curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m);
     }
+    /* A request that changes something (anything but GET/HEAD) gets a connection of its
+     * own, closed after it: libcurl silently re-sends a request whose reused keep-alive
+     * connection died before the first response byte, and a POST must never go out twice. */
+    if (strcmp(m, "GET") != 0 && strcmp(m, "HEAD") != 0) {
+        curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+    }
     bool has_ct = false;
     if (req->headers)
         for (const char *const *hd = req->headers; *hd; hd++) {
