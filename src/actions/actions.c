@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/http.h"
@@ -282,8 +283,11 @@ static void journal_failed(rd_actor *a, const char *why)
 {
     if (a->journal_err)
         a->journal_err(why, a->journal_err_ud);
-    else
-        fprintf(stderr, "redrive: journal: %s\n", why);
+    else {
+        char *clean = sanitize_str(why, 0);   /* the path comes from the config */
+        fprintf(stderr, "redrive: journal: %s\n", clean);
+        free(clean);
+    }
 }
 
 /* One line for r as it stands: "pending" before sending, then its outcome. */
