@@ -15,32 +15,21 @@
  * A query the profile marks [query NAME optional] that fails empties its panel and leaves
  * a note on the source ("queues: relation ... does not exist"); the source stays ok. Each
  * query has its own sync in the pipeline, so one failure does not abort the others.
+ *
+ * This file: connection lifecycle, secrets, building batches, settling after a batch, the
+ * rd_source ops. Applying results to the model (variant loading, rows, notes) is in
+ * pg_apply.c; the shared struct is in pg_priv.h.
  */
-#include "source.h"
+#include "pg_priv.h"
 
 #include <event2/event.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/time.h>
 
-#include "../core/health.h"
 #include "../core/xalloc.h"
-#include "../io/secret.h"
-#include "pg_conn.h"
-#include "pg_rows.h"
 
-#define SRC_NAME "postgresql"
-enum { DLQ_PAGE = 50, MAX_Q = 12 };
 static const double CONNECT_DEADLINE_S = 5.0, QUERY_DEADLINE_S = 10.0;
 static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0, SECRET_TIMEOUT_S = 30.0;
 
-typedef enum {
-    Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
-    Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_N
-} qkind;
-
-static const char *const qnames[Q_N] = {
+const char *const pg_qnames[Q_N] = {
     [Q_SEARCH_PATH] = "search_path",
     [Q_VARIANT] = "variant", [Q_EXTENSIONS] = "extensions", [Q_COUNTS] = "counts",
     [Q_EXECS] = "executions", [Q_WORKERS] = "workers", [Q_QUEUES] = "queues",
@@ -54,53 +43,6 @@ static const char SQL_SEARCH_PATH[] =
     "SELECT set_config('search_path', CASE WHEN $1 = 'public' THEN 'public' "
     "ELSE quote_ident($1) || ', public' END, false)";
 
-typedef struct cursor { char *key, *id; } cursor;
-
-typedef struct pg_src {
-    rd_source pub;
-    pg_conn *conn;
-    rd_profile *variant;          /* owned: the era profile chosen by variant_query */
-    const rd_profile *prof;       /* effective profile (top or variant) */
-    char *extensions;             /* ",pgmq,plpgsql," of the connected database */
-    bool setup_done;              /* variant/extension check done on this connection */
-    /* secret references being resolved before a connect */
-    rd_secret *sec_store, *sec_password;
-    int sec_pending;
-    char sec_err[300];
-    char *notes[Q_N];             /* optional queries that failed: "queues: ..." */
-    struct event *poll_ev, *retry_ev;
-    double backoff_s;
-    bool settled, failing;
-    /* what is wanted next */
-    bool want_main, want_page, want_dlq;
-    char *want_chain, *want_jump;
-    /* what is in flight */
-    qkind inflight[MAX_Q];
-    size_t n_inflight;
-    char *chain_inflight, *jump_inflight;
-    unsigned page_gen, page_gen_inflight, page_gen_applied;
-    /* executions page */
-    rd_exec_filter filter;
-    cursor start, next;
-    cursor *stack;
-    size_t depth, stack_cap;
-    cursor dlq_after, dlq_next;
-} pg_src;
-
-static double now_s(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
-static void cursor_free(cursor *c)
-{
-    free(c->key);
-    free(c->id);
-    c->key = c->id = NULL;
-}
-
 static void cursor_take(cursor *dst, cursor *src)
 {
     cursor_free(dst);
@@ -108,30 +50,10 @@ static void cursor_take(cursor *dst, cursor *src)
     src->key = src->id = NULL;
 }
 
-static rd_model *model(pg_src *s) { return s->pub.ctx.model; }
-
 static void changed(pg_src *s)
 {
     if (s->pub.ctx.on_change)
         s->pub.ctx.on_change(s->pub.ctx.ud);
-}
-
-static const char *query(const pg_src *s, qkind k)
-{
-    const char *sql = profile_query(s->prof, qnames[k]);
-    if (!sql || !*sql)
-        return NULL;
-    /* a query may require an extension: requires_<query> = pgmq */
-    char key[64];
-    snprintf(key, sizeof key, "requires_%s", qnames[k]);
-    const char *ext = profile_get(s->prof, key);
-    if (ext && *ext) {
-        char pat[80];
-        snprintf(pat, sizeof pat, ",%s,", ext);
-        if (!s->extensions || !strstr(s->extensions, pat))
-            return NULL;
-    }
-    return sql;
 }
 
 /* ---- connection lifecycle ---- */
@@ -378,309 +300,7 @@ static void kick(pg_src *s)
     }
 }
 
-/* ---- applying results ---- */
-
-static bool result_ok(const PGresult *r)
-{
-    ExecStatusType st = PQresultStatus(r);
-    return st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
-}
-
-static void result_error(const PGresult *r, qkind k, char *out, size_t cap)
-{
-    const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-    if (!m || !*m)
-        m = PQresultErrorMessage(r);
-    snprintf(out, cap, "query %s: %s", qnames[k], m && *m ? m : PQresStatus(PQresultStatus(r)));
-}
-
-/* A bad id typed by the operator (SQLSTATE class 22) is not a source failure. */
-static bool is_data_error(const PGresult *r)
-{
-    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    return st && strncmp(st, "22", 2) == 0;
-}
-
-static bool variant_name_ok(const char *v)
-{
-    if (!v || !*v || strlen(v) > 64)
-        return false;
-    for (const char *p = v; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '-' || *p == '_' || *p == '.'))
-            return false;
-    return true;
-}
-
-/* Loads the sibling profile named by the variant query (next to the top profile). */
-static bool load_variant(pg_src *s, const char *name, char *err, size_t cap)
-{
-    if (s->variant && s->variant->name && strcmp(s->variant->name, name) == 0)
-        return true;
-    if (!variant_name_ok(name)) {
-        snprintf(err, cap, "variant query returned an invalid profile name");
-        return false;
-    }
-    rd_profile *p = xcalloc(1, sizeof *p);
-    rd_diags d = {0};
-    bool ok = profile_load_near(name, s->pub.ctx.prof->path, p, &d);
-    if (!ok) {
-        snprintf(err, cap, "profile %s: %s", name, d.n ? d.msgs[0] : "cannot load");
-        diags_free(&d);
-        profile_free(p);
-        free(p);
-        return false;
-    }
-    diags_free(&d);
-    if (s->variant) {
-        profile_free(s->variant);
-        free(s->variant);
-    }
-    s->variant = p;
-    s->prof = p;
-    return true;
-}
-
-/* What `redrive check` reports: the server's version, read-only session, pgmq. */
-static void note_server(pg_src *s)
-{
-    model_source_version(model(s), SRC_NAME, pg_conn_param(s->conn, "server_version"));
-    const char *ro = pg_conn_param(s->conn, "default_transaction_read_only");
-    if (ro)
-        model_source_fact(model(s), SRC_NAME, RD_FACT_READ_ONLY, strcmp(ro, "on") == 0);
-    bool verified;
-    bool tls = pg_conn_tls(s->conn, &verified);
-    model_source_fact(model(s), SRC_NAME, RD_FACT_TLS, tls);
-    model_source_fact(model(s), SRC_NAME, RD_FACT_TLS_VERIFIED, verified);
-    if (s->extensions)
-        model_source_fact(model(s), SRC_NAME, RD_FACT_PGMQ,
-                          strstr(s->extensions, ",pgmq,") != NULL);
-}
-
-static void apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
-{
-    for (size_t i = 0; i < n; i++) {
-        qkind k = s->inflight[i];
-        if (!result_ok(res[i])) {
-            if (!*err)
-                result_error(res[i], k, err, cap);
-            continue;
-        }
-        const char *v = PQntuples(res[i]) > 0 && !PQgetisnull(res[i], 0, 0)
-                            ? PQgetvalue(res[i], 0, 0) : NULL;
-        if (k == Q_EXTENSIONS) {
-            free(s->extensions);
-            s->extensions = xstrdup(v ? v : ",");
-        } else if (k == Q_VARIANT && !load_variant(s, v ? v : "", err, cap)) {
-            s->prof = s->pub.ctx.prof;
-        }
-    }
-    note_server(s);
-    s->setup_done = true;
-}
-
-static pg_row_ctx row_ctx(const pg_src *s)
-{
-    pg_row_ctx x = { .now = now_s() };
-    x.sem = pg_semantics_parse(s->prof->semantics);
-    if (s->pub.ctx.cfg)
-        x.health = s->pub.ctx.cfg->health;
-    else
-        health_defaults(&x.health);
-    /* the profile's heartbeat_max_age (e.g. OpenAgents beats every 60 s) applies unless the
-     * config chose a value other than the default */
-    rd_health_cfg def;
-    health_defaults(&def);
-    double hb;
-    const char *v = profile_get(s->prof, "heartbeat_max_age");
-    if (v && parse_duration(v, &hb) && hb > 0 && x.health.heartbeat_max_age == def.heartbeat_max_age)
-        x.health.heartbeat_max_age = hb;
-    attune_backoff_defaults(&x.backoff);
-    return x;
-}
-
-static void filter_fingerprint(const pg_src *s, rd_execution *v, size_t *n)
-{
-    if (!s->filter.fingerprint || !*s->filter.fingerprint)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < *n; i++) {
-        if (v[i].fingerprint && strcmp(v[i].fingerprint, s->filter.fingerprint) == 0)
-            v[k++] = v[i];
-        else
-            execution_clear(&v[i]);
-    }
-    *n = k;
-}
-
-static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
-{
-    if (s->page_gen_inflight != s->page_gen)
-        return;                       /* the page changed meanwhile; a new one is wanted */
-    s->page_gen_applied = s->page_gen;
-    int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
-                                                               : 100;
-    rd_execution *v;
-    size_t n = pg_rows_execs(r, x, &v);
-    bool more = PQntuples(r) > page;
-    cursor_free(&s->next);
-    if (more) {
-        s->next.key = xstrdup(pg_text(r, page, "sort_key"));
-        s->next.id = xstrdup(pg_text(r, page, "id"));
-        more = s->next.key && s->next.id;
-    }
-    while (n > (size_t)page)
-        execution_clear(&v[--n]);
-    filter_fingerprint(s, v, &n);
-    model_set_execs(model(s), n ? v : NULL, n, more);
-    if (!n)
-        free(v);
-}
-
-static void apply_jump(pg_src *s, const PGresult *r)
-{
-    const char *key = pg_text(r, 0, "sort_key"), *id = pg_text(r, 0, "id");
-    if (!key || !id)
-        return;
-    if (s->depth == s->stack_cap)
-        xgrow(&s->stack, &s->stack_cap, s->depth + 1, sizeof *s->stack);
-    s->stack[s->depth++] = s->start;
-    s->start.key = xstrdup(key);
-    s->start.id = xstrdup(id);
-    s->page_gen++;
-    s->want_page = true;
-}
-
-static void apply_dlq(pg_src *s, const PGresult *r)
-{
-    rd_dlq_entry *v;
-    size_t n = pg_rows_dlq(r, &v);
-    cursor_free(&s->dlq_next);
-    if (PQntuples(r) > DLQ_PAGE) {
-        s->dlq_next.key = xstrdup(pg_text(r, DLQ_PAGE - 1, "sort_key"));
-        s->dlq_next.id = xstrdup(pg_text(r, DLQ_PAGE - 1, "id"));
-    }
-    while (n > DLQ_PAGE)
-        dlq_entry_clear(&v[--n]);
-    model_set_dlq(model(s), n ? v : NULL, n, model(s)->dlq_total);
-    if (!n)
-        free(v);
-}
-
-static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
-{
-    double d;
-    const char *v = PQntuples(r) > 0 && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0)
-                        ? PQgetvalue(r, 0, 0) : NULL;
-    bool ok = pg_parse_double(v, &d) && d >= 0 && d < 1e15;
-    if (k == Q_DLQ_COUNT)
-        model(s)->dlq_total = ok ? (long)d : -1;
-    else
-        model(s)->failing_rate = ok ? d : -1;
-    model_changed(model(s));
-}
-
-static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x)
-{
-    rd_model *m = model(s);
-    switch (k) {
-    case Q_COUNTS: {
-        rd_count *v;
-        size_t n = pg_rows_counts(r, &v);
-        model_set_counts(m, v, n);
-        break;
-    }
-    case Q_WORKERS: {
-        rd_worker *v;
-        size_t n = pg_rows_workers(r, x, &v);
-        model_set_workers(m, v, n);
-        break;
-    }
-    case Q_QUEUES: {
-        rd_queue *v;
-        size_t n = pg_rows_queues(r, &v);
-        model_set_queues(m, v, n);
-        break;
-    }
-    case Q_EXECS: apply_execs(s, r, x); break;
-    case Q_CHAIN: {
-        rd_execution *v;
-        size_t n = pg_rows_execs(r, x, &v);
-        model_set_chain(m, s->chain_inflight, v, n);
-        break;
-    }
-    case Q_LOOKUP: apply_jump(s, r); break;
-    case Q_DLQ: apply_dlq(s, r); break;
-    case Q_DLQ_COUNT: case Q_FAILING: apply_scalar(s, k, r); break;
-    default: break;
-    }
-}
-
-/* An optional query failed: its panel is emptied (the note says why). */
-static void apply_empty(pg_src *s, qkind k)
-{
-    rd_model *m = model(s);
-    switch (k) {
-    case Q_COUNTS: model_set_counts(m, NULL, 0); break;
-    case Q_WORKERS: model_set_workers(m, NULL, 0); break;
-    case Q_QUEUES: model_set_queues(m, NULL, 0); break;
-    case Q_EXECS:
-        if (s->page_gen_inflight == s->page_gen) {
-            s->page_gen_applied = s->page_gen;
-            model_set_execs(m, NULL, 0, false);
-        }
-        break;
-    case Q_CHAIN: model_set_chain(m, s->chain_inflight, NULL, 0); break;
-    case Q_DLQ: model_set_dlq(m, NULL, 0, m->dlq_total); break;
-    case Q_DLQ_COUNT: m->dlq_total = -1; model_changed(m); break;
-    case Q_FAILING: m->failing_rate = -1; model_changed(m); break;
-    default: break;
-    }
-}
-
-static void note_set(pg_src *s, qkind k, const PGresult *r)
-{
-    free(s->notes[k]);
-    s->notes[k] = NULL;
-    if (r) {
-        char msg[300];
-        const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-        snprintf(msg, sizeof msg, "%s: %s", qnames[k], m && *m ? m : "query failed");
-        s->notes[k] = xstrdup(msg);
-    }
-}
-
-/* The notes of the queries the effective profile still has, in query order. */
-static void notes_publish(pg_src *s)
-{
-    const char *v[Q_N];
-    size_t n = 0;
-    for (size_t k = 0; k < Q_N; k++)
-        if (s->notes[k] && query(s, (qkind)k))
-            v[n++] = s->notes[k];
-    model_source_notes(model(s), SRC_NAME, v, n);
-}
-
-static void apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
-{
-    pg_row_ctx x = row_ctx(s);
-    for (size_t i = 0; i < n && i < s->n_inflight; i++) {
-        qkind k = s->inflight[i];
-        if (result_ok(res[i])) {
-            apply_one(s, k, res[i], &x);
-            note_set(s, k, NULL);
-        } else if (profile_query_optional(s->prof, qnames[k])) {
-            apply_empty(s, k);
-            note_set(s, k, res[i]);
-        } else {
-            if (k == Q_CHAIN)
-                model_set_chain(model(s), s->chain_inflight, NULL, 0);
-            if (!(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP)) && !*err)
-                result_error(res[i], k, err, cap);
-        }
-    }
-    notes_publish(s);
-}
+/* ---- a batch came back: pg_apply.c applies it, we settle the source ---- */
 
 static void on_batch(PGresult **res, size_t n, void *ud)
 {
@@ -688,9 +308,9 @@ static void on_batch(PGresult **res, size_t n, void *ud)
     char err[300] = "";
     bool setup = !s->setup_done;
     if (setup)
-        apply_setup(s, res, n, err, sizeof err);
+        pg_apply_setup(s, res, n, err, sizeof err);
     else
-        apply_results(s, res, n, err, sizeof err);
+        pg_apply_results(s, res, n, err, sizeof err);
     if (setup && *err) {
         /* no schema or era: nothing can be read right; connect again later */
         s->n_inflight = 0;

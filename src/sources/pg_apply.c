@@ -1,0 +1,314 @@
+/*
+ * Applying a PostgreSQL batch to the model (pg_source.c sends it). The setup batch picks
+ * the schema-era variant profile (a sibling of the top profile, named by variant_query)
+ * and records the extensions; a refresh batch sets counts, the executions page, workers,
+ * queues, DLQ and chain. A query the profile marks optional that fails empties its panel
+ * and leaves a note on the source; a bad id typed by the operator is not a failure.
+ */
+#include "pg_priv.h"
+
+#include "../core/health.h"
+#include "../core/xalloc.h"
+#include "pg_rows.h"
+
+static bool result_ok(const PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    return st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
+}
+
+static void result_error(const PGresult *r, qkind k, char *out, size_t cap)
+{
+    const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    if (!m || !*m)
+        m = PQresultErrorMessage(r);
+    snprintf(out, cap, "query %s: %s", pg_qnames[k], m && *m ? m : PQresStatus(PQresultStatus(r)));
+}
+
+/* A bad id typed by the operator (SQLSTATE class 22) is not a source failure. */
+static bool is_data_error(const PGresult *r)
+{
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    return st && strncmp(st, "22", 2) == 0;
+}
+
+static bool variant_name_ok(const char *v)
+{
+    if (!v || !*v || strlen(v) > 64)
+        return false;
+    for (const char *p = v; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.'))
+            return false;
+    return true;
+}
+
+/* Loads the sibling profile named by the variant query (next to the top profile). */
+static bool load_variant(pg_src *s, const char *name, char *err, size_t cap)
+{
+    if (s->variant && s->variant->name && strcmp(s->variant->name, name) == 0)
+        return true;
+    if (!variant_name_ok(name)) {
+        snprintf(err, cap, "variant query returned an invalid profile name");
+        return false;
+    }
+    rd_profile *p = xcalloc(1, sizeof *p);
+    rd_diags d = {0};
+    bool ok = profile_load_near(name, s->pub.ctx.prof->path, p, &d);
+    if (!ok) {
+        snprintf(err, cap, "profile %s: %s", name, d.n ? d.msgs[0] : "cannot load");
+        diags_free(&d);
+        profile_free(p);
+        free(p);
+        return false;
+    }
+    diags_free(&d);
+    if (s->variant) {
+        profile_free(s->variant);
+        free(s->variant);
+    }
+    s->variant = p;
+    s->prof = p;
+    return true;
+}
+
+/* What `redrive check` reports: the server's version, read-only session, pgmq. */
+static void note_server(pg_src *s)
+{
+    model_source_version(model(s), SRC_NAME, pg_conn_param(s->conn, "server_version"));
+    const char *ro = pg_conn_param(s->conn, "default_transaction_read_only");
+    if (ro)
+        model_source_fact(model(s), SRC_NAME, RD_FACT_READ_ONLY, strcmp(ro, "on") == 0);
+    bool verified;
+    bool tls = pg_conn_tls(s->conn, &verified);
+    model_source_fact(model(s), SRC_NAME, RD_FACT_TLS, tls);
+    model_source_fact(model(s), SRC_NAME, RD_FACT_TLS_VERIFIED, verified);
+    if (s->extensions)
+        model_source_fact(model(s), SRC_NAME, RD_FACT_PGMQ,
+                          strstr(s->extensions, ",pgmq,") != NULL);
+}
+
+void pg_apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
+{
+    for (size_t i = 0; i < n; i++) {
+        qkind k = s->inflight[i];
+        if (!result_ok(res[i])) {
+            if (!*err)
+                result_error(res[i], k, err, cap);
+            continue;
+        }
+        const char *v = PQntuples(res[i]) > 0 && !PQgetisnull(res[i], 0, 0)
+                            ? PQgetvalue(res[i], 0, 0) : NULL;
+        if (k == Q_EXTENSIONS) {
+            free(s->extensions);
+            s->extensions = xstrdup(v ? v : ",");
+        } else if (k == Q_VARIANT && !load_variant(s, v ? v : "", err, cap)) {
+            s->prof = s->pub.ctx.prof;
+        }
+    }
+    note_server(s);
+    s->setup_done = true;
+}
+
+static pg_row_ctx row_ctx(const pg_src *s)
+{
+    pg_row_ctx x = { .now = now_s() };
+    x.sem = pg_semantics_parse(s->prof->semantics);
+    if (s->pub.ctx.cfg)
+        x.health = s->pub.ctx.cfg->health;
+    else
+        health_defaults(&x.health);
+    /* the profile's heartbeat_max_age (e.g. OpenAgents beats every 60 s) applies unless the
+     * config chose a value other than the default */
+    rd_health_cfg def;
+    health_defaults(&def);
+    double hb;
+    const char *v = profile_get(s->prof, "heartbeat_max_age");
+    if (v && parse_duration(v, &hb) && hb > 0 && x.health.heartbeat_max_age == def.heartbeat_max_age)
+        x.health.heartbeat_max_age = hb;
+    attune_backoff_defaults(&x.backoff);
+    return x;
+}
+
+static void filter_fingerprint(const pg_src *s, rd_execution *v, size_t *n)
+{
+    if (!s->filter.fingerprint || !*s->filter.fingerprint)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (v[i].fingerprint && strcmp(v[i].fingerprint, s->filter.fingerprint) == 0)
+            v[k++] = v[i];
+        else
+            execution_clear(&v[i]);
+    }
+    *n = k;
+}
+
+static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
+{
+    if (s->page_gen_inflight != s->page_gen)
+        return;                       /* the page changed meanwhile; a new one is wanted */
+    s->page_gen_applied = s->page_gen;
+    int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
+                                                               : 100;
+    rd_execution *v;
+    size_t n = pg_rows_execs(r, x, &v);
+    bool more = PQntuples(r) > page;
+    cursor_free(&s->next);
+    if (more) {
+        s->next.key = xstrdup(pg_text(r, page, "sort_key"));
+        s->next.id = xstrdup(pg_text(r, page, "id"));
+        more = s->next.key && s->next.id;
+    }
+    while (n > (size_t)page)
+        execution_clear(&v[--n]);
+    filter_fingerprint(s, v, &n);
+    model_set_execs(model(s), n ? v : NULL, n, more);
+    if (!n)
+        free(v);
+}
+
+static void apply_jump(pg_src *s, const PGresult *r)
+{
+    const char *key = pg_text(r, 0, "sort_key"), *id = pg_text(r, 0, "id");
+    if (!key || !id)
+        return;
+    if (s->depth == s->stack_cap)
+        xgrow(&s->stack, &s->stack_cap, s->depth + 1, sizeof *s->stack);
+    s->stack[s->depth++] = s->start;
+    s->start.key = xstrdup(key);
+    s->start.id = xstrdup(id);
+    s->page_gen++;
+    s->want_page = true;
+}
+
+static void apply_dlq(pg_src *s, const PGresult *r)
+{
+    rd_dlq_entry *v;
+    size_t n = pg_rows_dlq(r, &v);
+    cursor_free(&s->dlq_next);
+    if (PQntuples(r) > DLQ_PAGE) {
+        s->dlq_next.key = xstrdup(pg_text(r, DLQ_PAGE - 1, "sort_key"));
+        s->dlq_next.id = xstrdup(pg_text(r, DLQ_PAGE - 1, "id"));
+    }
+    while (n > DLQ_PAGE)
+        dlq_entry_clear(&v[--n]);
+    model_set_dlq(model(s), n ? v : NULL, n, model(s)->dlq_total);
+    if (!n)
+        free(v);
+}
+
+static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
+{
+    double d;
+    const char *v = PQntuples(r) > 0 && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0)
+                        ? PQgetvalue(r, 0, 0) : NULL;
+    bool ok = pg_parse_double(v, &d) && d >= 0 && d < 1e15;
+    if (k == Q_DLQ_COUNT)
+        model(s)->dlq_total = ok ? (long)d : -1;
+    else
+        model(s)->failing_rate = ok ? d : -1;
+    model_changed(model(s));
+}
+
+static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x)
+{
+    rd_model *m = model(s);
+    switch (k) {
+    case Q_COUNTS: {
+        rd_count *v;
+        size_t n = pg_rows_counts(r, &v);
+        model_set_counts(m, v, n);
+        break;
+    }
+    case Q_WORKERS: {
+        rd_worker *v;
+        size_t n = pg_rows_workers(r, x, &v);
+        model_set_workers(m, v, n);
+        break;
+    }
+    case Q_QUEUES: {
+        rd_queue *v;
+        size_t n = pg_rows_queues(r, &v);
+        model_set_queues(m, v, n);
+        break;
+    }
+    case Q_EXECS: apply_execs(s, r, x); break;
+    case Q_CHAIN: {
+        rd_execution *v;
+        size_t n = pg_rows_execs(r, x, &v);
+        model_set_chain(m, s->chain_inflight, v, n);
+        break;
+    }
+    case Q_LOOKUP: apply_jump(s, r); break;
+    case Q_DLQ: apply_dlq(s, r); break;
+    case Q_DLQ_COUNT: case Q_FAILING: apply_scalar(s, k, r); break;
+    default: break;
+    }
+}
+
+/* An optional query failed: its panel is emptied (the note says why). */
+static void apply_empty(pg_src *s, qkind k)
+{
+    rd_model *m = model(s);
+    switch (k) {
+    case Q_COUNTS: model_set_counts(m, NULL, 0); break;
+    case Q_WORKERS: model_set_workers(m, NULL, 0); break;
+    case Q_QUEUES: model_set_queues(m, NULL, 0); break;
+    case Q_EXECS:
+        if (s->page_gen_inflight == s->page_gen) {
+            s->page_gen_applied = s->page_gen;
+            model_set_execs(m, NULL, 0, false);
+        }
+        break;
+    case Q_CHAIN: model_set_chain(m, s->chain_inflight, NULL, 0); break;
+    case Q_DLQ: model_set_dlq(m, NULL, 0, m->dlq_total); break;
+    case Q_DLQ_COUNT: m->dlq_total = -1; model_changed(m); break;
+    case Q_FAILING: m->failing_rate = -1; model_changed(m); break;
+    default: break;
+    }
+}
+
+static void note_set(pg_src *s, qkind k, const PGresult *r)
+{
+    free(s->notes[k]);
+    s->notes[k] = NULL;
+    if (r) {
+        char msg[300];
+        const char *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+        snprintf(msg, sizeof msg, "%s: %s", pg_qnames[k], m && *m ? m : "query failed");
+        s->notes[k] = xstrdup(msg);
+    }
+}
+
+/* The notes of the queries the effective profile still has, in query order. */
+static void notes_publish(pg_src *s)
+{
+    const char *v[Q_N];
+    size_t n = 0;
+    for (size_t k = 0; k < Q_N; k++)
+        if (s->notes[k] && query(s, (qkind)k))
+            v[n++] = s->notes[k];
+    model_source_notes(model(s), SRC_NAME, v, n);
+}
+
+void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
+{
+    pg_row_ctx x = row_ctx(s);
+    for (size_t i = 0; i < n && i < s->n_inflight; i++) {
+        qkind k = s->inflight[i];
+        if (result_ok(res[i])) {
+            apply_one(s, k, res[i], &x);
+            note_set(s, k, NULL);
+        } else if (profile_query_optional(s->prof, pg_qnames[k])) {
+            apply_empty(s, k);
+            note_set(s, k, res[i]);
+        } else {
+            if (k == Q_CHAIN)
+                model_set_chain(model(s), s->chain_inflight, NULL, 0);
+            if (!(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP)) && !*err)
+                result_error(res[i], k, err, cap);
+        }
+    }
+    notes_publish(s);
+}

@@ -1,0 +1,96 @@
+#pragma once
+/* Private to the PostgreSQL source: pg_source.c (connection lifecycle, secrets, building
+ * batches, ops) and pg_apply.c (applying a batch's results to the model). */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "../io/secret.h"
+#include "pg_conn.h"
+#include "source.h"
+
+struct event;
+
+#define SRC_NAME "postgresql"
+enum { DLQ_PAGE = 50, MAX_Q = 12 };
+
+typedef enum {
+    Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
+    Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_N
+} qkind;
+
+extern const char *const pg_qnames[Q_N];
+
+typedef struct cursor { char *key, *id; } cursor;
+
+typedef struct pg_src {
+    rd_source pub;
+    pg_conn *conn;
+    rd_profile *variant;          /* owned: the era profile chosen by variant_query */
+    const rd_profile *prof;       /* effective profile (top or variant) */
+    char *extensions;             /* ",pgmq,plpgsql," of the connected database */
+    bool setup_done;              /* variant/extension check done on this connection */
+    /* secret references being resolved before a connect */
+    rd_secret *sec_store, *sec_password;
+    int sec_pending;
+    char sec_err[300];
+    char *notes[Q_N];             /* optional queries that failed: "queues: ..." */
+    struct event *poll_ev, *retry_ev;
+    double backoff_s;
+    bool settled, failing;
+    /* what is wanted next */
+    bool want_main, want_page, want_dlq;
+    char *want_chain, *want_jump;
+    /* what is in flight */
+    qkind inflight[MAX_Q];
+    size_t n_inflight;
+    char *chain_inflight, *jump_inflight;
+    unsigned page_gen, page_gen_inflight, page_gen_applied;
+    /* executions page */
+    rd_exec_filter filter;
+    cursor start, next;
+    cursor *stack;
+    size_t depth, stack_cap;
+    cursor dlq_after, dlq_next;
+} pg_src;
+
+static inline double now_s(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static inline void cursor_free(cursor *c)
+{
+    free(c->key);
+    free(c->id);
+    c->key = c->id = NULL;
+}
+
+static inline rd_model *model(pg_src *s) { return s->pub.ctx.model; }
+
+static inline const char *query(const pg_src *s, qkind k)
+{
+    const char *sql = profile_query(s->prof, pg_qnames[k]);
+    if (!sql || !*sql)
+        return NULL;
+    /* a query may require an extension: requires_<query> = pgmq */
+    char key[64];
+    snprintf(key, sizeof key, "requires_%s", pg_qnames[k]);
+    const char *ext = profile_get(s->prof, key);
+    if (ext && *ext) {
+        char pat[80];
+        snprintf(pat, sizeof pat, ",%s,", ext);
+        if (!s->extensions || !strstr(s->extensions, pat))
+            return NULL;
+    }
+    return sql;
+}
+
+/* pg_apply.c: the results of the setup batch (variant, extensions), then of a refresh. */
+void pg_apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap);
+void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap);
