@@ -1,17 +1,12 @@
 /*
  * Per-task fetches for the Alakai store; redis_sweep.c decides which keys (a SCAN step,
- * the notified keys, one chain) and hands them over as a batch.
+ * the notified keys, one chain) and hands them over as a batch. This file owns batches
+ * and jobs (creation, completion, what a job's result does to the index or the chain
+ * view) and the per-key path; sweeps and notified keys normally go through the
+ * read-only fetch script instead (redis_script.c, RS_SCRIPT_KEYS keys per EVAL_RO).
  *
- * Sweeps and notified keys (steady state): one read-only script per group of up to
- * RS_SCRIPT_KEYS keys (EVAL_RO, Redis 7), which runs one HGETALL per key on the server
- * and sends back, per key, [nfields, field, value | byte length, ...]: a record above
- * 1 MiB never leaves the server (its length comes instead), older attempts come only when
- * the hash is small (overlap check), and a reply stops at RS_REPLY_BUDGET bytes of values
- * (the keys it did not reach are sent again in a new group). Commands per task: the HGETALL
- * plus 1/RS_SCRIPT_KEYS EVAL_RO plus 1/RS_SCAN_COUNT SCAN.
- *
- * Fallback, per key (chains always; sweeps when the server refuses EVAL_RO: an ACL without
- * it, Redis < 7, scripting disabled), all keys of a batch pipelined, a round trip a phase:
+ * Per key (chains always; sweeps when the server refuses EVAL_RO: an ACL without it,
+ * Redis < 7, scripting disabled), all keys of a batch pipelined, a round trip a phase:
  *   HLEN key                      → N attempt fields (0: gone; > cap: flagged)
  *   MEMORY USAGE key              → size estimate, except for chains and where the server
  *                                   refuses MEMORY (then sizes come from HSTRLEN alone)
@@ -23,7 +18,6 @@
  */
 #include "redis_priv.h"
 
-#include <assert.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -33,43 +27,10 @@
 #include "../core/fingerprint.h"
 #include "../core/retry.h"
 #include "../core/xalloc.h"
-#include "../io/clock.h"
 #include "redis_record.h"
-
-typedef enum { JP_HLEN, JP_STRLEN, JP_HKEYS, JP_DATA, JP_DONE } rs_phase;
-
-typedef struct rs_job {
-    rs_batch *b;
-    char *key;
-    size_t keylen;
-    rs_phase phase;
-    int pending, got;
-    bool failed, slow;
-    int nf;                          /* numeric attempt fields */
-    int *nums;                       /* ascending */
-    long long *sizes;
-    int *fetch;                      /* indices into nums fetched by HMGET */
-    int nfetch;
-    bool handled;                    /* result already applied by on_data */
-    bool probing;                    /* HLEN + MEMORY USAGE sent together */
-    long long hlen;                  /* HLEN result, -1 unreadable */
-    long long mem;                   /* MEMORY USAGE bytes, -1 unknown */
-    char why[112];                   /* layout problem (non-numeric field, ...) */
-} rs_job;
-
-struct rs_batch {
-    rs_src *s;
-    rs_batch_kind kind;
-    size_t njobs, open;
-    bool failed;
-    char err[160];
-    rs_job jobs[];
-};
 
 typedef void rs_cb(struct redisAsyncContext *, void *, void *);
 static rs_cb on_hlen, on_memusage, on_strlen, on_hkeys, on_data, on_all;
-static void job_done(rs_job *j);
-static void batch_finish(rs_batch *b);
 
 const char *rs_task_id(const rs_src *s, const char *key, size_t len, size_t *idlen)
 {
@@ -158,7 +119,7 @@ static bool job_reply(rs_job *j, const redisReply *r, const char *cmd)
     }
     if (j->failed) {
         if (j->pending == 0)
-            job_done(j);
+            rs_job_done(j);
         return false;
     }
     return true;
@@ -167,13 +128,13 @@ static bool job_reply(rs_job *j, const redisReply *r, const char *cmd)
 /* HLEN, and for sweeps MEMORY USAGE in the same round trip: a small hash of a few
  * attempts (the common case) is then read whole with one HGETALL, bounded by the
  * reported size; anything else takes the HSTRLEN path. */
-static void job_start(rs_job *j)
+void rs_job_start(rs_job *j)
 {
     j->phase = JP_HLEN;
     j->hlen = j->mem = -1;
     j->probing = j->b->kind != RS_BATCH_CHAIN && !j->b->s->no_memusage;
     if (!job_cmd2(j, on_hlen, "HLEN", NULL)) {
-        job_done(j);
+        rs_job_done(j);
         return;
     }
     if (j->probing) {
@@ -186,7 +147,7 @@ static void job_start(rs_job *j)
 
 /* ---- results ---------------------------------------------------------------------- */
 
-static void index_problem(rs_job *j, unsigned flags, const char *why)
+void rs_index_problem(rs_job *j, unsigned flags, const char *why)
 {
     rs_src *s = j->b->s;
     size_t idlen;
@@ -244,19 +205,19 @@ static void send_strlens(rs_job *j)
             break;
     }
     if (j->pending == 0)
-        job_done(j);
+        rs_job_done(j);
 }
 
 static void after_probe(rs_job *j)
 {
     int cap = j->b->kind == RS_BATCH_CHAIN ? RS_CHAIN_MAX_FIELDS : RS_MAX_FIELDS;
     if (j->why[0] || j->hlen == 0) {
-        job_done(j);
+        rs_job_done(j);
         return;
     }
     if (j->hlen > cap) {
         snprintf(j->why, sizeof j->why, "%lld attempt fields (more than %d)", j->hlen, cap);
-        job_done(j);
+        rs_job_done(j);
         return;
     }
     j->nf = (int)j->hlen;
@@ -267,11 +228,11 @@ static void after_probe(rs_job *j)
         j->slow = true;
         j->phase = JP_HKEYS;
         if (!job_cmd2(j, on_hkeys, "HKEYS", NULL))
-            job_done(j);
+            rs_job_done(j);
     } else if (j->mem >= 0 && j->nf <= RS_PROBE_FIELDS && j->mem <= RS_SWEEP_ALL_CAP) {
         j->phase = JP_DATA;          /* MEMORY USAGE samples all of <= 5 fields: bounded */
         if (!job_cmd2(j, on_all, "HGETALL", NULL))
-            job_done(j);
+            rs_job_done(j);
     } else {
         send_strlens(j);
     }
@@ -314,7 +275,7 @@ out:
 }
 
 /* "non-numeric attempt fields: 'latest', '-1'" (as many as fit). */
-static void note_bad_field(rs_job *j, const char *name)
+void rs_job_bad_field(rs_job *j, const char *name)
 {
     size_t n = strlen(j->why);
     if (n == 0)
@@ -348,14 +309,14 @@ static void on_hkeys(struct redisAsyncContext *ac, void *reply, void *priv)
             if (n > 0)
                 j->nums[j->nf++] = n;
             else
-                note_bad_field(j, e->str);
+                rs_job_bad_field(j, e->str);
         }
     }
     qsort(j->nums, (size_t)j->nf, sizeof *j->nums, cmp_int);
     if (j->nf > 0)
         send_strlens(j);
     else
-        job_done(j);
+        rs_job_done(j);
 out:
     rs_reply_end(s);
 }
@@ -389,7 +350,7 @@ static void send_fetch(rs_job *j)
 {
     plan_fetch(j);
     if (j->nfetch == 0) {
-        job_done(j);
+        rs_job_done(j);
         return;
     }
     j->phase = JP_DATA;
@@ -405,7 +366,7 @@ static void send_fetch(rs_job *j)
         lens[i + 2] = strlen(names[i]);
     }
     if (!job_send(j, on_data, (int)argc, argv, lens))
-        job_done(j);
+        rs_job_done(j);
     free(names);
     free(lens);
     free(argv);
@@ -431,7 +392,7 @@ static void on_strlen(struct redisAsyncContext *ac, void *reply, void *priv)
         j->slow = true;              /* fields are not exactly "1".."N" */
         j->phase = JP_HKEYS;
         if (!job_cmd2(j, on_hkeys, "HKEYS", NULL))
-            job_done(j);
+            rs_job_done(j);
     } else {
         send_fetch(j);
     }
@@ -521,7 +482,7 @@ static void chain_from_reply(rs_job *j, const redisReply *r)
 }
 
 /* vals: the fetched records, oldest first, the newest last. */
-static void summary_from_values(rs_job *j, const redisReply *const *vals, size_t n)
+void rs_summary_from_values(rs_job *j, const redisReply *const *vals, size_t n)
 {
     rs_src *s = j->b->s;
     size_t idlen;
@@ -576,7 +537,7 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
         const redisReply *f = r->element[2 * i], *v = r->element[2 * i + 1];
         int n = f->type == REDIS_REPLY_STRING ? alakai_field_num(f->str, f->len) : -1;
         if (n <= 0) {
-            note_bad_field(j, f->type == REDIS_REPLY_STRING ? f->str : "?");
+            rs_job_bad_field(j, f->type == REDIS_REPLY_STRING ? f->str : "?");
             continue;
         }
         int k = j->nf++;             /* insertion sort: a handful of fields */
@@ -590,10 +551,10 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
     }
     if (j->nf > 0) {
         j->handled = true;
-        summary_from_values(j, vals, (size_t)j->nf);
+        rs_summary_from_values(j, vals, (size_t)j->nf);
     }
     free(vals);
-    job_done(j);
+    rs_job_done(j);
 out:
     rs_reply_end(s);
 }
@@ -611,204 +572,14 @@ static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
         if (j->b->kind == RS_BATCH_CHAIN)
             chain_from_reply(j, r);
         else
-            summary_from_values(j, (const redisReply *const *)r->element, r->elements);
+            rs_summary_from_values(j, (const redisReply *const *)r->element, r->elements);
     } else {
         snprintf(j->why, sizeof j->why, "unexpected reply to HMGET");
         j->nf = 0;
     }
-    job_done(j);
+    rs_job_done(j);
 out:
     rs_reply_end(s);
-}
-
-/* ---- the batch script (sweeps and notified keys) ------------------------------------- */
-
-/* KEYS: the task hashes; ARGV: record cap, all-attempts cap, field cap, reply budget.
- * Per key: [n] (gone: n = 0, or more than the field cap), [n, f, v|len, ...], or the
- * error text (not a hash). NOPERM aborts the script: the caller falls back and reports
- * the refusal as the per-key path does. Read-only: runs on replicas, needs +eval_ro. */
-static const char fetch_script[] =
-    "local cap,allcap,maxf,budget=tonumber(ARGV[1]),tonumber(ARGV[2]),"
-    "tonumber(ARGV[3]),tonumber(ARGV[4])\n"
-    "local out,used={},0\n"
-    "for i=1,#KEYS do\n"
-    " local h=redis.pcall('HGETALL',KEYS[i])\n"
-    " if type(h)=='table' and h.err then\n"
-    "  if string.sub(h.err,1,6)=='NOPERM' then return h end\n"
-    "  out[i]=h.err\n"
-    " elseif #h/2>maxf then out[i]={#h/2}\n"
-    " else\n"
-    "  local nums,newest,total={},0,0\n"
-    "  for j=1,#h,2 do\n"
-    "   local f=h[j]\n"
-    "   local n=(#f<=6 and string.match(f,'^[1-9]%d*$')) and tonumber(f) or 0\n"
-    "   nums[j]=n\n"
-    "   if n>0 then total=total+#h[j+1]; if n>newest then newest=n end end\n"
-    "  end\n"
-    "  local r,size={#h/2},0\n"
-    "  for j=1,#h,2 do\n"
-    "   local v=h[j+1]\n"
-    "   local keep=nums[j]>0 and #v<=cap and (nums[j]==newest or total<=allcap)\n"
-    "   r[#r+1]=h[j]\n"
-    "   if keep then r[#r+1]=v; size=size+#v else r[#r+1]=#v end\n"
-    "  end\n"
-    "  if i>1 and used+size>budget then break end\n"
-    "  used=used+size\n"
-    "  out[i]=r\n"
-    " end\n"
-    "end\n"
-    "return out\n";
-
-typedef struct rs_group {          /* one EVAL_RO: jobs [first, first + n) of a batch */
-    rs_batch *b;
-    size_t first, n;
-} rs_group;
-
-static void job_start(rs_job *j);
-static void group_send(rs_batch *b, size_t first, size_t n);
-
-/* One key's answer from the script (e: an element of its reply). */
-static void job_from_script(rs_job *j, const redisReply *e)
-{
-    if (e->type == REDIS_REPLY_STRING || e->type == REDIS_REPLY_ERROR) {
-        snprintf(j->why, sizeof j->why, "not a hash (%.80s)", e->str);
-        return;
-    }
-    if (e->type != REDIS_REPLY_ARRAY || e->elements == 0 ||
-        e->element[0]->type != REDIS_REPLY_INTEGER) {
-        snprintf(j->why, sizeof j->why, "unexpected reply to the fetch script");
-        return;
-    }
-    long long n = e->element[0]->integer;
-    if (n > RS_MAX_FIELDS) {
-        snprintf(j->why, sizeof j->why, "%lld attempt fields (more than %d)", n,
-                 RS_MAX_FIELDS);
-        return;
-    }
-    size_t pairs = (e->elements - 1) / 2;
-    const redisReply **vals = xcalloc(pairs + 1, sizeof *vals);
-    j->nums = xcalloc(pairs + 1, sizeof *j->nums);
-    j->nf = 0;
-    for (size_t i = 0; i < pairs; i++) {
-        const redisReply *f = e->element[1 + 2 * i], *v = e->element[2 + 2 * i];
-        int num = f->type == REDIS_REPLY_STRING ? alakai_field_num(f->str, f->len) : -1;
-        if (num <= 0) {
-            note_bad_field(j, f->type == REDIS_REPLY_STRING ? f->str : "?");
-            continue;
-        }
-        int k = j->nf++;             /* insertion sort: a handful of fields */
-        while (k > 0 && j->nums[k - 1] > num) {
-            j->nums[k] = j->nums[k - 1];
-            vals[k] = vals[k - 1];
-            k--;
-        }
-        j->nums[k] = num;
-        vals[k] = v;
-    }
-    const redisReply *newest = j->nf > 0 ? vals[j->nf - 1] : NULL;
-    if (newest && newest->type == REDIS_REPLY_INTEGER) {
-        char msg[112];
-        snprintf(msg, sizeof msg, "newest record is %lld bytes (over 1 MiB): not fetched",
-                 newest->integer);
-        index_problem(j, RD_EXEC_OVERSIZED, msg);
-        j->handled = true;
-    } else if (newest) {
-        summary_from_values(j, vals, (size_t)j->nf);
-        j->handled = true;
-    }
-    free(vals);
-}
-
-static void on_script(struct redisAsyncContext *ac, void *reply, void *priv)
-{
-    rs_group *g = priv;
-    rs_batch *b = g->b;
-    rs_src *s = b->s;
-    rs_reply_begin(s);
-    double t0 = clock_mono();
-    const redisReply *r = reply;
-    size_t done = 0;
-    if (!r) {
-        if (!b->failed) {
-            b->failed = true;
-            snprintf(b->err, sizeof b->err, "redis connection lost");
-        }
-        for (size_t i = 0; i < g->n; i++)
-            b->jobs[g->first + i].failed = true;
-        done = g->n;
-    } else if (r->type != REDIS_REPLY_ARRAY) {
-        /* refused (ACL without EVAL_RO, Redis < 7, scripting off, NOPERM on a key):
-         * this group and every later one take the per-key path */
-        if (!s->no_script && getenv("RD_REDIS_DEBUG"))
-            fprintf(stderr, "redis: fetch script refused, per-key fetches from now on\n");
-        s->no_script = true;
-        for (size_t i = 0; i < g->n; i++)
-            job_start(&b->jobs[g->first + i]);
-        g->n = 0;
-    } else {
-        done = r->elements < g->n ? r->elements : g->n;
-        for (size_t i = 0; i < done; i++)
-            job_from_script(&b->jobs[g->first + i], r->element[i]);
-    }
-    size_t rest_first = g->first + done, rest = g->n - done;
-    b->open++;                       /* hold: job_done may finish the batch */
-    for (size_t i = 0; i < done; i++) {
-        rs_job *j = &b->jobs[g->first + i];
-        if (!j->failed)
-            j->phase = JP_DATA;
-        job_done(j);
-    }
-    if (rest > 0 && !b->failed)      /* the reply budget ran out: ask again for the rest */
-        group_send(b, rest_first, rest);
-    else
-        for (size_t i = 0; i < rest; i++) {
-            b->jobs[rest_first + i].failed = true;
-            job_done(&b->jobs[rest_first + i]);
-        }
-    free(g);
-    double dt = clock_mono() - t0;
-    if (dt > s->cb_max)
-        s->cb_max = dt;
-    if (--b->open == 0)
-        batch_finish(b);
-    rs_reply_end(s);
-}
-
-static void group_send(rs_batch *b, size_t first, size_t n)
-{
-    enum { FIXED = 3, TAIL = 4 };
-    char nk[24], argbuf[TAIL][24];
-    const char *argv[FIXED + RS_SCRIPT_KEYS + TAIL];
-    size_t lens[FIXED + RS_SCRIPT_KEYS + TAIL];
-    assert(n > 0 && n <= RS_SCRIPT_KEYS);
-    snprintf(nk, sizeof nk, "%zu", n);
-    argv[0] = "EVAL_RO"; lens[0] = 7;
-    argv[1] = fetch_script; lens[1] = sizeof fetch_script - 1;
-    argv[2] = nk; lens[2] = strlen(nk);
-    for (size_t i = 0; i < n; i++) {
-        argv[FIXED + i] = b->jobs[first + i].key;
-        lens[FIXED + i] = b->jobs[first + i].keylen;
-    }
-    const long long tail[TAIL] = { RS_RECORD_CAP, RS_SWEEP_ALL_CAP, RS_MAX_FIELDS,
-                                   RS_REPLY_BUDGET };
-    for (int i = 0; i < TAIL; i++) {
-        snprintf(argbuf[i], sizeof argbuf[i], "%lld", tail[i]);
-        argv[FIXED + n + (size_t)i] = argbuf[i];
-        lens[FIXED + n + (size_t)i] = strlen(argbuf[i]);
-    }
-    rs_group *g = xcalloc(1, sizeof *g);
-    *g = (rs_group){ .b = b, .first = first, .n = n };
-    if (!rs_command(b->s, on_script, g, (int)(FIXED + n + TAIL), argv, lens)) {
-        free(g);
-        if (!b->failed) {
-            b->failed = true;
-            snprintf(b->err, sizeof b->err, "redis connection lost");
-        }
-        for (size_t i = 0; i < n; i++) {
-            b->jobs[first + i].failed = true;
-            job_done(&b->jobs[first + i]);
-        }
-    }
 }
 
 /* ---- job and batch completion ----------------------------------------------------- */
@@ -823,12 +594,12 @@ static void job_result(rs_job *j)
         if (chain)
             chain_problem(j, msg, RD_EXEC_OVERSIZED);
         else
-            index_problem(j, RD_EXEC_OVERSIZED, msg);
+            rs_index_problem(j, RD_EXEC_OVERSIZED, msg);
     } else if (j->why[0]) {
         if (chain)
             chain_problem(j, j->why, RD_EXEC_MALFORMED);
         else
-            index_problem(j, RD_EXEC_MALFORMED, j->why);
+            rs_index_problem(j, RD_EXEC_MALFORMED, j->why);
     } else if (chain) {
         chain_problem(j, "no such task", 0);
     } else {
@@ -836,7 +607,7 @@ static void job_result(rs_job *j)
     }
 }
 
-static void job_done(rs_job *j)
+void rs_job_done(rs_job *j)
 {
     if (j->phase == JP_DONE || j->pending > 0)
         return;
@@ -845,13 +616,13 @@ static void job_done(rs_job *j)
         job_result(j);
     rs_batch *b = j->b;
     if (--b->open == 0)
-        batch_finish(b);
+        rs_batch_finish(b);
 }
 
 void rs_batch_run(rs_batch *b)
 {
     if (b->njobs == 0) {
-        batch_finish(b);
+        rs_batch_finish(b);
         return;
     }
     b->open++;                       /* hold: jobs may complete synchronously */
@@ -859,13 +630,13 @@ void rs_batch_run(rs_batch *b)
     for (size_t i = 0; i < b->njobs; i += script ? RS_SCRIPT_KEYS : 1) {
         if (script) {
             size_t n = b->njobs - i < RS_SCRIPT_KEYS ? b->njobs - i : RS_SCRIPT_KEYS;
-            group_send(b, i, n);
+            rs_script_send(b, i, n);
         } else {
-            job_start(&b->jobs[i]);
+            rs_job_start(&b->jobs[i]);
         }
     }
     if (--b->open == 0)
-        batch_finish(b);
+        rs_batch_finish(b);
 }
 
 static void sweep_finish(rs_src *s)
@@ -885,7 +656,7 @@ static void sweep_finish(rs_src *s)
     rs_publish(s, true);
 }
 
-static void batch_finish(rs_batch *b)
+void rs_batch_finish(rs_batch *b)
 {
     rs_src *s = b->s;
     switch (b->kind) {

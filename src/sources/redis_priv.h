@@ -1,7 +1,8 @@
 #pragma once
 /* Private to the Redis (Alakai) source: redis_source.c (connections, timers, ops,
- * publishing), redis_secure.c (credentials and TLS), redis_sweep.c (key discovery: SCAN sweeps, notified keys, a chain's key)
- * and redis_fetch.c (the per-task fetch pipelines those batches run). */
+ * publishing), redis_secure.c (credentials and TLS), redis_sweep.c (key discovery: SCAN sweeps, notified keys, a chain's key),
+ * redis_fetch.c (the batches those keys become, and the per-key fetch pipeline) and
+ * redis_script.c (the read-only fetch script, the steady-state path for sweeps). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -166,6 +167,56 @@ size_t rs_batch_size(const rs_batch *b);
 const char *rs_batch_last_key(const rs_batch *b);     /* NULL when empty */
 void rs_batch_add(rs_batch *b, const char *key, size_t len);
 void rs_batch_run(rs_batch *b);
+
+/* Shared by redis_fetch.c and redis_script.c: a batch's jobs, their completion and
+ * what a fetched record does to the index. */
+struct redisReply;
+
+typedef enum { JP_HLEN, JP_STRLEN, JP_HKEYS, JP_DATA, JP_DONE } rs_phase;
+
+typedef struct rs_job {
+    rs_batch *b;
+    char *key;
+    size_t keylen;
+    rs_phase phase;
+    int pending, got;
+    bool failed, slow;
+    int nf;                          /* numeric attempt fields */
+    int *nums;                       /* ascending */
+    long long *sizes;
+    int *fetch;                      /* indices into nums fetched by HMGET */
+    int nfetch;
+    bool handled;                    /* result applied already (on_all, on_data, script) */
+    bool probing;                    /* HLEN + MEMORY USAGE sent together */
+    long long hlen;                  /* HLEN result, -1 unreadable */
+    long long mem;                   /* MEMORY USAGE bytes, -1 unknown */
+    char why[112];                   /* layout problem (non-numeric field, ...) */
+} rs_job;
+
+struct rs_batch {
+    rs_src *s;
+    rs_batch_kind kind;
+    size_t njobs, open;
+    bool failed;
+    char err[160];
+    rs_job jobs[];
+};
+
+void rs_job_start(rs_job *j);                /* the per-key path, from HLEN */
+/* Once no reply is pending: applies the result unless handled, and finishes the batch
+ * with its last open job. */
+void rs_job_done(rs_job *j);
+void rs_batch_finish(rs_batch *b);           /* report the batch's outcome, free it */
+/* "non-numeric attempt fields: 'latest', '-1'" into j->why (as many as fit). */
+void rs_job_bad_field(rs_job *j, const char *name);
+void rs_index_problem(rs_job *j, unsigned flags, const char *why);
+/* vals: the fetched records, oldest first, the newest last (j->nums matching). */
+void rs_summary_from_values(rs_job *j, const struct redisReply *const *vals, size_t n);
+
+/* redis_script.c */
+/* One EVAL_RO for jobs [first, first + n) of b, n <= RS_SCRIPT_KEYS; the jobs finish
+ * from its reply (or move to the per-key path when the server refuses the script). */
+void rs_script_send(rs_batch *b, size_t first, size_t n);
 
 void rs_sweep_start(rs_src *s);
 void rs_sweep_continue(rs_src *s);           /* issue the next SCAN (from the loop) */
