@@ -1,8 +1,10 @@
 #pragma once
-/* Private to the Redis (Alakai) source: redis_source.c (connections, timers, ops,
- * publishing), redis_secure.c (credentials and TLS), redis_sweep.c (key discovery: SCAN sweeps, notified keys, a chain's key),
- * redis_fetch.c (the batches those keys become, and the per-key fetch pipeline) and
- * redis_script.c (the read-only fetch script, the steady-state path for sweeps). */
+/* Private to the Redis (Alakai) source: redis_source.c (timers, ops), redis_conn.c
+ * (connections, deadlines, backoff, the notification subscription), redis_view.c
+ * (publishing), redis_secure.c (credentials and TLS), redis_sweep.c (key discovery: SCAN
+ * sweeps, notified keys, a chain's key), redis_fetch.c (the batches those keys become, and
+ * the per-key fetch pipeline) and redis_script.c (the read-only fetch script, the
+ * steady-state path for sweeps). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -158,6 +160,13 @@ void rs_bridge_clear_error(rs_src *s);
 /* The bridge's reason for the last failure when there is one, else fallback. */
 const char *rs_conn_error(const rs_src *s, const char *fallback);
 void rs_secure_free(rs_src *s);              /* after the contexts are freed */
+
+/* redis_conn.c */
+/* Answer a waiting chain / DLQ request with msg (the source cannot serve it now). */
+void rs_answer_pending(rs_src *s, const char *msg);
+void rs_sub_start(rs_src *s);                /* subscribe to keyspace events when possible */
+void rs_drop_deferred(rs_src *s);            /* the teardown rs_drop deferred, once allowed */
+void rs_conn_events(rs_src *s);              /* make ev_watch, ev_retry, ev_sub_retry */
 
 /* redis_fetch.c */
 /* Fetch batches (redis_fetch.c): one job per key, run with bounded commands in flight. */
