@@ -1,0 +1,376 @@
+/* The fleet's rows: one summary per system, worst first (fleet.h). */
+#include "fleet.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health.h"
+#include "model_json.h"
+#include "sanitize.h"
+#include "xalloc.h"
+
+/* ---- the DLQ trend ---- */
+
+void fleet_trend_add(rd_fleet_trend *tr, double now, long v)
+{
+    if (v < 0)
+        return;
+    int last = (tr->head + FLEET_TREND_N - 1) % FLEET_TREND_N;
+    if (tr->n && now - tr->t[last] < FLEET_TREND_STEP_S && now >= tr->t[last])
+        return;
+    tr->t[tr->head] = now;
+    tr->v[tr->head] = v;
+    tr->head = (tr->head + 1) % FLEET_TREND_N;
+    if (tr->n < FLEET_TREND_N)
+        tr->n++;
+}
+
+bool fleet_trend_delta(const rd_fleet_trend *tr, double now, long current, long *delta)
+{
+    if (current < 0)
+        return false;
+    for (int k = tr->n; k >= 1; k--) {   /* oldest first: the first one inside the window */
+        int i = (tr->head + FLEET_TREND_N - k) % FLEET_TREND_N;
+        if (now - tr->t[i] > FLEET_TREND_WINDOW_S)
+            continue;
+        if (now - tr->t[i] < FLEET_TREND_STEP_S)
+            return false;
+        *delta = current - tr->v[i];
+        return true;
+    }
+    return false;
+}
+
+/* ---- one row ---- */
+
+static bool status_queued(const char *s)
+{
+    static const char *const q[] = {"queued", "pending", "requested", "scheduled", "enqueued",
+                                    "waiting", NULL};
+    for (const char *const *p = q; s && *p; p++)
+        if (strcmp(s, *p) == 0)
+            return true;
+    return false;
+}
+
+static int src_rank(rd_src_state s)
+{
+    switch (s) {
+    case RD_SRC_DOWN: return 3;
+    case RD_SRC_STALE: return 2;
+    case RD_SRC_CONNECTING: return 1;
+    case RD_SRC_OK: return 0;
+    }
+    return 0;
+}
+
+static void row_sources(rd_fleet_row *r, const rd_model *m, double now)
+{
+    r->src_state = RD_SRC_CONNECTING;
+    r->src_age = -1;
+    r->n_sources = (int)m->sources.n;
+    int worst = -1;
+    for (size_t i = 0; i < m->sources.n; i++) {
+        const rd_source_status *s = &m->sources.items[i];
+        int rank = src_rank(s->state);
+        /* ok: the age of the oldest answer; otherwise how long the worst state has held */
+        double age = s->state == RD_SRC_OK ? (s->last_ok > 0 ? now - s->last_ok : -1)
+                                           : (s->since > 0 ? now - s->since : -1);
+        if (rank > worst || (rank == worst && age > r->src_age)) {
+            if (rank > worst && rank >= 2)
+                snprintf(r->src_error, sizeof r->src_error, "%.*s: %.*s", (int)sizeof s->name,
+                         s->name, (int)sizeof s->error, s->error);
+            worst = rank;
+            r->src_state = s->state;
+            r->src_age = age < 0 ? -1 : age;
+        }
+    }
+}
+
+static void row_level(rd_fleet_row *r)
+{
+    bool growing = r->dlq_trend_known && r->dlq_delta > 0;
+    if (r->src_state == RD_SRC_DOWN || r->src_state == RD_SRC_STALE)
+        r->level = FLEET_DOWN;
+    else if (r->failing_rate > 0 || r->unhealthy > 0 || growing)
+        r->level = FLEET_FAIL;
+    else if (r->dlq > 0 || r->eligible > 0 || r->draining > 0)
+        r->level = FLEET_WARN;
+    else if (r->src_state == RD_SRC_CONNECTING)
+        r->level = FLEET_WAIT;
+    else
+        r->level = FLEET_OK;
+}
+
+static long dlq_size(const rd_model *m)
+{
+    if (m->dlq_total >= 0)
+        return m->dlq_total;
+    long n = -1;
+    for (size_t i = 0; i < m->queues.n; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (q->is_dlq && q->depth >= 0)
+            n = (n < 0 ? 0 : n) + q->depth;
+    }
+    return n;
+}
+
+void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const char *profile,
+                    const rd_model *m, const rd_fleet_trend *tr, double now)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name ? name : "");
+    snprintf(r->banner, sizeof r->banner, "%s", banner ? banner : "");
+    snprintf(r->profile, sizeof r->profile, "%s", profile ? profile : "");
+    row_sources(r, m, now);
+    r->failing_rate = m->failing_rate;
+    r->eligible = -1;
+    r->oldest_queued = -1;
+    bool any_answer = false;
+    for (size_t i = 0; i < m->sources.n; i++)
+        any_answer |= m->sources.items[i].last_ok > 0;
+    if (any_answer || m->execs.n) {
+        r->eligible = 0;
+        r->eligible_more = m->execs_more;
+    }
+    for (size_t i = 0; i < m->execs.n; i++) {
+        const rd_execution *e = &m->execs.items[i];
+        r->eligible += e->elig.verdict == RD_ELIG_YES;
+        if (status_queued(e->status) && e->created_at > 0 && now - e->created_at > r->oldest_queued) {
+            r->oldest_queued = now - e->created_at;
+            r->oldest_more = m->execs_more;
+        }
+    }
+    r->dlq = dlq_size(m);
+    r->dlq_trend_known = tr && fleet_trend_delta(tr, now, r->dlq, &r->dlq_delta);
+    r->workers = r->unhealthy = r->draining = -1;
+    if (m->workers.n) {
+        r->workers = (long)m->workers.n;
+        r->unhealthy = r->draining = 0;
+    }
+    for (size_t i = 0; i < m->workers.n; i++) {
+        const rd_worker *w = &m->workers.items[i];
+        r->unhealthy += w->health == RD_HEALTH_UNHEALTHY;
+        r->draining += w->status && strcmp(w->status, "draining") == 0;
+    }
+    row_level(r);
+}
+
+/* ---- order ---- */
+
+static int cmp_num(double a, double b) { return a > b ? -1 : a < b ? 1 : 0; }   /* larger first */
+
+int fleet_row_cmp(const rd_fleet_row *a, const rd_fleet_row *b)
+{
+    int c;
+    if ((c = cmp_num(a->level, b->level)))
+        return c;
+    if ((c = cmp_num(a->failing_rate, b->failing_rate)))
+        return c;
+    if ((c = cmp_num((double)a->unhealthy, (double)b->unhealthy)))
+        return c;
+    if ((c = cmp_num(a->dlq_trend_known ? (double)a->dlq_delta : 0,
+                     b->dlq_trend_known ? (double)b->dlq_delta : 0)))
+        return c;
+    if ((c = cmp_num((double)a->dlq, (double)b->dlq)))
+        return c;
+    if ((c = cmp_num((double)a->eligible, (double)b->eligible)))
+        return c;
+    return strcmp(a->name, b->name);
+}
+
+void fleet_sort(rd_fleet_row *rows, size_t n)
+{
+    /* insertion sort: a handful of systems, and stable */
+    for (size_t i = 1; i < n; i++) {
+        rd_fleet_row t = rows[i];
+        size_t j = i;
+        for (; j > 0 && fleet_row_cmp(&rows[j - 1], &t) > 0; j--)
+            rows[j] = rows[j - 1];
+        rows[j] = t;
+    }
+}
+
+const char *fleet_level_name(rd_fleet_level l)
+{
+    static const char *const names[] = {"ok", "wait", "warn", "FAIL", "DOWN"};
+    return (unsigned)l < sizeof names / sizeof *names ? names[l] : "?";
+}
+
+/* ---- cells ---- */
+
+const char *const fleet_col_heads[FLEET_COL__COUNT] = {
+    "STATE", "SYSTEM", "ENV", "SOURCES", "FAIL/MIN", "RETRYABLE", "DLQ", "TREND",
+    "WORKERS BAD", "OLDEST QUEUED",
+};
+
+static void cell_age(char *out, double s, bool more)
+{
+    char a[24];
+    if (s < 0) {
+        snprintf(out, FLEET_CELL_MAX, "-");
+        return;
+    }
+    format_age(s, a, sizeof a);
+    snprintf(out, FLEET_CELL_MAX, "%s%s", more ? ">" : "", a);
+}
+
+static void cell_long(char *out, long v, bool more)
+{
+    if (v < 0)
+        snprintf(out, FLEET_CELL_MAX, "-");
+    else
+        snprintf(out, FLEET_CELL_MAX, "%ld%s", v, more ? "+" : "");
+}
+
+void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_CELL_MAX])
+{
+    snprintf(cells[FLEET_COL_LEVEL], FLEET_CELL_MAX, "%s", fleet_level_name(r->level));
+    snprintf(cells[FLEET_COL_SYSTEM], FLEET_CELL_MAX, "%s", r->name);
+    snprintf(cells[FLEET_COL_ENV], FLEET_CELL_MAX, "%s", r->banner[0] ? r->banner : "-");
+    char age[24] = "";
+    if (r->src_age >= 0)
+        format_age(r->src_age, age, sizeof age);
+    if (!r->n_sources)
+        snprintf(cells[FLEET_COL_SOURCES], FLEET_CELL_MAX, "none yet");
+    else if (r->src_state == RD_SRC_CONNECTING)
+        snprintf(cells[FLEET_COL_SOURCES], FLEET_CELL_MAX, "connecting");
+    else
+        snprintf(cells[FLEET_COL_SOURCES], FLEET_CELL_MAX, "%s %s",
+                 r->src_state == RD_SRC_OK ? "ok" : r->src_state == RD_SRC_STALE ? "STALE" : "DOWN",
+                 age[0] ? age : "-");
+    if (r->failing_rate >= 0)
+        snprintf(cells[FLEET_COL_FAILING], FLEET_CELL_MAX, "%.1f", r->failing_rate);
+    else
+        snprintf(cells[FLEET_COL_FAILING], FLEET_CELL_MAX, "-");
+    cell_long(cells[FLEET_COL_ELIGIBLE], r->eligible, r->eligible_more && r->eligible > 0);
+    cell_long(cells[FLEET_COL_DLQ], r->dlq, false);
+    if (!r->dlq_trend_known)
+        snprintf(cells[FLEET_COL_TREND], FLEET_CELL_MAX, "-");
+    else if (r->dlq_delta == 0)
+        snprintf(cells[FLEET_COL_TREND], FLEET_CELL_MAX, "=");
+    else
+        snprintf(cells[FLEET_COL_TREND], FLEET_CELL_MAX, "%+ld", r->dlq_delta);
+    if (r->workers < 0)
+        snprintf(cells[FLEET_COL_WORKERS], FLEET_CELL_MAX, "-");
+    else
+        snprintf(cells[FLEET_COL_WORKERS], FLEET_CELL_MAX, "%ld unh %ld drn /%ld", r->unhealthy,
+                 r->draining, r->workers);
+    cell_age(cells[FLEET_COL_QUEUED], r->oldest_queued, r->oldest_more);
+}
+
+/* ---- output ---- */
+
+static void add_num(cJSON *o, const char *k, double v, bool known)
+{
+    if (known && isfinite(v))
+        cJSON_AddNumberToObject(o, k, round(v * 1000) / 1000);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static void add_str(cJSON *o, const char *k, const char *v)
+{
+    char *clean = sanitize_utf8(v, strlen(v));
+    cJSON_AddStringToObject(o, k, clean);
+    free(clean);
+}
+
+static cJSON *row_json(const rd_fleet_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "system", r->name);
+    if (r->banner[0])
+        add_str(o, "banner", r->banner);
+    else
+        cJSON_AddNullToObject(o, "banner");
+    add_str(o, "profile", r->profile);
+    cJSON_AddStringToObject(o, "level", fleet_level_name(r->level));
+    cJSON_AddStringToObject(o, "sources_state", r->n_sources ? src_state_name(r->src_state) : "none");
+    add_num(o, "sources_age_s", r->src_age, r->src_age >= 0);
+    if (r->src_error[0])
+        add_str(o, "sources_error", r->src_error);
+    add_num(o, "failing_per_min", r->failing_rate, r->failing_rate >= 0);
+    add_num(o, "retry_eligible", (double)r->eligible, r->eligible >= 0);
+    cJSON_AddBoolToObject(o, "retry_eligible_lower_bound", r->eligible_more);
+    add_num(o, "dlq_size", (double)r->dlq, r->dlq >= 0);
+    add_num(o, "dlq_trend", (double)r->dlq_delta, r->dlq_trend_known);
+    add_num(o, "workers", (double)r->workers, r->workers >= 0);
+    add_num(o, "workers_unhealthy", (double)r->unhealthy, r->unhealthy >= 0);
+    add_num(o, "workers_draining", (double)r->draining, r->draining >= 0);
+    add_num(o, "oldest_queued_age_s", r->oldest_queued, r->oldest_queued >= 0);
+    return o;
+}
+
+char *fleet_to_json(const rd_fleet_row *rows, size_t n)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "view", "fleet");
+    cJSON *arr = cJSON_AddArrayToObject(root, "systems");
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, row_json(&rows[i]));
+    char *raw = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!raw)
+        return NULL;
+    char *safe = json_text_safe(raw);
+    free(raw);
+    return safe;
+}
+
+typedef struct tbuf { char *p; size_t n, cap; } tbuf;
+
+static void tb_str(tbuf *b, const char *s)
+{
+    size_t k = strlen(s);
+    xgrow(&b->p, &b->cap, b->n + k + 1, 1);
+    memcpy(b->p + b->n, s, k + 1);
+    b->n += k;
+}
+
+char *fleet_to_text(const rd_fleet_row *rows, size_t n)
+{
+    enum { W = 32 };
+    char(*fit)[FLEET_COL__COUNT][W * 4 + 8] = xcalloc(n ? n : 1, sizeof *fit);
+    int w[FLEET_COL__COUNT];
+    for (int c = 0; c < FLEET_COL__COUNT; c++)
+        w[c] = sanitize_width(fleet_col_heads[c]);
+    for (size_t i = 0; i < n; i++) {
+        char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
+        fleet_row_cells(&rows[i], cells);
+        for (int c = 0; c < FLEET_COL__COUNT; c++) {
+            char *clean = sanitize_str(cells[c], 0);
+            int cw = sanitize_fit(clean, W, fit[i][c], sizeof fit[i][c], 0);
+            free(clean);
+            w[c] = cw > w[c] ? cw : w[c];
+        }
+    }
+    tbuf b = {0};
+    tb_str(&b, "FLEET\n");
+    for (size_t i = 0; i <= n; i++) {
+        for (int c = 0; c < FLEET_COL__COUNT; c++) {
+            const char *s = i == 0 ? fleet_col_heads[c] : fit[i - 1][c];
+            tb_str(&b, s);
+            for (int k = c + 1 < FLEET_COL__COUNT ? w[c] - sanitize_width(s) + 2 : 0; k > 0; k--)
+                tb_str(&b, " ");
+        }
+        while (b.n && b.p[b.n - 1] == ' ')
+            b.p[--b.n] = '\0';
+        tb_str(&b, "\n");
+    }
+    if (!n)
+        tb_str(&b, "(no systems configured)\n");
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].src_error[0]) {
+            char *clean = sanitize_str(rows[i].src_error, 0);
+            char *name = sanitize_str(rows[i].name, 0);
+            char *t = xasprintf("%s: %s\n", name, clean);
+            tb_str(&b, t);
+            free(t), free(name), free(clean);
+        }
+    free(fit);
+    return b.p;
+}

@@ -1,0 +1,81 @@
+#pragma once
+/*
+ * The fleet: one summary line per configured system, worst first. Pure: built from each
+ * system's model (filled by its own background session) and a short history of its DLQ
+ * size; the console's fleet view and `snapshot --view fleet` print the same rows.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+
+/* How bad a system looks, worst last (the sort puts the highest first). */
+typedef enum {
+    FLEET_OK = 0,
+    FLEET_WAIT,       /* a source has not answered yet */
+    FLEET_WARN,       /* DLQ not empty, retryable failures, draining workers */
+    FLEET_FAIL,       /* failing now, unhealthy workers, DLQ growing */
+    FLEET_DOWN,       /* a source is down or stale: the rest may be old */
+} rd_fleet_level;
+
+/* The DLQ size over the last few minutes: one sample per FLEET_TREND_STEP_S. */
+enum { FLEET_TREND_N = 32 };
+#define FLEET_TREND_STEP_S 10.0
+#define FLEET_TREND_WINDOW_S 300.0
+
+typedef struct rd_fleet_trend {
+    double t[FLEET_TREND_N];
+    long v[FLEET_TREND_N];
+    int n, head;                  /* ring: head = next slot */
+} rd_fleet_trend;
+
+/* Records v at now (skipped when unknown, v < 0), at most one sample per step. */
+void fleet_trend_add(rd_fleet_trend *tr, double now, long v);
+/* current minus the oldest sample within the window; false when current is unknown or
+ * no sample in the window is at least a step old. */
+bool fleet_trend_delta(const rd_fleet_trend *tr, double now, long current, long *delta);
+
+typedef struct rd_fleet_row {
+    char name[64];                /* raw (from the config) */
+    char banner[32];              /* raw; "" when none */
+    char profile[32];
+    rd_fleet_level level;
+    rd_src_state src_state;       /* the worst source state */
+    int n_sources;
+    double src_age;               /* s: ok = age of the oldest answer, else time in the
+                                     state; -1 unknown */
+    char src_error[296];            /* the first failing source's "name: error", raw */
+    double failing_rate;          /* per minute, -1 unknown */
+    long eligible;                /* retry-eligible executions on the newest page, -1 unknown */
+    bool eligible_more;           /* more pages exist: a lower bound */
+    long dlq;                     /* -1 unknown */
+    bool dlq_trend_known;
+    long dlq_delta;               /* change over the trend window */
+    long workers, unhealthy, draining;   /* -1 unknown (no workers known) */
+    double oldest_queued;         /* age in s of the oldest queued execution seen, -1 unknown */
+    bool oldest_more;             /* more pages exist: a lower bound */
+} rd_fleet_row;
+
+/* One system's row from its model at now (tr may be NULL). */
+void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const char *profile,
+                    const rd_model *m, const rd_fleet_trend *tr, double now);
+/* Worst first: level, then failing rate, unhealthy workers, DLQ growth, DLQ size,
+ * eligible count, then by name. Stable for equal rows. */
+int fleet_row_cmp(const rd_fleet_row *a, const rd_fleet_row *b);
+void fleet_sort(rd_fleet_row *rows, size_t n);
+const char *fleet_level_name(rd_fleet_level l);   /* "ok" "wait" "warn" "FAIL" "DOWN" */
+
+/* The printed columns, shared by the console and the snapshot text. */
+enum {
+    FLEET_COL_LEVEL, FLEET_COL_SYSTEM, FLEET_COL_ENV, FLEET_COL_SOURCES, FLEET_COL_FAILING,
+    FLEET_COL_ELIGIBLE, FLEET_COL_DLQ, FLEET_COL_TREND, FLEET_COL_WORKERS, FLEET_COL_QUEUED,
+    FLEET_COL__COUNT
+};
+enum { FLEET_CELL_MAX = 72 };
+extern const char *const fleet_col_heads[FLEET_COL__COUNT];
+/* The row's cells as raw text (name and banner unsanitized: the printer sanitizes). */
+void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_CELL_MAX]);
+
+/* JSON {"view":"fleet","systems":[...]} and the aligned, sanitized text; allocated. */
+char *fleet_to_json(const rd_fleet_row *rows, size_t n);
+char *fleet_to_text(const rd_fleet_row *rows, size_t n);
