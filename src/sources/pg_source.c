@@ -490,10 +490,21 @@ static const rd_profile *op_profile(const rd_source *src)
     return ((const pg_src *)src->impl)->prof;
 }
 
+/* A new poll interval (the fleet slows systems not on screen): re-arms the running tick. */
+static void op_set_poll(rd_source *src, double every)
+{
+    pg_src *s = src->impl;
+    if (!evtimer_pending(s->poll_ev, NULL))
+        return;
+    double d = every > 0 ? every : 2.0;
+    struct timeval tv = {(time_t)d, (suseconds_t)((d - (double)(time_t)d) * 1e6)};
+    evtimer_add(s->poll_ev, &tv);
+}
+
 static const rd_source_ops pg_ops = {
     .kind = SRC_NAME, .start = op_start, .refresh = op_refresh, .set_filter = op_set_filter,
     .page = op_page, .jump = op_jump, .chain = op_chain, .peek_dlq = op_peek_dlq,
-    .settled = op_settled, .idle = op_idle, .free = op_free, .profile = op_profile,
+    .settled = op_settled, .idle = op_idle, .free = op_free, .set_poll = op_set_poll, .profile = op_profile,
 };
 
 rd_source *pg_source_new(const rd_source_ctx *ctx)

@@ -196,12 +196,23 @@ static void op_free(rd_source *src)
     free(s);
 }
 
+/* A new poll interval (the fleet slows systems not on screen): re-arms the running tick. */
+static void op_set_poll(rd_source *src, double every)
+{
+    pr_src *s = src->impl;
+    if (!evtimer_pending(s->ev_tick, NULL))
+        return;
+    double d = fmax(every, 1);
+    struct timeval tv = {(time_t)d, (suseconds_t)((d - (double)(time_t)d) * 1e6)};
+    evtimer_add(s->ev_tick, &tv);
+}
+
 static const rd_source_ops probe_ops = {
     .kind = "workers-http",
     .start = op_start,
     .refresh = op_refresh,
     .settled = op_settled,
-    .free = op_free,
+    .free = op_free, .set_poll = op_set_poll,
 };
 
 static void add_target(pr_src *s, const char *url, size_t n)

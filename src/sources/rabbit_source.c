@@ -388,6 +388,17 @@ static void op_free(rd_source *src)
     free(s);
 }
 
+/* A new poll interval (the fleet slows systems not on screen): re-arms the running tick. */
+static void op_set_poll(rd_source *src, double every)
+{
+    rb_src *s = src->impl;
+    if (!evtimer_pending(s->ev_tick, NULL))
+        return;
+    double d = fmax(every, RB_MIN_POLL_S);
+    struct timeval tv = {(time_t)d, (suseconds_t)((d - (double)(time_t)d) * 1e6)};
+    evtimer_add(s->ev_tick, &tv);
+}
+
 static const rd_source_ops rabbit_ops = {
     .kind = "rabbitmq",
     .start = op_start,
@@ -395,7 +406,7 @@ static const rd_source_ops rabbit_ops = {
     .peek_dlq = op_peek_dlq,
     .settled = op_settled,
     .idle = op_idle,
-    .free = op_free,
+    .free = op_free, .set_poll = op_set_poll,
 };
 
 static void on_password(bool ok, const char *pw, const char *why, void *ud)

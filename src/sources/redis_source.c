@@ -242,6 +242,17 @@ static void op_free(rd_source *src)
     free(s);
 }
 
+/* A new poll interval (the fleet slows systems not on screen): re-arms the running tick. */
+static void op_set_poll(rd_source *src, double every)
+{
+    rs_src *s = src->impl;
+    if (!evtimer_pending(s->ev_tick, NULL))
+        return;
+    double d = every > 0.2 ? every : 2;
+    struct timeval tv = {(time_t)d, (suseconds_t)((d - (double)(time_t)d) * 1e6)};
+    evtimer_add(s->ev_tick, &tv);
+}
+
 static const rd_source_ops redis_ops = {
     .kind = "redis",
     .start = op_start,
@@ -253,7 +264,7 @@ static const rd_source_ops redis_ops = {
     .peek_dlq = op_peek_dlq,
     .settled = op_settled,
     .idle = op_idle,
-    .free = op_free,
+    .free = op_free, .set_poll = op_set_poll,
 };
 
 /* Glob-escape the prefix for SCAN MATCH / PSUBSCRIBE. */

@@ -30,6 +30,7 @@ typedef struct rd_source_ops {
     void (*free)(rd_source *s);
     /* the profile in use now (a schema-era variant of ctx.prof); may be NULL = ctx.prof */
     const rd_profile *(*profile)(const rd_source *s);
+    void (*set_poll)(rd_source *s, double every);                /* may be NULL */
 } rd_source_ops;
 
 struct rd_source {

@@ -77,6 +77,14 @@ void sources_refresh(rd_sources *s)
         s->src[i]->ops->refresh(s->src[i]);
 }
 
+void sources_set_pace(rd_sources *s, double factor)
+{
+    double every = (s->ctx.cfg && s->ctx.cfg->poll_s > 0 ? s->ctx.cfg->poll_s : 2.0) * factor;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->set_poll)
+            s->src[i]->ops->set_poll(s->src[i], every);
+}
+
 void sources_set_filter(rd_sources *s, const rd_exec_filter *f)
 {
     for (size_t i = 0; i < s->n; i++)

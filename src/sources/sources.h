@@ -27,6 +27,9 @@ rd_sources *sources_new(struct event_base *base, rd_http *http, const rd_system_
 void sources_free(rd_sources *s);
 void sources_start(rd_sources *s);                 /* connect and begin polling */
 void sources_refresh(rd_sources *s);               /* poll now */
+/* Polls every factor times the configured interval (1 = as configured; the fleet slows
+ * the systems not on screen). Takes effect on running sources at once. */
+void sources_set_pace(rd_sources *s, double factor);
 /* Executions list: filter (copied), first page. */
 void sources_set_filter(rd_sources *s, const rd_exec_filter *f);
 /* +1 next (older) page, -1 previous page, 0 first page (keyset paging). */

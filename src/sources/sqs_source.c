@@ -527,6 +527,17 @@ static void op_free(rd_source *src)
     free(s);
 }
 
+/* A new poll interval (the fleet slows systems not on screen): re-arms the running tick. */
+static void op_set_poll(rd_source *src, double every)
+{
+    sq_src *s = src->impl;
+    if (!evtimer_pending(s->ev_tick, NULL))
+        return;
+    double d = fmax(every, 1);
+    struct timeval tv = {(time_t)d, (suseconds_t)((d - (double)(time_t)d) * 1e6)};
+    evtimer_add(s->ev_tick, &tv);
+}
+
 static const rd_source_ops sqs_ops = {
     .kind = "sqs",
     .start = op_start,
@@ -534,7 +545,7 @@ static const rd_source_ops sqs_ops = {
     .peek_dlq = op_peek_dlq,
     .settled = op_settled,
     .idle = op_idle,
-    .free = op_free,
+    .free = op_free, .set_poll = op_set_poll,
 };
 
 static void add_list(sq_src *s, const char *list, bool is_dlq)

@@ -1,0 +1,158 @@
+/* The fleet's sessions: one per configured system on one loop (sessions.h). */
+#include "sessions.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "../io/clock.h"
+
+typedef struct slot {
+    rd_sessions *set;
+    size_t i;
+    rd_session *s;
+    size_t own_diags;          /* diagnostics before this index are the configuration's */
+    bool started;
+    rd_fleet_trend trend;
+} slot;
+
+struct rd_sessions {
+    rd_sessions_io io;
+    slot *slots;
+    size_t n;
+    int focus;                 /* -1: all on screen */
+};
+
+static void slot_sample(slot *sl, double now)
+{
+    const rd_system_cfg *c = session_system(sl->s);
+    rd_fleet_row r;
+    fleet_row_fill(&r, c ? c->name : "", NULL, NULL, session_model(sl->s), NULL, now);
+    fleet_trend_add(&sl->trend, now, r.dlq);
+}
+
+static void on_slot_change(void *ud)
+{
+    slot *sl = ud;
+    slot_sample(sl, clock_wall());
+    if (sl->set->io.on_change)
+        sl->set->io.on_change(sl->set->io.change_ud, sl->i);
+}
+
+rd_sessions *sessions_new(const rd_opts *opts, const rd_sessions_io *io)
+{
+    rd_sessions *f = xcalloc(1, sizeof *f);
+    f->io = *io;
+    f->focus = -1;
+    rd_session *first = session_new(opts);
+    f->n = session_system_count(first);
+    f->slots = xcalloc(f->n ? f->n : 1, sizeof *f->slots);
+    for (size_t i = 0; i < f->n; i++) {
+        slot *sl = &f->slots[i];
+        sl->set = f;
+        sl->i = i;
+        sl->s = i == 0 ? first : session_new(opts);   /* each its own copy of the config */
+        sl->own_diags = session_diags(sl->s)->n;
+        rd_session_io sio = {.base = io->base, .parts = io->parts, .on_change = on_slot_change,
+                             .change_ud = sl, .on_password = io->on_password,
+                             .password_ud = io->password_ud};
+        session_open(sl->s, session_system_at(sl->s, i)->name, &sio);
+    }
+    if (!f->n)
+        session_free(first);
+    return f;
+}
+
+void sessions_free(rd_sessions *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n; i++)
+        session_free(f->slots[i].s);
+    free(f->slots);
+    free(f);
+}
+
+size_t sessions_count(const rd_sessions *f) { return f->n; }
+
+rd_session *sessions_at(const rd_sessions *f, size_t i)
+{
+    return i < f->n ? f->slots[i].s : NULL;
+}
+
+int sessions_find(const rd_sessions *f, const char *name)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        const rd_system_cfg *c = session_system_at(f->slots[i].s, i);
+        if (!name || (c && strcmp(c->name, name) == 0))
+            return (int)i;
+    }
+    return -1;
+}
+
+static void apply_pace(rd_sessions *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        rd_sources *src = session_sources(f->slots[i].s);
+        if (src && f->slots[i].started)
+            sources_set_pace(src, f->focus < 0 || (size_t)f->focus == i ? 1 : SESSIONS_BACKGROUND_PACE);
+    }
+}
+
+void sessions_start(rd_sessions *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        session_start(f->slots[i].s);
+        f->slots[i].started = true;
+    }
+    apply_pace(f);
+}
+
+void sessions_focus(rd_sessions *f, int i)
+{
+    if (i == f->focus)
+        return;
+    f->focus = i;
+    apply_pace(f);
+}
+
+bool sessions_settled(const rd_sessions *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        rd_sources *src = session_sources(f->slots[i].s);
+        if (src && !sources_settled(src))
+            return false;
+    }
+    return true;
+}
+
+void sessions_rows(const rd_sessions *f, double now, rd_fleet_row *rows, size_t *row_index)
+{
+    size_t *idx = xcalloc(f->n ? f->n : 1, sizeof *idx);
+    for (size_t i = 0; i < f->n; i++) {
+        const slot *sl = &f->slots[i];
+        const rd_system_cfg *c = session_system_at(sl->s, i);
+        fleet_row_fill(&rows[i], c->name, c->banner, c->profile, session_model(sl->s), &sl->trend, now);
+        idx[i] = i;
+    }
+    /* fleet_sort's order, keeping each row's session index alongside (stable) */
+    for (size_t i = 1; i < f->n; i++) {
+        rd_fleet_row t = rows[i];
+        size_t ti = idx[i], j = i;
+        for (; j > 0 && fleet_row_cmp(&rows[j - 1], &t) > 0; j--) {
+            rows[j] = rows[j - 1];
+            idx[j] = idx[j - 1];
+        }
+        rows[j] = t;
+        idx[j] = ti;
+    }
+    if (row_index)
+        memcpy(row_index, idx, f->n * sizeof *idx);
+    free(idx);
+}
+
+void sessions_print_diags(const rd_sessions *f, FILE *out)
+{
+    for (size_t i = 0; i < f->n; i++)
+        session_print_diags(f->slots[i].s, i == 0 ? 0 : f->slots[i].own_diags, out);
+}
