@@ -204,7 +204,7 @@ const char *fleet_level_name(rd_fleet_level l)
 
 const char *const fleet_col_heads[FLEET_COL__COUNT] = {
     "STATE", "SYSTEM", "ENV", "SOURCES", "FAIL/MIN", "RETRYABLE", "DLQ", "TREND",
-    "WORKERS BAD", "OLDEST QUEUED",
+    "WORKERS", "OLDEST QUEUED",
 };
 
 static void cell_age(char *out, double s, bool more)
@@ -257,8 +257,7 @@ void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_C
     if (r->workers < 0)
         snprintf(cells[FLEET_COL_WORKERS], FLEET_CELL_MAX, "-");
     else
-        snprintf(cells[FLEET_COL_WORKERS], FLEET_CELL_MAX, "%ld unh %ld drn /%ld", r->unhealthy,
-                 r->draining, r->workers);
+        snprintf(cells[FLEET_COL_WORKERS], FLEET_CELL_MAX, "%ld unh %ld drn", r->unhealthy, r->draining);
     cell_age(cells[FLEET_COL_QUEUED], r->oldest_queued, r->oldest_more);
 }
 

@@ -21,6 +21,7 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_CHAIN] = &view_chain_ops,       [VIEW_WORKERS] = &view_workers_ops,
     [VIEW_QUEUES] = &view_queues_ops,     [VIEW_DLQ] = &view_dlq_ops,
     [VIEW_JOURNAL] = &view_journal_ops,   [VIEW_HELP] = &view_help_ops,
+    [VIEW_FLEET] = &view_fleet_ops,
 };
 
 enum { JOURNAL_TAIL = 500 };
@@ -30,6 +31,26 @@ double app_now(const ui_app *app)
     if (app->fixed_now > 0)
         return app->fixed_now;
     return clock_wall();
+}
+
+/* With the fleet view on screen every system polls at its own rate; otherwise only the
+ * open one does and the others are slowed. */
+static void app_fleet_focus(ui_app *app)
+{
+    if (app->fleet)
+        sessions_focus(app->fleet, app->cur == VIEW_FLEET ? -1 : app->fleet_cur);
+}
+
+void app_fleet_rows(ui_app *app)
+{
+    if (!app->fleet)
+        return;
+    size_t n = sessions_count(app->fleet);
+    if (!app->fleet_rows)
+        app->fleet_rows = xcalloc(n ? n : 1, sizeof *app->fleet_rows);
+    sessions_rows(app->fleet, app_now(app), app->fleet_rows, NULL);
+    app->ctx.fleet = app->fleet_rows;
+    app->ctx.n_fleet = n;
 }
 
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push)
@@ -42,6 +63,9 @@ void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push)
         app->hist[app->n_hist++] = app->cur;
     }
     app->cur = id;
+    app_fleet_focus(app);
+    if (id == VIEW_FLEET)
+        app_fleet_rows(app);
     ui_view *v = &app->views[id];
     if (v->ops->open)
         v->ops->open(v, &app->ctx, arg);
@@ -51,6 +75,7 @@ void app_back(ui_app *app)
 {
     if (app->n_hist)
         app->cur = app->hist[--app->n_hist];
+    app_fleet_focus(app);
 }
 
 static void app_read_journal(ui_app *app)
@@ -99,7 +124,14 @@ static void app_effect(ui_app *app, const ui_effect *e)
         app_filter(app);
         break;
     case FX_PEEK: if (app->src) sources_peek_dlq(app->src, e->arg != 0); break;
-    case FX_REFRESH: if (app->src) sources_refresh(app->src); break;
+    case FX_REFRESH:
+        for (size_t i = 0; e->arg < 0 && app->fleet && i < sessions_count(app->fleet); i++)
+            if (session_sources(sessions_at(app->fleet, i)))
+                sources_refresh(session_sources(sessions_at(app->fleet, i)));
+        if (app->src && !(e->arg < 0 && app->fleet))
+            sources_refresh(app->src);
+        break;
+    case FX_SYSTEM: app_switch_system(app, e->text); break;
     case FX_ACT: dialog_start(app, (rd_action)e->arg); break;
     case FX_PROMPT:
         memset(&app->prompt, 0, sizeof app->prompt);
@@ -187,12 +219,18 @@ static void on_journal_error(const char *why, void *ud)
 }
 
 /* The session's parts, borrowed: refreshed whenever it opens or closes a system. */
+static rd_session *app_live(const ui_app *app)
+{
+    return app->fleet ? sessions_at(app->fleet, (size_t)app->fleet_cur) : app->session;
+}
+
 static void app_bind(ui_app *app)
 {
-    app->sys = session_system(app->session);
-    app->model = session_model(app->session);
-    app->src = session_sources(app->session);
-    app->actor = session_actor(app->session);
+    rd_session *live = app_live(app);
+    app->sys = session_system(live);
+    app->model = session_model(live);
+    app->src = session_sources(live);
+    app->actor = session_actor(live);
     app->ctx.model = app->model;
     app->ctx.cfg = app->sys;
 }
@@ -202,8 +240,61 @@ static void app_teardown_system(ui_app *app)
     password_close(app);
     if (app->dlg.state != DLG_NONE)
         dialog_close(app);
+    if (app->fleet) {
+        /* the system stays open in the background: only what this console set on it goes */
+        const ui_filter *f = &app->ctx.filter;
+        if (app->src && (f->status[0] || f->text[0] || f->fp[0]))
+            sources_set_filter(app->src, &(rd_exec_filter){0});
+        return;
+    }
     session_close(app->session);
     app_bind(app);
+}
+
+static void on_fleet_change(void *ud, size_t i)
+{
+    ui_app *app = ud;
+    if (app->cur == VIEW_FLEET || (int)i == app->fleet_cur)
+        app_request_paint(app);
+}
+
+/* Tests: the fleet's systems drawing fixed models, REDRIVE_HEADLESS_FLEET/NAME.json each. */
+static void app_fleet_models(ui_app *app, const char *dir)
+{
+    for (size_t i = 0; i < sessions_count(app->fleet); i++) {
+        rd_session *s = sessions_at(app->fleet, i);
+        char *path = xasprintf("%s/%s.json", dir, session_system(s)->name);
+        char why[160], err[256];
+        char *json = text_read_file(path, 64u << 20, why, sizeof why);
+        if (json && !model_from_json(session_model(s), json, err, sizeof err))
+            fprintf(stderr, "redrive: %s: %s\n", path, err);
+        free(json);
+        free(path);
+    }
+}
+
+/* More than one system configured: each gets its own session, started at once; the
+ * console opens on the fleet view unless --system chose one. */
+static void app_start_fleet(ui_app *app, bool live)
+{
+    const char *models = getenv("REDRIVE_HEADLESS_FLEET");
+    bool fixed = app->headless && models && *models;
+    if (app->model_only || (!live && !fixed) || session_system_count(app->session) < 2)
+        return;
+    rd_sessions_io io = {.base = app->base, .parts = live ? SESSION_SOURCES | SESSION_ACTOR : 0,
+                         .on_change = on_fleet_change, .change_ud = app,
+                         .on_password = on_password_prompt, .password_ud = app};
+    app->fleet = sessions_new(app->opts, &io);
+    if (fixed)
+        app_fleet_models(app, models);
+    if (live)
+        sessions_start(app->fleet);
+    if (!app->opts->system)
+        app->cur = VIEW_FLEET;
+    else {
+        app->hist[0] = VIEW_FLEET;
+        app->n_hist = 1;
+    }
 }
 
 /* Opens the system `name` (NULL = the first): the whole system in the live console, only
@@ -212,12 +303,20 @@ static void app_start_system(ui_app *app, const char *name)
 {
     rd_session *ss = app->session;
     bool live = !app->headless && !app->model_only;
+    if (app->fleet) {
+        int i = sessions_find(app->fleet, name);
+        app->fleet_cur = i < 0 ? 0 : i;
+        ss = sessions_at(app->fleet, (size_t)app->fleet_cur);
+        app_fleet_focus(app);
+    }
     rd_session_io io = {.base = app->base, .parts = live ? SESSION_SOURCES | SESSION_ACTOR : 0,
                         .on_change = on_source_change, .change_ud = app,
                         .on_password = on_password_prompt, .password_ud = app};
     size_t before = session_diags(ss)->n;
     rd_session_status st = SESSION_NO_SYSTEM;
-    if (name || session_has_systems(ss))   /* no config at all: the console still starts */
+    if (app->fleet)   /* opened (and started) with the fleet */
+        st = SESSION_OK;
+    else if (name || session_has_systems(ss))   /* no config at all: the console still starts */
         st = session_open(ss, name, &io);
     app_bind(app);
     if (app->actor)
@@ -228,7 +327,8 @@ static void app_start_system(ui_app *app, const char *name)
         app_diag_msg(app, session_diags(ss), before);
     if (!app->src && !app->actor)
         return;
-    session_start(ss);
+    if (!app->fleet)
+        session_start(ss);
     /* Log in early, except when that means asking for a password: the operator who only
      * looks is not interrupted; the prompt comes with the first action. */
     bool would_prompt = s->auth && strcmp(s->auth, "jwt-login") == 0 && !s->password;
@@ -239,7 +339,7 @@ static void app_start_system(ui_app *app, const char *name)
 bool app_switch_system(ui_app *app, const char *name)
 {
     rd_system_cfg *s = session_find(app->session, name);
-    if (!s) {
+    if (!s || !name) {
         ctx_msg(&app->ctx, true, "no system named '%s' in %s", name,
                 session_has_systems(app->session) ? session_config_path(app->session) : "the config");
         return false;
@@ -257,7 +357,10 @@ bool app_switch_system(ui_app *app, const char *name)
     }
     app_start_system(app, name);
     app->n_hist = 0;
+    if (app->fleet)   /* back (q) goes to the fleet */
+        app->hist[app->n_hist++] = VIEW_FLEET;
     app->cur = VIEW_OVERVIEW;
+    app_fleet_focus(app);
     app->full_redraw = true;
     return true;
 }
@@ -294,11 +397,11 @@ void app_command(ui_app *app, const char *line)
     static const ui_view_id views[] = {[CMD_OVERVIEW] = VIEW_OVERVIEW, [CMD_EXECS] = VIEW_EXECS,
                                        [CMD_WORKERS] = VIEW_WORKERS,   [CMD_QUEUES] = VIEW_QUEUES,
                                        [CMD_DLQ] = VIEW_DLQ,           [CMD_JOURNAL] = VIEW_JOURNAL,
-                                       [CMD_HELP] = VIEW_HELP};
+                                       [CMD_HELP] = VIEW_HELP,         [CMD_FLEET] = VIEW_FLEET};
     switch (id) {
     case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
     case CMD_OVERVIEW: case CMD_EXECS: case CMD_WORKERS: case CMD_QUEUES: case CMD_DLQ:
-    case CMD_JOURNAL: case CMD_HELP:
+    case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET:
         app_open_view(app, views[id], NULL, true);
         break;
     case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
@@ -525,6 +628,9 @@ static void app_init(ui_app *app, const rd_opts *opts)
 static void app_free(ui_app *app)
 {
     app_teardown_system(app);
+    sessions_free(app->fleet);   /* journals requests left in flight as "unknown" */
+    app->fleet = NULL;
+    free(app->fleet_rows);
     for (int i = 0; i < VIEW__COUNT; i++)
         if (app->views[i].ops && app->views[i].ops->free)
             app->views[i].ops->free(&app->views[i]);
@@ -542,6 +648,7 @@ static int app_run_headless(ui_app *app, const char *size)
     const char *model = getenv("REDRIVE_HEADLESS_MODEL");
     if (model && *model && !app_headless_model(app, model))
         return RD_EXIT_USAGE;
+    app_start_fleet(app, false);
     app_start_system(app, app->opts->system);
     if (!term_open(app, size))
         return RD_EXIT_FAIL;
@@ -573,6 +680,7 @@ static int app_run_console(ui_app *app)
         app->latency = fopen(lat, "w");
     if (!term_open(app, NULL))
         return RD_EXIT_FAIL;
+    app_start_fleet(app, !app->model_only);
     app_start_system(app, app->opts->system);
     rd_diags *d = session_diags(app->session);
     if (d->n)
@@ -583,6 +691,9 @@ static int app_run_console(ui_app *app)
         event_base_dispatch(app->base);
     term_close(app);
     app_teardown_system(app);   /* journals requests left in flight as "unknown" */
+    sessions_free(app->fleet);  /* the sources before their loop */
+    app->fleet = NULL;
+    app_bind(app);
     app_free_events(app);
     event_base_free(app->base);
     return app->quit_signal ? 128 + app->quit_signal : RD_EXIT_OK;

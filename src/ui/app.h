@@ -11,6 +11,7 @@
 #include "../core/config.h"
 #include "../core/model.h"
 #include "../session/session.h"
+#include "../session/sessions.h"
 #include "../sources/sources.h"
 #include "keymap.h"
 #include "theme.h"
@@ -55,6 +56,11 @@ typedef struct ui_password {
 typedef struct ui_app {
     const rd_opts *opts;
     rd_session *session;       /* the config and the open system (owned) */
+    /* more than one system configured: every system in its own session (owned); the
+     * open system is fleet[fleet_cur] and app->session opens none */
+    rd_sessions *fleet;
+    int fleet_cur;
+    rd_fleet_row *fleet_rows;  /* for the fleet view, refreshed before each paint */
     /* borrowed from the session, refreshed by app_bind() whenever it opens or closes */
     rd_system_cfg *sys;        /* current system, NULL when none */
     rd_model *model;
@@ -104,6 +110,7 @@ void app_command(ui_app *app, const char *line);
 bool app_switch_system(ui_app *app, const char *name);
 void app_load_theme(ui_app *app, const char *name);
 void app_load_keymap(ui_app *app, const char *name);
+void app_fleet_rows(ui_app *app);      /* before painting: the fleet view's rows */
 
 /* input.c: one decoded key; returns true when the screen must be repainted */
 bool input_key(ui_app *app, ui_key k);

@@ -80,6 +80,12 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     int bar = theme_attr(app->theme, TS_TOPBAR), danger = theme_attr(app->theme, TS_DANGER);
     draw_fill(w, 0, 0, cols, bar);
     int x = put_raw_tight(w, 0, 0, cols, " redrive ", bar, 0);
+    if (app->cur == VIEW_FLEET && app->fleet) {   /* every system: no one system's bar */
+        char *t = xasprintf("fleet: %zu systems", sessions_count(app->fleet));
+        put_raw_tight(w, 0, x, cols, t, bar | A_BOLD, 0);
+        free(t);
+        return;
+    }
     x = put_raw_tight(w, 0, x, cols, app->sys ? app->sys->name : "(no system)", bar | A_BOLD, app->ctx.san);
     x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     if (app->sys && app->sys->banner && *app->sys->banner) {
@@ -172,6 +178,8 @@ void paint_frame(ui_app *app)
     WINDOW *w = stdscr;
     int rows = getmaxy(w), cols = getmaxx(w);
     app->ctx.now = app_now(app);
+    if (app->cur == VIEW_FLEET)
+        app_fleet_rows(app);
     double poll = app->sys && app->sys->poll_s > 0 ? app->sys->poll_s : 2.0;
     app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */
     app->ctx.n_ages = 0;

@@ -11,6 +11,7 @@
 #include "../actions/actions.h"
 #include "../actions/journal.h"
 #include "../core/config.h"
+#include "../core/fleet.h"
 #include "../core/model.h"
 #include "actlist.h"
 #include "keymap.h"
@@ -37,6 +38,7 @@ typedef enum {
     FX_ACT,       /* arg = rd_action, targets in ctx->sel */
     FX_PROMPT,    /* arg = prompt kind (PROMPT_*) */
     FX_JOURNAL,   /* (re)read the journal */
+    FX_SYSTEM,    /* text = system name: open it (`:system NAME`) */
 } fx_kind;
 
 enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };
@@ -49,7 +51,7 @@ typedef struct ui_effect {
 
 typedef enum {
     VIEW_OVERVIEW, VIEW_EXECS, VIEW_CHAIN, VIEW_WORKERS, VIEW_QUEUES, VIEW_DLQ,
-    VIEW_JOURNAL, VIEW_HELP, VIEW__COUNT
+    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW__COUNT
 } ui_view_id;
 
 typedef struct ui_filter {
@@ -89,6 +91,8 @@ typedef struct ui_ctx {
     size_t n_journal;
     const char *journal_error;     /* NULL when read fine */
     const rd_diags *diags;         /* config/theme/keymap problems, for the overview */
+    const rd_fleet_row *fleet;     /* every system, worst first; NULL: one system only */
+    size_t n_fleet;
     ui_effect fx[4];
     int n_fx;
     char msg[256];                 /* status line message (clean text) */
@@ -130,7 +134,8 @@ struct ui_view {
 };
 
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
-    view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops;
+    view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
+    view_fleet_ops;
 
 /* ctx helpers (view.c) */
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text);

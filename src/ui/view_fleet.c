@@ -1,0 +1,126 @@
+/* Fleet: every configured system on one line, worst first (core/fleet.h); Enter opens
+ * the system under the cursor (the same as `:system NAME`). The rows come from the app,
+ * which polls each system in its own background session. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "view.h"
+
+static const ui_action fleet_bar[] = {UA_OPEN, UA_REFRESH, UA_COMMAND, UA_HELP, UA_QUIT, UA_NONE};
+
+static int level_slot(rd_fleet_level l)
+{
+    switch (l) {
+    case FLEET_DOWN: return TS_DOWN;
+    case FLEET_FAIL: return TS_FAILED;
+    case FLEET_WARN: return TS_WARNING;
+    case FLEET_WAIT: return TS_DIM;
+    case FLEET_OK: return TS_OK;
+    }
+    return TS_NORMAL;
+}
+
+static const char *row_id(const ui_ctx *c, const void *st, int row)
+{
+    (void)st;
+    return row >= 0 && (size_t)row < c->n_fleet ? c->fleet[row].name : NULL;
+}
+
+static void fleet_row(ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, const rd_fleet_row *f, bool cur)
+{
+    int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
+    int lvl = cur ? base : theme_attr(c->theme, (ui_slot)level_slot(f->level));
+    char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
+    fleet_row_cells(f, cells);
+    draw_fill(w, y, r.x, r.w, base);
+    for (int k = 0; k < FLEET_COL__COUNT; k++) {
+        int attr = k == FLEET_COL_LEVEL || k == FLEET_COL_SOURCES ? lvl : base;
+        if (k == FLEET_COL_ENV && !cur && f->banner[0])
+            attr = theme_attr(c->theme, TS_DANGER);
+        cols_cell(w, y, r.x, &cols[k], cells[k], attr, c->san);
+    }
+}
+
+static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    if (!c->fleet) {
+        draw_clean(w, r.y, r.x, r.w, "Fleet", theme_attr(c->theme, TS_TITLE));
+        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "one system configured: the fleet view needs two or more",
+                   theme_attr(c->theme, TS_DIM));
+        v->list.n = 0;
+        return;
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < c->n_fleet; i++)
+        bad += c->fleet[i].level >= FLEET_FAIL;
+    char t[160];
+    snprintf(t, sizeof t, "Fleet  %zu systems, worst first  %zu failing or down", c->n_fleet, bad);
+    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, bad ? TS_WARNING : TS_TITLE));
+    ui_col cols[FLEET_COL__COUNT] = {
+        [FLEET_COL_LEVEL] = {"STATE", 5, 5, 0, 0, false, 0, 0},
+        [FLEET_COL_SYSTEM] = {"SYSTEM", 8, 16, 3, 0, false, 0, 0},
+        [FLEET_COL_ENV] = {"ENV", 4, 8, 0, 4, false, 0, 0},
+        [FLEET_COL_SOURCES] = {"SOURCES", 8, 12, 1, 0, false, 0, 0},
+        [FLEET_COL_FAILING] = {"FAIL/MIN", 8, 8, 0, 0, true, 0, 0},
+        [FLEET_COL_ELIGIBLE] = {"RETRYABLE", 9, 9, 0, 3, true, 0, 0},
+        [FLEET_COL_DLQ] = {"DLQ", 5, 7, 0, 0, true, 0, 0},
+        [FLEET_COL_TREND] = {"TREND", 5, 6, 0, 2, true, 0, 0},
+        [FLEET_COL_WORKERS] = {"WORKERS", 11, 12, 0, 1, false, 0, 0},
+        [FLEET_COL_QUEUED] = {"OLDEST QUEUED", 13, 13, 0, 5, true, 0, 0},
+    };
+    cols_layout(cols, FLEET_COL__COUNT, r.w);
+    cols_header(w, r.y + 1, r.x, cols, FLEET_COL__COUNT, theme_attr(c->theme, TS_HEADER));
+    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
+    v->list_y = r.y + 2;
+    v->list.n = (int)c->n_fleet;
+    list_follow(&v->list, c, "system", row_id, NULL);   /* the sort moved it: follow the name */
+    list_fit(&v->list, v->rows);
+    int y = r.y + 2;
+    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++, y++) {
+        int idx = v->list.top + i;
+        fleet_row(c, w, y, r, cols, &c->fleet[idx], idx == v->list.cur);
+    }
+    /* why a system is down, under the table while there is room */
+    for (size_t i = 0; i < c->n_fleet && y + 1 < r.y + r.h; i++)
+        if (c->fleet[i].src_error[0]) {
+            if (y == r.y + 2 + v->list.n - v->list.top)
+                y++;
+            char *e = xasprintf("%s: %s", c->fleet[i].name, c->fleet[i].src_error);
+            draw_raw(w, y++, r.x + 2, r.w - 2, e, theme_attr(c->theme, TS_DOWN), c->san);
+            free(e);
+        }
+}
+
+static unsigned fleet_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    v->list.n = c->fleet ? (int)c->n_fleet : 0;
+    unsigned ch = list_nav(&v->list, a, v->rows);
+    if (!(ch & UI_CH_UNHANDLED)) {
+        list_pin(&v->list, c, row_id, NULL);
+        return ch;
+    }
+    if (a == UA_REFRESH) {
+        ctx_fx(c, FX_REFRESH, -1, NULL);   /* -1: every system */
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_OPEN && v->list.n) {
+        ctx_fx(c, FX_SYSTEM, 0, c->fleet[v->list.cur].name);
+        return UI_CH_REDRAW;
+    }
+    return UI_CH_UNHANDLED;
+}
+
+static void fleet_select(ui_view *v, ui_ctx *c, int row)
+{
+    v->list.cur = v->list.top + row;
+    list_fit(&v->list, v->rows);
+    list_pin(&v->list, c, row_id, NULL);
+}
+
+const ui_view_ops view_fleet_ops = {
+    .name = "fleet", .title = "Fleet", .bar = fleet_bar,
+    .draw = fleet_draw, .key = fleet_key, .select = fleet_select,
+};
