@@ -151,6 +151,17 @@ void sessions_rows(const rd_sessions *f, double now, rd_fleet_row *rows, size_t 
     free(idx);
 }
 
+void sessions_copy_diags(const rd_sessions *f, rd_diags *d)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        const rd_diags *own = session_diags(f->slots[i].s);
+        for (size_t k = f->slots[i].own_diags; k < own->n; k++) {
+            xgrow(&d->msgs, &d->cap, d->n + 1, sizeof *d->msgs);
+            d->msgs[d->n++] = xstrdup(own->msgs[k]);   /* already "file:line: message" */
+        }
+    }
+}
+
 void sessions_print_diags(const rd_sessions *f, FILE *out)
 {
     for (size_t i = 0; i < f->n; i++)

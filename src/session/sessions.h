@@ -47,3 +47,6 @@ void sessions_rows(const rd_sessions *f, double now, rd_fleet_row *rows, size_t 
 /* Every diagnostic once: the configuration's (from the first session), then each
  * system's own (profile, secrets), sanitized. */
 void sessions_print_diags(const rd_sessions *f, FILE *out);
+/* Each system's own diagnostics (not the configuration's), appended to d as copies: the
+ * console lists them with its own. */
+void sessions_copy_diags(const rd_sessions *f, rd_diags *d);

@@ -274,7 +274,8 @@ static void app_fleet_models(ui_app *app, const char *dir)
 }
 
 /* More than one system configured: each gets its own session, started at once; the
- * console opens on the fleet view unless --system chose one. */
+ * console opens on the fleet view unless --system chose one (then q quits from its
+ * overview as with one system). */
 static void app_start_fleet(ui_app *app, bool live)
 {
     const char *models = getenv("REDRIVE_HEADLESS_FLEET");
@@ -285,16 +286,13 @@ static void app_start_fleet(ui_app *app, bool live)
                          .on_change = on_fleet_change, .change_ud = app,
                          .on_password = on_password_prompt, .password_ud = app};
     app->fleet = sessions_new(app->opts, &io);
+    sessions_copy_diags(app->fleet, session_diags(app->session));
     if (fixed)
         app_fleet_models(app, models);
     if (live)
         sessions_start(app->fleet);
-    if (!app->opts->system)
+    if (!app->opts->system)   /* else the chosen system; the fleet is a key away */
         app->cur = VIEW_FLEET;
-    else {
-        app->hist[0] = VIEW_FLEET;
-        app->n_hist = 1;
-    }
 }
 
 /* Opens the system `name` (NULL = the first): the whole system in the live console, only

@@ -44,6 +44,8 @@ class Term:
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.raw = bytearray()
+        if not any(a.startswith("--system") for a in args):   # two systems: not the fleet view
+            args = ["--system", "attune2"] + list(args)
         self.child = pexpect.spawn(BIN, ["--config", str(conf)] + list(args), env=env,
                                    dimensions=(rows, cols), timeout=10)
 
