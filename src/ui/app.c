@@ -55,6 +55,8 @@ void app_fleet_rows(ui_app *app)
 
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push)
 {
+    if (id == VIEW_FLEET && app->fleet)   /* the top view: q from there quits */
+        push = false, app->n_hist = 0;
     if (push && id != app->cur) {
         if (app->n_hist == HIST_MAX) {
             memmove(app->hist, app->hist + 1, (HIST_MAX - 1) * sizeof *app->hist);
