@@ -61,9 +61,9 @@ static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, bad ? TS_WARNING : TS_TITLE));
     ui_col cols[FLEET_COL__COUNT] = {
         [FLEET_COL_LEVEL] = {"STATE", 5, 5, 0, 0, false, 0, 0},
-        [FLEET_COL_SYSTEM] = {"SYSTEM", 8, 16, 3, 0, false, 0, 0},
+        [FLEET_COL_SYSTEM] = {"SYSTEM", 8, 20, 0, 0, false, 0, 0},
         [FLEET_COL_ENV] = {"ENV", 4, 8, 0, 4, false, 0, 0},
-        [FLEET_COL_SOURCES] = {"SOURCES", 8, 12, 1, 0, false, 0, 0},
+        [FLEET_COL_SOURCES] = {"SOURCES", 8, 12, 0, 0, false, 0, 0},
         [FLEET_COL_FAILING] = {"FAIL/MIN", 8, 8, 0, 0, true, 0, 0},
         [FLEET_COL_ELIGIBLE] = {"RETRYABLE", 9, 9, 0, 3, true, 0, 0},
         [FLEET_COL_DLQ] = {"DLQ", 5, 7, 0, 0, true, 0, 0},

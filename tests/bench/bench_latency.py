@@ -53,7 +53,8 @@ def run(label, home, stalled_port, n_keys, pace):
     slot; unanswered: keys never answered; trace in ms; seconds)."""
     conf = B.bench_config(home, stalled_port=stalled_port)
     trace = os.path.join(home, "latency-%s.txt" % label)
-    c = B.Console(conf, home, extra_env={"REDRIVE_LATENCY_TRACE": trace})
+    # --system: the bench system on screen, the stalled ones polled by their background sessions
+    c = B.Console(conf, home, extra_env={"REDRIVE_LATENCY_TRACE": trace}, args=("--system", "bench"))
     lat = [None] * n_keys
     late = 0
     try:

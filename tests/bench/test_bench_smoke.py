@@ -23,7 +23,7 @@ def stack_env():
 
 SMOKE_ENV = {"SCALE": "0.001", "BENCH_RUNS": "3", "BENCH_KEYS": "40", "BENCH_PACE": "0.02",
              "BENCH_IDLE_S": "2", "BENCH_STARTS": "2", "BENCH_MANY_S": "3", "BENCH_CONSOLES": "5",
-             "BENCH_STEADY_S": "2"}
+             "BENCH_STEADY_S": "2", "BENCH_FLEET_S": "2"}
 
 EXPECT = {
     "pg": ["refresh: server time, all queries", "naive dashboard: server time", "snapshot --json max RSS"],
@@ -33,11 +33,14 @@ EXPECT = {
     "idle": ["CPU of one core, idle at poll 2s", "bytes written to the terminal", "console RSS after idle"],
     "start": ["exec -> first paint (median of 2)"],
     "pg_many": ["PostgreSQL CPU, 5 consoles (profile) @2s"],
+    "fleet": ["RSS, one system alone", "RSS, fleet view, 5 systems", "RSS, one system open, 4 in the background",
+              "CPU of one core, fleet view, 5 systems"],
 }
 # Figures whose ideal is zero (an idle console): a finite number >= 0. Every other one > 0.
 # (Derived differences such as "sweep time (snapshot N - snapshot empty)" are printed but
 # not listed: at smoke scale they are noise around zero and may be negative.)
-ZERO_OK = {"CPU of one core, idle at poll 2s", "bytes written to the terminal"}
+ZERO_OK = {"CPU of one core, idle at poll 2s", "bytes written to the terminal",
+           "CPU of one core, fleet view, 5 systems"}
 FIG = re.compile(r"^FIG\t(\w+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)$")
 
 
