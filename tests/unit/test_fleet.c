@@ -24,7 +24,8 @@ static void add_exec(rd_model *m, const char *id, const char *status, rd_elig v,
 {
     size_t n = m->execs.n;
     rd_execution *items = xcalloc(n + 1, sizeof *items);
-    memcpy(items, m->execs.items, n * sizeof *items);
+    if (n)
+        memcpy(items, m->execs.items, n * sizeof *items);
     items[n].id = xstrdup(id);
     items[n].status = xstrdup(status);
     items[n].elig.verdict = v;
@@ -38,7 +39,8 @@ static void add_worker(rd_model *m, const char *status, rd_health h)
 {
     size_t n = m->workers.n;
     rd_worker *items = xcalloc(n + 1, sizeof *items);
-    memcpy(items, m->workers.items, n * sizeof *items);
+    if (n)
+        memcpy(items, m->workers.items, n * sizeof *items);
     items[n].id = xstrdup("w");
     items[n].status = xstrdup(status);
     items[n].health = h;
