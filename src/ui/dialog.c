@@ -401,11 +401,12 @@ static void confirm_loops(ui_app *app, dlines *dl)
     size_t loops = dialog_loops(app);
     char ko[48] = "O";
     keymap_first(app->km, UA_OVERRIDE, ko, sizeof ko);
-    if (d->sel.group || d->sel.n > 1)
+    if (d->sel.group)
         dl_add(dl, loops ? TS_DIALOG_DANGER : TS_DIALOG,
-               xasprintf("breakdown: %zu eligible, %zu ineligible (not sent), %zu loop retr%s (%s)",
-                         d->sel.n, d->sel.ineligible, loops, loops == 1 ? "y" : "ies",
-                         loops ? "skipped unless overridden" : "none"));
+               xasprintf("breakdown: %zu eligible, %zu ineligible (not sent), %zu loop retr%s", d->sel.n,
+                         d->sel.ineligible, loops, loops == 1 ? "y" : "ies"));
+    else if (d->sel.n > 1 && loops)
+        dl_add(dl, TS_DIALOG_DANGER, xasprintf("loop retries: %zu of %zu", loops, d->sel.n));
     size_t shown = 0;
     for (size_t i = 0; i < d->sel.n; i++) {
         if (d->sel.loops[i] <= 0)
@@ -414,14 +415,19 @@ static void confirm_loops(ui_app *app, dlines *dl)
             dl_add(dl, TS_DIALOG_DANGER, xasprintf("  ... and %zu more loop retries", loops - 4));
             break;
         }
-        dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s%s: manual retry #%d of the same failure (retried by hand %d time%s, "
-                                               "failed again with the same error)", d->sel.n > 1 ? "  " : "",
-                                               d->sel.ids[i], d->sel.loops[i] + 1, d->sel.loops[i],
-                                               d->sel.loops[i] == 1 ? "" : "s"));
+        dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s%s: manual retry #%d of the same failure", d->sel.n > 1 ? "  " : "",
+                                               d->sel.ids[i], d->sel.loops[i] + 1));
     }
-    if (loops)
-        dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: retry them too (journaled as an override)%s", ko,
-                                               loops < d->sel.n ? "; y: the others only" : ""));
+    if (loops) {
+        dl_add(dl, TS_DIALOG_DANGER, xstrdup(loops == 1
+                   ? "retried by hand before, it failed again with the same error"
+                   : "each was retried by hand before and failed again with the same error"));
+        if (loops < d->sel.n)
+            dl_add(dl, TS_DIALOG_DANGER, xasprintf("skipped unless overridden: %s sends them too (journaled as an "
+                                                   "override)", ko));
+        else
+            dl_add(dl, TS_DIALOG_DANGER, xasprintf("a further retry needs the override: %s (journaled)", ko));
+    }
     size_t n = to_send(app, false);
     int over = app->sys ? app->sys->confirm_over : 10;
     if (n > 1 && n > (size_t)(over < 0 ? 0 : over))
