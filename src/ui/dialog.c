@@ -562,7 +562,11 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
     } else if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND) {
         keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
         keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
-        snprintf(line, sizeof line, "%s: %s   %s: %s", ky, app->dlg.state == DLG_RESEND ? "re-send" : "confirm", kn,
+        size_t n = to_send(app, false);
+        int over = app->sys ? app->sys->confirm_over : 10;
+        bool typed = app->dlg.state == DLG_CONFIRM && n > 1 && n > (size_t)(over < 0 ? 0 : over);
+        snprintf(line, sizeof line, "%s: %s   %s: %s", ky,
+                 app->dlg.state == DLG_RESEND ? "re-send" : typed ? "confirm, then type the count" : "confirm", kn,
                  app->dlg.state == DLG_RESEND ? "back" : "cancel");
     } else {
         keymap_first(app->km, UA_ABORT, ky, sizeof ky);

@@ -1,9 +1,13 @@
 #include "groups.h"
 
+#include <cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "model_json.h"
 
 /* the model holds char *: the cases are string literals it never writes */
 #define W(s) ((char *)(uintptr_t)(s))
@@ -174,11 +178,57 @@ static void test_loops(void)
     CHECK(loop_count(&e, NULL, 0) == 0);
 }
 
+/* snapshot --json --view groups: the groups of the loaded executions; "all" has none. */
+static void test_json(void)
+{
+    static const char fixture[] =
+        "{\"executions\":["
+        "{\"id\":\"a\",\"name\":\"x.run\",\"status\":\"failed\",\"attempt\":1,\"retry_eligible\":true,"
+        "\"eligibility\":\"yes\",\"error\":\"timeout after 5s\",\"fingerprint\":\"timeout after <n>s\","
+        "\"finished_at\":99940},"
+        "{\"id\":\"b\",\"name\":\"y.run\",\"status\":\"failed\",\"attempt\":3,\"retry_eligible\":false,"
+        "\"eligibility\":\"no\",\"error\":\"timeout after 9s\",\"fingerprint\":\"timeout after <n>s\","
+        "\"finished_at\":90000},"
+        "{\"id\":\"c\",\"name\":\"x.run\",\"status\":\"completed\",\"attempt\":1}]}";
+    rd_model *m = model_new();
+    char err[200] = "";
+    CHECK_MSG(model_from_json(m, fixture, err, sizeof err), err);
+    char *out = model_to_json_at(m, "groups", NOW);
+    cJSON *o = cJSON_Parse(out);
+    const cJSON *g = cJSON_GetObjectItem(o, "groups");
+    CHECK(cJSON_GetArraySize(g) == 1);
+    const cJSON *g0 = cJSON_GetArrayItem(g, 0);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(g0, "fingerprint")), "timeout after <n>s");
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(g0, "count")) == 2);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(g0, "retry_eligible")) == 1);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(g0, "recent")) == 1);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(g0, "before")) == 1);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(g0, "trend")), "steady");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(g0, "sample_error")), "timeout after 5s");
+    const cJSON *mem = cJSON_GetObjectItem(g0, "members");
+    CHECK(cJSON_GetArraySize(mem) == 2);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(mem, 0)), "a");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(mem, 1)), "b");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(g0, "actions")) == 2);
+    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "trend_interval_s")) == 900);
+    cJSON_Delete(o);
+    free(out);
+    out = model_to_json_at(m, "all", NOW);
+    CHECK(strstr(out, "\"groups\"") == NULL);
+    free(out);
+    out = model_to_text(m, "groups", NOW);
+    CHECK(strstr(out, "ERROR GROUPS") != NULL && strstr(out, "timeout after <n>s") != NULL);
+    CHECK(strstr(out, "x.run(1) y.run(1)") != NULL);
+    free(out);
+    model_free(m);
+}
+
 int main(void)
 {
     test_failed();
     test_trend();
     test_build();
     test_loops();
+    test_json();
     return check_done("test_groups");
 }
