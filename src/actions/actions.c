@@ -28,6 +28,9 @@ typedef struct batch_item {
     bool in_flight;          /* sent, no response yet: it may have been applied */
     unsigned long serial;    /* auth_serial() when the 401 came: re-send only if it moved */
     rd_result unauth;        /* the 401's result, kept while credentials are renewed */
+    char *fp;                /* the target's error fingerprint for the journal, or NULL */
+    int attempt;             /* the target's attempt for the journal, <= 0 unknown */
+    bool override_;          /* the operator overrode the retry-loop breaker */
 } batch_item;
 
 struct rd_batch {
@@ -45,6 +48,7 @@ struct rd_batch {
     uint64_t http_id;        /* in flight */
     bool waiting_auth, aborted, done_fired, dead;
     int in_cb;
+    char id[17];             /* batch id for the journal, "" = not journaled as a batch */
 };
 
 struct rd_actor {
@@ -290,9 +294,11 @@ static void journal_failed(rd_actor *a, const char *why)
     }
 }
 
-/* One line for r as it stands: "pending" before sending, then its outcome. */
-static bool journal_result(rd_actor *a, const rd_result *r, char *why, size_t whycap)
+/* One line for item i as it stands: "pending" before sending, then its outcome. */
+static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, size_t whycap)
 {
+    const rd_result *r = &b->res[i];
+    const batch_item *it = &b->items[i];
     char *t = target_text(r->id, r->parent);
     const char *targets[] = {t};
     rd_journal_rec rec = {
@@ -302,7 +308,9 @@ static bool journal_result(rd_actor *a, const rd_result *r, char *why, size_t wh
         .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
         .http_status = r->code == RD_RES_PENDING ? 0 : r->http_status,
         .result = r->code == RD_RES_PENDING ? "sending" : r->message,
-        .code = result_code_name(r->code)};
+        .code = result_code_name(r->code),
+        .batch = b->id[0] ? b->id : NULL, .fp = it->fp, .attempt = it->attempt,
+        .override_ = it->override_ ? "loop_retry" : NULL};
     bool ok = journal_append(a->journal_path, &rec, why, whycap);
     free(t);
     return ok;
@@ -335,6 +343,7 @@ static void batch_destroy(rd_batch *b)
     for (size_t i = 0; i < b->n; i++) {
         free(b->res[i].id);
         free(b->res[i].parent);
+        free(b->items[i].fp);
     }
     free(b->res);
     free(b->items);
@@ -395,7 +404,7 @@ static bool item_final(rd_batch *b, size_t i)
         b->succeeded++;
     char why[256];
     if (b->a && (b->res[i].code != RD_RES_ABORTED || b->items[i].journaled) &&
-        !journal_result(b->a, &b->res[i], why, sizeof why))
+        !journal_result(b->a, b, i, why, sizeof why))
         journal_failed(b->a, why);
     return emit_item(b, i);
 }
@@ -455,7 +464,7 @@ static bool send_item(rd_batch *b, size_t i)
      * is the same action: its line is already there) */
     if (!b->items[i].journaled) {
         char jwhy[200];
-        if (!journal_result(a, r, jwhy, sizeof jwhy)) {
+        if (!journal_result(a, b, i, jwhy, sizeof jwhy)) {
             journal_failed(a, jwhy);
             snprintf(why, sizeof why, "not sent: the journal cannot be written (%s)", jwhy);
             goto fail;
@@ -626,22 +635,49 @@ static bool refuse(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
     return false;
 }
 
-rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
-                    const char *reason, const rd_batch_cbs *cbs, void *ud,
-                    char *why, size_t whycap)
+static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                     const char *reason, const rd_batch_cbs *cbs, void *ud, bool as_batch,
+                     char *why, size_t whycap)
 {
     if (refuse(a, kind, targets, n, why, whycap))
         return NULL;
     rd_batch *b = batch_new(a, kind, n, reason, cbs, ud);
+    if (as_batch) {
+        char key[33];
+        idem_key_new(key);
+        memcpy(b->id, key, sizeof b->id - 1);   /* 64 random bits name the batch */
+    }
     for (size_t i = 0; i < n; i++) {   /* the frozen selection */
         b->res[i].action = kind;
         b->res[i].id = xstrdup(targets[i].id);
         b->res[i].parent = xstrdup(targets[i].parent);
         b->res[i].code = RD_RES_PENDING;
         idem_key_new(b->res[i].idem_key);
+        b->items[i].fp = xstrdup(targets[i].fp);
+        b->items[i].attempt = targets[i].attempt;
+        b->items[i].override_ = targets[i].override_loop;
     }
     batch_schedule(b);
     return b;
+}
+
+rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                    const char *reason, const rd_batch_cbs *cbs, void *ud,
+                    char *why, size_t whycap)
+{
+    return run(a, kind, targets, n, reason, cbs, ud, false, why, whycap);
+}
+
+rd_batch *actor_run_batch(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                          const char *reason, const rd_batch_cbs *cbs, void *ud,
+                          char *why, size_t whycap)
+{
+    return run(a, kind, targets, n, reason, cbs, ud, true, why, whycap);
+}
+
+const char *batch_id(const rd_batch *b)
+{
+    return b->id;
 }
 
 rd_batch *actor_resend(rd_actor *a, const rd_result *prev, const char *reason,
@@ -710,7 +746,7 @@ static void batch_stop(rd_batch *b)
         it->final = true;
         it->in_flight = false;
         char why[256];
-        if (!journal_result(a, r, why, sizeof why))
+        if (!journal_result(a, b, i, why, sizeof why))
             journal_failed(a, why);
     }
 }

@@ -61,6 +61,9 @@ typedef struct rd_target {
     const char *id;          /* execution id / tasker step uuid / alakai task id / worker id */
     const char *parent;      /* tasker: task uuid ({task}); NULL otherwise */
     const char *label;       /* optional, for the journal/UI (e.g. action name); NULL ok */
+    const char *fp;          /* optional: its error fingerprint, journaled (loop breaker) */
+    int attempt;             /* optional: its attempt, journaled; <= 0 = unknown */
+    bool override_loop;      /* the operator overrode the retry-loop breaker: journaled */
 } rd_target;
 
 #define RD_RESULT_LIST(X)                                                  \
@@ -176,6 +179,12 @@ bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud);
 rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
                     const char *reason, const rd_batch_cbs *cbs, void *ud,
                     char *why, size_t whycap);
+/* The same, journaled as one batch: every line of its items carries one batch id. */
+rd_batch *actor_run_batch(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                          const char *reason, const rd_batch_cbs *cbs, void *ud,
+                          char *why, size_t whycap);
+/* The batch id (16 hex digits), "" for a batch not journaled as one. */
+const char *batch_id(const rd_batch *b);
 /* Explicit operator re-send of one earlier result with the SAME Idempotency-Key. */
 rd_batch *actor_resend(rd_actor *a, const rd_result *prev, const char *reason,
                        const rd_batch_cbs *cbs, void *ud, char *why, size_t whycap);

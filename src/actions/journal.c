@@ -97,6 +97,14 @@ static char *record_json(const rd_journal_rec *rec)
     cJSON_AddNumberToObject(o, "http_status", (double)rec->http_status);
     cJSON_AddStringToObject(o, "result", rec->result ? rec->result : "");
     cJSON_AddStringToObject(o, "code", rec->code ? rec->code : "");
+    if (rec->batch)
+        cJSON_AddStringToObject(o, "batch", rec->batch);
+    if (rec->fp)
+        cJSON_AddStringToObject(o, "fp", rec->fp);
+    if (rec->attempt > 0)
+        cJSON_AddNumberToObject(o, "attempt", rec->attempt);
+    if (rec->override_)
+        cJSON_AddStringToObject(o, "override", rec->override_);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
@@ -194,6 +202,12 @@ static void parse_entry(const char *line, size_t len, rd_journal_entry *e)
     e->idempotency_key = get_str(o, "idempotency_key");
     e->result = get_str(o, "result");
     e->code = get_str(o, "code");
+    e->batch = get_str(o, "batch");
+    e->fp = get_str(o, "fp");
+    e->override_ = get_str(o, "override");
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "attempt");
+    if (cJSON_IsNumber(at) && at->valuedouble >= 1 && at->valuedouble < 1e9)
+        e->attempt = (int)at->valuedouble;
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "http_status");
     if (cJSON_IsNumber(st) && st->valuedouble >= 0 && st->valuedouble < 1000)
         e->http_status = (long)st->valuedouble;
@@ -219,6 +233,9 @@ static void entry_free(rd_journal_entry *e)
     free(e->idempotency_key);
     free(e->result);
     free(e->code);
+    free(e->batch);
+    free(e->fp);
+    free(e->override_);
     for (size_t j = 0; j < e->n_targets; j++)
         free(e->targets[j]);
     free(e->targets);

@@ -7,7 +7,10 @@
  * idempotency_key gives its outcome ("ok", "not_found", ..., "unknown" when redrive
  * stopped while it was in flight). A refusal before anything is sent is one line.
  * {"time","operator","system","action","targets":[...],"idempotency_key",
- * "http_status","result","code"}. Never a token.
+ * "http_status","result","code"}, and for one item of a console batch also "batch" (the
+ * batch id shared by its items), "fp" and "attempt" (the execution's error fingerprint
+ * and attempt when it was retried: the retry-loop breaker reads them back) and
+ * "override" ("loop_retry": the operator overrode the breaker). Never a token.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,12 +25,18 @@ typedef struct rd_journal_rec {
     long http_status;            /* 0 = none */
     const char *result;          /* short human summary */
     const char *code;            /* result code name, e.g. "ok", "maybe_applied" */
+    const char *batch;           /* batch id, NULL = not part of a batch */
+    const char *fp;              /* error fingerprint of the target, NULL = not written */
+    int attempt;                 /* the target's attempt, <= 0 = not written */
+    const char *override_;       /* "loop_retry" when the breaker was overridden, else NULL */
 } rd_journal_rec;
 
 typedef struct rd_journal_entry {
     bool malformed;              /* the line was not a journal record: see raw */
     char *raw;                   /* the line as read (capped); raw, sanitize to show */
     char *time, *operator_, *system, *action, *idempotency_key, *result, *code;
+    char *batch, *fp, *override_;   /* NULL when the line has none */
+    int attempt;                 /* 0 when the line has none */
     char **targets;
     size_t n_targets;
     long http_status;

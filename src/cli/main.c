@@ -12,7 +12,7 @@
 
 static const char usage[] =
     "usage: redrive [options]                       the console\n"
-    "       redrive [options] snapshot [--json] [--view overview|executions|chain ID|workers|queues|dlq]\n"
+    "       redrive [options] snapshot [--json] [--view overview|executions|chain ID|workers|queues|dlq|groups]\n"
     "       redrive [options] check [--system NAME] [--json]   is the setup right?\n"
     "       redrive [options] retry ID... | drain W | undrain W | deactivate W | activate W [--yes]\n"
     "\n"

@@ -24,7 +24,7 @@ static const double SNAPSHOT_DEADLINE_S = 8.0;
 
 typedef struct snap_opts {
     bool json;
-    const char *view;          /* overview executions chain workers queues dlq */
+    const char *view;          /* overview executions chain workers queues dlq groups */
     const char *chain_id;
     const char *status, *filter;
 } snap_opts;
@@ -45,13 +45,13 @@ static void err_line(const char *msg)
 
 static const char snap_usage[] =
     "usage: redrive [--config F] [--system NAME] snapshot [--json]\n"
-    "         [--view overview|executions|chain ID|workers|queues|dlq|fleet]\n"
+    "         [--view overview|executions|chain ID|workers|queues|dlq|fleet|groups]\n"
     "         [--status S] [--filter TEXT]\n";
 
 static bool view_ok(const char *v)
 {
     static const char *const views[] = { "overview", "executions", "chain", "workers",
-                                         "queues", "dlq", "fleet", NULL };
+                                         "queues", "dlq", "fleet", "groups", NULL };
     for (const char *const *p = views; *p; p++)
         if (strcmp(v, *p) == 0)
             return true;
@@ -75,7 +75,7 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
         } else if (opt_value(argc, argv, &i, "--view", &v)) {
             if (!v || !view_ok(v)) {
                 fprintf(stderr, "redrive snapshot: --view needs one of overview, executions, "
-                                "chain ID, workers, queues, dlq, fleet\n");
+                                "chain ID, workers, queues, dlq, fleet, groups\n");
                 return false;
             }
             o->view = v;

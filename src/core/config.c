@@ -49,7 +49,7 @@ static const key_def keys[] = {
     { "local", K_BOOL, F(local) },             { "poll", K_DUR, F(poll_s) },
     { "max_retries", K_INT, F(max_retries) },  { "prefix", K_STR, F(prefix) },
     { "orphan_after", K_DUR, F(orphan_after_s) }, { "rate_limit", K_DOUBLE, F(rate_limit) },
-    { "page_size", K_INT, F(page_size) },
+    { "page_size", K_INT, F(page_size) },      { "confirm_over", K_INT, F(confirm_over) },
     { "sqs_queue_url", K_STR, F(sqs_queue_url) }, { "sqs_region", K_STR, F(sqs_region) },
     { "sqs_endpoint", K_STR, F(sqs_endpoint) }, { "sqs_dlq", K_STR, F(sqs_dlq) },
     { "aws_profile", K_STR, F(aws_profile) },
@@ -191,6 +191,7 @@ static void system_defaults(rd_system_cfg *c)
     c->orphan_after_s = 7200;
     c->rate_limit = 5;
     c->page_size = 100;
+    c->confirm_over = 10;
     c->api_key_header = xstrdup("X-API-Key");
     c->broker_vhost = xstrdup("/");
     c->auth = xstrdup("none");
@@ -511,6 +512,8 @@ static void section_validate(parser *p, sect *s)
         err(p, key_line(s, "poll"), "poll must be at least 100ms");
     if (c->page_size < 1)
         err(p, key_line(s, "page_size"), "page_size must be at least 1");
+    if (c->confirm_over < 0)
+        err(p, key_line(s, "confirm_over"), "confirm_over must be 0 or more");
     if (c->health.failures_degraded > c->health.failures_unhealthy ||
         c->health.depth_degraded > c->health.depth_unhealthy ||
         c->health.rate_degraded > c->health.rate_unhealthy)

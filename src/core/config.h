@@ -58,6 +58,7 @@ typedef struct rd_system_cfg {
     double orphan_after_s;   /* default 7200 */
     double rate_limit;       /* bulk actions per second, default 5 */
     int page_size;           /* executions per page, default 100 */
+    int confirm_over;        /* bulk actions above this many items: type the count, default 10 */
     rd_health_cfg health;    /* heartbeat_max_age etc. */
 } rd_system_cfg;
 

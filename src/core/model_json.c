@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "groups.h"
 #include "sanitize.h"
 #include "xalloc.h"
 
@@ -218,7 +219,44 @@ static cJSON *count_json(const rd_count *c, double now)
 }
 
 enum { V_SOURCES = 1, V_COUNTS = 2, V_EXECS = 4, V_WORKERS = 8, V_QUEUES = 16,
-       V_DLQ = 32, V_CHAIN = 64 };
+       V_DLQ = 32, V_CHAIN = 64, V_GROUPS = 128 /* not in "all": derived, not loaded */ };
+
+/* The error groups of the loaded executions (groups.h), trend over GROUPS_INTERVAL_S. */
+static void add_groups(cJSON *root, const rd_model *m, double now)
+{
+    rd_group *g = NULL;
+    size_t n = groups_build(m->execs.items, m->execs.n, NULL, now, GROUPS_INTERVAL_S, &g);
+    cJSON_AddNumberToObject(root, "trend_interval_s", GROUPS_INTERVAL_S);
+    cJSON *arr = cJSON_AddArrayToObject(root, "groups");
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        add_str(o, "fingerprint", g[i].fp);
+        cJSON_AddNumberToObject(o, "count", (double)g[i].count);
+        cJSON_AddNumberToObject(o, "retry_eligible", (double)g[i].eligible);
+        cJSON_AddNumberToObject(o, "recent", (double)g[i].recent);
+        cJSON_AddNumberToObject(o, "before", (double)g[i].before);
+        add_str(o, "trend", trend_name(g[i].trend));
+        add_time(o, "first_seen", g[i].first_seen);
+        add_time(o, "last_seen", g[i].last_seen);
+        cJSON *acts = cJSON_AddArrayToObject(o, "actions");
+        for (size_t k = 0; k < g[i].n_actions; k++) {
+            cJSON *a = cJSON_CreateObject();
+            add_str(a, "name", g[i].actions[k].name);
+            cJSON_AddNumberToObject(a, "count", (double)g[i].actions[k].count);
+            cJSON_AddItemToArray(acts, a);
+        }
+        cJSON *ids = cJSON_AddArrayToObject(o, "members");
+        for (size_t k = 0; k < g[i].n_members; k++) {
+            const char *id = m->execs.items[g[i].members[k]].id;
+            char *clean = sanitize_utf8(id ? id : "", id ? strlen(id) : 0);
+            cJSON_AddItemToArray(ids, cJSON_CreateString(clean));
+            free(clean);
+        }
+        add_str(o, "sample_error", g[i].sample);
+        cJSON_AddItemToArray(arr, o);
+    }
+    groups_free(g, n);
+}
 
 static unsigned view_mask(const char *view)
 {
@@ -226,6 +264,7 @@ static unsigned view_mask(const char *view)
         { "executions", V_SOURCES | V_EXECS }, { "chain", V_SOURCES | V_CHAIN },
         { "workers", V_SOURCES | V_WORKERS },  { "queues", V_SOURCES | V_QUEUES },
         { "dlq", V_SOURCES | V_DLQ },          { "all", 127 },
+        { "groups", V_SOURCES | V_GROUPS },
     };
     for (size_t i = 0; view && i < sizeof views / sizeof *views; i++)
         if (strcmp(view, views[i].name) == 0)
@@ -272,6 +311,8 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
         if (!(v & V_COUNTS))
             add_long(root, "dlq_total", m->dlq_total);
     }
+    if (v & V_GROUPS)
+        add_groups(root, m, now);
     char *txt = cJSON_Print(root);
     cJSON_Delete(root);
     if (!txt)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "groups.h"
 #include "health.h"
 #include "sanitize.h"
 #include "xalloc.h"
@@ -307,6 +308,36 @@ static void text_dlq(const rd_model *m, double now, tbuf *out)
         tb_str(out, "note: peeking a RabbitMQ queue requeues the messages (redelivered)\n\n");
 }
 
+static void text_groups(const rd_model *m, double now, tbuf *out)
+{
+    static const char *const h[] = { "COUNT", "ELIGIBLE", "TREND", "LAST 15M", "BEFORE", "FIRST",
+                                     "LAST", "ACTIONS", "ERROR" };
+    rd_group *g = NULL;
+    size_t n = groups_build(m->execs.items, m->execs.n, NULL, now, GROUPS_INTERVAL_S, &g);
+    table t;
+    table_begin(&t, "ERROR GROUPS (failed executions loaded, by error fingerprint)", h, 9);
+    for (size_t i = 0; i < n; i++) {
+        char acts[256] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < g[i].n_actions && used + 1 < sizeof acts; k++)
+            used += (size_t)snprintf(acts + used, sizeof acts - used, "%s%s(%zu)", k ? " " : "",
+                                     g[i].actions[k].name, g[i].actions[k].count);
+        if (used >= sizeof acts)
+            used = sizeof acts - 1;
+        table_num(&t, (long)g[i].count);
+        table_num(&t, (long)g[i].eligible);
+        table_cell(&t, trend_name(g[i].trend), CELL_MAX);
+        table_num(&t, (long)g[i].recent);
+        table_num(&t, (long)g[i].before);
+        table_age(&t, g[i].first_seen, now);
+        table_age(&t, g[i].last_seen, now);
+        table_cell(&t, acts, WIDE_MAX);
+        table_cell(&t, g[i].fp[0] ? g[i].fp : "(no error text)", WIDE_MAX);
+    }
+    table_end(&t, out);
+    groups_free(g, n);
+}
+
 char *model_to_text(const rd_model *m, const char *view, double now)
 {
     tbuf out = { NULL, 0, 0 };
@@ -327,6 +358,8 @@ char *model_to_text(const rd_model *m, const char *view, double now)
         text_queues(m, &out);
     } else if (strcmp(v, "dlq") == 0) {
         text_dlq(m, now, &out);
+    } else if (strcmp(v, "groups") == 0) {
+        text_groups(m, now, &out);
     } else {
         text_counts(m, &out);
         text_execs("EXECUTIONS", m->execs.items, m->execs.n, now, false, &out);

@@ -37,6 +37,7 @@ enum {
     X(VIEW_DLQ, "view-dlq", "dlq", "DLQ view (peeks: RabbitMQ requeues peeked messages)", "5 d", 0) \
     X(VIEW_JOURNAL, "view-journal", "journal", "journal of your actions", "6 J", 0) \
     X(VIEW_FLEET, "view-fleet", "fleet", "fleet view: every configured system, worst first", "0", 0) \
+    X(VIEW_GROUPS, "view-groups", "groups", "error groups: failed executions by error fingerprint", "7 E", 0) \
     X(REFRESH, "refresh", "refresh", "refresh now (in the DLQ view: peek again)", "ctrl-r f5", 0) \
     X(REDRAW, "redraw", "redraw", "redraw the whole screen", "ctrl-l", UA_NAV) \
     X(NEXT_PAGE, "next-page", "older", "next (older) page of executions", "] n", 0) \
@@ -50,7 +51,7 @@ enum {
     X(MARK_RANGE, "mark-range", "range", "mark every row from the last mark to here", "v", 0) \
     X(MARK_CLEAR, "unmark-all", "unmark", "clear all marks", "M", 0) \
     X(PEEK_MORE, "peek-more", "more", "DLQ: peek the next page", "m", 0) \
-    X(RETRY, "retry", "retry", "retry the selected or marked executions", "r", UA_DANGER) \
+    X(RETRY, "retry", "retry", "retry the selected or marked executions (error groups: every eligible member)", "r", UA_DANGER) \
     X(DRAIN, "drain", "drain", "drain (cordon) the selected worker", "D", UA_DANGER) \
     X(UNDRAIN, "undrain", "undrain", "undrain (uncordon) the selected worker", "U", UA_DANGER) \
     X(DEACTIVATE, "deactivate", "deactivate", "mark the selected worker inactive", "X", UA_DANGER) \
@@ -58,6 +59,7 @@ enum {
     X(CONFIRM, "confirm", "yes", "dialog: confirm", "y", UA_DIALOG) \
     X(CANCEL, "cancel", "no", "dialog: cancel / close", "n escape q", UA_DIALOG) \
     X(ABORT, "abort", "abort", "dialog: stop a running bulk action", "x ctrl-g", UA_DIALOG) \
+    X(OVERRIDE, "override-loop", "override", "dialog: retry the loop retries too (manual retries that failed again the same way); journaled", "O", UA_DIALOG) \
     X(RESEND, "resend", "re-send", "dialog: re-send the selected maybe-applied item with the same Idempotency-Key", "R", UA_DIALOG)
 
 typedef enum {

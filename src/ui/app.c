@@ -22,6 +22,7 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_QUEUES] = &view_queues_ops,     [VIEW_DLQ] = &view_dlq_ops,
     [VIEW_JOURNAL] = &view_journal_ops,   [VIEW_HELP] = &view_help_ops,
     [VIEW_FLEET] = &view_fleet_ops,
+    [VIEW_GROUPS] = &view_groups_ops,
 };
 
 enum { JOURNAL_TAIL = 500 };
@@ -80,6 +81,26 @@ void app_back(ui_app *app)
     app_fleet_focus(app);
 }
 
+/* The retry-loop breaker's memory: this system's manual retries the core accepted. */
+static void app_retries(ui_app *app)
+{
+    free(app->retries);
+    app->retries = NULL;
+    app->n_retries = 0;
+    if (app->n_journal)
+        app->retries = xcalloc(app->n_journal, sizeof *app->retries);
+    for (size_t i = 0; i < app->n_journal; i++) {
+        const rd_journal_entry *e = &app->journal[i];
+        if (e->malformed || !e->action || strcmp(e->action, "retry") != 0 || !e->code ||
+            strcmp(e->code, "ok") != 0 || e->n_targets != 1 || !app->sys || !e->system ||
+            strcmp(e->system, app->sys->name) != 0)
+            continue;
+        app->retries[app->n_retries++] = (rd_retry_record){e->targets[0], e->fp, e->attempt};
+    }
+    app->ctx.retries = app->retries;
+    app->ctx.n_retries = app->n_retries;
+}
+
 static void app_read_journal(ui_app *app)
 {
     journal_entries_free(app->journal, app->n_journal);
@@ -96,6 +117,12 @@ static void app_read_journal(ui_app *app)
     app->ctx.journal = app->journal;
     app->ctx.n_journal = app->n_journal;
     app->ctx.journal_error = app->journal_err[0] ? app->journal_err : NULL;
+    app_retries(app);
+}
+
+void app_journal_reload(ui_app *app)
+{
+    app_read_journal(app);
 }
 
 static void app_filter(ui_app *app)
@@ -319,6 +346,7 @@ static void app_start_system(ui_app *app, const char *name)
     else if (name || session_has_systems(ss))   /* no config at all: the console still starts */
         st = session_open(ss, name, &io);
     app_bind(app);
+    app_retries(app);   /* loop retries are per system */
     if (app->actor)
         actor_set_journal_errors(app->actor, on_journal_error, app);
     rd_system_cfg *s = app->sys;
@@ -397,11 +425,12 @@ void app_command(ui_app *app, const char *line)
     static const ui_view_id views[] = {[CMD_OVERVIEW] = VIEW_OVERVIEW, [CMD_EXECS] = VIEW_EXECS,
                                        [CMD_WORKERS] = VIEW_WORKERS,   [CMD_QUEUES] = VIEW_QUEUES,
                                        [CMD_DLQ] = VIEW_DLQ,           [CMD_JOURNAL] = VIEW_JOURNAL,
-                                       [CMD_HELP] = VIEW_HELP,         [CMD_FLEET] = VIEW_FLEET};
+                                       [CMD_HELP] = VIEW_HELP,         [CMD_FLEET] = VIEW_FLEET,
+                                       [CMD_GROUPS] = VIEW_GROUPS};
     switch (id) {
     case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
     case CMD_OVERVIEW: case CMD_EXECS: case CMD_WORKERS: case CMD_QUEUES: case CMD_DLQ:
-    case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET:
+    case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET: case CMD_GROUPS:
         app_open_view(app, views[id], NULL, true);
         break;
     case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
@@ -636,6 +665,7 @@ static void app_free(ui_app *app)
             app->views[i].ops->free(&app->views[i]);
     sel_clear(&app->ctx.sel);
     journal_entries_free(app->journal, app->n_journal);
+    free(app->retries);
     theme_free(app->theme);
     keymap_free(app->km);
     session_free(app->session);

@@ -30,8 +30,9 @@ typedef struct ui_prompt {
     size_t len;
 } ui_prompt;
 
-/* DLG_RESEND: "re-send item cur with the same Idempotency-Key?" over the results */
-typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS, DLG_RESEND } dlg_state;
+/* DLG_RESEND: "re-send item cur with the same Idempotency-Key?" over the results;
+ * DLG_TYPE: a bulk action above confirm_over: the operator types the count (raw keys) */
+typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS, DLG_RESEND, DLG_TYPE } dlg_state;
 
 typedef struct ui_dialog {
     dlg_state state;
@@ -43,6 +44,11 @@ typedef struct ui_dialog {
     bool moved;                /* the operator moved cur (else it follows the results) */
     int scroll;
     bool aborted;
+    bool override_loops;       /* the operator overrode the retry-loop breaker (O) */
+    size_t want;               /* DLG_TYPE: the count to type */
+    char typed[24];            /* DLG_TYPE: what was typed so far */
+    size_t typed_len;
+    size_t skipped;            /* loop retries left out of the batch */
 } ui_dialog;
 
 /* The jwt-login password prompt (password.c). buf is never drawn and wiped after use. */
@@ -94,6 +100,8 @@ typedef struct ui_app {
     int n_lat;
     rd_journal_entry *journal;
     size_t n_journal;
+    rd_retry_record *retries;  /* borrowed strings from journal, this system's only */
+    size_t n_retries;
     char journal_err[256];
     bool headless;
     bool model_only;           /* the model comes from REDRIVE_HEADLESS_MODEL: no sources */
@@ -102,6 +110,7 @@ typedef struct ui_app {
 
 /* app.c */
 double app_now(const ui_app *app);
+void app_journal_reload(ui_app *app);   /* the journal tail and this system's manual retries */
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);
@@ -127,6 +136,8 @@ void dialog_close(ui_app *app);
 bool dialog_busy(const ui_app *app);   /* requests still running: keep repainting */
 bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
 bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
+void dialog_type_key(ui_app *app, ui_key k);   /* DLG_TYPE: digits, backspace, enter, escape */
+size_t dialog_loops(const ui_app *app);         /* loop retries in the confirmation's selection */
 
 /* password.c */
 void password_open(ui_app *app, const char *prompt);

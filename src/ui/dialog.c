@@ -15,9 +15,29 @@ enum { FP_GROUPS = 6 };
 static void sel_copy(ui_sel *dst, const ui_sel *src)
 {
     sel_clear(dst);
-    for (size_t i = 0; i < src->n; i++)
+    for (size_t i = 0; i < src->n; i++) {
         sel_add(dst, src->ids[i], src->parents[i], src->labels[i], src->fps[i]);
+        dst->attempts[i] = src->attempts[i];
+        dst->loops[i] = src->loops[i];
+    }
     dst->notes = xstrdup(src->notes);
+    dst->group = src->group;
+    dst->ineligible = src->ineligible;
+}
+
+size_t dialog_loops(const ui_app *app)
+{
+    const ui_sel *s = &app->dlg.sel;
+    size_t n = 0;
+    for (size_t i = 0; app->dlg.kind == RD_ACT_RETRY && i < s->n; i++)
+        n += s->loops[i] > 0;
+    return n;
+}
+
+/* What a confirmation would send: every target, less the loop retries unless overridden. */
+static size_t to_send(const ui_app *app, bool override)
+{
+    return app->dlg.sel.n - (override ? 0 : dialog_loops(app));
 }
 
 void dialog_close(ui_app *app)
@@ -109,6 +129,7 @@ static void on_done(rd_batch *b, void *ud)
     snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded", action_name(batch_action(b)), batch_succeeded(b),
              batch_count(b));
     ctx_msg(&app->ctx, batch_succeeded(b) != batch_count(b), "%s", msg);
+    app_journal_reload(app);   /* the loop breaker knows these retries from now on */
     if (b == d->batch && !d->moved)   /* land on the first item that may need a re-send */
         for (size_t i = 0; i < batch_count(b); i++)
             if (batch_result(b, i)->code == RD_RES_MAYBE_APPLIED) {
@@ -126,6 +147,7 @@ static void on_resend_done(rd_batch *b, void *ud)
     const rd_result *r = batch_result(b, 0);
     ctx_msg(&app->ctx, r->code != RD_RES_OK, "re-sent %s of %s (key %.8s): %s%s", action_name(r->action), r->id,
             r->idem_key, result_code_name(r->code), r->replayed ? " (the core answered from its idempotency cache)" : "");
+    app_journal_reload(app);
     app_request_paint(app);
     if (app->src)
         sources_refresh(app->src);
@@ -188,14 +210,30 @@ static void dialog_run(ui_app *app)
         return;
     }
     rd_target *t = xcalloc(d->sel.n ? d->sel.n : 1, sizeof *t);
+    size_t n = 0;
+    d->skipped = 0;
     for (size_t i = 0; i < d->sel.n; i++) {
-        t[i].id = d->sel.ids[i];
-        t[i].parent = d->sel.parents[i];
-        t[i].label = d->sel.labels[i];
+        bool loop = d->kind == RD_ACT_RETRY && d->sel.loops[i] > 0;
+        if (loop && !d->override_loops) {   /* the breaker: not without the override */
+            d->skipped++;
+            continue;
+        }
+        t[n].id = d->sel.ids[i];
+        t[n].parent = d->sel.parents[i];
+        t[n].label = d->sel.labels[i];
+        if (d->kind == RD_ACT_RETRY) {
+            t[n].fp = d->sel.fps[i][0] ? d->sel.fps[i] : NULL;
+            t[n].attempt = d->sel.attempts[i];
+            t[n].override_loop = loop;
+        }
+        n++;
     }
     static const rd_batch_cbs cbs = {on_item, on_done};
     char why[256] = "";
-    d->batch = actor_run(app->actor, d->kind, t, d->sel.n, NULL, &cbs, app, why, sizeof why);
+    if (d->sel.group || n > 1)   /* one batch id on every line of its items */
+        d->batch = actor_run_batch(app->actor, d->kind, t, n, NULL, &cbs, app, why, sizeof why);
+    else
+        d->batch = actor_run(app->actor, d->kind, t, n, NULL, &cbs, app, why, sizeof why);
     free(t);
     if (!d->batch) {
         ctx_msg(&app->ctx, true, "refused: %s", why);
@@ -206,6 +244,59 @@ static void dialog_run(ui_app *app)
     d->scroll = 0;
     d->cur = 0;
     d->moved = false;
+}
+
+/* y (override=false) or O (true): nothing to send, a typed count, or run now. */
+static void dialog_confirm(ui_app *app, bool override)
+{
+    ui_dialog *d = &app->dlg;
+    size_t loops = dialog_loops(app), n = to_send(app, override);
+    if (override && !loops) {
+        ctx_msg(&app->ctx, false, "no loop retries here: %s confirms", "y");
+        return;
+    }
+    if (!n) {
+        ctx_msg(&app->ctx, true, "%s: every target is a loop retry (retried by hand, failed again the same way): "
+                "override to send anyway", action_name(d->kind));
+        return;
+    }
+    d->override_loops = override;
+    int over = app->sys ? app->sys->confirm_over : 10;
+    if (n > 1 && n > (size_t)(over < 0 ? 0 : over)) {
+        d->state = DLG_TYPE;
+        d->want = n;
+        d->typed_len = 0;
+        d->typed[0] = 0;
+        return;
+    }
+    dialog_run(app);
+}
+
+void dialog_type_key(ui_app *app, ui_key k)
+{
+    ui_dialog *d = &app->dlg;
+    app->ctx.msg[0] = 0;
+    if (k == (UK_FN | KEY_ENTER) || k == '\r' || k == '\n') {
+        char want[24];
+        snprintf(want, sizeof want, "%zu", d->want);
+        if (strcmp(d->typed, want) == 0) {
+            dialog_run(app);
+            return;
+        }
+        ctx_msg(&app->ctx, true, "typed '%s', the count is %s: nothing was sent (Escape cancels)", d->typed, want);
+        d->typed_len = 0;
+        d->typed[0] = 0;
+    } else if (k == 27 || k == 7) {   /* escape, ctrl-g: back to the breakdown */
+        d->state = DLG_CONFIRM;
+        d->override_loops = false;
+        ctx_msg(&app->ctx, false, "not confirmed: nothing was sent");
+    } else if (k == (UK_FN | KEY_BACKSPACE) || k == 127 || k == 8) {
+        if (d->typed_len)
+            d->typed[--d->typed_len] = 0;
+    } else if (k >= '0' && k <= '9' && d->typed_len + 1 < sizeof d->typed) {
+        d->typed[d->typed_len++] = (char)k;
+        d->typed[d->typed_len] = 0;
+    }
 }
 
 static void dialog_move(ui_dialog *d, ui_action a)
@@ -235,8 +326,8 @@ unsigned dialog_key(ui_app *app, ui_action a)
 {
     ui_dialog *d = &app->dlg;
     if (d->state == DLG_CONFIRM) {
-        if (a == UA_CONFIRM)
-            dialog_run(app);
+        if (a == UA_CONFIRM || a == UA_OVERRIDE)
+            dialog_confirm(app, a == UA_OVERRIDE);
         else if (a == UA_CANCEL || a == UA_ABORT) {
             ctx_msg(&app->ctx, false, "%s cancelled: nothing was sent", action_name(d->kind));
             dialog_close(app);
@@ -303,6 +394,46 @@ static void confirm_fps(const ui_sel *s, dlines *dl)
         dl_add(dl, TS_DIALOG, xasprintf("  %4zu x (other fingerprints)", other));
 }
 
+/* The breakdown before a retry: eligible / ineligible / loop retries, and each loop. */
+static void confirm_loops(ui_app *app, dlines *dl)
+{
+    const ui_dialog *d = &app->dlg;
+    size_t loops = dialog_loops(app);
+    char ko[48] = "O";
+    keymap_first(app->km, UA_OVERRIDE, ko, sizeof ko);
+    if (d->sel.group)
+        dl_add(dl, loops ? TS_DIALOG_DANGER : TS_DIALOG,
+               xasprintf("breakdown: %zu eligible, %zu ineligible (not sent), %zu loop retr%s", d->sel.n,
+                         d->sel.ineligible, loops, loops == 1 ? "y" : "ies"));
+    else if (d->sel.n > 1 && loops)
+        dl_add(dl, TS_DIALOG_DANGER, xasprintf("loop retries: %zu of %zu", loops, d->sel.n));
+    size_t shown = 0;
+    for (size_t i = 0; i < d->sel.n; i++) {
+        if (d->sel.loops[i] <= 0)
+            continue;
+        if (shown++ == 4) {
+            dl_add(dl, TS_DIALOG_DANGER, xasprintf("  ... and %zu more loop retries", loops - 4));
+            break;
+        }
+        dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s%s: manual retry #%d of the same failure", d->sel.n > 1 ? "  " : "",
+                                               d->sel.ids[i], d->sel.loops[i] + 1));
+    }
+    if (loops) {
+        dl_add(dl, TS_DIALOG_DANGER, xstrdup(loops == 1
+                   ? "retried by hand before, it failed again with the same error"
+                   : "each was retried by hand before and failed again with the same error"));
+        if (loops < d->sel.n)
+            dl_add(dl, TS_DIALOG_DANGER, xasprintf("skipped unless overridden: %s sends them too (journaled as an "
+                                                   "override)", ko));
+        else
+            dl_add(dl, TS_DIALOG_DANGER, xasprintf("a further retry needs the override: %s (journaled)", ko));
+    }
+    size_t n = to_send(app, false);
+    int over = app->sys ? app->sys->confirm_over : 10;
+    if (n > 1 && n > (size_t)(over < 0 ? 0 : over))
+        dl_add(dl, TS_DIALOG, xasprintf("more than %d: confirm by typing the count", over));
+}
+
 static void confirm_lines(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
@@ -317,8 +448,10 @@ static void confirm_lines(ui_app *app, dlines *dl)
                                         d->sel.labels[i] ? d->sel.labels[i] : ""));
     if (d->sel.n > 8)
         dl_add(dl, TS_DIALOG, xasprintf("  ... and %zu more", d->sel.n - 8));
-    if (d->kind == RD_ACT_RETRY && d->sel.n > 1)
+    if (d->kind == RD_ACT_RETRY && d->sel.n > 1 && !d->sel.group)
         confirm_fps(&d->sel, dl);
+    if (d->kind == RD_ACT_RETRY)
+        confirm_loops(app, dl);
     if (d->sel.notes)
         for (const char *p = d->sel.notes; *p;) {
             size_t n = strcspn(p, "\n");
@@ -337,6 +470,11 @@ static void progress_lines(ui_app *app, dlines *dl)
     size_t n = batch_count(b), fin = batch_finished(b), ok = batch_succeeded(b);
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %zu/%zu done, %zu ok, %zu failed%s", action_name(d->kind), fin, n, ok,
                                            fin - ok, batch_done(b) ? "" : d->aborted ? " (aborting)" : " ..."));
+    if (batch_id(b)[0] || d->skipped)
+        dl_add(dl, TS_DIALOG, xasprintf("%s%s%s%s", batch_id(b)[0] ? "batch " : "", batch_id(b),
+                                        d->skipped && batch_id(b)[0] ? "  " : "",
+                                        d->skipped ? (d->skipped == 1 ? "1 loop retry skipped" : "loop retries skipped")
+                                                   : ""));
     for (size_t i = 0; i < n; i++) {
         const rd_result *r = item_result(d, i);
         bool resent = d->resent && d->resent[i];
@@ -390,25 +528,45 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
     wattrset(w, 0);
     int body = bh - 3, skip = 0;
     bool results = app->dlg.state == DLG_PROGRESS;
-    if (results) {   /* line 0 is the summary; item i is line i + 1: keep the cursor's visible */
-        int cur = app->dlg.cur + 1;
+    int head = 1;   /* lines before the results: the summary, the batch line */
+    if (results && app->dlg.batch && (batch_id(app->dlg.batch)[0] || app->dlg.skipped))
+        head = 2;
+    if (results) {   /* item i is line i + head: keep the cursor's visible */
+        int cur = app->dlg.cur + head;
         if (cur > body - 1)
             skip = cur - (body - 1);
     }
     for (int i = 0; i < body && i < (int)dl->n; i++) {
-        size_t k = i == 0 ? 0 : (size_t)(i + skip);
+        size_t k = i < head ? (size_t)i : (size_t)(i + skip);
         if (k >= dl->n)
             break;
         int a = theme_attr(app->theme, (ui_slot)dl->slot[k]);
-        if (results && k == (size_t)app->dlg.cur + 1 && dl->n > 2)
+        if (results && k == (size_t)app->dlg.cur + (size_t)head && dl->n > (size_t)head + 1)
             a = theme_attr(app->theme, TS_CURSOR);
         draw_raw(w, y0 + 1 + i, x0 + 2, bw - 4, dl->l[k], a, app->ctx.san);
     }
-    char ky[48], kn[48], kr[48], line[200];
-    if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND) {
+    char ky[48], kn[48], kr[48], line[320];
+    if (app->dlg.state == DLG_TYPE) {
+        snprintf(line, sizeof line, "type %zu and Enter to %s %zu: %s_   Escape: back", app->dlg.want,
+                 action_name(app->dlg.kind), app->dlg.want, app->dlg.typed);
+    } else if (app->dlg.state == DLG_CONFIRM && dialog_loops(app)) {
         keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
         keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
-        snprintf(line, sizeof line, "%s: %s   %s: %s", ky, app->dlg.state == DLG_RESEND ? "re-send" : "confirm", kn,
+        keymap_first(app->km, UA_OVERRIDE, kr, sizeof kr);
+        size_t loops = dialog_loops(app), n = app->dlg.sel.n;
+        if (loops < n)
+            snprintf(line, sizeof line, "%s: confirm %zu (skip %zu loop)   %s: override, all %zu   %s: cancel", ky,
+                     n - loops, loops, kr, n, kn);
+        else
+            snprintf(line, sizeof line, "%s: override the loop breaker   %s: cancel", kr, kn);
+    } else if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND) {
+        keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
+        keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
+        size_t n = to_send(app, false);
+        int over = app->sys ? app->sys->confirm_over : 10;
+        bool typed = app->dlg.state == DLG_CONFIRM && n > 1 && n > (size_t)(over < 0 ? 0 : over);
+        snprintf(line, sizeof line, "%s: %s   %s: %s", ky,
+                 app->dlg.state == DLG_RESEND ? "re-send" : typed ? "confirm, then type the count" : "confirm", kn,
                  app->dlg.state == DLG_RESEND ? "back" : "cancel");
     } else {
         keymap_first(app->km, UA_ABORT, ky, sizeof ky);
@@ -423,7 +581,7 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
 void dialog_draw(ui_app *app, WINDOW *w)
 {
     dlines dl = {0};
-    if (app->dlg.state == DLG_CONFIRM)
+    if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_TYPE)
         confirm_lines(app, &dl);
     else if (app->dlg.state == DLG_RESEND)
         resend_lines(app, &dl);

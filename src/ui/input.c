@@ -90,6 +90,8 @@ static bool global_action(ui_app *app, ui_action a)
         {UA_VIEW_OVERVIEW, VIEW_OVERVIEW}, {UA_VIEW_EXECS, VIEW_EXECS}, {UA_VIEW_WORKERS, VIEW_WORKERS},
         {UA_VIEW_QUEUES, VIEW_QUEUES}, {UA_VIEW_DLQ, VIEW_DLQ}, {UA_VIEW_JOURNAL, VIEW_JOURNAL},
         {UA_HELP, VIEW_HELP}, {UA_VIEW_FLEET, VIEW_FLEET},
+        {UA_VIEW_GROUPS, VIEW_GROUPS},
+        {UA_HELP, VIEW_HELP},
     };
     for (size_t i = 0; i < sizeof jumps / sizeof *jumps; i++)
         if (jumps[i].a == a) {
@@ -126,7 +128,7 @@ static bool input_action(ui_app *app, ui_action a)
         return true;
     }
     ui_view *v = &app->views[app->cur];
-    bool is_view_switch = (a >= UA_VIEW_OVERVIEW && a <= UA_VIEW_JOURNAL) || a == UA_VIEW_FLEET;
+    bool is_view_switch = a >= UA_VIEW_OVERVIEW && a <= UA_VIEW_GROUPS;
     unsigned ch = UI_CH_UNHANDLED;
     if (!is_view_switch && a != UA_HELP && a != UA_COMMAND && a != UA_SEARCH)
         ch = v->ops->key ? v->ops->key(v, c, a) : UI_CH_UNHANDLED;
@@ -159,6 +161,11 @@ bool input_key(ui_app *app, ui_key k)
     }
     if (app->prompt.active)
         return prompt_key(app, k);
+    if (app->dlg.state == DLG_TYPE) {   /* the typed count: raw keys, never the keymap */
+        app->ctx.msg[0] = 0;
+        dialog_type_key(app, k);
+        return true;
+    }
     app->pending[app->n_pending++] = k;
     ui_action a = UA_NONE;
     bool in_dlg = app->dlg.state != DLG_NONE;

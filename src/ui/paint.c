@@ -119,10 +119,14 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
     draw_fill(w, y, 0, cols, theme_attr(app->theme, TS_BOTTOMBAR));
     const ui_action *bar = app->dlg.state != DLG_NONE ? NULL : app->views[app->cur].ops->bar;
     static const ui_action dlg_confirm[] = {UA_CONFIRM, UA_CANCEL, UA_NONE};
+    static const ui_action dlg_loops[] = {UA_CONFIRM, UA_OVERRIDE, UA_CANCEL, UA_NONE};
+    static const ui_action dlg_type[] = {UA_NONE};   /* raw keys: the box says what to type */
     static const ui_action dlg_progress[] = {UA_ABORT, UA_CANCEL, UA_NONE};
     static const ui_action dlg_resend[] = {UA_RESEND, UA_ABORT, UA_CANCEL, UA_NONE};
     if (!bar)
-        bar = app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND ? dlg_confirm
+        bar = app->dlg.state == DLG_TYPE                                     ? dlg_type
+              : app->dlg.state == DLG_CONFIRM && dialog_loops(app)          ? dlg_loops
+              : app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND ? dlg_confirm
               : dialog_offers_resend(app)                                    ? dlg_resend
                                                                              : dlg_progress;
     char keys[16][48], labels[16][48];

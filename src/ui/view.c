@@ -42,6 +42,8 @@ void sel_clear(ui_sel *s)
     free(s->parents);
     free(s->labels);
     free(s->fps);
+    free(s->attempts);
+    free(s->loops);
     free(s->notes);
     memset(s, 0, sizeof *s);
 }
@@ -57,13 +59,31 @@ void sel_add(ui_sel *s, const char *id, const char *parent, const char *label, c
         xgrow(&s->labels, &cap, s->n + 1, sizeof *s->labels);
         cap = s->cap;
         xgrow(&s->fps, &cap, s->n + 1, sizeof *s->fps);
+        cap = s->cap;
+        xgrow(&s->attempts, &cap, s->n + 1, sizeof *s->attempts);
+        cap = s->cap;
+        xgrow(&s->loops, &cap, s->n + 1, sizeof *s->loops);
         s->cap = cap;
     }
     s->ids[s->n] = xstrdup(id ? id : "");
     s->parents[s->n] = xstrdup(parent);
     s->labels[s->n] = xstrdup(label);
     s->fps[s->n] = xstrdup(fp ? fp : "");
+    s->attempts[s->n] = 0;
+    s->loops[s->n] = 0;
     s->n++;
+}
+
+int ctx_loop(const ui_ctx *c, const rd_execution *e)
+{
+    return loop_count(e, c->retries, c->n_retries);
+}
+
+void sel_add_exec(ui_sel *s, const ui_ctx *c, const rd_execution *e)
+{
+    sel_add(s, e->id, e->parent_id, e->name, e->fingerprint);
+    s->attempts[s->n - 1] = e->attempt;
+    s->loops[s->n - 1] = ctx_loop(c, e);
 }
 
 void sel_note(ui_sel *s, const char *fmt, ...)

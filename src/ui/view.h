@@ -12,6 +12,7 @@
 #include "../actions/journal.h"
 #include "../core/config.h"
 #include "../core/fleet.h"
+#include "../core/groups.h"
 #include "../core/model.h"
 #include "actlist.h"
 #include "keymap.h"
@@ -51,7 +52,7 @@ typedef struct ui_effect {
 
 typedef enum {
     VIEW_OVERVIEW, VIEW_EXECS, VIEW_CHAIN, VIEW_WORKERS, VIEW_QUEUES, VIEW_DLQ,
-    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW__COUNT
+    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW__COUNT
 } ui_view_id;
 
 typedef struct ui_filter {
@@ -63,8 +64,12 @@ typedef struct ui_filter {
 /* A frozen selection for an action: copies, owned by the ctx. */
 typedef struct ui_sel {
     char **ids, **parents, **labels, **fps;
+    int *attempts;      /* per item: the execution's attempt, 0 unknown (journaled) */
+    int *loops;         /* per item: loop_count (groups.h), 0 = not a loop retry */
     size_t n, cap;
     char *notes;        /* extra lines for the dialog (in-flight work, warnings), raw */
+    bool group;         /* an error group's eligible members (always journaled as a batch) */
+    size_t ineligible;  /* group: members left out as not retry-eligible */
 } ui_sel;
 
 /* A now-dependent string as painted (ctx_age and friends): the 1 s tick recomputes each
@@ -89,6 +94,8 @@ typedef struct ui_ctx {
     ui_sel sel;
     const rd_journal_entry *journal;
     size_t n_journal;
+    const rd_retry_record *retries;  /* this system's accepted manual retries (the journal) */
+    size_t n_retries;
     const char *journal_error;     /* NULL when read fine */
     const rd_diags *diags;         /* config/theme/keymap problems, for the overview */
     const rd_fleet_row *fleet;     /* every system, worst first; NULL: one system only */
@@ -135,7 +142,7 @@ struct ui_view {
 
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
     view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
-    view_fleet_ops;
+    view_fleet_ops, view_groups_ops;
 
 /* ctx helpers (view.c) */
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text);
@@ -143,6 +150,10 @@ void ctx_msg(ui_ctx *c, bool error, const char *fmt, ...) __attribute__((format(
 void sel_clear(ui_sel *s);
 void sel_add(ui_sel *s, const char *id, const char *parent, const char *label, const char *fp);
 void sel_note(ui_sel *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* sel_add of an execution, with its attempt and whether retrying it is a loop retry. */
+void sel_add_exec(ui_sel *s, const ui_ctx *c, const rd_execution *e);
+/* loop_count of e against the journal's manual retries (0 = not a loop retry). */
+int ctx_loop(const ui_ctx *c, const rd_execution *e);
 
 /* Now-dependent text, recorded for the tick. ctx_age: "12s" / "5m" (draw.h fmt_age);
  * ctx_eta: "in 4s" / "due" / "-"; ctx_fresh: "" when t is within c->fresh_s of now

@@ -102,9 +102,13 @@ static void chain_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, int
                         e->id ? e->id : "-", t1, t2, t3, e->worker ? e->worker : "-");
     draw_raw(w, y, r.x, r.w, l, theme_attr(c->theme, TS_HEADER), c->san);
     free(l);
-    char *why = xasprintf("eligible: %s - %s  reason: %s", elig_name(e->elig.verdict), e->elig.why,
+    int loop = ctx_loop(c, e);
+    char lp[96] = "";
+    if (loop > 0)
+        snprintf(lp, sizeof lp, "LOOP: a retry now is manual retry #%d of the same failure  ", loop + 1);
+    char *why = xasprintf("%seligible: %s - %s  reason: %s", lp, elig_name(e->elig.verdict), e->elig.why,
                           e->reason ? e->reason : "-");
-    draw_raw(w, y + 1, r.x, r.w, why, theme_attr(c->theme, TS_DIM), c->san);
+    draw_raw(w, y + 1, r.x, r.w, why, theme_attr(c->theme, loop > 0 ? TS_WARNING : TS_DIM), c->san);
     free(why);
     char *raw = xasprintf("error: %s", e->error ? e->error : "-");
     char *clean = sanitize_str(raw, c->san);
@@ -167,7 +171,11 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         cols_cell(w, y, r.x, &cols[1], e->id ? e->id : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[2], e->status ? e->status : "-",
                   cur ? base : theme_attr(c->theme, (ui_slot)slot_for_status(e->status)), c->san);
-        cols_cell(w, y, r.x, &cols[3], e->reason ? e->reason : "-", base, c->san);
+        int loop = ctx_loop(c, e);
+        char lp[32];
+        snprintf(lp, sizeof lp, "LOOP #%d", loop + 1);   /* a retry now: manual retry #loop+1 */
+        cols_cell(w, y, r.x, &cols[3], loop > 0 ? lp : e->reason ? e->reason : "-",
+                  loop > 0 && !cur ? theme_attr(c->theme, TS_WARNING) : base, c->san);
         cols_cell(w, y, r.x, &cols[4], e->worker ? e->worker : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[5], started, base, c->san);
         cols_cell(w, y, r.x, &cols[6], gap, base, c->san);
@@ -196,7 +204,7 @@ static unsigned chain_key(ui_view *v, ui_ctx *c, ui_action a)
     /* retry acts on the newest attempt: that is what the core retries */
     const rd_execution *e = &m->chain.items[m->chain.n - 1];
     sel_clear(&c->sel);
-    sel_add(&c->sel, e->id, e->parent_id, e->name, e->fingerprint);
+    sel_add_exec(&c->sel, c, e);
     ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
     return UI_CH_REDRAW;
 }

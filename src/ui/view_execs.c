@@ -121,15 +121,17 @@ static void mark_remove(execs_st *s, int i)
         m->parents[j - 1] = m->parents[j];
         m->labels[j - 1] = m->labels[j];
         m->fps[j - 1] = m->fps[j];
+        m->attempts[j - 1] = m->attempts[j];
+        m->loops[j - 1] = m->loops[j];
     }
     m->n--;
 }
 
-static void mark_set(execs_st *s, const rd_execution *e, bool on)
+static void mark_set(execs_st *s, const ui_ctx *c, const rd_execution *e, bool on)
 {
     int i = mark_find(s, e->id);
     if (on && i < 0)
-        sel_add(&s->marks, e->id, e->parent_id, e->name, e->fingerprint);
+        sel_add_exec(&s->marks, c, e);
     else if (!on && i >= 0)
         mark_remove(s, i);
 }
@@ -160,7 +162,7 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     free(ft);
 }
 
-static void exec_cells(const rd_execution *e, ui_ctx *c, char cells[][64])
+static void exec_cells(const rd_execution *e, ui_ctx *c, int loop, char cells[][64])
 {
     snprintf(cells[0], 64, "%s", e->id ? e->id : "-");
     if (e->max_attempts >= 0)
@@ -169,7 +171,10 @@ static void exec_cells(const rd_execution *e, ui_ctx *c, char cells[][64])
         snprintf(cells[1], 64, "%d", e->attempt);
     const char *el = e->elig.verdict == RD_ELIG_YES ? "yes" : e->elig.verdict == RD_ELIG_NO ? "no"
                      : e->elig.verdict == RD_ELIG_CONFIG_ERROR ? "cfg!" : "?";
-    snprintf(cells[2], 64, "%s%s", el, e->elig.flagged ? "!" : "");
+    if (loop > 0)   /* the retry-loop breaker: retried by hand, failed again the same way */
+        snprintf(cells[2], 64, "loop");
+    else
+        snprintf(cells[2], 64, "%s%s", el, e->elig.flagged ? "!" : "");
     ctx_eta(c, e->next_retry_min, cells[3], 64);
     ctx_age(c, e->created_at, cells[4], 64);
     if (e->flags & RD_EXEC_MALFORMED)
@@ -192,9 +197,13 @@ static void execs_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, ui_
         else
             snprintf(eta, sizeof eta, "  next %s", lo);
     }
-    char *l1 = xasprintf("eligible: %s - %s%s  reason: %s%s", elig_name(e->elig.verdict), e->elig.why,
+    int loop = ctx_loop(c, e);
+    char lp[96] = "";
+    if (loop > 0)
+        snprintf(lp, sizeof lp, "LOOP: a retry now is manual retry #%d of the same failure  ", loop + 1);
+    char *l1 = xasprintf("%seligible: %s - %s%s  reason: %s%s", lp, elig_name(e->elig.verdict), e->elig.why,
                          e->elig.flagged ? " (flagged)" : "", e->reason ? e->reason : "-", eta);
-    draw_raw(w, y, r.x, r.w, l1, theme_attr(c->theme, TS_DIM), c->san);
+    draw_raw(w, y, r.x, r.w, l1, theme_attr(c->theme, loop > 0 ? TS_WARNING : TS_DIM), c->san);
     free(l1);
     char *l2 = xasprintf("error: %s", e->error ? e->error : "-");
     draw_raw(w, y + 1, r.x, r.w, l2, theme_attr(c->theme, e->error ? TS_FAILED : TS_DIM), c->san);
@@ -231,7 +240,8 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         bool cur = idx == v->list.cur, marked = mark_find(s, e->id) >= 0;
         int base = cur ? theme_attr(c->theme, TS_CURSOR) : marked ? theme_attr(c->theme, TS_MARKED) : 0;
         char cells[6][64];
-        exec_cells(e, c, cells);
+        int loop = ctx_loop(c, e);
+        exec_cells(e, c, loop, cells);
         int y = r.y + 2 + i;
         draw_fill(w, y, r.x, r.w, base);
         int st_attr = cur ? base : theme_attr(c->theme, (e->flags & (RD_EXEC_ORPHAN | RD_EXEC_MALFORMED))
@@ -241,7 +251,8 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         cols_cell(w, y, r.x, &cols[2], e->name ? e->name : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[3], cells[5], st_attr, c->san);
         cols_cell(w, y, r.x, &cols[4], cells[1], base, c->san);
-        cols_cell(w, y, r.x, &cols[5], cells[2], base, c->san);
+        cols_cell(w, y, r.x, &cols[5], cells[2], loop > 0 && !cur ? theme_attr(c->theme, TS_WARNING) : base,
+                  c->san);
         cols_cell(w, y, r.x, &cols[6], cells[3], base, c->san);
         cols_cell(w, y, r.x, &cols[7], cells[4], base, c->san);
         cols_cell(w, y, r.x, &cols[8], e->worker ? e->worker : "-", base, c->san);
@@ -281,10 +292,21 @@ static void execs_retry(ui_view *v, ui_ctx *c, const rd_execution *e)
     execs_st *s = st_of(v);
     sel_clear(&c->sel);
     if (s->marks.n) {
-        for (size_t i = 0; i < s->marks.n; i++)   /* the frozen selection: ids as marked */
+        for (size_t i = 0; i < s->marks.n; i++) {   /* the frozen selection: ids as marked */
+            const rd_execution *m = NULL;   /* on this page: its state now (the journal moves) */
+            for (size_t k = 0; k < c->model->execs.n && !m; k++)
+                if (c->model->execs.items[k].id && strcmp(c->model->execs.items[k].id, s->marks.ids[i]) == 0)
+                    m = &c->model->execs.items[k];
+            if (m) {
+                sel_add_exec(&c->sel, c, m);
+                continue;
+            }
             sel_add(&c->sel, s->marks.ids[i], s->marks.parents[i], s->marks.labels[i], s->marks.fps[i]);
+            c->sel.attempts[c->sel.n - 1] = s->marks.attempts[i];
+            c->sel.loops[c->sel.n - 1] = s->marks.loops[i];
+        }
     } else if (e)
-        sel_add(&c->sel, e->id, e->parent_id, e->name, e->fingerprint);
+        sel_add_exec(&c->sel, c, e);
     if (!c->sel.n) {
         ctx_msg(c, true, "nothing selected");
         return;
@@ -305,7 +327,7 @@ static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_executi
         return UI_CH_REDRAW;
     char *id = xstrdup(e->id ? e->id : "");
     if (a == UA_MARK) {
-        mark_set(s, e, mark_find(s, e->id) < 0);
+        mark_set(s, c, e, mark_find(s, e->id) < 0);
         if (v->list.cur + 1 < v->list.n)
             v->list.cur++;
         list_pin(&v->list, c, execs_row_id, s);
@@ -319,7 +341,7 @@ static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_executi
             ctx_msg(c, false, "the last mark is not on this page: marked this row only");
         if (from > to) { int t = from; from = to; to = t; }
         for (int i = from; i <= to && i < (int)s->n_rows; i++)
-            mark_set(s, &c->model->execs.items[s->rows[i]], true);
+            mark_set(s, c, &c->model->execs.items[s->rows[i]], true);
     }
     free(s->last_mark);
     s->last_mark = id;

@@ -28,15 +28,16 @@ def stack_env():
 
 class Term:
     def __init__(self, tmp_path, cols=100, rows=30, args=(), extra_env=None, core=None,
-                 auth="auth = bearer\ntoken = env:RD_CORE_TOKEN\n"):
+                 auth="auth = bearer\ntoken = env:RD_CORE_TOKEN\n", extra_conf=""):
         conf = tmp_path / "config"
         e = os.environ
         conf.write_text(
             '[system "attune2"]\nprofile = attune\nstore = %s\nbroker = %s\nbroker_user = %s\n'
-            'broker_password = env:RD_RABBIT_PASSWORD\ncore = %s\n%s'
+            'broker_password = env:RD_RABBIT_PASSWORD\ncore = %s\n%s%s'
             'banner = PROD\n\n[system "alakai"]\nprofile = alakai\nstore = %s\n'
             % (e["RD_PG_DSN_ATTUNE2"], e.get("RD_RABBIT_MGMT_URL", ""), e.get("RD_RABBIT_USER", ""),
-               core or e.get("RD_CORE_URL_ATTUNE2", "http://127.0.0.1:1"), auth, e.get("RD_REDIS_URL", "")))
+               core or e.get("RD_CORE_URL_ATTUNE2", "http://127.0.0.1:1"), auth, extra_conf,
+               e.get("RD_REDIS_URL", "")))
         env = {k: v for k, v in e.items() if k.startswith("RD_")}
         env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
                    HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"), ESCDELAY="25")

@@ -37,7 +37,24 @@ CASES = [
     ("hostile", "hostile", "hostile", []),
     ("ascii", "hostile", "hostile", ["--ascii"]),
     ("every_view", "attune", "every_view", []),
+    ("groups", "attune", "groups", []),
+    ("groups_retry", "attune", "groups_retry", []),
+    ("groups_typed", "attune", "groups_typed", ["--system", "attune-typed"]),
+    ("loop_retry", "attune", "loop_retry", []),
 ]
+
+# Journal lines written before a case runs (the retry-loop breaker reads them at start).
+JOURNALS = {
+    "loop_retry": [
+        {"time": "2026-12-31T23:50:00.000Z", "operator": "ops", "system": "attune-prod", "action": "retry",
+         "targets": ["1084"], "idempotency_key": "0" * 32, "http_status": 202, "result": "retried",
+         "code": "ok", "fp": "connection refused to host <ip>:<n>", "attempt": 1},
+        # another system's retry of the same id is not this system's loop
+        {"time": "2026-12-31T23:51:00.000Z", "operator": "ops", "system": "tasker-dev", "action": "retry",
+         "targets": ["1100"], "idempotency_key": "1" * 32, "http_status": 202, "result": "retried",
+         "code": "ok", "fp": "connection refused to host <ip>:<n>", "attempt": 0},
+    ],
+}
 SIZES = ["80x24", "132x40"]
 
 
@@ -69,6 +86,12 @@ def screens(out, n):
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("name,fixture,script,args", CASES, ids=[c[0] for c in CASES])
 def test_screen(tmp_path, name, fixture, script, args, size):
+    if name in JOURNALS:
+        d = tmp_path / "state" / "redrive"
+        d.mkdir(parents=True, mode=0o700)
+        j = d / "journal.jsonl"
+        j.write_text("".join(json.dumps(x) + "\n" for x in JOURNALS[name]))
+        j.chmod(0o600)
     out = run_headless(fixture, script, size, args, home=str(tmp_path))
     path = os.path.join(HERE, "expected", "%s_%s.txt" % (name, size))
     if os.environ.get("REDRIVE_REGEN"):

@@ -1,0 +1,213 @@
+/* Error groups: the loaded failed executions grouped by error fingerprint (groups.h), with
+ * count, retry-eligible members, loop retries, trend, first/last seen and the actions
+ * affected. Enter lists a group's executions; retry retries its eligible members. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "view.h"
+
+typedef struct groups_st {
+    rd_group *g;
+    size_t n;
+    size_t failed;         /* failed executions among the loaded ones */
+    int *loops;            /* per loaded execution: ctx_loop */
+    size_t cap_loops;
+} groups_st;
+
+static const ui_action groups_bar[] = {UA_OPEN, UA_RETRY, UA_REFRESH, UA_VIEW_EXECS, UA_HELP, UA_QUIT, UA_NONE};
+
+static groups_st *st_of(ui_view *v)
+{
+    if (!v->st)
+        v->st = xcalloc(1, sizeof(groups_st));
+    return v->st;
+}
+
+static const char *groups_row_id(const ui_ctx *c, const void *st, int row)
+{
+    (void)c;
+    return ((const groups_st *)st)->g[row].fp;
+}
+
+/* The groups as the model and the journal stand now, the cursor on the fingerprint it
+ * was on; NULL when there is none (kept=false when that group is gone). */
+static const rd_group *groups_current(ui_view *v, ui_ctx *c, bool *kept)
+{
+    groups_st *s = st_of(v);
+    const rd_model *m = c->model;
+    groups_free(s->g, s->n);
+    xgrow(&s->loops, &s->cap_loops, m->execs.n + 1, sizeof *s->loops);
+    s->failed = 0;
+    for (size_t i = 0; i < m->execs.n; i++) {
+        s->loops[i] = ctx_loop(c, &m->execs.items[i]);
+        s->failed += exec_failed(&m->execs.items[i]);
+    }
+    s->n = groups_build(m->execs.items, m->execs.n, s->loops, c->now, GROUPS_INTERVAL_S, &s->g);
+    v->list.n = (int)s->n;
+    *kept = list_follow(&v->list, c, "error group", groups_row_id, s);
+    list_fit(&v->list, v->rows);
+    return s->n ? &s->g[v->list.cur] : NULL;
+}
+
+static void actions_text(const rd_group *g, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (size_t k = 0; k < g->n_actions && used + 1 < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "%s%s(%zu)", k ? " " : "", g->actions[k].name,
+                                 g->actions[k].count);
+}
+
+static void groups_detail(const rd_group *g, ui_ctx *c, WINDOW *w, int y, ui_rect r)
+{
+    char acts[256];
+    actions_text(g, acts, sizeof acts);
+    char *l1 = xasprintf("%zu failed, %zu retry-eligible, %zu ineligible, %zu loop retr%s  last 15m: %zu, before: "
+                         "%zu  actions: %s", g->count, g->eligible, g->count - g->eligible, g->loops,
+                         g->loops == 1 ? "y" : "ies", g->recent, g->before, acts);
+    draw_raw(w, y, r.x, r.w, l1, theme_attr(c->theme, g->loops ? TS_WARNING : TS_DIM), c->san);
+    free(l1);
+    char *l2 = xasprintf("newest error: %s", g->sample ? g->sample : "-");
+    draw_raw(w, y + 1, r.x, r.w, l2, theme_attr(c->theme, TS_FAILED), c->san);
+    free(l2);
+}
+
+static void groups_row(const rd_group *g, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
+{
+    int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
+    char count[16], elig[16], loops[16], trend[32], first[24], last[24], acts[256];
+    snprintf(count, sizeof count, "%zu", g->count);
+    snprintf(elig, sizeof elig, "%zu", g->eligible);
+    snprintf(loops, sizeof loops, "%zu", g->loops);
+    snprintf(trend, sizeof trend, "%s %zu/%zu", trend_name(g->trend), g->recent, g->before);
+    ctx_age(c, g->first_seen, first, sizeof first);
+    ctx_age(c, g->last_seen, last, sizeof last);
+    actions_text(g, acts, sizeof acts);
+    int trend_slot = g->trend == TREND_RISING || g->trend == TREND_NEW ? TS_FAILED : TS_DIM;
+    draw_fill(w, y, r.x, r.w, base);
+    cols_cell(w, y, r.x, &cols[0], count, base, c->san);
+    cols_cell(w, y, r.x, &cols[1], elig, base, c->san);
+    cols_cell(w, y, r.x, &cols[2], loops, g->loops && !cur ? theme_attr(c->theme, TS_WARNING) : base, c->san);
+    cols_cell(w, y, r.x, &cols[3], trend, cur ? base : theme_attr(c->theme, (ui_slot)trend_slot), c->san);
+    cols_cell(w, y, r.x, &cols[4], first, base, c->san);
+    cols_cell(w, y, r.x, &cols[5], last, base, c->san);
+    cols_cell(w, y, r.x, &cols[6], acts, base, c->san);
+    cols_cell(w, y, r.x, &cols[7], g->fp[0] ? g->fp : "(no error text)", base, c->san);
+}
+
+static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    groups_st *s = st_of(v);
+    bool kept;
+    groups_current(v, c, &kept);
+    char t[256];
+    snprintf(t, sizeof t, "Error groups  %zu group%s of %zu failed executions among the %zu loaded  trend: last 15m/before",
+             s->n, s->n == 1 ? "" : "s", s->failed, c->model->execs.n);
+    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    ui_col cols[] = {
+        {"COUNT", 5, 5, 0, 0, true, 0, 0},   {"ELIG", 4, 4, 0, 0, true, 0, 0},
+        {"LOOP", 4, 4, 0, 1, true, 0, 0},    {"TREND", 9, 14, 0, 0, false, 0, 0},
+        {"FIRST", 5, 5, 0, 2, true, 0, 0},   {"LAST", 4, 5, 0, 0, true, 0, 0},
+        {"ACTIONS", 10, 24, 1, 3, false, 0, 0}, {"ERROR", 20, 40, 4, 0, false, 0, 0},
+    };
+    int nc = (int)(sizeof cols / sizeof *cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
+    int rows = r.h - 4;
+    v->rows = rows < 1 ? 1 : rows;
+    v->list_y = r.y + 2;
+    list_fit(&v->list, v->rows);
+    if (!s->n)
+        draw_clean(w, r.y + 2, r.x + 2, r.w - 2,
+                   c->model->execs.n ? "no failed executions among the loaded ones" : "no executions (yet)",
+                   theme_attr(c->theme, TS_DIM));
+    for (int i = 0; i < v->rows && v->list.top + i < (int)s->n; i++) {
+        int idx = v->list.top + i;
+        groups_row(&s->g[idx], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
+    }
+    if (s->n && r.h >= 6)
+        groups_detail(&s->g[v->list.cur], c, w, r.y + r.h - 2, r);
+}
+
+/* The frozen selection: the group's retry-eligible members as they are now. */
+static void groups_retry(ui_ctx *c, const rd_group *g)
+{
+    sel_clear(&c->sel);
+    const rd_model *m = c->model;
+    for (size_t k = 0; k < g->n_members; k++) {
+        const rd_execution *e = &m->execs.items[g->members[k]];
+        if (e->elig.verdict == RD_ELIG_YES)
+            sel_add_exec(&c->sel, c, e);
+        else
+            c->sel.ineligible++;
+    }
+    c->sel.group = true;
+    if (!c->sel.n) {
+        ctx_msg(c, true, "no retry-eligible member in this group (%zu ineligible): nothing to retry", g->count);
+        sel_clear(&c->sel);
+        return;
+    }
+    sel_note(&c->sel, "error group: %s", g->fp[0] ? g->fp : "(no error text)");
+    ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
+}
+
+static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    groups_st *s = st_of(v);
+    bool kept;
+    const rd_group *g = groups_current(v, c, &kept);
+    unsigned ch = list_nav(&v->list, a, v->rows);
+    if (!(ch & UI_CH_UNHANDLED)) {
+        list_pin(&v->list, c, groups_row_id, s);
+        return ch;
+    }
+    if ((a == UA_OPEN || a == UA_RETRY) && (!kept || !g)) {
+        if (!g)
+            ctx_msg(c, true, "no error group selected");
+        return UI_CH_REDRAW;   /* never act on a group that slid under the cursor */
+    }
+    switch (a) {
+    case UA_OPEN:   /* the group's executions: the executions view filtered by its fingerprint */
+        memset(&c->filter, 0, sizeof c->filter);
+        snprintf(c->filter.fp, sizeof c->filter.fp, "%s", g->fp);
+        ctx_fx(c, FX_FILTER, 0, NULL);
+        ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
+        return UI_CH_REDRAW;
+    case UA_RETRY: groups_retry(c, g); return UI_CH_REDRAW;
+    case UA_REFRESH: ctx_fx(c, FX_REFRESH, 0, NULL); return UI_CH_REDRAW;
+    default: return UI_CH_UNHANDLED;
+    }
+}
+
+static void groups_open(ui_view *v, ui_ctx *c, const char *arg)
+{
+    (void)v, (void)arg;
+    ctx_fx(c, FX_JOURNAL, 0, NULL);   /* loop retries: the journal as it is now */
+}
+
+static void groups_select(ui_view *v, ui_ctx *c, int row)
+{
+    v->list.cur = v->list.top + row;
+    list_fit(&v->list, v->rows);
+    list_pin(&v->list, c, groups_row_id, st_of(v));
+}
+
+static void groups_view_free(ui_view *v)
+{
+    groups_st *s = v->st;
+    if (!s)
+        return;
+    groups_free(s->g, s->n);
+    free(s->loops);
+    free(s);
+    v->st = NULL;
+}
+
+const ui_view_ops view_groups_ops = {
+    .name = "groups", .title = "Error groups", .bar = groups_bar,
+    .open = groups_open, .draw = groups_draw, .key = groups_key,
+    .select = groups_select, .free = groups_view_free,
+};
