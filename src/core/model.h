@@ -104,7 +104,18 @@ typedef struct rd_dlq_entry {
     int attempt;
     char *task_type;
     double sent_at;
+    const char *source;     /* owner of the entry (model_dlq_set), set by the merge; borrowed */
 } rd_dlq_entry;
+
+/* One source's share of the DLQ (a system may have several: Tasker's broker queues and its
+ * tasks_dlq table; Alakai's store and its SQS DLQ). Each source replaces only its own part. */
+typedef struct rd_dlq_part {
+    char *owner;            /* the source's name: "postgresql", "rabbitmq", "redis", "sqs" */
+    rd_dlq_entry *items;    /* owned */
+    size_t n;
+    long total;             /* this source's DLQ size, -1 unknown */
+    bool loaded;            /* this source has delivered entries */
+} rd_dlq_part;
 
 typedef enum {
     RD_SRC_CONNECTING = 0,
@@ -164,9 +175,13 @@ typedef struct rd_model {
     char *chain_id;                 /* which execution the chain was asked for */
     RD_VEC(rd_worker) workers;
     RD_VEC(rd_queue) queues;
-    RD_VEC(rd_dlq_entry) dlq;
-    bool dlq_loaded;                /* a peek has been done */
-    long dlq_total;                 /* total DLQ size, -1 unknown */
+    /* The DLQ is owned per source (dlq_parts, sorted by owner) and merged into the three
+     * fields below by model_dlq_set/model_dlq_total; read those, never write them.
+     * dlq.items are shallow copies: their strings belong to the parts. */
+    RD_VEC(rd_dlq_part) dlq_parts;
+    RD_VEC(rd_dlq_entry) dlq;       /* union of the parts' entries, in owner order */
+    bool dlq_loaded;                /* some source has delivered entries (a peek was done) */
+    long dlq_total;                 /* sum of the known parts' totals, -1 when none known */
     RD_VEC(rd_count) counts;
     RD_VEC(rd_source_status) sources;
     long orphan_suspects;           /* alakai; -1 n/a */
@@ -187,7 +202,13 @@ void model_set_execs(rd_model *m, rd_execution *items, size_t n, bool more);
 void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n);
 void model_set_workers(rd_model *m, rd_worker *items, size_t n);
 void model_set_queues(rd_model *m, rd_queue *items, size_t n);
-void model_set_dlq(rd_model *m, rd_dlq_entry *items, size_t n, long total);
+/* A source's DLQ share: replace its entries (the model takes ownership; NULL/0 = none,
+ * still "loaded") or its total (-1 unknown). Other sources' shares are kept; the merged
+ * view (dlq, dlq_total, dlq_loaded) is rebuilt. `owner` is the source's name. */
+void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n);
+void model_dlq_total(rd_model *m, const char *owner, long total);
+/* Forget every share (a model replaced by a loaded snapshot). */
+void model_dlq_reset(rd_model *m);
 void model_set_counts(rd_model *m, rd_count *items, size_t n);
 
 /* Source freshness; returns the entry (created on first use). */

@@ -76,8 +76,9 @@ static void fill(rd_model *m)
     d[0] = (rd_dlq_entry){ xstrdup("m1"), xstrdup("attune.dlx.queue"), xstrdup("101"),
                            xstrdup("expired"), 2, xstrdup("worker.7.executions"), NOW - 100,
                            NOW - 50, xstrdup("{\"execution_id\":101}"), true, 2,
-                           xstrdup("render"), NOW - 200 };
-    model_set_dlq(m, d, 1, 3);
+                           xstrdup("render"), NOW - 200, NULL };
+    model_dlq_set(m, "rabbitmq", d, 1);
+    model_dlq_total(m, "rabbitmq", 3);
 
     rd_count *c = xcalloc(2, sizeof *c);
     snprintf(c[0].status, sizeof c[0].status, "failed");
@@ -389,6 +390,91 @@ static void test_json_escapes(void)
     }
 }
 
+static rd_dlq_entry *dlq_entries(const char *queue, const char *const *ids, size_t n)
+{
+    rd_dlq_entry *d = xcalloc(n ? n : 1, sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        d[i].id = xstrdup(ids[i]);
+        d[i].queue = xstrdup(queue);
+        d[i].count = -1;
+    }
+    return d;
+}
+
+/* The merged DLQ after each step, as "total|id@source id@source ...". */
+static void dlq_expect(const rd_model *m, const char *want)
+{
+    char got[256];
+    size_t k = (size_t)snprintf(got, sizeof got, "%ld|", m->dlq_total);
+    for (size_t i = 0; i < m->dlq.n && k < sizeof got; i++)
+        k += (size_t)snprintf(got + k, sizeof got - k, "%s%s@%s", i ? " " : "",
+                              m->dlq.items[i].id, m->dlq.items[i].source);
+    CHECK_STR(got, want);
+}
+
+/* Several DLQ sources (Tasker: RabbitMQ queues and tasks_dlq): each owns its share, a
+ * refresh of one never drops the other's entries, the total is the sum of known parts. */
+static void test_dlq_owners(void)
+{
+    rd_model *m = model_new();
+    static const char *const pg1[] = { "t1", "t2" }, *const pg2[] = { "t3" },
+                             *const rb[] = { "m1", "m2", "m3" };
+    dlq_expect(m, "-1|");
+    CHECK(!m->dlq_loaded);
+    model_dlq_total(m, "rabbitmq", 5);                       /* the poll: depth known first */
+    dlq_expect(m, "5|");
+    CHECK(!m->dlq_loaded);
+    model_dlq_set(m, "postgresql", dlq_entries("tasks_dlq", pg1, 2), 2);
+    model_dlq_total(m, "postgresql", 2);
+    dlq_expect(m, "7|t1@postgresql t2@postgresql");
+    CHECK(m->dlq_loaded);
+    model_dlq_set(m, "rabbitmq", dlq_entries("q_dlq", rb, 3), 3);        /* the peek */
+    dlq_expect(m, "7|t1@postgresql t2@postgresql m1@rabbitmq m2@rabbitmq m3@rabbitmq");
+    for (int refresh = 0; refresh < 3; refresh++) {          /* PostgreSQL refreshes */
+        model_dlq_set(m, "postgresql", dlq_entries("tasks_dlq", pg2, 1), 1);
+        model_dlq_total(m, "postgresql", 1);
+        model_dlq_total(m, "rabbitmq", 5);                   /* the broker polls */
+        dlq_expect(m, "6|t3@postgresql m1@rabbitmq m2@rabbitmq m3@rabbitmq");
+    }
+    uint64_t g = m->generation;
+    model_dlq_total(m, "rabbitmq", 5);                       /* unchanged: no repaint */
+    CHECK(m->generation == g);
+    model_dlq_total(m, "postgresql", -1);                    /* count query failed */
+    dlq_expect(m, "5|t3@postgresql m1@rabbitmq m2@rabbitmq m3@rabbitmq");
+    CHECK(m->generation > g);
+    model_dlq_set(m, "rabbitmq", NULL, 0);                   /* peek found nothing */
+    model_dlq_total(m, "rabbitmq", -7);                      /* any negative is unknown */
+    dlq_expect(m, "-1|t3@postgresql");
+    model_dlq_total(m, "redis", 0);                          /* a known zero counts */
+    dlq_expect(m, "0|t3@postgresql");
+    CHECK(m->dlq_parts.n == 3);
+    if (m->dlq_parts.n == 3) {                               /* owner order, whatever came first */
+        CHECK_STR(m->dlq_parts.items[0].owner, "postgresql");
+        CHECK_STR(m->dlq_parts.items[1].owner, "rabbitmq");
+        CHECK_STR(m->dlq_parts.items[2].owner, "redis");
+    }
+
+    /* a snapshot keeps the shares */
+    model_dlq_set(m, "rabbitmq", dlq_entries("q_dlq", rb, 2), 2);
+    model_dlq_total(m, "rabbitmq", 4);
+    char *json = model_to_json_at(m, "dlq", NOW);
+    rd_model *r = model_new();
+    char err[128];
+    CHECK(model_from_json(r, json, err, sizeof err));
+    dlq_expect(r, "4|t3@postgresql m1@rabbitmq m2@rabbitmq");
+    CHECK(r->dlq_parts.n == 3 && r->dlq_loaded);
+    char *json2 = model_to_json_at(r, "dlq", NOW);
+    CHECK_STR(json2, json);
+    CHECK(strstr(json, "\"dlq_sources\"") != NULL);
+    /* an older snapshot without sources: one share */
+    CHECK(model_from_json(r, "{\"dlq\":[{\"id\":\"x\"}],\"dlq_total\":9}", err, sizeof err));
+    dlq_expect(r, "9|x@snapshot");
+    free(json);
+    free(json2);
+    model_free(r);
+    model_free(m);
+}
+
 int main(void)
 {
     test_basics();
@@ -397,5 +483,6 @@ int main(void)
     test_from_json_tolerant();
     test_text();
     test_json_escapes();
+    test_dlq_owners();
     return check_done("test_model");
 }
