@@ -47,6 +47,7 @@ static const key_def keys[] = {
     { "workers", K_STR, F(workers) },          { "cacert", K_STR, F(cacert) },
     { "read_only", K_BOOL, F(read_only) },     { "insecure", K_BOOL, F(insecure) },
     { "local", K_BOOL, F(local) },             { "poll", K_DUR, F(poll_s) },
+    { "core_probe", K_DUR, F(core_probe_s) },
     { "max_retries", K_INT, F(max_retries) },  { "prefix", K_STR, F(prefix) },
     { "orphan_after", K_DUR, F(orphan_after_s) }, { "rate_limit", K_DOUBLE, F(rate_limit) },
     { "page_size", K_INT, F(page_size) },
@@ -186,6 +187,7 @@ static void system_defaults(rd_system_cfg *c)
 {
     memset(c, 0, sizeof *c);
     c->poll_s = 2;
+    c->core_probe_s = 30;
     c->max_retries = 1;
     c->prefix = xstrdup("alakai-executions");
     c->orphan_after_s = 7200;

@@ -53,6 +53,7 @@ typedef struct rd_system_cfg {
     bool store_insecure;     /* Redis TLS without verification (shown as a banner) */
     bool local;              /* explicitly a local system (dev-user allowed) */
     double poll_s;           /* default 2 */
+    double core_probe_s;     /* GET /auth/me to show the core's state, default 30, 0 = off */
     int max_retries;         /* alakai MAX_RETRIES, default 1 */
     char *prefix;            /* alakai key prefix, default alakai-executions */
     double orphan_after_s;   /* default 7200 */

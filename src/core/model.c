@@ -334,6 +334,45 @@ void model_source_notes(rd_model *m, const char *name, const char *const *notes,
     model_changed(m);
 }
 
+void model_core_probe(rd_model *m, rd_core_state st, const char *identity, const char *why,
+                      double now)
+{
+    rd_core_status *c = &m->core;
+    char id[sizeof c->identity], err[sizeof c->error];
+    snprintf(id, sizeof id, "%s", identity ? identity : "");
+    snprintf(err, sizeof err, "%s", st == RD_CORE_OK || !why ? "" : why);
+    bool same = c->state == st && strcmp(id, c->identity) == 0 && strcmp(err, c->error) == 0;
+    if (c->state != st)
+        c->since = now;
+    c->state = st;
+    memcpy(c->identity, id, sizeof id);
+    memcpy(c->error, err, sizeof err);
+    if (st != RD_CORE_CHECKING)
+        c->checked_at = now;
+    if (!same)
+        model_changed(m);
+}
+
+void model_core_action(rd_model *m, const char *outcome, bool failed, double now)
+{
+    snprintf(m->core.last_action, sizeof m->core.last_action, "%s", outcome ? outcome : "");
+    m->core.last_action_failed = failed;
+    m->core.last_action_at = now;
+    model_changed(m);
+}
+
+const char *core_state_name(rd_core_state s)
+{
+    switch (s) {
+    case RD_CORE_CHECKING: return "checking";
+    case RD_CORE_OK: return "ok";
+    case RD_CORE_ERROR: return "error";
+    case RD_CORE_DOWN: return "down";
+    case RD_CORE_NONE: break;
+    }
+    return "none";
+}
+
 const char *elig_name(rd_elig e)
 {
     switch (e) {

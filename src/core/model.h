@@ -154,6 +154,27 @@ enum {
     RD_FACT_VERSION   = 1u << 5,   /* the server was asked its version (may stay "") */
 };
 
+/* The core API as the last probe (GET /auth/me, at a low rate and after each action) and
+ * the last action saw it. Raw strings; never a token. */
+typedef enum {
+    RD_CORE_NONE = 0,       /* no core configured, or not probed by this process */
+    RD_CORE_CHECKING,       /* the first probe has not answered yet */
+    RD_CORE_OK,             /* answered, naming the operator's identity */
+    RD_CORE_ERROR,          /* answered (or credentials failed) but did not accept us */
+    RD_CORE_DOWN,           /* no answer: connection refused, timeout, DNS */
+} rd_core_state;
+
+typedef struct rd_core_status {
+    rd_core_state state;
+    char identity[128];     /* who the core says the operator is, "" unknown */
+    char error[256];        /* why not ok, "" when ok */
+    double checked_at;      /* epoch of the last probe answer, 0 never */
+    double since;           /* epoch when the current state began */
+    char last_action[200];  /* "retry: 2 of 2 succeeded", "" none yet */
+    bool last_action_failed;
+    double last_action_at;
+} rd_core_status;
+
 /* Longest status name kept whole (Tasker's enqueued_as_error_for_orchestration is 35). */
 enum { RD_STATUS_MAX = 64 };
 
@@ -184,6 +205,7 @@ typedef struct rd_model {
     long dlq_total;                 /* sum of the known parts' totals, -1 when none known */
     RD_VEC(rd_count) counts;
     RD_VEC(rd_source_status) sources;
+    rd_core_status core;            /* the core API's reachability (model_core_*) */
     long orphan_suspects;           /* alakai; -1 n/a */
     double failing_rate;            /* failures per minute in the last window, -1 unknown */
 } rd_model;
@@ -224,6 +246,13 @@ void model_source_tls(rd_model *m, const char *name, const char *info, bool unve
 /* Replaces the source's notes (at most RD_SRC_NOTES, each cut to RD_SRC_NOTE_LEN - 1 bytes);
  * the generation moves only when they changed. */
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n);
+
+/* The core API: a probe's outcome (identity when ok, why otherwise; copied, capped) and
+ * the outcome of the last action. The generation moves only when something shown changed. */
+void model_core_probe(rd_model *m, rd_core_state st, const char *identity, const char *why,
+                      double now);
+void model_core_action(rd_model *m, const char *outcome, bool failed, double now);
+const char *core_state_name(rd_core_state s);   /* "ok" "error" "down" "checking" "none" */
 
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */

@@ -190,6 +190,22 @@ static cJSON *dlq_part_json(const rd_dlq_part *p, double now)
     return o;
 }
 
+/* The core API's state: {"state", "identity", "error", "checked_at", "since",
+ * "last_action", "last_action_failed", "last_action_at"}. */
+static cJSON *core_json(const rd_core_status *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "state", core_state_name(c->state));
+    add_str(o, "identity", c->identity[0] ? c->identity : NULL);
+    add_str(o, "error", c->error[0] ? c->error : NULL);
+    add_time(o, "checked_at", c->checked_at);
+    add_time(o, "since", c->since);
+    add_str(o, "last_action", c->last_action[0] ? c->last_action : NULL);
+    cJSON_AddBoolToObject(o, "last_action_failed", c->last_action_failed);
+    add_time(o, "last_action_at", c->last_action_at);
+    return o;
+}
+
 static cJSON *source_json(const rd_source_status *s, double now)
 {
     cJSON *o = cJSON_CreateObject();
@@ -260,8 +276,11 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     unsigned v = view_mask(view);
     cJSON *root = cJSON_CreateObject();
     add_str(root, "view", view ? view : "overview");
-    if (v & V_SOURCES)
+    if (v & V_SOURCES) {
         ADD_ARRAY(root, "sources", m->sources, source_json);
+        if (m->core.state != RD_CORE_NONE)
+            cJSON_AddItemToObject(root, "core", core_json(&m->core));
+    }
     if (v & V_COUNTS) {
         ADD_ARRAY(root, "counts", m->counts, count_json);
         add_long(root, "dlq_total", m->dlq_total);
@@ -627,6 +646,29 @@ static void load_dlq(rd_model *m, const cJSON *root, double now)
     free(parts);
 }
 
+static void load_core(rd_model *m, const cJSON *root)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "core");
+    if (!cJSON_IsObject(o))
+        return;
+    rd_core_status *c = &m->core;
+    char st[16];
+    get_fixed(o, "state", st, sizeof st);
+    static const rd_core_state all[] = { RD_CORE_CHECKING, RD_CORE_OK, RD_CORE_ERROR,
+                                         RD_CORE_DOWN };
+    c->state = RD_CORE_NONE;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (strcmp(st, core_state_name(all[i])) == 0)
+            c->state = all[i];
+    get_fixed(o, "identity", c->identity, sizeof c->identity);
+    get_fixed(o, "error", c->error, sizeof c->error);
+    c->checked_at = get_time(o, "checked_at");
+    c->since = get_time(o, "since");
+    get_fixed(o, "last_action", c->last_action, sizeof c->last_action);
+    c->last_action_failed = get_bool(o, "last_action_failed");
+    c->last_action_at = get_time(o, "last_action_at");
+}
+
 static void load_model(rd_model *m, const cJSON *root, double now)
 {
     size_t n;
@@ -643,6 +685,7 @@ static void load_model(rd_model *m, const cJSON *root, double now)
     if ((v = load_array(root, "queues", sizeof(rd_queue), queue_parse, now, &n)))
         model_set_queues(m, v, n);
     load_dlq(m, root, now);
+    load_core(m, root);
     if ((v = load_array(root, "counts", sizeof(rd_count), count_parse, now, &n)))
         model_set_counts(m, v, n);
     if ((v = load_array(root, "sources", sizeof(rd_source_status), source_parse, now, &n))) {
