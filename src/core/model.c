@@ -291,6 +291,23 @@ void model_source_fail(rd_model *m, const char *name, const char *error, double 
     model_changed(m);
 }
 
+void model_source_every(rd_model *m, const char *name, double every_s)
+{
+    model_source(m, name)->every_s = every_s > 0 ? every_s : 0;
+}
+
+double source_fresh_s(const rd_source_status *s, double poll_s)
+{
+    double every = s->every_s > poll_s ? s->every_s : poll_s;
+    return 2 * every + 1;
+}
+
+bool source_is_fresh(const rd_source_status *s, double poll_s, double now)
+{
+    double age = now - s->last_ok;
+    return s->last_ok > 0 && age < source_fresh_s(s, poll_s) && age > -5;
+}
+
 void model_source_version(rd_model *m, const char *name, const char *version)
 {
     rd_source_status *s = model_source(m, name);

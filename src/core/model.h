@@ -135,6 +135,8 @@ typedef struct rd_source_status {
     char notes[RD_SRC_NOTES][RD_SRC_NOTE_LEN];
     size_t n_notes;
     double last_ok;         /* epoch of the last good answer, 0 never */
+    double every_s;         /* the source's own poll interval when longer than the
+                               system's poll (RabbitMQ: 5 s), 0 = the system's */
     double since;           /* epoch when the current state began */
     /* what the source learned about its server, for `redrive check` (raw text) */
     char version[48];       /* the server's version as it reports it; "" unknown */
@@ -241,6 +243,14 @@ void model_source_fail(rd_model *m, const char *name, const char *error, double 
  * server would not say; either way RD_FACT_VERSION becomes known) and a fact. */
 void model_source_version(rd_model *m, const char *name, const char *version);
 void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds);
+/* The source polls every `every_s` seconds, not at the system's poll (model_source_fresh). */
+void model_source_every(rd_model *m, const char *name, double every_s);
+/* Whether the source's data is fresh at `now`: answered within one missed poll of ITS
+ * cadence (2 × max(poll_s, every_s) + 1 s), so a steady poll never shows an age; the age
+ * shown grows only once an answer is really late. */
+double source_fresh_s(const rd_source_status *s, double poll_s);
+bool source_is_fresh(const rd_source_status *s, double poll_s, double now);
+
 /* The TLS state of a source's connection (protocol, cipher, verification). */
 void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
 /* Replaces the source's notes (at most RD_SRC_NOTES, each cut to RD_SRC_NOTE_LEN - 1 bytes);

@@ -304,6 +304,7 @@ static void op_start(rd_source *src)
     rb_src *s = impl(src);
     model_source(s->base.ctx.model, SRC_NAME);
     double every = fmax(s->base.ctx.cfg->poll_s, RB_MIN_POLL_S);
+    model_source_every(s->base.ctx.model, SRC_NAME, every);   /* its freshness window */
     struct timeval tv = clock_tv(every);
     evtimer_add(s->ev_tick, &tv);
     start_auth(s);

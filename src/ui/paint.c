@@ -51,7 +51,7 @@ static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
         int slot = TS_TOPBAR;
         if (s->state == RD_SRC_OK) {
             /* answered within the poll cadence: "ok", so a steady poll does not redraw it */
-            bool fresh = ctx_fresh(&app->ctx, s->last_ok, age, sizeof age);
+            bool fresh = ctx_source_fresh(&app->ctx, s, age, sizeof age);
             snprintf(t, sizeof t, " %s %s", s->name, fresh ? "ok" : age);
         } else if (s->state == RD_SRC_STALE) {
             ctx_age(&app->ctx, s->last_ok, age, sizeof age);
@@ -202,6 +202,7 @@ void paint_frame(ui_app *app)
     app->ctx.now = app_now(app);
     double poll = app->sys && app->sys->poll_s > 0 ? app->sys->poll_s : 2.0;
     app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */
+    app->ctx.poll_s = poll;            /* a source with a longer cadence: its own window */
     app->ctx.n_ages = 0;
     app->ctx.ages_overflow = false;
     werase(w);

@@ -56,7 +56,7 @@ static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
         char *t;
         if (s->state == RD_SRC_OK) {
             /* within the poll cadence: "just now", so a steady poll does not redraw it */
-            bool fresh = ctx_fresh(c, s->last_ok, ok, sizeof ok);
+            bool fresh = ctx_source_fresh(c, s, ok, sizeof ok);
             t = xasprintf("  %-12s ok        updated %s%s", s->name, fresh ? "just now" : ok, fresh ? "" : " ago");
         } else if (s->state == RD_SRC_STALE) {
             ctx_age(c, s->last_ok, ok, sizeof ok);

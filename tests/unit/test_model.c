@@ -475,6 +475,70 @@ static void test_dlq_owners(void)
     model_free(m);
 }
 
+/* The RabbitMQ age flicker (issue 11): the broker is polled every 5 s (its stats refresh
+ * rate) while the system polls every 2 s; the answer lands a little after each tick, by a
+ * latency that varies. Simulated clock, 10 ms steps over 5 minutes: a source answering on
+ * its own cadence is always fresh, whatever the jitter; one that stops answering shows its
+ * age from 2 × 5 + 1 s on. */
+static void test_source_freshness(void)
+{
+    static const struct { double every, poll, lat_min, lat_max, stop_at; } cases[] = {
+        { 5, 2, 0.02, 0.40, 0 },      /* the broker: 5 s cadence, jittery latency */
+        { 5, 2, 0.01, 3.00, 0 },      /* a slow broker: answers up to 3 s after the tick */
+        { 0, 2, 0.01, 1.50, 0 },      /* PostgreSQL on the system's poll */
+        { 5, 10, 0.01, 0.50, 0 },     /* poll longer than the broker's floor */
+        { 5, 2, 0.02, 0.40, 120 },    /* stops answering at t = 120 s */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rd_model *m = model_new();
+        model_source_every(m, "rabbitmq", cases[i].every);
+        rd_source_status *s = model_source(m, "rabbitmq");
+        double every = cases[i].every > cases[i].poll ? cases[i].every : cases[i].poll;
+        double next_tick = 0, answer_at = -1, last_answer = 0;
+        unsigned seed = 12345u + (unsigned)i;
+        int stale_steps = 0, first_stale_ms = -1;
+        for (int ms = 0; ms <= 300000; ms += 10) {
+            double now = NOW + ms / 1000.0, t = ms / 1000.0;
+            if (t >= next_tick && (cases[i].stop_at <= 0 || t < cases[i].stop_at)) {
+                seed = seed * 1103515245u + 12345u;
+                double f = (double)((seed >> 8) % 1000) / 999.0;
+                answer_at = t + cases[i].lat_min + f * (cases[i].lat_max - cases[i].lat_min);
+                next_tick += every;
+            }
+            if (answer_at >= 0 && t >= answer_at) {
+                model_source_ok(m, "rabbitmq", now);
+                last_answer = t;
+                answer_at = -1;
+            }
+            if (s->last_ok > 0 && !source_is_fresh(s, cases[i].poll, now)) {
+                stale_steps++;
+                if (first_stale_ms < 0)
+                    first_stale_ms = ms;
+            }
+        }
+        if (cases[i].stop_at <= 0) {
+            CHECK_MSG(stale_steps == 0, "a source answering on its cadence showed an age");
+        } else {
+            /* stale from 2 × every + 1 s after the last answer, to the 10 ms step */
+            double want = last_answer + 2 * every + 1;
+            CHECK(first_stale_ms >= 0 && first_stale_ms / 1000.0 >= want - 0.011 &&
+                  first_stale_ms / 1000.0 <= want + 0.011);
+        }
+        model_free(m);
+    }
+    /* the old window (2 × the system's poll + 1 s) is what flickered: same traffic */
+    rd_source_status s = {0};
+    s.last_ok = NOW;
+    CHECK(source_is_fresh(&s, 2, NOW + 4.99) && !source_is_fresh(&s, 2, NOW + 5.0));
+    s.every_s = 5;
+    CHECK(source_is_fresh(&s, 2, NOW + 5.3) && source_is_fresh(&s, 2, NOW + 10.99));
+    CHECK(!source_is_fresh(&s, 2, NOW + 11.0));
+    CHECK(!source_is_fresh(&s, 2, NOW - 6));          /* clock jumped back: show it */
+    s.last_ok = 0;
+    CHECK(!source_is_fresh(&s, 2, NOW));
+    CHECK(source_fresh_s(&s, 10) == 21);
+}
+
 int main(void)
 {
     test_basics();
@@ -484,5 +548,6 @@ int main(void)
     test_text();
     test_json_escapes();
     test_dlq_owners();
+    test_source_freshness();
     return check_done("test_model");
 }
