@@ -205,6 +205,8 @@ static void system_free(rd_system_cfg *c)
         if (keys[i].type == K_STR || keys[i].type == K_SECRET)
             free(*(char **)(void *)((char *)c + keys[i].off));
     free(c->name);
+    free(c->file);
+    free(c->key_lines);
     memset(c, 0, sizeof *c);
 }
 
@@ -614,10 +616,15 @@ bool config_parse_len(const char *path, const char *text, size_t len, rd_config 
     for (size_t i = 0; i < p.n; i++) {
         p.cur = i;
         section_validate(&p, &p.s[i]);
-        if (p.s[i].drop || p.s[i].errs)
+        if (p.s[i].drop || p.s[i].errs) {
             system_free(&p.s[i].cfg);
-        else
-            out->systems[out->n++] = p.s[i].cfg;
+        } else {
+            rd_system_cfg *c = &out->systems[out->n++];
+            *c = p.s[i].cfg;
+            c->file = xstrdup(out->path);
+            c->key_lines = xcalloc(N_KEYS, sizeof *c->key_lines);
+            memcpy(c->key_lines, p.s[i].key_line, sizeof p.s[i].key_line);
+        }
     }
     free(p.s);
     return p.r.errors == 0;
@@ -653,6 +660,18 @@ void config_free(rd_config *c)
     free(c->systems);
     free(c->path);
     memset(c, 0, sizeof *c);
+}
+
+void config_key_where(const rd_system_cfg *c, const char *key, char *out, size_t cap)
+{
+    int line = c ? c->line : 0;
+    for (size_t i = 0; c && c->key_lines && i < N_KEYS; i++)
+        if (strcmp(keys[i].name, key) == 0 && c->key_lines[i])
+            line = c->key_lines[i];
+    if (c && c->file && line > 0)
+        snprintf(out, cap, "%s:%d: %s", c->file, line, key);
+    else
+        snprintf(out, cap, "%s", key);
 }
 
 char *config_default_path(void)

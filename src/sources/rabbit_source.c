@@ -385,7 +385,9 @@ static void on_password(bool ok, const char *pw, const char *why, void *ud)
     s->secret = NULL;
     const rd_system_cfg *cfg = s->base.ctx.cfg;
     if (!ok) {
-        snprintf(s->setup_err, sizeof s->setup_err, "broker_password: %s", why);
+        char at[160];
+        config_key_where(cfg, "broker_password", at, sizeof at);
+        snprintf(s->setup_err, sizeof s->setup_err, "%s: %s", at, why);
         if (s->peek_wanted)
             s->peek_done = true;     /* nothing to peek: the source state says why */
         fail(s, s->setup_err);
