@@ -286,7 +286,8 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
                                  io->change_ud);
         if (parts & (SESSION_ACTOR | SESSION_PROBE))
             build_actor(s, io);
-        if (s->actor && s->sys->core && *s->sys->core && s->sys->core_probe_s > 0) {
+        if ((parts & SESSION_PROBE) && s->actor && s->sys->core && *s->sys->core &&
+            s->sys->core_probe_s > 0) {
             s->core_tick = event_new(io->base, -1, EV_PERSIST, on_core_tick, s);
             s->on_change = io->on_change;
             s->change_ud = io->change_ud;

@@ -52,8 +52,9 @@ typedef enum {
 enum {
     SESSION_SOURCES = 1u << 0,
     SESSION_ACTOR = 1u << 1,
-    /* an actor only to probe the core's state (`snapshot`): its credentials are not
-     * checked as configuration, a failure shows in the model's core state */
+    /* probe the core's state (model->core; the console, `snapshot`), with the actor —
+     * built for it when SESSION_ACTOR is not asked: then its credentials are not checked
+     * as configuration, a failure shows in the core state */
     SESSION_PROBE = 1u << 2,
 };
 

@@ -212,7 +212,8 @@ static void app_start_system(ui_app *app, const char *name)
 {
     rd_session *ss = app->session;
     bool live = !app->headless && !app->model_only;
-    rd_session_io io = {.base = app->base, .parts = live ? SESSION_SOURCES | SESSION_ACTOR : 0,
+    rd_session_io io = {.base = app->base,
+                        .parts = live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0,
                         .on_change = on_source_change, .change_ud = app,
                         .on_password = on_password_prompt, .password_ud = app};
     size_t before = session_diags(ss)->n;
