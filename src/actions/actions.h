@@ -165,6 +165,7 @@ typedef struct rd_whoami {
     char auth[32];           /* data.auth: how the core authenticated us, "" when not said */
     char why[256];           /* when !ok: credentials, refusal, unreachable ... */
     bool unreachable;        /* no HTTP answer at all (connect, DNS, timeout) */
+    bool anonymous;          /* asked without credentials (actor_probe before a login) */
 } rd_whoami;
 typedef void (*rd_whoami_cb)(const rd_whoami *w, void *ud);
 /* Starts the request (one at a time per actor); cb runs once, later, from the loop

@@ -58,7 +58,7 @@ static void on_me(const rd_http_resp *r, void *ud)
 {
     whoami_req *w = ud;
     w->http_id = 0;
-    rd_whoami res = {.http_status = r->status};
+    rd_whoami res = {.http_status = r->status, .anonymous = w->auth == NULL};
     if (r->status >= 200 && r->status < 300)
         parse_me(r, &res);
     else if (r->status == 401 || r->status == 403)

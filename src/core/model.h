@@ -168,7 +168,8 @@ typedef enum {
 
 typedef struct rd_core_status {
     rd_core_state state;
-    char identity[128];     /* who the core says the operator is, "" unknown */
+    char identity[128];     /* who the core says the operator is, "" unknown (ok but not
+                               logged in yet: a jwt-login that will prompt) */
     char error[256];        /* why not ok, "" when ok */
     double checked_at;      /* epoch of the last probe answer, 0 never */
     double since;           /* epoch when the current state began */

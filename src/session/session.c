@@ -235,7 +235,9 @@ static void on_core_answer(const rd_whoami *w, void *ud)
 {
     rd_session *s = ud;
     rd_core_state st = w->ok ? RD_CORE_OK : w->unreachable ? RD_CORE_DOWN : RD_CORE_ERROR;
-    model_core_probe(s->model, st, w->identity, w->why, clock_wall());
+    if (w->anonymous && (w->http_status == 401 || w->http_status == 403))
+        st = RD_CORE_OK;             /* up; who we are is known after the login */
+    model_core_probe(s->model, st, w->anonymous ? NULL : w->identity, w->why, clock_wall());
     if (s->on_change)
         s->on_change(s->change_ud);
 }

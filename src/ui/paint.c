@@ -81,8 +81,10 @@ static int topbar_core(ui_app *app, WINDOW *w, int x, int maxx, int bar)
     const rd_core_status *k = &app->model->core;
     char first[61], t[256];
     int slot = TS_TOPBAR;
-    if (k->state == RD_CORE_OK)
+    if (k->state == RD_CORE_OK && k->identity[0])
         snprintf(t, sizeof t, "core ok as %.127s", k->identity);
+    else if (k->state == RD_CORE_OK)
+        snprintf(t, sizeof t, "core ok (not logged in)");
     else if (k->state == RD_CORE_CHECKING)
         snprintf(t, sizeof t, "core ...");
     else {

@@ -21,7 +21,8 @@ static int overview_core(ui_ctx *c, WINDOW *w, int y, ui_rect r)
     switch (k->state) {
     case RD_CORE_NONE: return y;
     case RD_CORE_OK:
-        t = xasprintf("  %-12s ok        as %s", "core API", k->identity);
+        t = k->identity[0] ? xasprintf("  %-12s ok        as %s", "core API", k->identity)
+                           : xasprintf("  %-12s ok        not logged in yet", "core API");
         break;
     case RD_CORE_CHECKING:
         t = xasprintf("  %-12s checking", "core API");
