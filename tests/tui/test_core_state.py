@@ -112,3 +112,20 @@ def test_refused_token_is_an_error_not_down(tmp_path):
     finally:
         os.environ.pop("RD_TEST_BAD_TOKEN", None)
         srv.stop()
+
+
+def test_jwt_login_not_prompted_by_the_probe(tmp_path):
+    """Before the first action a jwt-login without a password source is not asked for its
+    password by the probe: the core is probed without credentials (a 401 = it is up)."""
+    login = os.environ.get("RD_CORE_LOGIN", "ops")
+    t = Term(tmp_path, cols=200, auth="auth = jwt-login\nlogin = %s\n%s" % (login, PROBE))
+    try:
+        t.wait_for("core ok (not logged in)", secs=15)
+        t.pump(2.5)                                  # two more probes
+        assert "password for" not in t.text(), t.text()
+        assert "core ok (not logged in)" in top(t), top(t)
+        t.send("Q")
+        assert t.finish() == 0
+    finally:
+        if t.child.isalive():
+            t.child.kill(signal.SIGKILL)
