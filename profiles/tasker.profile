@@ -12,7 +12,8 @@
 name = tasker
 store = postgresql
 semantics = tasker
-dlq_source = store
+# the DLQ is tasks_dlq, and on RabbitMQ also the broker's {queue}_dlq queues
+dlq_source = store broker
 requires_queues = pgmq
 schema = tasker
 

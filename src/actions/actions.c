@@ -190,6 +190,21 @@ bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
     return true;
 }
 
+bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
+{
+    const rd_system_cfg *c = a->cfg;
+    bool would_prompt = c->auth && strcmp(c->auth, "jwt-login") == 0 && !c->password &&
+                        !auth_has_token(a->auth);
+    if (!would_prompt)
+        return actor_whoami(a, cb, ud);
+    if (a->who || !c->core || !*c->core)
+        return false;
+    a->who_cb = cb;
+    a->who_ud = ud;
+    a->who = whoami_start(NULL, a->http, c, on_whoami, a);
+    return a->who != NULL;
+}
+
 bool actor_insecure(const rd_actor *a)
 {
     return a->cfg->core && url_is_http(a->cfg->core) && !url_host_is_loopback(a->cfg->core);

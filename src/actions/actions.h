@@ -167,11 +167,17 @@ typedef struct rd_whoami {
     char role[64];           /* data.role, "" when not said */
     char auth[32];           /* data.auth: how the core authenticated us, "" when not said */
     char why[256];           /* when !ok: credentials, refusal, unreachable ... */
+    bool unreachable;        /* no HTTP answer at all (connect, DNS, timeout) */
+    bool anonymous;          /* asked without credentials (actor_probe before a login) */
 } rd_whoami;
 typedef void (*rd_whoami_cb)(const rd_whoami *w, void *ud);
 /* Starts the request (one at a time per actor); cb runs once, later, from the loop
  * (not after actor_free). false when there is no core URL or one is already running. */
 bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud);
+/* The same as a low-rate probe of the core's state: never prompts. Without credentials
+ * yet when getting them would ask the operator (jwt-login without a password source,
+ * not logged in): then a 401 still shows the core is up. */
+bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud);
 
 /* Acts on a frozen copy of targets[0..n). reason may be NULL (a default is used).
  * Returns NULL (and writes why) when refused before anything starts, e.g. read-only;

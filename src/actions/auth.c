@@ -202,6 +202,7 @@ void auth_free(rd_auth *a)
 rd_auth_mode auth_mode(const rd_auth *a) { return a->mode; }
 unsigned long auth_serial(const rd_auth *a) { return a->serial; }
 const char *auth_identity(const rd_auth *a) { return a->identity; }
+bool auth_has_token(const rd_auth *a) { return a->token != NULL; }
 
 void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud)
 {
@@ -439,9 +440,10 @@ static void on_token(bool ok, const char *tok, const char *why, void *ud)
     rd_auth *a = ud;
     a->secret = NULL;
     if (!ok) {
-        char msg[sizeof a->last_why];
-        snprintf(msg, sizeof msg, "%s: %.230s", a->mode == AUTH_TOKEN_CMD ? "token_command"
-                                                                          : "token", why);
+        char msg[sizeof a->last_why], at[160];
+        config_key_where(a->cfg, a->mode == AUTH_TOKEN_CMD ? "token_command" : "token", at,
+                         sizeof at);
+        snprintf(msg, sizeof msg, "%.150s: %.100s", at, why);
         finish(a, false, msg);
         return;
     }
@@ -533,8 +535,9 @@ static void on_password(bool ok, const char *pw, const char *why, void *ud)
     rd_auth *a = ud;
     a->secret = NULL;
     if (!ok) {
-        char msg[sizeof a->last_why];
-        snprintf(msg, sizeof msg, "password: %.230s", why);
+        char msg[sizeof a->last_why], at[160];
+        config_key_where(a->cfg, "password", at, sizeof at);
+        snprintf(msg, sizeof msg, "%.150s: %.100s", at, why);
         finish(a, false, msg);
         return;
     }

@@ -45,6 +45,8 @@ void auth_invalidate(rd_auth *a);
  * (free with secret_free). Returns how many were added (≤ cap). */
 size_t auth_headers(const rd_auth *a, char **hdrs, size_t cap);
 const char *auth_identity(const rd_auth *a);
+/* A token is held now (whether it is still accepted is the core's to say). */
+bool auth_has_token(const rd_auth *a);
 void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud);
 /* Reads the claims of a JWT without verifying it (the server does): "exp" into *exp
  * when it is a finite positive number, "sub"/"email"/"preferred_username"/"login" into

@@ -58,7 +58,7 @@ static void on_me(const rd_http_resp *r, void *ud)
 {
     whoami_req *w = ud;
     w->http_id = 0;
-    rd_whoami res = {.http_status = r->status};
+    rd_whoami res = {.http_status = r->status, .anonymous = w->auth == NULL};
     if (r->status >= 200 && r->status < 300)
         parse_me(r, &res);
     else if (r->status == 401 || r->status == 403)
@@ -66,12 +66,30 @@ static void on_me(const rd_http_resp *r, void *ud)
                  r->status);
     else if (r->status == 404)
         snprintf(res.why, sizeof res.why, "the core has no GET /auth/me (HTTP 404)");
-    else if (r->status == 0)
+    else if (r->status == 0) {
+        res.unreachable = true;
         snprintf(res.why, sizeof res.why, "core unreachable: %.200s",
                  r->error[0] ? r->error : "no response");
+    }
     else
         snprintf(res.why, sizeof res.why, "the core answered HTTP %ld", r->status);
     deliver(w, &res);
+}
+
+/* The request itself; false when it could not be started. */
+static bool send_me(whoami_req *w)
+{
+    char *url = url_join(w->cfg->core, "/auth/me");
+    char *h[2] = {0};
+    size_t nh = w->auth ? auth_headers(w->auth, h, 1) : 0;
+    const char *hdrs[] = {nh ? h[0] : "Accept: application/json", "Accept: application/json",
+                          NULL};
+    rd_http_req req = {.method = "GET", .url = url, .headers = hdrs, .cacert = w->cfg->cacert,
+                       .timeout_ms = WHOAMI_TIMEOUT_MS, .max_body = 65536};
+    w->http_id = http_start(w->http, &req, on_me, w);
+    secret_free(h[0]);
+    free(url);
+    return w->http_id != 0;
 }
 
 static void on_creds(bool ok, const char *why, void *ud)
@@ -84,17 +102,7 @@ static void on_creds(bool ok, const char *why, void *ud)
         deliver(w, &res);
         return;
     }
-    char *url = url_join(w->cfg->core, "/auth/me");
-    char *h[2] = {0};
-    size_t nh = auth_headers(w->auth, h, 1);
-    const char *hdrs[] = {nh ? h[0] : "Accept: application/json", "Accept: application/json",
-                          NULL};
-    rd_http_req req = {.method = "GET", .url = url, .headers = hdrs, .cacert = w->cfg->cacert,
-                       .timeout_ms = WHOAMI_TIMEOUT_MS, .max_body = 65536};
-    w->http_id = http_start(w->http, &req, on_me, w);
-    secret_free(h[0]);
-    free(url);
-    if (!w->http_id) {
+    if (!send_me(w)) {
         rd_whoami res = {0};
         snprintf(res.why, sizeof res.why, "cannot start the request to the core");
         deliver(w, &res);
@@ -106,8 +114,13 @@ whoami_req *whoami_start(rd_auth *auth, rd_http *http, const rd_system_cfg *cfg,
 {
     whoami_req *w = xcalloc(1, sizeof *w);
     *w = (whoami_req){.auth = auth, .http = http, .cfg = cfg, .cb = cb, .ud = ud,
-                      .waiting_auth = true};
-    auth_ensure(auth, on_creds, w);
+                      .waiting_auth = auth != NULL};
+    if (auth)
+        auth_ensure(auth, on_creds, w);
+    else if (!send_me(w)) {          /* anonymous: reachability only */
+        free(w);
+        return NULL;
+    }
     return w;
 }
 

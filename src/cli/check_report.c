@@ -190,9 +190,16 @@ static void store_features(ck_report *r, const rd_profile *prof, const rd_source
                  : profile_uses(prof, "pgmq") ? "not installed (the queues panel stays empty)"
                                               : "not installed");
     const char *from = prof ? profile_get(prof, "dlq_source") : NULL;
-    if (from && strcmp(from, "store") == 0 && m->dlq_total >= 0)
-        snprintf(dlq, sizeof dlq, "DLQ in the store (%ld pending)", m->dlq_total);
-    else if (from && strcmp(from, "broker") == 0)
+    long store_total = -1;              /* the store's own share of the DLQ */
+    for (size_t i = 0; i < m->dlq_parts.n; i++)
+        if (strcmp(m->dlq_parts.items[i].owner, s->name) == 0)
+            store_total = m->dlq_parts.items[i].total;
+    bool in_store = from && profile_dlq_from(prof, "store");
+    bool on_broker = from && profile_dlq_from(prof, "broker");
+    if (in_store && store_total >= 0)
+        snprintf(dlq, sizeof dlq, "DLQ in the store (%ld pending)%s", store_total,
+                 on_broker ? " and on the broker" : "");
+    else if (on_broker)
         snprintf(dlq, sizeof dlq, "DLQ on the broker");
     ck_add(r, CK_OK, "features", NULL, "%s%s", f, dlq);
 }
@@ -301,8 +308,7 @@ void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *
            s->version[0] ? s->version : "(version not disclosed)", m->queues.n,
            m->queues.n == 1 ? "" : "s");
     url_tls(r, "broker tls", cfg->broker, cfg);
-    const char *from = prof ? profile_get(prof, "dlq_source") : NULL;
-    if (!from || strcmp(from, "store") != 0)
+    if (profile_dlq_from(prof, "broker"))
         broker_dlq(r, cfg, m);
 }
 

@@ -32,6 +32,7 @@ typedef struct snap_opts {
 typedef struct snap_run {
     struct event_base *base;
     rd_sources *src;
+    rd_session *ss;
     bool want_idle;
     bool started;
 } snap_run;
@@ -114,6 +115,8 @@ static void on_change(void *ud)
         return;
     if (r->want_idle && !sources_idle(r->src))
         return;
+    if (!session_core_settled(r->ss))
+        return;                      /* the core's state (GET /auth/me) is part of it */
     event_base_loopbreak(r->base);
 }
 
@@ -144,6 +147,11 @@ static bool finish_sources(rd_model *m)
         if (s->state != RD_SRC_OK)
             all = false;
     }
+    if (m->core.state == RD_CORE_CHECKING) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "no answer within %.0f s", SNAPSHOT_DEADLINE_S);
+        model_core_probe(m, RD_CORE_DOWN, NULL, msg, now_s());
+    }
     return all;
 }
 
@@ -157,7 +165,7 @@ static void run_sources(snap_run *r, const snap_opts *o)
                              .text = (char *)(uintptr_t)o->filter };
         sources_set_filter(r->src, &f);
     }
-    sources_start(r->src);
+    session_start(r->ss);            /* the sources, and the core probe */
     if (o->chain_id)
         sources_request_chain(r->src, o->chain_id);
     if (o->view && strcmp(o->view, "dlq") == 0)
@@ -254,13 +262,15 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
         return snapshot_fleet(opts, &o);
     snap_run r = { .base = event_base_new() };
     rd_session *ss = session_new(opts);
-    rd_session_io io = { .base = r.base, .parts = SESSION_SOURCES, .on_change = on_change,
+    rd_session_io io = { .base = r.base, .parts = SESSION_SOURCES | SESSION_PROBE,
+                         .on_change = on_change,
                          .change_ud = &r };
     rd_session_status st = session_open(ss, opts->system, &io);
     session_print_diags(ss, 0, stderr);
     int rc = session_exit_code(st);
     if (st == SESSION_OK) {
         r.src = session_sources(ss);
+        r.ss = ss;
         run_sources(&r, &o);
         rd_model *m = session_model(ss);
         bool all = finish_sources(m);

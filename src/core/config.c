@@ -47,6 +47,7 @@ static const key_def keys[] = {
     { "workers", K_STR, F(workers) },          { "cacert", K_STR, F(cacert) },
     { "read_only", K_BOOL, F(read_only) },     { "insecure", K_BOOL, F(insecure) },
     { "local", K_BOOL, F(local) },             { "poll", K_DUR, F(poll_s) },
+    { "core_probe", K_DUR, F(core_probe_s) },
     { "max_retries", K_INT, F(max_retries) },  { "prefix", K_STR, F(prefix) },
     { "orphan_after", K_DUR, F(orphan_after_s) }, { "rate_limit", K_DOUBLE, F(rate_limit) },
     { "page_size", K_INT, F(page_size) },      { "confirm_over", K_INT, F(confirm_over) },
@@ -186,6 +187,7 @@ static void system_defaults(rd_system_cfg *c)
 {
     memset(c, 0, sizeof *c);
     c->poll_s = 2;
+    c->core_probe_s = 30;
     c->max_retries = 1;
     c->prefix = xstrdup("alakai-executions");
     c->orphan_after_s = 7200;
@@ -204,6 +206,8 @@ static void system_free(rd_system_cfg *c)
         if (keys[i].type == K_STR || keys[i].type == K_SECRET)
             free(*(char **)(void *)((char *)c + keys[i].off));
     free(c->name);
+    free(c->file);
+    free(c->key_lines);
     memset(c, 0, sizeof *c);
 }
 
@@ -615,10 +619,15 @@ bool config_parse_len(const char *path, const char *text, size_t len, rd_config 
     for (size_t i = 0; i < p.n; i++) {
         p.cur = i;
         section_validate(&p, &p.s[i]);
-        if (p.s[i].drop || p.s[i].errs)
+        if (p.s[i].drop || p.s[i].errs) {
             system_free(&p.s[i].cfg);
-        else
-            out->systems[out->n++] = p.s[i].cfg;
+        } else {
+            rd_system_cfg *c = &out->systems[out->n++];
+            *c = p.s[i].cfg;
+            c->file = xstrdup(out->path);
+            c->key_lines = xcalloc(N_KEYS, sizeof *c->key_lines);
+            memcpy(c->key_lines, p.s[i].key_line, sizeof p.s[i].key_line);
+        }
     }
     free(p.s);
     return p.r.errors == 0;
@@ -654,6 +663,18 @@ void config_free(rd_config *c)
     free(c->systems);
     free(c->path);
     memset(c, 0, sizeof *c);
+}
+
+void config_key_where(const rd_system_cfg *c, const char *key, char *out, size_t cap)
+{
+    int line = c ? c->line : 0;
+    for (size_t i = 0; c && c->key_lines && i < N_KEYS; i++)
+        if (strcmp(keys[i].name, key) == 0 && c->key_lines[i])
+            line = c->key_lines[i];
+    if (c && c->file && line > 0)
+        snprintf(out, cap, "%s:%d: %s", c->file, line, key);
+    else
+        snprintf(out, cap, "%s", key);
 }
 
 char *config_default_path(void)

@@ -53,6 +53,7 @@ typedef struct rd_system_cfg {
     bool store_insecure;     /* Redis TLS without verification (shown as a banner) */
     bool local;              /* explicitly a local system (dev-user allowed) */
     double poll_s;           /* default 2 */
+    double core_probe_s;     /* GET /auth/me to show the core's state, default 30, 0 = off */
     int max_retries;         /* alakai MAX_RETRIES, default 1 */
     char *prefix;            /* alakai key prefix, default alakai-executions */
     double orphan_after_s;   /* default 7200 */
@@ -60,6 +61,10 @@ typedef struct rd_system_cfg {
     int page_size;           /* executions per page, default 100 */
     int confirm_over;        /* bulk actions above this many items: type the count, default 10 */
     rd_health_cfg health;    /* heartbeat_max_age etc. */
+    /* where the section came from, for messages about a value that fails at run time
+       (a cmd: secret that worked at start): config_key_where() */
+    char *file;
+    int *key_lines;          /* per known key, 0 = not set; owned */
 } rd_system_cfg;
 
 typedef struct rd_config {
@@ -76,6 +81,10 @@ bool config_parse_len(const char *path, const char *text, size_t len, rd_config 
                       rd_diags *d);
 bool config_load(const char *path, rd_config *out, rd_diags *d);
 void config_free(rd_config *c);
+/* "FILE:LINE: KEY" for a key of the system (the section's line when the key is not set;
+ * just KEY when the system was not read from a file): the lead of a run-time message
+ * such as "FILE:12: token_command: command exited with status 3". */
+void config_key_where(const rd_system_cfg *c, const char *key, char *out, size_t cap);
 /* $XDG_CONFIG_HOME/redrive/config or ~/.config/redrive/config (allocated). */
 char *config_default_path(void);
 rd_system_cfg *config_find(rd_config *c, const char *name);   /* NULL name → first */

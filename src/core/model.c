@@ -95,6 +95,15 @@ static void dlq_free(rd_dlq_entry *items, size_t n)
     free(items);
 }
 
+static void dlq_parts_clear(rd_model *m)
+{
+    for (size_t i = 0; i < m->dlq_parts.n; i++) {
+        dlq_free(m->dlq_parts.items[i].items, m->dlq_parts.items[i].n);
+        free(m->dlq_parts.items[i].owner);
+    }
+    m->dlq_parts.n = 0;
+}
+
 void model_free(rd_model *m)
 {
     if (!m)
@@ -104,7 +113,9 @@ void model_free(rd_model *m)
     free(m->chain_id);
     workers_free(m->workers.items, m->workers.n);
     queues_free(m->queues.items, m->queues.n);
-    dlq_free(m->dlq.items, m->dlq.n);
+    dlq_parts_clear(m);
+    free(m->dlq_parts.items);
+    free(m->dlq.items);             /* shallow copies of the parts' entries */
     free(m->counts.items);
     free(m->sources.items);
     free(m);
@@ -155,15 +166,82 @@ void model_set_queues(rd_model *m, rd_queue *items, size_t n)
     model_changed(m);
 }
 
-void model_set_dlq(rd_model *m, rd_dlq_entry *items, size_t n, long total)
+/* The part of `owner`, created in owner order on first use. */
+static rd_dlq_part *dlq_part(rd_model *m, const char *owner)
 {
-    if (items != m->dlq.items)
-        dlq_free(m->dlq.items, m->dlq.n);
-    m->dlq.items = items;
-    m->dlq.n = m->dlq.cap = items ? n : 0;
+    size_t at = 0;
+    for (; at < m->dlq_parts.n; at++) {
+        int c = strcmp(m->dlq_parts.items[at].owner, owner);
+        if (c == 0)
+            return &m->dlq_parts.items[at];
+        if (c > 0)
+            break;
+    }
+    xgrow(&m->dlq_parts.items, &m->dlq_parts.cap, m->dlq_parts.n + 1, sizeof *m->dlq_parts.items);
+    rd_dlq_part *p = &m->dlq_parts.items[at];
+    memmove(p + 1, p, (m->dlq_parts.n - at) * sizeof *p);
+    m->dlq_parts.n++;
+    memset(p, 0, sizeof *p);
+    p->owner = xstrdup(owner);     /* a stable address: merged entries point at it */
+    p->total = -1;
+    return p;
+}
+
+/* Rebuild the merged view: entries in owner order, total = sum of the known totals. */
+static void dlq_merge(rd_model *m)
+{
+    size_t n = 0;
+    long total = -1;
+    bool loaded = false;
+    for (size_t i = 0; i < m->dlq_parts.n; i++) {
+        const rd_dlq_part *p = &m->dlq_parts.items[i];
+        n += p->n;
+        if (p->total >= 0)
+            total = (total < 0 ? 0 : total) + p->total;
+        loaded |= p->loaded;
+    }
+    free(m->dlq.items);
+    m->dlq.items = n ? xcalloc(n, sizeof *m->dlq.items) : NULL;
+    m->dlq.n = m->dlq.cap = 0;
+    for (size_t i = 0; i < m->dlq_parts.n; i++) {
+        rd_dlq_part *p = &m->dlq_parts.items[i];
+        for (size_t k = 0; k < p->n; k++) {
+            m->dlq.items[m->dlq.n] = p->items[k];
+            m->dlq.items[m->dlq.n++].source = p->owner;
+        }
+    }
+    m->dlq.cap = n;
     m->dlq_total = total;
-    m->dlq_loaded = true;
+    m->dlq_loaded = loaded;
     model_changed(m);
+}
+
+void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n)
+{
+    rd_dlq_part *p = dlq_part(m, owner);
+    if (items != p->items)
+        dlq_free(p->items, p->n);
+    p->items = items;
+    p->n = items ? n : 0;
+    p->loaded = true;
+    dlq_merge(m);
+}
+
+void model_dlq_total(rd_model *m, const char *owner, long total)
+{
+    rd_dlq_part *p = dlq_part(m, owner);
+    if (total < 0)
+        total = -1;
+    if (p->total == total)
+        return;                     /* idle polls do not move the generation */
+    p->total = total;
+    dlq_merge(m);
+}
+
+void model_dlq_reset(rd_model *m)
+{
+    dlq_parts_clear(m);
+    dlq_merge(m);
 }
 
 void model_set_counts(rd_model *m, rd_count *items, size_t n)
@@ -213,6 +291,23 @@ void model_source_fail(rd_model *m, const char *name, const char *error, double 
     model_changed(m);
 }
 
+void model_source_every(rd_model *m, const char *name, double every_s)
+{
+    model_source(m, name)->every_s = every_s > 0 ? every_s : 0;
+}
+
+double source_fresh_s(const rd_source_status *s, double poll_s)
+{
+    double every = s->every_s > poll_s ? s->every_s : poll_s;
+    return 2 * every + 1;
+}
+
+bool source_is_fresh(const rd_source_status *s, double poll_s, double now)
+{
+    double age = now - s->last_ok;
+    return s->last_ok > 0 && age < source_fresh_s(s, poll_s) && age > -5;
+}
+
 void model_source_version(rd_model *m, const char *name, const char *version)
 {
     rd_source_status *s = model_source(m, name);
@@ -254,6 +349,45 @@ void model_source_notes(rd_model *m, const char *name, const char *const *notes,
     memcpy(s->notes, next, sizeof next);
     s->n_notes = k;
     model_changed(m);
+}
+
+void model_core_probe(rd_model *m, rd_core_state st, const char *identity, const char *why,
+                      double now)
+{
+    rd_core_status *c = &m->core;
+    char id[sizeof c->identity], err[sizeof c->error];
+    snprintf(id, sizeof id, "%s", identity ? identity : "");
+    snprintf(err, sizeof err, "%s", st == RD_CORE_OK || !why ? "" : why);
+    bool same = c->state == st && strcmp(id, c->identity) == 0 && strcmp(err, c->error) == 0;
+    if (c->state != st)
+        c->since = now;
+    c->state = st;
+    memcpy(c->identity, id, sizeof id);
+    memcpy(c->error, err, sizeof err);
+    if (st != RD_CORE_CHECKING)
+        c->checked_at = now;
+    if (!same)
+        model_changed(m);
+}
+
+void model_core_action(rd_model *m, const char *outcome, bool failed, double now)
+{
+    snprintf(m->core.last_action, sizeof m->core.last_action, "%s", outcome ? outcome : "");
+    m->core.last_action_failed = failed;
+    m->core.last_action_at = now;
+    model_changed(m);
+}
+
+const char *core_state_name(rd_core_state s)
+{
+    switch (s) {
+    case RD_CORE_CHECKING: return "checking";
+    case RD_CORE_OK: return "ok";
+    case RD_CORE_ERROR: return "error";
+    case RD_CORE_DOWN: return "down";
+    case RD_CORE_NONE: break;
+    }
+    return "none";
 }
 
 const char *elig_name(rd_elig e)

@@ -104,7 +104,18 @@ typedef struct rd_dlq_entry {
     int attempt;
     char *task_type;
     double sent_at;
+    const char *source;     /* owner of the entry (model_dlq_set), set by the merge; borrowed */
 } rd_dlq_entry;
+
+/* One source's share of the DLQ (a system may have several: Tasker's broker queues and its
+ * tasks_dlq table; Alakai's store and its SQS DLQ). Each source replaces only its own part. */
+typedef struct rd_dlq_part {
+    char *owner;            /* the source's name: "postgresql", "rabbitmq", "redis", "sqs" */
+    rd_dlq_entry *items;    /* owned */
+    size_t n;
+    long total;             /* this source's DLQ size, -1 unknown */
+    bool loaded;            /* this source has delivered entries */
+} rd_dlq_part;
 
 typedef enum {
     RD_SRC_CONNECTING = 0,
@@ -124,6 +135,8 @@ typedef struct rd_source_status {
     char notes[RD_SRC_NOTES][RD_SRC_NOTE_LEN];
     size_t n_notes;
     double last_ok;         /* epoch of the last good answer, 0 never */
+    double every_s;         /* the source's own poll interval when longer than the
+                               system's poll (RabbitMQ: 5 s), 0 = the system's */
     double since;           /* epoch when the current state began */
     /* what the source learned about its server, for `redrive check` (raw text) */
     char version[48];       /* the server's version as it reports it; "" unknown */
@@ -142,6 +155,28 @@ enum {
     RD_FACT_TLS_VERIFIED = 1u << 4, /* ... and the server's certificate and name are checked */
     RD_FACT_VERSION   = 1u << 5,   /* the server was asked its version (may stay "") */
 };
+
+/* The core API as the last probe (GET /auth/me, at a low rate and after each action) and
+ * the last action saw it. Raw strings; never a token. */
+typedef enum {
+    RD_CORE_NONE = 0,       /* no core configured, or not probed by this process */
+    RD_CORE_CHECKING,       /* the first probe has not answered yet */
+    RD_CORE_OK,             /* answered, naming the operator's identity */
+    RD_CORE_ERROR,          /* answered (or credentials failed) but did not accept us */
+    RD_CORE_DOWN,           /* no answer: connection refused, timeout, DNS */
+} rd_core_state;
+
+typedef struct rd_core_status {
+    rd_core_state state;
+    char identity[128];     /* who the core says the operator is, "" unknown (ok but not
+                               logged in yet: a jwt-login that will prompt) */
+    char error[256];        /* why not ok, "" when ok */
+    double checked_at;      /* epoch of the last probe answer, 0 never */
+    double since;           /* epoch when the current state began */
+    char last_action[200];  /* "retry: 2 of 2 succeeded", "" none yet */
+    bool last_action_failed;
+    double last_action_at;
+} rd_core_status;
 
 /* Longest status name kept whole (Tasker's enqueued_as_error_for_orchestration is 35). */
 enum { RD_STATUS_MAX = 64 };
@@ -164,11 +199,16 @@ typedef struct rd_model {
     char *chain_id;                 /* which execution the chain was asked for */
     RD_VEC(rd_worker) workers;
     RD_VEC(rd_queue) queues;
-    RD_VEC(rd_dlq_entry) dlq;
-    bool dlq_loaded;                /* a peek has been done */
-    long dlq_total;                 /* total DLQ size, -1 unknown */
+    /* The DLQ is owned per source (dlq_parts, sorted by owner) and merged into the three
+     * fields below by model_dlq_set/model_dlq_total; read those, never write them.
+     * dlq.items are shallow copies: their strings belong to the parts. */
+    RD_VEC(rd_dlq_part) dlq_parts;
+    RD_VEC(rd_dlq_entry) dlq;       /* union of the parts' entries, in owner order */
+    bool dlq_loaded;                /* some source has delivered entries (a peek was done) */
+    long dlq_total;                 /* sum of the known parts' totals, -1 when none known */
     RD_VEC(rd_count) counts;
     RD_VEC(rd_source_status) sources;
+    rd_core_status core;            /* the core API's reachability (model_core_*) */
     long orphan_suspects;           /* alakai; -1 n/a */
     double failing_rate;            /* failures per minute in the last window, -1 unknown */
 } rd_model;
@@ -187,7 +227,13 @@ void model_set_execs(rd_model *m, rd_execution *items, size_t n, bool more);
 void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n);
 void model_set_workers(rd_model *m, rd_worker *items, size_t n);
 void model_set_queues(rd_model *m, rd_queue *items, size_t n);
-void model_set_dlq(rd_model *m, rd_dlq_entry *items, size_t n, long total);
+/* A source's DLQ share: replace its entries (the model takes ownership; NULL/0 = none,
+ * still "loaded") or its total (-1 unknown). Other sources' shares are kept; the merged
+ * view (dlq, dlq_total, dlq_loaded) is rebuilt. `owner` is the source's name. */
+void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n);
+void model_dlq_total(rd_model *m, const char *owner, long total);
+/* Forget every share (a model replaced by a loaded snapshot). */
+void model_dlq_reset(rd_model *m);
 void model_set_counts(rd_model *m, rd_count *items, size_t n);
 
 /* Source freshness; returns the entry (created on first use). */
@@ -198,11 +244,26 @@ void model_source_fail(rd_model *m, const char *name, const char *error, double 
  * server would not say; either way RD_FACT_VERSION becomes known) and a fact. */
 void model_source_version(rd_model *m, const char *name, const char *version);
 void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds);
+/* The source polls every `every_s` seconds, not at the system's poll (model_source_fresh). */
+void model_source_every(rd_model *m, const char *name, double every_s);
+/* Whether the source's data is fresh at `now`: answered within one missed poll of ITS
+ * cadence (2 × max(poll_s, every_s) + 1 s), so a steady poll never shows an age; the age
+ * shown grows only once an answer is really late. */
+double source_fresh_s(const rd_source_status *s, double poll_s);
+bool source_is_fresh(const rd_source_status *s, double poll_s, double now);
+
 /* The TLS state of a source's connection (protocol, cipher, verification). */
 void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
 /* Replaces the source's notes (at most RD_SRC_NOTES, each cut to RD_SRC_NOTE_LEN - 1 bytes);
  * the generation moves only when they changed. */
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n);
+
+/* The core API: a probe's outcome (identity when ok, why otherwise; copied, capped) and
+ * the outcome of the last action. The generation moves only when something shown changed. */
+void model_core_probe(rd_model *m, rd_core_state st, const char *identity, const char *why,
+                      double now);
+void model_core_action(rd_model *m, const char *outcome, bool failed, double now);
+const char *core_state_name(rd_core_state s);   /* "ok" "error" "down" "checking" "none" */
 
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */

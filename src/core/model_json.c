@@ -169,11 +169,41 @@ static cJSON *dlq_json(const rd_dlq_entry *d, double now)
     add_str(o, "payload", d->payload);
     add_str(o, "origin_queue", d->origin_queue);
     cJSON_AddBoolToObject(o, "redelivered", d->redelivered);
+    if (d->source)
+        add_str(o, "source", d->source);
     if (d->sent_at > 0) {            /* an SQS message */
         add_long(o, "attempt", d->attempt > 0 ? d->attempt : -1);
         add_str(o, "task_type", d->task_type);
         add_time(o, "sent_at", d->sent_at);
     }
+    return o;
+}
+
+/* One source's share of the DLQ: {"source", "total", "entries"}. */
+static cJSON *dlq_part_json(const rd_dlq_part *p, double now)
+{
+    (void)now;
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "source", p->owner);
+    add_long(o, "total", p->total);
+    add_long(o, "entries", (long)p->n);
+    cJSON_AddBoolToObject(o, "loaded", p->loaded);
+    return o;
+}
+
+/* The core API's state: {"state", "identity", "error", "checked_at", "since",
+ * "last_action", "last_action_failed", "last_action_at"}. */
+static cJSON *core_json(const rd_core_status *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "state", core_state_name(c->state));
+    add_str(o, "identity", c->identity[0] ? c->identity : NULL);
+    add_str(o, "error", c->error[0] ? c->error : NULL);
+    add_time(o, "checked_at", c->checked_at);
+    add_time(o, "since", c->since);
+    add_str(o, "last_action", c->last_action[0] ? c->last_action : NULL);
+    cJSON_AddBoolToObject(o, "last_action_failed", c->last_action_failed);
+    add_time(o, "last_action_at", c->last_action_at);
     return o;
 }
 
@@ -285,8 +315,11 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     unsigned v = view_mask(view);
     cJSON *root = cJSON_CreateObject();
     add_str(root, "view", view ? view : "overview");
-    if (v & V_SOURCES)
+    if (v & V_SOURCES) {
         ADD_ARRAY(root, "sources", m->sources, source_json);
+        if (m->core.state != RD_CORE_NONE)
+            cJSON_AddItemToObject(root, "core", core_json(&m->core));
+    }
     if (v & V_COUNTS) {
         ADD_ARRAY(root, "counts", m->counts, count_json);
         add_long(root, "dlq_total", m->dlq_total);
@@ -310,6 +343,7 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
         cJSON_AddBoolToObject(root, "dlq_loaded", m->dlq_loaded);
         if (!(v & V_COUNTS))
             add_long(root, "dlq_total", m->dlq_total);
+        ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
     }
     if (v & V_GROUPS)
         add_groups(root, m, now);
@@ -594,6 +628,88 @@ static void *load_array(const cJSON *root, const char *key, size_t size, parse_f
     return items;
 }
 
+/* Owner `o` of the DLQ entries: their "source" (absent: "snapshot"). */
+static void load_dlq_owner(rd_model *m, const char *o, rd_dlq_entry *v, char **owner, size_t n)
+{
+    rd_dlq_entry *mine = xcalloc(n ? n : 1, sizeof *mine);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (owner[i] && strcmp(owner[i], o) == 0) {
+            mine[k++] = v[i];
+            free(owner[i]);
+            owner[i] = NULL;         /* taken */
+        }
+    model_dlq_set(m, o, mine, k);
+}
+
+/* The DLQ of a snapshot: entries grouped by their source, totals from "dlq_sources" (or
+ * "dlq_total" as one share). A snapshot's DLQ replaces the model's. */
+static void load_dlq(rd_model *m, const cJSON *root, double now)
+{
+    size_t n, np;
+    rd_dlq_entry *v = load_array(root, "dlq", sizeof *v, dlq_parse, now, &n);
+    const cJSON **objs, **parts;
+    bool has_total = cJSON_GetObjectItemCaseSensitive(root, "dlq_total") != NULL;
+    if (!v && !has_total)
+        return;
+    model_dlq_reset(m);
+    if (v) {
+        char **owner = xcalloc(n ? n : 1, sizeof *owner);
+        array_objects(root, "dlq", &objs);
+        for (size_t i = 0; i < n; i++) {
+            owner[i] = get_str(objs[i], "source");
+            if (!owner[i])
+                owner[i] = xstrdup("snapshot");
+        }
+        for (size_t i = 0; i < n; i++)
+            if (owner[i]) {
+                char *o = xstrdup(owner[i]);
+                load_dlq_owner(m, o, v, owner, n);   /* frees the owner strings it takes */
+                free(o);
+            }
+        if (!n && get_bool(root, "dlq_loaded"))
+            model_dlq_set(m, "snapshot", NULL, 0);
+        free(objs);
+        free(owner);
+        free(v);
+    }
+    np = array_objects(root, "dlq_sources", &parts);
+    if (np == (size_t)-1) {
+        model_dlq_total(m, "snapshot", get_long(root, "dlq_total", -1, 1L << 50));
+        return;
+    }
+    for (size_t i = 0; i < np; i++) {
+        char *o = get_str(parts[i], "source");
+        if (o && *o)
+            model_dlq_total(m, o, get_long(parts[i], "total", -1, 1L << 50));
+        free(o);
+    }
+    free(parts);
+}
+
+static void load_core(rd_model *m, const cJSON *root)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "core");
+    if (!cJSON_IsObject(o))
+        return;
+    rd_core_status *c = &m->core;
+    char st[16];
+    get_fixed(o, "state", st, sizeof st);
+    static const rd_core_state all[] = { RD_CORE_CHECKING, RD_CORE_OK, RD_CORE_ERROR,
+                                         RD_CORE_DOWN };
+    c->state = RD_CORE_NONE;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (strcmp(st, core_state_name(all[i])) == 0)
+            c->state = all[i];
+    get_fixed(o, "identity", c->identity, sizeof c->identity);
+    get_fixed(o, "error", c->error, sizeof c->error);
+    c->checked_at = get_time(o, "checked_at");
+    c->since = get_time(o, "since");
+    get_fixed(o, "last_action", c->last_action, sizeof c->last_action);
+    c->last_action_failed = get_bool(o, "last_action_failed");
+    c->last_action_at = get_time(o, "last_action_at");
+}
+
 static void load_model(rd_model *m, const cJSON *root, double now)
 {
     size_t n;
@@ -609,14 +725,8 @@ static void load_model(rd_model *m, const cJSON *root, double now)
         model_set_workers(m, v, n);
     if ((v = load_array(root, "queues", sizeof(rd_queue), queue_parse, now, &n)))
         model_set_queues(m, v, n);
-    if ((v = load_array(root, "dlq", sizeof(rd_dlq_entry), dlq_parse, now, &n))) {
-        model_set_dlq(m, v, n, get_long(root, "dlq_total", -1, 1L << 50));
-        const cJSON *dl = cJSON_GetObjectItemCaseSensitive(root, "dlq_loaded");
-        if (cJSON_IsBool(dl))
-            m->dlq_loaded = cJSON_IsTrue(dl);
-    } else if (cJSON_GetObjectItemCaseSensitive(root, "dlq_total")) {
-        m->dlq_total = get_long(root, "dlq_total", -1, 1L << 50);
-    }
+    load_dlq(m, root, now);
+    load_core(m, root);
     if ((v = load_array(root, "counts", sizeof(rd_count), count_parse, now, &n)))
         model_set_counts(m, v, n);
     if ((v = load_array(root, "sources", sizeof(rd_source_status), source_parse, now, &n))) {

@@ -414,6 +414,22 @@ const char *profile_get(const rd_profile *p, const char *key)
     return NULL;
 }
 
+bool profile_dlq_from(const rd_profile *p, const char *who)
+{
+    const char *v = profile_get(p, "dlq_source");
+    size_t n = strlen(who);
+    if (!v)
+        return true;
+    for (const char *w = v; *w;) {
+        size_t k = strcspn(w, " ,\t");
+        if (k == n && strncmp(w, who, n) == 0)
+            return true;
+        w += k;
+        w += strspn(w, " ,\t");
+    }
+    return false;
+}
+
 const char *profile_query(const rd_profile *p, const char *name)
 {
     for (size_t i = 0; p && i < p->n_queries; i++)

@@ -71,6 +71,9 @@ bool profile_load(const char *name_or_path, rd_profile *out, rd_diags *d);
 bool profile_load_near(const char *name, const char *near, rd_profile *out, rd_diags *d);
 void profile_free(rd_profile *p);
 const char *profile_get(const rd_profile *p, const char *key);       /* NULL when absent */
+/* Whether `who` ("store" or "broker") holds a DLQ: the profile's dlq_source lists it
+ * (words separated by spaces or commas), or the profile does not say. */
+bool profile_dlq_from(const rd_profile *p, const char *who);
 const char *profile_query(const rd_profile *p, const char *name);    /* NULL when absent */
 /* true when the query is marked [query NAME optional] (false when absent). */
 bool profile_query_optional(const rd_profile *p, const char *name);

@@ -2,6 +2,7 @@
 #include "session.h"
 
 #include <assert.h>
+#include <event2/event.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/http.h"
 #include "../io/secret.h"
 #include "../sources/redis_url.h"
@@ -34,6 +36,9 @@ struct rd_session {
     rd_http *http;
     rd_sources *src;
     rd_actor *actor;
+    struct event *core_tick;   /* the core probe's timer, NULL when there is none */
+    rd_change_cb on_change;    /* told when the core state changed */
+    void *change_ud;
 };
 
 static char *local_user(void)
@@ -224,6 +229,36 @@ static void build_actor(rd_session *s, const rd_session_io *io)
         actor_set_timeout_ms(s->actor, atol(tmo));
 }
 
+/* ---- the core's state ---------------------------------------------------------------- */
+
+static void on_core_answer(const rd_whoami *w, void *ud)
+{
+    rd_session *s = ud;
+    rd_core_state st = w->ok ? RD_CORE_OK : w->unreachable ? RD_CORE_DOWN : RD_CORE_ERROR;
+    if (w->anonymous && (w->http_status == 401 || w->http_status == 403))
+        st = RD_CORE_OK;             /* up; who we are is known after the login */
+    model_core_probe(s->model, st, w->anonymous ? NULL : w->identity, w->why, clock_wall());
+    if (s->on_change)
+        s->on_change(s->change_ud);
+}
+
+void session_core_probe(rd_session *s)
+{
+    if (s->core_tick)
+        actor_probe(s->actor, on_core_answer, s);
+}
+
+bool session_core_settled(const rd_session *s)
+{
+    return s->model->core.state != RD_CORE_CHECKING;
+}
+
+static void on_core_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    session_core_probe(arg);
+}
+
 rd_session_status session_open(rd_session *s, const char *name, const rd_session_io *io)
 {
     assert(!s->sys && "session_close() first");
@@ -251,8 +286,15 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
         if (parts & SESSION_SOURCES)
             s->src = sources_new(io->base, s->http, s->sys, &s->prof, s->model, io->on_change,
                                  io->change_ud);
-        if (parts & SESSION_ACTOR)
+        if (parts & (SESSION_ACTOR | SESSION_PROBE))
             build_actor(s, io);
+        if ((parts & SESSION_PROBE) && s->actor && s->sys->core && *s->sys->core &&
+            s->sys->core_probe_s > 0) {
+            s->core_tick = event_new(io->base, -1, EV_PERSIST, on_core_tick, s);
+            s->on_change = io->on_change;
+            s->change_ud = io->change_ud;
+            model_core_probe(s->model, RD_CORE_CHECKING, NULL, NULL, clock_wall());
+        }
     }
     return s->config_errors || !valid ? SESSION_CONFIG_ERRORS : SESSION_OK;
 }
@@ -261,13 +303,22 @@ void session_start(rd_session *s)
 {
     if (s->src)
         sources_start(s->src);
+    if (s->core_tick) {
+        struct timeval tv = clock_tv(s->sys->core_probe_s);
+        evtimer_add(s->core_tick, &tv);
+        session_core_probe(s);
+    }
 }
 
 void session_close(rd_session *s)
 {
     sources_free(s->src);
     s->src = NULL;
-    actor_free(s->actor);
+    if (s->core_tick)
+        event_free(s->core_tick);
+    s->core_tick = NULL;
+    s->on_change = NULL;
+    actor_free(s->actor);         /* cancels a probe in flight: no callback */
     s->actor = NULL;
     http_free(s->http);
     s->http = NULL;

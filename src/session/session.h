@@ -49,7 +49,14 @@ typedef enum {
 } rd_session_status;
 
 /* The parts session_open() builds (none: only choose the system, e.g. a fixed model). */
-enum { SESSION_SOURCES = 1u << 0, SESSION_ACTOR = 1u << 1 };
+enum {
+    SESSION_SOURCES = 1u << 0,
+    SESSION_ACTOR = 1u << 1,
+    /* probe the core's state (model->core; the console, `snapshot`), with the actor —
+     * built for it when SESSION_ACTOR is not asked: then its credentials are not checked
+     * as configuration, a failure shows in the core state */
+    SESSION_PROBE = 1u << 2,
+};
 
 typedef struct rd_session_io {
     struct event_base *base;           /* the loop the parts run on (required with parts) */
@@ -77,6 +84,11 @@ const rd_system_cfg *session_system_at(const rd_session *s, size_t i);
 /* Chooses the system and builds the parts asked for (not started). Close first. */
 rd_session_status session_open(rd_session *s, const char *name, const rd_session_io *io);
 void session_start(rd_session *s);   /* connects the sources and starts polling */
+/* The core's state (model->core): probed at start, every core_probe seconds (config,
+ * default 30) and when asked here (after an action). A probe already running is kept. */
+void session_core_probe(rd_session *s);
+/* false while the first probe has not answered. */
+bool session_core_settled(const rd_session *s);
 /* Stops and frees the open system's parts and empties the model. The configuration,
  * the diagnostics and the operator stay. */
 void session_close(rd_session *s);

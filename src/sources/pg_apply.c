@@ -193,7 +193,7 @@ static void apply_dlq(pg_src *s, const PGresult *r)
     }
     while (n > DLQ_PAGE)
         dlq_entry_clear(&v[--n]);
-    model_set_dlq(model(s), n ? v : NULL, n, model(s)->dlq_total);
+    model_dlq_set(model(s), SRC_NAME, n ? v : NULL, n);
     if (!n)
         free(v);
 }
@@ -204,11 +204,12 @@ static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
     const char *v = PQntuples(r) > 0 && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0)
                         ? PQgetvalue(r, 0, 0) : NULL;
     bool ok = pg_parse_double(v, &d) && d >= 0 && d < 1e15;
-    if (k == Q_DLQ_COUNT)
-        model(s)->dlq_total = ok ? (long)d : -1;
-    else
+    if (k == Q_DLQ_COUNT) {
+        model_dlq_total(model(s), SRC_NAME, ok ? (long)d : -1);
+    } else {
         model(s)->failing_rate = ok ? d : -1;
-    model_changed(model(s));
+        model_changed(model(s));
+    }
 }
 
 static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x)
@@ -262,8 +263,8 @@ static void apply_empty(pg_src *s, qkind k)
         }
         break;
     case Q_CHAIN: model_set_chain(m, s->chain_inflight, NULL, 0); break;
-    case Q_DLQ: model_set_dlq(m, NULL, 0, m->dlq_total); break;
-    case Q_DLQ_COUNT: m->dlq_total = -1; model_changed(m); break;
+    case Q_DLQ: model_dlq_set(m, SRC_NAME, NULL, 0); break;
+    case Q_DLQ_COUNT: model_dlq_total(m, SRC_NAME, -1); break;
     case Q_FAILING: m->failing_rate = -1; model_changed(m); break;
     default: break;
     }

@@ -83,8 +83,11 @@ static void on_store_secret(bool ok, const char *value, const char *why, void *u
     s->sec_store = NULL;
     if (ok)
         pg_conn_set_conninfo(s->conn, value, true);
-    else if (!s->sec_err[0])
-        snprintf(s->sec_err, sizeof s->sec_err, "store: %s", why);
+    else if (!s->sec_err[0]) {
+        char at[160];
+        config_key_where(s->pub.ctx.cfg, "store", at, sizeof at);
+        snprintf(s->sec_err, sizeof s->sec_err, "%s: %s", at, why);
+    }
     secret_done(s);
 }
 
@@ -94,8 +97,11 @@ static void on_password_secret(bool ok, const char *value, const char *why, void
     s->sec_password = NULL;
     if (ok)
         pg_conn_set_param(s->conn, "password", value);
-    else if (!s->sec_err[0])
-        snprintf(s->sec_err, sizeof s->sec_err, "store_password: %s", why);
+    else if (!s->sec_err[0]) {
+        char at[160];
+        config_key_where(s->pub.ctx.cfg, "store_password", at, sizeof at);
+        snprintf(s->sec_err, sizeof s->sec_err, "%s: %s", at, why);
+    }
     secret_done(s);
 }
 

@@ -48,7 +48,7 @@ typedef struct rb_src {
     bool polled;                     /* one good poll done */
     char **dlq_names;                /* DLQ queues of the last good poll */
     size_t n_dlq;
-    long dlq_depth, dlq_prev_total;
+    long dlq_depth;
 
     bool peek_wanted, peek_done;
     int peek_pages;
@@ -135,9 +135,7 @@ static void publish_queues(rb_src *s)
         depth += q->depth > 0 ? q->depth : 0;
     }
     s->dlq_depth = depth;
-    long others = (m->dlq_total > 0 ? m->dlq_total : 0) - s->dlq_prev_total;
-    m->dlq_total = (others > 0 ? others : 0) + depth;
-    s->dlq_prev_total = depth;
+    model_dlq_total(m, SRC_NAME, depth);
     model_set_queues(m, s->acc.items, s->acc.n);
     memset(&s->acc, 0, sizeof s->acc);
     model_source_ok(m, SRC_NAME, clock_wall());
@@ -241,32 +239,14 @@ static void peek_free(rb_src *s)
     s->n_peeked = 0;
 }
 
-static bool is_mine(const rb_src *s, const char *queue)
-{
-    for (size_t i = 0; i < s->n_dlq; i++)
-        if (queue && strcmp(s->dlq_names[i], queue) == 0)
-            return true;
-    return false;
-}
-
-/* Our entries replace our queues' entries; other sources' entries (alakai, tasks_dlq)
- * are kept. */
+/* Our entries replace our own share; other sources' entries (alakai, tasks_dlq) are kept
+ * by the model. */
 static void publish_peek(rb_src *s)
 {
     rd_model *m = s->base.ctx.model;
-    rd_dlq_entry *items = xcalloc(m->dlq.n + s->n_peeked + 1, sizeof *items);
-    size_t n = 0;
-    for (size_t i = 0; i < m->dlq.n; i++)
-        if (!is_mine(s, m->dlq.items[i].queue)) {
-            items[n++] = m->dlq.items[i];
-            memset(&m->dlq.items[i], 0, sizeof m->dlq.items[i]);    /* moved */
-        }
-    memcpy(items + n, s->peeked, s->n_peeked * sizeof *items);
-    n += s->n_peeked;
-    free(s->peeked);
+    model_dlq_set(m, SRC_NAME, s->peeked, s->n_peeked);
     s->peeked = NULL;
     s->n_peeked = 0;
-    model_set_dlq(m, items, n, m->dlq_total);
     if (s->peek_err[0])
         model_source_fail(m, SRC_NAME, s->peek_err, clock_wall());
     s->peek_done = true;
@@ -324,6 +304,7 @@ static void op_start(rd_source *src)
     rb_src *s = impl(src);
     model_source(s->base.ctx.model, SRC_NAME);
     double every = fmax(s->base.ctx.cfg->poll_s, RB_MIN_POLL_S);
+    model_source_every(s->base.ctx.model, SRC_NAME, every);   /* its freshness window */
     struct timeval tv = clock_tv(every);
     evtimer_add(s->ev_tick, &tv);
     start_auth(s);
@@ -415,7 +396,9 @@ static void on_password(bool ok, const char *pw, const char *why, void *ud)
     s->secret = NULL;
     const rd_system_cfg *cfg = s->base.ctx.cfg;
     if (!ok) {
-        snprintf(s->setup_err, sizeof s->setup_err, "broker_password: %s", why);
+        char at[160];
+        config_key_where(cfg, "broker_password", at, sizeof at);
+        snprintf(s->setup_err, sizeof s->setup_err, "%s: %s", at, why);
         if (s->peek_wanted)
             s->peek_done = true;     /* nothing to peek: the source state says why */
         fail(s, s->setup_err);

@@ -111,7 +111,6 @@ typedef struct rs_src {
     bool chain_wanted, chain_busy;
     bool dlq_wanted, dlq_sent;
     int dlq_pages;
-    long dlq_prev_total;            /* our contribution to model->dlq_total */
     uint64_t published_version;
     long published_orphans;
     bool view_dirty;

@@ -51,7 +51,9 @@ static void on_store_url(bool ok, const char *url, const char *why, void *ud)
     s->secret = NULL;
     char err[256];
     if (!ok) {
-        snprintf(err, sizeof err, "store: %.200s", why);
+        char at[160];
+        config_key_where(s->base.ctx.cfg, "store", at, sizeof at);
+        snprintf(err, sizeof err, "%.150s: %.100s", at, why);
         rs_secret_failed(s, err, false);
         return;
     }
@@ -70,8 +72,9 @@ static void on_password(bool ok, const char *pw, const char *why, void *ud)
     rs_src *s = ud;
     s->secret = NULL;
     if (!ok) {
-        char err[256];
-        snprintf(err, sizeof err, "store_password: %.200s", why);
+        char err[256], at[160];
+        config_key_where(s->base.ctx.cfg, "store_password", at, sizeof at);
+        snprintf(err, sizeof err, "%.150s: %.100s", at, why);
         rs_secret_failed(s, err, false);
         return;
     }

@@ -15,6 +15,8 @@
 #include "../core/retry.h"
 #include "../core/xalloc.h"
 
+static const char SRC_NAME[] = "redis";   /* our share of the model's DLQ */
+
 /* ---- publishing to the model ------------------------------------------------------------ */
 
 static bool is_orphan(const rs_src *s, const rix *ix, const rix_task *t, double now)
@@ -140,33 +142,22 @@ static void publish_counts(rs_src *s, double now, long *orphans, long *dead)
     m->failing_rate = fails_recent / 5.0;
 }
 
-/* Our DLQ entries replace only our own ("alakai") entries; others' are kept. */
+/* Our DLQ entries ("alakai") replace only our own share of the model's DLQ. */
 static void publish_dlq(rs_src *s, pred_ctx *p, long dead)
 {
     rd_model *m = s->base.ctx.model;
-    long others = (m->dlq_total > 0 ? m->dlq_total : 0) - s->dlq_prev_total;
-    if (others < 0)
-        others = 0;
-    s->dlq_prev_total = dead;
-    if (!s->dlq_wanted) {
-        m->dlq_total = others + dead;
+    model_dlq_total(m, SRC_NAME, dead);
+    if (!s->dlq_wanted)
         return;
-    }
     size_t want = (size_t)RS_DLQ_PAGE * (size_t)(s->dlq_pages > 0 ? s->dlq_pages : 1);
     uint32_t *idx = xmalloc(want * sizeof *idx);
     bool more;
     size_t got = rix_select(s->ix, is_dead, p, NULL, want, idx, &more);
-    size_t keep = 0;
-    rd_dlq_entry *items = xcalloc(m->dlq.n + got + 1, sizeof *items);
-    for (size_t i = 0; i < m->dlq.n; i++)
-        if (!m->dlq.items[i].queue || strcmp(m->dlq.items[i].queue, "alakai") != 0) {
-            items[keep++] = m->dlq.items[i];
-            memset(&m->dlq.items[i], 0, sizeof m->dlq.items[i]);   /* moved */
-        }
+    rd_dlq_entry *items = xcalloc(got + 1, sizeof *items);
     for (size_t i = 0; i < got; i++) {
         const rix *ix = s->ix;
         const rix_task *t = rix_at(ix, idx[i]);
-        rd_dlq_entry *d = &items[keep + i];
+        rd_dlq_entry *d = &items[i];
         bool orphan = is_orphan(s, s->ix, t, p->now);
         d->id = xstrdup(rix_id(ix, t));
         d->queue = xstrdup("alakai");
@@ -177,7 +168,9 @@ static void publish_dlq(rs_src *s, pred_ctx *p, long dead)
         d->payload = *rix_error(ix, t) ? xstrdup(rix_error(ix, t)) : NULL;
     }
     free(idx);
-    model_set_dlq(m, items, keep + got, others + dead);
+    model_dlq_set(m, SRC_NAME, got ? items : NULL, got);
+    if (!got)
+        free(items);
     s->dlq_sent = true;
 }
 

@@ -113,12 +113,11 @@ void sources_request_chain(rd_sources *s, const char *id)
             s->src[i]->ops->chain(s->src[i], id);
 }
 
-/* The profile may say where its DLQ lives (dlq_source = store | broker); by default
- * every source that can peek is asked. A configured SQS DLQ is always asked: it is the
- * system's real dead-letter queue. */
+/* The profile may say where its DLQ lives (dlq_source = store, broker or both); by
+ * default every source that can peek is asked. A configured SQS DLQ is always asked: it
+ * is the system's real dead-letter queue. */
 void sources_peek_dlq(rd_sources *s, bool more)
 {
-    const char *from = s->ctx.prof ? profile_get(s->ctx.prof, "dlq_source") : NULL;
     for (size_t i = 0; i < s->n; i++) {
         rd_source *src = s->src[i];
         if (!src->ops->peek_dlq)
@@ -127,9 +126,8 @@ void sources_peek_dlq(rd_sources *s, bool more)
             src->ops->peek_dlq(src, more);
             continue;
         }
-        if (from && strcmp(from, "store") == 0 && src != s->store)
-            continue;
-        if (from && strcmp(from, "broker") == 0 && src != s->broker)
+        if ((src == s->store && !profile_dlq_from(s->ctx.prof, "store")) ||
+            (src == s->broker && !profile_dlq_from(s->ctx.prof, "broker")))
             continue;
         src->ops->peek_dlq(src, more);
     }

@@ -197,8 +197,7 @@ static void publish(sq_src *s)
             dlq += o->ready > 0 ? o->ready : 0;
     }
     model_set_queues(m, items, keep);
-    if (m->dlq_total < dlq)
-        m->dlq_total = dlq;
+    model_dlq_total(m, SRC_NAME, dlq);
 }
 
 static void round_done(sq_src *s)
@@ -362,25 +361,9 @@ static void on_creds(void *ud)
 static void publish_peek(sq_src *s)
 {
     rd_model *m = s->base.ctx.model;
-    rd_dlq_entry *items = xcalloc(m->dlq.n + s->n_peeked + 1, sizeof *items);
-    size_t n = 0;
-    for (size_t i = 0; i < m->dlq.n; i++) {
-        bool mine = false;
-        for (size_t k = 0; k < s->n; k++)
-            mine |= s->q[k].is_dlq && m->dlq.items[i].queue &&
-                    strcmp(m->dlq.items[i].queue, s->q[k].name) == 0;
-        if (!mine) {
-            items[n++] = m->dlq.items[i];
-            memset(&m->dlq.items[i], 0, sizeof m->dlq.items[i]);
-        }
-    }
-    if (s->n_peeked)   /* peeked is NULL when nothing was peeked: memcpy(_, NULL, 0) is UB */
-        memcpy(items + n, s->peeked, s->n_peeked * sizeof *items);
-    n += s->n_peeked;
-    free(s->peeked);
+    model_dlq_set(m, SRC_NAME, s->peeked, s->n_peeked);   /* replaces only our share */
     s->peeked = NULL;
     s->n_peeked = 0;
-    model_set_dlq(m, items, n, m->dlq_total);
     if (s->peek_err[0])
         model_source_fail(m, SRC_NAME, s->peek_err, clock_wall());
     s->peek_done = true;

@@ -248,7 +248,7 @@ static void on_journal_error(const char *why, void *ud)
 }
 
 /* The session's parts, borrowed: refreshed whenever it opens or closes a system. */
-static rd_session *app_live(const ui_app *app)
+rd_session *app_live(const ui_app *app)
 {
     return app->fleet ? sessions_at(app->fleet, (size_t)app->fleet_cur) : app->session;
 }
@@ -311,7 +311,8 @@ static void app_start_fleet(ui_app *app, bool live)
     bool fixed = app->headless && models && *models;
     if (app->model_only || (!live && !fixed) || session_system_count(app->session) < 2)
         return;
-    rd_sessions_io io = {.base = app->base, .parts = live ? SESSION_SOURCES | SESSION_ACTOR : 0,
+    rd_sessions_io io = {.base = app->base,
+                         .parts = live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0,
                          .on_change = on_fleet_change, .change_ud = app,
                          .on_password = on_password_prompt, .password_ud = app};
     app->fleet = sessions_new(app->opts, &io);
@@ -336,7 +337,8 @@ static void app_start_system(ui_app *app, const char *name)
         ss = sessions_at(app->fleet, (size_t)app->fleet_cur);
         app_fleet_focus(app);
     }
-    rd_session_io io = {.base = app->base, .parts = live ? SESSION_SOURCES | SESSION_ACTOR : 0,
+    rd_session_io io = {.base = app->base,
+                        .parts = live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0,
                         .on_change = on_source_change, .change_ud = app,
                         .on_password = on_password_prompt, .password_ud = app};
     size_t before = session_diags(ss)->n;

@@ -111,6 +111,7 @@ typedef struct ui_app {
 /* app.c */
 double app_now(const ui_app *app);
 void app_journal_reload(ui_app *app);   /* the journal tail and this system's manual retries */
+rd_session *app_live(const ui_app *app);   /* the session on screen (in the fleet: its current system) */
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);

@@ -7,6 +7,7 @@
 
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "app.h"
 #include "draw.h"
 
@@ -130,6 +131,8 @@ static void on_done(rd_batch *b, void *ud)
              batch_count(b));
     ctx_msg(&app->ctx, batch_succeeded(b) != batch_count(b), "%s", msg);
     app_journal_reload(app);   /* the loop breaker knows these retries from now on */
+    model_core_action(app->model, msg, batch_succeeded(b) != batch_count(b), clock_wall());
+    session_core_probe(app_live(app));   /* the core's state after acting */
     if (b == d->batch && !d->moved)   /* land on the first item that may need a re-send */
         for (size_t i = 0; i < batch_count(b); i++)
             if (batch_result(b, i)->code == RD_RES_MAYBE_APPLIED) {
@@ -148,6 +151,10 @@ static void on_resend_done(rd_batch *b, void *ud)
     ctx_msg(&app->ctx, r->code != RD_RES_OK, "re-sent %s of %s (key %.8s): %s%s", action_name(r->action), r->id,
             r->idem_key, result_code_name(r->code), r->replayed ? " (the core answered from its idempotency cache)" : "");
     app_journal_reload(app);
+    char what[160];
+    snprintf(what, sizeof what, "re-sent %s of %.60s: %s", action_name(r->action), r->id, result_code_name(r->code));
+    model_core_action(app->model, what, r->code != RD_RES_OK, clock_wall());
+    session_core_probe(app_live(app));
     app_request_paint(app);
     if (app->src)
         sources_refresh(app->src);

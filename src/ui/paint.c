@@ -51,7 +51,7 @@ static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
         int slot = TS_TOPBAR;
         if (s->state == RD_SRC_OK) {
             /* answered within the poll cadence: "ok", so a steady poll does not redraw it */
-            bool fresh = ctx_fresh(&app->ctx, s->last_ok, age, sizeof age);
+            bool fresh = ctx_source_fresh(&app->ctx, s, age, sizeof age);
             snprintf(t, sizeof t, " %s %s", s->name, fresh ? "ok" : age);
         } else if (s->state == RD_SRC_STALE) {
             ctx_age(&app->ctx, s->last_ok, age, sizeof age);
@@ -73,6 +73,34 @@ static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
         x = put_raw_tight(w, 0, x, maxx, " |", bar, 0);
     }
     return x;
+}
+
+/* "core ok as alice (retry: 1 of 1 succeeded) " / "core down: connection refused ". */
+static int topbar_core(ui_app *app, WINDOW *w, int x, int maxx, int bar)
+{
+    const rd_core_status *k = &app->model->core;
+    char first[61], t[256];
+    int slot = TS_TOPBAR;
+    if (k->state == RD_CORE_OK && k->identity[0])
+        snprintf(t, sizeof t, "core ok as %.127s", k->identity);
+    else if (k->state == RD_CORE_OK)
+        snprintf(t, sizeof t, "core ok (not logged in)");
+    else if (k->state == RD_CORE_CHECKING)
+        snprintf(t, sizeof t, "core ...");
+    else {
+        topbar_error(k->error, first, sizeof first);
+        snprintf(t, sizeof t, "core %s: %s", k->state == RD_CORE_DOWN ? "down" : "error", first);
+        slot = TS_DOWN;
+    }
+    x = put_raw_tight(w, 0, x, maxx, t, slot == TS_TOPBAR ? bar : theme_attr(app->theme, (ui_slot)slot),
+                      app->ctx.san);
+    if (k->last_action[0]) {
+        char *a = xasprintf(" (%.60s)", k->last_action);
+        x = put_raw_tight(w, 0, x, maxx, a, k->last_action_failed ? theme_attr(app->theme, TS_WARNING) : bar,
+                          app->ctx.san);
+        free(a);
+    }
+    return put_raw_tight(w, 0, x, maxx, " ", bar, 0);
 }
 
 static void paint_topbar(ui_app *app, WINDOW *w, int cols)
@@ -105,7 +133,9 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     if (app->ctx.read_only)
         x = put_raw_tight(w, 0, x, cols, "[read-only] ", bar, 0);
     const char *who = app->actor ? actor_identity(app->actor) : NULL;
-    if (who) {
+    if (app->model->core.state != RD_CORE_NONE)
+        x = topbar_core(app, w, x, cols, bar);
+    else if (who) {
         char *t = xasprintf("as %s ", who);
         x = put_raw_tight(w, 0, x, cols, t, bar, app->ctx.san);
         free(t);
@@ -186,6 +216,7 @@ void paint_frame(ui_app *app)
         app_fleet_rows(app);
     double poll = app->sys && app->sys->poll_s > 0 ? app->sys->poll_s : 2.0;
     app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */
+    app->ctx.poll_s = poll;            /* a source with a longer cadence: its own window */
     app->ctx.n_ages = 0;
     app->ctx.ages_overflow = false;
     werase(w);

@@ -115,7 +115,7 @@ static void age_text(ui_age_kind kind, double now, double t, double fresh_s, cha
             snprintf(out, cap, "in %s", a);
         }
         break;
-    case AGE_FRESH:
+    case AGE_FRESH:       /* the same rule as source_is_fresh (model.h) */
         if (t > 0 && now - t < fresh_s && now - t > -5)
             snprintf(out, cap, "%s", "");
         else
@@ -124,7 +124,7 @@ static void age_text(ui_age_kind kind, double now, double t, double fresh_s, cha
     }
 }
 
-static void age_record(ui_ctx *c, ui_age_kind kind, double t, const char *text)
+static void age_record(ui_ctx *c, ui_age_kind kind, double t, double fresh_s, const char *text)
 {
     if (c->n_ages >= UI_AGES_MAX) {
         c->ages_overflow = true;
@@ -133,25 +133,34 @@ static void age_record(ui_ctx *c, ui_age_kind kind, double t, const char *text)
     ui_age *a = &c->ages[c->n_ages++];
     a->kind = kind;
     a->t = t;
+    a->fresh_s = fresh_s;
     snprintf(a->text, sizeof a->text, "%s", text);
 }
 
 void ctx_age(ui_ctx *c, double t, char *out, size_t cap)
 {
     age_text(AGE_AGO, c->now, t, c->fresh_s, out, cap);
-    age_record(c, AGE_AGO, t, out);
+    age_record(c, AGE_AGO, t, c->fresh_s, out);
 }
 
 void ctx_eta(ui_ctx *c, double t, char *out, size_t cap)
 {
     age_text(AGE_ETA, c->now, t, c->fresh_s, out, cap);
-    age_record(c, AGE_ETA, t, out);
+    age_record(c, AGE_ETA, t, c->fresh_s, out);
 }
 
 bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap)
 {
     age_text(AGE_FRESH, c->now, t, c->fresh_s, out, cap);
-    age_record(c, AGE_FRESH, t, out);
+    age_record(c, AGE_FRESH, t, c->fresh_s, out);
+    return !out[0];
+}
+
+bool ctx_source_fresh(ui_ctx *c, const rd_source_status *s, char *out, size_t cap)
+{
+    double fresh = source_fresh_s(s, c->poll_s);
+    age_text(AGE_FRESH, c->now, s->last_ok, fresh, out, cap);
+    age_record(c, AGE_FRESH, s->last_ok, fresh, out);
     return !out[0];
 }
 
@@ -162,7 +171,7 @@ bool ctx_ages_changed(const ui_ctx *c, double now)
     for (int i = 0; i < c->n_ages; i++) {
         const ui_age *a = &c->ages[i];
         char text[sizeof a->text];
-        age_text(a->kind, now, a->t, c->fresh_s, text, sizeof text);
+        age_text(a->kind, now, a->t, a->fresh_s, text, sizeof text);
         if (strcmp(text, a->text) != 0)
             return true;
     }

@@ -78,6 +78,7 @@ typedef enum { AGE_AGO, AGE_ETA, AGE_FRESH } ui_age_kind;
 typedef struct ui_age {
     ui_age_kind kind;
     double t;
+    double fresh_s;         /* AGE_FRESH: the window it was drawn with */
     char text[24];
 } ui_age;
 enum { UI_AGES_MAX = 512 };
@@ -105,6 +106,7 @@ typedef struct ui_ctx {
     char msg[256];                 /* status line message (clean text) */
     bool msg_error;
     double fresh_s;                /* a source answered within this long: shown as fresh */
+    double poll_s;                 /* the system's poll interval */
     ui_age ages[UI_AGES_MAX];      /* what the last paint showed (reset by each paint) */
     int n_ages;
     bool ages_overflow;            /* too many to track: the tick repaints every second */
@@ -157,10 +159,12 @@ int ctx_loop(const ui_ctx *c, const rd_execution *e);
 
 /* Now-dependent text, recorded for the tick. ctx_age: "12s" / "5m" (draw.h fmt_age);
  * ctx_eta: "in 4s" / "due" / "-"; ctx_fresh: "" when t is within c->fresh_s of now
- * (returns true), else the age. */
+ * (returns true), else the age; ctx_source_fresh: the same for a source's last answer,
+ * within its own cadence (model.h source_fresh_s). */
 void ctx_age(ui_ctx *c, double t, char *out, size_t cap);
 void ctx_eta(ui_ctx *c, double t, char *out, size_t cap);
 bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap);
+bool ctx_source_fresh(ui_ctx *c, const rd_source_status *s, char *out, size_t cap);
 /* true when any string recorded by the last paint would read differently at now */
 bool ctx_ages_changed(const ui_ctx *c, double now);
 

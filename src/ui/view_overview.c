@@ -11,6 +11,40 @@
 static const ui_action overview_bar[] = {UA_VIEW_EXECS, UA_VIEW_WORKERS, UA_VIEW_QUEUES, UA_VIEW_DLQ,
                                          UA_VIEW_JOURNAL, UA_COMMAND, UA_HELP, UA_QUIT, UA_NONE};
 
+/* The core API as the last probe saw it, and the outcome of the last action. */
+static int overview_core(ui_ctx *c, WINDOW *w, int y, ui_rect r)
+{
+    const rd_core_status *k = &c->model->core;
+    char since[24] = "";
+    char *t;
+    int slot = TS_OK;
+    switch (k->state) {
+    case RD_CORE_NONE: return y;
+    case RD_CORE_OK:
+        t = k->identity[0] ? xasprintf("  %-12s ok        as %s", "core API", k->identity)
+                           : xasprintf("  %-12s ok        not logged in yet", "core API");
+        break;
+    case RD_CORE_CHECKING:
+        t = xasprintf("  %-12s checking", "core API");
+        slot = TS_DIM;
+        break;
+    default:
+        ctx_age(c, k->since, since, sizeof since);
+        t = xasprintf("  %-12s %-9s for %s: %s", "core API", k->state == RD_CORE_DOWN ? "DOWN" : "ERROR",
+                      since, k->error);
+        slot = TS_DOWN;
+        break;
+    }
+    draw_raw(w, y++, r.x, r.w, t, theme_attr(c->theme, (ui_slot)slot), c->san);
+    free(t);
+    if (k->last_action[0]) {
+        t = xasprintf("  %-12s last action: %s", "", k->last_action);
+        draw_raw(w, y++, r.x, r.w, t, theme_attr(c->theme, k->last_action_failed ? TS_WARNING : TS_NORMAL), c->san);
+        free(t);
+    }
+    return y;
+}
+
 static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
 {
     const rd_model *m = c->model;
@@ -23,7 +57,7 @@ static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
         char *t;
         if (s->state == RD_SRC_OK) {
             /* within the poll cadence: "just now", so a steady poll does not redraw it */
-            bool fresh = ctx_fresh(c, s->last_ok, ok, sizeof ok);
+            bool fresh = ctx_source_fresh(c, s, ok, sizeof ok);
             t = xasprintf("  %-12s ok        updated %s%s", s->name, fresh ? "just now" : ok, fresh ? "" : " ago");
         } else if (s->state == RD_SRC_STALE) {
             ctx_age(c, s->last_ok, ok, sizeof ok);
@@ -45,7 +79,7 @@ static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
             free(t);
         }
     }
-    return y;
+    return overview_core(c, w, y, r);
 }
 
 static int overview_counts(ui_ctx *c, WINDOW *w, int y, ui_rect r)

@@ -38,10 +38,13 @@ POLL_S = 1.0                                              # the config below set
 # answers notifications and resyncs, 5 s reply deadline; RabbitMQ is polled every >= 5 s,
 # deadline 8 s; SQS every poll, deadline 8 s.
 STALE_BOUND_S = {"postgresql": POLL_S + 10, "redis": 30 + 5, "rabbitmq": 5 + 8, "sqs": POLL_S + 8}
+CORE_PROBE_S = 2          # core_probe in the config: GET /auth/me every 2 s
+CORE_BOUND_S = CORE_PROBE_S + 10   # + the probe's own deadline (a stopped core never answers)
 SLACK_S = 3.0
 RSS_GROWTH_MAX_KB = 64 * 1024
 
-# service -> (system the console shows, source name in the top bar or None for a core server)
+# service -> (system the console shows, source name in the top bar or None for a core server,
+# whose state the top bar shows as "core ok as ..." / "core down: ...")
 SERVICES = {
     "postgresql": ("attune2", "postgresql"),
     "redis": ("alakai", "redis"),
@@ -109,7 +112,7 @@ def svc_pids_or_none(service):
 
 
 def config_text(e):
-    core_auth = "auth = bearer\ntoken = env:RD_CORE_TOKEN\n"
+    core_auth = "auth = bearer\ntoken = env:RD_CORE_TOKEN\ncore_probe = %ds\n" % CORE_PROBE_S
     s = ('[system "attune2"]\nprofile = attune\nstore = %s\nbroker = %s\nbroker_user = %s\n'
          'broker_password = env:RD_RABBIT_PASSWORD\ncore = %s\n%spoll = 1s\n\n'
          % (e["RD_PG_DSN_ATTUNE2"], e["RD_RABBIT_MGMT_URL"], e["RD_RABBIT_USER"], e["RD_CORE_URL_ATTUNE2"],
@@ -139,6 +142,7 @@ def sanitizer_env(logdir):
     }
 
 
+CORE_RE = re.compile(r"\bcore (ok|down|error|\.\.\.)(?::? ([^|(]*))?")
 SRC_RE = re.compile(r" (\S+) (ok|STALE [^:|]*|DOWN|\.\.\.|\d+[smhd])(: [^|]*)? \|")
 
 
@@ -181,6 +185,13 @@ class Console(Term):
                 "connecting" if st == "..." else "ok"
             out[m.group(1)] = (state, (m.group(3) or "")[2:].strip())
         return out
+
+    def core(self):
+        """The core API's state from the top bar: ("ok"|"down"|"error"|"checking", text) or None."""
+        m = CORE_RE.search(self.screen.display[0])
+        if not m:
+            return None
+        return ({"...": "checking"}.get(m.group(1), m.group(1)), m.group(2) or "")
 
     def rss_kb(self):
         try:
@@ -296,16 +307,25 @@ def fault_cycle(con, service, kind, fig):
     hangs0 = con.hangs
 
     def shown_bad():
+        if not source:       # a core server: its probe's state
+            c = con.core()
+            return c is not None and c[0] == "down" and c[1].strip() != ""
         s = con.sources().get(source)
         return s is not None and s[0] in ("stale", "down") and s[1] != ""
 
     def shown_ok():
+        if not source:
+            c = con.core()
+            return c is not None and c[0] == "ok"
         s = con.sources().get(source)
         return s is not None and s[0] == "ok"
 
-    if source:
-        if not con.keys_for(BACKOFF_CAP_S + 10, until=shown_ok):
-            raise FaultError("%s: %s not ok before the fault: %r" % (what, source, con.sources().get(source)))
+    def shown():
+        return con.sources().get(source) if source else con.core()
+
+    bad_bound = STALE_BOUND_S[source] if source else CORE_BOUND_S
+    if not con.keys_for(BACKOFF_CAP_S + 10, until=shown_ok):
+        raise FaultError("%s: %s not ok before the fault: %r" % (what, source or "core", shown()))
     t_fault = time.monotonic()
     if kind == "stop":
         send_signal(pids, signal.SIGSTOP)
@@ -320,16 +340,13 @@ def fault_cycle(con, service, kind, fig):
             if not pids_gone(live):
                 raise FaultError("%s: pids %s still there after SIGKILL" % (what, live))
     try:
-        if source:
-            bound = STALE_BOUND_S[source] + SLACK_S
-            t = con.keys_for(bound, until=shown_bad)
-            if t is None:
-                fig.failures.append("%s: not shown stale/down with an error within %.0f s (top bar: %r)"
-                                    % (what, bound, con.sources().get(source)))
-            else:
-                fig.max_stale_s = max(fig.max_stale_s, t)
+        bound = bad_bound + SLACK_S
+        t = con.keys_for(bound, until=shown_bad)
+        if t is None:
+            fig.failures.append("%s: not shown stale/down with an error within %.0f s (top bar: %r)"
+                                % (what, bound, shown()))
         else:
-            con.keys_for(2.0)   # a core server: no source to watch; keys must still be answered
+            fig.max_stale_s = max(fig.max_stale_s, t)
         con.check_alive(what + " (while down)")
     finally:
         if kind == "stop":
@@ -339,16 +356,14 @@ def fault_cycle(con, service, kind, fig):
             if r.returncode != 0:
                 raise FaultError("%s: restart failed: %s" % (what, r.stderr[-2000:]))
     t_back = time.monotonic()
-    if source:
-        bound = BACKOFF_CAP_S + STALE_BOUND_S[source] + SLACK_S
-        t = con.keys_for(bound, until=shown_ok)
-        if t is None:
-            fig.failures.append("%s: not back to ok within %.0f s after the service returned (top bar: %r)"
-                                % (what, bound, con.sources().get(source)))
-        else:
-            fig.max_recover_s = max(fig.max_recover_s, t)
+    # a core: the next probe (one in flight on a stopped core ends at its deadline first)
+    bound = (BACKOFF_CAP_S + STALE_BOUND_S[source] if source else CORE_BOUND_S) + SLACK_S
+    t = con.keys_for(bound, until=shown_ok)
+    if t is None:
+        fig.failures.append("%s: not back to ok within %.0f s after the service returned (top bar: %r)"
+                            % (what, bound, shown()))
     else:
-        con.keys_for(1.0)
+        fig.max_recover_s = max(fig.max_recover_s, t)
     con.check_alive(what)
     fig.cycles += 1
     fig.hangs += con.hangs - hangs0

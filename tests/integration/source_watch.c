@@ -11,6 +11,10 @@
  *   count STATUS                         → "count N"
  *   rss                                  → "rss KB" (VmRSS)
  *   refresh                              → "ok"
+ *   peek                                 → "ok" (asks for a DLQ peek, as the DLQ view does)
+ *   idle TIMEOUT_S                       → "ok MS" when the peek/chain asked for came back
+ *   fresh SOURCE TIMEOUT_S               → "ok MS" when SOURCE answered again (last_ok moved)
+ *   json VIEW                            → "json " + the snapshot JSON of VIEW on one line
  *   quit
  * On timeout: "timeout" plus what was seen.
  */
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "../../src/core/config.h"
+#include "../../src/core/model_json.h"
 #include "../../src/core/profile.h"
 #include "../../src/io/http.h"
 #include "../../src/sources/sources.h"
@@ -33,6 +38,7 @@ typedef struct watch {
     bool ready;
     char cmd[64], a1[256], a2[64];
     double deadline, started;
+    double fresh_after;             /* `fresh`: the source's last_ok when asked */
     struct event *tick;
 } watch;
 
@@ -66,7 +72,16 @@ static bool check(watch *w)
         return false;
     double now = mono();
     bool done = false;
-    if (strcmp(w->cmd, "exec") == 0) {
+    if (strcmp(w->cmd, "idle") == 0) {
+        done = sources_settled(w->src) && sources_idle(w->src);
+        if (!done && now > w->deadline)
+            printf("timeout busy\n");
+    } else if (strcmp(w->cmd, "fresh") == 0) {
+        const rd_source_status *s = find_src(w->m, w->a1);
+        done = s && s->last_ok > w->fresh_after;
+        if (!done && now > w->deadline)
+            printf("timeout %s\n", s ? s->error : "absent");
+    } else if (strcmp(w->cmd, "exec") == 0) {
         const rd_execution *e = find_exec(w->m, w->a1);
         done = e && strcmp(e->status, w->a2) == 0;
         if (!done && now > w->deadline)
@@ -123,8 +138,10 @@ static void on_line(watch *w, const char *line)
     char cmd[64] = "", a1[256] = "", a2[64] = "";
     double t = 5;
     int n = sscanf(line, "%63s %255s %63s %lf", cmd, a1, a2, &t);
-    if (strcmp(cmd, "gone") == 0 && n >= 3)
+    if ((strcmp(cmd, "gone") == 0 || strcmp(cmd, "fresh") == 0) && n >= 3)
         t = atof(a2);
+    if (strcmp(cmd, "idle") == 0 && n >= 2)
+        t = atof(a1);
     if (strcmp(cmd, "quit") == 0) {
         event_base_loopbreak(w->base);
     } else if (strcmp(cmd, "rss") == 0) {
@@ -132,6 +149,16 @@ static void on_line(watch *w, const char *line)
     } else if (strcmp(cmd, "refresh") == 0) {
         sources_refresh(w->src);
         printf("ok\n");
+    } else if (strcmp(cmd, "peek") == 0) {
+        sources_peek_dlq(w->src, false);
+        printf("ok\n");
+    } else if (strcmp(cmd, "json") == 0) {
+        char *j = model_to_json(w->m, a1);
+        for (char *c = j; c && *c; c++)
+            if (*c == '\n' || *c == '\t')
+                *c = ' ';            /* JSON strings escape both: one line is the same JSON */
+        printf("json %s\n", j ? j : "");
+        free(j);
     } else if (strcmp(cmd, "count") == 0) {
         long c = 0;
         for (size_t i = 0; i < w->m->counts.n; i++)
@@ -142,6 +169,8 @@ static void on_line(watch *w, const char *line)
         snprintf(w->cmd, sizeof w->cmd, "%s", cmd);
         snprintf(w->a1, sizeof w->a1, "%s", a1);
         snprintf(w->a2, sizeof w->a2, "%s", a2);
+        const rd_source_status *fs = find_src(w->m, a1);
+        w->fresh_after = fs ? fs->last_ok : 0;
         w->started = mono();
         w->deadline = w->started + t;
         check(w);

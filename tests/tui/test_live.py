@@ -345,9 +345,10 @@ def test_config_problem_found_at_open_is_listed_in_the_console(tmp_path):
     overview, not a failure found at the first action."""
     t = Term(tmp_path, cols=220, auth="auth = bearer\ntoken = env:RD_NO_SUCH_VAR_XYZ\n")
     t.wait_for("Overview")
-    t.wait_for("token: ")
+    t.wait_for("system \"attune2\": token: ")
     text = t.text()
-    line = [l for l in text.splitlines() if "token: " in l][0]
+    # the diagnostic's line (the core's state, top bar and sources panel, says it too)
+    line = [l for l in text.splitlines() if "system \"attune2\": token: " in l][0]
     assert "config:9: system \"attune2\": token:" in line and "RD_NO_SUCH_VAR_XYZ" in line, text
     t.send("Q")
     assert t.finish() == 0

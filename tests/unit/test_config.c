@@ -422,6 +422,41 @@ static void test_nul(void)
     unlink(path);
 }
 
+/* A secret that fails at run time names where it was configured (issue 11). */
+static void test_key_where(void)
+{
+    static const char text[] =
+        "# c\n"
+        "[system \"a\"]\n"
+        "profile = attune\n"
+        "store = postgresql://h/db\n"
+        "\n"
+        "store_password = cmd:get-token\n"
+        "auth = token-command\n"
+        "token_command = mint\n"
+        "core = http://127.0.0.1:1\n";
+    rd_config c;
+    rd_diags d = {0};
+    CHECK(config_parse("/etc/rd.conf", text, &c, &d));
+    static const struct { const char *key, *want; } cases[] = {
+        { "store_password", "/etc/rd.conf:6: store_password" },
+        { "token_command", "/etc/rd.conf:8: token_command" },
+        { "broker_password", "/etc/rd.conf:2: broker_password" },   /* not set: the section */
+        { "no_such_key", "/etc/rd.conf:2: no_such_key" },
+    };
+    for (size_t i = 0; c.n == 1 && i < sizeof cases / sizeof *cases; i++) {
+        char out[128];
+        config_key_where(&c.systems[0], cases[i].key, out, sizeof out);
+        CHECK_STR(out, cases[i].want);
+    }
+    rd_system_cfg bare = {0};       /* not from a file */
+    char out[64];
+    config_key_where(&bare, "token", out, sizeof out);
+    CHECK_STR(out, "token");
+    config_free(&c);
+    diags_free(&d);
+}
+
 int main(void)
 {
     test_pg_keys();
@@ -433,5 +468,6 @@ int main(void)
     test_default_path();
     test_load();
     test_nul();
+    test_key_where();
     return check_done("test_config");
 }

@@ -76,8 +76,9 @@ static void fill(rd_model *m)
     d[0] = (rd_dlq_entry){ xstrdup("m1"), xstrdup("attune.dlx.queue"), xstrdup("101"),
                            xstrdup("expired"), 2, xstrdup("worker.7.executions"), NOW - 100,
                            NOW - 50, xstrdup("{\"execution_id\":101}"), true, 2,
-                           xstrdup("render"), NOW - 200 };
-    model_set_dlq(m, d, 1, 3);
+                           xstrdup("render"), NOW - 200, NULL };
+    model_dlq_set(m, "rabbitmq", d, 1);
+    model_dlq_total(m, "rabbitmq", 3);
 
     rd_count *c = xcalloc(2, sizeof *c);
     snprintf(c[0].status, sizeof c[0].status, "failed");
@@ -389,6 +390,155 @@ static void test_json_escapes(void)
     }
 }
 
+static rd_dlq_entry *dlq_entries(const char *queue, const char *const *ids, size_t n)
+{
+    rd_dlq_entry *d = xcalloc(n ? n : 1, sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        d[i].id = xstrdup(ids[i]);
+        d[i].queue = xstrdup(queue);
+        d[i].count = -1;
+    }
+    return d;
+}
+
+/* The merged DLQ after each step, as "total|id@source id@source ...". */
+static void dlq_expect(const rd_model *m, const char *want)
+{
+    char got[256];
+    size_t k = (size_t)snprintf(got, sizeof got, "%ld|", m->dlq_total);
+    for (size_t i = 0; i < m->dlq.n && k < sizeof got; i++)
+        k += (size_t)snprintf(got + k, sizeof got - k, "%s%s@%s", i ? " " : "",
+                              m->dlq.items[i].id, m->dlq.items[i].source);
+    CHECK_STR(got, want);
+}
+
+/* Several DLQ sources (Tasker: RabbitMQ queues and tasks_dlq): each owns its share, a
+ * refresh of one never drops the other's entries, the total is the sum of known parts. */
+static void test_dlq_owners(void)
+{
+    rd_model *m = model_new();
+    static const char *const pg1[] = { "t1", "t2" }, *const pg2[] = { "t3" },
+                             *const rb[] = { "m1", "m2", "m3" };
+    dlq_expect(m, "-1|");
+    CHECK(!m->dlq_loaded);
+    model_dlq_total(m, "rabbitmq", 5);                       /* the poll: depth known first */
+    dlq_expect(m, "5|");
+    CHECK(!m->dlq_loaded);
+    model_dlq_set(m, "postgresql", dlq_entries("tasks_dlq", pg1, 2), 2);
+    model_dlq_total(m, "postgresql", 2);
+    dlq_expect(m, "7|t1@postgresql t2@postgresql");
+    CHECK(m->dlq_loaded);
+    model_dlq_set(m, "rabbitmq", dlq_entries("q_dlq", rb, 3), 3);        /* the peek */
+    dlq_expect(m, "7|t1@postgresql t2@postgresql m1@rabbitmq m2@rabbitmq m3@rabbitmq");
+    for (int refresh = 0; refresh < 3; refresh++) {          /* PostgreSQL refreshes */
+        model_dlq_set(m, "postgresql", dlq_entries("tasks_dlq", pg2, 1), 1);
+        model_dlq_total(m, "postgresql", 1);
+        model_dlq_total(m, "rabbitmq", 5);                   /* the broker polls */
+        dlq_expect(m, "6|t3@postgresql m1@rabbitmq m2@rabbitmq m3@rabbitmq");
+    }
+    uint64_t g = m->generation;
+    model_dlq_total(m, "rabbitmq", 5);                       /* unchanged: no repaint */
+    CHECK(m->generation == g);
+    model_dlq_total(m, "postgresql", -1);                    /* count query failed */
+    dlq_expect(m, "5|t3@postgresql m1@rabbitmq m2@rabbitmq m3@rabbitmq");
+    CHECK(m->generation > g);
+    model_dlq_set(m, "rabbitmq", NULL, 0);                   /* peek found nothing */
+    model_dlq_total(m, "rabbitmq", -7);                      /* any negative is unknown */
+    dlq_expect(m, "-1|t3@postgresql");
+    model_dlq_total(m, "redis", 0);                          /* a known zero counts */
+    dlq_expect(m, "0|t3@postgresql");
+    CHECK(m->dlq_parts.n == 3);
+    if (m->dlq_parts.n == 3) {                               /* owner order, whatever came first */
+        CHECK_STR(m->dlq_parts.items[0].owner, "postgresql");
+        CHECK_STR(m->dlq_parts.items[1].owner, "rabbitmq");
+        CHECK_STR(m->dlq_parts.items[2].owner, "redis");
+    }
+
+    /* a snapshot keeps the shares */
+    model_dlq_set(m, "rabbitmq", dlq_entries("q_dlq", rb, 2), 2);
+    model_dlq_total(m, "rabbitmq", 4);
+    char *json = model_to_json_at(m, "dlq", NOW);
+    rd_model *r = model_new();
+    char err[128];
+    CHECK(model_from_json(r, json, err, sizeof err));
+    dlq_expect(r, "4|t3@postgresql m1@rabbitmq m2@rabbitmq");
+    CHECK(r->dlq_parts.n == 3 && r->dlq_loaded);
+    char *json2 = model_to_json_at(r, "dlq", NOW);
+    CHECK_STR(json2, json);
+    CHECK(strstr(json, "\"dlq_sources\"") != NULL);
+    /* an older snapshot without sources: one share */
+    CHECK(model_from_json(r, "{\"dlq\":[{\"id\":\"x\"}],\"dlq_total\":9}", err, sizeof err));
+    dlq_expect(r, "9|x@snapshot");
+    free(json);
+    free(json2);
+    model_free(r);
+    model_free(m);
+}
+
+/* The RabbitMQ age flicker (issue 11): the broker is polled every 5 s (its stats refresh
+ * rate) while the system polls every 2 s; the answer lands a little after each tick, by a
+ * latency that varies. Simulated clock, 10 ms steps over 5 minutes: a source answering on
+ * its own cadence is always fresh, whatever the jitter; one that stops answering shows its
+ * age from 2 × 5 + 1 s on. */
+static void test_source_freshness(void)
+{
+    static const struct { double every, poll, lat_min, lat_max, stop_at; } cases[] = {
+        { 5, 2, 0.02, 0.40, 0 },      /* the broker: 5 s cadence, jittery latency */
+        { 5, 2, 0.01, 3.00, 0 },      /* a slow broker: answers up to 3 s after the tick */
+        { 0, 2, 0.01, 1.50, 0 },      /* PostgreSQL on the system's poll */
+        { 5, 10, 0.01, 0.50, 0 },     /* poll longer than the broker's floor */
+        { 5, 2, 0.02, 0.40, 120 },    /* stops answering at t = 120 s */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rd_model *m = model_new();
+        model_source_every(m, "rabbitmq", cases[i].every);
+        rd_source_status *s = model_source(m, "rabbitmq");
+        double every = cases[i].every > cases[i].poll ? cases[i].every : cases[i].poll;
+        double next_tick = 0, answer_at = -1, last_answer = 0;
+        unsigned seed = 12345u + (unsigned)i;
+        int stale_steps = 0, first_stale_ms = -1;
+        for (int ms = 0; ms <= 300000; ms += 10) {
+            double now = NOW + ms / 1000.0, t = ms / 1000.0;
+            if (t >= next_tick && (cases[i].stop_at <= 0 || t < cases[i].stop_at)) {
+                seed = seed * 1103515245u + 12345u;
+                double f = (double)((seed >> 8) % 1000) / 999.0;
+                answer_at = t + cases[i].lat_min + f * (cases[i].lat_max - cases[i].lat_min);
+                next_tick += every;
+            }
+            if (answer_at >= 0 && t >= answer_at) {
+                model_source_ok(m, "rabbitmq", now);
+                last_answer = t;
+                answer_at = -1;
+            }
+            if (s->last_ok > 0 && !source_is_fresh(s, cases[i].poll, now)) {
+                stale_steps++;
+                if (first_stale_ms < 0)
+                    first_stale_ms = ms;
+            }
+        }
+        if (cases[i].stop_at <= 0) {
+            CHECK_MSG(stale_steps == 0, "a source answering on its cadence showed an age");
+        } else {
+            /* stale from 2 × every + 1 s after the last answer, to the 10 ms step */
+            double want = last_answer + 2 * every + 1;
+            CHECK(first_stale_ms >= 0 && first_stale_ms / 1000.0 >= want - 0.011 &&
+                  first_stale_ms / 1000.0 <= want + 0.011);
+        }
+        model_free(m);
+    }
+    /* the old window (2 × the system's poll + 1 s) is what flickered: same traffic */
+    rd_source_status s = {0};
+    s.last_ok = NOW;
+    CHECK(source_is_fresh(&s, 2, NOW + 4.99) && !source_is_fresh(&s, 2, NOW + 5.0));
+    s.every_s = 5;
+    CHECK(source_is_fresh(&s, 2, NOW + 5.3) && source_is_fresh(&s, 2, NOW + 10.99));
+    CHECK(!source_is_fresh(&s, 2, NOW + 11.0));
+    CHECK(!source_is_fresh(&s, 2, NOW - 6));          /* clock jumped back: show it */
+    s.last_ok = 0;
+    CHECK(!source_is_fresh(&s, 2, NOW));
+    CHECK(source_fresh_s(&s, 10) == 21);
+}
+
 int main(void)
 {
     test_basics();
@@ -397,5 +547,7 @@ int main(void)
     test_from_json_tolerant();
     test_text();
     test_json_escapes();
+    test_dlq_owners();
+    test_source_freshness();
     return check_done("test_model");
 }
