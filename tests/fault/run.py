@@ -22,6 +22,7 @@ def main():
     work = tempfile.mkdtemp(prefix="rdfault.")
     rows, failures = [], []
     t0 = time.time()
+    load0 = os.getloadavg()[0]
     for service in only:
         if service in fl.PROXIED:
             stops, kills, resets = 0, 0, cycles
@@ -70,20 +71,20 @@ def main():
                 sigs[sig.name] = "FAILED"
                 failures.append("%s with a dialog open: %s" % (sig.name, e))
 
-    hdr = ("service", "cycles", "crashes", "hangs", "keys", "max key ms", "max stale s", "max recover s",
+    hdr = ("service", "cycles", "crashes", "hangs", "keys", "keys > %.1f s" % fl.KEY_S, "max key ms", "max stale s", "max recover s",
            "RSS start MB", "RSS end MB", "lost journal", "conns reset")
     print("| " + " | ".join(hdr) + " |")
     print("|" + "---|" * len(hdr))
     for r in rows:
         src = fl.SERVICES[r["service"]][1]
-        print("| %s | %d | %d | %d | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s |" % (
-            r["service"], r["cycles"], r["crashes"], r["hangs"], r["keys"], r["key_max_s"] * 1000,
+        print("| %s | %d | %d | %d | %d | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s |" % (
+            r["service"], r["cycles"], r["crashes"], r["hangs"], r["keys"], r["slow"], r["key_max_s"] * 1000,
             "%.1f" % r["max_stale_s"] if src else "n/a", "%.1f" % r["max_recover_s"] if src else "n/a",
             r["rss_start"] / 1024, r["rss_end"] / 1024, "n/a", r["resets"] if r["service"] in fl.PROXIED else "-"))
     for fault, res in inflight.items():
         if not res["runs"]:
             continue
-        print("| in-flight retry, core %s | %d | %d | %d | - | %.0f | shown %s after <= %.1f s | - | - | - | %d "
+        print("| in-flight retry, core %s | %d | %d | %d | - | - | %.0f | shown %s after <= %.1f s | - | - | - | %d "
               "(core got %d request(s) for %d action(s)) |"
               % ("SIGKILLed" if fault == "kill" else "connection reset (proxy)", res["runs"], res["failed"],
                  res["hangs"], res["key_max_s"] * 1000, "/".join(sorted(set(res["codes"]))) or "-",
@@ -96,7 +97,8 @@ def main():
     if sigs:
         print("signals with the retry dialog open (exit status, want 128+sig): " +
               ", ".join("%s %s" % (k, v) for k, v in sigs.items()))
-    print("total %.0f s; work dir %s" % (time.time() - t0, work))
+    print("hang bound %.1f s (load average at the start %.1f); total %.0f s, load average at the end %s; work dir %s"
+          % (fl.HANG_S, load0, time.time() - t0, " ".join("%.1f" % x for x in os.getloadavg()), work))
     if failures:
         print("\nFAILURES (%d):" % len(failures))
         for f in failures:
