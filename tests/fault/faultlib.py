@@ -621,11 +621,21 @@ def resize_storm(workdir, n=200, seed=11):
             con.pump(0.005)                # keep draining: a full pty would block the console
         storm_s = time.monotonic() - t0
         con.check_alive("resize storm")
+        # SIGTSTP runs ncurses' handler (leave curses, stop, re-enter on SIGCONT). The console
+        # leads its own session here (pexpect), an orphaned process group, so the kernel does
+        # not stop it on SIGTSTP; SIGSTOP then stops it for real (as a shell's job control would).
         con.child.kill(signal.SIGTSTP)
         con.pump(0.5)
+        tstp_stopped = proc_state(con.child.pid) == "T"
         con.child.kill(signal.SIGCONT)
         con.pump(0.5)
-        con.check_alive("SIGTSTP/SIGCONT")
+        con.child.kill(signal.SIGSTOP)
+        time.sleep(0.3)
+        if proc_state(con.child.pid) != "T":
+            raise FaultError("SIGSTOP did not stop the console")
+        con.child.kill(signal.SIGCONT)
+        con.pump(0.5)
+        con.check_alive("SIGTSTP/SIGCONT, SIGSTOP/SIGCONT")
         con.resize(cols, rows)
         con.pump(1.0)
         txt = con.text()
@@ -651,11 +661,18 @@ def resize_storm(workdir, n=200, seed=11):
         if posts:
             raise FaultError("the storm sent a retry: %r" % posts)
         return {"resizes": len(sizes), "storm_s": storm_s, "dialog_kept": dialog, "key_max_s": key_max,
-                "hangs": hangs, "rss_kb": rss}
+                "hangs": hangs, "rss_kb": rss, "tstp_stopped": tstp_stopped}
     finally:
         if con.child.isalive():
             con.child.kill(signal.SIGKILL)
         srv.stop()
+
+
+def proc_state(pid):
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "?"
 
 
 def signal_with_dialog(workdir, sig):

@@ -14,6 +14,14 @@ import time
 import faultlib as fl
 
 
+def row_line(r):
+    src = fl.SERVICES[r["service"]][1]
+    return "| %s | %d | %d | %d | %d | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s |" % (
+        r["service"], r["cycles"], r["crashes"], r["hangs"], r["keys"], r["slow"], r["key_max_s"] * 1000,
+        "%.1f" % r["max_stale_s"] if src else "n/a", "%.1f" % r["max_recover_s"] if src else "n/a",
+        r["rss_start"] / 1024, r["rss_end"] / 1024, "n/a", r["resets"] if r["service"] in fl.PROXIED else "-")
+
+
 def main():
     cycles = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     only_given = len(sys.argv) > 2 and bool(sys.argv[2])
@@ -34,8 +42,10 @@ def main():
         r["secs"] = time.time() - ts
         rows.append(r)
         failures += fig.failures
-        print("%-16s %d cycles in %.0f s, %d failure(s)" % (service, fig.cycles, r["secs"], len(fig.failures)),
-              file=sys.stderr, flush=True)
+        print("%-16s %d cycles in %.0f s, %d failure(s): %s" % (service, fig.cycles, r["secs"], len(fig.failures),
+                                                              row_line(r)), file=sys.stderr, flush=True)
+        with open(os.path.join(work, "figures.json"), "w") as f:    # so far, should the run be cut short
+            json.dump({"rows": rows, "failures": failures}, f, indent=1, default=str)
     # an action in flight when its core is killed / its connection reset: max(1, CYCLES/10) each
     inflight = {}
     for fault in ("kill", "reset"):
@@ -76,11 +86,7 @@ def main():
     print("| " + " | ".join(hdr) + " |")
     print("|" + "---|" * len(hdr))
     for r in rows:
-        src = fl.SERVICES[r["service"]][1]
-        print("| %s | %d | %d | %d | %d | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s |" % (
-            r["service"], r["cycles"], r["crashes"], r["hangs"], r["keys"], r["slow"], r["key_max_s"] * 1000,
-            "%.1f" % r["max_stale_s"] if src else "n/a", "%.1f" % r["max_recover_s"] if src else "n/a",
-            r["rss_start"] / 1024, r["rss_end"] / 1024, "n/a", r["resets"] if r["service"] in fl.PROXIED else "-"))
+        print(row_line(r))
     for fault, res in inflight.items():
         if not res["runs"]:
             continue
@@ -91,9 +97,10 @@ def main():
                  res["shown_max_s"], res["lost"], res["requests"], res["runs"] - res["failed"]))
     if storm:
         print("\nresize storm with the retry dialog open: %d sizes in %.1f s + SIGTSTP/SIGCONT; dialog %s; "
-              "keys after: max %.0f ms, %d hang(s); no sanitizer report; exit 0"
+              "keys after: max %.0f ms, %d hang(s); no sanitizer report; exit 0 (SIGTSTP %s)"
               % (storm["resizes"], storm["storm_s"], "kept" if storm["dialog_kept"] else "cleanly gone",
-                 storm["key_max_s"] * 1000, storm["hangs"]))
+                 storm["key_max_s"] * 1000, storm["hangs"],
+                 "stopped it" if storm["tstp_stopped"] else "did not stop it: orphaned process group"))
     if sigs:
         print("signals with the retry dialog open (exit status, want 128+sig): " +
               ", ".join("%s %s" % (k, v) for k, v in sigs.items()))
