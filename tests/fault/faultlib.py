@@ -477,6 +477,36 @@ def run_service(workdir, service, stops, kills, resets=0):
     return fig
 
 
+def quit_while_hung(workdir, service):
+    """The console quits while `service` is hung (SIGSTOP): its requests are in flight and
+    cancelled at teardown. Exit 0, no sanitizer report (LeakSanitizer: a request's callback
+    data must not leak when it is cancelled without a callback)."""
+    system, source = SERVICES[service]
+    if svc("restart", service).returncode != 0:
+        raise FaultError("%s: not running" % service)
+    con = Console(os.path.join(str(workdir), "console"), system=system)
+    pids = svc_pids(service)
+    try:
+        con.wait_for("Overview", secs=20)
+        if source:
+            con.keys_for(BACKOFF_CAP_S, until=lambda: con.sources().get(source, ("",))[0] == "ok")
+        send_signal(pids, signal.SIGSTOP)
+        con.keys_for(3.0)          # a poll or two sent to the hung service, never answered
+        con.check_alive("%s hung" % service)
+        st = con.quit()
+        if st != 0:
+            reports = con.sanitizer_reports()
+            raise FaultError("quit with %s hung: exit status %s\n%s" % (
+                service, st, "".join(open(p).read()[:4000] for p in reports)))
+        if con.sanitizer_reports():
+            raise FaultError("quit with %s hung: sanitizer report(s) %s" % (service, con.sanitizer_reports()))
+        return st
+    finally:
+        send_signal(pids, signal.SIGCONT)
+        if con.child.isalive():
+            con.child.kill(signal.SIGKILL)
+
+
 # ---- an action in flight when its core is killed --------------------------------------------
 
 def journal_lines(workdir):

@@ -60,3 +60,8 @@ def test_resize_storm_and_sigtstp_with_dialog_open(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_quitting_signal_with_dialog_open(sig, tmp_path):
     assert fl.signal_with_dialog(tmp_path, sig) == 128 + sig
+
+
+@pytest.mark.parametrize("service", ["postgresql", "redis", "rabbitmq", "sqs"])
+def test_quit_while_service_hung_leaks_nothing(service, tmp_path):
+    assert fl.quit_while_hung(tmp_path, service) == 0
