@@ -655,14 +655,17 @@ def resize_storm(workdir, n=200, seed=11):
         # leads its own session here (pexpect), an orphaned process group, so the kernel does
         # not stop it on SIGTSTP; SIGSTOP then stops it for real (as a shell's job control would).
         con.child.kill(signal.SIGTSTP)
-        con.pump(0.5)
+        con.pump(1.0)
         tstp_stopped = proc_state(con.child.pid) == "T"
         con.child.kill(signal.SIGCONT)
         con.pump(0.5)
         con.child.kill(signal.SIGSTOP)
-        time.sleep(0.3)
+        end = time.monotonic() + 5         # the stop happens when the process next runs
+        while proc_state(con.child.pid) != "T" and time.monotonic() < end:
+            time.sleep(0.05)
         if proc_state(con.child.pid) != "T":
-            raise FaultError("SIGSTOP did not stop the console")
+            raise FaultError("SIGSTOP did not stop the console within 5 s")
+        time.sleep(0.3)
         con.child.kill(signal.SIGCONT)
         con.pump(0.5)
         con.check_alive("SIGTSTP/SIGCONT, SIGSTOP/SIGCONT")
