@@ -31,6 +31,7 @@ enum { SQ_MAX_QUEUES = 16, SQ_PEEK_PAGE = 10, SQ_PEEK_MAX_PAGES = 5, SQ_BACKOFF_
 static const char SRC_NAME[] = "sqs";
 
 typedef struct sq_queue {
+    struct sq_src *owner;            /* set with req: the request's callback data */
     char *url, *name;
     bool is_dlq;
     uint64_t req;
@@ -61,6 +62,7 @@ typedef struct sq_src {
     bool peek_wanted, peek_done;
     int peek_pages;
     uint64_t peek_req;
+    int peek_page;                   /* of the request in flight */
     size_t peek_at;
     rd_dlq_entry *peeked;
     size_t n_peeked;
@@ -248,17 +250,12 @@ static void note_counts(sq_queue *q)
     q->prev_at = now;
 }
 
-typedef struct sq_call {
-    sq_src *s;
-    size_t idx;
-} sq_call;
-
+/* The callback data of a request is the queue (or the source) itself, never an allocation:
+ * http_cancel runs no callback, so anything allocated for one would leak at teardown. */
 static void on_attrs_call(const rd_http_resp *r, void *ud)
 {
-    sq_call *c = ud;
-    sq_src *s = c->s;
-    sq_queue *q = &s->q[c->idx];
-    free(c);
+    sq_queue *q = ud;
+    sq_src *s = q->owner;
     q->req = 0;
     q->answered = true;
     bool throttled = false;
@@ -303,13 +300,11 @@ static void poll_queue(sq_src *s, sq_queue *q)
     }
     char *body = xasprintf("{\"QueueUrl\":\"%s\",\"AttributeNames\":[\"All\"]}", qurl);
     free(qurl);
-    sq_call *c = xmalloc(sizeof *c);
-    *c = (sq_call){ s, (size_t)(q - s->q) };
-    q->req = sqs_call(s, "GetQueueAttributes", body, on_attrs_call, c, (size_t)1 << 20,
+    q->owner = s;
+    q->req = sqs_call(s, "GetQueueAttributes", body, on_attrs_call, q, (size_t)1 << 20,
                       q->err, sizeof q->err);
     free(body);
     if (!q->req) {
-        free(c);
         q->ok = false;
         q->answered = true;
     }
@@ -370,17 +365,10 @@ static void publish_peek(sq_src *s)
     changed(s);
 }
 
-typedef struct sq_peek {
-    sq_src *s;
-    int page;
-} sq_peek;
-
 static void on_peek(const rd_http_resp *r, void *ud)
 {
-    sq_peek *p = ud;
-    sq_src *s = p->s;
-    int page = p->page;
-    free(p);
+    sq_src *s = ud;
+    int page = s->peek_page;
     s->peek_req = 0;
     const sq_queue *q = &s->q[s->peek_at];
     char msg[200] = "";
@@ -419,17 +407,15 @@ static void peek_next(sq_src *s)
                            "\"MessageSystemAttributeNames\":[\"All\"],"
                            "\"MessageAttributeNames\":[\"All\"]}", qurl, SQ_PEEK_PAGE);
     free(qurl);
-    sq_peek *p = xmalloc(sizeof *p);
     size_t mine = 0;
     for (size_t i = 0; i < s->n_peeked; i++)
         mine += strcmp(s->peeked[i].queue, q->name) == 0;
-    *p = (sq_peek){ s, (int)(mine / SQ_PEEK_PAGE) };
+    s->peek_page = (int)(mine / SQ_PEEK_PAGE);
     char why[200];
-    s->peek_req = sqs_call(s, "ReceiveMessage", body, on_peek, p, (size_t)4 << 20, why,
+    s->peek_req = sqs_call(s, "ReceiveMessage", body, on_peek, s, (size_t)4 << 20, why,
                            sizeof why);
     free(body);
     if (!s->peek_req) {
-        free(p);
         snprintf(s->peek_err, sizeof s->peek_err, "peek: %s", why);
         publish_peek(s);
     }
@@ -462,7 +448,7 @@ static void op_peek_dlq(rd_source *src, bool more)
     s->peek_wanted = true;
     s->peek_done = false;
     if (s->peek_req)
-        http_cancel(s->base.ctx.http, s->peek_req);   /* its sq_peek leaks no more than once */
+        http_cancel(s->base.ctx.http, s->peek_req);
     s->peek_req = 0;
     s->peek_at = 0;
     for (size_t i = 0; i < s->n_peeked; i++)

@@ -15,9 +15,12 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 
 import pexpect
 import pyte
+
+from rstproxy import Proxy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -31,6 +34,11 @@ BIN = os.path.join(BUILD, "src", "cli", "redrive")
 SVC = os.path.join(HERE, "svc.sh")
 
 KEY_S = float(os.environ.get("RD_FAULT_KEY_S", "0.5"))   # a key must change the screen within
+# ... and counts as a hang past HANG_S: KEY_S, plus 0.5 s of slack when the machine is loaded
+# beyond twice its cores (the latency is measured from this process, which waits for a CPU
+# too). Keys over KEY_S are counted apart ("slow") either way.
+HANG_S = float(os.environ.get("RD_FAULT_HANG_S", "0") or 0) or (
+    KEY_S + 0.5 if os.getloadavg()[0] > 2 * (os.cpu_count() or 1) else KEY_S)
 BACKOFF_CAP_S = 30.0
 POLL_S = 1.0                                              # the config below sets poll = 1s
 # Per source: longest time between two requests while nothing changes + the request deadline
@@ -55,6 +63,18 @@ SERVICES = {
     "core-tasker": ("tasker", None),
     "core-alakai": ("alakai", None),
     "core-openagents": ("openagents", None),
+    # connection resets: the console reaches the service through rstproxy.Proxy
+    "reset-postgresql": ("attune2", "postgresql"),
+    "reset-redis": ("alakai", "redis"),
+    "reset-rabbitmq": ("attune2", "rabbitmq"),
+    "reset-core-attune2": ("attune2", None),
+}
+# reset service -> the env variable (of the console's config) pointed at the proxy
+PROXIED = {
+    "reset-postgresql": "RD_PG_DSN_ATTUNE2",
+    "reset-redis": "RD_REDIS_URL",
+    "reset-rabbitmq": "RD_RABBIT_MGMT_URL",
+    "reset-core-attune2": "RD_CORE_URL_ATTUNE2",
 }
 
 
@@ -90,6 +110,21 @@ def load_env(d):
                 v = v[1:-1]
             out[m.group(1)] = v
     return out
+
+
+def proxy_for(service, e):
+    """A Proxy in front of the service a reset service names; `e` (the stack env) is
+    changed to point at it. Returns the proxy."""
+    key = PROXIED[service]
+    if key.startswith("RD_PG_DSN_"):
+        proxy = Proxy("127.0.0.1", int(e["RD_PG_PORT"]))
+        db = re.search(r"dbname=(\S+)", e[key]).group(1)
+        e[key] = "host=127.0.0.1 port=%d dbname=%s user=redrive_ro application_name=redrive" % (proxy.port, db)
+        return proxy
+    u = urllib.parse.urlsplit(e[key])
+    proxy = Proxy(u.hostname, u.port)
+    e[key] = urllib.parse.urlunsplit((u.scheme, "%s:%d" % (u.hostname, proxy.port), u.path, u.query, u.fragment))
+    return proxy
 
 
 def svc(verb, service, timeout=120):
@@ -171,6 +206,7 @@ class Console(Term):
         self.keys = 0
         self.key_max_s = 0.0
         self.hangs = 0
+        self.slow = 0
         self.view = "1"
         self.child = pexpect.spawn(BIN, ["--config", conf, "--system", system], env=env,
                                    dimensions=(rows, cols), timeout=10)
@@ -221,7 +257,8 @@ class Console(Term):
     # ---- keys --------------------------------------------------------------------------
     def probe_key(self):
         """Switch between the overview and the executions view: the screen must change
-        (title row) within KEY_S. Returns the latency; a miss counts as a hang."""
+        (title row) within KEY_S (else "slow"); past HANG_S it counts as a hang. Returns the
+        latency (None: no change within 5 s)."""
         key, want = ("2", "Executions") if self.view == "1" else ("1", "Overview")
         before = self.screen.display[1:3]
         t0 = time.monotonic()
@@ -234,6 +271,8 @@ class Console(Term):
                 answered = time.monotonic() - t0
                 break
         if answered is None or answered > KEY_S:
+            self.slow += 1
+        if answered is None or answered > HANG_S:
             self.hangs += 1
         if answered is not None:
             self.view = key
@@ -293,17 +332,21 @@ class Figures:
         self.failures = []
         self.key_max_s = 0.0
         self.keys = 0
+        self.resets = 0          # connections the proxy reset (reset-* services)
+        self.slow = 0            # keys answered after KEY_S (but within HANG_S)
 
     def row(self):
         return self.__dict__
 
 
 def fault_cycle(con, service, kind, fig):
-    """One fault (kind "stop" or "kill") on `service` while sending keys; asserts and
-    records figures. The console must already show the service's system."""
+    """One fault on `service` while sending keys; asserts and records figures. kind: "stop"
+    (SIGSTOP, SIGCONT once shown), "kill" (SIGKILL, restart) or "reset" (through con.proxy:
+    one reset of every connection, then every connection and reconnection reset until the
+    source is shown, then passed again). The console must already show the service's system."""
     source = SERVICES[service][1]
     what = "%s %s cycle %d" % (service, kind, fig.cycles + 1)
-    pids = svc_pids(service)
+    pids = svc_pids(service) if kind != "reset" else []
     hangs0 = con.hangs
 
     def shown_bad():
@@ -326,9 +369,16 @@ def fault_cycle(con, service, kind, fig):
     bad_bound = STALE_BOUND_S[source] if source else CORE_BOUND_S
     if not con.keys_for(BACKOFF_CAP_S + 10, until=shown_ok):
         raise FaultError("%s: %s not ok before the fault: %r" % (what, source or "core", shown()))
+    if kind == "reset":
+        # a single reset: the source reconnects by itself (it may show the blip)
+        con.proxy.reset_all()
+        con.keys_for(1.0)
+        con.check_alive(what + " (after a single reset)")
     t_fault = time.monotonic()
     if kind == "stop":
         send_signal(pids, signal.SIGSTOP)
+    elif kind == "reset":
+        con.proxy.block()
     else:
         killed = set()
         for _ in range(20):      # PostgreSQL: a backend forked meanwhile dies too
@@ -351,6 +401,8 @@ def fault_cycle(con, service, kind, fig):
     finally:
         if kind == "stop":
             send_signal(pids, signal.SIGCONT)
+        elif kind == "reset":
+            con.proxy.unblock()
         else:
             r = svc("restart", service)
             if r.returncode != 0:
@@ -369,32 +421,44 @@ def fault_cycle(con, service, kind, fig):
     fig.hangs += con.hangs - hangs0
     fig.key_max_s = max(fig.key_max_s, con.key_max_s)
     fig.keys = con.keys
+    fig.slow = con.slow
     fig.rss_end = con.rss_kb()
     if con.hangs - hangs0:
-        fig.failures.append("%s: %d key(s) not answered within %.1f s" % (what, con.hangs - hangs0, KEY_S))
+        fig.failures.append("%s: %d key(s) not answered within %.1f s" % (what, con.hangs - hangs0, HANG_S))
     if fig.rss_start and fig.rss_end - fig.rss_start > RSS_GROWTH_MAX_KB:
         fig.failures.append("%s: RSS grew from %d to %d kB" % (what, fig.rss_start, fig.rss_end))
     return time.monotonic() - t_fault
 
 
-def run_service(workdir, service, stops, kills):
-    """A console on the service's system; `stops` SIGSTOP/SIGCONT and `kills` SIGKILL+restart
-    cycles. Returns Figures (failures listed, never raised, except for a crash)."""
+def run_service(workdir, service, stops, kills, resets=0):
+    """A console on the service's system; `stops` SIGSTOP/SIGCONT, `kills` SIGKILL+restart
+    and `resets` connection-reset cycles (a reset-* service: the console reaches it through
+    a proxy). Returns Figures (failures listed, never raised, except for a crash)."""
     fig = Figures(service)
     system, source = SERVICES[service]
-    r = svc("restart", service)          # up before we start (a no-op when it answers)
+    real = service[len("reset-"):] if service in PROXIED else service
+    r = svc("restart", real)             # up before we start (a no-op when it answers)
     if r.returncode != 0:
         fig.failures.append("%s: not running and could not be started: %s" % (service, r.stderr[-2000:]))
         return fig
-    con = Console(os.path.join(str(workdir), service), system=system)
+    proxy = config = None
+    if service in PROXIED:
+        e = load_env(stack_dir())
+        proxy = proxy_for(service, e)
+        config = config_text(e)
+    elif resets:
+        raise FaultError("%s: reset cycles need a reset-* service" % service)
+    con = Console(os.path.join(str(workdir), service), system=system, config=config)
+    con.proxy = proxy
     try:
         con.wait_for("Overview", secs=20)
         if source:
             con.keys_for(BACKOFF_CAP_S, until=lambda: con.sources().get(source, ("",))[0] == "ok")
         fig.rss_start = con.rss_kb()
-        for i in range(stops + kills):
+        kinds = ["stop"] * stops + ["kill"] * kills + ["reset"] * resets
+        for kind in kinds:
             try:
-                fault_cycle(con, service, "stop" if i < stops else "kill", fig)
+                fault_cycle(con, service, kind, fig)
             except FaultError as e:
                 fig.failures.append(str(e))
                 if not con.child.isalive() or con.sanitizer_reports():
@@ -416,12 +480,46 @@ def run_service(workdir, service, stops, kills):
         if reports:
             fig.crashes += 1 if not fig.crashes else 0
             fig.failures.append("%s: sanitizer report(s): %s\n%s" % (service, reports, open(reports[0]).read()[:4000]))
+        if proxy:
+            fig.resets = proxy.resets
     finally:
         if con.child.isalive():
             con.child.kill(signal.SIGKILL)
+        if proxy:
+            proxy.close()
         if kills:
             svc("restore", service, timeout=300)
     return fig
+
+
+def quit_while_hung(workdir, service):
+    """The console quits while `service` is hung (SIGSTOP): its requests are in flight and
+    cancelled at teardown. Exit 0, no sanitizer report (LeakSanitizer: a request's callback
+    data must not leak when it is cancelled without a callback)."""
+    system, source = SERVICES[service]
+    if svc("restart", service).returncode != 0:
+        raise FaultError("%s: not running" % service)
+    con = Console(os.path.join(str(workdir), "console"), system=system)
+    pids = svc_pids(service)
+    try:
+        con.wait_for("Overview", secs=20)
+        if source:
+            con.keys_for(BACKOFF_CAP_S, until=lambda: con.sources().get(source, ("",))[0] == "ok")
+        send_signal(pids, signal.SIGSTOP)
+        con.keys_for(3.0)          # a poll or two sent to the hung service, never answered
+        con.check_alive("%s hung" % service)
+        st = con.quit()
+        if st != 0:
+            reports = con.sanitizer_reports()
+            raise FaultError("quit with %s hung: exit status %s\n%s" % (
+                service, st, "".join(open(p).read()[:4000] for p in reports)))
+        if con.sanitizer_reports():
+            raise FaultError("quit with %s hung: sanitizer report(s) %s" % (service, con.sanitizer_reports()))
+        return st
+    finally:
+        send_signal(pids, signal.SIGCONT)
+        if con.child.isalive():
+            con.child.kill(signal.SIGKILL)
 
 
 # ---- an action in flight when its core is killed --------------------------------------------
@@ -436,11 +534,26 @@ def journal_lines(workdir):
     return out
 
 
-def inflight_action(workdir):
-    """attune2 retry sent to a private core that applies it and never answers; the core is
-    SIGKILLed with the request in flight and started again on the same port. The action must
-    end as unknown/maybe_applied on screen and in the journal, the core must have received
-    exactly one request, and nothing is re-sent. Returns a dict of figures; raises on failure."""
+def open_retry_dialog(con):
+    """Executions filtered to failed, 'r' on the first one: the confirmation dialog open."""
+    con.send("2")
+    con.wait_for("Executions")
+    con.view = "2"
+    con.send(":filter status=failed\r")
+    con.wait_for("filter: status=failed")
+    con.pump(1.5)
+    con.send("r")
+    con.wait_for("retry 1 execution")
+
+
+def inflight_action(workdir, fault="kill"):
+    """attune2 retry sent to a private core that applies it and never answers. fault "kill":
+    the core is SIGKILLed with the request in flight and started again on the same port;
+    fault "reset": the console reaches the core through a Proxy that resets the connection
+    (RST) with the request in flight, the core staying up. The action must end as
+    unknown/maybe_applied on screen and in the journal, the core must have received exactly
+    one request (and the proxy forwarded exactly one POST): nothing is re-sent. Returns a
+    dict of figures; raises on failure."""
     import actlib
     import stack_fixtures as fx
     workdir = str(workdir)
@@ -449,18 +562,15 @@ def inflight_action(workdir):
     port, log = srv.port, srv.log
     e = load_env(stack_dir())
     e["RD_CORE_URL_ATTUNE2"] = srv.url
+    proxy = None
+    if fault == "reset":
+        proxy = Proxy("127.0.0.1", port)
+        e["RD_CORE_URL_ATTUNE2"] = "http://127.0.0.1:%d" % proxy.port
     con = Console(os.path.join(workdir, "console"), system="attune2", config=config_text(e))
     srv2 = None
     try:
         con.wait_for("Overview", secs=20)
-        con.send("2")
-        con.wait_for("Executions")
-        con.view = "2"
-        con.send(":filter status=failed\r")
-        con.wait_for("filter: status=failed")
-        con.pump(1.5)
-        con.send("r")
-        con.wait_for("retry 1 execution")
+        open_retry_dialog(con)
         con.send("y")
         end = time.time() + 10
         while time.time() < end and not [a for a in actions_in(log) if a["route"].endswith("/retry")]:
@@ -469,10 +579,14 @@ def inflight_action(workdir):
         if len(sent) != 1:
             raise FaultError("the core did not receive the retry once: %r" % sent)
         key = sent[0]["key"]
-        srv.proc.send_signal(signal.SIGKILL)
-        srv.proc.wait(5)
-        srv2 = actlib.CoreServer.__new__(actlib.CoreServer)
-        restart_core_on(srv2, port, log, workdir)
+        if fault == "reset":
+            if proxy.reset_all() < 1:
+                raise FaultError("the proxy had no connection to reset")
+        else:
+            srv.proc.send_signal(signal.SIGKILL)
+            srv.proc.wait(5)
+            srv2 = actlib.CoreServer.__new__(actlib.CoreServer)
+            restart_core_on(srv2, port, log, workdir)
         t0 = time.monotonic()
         # the outcome must say it may have been applied, without a new request
         end_state = None
@@ -486,7 +600,7 @@ def inflight_action(workdir):
             raise FaultError("the action did not end as unknown/maybe_applied:\n" + con.text())
         con.send("n")           # close the outcome dialog: the probe keys switch views
         con.keys_for(3.0)       # keys still answered; and time for any (wrong) re-send
-        con.check_alive("in-flight action")
+        con.check_alive("in-flight action (%s)" % fault)
         st = con.quit()
         if st != 0:
             raise FaultError("exit status %s" % st)
@@ -496,22 +610,156 @@ def inflight_action(workdir):
         retries = [a for a in actions_in(log) if a["route"].endswith("/retry")]
         if len(retries) != 1:
             raise FaultError("the core received %d retry requests (re-sent?): %r" % (len(retries), retries))
+        posts = proxy.count("POST", r"/retry$") if proxy else None
+        if proxy and posts != 1:
+            raise FaultError("the proxy forwarded %d retry POSTs (re-sent?): %r" % (posts, proxy.requests))
         jl = [j for j in journal_lines(con.workdir) if j.get("idempotency_key") == key]
+        lost = 0 if jl else 1
         if not jl:
             raise FaultError("no journal entry for key %s: %r" % (key[:8], journal_lines(con.workdir)))
         final = jl[-1].get("code")
         if final not in ("maybe_applied", "unknown"):
             raise FaultError("journal outcome %r, not unknown/maybe_applied: %r" % (final, jl))
-        return {"key_max_s": con.key_max_s, "hangs": con.hangs, "journal": jl, "shown_after_s": end_state,
-                "requests": len(retries), "lost_journal": 0}
+        return {"fault": fault, "key_max_s": con.key_max_s, "hangs": con.hangs, "journal": jl,
+                "shown_after_s": end_state, "requests": len(retries), "proxy_posts": posts, "lost_journal": lost}
     finally:
         if con.child.isalive():
             con.child.kill(signal.SIGKILL)
+        if proxy:
+            proxy.close()
         for s in (srv, srv2):
             if s is not None and getattr(s, "proc", None) is not None and s.proc.poll() is None:
                 s.proc.kill()
                 s.proc.wait(5)
         fx.reload("attune2")
+
+
+# ---- a dialog open: resize storms and signals --------------------------------------------
+
+def resize_storm(workdir, n=200, seed=11):
+    """The retry confirmation dialog open (a private core: nothing may be sent), then `n`
+    window-size changes (SIGWINCH) with random sizes, among them 10x3 and 1000x500, then
+    SIGTSTP/SIGCONT. Then: the console answers keys, the dialog is still there or cleanly
+    gone, the core got no request, no sanitizer report, exit 0 at quit. Returns figures."""
+    import random
+    import actlib
+    workdir = str(workdir)
+    os.makedirs(workdir, exist_ok=True)
+    rnd = random.Random(seed)
+    srv = actlib.CoreServer("attune2", workdir)
+    e = load_env(stack_dir())
+    e["RD_CORE_URL_ATTUNE2"] = srv.url
+    cols, rows = 250, 40
+    con = Console(os.path.join(workdir, "console"), system="attune2", config=config_text(e), cols=cols, rows=rows)
+    try:
+        con.wait_for("Overview", secs=20)
+        open_retry_dialog(con)
+        sizes = [(10, 3), (1000, 500), (1, 1), (11, 4)]
+        while len(sizes) < n:
+            sizes.append(rnd.choice([(rnd.randint(1, 40), rnd.randint(1, 12)),
+                                     (rnd.randint(40, 300), rnd.randint(12, 90)),
+                                     (rnd.randint(300, 1000), rnd.randint(90, 500))]))
+        rnd.shuffle(sizes)
+        t0 = time.monotonic()
+        for c, r in sizes:
+            con.child.setwinsize(r, c)     # TIOCSWINSZ: the kernel sends SIGWINCH
+            con.pump(0.005)                # keep draining: a full pty would block the console
+        storm_s = time.monotonic() - t0
+        con.check_alive("resize storm")
+        # SIGTSTP runs ncurses' handler (leave curses, stop, re-enter on SIGCONT). The console
+        # leads its own session here (pexpect), an orphaned process group, so the kernel does
+        # not stop it on SIGTSTP; SIGSTOP then stops it for real (as a shell's job control would).
+        con.child.kill(signal.SIGTSTP)
+        con.pump(1.0)
+        tstp_stopped = proc_state(con.child.pid) == "T"
+        con.child.kill(signal.SIGCONT)
+        con.pump(0.5)
+        con.child.kill(signal.SIGSTOP)
+        end = time.monotonic() + 5         # the stop happens when the process next runs
+        while proc_state(con.child.pid) != "T" and time.monotonic() < end:
+            time.sleep(0.05)
+        if proc_state(con.child.pid) != "T":
+            raise FaultError("SIGSTOP did not stop the console within 5 s")
+        time.sleep(0.3)
+        con.child.kill(signal.SIGCONT)
+        con.pump(0.5)
+        con.check_alive("SIGTSTP/SIGCONT, SIGSTOP/SIGCONT")
+        con.resize(cols, rows)
+        con.pump(1.0)
+        txt = con.text()
+        dialog = "retry 1 execution" in txt
+        if not dialog and "Executions" not in txt:
+            raise FaultError("after the storm neither the dialog nor the executions view is shown:\n" + txt)
+        if dialog:
+            con.send("n")
+            con.pump(0.5)
+            if "retry 1 execution" in con.text():
+                raise FaultError("the dialog does not close after the storm:\n" + con.text())
+        con.keys_for(3.0)
+        con.check_alive("keys after the storm")
+        hangs, key_max, rss = con.hangs, con.key_max_s, con.rss_kb()
+        if hangs:
+            raise FaultError("%d key(s) not answered within %.1f s after the storm" % (hangs, HANG_S))
+        st = con.quit()
+        if st != 0:
+            raise FaultError("exit status %s after the storm" % st)
+        if con.sanitizer_reports():
+            raise FaultError("sanitizer report(s): %s" % con.sanitizer_reports())
+        posts = [a for a in actions_in(srv.log) if a["route"].endswith("/retry")]
+        if posts:
+            raise FaultError("the storm sent a retry: %r" % posts)
+        return {"resizes": len(sizes), "storm_s": storm_s, "dialog_kept": dialog, "key_max_s": key_max,
+                "hangs": hangs, "rss_kb": rss, "tstp_stopped": tstp_stopped}
+    finally:
+        if con.child.isalive():
+            con.child.kill(signal.SIGKILL)
+        srv.stop()
+
+
+def proc_state(pid):
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "?"
+
+
+def signal_with_dialog(workdir, sig):
+    """SIGTERM/SIGHUP/SIGINT with the retry confirmation dialog open: the console exits by
+    itself with 128 + sig, the terminal restored (alternate screen left, cursor shown), no
+    sanitizer report (leaks included), nothing sent to the core."""
+    import actlib
+    workdir = str(workdir)
+    os.makedirs(workdir, exist_ok=True)
+    srv = actlib.CoreServer("attune2", workdir)
+    e = load_env(stack_dir())
+    e["RD_CORE_URL_ATTUNE2"] = srv.url
+    con = Console(os.path.join(workdir, "console"), system="attune2", config=config_text(e))
+    try:
+        con.wait_for("Overview", secs=20)
+        open_retry_dialog(con)
+        con.child.kill(sig)
+        try:
+            status = con.finish()
+        except pexpect.TIMEOUT:
+            raise FaultError("signal %d with the dialog open: the console did not exit within 5 s" % sig)
+        if con.child.signalstatus is not None or status != 128 + sig:
+            raise FaultError("signal %d with the dialog open: exit status %s, killed by signal %s (want %d)"
+                             % (sig, status, con.child.signalstatus, 128 + sig))
+        tail = bytes(con.raw[-200:])
+        if b"\x1b[?1049l" not in tail or b"\x1b[?25h" not in tail:
+            raise FaultError("signal %d: terminal not restored, output ends %r" % (sig, tail))
+        m = re.search(rb"(runtime error:|ERROR: \w*Sanitizer)", bytes(con.raw))
+        if m or con.sanitizer_reports():
+            raise FaultError("signal %d: sanitizer report(s): %s %s" % (
+                sig, con.sanitizer_reports(), "".join(open(p).read()[:3000] for p in con.sanitizer_reports())))
+        posts = [a for a in actions_in(srv.log) if a["route"].endswith("/retry")]
+        if posts:
+            raise FaultError("signal %d with the dialog open sent a retry: %r" % (sig, posts))
+        return status
+    finally:
+        if con.child.isalive():
+            con.child.kill(signal.SIGKILL)
+        srv.stop()
 
 
 def actions_in(log):

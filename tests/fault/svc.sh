@@ -65,7 +65,13 @@ svc_restart() {
             pg_start ;;
         redis) redis_start ;;
         rabbitmq) rabbit_start && consumer_start ;;
-        sqs) bash "$HERE/sqs.sh" start "$DIR" "$BASE" ;;
+        sqs)   # node may find the port still held a moment after the SIGKILL (EADDRINUSE)
+            local k
+            for k in 1 2 3; do
+                bash "$HERE/sqs.sh" start "$DIR" "$BASE" && return 0
+                sleep 1
+            done
+            return 1 ;;
         core-*) core_start ;;   # starts only the core servers that are not running
         *) return 2 ;;
     esac
