@@ -21,6 +21,7 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_CHAIN] = &view_chain_ops,       [VIEW_WORKERS] = &view_workers_ops,
     [VIEW_QUEUES] = &view_queues_ops,     [VIEW_DLQ] = &view_dlq_ops,
     [VIEW_JOURNAL] = &view_journal_ops,   [VIEW_HELP] = &view_help_ops,
+    [VIEW_DRAIN] = &view_drain_ops,
 };
 
 enum { JOURNAL_TAIL = 500 };
@@ -100,7 +101,13 @@ static void app_effect(ui_app *app, const ui_effect *e)
         break;
     case FX_PEEK: if (app->src) sources_peek_dlq(app->src, e->arg != 0); break;
     case FX_REFRESH: if (app->src) sources_refresh(app->src); break;
-    case FX_ACT: dialog_start(app, (rd_action)e->arg); break;
+    case FX_ACT:
+        if (strcmp(e->text, "now") == 0)
+            dialog_start_now(app, (rd_action)e->arg);
+        else
+            dialog_start(app, (rd_action)e->arg);
+        break;
+    case FX_COPY: clip_copy(app); break;
     case FX_PROMPT:
         memset(&app->prompt, 0, sizeof app->prompt);
         app->prompt.active = true;
@@ -195,6 +202,15 @@ static void app_bind(ui_app *app)
     app->actor = session_actor(app->session);
     app->ctx.model = app->model;
     app->ctx.cfg = app->sys;
+    /* the drain cockpit's expected finish: the config's execution_timeout, else the profile's */
+    const rd_profile *p = session_profile(app->session);
+    const char *pt = p ? profile_get(p, "execution_timeout") : NULL;
+    double t = 0;
+    if (app->sys && app->sys->execution_timeout_s > 0)
+        t = app->sys->execution_timeout_s;
+    else if (pt && !parse_duration(pt, &t))
+        t = 0;
+    app->ctx.exec_timeout_s = t;
 }
 
 static void app_teardown_system(ui_app *app)
@@ -308,6 +324,8 @@ void app_command(ui_app *app, const char *line)
     case CMD_THEME: app_load_theme(app, arg); break;
     case CMD_KEYMAP: app_load_keymap(app, arg); break;
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
+    case CMD_COCKPIT: app_open_view(app, VIEW_DRAIN, arg, true); break;
+    case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;
     case CMD_QUIT: app->quit = true; break;
     default: break;
     }
@@ -529,6 +547,7 @@ static void app_free(ui_app *app)
         if (app->views[i].ops && app->views[i].ops->free)
             app->views[i].ops->free(&app->views[i]);
     sel_clear(&app->ctx.sel);
+    free(app->clip);
     journal_entries_free(app->journal, app->n_journal);
     theme_free(app->theme);
     keymap_free(app->km);

@@ -92,6 +92,7 @@ typedef struct ui_app {
     bool headless;
     bool model_only;           /* the model comes from REDRIVE_HEADLESS_MODEL: no sources */
     double fixed_now;          /* REDRIVE_NOW (tests), 0 = real clock */
+    char *clip;                /* the copy overlay's text (sanitized), NULL when closed */
 } ui_app;
 
 /* app.c */
@@ -114,12 +115,20 @@ void paint_frame(ui_app *app);
 
 /* dialog.c */
 void dialog_start(ui_app *app, rd_action kind);
+/* The same without the confirmation: sent at once (undrain from the drain cockpit). */
+void dialog_start_now(ui_app *app, rd_action kind);
 unsigned dialog_key(ui_app *app, ui_action a);
 void dialog_draw(ui_app *app, WINDOW *w);
 void dialog_close(ui_app *app);
 bool dialog_busy(const ui_app *app);   /* requests still running: keep repainting */
 bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
 bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
+
+/* clip.c: copy ids (OSC 52 or the overlay) and :export */
+void clip_copy(ui_app *app);                 /* the ids in ctx.sel */
+void clip_close(ui_app *app);
+void clip_draw(ui_app *app, WINDOW *w);
+void clip_export(ui_app *app, const char *arg, bool force);
 
 /* password.c */
 void password_open(ui_app *app, const char *prompt);

@@ -98,6 +98,9 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     }
     if (app->ctx.read_only)
         x = put_raw_tight(w, 0, x, cols, "[read-only] ", bar, 0);
+    if (app->ctx.abs_time || app->ctx.local_time)   /* how times read: clock, zone */
+        x = put_raw_tight(w, 0, x, cols, app->ctx.abs_time ? (app->ctx.local_time ? "[clock local] " : "[clock UTC] ")
+                                                           : "[local] ", bar, 0);
     const char *who = app->actor ? actor_identity(app->actor) : NULL;
     if (who) {
         char *t = xasprintf("as %s ", who);
@@ -188,6 +191,8 @@ void paint_frame(ui_app *app)
         paint_bottombar(app, w, rows - 1, cols);
         if (app->dlg.state != DLG_NONE)
             dialog_draw(app, w);
+        if (app->clip)
+            clip_draw(app, w);
         if (app->pw.active)
             password_draw(app, w);
     }

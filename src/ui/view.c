@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../core/xalloc.h"
 #include "draw.h"
@@ -78,8 +79,25 @@ void sel_note(ui_sel *s, const char *fmt, ...)
     free(old);
 }
 
-static void age_text(ui_age_kind kind, double now, double t, double fresh_s, char *out, size_t cap)
+/* A clock time: "14:03:05" within a day of now, else "05-01 14:03"; UTC or local. */
+static void clock_text(bool local, double now, double t, char *out, size_t cap)
 {
+    time_t s = (time_t)t;
+    struct tm tm;
+    if (local)
+        localtime_r(&s, &tm);
+    else
+        gmtime_r(&s, &tm);
+    double d = now - t;
+    strftime(out, cap, d < 86400 && d > -86400 ? "%H:%M:%S" : "%m-%d %H:%M", &tm);
+}
+
+static void age_text(const ui_ctx *c, ui_age_kind kind, double now, double t, char *out, size_t cap)
+{
+    if (c->abs_time && t > 0 && kind != AGE_FRESH) {
+        clock_text(c->local_time, now, t, out, cap);
+        return;
+    }
     switch (kind) {
     case AGE_AGO:
         fmt_age(now, t, out, cap);
@@ -96,8 +114,10 @@ static void age_text(ui_age_kind kind, double now, double t, double fresh_s, cha
         }
         break;
     case AGE_FRESH:
-        if (t > 0 && now - t < fresh_s && now - t > -5)
+        if (t > 0 && now - t < c->fresh_s && now - t > -5)
             snprintf(out, cap, "%s", "");
+        else if (c->abs_time && t > 0)
+            clock_text(c->local_time, now, t, out, cap);
         else
             fmt_age(now, t, out, cap);
         break;
@@ -118,21 +138,36 @@ static void age_record(ui_ctx *c, ui_age_kind kind, double t, const char *text)
 
 void ctx_age(ui_ctx *c, double t, char *out, size_t cap)
 {
-    age_text(AGE_AGO, c->now, t, c->fresh_s, out, cap);
+    age_text(c, AGE_AGO, c->now, t, out, cap);
     age_record(c, AGE_AGO, t, out);
 }
 
 void ctx_eta(ui_ctx *c, double t, char *out, size_t cap)
 {
-    age_text(AGE_ETA, c->now, t, c->fresh_s, out, cap);
+    age_text(c, AGE_ETA, c->now, t, out, cap);
     age_record(c, AGE_ETA, t, out);
 }
 
 bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap)
 {
-    age_text(AGE_FRESH, c->now, t, c->fresh_s, out, cap);
+    age_text(c, AGE_FRESH, c->now, t, out, cap);
     age_record(c, AGE_FRESH, t, out);
     return !out[0];
+}
+
+void ctx_time(const ui_ctx *c, double t, char *out, size_t cap)
+{
+    if (t <= 0) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    time_t s = (time_t)t;
+    struct tm tm;
+    if (c->local_time)
+        localtime_r(&s, &tm);
+    else
+        gmtime_r(&s, &tm);
+    strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
 bool ctx_ages_changed(const ui_ctx *c, double now)
@@ -142,7 +177,7 @@ bool ctx_ages_changed(const ui_ctx *c, double now)
     for (int i = 0; i < c->n_ages; i++) {
         const ui_age *a = &c->ages[i];
         char text[sizeof a->text];
-        age_text(a->kind, now, a->t, c->fresh_s, text, sizeof text);
+        age_text(c, a->kind, now, a->t, text, sizeof text);
         if (strcmp(text, a->text) != 0)
             return true;
     }

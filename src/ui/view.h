@@ -37,6 +37,7 @@ typedef enum {
     FX_ACT,       /* arg = rd_action, targets in ctx->sel */
     FX_PROMPT,    /* arg = prompt kind (PROMPT_*) */
     FX_JOURNAL,   /* (re)read the journal */
+    FX_COPY,      /* the ids in ctx->sel to the clipboard (OSC 52) or the copy overlay */
 } fx_kind;
 
 enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };
@@ -49,7 +50,7 @@ typedef struct ui_effect {
 
 typedef enum {
     VIEW_OVERVIEW, VIEW_EXECS, VIEW_CHAIN, VIEW_WORKERS, VIEW_QUEUES, VIEW_DLQ,
-    VIEW_JOURNAL, VIEW_HELP, VIEW__COUNT
+    VIEW_JOURNAL, VIEW_HELP, VIEW_DRAIN, VIEW__COUNT
 } ui_view_id;
 
 typedef struct ui_filter {
@@ -66,7 +67,8 @@ typedef struct ui_sel {
 } ui_sel;
 
 /* A now-dependent string as painted (ctx_age and friends): the 1 s tick recomputes each
- * with the new time and repaints only when one would read differently. */
+ * with the new time and repaints only when one would read differently. In absolute mode
+ * (the toggle-time key) ages and ETAs read as clock times, UTC or local. */
 typedef enum { AGE_AGO, AGE_ETA, AGE_FRESH } ui_age_kind;
 typedef struct ui_age {
     ui_age_kind kind;
@@ -97,6 +99,9 @@ typedef struct ui_ctx {
     ui_age ages[UI_AGES_MAX];      /* what the last paint showed (reset by each paint) */
     int n_ages;
     bool ages_overflow;            /* too many to track: the tick repaints every second */
+    double exec_timeout_s;         /* execution timeout the profile/config knows, 0 unknown */
+    bool abs_time;                 /* times as clock times instead of ages ("12s") */
+    bool local_time;               /* clock times in the local zone instead of UTC */
 } ui_ctx;
 
 typedef struct ui_rect { int y, x, h, w; } ui_rect;
@@ -130,7 +135,8 @@ struct ui_view {
 };
 
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
-    view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops;
+    view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
+    view_drain_ops;
 
 /* ctx helpers (view.c) */
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text);
@@ -145,6 +151,8 @@ void sel_note(ui_sel *s, const char *fmt, ...) __attribute__((format(printf, 2, 
 void ctx_age(ui_ctx *c, double t, char *out, size_t cap);
 void ctx_eta(ui_ctx *c, double t, char *out, size_t cap);
 bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap);
+/* "2026-05-01 12:00:03" in UTC, or in the local zone after the toggle; "-" when 0. */
+void ctx_time(const ui_ctx *c, double t, char *out, size_t cap);
 /* true when any string recorded by the last paint would read differently at now */
 bool ctx_ages_changed(const ui_ctx *c, double now);
 
