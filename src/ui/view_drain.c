@@ -185,7 +185,7 @@ static void drain_rows(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r, int y)
     y = line(c, win, y + 1, r, TS_HEADER, t);
     ui_col cols[] = {
         {"ID", 8, 16, 1, 0, false, 0, 0},   {"NAME", 10, 24, 3, 0, false, 0, 0},
-        {"STATUS", 7, 10, 0, 2, false, 0, 0}, {"AGE", 4, 6, 0, 0, true, 0, 0},
+        {"STATUS", 7, 10, 0, 2, false, 0, 0}, {"AGE", 4, 8, 0, 0, true, 0, 0},
         {"FINISH BY", 9, 12, 0, 1, true, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);

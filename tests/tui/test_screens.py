@@ -37,6 +37,7 @@ CASES = [
     ("hostile", "hostile", "hostile", []),
     ("ascii", "hostile", "hostile", ["--ascii"]),
     ("every_view", "attune", "every_view", []),
+    ("cockpit", "attune", "cockpit", []),
 ]
 SIZES = ["80x24", "132x40"]
 
