@@ -47,7 +47,8 @@ rd_drain_eta drain_eta(const rd_drain_hist *h, double window_s)
         return e;
     e.rate = (double)(drain_left(first) - e.left) / (last->t - first->t);
     if (e.rate <= 0) {
-        e.kind = DRAIN_ETA_STALLED;
+        if (last->t - first->t >= DRAIN_STALL_SPAN_S)
+            e.kind = DRAIN_ETA_STALLED;
         return e;
     }
     e.kind = DRAIN_ETA_OK;

@@ -45,8 +45,10 @@ typedef struct rd_drain_eta {
     double eta_s;        /* DRAIN_ETA_OK: seconds to empty */
 } rd_drain_eta;
 
-/* Minimum span of samples before a rate is believed. */
+/* Minimum span of samples before a rate is believed, and before a flat or growing
+ * backlog is called stalled (a poll or two without progress is normal). */
 #define DRAIN_MIN_SPAN_S 5.0
+#define DRAIN_STALL_SPAN_S 30.0
 
 /* The ETA from the samples of the last window_s seconds (the oldest in the window against
  * the newest). */

@@ -140,7 +140,8 @@ static int drain_head(ui_ctx *c, WINDOW *win, ui_rect r, drain_st *s, const rd_w
         t = xasprintf("drain rate %.2f/s   ETA to empty: %s", e.rate, eta);
         break;
     default:
-        t = xasprintf("ETA to empty: measuring (needs %.0fs of samples)", DRAIN_MIN_SPAN_S);
+        t = xasprintf("ETA to empty: measuring (needs %.0fs of samples, %.0fs to call it stalled)", DRAIN_MIN_SPAN_S,
+                      DRAIN_STALL_SPAN_S);
         break;
     }
     y = line(c, win, y, r, slot, t);

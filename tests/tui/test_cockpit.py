@@ -70,7 +70,7 @@ def test_cockpit_eta_from_observed_rate(tmp_path):
     assert len(s) == 4
     assert "Drain cockpit  worker-04 (w4)  status draining  health unhealthy" in s[0]
     assert "queue depth 140   in flight 1/4   left 141" in s[0]
-    assert "ETA to empty: measuring (needs 5s of samples)" in s[0]
+    assert "ETA to empty: measuring (needs 5s of samples, 30s to call it stalled)" in s[0]
     assert "WARNING: no other compatible worker" in s[0]
     assert "expected finish = start + timeout 20m 00s" in s[0]
     # 1082 started 1767224894 (706 s before now): finishes by +1200 s → in 494 s = "in 8m"

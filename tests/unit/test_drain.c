@@ -35,6 +35,8 @@ static void test_eta(void)
         {"span at the minimum", 2, {100, 105}, {20, 10}, {0, 0}, DRAIN_ETA_OK, 10, 2, 5},
         {"steady 1/s", 3, {0, 10, 20}, {30, 20, 10}, {0, 0, 0}, DRAIN_ETA_OK, 10, 1, 10},
         {"in flight counts", 2, {0, 10}, {10, 5}, {4, 4}, DRAIN_ETA_OK, 9, 0.5, 18},
+        {"flat under the stall span", 2, {0, 29.9}, {10, 10}, {1, 1}, DRAIN_ETA_UNKNOWN, 11, 0, 0},
+        {"flat at the stall span", 2, {0, 30}, {10, 10}, {1, 1}, DRAIN_ETA_STALLED, 11, 0, 0},
         {"flat: stalled", 2, {0, 60}, {10, 10}, {1, 1}, DRAIN_ETA_STALLED, 11, 0, 0},
         {"growing: stalled", 2, {0, 60}, {10, 20}, {0, 0}, DRAIN_ETA_STALLED, 20, 0, 0},
         {"old sample outside the window", 3, {0, 500, 510}, {1000, 20, 10}, {0, 0, 0}, DRAIN_ETA_OK, 10, 1, 10},
