@@ -207,7 +207,7 @@ void drain_risk(const rd_model *m, const rd_worker *w, rd_drain_risk *out)
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < m->queues.n; i++) {
         const rd_queue *q = &m->queues.items[i];
-        if (q->is_dlq || !q->name || q->consumers < 0 || q->consumers > 1 || !drain_queue_of(q->name, w))
+        if (q->is_dlq || !q->name || q->consumers != 1 || !drain_queue_of(q->name, w))
             continue;
         if (out->n_last_queue < DRAIN_RISK_QUEUES)
             out->last_queue[out->n_last_queue++] = q;

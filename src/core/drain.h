@@ -76,7 +76,7 @@ bool drain_compatible(const rd_worker *a, const rd_worker *b);
 bool drain_available(const rd_worker *w);
 
 typedef struct rd_drain_risk {
-    const rd_queue *last_queue[DRAIN_RISK_QUEUES];  /* w's queues with no other consumer */
+    const rd_queue *last_queue[DRAIN_RISK_QUEUES];  /* w's queues with one consumer (w) */
     size_t n_last_queue;
     size_t compatible;        /* other workers compatible with w */
     size_t compatible_ok;     /* ... of which available */

@@ -178,6 +178,12 @@ static void test_risk(void)
     qs[0].consumers = -1;                /* consumers unknown: no queue claim */
     drain_risk(&m, &ws[0], &r);
     CHECK(r.n_last_queue == 0);
+    qs[0].consumers = 0;                 /* no consumer: w is not consuming it either */
+    drain_risk(&m, &ws[0], &r);
+    CHECK(r.n_last_queue == 0);
+    qs[0].consumers = 2;                 /* another consumer stays */
+    drain_risk(&m, &ws[0], &r);
+    CHECK(r.n_last_queue == 0);
 }
 
 static void test_in_flight(void)
