@@ -202,15 +202,16 @@ static void app_bind(ui_app *app)
     app->actor = session_actor(app->session);
     app->ctx.model = app->model;
     app->ctx.cfg = app->sys;
-    /* the drain cockpit's expected finish: the config's execution_timeout, else the profile's */
-    const rd_profile *p = session_profile(app->session);
+}
+
+double app_exec_timeout(const ui_app *app)
+{
+    if (app->sys && app->sys->execution_timeout_s > 0)
+        return app->sys->execution_timeout_s;
+    const rd_profile *p = session_profile(app->session);   /* the era in use: asked each time */
     const char *pt = p ? profile_get(p, "execution_timeout") : NULL;
     double t = 0;
-    if (app->sys && app->sys->execution_timeout_s > 0)
-        t = app->sys->execution_timeout_s;
-    else if (pt && !parse_duration(pt, &t))
-        t = 0;
-    app->ctx.exec_timeout_s = t;
+    return pt && parse_duration(pt, &t) && t > 0 ? t : 0;
 }
 
 static void app_teardown_system(ui_app *app)

@@ -97,6 +97,8 @@ typedef struct ui_app {
 
 /* app.c */
 double app_now(const ui_app *app);
+/* The drain cockpit's execution timeout: the config's, else the profile's; 0 unknown. */
+double app_exec_timeout(const ui_app *app);
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);

@@ -177,6 +177,7 @@ void paint_frame(ui_app *app)
     app->ctx.now = app_now(app);
     double poll = app->sys && app->sys->poll_s > 0 ? app->sys->poll_s : 2.0;
     app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */
+    app->ctx.exec_timeout_s = app_exec_timeout(app);
     app->ctx.n_ages = 0;
     app->ctx.ages_overflow = false;
     werase(w);

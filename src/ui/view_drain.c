@@ -70,6 +70,8 @@ static long drain_depth(const ui_ctx *c, const rd_worker *w, const char **qname)
     return sum;
 }
 
+/* What is left now; at most one sample a second in the history (a paint per key must not
+ * crowd out the minutes the ETA needs). */
 static void drain_sample(drain_st *s, const ui_ctx *c, const rd_worker *w, long *depth, long *fl,
                          const char **qname)
 {
@@ -77,7 +79,12 @@ static void drain_sample(drain_st *s, const ui_ctx *c, const rd_worker *w, long 
     s->n_rows = s->n_all < DRAIN_ROWS_MAX ? s->n_all : DRAIN_ROWS_MAX;
     *depth = drain_depth(c, w, qname);
     *fl = w->in_flight >= 0 ? w->in_flight : (long)s->n_all;
-    drain_hist_add(&s->hist, c->now, *depth, *fl);
+    rd_drain_sample *last = s->hist.n ? &s->hist.s[s->hist.n - 1] : NULL;
+    if (last && c->now >= last->t && c->now - last->t < 1.0) {
+        last->depth = *depth;   /* the same second: the newest values, its time kept */
+        last->in_flight = *fl;
+    } else
+        drain_hist_add(&s->hist, c->now, *depth, *fl);
 }
 
 static void fmt_dur(double s, char *out, size_t cap)
@@ -112,7 +119,8 @@ static int drain_head(ui_ctx *c, WINDOW *win, ui_rect r, drain_st *s, const rd_w
     fmt_long(depth, d, sizeof d);
     fmt_long(fl, f, sizeof f);
     fmt_long(w->capacity, cap, sizeof cap);
-    long left = drain_left(&s->hist.s[s->hist.n - 1]);
+    rd_drain_sample now = {c->now, depth, fl};
+    long left = drain_left(&now);
     char l[24];
     fmt_long(left, l, sizeof l);
     t = xasprintf("queue depth %s%s%s%s   in flight %s/%s   left %s", d, qname ? " (" : "", qname ? qname : "",
