@@ -23,7 +23,7 @@ void export_csv_field(char **buf, size_t *len, size_t *cap, const char *raw, boo
         put(buf, len, cap, ",", 1);
     if (!raw || !*raw)
         return;
-    char *s = sanitize_str(raw, 0);
+    char *s = sanitize_str(raw, SAN_KEEP_NL);   /* a newline stays, inside quotes */
     size_t n = strlen(s);
     bool quote = strpbrk(s, ",\"\r\n") != NULL || s[0] == ' ' || s[n - 1] == ' ';
     if (!quote) {

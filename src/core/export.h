@@ -3,7 +3,7 @@
  * `:export csv|json` of a view's data, rendered without I/O (the console writes the file).
  * CSV follows RFC 4180: every field that holds a comma, a quote, CR or LF, or starts or
  * ends with a blank is quoted, quotes doubled; lines end in CRLF. Values are sanitized as
- * on screen (control and bidi characters in visible form, invalid UTF-8 → U+FFFD), so
+ * on screen (control and bidi characters in visible form but LF, invalid UTF-8 → U+FFFD), so
  * printing the file cannot drive a terminal. Times are RFC 3339 UTC, unknowns empty.
  */
 #include <stdbool.h>
