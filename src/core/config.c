@@ -44,6 +44,8 @@ static const key_def keys[] = {
     { "password", K_SECRET, F(password) },     { "api_key_header", K_STR, F(api_key_header) },
     { "dev_user", K_STR, F(dev_user) },        { "banner", K_STR, F(banner) },
     { "theme", K_STR, F(theme) },              { "keymap", K_STR, F(keymap) },
+    { "clipboard", K_STR, F(clipboard) },
+    { "execution_timeout", K_DUR, F(execution_timeout_s) },
     { "workers", K_STR, F(workers) },          { "cacert", K_STR, F(cacert) },
     { "read_only", K_BOOL, F(read_only) },     { "insecure", K_BOOL, F(insecure) },
     { "local", K_BOOL, F(local) },             { "poll", K_DUR, F(poll_s) },
@@ -518,6 +520,8 @@ static void section_validate(parser *p, sect *s)
         err(p, key_line(s, "page_size"), "page_size must be at least 1");
     if (c->confirm_over < 0)
         err(p, key_line(s, "confirm_over"), "confirm_over must be 0 or more");
+    if (c->clipboard && strcmp(c->clipboard, "osc52") != 0 && strcmp(c->clipboard, "off") != 0)
+        err(p, key_line(s, "clipboard"), "clipboard must be 'osc52' or 'off', not '%s'", c->clipboard);
     if (c->health.failures_degraded > c->health.failures_unhealthy ||
         c->health.depth_degraded > c->health.depth_unhealthy ||
         c->health.rate_degraded > c->health.rate_unhealthy)

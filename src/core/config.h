@@ -41,6 +41,8 @@ typedef struct rd_system_cfg {
     char *banner;            /* e.g. PROD */
     char *theme;
     char *keymap;
+    char *clipboard;         /* "osc52": copy through the terminal (opt-in); NULL/"off": overlay */
+    double execution_timeout_s; /* longest an execution may run (drain cockpit); 0 = the profile's */
     char *workers;           /* tasker: comma-separated /health URLs */
     char *cacert;            /* CA file for the core API / broker */
     char *sqs_queue_url;     /* comma-separated SQS queue URLs (alakai) */

@@ -14,3 +14,5 @@ void text_strip_comment(char *v);
 char *text_read_file_len(const char *path, size_t max, size_t *len, char *why, size_t whycap);
 /* The same for callers that take the text as a C string (it ends at a NUL). */
 char *text_read_file(const char *path, size_t max, char *why, size_t whycap);
+/* Standard base64 (RFC 4648, padded) of data[0..n), newly allocated. */
+char *text_base64(const void *data, size_t n);

@@ -56,6 +56,9 @@ enum {
     X(UNDRAIN, "undrain", "undrain", "undrain (uncordon) the selected worker", "U", UA_DANGER) \
     X(DEACTIVATE, "deactivate", "deactivate", "mark the selected worker inactive", "X", UA_DANGER) \
     X(ACTIVATE, "activate", "activate", "mark the selected worker active", "A", UA_DANGER) \
+    X(COPY, "copy", "copy", "copy the selected or marked ids (OSC 52 with clipboard = osc52, else shown to select)", "c", 0) \
+    X(TOGGLE_TIME, "toggle-time", "abs-time", "times as ages (12s) or as clock times", "T", 0) \
+    X(TOGGLE_TZ, "toggle-timezone", "utc/local", "clock times in UTC or in the local zone", "Z", 0) \
     X(CONFIRM, "confirm", "yes", "dialog: confirm", "y", UA_DIALOG) \
     X(CANCEL, "cancel", "no", "dialog: cancel / close", "n escape q", UA_DIALOG) \
     X(ABORT, "abort", "abort", "dialog: stop a running bulk action", "x ctrl-g", UA_DIALOG) \

@@ -23,6 +23,7 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_JOURNAL] = &view_journal_ops,   [VIEW_HELP] = &view_help_ops,
     [VIEW_FLEET] = &view_fleet_ops,
     [VIEW_GROUPS] = &view_groups_ops,
+    [VIEW_DRAIN] = &view_drain_ops,
 };
 
 enum { JOURNAL_TAIL = 500 };
@@ -161,7 +162,13 @@ static void app_effect(ui_app *app, const ui_effect *e)
             sources_refresh(app->src);
         break;
     case FX_SYSTEM: app_switch_system(app, e->text); break;
-    case FX_ACT: dialog_start(app, (rd_action)e->arg); break;
+    case FX_ACT:
+        if (strcmp(e->text, "now") == 0)
+            dialog_start_now(app, (rd_action)e->arg);
+        else
+            dialog_start(app, (rd_action)e->arg);
+        break;
+    case FX_COPY: clip_copy(app); break;
     case FX_PROMPT:
         memset(&app->prompt, 0, sizeof app->prompt);
         app->prompt.active = true;
@@ -262,6 +269,16 @@ static void app_bind(ui_app *app)
     app->actor = session_actor(live);
     app->ctx.model = app->model;
     app->ctx.cfg = app->sys;
+}
+
+double app_exec_timeout(const ui_app *app)
+{
+    if (app->sys && app->sys->execution_timeout_s > 0)
+        return app->sys->execution_timeout_s;
+    const rd_profile *p = session_profile(app->session);   /* the era in use: asked each time */
+    const char *pt = p ? profile_get(p, "execution_timeout") : NULL;
+    double t = 0;
+    return pt && parse_duration(pt, &t) && t > 0 ? t : 0;
 }
 
 static void app_teardown_system(ui_app *app)
@@ -442,6 +459,8 @@ void app_command(ui_app *app, const char *line)
     case CMD_THEME: app_load_theme(app, arg); break;
     case CMD_KEYMAP: app_load_keymap(app, arg); break;
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
+    case CMD_COCKPIT: app_open_view(app, VIEW_DRAIN, arg, true); break;
+    case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;
     case CMD_QUIT: app->quit = true; break;
     default: break;
     }
@@ -666,6 +685,7 @@ static void app_free(ui_app *app)
         if (app->views[i].ops && app->views[i].ops->free)
             app->views[i].ops->free(&app->views[i]);
     sel_clear(&app->ctx.sel);
+    free(app->clip);
     journal_entries_free(app->journal, app->n_journal);
     free(app->retries);
     theme_free(app->theme);

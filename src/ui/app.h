@@ -106,12 +106,15 @@ typedef struct ui_app {
     bool headless;
     bool model_only;           /* the model comes from REDRIVE_HEADLESS_MODEL: no sources */
     double fixed_now;          /* REDRIVE_NOW (tests), 0 = real clock */
+    char *clip;                /* the copy overlay's text (sanitized), NULL when closed */
 } ui_app;
 
 /* app.c */
 double app_now(const ui_app *app);
 void app_journal_reload(ui_app *app);   /* the journal tail and this system's manual retries */
 rd_session *app_live(const ui_app *app);   /* the session on screen (in the fleet: its current system) */
+/* The drain cockpit's execution timeout: the config's, else the profile's; 0 unknown. */
+double app_exec_timeout(const ui_app *app);
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);
@@ -131,6 +134,8 @@ void paint_frame(ui_app *app);
 
 /* dialog.c */
 void dialog_start(ui_app *app, rd_action kind);
+/* The same without the confirmation: sent at once (undrain from the drain cockpit). */
+void dialog_start_now(ui_app *app, rd_action kind);
 unsigned dialog_key(ui_app *app, ui_action a);
 void dialog_draw(ui_app *app, WINDOW *w);
 void dialog_close(ui_app *app);
@@ -139,6 +144,12 @@ bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
 bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
 void dialog_type_key(ui_app *app, ui_key k);   /* DLG_TYPE: digits, backspace, enter, escape */
 size_t dialog_loops(const ui_app *app);         /* loop retries in the confirmation's selection */
+
+/* clip.c: copy ids (OSC 52 or the overlay) and :export */
+void clip_copy(ui_app *app);                 /* the ids in ctx.sel */
+void clip_close(ui_app *app);
+void clip_draw(ui_app *app, WINDOW *w);
+void clip_export(ui_app *app, const char *arg, bool force);
 
 /* password.c */
 void password_open(ui_app *app, const char *prompt);

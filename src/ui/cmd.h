@@ -21,6 +21,9 @@
     X(THEME, "theme", NULL, "theme NAME", "load a theme", true) \
     X(KEYMAP, "keymap", NULL, "keymap NAME", "load a keymap", true) \
     X(REFRESH, "refresh", NULL, "refresh", "poll the sources now", false) \
+    X(COCKPIT, "cockpit", NULL, "cockpit WORKER", "the drain cockpit of a worker", true) \
+    X(EXPORT, "export", NULL, "export csv|json [PATH]", "the current view's data to a file (never overwrites)", true) \
+    X(EXPORT_FORCE, "export!", NULL, "export! csv|json [PATH]", "the same, overwriting PATH", true) \
     X(QUIT, "quit", "q", "q", "quit", false)
 
 typedef enum {

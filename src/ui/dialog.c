@@ -113,6 +113,15 @@ void dialog_start(ui_app *app, rd_action kind)
     sel_copy(&app->dlg.sel, &c->sel);   /* frozen now: later marks or refreshes don't change it */
 }
 
+static void dialog_run(ui_app *app);
+
+void dialog_start_now(ui_app *app, rd_action kind)
+{
+    dialog_start(app, kind);
+    if (app->dlg.state == DLG_CONFIRM && app->dlg.kind == kind)
+        dialog_run(app);
+}
+
 static void on_item(rd_batch *b, size_t index, const rd_result *r, void *ud)
 {
     ui_app *app = ud;
@@ -251,6 +260,8 @@ static void dialog_run(ui_app *app)
     d->scroll = 0;
     d->cur = 0;
     d->moved = false;
+    if (d->kind == RD_ACT_DRAIN && d->sel.n == 1 && app->cur != VIEW_DRAIN)
+        app_open_view(app, VIEW_DRAIN, d->sel.ids[0], true);   /* follow it until empty */
 }
 
 /* y (override=false) or O (true): nothing to send, a typed count, or run now. */

@@ -6,6 +6,7 @@
  *                dump          (the screen as text on stdout, then a "--" line)
  *                password-prompt TEXT  (what the action layer's prompt callback does)
  *                model FILE    (the sources' next update: model JSON loaded over the model)
+ *                now EPOCH     (the clock from here on, as REDRIVE_NOW)
  *                # comment
  */
 #include <stdio.h>
@@ -101,6 +102,11 @@ static bool headless_line(ui_app *app, char *line, int lineno)
         }
         model_changed(app->model);
         return !app->quit;   /* painted later (or by a key first), as a source's update is */
+    } else if (strcmp(line, "now") == 0) {
+        double t = atof(arg);
+        if (t <= 0)
+            goto bad;
+        app->fixed_now = t;
     } else if (strcmp(line, "password-prompt") == 0) {
         password_open(app, arg);
     } else if (strcmp(line, "type") == 0) {

@@ -110,6 +110,14 @@ static bool global_action(ui_app *app, ui_action a)
     case UA_COMMAND: prompt_open(app, PROMPT_COMMAND); return true;
     case UA_SEARCH: prompt_open(app, PROMPT_SEARCH); return true;
     case UA_REDRAW: app->full_redraw = true; return true;
+    case UA_TOGGLE_TIME:
+        app->ctx.abs_time = !app->ctx.abs_time;
+        ctx_msg(&app->ctx, false, "times: %s", app->ctx.abs_time ? (app->ctx.local_time ? "clock, local zone" : "clock, UTC") : "ages");
+        return true;
+    case UA_TOGGLE_TZ:
+        app->ctx.local_time = !app->ctx.local_time;
+        ctx_msg(&app->ctx, false, "clock times in %s", app->ctx.local_time ? "the local zone" : "UTC");
+        return true;
     default: return false;
     }
 }
@@ -161,6 +169,10 @@ bool input_key(ui_app *app, ui_key k)
     }
     if (app->prompt.active)
         return prompt_key(app, k);
+    if (app->clip) {   /* the copy overlay: any key closes it */
+        clip_close(app);
+        return true;
+    }
     if (app->dlg.state == DLG_TYPE) {   /* the typed count: raw keys, never the keymap */
         app->ctx.msg[0] = 0;
         dialog_type_key(app, k);

@@ -132,6 +132,9 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     }
     if (app->ctx.read_only)
         x = put_raw_tight(w, 0, x, cols, "[read-only] ", bar, 0);
+    if (app->ctx.abs_time || app->ctx.local_time)   /* how times read: clock, zone */
+        x = put_raw_tight(w, 0, x, cols, app->ctx.abs_time ? (app->ctx.local_time ? "[clock local] " : "[clock UTC] ")
+                                                           : "[local] ", bar, 0);
     const char *who = app->actor ? actor_identity(app->actor) : NULL;
     if (app->model->core.state != RD_CORE_NONE)
         x = topbar_core(app, w, x, cols, bar);
@@ -217,6 +220,7 @@ void paint_frame(ui_app *app)
     double poll = app->sys && app->sys->poll_s > 0 ? app->sys->poll_s : 2.0;
     app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */
     app->ctx.poll_s = poll;            /* a source with a longer cadence: its own window */
+    app->ctx.exec_timeout_s = app_exec_timeout(app);
     app->ctx.n_ages = 0;
     app->ctx.ages_overflow = false;
     werase(w);
@@ -231,6 +235,8 @@ void paint_frame(ui_app *app)
         paint_bottombar(app, w, rows - 1, cols);
         if (app->dlg.state != DLG_NONE)
             dialog_draw(app, w);
+        if (app->clip)
+            clip_draw(app, w);
         if (app->pw.active)
             password_draw(app, w);
     }

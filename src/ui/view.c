@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../core/xalloc.h"
 #include "draw.h"
@@ -98,8 +99,26 @@ void sel_note(ui_sel *s, const char *fmt, ...)
     free(old);
 }
 
-static void age_text(ui_age_kind kind, double now, double t, double fresh_s, char *out, size_t cap)
+/* A clock time: "14:03:05" within a day of now, else "05-01 14:03"; UTC or local. */
+static void clock_text(bool local, double now, double t, char *out, size_t cap)
 {
+    time_t s = (time_t)t;
+    struct tm tm;
+    if (local)
+        localtime_r(&s, &tm);
+    else
+        gmtime_r(&s, &tm);
+    double d = now - t;
+    strftime(out, cap, d < 86400 && d > -86400 ? "%H:%M:%S" : "%m-%d %H:%M", &tm);
+}
+
+static void age_text(const ui_ctx *c, ui_age_kind kind, double now, double t, double fresh_s,
+                     char *out, size_t cap)
+{
+    if (c->abs_time && t > 0 && kind != AGE_FRESH) {
+        clock_text(c->local_time, now, t, out, cap);
+        return;
+    }
     switch (kind) {
     case AGE_AGO:
         fmt_age(now, t, out, cap);
@@ -118,6 +137,8 @@ static void age_text(ui_age_kind kind, double now, double t, double fresh_s, cha
     case AGE_FRESH:       /* the same rule as source_is_fresh (model.h) */
         if (t > 0 && now - t < fresh_s && now - t > -5)
             snprintf(out, cap, "%s", "");
+        else if (c->abs_time && t > 0)
+            clock_text(c->local_time, now, t, out, cap);
         else
             fmt_age(now, t, out, cap);
         break;
@@ -139,19 +160,19 @@ static void age_record(ui_ctx *c, ui_age_kind kind, double t, double fresh_s, co
 
 void ctx_age(ui_ctx *c, double t, char *out, size_t cap)
 {
-    age_text(AGE_AGO, c->now, t, c->fresh_s, out, cap);
+    age_text(c, AGE_AGO, c->now, t, c->fresh_s, out, cap);
     age_record(c, AGE_AGO, t, c->fresh_s, out);
 }
 
 void ctx_eta(ui_ctx *c, double t, char *out, size_t cap)
 {
-    age_text(AGE_ETA, c->now, t, c->fresh_s, out, cap);
+    age_text(c, AGE_ETA, c->now, t, c->fresh_s, out, cap);
     age_record(c, AGE_ETA, t, c->fresh_s, out);
 }
 
 bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap)
 {
-    age_text(AGE_FRESH, c->now, t, c->fresh_s, out, cap);
+    age_text(c, AGE_FRESH, c->now, t, c->fresh_s, out, cap);
     age_record(c, AGE_FRESH, t, c->fresh_s, out);
     return !out[0];
 }
@@ -159,9 +180,24 @@ bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap)
 bool ctx_source_fresh(ui_ctx *c, const rd_source_status *s, char *out, size_t cap)
 {
     double fresh = source_fresh_s(s, c->poll_s);
-    age_text(AGE_FRESH, c->now, s->last_ok, fresh, out, cap);
+    age_text(c, AGE_FRESH, c->now, s->last_ok, fresh, out, cap);
     age_record(c, AGE_FRESH, s->last_ok, fresh, out);
     return !out[0];
+}
+
+void ctx_time(const ui_ctx *c, double t, char *out, size_t cap)
+{
+    if (t <= 0) {
+        snprintf(out, cap, "-");
+        return;
+    }
+    time_t s = (time_t)t;
+    struct tm tm;
+    if (c->local_time)
+        localtime_r(&s, &tm);
+    else
+        gmtime_r(&s, &tm);
+    strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
 bool ctx_ages_changed(const ui_ctx *c, double now)
@@ -171,7 +207,7 @@ bool ctx_ages_changed(const ui_ctx *c, double now)
     for (int i = 0; i < c->n_ages; i++) {
         const ui_age *a = &c->ages[i];
         char text[sizeof a->text];
-        age_text(a->kind, now, a->t, a->fresh_s, text, sizeof text);
+        age_text(c, a->kind, now, a->t, a->fresh_s, text, sizeof text);
         if (strcmp(text, a->text) != 0)
             return true;
     }

@@ -40,6 +40,7 @@ typedef enum {
     FX_PROMPT,    /* arg = prompt kind (PROMPT_*) */
     FX_JOURNAL,   /* (re)read the journal */
     FX_SYSTEM,    /* text = system name: open it (`:system NAME`) */
+    FX_COPY,      /* the ids in ctx->sel to the clipboard (OSC 52) or the copy overlay */
 } fx_kind;
 
 enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };
@@ -52,7 +53,7 @@ typedef struct ui_effect {
 
 typedef enum {
     VIEW_OVERVIEW, VIEW_EXECS, VIEW_CHAIN, VIEW_WORKERS, VIEW_QUEUES, VIEW_DLQ,
-    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW__COUNT
+    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW_DRAIN, VIEW__COUNT
 } ui_view_id;
 
 typedef struct ui_filter {
@@ -73,7 +74,8 @@ typedef struct ui_sel {
 } ui_sel;
 
 /* A now-dependent string as painted (ctx_age and friends): the 1 s tick recomputes each
- * with the new time and repaints only when one would read differently. */
+ * with the new time and repaints only when one would read differently. In absolute mode
+ * (the toggle-time key) ages and ETAs read as clock times, UTC or local. */
 typedef enum { AGE_AGO, AGE_ETA, AGE_FRESH } ui_age_kind;
 typedef struct ui_age {
     ui_age_kind kind;
@@ -110,6 +112,9 @@ typedef struct ui_ctx {
     ui_age ages[UI_AGES_MAX];      /* what the last paint showed (reset by each paint) */
     int n_ages;
     bool ages_overflow;            /* too many to track: the tick repaints every second */
+    double exec_timeout_s;         /* execution timeout the profile/config knows, 0 unknown */
+    bool abs_time;                 /* times as clock times instead of ages ("12s") */
+    bool local_time;               /* clock times in the local zone instead of UTC */
 } ui_ctx;
 
 typedef struct ui_rect { int y, x, h, w; } ui_rect;
@@ -144,7 +149,7 @@ struct ui_view {
 
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
     view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
-    view_fleet_ops, view_groups_ops;
+    view_fleet_ops, view_groups_ops, view_drain_ops;
 
 /* ctx helpers (view.c) */
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text);
@@ -165,6 +170,8 @@ void ctx_age(ui_ctx *c, double t, char *out, size_t cap);
 void ctx_eta(ui_ctx *c, double t, char *out, size_t cap);
 bool ctx_fresh(ui_ctx *c, double t, char *out, size_t cap);
 bool ctx_source_fresh(ui_ctx *c, const rd_source_status *s, char *out, size_t cap);
+/* "2026-05-01 12:00:03" in UTC, or in the local zone after the toggle; "-" when 0. */
+void ctx_time(const ui_ctx *c, double t, char *out, size_t cap);
 /* true when any string recorded by the last paint would read differently at now */
 bool ctx_ages_changed(const ui_ctx *c, double now);
 

@@ -95,9 +95,9 @@ static void chain_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, int
     if (h < 2)
         return;
     char t1[32], t2[32], t3[32];
-    fmt_time(e->created_at, t1, sizeof t1);
-    fmt_time(e->updated_at, t2, sizeof t2);
-    fmt_time(e->finished_at, t3, sizeof t3);
+    ctx_time(c, e->created_at, t1, sizeof t1);
+    ctx_time(c, e->updated_at, t2, sizeof t2);
+    ctx_time(c, e->finished_at, t3, sizeof t3);
     char *l = xasprintf("attempt %d  %s  created %s  updated %s  finished %s  worker %s", e->attempt,
                         e->id ? e->id : "-", t1, t2, t3, e->worker ? e->worker : "-");
     draw_raw(w, y, r.x, r.w, l, theme_attr(c->theme, TS_HEADER), c->san);
@@ -163,7 +163,7 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         snprintf(num, sizeof num, "%d", e->attempt);
         gap_text(idx ? &m->chain.items[idx - 1] : NULL, e, gap, sizeof gap);
         if (cols[5].w >= 19)
-            fmt_time(e->created_at, started, sizeof started);
+            ctx_time(c, e->created_at, started, sizeof started);
         else
             ctx_age(c, e->created_at, started, sizeof started);
         draw_fill(w, y, r.x, r.w, base);
@@ -193,6 +193,13 @@ static unsigned chain_key(ui_view *v, ui_ctx *c, ui_action a)
         return ch;
     if (a == UA_REFRESH) {
         chain_open(v, c, NULL);
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_COPY) {
+        sel_clear(&c->sel);
+        if (v->list.n && v->list.cur >= 0 && v->list.cur < v->list.n)
+            sel_add(&c->sel, m->chain.items[v->list.cur].id, NULL, NULL, NULL);
+        ctx_fx(c, FX_COPY, 0, NULL);
         return UI_CH_REDRAW;
     }
     if (a != UA_RETRY)

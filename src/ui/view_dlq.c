@@ -104,7 +104,7 @@ static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
     for (size_t i = 0; i < m->chain.n; i++) {
         const rd_execution *e = &m->chain.items[i];
         char t[32];
-        fmt_time(e->created_at, t, sizeof t);
+        ctx_time(c, e->created_at, t, sizeof t);
         char *l = xasprintf("  #%d %s %s %s %s %s", e->attempt, e->id ? e->id : "-", e->status ? e->status : "-",
                             t, e->reason ? e->reason : "-", e->error ? e->error : "");
         char *cl = sanitize_str(l, c->san);
@@ -125,8 +125,8 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
         s->pretty = payload_pretty(d->payload, c->san);
     }
     char t1[32], t2[32];
-    fmt_time(d->first_death_at, t1, sizeof t1);
-    fmt_time(d->last_death_at, t2, sizeof t2);
+    ctx_time(c, d->first_death_at, t1, sizeof t1);
+    ctx_time(c, d->last_death_at, t2, sizeof t2);
     char *h = xasprintf("DLQ entry %s  queue %s  execution %s", d->id ? d->id : "-", d->queue ? d->queue : "-",
                         d->execution_id ? d->execution_id : "-");
     draw_raw(w, r.y, r.x, r.w, h, theme_attr(c->theme, TS_TITLE), c->san);
@@ -258,6 +258,13 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
         sel_clear(&c->sel);
         sel_add(&c->sel, d->execution_id, NULL, d->queue, NULL);
         ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_COPY) {   /* the entry's message id (its execution's id is in the detail) */
+        sel_clear(&c->sel);
+        if (d)
+            sel_add(&c->sel, d->id, NULL, NULL, NULL);
+        ctx_fx(c, FX_COPY, 0, NULL);
         return UI_CH_REDRAW;
     }
     if (a == UA_REFRESH || a == UA_PEEK_MORE) {

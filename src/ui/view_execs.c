@@ -190,8 +190,8 @@ static void execs_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, ui_
     char eta[64] = "";
     if (e->next_retry_min > 0) {
         char lo[32], hi[32];
-        fmt_time(e->next_retry_min, lo, sizeof lo);
-        fmt_time(e->next_retry_max, hi, sizeof hi);
+        ctx_time(c, e->next_retry_min, lo, sizeof lo);
+        ctx_time(c, e->next_retry_max, hi, sizeof hi);
         if (e->next_retry_max > e->next_retry_min + 0.5)
             snprintf(eta, sizeof eta, "  next %s..%s", lo, hi + 11);
         else
@@ -285,6 +285,18 @@ static void execs_cycle_status(ui_ctx *c)
             at = i;
     const char *next = !c->filter.status[0] ? (n ? list[0] : "failed") : at + 1 < n ? list[at + 1] : "";
     snprintf(c->filter.status, sizeof c->filter.status, "%s", next);
+}
+
+/* The marked ids, else the row under the cursor, to the clipboard. */
+static void execs_copy(ui_view *v, ui_ctx *c, const rd_execution *e)
+{
+    execs_st *s = st_of(v);
+    sel_clear(&c->sel);
+    for (size_t i = 0; i < s->marks.n; i++)
+        sel_add(&c->sel, s->marks.ids[i], NULL, NULL, NULL);
+    if (!s->marks.n && e)
+        sel_add(&c->sel, e->id, NULL, NULL, NULL);
+    ctx_fx(c, FX_COPY, 0, NULL);
 }
 
 static void execs_retry(ui_view *v, ui_ctx *c, const rd_execution *e)
@@ -421,6 +433,7 @@ static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
     case UA_MARK: case UA_MARK_RANGE: case UA_MARK_CLEAR:
         return execs_marks(v, c, a, e);
     case UA_RETRY: execs_retry(v, c, e); return UI_CH_REDRAW;
+    case UA_COPY: execs_copy(v, c, e); return UI_CH_REDRAW;
     case UA_REFRESH: ctx_fx(c, FX_REFRESH, 0, NULL); return UI_CH_REDRAW;
     default: return UI_CH_UNHANDLED;
     }

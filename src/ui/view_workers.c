@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/drain.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "view.h"
@@ -180,20 +181,17 @@ static void workers_notes(ui_ctx *c, const rd_worker *w, rd_action kind)
             shown++;
         }
     }
-    for (size_t i = 0; i < m->queues.n; i++) {
-        const rd_queue *q = &m->queues.items[i];
-        if (q->name && q->consumers <= 1 && q->consumers >= 0 &&
-            (strstr(q->name, w->id) || (w->name && strstr(q->name, w->name))))
-            sel_note(sel, "WARNING: last consumer of queue %s (%ld messages)", q->name, q->depth);
-    }
-    size_t active = 0;
-    for (size_t i = 0; i < m->workers.n; i++) {
-        const char *st = m->workers.items[i].status;
-        active += st && (strcasecmp(st, "active") == 0 || strcasecmp(st, "busy") == 0);
-    }
-    bool this_active = w->status && (strcasecmp(w->status, "active") == 0 || strcasecmp(w->status, "busy") == 0);
-    if ((kind == RD_ACT_DRAIN || kind == RD_ACT_DEACTIVATE) && this_active && active == 1)
-        sel_note(sel, "WARNING: this is the last active worker");
+    rd_drain_risk k;   /* the rules: core/drain.h */
+    drain_risk(m, w, &k);
+    for (size_t i = 0; i < k.n_last_queue; i++)
+        sel_note(sel, "WARNING: last consumer of queue %s (%ld messages): it would stop draining",
+                 k.last_queue[i]->name, k.last_queue[i]->depth);
+    if (k.others_unhealthy)
+        sel_note(sel, "WARNING: every other compatible worker (%zu) is unhealthy or not taking work", k.compatible);
+    else if (k.no_other)
+        sel_note(sel, "WARNING: no other compatible worker: its work would wait");
+    if (kind == RD_ACT_DRAIN)
+        sel_note(sel, "the drain cockpit opens and follows it until it is empty");
 }
 
 static unsigned workers_act(ui_ctx *c, const rd_worker *w, ui_action a)
@@ -236,12 +234,22 @@ static unsigned workers_key(ui_view *v, ui_ctx *c, ui_action a)
     case UA_DRAIN: case UA_UNDRAIN: case UA_DEACTIVATE: case UA_ACTIVATE:
         return workers_act(c, w, a);
     case UA_OPEN:
+        if (w && w->status && (strcasecmp(w->status, "draining") == 0 || strcasecmp(w->status, "cordoned") == 0)) {
+            ctx_fx(c, FX_VIEW, VIEW_DRAIN, w->id);   /* a draining worker: its cockpit */
+            return UI_CH_REDRAW;
+        }
         if (w) {   /* the executions this worker ran */
             memset(&c->filter, 0, sizeof c->filter);
             ui_copy_text(c->filter.text, sizeof c->filter.text, w->name ? w->name : w->id);
             ctx_fx(c, FX_FILTER, 0, NULL);
             ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         }
+        return UI_CH_REDRAW;
+    case UA_COPY:
+        sel_clear(&c->sel);
+        if (w)
+            sel_add(&c->sel, w->id, NULL, NULL, NULL);
+        ctx_fx(c, FX_COPY, 0, NULL);
         return UI_CH_REDRAW;
     case UA_REFRESH: ctx_fx(c, FX_REFRESH, 0, NULL); return UI_CH_REDRAW;
     default: return UI_CH_UNHANDLED;

@@ -44,6 +44,21 @@ def snapshot(env):
     }
 
 
+def age_fixture_heartbeats(env):
+    """The fixtures' fresh workers an hour old: only the simulator can make them fresh."""
+    for db in ("attune1", "attune2"):
+        conn = stacklib.pg_admin(env, db)
+        conn.cursor().execute("UPDATE %s.worker SET last_heartbeat = now() - interval '1 hour'"
+                              " WHERE id IN (1, 3)" % fx.ATTUNE_DBS[db][1])
+        conn.commit()
+        conn.close()
+    conn = stacklib.pg_admin(env, "openagents")
+    conn.cursor().execute("UPDATE workers SET last_heartbeat = extract(epoch FROM now()) - 3600"
+                          " WHERE worker_id = 'oa-worker-1'")
+    conn.commit()
+    conn.close()
+
+
 @pytest.fixture
 def env():
     e = stacklib.load_env()
@@ -55,9 +70,11 @@ def test_sim_writes_every_store(env):
     before = snapshot(env)
     rb = stacklib.Rabbit(env)
     dlq_before = rb.queue(fx.ATTUNE_DLQ)["messages"]
+    age_fixture_heartbeats(env)
     t0 = time.monotonic()
     p = subprocess.run(["/usr/bin/python3", SIM, "--rate", "12", "--seed", "7", "--duration", "9",
                         "--quiet"], capture_output=True, text=True, timeout=60)
+    t_end = time.monotonic()
     assert p.returncode == 0, p.stderr
     assert time.monotonic() - t0 < 45
     summary = json.loads(p.stdout.strip().splitlines()[-1])
@@ -76,3 +93,13 @@ def test_sim_writes_every_store(env):
                              " FROM attune.worker WHERE id = 100003")
     assert cf >= 3
     assert summary["stats"]["rabbit"]["published"] > 0
+    # the fixtures' live workers were kept beating (set an hour old before the run)
+    since_end = time.monotonic() - t_end
+    for db in ("attune1", "attune2"):
+        schema = fx.ATTUNE_DBS[db][1]
+        age = one(env, db, "SELECT max(extract(epoch FROM now() - last_heartbeat)) FROM %s.worker"
+                           " WHERE id IN (1, 3)" % schema)
+        assert age is not None and float(age) < 5 + since_end, (db, age)
+    oa = one(env, "openagents", "SELECT extract(epoch FROM now()) - last_heartbeat FROM workers"
+                                " WHERE worker_id = 'oa-worker-1'")
+    assert oa is not None and float(oa) < 5 + since_end, oa

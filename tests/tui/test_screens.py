@@ -41,6 +41,7 @@ CASES = [
     ("groups_retry", "attune", "groups_retry", []),
     ("groups_typed", "attune", "groups_typed", ["--system", "attune-typed"]),
     ("loop_retry", "attune", "loop_retry", []),
+    ("cockpit", "attune", "cockpit", []),
 ]
 
 # Journal lines written before a case runs (the retry-loop breaker reads them at start).

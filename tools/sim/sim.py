@@ -10,11 +10,13 @@ Writes as each system would (never through redrive):
                    columns + worker/started_at), some budgets exhausted; dispatch messages
                    published to worker.{id}.executions; worker 100004's queue has a 1.5 s TTL so
                    messages expire into attune.dlx.queue (real TTL + DLX); workers heartbeat,
-                   100002 goes stale after 15 s, 100003 error-loops (consecutive_failures climbs).
+                   100002 goes stale after 15 s, 100003 error-loops (consecutive_failures climbs);
+                   the fixtures' fresh workers (worker-healthy, worker-degraded, ...) keep beating.
   tasker           tasks with steps; transitions appended (most_recent moves), attempts++,
                    waiting_for_retry with backoff_request_seconds, exhausted -> tasks_dlq pending.
   openagents       jobs queued -> running -> completed|failed, retries in place (retry_count++),
-                   upper- and lower-case statuses; sim workers heartbeat, one goes stale.
+                   upper- and lower-case statuses; sim workers heartbeat, one goes stale; the
+                   fixture's oa-worker-1 keeps beating.
   alakai           hashes: attempt 1 running -> succeeded|failed, HSETNX of the next attempt on
                    retry, some orphan suspects (running, dispatched 3 h ago), some overlaps.
 Ids never collide with the fixtures: numeric ids >= 100000, names/ids prefixed "sim-".
@@ -34,6 +36,9 @@ import uuid
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "stack"))
 import stacklib  # noqa: E402
+from fixtures import ATTUNE_FRESH_WORKERS  # noqa: E402
+
+OA_FRESH_WORKERS = ("oa-worker-1",)   # the OpenAgents fixture worker documented as fresh
 
 PROFILES = ("attune1", "attune2", "tasker", "openagents", "alakai")
 SIM_BASE = 100000
@@ -220,6 +225,10 @@ class Sim:
 
     def attune_heartbeats(self, p, age):
         s = self.sch(p)
+        # the fixtures' live workers (worker-healthy, worker-degraded, ... documented fresh)
+        # keep beating as their processes would: the demo stays true while it runs
+        self.sql(p, "UPDATE %sworker SET last_heartbeat = now() WHERE id = ANY(%%s)" % s,
+                 (list(ATTUNE_FRESH_WORKERS),))
         cur = self.sql(p, "UPDATE %sworker SET last_heartbeat = now(), capabilities = jsonb_set(capabilities,"
                           " '{health,last_check}', to_jsonb(%%s::text)) WHERE id IN (100001, 100004)" % s,
                        (iso(now()),))
@@ -239,6 +248,8 @@ class Sim:
 
     def oa_heartbeats(self, age):
         t = time.time()
+        self.sql("openagents", "UPDATE workers SET last_heartbeat = %s WHERE worker_id = ANY(%s)",
+                 (t, list(OA_FRESH_WORKERS)))
         cur = self.sql("openagents", "UPDATE workers SET last_heartbeat = %s WHERE worker_id = 'sim-oa-worker-1'",
                        (t,))
         if cur.rowcount == 0:

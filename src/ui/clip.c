@@ -1,0 +1,201 @@
+/* Copy ids (OSC 52 or a selectable overlay) and `:export` of the current view to a file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/export.h"
+#include "../core/sanitize.h"
+#include "../core/textutil.h"
+#include "../core/xalloc.h"
+#include "app.h"
+#include "draw.h"
+
+enum { CLIP_MAX = 64 * 1024 };   /* terminals cap OSC 52; ids beyond this are left out */
+
+/* The ids as one text, one a line, each sanitized (no control or bidi character can
+ * reach the clipboard or the screen). */
+static char *clip_text(const ui_sel *sel, size_t *n_out)
+{
+    char *out = xstrdup("");
+    size_t len = 0, n = 0;
+    for (size_t i = 0; i < sel->n; i++) {
+        char *id = sanitize_str(sel->ids[i], 0);
+        size_t k = strlen(id);
+        if (len + k + 1 > CLIP_MAX) {
+            free(id);
+            break;
+        }
+        out = xrealloc(out, len + k + 2);
+        memcpy(out + len, id, k);
+        len += k;
+        out[len++] = '\n';
+        out[len] = 0;
+        n++;
+        free(id);
+    }
+    if (len)
+        out[--len] = 0;   /* no newline after the last */
+    *n_out = n;
+    return out;
+}
+
+static bool clip_osc52(ui_app *app, const char *text)
+{
+    if (app->headless)
+        return true;   /* no terminal: the tests check the message */
+    char *b64 = text_base64(text, strlen(text));
+    char *seq = xasprintf("\033]52;c;%s\a", b64);
+    size_t len = strlen(seq), off = 0;
+    fflush(stdout);
+    while (off < len) {
+        ssize_t w = write(STDOUT_FILENO, seq + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    free(seq);
+    free(b64);
+    return off == len;
+}
+
+void clip_copy(ui_app *app)
+{
+    ui_ctx *c = &app->ctx;
+    if (!c->sel.n) {
+        ctx_msg(c, true, "nothing to copy here");
+        return;
+    }
+    size_t n = 0;
+    char *text = clip_text(&c->sel, &n);
+    bool osc = app->sys && app->sys->clipboard && strcmp(app->sys->clipboard, "osc52") == 0;
+    if (osc && clip_osc52(app, text)) {
+        ctx_msg(c, false, "copied %zu id%s to the clipboard (OSC 52)%s", n, n == 1 ? "" : "s",
+                n < c->sel.n ? ": the rest did not fit" : "");
+        free(text);
+        return;
+    }
+    free(app->clip);
+    app->clip = text;   /* the overlay: plain text the terminal can select */
+    if (app->mouse && !app->headless)
+        mousemask(0, NULL);   /* the terminal's own selection works again while it is up */
+    ctx_msg(c, false, "%zu id%s shown to select%s", n, n == 1 ? "" : "s",
+            osc ? "" : " (clipboard = osc52 in the config copies directly)");
+}
+
+void clip_close(ui_app *app)
+{
+    free(app->clip);
+    app->clip = NULL;
+    if (app->mouse && !app->headless && app->screen) {
+        mmask_t mask = BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED;
+#ifdef BUTTON5_PRESSED
+        mask |= BUTTON5_PRESSED;
+#endif
+        mousemask(mask, NULL);
+    }
+}
+
+void clip_draw(ui_app *app, WINDOW *w)
+{
+    int rows = getmaxy(w), cols = getmaxx(w);
+    size_t n = 1;
+    for (const char *p = app->clip; *p; p++)
+        n += *p == '\n';
+    int bh = (int)n + 4 > rows - 2 ? rows - 2 : (int)n + 4, bw = cols - 4;
+    int y0 = (rows - bh) / 2, x0 = 2, attr = theme_attr(app->theme, TS_DIALOG);
+    for (int y = 0; y < bh; y++)
+        draw_fill(w, y0 + y, x0, bw, attr);
+    draw_clean(w, y0, x0 + 1, bw - 2, "copy: select the text with the mouse (any key closes)", attr | A_BOLD);
+    const char *p = app->clip;
+    for (int y = 0; y < bh - 3 && *p; y++) {
+        size_t k = strcspn(p, "\n");
+        char *line = xstrndup(p, k);
+        draw_clean(w, y0 + 2 + y, x0 + 1, bw - 2, line, attr);   /* already sanitized */
+        free(line);
+        p += k + (p[k] ? 1 : 0);
+    }
+}
+
+/* ---- :export ---- */
+
+static const char *view_export_name(const ui_app *app)
+{
+    switch (app->cur) {
+    case VIEW_EXECS: return "executions";
+    case VIEW_CHAIN: return "chain";
+    case VIEW_WORKERS: return "workers";
+    case VIEW_QUEUES: return "queues";
+    case VIEW_DLQ: return "dlq";
+    default: return app->views[app->cur].ops->name;
+    }
+}
+
+static bool export_write(const char *path, const char *data, bool secret, bool force, char *why, size_t cap)
+{
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL);
+    int fd = open(path, flags, secret ? 0600 : 0644);
+    if (fd < 0) {
+        snprintf(why, cap, "%s", errno == EEXIST ? "exists (:export! overwrites)" : strerror(errno));
+        return false;
+    }
+    if (secret && fchmod(fd, 0600) != 0) {   /* an overwritten file keeps no wider mode */
+        snprintf(why, cap, "chmod: %s", strerror(errno));
+        close(fd);
+        return false;
+    }
+    size_t len = strlen(data), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            snprintf(why, cap, "write: %s", strerror(errno));
+            close(fd);
+            return false;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0) {
+        snprintf(why, cap, "close: %s", strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+void clip_export(ui_app *app, const char *arg, bool force)
+{
+    ui_ctx *c = &app->ctx;
+    char fmt[16] = "", path[200] = "", err[200];
+    if (sscanf(arg, "%15s %199[^\n]", fmt, path) < 1 || (strcmp(fmt, "csv") != 0 && strcmp(fmt, "json") != 0)) {
+        ctx_msg(c, true, "usage: :export[!] csv|json [PATH]");
+        return;
+    }
+    const char *view = view_export_name(app);
+    double now = app_now(app);
+    char *data = export_render(app->model, view, fmt[0] == 'c' ? EXPORT_CSV : EXPORT_JSON, now, err, sizeof err);
+    if (!data) {
+        ctx_msg(c, true, "%s", err);
+        return;
+    }
+    if (!path[0]) {
+        time_t t = (time_t)now;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        char stamp[32];
+        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+        snprintf(path, sizeof path, "redrive-%s-%s.%s", view, stamp, fmt);
+    }
+    bool secret = export_has_payloads(view);
+    if (export_write(path, data, secret, force, err, sizeof err))
+        ctx_msg(c, false, "exported the %s view to %s (%s%s)", view, path, fmt, secret ? ", mode 0600: payloads" : "");
+    else
+        ctx_msg(c, true, "export to %s: %s", path, err);
+    free(data);
+}

@@ -1,0 +1,298 @@
+/* The drain cockpit: one worker followed until it is empty. What is in flight on it (ids,
+ * age, expected finish from the timeout), what is left over time (a sparkline), the drain
+ * rate and the ETA to empty, the risks of the drain; undrain is one key. The rules are in
+ * core/drain.h; this view only samples the model and draws. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../core/drain.h"
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "view.h"
+
+enum { DRAIN_ROWS_MAX = 500, DRAIN_WINDOW_S = 300 };
+
+typedef struct drain_st {
+    char worker[160];          /* the followed worker's id */
+    rd_drain_hist hist;
+    size_t rows[DRAIN_ROWS_MAX];
+    size_t n_rows, n_all;      /* shown / in flight in all (the model's page) */
+} drain_st;
+
+static const ui_action drain_bar[] = {UA_UNDRAIN, UA_OPEN, UA_COPY, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
+
+static drain_st *st_of(ui_view *v)
+{
+    if (!v->st)
+        v->st = xcalloc(1, sizeof(drain_st));
+    return v->st;
+}
+
+static const rd_worker *drain_worker(const ui_ctx *c, const drain_st *s)
+{
+    const rd_model *m = c->model;
+    for (size_t i = 0; i < m->workers.n; i++) {
+        const rd_worker *w = &m->workers.items[i];
+        if ((w->id && strcmp(w->id, s->worker) == 0) || (w->name && strcmp(w->name, s->worker) == 0))
+            return w;
+    }
+    return NULL;
+}
+
+static void drain_open(ui_view *v, ui_ctx *c, const char *arg)
+{
+    (void)c;
+    drain_st *s = st_of(v);
+    if (!arg || !*arg || strcmp(arg, s->worker) == 0)
+        return;   /* back to the same worker: keep its history */
+    memset(s, 0, sizeof *s);
+    ui_copy_text(s->worker, sizeof s->worker, arg);
+    memset(&v->list, 0, sizeof v->list);
+}
+
+/* The worker's queue depth: its own metric, else the sum of its own queues. */
+static long drain_depth(const ui_ctx *c, const rd_worker *w, const char **qname)
+{
+    *qname = NULL;
+    if (w->queue_depth >= 0)
+        return w->queue_depth;
+    long sum = -1;
+    for (size_t i = 0; i < c->model->queues.n; i++) {
+        const rd_queue *q = &c->model->queues.items[i];
+        if (q->is_dlq || q->depth < 0 || !q->name || !drain_queue_of(q->name, w))
+            continue;
+        sum = (sum < 0 ? 0 : sum) + q->depth;
+        *qname = q->name;
+    }
+    return sum;
+}
+
+/* What is left now; at most one sample a second in the history (a paint per key must not
+ * crowd out the minutes the ETA needs). */
+static void drain_sample(drain_st *s, const ui_ctx *c, const rd_worker *w, long *depth, long *fl,
+                         const char **qname)
+{
+    s->n_all = drain_in_flight(c->model, w, s->rows, DRAIN_ROWS_MAX);
+    s->n_rows = s->n_all < DRAIN_ROWS_MAX ? s->n_all : DRAIN_ROWS_MAX;
+    *depth = drain_depth(c, w, qname);
+    *fl = w->in_flight >= 0 ? w->in_flight : (long)s->n_all;
+    rd_drain_sample *last = s->hist.n ? &s->hist.s[s->hist.n - 1] : NULL;
+    if (last && c->now >= last->t && c->now - last->t < 1.0) {
+        last->depth = *depth;   /* the same second: the newest values, its time kept */
+        last->in_flight = *fl;
+    } else
+        drain_hist_add(&s->hist, c->now, *depth, *fl);
+}
+
+static void fmt_dur(double s, char *out, size_t cap)
+{
+    long v = (long)(s + 0.5);
+    if (v < 60)
+        snprintf(out, cap, "%lds", v);
+    else if (v < 3600)
+        snprintf(out, cap, "%ldm %02lds", v / 60, v % 60);
+    else
+        snprintf(out, cap, "%ldh %02ldm", v / 3600, (v % 3600) / 60);
+}
+
+static int line(ui_ctx *c, WINDOW *win, int y, ui_rect r, int slot, const char *raw)
+{
+    if (y < r.y + r.h)
+        draw_raw(win, y, r.x, r.w, raw, theme_attr(c->theme, (ui_slot)slot), c->san);
+    return y + 1;
+}
+
+static int drain_head(ui_ctx *c, WINDOW *win, ui_rect r, drain_st *s, const rd_worker *w)
+{
+    long depth, fl;
+    const char *qname;
+    drain_sample(s, c, w, &depth, &fl, &qname);
+    int y = r.y;
+    char *t = xasprintf("Drain cockpit  %s (%s)  status %s  health %s", w->name ? w->name : w->id, w->id,
+                        w->status ? w->status : "-", health_name(w->health));
+    y = line(c, win, y, r, TS_TITLE, t);
+    free(t);
+    char d[24], f[24], cap[24];
+    fmt_long(depth, d, sizeof d);
+    fmt_long(fl, f, sizeof f);
+    fmt_long(w->capacity, cap, sizeof cap);
+    rd_drain_sample now = {c->now, depth, fl};
+    long left = drain_left(&now);
+    char l[24];
+    fmt_long(left, l, sizeof l);
+    t = xasprintf("queue depth %s%s%s%s   in flight %s/%s   left %s", d, qname ? " (" : "", qname ? qname : "",
+                  qname ? ")" : "", f, cap, l);
+    y = line(c, win, y, r, TS_NORMAL, t);
+    free(t);
+    char spark[4 * 100];
+    int width = r.w - 24 < 100 ? r.w - 24 : 100;
+    drain_spark(&s->hist, width, (c->san & SAN_ASCII) != 0, spark, sizeof spark);
+    t = xasprintf("left over time  %s  (%zu samples)", spark[0] ? spark : "-", s->hist.n);
+    y = line(c, win, y, r, TS_NORMAL, t);
+    free(t);
+    rd_drain_eta e = drain_eta(&s->hist, DRAIN_WINDOW_S);
+    char eta[48];
+    int slot = TS_NORMAL;
+    switch (e.kind) {
+    case DRAIN_ETA_EMPTY: t = xstrdup("EMPTY: nothing queued or in flight; the worker can be stopped"); slot = TS_OK; break;
+    case DRAIN_ETA_STALLED:
+        t = xasprintf("STALLED: nothing drained over the last %.0fs (rate %.2f/s): it may never empty",
+                      c->now - s->hist.s[0].t < DRAIN_WINDOW_S ? c->now - s->hist.s[0].t : (double)DRAIN_WINDOW_S, e.rate);
+        slot = TS_WARNING;
+        break;
+    case DRAIN_ETA_OK:
+        fmt_dur(e.eta_s, eta, sizeof eta);
+        t = xasprintf("drain rate %.2f/s   ETA to empty: %s", e.rate, eta);
+        break;
+    default:
+        t = xasprintf("ETA to empty: measuring (needs %.0fs of samples, %.0fs to call it stalled)", DRAIN_MIN_SPAN_S,
+                      DRAIN_STALL_SPAN_S);
+        break;
+    }
+    y = line(c, win, y, r, slot, t);
+    free(t);
+    return y;
+}
+
+static int drain_risks(ui_ctx *c, WINDOW *win, ui_rect r, int y, const rd_worker *w)
+{
+    rd_drain_risk k;
+    drain_risk(c->model, w, &k);
+    for (size_t i = 0; i < k.n_last_queue; i++) {
+        char *t = xasprintf("WARNING: last consumer of queue %s (%ld messages): it stops draining",
+                            k.last_queue[i]->name, k.last_queue[i]->depth);
+        y = line(c, win, y, r, TS_WARNING, t);
+        free(t);
+    }
+    if (k.others_unhealthy) {
+        char *t = xasprintf("WARNING: every other compatible worker (%zu) is unhealthy or not taking work", k.compatible);
+        y = line(c, win, y, r, TS_WARNING, t);
+        free(t);
+    } else if (k.no_other)
+        y = line(c, win, y, r, TS_WARNING, "WARNING: no other compatible worker");
+    return y;
+}
+
+static const char *drain_row_id(const ui_ctx *c, const void *st, int row)
+{
+    const drain_st *s = st;
+    return c->model->execs.items[s->rows[row]].id;
+}
+
+static void drain_rows(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r, int y)
+{
+    drain_st *s = st_of(v);
+    char t[160], timeout[24] = "";
+    if (c->exec_timeout_s > 0)
+        fmt_dur(c->exec_timeout_s, timeout, sizeof timeout);
+    snprintf(t, sizeof t, "In flight on this worker: %zu%s  expected finish %s%s", s->n_all,
+             s->n_all > s->n_rows ? " (first shown)" : "", timeout[0] ? "= start + timeout " : "",
+             timeout[0] ? timeout : "unknown (no execution_timeout in the profile or config)");
+    y = line(c, win, y + 1, r, TS_HEADER, t);
+    ui_col cols[] = {
+        {"ID", 8, 16, 1, 0, false, 0, 0},   {"NAME", 10, 24, 3, 0, false, 0, 0},
+        {"STATUS", 7, 10, 0, 2, false, 0, 0}, {"AGE", 4, 8, 0, 0, true, 0, 0},
+        {"FINISH BY", 9, 12, 0, 1, true, 0, 0},
+    };
+    int nc = (int)(sizeof cols / sizeof *cols);
+    cols_layout(cols, nc, r.w);
+    if (y >= r.y + r.h)
+        return;
+    cols_header(win, y++, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
+    v->list_y = y;
+    v->rows = r.y + r.h - y < 1 ? 1 : r.y + r.h - y;
+    v->list.n = (int)s->n_rows;
+    list_follow(&v->list, c, "execution", drain_row_id, s);
+    list_fit(&v->list, v->rows);
+    if (!s->n_rows && y < r.y + r.h)
+        draw_clean(win, y, r.x + 2, r.w - 2, "nothing in flight on this page of executions", theme_attr(c->theme, TS_DIM));
+    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
+        int idx = v->list.top + i;
+        const rd_execution *e = &c->model->execs.items[s->rows[idx]];
+        int base = idx == v->list.cur ? theme_attr(c->theme, TS_CURSOR) : 0, yy = y + i;
+        char age[24], fin[24];
+        ctx_age(c, e->created_at, age, sizeof age);
+        ctx_eta(c, drain_expected_finish(e, c->exec_timeout_s), fin, sizeof fin);
+        draw_fill(win, yy, r.x, r.w, base);
+        cols_cell(win, yy, r.x, &cols[0], e->id, base, c->san);
+        cols_cell(win, yy, r.x, &cols[1], e->name ? e->name : "-", base, c->san);
+        cols_cell(win, yy, r.x, &cols[2], e->status, base, c->san);
+        cols_cell(win, yy, r.x, &cols[3], age, base, c->san);
+        cols_cell(win, yy, r.x, &cols[4], fin, base, c->san);
+    }
+}
+
+static void drain_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
+{
+    drain_st *s = st_of(v);
+    const rd_worker *w = s->worker[0] ? drain_worker(c, s) : NULL;
+    if (!w) {
+        char *t = xasprintf("Drain cockpit: worker '%s' is not in the model (yet)", s->worker);
+        line(c, win, r.y, r, TS_WARNING, t);
+        free(t);
+        v->list.n = 0;
+        return;
+    }
+    int y = drain_head(c, win, r, s, w);
+    y = drain_risks(c, win, r, y, w);
+    drain_rows(v, c, win, r, y);
+}
+
+static unsigned drain_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    drain_st *s = st_of(v);
+    const rd_worker *w = s->worker[0] ? drain_worker(c, s) : NULL;
+    unsigned ch = list_nav(&v->list, a, v->rows);
+    if (!(ch & UI_CH_UNHANDLED)) {
+        list_pin(&v->list, c, drain_row_id, s);
+        return ch;
+    }
+    const rd_execution *e = v->list.n > 0 && v->list.cur < (int)s->n_rows && s->rows[v->list.cur] < c->model->execs.n
+                                ? &c->model->execs.items[s->rows[v->list.cur]] : NULL;
+    switch (a) {
+    case UA_UNDRAIN:   /* one key: undoing the operator's own drain needs no second thought */
+        if (!w) {
+            ctx_msg(c, true, "worker '%s' is not in the model: nothing done", s->worker);
+            return UI_CH_REDRAW;
+        }
+        sel_clear(&c->sel);
+        sel_add(&c->sel, w->id, NULL, w->name, NULL);
+        ctx_fx(c, FX_ACT, (int)RD_ACT_UNDRAIN, "now");
+        return UI_CH_REDRAW;
+    case UA_OPEN:
+        if (e)
+            ctx_fx(c, FX_VIEW, VIEW_CHAIN, e->id);
+        return UI_CH_REDRAW;
+    case UA_COPY:
+        sel_clear(&c->sel);
+        if (e)
+            sel_add(&c->sel, e->id, NULL, NULL, NULL);
+        else if (w)
+            sel_add(&c->sel, w->id, NULL, NULL, NULL);
+        ctx_fx(c, FX_COPY, 0, NULL);
+        return UI_CH_REDRAW;
+    case UA_REFRESH: ctx_fx(c, FX_REFRESH, 0, NULL); return UI_CH_REDRAW;
+    default: return UI_CH_UNHANDLED;
+    }
+}
+
+static void drain_select(ui_view *v, ui_ctx *c, int row)
+{
+    v->list.cur = v->list.top + row;
+    list_fit(&v->list, v->rows);
+    list_pin(&v->list, c, drain_row_id, st_of(v));
+}
+
+static void drain_free(ui_view *v)
+{
+    free(v->st);
+    v->st = NULL;
+}
+
+const ui_view_ops view_drain_ops = {
+    .name = "cockpit", .title = "Drain cockpit", .bar = drain_bar, .open = drain_open,
+    .draw = drain_draw, .key = drain_key, .select = drain_select, .free = drain_free,
+};
