@@ -240,6 +240,17 @@ void model_source_tls(rd_model *m, const char *name, const char *info, bool unve
     model_changed(m);
 }
 
+void model_source_creds(rd_model *m, const char *name, const char *provider, double expires)
+{
+    rd_source_status *s = model_source(m, name);
+    if (strncmp(s->creds, provider ? provider : "", sizeof s->creds - 1) == 0 &&
+        s->creds_expires == expires)
+        return;
+    snprintf(s->creds, sizeof s->creds, "%s", provider ? provider : "");
+    s->creds_expires = expires;
+    model_changed(m);
+}
+
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n)
 {
     rd_source_status *s = model_source(m, name);

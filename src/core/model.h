@@ -131,6 +131,11 @@ typedef struct rd_source_status {
     unsigned facts;         /* those of facts_known that hold */
     char tls[160];          /* TLS state of the last handshake ("" = no TLS), raw */
     bool tls_unverified;    /* certificate not verified (insecure): show it */
+    /* SQS: which AWS credentials provider supplied the keys ("environment",
+     * "shared-file:PROFILE", "credential-process:PROFILE", "ecs", "imds"; never a secret),
+     * "" none yet; when they expire (epoch, 0 never) */
+    char creds[48];
+    double creds_expires;
 } rd_source_status;
 
 /* Facts a source may learn about its server (rd_source_status.facts). */
@@ -200,6 +205,8 @@ void model_source_version(rd_model *m, const char *name, const char *version);
 void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds);
 /* The TLS state of a source's connection (protocol, cipher, verification). */
 void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
+/* Which credentials provider supplied the source's keys, and their expiry (0 = never). */
+void model_source_creds(rd_model *m, const char *name, const char *provider, double expires);
 /* Replaces the source's notes (at most RD_SRC_NOTES, each cut to RD_SRC_NOTE_LEN - 1 bytes);
  * the generation moves only when they changed. */
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n);

@@ -194,6 +194,12 @@ static cJSON *source_json(const rd_source_status *s, double now)
         add_str(o, "tls", tls);
         cJSON_AddBoolToObject(o, "tls_verified", !s->tls_unverified);
     }
+    if (s->creds[0]) {               /* the provider's name only, never a key */
+        char creds[sizeof s->creds + 1];
+        snprintf(creds, sizeof creds, "%.*s", (int)sizeof s->creds, s->creds);
+        add_str(o, "credentials", creds);
+        add_time(o, "credentials_expire", s->creds_expires);
+    }
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
         char note[RD_SRC_NOTE_LEN + 1];
