@@ -299,3 +299,24 @@ const char *src_state_name(rd_src_state s)
     }
     return "connecting";
 }
+
+void model_backlog(const rd_model *m, rd_backlog *b)
+{
+    memset(b, 0, sizeof *b);
+    for (size_t i = 0; i < m->queues.n; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (q->retention_s <= 0)
+            continue;                /* not an SQS queue */
+        if (q->is_dlq) {
+            b->dlqs++;
+            b->dead += q->ready > 0 ? q->ready : 0;
+            continue;
+        }
+        b->queues++;
+        b->visible += q->ready > 0 ? q->ready : 0;
+        b->in_flight += q->unacked > 0 ? q->unacked : 0;
+        b->delayed += q->delayed > 0 ? q->delayed : 0;
+        if (q->not_draining && b->not_draining++ == 0)
+            b->stuck = q->name;
+    }
+}

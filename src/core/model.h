@@ -211,6 +211,16 @@ void model_source_creds(rd_model *m, const char *name, const char *provider, dou
  * the generation moves only when they changed. */
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n);
 
+/* The SQS backlog for the Overview and `snapshot` (queues with retention_s > 0). */
+typedef struct rd_backlog {
+    size_t queues, dlqs;                /* SQS main queues and DLQs in the model */
+    long visible, in_flight, delayed;   /* summed over the main queues */
+    long dead;                          /* visible in the DLQs */
+    size_t not_draining;                /* main queues flagged not draining */
+    const char *stuck;                  /* first flagged queue's name (model-owned), or NULL */
+} rd_backlog;
+void model_backlog(const rd_model *m, rd_backlog *b);
+
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */
 const char *src_state_name(rd_src_state s);

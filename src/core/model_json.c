@@ -259,6 +259,19 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
         add_long(root, "dlq_total", m->dlq_total);
         add_long(root, "orphan_suspects", m->orphan_suspects);
         add_num(root, "failing_rate", m->failing_rate, m->failing_rate >= 0);
+        rd_backlog b;
+        model_backlog(m, &b);
+        if (b.queues || b.dlqs) {    /* SQS: the backlog and the queues not draining */
+            cJSON *o = cJSON_AddObjectToObject(root, "sqs_backlog");
+            add_long(o, "visible", b.visible);
+            add_long(o, "in_flight", b.in_flight);
+            add_long(o, "delayed", b.delayed);
+            add_long(o, "dlq", b.dead);
+            cJSON *nd = cJSON_AddArrayToObject(o, "not_draining");
+            for (size_t i = 0; i < m->queues.n; i++)
+                if (m->queues.items[i].not_draining && m->queues.items[i].name)
+                    cJSON_AddItemToArray(nd, cJSON_CreateString(m->queues.items[i].name));
+        }
     }
     if (v & V_EXECS) {
         ADD_ARRAY(root, "executions", m->execs, exec_json);

@@ -37,6 +37,8 @@ CASES = [
     ("hostile", "hostile", "hostile", []),
     ("ascii", "hostile", "hostile", ["--ascii"]),
     ("every_view", "attune", "every_view", []),
+    ("sqs", "sqs", "sqs", ["--config", os.path.join(HERE, "fixtures", "sqs.conf")]),
+    ("sqs_dlq", "sqs_dlq", "sqs_dlq", ["--config", os.path.join(HERE, "fixtures", "sqs.conf")]),
 ]
 SIZES = ["80x24", "132x40"]
 
