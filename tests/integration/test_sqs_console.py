@@ -414,3 +414,59 @@ def test_not_draining_in_console_and_snapshot_json(tmp_path):
     after = snap("--for", "3", "--view", "queues")
     q = next(x for x in after["queues"] if x["name"] == name)
     assert q["unacked"] >= 1 and q["not_draining"] is False, q
+
+
+def test_demo_shows_alakai_sqs_queue_and_dlq_live(tmp_path):
+    """The demo's config (scripts/demo-config.sh) and the simulator: Alakai's dispatch queue
+    and its DLQ in `snapshot --json --view queues`, dead letters that died through real
+    receives in `--view dlq`, some of them lost dispatches with no Redis record."""
+    stack = os.environ.get("RD_STACK_DIR")
+    if not stack:
+        pytest.fail("needs RD_STACK_DIR (the stack env)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    conf = tmp_path / "demo.conf"
+    conf.write_text(subprocess.run(["bash", os.path.join(root, "scripts", "demo-config.sh"),
+                                    os.path.join(stack, "env")], capture_output=True,
+                                   check=True, text=True).stdout)
+    assert "sqs_queue_url = " + os.environ["RD_SQS_QUEUE_URL"] in conf.read_text()
+    sim = subprocess.Popen(["/usr/bin/python3", os.path.join(root, "tools", "sim", "sim.py"),
+                            "--env-file", os.path.join(stack, "env"), "--rate", "6",
+                            "--seed", "11", "--profiles", "alakai", "--duration", "25",
+                            "--quiet"], stdout=subprocess.PIPE, text=True)
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith("RD_") or k == "AWS_SHARED_CREDENTIALS_FILE"}
+    env.update(PATH="/usr/bin:/bin", HOME=str(tmp_path), LC_ALL="C", TZ="UTC",
+               AWS_EC2_METADATA_DISABLED="true")
+
+    def snap(view):
+        r = subprocess.run([rd_bin(), "--config", str(conf), "--system", "alakai", "snapshot",
+                            "--json", "--view", view], capture_output=True, text=True,
+                           env=env, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    try:
+        dead = []
+        end = time.time() + 40
+        while time.time() < end and not dead:
+            time.sleep(3)
+            d = snap("dlq")
+            dead = [e for e in d["dlq"] if e["queue"] == "alakai-dispatch-dlq"]
+        out, _ = sim.communicate(timeout=60)
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+            sim.wait()
+    stats = json.loads(out)["stats"]["alakai"]
+    assert stats.get("sqs_sent", 0) > 20 and stats.get("sqs_consumed", 0) > 10, stats
+    assert dead, "no dead letter peeked from alakai-dispatch-dlq"
+    assert all(e["execution_id"].startswith("sim-task-") and e["count"] >= 1 and
+               e["origin_queue"] == "alakai-dispatch" for e in dead), dead
+    q = snap("queues")
+    names = {x["name"]: x for x in q["queues"]}
+    assert names["alakai-dispatch"]["is_dlq"] is False
+    assert names["alakai-dispatch"]["max_receive"] == 3
+    assert names["alakai-dispatch-dlq"]["is_dlq"] is True
+    assert names["alakai-dispatch-dlq"]["ready"] >= len(dead)
+    assert {s["name"]: s["state"] for s in q["sources"]}["sqs"] == "ok"
+    assert next(s for s in q["sources"] if s["name"] == "sqs")["credentials"] == \
+        "shared-file:redrive-local"
