@@ -542,10 +542,10 @@ class Sim:
     def alakai_spawn(self):
         task = "sim-task-" + uuid.uuid4().hex[:12]
         key = "%s:%s" % (ALAKAI_PREFIX, task)
+        roll = self.rng.random()    # drawn first: SQS leaves the other profiles' sequence alone
         if self.sqs_url and self.sqs_dispatch(task):
             self.count("alakai", "tasks")
             return                  # a lost dispatch: in SQS (and soon its DLQ), not in Redis
-        roll = self.rng.random()
         if roll < 0.05:   # crash-before-launch orphan: running "for 3 hours" and never resolved
             self.redis.hset(key, "1", self.alakai_record(task, 1, "running", now() - dt.timedelta(hours=3)))
             self.count("alakai", "orphans")
