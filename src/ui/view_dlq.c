@@ -329,7 +329,8 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
         return UI_CH_REDRAW;
     }
     if (a == UA_REFRESH || a == UA_PEEK_MORE) {
-        ctx_fx(c, FX_PEEK, a == UA_PEEK_MORE && s->sqs_asked, NULL);
+        /* an SQS DLQ's first request is the first page, whichever key asked */
+        ctx_fx(c, FX_PEEK, a == UA_PEEK_MORE && (s->sqs_asked || !dlq_is_sqs(c)), NULL);
         s->sqs_asked = true;
         return UI_CH_REDRAW;
     }
