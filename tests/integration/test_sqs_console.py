@@ -12,19 +12,19 @@ stack's SQS emulator (tests/stack/sqs.sh, RD_SQS_*) and its Redis (RD_REDIS_URL)
 """
 import datetime
 import http.server
+import io
 import json
 import os
 import subprocess
 import threading
 import time
-import urllib.parse
 import uuid
 
 import pexpect
 import pyte
 import pytest
 
-from test_sqs import REGION, Proxy, rd_bin, sqs, verify_sigv4
+from test_sqs import REGION, Proxy, rd_bin, sqs
 
 KEYS = {"AWS_ACCESS_KEY_ID": "AKIDCONSOLE", "AWS_SECRET_ACCESS_KEY": "console/secret+KEY"}
 PREFIX = "alakai-executions"
@@ -189,7 +189,6 @@ class CountingProxy(Proxy):
             body = handler.rfile.read(n)
             proxy.log.append((time.time(), handler.headers.get("X-Amz-Target"),
                               json.loads(body or b"{}").get("QueueUrl")))
-            import io
             handler.rfile = io.BytesIO(body)
             inner(handler)
         self.srv.RequestHandlerClass.do_POST = do_post
