@@ -54,6 +54,10 @@ local = true
 max_retries = 1
 orphan_after = 2h
 banner = LOCAL
+$(if [ -n "${RD_SQS_QUEUE_URL:-}" ]; then
+  printf 'sqs_queue_url = %s\nsqs_endpoint = %s\nsqs_region = %s\naws_profile = %s\n' \
+    "$RD_SQS_QUEUE_URL" "$RD_SQS_ENDPOINT" "$RD_SQS_REGION" "$RD_SQS_AWS_PROFILE"
+fi)
 
 [system "openagents"]
 profile = openagents

@@ -19,7 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-echo "demo: starting PostgreSQL, Redis, RabbitMQ and the core servers in $DEMO"
+echo "demo: starting PostgreSQL, Redis, RabbitMQ, the SQS emulator and the core servers in $DEMO"
 bash tests/stack/stack.sh start "$DEMO"
 # shellcheck disable=SC1091
 . "$DEMO/env"

@@ -160,6 +160,7 @@ static void check_system(ck_run *r, ck_report *rep)
     report_secrets(rep, r);
     ck_report_store(rep, cfg, session_profile(r->ss), m);
     ck_report_broker(rep, cfg, session_profile(r->ss), m);
+    ck_report_sqs(rep, cfg, m);
     ck_report_core(rep, cfg, session_actor(r->ss), r->who_asked ? &r->who : NULL);
 }
 

@@ -47,6 +47,9 @@ void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *p
 /* The broker (RabbitMQ management API) and the worker /health probes, with the DLQ. */
 void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *prof,
                       const rd_model *m);
+/* Amazon SQS (sqs_queue_url): TLS, which credentials provider supplied the keys (never
+ * a secret), the queues read. */
+void ck_report_sqs(ck_report *r, const rd_system_cfg *cfg, const rd_model *m);
 /* The core API: URL and TLS, auth mode, and who the core says we are (who: NULL when
  * not asked). */
 void ck_report_core(ck_report *r, const rd_system_cfg *cfg, rd_actor *a,

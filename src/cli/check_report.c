@@ -7,9 +7,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/health.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/url.h"
 
 /* ---- the report ---------------------------------------------------------------------- */
@@ -310,6 +312,79 @@ void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *
     url_tls(r, "broker tls", cfg->broker, cfg);
     if (profile_dlq_from(prof, "broker"))
         broker_dlq(r, cfg, m);
+}
+
+/* ---- Amazon SQS (alakai) ------------------------------------------------------------- */
+
+/* "shared-file:prod" → "the shared credentials file, profile prod"; never a key. */
+static void creds_text(const char *provider, char *out, size_t cap)
+{
+    const char *colon = strchr(provider, ':');
+    const char *arg = colon ? colon + 1 : "";
+    if (strcmp(provider, "environment") == 0)
+        snprintf(out, cap, "the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)");
+    else if (strncmp(provider, "shared-file:", 12) == 0)
+        snprintf(out, cap, "the shared credentials file, profile %s", arg);
+    else if (strncmp(provider, "credential-process:", 19) == 0)
+        snprintf(out, cap, "credential_process of profile %s", arg);
+    else if (strcmp(provider, "ecs") == 0)
+        snprintf(out, cap, "ECS task credentials (container credentials endpoint)");
+    else if (strcmp(provider, "imds") == 0)
+        snprintf(out, cap, "EC2 instance metadata (IMDSv2)");
+    else
+        snprintf(out, cap, "%s", provider);
+}
+
+static const char *sqs_fix(const char *err)
+{
+    if (has(err, "credentials") || has(err, "Signature") || has(err, "InvalidClientTokenId") ||
+        has(err, "UnrecognizedClient"))
+        return "give AWS credentials (docs/config.md, SQS credentials) and check their keys";
+    if (has(err, "AccessDenied"))
+        return "allow sqs:GetQueueAttributes and sqs:ReceiveMessage on the queues";
+    if (has(err, "QueueDoesNotExist") || has(err, "NonExistentQueue"))
+        return "check sqs_queue_url (and sqs_region)";
+    return "check sqs_queue_url, sqs_endpoint and sqs_region";
+}
+
+void ck_report_sqs(ck_report *r, const rd_system_cfg *cfg, const rd_model *m)
+{
+    if (!cfg->sqs_queue_url || !*cfg->sqs_queue_url)
+        return;
+    const rd_source_status *s = source(m, "sqs");
+    url_tls(r, "sqs tls", cfg->sqs_endpoint && *cfg->sqs_endpoint ? cfg->sqs_endpoint
+                                                                  : cfg->sqs_queue_url, cfg);
+    if (s && s->creds[0]) {
+        char who[160], exp[80] = "";
+        creds_text(s->creds, who, sizeof who);
+        if (s->creds_expires > 0) {
+            char age[16];
+            format_age(s->creds_expires - clock_wall(), age, sizeof age);
+            snprintf(exp, sizeof exp, ", expire in %s (refreshed 5m before)", age);
+        }
+        ck_add(r, CK_OK, "sqs credentials", NULL, "from %s%s", who, exp);
+    } else {
+        const char *err = s && s->error[0] ? s->error : "none found";
+        ck_add(r, CK_FAIL, "sqs credentials", "give AWS credentials (docs/config.md, SQS "
+               "credentials)", "no AWS credentials used: %s", err);
+    }
+    if (!s || s->state != RD_SRC_OK) {
+        const char *err = s && s->error[0] ? s->error : "no answer";
+        ck_add(r, CK_FAIL, "sqs", sqs_fix(err), "%s", err);
+        return;
+    }
+    char names[200] = "";
+    size_t n = 0, o = 0;
+    for (size_t i = 0; i < m->queues.n; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (q->retention_s <= 0)
+            continue;                /* not an SQS queue */
+        if (n++ < 4 && o < sizeof names)
+            o += (size_t)snprintf(names + o, sizeof names - o, "%s%s%s", o ? ", " : "",
+                                  q->name, q->is_dlq ? " (DLQ)" : "");
+    }
+    ck_add(r, CK_OK, "sqs", NULL, "%zu queue%s read: %s%s", n, n == 1 ? "" : "s", names,
+           n > 4 ? ", …" : "");
 }
 
 /* ---- the core API ---------------------------------------------------------------------- */

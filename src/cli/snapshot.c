@@ -27,6 +27,7 @@ typedef struct snap_opts {
     const char *view;          /* overview executions chain workers queues dlq groups */
     const char *chain_id;
     const char *status, *filter;
+    double hold_s;             /* --for: keep polling this long (trends between polls) */
 } snap_opts;
 
 typedef struct snap_run {
@@ -35,6 +36,7 @@ typedef struct snap_run {
     rd_session *ss;
     bool want_idle;
     bool started;
+    bool held;                 /* the --for time has passed (or none was asked) */
 } snap_run;
 
 static void err_line(const char *msg)
@@ -47,7 +49,7 @@ static void err_line(const char *msg)
 static const char snap_usage[] =
     "usage: redrive [--config F] [--system NAME] snapshot [--json]\n"
     "         [--view overview|executions|chain ID|workers|queues|dlq|fleet|groups]\n"
-    "         [--status S] [--filter TEXT]\n";
+    "         [--status S] [--filter TEXT] [--for SECONDS]\n";
 
 static bool view_ok(const char *v)
 {
@@ -87,6 +89,13 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
                 }
                 o->chain_id = argv[++i];
             }
+        } else if (opt_value(argc, argv, &i, "--for", &v)) {
+            char *end = NULL;
+            o->hold_s = v ? strtod(v, &end) : -1;
+            if (!v || end == v || *end || !(o->hold_s >= 0 && o->hold_s <= 600)) {
+                fprintf(stderr, "redrive snapshot: --for needs seconds (0 to 600)\n");
+                return false;
+            }
         } else if (opt_value(argc, argv, &i, "--status", &v)) {
             if (!(o->status = v)) {
                 fprintf(stderr, "redrive snapshot: --status needs a value\n");
@@ -111,7 +120,7 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
 static void on_change(void *ud)
 {
     snap_run *r = ud;
-    if (!r->started || !sources_settled(r->src))
+    if (!r->started || !r->held || !sources_settled(r->src))
         return;
     if (r->want_idle && !sources_idle(r->src))
         return;
@@ -124,6 +133,14 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd; (void)what;
     event_base_loopbreak(arg);
+}
+
+static void on_held(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    snap_run *r = arg;
+    r->held = true;
+    on_change(r);
 }
 
 static double now_s(void)
@@ -171,11 +188,17 @@ static void run_sources(snap_run *r, const snap_opts *o)
     if (o->view && strcmp(o->view, "dlq") == 0)
         sources_peek_dlq(r->src, false);
     r->started = true;
+    r->held = o->hold_s <= 0;
     struct event *deadline = evtimer_new(r->base, on_deadline, r->base);
-    struct timeval tv = { (time_t)SNAPSHOT_DEADLINE_S, 0 };
+    struct timeval tv = { (time_t)(SNAPSHOT_DEADLINE_S + o->hold_s), 0 };
     evtimer_add(deadline, &tv);
+    struct event *hold = evtimer_new(r->base, on_held, r);
+    struct timeval htv = { (time_t)o->hold_s, (suseconds_t)((o->hold_s - (double)(time_t)o->hold_s) * 1e6) };
+    if (!r->held)
+        evtimer_add(hold, &htv);
     on_change(r);
     event_base_dispatch(r->base);
+    event_free(hold);
     event_free(deadline);
 }
 

@@ -112,3 +112,32 @@ void health_classify(const rd_health_cfg *c, rd_worker *w, double now)
     w->health = v.level;
     snprintf(w->health_reason, sizeof w->health_reason, "%s", v.reason);
 }
+
+void queue_trend_init(rd_queue_trend *t)
+{
+    memset(t, 0, sizeof *t);
+    t->prev_total = t->prev_visible = -1;
+    t->in_rate = t->out_rate = -1;
+}
+
+bool queue_trend_note(rd_queue_trend *t, long visible, long in_flight, long delayed, double now)
+{
+    visible = visible > 0 ? visible : 0;
+    in_flight = in_flight > 0 ? in_flight : 0;
+    long total = visible + in_flight + (delayed > 0 ? delayed : 0);
+    if (t->prev_total >= 0 && now > t->prev_at) {
+        double d = (double)(total - t->prev_total) / (now - t->prev_at);
+        t->in_rate = d > 0 ? d : 0;
+        t->out_rate = d < 0 ? -d : 0;
+        if (in_flight > 0 || visible < t->prev_visible || visible == 0)
+            t->grew = 0;
+        else if (visible > t->prev_visible)
+            t->grew++;
+        /* equal and nothing in flight: still not draining, no new evidence */
+    }
+    t->prev_total = total;
+    t->prev_visible = visible;
+    t->prev_at = now;
+    t->not_draining = t->grew >= RD_DRAIN_GROW_POLLS;
+    return t->not_draining;
+}

@@ -19,3 +19,21 @@ void health_defaults(rd_health_cfg *c);
 void health_classify(const rd_health_cfg *c, rd_worker *w, double now);
 /* "5m", "42s", "3h", "2d" — compact age for reasons and tables. */
 void format_age(double seconds, char *out, size_t cap);
+
+/* Queue trend between polls (SQS): in/out rates from the deltas of the total and the
+ * "not draining" detector: visible grew on RD_DRAIN_GROW_POLLS consecutive polls while
+ * nothing was in flight (nobody receives). A steady visible count with nothing in flight
+ * keeps the flag; a drop or anything in flight clears it. */
+enum { RD_DRAIN_GROW_POLLS = 2 };
+typedef struct rd_queue_trend {
+    long prev_total, prev_visible;  /* -1 before the first poll */
+    double prev_at;
+    double in_rate, out_rate;       /* msgs/s, -1 unknown */
+    int grew;                       /* consecutive polls on which visible grew, none in flight */
+    bool not_draining;
+} rd_queue_trend;
+
+void queue_trend_init(rd_queue_trend *t);
+/* One poll's counts (negative = unknown, counted as 0) at monotonic time now;
+ * returns t->not_draining. */
+bool queue_trend_note(rd_queue_trend *t, long visible, long in_flight, long delayed, double now);

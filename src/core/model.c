@@ -335,6 +335,17 @@ void model_source_tls(rd_model *m, const char *name, const char *info, bool unve
     model_changed(m);
 }
 
+void model_source_creds(rd_model *m, const char *name, const char *provider, double expires)
+{
+    rd_source_status *s = model_source(m, name);
+    if (strncmp(s->creds, provider ? provider : "", sizeof s->creds - 1) == 0 &&
+        s->creds_expires == expires)
+        return;
+    snprintf(s->creds, sizeof s->creds, "%s", provider ? provider : "");
+    s->creds_expires = expires;
+    model_changed(m);
+}
+
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n)
 {
     rd_source_status *s = model_source(m, name);
@@ -421,4 +432,25 @@ const char *src_state_name(rd_src_state s)
     case RD_SRC_CONNECTING: break;
     }
     return "connecting";
+}
+
+void model_backlog(const rd_model *m, rd_backlog *b)
+{
+    memset(b, 0, sizeof *b);
+    for (size_t i = 0; i < m->queues.n; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (q->retention_s <= 0)
+            continue;                /* not an SQS queue */
+        if (q->is_dlq) {
+            b->dlqs++;
+            b->dead += q->ready > 0 ? q->ready : 0;
+            continue;
+        }
+        b->queues++;
+        b->visible += q->ready > 0 ? q->ready : 0;
+        b->in_flight += q->unacked > 0 ? q->unacked : 0;
+        b->delayed += q->delayed > 0 ? q->delayed : 0;
+        if (q->not_draining && b->not_draining++ == 0)
+            b->stuck = q->name;
+    }
 }

@@ -144,6 +144,11 @@ typedef struct rd_source_status {
     unsigned facts;         /* those of facts_known that hold */
     char tls[160];          /* TLS state of the last handshake ("" = no TLS), raw */
     bool tls_unverified;    /* certificate not verified (insecure): show it */
+    /* SQS: which AWS credentials provider supplied the keys ("environment",
+     * "shared-file:PROFILE", "credential-process:PROFILE", "ecs", "imds"; never a secret),
+     * "" none yet; when they expire (epoch, 0 never) */
+    char creds[48];
+    double creds_expires;
 } rd_source_status;
 
 /* Facts a source may learn about its server (rd_source_status.facts). */
@@ -254,6 +259,8 @@ bool source_is_fresh(const rd_source_status *s, double poll_s, double now);
 
 /* The TLS state of a source's connection (protocol, cipher, verification). */
 void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
+/* Which credentials provider supplied the source's keys, and their expiry (0 = never). */
+void model_source_creds(rd_model *m, const char *name, const char *provider, double expires);
 /* Replaces the source's notes (at most RD_SRC_NOTES, each cut to RD_SRC_NOTE_LEN - 1 bytes);
  * the generation moves only when they changed. */
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n);
@@ -264,6 +271,15 @@ void model_core_probe(rd_model *m, rd_core_state st, const char *identity, const
                       double now);
 void model_core_action(rd_model *m, const char *outcome, bool failed, double now);
 const char *core_state_name(rd_core_state s);   /* "ok" "error" "down" "checking" "none" */
+/* The SQS backlog for the Overview and `snapshot` (queues with retention_s > 0). */
+typedef struct rd_backlog {
+    size_t queues, dlqs;                /* SQS main queues and DLQs in the model */
+    long visible, in_flight, delayed;   /* summed over the main queues */
+    long dead;                          /* visible in the DLQs */
+    size_t not_draining;                /* main queues flagged not draining */
+    const char *stuck;                  /* first flagged queue's name (model-owned), or NULL */
+} rd_backlog;
+void model_backlog(const rd_model *m, rd_backlog *b);
 
 const char *elig_name(rd_elig e);        /* "yes" "no" "config-error" "unknown" */
 const char *health_name(rd_health h);    /* "healthy" ... */

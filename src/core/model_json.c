@@ -225,6 +225,12 @@ static cJSON *source_json(const rd_source_status *s, double now)
         add_str(o, "tls", tls);
         cJSON_AddBoolToObject(o, "tls_verified", !s->tls_unverified);
     }
+    if (s->creds[0]) {               /* the provider's name only, never a key */
+        char creds[sizeof s->creds + 1];
+        snprintf(creds, sizeof creds, "%.*s", (int)sizeof s->creds, s->creds);
+        add_str(o, "credentials", creds);
+        add_time(o, "credentials_expire", s->creds_expires);
+    }
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
         char note[RD_SRC_NOTE_LEN + 1];
@@ -325,6 +331,19 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
         add_long(root, "dlq_total", m->dlq_total);
         add_long(root, "orphan_suspects", m->orphan_suspects);
         add_num(root, "failing_rate", m->failing_rate, m->failing_rate >= 0);
+        rd_backlog b;
+        model_backlog(m, &b);
+        if (b.queues || b.dlqs) {    /* SQS: the backlog and the queues not draining */
+            cJSON *o = cJSON_AddObjectToObject(root, "sqs_backlog");
+            add_long(o, "visible", b.visible);
+            add_long(o, "in_flight", b.in_flight);
+            add_long(o, "delayed", b.delayed);
+            add_long(o, "dlq", b.dead);
+            cJSON *nd = cJSON_AddArrayToObject(o, "not_draining");
+            for (size_t i = 0; i < m->queues.n; i++)
+                if (m->queues.items[i].not_draining && m->queues.items[i].name)
+                    cJSON_AddItemToArray(nd, cJSON_CreateString(m->queues.items[i].name));
+        }
     }
     if (v & V_EXECS) {
         ADD_ARRAY(root, "executions", m->execs, exec_json);
@@ -667,7 +686,9 @@ static void load_dlq(rd_model *m, const cJSON *root, double now)
                 load_dlq_owner(m, o, v, owner, n);   /* frees the owner strings it takes */
                 free(o);
             }
-        if (!n && get_bool(root, "dlq_loaded"))
+        /* an empty "dlq" array is a peek that found nothing, unless it says otherwise */
+        const cJSON *dl = cJSON_GetObjectItemCaseSensitive(root, "dlq_loaded");
+        if (!n && (!cJSON_IsBool(dl) || cJSON_IsTrue(dl)))
             model_dlq_set(m, "snapshot", NULL, 0);
         free(objs);
         free(owner);

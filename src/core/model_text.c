@@ -159,9 +159,26 @@ static void text_counts(const rd_model *m, tbuf *out)
         snprintf(dlq, sizeof dlq, "%ld", m->dlq_total);
     if (m->orphan_suspects >= 0)
         snprintf(orph, sizeof orph, "%ld", m->orphan_suspects);
-    snprintf(line, sizeof line, "DLQ size: %s  orphan suspects: %s  failing now: %s\n\n", dlq,
-             orph, rate);
+    snprintf(line, sizeof line, "DLQ size: %s  orphan suspects: %s  failing now: %s\n%s", dlq,
+             orph, rate, m->queues.n ? "" : "\n");
     tb_str(out, line);
+    rd_backlog b;
+    model_backlog(m, &b);
+    if (b.queues || b.dlqs) {
+        snprintf(line, sizeof line, "SQS backlog: %ld visible, %ld in flight, %ld delayed  "
+                 "DLQ: %ld%s\n", b.visible, b.in_flight, b.delayed, b.dead,
+                 b.not_draining ? "  NOT DRAINING" : "");
+        tb_str(out, line);
+        if (b.stuck) {               /* the name is outside data: sanitized like the rest */
+            char *name = sanitize_str(b.stuck, 0);
+            tb_str(out, "not draining: ");
+            tb_str(out, name);
+            tb_str(out, "\n");
+            free(name);
+        }
+    }
+    if (m->queues.n)
+        tb_str(out, "\n");
 }
 
 static void exec_row(table *t, const rd_execution *e, double now, bool chain)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/health.h"
 #include "../core/xalloc.h"
 #include "../io/awscreds.h"
 #include "../io/clock.h"
@@ -26,8 +27,7 @@
 #include "source.h"
 #include "sqs_decode.h"
 
-enum { SQ_MAX_QUEUES = 16, SQ_PEEK_PAGE = 10, SQ_PEEK_MAX_PAGES = 5, SQ_BACKOFF_MAX_S = 60,
-       SQ_GROW_POLLS = 2 };
+enum { SQ_MAX_QUEUES = 16, SQ_PEEK_PAGE = 10, SQ_PEEK_MAX_PAGES = 5, SQ_BACKOFF_MAX_S = 60 };
 static const char SRC_NAME[] = "sqs";
 
 typedef struct sq_queue {
@@ -38,11 +38,7 @@ typedef struct sq_queue {
     bool answered, ok;
     char err[200];
     sqs_attrs a;
-    long prev_total;                 /* visible+in flight+delayed at the previous answer */
-    double prev_at;
-    double in_rate, out_rate;        /* msgs/s from the deltas, -1 unknown */
-    int grew;                        /* consecutive polls visible grew, nothing in flight */
-    long prev_visible;
+    rd_queue_trend trend;            /* rates and the not-draining detector (core/health.h) */
 } sq_queue;
 
 typedef struct sq_src {
@@ -92,8 +88,7 @@ static sq_queue *add_queue(sq_src *s, const char *url, bool is_dlq)
     q->url = xstrdup(url);
     q->name = name;
     q->is_dlq = is_dlq;
-    q->prev_total = -1;
-    q->in_rate = q->out_rate = -1;
+    queue_trend_init(&q->trend);
     return q;
 }
 
@@ -122,6 +117,7 @@ static uint64_t sqs_call(sq_src *s, const char *action, const char *body, rd_htt
     sigv4_out out;
     if (!sigv4_sign(&in, &out, why, cap))
         return 0;
+    model_source_creds(s->base.ctx.model, SRC_NAME, k->provider, k->expires);
     const char *hdrs[] = { sign_hdrs[0], target, out.date_hdr, out.auth_hdr,
                            out.token_hdr, NULL };
     rd_http_req req = { .method = "POST", .url = s->endpoint, .body = body, .headers = hdrs,
@@ -178,7 +174,7 @@ static void publish(sq_src *s)
     long dlq = 0;
     for (size_t k = 0; k < s->n; k++) {
         const sq_queue *q = &s->q[k];
-        if (!q->ok && q->prev_total < 0)
+        if (!q->ok && q->trend.prev_total < 0)
             continue;                /* never answered: nothing to show */
         rd_queue *o = &items[keep++];
         o->name = xstrdup(q->name);
@@ -187,14 +183,14 @@ static void publish(sq_src *s)
         o->delayed = q->a.delayed > 0 ? q->a.delayed : 0;
         o->depth = (q->a.visible > 0 ? q->a.visible : 0) + (q->a.in_flight > 0 ? q->a.in_flight : 0);
         o->consumers = -1;
-        o->publish_rate = q->in_rate;
-        o->deliver_rate = q->out_rate;
+        o->publish_rate = q->trend.in_rate;
+        o->deliver_rate = q->trend.out_rate;
         o->is_dlq = q->is_dlq;
         o->dead_letter_exchange = q->a.dlq_name[0] ? xstrdup(q->a.dlq_name) : NULL;
         o->ttl_ms = -1;
         o->max_receive = q->a.max_receive;
         o->retention_s = q->a.retention_s > 0 ? q->a.retention_s : 1;
-        o->not_draining = q->grew >= SQ_GROW_POLLS;
+        o->not_draining = !q->is_dlq && q->trend.not_draining;   /* a DLQ has no consumer */
         if (q->is_dlq)
             dlq += o->ready > 0 ? o->ready : 0;
     }
@@ -231,25 +227,6 @@ static bool round_pending(const sq_src *s)
     return false;
 }
 
-static void note_counts(sq_queue *q)
-{
-    double now = clock_mono();
-    long total = (q->a.visible > 0 ? q->a.visible : 0) + (q->a.in_flight > 0 ? q->a.in_flight : 0) +
-                 (q->a.delayed > 0 ? q->a.delayed : 0);
-    if (q->prev_total >= 0 && now > q->prev_at) {
-        double d = (double)(total - q->prev_total) / (now - q->prev_at);
-        q->in_rate = d > 0 ? d : 0;
-        q->out_rate = d < 0 ? -d : 0;
-        if (q->a.visible > q->prev_visible && q->a.in_flight == 0)
-            q->grew++;
-        else if (q->a.visible <= q->prev_visible || q->a.in_flight > 0)
-            q->grew = 0;
-    }
-    q->prev_total = total;
-    q->prev_visible = q->a.visible;
-    q->prev_at = now;
-}
-
 /* The callback data of a request is the queue (or the source) itself, never an allocation:
  * http_cancel runs no callback, so anything allocated for one would leak at teardown. */
 static void on_attrs_call(const rd_http_resp *r, void *ud)
@@ -276,7 +253,7 @@ static void on_attrs_call(const rd_http_resp *r, void *ud)
         q->ok = true;
         q->err[0] = '\0';
         q->a = a;
-        note_counts(q);
+        queue_trend_note(&q->trend, a.visible, a.in_flight, a.delayed, clock_mono());
         s->backoff_s = 0;
         if (a.dlq_name[0] && !s->base.ctx.cfg->sqs_dlq) {
             char *u = sibling_url(q->url, a.dlq_name);

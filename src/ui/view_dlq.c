@@ -1,5 +1,7 @@
-/* DLQ: opening it is the explicit request to peek. Enter shows the whole payload
- * (pretty JSON, sanitized) and the linked retry chain. */
+/* DLQ: opening it is the explicit request to peek, except for SQS (alakai), where a peek
+ * receives the messages: the view says so and peeks only on `r`. Enter shows the whole
+ * payload (pretty JSON, sanitized) and the linked retry chain, or "no record" when the
+ * store has none (for an SQS dead letter: a lost dispatch). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,41 @@ typedef struct dlq_st {
     int detail_lines;      /* lines at the last draw, to clamp scrolling */
     char *shown_id;        /* entry shown in detail */
     char *pretty;          /* sanitized payload text (multi-line) */
+    bool sqs_asked;        /* SQS: the operator asked for a peek since the view opened */
 } dlq_st;
+
+/* An SQS system: peeking receives messages, so only on request. */
+static bool dlq_is_sqs(const ui_ctx *c)
+{
+    return c->cfg && c->cfg->sqs_queue_url && *c->cfg->sqs_queue_url;
+}
+
+/* Turns spaces into line breaks so that no line of the ASCII text t passes width. */
+static void word_breaks(char *t, int width)
+{
+    char *line = t, *last_space = NULL;
+    for (char *p = t; *p; p++) {
+        if (*p == ' ')
+            last_space = p;
+        if (p - line >= width && last_space) {
+            *last_space = '\n';
+            line = last_space + 1;
+            last_space = NULL;
+        }
+    }
+}
+
+/* Said before the first peek: the keys come from the keymap. */
+static char *sqs_peek_note(const ui_ctx *c)
+{
+    char peek[32] = "refresh", more[32] = "peek-more";
+    keymap_first(c->km, UA_REFRESH, peek, sizeof peek);
+    keymap_first(c->km, UA_PEEK_MORE, more, sizeof more);
+    return xasprintf("Peeking an SQS dead-letter queue RECEIVES its messages: with visibility "
+                     "timeout 0 they stay visible, but each peek raises their receive count "
+                     "(ApproximateReceiveCount) and sets the first-receive time. Press %s to "
+                     "peek (10 messages a page, %s for more).", peek, more);
+}
 
 static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
 
@@ -31,7 +67,9 @@ static void dlq_open(ui_view *v, ui_ctx *c, const char *arg)
 {
     dlq_st *s = st_of(v);
     s->detail = false;
-    ctx_fx(c, FX_PEEK, 0, NULL);
+    s->sqs_asked = false;
+    if (!dlq_is_sqs(c))
+        ctx_fx(c, FX_PEEK, 0, NULL);
     (void)arg;
 }
 
@@ -84,6 +122,14 @@ static void detail_line(const char *s, size_t n, void *ud)
     lc->left--;
 }
 
+/* The store answered that it has no such record (redis: one entry, status "missing"). */
+static bool chain_missing(const rd_model *m)
+{
+    return m->chain.n == 0 ||
+           (m->chain.n == 1 && m->chain.items[0].status &&
+            strcmp(m->chain.items[0].status, "missing") == 0);
+}
+
 static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
 {
     const rd_model *m = c->model;
@@ -92,6 +138,9 @@ static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
         head = xstrdup("\nlinked retry chain: the entry names no execution");
     else if (!m->chain_id || strcmp(m->chain_id, d->execution_id) != 0)
         head = xasprintf("\nlinked retry chain of %s: loading...", d->execution_id);
+    else if (chain_missing(m))
+        head = xasprintf("\nlinked record of %s: no record in the store%s", d->execution_id,
+                         d->sent_at > 0 ? " (a lost dispatch: dead-lettered, never recorded)" : "");
     else
         head = xasprintf("\nlinked retry chain of %s: %zu attempt(s)", d->execution_id, m->chain.n);
     char *clean = sanitize_str(head, c->san | SAN_KEEP_NL);
@@ -99,7 +148,8 @@ static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
     text_wrap(clean, lc->cols, detail_line, lc);
     free(clean);
     free(head);
-    if (!m->chain_id || !d->execution_id || strcmp(m->chain_id, d->execution_id) != 0)
+    if (!m->chain_id || !d->execution_id || strcmp(m->chain_id, d->execution_id) != 0 ||
+        chain_missing(m))
         return;
     for (size_t i = 0; i < m->chain.n; i++) {
         const rd_execution *e = &m->chain.items[i];
@@ -131,9 +181,17 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
                         d->execution_id ? d->execution_id : "-");
     draw_raw(w, r.y, r.x, r.w, h, theme_attr(c->theme, TS_TITLE), c->san);
     free(h);
-    char *h2 = xasprintf("reason %s  count %ld  from %s  first death %s  last %s%s", d->reason ? d->reason : "-",
-                         d->count, d->origin_queue ? d->origin_queue : "-", t1, t2,
-                         d->redelivered ? "  redelivered" : "");
+    char *h2;
+    if (d->sent_at > 0) {            /* an SQS message */
+        char t0[32];
+        fmt_time(d->sent_at, t0, sizeof t0);
+        h2 = xasprintf("taskId %s  attempt %d  taskType %s  sent %s  received %ld times  first receive %s",
+                       d->execution_id ? d->execution_id : "-", d->attempt, d->task_type ? d->task_type : "-",
+                       t0, d->count, t1);
+    } else
+        h2 = xasprintf("reason %s  count %ld  from %s  first death %s  last %s%s", d->reason ? d->reason : "-",
+                       d->count, d->origin_queue ? d->origin_queue : "-", t1, t2,
+                       d->redelivered ? "  redelivered" : "");
     draw_raw(w, r.y + 1, r.x, r.w, h2, theme_attr(c->theme, TS_DIM), c->san);
     free(h2);
     lines_ctx lc = {w, r.y + 2, r.x, r.w, s->scroll, r.h - 2, 0, 0};
@@ -143,18 +201,22 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
     v->rows = r.h - 2;
 }
 
-static void dlq_list_title(ui_ctx *c, WINDOW *w, ui_rect r)
+static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
     char tot[32];
     fmt_long(m->dlq_total, tot, sizeof tot);
     char t[256];
-    snprintf(t, sizeof t, "DLQ  %zu peeked of %s%s", m->dlq.n, tot, m->dlq_loaded ? "" : "  (peeking...)");
+    bool sqs = dlq_is_sqs(c), asked = !sqs || st_of(v)->sqs_asked;
+    snprintf(t, sizeof t, "DLQ  %zu peeked of %s%s", m->dlq.n, tot,
+             !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     int used = (int)strlen(t) + 2;
     if (used < r.w)
         draw_clean(w, r.y, r.x + used, r.w - used,
-                   "peeking a RabbitMQ queue requeues its messages (redelivered)", theme_attr(c->theme, TS_WARNING));
+                   sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
+                       : "peeking a RabbitMQ queue requeues its messages (redelivered)",
+                   theme_attr(c->theme, TS_WARNING));
 }
 
 static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
@@ -193,7 +255,7 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         return;
     }
     s->detail = false;
-    dlq_list_title(c, w, r);
+    dlq_list_title(v, c, w, r);
     ui_col cols[] = {
         {"ID", 8, 12, 1, 0, false, 0, 0},      {"QUEUE", 10, 18, 1, 3, false, 0, 0},
         {"EXECUTION", 9, 12, 1, 0, false, 0, 0}, {"REASON", 8, 10, 0, 0, false, 0, 0},
@@ -206,7 +268,13 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
     v->list_y = r.y + 2;
     list_fit(&v->list, v->rows);
-    if (!m->dlq.n)
+    if (dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n) {
+        lines_ctx lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2, 0, theme_attr(c->theme, TS_WARNING)};
+        char *note = sqs_peek_note(c);
+        word_breaks(note, r.w - 2);
+        text_wrap(note, r.w - 2, detail_line, &lc);
+        free(note);
+    } else if (!m->dlq.n)
         draw_clean(w, r.y + 2, r.x + 2, r.w - 2, m->dlq_loaded ? "the DLQ is empty" : "waiting for the peek...",
                    theme_attr(c->theme, TS_DIM));
     for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
@@ -268,7 +336,9 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
         return UI_CH_REDRAW;
     }
     if (a == UA_REFRESH || a == UA_PEEK_MORE) {
-        ctx_fx(c, FX_PEEK, a == UA_PEEK_MORE, NULL);
+        /* an SQS DLQ's first request is the first page, whichever key asked */
+        ctx_fx(c, FX_PEEK, a == UA_PEEK_MORE && (s->sqs_asked || !dlq_is_sqs(c)), NULL);
+        s->sqs_asked = true;
         return UI_CH_REDRAW;
     }
     if (s->detail) {

@@ -110,6 +110,26 @@ static int overview_counts(ui_ctx *c, WINDOW *w, int y, ui_rect r)
     return y + 1;
 }
 
+/* SQS (alakai): the backlog, the DLQ and any queue that stopped draining. */
+static int overview_backlog(ui_ctx *c, WINDOW *w, int y, ui_rect r)
+{
+    rd_backlog b;
+    model_backlog(c->model, &b);
+    if (!b.queues && !b.dlqs)
+        return y;
+    char t[256];
+    snprintf(t, sizeof t, "  SQS backlog %ld visible, %ld in flight, %ld delayed   SQS DLQ %ld",
+             b.visible, b.in_flight, b.delayed, b.dead);
+    draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, b.dead > 0 ? TS_WARNING : TS_NORMAL));
+    if (b.stuck) {
+        char *s = xasprintf("  NOT DRAINING: %s (visible grows, nothing in flight)%s", b.stuck,
+                            b.not_draining > 1 ? " and others" : "");
+        draw_raw(w, y++, r.x, r.w, s, theme_attr(c->theme, TS_ALERT), c->san);
+        free(s);
+    }
+    return y;
+}
+
 static int overview_health(ui_ctx *c, WINDOW *w, int y, ui_rect r)
 {
     const rd_model *m = c->model;
@@ -133,7 +153,7 @@ static int overview_health(ui_ctx *c, WINDOW *w, int y, ui_rect r)
     snprintf(t, sizeof t, "  workers %zu: %zu unhealthy, %zu degraded   queues %zu: %zu unconsumed with messages",
              m->workers.n, unhealthy, degraded, m->queues.n, idle_q);
     draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, unhealthy || idle_q ? TS_FAILED : TS_NORMAL));
-    return y;
+    return overview_backlog(c, w, y, r);
 }
 
 static void overview_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)

@@ -29,7 +29,7 @@ static bool queue_alert(const rd_queue *q)
 
 static int queue_rank(const rd_queue *q)
 {
-    return queue_alert(q) ? 0 : q->is_dlq && q->depth > 0 ? 1 : 2;
+    return queue_alert(q) || q->not_draining ? 0 : q->is_dlq && q->depth > 0 ? 1 : 2;
 }
 
 static int queue_cmp(const rd_queue *a, const rd_queue *b)
@@ -67,7 +67,8 @@ static void rate_text(double r, char *out, size_t cap)
 
 static void queue_row(const rd_queue *q, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
 {
-    int base = cur ? theme_attr(c->theme, TS_CURSOR) : queue_alert(q) ? theme_attr(c->theme, TS_ALERT)
+    int base = cur ? theme_attr(c->theme, TS_CURSOR)
+               : queue_alert(q) || q->not_draining ? theme_attr(c->theme, TS_ALERT)
                : q->is_dlq && q->depth > 0 ? theme_attr(c->theme, TS_WARNING) : 0;
     char cells[7][32];
     fmt_long(q->depth, cells[0], 32);
@@ -90,22 +91,26 @@ static void queue_row(const rd_queue *q, ui_ctx *c, WINDOW *w, int y, ui_rect r,
     cols_cell(w, y, r.x, &cols[6], cells[5], base, c->san);
     cols_cell(w, y, r.x, &cols[7], q->is_dlq ? "DLQ" : "", base, c->san);
     cols_cell(w, y, r.x, &cols[8], cells[6], base, c->san);
-    cols_cell(w, y, r.x, &cols[9], queue_alert(q) ? "no consumers!" : q->dead_letter_exchange ? q->dead_letter_exchange : "",
-              base, c->san);
+    cols_cell(w, y, r.x, &cols[9], queue_alert(q) ? "no consumers!" : q->not_draining ? "NOT DRAINING"
+              : q->dead_letter_exchange ? q->dead_letter_exchange : "", base, c->san);
 }
 
 static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     queues_st *s = st_of(v);
     queues_rows(s, c);
-    size_t alerts = 0, dlqs = 0;
+    size_t alerts = 0, dlqs = 0, stuck = 0;
     for (size_t i = 0; i < c->model->queues.n; i++) {
         alerts += queue_alert(&c->model->queues.items[i]);
         dlqs += c->model->queues.items[i].is_dlq;
+        stuck += c->model->queues.items[i].not_draining;
     }
-    char t[160];
+    char t[200];
     snprintf(t, sizeof t, "Queues  %zu shown of %zu  %zu DLQ  %zu with messages and no consumers", s->n_rows,
              c->model->queues.n, dlqs, alerts);
+    if (stuck)
+        snprintf(t + strlen(t), sizeof t - strlen(t), "  %zu NOT DRAINING", stuck);
+    alerts += stuck;
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, alerts ? TS_WARNING : TS_TITLE));
     ui_col cols[] = {
         {"QUEUE", 14, 30, 3, 0, false, 0, 0}, {"DEPTH", 6, 7, 0, 0, true, 0, 0},
@@ -115,6 +120,8 @@ static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"TTL", 4, 6, 0, 5, true, 0, 0},      {"NOTE", 10, 16, 1, 1, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
+    if (stuck)
+        cols[nc - 1].min = 12;       /* "NOT DRAINING" whole */
     cols_layout(cols, nc, r.w);
     cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     v->rows = r.h - 2 < 1 ? 1 : r.h - 2;

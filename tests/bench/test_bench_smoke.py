@@ -23,7 +23,7 @@ def stack_env():
 
 SMOKE_ENV = {"SCALE": "0.001", "BENCH_RUNS": "3", "BENCH_KEYS": "40", "BENCH_PACE": "0.02",
              "BENCH_IDLE_S": "2", "BENCH_STARTS": "2", "BENCH_MANY_S": "3", "BENCH_CONSOLES": "5",
-             "BENCH_STEADY_S": "2", "BENCH_FLEET_S": "2"}
+             "BENCH_STEADY_S": "2", "BENCH_FLEET_S": "2", "BENCH_SQS_S": "3", "BENCH_SQS_STALL_S": "3"}
 
 EXPECT = {
     "pg": ["refresh: server time, all queries", "naive dashboard: server time", "snapshot --json max RSS"],
@@ -35,12 +35,15 @@ EXPECT = {
     "pg_many": ["PostgreSQL CPU, 5 consoles (profile) @2s"],
     "fleet": ["RSS, one system alone", "RSS, fleet view, 5 systems", "RSS, one system open, 4 in the background",
               "CPU of one core, fleet view, 5 systems"],
+    "sqs": ["SQS requests per poll per queue", "requests other than GetQueueAttributes",
+            "answering: key-to-paint p99", "stalled: key-to-paint p99",
+            "SQS requests held during the stall"],
 }
 # Figures whose ideal is zero (an idle console): a finite number >= 0. Every other one > 0.
 # (Derived differences such as "sweep time (snapshot N - snapshot empty)" are printed but
 # not listed: at smoke scale they are noise around zero and may be negative.)
 ZERO_OK = {"CPU of one core, idle at poll 2s", "bytes written to the terminal",
-           "CPU of one core, fleet view, 5 systems"}
+           "CPU of one core, fleet view, 5 systems", "requests other than GetQueueAttributes"}
 FIG = re.compile(r"^FIG\t(\w+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)$")
 
 
@@ -61,6 +64,12 @@ def test_bench_runs_and_prints_figures(bench):
     for metric in EXPECT[bench]:
         assert metric in figs, (metric, out)
         assert is_measurement(figs[metric], zero_ok=metric in ZERO_OK), (metric, figs[metric], out)
+    if bench == "sqs":
+        # GetQueueAttributes only, one per queue per poll; every key answered, stalled or not
+        assert figs["SQS requests per poll per queue"] == "1.000", out
+        assert figs["requests other than GetQueueAttributes"] == "0", out
+        for label in ("answering", "stalled"):
+            assert figs["%s: keys never answered" % label] == "0", out
     if bench == "latency":
         # every key sent is answered and traced
         for label in ("normal", "stalled"):

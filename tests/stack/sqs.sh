@@ -5,6 +5,8 @@
 #   bash tests/stack/sqs.sh start DIR [BASE]    # idempotent; appends RD_SQS_* to DIR/env
 #   bash tests/stack/sqs.sh stop DIR
 #   bash tests/stack/sqs.sh status DIR
+# The env lines also name a shared credentials file with the profile redrive-local
+# (made-up keys: the emulator checks no signature) for the demo config's aws_profile.
 # Called by stack.sh start/stop/status. The emulator keeps messages in memory only: a
 # restart empties the queues.
 set -uo pipefail
@@ -38,11 +40,21 @@ env_lines() {
     echo "export RD_SQS_QUEUE_URL=http://127.0.0.1:$PORT/$ACCOUNT/$QUEUE"
     echo "export RD_SQS_DLQ_URL=http://127.0.0.1:$PORT/$ACCOUNT/$DLQ"
     echo "export RD_SQS_MAX_RECEIVE=3"
+    # the emulator checks no signature: a profile with made-up keys for the demo config
+    echo "export RD_SQS_AWS_PROFILE=redrive-local"
+    echo "export AWS_SHARED_CREDENTIALS_FILE=$SQ/aws-credentials"
+}
+
+write_credentials() {
+    umask 077
+    printf '[redrive-local]\naws_access_key_id = AKIDREDRIVELOCAL\naws_secret_access_key = local-emulator-checks-no-signature\n' \
+        >"$SQ/aws-credentials"
 }
 
 write_env() {
     [ -f "$DIR/env" ] || return 0
-    grep -v '^export RD_SQS_' "$DIR/env" >"$DIR/env.sqs.tmp"
+    write_credentials
+    grep -v '^export RD_SQS_\|^export AWS_SHARED_CREDENTIALS_FILE=' "$DIR/env" >"$DIR/env.sqs.tmp"
     env_lines >>"$DIR/env.sqs.tmp"
     mv "$DIR/env.sqs.tmp" "$DIR/env"
 }

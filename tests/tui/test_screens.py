@@ -42,6 +42,8 @@ CASES = [
     ("groups_typed", "attune", "groups_typed", ["--system", "attune-typed"]),
     ("loop_retry", "attune", "loop_retry", []),
     ("cockpit", "attune", "cockpit", []),
+    ("sqs", "sqs", "sqs", ["--config", os.path.join(HERE, "fixtures", "sqs.conf")]),
+    ("sqs_dlq", "sqs_dlq", "sqs_dlq", ["--config", os.path.join(HERE, "fixtures", "sqs.conf")]),
 ]
 
 # Journal lines written before a case runs (the retry-loop breaker reads them at start).

@@ -106,6 +106,58 @@ static void test_format_age(void)
     CHECK(strlen(tiny) <= 2);
 }
 
+/* The "not draining" detector: one row per sequence of polls (visible, in flight), each
+ * poll 10 s apart; want = the flag after the last poll. */
+typedef struct {
+    const char *name;
+    long vis[6], infl[6];
+    int n;
+    bool want;
+} dcase;
+
+static void test_drain(void)
+{
+    static const dcase cases[] = {
+        { "first poll alone", { 5 }, { 0 }, 1, false },
+        { "grew once", { 5, 6 }, { 0, 0 }, 2, false },
+        { "grew twice", { 5, 6, 7 }, { 0, 0, 0 }, 3, true },
+        { "grew twice, then steady", { 5, 6, 7, 7 }, { 0, 0, 0, 0 }, 4, true },
+        { "grew twice, then dropped", { 5, 6, 7, 6 }, { 0, 0, 0, 0 }, 4, false },
+        { "grew twice, then one in flight", { 5, 6, 7, 8 }, { 0, 0, 0, 1 }, 4, false },
+        { "grew while in flight", { 5, 6, 7 }, { 1, 1, 1 }, 3, false },
+        { "in flight once between growths", { 5, 6, 7, 8 }, { 0, 0, 2, 0 }, 4, false },
+        { "steady backlog never grew", { 9, 9, 9, 9 }, { 0, 0, 0, 0 }, 4, false },
+        { "empty queue", { 0, 0, 0 }, { 0, 0, 0 }, 3, false },
+        { "unknown counts (-1)", { -1, -1, -1 }, { -1, -1, -1 }, 3, false },
+        { "grew from empty twice", { 0, 1, 2 }, { 0, 0, 0 }, 3, true },
+        { "drained to 0 after the flag", { 5, 6, 7, 0 }, { 0, 0, 0, 0 }, 4, false },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const dcase *c = &cases[i];
+        rd_queue_trend t;
+        queue_trend_init(&t);
+        bool got = false;
+        for (int k = 0; k < c->n; k++)
+            got = queue_trend_note(&t, c->vis[k], c->infl[k], 0, 100.0 + 10.0 * k);
+        CHECK_MSG(got == c->want, c->name);
+        CHECK_MSG(t.not_draining == c->want, c->name);
+    }
+    /* rates from the deltas of visible + in flight + delayed */
+    rd_queue_trend t;
+    queue_trend_init(&t);
+    CHECK(t.in_rate < 0 && t.out_rate < 0);
+    queue_trend_note(&t, 10, 0, 0, 100);
+    CHECK(t.in_rate < 0);
+    queue_trend_note(&t, 20, 5, 5, 110);
+    CHECK_NEAR(t.in_rate, 2.0);
+    CHECK_NEAR(t.out_rate, 0.0);
+    queue_trend_note(&t, 0, 0, 0, 120);
+    CHECK_NEAR(t.in_rate, 0.0);
+    CHECK_NEAR(t.out_rate, 3.0);
+    queue_trend_note(&t, 5, 0, 0, 120);   /* same instant: no rate, counts kept */
+    CHECK_NEAR(t.out_rate, 3.0);
+}
+
 int main(void)
 {
     CHECK_STR(health_name(RD_HEALTH_HEALTHY), "healthy");
@@ -113,5 +165,6 @@ int main(void)
     test_thresholds();
     test_custom_cfg();
     test_format_age();
+    test_drain();
     return check_done("test_health");
 }

@@ -18,7 +18,11 @@ Writes as each system would (never through redrive):
                    upper- and lower-case statuses; sim workers heartbeat, one goes stale; the
                    fixture's oa-worker-1 keeps beating.
   alakai           hashes: attempt 1 running -> succeeded|failed, HSETNX of the next attempt on
-                   retry, some orphan suspects (running, dispatched 3 h ago), some overlaps.
+                   retry, some orphan suspects (running, dispatched 3 h ago), some overlaps;
+                   with the stack's SQS emulator (RD_SQS_QUEUE_URL): each dispatch is also sent
+                   to the SQS queue and a consumer receives and deletes it, except ~8% it never
+                   launches (its visibility lapses until maxReceiveCount moves it to the DLQ
+                   through real receives), a third of those never recorded in Redis (lost).
 Ids never collide with the fixtures: numeric ids >= 100000, names/ids prefixed "sim-".
 On exit (duration reached, SIGINT or SIGTERM) prints a JSON summary of what it did on stdout.
 """
@@ -31,6 +35,7 @@ import random
 import signal
 import sys
 import time
+import urllib.request
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -92,6 +97,9 @@ class Sim:
         self.rb = None
         self.next_attune_id = {}
         self.stop = False
+        self.sqs_url = env.get("RD_SQS_QUEUE_URL") if "alakai" in profiles else None
+        self.sqs_rng = random.Random(seed + 1)   # the other profiles' sequence is unchanged
+        self.sqs_doomed = set()
 
     # ---- plumbing ----------------------------------------------------------------------
     def count(self, profile, what, n=1):
@@ -151,6 +159,8 @@ class Sim:
             elif p == "alakai":
                 self.redis = stacklib.redis_client(self.env)
         self.later(0, self.heartbeat_tick)
+        if self.sqs_url:
+            self.later(1.0, self.sqs_consume)
 
     def setup_rabbit(self):
         """Exchanges, the DLQ and the sim workers' queues (again after a fixture reload)."""
@@ -501,10 +511,52 @@ class Sim:
             r["errorMessage"] = msg
         return json.dumps(r)
 
+    def sqs(self, action, body):
+        req = urllib.request.Request(self.env["RD_SQS_ENDPOINT"] + "/", method="POST",
+                                     data=json.dumps(body).encode(), headers={
+                                         "X-Amz-Target": "AmazonSQS." + action,
+                                         "Content-Type": "application/x-amz-json-1.0"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return json.loads(r.read() or b"{}")
+
+    def sqs_dispatch(self, task):
+        """The dispatch message; True when the task is lost (never recorded in Redis)."""
+        roll = self.sqs_rng.random()
+        if roll < 0.08:
+            self.sqs_doomed.add(task)
+            self.count("alakai", "sqs_doomed")
+        self.sqs("SendMessage", {"QueueUrl": self.sqs_url, "MessageBody": json.dumps(
+            {"taskId": task, "attempt": 1, "taskType": "render", "inputs": {"sim": True}})})
+        self.count("alakai", "sqs_sent")
+        if roll < 0.027:
+            self.count("alakai", "sqs_lost")
+            return True
+        return False
+
+    def sqs_consume(self):
+        """The orchestrator: receives, launches and deletes; a doomed message is received and
+        never deleted (its visibility lapses; after maxReceiveCount SQS moves it to the DLQ)."""
+        self.later(1.0, self.sqs_consume)
+        got = self.sqs("ReceiveMessage", {"QueueUrl": self.sqs_url, "MaxNumberOfMessages": 10,
+                                          "VisibilityTimeout": 2, "WaitTimeSeconds": 0})
+        for m in got.get("Messages", []):
+            try:
+                task = json.loads(m["Body"]).get("taskId")
+            except ValueError:
+                task = None
+            if task in self.sqs_doomed:
+                self.count("alakai", "sqs_failed_receives")
+                continue
+            self.sqs("DeleteMessage", {"QueueUrl": self.sqs_url, "ReceiptHandle": m["ReceiptHandle"]})
+            self.count("alakai", "sqs_consumed")
+
     def alakai_spawn(self):
         task = "sim-task-" + uuid.uuid4().hex[:12]
         key = "%s:%s" % (ALAKAI_PREFIX, task)
-        roll = self.rng.random()
+        roll = self.rng.random()    # drawn first: SQS leaves the other profiles' sequence alone
+        if self.sqs_url and self.sqs_dispatch(task):
+            self.count("alakai", "tasks")
+            return                  # a lost dispatch: in SQS (and soon its DLQ), not in Redis
         if roll < 0.05:   # crash-before-launch orphan: running "for 3 hours" and never resolved
             self.redis.hset(key, "1", self.alakai_record(task, 1, "running", now() - dt.timedelta(hours=3)))
             self.count("alakai", "orphans")

@@ -2,6 +2,7 @@
 // with Alakai's dispatch queue and its DLQ, made to behave like AWS where 2.0.2 does not:
 //  - the 60 s wait before re-creating a deleted queue is off (emulateQueueCreationLifecycle)
 //  - ApproximateNumberOfMessages counts only visible messages (2.0.2 adds in-flight ones)
+//  - an empty ReceiveMessage answer is {} (2.0.2 sends an empty body; AWS sends {})
 //  - a ReceiveMessage answer holds each message once (2.0.2 may repeat a message received
 //    with VisibilityTimeout=0; its ApproximateReceiveCount is still inflated by those)
 // Only JSON-protocol (X-Amz-Target) answers are adapted; the Query protocol is as 2.0.2.
@@ -17,6 +18,7 @@ const region = process.env.RD_SQS_REGION || "us-east-1";
 const account = "123456789012";
 
 function adapt(target, text) {
+  if (target === "AmazonSQS.ReceiveMessage" && text.trim() === "") return "{}";
   let j;
   try { j = JSON.parse(text); } catch (e) { return text; }
   if (target === "AmazonSQS.GetQueueAttributes" && j && j.Attributes) {
@@ -47,6 +49,10 @@ http.createServer = function (...args) {
           const out = adapt(target, Buffer.isBuffer(chunk) ? chunk.toString("utf8") : String(chunk));
           if (!res.headersSent) res.removeHeader("content-length");
           return end(out, ...rest);
+        }
+        if (target === "AmazonSQS.ReceiveMessage" && res.statusCode === 200 && !res.headersSent) {
+          res.removeHeader("content-length");
+          return typeof chunk === "function" ? end("{}", chunk) : end("{}", ...rest);
         }
         return end(chunk, ...rest);
       };
