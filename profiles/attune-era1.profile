@@ -58,9 +58,12 @@ SELECT count(*) / 5.0 AS per_min
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
--- The newest $6 rows from the start key (status filter applied) are searched for the text;
--- the row that ends that window comes back as scan_end = true when fewer than $5 matched,
--- so a term with no match reads $6 rows, not the table, and the console offers to go on.
+-- The filters are applied to the newest $6 rows from the start key (the console sends the
+-- page size + 1 without a filter, 10,000 with one); the row that ends that window comes
+-- back as scan_end = true when fewer than $5 matched, so a filter with no match reads $6
+-- rows, not the table, and the console offers to go on further back. The window is a plain
+-- walk of the (created, id) index: no filter inside it, so no plan can turn it into a
+-- scan of the table.
 -- uses index: execution (created, id)
 -- uses index: execution (original_execution)
 SELECT e.id::text AS id,
@@ -89,10 +92,11 @@ SELECT e.id::text AS id,
   FROM (SELECT x.*, row_number() OVER (ORDER BY x.created DESC, x.id DESC) AS rn
           FROM execution x
          WHERE ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
-           AND ($3::text IS NULL OR x.status::text = lower($3))
          ORDER BY x.created DESC, x.id DESC
          LIMIT $6::int) e
- WHERE (e.rn < $6::int AND ($4::text IS NULL OR strpos(lower(e.id::text || ' ' || e.action_ref || ' '
+ WHERE (e.rn < $6::int
+        AND ($3::text IS NULL OR e.status::text = lower($3))
+        AND ($4::text IS NULL OR strpos(lower(e.id::text || ' ' || e.action_ref || ' '
             || COALESCE(e.result->>'error', e.result->>'message', '')), lower($4)) > 0))
     OR e.rn = $6::int
  ORDER BY e.created DESC, e.id DESC

@@ -60,8 +60,8 @@ SELECT count(*) / 5.0 AS per_min
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
--- The text is searched in the newest $6 rows from the start key (status filter applied);
--- the row ending that window comes back as scan_end = true when fewer than $5 matched.
+-- The filters are applied to the newest $6 rows from the start key; the row ending that
+-- window comes back as scan_end = true when fewer than $5 matched.
 -- uses index: jobs (created_at, job_id)
 SELECT j.job_id AS id,
        j.batch_id AS parent_id,
@@ -84,10 +84,11 @@ SELECT j.job_id AS id,
   FROM (SELECT x.*, row_number() OVER (ORDER BY x.created_at DESC, x.job_id DESC) AS rn
           FROM jobs x
          WHERE ($1::text IS NULL OR (x.created_at, x.job_id) <= ($1::float8, $2::text))
-           AND ($3::text IS NULL OR x.status IN (lower($3), upper($3)))
          ORDER BY x.created_at DESC, x.job_id DESC
          LIMIT $6::int) j
- WHERE (j.rn < $6::int AND ($4::text IS NULL OR strpos(lower(j.job_id || ' ' || j.name || ' '
+ WHERE (j.rn < $6::int
+        AND ($3::text IS NULL OR j.status IN (lower($3), upper($3)))
+        AND ($4::text IS NULL OR strpos(lower(j.job_id || ' ' || j.name || ' '
             || COALESCE(j.error::text, '')), lower($4)) > 0))
     OR j.rn = $6::int
  ORDER BY j.created_at DESC, j.job_id DESC

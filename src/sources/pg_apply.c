@@ -25,6 +25,12 @@ static void result_error(const PGresult *r, qkind k, char *out, size_t cap)
     snprintf(out, cap, "query %s: %s", pg_qnames[k], m && *m ? m : PQresStatus(PQresultStatus(r)));
 }
 
+static bool sqlstate_is(const PGresult *r, const char *code)
+{
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    return st && strcmp(st, code) == 0;
+}
+
 /* A bad id typed by the operator (SQLSTATE class 22) is not a source failure. */
 static bool is_data_error(const PGresult *r)
 {
@@ -325,6 +331,15 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
     pg_row_ctx x = row_ctx(s);
     for (size_t i = 0; i < n && i < s->n_inflight; i++) {
         qkind k = s->inflight[i];
+        if (k == Q_PREPARE) {         /* named from now on; unnamed if it would not prepare */
+            s->prepared[s->prep_of[i]][s->prep_guarded[i]] = result_ok(res[i]);
+            continue;
+        }
+        if (!result_ok(res[i]) && sqlstate_is(res[i], "26000")) {
+            /* "prepared statement does not exist": a pooler hands out other sessions */
+            s->no_named = true;
+            memset(s->prepared, 0, sizeof s->prepared);
+        }
         if (k == Q_CHANGES) {
             pg_changes_apply(s, res[i], result_ok(res[i]));
             note_set(s, k, result_ok(res[i]) ? NULL : res[i]);

@@ -16,11 +16,11 @@ struct event;
 
 #define SRC_NAME "postgresql"
 /* SCAN_BUDGET: rows an executions page with a filter searches per request (its $6). */
-enum { DLQ_PAGE = 50, MAX_Q = 14, SCAN_BUDGET = 10000 };
+enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 10000 };
 
 typedef enum {
     Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
-    Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_INDEXES, Q_CHANGES, Q_N
+    Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_INDEXES, Q_CHANGES, Q_PREPARE, Q_N
 } qkind;
 
 extern const char *const pg_qnames[Q_N];
@@ -63,6 +63,13 @@ typedef struct pg_src {
     char *chg_states;
     char *chg_skip;               /* ",counts,workers," — guarded results to ignore */
     bool chg_guarded[MAX_Q];      /* the batch's query i carries the guard */
+    /* the parameterless refresh queries run as named statements once prepared on this
+     * connection (a cached plan: a skipped query costs no planning); [k][guarded] */
+    bool prepared[Q_N][2], prep_tried[Q_N][2];
+    bool no_named;                /* a prepared statement vanished (a transaction pooler):
+                                   * unnamed statements only, for this source's life */
+    qkind prep_of[MAX_Q];         /* the batch's Q_PREPARE i prepares this query */
+    bool prep_guarded[MAX_Q];
     bool chg_broken;              /* the probe failed on this connection: no guards */
     bool chg_force;               /* next batch runs everything (user refresh, reconnect) */
     double chg_full_at;

@@ -37,8 +37,21 @@ const char *const pg_qnames[Q_N] = {
     [Q_EXECS] = "executions", [Q_WORKERS] = "workers", [Q_QUEUES] = "queues",
     [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
-    [Q_CHANGES] = "changes",
+    [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare",
 };
+
+/* Statement names of the prepared refresh queries: [kind][guarded]. */
+static const char *stmt_name(qkind k, bool guarded)
+{
+    static const char *const names[][2] = {
+        [Q_COUNTS] = { "rd_counts", "rd_g_counts" },
+        [Q_WORKERS] = { "rd_workers", "rd_g_workers" },
+        [Q_QUEUES] = { "rd_queues", "rd_g_queues" },
+        [Q_DLQ_COUNT] = { "rd_dlq_count", "rd_g_dlq_count" },
+        [Q_FAILING] = { "rd_failing", "rd_g_failing" },
+    };
+    return (size_t)k < sizeof names / sizeof *names ? names[k][guarded] : NULL;
+}
 
 /* The schema first, public after it (era-1 Attune and extensions live there); the server
  * quotes the name. */
@@ -109,6 +122,8 @@ static void connect_now(pg_src *s)
     s->setup_done = false;
     /* a new session: no skip list in it yet, indexes checked again */
     s->indexes_checked = s->chg_broken = false;
+    memset(s->prepared, 0, sizeof s->prepared);
+    memset(s->prep_tried, 0, sizeof s->prep_tried);
     s->chg_force = true;
     free(s->chg_skip);
     s->chg_skip = NULL;
@@ -195,6 +210,8 @@ typedef struct batch {
     qkind k[MAX_Q];
     char *own[MAX_Q];             /* SQL built for this batch (probe, guarded queries) */
     bool guarded[MAX_Q];
+    qkind prep_of[MAX_Q];
+    bool prep_guarded[MAX_Q];
     size_t n;
     char limit[24], dlq_limit[24], budget[24];
     char *idx_param;
@@ -229,17 +246,33 @@ static void add(batch *b, const char *sql, qkind k, int np, const char *p0, cons
     add6(b, sql, k, np, p);
 }
 
-/* A query of the refresh, wrapped in the change probe's guard when the batch has one. */
-static void add_main(batch *b, const pg_src *s, qkind k, bool guard, int np,
-                     const char *const p[6])
+/* A query of the refresh, wrapped in the change probe's guard when the batch has one. A
+ * parameterless one runs as a named statement once prepared on this connection, and is
+ * prepared (in the same batch, after running unnamed) the first time. */
+static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const p[6])
 {
     const char *sql = query(s, k);
-    if (!sql || b->n >= MAX_Q)
+    if (!sql || b->n + 2 > MAX_Q)
         return;
+    const char *name = np == 0 && !s->no_named ? stmt_name(k, guard) : NULL;
+    if (name && s->prepared[k][guard]) {
+        add6(b, "", k, 0, p);          /* the SQL is the prepared statement's */
+        b->q[b->n - 1].name = name;
+        b->guarded[b->n - 1] = guard;
+        return;
+    }
     char *own = guard ? pg_changes_guard(s, k, sql) : NULL;
     add6(b, own ? own : sql, k, np, p);
     b->own[b->n - 1] = own;
     b->guarded[b->n - 1] = own != NULL;
+    if (name && !s->prep_tried[k][guard]) {
+        s->prep_tried[k][guard] = true;
+        add6(b, own ? own : sql, Q_PREPARE, 0, p);
+        b->q[b->n - 1].name = name;
+        b->q[b->n - 1].prepare = true;
+        b->prep_of[b->n - 1] = k;
+        b->prep_guarded[b->n - 1] = guard;
+    }
 }
 
 /* The system's schema: the config's, else the profile's `schema` setting, else none. */
@@ -289,8 +322,25 @@ static bool build_probe(pg_src *s, batch *b)
     bool force = s->chg_force || !s->chg_states || now_s() - s->chg_full_at >= max_age;
     s->chg_force = false;
     const char *p[6] = { s->chg_states, force ? "on" : "off", s->chg_nonce, NULL, NULL, NULL };
+    /* named once prepared: its plan is cached (the parameters only feed the comparison) */
+    if (s->no_named)
+        s->prep_tried[Q_CHANGES][0] = true;
+    if (s->prepared[Q_CHANGES][0] && !s->no_named) {
+        free(sql);
+        add6(b, "", Q_CHANGES, 3, p);
+        b->q[b->n - 1].name = "rd_probe";
+        return true;
+    }
     add6(b, sql, Q_CHANGES, 3, p);
     b->own[b->n - 1] = sql;
+    if (!s->prep_tried[Q_CHANGES][0]) {
+        s->prep_tried[Q_CHANGES][0] = true;
+        add6(b, sql, Q_PREPARE, 0, p);
+        b->q[b->n - 1].name = "rd_probe";
+        b->q[b->n - 1].prepare = true;
+        b->prep_of[b->n - 1] = Q_CHANGES;
+        b->prep_guarded[b->n - 1] = false;
+    }
     return true;
 }
 
@@ -366,6 +416,8 @@ static void kick(pg_src *s)
     }
     memcpy(s->inflight, b.k, b.n * sizeof *b.k);
     memcpy(s->chg_guarded, b.guarded, b.n * sizeof *b.guarded);
+    memcpy(s->prep_of, b.prep_of, b.n * sizeof *b.prep_of);
+    memcpy(s->prep_guarded, b.prep_guarded, b.n * sizeof *b.prep_guarded);
     s->n_inflight = b.n;
     batch_free(&b);
     if (s->setup_done) {
