@@ -10,6 +10,9 @@ semantics = attune
 dlq_source = broker
 actions_from = attune         # action routes: attune.profile (they do not depend on the era)
 schema = attune
+first_page_plan = cached      # the first executions page (no filter) keeps one generic plan:
+                              # checked at 1M rows (an index walk of 101 rows); see
+                              # docs/profiles.md, "Change probe"
 
 [query changes optional]
 -- The change probe (docs/profiles.md, "Change probe"): per query, a state that moves

@@ -331,6 +331,8 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
     pg_row_ctx x = row_ctx(s);
     for (size_t i = 0; i < n && i < s->n_inflight; i++) {
         qkind k = s->inflight[i];
+        if (k == Q_SETTING)
+            continue;
         if (k == Q_PREPARE) {         /* named from now on; unnamed if it would not prepare */
             s->prepared[s->prep_of[i]][s->prep_guarded[i]] = result_ok(res[i]);
             continue;

@@ -37,7 +37,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_EXECS] = "executions", [Q_WORKERS] = "workers", [Q_QUEUES] = "queues",
     [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
-    [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare",
+    [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
 };
 
 /* Statement names of the prepared refresh queries: [kind][guarded]. */
@@ -49,6 +49,7 @@ static const char *stmt_name(qkind k, bool guarded)
         [Q_QUEUES] = { "rd_queues", "rd_g_queues" },
         [Q_DLQ_COUNT] = { "rd_dlq_count", "rd_g_dlq_count" },
         [Q_FAILING] = { "rd_failing", "rd_g_failing" },
+        [Q_EXECS] = { "rd_execs1", "rd_g_execs1" },     /* the first page, no filter */
     };
     return (size_t)k < sizeof names / sizeof *names ? names[k][guarded] : NULL;
 }
@@ -248,17 +249,26 @@ static void add(batch *b, const char *sql, qkind k, int np, const char *p0, cons
 
 /* A query of the refresh, wrapped in the change probe's guard when the batch has one. A
  * parameterless one runs as a named statement once prepared on this connection, and is
- * prepared (in the same batch, after running unnamed) the first time. */
-static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const p[6])
+ * prepared (in the same batch, after running unnamed) the first time. So does the first
+ * executions page without a filter (generic: its plan is cached; it is fast for exactly
+ * those parameters, so the plan is forced for that statement only and never used for a
+ * deeper or filtered page, which stay unnamed, planned for their parameters). */
+static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const p[6],
+                     bool generic)
 {
     const char *sql = query(s, k);
-    if (!sql || b->n + 2 > MAX_Q)
+    if (!sql || b->n + 3 > MAX_Q)
         return;
-    const char *name = np == 0 && !s->no_named ? stmt_name(k, guard) : NULL;
+    const char *name = (np == 0 || generic) && !s->no_named ? stmt_name(k, guard) : NULL;
     if (name && s->prepared[k][guard]) {
-        add6(b, "", k, 0, p);          /* the SQL is the prepared statement's */
+        if (generic)
+            add(b, "SET plan_cache_mode = force_generic_plan", Q_SETTING, 0, NULL, NULL, NULL,
+                NULL, NULL);
+        add6(b, "", k, np, p);         /* the SQL is the prepared statement's */
         b->q[b->n - 1].name = name;
         b->guarded[b->n - 1] = guard;
+        if (generic)
+            add(b, "RESET plan_cache_mode", Q_SETTING, 0, NULL, NULL, NULL, NULL, NULL);
         return;
     }
     char *own = guard ? pg_changes_guard(s, k, sql) : NULL;
@@ -352,7 +362,7 @@ static void build_main(pg_src *s, batch *b)
         guard = build_probe(s, b);
         static const qkind main_q[] = { Q_COUNTS, Q_WORKERS, Q_QUEUES, Q_DLQ_COUNT, Q_FAILING };
         for (size_t i = 0; i < sizeof main_q / sizeof *main_q; i++)
-            add_main(b, s, main_q[i], guard, 0, (const char *const[6]){ NULL });
+            add_main(b, s, main_q[i], guard, 0, (const char *const[6]){ NULL }, false);
     }
     if (s->want_main || s->want_page) {
         int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
@@ -365,8 +375,13 @@ static void build_main(pg_src *s, batch *b)
         const char *p[6] = { s->start.key, s->start.id, s->filter.status, s->filter.text,
                              b->limit, b->budget };
         /* a page the operator just asked for is never skipped */
-        add_main(b, s, Q_EXECS, guard && s->page_gen_applied == s->page_gen,
-                 sql && strstr(sql, "$6") ? 6 : 5, p);
+        bool six = sql && strstr(sql, "$6");
+        /* a cached generic plan for the first page only where the profile says it is
+         * fast for those parameters (first_page_plan = cached; checked at scale) */
+        const char *fp = profile_get(s->prof, "first_page_plan");
+        bool cached = six && fp && strcmp(fp, "cached") == 0 && !s->start.key && !filtered;
+        add_main(b, s, Q_EXECS, guard && s->page_gen_applied == s->page_gen, six ? 6 : 5, p,
+                 cached);
         s->page_gen_inflight = s->page_gen;
     }
     if (s->want_chain)

@@ -120,10 +120,11 @@ def main():
         for name, qn in (("counts", "counts"), ("workers", "workers"), ("failing", "failing"),
                          ("execs", "executions"))]
     # as redrive runs them now: the parameterless queries as named statements (cached plans),
-    # the executions page unnamed (a custom plan each time)
+    # the first executions page too, with its generic plan forced for that statement
+    # (first_page_plan = cached); deeper or filtered pages stay unnamed (custom plans)
     named = ("SET plan_cache_mode = auto; EXECUTE p_counts; EXECUTE p_workers; EXECUTE p_failing; "
-             "SET plan_cache_mode = force_custom_plan; "
-             "EXECUTE p_execs(NULL, NULL, NULL, NULL, '101', '101')")
+             "SET plan_cache_mode = force_generic_plan; "
+             "EXECUTE p_execs(NULL, NULL, NULL, NULL, '101', '101'); RESET plan_cache_mode")
     plain = {"prepare": prof["prepare"], "batch": named}
     probed = {"prepare": guarded, "probe": True, "batch": named}
     naive = {"prepare": [],

@@ -62,8 +62,9 @@ def admin(db):
 class Proxy:
     """TCP proxy to PostgreSQL. Server bytes are held until the client has sent nothing for
     HOLD seconds, so each flight of the client is everything it could send without an
-    answer. Counts flights, the refreshes among them (a flight holding the change probe),
-    and the DataRow messages answered to each flight."""
+    answer. Counts flights, the refreshes among them (a flight holding the change probe:
+    its SQL, or its statement name rd_probe once prepared), and the DataRow messages
+    answered to each flight."""
     HOLD = 0.15
 
     def __init__(self, port):
@@ -99,7 +100,7 @@ class Proxy:
                     if cur is None or cur[3]:          # the last flight was answered
                         cur = [False, 0, 0, False]
                         self.flights.append(cur)
-                    cur[0] |= b"redrive.skip" in d
+                    cur[0] |= b"redrive.skip" in d or b"rd_probe" in d    # the probe: a refresh
                     cur[1] += len(d)
                 s.sendall(d)
                 last_client = time.monotonic()
