@@ -39,6 +39,7 @@ SELECT v.name, v.state
 
 [query counts]
 -- Counts by status: exact on small tables, planner statistics (marked ≈) on big ones.
+-- uses index: execution (status)
 SELECT e.status::text AS status, count(*) AS count, false AS estimated
   FROM execution e
  WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'execution'::regclass) < 50000
@@ -54,6 +55,7 @@ SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
 
 [query failing optional]
 -- Failures per minute over the last 5 minutes (capped count on the partial index).
+-- uses index: execution (status)
 SELECT count(*) / 5.0 AS per_min
   FROM (SELECT 1 FROM execution
          WHERE status = 'failed' AND created > now() - interval '5 minutes'
@@ -62,7 +64,7 @@ SELECT count(*) / 5.0 AS per_min
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
 -- The filters are applied to the newest $6 rows from the start key (the console sends the
--- page size + 1 without a filter, 10,000 with one); the row that ends that window comes
+-- page size + 1 without a filter, 5,000 with one); the row that ends that window comes
 -- back as scan_end = true when fewer than $5 matched, so a filter with no match reads $6
 -- rows, not the table, and the console offers to go on further back. The window is a plain
 -- walk of the (created, id) index: no filter inside it, so no plan can turn it into a
@@ -105,6 +107,7 @@ SELECT e.id::text AS id,
 
 [query execution]
 -- $1 id: one row, for jumping to it
+-- uses index: execution (id)
 SELECT e.id::text AS id,
        e.parent::text AS parent_id,
        e.action_ref AS name,
@@ -130,6 +133,8 @@ SELECT e.id::text AS id,
 
 [query chain]
 -- $1 id of any attempt: the whole chain, oldest first
+-- uses index: execution (id)
+-- uses index: execution (original_execution)
 WITH x AS (
   SELECT COALESCE(COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END), e.id) AS root
     FROM execution e

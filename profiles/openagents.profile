@@ -38,6 +38,7 @@ SELECT v.name, v.state
 
 [query counts]
 -- Jobs by status: exact on small tables, planner statistics (marked ≈) on big ones.
+-- uses index: jobs (status)
 SELECT lower(j.status) AS status, count(*) AS count, false AS estimated
   FROM jobs j
  WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'jobs'::regclass) < 50000
@@ -53,6 +54,7 @@ SELECT lower(u.v) AS status, sum(round(u.f * c.reltuples)) AS count, true AS est
 
 [query failing optional]
 -- Failures per minute over the last 5 minutes (capped count on the partial index).
+-- uses index: jobs (status)
 SELECT count(*) / 5.0 AS per_min
   FROM (SELECT 1 FROM jobs
          WHERE lower(status) = 'failed' AND created_at > extract(epoch FROM now()) - 300
@@ -96,6 +98,7 @@ SELECT j.job_id AS id,
 
 [query execution]
 -- $1 job id: one row, for jumping to it
+-- uses index: jobs (job_id)
 SELECT j.job_id AS id, j.name AS name, lower(j.status) AS status,
        j.retry_count AS retry_count, j.max_retries AS max_retries,
        j.created_at AS created_at, j.created_at::text AS sort_key

@@ -123,6 +123,7 @@ SELECT s.workflow_step_uuid::text AS id,
 [query chain]
 -- $1 step uuid: its transitions by sort_key. attempt = enqueued transitions so far; the
 -- eligibility fields are the step's (the verdict is about the step, on every row).
+-- uses index: workflow_step_transitions (workflow_step_uuid)
 SELECT t.workflow_step_transition_uuid::text AS id,
        s.task_uuid::text AS parent_id,
        ns.name AS name,
@@ -156,6 +157,7 @@ SELECT count(*) AS total
 
 [query dlq optional]
 -- $1 limit $2 after sort_key $3 after id (NULL = first page): pending entries, newest first
+-- uses index: tasks_dlq (dlq_timestamp, dlq_entry_uuid)
 SELECT d.dlq_entry_uuid::text AS id,
        'tasks_dlq' AS queue,
        d.task_uuid::text AS execution_id,

@@ -16,7 +16,7 @@ struct event;
 
 #define SRC_NAME "postgresql"
 /* SCAN_BUDGET: rows an executions page with a filter searches per request (its $6). */
-enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 10000 };
+enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 5000 };
 
 typedef enum {
     Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,

@@ -30,7 +30,7 @@ from snaphelp import ROOT, need_env
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
 N_EXEC, N_WORKERS = 50_000, 500
-SCAN_BUDGET = 10_000                       # src/sources/pg_priv.h
+SCAN_BUDGET = 5_000                       # src/sources/pg_priv.h
 WATCH = os.path.join(ROOT, "build", "tests", "integration", "rd-source-watch")
 # Buffers (shared hit + read) per query at N_EXEC / N_WORKERS; measured 2026-11-23:
 # counts 3, workers ~330, failing 3, executions page ~215, no-match text filter ~250.
@@ -281,16 +281,25 @@ def test_text_filter_searches_on_demand_to_the_end(db, tmp_path):
     try:
         f = page_fields(w.ask("filter needle-far-back 30"))
         pages = [f]
-        while f["more"] == "1" and len(pages) < 10:
+        while f["more"] == "1" and len(pages) < 20:
             f = page_fields(w.ask("page 1 30"))
             pages.append(f)
-        # windows of SCAN_BUDGET - 1 new rows each (the row ending one window starts the
-        # next): ids 50000..40001, ..., 10004..5 (id 7 in it, 5 rows still further back),
-        # then 5..1: 50,000 rows in 6 requests
-        nothing = {"n": "0", "more": "1", "searched": str(SCAN_BUDGET), "first": "-", "last": "-"}
-        assert pages == [nothing] * 4 + [
-            {"n": "1", "more": "1", "searched": str(SCAN_BUDGET), "first": "7", "last": "7"},
-            {"n": "0", "more": "0", "searched": "0", "first": "-", "last": "-"}], pages
+        # each request: the newest SCAN_BUDGET rows from its start (the row that ended the
+        # previous window, inclusive); the match, id 7, is row N_EXEC - 6 from the newest
+        expect, start = [], 1
+        while True:
+            end = start + SCAN_BUDGET - 1                # last row of this window
+            found = start <= N_EXEC - 6 < min(end, N_EXEC + 1)
+            if end <= N_EXEC:                            # a full window: more further back
+                expect.append({"n": str(int(found)), "more": "1", "searched": str(SCAN_BUDGET),
+                               "first": "7" if found else "-", "last": "7" if found else "-"})
+                start = end
+            else:
+                expect.append({"n": str(int(found)), "more": "0", "searched": "0",
+                               "first": "7" if found else "-", "last": "7" if found else "-"})
+                break
+        assert len(expect) == 11 and expect[-1]["n"] == "1", expect
+        assert pages == expect, pages
         # no filter: plain pages, no "searched" note
         f = page_fields(w.ask("filter - 30"))
         assert f["n"] == "100" and f["more"] == "1" and f["searched"] == "0", f
