@@ -32,7 +32,9 @@ EXPECT = {
                 "normal: in-console trace p99", "stalled: in-console trace p99"],
     "idle": ["CPU of one core, idle at poll 2s", "bytes written to the terminal", "console RSS after idle"],
     "start": ["exec -> first paint (median of 2)"],
-    "pg_many": ["PostgreSQL CPU, 5 consoles (profile) @2s"],
+    "pg_many": ["PostgreSQL CPU, 5 consoles (profile + change probe, store unchanged) @2s",
+                "PostgreSQL CPU, 5 consoles (named statements, no probe) @2s",
+                "PostgreSQL CPU, 5 consoles (every query planned each time, no probe) @2s"],
 }
 # Figures whose ideal is zero (an idle console): a finite number >= 0. Every other one > 0.
 # (Derived differences such as "sweep time (snapshot N - snapshot empty)" are printed but
