@@ -10,9 +10,36 @@ semantics = attune
 dlq_source = broker
 actions_from = attune         # action routes: attune.profile (they do not depend on the era)
 schema = attune
+first_page_plan = cached      # the first executions page (no filter) keeps one generic plan:
+                              # checked at 1M rows (an index walk of 101 rows); see
+                              # docs/profiles.md, "Change probe"
+
+[query changes optional]
+-- The change probe (docs/profiles.md, "Change probe"): per query, a state that moves
+-- whenever its answer may; a query whose state is the one this console saw last time is
+-- skipped by the server. On a primary: each table's write counters (the writing sessions
+-- flush them within about a second), its file node and row estimate (TRUNCATE, ANALYZE);
+-- on a standby the counters stand still, so the replayed WAL position stands in. A NULL
+-- state (track_counts off) runs the query. Everything runs anyway every changes_max_age.
+WITH r AS (SELECT c.relname::text AS rel,
+                  CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text
+                       WHEN current_setting('track_counts') = 'on'
+                       THEN concat_ws('/', c.relfilenode, c.reltuples,
+                                      pg_stat_get_tuples_inserted(c.oid)
+                                      + pg_stat_get_tuples_updated(c.oid)
+                                      + pg_stat_get_tuples_deleted(c.oid)) END AS state
+             FROM pg_class c
+            WHERE c.oid IN (to_regclass('execution'), to_regclass('worker'))),
+     e AS (SELECT (SELECT state FROM r WHERE rel = 'execution') AS ex,
+                  (SELECT state FROM r WHERE rel = 'worker') AS wk)
+SELECT v.name, v.state
+  FROM e, LATERAL (VALUES ('counts', e.ex), ('executions', e.ex),
+                          ('failing', e.ex || ' ' || floor(extract(epoch FROM now()) / 60)),
+                          ('workers', e.wk || ' ' || e.ex)) v(name, state)
 
 [query counts]
 -- Counts by status: exact on small tables, planner statistics (marked ≈) on big ones.
+-- uses index: execution (status)
 SELECT e.status::text AS status, count(*) AS count, false AS estimated
   FROM execution e
  WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'execution'::regclass) < 50000
@@ -28,13 +55,22 @@ SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
 
 [query failing optional]
 -- Failures per minute over the last 5 minutes (capped count on the partial index).
+-- uses index: execution (status)
 SELECT count(*) / 5.0 AS per_min
   FROM (SELECT 1 FROM execution
          WHERE status = 'failed' AND created > now() - interval '5 minutes'
          LIMIT 10001) s
 
 [query executions]
--- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit
+-- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
+-- The filters are applied to the newest $6 rows from the start key (the console sends the
+-- page size + 1 without a filter, 5,000 with one); the row that ends that window comes
+-- back as scan_end = true when fewer than $5 matched, so a filter with no match reads $6
+-- rows, not the table, and the console offers to go on further back. The window is a plain
+-- walk of the (created, id) index: no filter inside it, so no plan can turn it into a
+-- scan of the table.
+-- uses index: execution (created, id)
+-- uses index: execution (original_execution)
 SELECT e.id::text AS id,
        e.parent::text AS parent_id,
        e.action_ref AS name,
@@ -54,17 +90,24 @@ SELECT e.id::text AS id,
        EXISTS (SELECT 1 FROM execution r
                 WHERE r.original_execution = COALESCE(e.original_execution, e.id)
                   AND r.retry_count > e.retry_count) AS superseded,
-       e.created::text AS sort_key
-  FROM execution e
- WHERE ($1::text IS NULL OR (e.created, e.id) <= ($1::timestamptz, $2::bigint))
-   AND ($3::text IS NULL OR e.status::text = lower($3))
-   AND ($4::text IS NULL OR strpos(lower(e.id::text || ' ' || e.action_ref || ' '
-            || COALESCE(e.result->>'error', e.result->>'message', '')), lower($4)) > 0)
+       e.created::text AS sort_key,
+       e.rn = $6::int AS scan_end
+  FROM (SELECT x.*, row_number() OVER (ORDER BY x.created DESC, x.id DESC) AS rn
+          FROM execution x
+         WHERE ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+         ORDER BY x.created DESC, x.id DESC
+         LIMIT $6::int) e
+ WHERE (e.rn < $6::int
+        AND ($3::text IS NULL OR e.status::text = lower($3))
+        AND ($4::text IS NULL OR strpos(lower(e.id::text || ' ' || e.action_ref || ' '
+            || COALESCE(e.result->>'error', e.result->>'message', '')), lower($4)) > 0))
+    OR e.rn = $6::int
  ORDER BY e.created DESC, e.id DESC
  LIMIT $5::int
 
 [query execution]
 -- $1 id: one row, for jumping to it
+-- uses index: execution (id)
 SELECT e.id::text AS id,
        e.parent::text AS parent_id,
        e.action_ref AS name,
@@ -90,6 +133,8 @@ SELECT e.id::text AS id,
 
 [query chain]
 -- $1 id of any attempt: the whole chain, oldest first
+-- uses index: execution (id)
+-- uses index: execution (original_execution)
 WITH x AS (
   SELECT COALESCE(COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END), e.id) AS root
     FROM execution e
@@ -121,10 +166,13 @@ SELECT e.id::text AS id,
  LIMIT 1000
 
 [query workers optional]
--- Workers, worst first (no / oldest heartbeat first, 200 at most, picked on the
--- last_heartbeat index); capabilities.health is often absent.
+-- Workers, worst first: never beaten, then the oldest heartbeats; 200 at most. Both halves
+-- are bounded scans of the heartbeat index (its NULLs, then its ascending order), so the
+-- cost does not grow with the number of workers; nothing reads the whole table.
+-- uses index: worker (last_heartbeat)
 -- in_flight = running executions per worker: one pass over the status index, only on tables
 -- below 200k rows (scattered heap reads cost too much above; unknown there).
+-- uses index: execution (status)
 SELECT w.id::text AS id,
        w.name,
        CASE WHEN w.cordoned THEN 'draining' ELSE w.status::text END AS status,
@@ -140,15 +188,14 @@ SELECT w.id::text AS id,
        w.capabilities->'health'->>'consecutive_failures' AS consecutive_failures,
        w.capabilities->'health'->>'total_executions' AS total_executions,
        w.capabilities->'health'->>'failed_executions' AS failed_executions
-  FROM (SELECT k.id FROM (
-          (SELECT id, 0 AS o, NULL::timestamptz AS hb FROM worker
-            WHERE last_heartbeat IS NULL ORDER BY id LIMIT 200)
-          UNION ALL
-          (SELECT id, 1, last_heartbeat FROM worker
-            WHERE last_heartbeat IS NOT NULL ORDER BY last_heartbeat, id LIMIT 200)) k
-         ORDER BY k.o, k.hb, k.id
-         LIMIT 200) pick
-  JOIN worker w ON w.id = pick.id
+  FROM ((SELECT * FROM worker
+           WHERE last_heartbeat IS NULL
+           LIMIT 200)
+        UNION ALL
+        (SELECT * FROM worker
+          WHERE last_heartbeat IS NOT NULL
+          ORDER BY last_heartbeat, id
+          LIMIT 200)) w
   LEFT JOIN (SELECT e.worker, count(*) AS n
                FROM execution e
               WHERE e.status IN ('running', 'canceling')
@@ -156,3 +203,4 @@ SELECT w.id::text AS id,
                       WHERE c.oid = 'execution'::regclass) < 200000
               GROUP BY e.worker) b ON b.worker = w.id
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id
+ LIMIT 200

@@ -13,8 +13,32 @@ heartbeat_max_age = 120s
 # tables are unqualified: search_path = the config's `schema`, else this
 schema = public
 
+[query changes optional]
+-- The change probe (docs/profiles.md, "Change probe"): per query, a state that moves
+-- whenever its answer may; a query whose state is the one this console saw last time is
+-- skipped by the server. On a primary: each table's write counters (the writing sessions
+-- flush them within about a second), its file node and row estimate (TRUNCATE, ANALYZE);
+-- on a standby the counters stand still, so the replayed WAL position stands in. A NULL
+-- state (track_counts off) runs the query. Everything runs anyway every changes_max_age.
+WITH r AS (SELECT c.relname::text AS rel,
+                  CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text
+                       WHEN current_setting('track_counts') = 'on'
+                       THEN concat_ws('/', c.relfilenode, c.reltuples,
+                                      pg_stat_get_tuples_inserted(c.oid)
+                                      + pg_stat_get_tuples_updated(c.oid)
+                                      + pg_stat_get_tuples_deleted(c.oid)) END AS state
+             FROM pg_class c
+            WHERE c.oid IN (to_regclass('jobs'), to_regclass('workers'), to_regclass('job_tags'))),
+     e AS (SELECT (SELECT state FROM r WHERE rel = 'jobs') AS jobs,
+                  (SELECT string_agg(state, ' ' ORDER BY rel) FROM r HAVING count(state) = 3) AS every)
+SELECT v.name, v.state
+  FROM e, LATERAL (VALUES ('counts', e.jobs), ('executions', e.jobs), ('dlq_count', e.jobs),
+                          ('failing', e.jobs || ' ' || floor(extract(epoch FROM now()) / 60)),
+                          ('workers', e.every), ('queues', e.every)) v(name, state)
+
 [query counts]
 -- Jobs by status: exact on small tables, planner statistics (marked ≈) on big ones.
+-- uses index: jobs (status)
 SELECT lower(j.status) AS status, count(*) AS count, false AS estimated
   FROM jobs j
  WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'jobs'::regclass) < 50000
@@ -30,13 +54,17 @@ SELECT lower(u.v) AS status, sum(round(u.f * c.reltuples)) AS count, true AS est
 
 [query failing optional]
 -- Failures per minute over the last 5 minutes (capped count on the partial index).
+-- uses index: jobs (status)
 SELECT count(*) / 5.0 AS per_min
   FROM (SELECT 1 FROM jobs
          WHERE lower(status) = 'failed' AND created_at > extract(epoch FROM now()) - 300
          LIMIT 10001) s
 
 [query executions]
--- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit
+-- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
+-- The filters are applied to the newest $6 rows from the start key; the row ending that
+-- window comes back as scan_end = true when fewer than $5 matched.
+-- uses index: jobs (created_at, job_id)
 SELECT j.job_id AS id,
        j.batch_id AS parent_id,
        j.name AS name,
@@ -53,17 +81,24 @@ SELECT j.job_id AS id,
        j.created_at AS created_at,
        j.updated_at AS updated_at,
        j.completed_at AS finished_at,
-       j.created_at::text AS sort_key
-  FROM jobs j
- WHERE ($1::text IS NULL OR (j.created_at, j.job_id) <= ($1::float8, $2::text))
-   AND ($3::text IS NULL OR j.status IN (lower($3), upper($3)))
-   AND ($4::text IS NULL OR strpos(lower(j.job_id || ' ' || j.name || ' '
-            || COALESCE(j.error::text, '')), lower($4)) > 0)
+       j.created_at::text AS sort_key,
+       j.rn = $6::int AS scan_end
+  FROM (SELECT x.*, row_number() OVER (ORDER BY x.created_at DESC, x.job_id DESC) AS rn
+          FROM jobs x
+         WHERE ($1::text IS NULL OR (x.created_at, x.job_id) <= ($1::float8, $2::text))
+         ORDER BY x.created_at DESC, x.job_id DESC
+         LIMIT $6::int) j
+ WHERE (j.rn < $6::int
+        AND ($3::text IS NULL OR j.status IN (lower($3), upper($3)))
+        AND ($4::text IS NULL OR strpos(lower(j.job_id || ' ' || j.name || ' '
+            || COALESCE(j.error::text, '')), lower($4)) > 0))
+    OR j.rn = $6::int
  ORDER BY j.created_at DESC, j.job_id DESC
  LIMIT $5::int
 
 [query execution]
 -- $1 job id: one row, for jumping to it
+-- uses index: jobs (job_id)
 SELECT j.job_id AS id, j.name AS name, lower(j.status) AS status,
        j.retry_count AS retry_count, j.max_retries AS max_retries,
        j.created_at AS created_at, j.created_at::text AS sort_key
@@ -94,6 +129,9 @@ SELECT j.job_id AS id,
 
 [query workers optional]
 -- Heartbeat every 60 s; no metrics besides running_jobs / max_concurrent_jobs.
+-- Worst first: never beaten, then the oldest heartbeats; 200 at most, both halves bounded
+-- scans of the heartbeat index (its NULLs, then its ascending order).
+-- uses index: workers (last_heartbeat)
 SELECT w.worker_id AS id,
        w.hostname AS name,
        lower(w.status) AS status,
@@ -103,9 +141,16 @@ SELECT w.worker_id AS id,
        CASE WHEN json_typeof(w.running_jobs) = 'array'
             THEN json_array_length(w.running_jobs) END AS in_flight,
        w.max_concurrent_jobs AS capacity
-  FROM workers w
+  FROM ((SELECT * FROM workers
+           WHERE last_heartbeat IS NULL
+           LIMIT 200)
+        UNION ALL
+        (SELECT * FROM workers
+          WHERE last_heartbeat IS NOT NULL
+          ORDER BY last_heartbeat, worker_id
+          LIMIT 200)) w
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.worker_id
- LIMIT 1000
+ LIMIT 200
 
 [query queues optional]
 -- Queued jobs per tag (untagged ones under "(untagged)"); consumers = live workers

@@ -17,6 +17,29 @@ dlq_source = store broker
 requires_queues = pgmq
 schema = tasker
 
+[query changes optional]
+-- The change probe (docs/profiles.md, "Change probe"): per query, a state that moves
+-- whenever its answer may; a query whose state is the one this console saw last time is
+-- skipped by the server. On a primary: each table's write counters (the writing sessions
+-- flush them within about a second), its file node and row estimate (TRUNCATE, ANALYZE);
+-- on a standby the counters stand still, so the replayed WAL position stands in. A NULL
+-- state (track_counts off) runs the query. Everything runs anyway every changes_max_age.
+WITH r AS (SELECT c.relname::text AS rel,
+                  CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text
+                       WHEN current_setting('track_counts') = 'on'
+                       THEN concat_ws('/', c.relfilenode, c.reltuples,
+                                      pg_stat_get_tuples_inserted(c.oid)
+                                      + pg_stat_get_tuples_updated(c.oid)
+                                      + pg_stat_get_tuples_deleted(c.oid)) END AS state
+             FROM pg_class c
+            WHERE c.oid IN (to_regclass('workflow_steps'), to_regclass('workflow_step_transitions'), to_regclass('named_steps'), to_regclass('tasks_dlq'))),
+     e AS (SELECT (SELECT string_agg(state, ' ' ORDER BY rel) FROM r WHERE rel <> 'tasks_dlq'
+                     HAVING count(state) = 3) AS steps,
+                  (SELECT state FROM r WHERE rel = 'tasks_dlq') AS dlq)
+SELECT v.name, v.state
+  FROM e, LATERAL (VALUES ('counts', e.steps), ('executions', e.steps),
+                          ('dlq_count', e.dlq)) v(name, state)
+
 [query counts]
 -- Steps by state: exact on small tables, planner statistics (marked ≈) on big ones.
 SELECT COALESCE(t.to_state, 'pending') AS status, count(*) AS count, false AS estimated
@@ -36,7 +59,11 @@ SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
  WHERE c.oid = 'workflow_steps'::regclass AND c.reltuples >= 50000
 
 [query executions]
--- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit
+-- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
+-- The filters are applied to the newest $6 steps from the start key; the step ending that
+-- window comes back as scan_end = true when fewer than $5 matched.
+-- uses index: workflow_steps (created_at, workflow_step_uuid)
+-- uses index: workflow_step_transitions (workflow_step_uuid)
 SELECT s.workflow_step_uuid::text AS id,
        s.task_uuid::text AS parent_id,
        ns.name AS name,
@@ -58,16 +85,22 @@ SELECT s.workflow_step_uuid::text AS id,
        extract(epoch FROM s.created_at AT TIME ZONE 'UTC') AS created_at,
        extract(epoch FROM s.updated_at AT TIME ZONE 'UTC') AS updated_at,
        extract(epoch FROM s.processed_at AT TIME ZONE 'UTC') AS finished_at,
-       s.created_at::text AS sort_key
-  FROM workflow_steps s
+       s.created_at::text AS sort_key,
+       s.rn = $6::int AS scan_end
+  FROM (SELECT x.*, row_number() OVER (ORDER BY x.created_at DESC, x.workflow_step_uuid DESC) AS rn
+          FROM workflow_steps x
+         WHERE ($1::text IS NULL OR (x.created_at, x.workflow_step_uuid) <= ($1::timestamp, $2::uuid))
+         ORDER BY x.created_at DESC, x.workflow_step_uuid DESC
+         LIMIT $6::int) s
   LEFT JOIN workflow_step_transitions t
          ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
   LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
- WHERE ($1::text IS NULL OR (s.created_at, s.workflow_step_uuid) <= ($1::timestamp, $2::uuid))
-   AND ($3::text IS NULL OR COALESCE(t.to_state, 'pending') = lower($3))
-   AND ($4::text IS NULL OR strpos(lower(s.workflow_step_uuid::text || ' ' || s.task_uuid::text
+ WHERE (s.rn < $6::int
+        AND ($3::text IS NULL OR COALESCE(t.to_state, 'pending') = lower($3))
+        AND ($4::text IS NULL OR strpos(lower(s.workflow_step_uuid::text || ' ' || s.task_uuid::text
             || ' ' || COALESCE(ns.name, '') || ' '
-            || COALESCE(s.results->'error'->>'message', '')), lower($4)) > 0)
+            || COALESCE(s.results->'error'->>'message', '')), lower($4)) > 0))
+    OR s.rn = $6::int
  ORDER BY s.created_at DESC, s.workflow_step_uuid DESC
  LIMIT $5::int
 
@@ -91,6 +124,7 @@ SELECT s.workflow_step_uuid::text AS id,
 [query chain]
 -- $1 step uuid: its transitions by sort_key. attempt = enqueued transitions so far; the
 -- eligibility fields are the step's (the verdict is about the step, on every row).
+-- uses index: workflow_step_transitions (workflow_step_uuid)
 SELECT t.workflow_step_transition_uuid::text AS id,
        s.task_uuid::text AS parent_id,
        ns.name AS name,
@@ -124,6 +158,7 @@ SELECT count(*) AS total
 
 [query dlq optional]
 -- $1 limit $2 after sort_key $3 after id (NULL = first page): pending entries, newest first
+-- uses index: tasks_dlq (dlq_timestamp, dlq_entry_uuid)
 SELECT d.dlq_entry_uuid::text AS id,
        'tasks_dlq' AS queue,
        d.task_uuid::text AS execution_id,

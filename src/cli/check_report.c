@@ -228,9 +228,15 @@ void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *p
                cfg->schema ? "" : " (the profile's default; set schema = NAME to change it)");
         store_read_only(r, s);
     }
-    for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++)
-        ck_add(r, CK_WARN, "optional query", "grant the role access to it, or live without "
-               "that panel (the rest reads fine)", "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
+    for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
+        if (strncmp(s->notes[i], "missing index:", 14) == 0)   /* pg_changes.c */
+            ck_add(r, CK_WARN, "indexes", "the profile's queries rely on it (docs/profiles.md): "
+                   "ask the system's owners to add it; without it these queries read more",
+                   "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
+        else
+            ck_add(r, CK_WARN, "optional query", "grant the role access to it, or live without "
+                   "that panel (the rest reads fine)", "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
+    }
     store_tls(r, cfg, s, redis);
     if (redis)
         store_keyspace(r, s);

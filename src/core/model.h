@@ -200,6 +200,8 @@ typedef struct rd_model {
     uint64_t generation;            /* bumped on every change; UI repaints on change */
     RD_VEC(rd_execution) execs;     /* current page, newest first */
     bool execs_more;                /* another page exists after this one */
+    long execs_searched;            /* > 0: a filtered page stopped at this many rows
+                                     * searched (the next page searches further back) */
     RD_VEC(rd_execution) chain;     /* current chain, oldest first */
     char *chain_id;                 /* which execution the chain was asked for */
     RD_VEC(rd_worker) workers;

@@ -25,6 +25,12 @@ static void result_error(const PGresult *r, qkind k, char *out, size_t cap)
     snprintf(out, cap, "query %s: %s", pg_qnames[k], m && *m ? m : PQresStatus(PQresultStatus(r)));
 }
 
+static bool sqlstate_is(const PGresult *r, const char *code)
+{
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    return st && strcmp(st, code) == 0;
+}
+
 /* A bad id typed by the operator (SQLSTATE class 22) is not a source failure. */
 static bool is_data_error(const PGresult *r)
 {
@@ -153,16 +159,28 @@ static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
                                                                : 100;
     rd_execution *v;
     size_t n = pg_rows_execs(r, x, &v);
-    bool more = PQntuples(r) > page;
+    int rows = PQntuples(r);
+    /* the row that ended the searched window (scan_end, $6): not a match, but where the
+     * next request goes on from */
+    const char *end = rows > 0 ? pg_text(r, rows - 1, "scan_end") : NULL;
+    bool at_end = end && (strcmp(end, "t") == 0 || strcmp(end, "true") == 0);
+    int matches = at_end ? rows - 1 : rows;
+    if (at_end && n == (size_t)rows)
+        execution_clear(&v[--n]);
+    int next_row = matches > page ? page : at_end ? rows - 1 : -1;
+    bool more = next_row >= 0;
     cursor_free(&s->next);
     if (more) {
-        s->next.key = xstrdup(pg_text(r, page, "sort_key"));
-        s->next.id = xstrdup(pg_text(r, page, "id"));
+        s->next.key = xstrdup(pg_text(r, next_row, "sort_key"));
+        s->next.id = xstrdup(pg_text(r, next_row, "id"));
         more = s->next.key && s->next.id;
     }
     while (n > (size_t)page)
         execution_clear(&v[--n]);
     filter_fingerprint(s, v, &n);
+    /* fewer matches than a page in the window: say how far the search went */
+    model(s)->execs_searched = more && matches <= page && (s->filter.text || s->filter.status)
+                                   ? SCAN_BUDGET : 0;
     model_set_execs(model(s), n ? v : NULL, n, more);
     if (!n)
         free(v);
@@ -248,6 +266,22 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
     }
 }
 
+/* The probe let the server skip the workers query: their data stands, but their health
+ * depends on the clock (heartbeat age), so it is judged again now. */
+static void workers_reclassify(pg_src *s, const pg_row_ctx *x)
+{
+    rd_model *m = model(s);
+    bool any = false;
+    for (size_t i = 0; i < m->workers.n; i++) {
+        rd_worker *w = &m->workers.items[i];
+        int was = (int)w->health;
+        health_classify(&x->health, w, x->now);
+        any |= (int)w->health != was;
+    }
+    if (any)
+        model_changed(m);
+}
+
 /* An optional query failed: its panel is emptied (the note says why). */
 static void apply_empty(pg_src *s, qkind k)
 {
@@ -288,7 +322,7 @@ static void notes_publish(pg_src *s)
     const char *v[Q_N];
     size_t n = 0;
     for (size_t k = 0; k < Q_N; k++)
-        if (s->notes[k] && query(s, (qkind)k))
+        if (s->notes[k] && (k == Q_INDEXES || query(s, (qkind)k)))
             v[n++] = s->notes[k];
     model_source_notes(model(s), SRC_NAME, v, n);
 }
@@ -298,6 +332,35 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
     pg_row_ctx x = row_ctx(s);
     for (size_t i = 0; i < n && i < s->n_inflight; i++) {
         qkind k = s->inflight[i];
+        if (k == Q_SETTING)
+            continue;
+        if (k == Q_PREPARE) {         /* named from now on; unnamed if it would not prepare */
+            s->prepared[s->prep_of[i]][s->prep_guarded[i]] = result_ok(res[i]);
+            continue;
+        }
+        if (!result_ok(res[i]) && sqlstate_is(res[i], "26000")) {
+            /* "prepared statement does not exist": a pooler hands out other sessions */
+            s->no_named = true;
+            memset(s->prepared, 0, sizeof s->prepared);
+        }
+        if (k == Q_CHANGES) {
+            pg_changes_apply(s, res[i], result_ok(res[i]));
+            note_set(s, k, result_ok(res[i]) ? NULL : res[i]);
+            continue;
+        }
+        if (s->chg_guarded[i] && pg_changes_skipped(s, k)) {
+            s->chg_skipped++;
+            if (k == Q_EXECS && s->page_gen_inflight == s->page_gen)
+                s->page_gen_applied = s->page_gen;
+            if (k == Q_WORKERS)
+                workers_reclassify(s, &x);
+            continue;                 /* unchanged: the model keeps what it has */
+        }
+        if (k == Q_INDEXES) {         /* advice: a catalog it cannot read is no failure */
+            if (result_ok(res[i]))
+                pg_indexes_apply(s, res[i]);
+            continue;
+        }
         if (result_ok(res[i])) {
             apply_one(s, k, res[i], &x);
             note_set(s, k, NULL);

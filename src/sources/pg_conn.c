@@ -589,9 +589,14 @@ bool pg_conn_send(pg_conn *c, const pg_query *q, size_t n, double deadline_s)
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!PQsendQueryParams(c->pg, q[i].sql, q[i].nparams, NULL, q[i].params, NULL, NULL,
-                               0) ||
-            !PQpipelineSync(c->pg)) {
+        int sent = q[i].name && q[i].prepare
+                       ? PQsendPrepare(c->pg, q[i].name, q[i].sql, 0, NULL)
+                   : q[i].name
+                       ? PQsendQueryPrepared(c->pg, q[i].name, q[i].nparams, q[i].params,
+                                             NULL, NULL, 0)
+                       : PQsendQueryParams(c->pg, q[i].sql, q[i].nparams, NULL, q[i].params,
+                                           NULL, NULL, 0);
+        if (!sent || !PQpipelineSync(c->pg)) {
             char msg[ERR_CAP];
             snprintf(msg, sizeof msg, "%s", PQerrorMessage(c->pg));
             pg_conn_close(c);

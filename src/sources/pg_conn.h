@@ -17,6 +17,10 @@ enum { PG_MAX_PARAMS = 8 };
 
 typedef struct pg_query {
     const char *sql;                    /* borrowed until the batch callback returns */
+    /* name set: prepare = false runs the statement prepared under that name (sql unused);
+     * prepare = true prepares sql under that name (types inferred, no parameters sent) */
+    const char *name;
+    bool prepare;
     int nparams;
     const char *params[PG_MAX_PARAMS];  /* NULL = SQL NULL; borrowed likewise */
 } pg_query;

@@ -15,11 +15,13 @@
 struct event;
 
 #define SRC_NAME "postgresql"
-enum { DLQ_PAGE = 50, MAX_Q = 12 };
+/* SCAN_BUDGET: rows an executions page with a filter searches per request (its $6). */
+enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 5000 };
 
 typedef enum {
     Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
-    Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_N
+    Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_INDEXES, Q_CHANGES, Q_PREPARE,
+    Q_SETTING, Q_N
 } qkind;
 
 extern const char *const pg_qnames[Q_N];
@@ -55,6 +57,25 @@ typedef struct pg_src {
     cursor *stack;
     size_t depth, stack_cap;
     cursor dlq_after, dlq_next;
+    /* indexes the profile's queries rely on (`-- uses index:`): checked once per connection */
+    bool indexes_checked;
+    /* change probe ([query changes], pg_changes.c): the states it returned last time, the
+     * queries it let the server skip in the batch in flight, when all last ran */
+    char *chg_states;
+    char *chg_skip;               /* ",counts,workers," — guarded results to ignore */
+    bool chg_guarded[MAX_Q];      /* the batch's query i carries the guard */
+    /* the parameterless refresh queries run as named statements once prepared on this
+     * connection (a cached plan: a skipped query costs no planning); [k][guarded] */
+    bool prepared[Q_N][2], prep_tried[Q_N][2];
+    bool no_named;                /* a prepared statement vanished (a transaction pooler):
+                                   * unnamed statements only, for this source's life */
+    qkind prep_of[MAX_Q];         /* the batch's Q_PREPARE i prepares this query */
+    bool prep_guarded[MAX_Q];
+    bool chg_broken;              /* the probe failed on this connection: no guards */
+    bool chg_force;               /* next batch runs everything (user refresh, reconnect) */
+    double chg_full_at;
+    char chg_nonce[20];           /* marks this console's skip list in the session */
+    unsigned long chg_skipped, chg_batches;   /* counters (debug/bench) */
 } pg_src;
 
 static inline double now_s(void)
@@ -90,6 +111,22 @@ static inline const char *query(const pg_src *s, qkind k)
     }
     return sql;
 }
+
+/* pg_changes.c: the change probe and the index check (built into a refresh batch). */
+/* The probe statement (params $1 last states, $2 force, $3 nonce), malloc'd; NULL without
+ * a probe (or after it failed on this connection). */
+char *pg_changes_sql(const pg_src *s);
+/* SQL of query k wrapped so the server skips it when the probe found its data unchanged;
+ * malloc'd. */
+char *pg_changes_guard(const pg_src *s, qkind k, const char *sql);
+bool pg_changes_guardable(qkind k);
+/* Applies the probe's answer (before the other results of the batch). */
+void pg_changes_apply(pg_src *s, const PGresult *r, bool ok);
+bool pg_changes_skipped(const pg_src *s, qkind k);
+/* The index check statement ($1: "query\ttable\tcol,col\n..."); NULL when the profile
+ * documents no index. *param is malloc'd. */
+const char *pg_indexes_sql(const pg_src *s, char **param);
+void pg_indexes_apply(pg_src *s, const PGresult *r);
 
 /* pg_apply.c: the results of the setup batch (variant, extensions), then of a refresh. */
 void pg_apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap);

@@ -23,6 +23,8 @@
 #include "pg_priv.h"
 
 #include <event2/event.h>
+#include <stdint.h>
+#include <unistd.h>
 
 #include "../core/xalloc.h"
 
@@ -34,8 +36,23 @@ const char *const pg_qnames[Q_N] = {
     [Q_VARIANT] = "variant", [Q_EXTENSIONS] = "extensions", [Q_COUNTS] = "counts",
     [Q_EXECS] = "executions", [Q_WORKERS] = "workers", [Q_QUEUES] = "queues",
     [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
-    [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution",
+    [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
+    [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
 };
+
+/* Statement names of the prepared refresh queries: [kind][guarded]. */
+static const char *stmt_name(qkind k, bool guarded)
+{
+    static const char *const names[][2] = {
+        [Q_COUNTS] = { "rd_counts", "rd_g_counts" },
+        [Q_WORKERS] = { "rd_workers", "rd_g_workers" },
+        [Q_QUEUES] = { "rd_queues", "rd_g_queues" },
+        [Q_DLQ_COUNT] = { "rd_dlq_count", "rd_g_dlq_count" },
+        [Q_FAILING] = { "rd_failing", "rd_g_failing" },
+        [Q_EXECS] = { "rd_execs1", "rd_g_execs1" },     /* the first page, no filter */
+    };
+    return (size_t)k < sizeof names / sizeof *names ? names[k][guarded] : NULL;
+}
 
 /* The schema first, public after it (era-1 Attune and extensions live there); the server
  * quotes the name. */
@@ -110,6 +127,13 @@ static void on_password_secret(bool ok, const char *value, const char *why, void
 static void connect_now(pg_src *s)
 {
     s->setup_done = false;
+    /* a new session: no skip list in it yet, indexes checked again */
+    s->indexes_checked = s->chg_broken = false;
+    memset(s->prepared, 0, sizeof s->prepared);
+    memset(s->prep_tried, 0, sizeof s->prep_tried);
+    s->chg_force = true;
+    free(s->chg_skip);
+    s->chg_skip = NULL;
     model_source(model(s), SRC_NAME);
     if (s->sec_pending)
         return;                       /* still resolving: connects when done */
@@ -191,12 +215,23 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 typedef struct batch {
     pg_query q[MAX_Q];
     qkind k[MAX_Q];
+    char *own[MAX_Q];             /* SQL built for this batch (probe, guarded queries) */
+    bool guarded[MAX_Q];
+    qkind prep_of[MAX_Q];
+    bool prep_guarded[MAX_Q];
     size_t n;
-    char limit[24], dlq_limit[24];
+    char limit[24], dlq_limit[24], budget[24];
+    char *idx_param;
 } batch;
 
-static void add(batch *b, const char *sql, qkind k, int np, const char *p0, const char *p1,
-                const char *p2, const char *p3, const char *p4)
+static void batch_free(batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        free(b->own[i]);
+    free(b->idx_param);
+}
+
+static void add6(batch *b, const char *sql, qkind k, int np, const char *const p[6])
 {
     if (!sql || b->n >= MAX_Q)
         return;
@@ -204,10 +239,56 @@ static void add(batch *b, const char *sql, qkind k, int np, const char *p0, cons
     memset(q, 0, sizeof *q);
     q->sql = sql;
     q->nparams = np;
-    const char *p[5] = { p0, p1, p2, p3, p4 };
-    for (int i = 0; i < np && i < 5; i++)
+    for (int i = 0; i < np && i < 6; i++)
         q->params[i] = p[i];
+    b->own[b->n] = NULL;
+    b->guarded[b->n] = false;
     b->k[b->n++] = k;
+}
+
+static void add(batch *b, const char *sql, qkind k, int np, const char *p0, const char *p1,
+                const char *p2, const char *p3, const char *p4)
+{
+    const char *p[6] = { p0, p1, p2, p3, p4, NULL };
+    add6(b, sql, k, np, p);
+}
+
+/* A query of the refresh, wrapped in the change probe's guard when the batch has one. A
+ * parameterless one runs as a named statement once prepared on this connection, and is
+ * prepared (in the same batch, after running unnamed) the first time. So does the first
+ * executions page without a filter (generic: its plan is cached; it is fast for exactly
+ * those parameters, so the plan is forced for that statement only and never used for a
+ * deeper or filtered page, which stay unnamed, planned for their parameters). */
+static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const p[6],
+                     bool generic)
+{
+    const char *sql = query(s, k);
+    if (!sql || b->n + 3 > MAX_Q)
+        return;
+    const char *name = (np == 0 || generic) && !s->no_named ? stmt_name(k, guard) : NULL;
+    if (name && s->prepared[k][guard]) {
+        if (generic)
+            add(b, "SET plan_cache_mode = force_generic_plan", Q_SETTING, 0, NULL, NULL, NULL,
+                NULL, NULL);
+        add6(b, "", k, np, p);         /* the SQL is the prepared statement's */
+        b->q[b->n - 1].name = name;
+        b->guarded[b->n - 1] = guard;
+        if (generic)
+            add(b, "RESET plan_cache_mode", Q_SETTING, 0, NULL, NULL, NULL, NULL, NULL);
+        return;
+    }
+    char *own = guard ? pg_changes_guard(s, k, sql) : NULL;
+    add6(b, own ? own : sql, k, np, p);
+    b->own[b->n - 1] = own;
+    b->guarded[b->n - 1] = own != NULL;
+    if (name && !s->prep_tried[k][guard]) {
+        s->prep_tried[k][guard] = true;
+        add6(b, own ? own : sql, Q_PREPARE, 0, p);
+        b->q[b->n - 1].name = name;
+        b->q[b->n - 1].prepare = true;
+        b->prep_of[b->n - 1] = k;
+        b->prep_guarded[b->n - 1] = guard;
+    }
 }
 
 /* The system's schema: the config's, else the profile's `schema` setting, else none. */
@@ -233,21 +314,80 @@ static void build_setup(pg_src *s, batch *b)
         Q_EXTENSIONS, 0, NULL, NULL, NULL, NULL, NULL);
 }
 
+/* Once per connection: which of the indexes the profile's queries rely on are missing. */
+static void build_indexes(pg_src *s, batch *b)
+{
+    if (s->indexes_checked)
+        return;
+    s->indexes_checked = true;
+    const char *sql = pg_indexes_sql(s, &b->idx_param);
+    if (sql)
+        add(b, sql, Q_INDEXES, 1, b->idx_param, NULL, NULL, NULL, NULL);
+}
+
+/* The change probe first (when the profile has one); true when the batch is guarded. */
+static bool build_probe(pg_src *s, batch *b)
+{
+    char *sql = pg_changes_sql(s);
+    if (!sql)
+        return false;
+    double max_age = 30;
+    const char *v = profile_get(s->prof, "changes_max_age");
+    if (v && !(parse_duration(v, &max_age) && max_age > 0))
+        max_age = 30;
+    bool force = s->chg_force || !s->chg_states || now_s() - s->chg_full_at >= max_age;
+    s->chg_force = false;
+    const char *p[6] = { s->chg_states, force ? "on" : "off", s->chg_nonce, NULL, NULL, NULL };
+    /* named once prepared: its plan is cached (the parameters only feed the comparison) */
+    if (s->no_named)
+        s->prep_tried[Q_CHANGES][0] = true;
+    if (s->prepared[Q_CHANGES][0] && !s->no_named) {
+        free(sql);
+        add6(b, "", Q_CHANGES, 3, p);
+        b->q[b->n - 1].name = "rd_probe";
+        return true;
+    }
+    add6(b, sql, Q_CHANGES, 3, p);
+    b->own[b->n - 1] = sql;
+    if (!s->prep_tried[Q_CHANGES][0]) {
+        s->prep_tried[Q_CHANGES][0] = true;
+        add6(b, sql, Q_PREPARE, 0, p);
+        b->q[b->n - 1].name = "rd_probe";
+        b->q[b->n - 1].prepare = true;
+        b->prep_of[b->n - 1] = Q_CHANGES;
+        b->prep_guarded[b->n - 1] = false;
+    }
+    return true;
+}
+
 static void build_main(pg_src *s, batch *b)
 {
+    bool guard = false;
     if (s->want_main) {
-        add(b, query(s, Q_COUNTS), Q_COUNTS, 0, NULL, NULL, NULL, NULL, NULL);
-        add(b, query(s, Q_WORKERS), Q_WORKERS, 0, NULL, NULL, NULL, NULL, NULL);
-        add(b, query(s, Q_QUEUES), Q_QUEUES, 0, NULL, NULL, NULL, NULL, NULL);
-        add(b, query(s, Q_DLQ_COUNT), Q_DLQ_COUNT, 0, NULL, NULL, NULL, NULL, NULL);
-        add(b, query(s, Q_FAILING), Q_FAILING, 0, NULL, NULL, NULL, NULL, NULL);
+        build_indexes(s, b);
+        guard = build_probe(s, b);
+        static const qkind main_q[] = { Q_COUNTS, Q_WORKERS, Q_QUEUES, Q_DLQ_COUNT, Q_FAILING };
+        for (size_t i = 0; i < sizeof main_q / sizeof *main_q; i++)
+            add_main(b, s, main_q[i], guard, 0, (const char *const[6]){ NULL }, false);
     }
     if (s->want_main || s->want_page) {
         int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
                                                                    : 100;
         snprintf(b->limit, sizeof b->limit, "%d", page + 1);
-        add(b, query(s, Q_EXECS), Q_EXECS, 5, s->start.key, s->start.id, s->filter.status,
-            s->filter.text, b->limit);
+        /* $6, the rows searched: a filter searches SCAN_BUDGET rows per request */
+        bool filtered = s->filter.text || s->filter.status;
+        snprintf(b->budget, sizeof b->budget, "%d", filtered ? SCAN_BUDGET : page + 1);
+        const char *sql = query(s, Q_EXECS);
+        const char *p[6] = { s->start.key, s->start.id, s->filter.status, s->filter.text,
+                             b->limit, b->budget };
+        /* a page the operator just asked for is never skipped */
+        bool six = sql && strstr(sql, "$6");
+        /* a cached generic plan for the first page only where the profile says it is
+         * fast for those parameters (first_page_plan = cached; checked at scale) */
+        const char *fp = profile_get(s->prof, "first_page_plan");
+        bool cached = six && fp && strcmp(fp, "cached") == 0 && !s->start.key && !filtered;
+        add_main(b, s, Q_EXECS, guard && s->page_gen_applied == s->page_gen, six ? 6 : 5, p,
+                 cached);
         s->page_gen_inflight = s->page_gen;
     }
     if (s->want_chain)
@@ -291,11 +431,16 @@ static void kick(pg_src *s)
     if (b.n == 0)
         return;
     if (!pg_conn_send(s->conn, b.q, b.n, QUERY_DEADLINE_S)) {
+        batch_free(&b);
         lost(s, pg_conn_error(s->conn));
         return;
     }
     memcpy(s->inflight, b.k, b.n * sizeof *b.k);
+    memcpy(s->chg_guarded, b.guarded, b.n * sizeof *b.guarded);
+    memcpy(s->prep_of, b.prep_of, b.n * sizeof *b.prep_of);
+    memcpy(s->prep_guarded, b.prep_guarded, b.n * sizeof *b.prep_guarded);
     s->n_inflight = b.n;
+    batch_free(&b);
     if (s->setup_done) {
         s->want_main = s->want_page = s->want_dlq = false;
         free(s->chain_inflight);
@@ -355,6 +500,7 @@ static void op_refresh(rd_source *src)
 {
     pg_src *s = src->impl;
     s->want_main = s->want_page = true;
+    s->chg_force = true;          /* the operator asked: everything, not the probe's word */
     if (!pg_conn_is_open(s->conn)) {
         evtimer_del(s->retry_ev);
         connect_now(s);
@@ -477,6 +623,8 @@ static void op_free(rd_source *src)
         free(s->variant);
     }
     free(s->extensions);
+    free(s->chg_states);
+    free(s->chg_skip);
     free(s->want_chain);
     free(s->want_jump);
     free(s->chain_inflight);
@@ -524,6 +672,10 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     s->pub.impl = s;
     s->prof = ctx->prof;
     s->backoff_s = BACKOFF_MIN_S;
+    /* this console's mark on its skip list in the session (pg_changes.c) */
+    snprintf(s->chg_nonce, sizeof s->chg_nonce, "%08lx%06lx",
+             (unsigned long)((uintptr_t)s ^ (uintptr_t)now_s() * 2654435761u) & 0xffffffffUL,
+             (unsigned long)getpid() & 0xffffffUL);
     pg_conn_cbs cbs = { .ready = on_ready, .failed = on_failed, .batch_done = on_batch,
                         .ud = s };
     const rd_system_cfg *cfg = ctx->cfg;

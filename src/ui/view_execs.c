@@ -140,9 +140,14 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
     char t[512];
+    char more[64] = "";
+    if (c->model->execs_searched > 0)
+        snprintf(more, sizeof more, " (searched %ld rows; more further back)",
+                 c->model->execs_searched);
+    else if (c->model->execs_more)
+        snprintf(more, sizeof more, " (more)");
     int n = snprintf(t, sizeof t, "Executions  page %d%s  %zu/%zu rows  sort: %s", s->page,
-                     c->model->execs_more ? " (more)" : "", s->n_rows, c->model->execs.n,
-                     sort_names[s->sort]);
+                     more, s->n_rows, c->model->execs.n, sort_names[s->sort]);
     if (s->marks.n) {
         size_t here = 0;   /* marks on this page as filtered: the rest are kept, not shown */
         for (size_t i = 0; i < s->n_rows; i++)
@@ -231,9 +236,15 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     v->list_y = r.y + 2;
     v->list.n = (int)s->n_rows;
     list_fit(&v->list, v->rows);
-    if (!s->n_rows)
+    if (!s->n_rows && c->model->execs_searched > 0 && !c->model->execs.n) {
+        char t[160];   /* a bounded search: say how far it went, offer to go on */
+        snprintf(t, sizeof t, "searched the newest %ld rows from here, none found "
+                 "- search further back? (next page)", c->model->execs_searched);
+        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, t, theme_attr(c->theme, TS_DIM));
+    } else if (!s->n_rows) {
         draw_clean(w, r.y + 2, r.x + 2, r.w - 2, c->model->execs.n ? "no executions match the filter"
                    : "no executions (yet)", theme_attr(c->theme, TS_DIM));
+    }
     for (int i = 0; i < v->rows && v->list.top + i < (int)s->n_rows; i++) {
         int idx = v->list.top + i;
         const rd_execution *e = &c->model->execs.items[s->rows[idx]];

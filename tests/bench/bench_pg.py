@@ -20,6 +20,7 @@ import benchlib as B  # noqa: E402
 RUNS = int(os.environ.get("BENCH_RUNS", "9"))
 PROFILE = "attune-era2"
 PAGE = 100   # config page_size default; the console asks for page + 1
+BUDGET = "5000"   # rows a filtered page searches per request (SCAN_BUDGET, pg_priv.h)
 
 
 def walk(plan, out):
@@ -66,12 +67,16 @@ def main():
     cur.execute("SET plan_cache_mode = force_custom_plan")   # libpq unnamed statements: custom plans
     q = B.profile_queries(PROFILE)
     # Keys for the deep keyset page (the naive dashboard's OFFSET N/2 page, reached by key)
-    cur.execute("SELECT created::text, id::text FROM attune.execution ORDER BY created DESC, id DESC OFFSET %s LIMIT 1",
-                (n // 2,))
-    deep_key, deep_id = cur.fetchone()
-    cur.execute("SELECT id::text FROM attune.execution WHERE original_execution IS NOT NULL "
-                "ORDER BY id DESC LIMIT 1")
-    chain_id = cur.fetchone()[0]
+    # the bench's own lookups on a session without the console's statement timeout
+    setup = B._connect(db)
+    sk = setup.cursor()
+    sk.execute("SELECT created::text, id::text FROM attune.execution ORDER BY created DESC, id DESC OFFSET %s LIMIT 1",
+               (n // 2,))
+    deep_key, deep_id = sk.fetchone()
+    sk.execute("SELECT id::text FROM attune.execution WHERE original_execution IS NOT NULL "
+               "ORDER BY id DESC LIMIT 1")
+    chain_id = sk.fetchone()[0]
+    setup.close()
     lim = str(PAGE + 1)
 
     for name in ("counts", "workers", "failing", "executions", "chain"):
@@ -80,18 +85,43 @@ def main():
     ex = lambda name, *a: "EXECUTE p_%s%s" % (name, "(%s)" % ", ".join(lit(x) for x in a) if a else "")  # noqa: E731
 
     refresh = [("counts", ex("counts")), ("workers", ex("workers")), ("failing", ex("failing")),
-               ("executions page 1", ex("executions", None, None, None, None, lim))]
-    extra = [("executions deep page (keyset at N/2)", ex("executions", deep_key, deep_id, None, None, lim)),
-             ("executions status=failed", ex("executions", None, None, "failed", None, lim)),
-             ("executions status=running", ex("executions", None, None, "running", None, lim)),
-             ("executions text filter 'zerodivision'", ex("executions", None, None, None, "zerodivision", lim)),
-             ("executions text filter, no match", ex("executions", None, None, None, "no-such-text-xyz", lim)),
+               ("executions page 1", ex("executions", None, None, None, None, lim, lim))]
+    extra = [("executions deep page (keyset at N/2)", ex("executions", deep_key, deep_id, None, None, lim, lim)),
+             ("executions status=failed", ex("executions", None, None, "failed", None, lim, BUDGET)),
+             ("executions status=running", ex("executions", None, None, "running", None, lim, BUDGET)),
+             ("executions text filter 'zerodivision'", ex("executions", None, None, None, "zerodivision", lim, BUDGET)),
+             ("executions text filter, no match (newest %s rows)" % BUDGET,
+              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET)),
              ("chain of one execution", ex("chain", chain_id))]
+
+    # The change probe: an unchanged store costs the probe plus the skipped (planned, never
+    # executed) queries, the way the console sends them (guarded, one round trip).
+    nonce = "bench"
+    cur.execute("PREPARE p_probe AS " + B.probe_sql(q["changes"]))
+    guarded = {"counts": "g_counts", "workers": "g_workers", "failing": "g_failing",
+               "executions": "g_executions"}
+    for name, g in guarded.items():
+        cur.execute("PREPARE p_%s AS %s" % (g, B.guard_sql(name, q[name], nonce)))
+    cur.execute("EXECUTE p_probe(NULL, true, %s)", (nonce,))
+    states = cur.fetchone()[1]
+    probe_stmt = "EXECUTE p_probe(%s, false, %s)" % (lit(states), lit(nonce))
+    unchanged = [("probe", probe_stmt), ("counts", ex("g_counts")), ("workers", ex("g_workers")),
+                 ("failing", ex("g_failing")),
+                 ("executions page 1", ex("g_executions", None, None, None, None, lim, lim))]
     naive = [("naive count(*) GROUP BY status", "SELECT status, count(*) FROM attune.execution GROUP BY status"),
              ("naive OFFSET %d LIMIT 100" % (n // 2),
               "SELECT * FROM attune.execution ORDER BY created DESC OFFSET %d LIMIT 100" % (n // 2))]
 
     res = {}
+    ures = {}
+    for label, stmt in unchanged:
+        cur.execute(probe_stmt)                # the skip list the guarded queries read
+        r = measure(cur, "unchanged " + label, stmt)
+        ures[label] = r
+        B.note("unchanged: %-29s server %8.2f ms  buffers %7d" % (label, r["server"], r["buffers"]))
+    cur.execute("SELECT current_setting('redrive.skip')")
+    skip = cur.fetchone()[0]
+    B.note("probe skip list: %s" % skip)
     for label, stmt in refresh + extra + naive:
         r = measure(cur, label, stmt)
         res[label] = r
@@ -117,6 +147,10 @@ def main():
         B.fig(bench, "refresh query %s (server)" % l, res[l]["server"], "ms")
     B.fig(bench, "refresh: server time, all queries", server_total, "ms", "<= 5 ms")
     B.fig(bench, "refresh: one round trip, client wall", B.median(rt), "ms", "<= 5 ms, 1 round trip")
+    B.fig(bench, "refresh, unchanged store (probe + skipped queries): server time",
+          sum(r["server"] for r in ures.values()), "ms", "<= 1 ms")
+    B.fig(bench, "refresh, unchanged store: buffers", sum(r["buffers"] for r in ures.values()), "buffers")
+    B.fig(bench, "refresh, changed store: buffers", sum(res[l]["buffers"] for l, _ in refresh), "buffers")
     B.fig(bench, "naive dashboard: server time", naive_total, "ms", "~165 ms (reference)")
     B.fig(bench, "naive dashboard: client wall", B.median(nrt), "ms")
     B.fig(bench, "naive / profile server-time ratio", naive_total / server_total if server_total else 0.0, "x")

@@ -429,3 +429,28 @@ def bench_config(home, stalled_port=None, poll="2s"):
         systems.append(("stalled-redis", {"profile": "alakai", "poll": poll,
                                           "store": "redis://127.0.0.1:%d/0" % stalled_port}))
     return write_config(os.path.join(home, "config"), systems)
+
+
+# ---- the change probe as the console sends it (src/sources/pg_changes.c) ----
+
+def _c_string(name):
+    """The concatenated C string literal `static const char NAME[] = "..." "...";`."""
+    src = open(os.path.join(ROOT, "src", "sources", "pg_changes.c"), encoding="utf-8").read()
+    m = re.search(r"static const char %s\[\] =\s*((?:\"(?:[^\"\\]|\\.)*\"\s*)+);" % name, src)
+    assert m, name
+    lits = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
+    return "".join(bytes(x, "utf-8").decode("unicode_escape") for x in lits)
+
+
+def probe_sql(changes_sql):
+    """The probe statement redrive builds around a profile's [query changes]:
+    $1 last states, $2 force, $3 nonce -> (skip, states)."""
+    return _c_string("PROBE_HEAD") + changes_sql.rstrip().rstrip(";") + _c_string("PROBE_TAIL")
+
+
+def guard_sql(name, sql, nonce):
+    """A refresh query wrapped in the probe's guard (pg_changes_guard)."""
+    return ("SELECT * FROM (\n%s\n) rd_q\n"
+            "WHERE strpos(COALESCE(current_setting('redrive.skip', true), ''), '%s:') <> 1\n"
+            "   OR strpos(current_setting('redrive.skip', true), ',%s,') = 0"
+            % (sql.rstrip().rstrip(";"), nonce, name))

@@ -15,6 +15,11 @@
  *   idle TIMEOUT_S                       → "ok MS" when the peek/chain asked for came back
  *   fresh SOURCE TIMEOUT_S               → "ok MS" when SOURCE answered again (last_ok moved)
  *   json VIEW                            → "json " + the snapshot JSON of VIEW on one line
+ *   filter TEXT TIMEOUT_S                → the executions page once answered (below);
+ *                                          TEXT "-" clears the filter
+ *   page DIR TIMEOUT_S                   → the same after paging (1 next, -1 back)
+ *       "page n=N more=0|1 searched=ROWS first=ID last=ID"  (ID "-" when none)
+ *   workers                              → "workers N first=ID"
  *   quit
  * On timeout: "timeout" plus what was seen.
  */
@@ -97,7 +102,17 @@ static bool check(watch *w)
             printf("timeout %s %s\n", s ? src_state_name(s->state) : "absent",
                    s ? s->error : "");
     }
-    if (done)
+    if (strcmp(w->cmd, "page") == 0) {
+        done = sources_idle(w->src);
+        if (done) {
+            const rd_model *m = w->m;
+            printf("page n=%zu more=%d searched=%ld first=%s last=%s\n", m->execs.n,
+                   (int)m->execs_more, m->execs_searched, m->execs.n ? m->execs.items[0].id : "-",
+                   m->execs.n ? m->execs.items[m->execs.n - 1].id : "-");
+        } else if (now > w->deadline) {
+            printf("timeout page\n");
+        }
+    } else if (done)
         printf("ok %.0f %s\n", (now - w->started) * 1000,
                strcmp(w->cmd, "state") == 0 && find_src(w->m, w->a1)
                    ? find_src(w->m, w->a1)->error : "");
@@ -159,6 +174,20 @@ static void on_line(watch *w, const char *line)
                 *c = ' ';            /* JSON strings escape both: one line is the same JSON */
         printf("json %s\n", j ? j : "");
         free(j);
+    } else if (strcmp(cmd, "workers") == 0) {
+        printf("workers %zu first=%s\n", w->m->workers.n,
+               w->m->workers.n ? w->m->workers.items[0].id : "-");
+    } else if (strcmp(cmd, "filter") == 0 || strcmp(cmd, "page") == 0) {
+        if (strcmp(cmd, "filter") == 0) {
+            rd_exec_filter f = { .text = strcmp(a1, "-") == 0 ? NULL : a1 };   /* - clears */
+            sources_set_filter(w->src, &f);
+        } else {
+            sources_page(w->src, atoi(a1));
+        }
+        snprintf(w->cmd, sizeof w->cmd, "page");
+        w->started = mono();
+        w->deadline = w->started + (n >= 3 ? atof(a2) : 10);
+        check(w);
     } else if (strcmp(cmd, "count") == 0) {
         long c = 0;
         for (size_t i = 0; i < w->m->counts.n; i++)

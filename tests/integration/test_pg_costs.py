@@ -1,0 +1,338 @@
+"""Cost gates of the PostgreSQL source (issue 12): counts, never times.
+
+Against the bench's Attune era-2 database at a fixed size (50,000 executions, 500 workers;
+tests/bench/benchlib.py builds it once and reuses it), with the real source:
+- round trips per refresh = 1: a counting proxy between the source and PostgreSQL holds
+  the server's answers until the client has been silent for a while, so a client that
+  waits for an answer before sending more shows as a second flight; every refresh (marked
+  by its change probe) must be exactly one flight;
+- an unchanged store costs one row per refresh: the server skips every guarded query (the
+  proxy counts DataRow messages), and a write shows up at the next refresh;
+- buffers per refresh: EXPLAIN (ANALYZE, BUFFERS) of each refresh query of the profile,
+  as the console runs it, under fixed bounds; the workers query must not read the worker
+  table whole;
+- the executions text filter is bounded: a term with no match searches SCAN_BUDGET rows
+  per request (buffers bounded), the source says how far it searched, and paging goes on
+  further back until the table ends; a match far back is found that way.
+"""
+import os
+import select
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from snaphelp import ROOT, need_env
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
+N_EXEC, N_WORKERS = 50_000, 500
+SCAN_BUDGET = 5_000                       # src/sources/pg_priv.h
+WATCH = os.path.join(ROOT, "build", "tests", "integration", "rd-source-watch")
+# Buffers (shared hit + read) per query at N_EXEC / N_WORKERS; measured 2026-11-23:
+# counts 3, workers ~330, failing 3, executions page ~215, no-match text filter ~250.
+MAX_BUFFERS = {"counts": 200, "workers": 600, "failing": 50, "executions": 400}
+MAX_BUFFERS_REFRESH = 1000
+MAX_BUFFERS_TEXT_NO_MATCH = 600
+
+
+@pytest.fixture(scope="module")
+def db():
+    need_env("RD_PG_HOST", "RD_PG_PORT")
+    os.environ["SCALE"] = str(N_EXEC / 1_000_000)
+    import benchlib as B
+    name, n, nw, _ = B.ensure_bench_attune()
+    assert (n, nw) == (N_EXEC, N_WORKERS)
+    return name
+
+
+def admin(db):
+    import psycopg2
+    import benchlib as B
+    c = psycopg2.connect(B.pg_dsn(db, admin=True))
+    c.autocommit = True
+    return c
+
+
+# ---- a counting proxy ------------------------------------------------------------------
+
+class Proxy:
+    """TCP proxy to PostgreSQL. Server bytes are held until the client has sent nothing for
+    HOLD seconds, so each flight of the client is everything it could send without an
+    answer. Counts flights, the refreshes among them (a flight holding the change probe:
+    its SQL, or its statement name rd_probe once prepared), and the DataRow messages
+    answered to each flight."""
+    HOLD = 0.15
+
+    def __init__(self, port):
+        self.up = ("127.0.0.1", port)
+        self.ls = socket.socket()
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(8)
+        self.port = self.ls.getsockname()[1]
+        self.flights = []        # [probe seen, client bytes, DataRows in the answer]
+        self.lock = threading.Lock()
+        self.stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while not self.stop:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _serve(self, c):
+        s = socket.create_connection(self.up)
+        held, srv_buf, last_client, cur = b"", b"", 0.0, None
+        while not self.stop:
+            r, _, _ = select.select([c, s], [], [], 0.02)
+            if c in r:
+                d = c.recv(1 << 16)
+                if not d:
+                    break
+                with self.lock:
+                    if cur is None or cur[3]:          # the last flight was answered
+                        cur = [False, 0, 0, False]
+                        self.flights.append(cur)
+                    cur[0] |= b"redrive.skip" in d or b"rd_probe" in d    # the probe: a refresh
+                    cur[1] += len(d)
+                s.sendall(d)
+                last_client = time.monotonic()
+            if s in r:
+                d = s.recv(1 << 16)
+                if not d:
+                    break
+                held += d
+                srv_buf += d
+                while len(srv_buf) >= 5:                # whole messages: count DataRows
+                    t, ln = srv_buf[0:1], struct.unpack("!I", srv_buf[1:5])[0]
+                    if len(srv_buf) < 1 + ln:
+                        break
+                    if t == b"D" and cur is not None:
+                        with self.lock:
+                            cur[2] += 1
+                    srv_buf = srv_buf[1 + ln:]
+            if held and time.monotonic() - last_client >= self.HOLD:
+                c.sendall(held)
+                held = b""
+                if cur is not None:
+                    with self.lock:
+                        cur[3] = True
+        c.close()
+        s.close()
+
+    def close(self):
+        self.stop = True
+        self.ls.close()
+
+
+# ---- the source, driven by rd-source-watch -----------------------------------------------
+
+class Watch:
+    def __init__(self, tmp_path, store, poll="1s"):
+        conf = tmp_path / "config"
+        conf.write_text('[system "cost"]\nprofile = attune-era2\nstore = %s\npoll = %s\n'
+                        'page_size = 100\n' % (store, poll))
+        conf.chmod(0o600)
+        env = dict(os.environ, REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
+        self.p = subprocess.Popen([WATCH, str(conf)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, env=env)
+        assert self.read(30) == "ready"
+
+    def read(self, secs):
+        r, _, _ = select.select([self.p.stdout], [], [], secs)
+        assert r, "rd-source-watch said nothing in %s s" % secs
+        return self.p.stdout.readline().strip()
+
+    def ask(self, line, secs=30):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        return self.read(secs)
+
+    def close(self):
+        try:
+            self.p.stdin.write("quit\n")
+            self.p.stdin.flush()
+            self.p.wait(5)
+        except Exception:
+            self.p.kill()
+
+
+def page_fields(line):
+    assert line.startswith("page "), line
+    return dict(kv.split("=", 1) for kv in line.split()[1:])
+
+
+def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path):
+    proxy = Proxy(int(os.environ["RD_PG_PORT"]))
+    store = "host=127.0.0.1 port=%d dbname=%s user=redrive_ro sslmode=disable" % (proxy.port, db)
+    w = Watch(tmp_path, store, poll="1s")
+    try:
+        time.sleep(6.5)
+        with proxy.lock:
+            fl = [list(f) for f in proxy.flights]
+        # the refreshes after the first (which runs everything)
+        refreshes = [f for f in fl if f[0]]
+        assert len(refreshes) >= 4, fl
+        i0 = fl.index(refreshes[0])
+        after = fl[i0:]
+        # every flight from the first refresh on is a refresh: one round trip each
+        assert all(f[0] for f in after), after
+        # unchanged store: the probe's one row, nothing else — but the failure rate (a
+        # window over the clock) runs again when the minute turns: its one row
+        quiet = [f[2] for f in refreshes[1:-1]]
+        assert quiet and all(n in (1, 2) for n in quiet), refreshes
+        assert quiet.count(2) <= 1, refreshes
+        # a write shows at the next refresh (the probe sees the counters move)
+        a = admin(db)
+        k = a.cursor()
+        k.execute("INSERT INTO attune.execution (id, action, action_ref, status, created, updated)"
+                  " VALUES (%s, 1, 'core.shell', 'failed', now(), now())"
+                  " ON CONFLICT (id) DO UPDATE SET status = 'failed', created = now()",
+                  (N_EXEC + 10,))
+        line = w.ask("exec %d failed 20" % (N_EXEC + 10))
+        assert line.startswith("ok"), line
+        k.execute("DELETE FROM attune.execution WHERE id = %s", (N_EXEC + 10,))
+        a.close()
+        with proxy.lock:
+            fl2 = [list(f) for f in proxy.flights]
+        assert all(f[0] for f in fl2[i0:]), fl2[i0:]
+        assert any(f[0] and f[2] > 1 for f in fl2[len(fl):]), fl2[len(fl):]
+    finally:
+        w.close()
+        proxy.close()
+
+
+def explain_buffers(cur, sql):
+    cur.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql)
+    plan = cur.fetchone()[0][0]["Plan"]
+    return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"], plan
+
+
+def console_cursor(db):
+    import psycopg2
+    import benchlib as B
+    c = psycopg2.connect(B.pg_dsn(db, console=True))
+    c.autocommit = True
+    k = c.cursor()
+    k.execute("SET search_path = attune, public")
+    k.execute("SET plan_cache_mode = force_custom_plan")
+    return c, k
+
+
+def bind(sql, params):
+    for i in range(len(params), 0, -1):
+        v = params[i - 1]
+        sql = sql.replace("$%d" % i, "NULL" if v is None else "'%s'" % v)
+    return sql
+
+
+def test_buffers_per_refresh_under_bounds(db):
+    import benchlib as B
+    q = B.profile_queries("attune-era2")
+    c, k = console_cursor(db)
+    try:
+        got = {}
+        for name in ("counts", "workers", "failing"):
+            got[name], plan = explain_buffers(k, q[name])
+        got["executions"], _ = explain_buffers(k, bind(q["executions"], [None, None, None, None, 101, 101]))
+        for name, n in got.items():
+            assert 0 < n <= MAX_BUFFERS[name], (name, n, got)
+        assert sum(got.values()) <= MAX_BUFFERS_REFRESH, got
+        # the workers query never reads the worker table whole
+        k.execute("SELECT relpages FROM pg_class WHERE oid = 'attune.worker'::regclass")
+        assert got["workers"] < 3 * 200 + 20, got
+        print("buffers per refresh query:", got)
+    finally:
+        c.close()
+
+
+def test_text_filter_no_match_is_bounded(db):
+    import benchlib as B
+    q = B.profile_queries("attune-era2")["executions"]
+    c, k = console_cursor(db)
+    try:
+        n, plan = explain_buffers(k, bind(q, [None, None, None, "zz-no-such-term", 101, SCAN_BUDGET]))
+        assert 0 < n <= MAX_BUFFERS_TEXT_NO_MATCH, n
+        k.execute(bind(q, [None, None, None, "zz-no-such-term", 101, SCAN_BUDGET]))
+        rows = k.fetchall()
+        cols = [d[0] for d in k.description]
+        assert len(rows) == 1 and rows[0][cols.index("scan_end")] is True, rows
+    finally:
+        c.close()
+
+
+def test_text_filter_searches_on_demand_to_the_end(db, tmp_path):
+    """No match: each request searches SCAN_BUDGET rows and says so; paging goes on further
+    back until the table ends. A term only in the oldest rows is found that way."""
+    import benchlib as B
+    a = admin(db)
+    k = a.cursor()
+    k.execute("SELECT result::text FROM attune.execution WHERE id = 7")
+    (was,) = k.fetchone()
+    k.execute("UPDATE attune.execution SET result = '{\"error\": \"needle-far-back\"}' WHERE id = 7")
+    w = Watch(tmp_path, B.pg_dsn(db).replace("redrive-bench", "redrive"), poll="60s")
+    try:
+        f = page_fields(w.ask("filter needle-far-back 30"))
+        pages = [f]
+        while f["more"] == "1" and len(pages) < 20:
+            f = page_fields(w.ask("page 1 30"))
+            pages.append(f)
+        # each request: the newest SCAN_BUDGET rows from its start (the row that ended the
+        # previous window, inclusive); the match, id 7, is row N_EXEC - 6 from the newest
+        expect, start = [], 1
+        while True:
+            end = start + SCAN_BUDGET - 1                # last row of this window
+            found = start <= N_EXEC - 6 < min(end, N_EXEC + 1)
+            if end <= N_EXEC:                            # a full window: more further back
+                expect.append({"n": str(int(found)), "more": "1", "searched": str(SCAN_BUDGET),
+                               "first": "7" if found else "-", "last": "7" if found else "-"})
+                start = end
+            else:
+                expect.append({"n": str(int(found)), "more": "0", "searched": "0",
+                               "first": "7" if found else "-", "last": "7" if found else "-"})
+                break
+        assert len(expect) == 11 and expect[-1]["n"] == "1", expect
+        assert pages == expect, pages
+        # no filter: plain pages, no "searched" note
+        f = page_fields(w.ask("filter - 30"))
+        assert f["n"] == "100" and f["more"] == "1" and f["searched"] == "0", f
+    finally:
+        w.close()
+        k.execute("UPDATE attune.execution SET result = %s::jsonb WHERE id = 7", (was,))
+        a.close()
+
+
+def test_check_warns_when_an_index_the_profile_relies_on_is_missing(db, tmp_path):
+    """`-- uses index: worker (last_heartbeat)` in the workers query: `redrive check` warns
+    (!) while the store lacks it, and says nothing once it is back."""
+    import benchlib as B
+    conf = tmp_path / "config"
+    conf.write_text('[system "cost"]\nprofile = attune\nstore = %s\n'
+                    % B.pg_dsn(db).replace("redrive-bench", "redrive"))
+    conf.chmod(0o600)
+    env = dict(os.environ, REDRIVE_PROFILES=os.path.join(ROOT, "profiles"), NO_COLOR="1")
+    rd = os.path.join(ROOT, "build", "src", "cli", "redrive")
+    a = admin(db)
+    k = a.cursor()
+    k.execute("DROP INDEX attune.idx_worker_last_heartbeat")
+    try:
+        p = subprocess.run([rd, "--config", str(conf), "check"], env=env, capture_output=True,
+                           text=True, timeout=60)
+        lines = [l.strip() for l in p.stdout.splitlines() if "indexes:" in l]
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert lines == ["! indexes: missing index: worker (last_heartbeat) for workers - fix: "
+                         "the profile's queries rely on it (docs/profiles.md): ask the system's "
+                         "owners to add it; without it these queries read more"], p.stdout
+    finally:
+        k.execute("CREATE INDEX idx_worker_last_heartbeat ON attune.worker (last_heartbeat)")
+    p = subprocess.run([rd, "--config", str(conf), "check"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and "indexes:" not in p.stdout, p.stdout
+    a.close()
