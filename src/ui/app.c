@@ -161,6 +161,7 @@ void app_load_keymap(ui_app *app, const char *name)
 }
 
 static void on_source_change(void *ud);
+static void do_paint(ui_app *app);
 
 /* The action layer needs a password (jwt-login without a password source). */
 static void on_password_prompt(rd_actor *a, const char *prompt, void *ud)
@@ -202,6 +203,7 @@ static void app_teardown_system(ui_app *app)
     password_close(app);
     if (app->dlg.state != DLG_NONE)
         dialog_close(app);
+    lastknown_close(app);
     session_close(app->session);
     app_bind(app);
 }
@@ -216,6 +218,11 @@ static void app_start_system(ui_app *app, const char *name)
                         .on_change = on_source_change, .change_ud = app,
                         .on_password = on_password_prompt, .password_ud = app};
     size_t before = session_diags(ss)->n;
+    if (live && lastknown_open(app, name) && app->screen) {
+        app->sys = session_find(ss, name);   /* the top bar names it before it opens */
+        app->ctx.cfg = app->sys;
+        do_paint(app);   /* the last-known data before any connection or secret work */
+    }
     rd_session_status st = SESSION_NO_SYSTEM;
     if (name || session_has_systems(ss))   /* no config at all: the console still starts */
         st = session_open(ss, name, &io);
@@ -364,6 +371,7 @@ void app_request_paint(ui_app *app)
 
 static void on_source_change(void *ud)
 {
+    lastknown_update(ud);
     app_request_paint(ud);
 }
 
@@ -573,6 +581,10 @@ static int app_run_console(ui_app *app)
         app->latency = fopen(lat, "w");
     if (!term_open(app, NULL))
         return RD_EXIT_FAIL;
+    /* the frame at once: then the last-known data, then the system opens and connects */
+    app->sys = session_find(app->session, app->opts->system);
+    app->ctx.cfg = app->sys;
+    do_paint(app);
     app_start_system(app, app->opts->system);
     rd_diags *d = session_diags(app->session);
     if (d->n)
