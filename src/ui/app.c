@@ -579,8 +579,12 @@ static int app_run_console(ui_app *app)
     const char *lat = getenv("REDRIVE_LATENCY_TRACE");
     if (lat && *lat)
         app->latency = fopen(lat, "w");
-    if (!term_open(app, NULL))
+    app_events(app);   /* signals handled from the first frame on (they end the loop) */
+    if (!term_open(app, NULL)) {
+        app_free_events(app);
+        event_base_free(app->base);
         return RD_EXIT_FAIL;
+    }
     /* the frame at once: then the last-known data, then the system opens and connects */
     app->sys = session_find(app->session, app->opts->system);
     app->ctx.cfg = app->sys;
@@ -589,7 +593,6 @@ static int app_run_console(ui_app *app)
     rd_diags *d = session_diags(app->session);
     if (d->n)
         app_diag_msg(app, d, 0);
-    app_events(app);
     do_paint(app);
     if (!app->quit)
         event_base_dispatch(app->base);
