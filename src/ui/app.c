@@ -589,6 +589,12 @@ static int app_run_console(ui_app *app)
     app->sys = session_find(app->session, app->opts->system);
     app->ctx.cfg = app->sys;
     do_paint(app);
+    const char *st = getenv("REDRIVE_START_TRACE");   /* bench: CPU from exec to the frame */
+    FILE *stf = st && *st ? fopen(st, "w") : NULL;
+    if (stf) {
+        fprintf(stf, "first_paint_cpu_ms %.3f\n", clock_cpu() * 1e3);
+        fclose(stf);
+    }
     app_start_system(app, app->opts->system);
     rd_diags *d = session_diags(app->session);
     if (d->n)
