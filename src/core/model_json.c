@@ -301,6 +301,8 @@ static unsigned view_mask(const char *view)
         { "workers", V_SOURCES | V_WORKERS },  { "queues", V_SOURCES | V_QUEUES },
         { "dlq", V_SOURCES | V_DLQ },          { "all", 127 },
         { "groups", V_SOURCES | V_GROUPS },
+        /* the last-known snapshot file (session/snapcache.h): no sources, no DLQ */
+        { "cache", V_COUNTS | V_EXECS | V_WORKERS | V_QUEUES },
     };
     for (size_t i = 0; view && i < sizeof views / sizeof *views; i++)
         if (strcmp(view, views[i].name) == 0)

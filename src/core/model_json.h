@@ -8,7 +8,8 @@
  *
  * view: NULL/"overview" = sources, counts, executions, workers, queues;
  * "executions", "chain", "workers", "queues", "dlq" = that array (plus sources);
- * "all" = every array (fixtures).
+ * "all" = every array (fixtures); "cache" = the overview's arrays without sources (the
+ * last-known snapshot file).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -21,6 +21,11 @@ double clock_wall(void)
     return seconds_of(CLOCK_REALTIME);
 }
 
+double clock_cpu(void)
+{
+    return seconds_of(CLOCK_THREAD_CPUTIME_ID);
+}
+
 struct timeval clock_tv(double s)
 {
     if (!(s > 0))                    /* also NaN */

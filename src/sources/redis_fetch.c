@@ -650,7 +650,7 @@ static void sweep_finish(rs_src *s)
     s->settled = true;
     if (getenv("RD_REDIS_DEBUG"))
         fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.3f s, "
-                "longest fetch callback %.2f ms\n", s->sweep_keys, rix_size(s->ix), removed,
+                "costliest fetch callback %.2f ms CPU\n", s->sweep_keys, rix_size(s->ix), removed,
                 s->sweep_secs, s->cb_max * 1e3);
     model_source_ok(s->base.ctx.model, "redis", now);
     rs_publish(s, true);

@@ -78,7 +78,7 @@ typedef struct rs_src {
     bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
     bool no_memusage;               /* MEMORY USAGE refused: size fields with HSTRLEN */
     bool no_script;                 /* EVAL_RO refused: per-key fetches (redis_fetch.c) */
-    double cb_max;                  /* longest fetch-script callback, s (RD_REDIS_DEBUG) */
+    double cb_max;                  /* costliest fetch-script callback, CPU s (RD_REDIS_DEBUG) */
 
     /* credentials and TLS (redis_secure.c) */
     bool store_is_ref;              /* store = env:/file:/cmd: giving the URL */

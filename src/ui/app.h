@@ -107,6 +107,12 @@ typedef struct ui_app {
     bool model_only;           /* the model comes from REDRIVE_HEADLESS_MODEL: no sources */
     double fixed_now;          /* REDRIVE_NOW (tests), 0 = real clock */
     char *clip;                /* the copy overlay's text (sanitized), NULL when closed */
+    /* the last-known snapshot (lastknown.c, session/snapcache.h) */
+    char *cache_path;          /* of the open system; NULL: none */
+    double cache_at;           /* epoch the cached data on screen was written; 0: live data */
+    double cache_saved;        /* monotonic time of the last write, 0: not yet */
+    uint64_t cache_gen;        /* model generation written last */
+    bool cache_live;           /* live data arrived: worth writing back */
 } ui_app;
 
 /* app.c */
@@ -159,6 +165,12 @@ void password_draw(ui_app *app, WINDOW *w);
 
 /* term.c */
 bool term_open(ui_app *app, const char *headless_size);
+
+/* lastknown.c */
+bool lastknown_open(ui_app *app, const char *name);
+void lastknown_update(ui_app *app);
+void lastknown_close(ui_app *app);
+void lastknown_label(const ui_app *app, char *out, size_t cap);
 void term_close(ui_app *app);
 void term_crash_guard(void);
 void term_resize(ui_app *app);

@@ -144,7 +144,11 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
         free(t);
     }
     x = put_raw_tight(w, 0, x, cols, "|", bar, 0);
-    topbar_sources(app, w, x, cols, bar);
+    x = topbar_sources(app, w, x, cols, bar);
+    char stale[48];
+    lastknown_label(app, stale, sizeof stale);
+    if (stale[0])
+        put_raw_tight(w, 0, x, cols, stale, theme_attr(app->theme, TS_STALE), 0);
 }
 
 static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)

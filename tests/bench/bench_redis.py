@@ -11,6 +11,7 @@ steady refresh ≤ 5 % of a sweep; max RSS ≤ 12 MiB at any N (measured through
 """
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -103,6 +104,7 @@ def main():
         conf = B.write_config(os.path.join(home, "config"), [("alakai-bench", {
             "profile": "alakai", "store": B.redis_url(DB), "prefix": PREFIX, "poll": "2s"})])
         env = B.base_env(home)
+        env["RD_REDIS_DEBUG"] = "1"      # stderr: the sweep's longest fetch callback
         argv = [B.binary(), "--config", conf, "snapshot", "--json"]
         rows = {}
         loaded = 0
@@ -118,7 +120,13 @@ def main():
             codes = sorted({x[2] for x in res})
             cmds = B.median([x[3] for x in res])
             rcpu = B.median([x[4] for x in res])
-            rows[label] = (size, wall, rss, codes, cmds, rcpu)
+            cbs = [float(m) for x in res for m in re.findall(r"costliest fetch callback ([0-9.]+) ms CPU",
+                                                            x[6].decode(errors="replace"))]
+            cbmax = max(cbs) if cbs else float("nan")
+            pubs = [float(m) for x in res for m in re.findall(r"publish \d+ tasks in [0-9.]+ ms \(CPU ([0-9.]+) ms\)",
+                                                            x[6].decode(errors="replace"))]
+            pubmax = max(pubs) if pubs else float("nan")
+            rows[label] = (size, wall, rss, codes, cmds, rcpu, cbmax, pubmax)
             B.note("%-5s %7d tasks: snapshot %7.1f ms, max RSS %5.1f MiB, exit %s, %d Redis commands, Redis CPU %.0f ms"
                    % (label, size, wall, rss, codes, cmds, rcpu))
             if codes != [0]:
@@ -129,7 +137,7 @@ def main():
             B.note("snapshot JSON %d bytes; counts %s" % (len(out), json.dumps(doc.get("counts"))[:200]))
         except ValueError:
             B.note("snapshot output is not JSON")
-        size, wall, rss, codes, cmds, rcpu = rows["N"]
+        size, wall, rss, codes, cmds, rcpu, cbmax, pubmax = rows["N"]
         B.fig(bench, "task hashes", size, "keys")
         B.fig(bench, "snapshot wall, N tasks (full sweep)", wall, "ms")
         B.fig(bench, "sweep time (snapshot N - snapshot empty)", wall - rows["empty"][1], "ms", "<= 250 ms")
@@ -138,6 +146,8 @@ def main():
         B.fig(bench, "Redis commands per sweep (N)", cmds, "cmds")
         B.fig(bench, "Redis commands per task (N)", cmds / size if size else 0.0, "cmds", "<= 1.05")
         B.fig(bench, "Redis CPU per sweep (N)", rcpu, "ms")
+        B.fig(bench, "costliest fetch callback, CPU (N, max of runs)", cbmax, "ms", "<= 1 ms")
+        B.fig(bench, "publish after the sweep (one callback), CPU (N, max)", pubmax, "ms", "<= 1 ms")
         B.fig(bench, "max RSS at N", rss, "MiB", "<= 12 MiB")
         B.fig(bench, "max RSS at N/10", rows["N/10"][2], "MiB", "flat in N")
         B.fig(bench, "max RSS empty store", rows["empty"][2], "MiB")

@@ -4,7 +4,7 @@ N task hashes are loaded into a private Redis db of the stack; one `redrive snap
 --json` (one full SCAN sweep) must cost at most 1.05 Redis commands per task — counted by
 the server, `INFO commandstats` before and after, so commands run inside a script count
 too — must report exactly what was loaded, and (in a build without ASan) must stay within
-12 MiB of peak RSS.
+9 MiB of peak RSS (MAX_RSS_MIB).
 
 Peak RSS: ru_maxrss of a child also holds the pages of the process it was forked from (the
 kernel records the old address space's high-water mark at exec), so a child forked from
@@ -23,7 +23,10 @@ from snaphelp import ROOT, need_env, rd_bin, write_config
 DB, PREFIX = 11, "cost-alakai"
 N = 5000
 MAX_CMDS_PER_TASK = 1.05
-MAX_RSS_MIB = 12.0
+# SPEC target: 12 MiB at any N (bench_redis: 10.7-11.2 MiB at 100,000). Here, at 5,000 tasks,
+# 6.2 MiB measured (2026-11-23, libpq/libcurl loaded on first use, neither used by a sweep):
+# 9 MiB leaves room for noise and fails when either library is linked at exec again (+4.5 MiB).
+MAX_RSS_MIB = 9.0
 BIG = 1_200_000                      # over the 1 MiB record cap: never fetched
 
 
