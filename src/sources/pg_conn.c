@@ -59,8 +59,12 @@ static void notice_sink(void *arg, const PGresult *res)
 
 static void set_err(pg_conn *c, const char *msg)
 {
-    if (msg != c->err)
-        snprintf(c->err, sizeof c->err, "%s", msg && *msg ? msg : "unknown error");
+    if (msg != c->err) {   /* cut to the buffer (a copy: snprintf would warn of the cut) */
+        const char *m = msg && *msg ? msg : "unknown error";
+        size_t len = strnlen(m, sizeof c->err - 1);
+        memcpy(c->err, m, len);
+        c->err[len] = '\0';
+    }
     size_t n = strlen(c->err);
     while (n > 0 && (c->err[n - 1] == '\n' || c->err[n - 1] == ' '))
         c->err[--n] = '\0';
