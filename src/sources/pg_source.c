@@ -648,11 +648,7 @@ static const rd_profile *op_profile(const rd_source *src)
 static void op_set_poll(rd_source *src, double every)
 {
     pg_src *s = src->impl;
-    if (!evtimer_pending(s->poll_ev, NULL))
-        return;
-    double d = every > 0 ? every : 2.0;
-    struct timeval tv = {(time_t)d, (suseconds_t)((d - (double)(time_t)d) * 1e6)};
-    evtimer_add(s->poll_ev, &tv);
+    source_rearm(s->poll_ev, every > 0 ? every : 2.0);
 }
 
 static const rd_source_ops pg_ops = {

@@ -246,11 +246,7 @@ static void op_free(rd_source *src)
 static void op_set_poll(rd_source *src, double every)
 {
     rs_src *s = src->impl;
-    if (!evtimer_pending(s->ev_tick, NULL))
-        return;
-    double d = every > 0.2 ? every : 2;
-    struct timeval tv = {(time_t)d, (suseconds_t)((d - (double)(time_t)d) * 1e6)};
-    evtimer_add(s->ev_tick, &tv);
+    source_rearm(s->ev_tick, every > 0.2 ? every : 2);
 }
 
 static const rd_source_ops redis_ops = {

@@ -45,3 +45,8 @@ rd_source *redis_source_new(const rd_source_ctx *ctx);
 rd_source *rabbit_source_new(const rd_source_ctx *ctx);
 rd_source *probe_source_new(const rd_source_ctx *ctx);   /* tasker worker /health */
 rd_source *sqs_source_new(const rd_source_ctx *ctx);     /* alakai SQS queue + DLQ */
+
+/* For set_poll: a running poll timer fires again `every` seconds from now (a timer not
+ * pending is left alone: the source is between a poll and its answer). */
+struct event;
+void source_rearm(struct event *ev, double every);

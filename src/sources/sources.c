@@ -5,10 +5,12 @@
  */
 #include "sources.h"
 
+#include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "source.h"
 
 enum { MAX_SOURCES = 5 };
@@ -147,4 +149,12 @@ bool sources_idle(const rd_sources *s)
         if (s->src[i]->ops->idle && !s->src[i]->ops->idle(s->src[i]))
             return false;
     return true;
+}
+
+void source_rearm(struct event *ev, double every)
+{
+    if (!evtimer_pending(ev, NULL))
+        return;
+    struct timeval tv = clock_tv(every);
+    evtimer_add(ev, &tv);
 }

@@ -19,6 +19,8 @@ import pytest
 import pexpect
 import pyte
 
+from test_live import Term as LiveTerm
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redrive"))
@@ -48,7 +50,9 @@ def write_config(tmp_path, store):
     return conf
 
 
-class Term:
+class Term(LiveTerm):
+    """test_live's terminal (pump, text), started without --system and with a cache dir of
+    the test's own; wait_for returns when the text appeared (seconds since the start)."""
     def __init__(self, tmp_path, conf, cols=120, rows=30):
         env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
         env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
@@ -59,21 +63,6 @@ class Term:
         self.raw = bytearray()
         self.t0 = time.monotonic()
         self.child = pexpect.spawn(BIN, ["--config", str(conf)], env=env, dimensions=(rows, cols), timeout=10)
-
-    def pump(self, secs=0.3):
-        end = time.time() + secs
-        while time.time() < end:
-            try:
-                data = self.child.read_nonblocking(65536, timeout=0.05)
-            except pexpect.TIMEOUT:
-                continue
-            except pexpect.EOF:
-                break
-            self.raw += data
-            self.stream.feed(data)
-
-    def text(self):
-        return "\n".join(self.screen.display)
 
     def wait_for(self, needle, secs=10):
         end = time.time() + secs
