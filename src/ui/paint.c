@@ -79,7 +79,7 @@ static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
 static int topbar_core(ui_app *app, WINDOW *w, int x, int maxx, int bar)
 {
     const rd_core_status *k = &app->model->core;
-    char first[61], t[256];
+    char first[33], t[256];   /* the reason, short: the overview has it whole */
     int slot = TS_TOPBAR;
     if (k->state == RD_CORE_OK && k->identity[0])
         snprintf(t, sizeof t, "core ok as %.127s", k->identity);
@@ -135,6 +135,11 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     if (app->ctx.abs_time || app->ctx.local_time)   /* how times read: clock, zone */
         x = put_raw_tight(w, 0, x, cols, app->ctx.abs_time ? (app->ctx.local_time ? "[clock local] " : "[clock UTC] ")
                                                            : "[local] ", bar, 0);
+    char stale[48];   /* the data on screen is the last-known snapshot: before the rest */
+    lastknown_label(app, stale, sizeof stale);
+    if (stale[0]) {
+        x = put_raw_tight(w, 0, x, cols, stale, theme_attr(app->theme, TS_STALE), 0);
+    }
     const char *who = app->actor ? actor_identity(app->actor) : NULL;
     if (app->model->core.state != RD_CORE_NONE)
         x = topbar_core(app, w, x, cols, bar);
@@ -145,10 +150,6 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     }
     x = put_raw_tight(w, 0, x, cols, "|", bar, 0);
     x = topbar_sources(app, w, x, cols, bar);
-    char stale[48];
-    lastknown_label(app, stale, sizeof stale);
-    if (stale[0])
-        put_raw_tight(w, 0, x, cols, stale, theme_attr(app->theme, TS_STALE), 0);
 }
 
 static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)

@@ -20,9 +20,14 @@ import threading
 import time
 import uuid
 
+import sys
+
 import pexpect
 import pyte
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tui"))
+import pyte_rep  # noqa: E402,F401  (CSI b, as ncurses sends it on xterm-256color)
 
 from test_sqs import REGION, Proxy, rd_bin, sqs
 

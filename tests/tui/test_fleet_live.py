@@ -32,7 +32,9 @@ class FleetTerm(Term):
         text = subprocess.run(["bash", os.path.join(ROOT, "scripts", "demo-config.sh"), env_file],
                               check=True, capture_output=True, text=True).stdout
         conf.write_text(text)
-        env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
+        # RD_* and the stack's AWS_SHARED_CREDENTIALS_FILE (the demo's Alakai reads its SQS
+        # queue with the stack's made-up keys)
+        env = {k: v for k, v in os.environ.items() if k.startswith(("RD_", "AWS_"))}
         env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
                    HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"), ESCDELAY="25")
         self.screen = pyte.Screen(cols, rows)

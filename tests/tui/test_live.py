@@ -13,6 +13,7 @@ import pytest
 
 import pexpect
 import pyte
+import pyte_rep  # noqa: E402,F401  (CSI b: ncurses repeats characters on xterm-256color)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

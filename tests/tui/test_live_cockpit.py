@@ -72,6 +72,10 @@ def test_drain_opens_cockpit_and_undrain_is_one_key(tmp_path):
         t.send("n")   # close the results: the cockpit is underneath
         t.wait_for("Drain cockpit  worker-healthy (1)")
         t.wait_for("In flight on this worker: 2")
+        # ctrl-l: a whole-screen repaint, so that pyte's copy matches the terminal after the
+        # dialog closed (pyte misses some of ncurses' partial updates)
+        t.send("\x0c")
+        t.pump(0.5)
         assert cockpit_rows(t.text()) == ["14", "24"], t.text()
         assert "expected finish = start + timeout 1h 00m" in t.text()
         t.wait_for("status draining", secs=10)   # the next poll reads the cordon back
