@@ -109,9 +109,9 @@ int sessions_find(const rd_sessions *f, const char *name)
 
 /*
  * The systems' poll ticks are spread over the interval: system i re-arms (i + 1/2)/n of
- * its new interval later, the one on screen at once. Armed together (start, a focus change) they
- * would poll in the same turn for ever, their answers arriving together, and after a
- * store fault their deadlines and reconnects would come in one wave too.
+ * its new interval later, the one on screen at once. Armed together (start, a focus
+ * change) they would poll in the same turn for ever, their answers arriving together, and
+ * after a store fault their deadlines and reconnects would come in one wave too.
  */
 static void apply_pace(rd_sessions *f)
 {
