@@ -1,6 +1,7 @@
 /* The fleet's sessions: one per configured system on one loop (sessions.h). */
 #include "sessions.h"
 
+#include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@ typedef struct slot {
     rd_session *s;
     size_t own_diags;          /* diagnostics before this index are the configuration's */
     bool started;
+    double pace;               /* the factor to arm when pace_ev fires */
+    struct event *pace_ev;     /* NULL without a loop */
     rd_fleet_trend trend;
 } slot;
 
@@ -39,6 +42,15 @@ static void on_slot_change(void *ud)
         sl->set->io.on_change(sl->set->io.change_ud, sl->i);
 }
 
+static void on_pace(evutil_socket_t fd, short what, void *ud)
+{
+    slot *sl = ud;
+    (void)fd, (void)what;
+    rd_sources *src = session_sources(sl->s);
+    if (src)
+        sources_set_pace(src, sl->pace);
+}
+
 rd_sessions *sessions_new(const rd_opts *opts, const rd_sessions_io *io)
 {
     rd_sessions *f = xcalloc(1, sizeof *f);
@@ -57,6 +69,8 @@ rd_sessions *sessions_new(const rd_opts *opts, const rd_sessions_io *io)
                              .change_ud = sl, .on_password = io->on_password,
                              .password_ud = io->password_ud};
         session_open(sl->s, session_system_at(sl->s, i)->name, &sio);
+        if (io->base)
+            sl->pace_ev = evtimer_new(io->base, on_pace, sl);
     }
     if (!f->n)
         session_free(first);
@@ -67,8 +81,11 @@ void sessions_free(rd_sessions *f)
 {
     if (!f)
         return;
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->slots[i].pace_ev)
+            event_free(f->slots[i].pace_ev);
         session_free(f->slots[i].s);
+    }
     free(f->slots);
     free(f);
 }
@@ -90,12 +107,31 @@ int sessions_find(const rd_sessions *f, const char *name)
     return -1;
 }
 
+/*
+ * The systems' poll ticks are spread over the interval: system i re-arms (i + 1/2)/n of
+ * its new interval later, the one on screen at once. Armed together (start, a focus
+ * change) they would poll in the same turn for ever, their answers arriving together, and
+ * after a store fault their deadlines and reconnects would come in one wave too.
+ */
 static void apply_pace(rd_sessions *f)
 {
     for (size_t i = 0; i < f->n; i++) {
-        rd_sources *src = session_sources(f->slots[i].s);
-        if (src && f->slots[i].started)
-            sources_set_pace(src, f->focus < 0 || (size_t)f->focus == i ? 1 : SESSIONS_BACKGROUND_PACE);
+        slot *sl = &f->slots[i];
+        rd_sources *src = session_sources(sl->s);
+        if (!src || !sl->started)
+            continue;
+        bool on_screen = f->focus < 0 || (size_t)f->focus == i;
+        sl->pace = on_screen ? 1 : SESSIONS_BACKGROUND_PACE;
+        /* half a step off the grid of the system on screen, which re-arms now */
+        double delay = sources_interval(src, sl->pace) * ((double)i + 0.5) / (double)f->n;
+        if ((size_t)f->focus == i || delay <= 0 || !sl->pace_ev) {
+            if (sl->pace_ev)
+                evtimer_del(sl->pace_ev);
+            sources_set_pace(src, sl->pace);
+            continue;
+        }
+        struct timeval tv = clock_tv(delay);
+        evtimer_add(sl->pace_ev, &tv);
     }
 }
 

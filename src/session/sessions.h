@@ -3,7 +3,8 @@
  * The fleet's sessions: one rd_session per configured system, all on the same loop, each
  * with its own connections, model and (optionally) actor. The system on screen polls at
  * its configured rate, the others slower (SESSIONS_BACKGROUND_PACE times the interval);
- * with the fleet view on screen every system is on screen. Each session keeps a short
+ * with the fleet view on screen every system is on screen. The systems' poll ticks are
+ * spread over the interval so they never poll in one wave. Each session keeps a short
  * history of its DLQ size for the fleet's trend column (core/fleet.h).
  *
  * Opening a system from the fleet reuses its session: no reconnect, the model is warm.

@@ -79,9 +79,14 @@ void sources_refresh(rd_sources *s)
         s->src[i]->ops->refresh(s->src[i]);
 }
 
+double sources_interval(const rd_sources *s, double factor)
+{
+    return (s->ctx.cfg && s->ctx.cfg->poll_s > 0 ? s->ctx.cfg->poll_s : 2.0) * factor;
+}
+
 void sources_set_pace(rd_sources *s, double factor)
 {
-    double every = (s->ctx.cfg && s->ctx.cfg->poll_s > 0 ? s->ctx.cfg->poll_s : 2.0) * factor;
+    double every = sources_interval(s, factor);
     for (size_t i = 0; i < s->n; i++)
         if (s->src[i]->ops->set_poll)
             s->src[i]->ops->set_poll(s->src[i], every);

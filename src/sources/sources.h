@@ -30,6 +30,8 @@ void sources_refresh(rd_sources *s);               /* poll now */
 /* Polls every factor times the configured interval (1 = as configured; the fleet slows
  * the systems not on screen). Takes effect on running sources at once. */
 void sources_set_pace(rd_sources *s, double factor);
+/* The poll interval in seconds at that factor (what sources_set_pace arms). */
+double sources_interval(const rd_sources *s, double factor);
 /* Executions list: filter (copied), first page. */
 void sources_set_filter(rd_sources *s, const rd_exec_filter *f);
 /* +1 next (older) page, -1 previous page, 0 first page (keyset paging). */

@@ -607,14 +607,43 @@ static void on_model_poll(evutil_socket_t fd, short what, void *ud)
     on_source_change(app);
 }
 
+/*
+ * The loop gives keys precedence over the sources: every system of the fleet polls on
+ * this loop, and a turn in which many answers arrived (several systems, a reconnect
+ * wave after a fault) would otherwise run all of them before the key waiting beside
+ * them. Keys and signals run at LOOP_PRIO_KEYS, everything else at the default
+ * LOOP_PRIO_WORK; a turn of work stops after LOOP_SLICE_MS or LOOP_SLICE_CBS callbacks
+ * to look for new input, so a key waits for one callback at most, not for a wave.
+ */
+enum { LOOP_PRIO_KEYS, LOOP_PRIO_WORK, LOOP_PRIO__COUNT, LOOP_SLICE_MS = 5, LOOP_SLICE_CBS = 8 };
+
+static struct event_base *app_event_base(void)
+{
+    struct event_config *cfg = event_config_new();
+    if (!cfg)
+        return NULL;
+    struct timeval slice = {0, LOOP_SLICE_MS * 1000};
+    event_config_set_max_dispatch_interval(cfg, &slice, LOOP_SLICE_CBS, LOOP_PRIO_WORK);
+    struct event_base *base = event_base_new_with_config(cfg);
+    event_config_free(cfg);
+    /* before any event exists: new events get the middle priority, LOOP_PRIO_WORK */
+    if (base && event_base_priority_init(base, LOOP_PRIO__COUNT) != 0) {
+        event_base_free(base);
+        base = NULL;
+    }
+    return base;
+}
+
 static bool app_events(ui_app *app)
 {
     app->ev_input = event_new(app->base, STDIN_FILENO, EV_READ | EV_PERSIST, on_input, app);
+    event_priority_set(app->ev_input, LOOP_PRIO_KEYS);
     app->ev_repaint = evtimer_new(app->base, on_repaint, app);
     app->ev_tick = event_new(app->base, -1, EV_PERSIST, on_tick, app);
     int sigs[5] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGQUIT};
     for (int i = 0; i < 5; i++) {
         app->ev_sig[i] = evsignal_new(app->base, sigs[i], on_signal, app);
+        event_priority_set(app->ev_sig[i], LOOP_PRIO_KEYS);
         event_add(app->ev_sig[i], NULL);
     }
     struct timeval one = {1, 0};
@@ -732,7 +761,7 @@ static int app_run_console(ui_app *app)
             return RD_EXIT_USAGE;
         app->model_only = true;
     }
-    app->base = event_base_new();
+    app->base = app_event_base();
     if (!app->base) {
         fprintf(stderr, "redrive: cannot start the event loop\n");
         return RD_EXIT_FAIL;
