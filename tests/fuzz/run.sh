@@ -7,7 +7,8 @@
 #   targets: sanitize config profile model_json keymap theme ini rfc3339 rabbit
 #            alakai_record redis_url health sqs jwt journal
 # env: OUT (output directory, default a new temp dir), MAX_LEN (default 8192),
-#      MAX_SECS (a time cap per target, default none), CJSON_SRC (a directory with the
+#      MAX_SECS (a time cap per target, default none), TIMEOUT (seconds one input may
+#      take, default 10; raise it on a loaded machine), CJSON_SRC (a directory with the
 #      cJSON.c of the installed cJSON version: compiled in with the sanitizers, so that a
 #      decoder handing cJSON a wrong length is caught inside cJSON too; without it the
 #      system library is used and reads inside it are not checked)
@@ -92,7 +93,7 @@ for t in $targets; do
     start=$(date +%s)
     # shellcheck disable=SC2086
     if ! "$out/fuzz_$t" "$out/corpus_$t" -runs="$runs" -max_len="${MAX_LEN:-8192}" \
-        ${MAX_SECS:+-max_total_time=$MAX_SECS} $dict -timeout=10 -rss_limit_mb=2048 \
+        ${MAX_SECS:+-max_total_time=$MAX_SECS} $dict -timeout="${TIMEOUT:-10}" -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$out/crashes/$t-" >"$out/fuzz_$t.log" 2>&1; then
         echo "!! fuzz_$t found a problem: see $out/fuzz_$t.log and $out/crashes/" >&2
         status=1
