@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The long fault run: bash tests/fault/run.sh [CYCLES [SERVICES]]   (CYCLES per service, default 100)
-# SERVICES: comma-separated subset of postgresql,redis,rabbitmq,sqs,core-attune1,...
+# SERVICES: comma-separated subset of postgresql,redis,rabbitmq,sqs,core-attune1,...; with
+# "extras" among them the in-flight actions, the storm and the signals run as in a full run
 # Uses the stack of RD_STACK_DIR when set; otherwise starts a private one on RD_PORT_BASE
 # (stopped at the end). Prints a table of figures; exit 1 on any failure.
 set -uo pipefail
