@@ -104,6 +104,18 @@ static void dlq_parts_clear(rd_model *m)
     m->dlq_parts.n = 0;
 }
 
+static void queue_parts_clear(rd_model *m)
+{
+    for (size_t i = 0; i < m->queue_parts.n; i++) {
+        queues_free(m->queue_parts.items[i].items, m->queue_parts.items[i].n);
+        free(m->queue_parts.items[i].owner);
+    }
+    m->queue_parts.n = 0;
+    free(m->queues.items);          /* shallow copies of the parts' queues */
+    m->queues.items = NULL;
+    m->queues.n = m->queues.cap = 0;
+}
+
 void model_free(rd_model *m)
 {
     if (!m)
@@ -112,7 +124,8 @@ void model_free(rd_model *m)
     execs_free(m->chain.items, m->chain.n);
     free(m->chain_id);
     workers_free(m->workers.items, m->workers.n);
-    queues_free(m->queues.items, m->queues.n);
+    queue_parts_clear(m);
+    free(m->queue_parts.items);
     dlq_parts_clear(m);
     free(m->dlq_parts.items);
     free(m->dlq.items);             /* shallow copies of the parts' entries */
@@ -157,34 +170,62 @@ void model_set_workers(rd_model *m, rd_worker *items, size_t n)
     model_changed(m);
 }
 
-void model_set_queues(rd_model *m, rd_queue *items, size_t n)
+/* The part of `owner` in a vector of parts whose struct starts with `char *owner`, created
+ * zeroed in owner order on first use (the DLQ's and the queues' parts). */
+static void *part_of(void *items_p, size_t *n, size_t *cap, size_t size, const char *owner)
 {
-    if (items != m->queues.items)
-        queues_free(m->queues.items, m->queues.n);
-    m->queues.items = items;
-    m->queues.n = m->queues.cap = items ? n : 0;
-    model_changed(m);
-}
-
-/* The part of `owner`, created in owner order on first use. */
-static rd_dlq_part *dlq_part(rd_model *m, const char *owner)
-{
+    char **items = items_p;
     size_t at = 0;
-    for (; at < m->dlq_parts.n; at++) {
-        int c = strcmp(m->dlq_parts.items[at].owner, owner);
+    for (; at < *n; at++) {
+        char *p = *items + at * size;
+        int c = strcmp(*(char **)(void *)p, owner);
         if (c == 0)
-            return &m->dlq_parts.items[at];
+            return p;
         if (c > 0)
             break;
     }
-    xgrow(&m->dlq_parts.items, &m->dlq_parts.cap, m->dlq_parts.n + 1, sizeof *m->dlq_parts.items);
-    rd_dlq_part *p = &m->dlq_parts.items[at];
-    memmove(p + 1, p, (m->dlq_parts.n - at) * sizeof *p);
-    m->dlq_parts.n++;
-    memset(p, 0, sizeof *p);
-    p->owner = xstrdup(owner);     /* a stable address: merged entries point at it */
-    p->total = -1;
+    xgrow(items, cap, *n + 1, size);
+    char *p = *items + at * size;
+    memmove(p + size, p, (*n - at) * size);
+    (*n)++;
+    memset(p, 0, size);
+    *(char **)(void *)p = xstrdup(owner);   /* a stable address: merged items point at it */
     return p;
+}
+
+static rd_dlq_part *dlq_part(rd_model *m, const char *owner)
+{
+    size_t had = m->dlq_parts.n;
+    rd_dlq_part *p = part_of(&m->dlq_parts.items, &m->dlq_parts.n, &m->dlq_parts.cap,
+                             sizeof *p, owner);
+    if (m->dlq_parts.n != had)
+        p->total = -1;              /* a new part: its total is unknown */
+    return p;
+}
+
+void model_set_queues(rd_model *m, const char *owner, rd_queue *items, size_t n)
+{
+    rd_queue_part *p = part_of(&m->queue_parts.items, &m->queue_parts.n, &m->queue_parts.cap,
+                               sizeof *p, owner);
+    if (items != p->items)
+        queues_free(p->items, p->n);
+    p->items = items;
+    p->n = items ? n : 0;
+    size_t all = 0;
+    for (size_t i = 0; i < m->queue_parts.n; i++)
+        all += m->queue_parts.items[i].n;
+    free(m->queues.items);
+    m->queues.items = all ? xcalloc(all, sizeof *m->queues.items) : NULL;
+    m->queues.n = 0;
+    for (size_t i = 0; i < m->queue_parts.n; i++) {
+        rd_queue_part *q = &m->queue_parts.items[i];
+        for (size_t k = 0; k < q->n; k++) {
+            m->queues.items[m->queues.n] = q->items[k];
+            m->queues.items[m->queues.n++].source = q->owner;
+        }
+    }
+    m->queues.cap = all;
+    model_changed(m);
 }
 
 /* Rebuild the merged view: entries in owner order, total = sum of the known totals. */
@@ -236,6 +277,12 @@ void model_dlq_total(rd_model *m, const char *owner, long total)
         return;                     /* idle polls do not move the generation */
     p->total = total;
     dlq_merge(m);
+}
+
+void model_queues_reset(rd_model *m)
+{
+    queue_parts_clear(m);
+    model_changed(m);
 }
 
 void model_dlq_reset(rd_model *m)

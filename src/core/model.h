@@ -88,6 +88,7 @@ typedef struct rd_queue {
     long max_receive;             /* RedrivePolicy maxReceiveCount, 0 none */
     long retention_s;             /* MessageRetentionPeriod, 0 unknown */
     bool not_draining;            /* visible grew across polls while nothing in flight */
+    const char *source;           /* owner (model_set_queues), set by the merge; borrowed */
 } rd_queue;
 
 typedef struct rd_dlq_entry {
@@ -116,6 +117,14 @@ typedef struct rd_dlq_part {
     long total;             /* this source's DLQ size, -1 unknown */
     bool loaded;            /* this source has delivered entries */
 } rd_dlq_part;
+
+/* One source's queues (Tasker lists its PGMQ queues from PostgreSQL and its broker's from
+ * RabbitMQ; Alakai its SQS queues). Same shape as rd_dlq_part: the owner comes first. */
+typedef struct rd_queue_part {
+    char *owner;
+    rd_queue *items;        /* owned */
+    size_t n;
+} rd_queue_part;
 
 typedef enum {
     RD_SRC_CONNECTING = 0,
@@ -205,6 +214,9 @@ typedef struct rd_model {
     RD_VEC(rd_execution) chain;     /* current chain, oldest first */
     char *chain_id;                 /* which execution the chain was asked for */
     RD_VEC(rd_worker) workers;
+    /* Queues are owned per source too (queue_parts, sorted by owner) and merged into
+     * `queues` (shallow copies, in owner order) by model_set_queues; read, never write. */
+    RD_VEC(rd_queue_part) queue_parts;
     RD_VEC(rd_queue) queues;
     /* The DLQ is owned per source (dlq_parts, sorted by owner) and merged into the three
      * fields below by model_dlq_set/model_dlq_total; read those, never write them.
@@ -233,7 +245,10 @@ void dlq_entry_clear(rd_dlq_entry *d);
 void model_set_execs(rd_model *m, rd_execution *items, size_t n, bool more);
 void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n);
 void model_set_workers(rd_model *m, rd_worker *items, size_t n);
-void model_set_queues(rd_model *m, rd_queue *items, size_t n);
+/* A source's queues: replace its share (the model takes ownership; NULL/0 = none); the
+ * other sources' queues are kept and the merged `queues` rebuilt. */
+void model_set_queues(rd_model *m, const char *owner, rd_queue *items, size_t n);
+void model_queues_reset(rd_model *m);    /* every source's queues dropped */
 /* A source's DLQ share: replace its entries (the model takes ownership; NULL/0 = none,
  * still "loaded") or its total (-1 unknown). Other sources' shares are kept; the merged
  * view (dlq, dlq_total, dlq_loaded) is rebuilt. `owner` is the source's name. */

@@ -138,6 +138,7 @@ static cJSON *queue_json(const rd_queue *q, double now)
 {
     cJSON *o = cJSON_CreateObject();
     add_str(o, "name", q->name);
+    add_str(o, "source", q->source);
     add_long(o, "depth", q->depth);
     add_long(o, "consumers", q->consumers);
     cJSON_AddBoolToObject(o, "is_dlq", q->is_dlq);
@@ -649,18 +650,52 @@ static void *load_array(const cJSON *root, const char *key, size_t size, parse_f
     return items;
 }
 
-/* Owner `o` of the DLQ entries: their "source" (absent: "snapshot"). */
-static void load_dlq_owner(rd_model *m, const char *o, rd_dlq_entry *v, char **owner, size_t n)
+typedef void (*part_set_fn)(rd_model *m, const char *owner, void *items, size_t n);
+
+static void set_dlq_part(rd_model *m, const char *o, void *v, size_t n)
 {
-    rd_dlq_entry *mine = xcalloc(n ? n : 1, sizeof *mine);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (owner[i] && strcmp(owner[i], o) == 0) {
-            mine[k++] = v[i];
-            free(owner[i]);
-            owner[i] = NULL;         /* taken */
-        }
-    model_dlq_set(m, o, mine, k);
+    model_dlq_set(m, o, v, n);
+}
+
+static void set_queue_part(rd_model *m, const char *o, void *v, size_t n)
+{
+    model_set_queues(m, o, v, n);
+}
+
+/* Hands the n items v (of `size` bytes, parsed from the objects of root[key]) to their owners:
+ * each object's "source", "snapshot" when absent, in the order of first appearance. The
+ * owners take the members; v itself is freed. */
+static void load_parts(rd_model *m, const cJSON *root, const char *key, void *v, size_t n,
+                       size_t size, part_set_fn set)
+{
+    const cJSON **objs;
+    array_objects(root, key, &objs);
+    char **owner = xcalloc(n ? n : 1, sizeof *owner);
+    for (size_t i = 0; i < n; i++) {
+        owner[i] = get_str(objs[i], "source");
+        if (!owner[i])
+            owner[i] = xstrdup("snapshot");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!owner[i])
+            continue;                /* handed with an earlier owner */
+        char *o = owner[i], *mine = xcalloc(n, size);
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (owner[j] && (j == i || strcmp(owner[j], o) == 0)) {
+                memcpy(mine + k++ * size, (char *)v + j * size, size);
+                if (j != i) {
+                    free(owner[j]);
+                    owner[j] = NULL;
+                }
+            }
+        set(m, o, mine, k);
+        free(o);
+        owner[i] = NULL;
+    }
+    free(objs);
+    free(owner);
+    free(v);
 }
 
 /* The DLQ of a snapshot: entries grouped by their source, totals from "dlq_sources" (or
@@ -669,32 +704,17 @@ static void load_dlq(rd_model *m, const cJSON *root, double now)
 {
     size_t n, np;
     rd_dlq_entry *v = load_array(root, "dlq", sizeof *v, dlq_parse, now, &n);
-    const cJSON **objs, **parts;
+    const cJSON **parts;
     bool has_total = cJSON_GetObjectItemCaseSensitive(root, "dlq_total") != NULL;
     if (!v && !has_total)
         return;
     model_dlq_reset(m);
     if (v) {
-        char **owner = xcalloc(n ? n : 1, sizeof *owner);
-        array_objects(root, "dlq", &objs);
-        for (size_t i = 0; i < n; i++) {
-            owner[i] = get_str(objs[i], "source");
-            if (!owner[i])
-                owner[i] = xstrdup("snapshot");
-        }
-        for (size_t i = 0; i < n; i++)
-            if (owner[i]) {
-                char *o = xstrdup(owner[i]);
-                load_dlq_owner(m, o, v, owner, n);   /* frees the owner strings it takes */
-                free(o);
-            }
+        load_parts(m, root, "dlq", v, n, sizeof *v, set_dlq_part);
         /* an empty "dlq" array is a peek that found nothing, unless it says otherwise */
         const cJSON *dl = cJSON_GetObjectItemCaseSensitive(root, "dlq_loaded");
         if (!n && (!cJSON_IsBool(dl) || cJSON_IsTrue(dl)))
             model_dlq_set(m, "snapshot", NULL, 0);
-        free(objs);
-        free(owner);
-        free(v);
     }
     np = array_objects(root, "dlq_sources", &parts);
     if (np == (size_t)-1) {
@@ -746,8 +766,10 @@ static void load_model(rd_model *m, const cJSON *root, double now)
     }
     if ((v = load_array(root, "workers", sizeof(rd_worker), worker_parse, now, &n)))
         model_set_workers(m, v, n);
-    if ((v = load_array(root, "queues", sizeof(rd_queue), queue_parse, now, &n)))
-        model_set_queues(m, v, n);
+    if ((v = load_array(root, "queues", sizeof(rd_queue), queue_parse, now, &n))) {
+        model_queues_reset(m);      /* a snapshot's queues replace the model's */
+        load_parts(m, root, "queues", v, n, sizeof(rd_queue), set_queue_part);
+    }
     load_dlq(m, root, now);
     load_core(m, root);
     if ((v = load_array(root, "counts", sizeof(rd_count), count_parse, now, &n)))

@@ -249,7 +249,7 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
     case Q_QUEUES: {
         rd_queue *v;
         size_t n = pg_rows_queues(r, &v);
-        model_set_queues(m, v, n);
+        model_set_queues(m, SRC_NAME, v, n);
         break;
     }
     case Q_EXECS: apply_execs(s, r, x); break;
@@ -289,7 +289,7 @@ static void apply_empty(pg_src *s, qkind k)
     switch (k) {
     case Q_COUNTS: model_set_counts(m, NULL, 0); break;
     case Q_WORKERS: model_set_workers(m, NULL, 0); break;
-    case Q_QUEUES: model_set_queues(m, NULL, 0); break;
+    case Q_QUEUES: model_set_queues(m, SRC_NAME, NULL, 0); break;
     case Q_EXECS:
         if (s->page_gen_inflight == s->page_gen) {
             s->page_gen_applied = s->page_gen;

@@ -136,7 +136,7 @@ static void publish_queues(rb_src *s)
     }
     s->dlq_depth = depth;
     model_dlq_total(m, SRC_NAME, depth);
-    model_set_queues(m, s->acc.items, s->acc.n);
+    model_set_queues(m, SRC_NAME, s->acc.items, s->acc.n);
     memset(&s->acc, 0, sizeof s->acc);
     model_source_ok(m, SRC_NAME, clock_wall());
     s->polled = s->settled = true;

@@ -160,17 +160,7 @@ static void publish(sq_src *s)
 {
     rd_model *m = s->base.ctx.model;
     size_t keep = 0;
-    rd_queue *items = xcalloc(m->queues.n + s->n + 1, sizeof *items);
-    for (size_t i = 0; i < m->queues.n; i++) {
-        bool mine = false;
-        for (size_t k = 0; k < s->n; k++)
-            mine |= m->queues.items[i].name && strcmp(m->queues.items[i].name,
-                                                      s->q[k].name) == 0;
-        if (!mine) {
-            items[keep++] = m->queues.items[i];
-            memset(&m->queues.items[i], 0, sizeof m->queues.items[i]);   /* moved */
-        }
-    }
+    rd_queue *items = xcalloc(s->n + 1, sizeof *items);
     long dlq = 0;
     for (size_t k = 0; k < s->n; k++) {
         const sq_queue *q = &s->q[k];
@@ -194,7 +184,7 @@ static void publish(sq_src *s)
         if (q->is_dlq)
             dlq += o->ready > 0 ? o->ready : 0;
     }
-    model_set_queues(m, items, keep);
+    model_set_queues(m, SRC_NAME, items, keep);
     model_dlq_total(m, SRC_NAME, dlq);
 }
 

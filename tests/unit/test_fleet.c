@@ -143,7 +143,7 @@ static void test_levels(void)
     q[0].name = xstrdup("work"), q[0].depth = 9;
     q[1].name = xstrdup("work.dlq"), q[1].depth = 3, q[1].is_dlq = true;
     q[2].name = xstrdup("other.dlq"), q[2].depth = 2, q[2].is_dlq = true;
-    model_set_queues(m, q, 3);
+    model_set_queues(m, "sqs", q, 3);
     fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
     CHECK(r.dlq == 5);
     model_free(m);

@@ -68,9 +68,9 @@ static void fill(rd_model *m)
 
     rd_queue *q = xcalloc(2, sizeof *q);
     q[0] = (rd_queue){ xstrdup("worker.7.executions"), 5, 4, 1, 0, 1.5, -1, false,
-                       xstrdup("attune.dlx"), 300000, 2, 5, 345600, true };
-    q[1] = (rd_queue){ xstrdup("attune.dlx.queue"), 3, 3, 0, 1, -1, -1, true, NULL, -1, 0, 0, 0, false };
-    model_set_queues(m, q, 2);
+                       xstrdup("attune.dlx"), 300000, 2, 5, 345600, true, NULL };
+    q[1] = (rd_queue){ xstrdup("attune.dlx.queue"), 3, 3, 0, 1, -1, -1, true, NULL, -1, 0, 0, 0, false, NULL };
+    model_set_queues(m, "rabbitmq", q, 2);
 
     rd_dlq_entry *d = xcalloc(1, sizeof *d);
     d[0] = (rd_dlq_entry){ xstrdup("m1"), xstrdup("attune.dlx.queue"), xstrdup("101"),
@@ -339,7 +339,7 @@ static void test_json_escapes(void)
     q->consumers = -1;
     q->publish_rate = q->deliver_rate = -1;
     q->dead_letter_exchange = xstrdup("dlx\xC2\x9B" "31m");
-    model_set_queues(m, q, 1);
+    model_set_queues(m, "rabbitmq", q, 1);
     static const char want[] =
         "{\n"
         "\t\"view\":\t\"queues\",\n"
@@ -349,6 +349,7 @@ static void test_json_escapes(void)
         "\\u061c\\u200e\\u200f\\u202a\\u202e\\u2066\\u2069 sep \\u2028\\u2029 not "
         "\xE2\x80\x8D\xE2\x80\xAF\xE2\x81\xA5\xE2\x81\xAA\xF0\x9F\x98\x80 bad "
         "\xEF\xBF\xBD\xEF\xBF\xBD \xEF\xBF\xBD q \\\" b \\\\\",\n"
+        "\t\t\t\"source\":\t\"rabbitmq\",\n"
         "\t\t\t\"depth\":\t3,\n"
         "\t\t\t\"consumers\":\tnull,\n"
         "\t\t\t\"is_dlq\":\tfalse,\n"
@@ -539,10 +540,58 @@ static void test_source_freshness(void)
     CHECK(source_fresh_s(&s, 10) == 21);
 }
 
+static rd_queue *queues_named(size_t n, const char *prefix)
+{
+    rd_queue *q = xcalloc(n, sizeof *q);
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s.%zu", prefix, i);
+        q[i].name = xstrdup(name);
+        q[i].depth = (long)i;
+        q[i].ready = q[i].unacked = q[i].ttl_ms = -1;
+        q[i].consumers = -1;
+        q[i].publish_rate = q[i].deliver_rate = -1;
+    }
+    return q;
+}
+
+/* Queues owned per source (issue 11: Tasker lists PGMQ queues from PostgreSQL and the
+ * broker's from RabbitMQ; each refresh used to replace the other's). */
+static void test_queue_owners(void)
+{
+    rd_model *m = model_new();
+    model_set_queues(m, "rabbitmq", queues_named(3, "broker"), 3);
+    model_set_queues(m, "postgresql", queues_named(2, "pgmq"), 2);
+    CHECK(m->queues.n == 5);
+    CHECK(str_eq(m->queues.items[0].name, "pgmq.0") && str_eq(m->queues.items[0].source, "postgresql"));
+    CHECK(str_eq(m->queues.items[2].name, "broker.0") && str_eq(m->queues.items[4].source, "rabbitmq"));
+    uint64_t g = m->generation;
+    model_set_queues(m, "postgresql", queues_named(1, "pgmq"), 1);   /* a refresh of one */
+    CHECK(m->generation > g && m->queues.n == 4);
+    CHECK(str_eq(m->queues.items[3].name, "broker.2") && str_eq(m->queues.items[3].source, "rabbitmq"));
+    model_set_queues(m, "rabbitmq", NULL, 0);                          /* the broker's gone */
+    CHECK(m->queues.n == 1 && str_eq(m->queues.items[0].name, "pgmq.0"));
+    model_set_queues(m, "rabbitmq", queues_named(2, "broker"), 2);
+
+    /* a snapshot keeps the owners: read back, each source still replaces only its own */
+    char *json = model_to_json_at(m, "queues", NOW), err[256];
+    rd_model *r = model_new();
+    model_set_queues(r, "sqs", queues_named(1, "old"), 1);            /* replaced by the snapshot */
+    CHECK(model_from_json(r, json, err, sizeof err));
+    CHECK(r->queues.n == 3);
+    CHECK(str_eq(r->queues.items[0].source, "postgresql") && str_eq(r->queues.items[2].source, "rabbitmq"));
+    model_set_queues(r, "rabbitmq", queues_named(1, "new"), 1);
+    CHECK(r->queues.n == 2 && str_eq(r->queues.items[0].name, "pgmq.0") && str_eq(r->queues.items[1].name, "new.0"));
+    free(json);
+    model_free(r);
+    model_free(m);
+}
+
 int main(void)
 {
     test_basics();
     test_roundtrip();
+    test_queue_owners();
     test_views();
     test_from_json_tolerant();
     test_text();
