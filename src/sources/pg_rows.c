@@ -247,8 +247,38 @@ static void sem_openagents(const PGresult *r, int i, const pg_row_ctx *x, rd_exe
     }
 }
 
-static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, rd_execution *e)
+/* One row into *item (zeroed by the caller); false: the row is left out (item zeroed again). */
+typedef bool (*row_fn)(const PGresult *r, int i, const pg_row_ctx *x, void *item);
+
+/* Every row of r converted by fn into a new array of `size`-byte items; NULL and 0 when
+ * no row converts. */
+static size_t rows_collect(const PGresult *r, const pg_row_ctx *x, size_t size, row_fn fn,
+                           void *out_p)
 {
+    void **out = out_p;
+    int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
+    *out = NULL;
+    if (n <= 0)
+        return 0;
+    char *v = xcalloc((size_t)n, size);
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        if (fn(r, i, x, v + k * size))
+            k++;
+        else
+            memset(v + k * size, 0, size);
+    }
+    if (!k) {
+        free(v);
+        return 0;
+    }
+    *out = v;
+    return k;
+}
+
+static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *item)
+{
+    rd_execution *e = item;
     memset(e, 0, sizeof *e);
     e->id = col_dup(r, i, "id", PG_CAP_ID);
     if (!e->id || !*e->id) {
@@ -294,27 +324,14 @@ static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, rd_exec
 
 size_t pg_rows_execs(const PGresult *r, const pg_row_ctx *x, rd_execution **out)
 {
-    int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
-    *out = NULL;
-    if (n <= 0)
-        return 0;
-    rd_execution *v = xcalloc((size_t)n, sizeof *v);
-    size_t k = 0;
-    for (int i = 0; i < n; i++)
-        if (exec_from_row(r, i, x, &v[k]))
-            k++;
-    if (k == 0) {
-        free(v);
-        v = NULL;
-    }
-    *out = v;
-    return k;
+    return rows_collect(r, x, sizeof **out, exec_from_row, out);
 }
 
 /* ---- workers ---- */
 
-static bool worker_from_row(const PGresult *r, int i, const pg_row_ctx *x, rd_worker *w)
+static bool worker_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *item)
 {
+    rd_worker *w = item;
     memset(w, 0, sizeof *w);
     w->id = col_dup(r, i, "id", PG_CAP_ID);
     if (!w->id || !*w->id) {
@@ -347,121 +364,84 @@ static bool worker_from_row(const PGresult *r, int i, const pg_row_ctx *x, rd_wo
 
 size_t pg_rows_workers(const PGresult *r, const pg_row_ctx *x, rd_worker **out)
 {
-    int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
-    *out = NULL;
-    if (n <= 0)
-        return 0;
-    rd_worker *v = xcalloc((size_t)n, sizeof *v);
-    size_t k = 0;
-    for (int i = 0; i < n; i++)
-        if (worker_from_row(r, i, x, &v[k]))
-            k++;
-    if (!k) {
-        free(v);
-        v = NULL;
-    }
-    *out = v;
-    return k;
+    return rows_collect(r, x, sizeof **out, worker_from_row, out);
 }
 
 /* ---- queues, DLQ, counts ---- */
 
+static bool queue_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *item)
+{
+    rd_queue *q = item;
+    q->name = col_dup(r, i, "name", PG_CAP_NAME);
+    if (!q->name)
+        return false;
+    q->depth = col_long(r, i, "depth", 0, 1000000000000L);
+    q->ready = col_long(r, i, "ready", 0, 1000000000000L);
+    q->unacked = col_long(r, i, "unacked", 0, 1000000000000L);
+    q->consumers = (int)col_long(r, i, "consumers", 0, BIG);
+    q->publish_rate = q->deliver_rate = -1;
+    q->is_dlq = pg_parse_bool(pg_text(r, i, "is_dlq")) == 1;
+    q->dead_letter_exchange = col_dup(r, i, "dead_letter_exchange", PG_CAP_NAME);
+    q->ttl_ms = col_long(r, i, "ttl_ms", 0, 1000000000000L);
+    return true;
+}
+
 size_t pg_rows_queues(const PGresult *r, rd_queue **out)
 {
-    int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
-    *out = NULL;
-    if (n <= 0)
-        return 0;
-    rd_queue *v = xcalloc((size_t)n, sizeof *v);
-    size_t k = 0;
-    for (int i = 0; i < n; i++) {
-        rd_queue *q = &v[k];
-        q->name = col_dup(r, i, "name", PG_CAP_NAME);
-        if (!q->name) continue;
-        q->depth = col_long(r, i, "depth", 0, 1000000000000L);
-        q->ready = col_long(r, i, "ready", 0, 1000000000000L);
-        q->unacked = col_long(r, i, "unacked", 0, 1000000000000L);
-        q->consumers = (int)col_long(r, i, "consumers", 0, BIG);
-        q->publish_rate = q->deliver_rate = -1;
-        q->is_dlq = pg_parse_bool(pg_text(r, i, "is_dlq")) == 1;
-        q->dead_letter_exchange = col_dup(r, i, "dead_letter_exchange", PG_CAP_NAME);
-        q->ttl_ms = col_long(r, i, "ttl_ms", 0, 1000000000000L);
-        k++;
-    }
-    if (!k) {
-        free(v);
-        v = NULL;
-    }
-    *out = v;
-    return k;
+    return rows_collect(r, NULL, sizeof **out, queue_from_row, out);
+}
+
+static bool dlq_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *item)
+{
+    rd_dlq_entry *d = item;
+    d->id = col_dup(r, i, "id", PG_CAP_ID);
+    if (!d->id)
+        return false;
+    d->queue = col_dup(r, i, "queue", PG_CAP_NAME);
+    d->execution_id = col_dup(r, i, "execution_id", PG_CAP_ID);
+    d->reason = col_dup(r, i, "reason", PG_CAP_NAME);
+    d->count = col_long(r, i, "count", 0, 1000000000000L);
+    d->origin_queue = col_dup(r, i, "origin_queue", PG_CAP_NAME);
+    d->first_death_at = col_epoch(r, i, "first_death_at");
+    d->last_death_at = col_epoch(r, i, "last_death_at");
+    d->payload = col_dup(r, i, "payload", PG_CAP_PAYLOAD);
+    return true;
 }
 
 size_t pg_rows_dlq(const PGresult *r, rd_dlq_entry **out)
 {
-    int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
-    *out = NULL;
-    if (n <= 0)
-        return 0;
-    rd_dlq_entry *v = xcalloc((size_t)n, sizeof *v);
-    size_t k = 0;
-    for (int i = 0; i < n; i++) {
-        rd_dlq_entry *d = &v[k];
-        d->id = col_dup(r, i, "id", PG_CAP_ID);
-        if (!d->id) continue;
-        d->queue = col_dup(r, i, "queue", PG_CAP_NAME);
-        d->execution_id = col_dup(r, i, "execution_id", PG_CAP_ID);
-        d->reason = col_dup(r, i, "reason", PG_CAP_NAME);
-        d->count = col_long(r, i, "count", 0, 1000000000000L);
-        d->origin_queue = col_dup(r, i, "origin_queue", PG_CAP_NAME);
-        d->first_death_at = col_epoch(r, i, "first_death_at");
-        d->last_death_at = col_epoch(r, i, "last_death_at");
-        d->payload = col_dup(r, i, "payload", PG_CAP_PAYLOAD);
-        k++;
+    return rows_collect(r, NULL, sizeof **out, dlq_from_row, out);
+}
+
+/* A count row; "12345+" is a capped count. A row whose count does not parse is left out
+ * (its item zeroed, so nothing of it leaks into the next row's). */
+static bool count_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *item)
+{
+    rd_count *c = item;
+    const char *st = pg_text(r, i, "status");
+    const char *cnt = pg_text(r, i, "count");
+    if (!st || !cnt)
+        return false;
+    snprintf(c->status, sizeof c->status, "%s", st);
+    for (char *p = c->status; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    size_t len = strlen(cnt);
+    char num[32];
+    snprintf(num, sizeof num, "%s", cnt);
+    if (len > 0 && len < sizeof num && num[len - 1] == '+') {
+        num[len - 1] = '\0';
+        c->capped = true;
     }
-    if (!k) {
-        free(v);
-        v = NULL;
-    }
-    *out = v;
-    return k;
+    double d;
+    if (!pg_parse_double(num, &d) || d < 0 || d > 1e15)
+        return false;
+    c->count = (long)llround(d);
+    c->estimated = pg_parse_bool(pg_text(r, i, "estimated")) == 1;
+    c->capped = c->capped || pg_parse_bool(pg_text(r, i, "capped")) == 1;
+    return true;
 }
 
 size_t pg_rows_counts(const PGresult *r, rd_count **out)
 {
-    int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
-    *out = NULL;
-    if (n <= 0)
-        return 0;
-    rd_count *v = xcalloc((size_t)n, sizeof *v);
-    size_t k = 0;
-    for (int i = 0; i < n; i++) {
-        const char *st = pg_text(r, i, "status");
-        const char *cnt = pg_text(r, i, "count");
-        if (!st || !cnt)
-            continue;
-        rd_count *c = &v[k];
-        snprintf(c->status, sizeof c->status, "%s", st);
-        for (char *p = c->status; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        size_t len = strlen(cnt);
-        char num[32];
-        snprintf(num, sizeof num, "%s", cnt);
-        if (len > 0 && len < sizeof num && num[len - 1] == '+') {
-            num[len - 1] = '\0';
-            c->capped = true;
-        }
-        double d;
-        if (!pg_parse_double(num, &d) || d < 0 || d > 1e15)
-            continue;
-        c->count = (long)llround(d);
-        c->estimated = pg_parse_bool(pg_text(r, i, "estimated")) == 1;
-        c->capped = c->capped || pg_parse_bool(pg_text(r, i, "capped")) == 1;
-        k++;
-    }
-    if (!k) {
-        free(v);
-        v = NULL;
-    }
-    *out = v;
-    return k;
+    return rows_collect(r, NULL, sizeof **out, count_from_row, out);
 }
