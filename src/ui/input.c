@@ -222,9 +222,12 @@ void input_mouse(ui_app *app)
     }
 #endif
     if ((ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON1_DOUBLE_CLICKED)) &&
-        v->ops->select &&
+        v->ops->clickable &&
         ev.y >= v->list_y && ev.y < v->list_y + v->rows) {
-        v->ops->select(v, &app->ctx, ev.y - v->list_y);
+        if (v->ops->select)
+            v->ops->select(v, &app->ctx, ev.y - v->list_y);
+        else
+            view_select(v, &app->ctx, ev.y - v->list_y);
         if (ev.bstate & BUTTON1_DOUBLE_CLICKED)
             input_action(app, UA_OPEN);
     }

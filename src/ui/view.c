@@ -214,6 +214,14 @@ bool ctx_ages_changed(const ui_ctx *c, double now)
     return false;
 }
 
+void view_select(ui_view *v, ui_ctx *c, int row)
+{
+    v->list.cur = v->list.top + row;
+    list_fit(&v->list, v->rows);
+    if (v->ops->row_id)
+        list_pin(&v->list, c, v->ops->row_id, v->st);
+}
+
 void list_fit(ui_list *l, int rows)
 {
     if (rows < 1)   /* height not known yet (no draw so far): clamp only */

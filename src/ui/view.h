@@ -135,7 +135,11 @@ typedef struct ui_view_ops {
     void (*open)(ui_view *v, ui_ctx *c, const char *arg);
     void (*draw)(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r);
     unsigned (*key)(ui_view *v, ui_ctx *c, ui_action a);
-    void (*select)(ui_view *v, ui_ctx *c, int row);  /* mouse click on a content row */
+    /* A mouse click on a content row: with `clickable`, view_select moves the cursor there
+     * (and, with row_id, follows that row's id); `select` replaces that when set. */
+    bool clickable;
+    const char *(*row_id)(const ui_ctx *c, const void *st, int row);
+    void (*select)(ui_view *v, ui_ctx *c, int row);
     void (*free)(ui_view *v);
 } ui_view_ops;
 
@@ -188,6 +192,10 @@ void list_pin(ui_list *l, const ui_ctx *c, ui_row_id id_of, const void *st);
 void list_unpin(ui_list *l);
 /* Copies text into a buffer of cap bytes, cut on a UTF-8 character boundary. */
 void ui_copy_text(char *dst, size_t cap, const char *src);
+
+/* The cursor on content row `row` (a mouse click), pinned to its id when the view has
+ * a row_id (v->st is handed to it). */
+void view_select(ui_view *v, ui_ctx *c, int row);
 
 /* list navigation shared by list views: returns UI_CH_REDRAW or UI_CH_UNHANDLED */
 unsigned list_nav(ui_list *l, ui_action a, int page);

@@ -216,13 +216,6 @@ static unsigned chain_key(ui_view *v, ui_ctx *c, ui_action a)
     return UI_CH_REDRAW;
 }
 
-static void chain_select(ui_view *v, ui_ctx *c, int row)
-{
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    (void)c;
-}
-
 static void chain_free(ui_view *v)
 {
     free(v->st);
@@ -232,5 +225,5 @@ static void chain_free(ui_view *v)
 const ui_view_ops view_chain_ops = {
     .name = "chain", .title = "Chain", .bar = chain_bar,
     .open = chain_open, .draw = chain_draw, .key = chain_key,
-    .select = chain_select, .free = chain_free,
+    .clickable = true, .free = chain_free,
 };

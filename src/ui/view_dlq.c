@@ -363,11 +363,8 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
 
 static void dlq_select(ui_view *v, ui_ctx *c, int row)
 {
-    if (st_of(v)->detail)
-        return;
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    list_pin(&v->list, c, dlq_row_id, NULL);
+    if (!st_of(v)->detail)      /* the detail's lines are not the list's rows */
+        view_select(v, c, row);
 }
 
 static void dlq_free(ui_view *v)
@@ -383,5 +380,6 @@ static void dlq_free(ui_view *v)
 
 const ui_view_ops view_dlq_ops = {
     .name = "dlq", .title = "DLQ", .bar = dlq_bar,
-    .open = dlq_open, .draw = dlq_draw, .key = dlq_key, .select = dlq_select, .free = dlq_free,
+    .open = dlq_open, .draw = dlq_draw, .key = dlq_key,
+    .clickable = true, .row_id = dlq_row_id, .select = dlq_select, .free = dlq_free,
 };

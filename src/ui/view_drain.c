@@ -279,13 +279,6 @@ static unsigned drain_key(ui_view *v, ui_ctx *c, ui_action a)
     }
 }
 
-static void drain_select(ui_view *v, ui_ctx *c, int row)
-{
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    list_pin(&v->list, c, drain_row_id, st_of(v));
-}
-
 static void drain_free(ui_view *v)
 {
     free(v->st);
@@ -294,5 +287,6 @@ static void drain_free(ui_view *v)
 
 const ui_view_ops view_drain_ops = {
     .name = "cockpit", .title = "Drain cockpit", .bar = drain_bar, .open = drain_open,
-    .draw = drain_draw, .key = drain_key, .select = drain_select, .free = drain_free,
+    .draw = drain_draw, .key = drain_key,
+    .clickable = true, .row_id = drain_row_id, .free = drain_free,
 };

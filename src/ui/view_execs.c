@@ -461,13 +461,6 @@ static void execs_open(ui_view *v, ui_ctx *c, const char *arg)
     (void)c;
 }
 
-static void execs_select(ui_view *v, ui_ctx *c, int row)
-{
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    list_pin(&v->list, c, execs_row_id, st_of(v));
-}
-
 static void execs_free(ui_view *v)
 {
     execs_st *s = v->st;
@@ -483,5 +476,5 @@ static void execs_free(ui_view *v)
 const ui_view_ops view_execs_ops = {
     .name = "executions", .title = "Executions", .bar = execs_bar,
     .open = execs_open, .draw = execs_draw, .key = execs_key,
-    .select = execs_select, .free = execs_free,
+    .clickable = true, .row_id = execs_row_id, .free = execs_free,
 };

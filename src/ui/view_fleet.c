@@ -113,14 +113,7 @@ static unsigned fleet_key(ui_view *v, ui_ctx *c, ui_action a)
     return UI_CH_UNHANDLED;
 }
 
-static void fleet_select(ui_view *v, ui_ctx *c, int row)
-{
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    list_pin(&v->list, c, row_id, NULL);
-}
-
 const ui_view_ops view_fleet_ops = {
     .name = "fleet", .title = "Fleet", .bar = fleet_bar,
-    .draw = fleet_draw, .key = fleet_key, .select = fleet_select,
+    .draw = fleet_draw, .key = fleet_key, .clickable = true, .row_id = row_id,
 };

@@ -188,13 +188,6 @@ static void groups_open(ui_view *v, ui_ctx *c, const char *arg)
     ctx_fx(c, FX_JOURNAL, 0, NULL);   /* loop retries: the journal as it is now */
 }
 
-static void groups_select(ui_view *v, ui_ctx *c, int row)
-{
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    list_pin(&v->list, c, groups_row_id, st_of(v));
-}
-
 static void groups_view_free(ui_view *v)
 {
     groups_st *s = v->st;
@@ -209,5 +202,5 @@ static void groups_view_free(ui_view *v)
 const ui_view_ops view_groups_ops = {
     .name = "groups", .title = "Error groups", .bar = groups_bar,
     .open = groups_open, .draw = groups_draw, .key = groups_key,
-    .select = groups_select, .free = groups_view_free,
+    .clickable = true, .row_id = groups_row_id, .free = groups_view_free,
 };

@@ -117,14 +117,7 @@ static unsigned journal_key(ui_view *v, ui_ctx *c, ui_action a)
     return UI_CH_UNHANDLED;
 }
 
-static void journal_select(ui_view *v, ui_ctx *c, int row)
-{
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    (void)c;
-}
-
 const ui_view_ops view_journal_ops = {
     .name = "journal", .title = "Journal", .bar = journal_bar,
-    .open = journal_open, .draw = journal_draw, .key = journal_key, .select = journal_select,
+    .open = journal_open, .draw = journal_draw, .key = journal_key, .clickable = true,
 };

@@ -160,13 +160,6 @@ static unsigned queues_key(ui_view *v, ui_ctx *c, ui_action a)
     return UI_CH_UNHANDLED;
 }
 
-static void queues_select(ui_view *v, ui_ctx *c, int row)
-{
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    (void)c;
-}
-
 static void queues_free(ui_view *v)
 {
     queues_st *s = v->st;
@@ -178,5 +171,5 @@ static void queues_free(ui_view *v)
 
 const ui_view_ops view_queues_ops = {
     .name = "queues", .title = "Queues", .bar = queues_bar,
-    .draw = queues_draw, .key = queues_key, .select = queues_select, .free = queues_free,
+    .draw = queues_draw, .key = queues_key, .clickable = true, .free = queues_free,
 };

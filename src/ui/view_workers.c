@@ -256,13 +256,6 @@ static unsigned workers_key(ui_view *v, ui_ctx *c, ui_action a)
     }
 }
 
-static void workers_select(ui_view *v, ui_ctx *c, int row)
-{
-    v->list.cur = v->list.top + row;
-    list_fit(&v->list, v->rows);
-    list_pin(&v->list, c, workers_row_id, st_of(v));
-}
-
 static void workers_free(ui_view *v)
 {
     workers_st *s = v->st;
@@ -274,5 +267,6 @@ static void workers_free(ui_view *v)
 
 const ui_view_ops view_workers_ops = {
     .name = "workers", .title = "Workers", .bar = workers_bar,
-    .draw = workers_draw, .key = workers_key, .select = workers_select, .free = workers_free,
+    .draw = workers_draw, .key = workers_key,
+    .clickable = true, .row_id = workers_row_id, .free = workers_free,
 };

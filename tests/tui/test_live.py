@@ -6,6 +6,7 @@ written to the terminal (hostile data must never reach it as escape sequences).
 """
 import json
 import os
+import re
 import signal
 import time
 
@@ -352,4 +353,25 @@ def test_config_problem_found_at_open_is_listed_in_the_console(tmp_path):
     line = [l for l in text.splitlines() if "system \"attune2\": token: " in l][0]
     assert "config:9: system \"attune2\": token:" in line and "RD_NO_SUCH_VAR_XYZ" in line, text
     t.send("Q")
+    assert t.finish() == 0
+
+
+def test_mouse_click_moves_the_cursor_to_that_row(tmp_path):
+    """A click on a list row puts the cursor there (view_select): Enter then opens the chain
+    of the execution clicked, not of the first row."""
+    t = Term(tmp_path, cols=120, rows=30)
+    t.wait_for("Overview")
+    t.send("2")
+    t.wait_for("Executions")
+    t.wait_for("completed", secs=15)
+    rows = [(y, line) for y, line in enumerate(t.screen.display)
+            if re.match(r"\s*[0-9]+\s", line) and y > 2]
+    assert len(rows) >= 4, t.text()
+    y, line = rows[3]                      # the fourth execution on screen
+    want = line.split()[0]
+    assert want != rows[0][1].split()[0]
+    t.send("\x1b[<0;10;%dM\x1b[<0;10;%dm" % (y + 1, y + 1), wait=0.5)   # press + release, 1-based
+    t.send("\r")
+    t.wait_for("Retry chain of %s" % want)
+    t.send(":q\r")
     assert t.finish() == 0
