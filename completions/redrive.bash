@@ -60,7 +60,9 @@ _redrive()
     "") words_now="$global $cmds" ;;
     snapshot) words_now="--json --view --status --filter --system --config" ;;
     check) words_now="--json --ascii --system --config" ;;
-    retry|drain|undrain|deactivate|activate)
+    retry)
+        words_now="--yes --reason --idempotency-key --override-loop --system --config --read-only" ;;
+    drain|undrain|deactivate|activate)
         words_now="--yes --reason --idempotency-key --system --config --read-only" ;;
     *) words_now="" ;;
     esac

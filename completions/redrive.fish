@@ -48,3 +48,4 @@ complete -c redrive -n '__fish_seen_subcommand_from snapshot' -l filter -x -d 't
 complete -c redrive -n '__fish_seen_subcommand_from check' -l json -d 'JSON output'
 complete -c redrive -n "__fish_seen_subcommand_from retry drain undrain deactivate activate" -l reason -x
 complete -c redrive -n "__fish_seen_subcommand_from retry drain undrain deactivate activate" -l idempotency-key -x
+complete -c redrive -n "__fish_seen_subcommand_from retry" -l override-loop -d 'retry a retry loop too'

@@ -367,3 +367,23 @@ void journal_entries_free(rd_journal_entry *e, size_t n)
         entry_free(&e[i]);
     free(e);
 }
+
+rd_retry_record *journal_retries(const rd_journal_entry *e, size_t ne, const char *system,
+                                 size_t *n)
+{
+    rd_retry_record *v = ne ? xcalloc(ne, sizeof *v) : NULL;
+    *n = 0;
+    for (size_t i = 0; i < ne; i++) {
+        const rd_journal_entry *j = &e[i];
+        if (j->malformed || !j->action || strcmp(j->action, "retry") != 0 || !j->code ||
+            strcmp(j->code, "ok") != 0 || j->n_targets != 1 || !system || !j->system ||
+            strcmp(j->system, system) != 0)
+            continue;
+        v[(*n)++] = (rd_retry_record){j->targets[0], j->fp, j->attempt};
+    }
+    if (!*n) {
+        free(v);
+        v = NULL;
+    }
+    return v;
+}

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../core/groups.h"
+
 typedef struct rd_journal_rec {
     const char *operator_;       /* NULL → "unknown" */
     const char *system;
@@ -57,5 +59,10 @@ bool journal_check(const char *path, char *why, size_t whycap);
 bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, size_t *n,
                        char *why, size_t whycap);
 void journal_entries_free(rd_journal_entry *e, size_t n);
+/* The retry-loop breaker's memory: the manual retries of `system` the core accepted
+ * (action "retry", code "ok", one target), as rd_retry_record borrowing e's strings.
+ * Allocated (free it; NULL when none), *n set. */
+rd_retry_record *journal_retries(const rd_journal_entry *e, size_t ne, const char *system,
+                                 size_t *n);
 /* RFC 3339 UTC time with milliseconds, e.g. 2026-05-01T12:00:00.123Z. */
 void journal_time_now(char *buf, size_t cap);

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "../actions/actions.h"
+#include "../actions/journal.h"
+#include "../core/groups.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 
@@ -31,6 +33,8 @@ typedef struct act_opts {
     const char *idem_key;
     char **ids;
     size_t n;
+    bool override_loop;        /* --override-loop: retry loop retries too (journaled) */
+    size_t skipped;            /* loop retries left out */
 } act_opts;
 
 typedef struct act_run {
@@ -48,6 +52,8 @@ static const char act_usage[] =
     "       redrive [options] drain|undrain|deactivate|activate WORKER... [--yes] "
     "[--reason TEXT]\n"
     "       --idempotency-key KEY   re-send one earlier request with the same key\n"
+    "       --override-loop         retry even a retry loop (a manual retry that failed\n"
+    "                               again the same way; journaled as overridden)\n"
     "  tasker steps: STEP_UUID (its task is read from the store) or TASK_UUID/STEP_UUID\n";
 
 static void err_clean(unsigned san, const char *fmt_prefix, const char *msg)
@@ -90,6 +96,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
             *slot = v;
         } else if (!strcmp(a, "--yes") || !strcmp(a, "-y")) {
             o->opts.yes = true;
+        } else if (!strcmp(a, "--override-loop")) {
+            o->override_loop = true;
         } else if (!strcmp(a, "--read-only")) {
             o->opts.read_only = true;
         } else if (!strcmp(a, "--")) {
@@ -119,15 +127,18 @@ typedef struct lookup_run {
     struct event_base *base;
     rd_session *ss;
     bool started;
+    bool looking;              /* in lookup_exec: a settled store ends its loop */
 } lookup_run;
 
 static const double LOOKUP_DEADLINE_S = 8.0;
+enum { LOOP_JOURNAL_TAIL = 500 };     /* as the console reads it */
 
 static void on_lookup_change(void *ud)
 {
     lookup_run *l = ud;
     rd_sources *src = session_sources(l->ss);
-    if (l->started && src && sources_settled(src) && sources_idle(src))
+    /* only while looking: the sources keep polling afterwards, during the action's loop */
+    if (l->looking && src && sources_settled(src) && sources_idle(src))
         event_base_loopbreak(l->base);
 }
 
@@ -137,9 +148,10 @@ static void on_lookup_deadline(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(arg);
 }
 
-/* The step's task, read as the console reads it: the executions page that starts at the
- * step (sources_jump). Allocated, or NULL with why. */
-static char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap)
+/* Execution `id` read as the console reads it: the executions page that starts at it
+ * (sources_jump). Points into the session's model (valid until the loop runs again), or
+ * NULL with why. */
+static const rd_execution *lookup_exec(lookup_run *l, const char *id, char *why, size_t cap)
 {
     rd_sources *src = session_sources(l->ss);
     if (!l->started) {
@@ -150,22 +162,87 @@ static char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap)
     struct event *deadline = evtimer_new(l->base, on_lookup_deadline, l->base);
     struct timeval tv = {(time_t)LOOKUP_DEADLINE_S, 0};
     evtimer_add(deadline, &tv);
+    l->looking = true;
     event_base_dispatch(l->base);
+    l->looking = false;
     event_free(deadline);
     const rd_model *m = session_model(l->ss);
     for (size_t i = 0; i < m->execs.n; i++) {
         const rd_execution *e = &m->execs.items[i];
-        if (e->id && e->parent_id && strcasecmp(e->id, id) == 0)
-            return xstrdup(e->parent_id);
+        if (e->id && strcasecmp(e->id, id) == 0)
+            return e;
     }
     for (size_t i = 0; i < m->sources.n; i++)
         if (m->sources.items[i].state != RD_SRC_OK && m->sources.items[i].error[0]) {
-            snprintf(why, cap, "cannot find its task: %s: %s", m->sources.items[i].name,
-                     m->sources.items[i].error);
+            snprintf(why, cap, "%s: %s", m->sources.items[i].name, m->sources.items[i].error);
             return NULL;
         }
-    snprintf(why, cap, "no such step in the store (or give TASK_UUID/STEP_UUID)");
+    snprintf(why, cap, "not in the store");
     return NULL;
+}
+
+/* The step's task (lookup_exec). Allocated, or NULL with why. */
+static char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap)
+{
+    char w[300];
+    const rd_execution *e = lookup_exec(l, id, w, sizeof w);
+    if (e && e->parent_id)
+        return xstrdup(e->parent_id);
+    if (!e && strcmp(w, "not in the store") != 0)
+        snprintf(why, cap, "cannot find its task: %s", w);
+    else
+        snprintf(why, cap, "no such step in the store (or give TASK_UUID/STEP_UUID)");
+    return NULL;
+}
+
+/* The retry-loop breaker, as in the console: each execution to retry is read from the
+ * store for its error fingerprint and attempt (journaled with the retry), and checked
+ * against this system's manual retries in the journal. A loop retry is left out unless
+ * --override-loop (then journaled as overridden). Keeps the targets to send in t[0..*n);
+ * fps owns the fingerprints. A target that cannot be read is retried without the check
+ * (said on stderr). */
+static void loop_check(act_opts *o, lookup_run *l, rd_target *t, size_t *n, char **fps,
+                       unsigned san)
+{
+    rd_journal_entry *je = NULL;
+    size_t nje = 0, nrec = 0, keep = 0;
+    char why[400], line[700];
+    char *path = session_journal_path();
+    if (path && !journal_read_tail(path, LOOP_JOURNAL_TAIL, &je, &nje, why, sizeof why))
+        err_clean(san, "redrive: journal unreadable, no retry-loop check: ", why);
+    free(path);
+    const rd_system_cfg *sys = session_system(l->ss);
+    rd_retry_record *recs = journal_retries(je, nje, sys ? sys->name : NULL, &nrec);
+    bool store_down = false;   /* the store failed once: no more waiting on it */
+    for (size_t i = 0; i < *n; i++) {
+        rd_target x = t[i];
+        const rd_execution *e = store_down ? NULL : lookup_exec(l, x.id, why, sizeof why);
+        store_down = store_down || (!e && strcmp(why, "not in the store") != 0);
+        if (!e) {
+            snprintf(line, sizeof line, "%.100s: cannot read it (%s): retried without the "
+                     "retry-loop check", x.id, why);
+            err_clean(san, "redrive: ", line);
+            t[keep++] = x;
+            continue;
+        }
+        if (e->fingerprint)
+            x.fp = fps[i] = xstrdup(e->fingerprint);
+        x.attempt = e->attempt;
+        int k = loop_count(e, recs, nrec);
+        if (k > 0 && !o->override_loop) {
+            snprintf(line, sizeof line, "%.100s: manual retry #%d of the same failure (it failed "
+                     "again the same way after %d manual retr%s): skipped; --override-loop "
+                     "retries it anyway", x.id, k + 1, k, k == 1 ? "y" : "ies");
+            err_clean(san, "redrive: ", line);
+            o->skipped++;
+            continue;
+        }
+        x.override_loop = k > 0;
+        t[keep++] = x;
+    }
+    *n = keep;
+    free(recs);
+    journal_entries_free(je, nje);
 }
 
 /* Splits TASK/STEP (or TASK:STEP) when the route needs {task}; a bare STEP gets its task
@@ -352,7 +429,8 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     rd_session *ss = NULL;
     struct event_base *base = NULL;
     rd_target *t = NULL;
-    char **parents = NULL;
+    char **parents = NULL, **fps = NULL;
+    size_t n_ids = 0;
     int rc = RD_EXIT_USAGE;
     unsigned san = MB_CUR_MAX > 1 ? 0 : SAN_ASCII;
     if (!parse_args(argc, argv, &o)) {
@@ -372,15 +450,29 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
         rc = session_exit_code(st);
         goto out;
     }
+    n_ids = o.n;
     t = xcalloc(o.n, sizeof *t);
     parents = xcalloc(o.n, sizeof *parents);
     rc = make_targets(&o, &look, t, parents);
-    if (rc == RD_EXIT_OK)
+    fps = xcalloc(o.n, sizeof *fps);
+    size_t n_send = o.n;
+    if (rc == RD_EXIT_OK && o.kind == RD_ACT_RETRY && !o.idem_key)
+        loop_check(&o, &look, t, &n_send, fps, san);
+    if (rc == RD_EXIT_OK && n_send == 0)
+        rc = RD_EXIT_FAIL;           /* every target was a loop retry: nothing sent */
+    else if (rc == RD_EXIT_OK) {
+        o.n = n_send;
         rc = execute(&o, ss, base, t, san);
+        if (rc == RD_EXIT_OK && o.skipped)
+            rc = RD_EXIT_FAIL;       /* not every item was retried */
+    }
 out:
-    for (size_t i = 0; parents && i < o.n; i++)
+    for (size_t i = 0; parents && i < n_ids; i++)
         free(parents[i]);
+    for (size_t i = 0; fps && i < n_ids; i++)
+        free(fps[i]);
     free(parents);
+    free(fps);
     free(t);
     free(o.ids);
     session_free(ss);   /* the actor before its loop */

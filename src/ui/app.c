@@ -86,18 +86,8 @@ void app_back(ui_app *app)
 static void app_retries(ui_app *app)
 {
     free(app->retries);
-    app->retries = NULL;
-    app->n_retries = 0;
-    if (app->n_journal)
-        app->retries = xcalloc(app->n_journal, sizeof *app->retries);
-    for (size_t i = 0; i < app->n_journal; i++) {
-        const rd_journal_entry *e = &app->journal[i];
-        if (e->malformed || !e->action || strcmp(e->action, "retry") != 0 || !e->code ||
-            strcmp(e->code, "ok") != 0 || e->n_targets != 1 || !app->sys || !e->system ||
-            strcmp(e->system, app->sys->name) != 0)
-            continue;
-        app->retries[app->n_retries++] = (rd_retry_record){e->targets[0], e->fp, e->attempt};
-    }
+    app->retries = journal_retries(app->journal, app->n_journal, app->sys ? app->sys->name : NULL,
+                                   &app->n_retries);
     app->ctx.retries = app->retries;
     app->ctx.n_retries = app->n_retries;
 }

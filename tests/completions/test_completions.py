@@ -57,6 +57,7 @@ CASES = [
     (["redrive", "--system", "alakai", "check", "--j"], ["--json"]),
     (["redrive", "drain", "--"], sorted("--yes --reason --idempotency-key --system --config --read-only".split())),
     (["redrive", "drain", "w"], []),
+    (["redrive", "retry", "--o"], ["--override-loop"]),
 ]
 
 
