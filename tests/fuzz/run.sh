@@ -33,7 +33,7 @@ printf '#pragma once\n#define RD_VERSION "fuzz"\n#define RD_DATADIR "/nonexisten
     "$root" > "$out/rd_build.h"
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=address,undefined \
  -fno-sanitize-recover=undefined -I$out -I$root/src/core -I$root/src/ui \
- $(pkg-config --cflags libcjson libevent libcurl)"
+ $(pkg-config --cflags libcjson libevent libcurl libpq)"
 
 # The sources each harness needs besides src/core (whole rooms where a decoder calls
 # into them), and the libraries they pull in.
