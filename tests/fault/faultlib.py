@@ -199,6 +199,10 @@ class Console(Term):
                    AWS_ACCESS_KEY_ID="AKIDTESTSQS", AWS_SECRET_ACCESS_KEY="test/secret+KEY",
                    AWS_EC2_METADATA_DISABLED="true")
         env.update(sanitizer_env(self.logdir))
+        # the console's own time per key (input wake -> end of paint, µs, a line per key):
+        # tells a loop that blocked from a process (or this harness) waiting for a CPU
+        self.trace = os.path.join(self.workdir, "latency.txt")
+        env["REDRIVE_LATENCY_TRACE"] = self.trace
         env.update(extra_env or {})
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
@@ -207,6 +211,8 @@ class Console(Term):
         self.key_max_s = 0.0
         self.hangs = 0
         self.slow = 0
+        self.inside_max_ms = 0.0     # the console's own input-to-paint time, worst key
+        self.late = []               # "1160 ms (in the console 3 ms)" per key over HANG_S
         self.view = "1"
         self.child = pexpect.spawn(BIN, ["--config", conf, "--system", system], env=env,
                                    dimensions=(rows, cols), timeout=10)
@@ -270,14 +276,32 @@ class Console(Term):
             if self.screen.display[1:3] != before and want in "".join(self.screen.display[:3]):
                 answered = time.monotonic() - t0
                 break
+        inside = self.inside_ms() if answered is not None else None
+        if inside is not None:
+            self.inside_max_ms = max(self.inside_max_ms, inside)
         if answered is None or answered > KEY_S:
             self.slow += 1
         if answered is None or answered > HANG_S:
             self.hangs += 1
+            self.late.append("%s (in the console %s)" % (
+                "none in 5 s" if answered is None else "%.0f ms" % (answered * 1000),
+                "-" if inside is None else "%.1f ms" % inside))
         if answered is not None:
             self.view = key
             self.key_max_s = max(self.key_max_s, answered)
         return answered
+
+    def inside_ms(self):
+        """The console's time for the last key it painted (the trace's last line), in ms."""
+        try:
+            with open(self.trace, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 64))
+                last = f.read().split(b"\n")
+            vals = [x for x in last if x.strip()]
+            return float(vals[-1]) / 1000.0 if vals else None
+        except (OSError, ValueError):
+            return None
 
     def keys_for(self, secs, until=None, gap=0.25):
         """Send probe keys for up to `secs`; stop early when until() is true. Returns the
@@ -334,6 +358,7 @@ class Figures:
         self.keys = 0
         self.resets = 0          # connections the proxy reset (reset-* services)
         self.slow = 0            # keys answered after KEY_S (but within HANG_S)
+        self.inside_max_ms = 0.0  # the console's own input-to-paint time, worst key
 
     def row(self):
         return self.__dict__
@@ -423,8 +448,10 @@ def fault_cycle(con, service, kind, fig):
     fig.keys = con.keys
     fig.slow = con.slow
     fig.rss_end = con.rss_kb()
+    fig.inside_max_ms = max(fig.inside_max_ms, con.inside_max_ms)
     if con.hangs - hangs0:
-        fig.failures.append("%s: %d key(s) not answered within %.1f s" % (what, con.hangs - hangs0, HANG_S))
+        fig.failures.append("%s: %d key(s) not answered within %.1f s: %s" % (
+            what, con.hangs - hangs0, HANG_S, ", ".join(con.late[-(con.hangs - hangs0):])))
     if fig.rss_start and fig.rss_end - fig.rss_start > RSS_GROWTH_MAX_KB:
         fig.failures.append("%s: RSS grew from %d to %d kB" % (what, fig.rss_start, fig.rss_end))
     return time.monotonic() - t_fault

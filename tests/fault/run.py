@@ -16,8 +16,9 @@ import faultlib as fl
 
 def row_line(r):
     src = fl.SERVICES[r["service"]][1]
-    return "| %s | %d | %d | %d | %d | %d | %.0f | %s | %s | %.1f | %.1f | %s | %s |" % (
+    return "| %s | %d | %d | %d | %d | %d | %.0f | %.1f | %s | %s | %.1f | %.1f | %s | %s |" % (
         r["service"], r["cycles"], r["crashes"], r["hangs"], r["keys"], r["slow"], r["key_max_s"] * 1000,
+        r.get("inside_max_ms", 0.0),
         "%.1f" % r["max_stale_s"] if src else "n/a", "%.1f" % r["max_recover_s"] if src else "n/a",
         r["rss_start"] / 1024, r["rss_end"] / 1024, "n/a", r["resets"] if r["service"] in fl.PROXIED else "-")
 
@@ -86,7 +87,8 @@ def main():
                 sigs[sig.name] = "FAILED"
                 failures.append("%s with a dialog open: %s" % (sig.name, e))
 
-    hdr = ("service", "cycles", "crashes", "hangs", "keys", "keys > %.1f s" % fl.KEY_S, "max key ms", "max stale s", "max recover s",
+    hdr = ("service", "cycles", "crashes", "hangs", "keys", "keys > %.1f s" % fl.KEY_S, "max key ms",
+           "max in console ms", "max stale s", "max recover s",
            "RSS start MB", "RSS end MB", "lost journal", "conns reset")
     print("| " + " | ".join(hdr) + " |")
     print("|" + "---|" * len(hdr))
@@ -95,7 +97,7 @@ def main():
     for fault, res in inflight.items():
         if not res["runs"]:
             continue
-        print("| in-flight retry, core %s | %d | %d | %d | - | - | %.0f | shown %s after <= %.1f s | - | - | - | %d "
+        print("| in-flight retry, core %s | %d | %d | %d | - | - | %.0f | - | shown %s after <= %.1f s | - | - | - | %d "
               "(core got %d request(s) for %d action(s)) |"
               % ("SIGKILLed" if fault == "kill" else "connection reset (proxy)", res["runs"], res["failed"],
                  res["hangs"], res["key_max_s"] * 1000, "/".join(sorted(set(res["codes"]))) or "-",
