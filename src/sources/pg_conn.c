@@ -41,7 +41,8 @@ struct pg_conn {
     char *addrs[MAX_HOSTS];      /* resolved IP, or NULL (literal / unix socket) */
     pg_lookup look[MAX_HOSTS];
     size_t n_hosts, dns_pending;
-    bool dns_failed;
+    bool dead[MAX_HOSTS];        /* the lookup failed: left out of the list libpq gets */
+    size_t n_dead;
     /* batch in flight */
     PGresult **res;
     size_t n, got;
@@ -90,8 +91,8 @@ static void hosts_clear(pg_conn *c)
         free(c->addrs[i]);
         c->hosts[i] = c->addrs[i] = NULL;
     }
-    c->n_hosts = c->dns_pending = 0;
-    c->dns_failed = false;
+    c->n_hosts = c->dns_pending = c->n_dead = 0;
+    memset(c->dead, 0, sizeof c->dead);
 }
 
 static void batch_clear(pg_conn *c)
@@ -183,6 +184,31 @@ const char *pg_conn_param(const pg_conn *c, const char *name)
     return pg_conn_server_version(c) ? PQparameterStatus(c->pg, name) : NULL;
 }
 
+static int count_list(const char *v)
+{
+    int n = v && *v ? 1 : 0;
+    for (const char *p = v; p && *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+bool pg_conn_peer(const pg_conn *c, char *out, size_t cap, int *n_hosts)
+{
+    *n_hosts = 0;
+    if (!pg_conn_server_version(c))
+        return false;
+    PQconninfoOption *opts = PQconninfo(c->pg);
+    for (PQconninfoOption *o = opts; o && o->keyword; o++)
+        if (strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0)
+            *n_hosts = count_list(o->val) > *n_hosts ? count_list(o->val) : *n_hosts;
+    PQconninfoFree(opts);
+    const char *h = PQhost(c->pg), *p = PQport(c->pg);
+    bool v6 = h && strchr(h, ':') && h[0] != '/';
+    snprintf(out, cap, "%s%s%s%s%s", v6 ? "[" : "", h ? h : "", v6 ? "]" : "",
+             p && *p && h && h[0] != '/' ? ":" : "", p && h && h[0] != '/' ? p : "");
+    return true;
+}
+
 bool pg_conn_tls(const pg_conn *c, bool *verified)
 {
     *verified = false;
@@ -239,18 +265,35 @@ static bool needs_lookup(const char *h)
     return h && *h && h[0] != '/' && h[0] != '@' && !resolve_ip_literal(h);
 }
 
-static char *join_addrs(const pg_conn *c)
+/* The entries of a list ("a,b,c", or one entry for every host) whose host is not dead,
+ * joined; items NULL: the list is c->addrs. */
+static char *join_live(const pg_conn *c, const char *list)
 {
+    char *items[MAX_HOSTS] = {0};
+    size_t n = 0;
+    for (const char *p = list; list && p && n < MAX_HOSTS; n++) {
+        const char *comma = strchr(p, ',');
+        items[n] = xstrndup(p, comma ? (size_t)(comma - p) : strlen(p));
+        p = comma ? comma + 1 : NULL;
+    }
     size_t len = 1;
     for (size_t i = 0; i < c->n_hosts; i++)
-        len += (c->addrs[i] ? strlen(c->addrs[i]) : 0) + 1;
+        len += strlen(list ? (items[n == 1 ? 0 : i] ? items[n == 1 ? 0 : i] : "")
+                           : (c->addrs[i] ? c->addrs[i] : "")) + 1;
     char *s = xcalloc(1, len);
+    bool first = true;
     for (size_t i = 0; i < c->n_hosts; i++) {
-        if (i)
+        if (c->dead[i])
+            continue;
+        const char *v = list ? items[n == 1 ? 0 : i] : c->addrs[i];
+        if (!first)
             strcat(s, ",");
-        if (c->addrs[i])
-            strcat(s, c->addrs[i]);
+        first = false;
+        if (v)
+            strcat(s, v);
     }
+    for (size_t i = 0; i < n; i++)
+        free(items[i]);
     return s;
 }
 
@@ -285,7 +328,7 @@ static bool start_connect(pg_conn *c)
         return false;
     }
     kvlist l = {0};
-    const char *user_options = NULL;
+    const char *user_options = NULL, *host = NULL, *port = NULL;
     for (PQconninfoOption *o = opts; o->keyword; o++) {
         if (!o->val || !*o->val)
             continue;
@@ -293,8 +336,19 @@ static bool start_connect(pg_conn *c)
             user_options = o->val;
         else
             kv_set(&l, o->keyword, o->val);
+        if (strcmp(o->keyword, "host") == 0)
+            host = o->val;
+        if (strcmp(o->keyword, "port") == 0)
+            port = o->val;
     }
-    char *hostaddr = c->n_hosts ? join_addrs(c) : NULL;
+    char *hostaddr = c->n_hosts ? join_live(c, NULL) : NULL;
+    /* hosts whose lookup failed are left out, their ports with them */
+    char *live_host = c->n_dead && host ? join_live(c, host) : NULL;
+    char *live_port = c->n_dead && port ? join_live(c, port) : NULL;
+    if (live_host)
+        kv_set(&l, "host", live_host);
+    if (live_port)
+        kv_set(&l, "port", live_port);
     char *options = user_options ? xasprintf("%s %s", user_options, PG_SESSION_OPTIONS)
                                  : xstrdup(PG_SESSION_OPTIONS);
     if (hostaddr)
@@ -309,6 +363,8 @@ static bool start_connect(pg_conn *c)
     l.val[l.n] = NULL;
     c->pg = PQconnectStartParams(l.kw, l.val, 0);
     free(hostaddr);
+    free(live_host);
+    free(live_port);
     free(options);
     PQconninfoFree(opts);
     if (!c->pg) {
@@ -328,10 +384,12 @@ static bool start_connect(pg_conn *c)
 
 /* ---- name resolution (io/resolve.h: never getaddrinfo on the loop) ---- */
 
+/* Every lookup answered: connect to the hosts found (one failed lookup in a list leaves
+ * that host out, as libpq would skip it); none found fails. */
 static void dns_done(pg_conn *c)
 {
     char msg[ERR_CAP];
-    if (c->dns_failed || !start_connect(c)) {
+    if (c->n_dead == c->n_hosts || !start_connect(c)) {
         snprintf(msg, sizeof msg, "%s", c->err);
         fail(c, msg);
     }
@@ -344,9 +402,11 @@ static void on_dns(const char *ip, const char *why, void *ud)
     pl->l = NULL;
     if (ip) {
         c->addrs[pl->idx] = xstrdup(ip);
-    } else if (!c->dns_failed) {
-        set_err(c, why);
-        c->dns_failed = true;
+    } else {
+        if (!c->n_dead)
+            set_err(c, why);
+        c->dead[pl->idx] = true;
+        c->n_dead++;
     }
     if (--c->dns_pending == 0)
         dns_done(c);
@@ -413,6 +473,15 @@ bool pg_conn_open(pg_conn *c, double deadline_s)
     pg_conn_close(c);
     c->err[0] = '\0';
     bool ok = want_lookup(c) ? start_lookup(c) : start_connect(c);
+    /* several hosts: libpq tries them one after another within our one deadline */
+    PQconninfoOption *opts = PQconninfoParse(c->conninfo, NULL);
+    int n = 1;
+    for (PQconninfoOption *o = opts; o && o->keyword; o++)
+        if (strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0)
+            n = count_list(o->val) > n ? count_list(o->val) : n;
+    if (opts)
+        PQconninfoFree(opts);
+    deadline_s *= n < 4 ? n : 4;
     if (!ok) {
         char msg[ERR_CAP];
         snprintf(msg, sizeof msg, "%s", c->err);
