@@ -237,7 +237,9 @@ static bool watch(pg_conn *c, short what)
         set_err(c, "connection has no socket");
         return false;
     }
-    if (c->io && fd == c->io_fd && what == c->io_what)
+    /* while connecting, libpq may close the socket and open another for the next host of
+     * the list, often under the same number: the old event would watch nothing */
+    if (c->io && fd == c->io_fd && what == c->io_what && c->state != C_CONNECTING)
         return true;
     if (c->io)
         event_free(c->io);

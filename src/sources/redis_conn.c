@@ -68,6 +68,8 @@ void rs_fail(rs_src *s, const char *why)
     char w[300], msg[256];
     snprintf(msg, sizeof msg, "redis %.80s: %.160s", where(s, w, sizeof w), why ? why : "error");
     snprintf(s->fail_why, sizeof s->fail_why, "%s", why ? why : "error");
+    if (s->state != RC_READY && !s->setup_error && rs_urls_more(s))
+        return;                      /* the next URL of the list is tried at once */
     model_source_fail(s->base.ctx.model, SRC_NAME, msg, rs_now());
     s->settled = true;
     if (s->state != RC_READY)

@@ -178,6 +178,8 @@ bool rs_urls_set(rs_src *s, const char *text, bool secret, char *err, size_t cap
  * caller's backoff). */
 double rs_urls_next(rs_src *s);
 void rs_urls_connected(rs_src *s);           /* answered: host shown, failover said */
+/* A connection failing now moves on to another URL at once (no failure to show yet). */
+bool rs_urls_more(const rs_src *s);
 void rs_urls_free(rs_src *s);
 /* INFO text (any sections): role, link, lag → the model. */
 void rs_replica_info(rs_src *s, const char *info);

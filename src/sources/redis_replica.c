@@ -90,6 +90,11 @@ double rs_urls_next(rs_src *s)
     return ++s->url_tries < s->n_urls ? 0 : (s->url_tries = 0, -1);
 }
 
+bool rs_urls_more(const rs_src *s)
+{
+    return s->n_urls > 1 && s->url_tries + 1 < s->n_urls;
+}
+
 void rs_urls_connected(rs_src *s)
 {
     s->url_tries = 0;
