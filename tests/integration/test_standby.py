@@ -219,6 +219,29 @@ def test_pg_console_fails_over_when_the_standby_dies(sb, tmp_path):
     standbys_up(sb["DIR"])
 
 
+def test_pg_silent_standby_is_skipped(sb, tmp_path):
+    """A standby that accepts TCP but never answers (its postmaster stopped, as a machine that
+    hangs): libpq alone would wait on it for ever; the source gives each host of the list its
+    own deadline and connects again without the silent one."""
+    prp = os.environ["RD_PG_PORT"]
+    pidfile = os.path.join(sb["DIR"], "pg-standby", "data", "postmaster.pid")
+    with open(pidfile) as f:
+        pid = int(f.readline().strip())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        c = Console(tmp_path, "a2", {"profile": "attune", "store": pg_store(sb), "poll": "1s"})
+        try:
+            top = c.wait_top("postgresql ok", "@127.0.0.1:%s primary" % prp, secs=40)
+            assert "failed over" not in top, top      # never lost a connection: no failover
+            assert time.monotonic() - t0 >= 4.5, top   # the standby had its 5 s
+        finally:
+            c.close()
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    standbys_up(sb["DIR"])
+
+
 # ---- Redis -------------------------------------------------------------------------------
 
 def alakai_cfg(e, **more):
