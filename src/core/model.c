@@ -1,5 +1,6 @@
 #include "model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,6 +380,31 @@ void model_source_tls(rd_model *m, const char *name, const char *info, bool unve
     s->facts = info && *info ? s->facts | RD_FACT_TLS : s->facts & ~RD_FACT_TLS;
     s->facts = info && *info && !unverified ? s->facts | RD_FACT_TLS_VERIFIED
                                             : s->facts & ~RD_FACT_TLS_VERIFIED;
+    model_changed(m);
+}
+
+void model_source_replica(rd_model *m, const char *name, const char *host, const char *role,
+                          double lag_s)
+{
+    rd_source_status *s = model_source(m, name);
+    bool known = lag_s >= 0;
+    double lag = known ? floor(lag_s) : 0;
+    if (strncmp(s->host, host ? host : "", sizeof s->host - 1) == 0 &&
+        strncmp(s->role, role ? role : "", sizeof s->role - 1) == 0 &&
+        s->lag_known == known && s->lag_s == lag)
+        return;
+    snprintf(s->host, sizeof s->host, "%s", host ? host : "");
+    snprintf(s->role, sizeof s->role, "%s", role ? role : "");
+    s->lag_known = known;
+    s->lag_s = lag;
+    model_changed(m);
+}
+
+void model_source_failover(rd_model *m, const char *name, const char *what, double now)
+{
+    rd_source_status *s = model_source(m, name);
+    snprintf(s->failover, sizeof s->failover, "%s", what ? what : "");
+    s->failover_at = now;
     model_changed(m);
 }
 

@@ -158,6 +158,16 @@ typedef struct rd_source_status {
      * "" none yet; when they expire (epoch, 0 never) */
     char creds[48];
     double creds_expires;
+    /* Reading from replicas (docs/sources.md "Reading from standbys"): the host that
+     * answered when the store lists more than one ("host:port", raw; "" = one host), its
+     * role ("standby", "primary"; "" unknown), its replication lag (lag_known), and the
+     * last failover ("from HOST (why)", raw; "" none) and when it happened */
+    char host[96];
+    char role[12];
+    bool lag_known;
+    double lag_s;
+    char failover[200];
+    double failover_at;
 } rd_source_status;
 
 /* Facts a source may learn about its server (rd_source_status.facts). */
@@ -278,6 +288,13 @@ bool source_is_fresh(const rd_source_status *s, double poll_s, double now);
 void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
 /* Which credentials provider supplied the source's keys, and their expiry (0 = never). */
 void model_source_creds(rd_model *m, const char *name, const char *provider, double expires);
+/* The host that answered (NULL/"" when the store names one), its role (NULL unknown) and
+ * lag (< 0 unknown); the generation moves only when the shown text changes (lag in whole
+ * seconds). */
+void model_source_replica(rd_model *m, const char *name, const char *host, const char *role,
+                          double lag_s);
+/* The source moved to another host of its list: "from HOST (why)". */
+void model_source_failover(rd_model *m, const char *name, const char *what, double now);
 /* Replaces the source's notes (at most RD_SRC_NOTES, each cut to RD_SRC_NOTE_LEN - 1 bytes);
  * the generation moves only when they changed. */
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n);

@@ -232,6 +232,14 @@ static cJSON *source_json(const rd_source_status *s, double now)
         add_str(o, "credentials", creds);
         add_time(o, "credentials_expire", s->creds_expires);
     }
+    if (s->host[0] || s->role[0] || s->failover[0]) {   /* reading from replicas */
+        cJSON *r = cJSON_AddObjectToObject(o, "replica");
+        add_str(r, "host", s->host[0] ? s->host : NULL);
+        add_str(r, "role", s->role[0] ? s->role : NULL);
+        add_num(r, "lag_s", s->lag_s, s->lag_known);
+        add_str(r, "failover", s->failover[0] ? s->failover : NULL);
+        add_time(r, "failover_at", s->failover_at);
+    }
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
         char note[RD_SRC_NOTE_LEN + 1];

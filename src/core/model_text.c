@@ -111,6 +111,20 @@ static void table_end(table *t, tbuf *out)
     free(t->cells);
 }
 
+/* "via HOST standby lag 0s; failed over from HOST (why)" (reading from replicas). */
+static void replica_text(const rd_source_status *s, char *out, size_t cap)
+{
+    char lag[32] = "";
+    if (s->lag_known)
+        snprintf(lag, sizeof lag, " lag %.0fs", s->lag_s);
+    int n = s->host[0] || s->role[0]
+                ? snprintf(out, cap, "via %s%s%s%s", s->host[0] ? s->host : "?",
+                           s->role[0] ? " " : "", s->role, lag)
+                : 0;
+    if (s->failover[0])
+        snprintf(out + n, cap - (size_t)n, "%sfailed over %s", n ? "; " : "", s->failover);
+}
+
 static void text_sources(const rd_model *m, double now, tbuf *out)
 {
     static const char *const h[] = { "SOURCE", "STATE", "LAST OK", "SINCE", "ERROR" };
@@ -125,10 +139,11 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
         table_cell(&t, src_state_name(s->state), CELL_MAX);
         table_age(&t, s->last_ok, now);
         table_age(&t, s->since, now);
-        char notes[RD_SRC_NOTES * RD_SRC_NOTE_LEN + 16] = "";
+        char notes[RD_SRC_NOTES * RD_SRC_NOTE_LEN + 400] = "";
+        replica_text(s, notes, sizeof notes);
         for (size_t k = 0; k < s->n_notes && k < RD_SRC_NOTES; k++)
             snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%snote: %.*s",
-                     k ? "; " : "", (int)RD_SRC_NOTE_LEN, s->notes[k]);
+                     notes[0] ? "; " : "", (int)RD_SRC_NOTE_LEN, s->notes[k]);
         table_cell(&t, err[0] ? err : notes[0] ? notes : "-", WIDE_MAX);
     }
     table_end(&t, out);

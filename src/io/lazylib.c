@@ -118,6 +118,8 @@ LAZY(lib_pq, int, PQsocket, (const PGconn *conn), (conn))
 LAZY(lib_pq, int, PQsslInUse, (PGconn *conn), (conn))
 LAZY(lib_pq, ConnStatusType, PQstatus, (const PGconn *conn), (conn))
 LAZY(lib_pq, char *, PQuser, (const PGconn *conn), (conn))
+LAZY(lib_pq, char *, PQhost, (const PGconn *conn), (conn))
+LAZY(lib_pq, char *, PQport, (const PGconn *conn), (conn))
 
 /* ---- libcurl ---- */
 LAZY_VOID(lib_curl, curl_easy_cleanup, (CURL *curl), (curl))

@@ -169,8 +169,7 @@ static bool check_store(rd_session *s)
         return check_secret(s, "store", store);
     char why[256] = "";
     if (s->prof.store && strcmp(s->prof.store, "redis") == 0) {
-        rd_redis_url u;
-        if (redis_url_parse(store, &u, why, sizeof why))
+        if (redis_url_check_list(store, false, why, sizeof why))   /* one URL or several */
             return true;
         config_problem(s, "store", "", why);
         return false;

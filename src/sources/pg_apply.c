@@ -334,6 +334,10 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
         qkind k = s->inflight[i];
         if (k == Q_SETTING)
             continue;
+        if (k == Q_REPLICA) {         /* the lag: shown when read, never a failure */
+            pg_replica_apply(s, res[i]);
+            continue;
+        }
         if (k == Q_PREPARE) {         /* named from now on; unnamed if it would not prepare */
             s->prepared[s->prep_of[i]][s->prep_guarded[i]] = result_ok(res[i]);
             continue;

@@ -54,7 +54,8 @@ char *pg_changes_sql(const pg_src *s)
     size_t n = strlen(body);
     while (n > 0 && (isspace((unsigned char)body[n - 1]) || body[n - 1] == ';'))
         n--;
-    return xasprintf("%s%.*s%s", PROBE_HEAD, (int)n, body, PROBE_TAIL);
+    /* the replica's lag rides along in the probe's one row (pg_replica.c) */
+    return xasprintf("%s%.*s%s%s", PROBE_HEAD, (int)n, body, PROBE_TAIL, PG_REPLICA_COLUMNS);
 }
 
 char *pg_changes_guard(const pg_src *s, qkind k, const char *sql)
@@ -79,6 +80,7 @@ void pg_changes_apply(pg_src *s, const PGresult *r, bool ok)
         s->chg_states = NULL;
         return;
     }
+    pg_replica_apply(s, r);
     const char *skip = pg_text(r, 0, "skip"), *states = pg_text(r, 0, "states");
     const char *list = skip ? strchr(skip, ':') : NULL;
     free(s->chg_skip);

@@ -39,9 +39,14 @@ struct pg_conn {
     /* resolution of the host list */
     char *hosts[MAX_HOSTS];
     char *addrs[MAX_HOSTS];      /* resolved IP, or NULL (literal / unix socket) */
+    char *ports[MAX_HOSTS];      /* each host's port as written, NULL = libpq's default */
     pg_lookup look[MAX_HOSTS];
     size_t n_hosts, dns_pending;
-    bool dns_failed;
+    bool dead[MAX_HOSTS];        /* the lookup failed or the host never answered: left out
+                                  * of the list libpq gets (for this connect) */
+    size_t n_dead;
+    double host_deadline_s;      /* each host of a list gets this long to answer */
+    char trying[300];            /* "host|port" libpq is connecting to now */
     /* batch in flight */
     PGresult **res;
     size_t n, got;
@@ -88,10 +93,11 @@ static void hosts_clear(pg_conn *c)
         c->look[i].l = NULL;
         free(c->hosts[i]);
         free(c->addrs[i]);
-        c->hosts[i] = c->addrs[i] = NULL;
+        free(c->ports[i]);
+        c->hosts[i] = c->addrs[i] = c->ports[i] = NULL;
     }
-    c->n_hosts = c->dns_pending = 0;
-    c->dns_failed = false;
+    c->n_hosts = c->dns_pending = c->n_dead = 0;
+    memset(c->dead, 0, sizeof c->dead);
 }
 
 static void batch_clear(pg_conn *c)
@@ -183,6 +189,33 @@ const char *pg_conn_param(const pg_conn *c, const char *name)
     return pg_conn_server_version(c) ? PQparameterStatus(c->pg, name) : NULL;
 }
 
+static int count_list(const char *v)
+{
+    int n = v && *v ? 1 : 0;
+    for (const char *p = v; p && *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+bool pg_conn_peer(const pg_conn *c, char *out, size_t cap, int *n_hosts)
+{
+    *n_hosts = 0;
+    if (!pg_conn_server_version(c))
+        return false;
+    /* the list as configured (hosts left out for this connect still count) */
+    PQconninfoOption *opts = PQconninfoParse(c->conninfo, NULL);
+    for (PQconninfoOption *o = opts; o && o->keyword; o++)
+        if (strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0)
+            *n_hosts = count_list(o->val) > *n_hosts ? count_list(o->val) : *n_hosts;
+    if (opts)
+        PQconninfoFree(opts);
+    const char *h = PQhost(c->pg), *p = PQport(c->pg);
+    bool v6 = h && strchr(h, ':') && h[0] != '/';
+    snprintf(out, cap, "%s%s%s%s%s", v6 ? "[" : "", h ? h : "", v6 ? "]" : "",
+             p && *p && h && h[0] != '/' ? ":" : "", p && h && h[0] != '/' ? p : "");
+    return true;
+}
+
 bool pg_conn_tls(const pg_conn *c, bool *verified)
 {
     *verified = false;
@@ -211,7 +244,9 @@ static bool watch(pg_conn *c, short what)
         set_err(c, "connection has no socket");
         return false;
     }
-    if (c->io && fd == c->io_fd && what == c->io_what)
+    /* while connecting, libpq may close the socket and open another for the next host of
+     * the list, often under the same number: the old event would watch nothing */
+    if (c->io && fd == c->io_fd && what == c->io_what && c->state != C_CONNECTING)
         return true;
     if (c->io)
         event_free(c->io);
@@ -239,18 +274,35 @@ static bool needs_lookup(const char *h)
     return h && *h && h[0] != '/' && h[0] != '@' && !resolve_ip_literal(h);
 }
 
-static char *join_addrs(const pg_conn *c)
+/* The entries of a list ("a,b,c", or one entry for every host) whose host is not dead,
+ * joined; items NULL: the list is c->addrs. */
+static char *join_live(const pg_conn *c, const char *list)
 {
+    char *items[MAX_HOSTS] = {0};
+    size_t n = 0;
+    for (const char *p = list; list && p && n < MAX_HOSTS; n++) {
+        const char *comma = strchr(p, ',');
+        items[n] = xstrndup(p, comma ? (size_t)(comma - p) : strlen(p));
+        p = comma ? comma + 1 : NULL;
+    }
     size_t len = 1;
     for (size_t i = 0; i < c->n_hosts; i++)
-        len += (c->addrs[i] ? strlen(c->addrs[i]) : 0) + 1;
+        len += strlen(list ? (items[n == 1 ? 0 : i] ? items[n == 1 ? 0 : i] : "")
+                           : (c->addrs[i] ? c->addrs[i] : "")) + 1;
     char *s = xcalloc(1, len);
+    bool first = true;
     for (size_t i = 0; i < c->n_hosts; i++) {
-        if (i)
+        if (c->dead[i])
+            continue;
+        const char *v = list ? items[n == 1 ? 0 : i] : c->addrs[i];
+        if (!first)
             strcat(s, ",");
-        if (c->addrs[i])
-            strcat(s, c->addrs[i]);
+        first = false;
+        if (v)
+            strcat(s, v);
     }
+    for (size_t i = 0; i < n; i++)
+        free(items[i]);
     return s;
 }
 
@@ -285,7 +337,7 @@ static bool start_connect(pg_conn *c)
         return false;
     }
     kvlist l = {0};
-    const char *user_options = NULL;
+    const char *user_options = NULL, *host = NULL, *port = NULL;
     for (PQconninfoOption *o = opts; o->keyword; o++) {
         if (!o->val || !*o->val)
             continue;
@@ -293,8 +345,22 @@ static bool start_connect(pg_conn *c)
             user_options = o->val;
         else
             kv_set(&l, o->keyword, o->val);
+        if (strcmp(o->keyword, "host") == 0)
+            host = o->val;
+        if (strcmp(o->keyword, "port") == 0)
+            port = o->val;
     }
-    char *hostaddr = c->n_hosts ? join_addrs(c) : NULL;
+    bool any_addr = false;
+    for (size_t i = 0; i < c->n_hosts; i++)
+        any_addr = any_addr || c->addrs[i];
+    char *hostaddr = any_addr ? join_live(c, NULL) : NULL;
+    /* hosts whose lookup failed are left out, their ports with them */
+    char *live_host = c->n_dead && host ? join_live(c, host) : NULL;
+    char *live_port = c->n_dead && port ? join_live(c, port) : NULL;
+    if (live_host)
+        kv_set(&l, "host", live_host);
+    if (live_port)
+        kv_set(&l, "port", live_port);
     char *options = user_options ? xasprintf("%s %s", user_options, PG_SESSION_OPTIONS)
                                  : xstrdup(PG_SESSION_OPTIONS);
     if (hostaddr)
@@ -309,6 +375,8 @@ static bool start_connect(pg_conn *c)
     l.val[l.n] = NULL;
     c->pg = PQconnectStartParams(l.kw, l.val, 0);
     free(hostaddr);
+    free(live_host);
+    free(live_port);
     free(options);
     PQconninfoFree(opts);
     if (!c->pg) {
@@ -328,10 +396,12 @@ static bool start_connect(pg_conn *c)
 
 /* ---- name resolution (io/resolve.h: never getaddrinfo on the loop) ---- */
 
+/* Every lookup answered: connect to the hosts found (one failed lookup in a list leaves
+ * that host out, as libpq would skip it); none found fails. */
 static void dns_done(pg_conn *c)
 {
     char msg[ERR_CAP];
-    if (c->dns_failed || !start_connect(c)) {
+    if (c->n_dead == c->n_hosts || !start_connect(c)) {
         snprintf(msg, sizeof msg, "%s", c->err);
         fail(c, msg);
     }
@@ -344,9 +414,11 @@ static void on_dns(const char *ip, const char *why, void *ud)
     pl->l = NULL;
     if (ip) {
         c->addrs[pl->idx] = xstrdup(ip);
-    } else if (!c->dns_failed) {
-        set_err(c, why);
-        c->dns_failed = true;
+    } else {
+        if (!c->n_dead)
+            set_err(c, why);
+        c->dead[pl->idx] = true;
+        c->n_dead++;
     }
     if (--c->dns_pending == 0)
         dns_done(c);
@@ -364,27 +436,47 @@ static bool split_hosts(pg_conn *c, const char *list)
     return p == NULL;
 }
 
-/* Host list from the conninfo (or PGHOST); fills c->hosts. Returns true when some entry
+/* Each host's port: one entry for all, or one per host (as libpq reads the list). */
+static void split_ports(pg_conn *c, const char *list)
+{
+    size_t n = (size_t)count_list(list);
+    const char *p = list;
+    for (size_t i = 0; p && i < MAX_HOSTS; i++) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        for (size_t k = n == 1 ? 0 : i; k < c->n_hosts && (n == 1 || k == i); k++)
+            c->ports[k] = len ? xstrndup(p, len) : NULL;
+        p = comma ? comma + 1 : NULL;
+    }
+}
+
+/* Host list from the conninfo (or PGHOST); fills c->hosts (kept for a list of several:
+ * a host that never answers is left out, see on_deadline). Returns true when some entry
  * needs a lookup and no hostaddr was given. */
 static bool want_lookup(pg_conn *c)
 {
     PQconninfoOption *opts = PQconninfoParse(c->conninfo, NULL);
-    const char *host = NULL, *hostaddr = NULL;
+    const char *host = NULL, *hostaddr = NULL, *port = NULL;
     for (PQconninfoOption *o = opts; o && o->keyword; o++) {
         if (strcmp(o->keyword, "host") == 0 && o->val && *o->val)
             host = o->val;
         if (strcmp(o->keyword, "hostaddr") == 0 && o->val && *o->val)
             hostaddr = o->val;
+        if (strcmp(o->keyword, "port") == 0 && o->val && *o->val)
+            port = o->val;
     }
     if (!host && !hostaddr)
         host = getenv("PGHOST");
+    if (!port)
+        port = getenv("PGPORT");
     bool lookup = false;
     if (host && !hostaddr && split_hosts(c, host))
         for (size_t i = 0; i < c->n_hosts; i++)
             lookup = lookup || needs_lookup(c->hosts[i]);
+    split_ports(c, port);
     if (opts)
         PQconninfoFree(opts);
-    if (!lookup)
+    if (!lookup && c->n_hosts < 2)
         hosts_clear(c);
     return lookup;
 }
@@ -412,6 +504,8 @@ bool pg_conn_open(pg_conn *c, double deadline_s)
 {
     pg_conn_close(c);
     c->err[0] = '\0';
+    c->host_deadline_s = deadline_s;
+    c->trying[0] = '\0';
     bool ok = want_lookup(c) ? start_lookup(c) : start_connect(c);
     if (!ok) {
         char msg[ERR_CAP];
@@ -459,9 +553,25 @@ static void connect_failed(pg_conn *c)
     fail(c, msg);
 }
 
+/* libpq moved on to the next host of the list by itself (refused, or not the kind
+ * target_session_attrs wants): that host gets its own deadline. */
+static void host_changed(pg_conn *c)
+{
+    char now[sizeof c->trying];
+    const char *h = PQhost(c->pg), *p = PQport(c->pg);
+    snprintf(now, sizeof now, "%.200s|%.60s", h ? h : "", p ? p : "");
+    if (strcmp(now, c->trying) != 0) {
+        snprintf(c->trying, sizeof c->trying, "%s", now);
+        arm_deadline(c, c->host_deadline_s);
+    }
+}
+
 static void connect_step(pg_conn *c)
 {
-    switch (PQconnectPoll(c->pg)) {
+    PostgresPollingStatusType st = PQconnectPoll(c->pg);
+    if (c->n_hosts > 1 && st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED)
+        host_changed(c);
+    switch (st) {
     case PGRES_POLLING_READING:
         if (!watch(c, EV_READ))
             fail(c, c->err);
@@ -575,10 +685,49 @@ static void on_io(evutil_socket_t fd, short what, void *arg)
     }
 }
 
+/* The host libpq is trying now, as an index of the live list; -1 when not found. */
+static int trying_index(const pg_conn *c)
+{
+    const char *h = PQhost(c->pg), *p = PQport(c->pg), *def = getenv("PGPORT");
+    char dport[16];
+    snprintf(dport, sizeof dport, "%d", 5432);   /* libpq's default (DEF_PGPORT) */
+    for (size_t i = 0; h && p && i < c->n_hosts; i++) {
+        const char *port = c->ports[i] ? c->ports[i] : def && *def ? def : dport;
+        if (!c->dead[i] && strcmp(c->hosts[i], h) == 0 && strcmp(port, p) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* A host of a list that never answers (its machine is gone: no refusal, just silence):
+ * libpq's asynchronous connect cannot be told to skip it, so connect again without it. */
+static bool skip_silent_host(pg_conn *c)
+{
+    int i = c->state == C_CONNECTING && c->n_hosts - c->n_dead > 1 ? trying_index(c) : -1;
+    if (i < 0)
+        return false;
+    c->dead[i] = true;
+    c->n_dead++;
+    if (c->io) {
+        event_free(c->io);
+        c->io = NULL;
+    }
+    c->io_fd = -1;
+    PQfinish(c->pg);
+    c->pg = NULL;
+    c->trying[0] = '\0';
+    if (!start_connect(c))
+        return false;
+    arm_deadline(c, c->host_deadline_s);
+    return true;
+}
+
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_conn *c = arg;
+    if (skip_silent_host(c))
+        return;
     char msg[160];
     const char *phase = c->state == C_RESOLVING ? "host name lookup"
                       : c->state == C_CONNECTING ? "connection" : "query";

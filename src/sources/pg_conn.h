@@ -4,7 +4,9 @@
  * Host names are resolved first with io/resolve.h (libpq would block in getaddrinfo); unix
  * sockets and IP literals go straight to PQconnectStartParams. A batch of queries is sent
  * in pipeline mode with a sync after each query, so one round trip answers them all and
- * an error in one query does not abort the others. Every phase has our own deadline.
+ * an error in one query does not abort the others. Every phase has our own deadline; a
+ * conninfo naming several hosts (host=a,b port=p,q, or a URI's h1:p1,h2:p2) gets one per
+ * host for the connect, and a host whose name lookup fails is left out of the list.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,5 +67,9 @@ int pg_conn_server_version(const pg_conn *c);
 /* A parameter the server reports (server_version, default_transaction_read_only, ...);
  * NULL when unknown or not connected. */
 const char *pg_conn_param(const pg_conn *c, const char *name);
+/* The host that answered ("host:port", "[v6]:port", or the socket directory) and how many
+ * hosts the connection's conninfo names (libpq tries them in order, target_session_attrs
+ * picking among them); false when not connected. */
+bool pg_conn_peer(const pg_conn *c, char *out, size_t cap, int *n_hosts);
 /* TLS in use on the connection; *verified when sslmode is verify-full (CA and host). */
 bool pg_conn_tls(const pg_conn *c, bool *verified);

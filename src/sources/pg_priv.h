@@ -21,7 +21,7 @@ enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 5000 };
 typedef enum {
     Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
     Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_INDEXES, Q_CHANGES, Q_PREPARE,
-    Q_SETTING, Q_N
+    Q_SETTING, Q_REPLICA, Q_N
 } qkind;
 
 extern const char *const pg_qnames[Q_N];
@@ -76,6 +76,12 @@ typedef struct pg_src {
     double chg_full_at;
     char chg_nonce[20];           /* marks this console's skip list in the session */
     unsigned long chg_skipped, chg_batches;   /* counters (debug/bench) */
+    /* reading from standbys (pg_replica.c): the host that answered on this connection,
+     * the one lost before (and why) until another answers, when the lag was last read */
+    char rep_host[96], rep_lost[96], rep_why[120];
+    int rep_hosts;                /* hosts the conninfo names */
+    bool rep_standby;
+    double rep_read_at;
 } pg_src;
 
 static inline double now_s(void)
@@ -127,6 +133,17 @@ bool pg_changes_skipped(const pg_src *s, qkind k);
  * documents no index. *param is malloc'd. */
 const char *pg_indexes_sql(const pg_src *s, char **param);
 void pg_indexes_apply(pg_src *s, const PGresult *r);
+
+/* pg_replica.c: which host answered, standby or primary, its replication lag, failover. */
+/* Columns the change probe adds (standby, lag_s): the lag read in the same statement. */
+extern const char PG_REPLICA_COLUMNS[];
+void pg_replica_connected(pg_src *s);           /* connected: host, role, failover note */
+void pg_replica_lost(pg_src *s, const char *err);
+/* The lag statement when this batch has no probe to carry it and it is due (standby,
+ * every PG_REPLICA_EVERY_S); NULL otherwise. */
+const char *pg_replica_sql(pg_src *s);
+/* The probe's row or the lag statement's: standby (bool), lag_s (seconds or NULL). */
+void pg_replica_apply(pg_src *s, const PGresult *r);
 
 /* pg_apply.c: the results of the setup batch (variant, extensions), then of a refresh. */
 void pg_apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap);

@@ -38,6 +38,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
     [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
+    [Q_REPLICA] = "replica",
 };
 
 /* Statement names of the prepared refresh queries: [kind][guarded]. */
@@ -168,6 +169,7 @@ static void lost(pg_src *s, const char *err)
     model_source_fail(model(s), SRC_NAME, msg, now_s());
     s->settled = true;
     s->failing = true;
+    pg_replica_lost(s, msg);
     /* what was in flight is wanted again after the reconnect */
     for (size_t i = 0; i < s->n_inflight; i++) {
         qkind k = s->inflight[i];
@@ -198,6 +200,7 @@ static void on_failed(const char *err, void *ud) { lost(ud, err); }
 static void on_ready(void *ud)
 {
     pg_src *s = ud;
+    pg_replica_connected(s);
     s->want_main = s->want_page = true;
     kick(s);
 }
@@ -366,6 +369,8 @@ static void build_main(pg_src *s, batch *b)
     if (s->want_main) {
         build_indexes(s, b);
         guard = build_probe(s, b);
+        if (!guard)                   /* no probe to carry a standby's lag */
+            add(b, pg_replica_sql(s), Q_REPLICA, 0, NULL, NULL, NULL, NULL, NULL);
         static const qkind main_q[] = { Q_COUNTS, Q_WORKERS, Q_QUEUES, Q_DLQ_COUNT, Q_FAILING };
         for (size_t i = 0; i < sizeof main_q / sizeof *main_q; i++)
             add_main(b, s, main_q[i], guard, 0, (const char *const[6]){ NULL }, false);

@@ -67,6 +67,9 @@ void rs_fail(rs_src *s, const char *why)
         return;
     char w[300], msg[256];
     snprintf(msg, sizeof msg, "redis %.80s: %.160s", where(s, w, sizeof w), why ? why : "error");
+    snprintf(s->fail_why, sizeof s->fail_why, "%s", why ? why : "error");
+    if (s->state != RC_READY && !s->setup_error && rs_urls_more(s))
+        return;                      /* the next URL of the list is tried at once */
     model_source_fail(s->base.ctx.model, SRC_NAME, msg, rs_now());
     s->settled = true;
     if (s->state != RC_READY)
@@ -128,9 +131,11 @@ static void schedule_retry(rs_src *s)
 {
     if (s->freeing || s->setup_error || evtimer_pending(s->ev_retry, NULL))
         return;
-    struct timeval tv = clock_tv(s->backoff);
+    double next = rs_urls_next(s);      /* a list of URLs: the next one at once */
+    struct timeval tv = clock_tv(next >= 0 ? next : s->backoff);
     evtimer_add(s->ev_retry, &tv);
-    s->backoff = fmin(s->backoff * 2, 30);
+    if (next < 0)
+        s->backoff = fmin(s->backoff * 2, 30);
 }
 
 static void do_drop(rs_src *s, const char *why)
@@ -192,6 +197,7 @@ static void on_config(redisAsyncContext *ac, void *reply, void *priv)
         const char *flags = r->element[1]->str;
         s->notify_on = strchr(flags, 'K') && (strchr(flags, 'h') || strchr(flags, 'A'));
         model_source_fact(s->base.ctx.model, SRC_NAME, RD_FACT_KEYSPACE, s->notify_on);
+        rs_notify_note(s);
     }
     if (s->notify_on && s->sub_state == RC_NONE && !evtimer_pending(s->ev_sub_retry, NULL))
         rs_sub_start(s);
@@ -212,7 +218,8 @@ static void on_select(redisAsyncContext *ac, void *reply, void *priv)
     rs_reply_end(s);
 }
 
-/* INFO server's redis_version, for `redrive check` (an ACL user may not run INFO). */
+/* INFO's redis_version, for `redrive check` (an ACL user may not run INFO), and the
+ * replication role and lag (redis_replica.c). */
 static void on_info(redisAsyncContext *ac, void *reply, void *priv)
 {
     (void)ac;
@@ -227,6 +234,8 @@ static void on_info(redisAsyncContext *ac, void *reply, void *priv)
     }
     if (r)
         model_source_version(s->base.ctx.model, SRC_NAME, ver[0] ? ver : NULL);
+    if (r && r->type == REDIS_REPLY_STRING)
+        rs_replica_info(s, r->str);
     rs_reply_end(s);
 }
 
@@ -234,6 +243,7 @@ static void on_info(redisAsyncContext *ac, void *reply, void *priv)
 static void conn_ready(rs_src *s)
 {
     s->state = RC_READY;
+    rs_urls_connected(s);
     char db[16];
     snprintf(db, sizeof db, "%d", s->url.db);
     const char *sel[2] = { "SELECT", db };
@@ -241,8 +251,8 @@ static void conn_ready(rs_src *s)
         rs_command(s, on_select, s, 2, sel, NULL);
     const char *cfg[3] = { "CONFIG", "GET", "notify-keyspace-events" };
     rs_command(s, on_config, s, 3, cfg, NULL);
-    const char *info[2] = { "INFO", "server" };
-    rs_command(s, on_info, s, 2, info, NULL);
+    const char *info[1] = { "INFO" };     /* default sections: server and replication */
+    rs_command(s, on_info, s, 1, info, NULL);
     rs_sweep_start(s);
     rs_chain_fetch(s);
 }

@@ -89,7 +89,7 @@ typedef struct rs_src {
     struct rd_secret *secret;       /* the reference being resolved */
     char *password;                 /* AUTH password (wiped when freed); NULL = no AUTH */
     struct tlsb *tls;               /* rediss://: the bridge hiredis connects through */
-    char tls_ip[64];                /* the address the bridge was made for */
+    char tls_ip[80];                /* the address the bridge was made for: "ip|port" */
 
     struct event *ev_tick, *ev_watch, *ev_retry, *ev_sub_retry, *ev_kick;
 
@@ -114,6 +114,15 @@ typedef struct rs_src {
     uint64_t published_version;
     long published_orphans;
     bool view_dirty;
+
+    /* the store's URL list and failover, the server's replication role (redis_replica.c) */
+    char *urls;                     /* the store as written or resolved (wiped when freed) */
+    size_t n_urls, url_i, url_tries; /* how many; the one in s->url; tried since connected */
+    char url_ok[96];                /* where the connection answered, "" while down */
+    char url_lost[96], url_why[120];/* the one lost before, and why, until another answers */
+    char fail_why[160];             /* rs_fail's last reason */
+    bool is_replica;                /* INFO: role:slave */
+    double repl_at;                 /* last INFO replication (clock_mono) */
 
     bool settled;
     bool freeing;
@@ -159,6 +168,26 @@ void rs_bridge_clear_error(rs_src *s);
 /* The bridge's reason for the last failure when there is one, else fallback. */
 const char *rs_conn_error(const rs_src *s, const char *fallback);
 void rs_secure_free(rs_src *s);              /* after the contexts are freed */
+
+/* redis_replica.c */
+/* The store's URL list (one or more, redis_url_split): checks every item, keeps the text and
+ * parses the current one into s->url. secret: the text came from a reference. */
+bool rs_urls_set(rs_src *s, const char *text, bool secret, char *err, size_t cap);
+/* A connection failed: the next URL of the list. Returns the delay before connecting: 0
+ * while some URL of the list has not been tried since the last success, else -1 (the
+ * caller's backoff). */
+double rs_urls_next(rs_src *s);
+void rs_urls_connected(rs_src *s);           /* answered: host shown, failover said */
+/* A connection failing now moves on to another URL at once (no failure to show yet). */
+bool rs_urls_more(const rs_src *s);
+void rs_urls_free(rs_src *s);
+/* INFO text (any sections): role, link, lag → the model. */
+void rs_replica_info(rs_src *s, const char *info);
+/* The poll's PING is an INFO replication now and then (same command count) when the
+ * server is a replica or the store lists several URLs; true when it sent it. */
+bool rs_replica_poll(rs_src *s);
+/* Keyspace notifications off on this server: a note saying so (each server has its own). */
+void rs_notify_note(rs_src *s);
 
 /* redis_conn.c */
 /* Answer a waiting chain / DLQ request with msg (the source cannot serve it now). */

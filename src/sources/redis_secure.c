@@ -57,7 +57,7 @@ static void on_store_url(bool ok, const char *url, const char *why, void *ud)
         rs_secret_failed(s, err, false);
         return;
     }
-    if (!redis_url_parse_secret(url, &s->url, err, sizeof err)) {
+    if (!rs_urls_set(s, url, true, err, sizeof err)) {
         char msg[300];
         snprintf(msg, sizeof msg, "store (%.40s): %.240s", s->base.ctx.cfg->store, err);
         rs_secret_failed(s, msg, true);
@@ -227,7 +227,9 @@ static bool make_addr(const char *ip, int port, struct sockaddr_storage *ss, soc
 bool rs_bridge_ready(rs_src *s, char *err, size_t cap)
 {
     const char *ip = s->url.needs_dns ? s->ip : s->url.host;
-    if (s->tls && strcmp(s->tls_ip, ip) == 0)
+    char key[sizeof s->tls_ip];         /* address and port: a list may hold both on one IP */
+    snprintf(key, sizeof key, "%.63s|%d", ip, s->url.port);
+    if (s->tls && strcmp(s->tls_ip, key) == 0)
         return true;
     rs_sub_close(s);                 /* contexts before their bridge */
     tlsb_free(s->tls);
@@ -250,7 +252,7 @@ bool rs_bridge_ready(rs_src *s, char *err, size_t cap)
         snprintf(err, cap, "TLS setup: %.200s", why);
         return false;
     }
-    snprintf(s->tls_ip, sizeof s->tls_ip, "%.63s", ip);
+    snprintf(s->tls_ip, sizeof s->tls_ip, "%s", key);
     return true;
 }
 
@@ -280,4 +282,5 @@ void rs_secure_free(rs_src *s)
     secret_free(s->password);
     s->password = NULL;
     redis_url_clear(&s->url);
+    rs_urls_free(s);
 }

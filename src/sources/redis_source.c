@@ -68,7 +68,7 @@ static void step(rs_src *s, bool poll)
         rs_sweep_start(s);
     else if (!s->sweeping)
         rs_dirty_flush(s);
-    if (poll && s->pending == 0) {
+    if (poll && s->pending == 0 && !rs_replica_poll(s)) {
         const char *ping[1] = { "PING" };
         rs_command(s, on_ping, s, 1, ping, NULL);
     }
@@ -295,7 +295,7 @@ rd_source *redis_source_new(const rd_source_ctx *ctx)
     bool ok = true;
     s->store_is_ref = secret_is_ref(ctx->cfg->store);   /* resolved when starting */
     if (!s->store_is_ref)
-        s->url_ready = ok = redis_url_parse(ctx->cfg->store, &s->url, err, sizeof err);
+        s->url_ready = ok = rs_urls_set(s, ctx->cfg->store, false, err, sizeof err);
     s->ix = rix_new(RS_MAX_TASKS);
     s->ev_tick = event_new(s->evb, -1, EV_PERSIST, on_tick, s);
     rs_conn_events(s);

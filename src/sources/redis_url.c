@@ -214,6 +214,78 @@ static bool parse_url(const char *url, bool secret, rd_redis_url *out, char *err
     return false;
 }
 
+static bool at_scheme(const char *p)
+{
+    static const char *const schemes[] = { "redis://", "rediss://", "redis+unix://", "unix://" };
+    while (*p == ' ' || *p == '\t')
+        p++;
+    for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++)
+        if (strncmp(p, schemes[i], strlen(schemes[i])) == 0)
+            return true;
+    return false;
+}
+
+size_t redis_url_split(const char *list, const char **start, size_t *len, size_t max)
+{
+    size_t n = 0;
+    const char *p = list ? list : "";
+    while (*p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *e = p;
+        while (*e && !(*e == ',' && at_scheme(e + 1)))
+            e++;
+        const char *t = e;
+        while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        if (n < max) {
+            start[n] = p;
+            len[n] = (size_t)(t - p);
+        }
+        n++;
+        p = *e ? e + 1 : e;
+    }
+    return n;
+}
+
+bool redis_url_parse_item(const char *list, size_t i, bool secret, rd_redis_url *out, char *err,
+                          size_t cap)
+{
+    const char *st[REDIS_URL_LIST_MAX];
+    size_t ln[REDIS_URL_LIST_MAX];
+    size_t n = redis_url_split(list, st, ln, REDIS_URL_LIST_MAX);
+    if (n == 0 || i >= n || i >= REDIS_URL_LIST_MAX)
+        return parse_url(n == 0 ? list : NULL, secret, out, err, cap);
+    char *one = xstrndup(st[i], ln[i]);
+    bool ok = parse_url(one, secret, out, err, cap);
+    secret_free(one);
+    return ok;
+}
+
+bool redis_url_check_list(const char *list, bool secret, char *err, size_t cap)
+{
+    const char *st[REDIS_URL_LIST_MAX];
+    size_t ln[REDIS_URL_LIST_MAX];
+    size_t n = redis_url_split(list, st, ln, REDIS_URL_LIST_MAX);
+    if (n > REDIS_URL_LIST_MAX) {
+        snprintf(err, cap, "more than %d URLs in the store list", REDIS_URL_LIST_MAX);
+        return false;
+    }
+    for (size_t i = 0; i < (n ? n : 1); i++) {
+        rd_redis_url u;
+        char why[256];
+        if (!redis_url_parse_item(list, i, secret, &u, why, sizeof why)) {
+            if (n > 1)
+                snprintf(err, cap, "URL %zu of %zu: %s", i + 1, n, why);
+            else
+                snprintf(err, cap, "%s", why);
+            return false;
+        }
+        redis_url_clear(&u);
+    }
+    return true;
+}
+
 bool redis_url_parse(const char *url, rd_redis_url *out, char *err, size_t cap)
 {
     return parse_url(url, false, out, err, cap);

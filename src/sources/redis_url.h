@@ -26,6 +26,19 @@ typedef struct rd_redis_url {
     char *password;          /* idem; wiped by redis_url_clear */
 } rd_redis_url;
 
+/* A store may list several URLs, tried in order (failover, docs/sources.md "Reading from
+ * standbys"): "redis://replica:6380, redis://primary:6379". Splits at each comma that is
+ * followed (after blanks) by a scheme, so a comma inside a password stays; blanks around the
+ * items are dropped. Fills up to max items (start, length); returns how many the list has. */
+enum { REDIS_URL_LIST_MAX = 8 };
+size_t redis_url_split(const char *list, const char **start, size_t *len, size_t max);
+/* Parses item i of a list (redis_url_parse or, secret, redis_url_parse_secret). */
+bool redis_url_parse_item(const char *list, size_t i, bool secret, rd_redis_url *out, char *err,
+                          size_t cap);
+/* Every item of a list is usable (at most REDIS_URL_LIST_MAX); false with the first
+ * problem ("URL 2 of 2: bad port" when there are several). */
+bool redis_url_check_list(const char *list, bool secret, char *err, size_t cap);
+
 /* false with a human message in err (cap bytes) when the URL is unusable. */
 bool redis_url_parse(const char *url, rd_redis_url *out, char *err, size_t cap);
 /* The same for a URL resolved from a secret reference: credentials accepted. */

@@ -42,6 +42,27 @@ static void topbar_error(const char *err, char *out, size_t cap)
     free(line);
 }
 
+/* Reading from replicas: " @host:port standby lag 3s", and " failed over 12s ago" for ten
+ * minutes after the source moved to another host of its list. */
+static int topbar_replica(ui_app *app, WINDOW *w, int x, int maxx, int bar,
+                          const rd_source_status *s)
+{
+    char t[160] = "", lag[24] = "";
+    if (s->lag_known)
+        snprintf(lag, sizeof lag, " lag %.0fs", s->lag_s);
+    if (s->host[0] || (s->role[0] && strcmp(s->role, "primary") != 0))
+        snprintf(t, sizeof t, "%s%.95s%s%s%s", s->host[0] ? " @" : "", s->host,
+                 s->role[0] ? " " : "", s->role, lag);
+    x = put_raw_tight(w, 0, x, maxx, t, bar, app->ctx.san);
+    if (s->failover[0] && app->ctx.now - s->failover_at < 600) {
+        char age[24];
+        ctx_age(&app->ctx, s->failover_at, age, sizeof age);
+        snprintf(t, sizeof t, " failed over %s ago", age);
+        x = put_raw_tight(w, 0, x, maxx, t, theme_attr(app->theme, TS_WARNING), 0);
+    }
+    return x;
+}
+
 static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
 {
     const rd_model *m = app->model;
@@ -63,6 +84,7 @@ static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
         } else
             snprintf(t, sizeof t, " %s ...", s->name);
         x = put_raw_tight(w, 0, x, maxx, t, slot == TS_TOPBAR ? bar : theme_attr(app->theme, (ui_slot)slot), app->ctx.san);
+        x = topbar_replica(app, w, x, maxx, bar, s);
         if (s->state >= RD_SRC_STALE && s->error[0]) {
             char first[61];
             topbar_error(s->error, first, sizeof first);

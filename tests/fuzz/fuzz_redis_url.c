@@ -72,6 +72,30 @@ static void check_never_quoted(const char *url)
     free(p);
 }
 
+/* The same text as a store list (several URLs): items lie inside the text, in order, without
+ * surrounding blanks; a list that checks out parses item by item; one item alone is the
+ * single-URL parse. */
+static void check_list(const char *text)
+{
+    const char *st[REDIS_URL_LIST_MAX];
+    size_t ln[REDIS_URL_LIST_MAX];
+    size_t n = redis_url_split(text, st, ln, REDIS_URL_LIST_MAX), len = strlen(text);
+    for (size_t i = 0; i < n && i < REDIS_URL_LIST_MAX; i++) {
+        FUZZ_ASSERT(st[i] >= text && st[i] + ln[i] <= text + len);
+        FUZZ_ASSERT(i == 0 || st[i] > st[i - 1] + ln[i - 1]);
+        FUZZ_ASSERT(ln[i] == 0 || (st[i][0] != ' ' && st[i][ln[i] - 1] != ' '));
+    }
+    char err[300] = "";
+    bool ok = redis_url_check_list(text, false, err, sizeof err);
+    FUZZ_ASSERT(ok || err[0]);
+    for (size_t i = 0; ok && i < n; i++) {
+        rd_redis_url u;
+        FUZZ_ASSERT(redis_url_parse_item(text, i, false, &u, err, sizeof err));
+        check_fields(&u);
+        redis_url_clear(&u);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 4096)
@@ -101,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     redis_url_clear(&u);
     FUZZ_ASSERT(!u.user && !u.password);
     check_never_quoted(url);
+    check_list(url);
     free(url);
     return 0;
 }

@@ -301,10 +301,58 @@ static void test_rabbit(void)
     rb_globs_free(&dlq);
 }
 
+/* A store listing several URLs (reading from replicas): items, blanks, a comma inside a
+ * password, the first bad item named. */
+static void test_url_lists(void)
+{
+    static const struct { const char *list; bool secret; size_t n; const char *items[3];
+                          bool ok; const char *why; } t[] = {
+        { "redis://127.0.0.1:6380/0", false, 1, { "redis://127.0.0.1:6380/0" }, true, "" },
+        { "redis://127.0.0.1:6380/0, redis://127.0.0.1:6379/0", false, 2,
+          { "redis://127.0.0.1:6380/0", "redis://127.0.0.1:6379/0" }, true, "" },
+        { "  redis://a:1 ,rediss://b:2/1,\tredis+unix:///run/r.sock  ", false, 3,
+          { "redis://a:1", "rediss://b:2/1", "redis+unix:///run/r.sock" }, true, "" },
+        { "redis://u:pa,redis@127.0.0.1/0,redis://:x,y@127.0.0.2/0", true, 2,
+          { "redis://u:pa,redis@127.0.0.1/0", "redis://:x,y@127.0.0.2/0" }, true, "" },
+        { "redis://127.0.0.1/0, redis://127.0.0.1:99999/0", false, 2,
+          { "redis://127.0.0.1/0", "redis://127.0.0.1:99999/0" }, false, "URL 2 of 2: bad port" },
+        { "redis://127.0.0.1/0,", false, 1, { "redis://127.0.0.1/0," }, false,
+          "bad database number" },
+        { "redis://127.0.0.1/0, http://x/", false, 1, { "redis://127.0.0.1/0, http://x/" }, false,
+          "bad database number" },
+        { "", false, 0, { NULL }, false, "not a Redis URL" },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        const char *st[REDIS_URL_LIST_MAX];
+        size_t ln[REDIS_URL_LIST_MAX];
+        size_t n = redis_url_split(t[i].list, st, ln, REDIS_URL_LIST_MAX);
+        CHECK(n == t[i].n);
+        for (size_t k = 0; k < n && k < 3; k++)
+            CHECK(ln[k] == strlen(t[i].items[k]) && memcmp(st[k], t[i].items[k], ln[k]) == 0);
+        char err[300] = "";
+        bool ok = redis_url_check_list(t[i].list, t[i].secret, err, sizeof err);
+        CHECK(ok == t[i].ok);
+        CHECK(ok || strstr(err, t[i].why) != NULL);
+        CHECK(strstr(err, "pa,redis") == NULL && strstr(err, "x,y") == NULL);
+        if (ok && n) {
+            rd_redis_url u;
+            CHECK(redis_url_parse_item(t[i].list, n - 1, t[i].secret, &u, err, sizeof err));
+            redis_url_clear(&u);
+        }
+    }
+    char many[400] = "";
+    for (int i = 0; i < REDIS_URL_LIST_MAX + 1; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%sredis://127.0.0.%d/0",
+                 i ? "," : "", i + 1);
+    char err[200] = "";
+    CHECK(!redis_url_check_list(many, false, err, sizeof err) && strstr(err, "more than 8"));
+}
+
 int main(void)
 {
     test_urls();
     test_secret_urls();
+    test_url_lists();
     test_records();
     test_index();
     test_rabbit();

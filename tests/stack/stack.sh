@@ -5,13 +5,15 @@
 #   bash tests/stack/stack.sh start DIR    # idempotent; recovers a crashed DIR
 #   bash tests/stack/stack.sh stop DIR     # idempotent; leaves no process of ours behind
 #   bash tests/stack/stack.sh status DIR   # exit 0 when everything answers
+#   bash tests/stack/stack.sh standbys DIR # + a PostgreSQL standby and a Redis replica
+#                                          # (standbys.sh; also at start with RD_STACK_STANDBYS=1)
 #
 # Ports come from RD_PORT_BASE (default 25400), see docs/contracts.md:
 #   +0 PostgreSQL (TLS too), +1 Redis, +2 AMQP, +3 management, +4 Erlang dist, +5 epmd (private),
 #   +10..+14 core servers attune1, attune2, tasker, alakai, openagents,
 #   +20 Redis with requirepass + ACL user, +21 Redis TLS, +22 Redis TLS with an expired cert,
 #   +23 Redis TLS with a self-signed cert, +24 Redis TLS with a cert for another host,
-#   +25 management over HTTPS.
+#   +25 management over HTTPS, +30 SQS emulator, +31 PostgreSQL standby, +32 Redis replica.
 # Certificates (DIR/tls) and passwords (DIR/secrets, files mode 0600) are generated at the
 # first start of a DIR and kept across restarts; passwords are never printed.
 # The base used at start is remembered in DIR/base; stop/status use it.
@@ -32,7 +34,7 @@ RD_RABBIT_PASSWORD_DEFAULT=redrive-secret
 die() { echo "stack: $*" >&2; exit 1; }
 log() { echo "stack: $*" >&2; }
 
-usage() { echo "usage: stack.sh start|stop|status DIR" >&2; exit 2; }
+usage() { echo "usage: stack.sh start|stop|status|standbys DIR" >&2; exit 2; }
 T0=$(date +%s%N)
 phase() { echo "+$(( ($(date +%s%N) - T0) / 1000000 )) ms $*" >>"$DIR/start.log"; }  # timings
 
@@ -863,6 +865,9 @@ cmd_start() {
             && consumer_alive; then
         wait "$tls_pid"
         bash "$HERE/sqs.sh" start "$DIR" "$BASE" || log "WARNING: SQS emulator failed to start"
+        if [ "${RD_STACK_STANDBYS:-0}" = 1 ]; then
+            bash "$HERE/standbys.sh" start "$DIR" "$BASE" || { log "standbys failed to start"; return 1; }
+        fi
         log "already running in $DIR (port base $BASE)"
         return 0
     fi
@@ -951,6 +956,10 @@ cmd_start() {
     fi
     bash "$HERE/sqs.sh" start "$DIR" "$BASE" || log "WARNING: SQS emulator failed to start (see $DIR/sqs/sqs.log)"
     phase "core servers up"
+    if [ "${RD_STACK_STANDBYS:-0}" = 1 ]; then   # replicas only when asked (standbys.sh)
+        bash "$HERE/standbys.sh" start "$DIR" "$BASE" || { log "standbys failed to start"; return 1; }
+        phase "standbys up"
+    fi
     local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     log "up in $((ms / 1000)).$(( (ms % 1000) / 100 )) s: $DIR/env (port base $BASE)"
     return 0
@@ -958,6 +967,7 @@ cmd_start() {
 
 cmd_stop_inner() {
     core_stop
+    bash "$HERE/standbys.sh" stop "$DIR" "$BASE"
     bash "$HERE/sqs.sh" stop "$DIR" "$BASE"
     if consumer_alive; then kill_pids "$(cat "$DIR/amqp_consumer.pid")"; fi
     rm -f "$DIR/amqp_consumer.pid"
@@ -1001,5 +1011,6 @@ case "$CMD" in
     start) cmd_start ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
+    standbys) choose_base; bash "$HERE/standbys.sh" start "$DIR" "$BASE" ;;
     *) usage ;;
 esac

@@ -587,8 +587,64 @@ static void test_queue_owners(void)
     model_free(m);
 }
 
+/* The "replica" object of source `name` in snapshot --json (NULL when absent); *doc to free. */
+static const cJSON *json_replica(const rd_model *m, const char *name, cJSON **doc)
+{
+    char *j = model_to_json_at(m, "all", NOW);
+    *doc = cJSON_Parse(j);
+    free(j);
+    const cJSON *src;
+    cJSON_ArrayForEach(src, cJSON_GetObjectItem(*doc, "sources"))
+        if (strcmp(cJSON_GetObjectItem(src, "name")->valuestring, name) == 0)
+            return cJSON_GetObjectItem(src, "replica");
+    return NULL;
+}
+
+/* Reading from replicas: the generation moves only when the shown text does (lag in whole
+ * seconds); JSON and text say host, role, lag and the failover. */
+static void test_replica(void)
+{
+    rd_model *m = model_new();
+    model_source_ok(m, "postgresql", NOW);
+    uint64_t g = m->generation;
+    model_source_replica(m, "postgresql", "10.0.0.7:5432", "standby", 0.4);
+    CHECK(m->generation > g);
+    g = m->generation;
+    model_source_replica(m, "postgresql", "10.0.0.7:5432", "standby", 0.9);   /* still 0 s */
+    CHECK(m->generation == g);
+    model_source_replica(m, "postgresql", "10.0.0.7:5432", "standby", 3.2);
+    CHECK(m->generation > g);
+    cJSON *doc;
+    const cJSON *r = json_replica(m, "postgresql", &doc);
+    CHECK(r != NULL);
+    if (r) {
+        CHECK_STR(cJSON_GetObjectItem(r, "host")->valuestring, "10.0.0.7:5432");
+        CHECK_STR(cJSON_GetObjectItem(r, "role")->valuestring, "standby");
+        CHECK(cJSON_GetObjectItem(r, "lag_s")->valuedouble == 3);
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "failover")));
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "failover_at")));
+    }
+    cJSON_Delete(doc);
+    model_source_failover(m, "postgresql", "from 10.0.0.7:5432 (gone) to 10.0.0.5:5432 primary",
+                          NOW);
+    model_source_replica(m, "postgresql", "10.0.0.5:5432", "primary", -1);
+    char *t = model_to_text(m, NULL, NOW);
+    CHECK(t && strstr(t, "via 10.0.0.5:5432 primary; failed over from 10.0.0.7:5432 (gone)"));
+    free(t);
+    r = json_replica(m, "postgresql", &doc);
+    CHECK(r && cJSON_IsNull(cJSON_GetObjectItem(r, "lag_s")));
+    CHECK(r && strstr(cJSON_GetObjectItem(r, "failover")->valuestring, "(gone) to 10.0.0.5"));
+    CHECK(r && cJSON_GetObjectItem(r, "failover_at")->valuedouble > 0);
+    cJSON_Delete(doc);
+    model_source_ok(m, "redis", NOW);                 /* one host, primary: no replica part */
+    CHECK(json_replica(m, "redis", &doc) == NULL);
+    cJSON_Delete(doc);
+    model_free(m);
+}
+
 int main(void)
 {
+    test_replica();
     test_basics();
     test_roundtrip();
     test_queue_owners();
