@@ -125,6 +125,12 @@ void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);
 void app_request_paint(ui_app *app);   /* from callbacks: repaint soon (no-op headless) */
+/* app_loop.c: the event loop */
+void app_paint(ui_app *app);                 /* paint now */
+void app_source_changed(void *ud);           /* a source's on_change: last-known + repaint soon */
+struct event_base *app_loop_base(void);      /* keys before work (priorities, dispatch slices) */
+bool app_loop_events(ui_app *app);           /* input, repaint, tick, signals */
+void app_loop_free_events(ui_app *app);
 void app_command(ui_app *app, const char *line);
 bool app_switch_system(ui_app *app, const char *name);
 void app_load_theme(ui_app *app, const char *name);
