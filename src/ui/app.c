@@ -581,13 +581,10 @@ static int app_run_console(ui_app *app)
     /* the frame at once: then the last-known data, then the system opens and connects */
     app->sys = session_find(app->session, app->opts->system);
     app->ctx.cfg = app->sys;
+    app->start_cpu[1] = clock_cpu();
     app_paint(app);
-    const char *st = getenv("REDRIVE_START_TRACE");   /* bench: CPU from exec to the frame */
-    FILE *stf = st && *st ? fopen(st, "w") : NULL;
-    if (stf) {
-        fprintf(stf, "first_paint_cpu_ms %.3f\n", clock_cpu() * 1e3);
-        fclose(stf);
-    }
+    app->start_cpu[2] = clock_cpu();
+    app_start_trace(app);
     app_start_fleet(app, !app->model_only);
     app_start_system(app, app->opts->system);
     rd_diags *d = session_diags(app->session);
@@ -610,6 +607,7 @@ int ui_main(const rd_opts *opts)
 {
     ui_app *app = xcalloc(1, sizeof *app);
     app_init(app, opts);
+    app->start_cpu[0] = clock_cpu();
     const char *size = getenv("REDRIVE_HEADLESS");
     if (size && *size)
         app->headless = true;

@@ -96,6 +96,7 @@ typedef struct ui_app {
     struct event *ev_input, *ev_tick, *ev_repaint, *ev_poll, *ev_sig[5];
     bool repaint_pending;
     FILE *latency;
+    double start_cpu[3];   /* REDRIVE_START_TRACE: CPU after set-up, after the terminal, at the frame */
     double lat_t0[LAT_MAX];
     int n_lat;
     rd_journal_entry *journal;
@@ -131,6 +132,7 @@ void app_source_changed(void *ud);           /* a source's on_change: last-known
 struct event_base *app_loop_base(void);      /* keys before work (priorities, dispatch slices) */
 bool app_loop_events(ui_app *app);           /* input, repaint, tick, signals */
 void app_loop_free_events(ui_app *app);
+void app_start_trace(const ui_app *app);     /* REDRIVE_START_TRACE=FILE, at the first frame */
 void app_command(ui_app *app, const char *line);
 bool app_switch_system(ui_app *app, const char *name);
 void app_load_theme(ui_app *app, const char *name);

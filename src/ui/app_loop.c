@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../io/clock.h"
@@ -200,3 +201,32 @@ void app_loop_free_events(ui_app *app)
             event_free(evs[i]);
 }
 
+
+/* Bench and CI gate (REDRIVE_START_TRACE=FILE): the CPU the start cost, by phase, and
+ * the shared libraries mapped when the first frame is on screen (what the dynamic loader
+ * had to load and relocate before it: a library needed only later is loaded later). */
+void app_start_trace(const ui_app *app)
+{
+    const char *path = getenv("REDRIVE_START_TRACE");
+    FILE *out = path && *path ? fopen(path, "w") : NULL;
+    if (!out)
+        return;
+    fprintf(out, "first_paint_cpu_ms %.3f\n", app->start_cpu[2] * 1e3);
+    fprintf(out, "main_cpu_ms %.3f\nsetup_cpu_ms %.3f\nterminal_cpu_ms %.3f\nframe_cpu_ms %.3f\n",
+            app->opts->main_cpu * 1e3, (app->start_cpu[0] - app->opts->main_cpu) * 1e3,
+            (app->start_cpu[1] - app->start_cpu[0]) * 1e3, (app->start_cpu[2] - app->start_cpu[1]) * 1e3);
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096], last[4096] = "";
+    while (maps && fgets(line, sizeof line, maps)) {
+        char *p = strchr(line, '/');
+        if (!p || !strstr(p, ".so"))
+            continue;
+        p[strcspn(p, "\n")] = 0;
+        if (strcmp(p, last) != 0)   /* a library's mappings are adjacent */
+            fprintf(out, "lib %s\n", p);
+        snprintf(last, sizeof last, "%s", p);
+    }
+    if (maps)
+        fclose(maps);
+    fclose(out);
+}
