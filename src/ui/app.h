@@ -92,6 +92,7 @@ typedef struct ui_app {
     bool quit, dirty, full_redraw;
     int quit_signal;           /* SIGTERM, SIGHUP, SIGINT, SIGQUIT that ended the loop, 0 none */
     uint64_t painted_gen;
+    double tick_due;       /* clock_mono() when the tick fires next */
     double last_paint;         /* monotonic seconds */
     struct event *ev_input, *ev_tick, *ev_repaint, *ev_poll, *ev_sig[5];
     bool repaint_pending;

@@ -43,12 +43,40 @@ void app_paint(ui_app *app)
         event_base_loopbreak(app->base);
 }
 
+/*
+ * The tick repaints what the clock alone changes: ages on screen ("12s" -> "13s"), a
+ * running action. It wakes at most once a second and only as often as those need: after
+ * a paint from data it sleeps until the first age painted would read differently (an
+ * idle console whose screen shows no seconds wakes for its refreshes alone), at most
+ * TICK_MAX_S; after a key it wakes in a second (no search on the key's path).
+ */
+enum { TICK_MAX_S = 30 };
+
+static void tick_arm(ui_app *app, double wait)
+{
+    struct timeval tv = clock_tv(wait);
+    event_add(app->ev_tick, &tv);
+    app->tick_due = clock_mono() + wait;
+}
+
+static void tick_plan(ui_app *app)
+{
+    tick_arm(app, dialog_busy(app) ? 1.0 : ctx_ages_next_change(&app->ctx, app_now(app), 1.0, TICK_MAX_S));
+}
+
+static void tick_soon(ui_app *app)
+{
+    if (app->ev_tick && app->tick_due > clock_mono() + 1.0)
+        tick_arm(app, 1.0);
+}
+
 static void on_repaint(evutil_socket_t fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
     app->repaint_pending = false;
     app_paint(app);
+    tick_plan(app);
 }
 
 void app_request_paint(ui_app *app)
@@ -60,8 +88,13 @@ void app_request_paint(ui_app *app)
 
 void app_source_changed(void *ud)
 {
-    lastknown_update(ud);
-    app_request_paint(ud);
+    ui_app *app = ud;
+    double cached = app->cache_at;
+    lastknown_update(app);
+    /* an answer that changed nothing shown (the model's generation did not move, the
+     * last-known mark is as it was) paints nothing: no work for a steady poll */
+    if (app->model->generation != app->painted_gen || app->cache_at != cached)
+        app_request_paint(app);
 }
 
 static void on_input(evutil_socket_t fd, short what, void *ud)
@@ -96,8 +129,10 @@ static void on_input(evutil_socket_t fd, short what, void *ud)
         if (app->quit)
             break;
     }
-    if (any || app->dirty)
+    if (any || app->dirty) {
         app_paint(app);   /* key presses repaint at once */
+        tick_soon(app);
+    }
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *ud)
@@ -107,6 +142,7 @@ static void on_signal(evutil_socket_t sig, short what, void *ud)
     if (sig == SIGWINCH) {
         term_resize(app);
         app_paint(app);
+        tick_soon(app);
         return;
     }
     app->quit = true;
@@ -122,8 +158,11 @@ static void on_tick(evutil_socket_t fd, short what, void *ud)
      * on screen that now reads differently ("12s" -> "13s"). An idle console paints
      * nothing, so it writes nothing. */
     if (app->dirty || app->model->generation != app->painted_gen || dialog_busy(app) ||
-        ctx_ages_changed(&app->ctx, app_now(app)))
-        schedule_repaint(app);
+        ctx_ages_changed(&app->ctx, app_now(app))) {
+        schedule_repaint(app);   /* which plans the next tick */
+        tick_arm(app, 1.0);
+    } else
+        tick_plan(app);
 }
 
 /* Tests (model-only console): what a source's steady poll does to the model with
@@ -173,15 +212,14 @@ bool app_loop_events(ui_app *app)
     app->ev_input = event_new(app->base, STDIN_FILENO, EV_READ | EV_PERSIST, on_input, app);
     event_priority_set(app->ev_input, LOOP_PRIO_KEYS);
     app->ev_repaint = evtimer_new(app->base, on_repaint, app);
-    app->ev_tick = event_new(app->base, -1, EV_PERSIST, on_tick, app);
+    app->ev_tick = evtimer_new(app->base, on_tick, app);
     int sigs[5] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGQUIT};
     for (int i = 0; i < 5; i++) {
         app->ev_sig[i] = evsignal_new(app->base, sigs[i], on_signal, app);
         event_priority_set(app->ev_sig[i], LOOP_PRIO_KEYS);
         event_add(app->ev_sig[i], NULL);
     }
-    struct timeval one = {1, 0};
-    event_add(app->ev_tick, &one);
+    tick_arm(app, 1.0);
     const char *poll = getenv("REDRIVE_MODEL_POLL");
     if (app->model_only && poll && atof(poll) > 0) {
         double p = atof(poll);

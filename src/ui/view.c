@@ -214,6 +214,31 @@ bool ctx_ages_changed(const ui_ctx *c, double now)
     return false;
 }
 
+/* An age only moves forward ("12s", "13s", ... "2m"; "" then "5s" once stale; "in 3s",
+ * "due"): once one reads differently it stays so. Doubling steps find a time by which one
+ * has changed, halving ones bring it within ~0.1 s of the change. */
+double ctx_ages_next_change(const ui_ctx *c, double now, double min_s, double max_s)
+{
+    if (c->ages_overflow || ctx_ages_changed(c, now + min_s))
+        return min_s;
+    double lo = min_s, hi = min_s * 2;
+    while (hi < max_s && !ctx_ages_changed(c, now + hi))
+        lo = hi, hi *= 2;
+    if (hi >= max_s) {
+        if (!ctx_ages_changed(c, now + max_s))
+            return max_s;
+        hi = max_s;
+    }
+    while (hi - lo > 0.1) {
+        double mid = (lo + hi) / 2;
+        if (ctx_ages_changed(c, now + mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
 void list_fit(ui_list *l, int rows)
 {
     if (rows < 1)   /* height not known yet (no draw so far): clamp only */
