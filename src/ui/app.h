@@ -115,6 +115,7 @@ typedef struct ui_app {
     double cache_saved;        /* monotonic time of the last write, 0: not yet */
     uint64_t cache_gen;        /* model generation written last */
     bool cache_live;           /* live data arrived: worth writing back */
+    int cache_child;           /* pid of the process writing it (snapcache_save_child), 0: none */
 } ui_app;
 
 /* app.c */
