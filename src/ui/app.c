@@ -514,7 +514,6 @@ static void app_init(ui_app *app, const rd_opts *opts)
         app_load_theme(app, theme);
     if (keymap)
         app_load_keymap(app, keymap);
-    app_read_journal(app);
 }
 
 static void app_free(ui_app *app)
@@ -542,6 +541,7 @@ static int app_run_headless(ui_app *app, const char *size)
     const char *model = getenv("REDRIVE_HEADLESS_MODEL");
     if (model && *model && !app_headless_model(app, model))
         return RD_EXIT_USAGE;
+    app_read_journal(app);
     app_start_fleet(app, false);
     app_start_system(app, app->opts->system);
     if (!term_open(app, size))
@@ -585,6 +585,7 @@ static int app_run_console(ui_app *app)
     app_paint(app);
     app->start_cpu[2] = clock_cpu();
     app_start_trace(app);
+    app_read_journal(app);   /* up to 4 MiB of JSON lines: after the frame */
     app_start_fleet(app, !app->model_only);
     app_start_system(app, app->opts->system);
     rd_diags *d = session_diags(app->session);
