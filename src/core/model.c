@@ -267,6 +267,16 @@ rd_source_status *model_source(rd_model *m, const char *name)
     return s;
 }
 
+void model_set_failing_rate(rd_model *m, double per_min)
+{
+    if (per_min < 0)
+        per_min = -1;
+    if (m->failing_rate == per_min)
+        return;                     /* a steady poll moves nothing */
+    m->failing_rate = per_min;
+    model_changed(m);
+}
+
 void model_source_ok(rd_model *m, const char *name, double now)
 {
     rd_source_status *s = model_source(m, name);

@@ -81,6 +81,7 @@ typedef struct ui_age {
     ui_age_kind kind;
     double t;
     double fresh_s;         /* AGE_FRESH: the window it was drawn with */
+    int src;                /* AGE_FRESH of ctx.model's source [src] (judged by its newest answer), -1 */
     char text[24];
 } ui_age;
 enum { UI_AGES_MAX = 512 };
