@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../io/clock.h"
 #include "../io/proc.h"
 #include "../ui/ui.h"
 #include "rd_build.h"
@@ -59,6 +60,7 @@ static bool is_action_verb(const char *s)
 
 int main(int argc, char **argv)
 {
+    double main_cpu = clock_cpu();   /* exec, dynamic loading, libc start-up */
     /* A fixed mmap threshold: glibc's sliding one (up to 32 MiB) moves the growing index
      * arrays into the heap, where each realloc copies (old + new resident at once) and
      * freed space is not returned; fixed, they stay mmapped and grow by mremap.
@@ -66,7 +68,7 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     setlocale(LC_ALL, "");
     proc_init_process();
-    rd_opts opts = {0};
+    rd_opts opts = {.main_cpu = main_cpu};
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];

@@ -315,16 +315,30 @@ rd_source_status *model_source(rd_model *m, const char *name)
     return s;
 }
 
+void model_set_failing_rate(rd_model *m, double per_min)
+{
+    if (per_min < 0)
+        per_min = -1;
+    if (m->failing_rate == per_min)
+        return;                     /* a steady poll moves nothing */
+    m->failing_rate = per_min;
+    model_changed(m);
+}
+
 void model_source_ok(rd_model *m, const char *name, double now)
 {
     rd_source_status *s = model_source(m, name);
+    /* ok and fresh before and after (by the narrowest window a view uses, poll_s 0): what
+     * is shown of it ("ok", "just now") stays the same, so a steady poll moves nothing */
+    bool same = s->state == RD_SRC_OK && !s->error[0] && source_is_fresh(s, 0, now);
     if (s->state != RD_SRC_OK) {
         s->state = RD_SRC_OK;
         s->since = now;
     }
     s->error[0] = '\0';
     s->last_ok = now;
-    model_changed(m);
+    if (!same)
+        model_changed(m);
 }
 
 void model_source_fail(rd_model *m, const char *name, const char *error, double now)

@@ -264,6 +264,8 @@ void model_queues_reset(rd_model *m);    /* every source's queues dropped */
  * view (dlq, dlq_total, dlq_loaded) is rebuilt. `owner` is the source's name. */
 void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n);
 void model_dlq_total(rd_model *m, const char *owner, long total);
+/* failures per minute (< 0: unknown); the generation moves only when it changed */
+void model_set_failing_rate(rd_model *m, double per_min);
 /* Forget every share (a model replaced by a loaded snapshot). */
 void model_dlq_reset(rd_model *m);
 void model_set_counts(rd_model *m, rd_count *items, size_t n);

@@ -10,13 +10,26 @@
  * with dlopen/dlsym the first time it is called. The console calls none before its first
  * paint. A library that cannot be loaded is fatal, as a missing one was at exec.
  *
+ * libssl, libcrypto and libevent_openssl the same way: only a TLS store (the Redis TLS
+ * bridge, src/io/tlsbridge.c) and SigV4 signing (SQS) use them directly — libpq and
+ * libcurl load their own copies when they connect. Linked, they were most of what was
+ * left of the dynamic loader's work before the first paint.
+ *
  * The handles and function pointers are process-wide, like the libraries' own global
  * state; they are filled on the loop's thread (nothing else calls these libraries).
  */
 #define CURL_DISABLE_TYPECHECK   /* the variadic wrappers below are plain functions */
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <event2/bufferevent_ssl.h>
 #include <libpq-fe.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +41,9 @@ typedef struct lazy_lib {
 
 static lazy_lib lib_pq = {"libpq.so.5", NULL};
 static lazy_lib lib_curl = {"libcurl.so.4", NULL};
+static lazy_lib lib_crypto = {"libcrypto.so.3", NULL};
+static lazy_lib lib_ssl = {"libssl.so.3", NULL};
+static lazy_lib lib_event_ssl = {"libevent_openssl-2.1.so.7", NULL};
 
 static void *lazy_sym(lazy_lib *l, const char *name)
 {
@@ -148,6 +164,56 @@ LAZY(lib_curl, CURLUcode, curl_url_get, (CURLU *handle, CURLUPart what, char **p
 LAZY(lib_curl, CURLUcode, curl_url_set, (CURLU *handle, CURLUPart what, const char *part, unsigned int flags),
      (handle, what, part, flags))
 LAZY(lib_curl, curl_version_info_data *, curl_version_info, (CURLversion v), (v))
+
+/* ---- libcrypto ---- */
+LAZY_VOID(lib_crypto, ERR_clear_error, (void), ())
+LAZY(lib_crypto, unsigned long, ERR_peek_last_error, (void), ())
+LAZY(lib_crypto, const char *, ERR_reason_error_string, (unsigned long e), (e))
+LAZY(lib_crypto, const EVP_MD *, EVP_sha256, (void), ())
+LAZY(lib_crypto, unsigned char *, HMAC,
+     (const EVP_MD *evp_md, const void *key, int key_len, const unsigned char *data, size_t data_len,
+      unsigned char *md, unsigned int *md_len),
+     (evp_md, key, key_len, data, data_len, md, md_len))
+LAZY_VOID(lib_crypto, OPENSSL_cleanse, (void *ptr, size_t len), (ptr, len))
+LAZY(lib_crypto, unsigned char *, SHA256, (const unsigned char *d, size_t n, unsigned char *md), (d, n, md))
+LAZY(lib_crypto, int, X509_VERIFY_PARAM_set1_ip_asc, (X509_VERIFY_PARAM *param, const char *ipasc),
+     (param, ipasc))
+LAZY_VOID(lib_crypto, X509_VERIFY_PARAM_set_hostflags, (X509_VERIFY_PARAM *param, unsigned int flags),
+          (param, flags))
+LAZY(lib_crypto, const char *, X509_verify_cert_error_string, (long n), (n))
+
+/* ---- libssl ---- */
+LAZY(lib_ssl, const char *, SSL_CIPHER_get_name, (const SSL_CIPHER *c), (c))
+LAZY(lib_ssl, int, SSL_CTX_check_private_key, (const SSL_CTX *ctx), (ctx))
+LAZY(lib_ssl, long, SSL_CTX_ctrl, (SSL_CTX *ctx, int cmd, long larg, void *parg), (ctx, cmd, larg, parg))
+LAZY_VOID(lib_ssl, SSL_CTX_free, (SSL_CTX *ctx), (ctx))
+LAZY(lib_ssl, int, SSL_CTX_load_verify_locations, (SSL_CTX *ctx, const char *CAfile, const char *CApath),
+     (ctx, CAfile, CApath))
+LAZY(lib_ssl, SSL_CTX *, SSL_CTX_new, (const SSL_METHOD *meth), (meth))
+LAZY_VOID(lib_ssl, SSL_CTX_set_default_passwd_cb, (SSL_CTX *ctx, pem_password_cb *cb), (ctx, cb))
+LAZY(lib_ssl, int, SSL_CTX_set_default_verify_paths, (SSL_CTX *ctx), (ctx))
+LAZY_VOID(lib_ssl, SSL_CTX_set_verify, (SSL_CTX *ctx, int mode, SSL_verify_cb callback), (ctx, mode, callback))
+LAZY(lib_ssl, int, SSL_CTX_use_PrivateKey_file, (SSL_CTX *ctx, const char *file, int type), (ctx, file, type))
+LAZY(lib_ssl, int, SSL_CTX_use_certificate_chain_file, (SSL_CTX *ctx, const char *file), (ctx, file))
+LAZY(lib_ssl, long, SSL_ctrl, (SSL *ssl, int cmd, long larg, void *parg), (ssl, cmd, larg, parg))
+LAZY_VOID(lib_ssl, SSL_free, (SSL *ssl), (ssl))
+LAZY(lib_ssl, X509_VERIFY_PARAM *, SSL_get0_param, (SSL *ssl), (ssl))
+LAZY(lib_ssl, const SSL_CIPHER *, SSL_get_current_cipher, (const SSL *s), (s))
+LAZY(lib_ssl, long, SSL_get_verify_result, (const SSL *ssl), (ssl))
+LAZY(lib_ssl, const char *, SSL_get_version, (const SSL *s), (s))
+LAZY(lib_ssl, SSL *, SSL_new, (SSL_CTX *ctx), (ctx))
+LAZY(lib_ssl, int, SSL_set1_host, (SSL *s, const char *hostname), (s, hostname))
+LAZY(lib_ssl, const SSL_METHOD *, TLS_client_method, (void), ())
+
+/* ---- libevent_openssl ---- */
+LAZY(lib_event_ssl, struct bufferevent *, bufferevent_openssl_filter_new,
+     (struct event_base *base, struct bufferevent *underlying, struct ssl_st *ssl,
+      enum bufferevent_ssl_state state, int options),
+     (base, underlying, ssl, state, options))
+LAZY(lib_event_ssl, unsigned long, bufferevent_get_openssl_error, (struct bufferevent *bev), (bev))
+LAZY(lib_event_ssl, struct ssl_st *, bufferevent_openssl_get_ssl, (struct bufferevent *bufev), (bufev))
+LAZY_VOID(lib_event_ssl, bufferevent_openssl_set_allow_dirty_shutdown,
+          (struct bufferevent *bev, int allow_dirty_shutdown), (bev, allow_dirty_shutdown))
 
 /* The variadic three take one argument whose type the option's number range tells
  * (curl's own setopt reads it the same way). */

@@ -36,6 +36,7 @@ typedef struct rd_opts {
     bool ascii;                /* --ascii */
     bool no_mouse;             /* --no-mouse */
     bool yes;                  /* --yes */
+    double main_cpu;           /* CPU time used when main() began (REDRIVE_START_TRACE) */
 } rd_opts;
 
 /* Process exit codes of every entry point. */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../core/model_json.h"
@@ -151,6 +152,34 @@ done:
     free(head);
     free(json);
     return ok;
+}
+
+bool snapcache_save_child(const char *path, const char *system, const rd_model *m, double saved_at,
+                          int *child, char *why, size_t whycap)
+{
+    fflush(NULL);   /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the child touches nothing but the model's copy and the file; _exit: no atexit
+         * handler, no stdio flush, no curses or library teardown of the parent's state */
+        char cwhy[200];
+        _exit(snapcache_save(path, system, m, saved_at, cwhy, sizeof cwhy) ? 0 : 1);
+    }
+    *child = pid > 0 ? (int)pid : 0;
+    if (pid > 0)
+        return true;
+    return snapcache_save(path, system, m, saved_at, why, whycap);
+}
+
+snapcache_child_status snapcache_reap(int child, bool wait)
+{
+    int st = 0;
+    pid_t r;
+    while ((r = waitpid((pid_t)child, &st, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
+        ;
+    if (r == 0)
+        return SNAPCHILD_RUNNING;
+    return r == (pid_t)child && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? SNAPCHILD_OK : SNAPCHILD_FAILED;
 }
 
 /* The whole file, if it is a regular file of ours that nobody else can write. */

@@ -31,6 +31,17 @@ char *snapcache_path(const char *config_path, const char *system);
 bool snapcache_save(const char *path, const char *system, const rd_model *m, double saved_at,
                     char *why, size_t whycap);
 
+/* snapcache_save in a child process (fork: the child writes the model as it is now, copy on
+ * write, and exits), so the loop does not spend the JSON and the file writes (~10 ms at a
+ * few hundred rows) in one callback. *child receives its pid (0 when it could not fork:
+ * then saved in place, the result in the return value). */
+bool snapcache_save_child(const char *path, const char *system, const rd_model *m, double saved_at,
+                          int *child, char *why, size_t whycap);
+
+/* A child's outcome: SNAPCHILD_RUNNING (only when !wait), _OK, or _FAILED. */
+typedef enum { SNAPCHILD_RUNNING, SNAPCHILD_OK, SNAPCHILD_FAILED } snapcache_child_status;
+snapcache_child_status snapcache_reap(int child, bool wait);
+
 /* Loads the arrays of path into m. saved_at receives the time they were written. */
 snapcache_status snapcache_load(const char *path, const char *system, rd_model *m,
                                 double *saved_at, char *why, size_t whycap);

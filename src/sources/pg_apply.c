@@ -222,12 +222,10 @@ static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
     const char *v = PQntuples(r) > 0 && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0)
                         ? PQgetvalue(r, 0, 0) : NULL;
     bool ok = pg_parse_double(v, &d) && d >= 0 && d < 1e15;
-    if (k == Q_DLQ_COUNT) {
+    if (k == Q_DLQ_COUNT)
         model_dlq_total(model(s), SRC_NAME, ok ? (long)d : -1);
-    } else {
-        model(s)->failing_rate = ok ? d : -1;
-        model_changed(model(s));
-    }
+    else
+        model_set_failing_rate(model(s), ok ? d : -1);
 }
 
 static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x)
@@ -299,7 +297,7 @@ static void apply_empty(pg_src *s, qkind k)
     case Q_CHAIN: model_set_chain(m, s->chain_inflight, NULL, 0); break;
     case Q_DLQ: model_dlq_set(m, SRC_NAME, NULL, 0); break;
     case Q_DLQ_COUNT: model_dlq_total(m, SRC_NAME, -1); break;
-    case Q_FAILING: m->failing_rate = -1; model_changed(m); break;
+    case Q_FAILING: model_set_failing_rate(m, -1); break;
     default: break;
     }
 }

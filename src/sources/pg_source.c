@@ -498,6 +498,7 @@ static void op_start(rd_source *src)
     double poll = src->ctx.cfg && src->ctx.cfg->poll_s > 0 ? src->ctx.cfg->poll_s : 2.0;
     struct timeval tv = { (time_t)poll, (suseconds_t)((poll - (double)(time_t)poll) * 1e6) };
     evtimer_add(s->poll_ev, &tv);
+    model_source_every(model(s), SRC_NAME, poll);   /* its freshness window (a steady poll repaints nothing) */
     connect_now(s);
 }
 

@@ -2,12 +2,10 @@
 #include "app.h"
 
 #include <event2/event.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "../io/clock.h"
 #include "../core/model_json.h"
@@ -218,9 +216,6 @@ void app_load_keymap(ui_app *app, const char *name)
     app_diag_msg(app, d, before);
 }
 
-static void on_source_change(void *ud);
-static void do_paint(ui_app *app);
-
 /* The action layer needs a password (jwt-login without a password source). */
 static void on_password_prompt(rd_actor *a, const char *prompt, void *ud)
 {
@@ -350,13 +345,13 @@ static void app_start_system(ui_app *app, const char *name)
     }
     rd_session_io io = {.base = app->base,
                         .parts = live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0,
-                        .on_change = on_source_change, .change_ud = app,
+                        .on_change = app_source_changed, .change_ud = app,
                         .on_password = on_password_prompt, .password_ud = app};
     size_t before = session_diags(ss)->n;
     if (live && lastknown_open(app, name) && app->screen) {
         app->sys = session_find(ss, name);   /* the top bar names it before it opens */
         app->ctx.cfg = app->sys;
-        do_paint(app);   /* the last-known data before any connection or secret work */
+        app_paint(app);   /* the last-known data before any connection or secret work */
     }
     rd_session_status st = SESSION_NO_SYSTEM;
     if (app->fleet)   /* opened (and started) with the fleet */
@@ -465,198 +460,6 @@ void app_command(ui_app *app, const char *line)
     }
 }
 
-/* ---- the loop ---- */
-
-static void latency_record(ui_app *app)
-{
-    if (!app->latency || !app->n_lat)
-        return;
-    double now = clock_mono();
-    for (int i = 0; i < app->n_lat; i++)
-        fprintf(app->latency, "%.0f\n", (now - app->lat_t0[i]) * 1e6);
-    fflush(app->latency);
-    app->n_lat = 0;
-}
-
-static void schedule_repaint(ui_app *app)
-{
-    if (app->repaint_pending)
-        return;
-    double wait = app->last_paint + 0.1 - clock_mono();   /* data-driven repaints: ~10 Hz */
-    if (wait < 0)
-        wait = 0;
-    struct timeval tv = {0, (long)(wait * 1e6)};
-    event_add(app->ev_repaint, &tv);
-    app->repaint_pending = true;
-}
-
-static void do_paint(ui_app *app)
-{
-    paint_frame(app);
-    app->last_paint = clock_mono();
-    latency_record(app);
-    if (app->quit)
-        event_base_loopbreak(app->base);
-}
-
-static void on_repaint(evutil_socket_t fd, short what, void *ud)
-{
-    ui_app *app = ud;
-    (void)fd, (void)what;
-    app->repaint_pending = false;
-    do_paint(app);
-}
-
-void app_request_paint(ui_app *app)
-{
-    app->dirty = true;
-    if (app->base && app->ev_repaint)
-        schedule_repaint(app);
-}
-
-static void on_source_change(void *ud)
-{
-    lastknown_update(ud);
-    app_request_paint(ud);
-}
-
-static void on_input(evutil_socket_t fd, short what, void *ud)
-{
-    ui_app *app = ud;
-    (void)fd, (void)what;
-    /* key-to-paint is traced from here, not from each key's read: the time spent handling
-     * the keys before it in the same wake counts too */
-    double t_ready = clock_mono();
-    bool any = false;
-    for (int guard = 0; guard < 4096; guard++) {
-        wint_t ch;
-        int rc = wget_wch(app->input, &ch);
-        if (rc == ERR)
-            break;
-        if (rc == OK && ch == 27) {   /* alt-X arrives as ESC X in one read */
-            wint_t next;
-            int rc2 = wget_wch(app->input, &next);
-            if (rc2 != ERR) {
-                ui_key k = key_from_curses(rc2, (unsigned)next);
-                if (app->n_lat < LAT_MAX)
-                    app->lat_t0[app->n_lat++] = t_ready;
-                input_key(app, (k & UK_FN) ? k : (UK_ALT | k));
-                any = true;
-                continue;
-            }
-        }
-        if (app->n_lat < LAT_MAX)
-            app->lat_t0[app->n_lat++] = t_ready;
-        input_key(app, key_from_curses(rc, (unsigned)ch));
-        any = true;
-        if (app->quit)
-            break;
-    }
-    if (any || app->dirty)
-        do_paint(app);   /* key presses repaint at once */
-}
-
-static void on_signal(evutil_socket_t sig, short what, void *ud)
-{
-    ui_app *app = ud;
-    (void)what;
-    if (sig == SIGWINCH) {
-        term_resize(app);
-        do_paint(app);
-        return;
-    }
-    app->quit = true;
-    app->quit_signal = (int)sig;   /* exit 128 + sig once the terminal is restored */
-    event_base_loopbreak(app->base);
-}
-
-static void on_tick(evutil_socket_t fd, short what, void *ud)
-{
-    ui_app *app = ud;
-    (void)fd, (void)what;
-    /* Repaint only for a reason: a change not painted yet, a running action, or an age
-     * on screen that now reads differently ("12s" -> "13s"). An idle console paints
-     * nothing, so it writes nothing. */
-    if (app->dirty || app->model->generation != app->painted_gen || dialog_busy(app) ||
-        ctx_ages_changed(&app->ctx, app_now(app)))
-        schedule_repaint(app);
-}
-
-/* Tests (model-only console): what a source's steady poll does to the model with
- * unchanged data, every REDRIVE_MODEL_POLL seconds: the OK sources answered now. */
-static void on_model_poll(evutil_socket_t fd, short what, void *ud)
-{
-    ui_app *app = ud;
-    (void)fd, (void)what;
-    rd_model *m = app->model;
-    double now = app_now(app);
-    for (size_t i = 0; i < m->sources.n; i++)
-        if (m->sources.items[i].state == RD_SRC_OK)
-            model_source_ok(m, m->sources.items[i].name, now);
-    model_changed(m);
-    on_source_change(app);
-}
-
-/*
- * The loop gives keys precedence over the sources: every system of the fleet polls on
- * this loop, and a turn in which many answers arrived (several systems, a reconnect
- * wave after a fault) would otherwise run all of them before the key waiting beside
- * them. Keys and signals run at LOOP_PRIO_KEYS, everything else at the default
- * LOOP_PRIO_WORK; a turn of work stops after LOOP_SLICE_MS or LOOP_SLICE_CBS callbacks
- * to look for new input, so a key waits for one callback at most, not for a wave.
- */
-enum { LOOP_PRIO_KEYS, LOOP_PRIO_WORK, LOOP_PRIO__COUNT, LOOP_SLICE_MS = 5, LOOP_SLICE_CBS = 8 };
-
-static struct event_base *app_event_base(void)
-{
-    struct event_config *cfg = event_config_new();
-    if (!cfg)
-        return NULL;
-    struct timeval slice = {0, LOOP_SLICE_MS * 1000};
-    event_config_set_max_dispatch_interval(cfg, &slice, LOOP_SLICE_CBS, LOOP_PRIO_WORK);
-    struct event_base *base = event_base_new_with_config(cfg);
-    event_config_free(cfg);
-    /* before any event exists: new events get the middle priority, LOOP_PRIO_WORK */
-    if (base && event_base_priority_init(base, LOOP_PRIO__COUNT) != 0) {
-        event_base_free(base);
-        base = NULL;
-    }
-    return base;
-}
-
-static bool app_events(ui_app *app)
-{
-    app->ev_input = event_new(app->base, STDIN_FILENO, EV_READ | EV_PERSIST, on_input, app);
-    event_priority_set(app->ev_input, LOOP_PRIO_KEYS);
-    app->ev_repaint = evtimer_new(app->base, on_repaint, app);
-    app->ev_tick = event_new(app->base, -1, EV_PERSIST, on_tick, app);
-    int sigs[5] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGQUIT};
-    for (int i = 0; i < 5; i++) {
-        app->ev_sig[i] = evsignal_new(app->base, sigs[i], on_signal, app);
-        event_priority_set(app->ev_sig[i], LOOP_PRIO_KEYS);
-        event_add(app->ev_sig[i], NULL);
-    }
-    struct timeval one = {1, 0};
-    event_add(app->ev_tick, &one);
-    const char *poll = getenv("REDRIVE_MODEL_POLL");
-    if (app->model_only && poll && atof(poll) > 0) {
-        double p = atof(poll);
-        app->ev_poll = event_new(app->base, -1, EV_PERSIST, on_model_poll, app);
-        struct timeval tv = {(long)p, (long)((p - (double)(long)p) * 1e6)};
-        event_add(app->ev_poll, &tv);
-    }
-    return event_add(app->ev_input, NULL) == 0;
-}
-
-static void app_free_events(ui_app *app)
-{
-    struct event *evs[] = {app->ev_input, app->ev_repaint, app->ev_tick, app->ev_poll, app->ev_sig[0],
-                           app->ev_sig[1], app->ev_sig[2], app->ev_sig[3], app->ev_sig[4]};
-    for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
-        if (evs[i])
-            event_free(evs[i]);
-}
-
 /* ---- set-up ---- */
 
 static bool app_headless_model(ui_app *app, const char *file)
@@ -701,7 +504,6 @@ static void app_init(ui_app *app, const rd_opts *opts)
         app_load_theme(app, theme);
     if (keymap)
         app_load_keymap(app, keymap);
-    app_read_journal(app);
 }
 
 static void app_free(ui_app *app)
@@ -729,6 +531,7 @@ static int app_run_headless(ui_app *app, const char *size)
     const char *model = getenv("REDRIVE_HEADLESS_MODEL");
     if (model && *model && !app_headless_model(app, model))
         return RD_EXIT_USAGE;
+    app_read_journal(app);
     app_start_fleet(app, false);
     app_start_system(app, app->opts->system);
     if (!term_open(app, size))
@@ -751,7 +554,7 @@ static int app_run_console(ui_app *app)
             return RD_EXIT_USAGE;
         app->model_only = true;
     }
-    app->base = app_event_base();
+    app->base = app_loop_base();
     if (!app->base) {
         fprintf(stderr, "redrive: cannot start the event loop\n");
         return RD_EXIT_FAIL;
@@ -759,28 +562,26 @@ static int app_run_console(ui_app *app)
     const char *lat = getenv("REDRIVE_LATENCY_TRACE");
     if (lat && *lat)
         app->latency = fopen(lat, "w");
-    app_events(app);   /* signals handled from the first frame on (they end the loop) */
+    app_loop_events(app);   /* signals handled from the first frame on (they end the loop) */
     if (!term_open(app, NULL)) {
-        app_free_events(app);
+        app_loop_free_events(app);
         event_base_free(app->base);
         return RD_EXIT_FAIL;
     }
     /* the frame at once: then the last-known data, then the system opens and connects */
     app->sys = session_find(app->session, app->opts->system);
     app->ctx.cfg = app->sys;
-    do_paint(app);
-    const char *st = getenv("REDRIVE_START_TRACE");   /* bench: CPU from exec to the frame */
-    FILE *stf = st && *st ? fopen(st, "w") : NULL;
-    if (stf) {
-        fprintf(stf, "first_paint_cpu_ms %.3f\n", clock_cpu() * 1e3);
-        fclose(stf);
-    }
+    app->start_cpu[1] = clock_cpu();
+    app_paint(app);
+    app->start_cpu[2] = clock_cpu();
+    app_start_trace(app);
+    app_read_journal(app);   /* up to 4 MiB of JSON lines: after the frame */
     app_start_fleet(app, !app->model_only);
     app_start_system(app, app->opts->system);
     rd_diags *d = session_diags(app->session);
     if (d->n)
         app_diag_msg(app, d, 0);
-    do_paint(app);
+    app_paint(app);
     if (!app->quit)
         event_base_dispatch(app->base);
     term_close(app);
@@ -788,7 +589,7 @@ static int app_run_console(ui_app *app)
     sessions_free(app->fleet);  /* the sources before their loop */
     app->fleet = NULL;
     app_bind(app);
-    app_free_events(app);
+    app_loop_free_events(app);
     event_base_free(app->base);
     return app->quit_signal ? 128 + app->quit_signal : RD_EXIT_OK;
 }
@@ -797,6 +598,7 @@ int ui_main(const rd_opts *opts)
 {
     ui_app *app = xcalloc(1, sizeof *app);
     app_init(app, opts);
+    app->start_cpu[0] = clock_cpu();
     const char *size = getenv("REDRIVE_HEADLESS");
     if (size && *size)
         app->headless = true;

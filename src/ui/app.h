@@ -92,10 +92,12 @@ typedef struct ui_app {
     bool quit, dirty, full_redraw;
     int quit_signal;           /* SIGTERM, SIGHUP, SIGINT, SIGQUIT that ended the loop, 0 none */
     uint64_t painted_gen;
+    double tick_due;       /* clock_mono() when the tick fires next */
     double last_paint;         /* monotonic seconds */
     struct event *ev_input, *ev_tick, *ev_repaint, *ev_poll, *ev_sig[5];
     bool repaint_pending;
     FILE *latency;
+    double start_cpu[3];   /* REDRIVE_START_TRACE: CPU after set-up, after the terminal, at the frame */
     double lat_t0[LAT_MAX];
     int n_lat;
     rd_journal_entry *journal;
@@ -113,6 +115,7 @@ typedef struct ui_app {
     double cache_saved;        /* monotonic time of the last write, 0: not yet */
     uint64_t cache_gen;        /* model generation written last */
     bool cache_live;           /* live data arrived: worth writing back */
+    int cache_child;           /* pid of the process writing it (snapcache_save_child), 0: none */
 } ui_app;
 
 /* app.c */
@@ -125,6 +128,13 @@ void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);
 void app_request_paint(ui_app *app);   /* from callbacks: repaint soon (no-op headless) */
+/* app_loop.c: the event loop */
+void app_paint(ui_app *app);                 /* paint now */
+void app_source_changed(void *ud);           /* a source's on_change: last-known + repaint soon */
+struct event_base *app_loop_base(void);      /* keys before work (priorities, dispatch slices) */
+bool app_loop_events(ui_app *app);           /* input, repaint, tick, signals */
+void app_loop_free_events(ui_app *app);
+void app_start_trace(const ui_app *app);     /* REDRIVE_START_TRACE=FILE, at the first frame */
 void app_command(ui_app *app, const char *line);
 bool app_switch_system(ui_app *app, const char *name);
 void app_load_theme(ui_app *app, const char *name);

@@ -48,16 +48,43 @@ bool lastknown_open(ui_app *app, const char *name)
     return true;
 }
 
-static void lastknown_save(ui_app *app)
+static void lastknown_failed(ui_app *app, const char *why)
 {
-    char why[200];
-    if (!app->sys || !snapcache_save(app->cache_path, app->sys->name, app->model, clock_wall(), why,
-                                     sizeof why)) {
-        ctx_msg(&app->ctx, true, "last-known snapshot not saved: %s", why);
-        free(app->cache_path);   /* once: no retry on every refresh */
-        app->cache_path = NULL;
+    ctx_msg(&app->ctx, true, "last-known snapshot not saved: %s", why);
+    free(app->cache_path);   /* once: no retry on every refresh */
+    app->cache_path = NULL;
+}
+
+/* The writer of the last save, done? (wait: until it is) */
+static bool lastknown_reap(ui_app *app, bool wait)
+{
+    if (!app->cache_child)
+        return true;
+    snapcache_child_status st = snapcache_reap(app->cache_child, wait);
+    if (st == SNAPCHILD_RUNNING)
+        return false;
+    app->cache_child = 0;
+    if (st == SNAPCHILD_FAILED && app->cache_path)
+        lastknown_failed(app, "its writer process failed");
+    return true;
+}
+
+/* While the console runs, a child process writes the file (the JSON of a few hundred rows
+ * is ~10 ms: not in a loop callback, a key would wait for it); at the end, in place. */
+static void lastknown_save(ui_app *app, bool in_child)
+{
+    char why[200] = "";
+    int child = 0;
+    bool ok = !app->sys ? false
+              : in_child ? snapcache_save_child(app->cache_path, app->sys->name, app->model, clock_wall(),
+                                                &child, why, sizeof why)
+                         : snapcache_save(app->cache_path, app->sys->name, app->model, clock_wall(), why,
+                                          sizeof why);
+    if (!ok) {
+        lastknown_failed(app, why);
         return;
     }
+    app->cache_child = child;
     app->cache_saved = clock_mono();
     app->cache_gen = app->model->generation;
 }
@@ -78,16 +105,17 @@ void lastknown_update(ui_app *app)
         return;
     app->cache_at = 0;   /* the top bar loses its mark with the repaint this update asks */
     app->cache_live = true;
-    if (app->cache_path && m->generation != app->cache_gen &&
+    if (lastknown_reap(app, false) && app->cache_path && m->generation != app->cache_gen &&
         (app->cache_saved == 0 || clock_mono() - app->cache_saved >= SAVE_EVERY_S))
-        lastknown_save(app);
+        lastknown_save(app, true);
 }
 
 /* Before the system closes: the newest live data, once more. */
 void lastknown_close(ui_app *app)
 {
+    lastknown_reap(app, true);
     if (app->cache_path && app->cache_live && app->model && app->model->generation != app->cache_gen)
-        lastknown_save(app);
+        lastknown_save(app, false);
     free(app->cache_path);
     app->cache_path = NULL;
     app->cache_at = 0;

@@ -86,6 +86,8 @@ static void term_modes(ui_app *app)
     app->input = newwin(1, 1, 0, 0);
     keypad(app->input, TRUE);
     nodelay(app->input, TRUE);
+    /* no poll() of the keyboard inside every doupdate: the loop reads keys before it paints */
+    typeahead(-1);
     wnoutrefresh(app->input);
     curs_set(0);
     const char *nc = getenv("NO_COLOR");

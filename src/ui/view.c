@@ -155,6 +155,7 @@ static void age_record(ui_ctx *c, ui_age_kind kind, double t, double fresh_s, co
     a->kind = kind;
     a->t = t;
     a->fresh_s = fresh_s;
+    a->src = -1;
     snprintf(a->text, sizeof a->text, "%s", text);
 }
 
@@ -182,7 +183,19 @@ bool ctx_source_fresh(ui_ctx *c, const rd_source_status *s, char *out, size_t ca
     double fresh = source_fresh_s(s, c->poll_s);
     age_text(c, AGE_FRESH, c->now, s->last_ok, fresh, out, cap);
     age_record(c, AGE_FRESH, s->last_ok, fresh, out);
+    const rd_source_status *first = c->model ? c->model->sources.items : NULL;
+    if (first && !c->ages_overflow && s >= first && s < first + c->model->sources.n)
+        c->ages[c->n_ages - 1].src = (int)(s - first);
     return !out[0];
+}
+
+/* The time an age is judged from: a source's freshness by its newest answer (a steady
+ * poll that moved nothing else keeps "ok" on screen without a repaint), else as painted. */
+static double age_t(const ui_ctx *c, const ui_age *a)
+{
+    if (a->src >= 0 && c->model && (size_t)a->src < c->model->sources.n)
+        return c->model->sources.items[a->src].last_ok;
+    return a->t;
 }
 
 void ctx_time(const ui_ctx *c, double t, char *out, size_t cap)
@@ -207,7 +220,7 @@ bool ctx_ages_changed(const ui_ctx *c, double now)
     for (int i = 0; i < c->n_ages; i++) {
         const ui_age *a = &c->ages[i];
         char text[sizeof a->text];
-        age_text(c, a->kind, now, a->t, a->fresh_s, text, sizeof text);
+        age_text(c, a->kind, now, age_t(c, a), a->fresh_s, text, sizeof text);
         if (strcmp(text, a->text) != 0)
             return true;
     }
@@ -220,6 +233,31 @@ void view_select(ui_view *v, ui_ctx *c, int row)
     list_fit(&v->list, v->rows);
     if (v->ops->row_id)
         list_pin(&v->list, c, v->ops->row_id, v->st);
+}
+
+/* An age only moves forward ("12s", "13s", ... "2m"; "" then "5s" once stale; "in 3s",
+ * "due"): once one reads differently it stays so. Doubling steps find a time by which one
+ * has changed, halving ones bring it within ~0.1 s of the change. */
+double ctx_ages_next_change(const ui_ctx *c, double now, double min_s, double max_s)
+{
+    if (c->ages_overflow || ctx_ages_changed(c, now + min_s))
+        return min_s;
+    double lo = min_s, hi = min_s * 2;
+    while (hi < max_s && !ctx_ages_changed(c, now + hi))
+        lo = hi, hi *= 2;
+    if (hi >= max_s) {
+        if (!ctx_ages_changed(c, now + max_s))
+            return max_s;
+        hi = max_s;
+    }
+    while (hi - lo > 0.1) {
+        double mid = (lo + hi) / 2;
+        if (ctx_ages_changed(c, now + mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
 }
 
 void list_fit(ui_list *l, int rows)

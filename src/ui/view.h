@@ -81,6 +81,7 @@ typedef struct ui_age {
     ui_age_kind kind;
     double t;
     double fresh_s;         /* AGE_FRESH: the window it was drawn with */
+    int src;                /* AGE_FRESH of ctx.model's source [src] (judged by its newest answer), -1 */
     char text[24];
 } ui_age;
 enum { UI_AGES_MAX = 512 };
@@ -178,6 +179,9 @@ bool ctx_source_fresh(ui_ctx *c, const rd_source_status *s, char *out, size_t ca
 void ctx_time(const ui_ctx *c, double t, char *out, size_t cap);
 /* true when any string recorded by the last paint would read differently at now */
 bool ctx_ages_changed(const ui_ctx *c, double now);
+/* Seconds until one of the ages painted reads differently: min_s when one does by then,
+ * max_s when none does by then (min_s > 0). */
+double ctx_ages_next_change(const ui_ctx *c, double now, double min_s, double max_s);
 
 /* The id of row `row` of a view's current rows (st: the view's state); NULL = none. */
 typedef const char *(*ui_row_id)(const ui_ctx *c, const void *st, int row);

@@ -161,6 +161,21 @@ def proc_cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+def proc_sched(pid):
+    """(CPU ns, sleeps) of a process summed over its threads: sum_exec_runtime from
+    /proc/PID/task/*/schedstat (ns, not 10 ms ticks) and voluntary context switches (each a
+    sleep ended by a wake-up)."""
+    ns = sleeps = 0
+    for t in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+            ns += int(f.read().split()[0])
+        with open("/proc/%d/task/%s/status" % (pid, t)) as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    sleeps += int(line.split()[1])
+    return ns, sleeps
+
+
 def proc_rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:

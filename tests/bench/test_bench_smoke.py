@@ -30,8 +30,10 @@ EXPECT = {
     "redis": ["snapshot wall, N tasks (full sweep)", "max RSS at N", "steady refresh / sweep (commands)"],
     "latency": ["normal: key-to-paint p99", "stalled: key-to-paint p99",
                 "normal: in-console trace p99", "stalled: in-console trace p99"],
-    "idle": ["CPU of one core, idle at poll 2s", "bytes written to the terminal", "console RSS after idle"],
-    "start": ["exec -> first paint (median of 2)"],
+    "idle": ["CPU of one core, idle at poll 2s", "CPU of one core, idle at poll 2s (schedstat)",
+             "wake-ups per second", "bytes written to the terminal", "console RSS after idle"],
+    "start": ["exec -> first paint (median of 2)", "CPU from exec to the first paint (median)",
+              "CPU before main() (median)", "shared libraries mapped at the first paint"],
     "pg_many": ["PostgreSQL CPU, 5 consoles (profile + change probe, store unchanged) @2s",
                 "PostgreSQL CPU, 5 consoles (named statements, no probe) @2s",
                 "PostgreSQL CPU, 5 consoles (every query planned each time, no probe) @2s"],
@@ -44,7 +46,8 @@ EXPECT = {
 # Figures whose ideal is zero (an idle console): a finite number >= 0. Every other one > 0.
 # (Derived differences such as "sweep time (snapshot N - snapshot empty)" are printed but
 # not listed: at smoke scale they are noise around zero and may be negative.)
-ZERO_OK = {"CPU of one core, idle at poll 2s", "bytes written to the terminal",
+ZERO_OK = {"CPU of one core, idle at poll 2s", "CPU of one core, idle at poll 2s (schedstat)",
+           "wake-ups per second", "bytes written to the terminal",
            "CPU of one core, fleet view, 5 systems", "requests other than GetQueueAttributes"}
 FIG = re.compile(r"^FIG\t(\w+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)$")
 

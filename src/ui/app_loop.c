@@ -1,0 +1,275 @@
+/* The console's event loop: keys before work, repaints paced from data changes, the tick,
+ * signals (moved out of app.c). */
+#include "app.h"
+
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../io/clock.h"
+
+static void latency_record(ui_app *app)
+{
+    if (!app->latency || !app->n_lat)
+        return;
+    double now = clock_mono();
+    for (int i = 0; i < app->n_lat; i++)
+        fprintf(app->latency, "%.0f\n", (now - app->lat_t0[i]) * 1e6);
+    fflush(app->latency);
+    app->n_lat = 0;
+}
+
+static void schedule_repaint(ui_app *app)
+{
+    if (app->repaint_pending)
+        return;
+    double wait = app->last_paint + 0.1 - clock_mono();   /* data-driven repaints: ~10 Hz */
+    if (wait < 0)
+        wait = 0;
+    struct timeval tv = {0, (long)(wait * 1e6)};
+    event_add(app->ev_repaint, &tv);
+    app->repaint_pending = true;
+}
+
+void app_paint(ui_app *app)
+{
+    paint_frame(app);
+    app->last_paint = clock_mono();
+    latency_record(app);
+    if (app->quit)
+        event_base_loopbreak(app->base);
+}
+
+/*
+ * The tick repaints what the clock alone changes: ages on screen ("12s" -> "13s"), a
+ * running action. It wakes at most once a second and only as often as those need: after
+ * a paint from data it sleeps until the first age painted would read differently (an
+ * idle console whose screen shows no seconds wakes for its refreshes alone), at most
+ * TICK_MAX_S; after a key it wakes in a second (no search on the key's path).
+ */
+enum { TICK_MAX_S = 30 };
+
+static void tick_arm(ui_app *app, double wait)
+{
+    struct timeval tv = clock_tv(wait);
+    event_add(app->ev_tick, &tv);
+    app->tick_due = clock_mono() + wait;
+}
+
+static void tick_plan(ui_app *app)
+{
+    if (dialog_busy(app))
+        tick_arm(app, 1.0);
+    else if (app->fixed_now > 0)   /* tests: a fixed clock moves no age */
+        tick_arm(app, TICK_MAX_S);
+    else
+        tick_arm(app, ctx_ages_next_change(&app->ctx, app_now(app), 1.0, TICK_MAX_S));
+}
+
+static void tick_soon(ui_app *app)
+{
+    if (app->ev_tick && app->tick_due > clock_mono() + 1.0)
+        tick_arm(app, 1.0);
+}
+
+static void on_repaint(evutil_socket_t fd, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)fd, (void)what;
+    app->repaint_pending = false;
+    app_paint(app);
+    tick_plan(app);
+}
+
+void app_request_paint(ui_app *app)
+{
+    app->dirty = true;
+    if (app->base && app->ev_repaint)
+        schedule_repaint(app);
+}
+
+void app_source_changed(void *ud)
+{
+    ui_app *app = ud;
+    double cached = app->cache_at;
+    lastknown_update(app);
+    /* an answer that changed nothing shown (the model's generation did not move, the
+     * last-known mark is as it was) paints nothing: no work for a steady poll */
+    if (app->model->generation != app->painted_gen || app->cache_at != cached)
+        app_request_paint(app);
+}
+
+static void on_input(evutil_socket_t fd, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)fd, (void)what;
+    /* key-to-paint is traced from here, not from each key's read: the time spent handling
+     * the keys before it in the same wake counts too */
+    double t_ready = clock_mono();
+    bool any = false;
+    for (int guard = 0; guard < 4096; guard++) {
+        wint_t ch;
+        int rc = wget_wch(app->input, &ch);
+        if (rc == ERR)
+            break;
+        if (rc == OK && ch == 27) {   /* alt-X arrives as ESC X in one read */
+            wint_t next;
+            int rc2 = wget_wch(app->input, &next);
+            if (rc2 != ERR) {
+                ui_key k = key_from_curses(rc2, (unsigned)next);
+                if (app->n_lat < LAT_MAX)
+                    app->lat_t0[app->n_lat++] = t_ready;
+                input_key(app, (k & UK_FN) ? k : (UK_ALT | k));
+                any = true;
+                continue;
+            }
+        }
+        if (app->n_lat < LAT_MAX)
+            app->lat_t0[app->n_lat++] = t_ready;
+        input_key(app, key_from_curses(rc, (unsigned)ch));
+        any = true;
+        if (app->quit)
+            break;
+    }
+    if (any || app->dirty) {
+        app_paint(app);   /* key presses repaint at once */
+        tick_soon(app);
+    }
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)what;
+    if (sig == SIGWINCH) {
+        term_resize(app);
+        app_paint(app);
+        tick_soon(app);
+        return;
+    }
+    app->quit = true;
+    app->quit_signal = (int)sig;   /* exit 128 + sig once the terminal is restored */
+    event_base_loopbreak(app->base);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)fd, (void)what;
+    /* Repaint only for a reason: a change not painted yet, a running action, or an age
+     * on screen that now reads differently ("12s" -> "13s"). An idle console paints
+     * nothing, so it writes nothing. */
+    if (app->dirty || app->model->generation != app->painted_gen || dialog_busy(app) ||
+        ctx_ages_changed(&app->ctx, app_now(app))) {
+        schedule_repaint(app);   /* which plans the next tick */
+        tick_arm(app, 1.0);
+    } else
+        tick_plan(app);
+}
+
+/* Tests (model-only console): what a source's steady poll does to the model with
+ * unchanged data, every REDRIVE_MODEL_POLL seconds: the OK sources answered now. */
+static void on_model_poll(evutil_socket_t fd, short what, void *ud)
+{
+    ui_app *app = ud;
+    (void)fd, (void)what;
+    rd_model *m = app->model;
+    double now = app_now(app);
+    for (size_t i = 0; i < m->sources.n; i++)
+        if (m->sources.items[i].state == RD_SRC_OK)
+            model_source_ok(m, m->sources.items[i].name, now);
+    model_changed(m);
+    app_source_changed(app);
+}
+
+/*
+ * The loop gives keys precedence over the sources: every system of the fleet polls on
+ * this loop, and a turn in which many answers arrived (several systems, a reconnect
+ * wave after a fault) would otherwise run all of them before the key waiting beside
+ * them. Keys and signals run at LOOP_PRIO_KEYS, everything else at the default
+ * LOOP_PRIO_WORK; a turn of work stops after LOOP_SLICE_MS or LOOP_SLICE_CBS callbacks
+ * to look for new input, so a key waits for one callback at most, not for a wave.
+ */
+enum { LOOP_PRIO_KEYS, LOOP_PRIO_WORK, LOOP_PRIO__COUNT, LOOP_SLICE_MS = 5, LOOP_SLICE_CBS = 8 };
+
+struct event_base *app_loop_base(void)
+{
+    struct event_config *cfg = event_config_new();
+    if (!cfg)
+        return NULL;
+    struct timeval slice = {0, LOOP_SLICE_MS * 1000};
+    event_config_set_max_dispatch_interval(cfg, &slice, LOOP_SLICE_CBS, LOOP_PRIO_WORK);
+    struct event_base *base = event_base_new_with_config(cfg);
+    event_config_free(cfg);
+    /* before any event exists: new events get the middle priority, LOOP_PRIO_WORK */
+    if (base && event_base_priority_init(base, LOOP_PRIO__COUNT) != 0) {
+        event_base_free(base);
+        base = NULL;
+    }
+    return base;
+}
+
+bool app_loop_events(ui_app *app)
+{
+    app->ev_input = event_new(app->base, STDIN_FILENO, EV_READ | EV_PERSIST, on_input, app);
+    event_priority_set(app->ev_input, LOOP_PRIO_KEYS);
+    app->ev_repaint = evtimer_new(app->base, on_repaint, app);
+    app->ev_tick = evtimer_new(app->base, on_tick, app);
+    int sigs[5] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGQUIT};
+    for (int i = 0; i < 5; i++) {
+        app->ev_sig[i] = evsignal_new(app->base, sigs[i], on_signal, app);
+        event_priority_set(app->ev_sig[i], LOOP_PRIO_KEYS);
+        event_add(app->ev_sig[i], NULL);
+    }
+    tick_arm(app, 1.0);
+    const char *poll = getenv("REDRIVE_MODEL_POLL");
+    if (app->model_only && poll && atof(poll) > 0) {
+        double p = atof(poll);
+        app->ev_poll = event_new(app->base, -1, EV_PERSIST, on_model_poll, app);
+        struct timeval tv = {(long)p, (long)((p - (double)(long)p) * 1e6)};
+        event_add(app->ev_poll, &tv);
+    }
+    return event_add(app->ev_input, NULL) == 0;
+}
+
+void app_loop_free_events(ui_app *app)
+{
+    struct event *evs[] = {app->ev_input, app->ev_repaint, app->ev_tick, app->ev_poll, app->ev_sig[0],
+                           app->ev_sig[1], app->ev_sig[2], app->ev_sig[3], app->ev_sig[4]};
+    for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
+        if (evs[i])
+            event_free(evs[i]);
+}
+
+
+/* Bench and CI gate (REDRIVE_START_TRACE=FILE): the CPU the start cost, by phase, and
+ * the shared libraries mapped when the first frame is on screen (what the dynamic loader
+ * had to load and relocate before it: a library needed only later is loaded later). */
+void app_start_trace(const ui_app *app)
+{
+    const char *path = getenv("REDRIVE_START_TRACE");
+    FILE *out = path && *path ? fopen(path, "w") : NULL;
+    if (!out)
+        return;
+    fprintf(out, "first_paint_cpu_ms %.3f\n", app->start_cpu[2] * 1e3);
+    fprintf(out, "main_cpu_ms %.3f\nsetup_cpu_ms %.3f\nterminal_cpu_ms %.3f\nframe_cpu_ms %.3f\n",
+            app->opts->main_cpu * 1e3, (app->start_cpu[0] - app->opts->main_cpu) * 1e3,
+            (app->start_cpu[1] - app->start_cpu[0]) * 1e3, (app->start_cpu[2] - app->start_cpu[1]) * 1e3);
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096], last[4096] = "";
+    while (maps && fgets(line, sizeof line, maps)) {
+        char *p = strchr(line, '/');
+        if (!p || !strstr(p, ".so"))
+            continue;
+        p[strcspn(p, "\n")] = 0;
+        if (strcmp(p, last) != 0)   /* a library's mappings are adjacent */
+            fprintf(out, "lib %s\n", p);
+        snprintf(last, sizeof last, "%s", p);
+    }
+    if (maps)
+        fclose(maps);
+    fclose(out);
+}
