@@ -170,17 +170,22 @@ static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
     int next_row = matches > page ? page : at_end ? rows - 1 : -1;
     bool more = next_row >= 0;
     cursor_free(&s->next);
+    bool filtered = s->filter.text || s->filter.status;
     if (more) {
         s->next.key = xstrdup(pg_text(r, next_row, "sort_key"));
         s->next.id = xstrdup(pg_text(r, next_row, "id"));
         more = s->next.key && s->next.id;
+        /* the search stopped short of a page: going on searches SCAN_GROWTH times more */
+        long b = scan_budget(s);
+        s->next.budget = filtered && matches <= page
+                             ? (b > SCAN_BUDGET_MAX / SCAN_GROWTH ? SCAN_BUDGET_MAX : b * SCAN_GROWTH)
+                             : 0;
     }
     while (n > (size_t)page)
         execution_clear(&v[--n]);
     filter_fingerprint(s, v, &n);
     /* fewer matches than a page in the window: say how far the search went */
-    model(s)->execs_searched = more && matches <= page && (s->filter.text || s->filter.status)
-                                   ? SCAN_BUDGET : 0;
+    model(s)->execs_searched = more && matches <= page && filtered ? scan_budget(s) : 0;
     model_set_execs(model(s), n ? v : NULL, n, more);
     if (!n)
         free(v);
@@ -196,6 +201,7 @@ static void apply_jump(pg_src *s, const PGresult *r)
     s->stack[s->depth++] = s->start;
     s->start.key = xstrdup(key);
     s->start.id = xstrdup(id);
+    s->start.budget = 0;
     s->page_gen++;
     s->want_page = true;
 }

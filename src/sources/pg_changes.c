@@ -26,19 +26,21 @@
 #include "pg_rows.h"
 
 /* $1 states "name=state\n...", $2 force ('on'/'off'), $3 nonce. The states come back so
- * the next probe compares against them; skip is "nonce:,name,name,". */
+ * the next probe compares against them; skip is "nonce:,name,name,". A query is skipped
+ * when its line "name=state" is one of $1's lines (a string search, no split and join:
+ * the probe runs on every refresh of every console). */
 static const char PROBE_HEAD[] =
     "WITH p AS (SELECT c.name::text AS name, c.state::text AS state FROM (\n";
 static const char PROBE_TAIL[] =
-    "\n) c(name, state)),\n"
-    "o AS (SELECT split_part(l, '=', 1) AS name, substr(l, strpos(l, '=') + 1) AS state\n"
-    "        FROM regexp_split_to_table(COALESCE($1::text, ''), E'\\n') l WHERE l <> '')\n"
-    "SELECT set_config('redrive.skip', $3::text || ':,' || COALESCE((SELECT string_agg(p.name || ',', '')\n"
-    "         FROM p JOIN o ON o.name = p.name\n"
-    "        WHERE NOT $2::bool AND p.state IS NOT NULL AND p.state = o.state), ''),\n"
+    "\n) c(name, state))\n"
+    "SELECT set_config('redrive.skip', $3::text || ':,' || COALESCE(string_agg(p.name || ',', '')\n"
+    "         FILTER (WHERE NOT $2::bool AND p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0\n"
+    "                   AND strpos(E'\\n' || COALESCE($1::text, '') || E'\\n',\n"
+    "                              E'\\n' || p.name || '=' || p.state || E'\\n') > 0), ''),\n"
     "       false) AS skip,\n"
-    "       (SELECT string_agg(p.name || '=' || p.state, E'\\n') FROM p\n"
-    "         WHERE p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0) AS states";
+    "       string_agg(p.name || '=' || p.state, E'\\n')\n"
+    "         FILTER (WHERE p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0) AS states\n"
+    "  FROM p";
 
 bool pg_changes_guardable(qkind k)
 {
@@ -96,6 +98,114 @@ bool pg_changes_skipped(const pg_src *s, qkind k)
     char pat[40];
     snprintf(pat, sizeof pat, ",%s,", pg_qnames[k]);
     return strstr(s->chg_skip, pat) != NULL;
+}
+
+/* ---- parameters written in ---- */
+
+/* Length of the quoted token at p (', ", E'...'), 0 when it does not end. */
+static size_t quoted_len(const char *p, bool backslash)
+{
+    char q = *p;
+    for (size_t i = 1; p[i]; i++) {
+        if (backslash && p[i] == '\\' && p[i + 1]) {
+            i++;
+            continue;
+        }
+        if (p[i] == q) {
+            if (p[i + 1] == q) {          /* a doubled quote stays inside */
+                i++;
+                continue;
+            }
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* Length of the comment or dollar-quoted string at p, 0 when none starts there; -1 when
+ * it does not end. */
+static long skip_len(const char *p)
+{
+    if (p[0] == '-' && p[1] == '-') {
+        const char *e = strchr(p, '\n');
+        return e ? (long)(e - p) : (long)strlen(p);
+    }
+    if (p[0] == '/' && p[1] == '*') {
+        const char *e = strstr(p + 2, "*/");
+        return e ? (long)(e + 2 - p) : -1;
+    }
+    if (p[0] == '$' && (p[1] == '$' || isalpha((unsigned char)p[1]) || p[1] == '_')) {
+        size_t t = 1;
+        while (isalnum((unsigned char)p[t]) || p[t] == '_')
+            t++;
+        if (p[t] != '$')
+            return 0;                     /* an identifier's $, not a quote */
+        char tag[64];
+        if (t + 1 >= sizeof tag)
+            return -1;
+        memcpy(tag, p, t + 1);
+        tag[t + 1] = '\0';
+        const char *e = strstr(p + t + 1, tag);
+        return e ? (long)(e + t + 1 - p) : -1;
+    }
+    return 0;
+}
+
+char *pg_sql_inline(const char *sql, int np, const char *const p[])
+{
+    size_t cap = strlen(sql) + 64, n = 0;
+    char *out = xmalloc(cap);
+    for (const char *c = sql; *c;) {
+        size_t take = 1;
+        const char *val = NULL;
+        bool is_param = false;
+        long sk = skip_len(c);
+        bool ident = c > sql && (isalnum((unsigned char)c[-1]) || c[-1] == '_' || c[-1] == '$');
+        if (sk < 0)
+            goto fail;
+        if (sk > 0) {
+            take = (size_t)sk;
+        } else if (*c == '\'' || *c == '"') {
+            bool e = *c == '\'' && c > sql && (c[-1] == 'E' || c[-1] == 'e') &&
+                     !(c - 1 > sql && (isalnum((unsigned char)c[-2]) || c[-2] == '_'));
+            take = quoted_len(c, e);
+            if (!take)
+                goto fail;
+        } else if (*c == '$' && isdigit((unsigned char)c[1]) && !ident) {
+            char *end;
+            long k = strtol(c + 1, &end, 10);
+            if (k < 1 || k > np)
+                goto fail;
+            take = (size_t)(end - c);
+            val = p[k - 1];
+            is_param = true;
+        }
+        /* a literal doubles its quotes: at most twice as long, plus the quotes */
+        size_t need = is_param ? (val ? 2 * strlen(val) + 2 : 4) : take;
+        if (n + need + 1 > cap)
+            xgrow(&out, &cap, n + need + 1, 1);
+        if (!is_param) {
+            memcpy(out + n, c, take);
+            n += take;
+        } else if (!val) {
+            memcpy(out + n, "NULL", 4);
+            n += 4;
+        } else {
+            out[n++] = '\'';
+            for (const char *v = val; *v; v++) {
+                if (*v == '\'')
+                    out[n++] = '\'';
+                out[n++] = *v;
+            }
+            out[n++] = '\'';
+        }
+        c += take;
+    }
+    out[n] = '\0';
+    return out;
+fail:
+    free(out);
+    return NULL;
 }
 
 /* ---- the index check ---- */

@@ -15,8 +15,11 @@
 struct event;
 
 #define SRC_NAME "postgresql"
-/* SCAN_BUDGET: rows an executions page with a filter searches per request (its $6). */
-enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 5000 };
+/* Rows an executions page with a filter searches per request (its $6): SCAN_BUDGET for a
+ * new search, SCAN_GROWTH times more each time the operator goes on further back from
+ * where a search stopped without a page of matches, at most SCAN_BUDGET_MAX. */
+enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 2000, SCAN_GROWTH = 10,
+       SCAN_BUDGET_MAX = 200000 };
 
 typedef enum {
     Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
@@ -26,7 +29,8 @@ typedef enum {
 
 extern const char *const pg_qnames[Q_N];
 
-typedef struct cursor { char *key, *id; } cursor;
+/* A page start; budget: the rows a filtered page from there searches (0: SCAN_BUDGET). */
+typedef struct cursor { char *key, *id; long budget; } cursor;
 
 typedef struct pg_src {
     rd_source pub;
@@ -90,9 +94,16 @@ static inline void cursor_free(cursor *c)
     free(c->key);
     free(c->id);
     c->key = c->id = NULL;
+    c->budget = 0;
 }
 
 static inline rd_model *model(pg_src *s) { return s->pub.ctx.model; }
+
+/* The rows the current filtered page searches (its $6). */
+static inline long scan_budget(const pg_src *s)
+{
+    return s->start.budget > 0 ? s->start.budget : SCAN_BUDGET;
+}
 
 static inline const char *query(const pg_src *s, qkind k)
 {
@@ -120,6 +131,10 @@ char *pg_changes_sql(const pg_src *s);
  * malloc'd. */
 char *pg_changes_guard(const pg_src *s, qkind k, const char *sql);
 bool pg_changes_guardable(qkind k);
+/* sql with its parameters $1..$np written in as literals (NULL or a quoted string), so a
+ * statement for fixed values needs no parameters (its one plan is kept); malloc'd, NULL
+ * when the SQL cannot be read that far (an unterminated quote or comment). */
+char *pg_sql_inline(const char *sql, int np, const char *const p[]);
 /* Applies the probe's answer (before the other results of the batch). */
 void pg_changes_apply(pg_src *s, const PGresult *r, bool ok);
 bool pg_changes_skipped(const pg_src *s, qkind k);

@@ -65,6 +65,7 @@ static void cursor_take(cursor *dst, cursor *src)
     cursor_free(dst);
     *dst = *src;
     src->key = src->id = NULL;
+    src->budget = 0;
 }
 
 static void changed(pg_src *s)
@@ -256,31 +257,36 @@ static void add(batch *b, const char *sql, qkind k, int np, const char *p0, cons
 /* A query of the refresh, wrapped in the change probe's guard when the batch has one. A
  * parameterless one runs as a named statement once prepared on this connection, and is
  * prepared (in the same batch, after running unnamed) the first time. So does the first
- * executions page without a filter (generic: its plan is cached; it is fast for exactly
- * those parameters, so the plan is forced for that statement only and never used for a
- * deeper or filtered page, which stay unnamed, planned for their parameters). */
+ * executions page without a filter (`generic`): its parameters are written into its SQL
+ * (pg_sql_inline), so its one plan is kept and is exactly the plan for those values; a
+ * deeper or filtered page stays unnamed, planned for its parameters. */
 static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const p[6],
                      bool generic)
 {
     const char *sql = query(s, k);
-    if (!sql || b->n + 3 > MAX_Q)
+    if (!sql || b->n + 2 > MAX_Q)
         return;
-    const char *name = (np == 0 || generic) && !s->no_named ? stmt_name(k, guard) : NULL;
+    char *inl = generic ? pg_sql_inline(sql, np, p) : NULL;
+    if (inl) {
+        sql = inl;
+        np = 0;
+    }
+    const char *name = np == 0 && !s->no_named ? stmt_name(k, guard) : NULL;
     if (name && s->prepared[k][guard]) {
-        if (generic)
-            add(b, "SET plan_cache_mode = force_generic_plan", Q_SETTING, 0, NULL, NULL, NULL,
-                NULL, NULL);
-        add6(b, "", k, np, p);         /* the SQL is the prepared statement's */
+        free(inl);
+        add6(b, "", k, 0, p);          /* the SQL is the prepared statement's */
         b->q[b->n - 1].name = name;
         b->guarded[b->n - 1] = guard;
-        if (generic)
-            add(b, "RESET plan_cache_mode", Q_SETTING, 0, NULL, NULL, NULL, NULL, NULL);
         return;
     }
-    char *own = guard ? pg_changes_guard(s, k, sql) : NULL;
+    char *own = inl;
+    if (guard) {
+        own = pg_changes_guard(s, k, sql);
+        free(inl);
+    }
     add6(b, own ? own : sql, k, np, p);
     b->own[b->n - 1] = own;
-    b->guarded[b->n - 1] = own != NULL;
+    b->guarded[b->n - 1] = guard;
     if (name && !s->prep_tried[k][guard]) {
         s->prep_tried[k][guard] = true;
         add6(b, own ? own : sql, Q_PREPARE, 0, p);
@@ -374,9 +380,9 @@ static void build_main(pg_src *s, batch *b)
         int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
                                                                    : 100;
         snprintf(b->limit, sizeof b->limit, "%d", page + 1);
-        /* $6, the rows searched: a filter searches SCAN_BUDGET rows per request */
+        /* $6, the rows searched: a filter searches a bounded window per request */
         bool filtered = s->filter.text || s->filter.status;
-        snprintf(b->budget, sizeof b->budget, "%d", filtered ? SCAN_BUDGET : page + 1);
+        snprintf(b->budget, sizeof b->budget, "%ld", filtered ? scan_budget(s) : (long)page + 1);
         const char *sql = query(s, Q_EXECS);
         const char *p[6] = { s->start.key, s->start.id, s->filter.status, s->filter.text,
                              b->limit, b->budget };
