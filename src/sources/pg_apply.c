@@ -350,8 +350,9 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
             memset(s->prepared, 0, sizeof s->prepared);
         }
         if (k == Q_CHANGES) {
-            pg_changes_apply(s, res[i], result_ok(res[i]));
-            note_set(s, k, result_ok(res[i]) ? NULL : res[i]);
+            bool ok = result_ok(res[i]);
+            pg_changes_apply(s, res[i], ok);
+            note_set(s, k, ok || pg_changes_unchanged(res[i]) ? NULL : res[i]);
             continue;
         }
         if (s->chg_guarded[i] && pg_changes_skipped(s, k)) {
@@ -362,6 +363,17 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
                 workers_reclassify(s, &x);
             continue;                 /* unchanged: the model keeps what it has */
         }
+        if (PQresultStatus(res[i]) == PGRES_PIPELINE_ABORTED) {
+            /* another query of its sync group failed: wanted again, a sync each */
+            s->chg_split = true;
+            if (k == Q_EXECS)
+                s->want_page = true;
+            else
+                s->want_main = true;
+            continue;
+        }
+        if (s->chg_grouped && !result_ok(res[i]))
+            s->chg_split = true;
         if (k == Q_INDEXES) {         /* advice: a catalog it cannot read is no failure */
             if (result_ok(res[i]))
                 pg_indexes_apply(s, res[i]);

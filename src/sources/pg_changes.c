@@ -25,22 +25,36 @@
 #include "../core/xalloc.h"
 #include "pg_rows.h"
 
-/* $1 states "name=state\n...", $2 force ('on'/'off'), $3 nonce. The states come back so
- * the next probe compares against them; skip is "nonce:,name,name,". A query is skipped
- * when its line "name=state" is one of $1's lines (a string search, no split and join:
- * the probe runs on every refresh of every console). */
+/* $1 states "name=state\n...", $2 force ('on'/'off'), $3 nonce, $4 the queries sharing
+ * the probe's sync ("counts,workers"; may be empty). The states come back so the next
+ * probe compares against them; skip is "nonce:,name,name,". A query is skipped when its
+ * line "name=state" is one of $1's lines (a string search, no split and join: the probe
+ * runs on every refresh of every console). When every query of $4 is unchanged, and the
+ * server does not log errors of this session (log_min_messages fatal or panic: set for
+ * the console's role by the database's owners, docs/profiles.md), the probe fails on
+ * purpose (invalid input for integer: UNCHANGED): the server then skips the rest of that
+ * sync group without even binding those statements, and the console knows the states are
+ * the ones it sent. Elsewhere the group still shares one transaction. */
+#define UNCHANGED "redrive-unchanged"
 static const char PROBE_HEAD[] =
     "WITH p AS (SELECT c.name::text AS name, c.state::text AS state FROM (\n";
 static const char PROBE_TAIL[] =
-    "\n) c(name, state))\n"
-    "SELECT set_config('redrive.skip', $3::text || ':,' || COALESCE(string_agg(p.name || ',', '')\n"
-    "         FILTER (WHERE NOT $2::bool AND p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0\n"
-    "                   AND strpos(E'\\n' || COALESCE($1::text, '') || E'\\n',\n"
-    "                              E'\\n' || p.name || '=' || p.state || E'\\n') > 0), ''),\n"
-    "       false) AS skip,\n"
-    "       string_agg(p.name || '=' || p.state, E'\\n')\n"
-    "         FILTER (WHERE p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0) AS states\n"
-    "  FROM p";
+    "\n) c(name, state)),\n"
+    "s AS (SELECT COALESCE(string_agg(p.name || ',', '') FILTER (\n"
+    "                WHERE NOT $2::bool AND p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0\n"
+    "                  AND strpos(E'\\n' || COALESCE($1::text, '') || E'\\n',\n"
+    "                             E'\\n' || p.name || '=' || p.state || E'\\n') > 0), '') AS skip,\n"
+    "              string_agg(p.name || '=' || p.state, E'\\n')\n"
+    "                FILTER (WHERE p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0) AS states\n"
+    "         FROM p)\n"
+    "SELECT set_config('redrive.skip', $3::text || ':,' || s.skip, false) AS skip, s.states,\n"
+    "       (CASE WHEN COALESCE($4::text, '') <> ''\n"
+    "              AND current_setting('log_min_messages') IN ('fatal', 'panic')\n"
+    "              AND NOT EXISTS (\n"
+    "                  SELECT 1 FROM unnest(string_to_array($4::text, ',')) n\n"
+    "                   WHERE strpos(',' || s.skip, ',' || n || ',') = 0)\n"
+    "             THEN '" UNCHANGED "' ELSE '0' END)::int AS unchanged\n"
+    "  FROM s";
 
 bool pg_changes_guardable(qkind k)
 {
@@ -71,14 +85,32 @@ char *pg_changes_guard(const pg_src *s, qkind k, const char *sql)
                      (int)n, sql, s->chg_nonce, pg_qnames[k]);
 }
 
+bool pg_changes_unchanged(const PGresult *r)
+{
+    if (!r || PQresultStatus(r) != PGRES_FATAL_ERROR)
+        return false;
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE),
+               *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    return st && strcmp(st, "22P02") == 0 && m && strstr(m, "\"" UNCHANGED "\"");
+}
+
 void pg_changes_apply(pg_src *s, const PGresult *r, bool ok)
 {
     s->chg_batches++;
+    if (!ok && s->chg_group[0] && pg_changes_unchanged(r)) {
+        /* every query of the group unchanged: skipped, the states are the ones sent */
+        free(s->chg_skip);
+        s->chg_skip = xasprintf(",%s,", s->chg_group);
+        return;
+    }
     if (!ok) {
-        /* the session still holds the previous list: those were skipped this time */
+        /* the session holds some earlier list: whatever the guarded queries of this batch
+         * answered is ignored (the model keeps what it has); no guards from now on */
         s->chg_broken = true;
         free(s->chg_states);
         s->chg_states = NULL;
+        free(s->chg_skip);
+        s->chg_skip = xstrdup(",counts,workers,queues,dlq_count,failing,executions,");
         return;
     }
     const char *skip = pg_text(r, 0, "skip"), *states = pg_text(r, 0, "states");

@@ -79,6 +79,9 @@ typedef struct pg_src {
     bool chg_force;               /* next batch runs everything (user refresh, reconnect) */
     double chg_full_at;
     char chg_nonce[20];           /* marks this console's skip list in the session */
+    char chg_group[160];          /* the probe's $4: queries sharing its sync ("counts,...") */
+    bool chg_split;               /* a grouped query failed on this connection: a sync each */
+    bool chg_grouped;             /* the batch in flight has a group */
     unsigned long chg_skipped, chg_batches;   /* counters (debug/bench) */
 } pg_src;
 
@@ -138,6 +141,8 @@ char *pg_sql_inline(const char *sql, int np, const char *const p[]);
 /* Applies the probe's answer (before the other results of the batch). */
 void pg_changes_apply(pg_src *s, const PGresult *r, bool ok);
 bool pg_changes_skipped(const pg_src *s, qkind k);
+/* r is the probe's "every query of the group unchanged" answer. */
+bool pg_changes_unchanged(const PGresult *r);
 /* The index check statement ($1: "query\ttable\tcol,col\n..."); NULL when the profile
  * documents no index. *param is malloc'd. */
 const char *pg_indexes_sql(const pg_src *s, char **param);

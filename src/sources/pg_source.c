@@ -133,6 +133,8 @@ static void connect_now(pg_src *s)
     memset(s->prepared, 0, sizeof s->prepared);
     memset(s->prep_tried, 0, sizeof s->prep_tried);
     s->chg_force = true;
+    s->chg_split = false;
+    s->chg_group[0] = '\0';
     free(s->chg_skip);
     s->chg_skip = NULL;
     model_source(model(s), SRC_NAME);
@@ -221,6 +223,8 @@ typedef struct batch {
     qkind prep_of[MAX_Q];
     bool prep_guarded[MAX_Q];
     size_t n;
+    size_t probe_at;              /* the probe's index (n when none) */
+    bool probe_forced;
     char limit[24], dlq_limit[24], budget[24];
     char *idx_param;
 } batch;
@@ -343,17 +347,22 @@ static bool build_probe(pg_src *s, batch *b)
         max_age = 30;
     bool force = s->chg_force || !s->chg_states || now_s() - s->chg_full_at >= max_age;
     s->chg_force = false;
-    const char *p[6] = { s->chg_states, force ? "on" : "off", s->chg_nonce, NULL, NULL, NULL };
+    /* $4, the queries sharing the probe's sync: filled in by group_probe() */
+    s->chg_group[0] = '\0';
+    b->probe_at = b->n;
+    b->probe_forced = force;
+    const char *p[6] = { s->chg_states, force ? "on" : "off", s->chg_nonce, s->chg_group,
+                         NULL, NULL };
     /* named once prepared: its plan is cached (the parameters only feed the comparison) */
     if (s->no_named)
         s->prep_tried[Q_CHANGES][0] = true;
     if (s->prepared[Q_CHANGES][0] && !s->no_named) {
         free(sql);
-        add6(b, "", Q_CHANGES, 3, p);
+        add6(b, "", Q_CHANGES, 4, p);
         b->q[b->n - 1].name = "rd_probe";
         return true;
     }
-    add6(b, sql, Q_CHANGES, 3, p);
+    add6(b, sql, Q_CHANGES, 4, p);
     b->own[b->n - 1] = sql;
     if (!s->prep_tried[Q_CHANGES][0]) {
         s->prep_tried[Q_CHANGES][0] = true;
@@ -366,8 +375,42 @@ static bool build_probe(pg_src *s, batch *b)
     return true;
 }
 
+/* The steady state: when every guarded query of the batch follows the probe, they share
+ * its sync, so when none of them changed the probe's deliberate error makes the server skip
+ * them unbound (pg_changes.c). Not for a forced run (everything runs: each query its own
+ * sync, one failure does not abort the others), nor on a connection where a query of a
+ * group failed. */
+static void group_probe(pg_src *s, batch *b)
+{
+    s->chg_grouped = false;
+    if (b->probe_at >= b->n || b->probe_forced || s->chg_split)
+        return;
+    size_t end = b->probe_at + 1;
+    while (end < b->n && b->guarded[end])
+        end++;
+    for (size_t i = end; i < b->n; i++)
+        if (b->guarded[i])
+            return;                   /* a guarded query apart: no group */
+    size_t len = 0;
+    for (size_t i = b->probe_at + 1; i < end; i++) {
+        const char *name = pg_qnames[b->k[i]];
+        if (len + strlen(name) + 2 > sizeof s->chg_group) {
+            s->chg_group[0] = '\0';
+            return;
+        }
+        len += (size_t)snprintf(s->chg_group + len, sizeof s->chg_group - len, "%s%s",
+                                len ? "," : "", name);
+    }
+    if (!len)
+        return;
+    for (size_t i = b->probe_at; i + 1 < end; i++)
+        b->q[i].no_sync = true;
+    s->chg_grouped = true;
+}
+
 static void build_main(pg_src *s, batch *b)
 {
+    b->probe_at = MAX_Q;
     bool guard = false;
     if (s->want_main) {
         build_indexes(s, b);
@@ -396,6 +439,7 @@ static void build_main(pg_src *s, batch *b)
                  cached);
         s->page_gen_inflight = s->page_gen;
     }
+    group_probe(s, b);
     if (s->want_chain)
         add(b, query(s, Q_CHAIN), Q_CHAIN, 1, s->want_chain, NULL, NULL, NULL, NULL);
     if (s->want_jump)
