@@ -53,7 +53,7 @@ static const char PROBE_TAIL[] =
     "              AND NOT EXISTS (\n"
     "                  SELECT 1 FROM unnest(string_to_array($4::text, ',')) n\n"
     "                   WHERE strpos(',' || s.skip, ',' || n || ',') = 0)\n"
-    "             THEN '" UNCHANGED "' ELSE '0' END)::int AS unchanged\n"
+    "             THEN 'redrive-unchanged' ELSE '0' END)::int AS unchanged\n"
     "  FROM s";
 
 bool pg_changes_guardable(qkind k)

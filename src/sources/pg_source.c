@@ -133,7 +133,7 @@ static void connect_now(pg_src *s)
     memset(s->prepared, 0, sizeof s->prepared);
     memset(s->prep_tried, 0, sizeof s->prep_tried);
     s->chg_force = true;
-    s->chg_split = false;
+    s->chg_split = s->chg_grouped = false;
     s->chg_group[0] = '\0';
     free(s->chg_skip);
     s->chg_skip = NULL;
