@@ -243,6 +243,7 @@ def main():
           rcpu, "% core", "<= 5 %")
     B.fig(bench, "PostgreSQL CPU, %d redrive sources, role log_min_messages=fatal, store unchanged @2s" % consoles,
           rqcpu, "% core", "<= 5 %")
+    B.fig(bench, "redrive sources that failed to start", len(rerrs) + len(rqerrs), "sources", "0")
     B.fig(bench, "PostgreSQL CPU, %d consoles (profile + change probe, store unchanged) @2s" % consoles,
           pcpu, "% core", "<= 5 %")
     B.fig(bench, "PostgreSQL CPU, %d consoles (probe, role log_min_messages=fatal) @2s" % consoles,

@@ -205,6 +205,11 @@ def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path, quiet
     # the console's role set up as docs/profiles.md advises for many consoles (or not)
     k.execute("ALTER ROLE redrive_ro IN DATABASE %s %s" %
               (db, "SET log_min_messages = fatal" if quiet else "RESET log_min_messages"))
+    # the server log (the stack's): the deliberate end of an unchanged refresh never shows
+    log = os.path.join(os.environ.get("RD_STACK_DIR", ""), "pg", "postgres.log")
+    assert os.path.exists(log), log
+    logged = lambda: open(log, errors="replace").read().count("redrive-unchanged")  # noqa: E731
+    logged0 = logged()
     proxy = Proxy(int(os.environ["RD_PG_PORT"]))
     store = "host=127.0.0.1 port=%d dbname=%s user=redrive_ro sslmode=disable" % (proxy.port, db)
     w = Watch(tmp_path, store, poll="1s")
@@ -247,6 +252,7 @@ def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path, quiet
         srcs = [x for x in json.loads(j[5:])["sources"] if "postgresql" in json.dumps(x)]
         assert len(srcs) == 1 and srcs[0]["notes"] == [], srcs
         assert "redrive-unchanged" not in j, j
+        assert logged() == logged0, "the probe's deliberate error reached the server log"
     finally:
         w.close()
         proxy.close()
