@@ -8,10 +8,16 @@
  * state with the one this console saw last time (sent as $1) and records in a session
  * setting (`redrive.skip`) which queries are unchanged; every later query of the same batch
  * is wrapped in a one-time filter on that setting, so the server skips the unchanged ones
- * (planned, never executed) — still one round trip, and the pipeline keeps one sync per
- * query. The setting carries a nonce of this console, so a pooled server connection that
- * holds another console's list runs the query rather than skipping it. Guarded results of
- * skipped queries are ignored (the model keeps what it has).
+ * (planned, never executed) — still one round trip. A forced run keeps one sync per query;
+ * in the steady state the probe and the guarded queries share one sync (one transaction),
+ * and where the role's errors are not logged the probe fails on purpose when none of them
+ * changed, so the server skips them unbound (PROBE_TAIL below). The setting carries a nonce
+ * of this console, so a pooled server connection that holds another console's list runs
+ * the query rather than skipping it. Guarded results of skipped queries are ignored (the
+ * model keeps what it has).
+ *
+ * Also here: pg_sql_inline, a statement's parameters written in as literals (the first
+ * executions page as a parameterless named statement).
  *
  * The index check: lines `-- uses index: table (col, col)` in a query's SQL name the index
  * it relies on; once per connection one statement asks pg_index which of them the store
