@@ -170,17 +170,22 @@ static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
     int next_row = matches > page ? page : at_end ? rows - 1 : -1;
     bool more = next_row >= 0;
     cursor_free(&s->next);
+    bool filtered = s->filter.text || s->filter.status;
     if (more) {
         s->next.key = xstrdup(pg_text(r, next_row, "sort_key"));
         s->next.id = xstrdup(pg_text(r, next_row, "id"));
         more = s->next.key && s->next.id;
+        /* the search stopped short of a page: going on searches SCAN_GROWTH times more */
+        long b = scan_budget(s);
+        s->next.budget = filtered && matches <= page
+                             ? (b > SCAN_BUDGET_MAX / SCAN_GROWTH ? SCAN_BUDGET_MAX : b * SCAN_GROWTH)
+                             : 0;
     }
     while (n > (size_t)page)
         execution_clear(&v[--n]);
     filter_fingerprint(s, v, &n);
     /* fewer matches than a page in the window: say how far the search went */
-    model(s)->execs_searched = more && matches <= page && (s->filter.text || s->filter.status)
-                                   ? SCAN_BUDGET : 0;
+    model(s)->execs_searched = more && matches <= page && filtered ? scan_budget(s) : 0;
     model_set_execs(model(s), n ? v : NULL, n, more);
     if (!n)
         free(v);
@@ -196,6 +201,7 @@ static void apply_jump(pg_src *s, const PGresult *r)
     s->stack[s->depth++] = s->start;
     s->start.key = xstrdup(key);
     s->start.id = xstrdup(id);
+    s->start.budget = 0;
     s->page_gen++;
     s->want_page = true;
 }
@@ -346,8 +352,9 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
             memset(s->prepared, 0, sizeof s->prepared);
         }
         if (k == Q_CHANGES) {
-            pg_changes_apply(s, res[i], result_ok(res[i]));
-            note_set(s, k, result_ok(res[i]) ? NULL : res[i]);
+            bool ok = result_ok(res[i]);
+            pg_changes_apply(s, res[i], ok);
+            note_set(s, k, ok || pg_changes_unchanged(res[i]) ? NULL : res[i]);
             continue;
         }
         if (s->chg_guarded[i] && pg_changes_skipped(s, k)) {
@@ -358,6 +365,17 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
                 workers_reclassify(s, &x);
             continue;                 /* unchanged: the model keeps what it has */
         }
+        if (PQresultStatus(res[i]) == PGRES_PIPELINE_ABORTED) {
+            /* another query of its sync group failed: wanted again, a sync each */
+            s->chg_split = true;
+            if (k == Q_EXECS)
+                s->want_page = true;
+            else
+                s->want_main = true;
+            continue;
+        }
+        if (s->chg_grouped && !result_ok(res[i]))
+            s->chg_split = true;
         if (k == Q_INDEXES) {         /* advice: a catalog it cannot read is no failure */
             if (result_ok(res[i]))
                 pg_indexes_apply(s, res[i]);

@@ -8,10 +8,16 @@
  * state with the one this console saw last time (sent as $1) and records in a session
  * setting (`redrive.skip`) which queries are unchanged; every later query of the same batch
  * is wrapped in a one-time filter on that setting, so the server skips the unchanged ones
- * (planned, never executed) — still one round trip, and the pipeline keeps one sync per
- * query. The setting carries a nonce of this console, so a pooled server connection that
- * holds another console's list runs the query rather than skipping it. Guarded results of
- * skipped queries are ignored (the model keeps what it has).
+ * (planned, never executed) — still one round trip. A forced run keeps one sync per query;
+ * in the steady state the probe and the guarded queries share one sync (one transaction),
+ * and where the role's errors are not logged the probe fails on purpose when none of them
+ * changed, so the server skips them unbound (PROBE_TAIL below). The setting carries a nonce
+ * of this console, so a pooled server connection that holds another console's list runs
+ * the query rather than skipping it. Guarded results of skipped queries are ignored (the
+ * model keeps what it has).
+ *
+ * Also here: pg_sql_inline, a statement's parameters written in as literals (the first
+ * executions page as a parameterless named statement).
  *
  * The index check: lines `-- uses index: table (col, col)` in a query's SQL name the index
  * it relies on; once per connection one statement asks pg_index which of them the store
@@ -25,20 +31,36 @@
 #include "../core/xalloc.h"
 #include "pg_rows.h"
 
-/* $1 states "name=state\n...", $2 force ('on'/'off'), $3 nonce. The states come back so
- * the next probe compares against them; skip is "nonce:,name,name,". */
+/* $1 states "name=state\n...", $2 force ('on'/'off'), $3 nonce, $4 the queries sharing
+ * the probe's sync ("counts,workers"; may be empty). The states come back so the next
+ * probe compares against them; skip is "nonce:,name,name,". A query is skipped when its
+ * line "name=state" is one of $1's lines (a string search, no split and join: the probe
+ * runs on every refresh of every console). When every query of $4 is unchanged, and the
+ * server does not log errors of this session (log_min_messages fatal or panic: set for
+ * the console's role by the database's owners, docs/profiles.md), the probe fails on
+ * purpose (invalid input for integer: UNCHANGED): the server then skips the rest of that
+ * sync group without even binding those statements, and the console knows the states are
+ * the ones it sent. Elsewhere the group still shares one transaction. */
+#define UNCHANGED "redrive-unchanged"
 static const char PROBE_HEAD[] =
     "WITH p AS (SELECT c.name::text AS name, c.state::text AS state FROM (\n";
 static const char PROBE_TAIL[] =
     "\n) c(name, state)),\n"
-    "o AS (SELECT split_part(l, '=', 1) AS name, substr(l, strpos(l, '=') + 1) AS state\n"
-    "        FROM regexp_split_to_table(COALESCE($1::text, ''), E'\\n') l WHERE l <> '')\n"
-    "SELECT set_config('redrive.skip', $3::text || ':,' || COALESCE((SELECT string_agg(p.name || ',', '')\n"
-    "         FROM p JOIN o ON o.name = p.name\n"
-    "        WHERE NOT $2::bool AND p.state IS NOT NULL AND p.state = o.state), ''),\n"
-    "       false) AS skip,\n"
-    "       (SELECT string_agg(p.name || '=' || p.state, E'\\n') FROM p\n"
-    "         WHERE p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0) AS states";
+    "s AS (SELECT COALESCE(string_agg(p.name || ',', '') FILTER (\n"
+    "                WHERE NOT $2::bool AND p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0\n"
+    "                  AND strpos(E'\\n' || COALESCE($1::text, '') || E'\\n',\n"
+    "                             E'\\n' || p.name || '=' || p.state || E'\\n') > 0), '') AS skip,\n"
+    "              string_agg(p.name || '=' || p.state, E'\\n')\n"
+    "                FILTER (WHERE p.state IS NOT NULL AND strpos(p.state, E'\\n') = 0) AS states\n"
+    "         FROM p)\n"
+    "SELECT set_config('redrive.skip', $3::text || ':,' || s.skip, false) AS skip, s.states,\n"
+    "       (CASE WHEN COALESCE($4::text, '') <> ''\n"
+    "              AND current_setting('log_min_messages') IN ('fatal', 'panic')\n"
+    "              AND NOT EXISTS (\n"
+    "                  SELECT 1 FROM unnest(string_to_array($4::text, ',')) n\n"
+    "                   WHERE strpos(',' || s.skip, ',' || n || ',') = 0)\n"
+    "             THEN 'redrive-unchanged' ELSE '0' END)::int AS unchanged\n"
+    "  FROM s";
 
 bool pg_changes_guardable(qkind k)
 {
@@ -70,14 +92,32 @@ char *pg_changes_guard(const pg_src *s, qkind k, const char *sql)
                      (int)n, sql, s->chg_nonce, pg_qnames[k]);
 }
 
+bool pg_changes_unchanged(const PGresult *r)
+{
+    if (!r || PQresultStatus(r) != PGRES_FATAL_ERROR)
+        return false;
+    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE),
+               *m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    return st && strcmp(st, "22P02") == 0 && m && strstr(m, "\"" UNCHANGED "\"");
+}
+
 void pg_changes_apply(pg_src *s, const PGresult *r, bool ok)
 {
     s->chg_batches++;
+    if (!ok && s->chg_group[0] && pg_changes_unchanged(r)) {
+        /* every query of the group unchanged: skipped, the states are the ones sent */
+        free(s->chg_skip);
+        s->chg_skip = xasprintf(",%s,", s->chg_group);
+        return;
+    }
     if (!ok) {
-        /* the session still holds the previous list: those were skipped this time */
+        /* the session holds some earlier list: whatever the guarded queries of this batch
+         * answered is ignored (the model keeps what it has); no guards from now on */
         s->chg_broken = true;
         free(s->chg_states);
         s->chg_states = NULL;
+        free(s->chg_skip);
+        s->chg_skip = xstrdup(",counts,workers,queues,dlq_count,failing,executions,");
         return;
     }
     pg_replica_apply(s, r);
@@ -98,6 +138,114 @@ bool pg_changes_skipped(const pg_src *s, qkind k)
     char pat[40];
     snprintf(pat, sizeof pat, ",%s,", pg_qnames[k]);
     return strstr(s->chg_skip, pat) != NULL;
+}
+
+/* ---- parameters written in ---- */
+
+/* Length of the quoted token at p (', ", E'...'), 0 when it does not end. */
+static size_t quoted_len(const char *p, bool backslash)
+{
+    char q = *p;
+    for (size_t i = 1; p[i]; i++) {
+        if (backslash && p[i] == '\\' && p[i + 1]) {
+            i++;
+            continue;
+        }
+        if (p[i] == q) {
+            if (p[i + 1] == q) {          /* a doubled quote stays inside */
+                i++;
+                continue;
+            }
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* Length of the comment or dollar-quoted string at p, 0 when none starts there; -1 when
+ * it does not end. */
+static long skip_len(const char *p)
+{
+    if (p[0] == '-' && p[1] == '-') {
+        const char *e = strchr(p, '\n');
+        return e ? (long)(e - p) : (long)strlen(p);
+    }
+    if (p[0] == '/' && p[1] == '*') {
+        const char *e = strstr(p + 2, "*/");
+        return e ? (long)(e + 2 - p) : -1;
+    }
+    if (p[0] == '$' && (p[1] == '$' || isalpha((unsigned char)p[1]) || p[1] == '_')) {
+        size_t t = 1;
+        while (isalnum((unsigned char)p[t]) || p[t] == '_')
+            t++;
+        if (p[t] != '$')
+            return 0;                     /* an identifier's $, not a quote */
+        char tag[64];
+        if (t + 1 >= sizeof tag)
+            return -1;
+        memcpy(tag, p, t + 1);
+        tag[t + 1] = '\0';
+        const char *e = strstr(p + t + 1, tag);
+        return e ? (long)(e + t + 1 - p) : -1;
+    }
+    return 0;
+}
+
+char *pg_sql_inline(const char *sql, int np, const char *const p[])
+{
+    size_t cap = strlen(sql) + 64, n = 0;
+    char *out = xmalloc(cap);
+    for (const char *c = sql; *c;) {
+        size_t take = 1;
+        const char *val = NULL;
+        bool is_param = false;
+        long sk = skip_len(c);
+        bool ident = c > sql && (isalnum((unsigned char)c[-1]) || c[-1] == '_' || c[-1] == '$');
+        if (sk < 0)
+            goto fail;
+        if (sk > 0) {
+            take = (size_t)sk;
+        } else if (*c == '\'' || *c == '"') {
+            bool e = *c == '\'' && c > sql && (c[-1] == 'E' || c[-1] == 'e') &&
+                     !(c - 1 > sql && (isalnum((unsigned char)c[-2]) || c[-2] == '_'));
+            take = quoted_len(c, e);
+            if (!take)
+                goto fail;
+        } else if (*c == '$' && isdigit((unsigned char)c[1]) && !ident) {
+            char *end;
+            long k = strtol(c + 1, &end, 10);
+            if (k < 1 || k > np)
+                goto fail;
+            take = (size_t)(end - c);
+            val = p[k - 1];
+            is_param = true;
+        }
+        /* a literal doubles its quotes: at most twice as long, plus the quotes */
+        size_t need = is_param ? (val ? 2 * strlen(val) + 2 : 4) : take;
+        if (n + need + 1 > cap)
+            xgrow(&out, &cap, n + need + 1, 1);
+        if (!is_param) {
+            memcpy(out + n, c, take);
+            n += take;
+        } else if (!val) {
+            memcpy(out + n, "NULL", 4);
+            n += 4;
+        } else {
+            out[n++] = '\'';
+            for (const char *v = val; *v; v++) {
+                if (*v == '\'')
+                    out[n++] = '\'';
+                out[n++] = *v;
+            }
+            out[n++] = '\'';
+        }
+        c += take;
+    }
+    out[n] = '\0';
+    return out;
+fail:
+    free(out);
+    return NULL;
 }
 
 /* ---- the index check ---- */

@@ -49,7 +49,10 @@ struct pg_conn {
     char trying[300];            /* "host|port" libpq is connecting to now */
     /* batch in flight */
     PGresult **res;
-    size_t n, got;
+    size_t n, got;                  /* queries in the batch; syncs answered */
+    size_t n_sync, cur;             /* syncs sent; the query whose results come now */
+    bool cur_has;                   /* cur has given a result */
+    bool *no_sync;                  /* [n]: query i shares the next one's sync */
     int nulls;
     char err[ERR_CAP];
 };
@@ -105,7 +108,9 @@ static void batch_clear(pg_conn *c)
     for (size_t i = 0; i < c->n; i++)
         PQclear(c->res[i]);
     free(c->res);
+    free(c->no_sync);
     c->res = NULL;
+    c->no_sync = NULL;
     c->n = c->got = 0;
 }
 
@@ -596,6 +601,8 @@ static void batch_finish(pg_conn *c)
     size_t n = c->n;
     c->res = NULL;
     c->n = c->got = 0;
+    free(c->no_sync);
+    c->no_sync = NULL;
     for (size_t i = 0; i < n; i++)
         if (!res[i])
             res[i] = PQmakeEmptyPGresult(c->pg, PGRES_FATAL_ERROR);
@@ -614,13 +621,19 @@ static void batch_finish(pg_conn *c)
     free(res);
 }
 
-/* Collect what has arrived: each query gives its result(s), NULL, then a SYNC. */
+/* Collect what has arrived: each query gives its result(s) then NULL; each sync a SYNC
+ * (after the last query of its group; the queries of a group a failure aborted give
+ * PGRES_PIPELINE_ABORTED). */
 static void collect(pg_conn *c)
 {
     int nulls = 0;
     while (c->state == C_BUSY && !PQisBusy(c->pg)) {
         PGresult *r = PQgetResult(c->pg);
         if (!r) {
+            if (c->cur_has) {             /* the end of this query's results */
+                c->cur++;
+                c->cur_has = false;
+            }
             if (++nulls >= 2)
                 break;
             continue;
@@ -628,14 +641,25 @@ static void collect(pg_conn *c)
         nulls = 0;
         if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
             PQclear(r);
-            if (++c->got == c->n) {
+            /* the next query after the group this sync ends (normally cur already) */
+            size_t j = c->cur;
+            if (c->cur_has || (j > 0 && j < c->n && c->no_sync[j - 1])) {
+                while (j < c->n && c->no_sync[j])
+                    j++;
+                j++;
+            }
+            c->cur = j;
+            c->cur_has = false;
+            if (++c->got == c->n_sync) {
                 batch_finish(c);
                 return;
             }
-        } else if (c->got < c->n && !c->res[c->got]) {
-            c->res[c->got] = r;
+        } else if (c->cur < c->n && !c->res[c->cur]) {
+            c->res[c->cur] = r;
+            c->cur_has = true;
         } else {
             PQclear(r);
+            c->cur_has = c->cur < c->n;
         }
     }
 }
@@ -749,7 +773,8 @@ bool pg_conn_send(pg_conn *c, const pg_query *q, size_t n, double deadline_s)
                                              NULL, NULL, 0)
                        : PQsendQueryParams(c->pg, q[i].sql, q[i].nparams, NULL, q[i].params,
                                            NULL, NULL, 0);
-        if (!sent || !PQpipelineSync(c->pg)) {
+        bool last = i + 1 == n;
+        if (!sent || ((!q[i].no_sync || last) && !PQpipelineSync(c->pg))) {
             char msg[ERR_CAP];
             snprintf(msg, sizeof msg, "%s", PQerrorMessage(c->pg));
             pg_conn_close(c);
@@ -758,8 +783,14 @@ bool pg_conn_send(pg_conn *c, const pg_query *q, size_t n, double deadline_s)
         }
     }
     c->res = xcalloc(n, sizeof *c->res);
+    c->no_sync = xcalloc(n, sizeof *c->no_sync);
     c->n = n;
-    c->got = 0;
+    c->got = c->n_sync = c->cur = 0;
+    c->cur_has = false;
+    for (size_t i = 0; i < n; i++) {
+        c->no_sync[i] = q[i].no_sync && i + 1 < n;
+        c->n_sync += !c->no_sync[i];
+    }
     c->state = C_BUSY;
     int f = PQflush(c->pg);
     if (f < 0 || !watch(c, f == 1 ? (short)(EV_READ | EV_WRITE) : EV_READ)) {

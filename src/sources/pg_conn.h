@@ -23,6 +23,9 @@ typedef struct pg_query {
      * prepare = true prepares sql under that name (types inferred, no parameters sent) */
     const char *name;
     bool prepare;
+    /* no sync after this query: it and the next run in one transaction, and when it fails
+     * the server skips the rest of that group (their results: PGRES_PIPELINE_ABORTED) */
+    bool no_sync;
     int nparams;
     const char *params[PG_MAX_PARAMS];  /* NULL = SQL NULL; borrowed likewise */
 } pg_query;

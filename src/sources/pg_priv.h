@@ -15,8 +15,11 @@
 struct event;
 
 #define SRC_NAME "postgresql"
-/* SCAN_BUDGET: rows an executions page with a filter searches per request (its $6). */
-enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 5000 };
+/* Rows an executions page with a filter searches per request (its $6): SCAN_BUDGET for a
+ * new search, SCAN_GROWTH times more each time the operator goes on further back from
+ * where a search stopped without a page of matches, at most SCAN_BUDGET_MAX. */
+enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 2000, SCAN_GROWTH = 10,
+       SCAN_BUDGET_MAX = 200000 };
 
 typedef enum {
     Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
@@ -26,7 +29,8 @@ typedef enum {
 
 extern const char *const pg_qnames[Q_N];
 
-typedef struct cursor { char *key, *id; } cursor;
+/* A page start; budget: the rows a filtered page from there searches (0: SCAN_BUDGET). */
+typedef struct cursor { char *key, *id; long budget; } cursor;
 
 typedef struct pg_src {
     rd_source pub;
@@ -75,6 +79,9 @@ typedef struct pg_src {
     bool chg_force;               /* next batch runs everything (user refresh, reconnect) */
     double chg_full_at;
     char chg_nonce[20];           /* marks this console's skip list in the session */
+    char chg_group[160];          /* the probe's $4: queries sharing its sync ("counts,...") */
+    bool chg_split;               /* a grouped query failed on this connection: a sync each */
+    bool chg_grouped;             /* the batch in flight has a group */
     unsigned long chg_skipped, chg_batches;   /* counters (debug/bench) */
     /* reading from standbys (pg_replica.c): the host that answered on this connection,
      * the one lost before (and why) until another answers, when the lag was last read */
@@ -96,9 +103,16 @@ static inline void cursor_free(cursor *c)
     free(c->key);
     free(c->id);
     c->key = c->id = NULL;
+    c->budget = 0;
 }
 
 static inline rd_model *model(pg_src *s) { return s->pub.ctx.model; }
+
+/* The rows the current filtered page searches (its $6). */
+static inline long scan_budget(const pg_src *s)
+{
+    return s->start.budget > 0 ? s->start.budget : SCAN_BUDGET;
+}
 
 static inline const char *query(const pg_src *s, qkind k)
 {
@@ -126,9 +140,15 @@ char *pg_changes_sql(const pg_src *s);
  * malloc'd. */
 char *pg_changes_guard(const pg_src *s, qkind k, const char *sql);
 bool pg_changes_guardable(qkind k);
+/* sql with its parameters $1..$np written in as literals (NULL or a quoted string), so a
+ * statement for fixed values needs no parameters (its one plan is kept); malloc'd, NULL
+ * when the SQL cannot be read that far (an unterminated quote or comment). */
+char *pg_sql_inline(const char *sql, int np, const char *const p[]);
 /* Applies the probe's answer (before the other results of the batch). */
 void pg_changes_apply(pg_src *s, const PGresult *r, bool ok);
 bool pg_changes_skipped(const pg_src *s, qkind k);
+/* r is the probe's "every query of the group unchanged" answer. */
+bool pg_changes_unchanged(const PGresult *r);
 /* The index check statement ($1: "query\ttable\tcol,col\n..."); NULL when the profile
  * documents no index. *param is malloc'd. */
 const char *pg_indexes_sql(const pg_src *s, char **param);

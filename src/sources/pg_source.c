@@ -66,6 +66,7 @@ static void cursor_take(cursor *dst, cursor *src)
     cursor_free(dst);
     *dst = *src;
     src->key = src->id = NULL;
+    src->budget = 0;
 }
 
 static void changed(pg_src *s)
@@ -133,6 +134,8 @@ static void connect_now(pg_src *s)
     memset(s->prepared, 0, sizeof s->prepared);
     memset(s->prep_tried, 0, sizeof s->prep_tried);
     s->chg_force = true;
+    s->chg_split = s->chg_grouped = false;
+    s->chg_group[0] = '\0';
     free(s->chg_skip);
     s->chg_skip = NULL;
     model_source(model(s), SRC_NAME);
@@ -223,6 +226,8 @@ typedef struct batch {
     qkind prep_of[MAX_Q];
     bool prep_guarded[MAX_Q];
     size_t n;
+    size_t probe_at;              /* the probe's index (n when none) */
+    bool probe_forced;
     char limit[24], dlq_limit[24], budget[24];
     char *idx_param;
 } batch;
@@ -259,31 +264,36 @@ static void add(batch *b, const char *sql, qkind k, int np, const char *p0, cons
 /* A query of the refresh, wrapped in the change probe's guard when the batch has one. A
  * parameterless one runs as a named statement once prepared on this connection, and is
  * prepared (in the same batch, after running unnamed) the first time. So does the first
- * executions page without a filter (generic: its plan is cached; it is fast for exactly
- * those parameters, so the plan is forced for that statement only and never used for a
- * deeper or filtered page, which stay unnamed, planned for their parameters). */
+ * executions page without a filter (`generic`): its parameters are written into its SQL
+ * (pg_sql_inline), so its one plan is kept and is exactly the plan for those values; a
+ * deeper or filtered page stays unnamed, planned for its parameters. */
 static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const p[6],
                      bool generic)
 {
     const char *sql = query(s, k);
-    if (!sql || b->n + 3 > MAX_Q)
+    if (!sql || b->n + 2 > MAX_Q)
         return;
-    const char *name = (np == 0 || generic) && !s->no_named ? stmt_name(k, guard) : NULL;
+    char *inl = generic ? pg_sql_inline(sql, np, p) : NULL;
+    if (inl) {
+        sql = inl;
+        np = 0;
+    }
+    const char *name = np == 0 && !s->no_named ? stmt_name(k, guard) : NULL;
     if (name && s->prepared[k][guard]) {
-        if (generic)
-            add(b, "SET plan_cache_mode = force_generic_plan", Q_SETTING, 0, NULL, NULL, NULL,
-                NULL, NULL);
-        add6(b, "", k, np, p);         /* the SQL is the prepared statement's */
+        free(inl);
+        add6(b, "", k, 0, p);          /* the SQL is the prepared statement's */
         b->q[b->n - 1].name = name;
         b->guarded[b->n - 1] = guard;
-        if (generic)
-            add(b, "RESET plan_cache_mode", Q_SETTING, 0, NULL, NULL, NULL, NULL, NULL);
         return;
     }
-    char *own = guard ? pg_changes_guard(s, k, sql) : NULL;
+    char *own = inl;
+    if (guard) {
+        own = pg_changes_guard(s, k, sql);
+        free(inl);
+    }
     add6(b, own ? own : sql, k, np, p);
     b->own[b->n - 1] = own;
-    b->guarded[b->n - 1] = own != NULL;
+    b->guarded[b->n - 1] = guard;
     if (name && !s->prep_tried[k][guard]) {
         s->prep_tried[k][guard] = true;
         add6(b, own ? own : sql, Q_PREPARE, 0, p);
@@ -340,17 +350,22 @@ static bool build_probe(pg_src *s, batch *b)
         max_age = 30;
     bool force = s->chg_force || !s->chg_states || now_s() - s->chg_full_at >= max_age;
     s->chg_force = false;
-    const char *p[6] = { s->chg_states, force ? "on" : "off", s->chg_nonce, NULL, NULL, NULL };
+    /* $4, the queries sharing the probe's sync: filled in by group_probe() */
+    s->chg_group[0] = '\0';
+    b->probe_at = b->n;
+    b->probe_forced = force;
+    const char *p[6] = { s->chg_states, force ? "on" : "off", s->chg_nonce, s->chg_group,
+                         NULL, NULL };
     /* named once prepared: its plan is cached (the parameters only feed the comparison) */
     if (s->no_named)
         s->prep_tried[Q_CHANGES][0] = true;
     if (s->prepared[Q_CHANGES][0] && !s->no_named) {
         free(sql);
-        add6(b, "", Q_CHANGES, 3, p);
+        add6(b, "", Q_CHANGES, 4, p);
         b->q[b->n - 1].name = "rd_probe";
         return true;
     }
-    add6(b, sql, Q_CHANGES, 3, p);
+    add6(b, sql, Q_CHANGES, 4, p);
     b->own[b->n - 1] = sql;
     if (!s->prep_tried[Q_CHANGES][0]) {
         s->prep_tried[Q_CHANGES][0] = true;
@@ -363,8 +378,42 @@ static bool build_probe(pg_src *s, batch *b)
     return true;
 }
 
+/* The steady state: when every guarded query of the batch follows the probe, they share
+ * its sync, so when none of them changed the probe's deliberate error makes the server skip
+ * them unbound (pg_changes.c). Not for a forced run (everything runs: each query its own
+ * sync, one failure does not abort the others), nor on a connection where a query of a
+ * group failed. */
+static void group_probe(pg_src *s, batch *b)
+{
+    s->chg_grouped = false;
+    if (b->probe_at >= b->n || b->probe_forced || s->chg_split)
+        return;
+    size_t end = b->probe_at + 1;
+    while (end < b->n && b->guarded[end])
+        end++;
+    for (size_t i = end; i < b->n; i++)
+        if (b->guarded[i])
+            return;                   /* a guarded query apart: no group */
+    size_t len = 0;
+    for (size_t i = b->probe_at + 1; i < end; i++) {
+        const char *name = pg_qnames[b->k[i]];
+        if (len + strlen(name) + 2 > sizeof s->chg_group) {
+            s->chg_group[0] = '\0';
+            return;
+        }
+        len += (size_t)snprintf(s->chg_group + len, sizeof s->chg_group - len, "%s%s",
+                                len ? "," : "", name);
+    }
+    if (!len)
+        return;
+    for (size_t i = b->probe_at; i + 1 < end; i++)
+        b->q[i].no_sync = true;
+    s->chg_grouped = true;
+}
+
 static void build_main(pg_src *s, batch *b)
 {
+    b->probe_at = MAX_Q;
     bool guard = false;
     if (s->want_main) {
         build_indexes(s, b);
@@ -379,9 +428,9 @@ static void build_main(pg_src *s, batch *b)
         int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
                                                                    : 100;
         snprintf(b->limit, sizeof b->limit, "%d", page + 1);
-        /* $6, the rows searched: a filter searches SCAN_BUDGET rows per request */
+        /* $6, the rows searched: a filter searches a bounded window per request */
         bool filtered = s->filter.text || s->filter.status;
-        snprintf(b->budget, sizeof b->budget, "%d", filtered ? SCAN_BUDGET : page + 1);
+        snprintf(b->budget, sizeof b->budget, "%ld", filtered ? scan_budget(s) : (long)page + 1);
         const char *sql = query(s, Q_EXECS);
         const char *p[6] = { s->start.key, s->start.id, s->filter.status, s->filter.text,
                              b->limit, b->budget };
@@ -395,6 +444,7 @@ static void build_main(pg_src *s, batch *b)
                  cached);
         s->page_gen_inflight = s->page_gen;
     }
+    group_probe(s, b);
     if (s->want_chain)
         add(b, query(s, Q_CHAIN), Q_CHAIN, 1, s->want_chain, NULL, NULL, NULL, NULL);
     if (s->want_jump)

@@ -5,12 +5,16 @@ every 2 s against the bench database for BENCH_MANY_S (20 s); PostgreSQL's CPU i
 of utime + stime of the postmaster and all its children (/proc) over the window. The same
 for the naive dashboard (count(*) GROUP BY status + OFFSET N/2 page) with fewer loops.
 Twice for the profile: without the change probe (every query runs every time) and with it
-(the probe statement first, every query wrapped in its guard, as src/sources/pg_changes.c
-sends them; the store does not change during the bench, so after the first refresh the
-server skips them, and runs everything every 30 s, changes_max_age).
+(the probe statement first, every query wrapped in its guard, in one transaction, as
+src/sources/pg_changes.c sends them; the store does not change during the bench, so after
+the first refresh the server skips them, and runs everything every 30 s, changes_max_age),
+the latter with the console's role at the default log_min_messages and at `fatal` (the
+probe then ends the transaction when nothing changed: the rest is skipped unbound). Then
+the same with the real source: BENCH_CONSOLES rd-source-watch processes at poll 2s.
 SPEC §9: 50 consoles polling one PostgreSQL every 2 s cost it ≤ 10 % of one core.
 """
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -54,6 +58,8 @@ def pg_ticks():
 
 def loops(n, stmts, secs, period=2.0, console=False):
     import psycopg2
+    if stmts.get("redrive"):
+        return sources(n, secs, period)
     db = B.attune_db()
     conns = []
     for i in range(n):
@@ -75,8 +81,8 @@ def loops(n, stmts, secs, period=2.0, console=False):
         k = c.cursor()
         for _ in range(WARMUP):
             if stmts.get("probe"):
-                k.execute("EXECUTE p_probe(%s, %s, %s)", (states_of[i], states_of[i] is None, "b%d" % i))
-                skip, states_of[i] = k.fetchone()
+                k.execute("EXECUTE p_probe(%s, %s, %s, '')", (states_of[i], states_of[i] is None, "b%d" % i))
+                skip, states_of[i], _ = k.fetchone()
                 if skip.endswith(":,"):
                     full_at_of[i] = time.perf_counter()
             k.execute(stmts["batch"])
@@ -93,15 +99,26 @@ def loops(n, stmts, secs, period=2.0, console=False):
             t0 = time.perf_counter()
             try:
                 if stmts.get("probe"):
-                    # the console sends this and the batch in one pipeline (one round trip);
-                    # psycopg2 returns only the last result of a multi-statement string, so
-                    # here they are two (the server's work is the same)
+                    # the console sends the probe and the guarded queries in one pipeline
+                    # with one sync (one round trip, one transaction); a multi-statement
+                    # string is the same here. A forced run (every changes_max_age): the
+                    # probe alone first, for its states (the server's work is the same).
                     force = states is None or t0 - full_at >= PROBE_MAX_AGE_S
-                    k.execute("EXECUTE p_probe(%s, %s, %s)", (states, force, "b%d" % i))
-                    skip, states = k.fetchone()
-                    if skip.endswith(":,"):
+                    if force:
+                        k.execute("EXECUTE p_probe(%s, true, %s, '')", (states, "b%d" % i))
+                        skip, states, _ = k.fetchone()
                         full_at = t0
-                k.execute(stmts["batch"])
+                        k.execute(stmts["batch"])
+                    else:
+                        try:
+                            k.execute(k.mogrify("EXECUTE p_probe(%s, false, %s, %s); ",
+                                                (states, "b%d" % i, stmts["group"])).decode()
+                                      + stmts["batch"])
+                        except psycopg2.Error as e:
+                            if B.UNCHANGED not in str(e):
+                                raise
+                else:
+                    k.execute(stmts["batch"])
             except Exception as e:   # noqa: BLE001
                 errs.append(str(e))
                 return
@@ -120,6 +137,54 @@ def loops(n, stmts, secs, period=2.0, console=False):
     return 100.0 * (t1 - t0) / B.CLK_TCK / (w1 - w0), lat, errs
 
 
+def sources(n, secs, period):
+    """n real PostgreSQL sources (rd-source-watch, the console's source on its loop) at
+    poll `period`: PostgreSQL CPU over `secs` after WARMUP polls."""
+    watch = B.watch_binary()
+    if not watch:
+        return 0.0, [], ["no rd-source-watch (ninja -C build-bench tests/integration/rd-source-watch)"]
+    import tempfile
+    home = tempfile.mkdtemp(prefix="rd-pgmany-")
+    conf = B.write_config(os.path.join(home, "config"), [
+        ("many", {"profile": "attune-era2", "poll": "%gs" % period, "page_size": "100",
+                  "store": B.pg_dsn(B.attune_db()).replace("redrive-bench", "redrive")})])
+    env = dict(B.base_env(home), REDRIVE_PROFILES=os.path.join(B.ROOT, "profiles"))
+    ps = [subprocess.Popen([watch, conf], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, env=env) for _ in range(n)]
+    errs = []
+    try:
+        for p in ps:
+            line = p.stdout.readline().strip()
+            if line != "ready":
+                errs.append("rd-source-watch: %r" % line)
+        time.sleep(period * WARMUP)
+        t0, w0 = pg_ticks(), time.perf_counter()
+        time.sleep(secs)
+        cpu = 100.0 * (pg_ticks() - t0) / B.CLK_TCK / (time.perf_counter() - w0)
+    finally:
+        for p in ps:
+            try:
+                p.stdin.write("quit\n")
+                p.stdin.flush()
+            except OSError:
+                pass
+        for p in ps:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    return cpu, [0.0] * int(n * secs / period), errs
+
+
+def quiet_role(on):
+    """The console's role as docs/profiles.md advises for many consoles: its errors not
+    logged (log_min_messages = fatal), so the probe may end an unchanged refresh early."""
+    c = B._connect("postgres")
+    c.cursor().execute("ALTER ROLE redrive_ro IN DATABASE %s %s" % (
+        B.attune_db(), "SET log_min_messages = fatal" if on else "RESET log_min_messages"))
+    c.close()
+
+
 def main():
     B.need_env("RD_PG_HOST", "RD_STACK_DIR")
     db, n, nw, _ = B.ensure_bench_attune()
@@ -131,18 +196,18 @@ def main():
                         ("p_execs", q["executions"])],
             "batch": "SET plan_cache_mode = force_custom_plan; EXECUTE p_counts; EXECUTE p_workers; "
                      "EXECUTE p_failing; EXECUTE p_execs(NULL, NULL, NULL, NULL, '101', '101')"}
-    guarded = lambda i: [("p_probe", B.probe_sql(q["changes"]))] + [  # noqa: E731
-        ("p_" + name, B.guard_sql(qn, q[qn], "b%d" % i))
-        for name, qn in (("counts", "counts"), ("workers", "workers"), ("failing", "failing"),
-                         ("execs", "executions"))]
     # as redrive runs them now: the parameterless queries as named statements (cached plans),
-    # the first executions page too, with its generic plan forced for that statement
-    # (first_page_plan = cached); deeper or filtered pages stay unnamed (custom plans)
-    named = ("SET plan_cache_mode = auto; EXECUTE p_counts; EXECUTE p_workers; EXECUTE p_failing; "
-             "SET plan_cache_mode = force_generic_plan; "
-             "EXECUTE p_execs(NULL, NULL, NULL, NULL, '101', '101'); RESET plan_cache_mode")
-    plain = {"prepare": prof["prepare"], "batch": named}
-    probed = {"prepare": guarded, "probe": True, "batch": named}
+    # the first executions page too, its parameters written in (first_page_plan = cached);
+    # deeper or filtered pages stay unnamed (custom plans)
+    page1 = B.inline_params(q["executions"], [None, None, None, None, "101", "101"])
+    guarded = lambda i: [("p_probe", B.probe_sql(q["changes"]))] + [  # noqa: E731
+        ("p_" + name, B.guard_sql(qn, sql, "b%d" % i))
+        for name, qn, sql in (("counts", "counts", q["counts"]), ("workers", "workers", q["workers"]),
+                              ("failing", "failing", q["failing"]), ("execs", "executions", page1))]
+    named = "EXECUTE p_counts; EXECUTE p_workers; EXECUTE p_failing; EXECUTE p_execs"
+    plain = {"prepare": prof["prepare"][:3] + [("p_execs", page1)], "batch": named}
+    probed = {"prepare": guarded, "probe": True, "batch": named,
+              "group": "counts,workers,failing,executions"}
     naive = {"prepare": [],
              "batch": "SELECT status, count(*) FROM attune.execution GROUP BY status; "
                       "SELECT * FROM attune.execution ORDER BY created DESC OFFSET %d LIMIT 100" % (n // 2)}
@@ -158,16 +223,35 @@ def main():
     pcpu, plat, perrs = loops(consoles, probed, secs, console=True)
     B.note("profile + change probe: %d consoles, %d refreshes in %.0f s, %d errors%s" %
            (consoles, len(plat), secs, len(perrs), (": " + perrs[0][:200]) if perrs else ""))
+    quiet_role(True)
+    try:
+        qcpu, qlat, qerrs = loops(consoles, probed, secs, console=True)
+        B.note("profile + change probe, role log_min_messages=fatal: %d consoles, %d refreshes, %d errors%s" %
+               (consoles, len(qlat), len(qerrs), (": " + qerrs[0][:200]) if qerrs else ""))
+        rqcpu, _, rqerrs = loops(consoles, {"redrive": True}, secs)
+        B.note("redrive sources, role log_min_messages=fatal: %d, %d errors%s" %
+               (consoles, len(rqerrs), (": " + rqerrs[0][:200]) if rqerrs else ""))
+    finally:
+        quiet_role(False)
+    rcpu, _, rerrs = loops(consoles, {"redrive": True}, secs)
+    B.note("redrive sources: %d, %d errors%s" % (consoles, len(rerrs), (": " + rerrs[0][:200]) if rerrs else ""))
     n_naive = max(1, consoles // 10)
     ncpu, nlat, nerrs = loops(n_naive, naive, secs)
     B.note("naive: %d consoles, %d refreshes, %d errors" % (n_naive, len(nlat), len(nerrs)))
     B.fig(bench, "PostgreSQL CPU, no consoles (baseline)", idle, "% core")
+    B.fig(bench, "PostgreSQL CPU, %d redrive sources (rd-source-watch), store unchanged @2s" % consoles,
+          rcpu, "% core", "<= 5 %")
+    B.fig(bench, "PostgreSQL CPU, %d redrive sources, role log_min_messages=fatal, store unchanged @2s" % consoles,
+          rqcpu, "% core", "<= 5 %")
+    B.fig(bench, "redrive sources that failed to start", len(rerrs) + len(rqerrs), "sources", "0")
     B.fig(bench, "PostgreSQL CPU, %d consoles (profile + change probe, store unchanged) @2s" % consoles,
           pcpu, "% core", "<= 5 %")
+    B.fig(bench, "PostgreSQL CPU, %d consoles (probe, role log_min_messages=fatal) @2s" % consoles,
+          qcpu, "% core", "<= 5 %")
     B.fig(bench, "PostgreSQL CPU, %d consoles (named statements, no probe) @2s" % consoles, ncpu_, "% core")
     B.fig(bench, "PostgreSQL CPU, %d consoles (every query planned each time, no probe) @2s" % consoles,
           cpu, "% core")
-    B.fig(bench, "refresh p50 with the probe (2 statements here)", B.pct(plat, 50), "ms")
+    B.fig(bench, "refresh p50 with the probe", B.pct(plat, 50), "ms")
     B.fig(bench, "refresh round trip p50 under load", B.pct(lat, 50), "ms")
     B.fig(bench, "refresh round trip p99 under load", B.pct(lat, 99), "ms")
     B.fig(bench, "refreshes done / expected", "%d / %d" % (len(lat), int(consoles * secs / 2)), "refreshes")

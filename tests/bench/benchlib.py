@@ -461,7 +461,9 @@ def _c_string(name):
 
 def probe_sql(changes_sql):
     """The probe statement redrive builds around a profile's [query changes]:
-    $1 last states, $2 force, $3 nonce -> (skip, states)."""
+    $1 last states, $2 force, $3 nonce, $4 the queries sharing its sync -> (skip, states,
+    unchanged); fails on purpose ('redrive-unchanged') when every query of $4 is unchanged
+    and the session's log_min_messages is fatal or panic."""
     return _c_string("PROBE_HEAD") + changes_sql.rstrip().rstrip(";") + _c_string("PROBE_TAIL")
 
 
@@ -471,3 +473,27 @@ def guard_sql(name, sql, nonce):
             "WHERE strpos(COALESCE(current_setting('redrive.skip', true), ''), '%s:') <> 1\n"
             "   OR strpos(current_setting('redrive.skip', true), ',%s,') = 0"
             % (sql.rstrip().rstrip(";"), nonce, name))
+
+
+def inline_params(sql, params):
+    """sql with $1..$n written in as literals (pg_sql_inline: the first executions page as a
+    parameterless statement)."""
+    for i in range(len(params), 0, -1):
+        v = params[i - 1]
+        sql = re.sub(r"(?<![\w$])\$%d(?!\d)" % i, "NULL" if v is None else "'%s'" % str(v).replace("'", "''"), sql)
+    return sql
+
+
+UNCHANGED = "redrive-unchanged"   # the probe's deliberate error (pg_changes.c)
+
+
+def watch_binary():
+    """rd-source-watch (the PostgreSQL source on a loop, tests/integration/source_watch.c)
+    of the build the bench uses (RD_WATCH: another one)."""
+    if os.environ.get("RD_WATCH"):
+        return os.environ["RD_WATCH"]
+    for d in ("build-bench", "build"):
+        p = os.path.join(ROOT, d, "tests", "integration", "rd-source-watch")
+        if os.path.exists(p):
+            return p
+    return None

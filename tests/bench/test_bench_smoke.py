@@ -36,7 +36,8 @@ EXPECT = {
               "CPU before main() (median)", "shared libraries mapped at the first paint"],
     "pg_many": ["PostgreSQL CPU, 5 consoles (profile + change probe, store unchanged) @2s",
                 "PostgreSQL CPU, 5 consoles (named statements, no probe) @2s",
-                "PostgreSQL CPU, 5 consoles (every query planned each time, no probe) @2s"],
+                "PostgreSQL CPU, 5 consoles (every query planned each time, no probe) @2s",
+                "PostgreSQL CPU, 5 redrive sources (rd-source-watch), store unchanged @2s"],
     "fleet": ["RSS, one system alone", "RSS, fleet view, 5 systems", "RSS, one system open, 4 in the background",
               "CPU of one core, fleet view, 5 systems"],
     "sqs": ["SQS requests per poll per queue", "requests other than GetQueueAttributes",
@@ -48,6 +49,7 @@ EXPECT = {
 # not listed: at smoke scale they are noise around zero and may be negative.)
 ZERO_OK = {"CPU of one core, idle at poll 2s", "CPU of one core, idle at poll 2s (schedstat)",
            "wake-ups per second", "bytes written to the terminal",
+           "PostgreSQL CPU, 5 redrive sources (rd-source-watch), store unchanged @2s",
            "CPU of one core, fleet view, 5 systems", "requests other than GetQueueAttributes"}
 FIG = re.compile(r"^FIG\t(\w+)\t([^\t]+)\t([^\t]+)\t([^\t]+)\t([^\t]+)$")
 
@@ -75,6 +77,8 @@ def test_bench_runs_and_prints_figures(bench):
         assert figs["requests other than GetQueueAttributes"] == "0", out
         for label in ("answering", "stalled"):
             assert figs["%s: keys never answered" % label] == "0", out
+    if bench == "pg_many":
+        assert figs["redrive sources that failed to start"] == "0", out
     if bench == "latency":
         # every key sent is answered and traced
         for label in ("normal", "stalled"):

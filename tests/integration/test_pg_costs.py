@@ -7,14 +7,20 @@ tests/bench/benchlib.py builds it once and reuses it), with the real source:
   waits for an answer before sending more shows as a second flight; every refresh (marked
   by its change probe) must be exactly one flight;
 - an unchanged store costs one row per refresh: the server skips every guarded query (the
-  proxy counts DataRow messages), and a write shows up at the next refresh;
+  proxy counts DataRow messages), and a write shows up at the next refresh; the client
+  sends no Parse, one Execute per refresh query and ONE Sync (the probe and the guarded
+  queries share one transaction); where the console's role does not log errors
+  (log_min_messages = fatal) no row at all: the probe ends the group, the rest is skipped
+  unbound;
 - buffers per refresh: EXPLAIN (ANALYZE, BUFFERS) of each refresh query of the profile,
   as the console runs it, under fixed bounds; the workers query must not read the worker
   table whole;
 - the executions text filter is bounded: a term with no match searches SCAN_BUDGET rows
-  per request (buffers bounded), the source says how far it searched, and paging goes on
-  further back until the table ends; a match far back is found that way.
+  (buffers bounded), the source says how far it searched, and paging goes on further back,
+  SCAN_GROWTH times more rows each time, until the table ends; a match far back is found
+  that way.
 """
+import json
 import os
 import select
 import socket
@@ -30,13 +36,14 @@ from snaphelp import ROOT, need_env
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
 N_EXEC, N_WORKERS = 50_000, 500
-SCAN_BUDGET = 5_000                       # src/sources/pg_priv.h
+SCAN_BUDGET, SCAN_GROWTH, SCAN_BUDGET_MAX = 2_000, 10, 200_000   # src/sources/pg_priv.h
 WATCH = os.path.join(ROOT, "build", "tests", "integration", "rd-source-watch")
 # Buffers (shared hit + read) per query at N_EXEC / N_WORKERS; measured 2026-11-23:
-# counts 3, workers ~330, failing 3, executions page ~215, no-match text filter ~250.
+# counts 3, workers ~330, failing 3, executions page ~215, no-match text filter ~55
+# (2,000 rows; ~250 at 5,000).
 MAX_BUFFERS = {"counts": 200, "workers": 600, "failing": 50, "executions": 400}
 MAX_BUFFERS_REFRESH = 1000
-MAX_BUFFERS_TEXT_NO_MATCH = 600
+MAX_BUFFERS_TEXT_NO_MATCH = 250
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +81,8 @@ class Proxy:
         self.ls.bind(("127.0.0.1", 0))
         self.ls.listen(8)
         self.port = self.ls.getsockname()[1]
-        self.flights = []        # [probe seen, client bytes, DataRows in the answer]
+        # [probe seen, client bytes, DataRows in the answer, answered, {client message: n}]
+        self.flights = []
         self.lock = threading.Lock()
         self.stop = False
         threading.Thread(target=self._accept, daemon=True).start()
@@ -90,6 +98,7 @@ class Proxy:
     def _serve(self, c):
         s = socket.create_connection(self.up)
         held, srv_buf, last_client, cur = b"", b"", 0.0, None
+        cli_buf, started = b"", False
         while not self.stop:
             r, _, _ = select.select([c, s], [], [], 0.02)
             if c in r:
@@ -98,10 +107,25 @@ class Proxy:
                     break
                 with self.lock:
                     if cur is None or cur[3]:          # the last flight was answered
-                        cur = [False, 0, 0, False]
+                        cur = [False, 0, 0, False, {}]
                         self.flights.append(cur)
                     cur[0] |= b"redrive.skip" in d or b"rd_probe" in d    # the probe: a refresh
                     cur[1] += len(d)
+                    cli_buf += d
+                    while True:                        # whole client messages, by type
+                        if not started:                # the startup packet has no type
+                            if len(cli_buf) < 4 or len(cli_buf) < struct.unpack("!I", cli_buf[:4])[0]:
+                                break
+                            cli_buf = cli_buf[struct.unpack("!I", cli_buf[:4])[0]:]
+                            started = True
+                            continue
+                        if len(cli_buf) < 5:
+                            break
+                        t, ln = cli_buf[0:1].decode("latin1"), struct.unpack("!I", cli_buf[1:5])[0]
+                        if len(cli_buf) < 1 + ln:
+                            break
+                        cur[4][t] = cur[4].get(t, 0) + 1
+                        cli_buf = cli_buf[1 + ln:]
                 s.sendall(d)
                 last_client = time.monotonic()
             if s in r:
@@ -169,7 +193,23 @@ def page_fields(line):
     return dict(kv.split("=", 1) for kv in line.split()[1:])
 
 
-def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path):
+# Per unchanged refresh, what the client sends: the probe and the 4 guarded refresh
+# queries (counts, workers, failing, executions) as named statements, no Parse, one Sync.
+UNCHANGED_MSGS = {"B": 5, "D": 5, "E": 5, "S": 1}
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["errors-logged", "errors-not-logged"])
+def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path, quiet):
+    a = admin(db)
+    k = a.cursor()
+    # the console's role set up as docs/profiles.md advises for many consoles (or not)
+    k.execute("ALTER ROLE redrive_ro IN DATABASE %s %s" %
+              (db, "SET log_min_messages = fatal" if quiet else "RESET log_min_messages"))
+    # the server log (the stack's): the deliberate end of an unchanged refresh never shows
+    log = os.path.join(os.environ.get("RD_STACK_DIR", ""), "pg", "postgres.log")
+    assert os.path.exists(log), log
+    logged = lambda: open(log, errors="replace").read().count("redrive-unchanged")  # noqa: E731
+    logged0 = logged()
     proxy = Proxy(int(os.environ["RD_PG_PORT"]))
     store = "host=127.0.0.1 port=%d dbname=%s user=redrive_ro sslmode=disable" % (proxy.port, db)
     w = Watch(tmp_path, store, poll="1s")
@@ -184,14 +224,17 @@ def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path):
         after = fl[i0:]
         # every flight from the first refresh on is a refresh: one round trip each
         assert all(f[0] for f in after), after
-        # unchanged store: the probe's one row, nothing else — but the failure rate (a
-        # window over the clock) runs again when the minute turns: its one row
-        quiet = [f[2] for f in refreshes[1:-1]]
-        assert quiet and all(n in (1, 2) for n in quiet), refreshes
-        assert quiet.count(2) <= 1, refreshes
+        # unchanged store: the probe's one row (none when the probe ends the group), nothing
+        # else — but the failure rate (a window over the clock) runs again when the minute
+        # turns: its one row
+        quiet_rows = [f[2] for f in refreshes[1:-1]]
+        base = 0 if quiet else 1
+        assert quiet_rows and all(n in (base, 2) for n in quiet_rows), refreshes
+        assert sum(1 for n in quiet_rows if n != base) <= 1, refreshes
+        # what the client sent: named statements only, one Sync (one transaction)
+        msgs = [{t: n for t, n in f[4].items()} for f in refreshes[1:-1]]
+        assert msgs and all(m == UNCHANGED_MSGS for m in msgs), msgs
         # a write shows at the next refresh (the probe sees the counters move)
-        a = admin(db)
-        k = a.cursor()
         k.execute("INSERT INTO attune.execution (id, action, action_ref, status, created, updated)"
                   " VALUES (%s, 1, 'core.shell', 'failed', now(), now())"
                   " ON CONFLICT (id) DO UPDATE SET status = 'failed', created = now()",
@@ -199,14 +242,22 @@ def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path):
         line = w.ask("exec %d failed 20" % (N_EXEC + 10))
         assert line.startswith("ok"), line
         k.execute("DELETE FROM attune.execution WHERE id = %s", (N_EXEC + 10,))
-        a.close()
         with proxy.lock:
             fl2 = [list(f) for f in proxy.flights]
         assert all(f[0] for f in fl2[i0:]), fl2[i0:]
         assert any(f[0] and f[2] > 1 for f in fl2[len(fl):]), fl2[len(fl):]
+        # the deliberate end of the group is no failure: no note on the source
+        j = w.ask("json system")
+        assert j.startswith("json "), j
+        srcs = [x for x in json.loads(j[5:])["sources"] if "postgresql" in json.dumps(x)]
+        assert len(srcs) == 1 and srcs[0]["notes"] == [], srcs
+        assert "redrive-unchanged" not in j, j
+        assert logged() == logged0, "the probe's deliberate error reached the server log"
     finally:
         w.close()
         proxy.close()
+        k.execute("ALTER ROLE redrive_ro IN DATABASE %s RESET log_min_messages" % db)
+        a.close()
 
 
 def explain_buffers(cur, sql):
@@ -269,8 +320,9 @@ def test_text_filter_no_match_is_bounded(db):
 
 
 def test_text_filter_searches_on_demand_to_the_end(db, tmp_path):
-    """No match: each request searches SCAN_BUDGET rows and says so; paging goes on further
-    back until the table ends. A term only in the oldest rows is found that way."""
+    """No match: the first request searches SCAN_BUDGET rows and says so; paging goes on
+    further back, SCAN_GROWTH times more rows each time, until the table ends. A term only
+    in the oldest rows is found that way."""
     import benchlib as B
     a = admin(db)
     k = a.cursor()
@@ -284,21 +336,25 @@ def test_text_filter_searches_on_demand_to_the_end(db, tmp_path):
         while f["more"] == "1" and len(pages) < 20:
             f = page_fields(w.ask("page 1 30"))
             pages.append(f)
-        # each request: the newest SCAN_BUDGET rows from its start (the row that ended the
-        # previous window, inclusive); the match, id 7, is row N_EXEC - 6 from the newest
-        expect, start = [], 1
+        # each request: the newest `budget` rows from its start (the row that ended the
+        # previous window, inclusive), SCAN_GROWTH times more each time; the match, id 7,
+        # is row N_EXEC - 6 from the newest
+        expect, start, budget = [], 1, SCAN_BUDGET
         while True:
-            end = start + SCAN_BUDGET - 1                # last row of this window
+            end = start + budget - 1                     # last row of this window
             found = start <= N_EXEC - 6 < min(end, N_EXEC + 1)
             if end <= N_EXEC:                            # a full window: more further back
-                expect.append({"n": str(int(found)), "more": "1", "searched": str(SCAN_BUDGET),
+                expect.append({"n": str(int(found)), "more": "1", "searched": str(budget),
                                "first": "7" if found else "-", "last": "7" if found else "-"})
                 start = end
+                budget = min(budget * SCAN_GROWTH, SCAN_BUDGET_MAX)
             else:
                 expect.append({"n": str(int(found)), "more": "0", "searched": "0",
                                "first": "7" if found else "-", "last": "7" if found else "-"})
                 break
-        assert len(expect) == 11 and expect[-1]["n"] == "1", expect
+        # 2,000 + 20,000 rows, then the rest of the 50,000 in the third request
+        assert [e["searched"] for e in expect] == ["2000", "20000", "0"], expect
+        assert expect[-1]["n"] == "1", expect
         assert pages == expect, pages
         # no filter: plain pages, no "searched" note
         f = page_fields(w.ask("filter - 30"))
