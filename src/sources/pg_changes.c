@@ -59,8 +59,8 @@ static const char PROBE_TAIL[] =
     "              AND NOT EXISTS (\n"
     "                  SELECT 1 FROM unnest(string_to_array($4::text, ',')) n\n"
     "                   WHERE strpos(',' || s.skip, ',' || n || ',') = 0)\n"
-    "             THEN 'redrive-unchanged' ELSE '0' END)::int AS unchanged\n"
-    "  FROM s";
+    "             THEN 'redrive-unchanged' ELSE '0' END)::int AS unchanged";
+static const char PROBE_FROM[] = "\n  FROM s";
 
 bool pg_changes_guardable(qkind k)
 {
@@ -77,7 +77,8 @@ char *pg_changes_sql(const pg_src *s)
     while (n > 0 && (isspace((unsigned char)body[n - 1]) || body[n - 1] == ';'))
         n--;
     /* the replica's lag rides along in the probe's one row (pg_replica.c) */
-    return xasprintf("%s%.*s%s%s", PROBE_HEAD, (int)n, body, PROBE_TAIL, PG_REPLICA_COLUMNS);
+    return xasprintf("%s%.*s%s%s%s", PROBE_HEAD, (int)n, body, PROBE_TAIL, PG_REPLICA_COLUMNS,
+                     PROBE_FROM);
 }
 
 char *pg_changes_guard(const pg_src *s, qkind k, const char *sql)

@@ -464,7 +464,8 @@ def probe_sql(changes_sql):
     $1 last states, $2 force, $3 nonce, $4 the queries sharing its sync -> (skip, states,
     unchanged); fails on purpose ('redrive-unchanged') when every query of $4 is unchanged
     and the session's log_min_messages is fatal or panic."""
-    return _c_string("PROBE_HEAD") + changes_sql.rstrip().rstrip(";") + _c_string("PROBE_TAIL")
+    return (_c_string("PROBE_HEAD") + changes_sql.rstrip().rstrip(";") + _c_string("PROBE_TAIL")
+            + _c_string("PROBE_FROM"))
 
 
 def guard_sql(name, sql, nonce):
