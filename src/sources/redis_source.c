@@ -286,6 +286,7 @@ rd_source *redis_source_new(const rd_source_ctx *ctx)
     s->base.impl = s;
     s->evb = ctx->base;
     s->backoff = s->sub_backoff = 1;
+    s->debug = getenv("RD_REDIS_DEBUG") != NULL;
     s->prefix = xstrdup(ctx->cfg->prefix && *ctx->cfg->prefix ? ctx->cfg->prefix
                                                                : "alakai-executions");
     char *esc = glob_escape(s->prefix);
