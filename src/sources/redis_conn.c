@@ -107,7 +107,7 @@ void rs_reply_begin(rs_src *s)
     s->in_cb++;
     if (s->pending > 0)
         s->pending--;
-    s->progress_at = clock_mono();
+    s->replies++;                    /* progress, read by on_watch: no clock per reply */
 }
 
 void rs_reply_end(rs_src *s)
@@ -292,7 +292,21 @@ static void on_connect(const redisAsyncContext *cac, int status)
     rs_reply_end(s);
 }
 
-static bool attach(rs_src *s, redisAsyncContext *ac, char *err, size_t cap)
+/* RD_REDIS_DEBUG: the adapter's read event, timed. One read event runs every reply
+ * complete in what was read (hiredis calls them all from redisAsyncHandleRead): that, not
+ * a single reply callback, is how long the loop is held. */
+static void on_read_timed(evutil_socket_t fd, short what, void *arg)
+{
+    redisLibeventEvents *e = arg;
+    rs_src *s = e->context->data;    /* outlives the context, which the read may free */
+    double t0 = clock_cpu();
+    redisAsyncHandleRead(e->context);
+    double dt = clock_cpu() - t0;
+    if (dt > s->cb_max)
+        s->cb_max = dt;
+}
+
+static bool attach(rs_src *s, redisAsyncContext *ac, bool timed, char *err, size_t cap)
 {
     if (!ac || ac->err) {
         snprintf(err, cap, "connect: %s", ac ? ac->errstr : "out of memory");
@@ -305,6 +319,12 @@ static bool attach(rs_src *s, redisAsyncContext *ac, char *err, size_t cap)
         snprintf(err, cap, "cannot attach to the event loop");
         redisAsyncFree(ac);
         return false;
+    }
+    if (timed) {
+        redisLibeventEvents *e = ac->ev.data;
+        event_del(e->rev);
+        event_assign(e->rev, s->evb, ac->c.fd, EV_READ, on_read_timed, e);
+        event_add(e->rev, NULL);
     }
     return true;
 }
@@ -327,7 +347,7 @@ static void conn_open(rs_src *s)
         return;
     }
     redisAsyncContext *ac = open_ctx(s);
-    if (!attach(s, ac, err, sizeof err)) {
+    if (!attach(s, ac, s->debug, err, sizeof err)) {
         rs_fail(s, err);
         schedule_retry(s);
         return;
@@ -496,7 +516,7 @@ void rs_sub_start(rs_src *s)
         return;
     char err[200];
     redisAsyncContext *ac = open_ctx(s);
-    if (!attach(s, ac, err, sizeof err)) {
+    if (!attach(s, ac, false, err, sizeof err)) {
         sub_drop(s, true);
         return;
     }
@@ -515,6 +535,10 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
     rs_src *s = arg;
     double now = clock_mono();
     char msg[120];
+    if (s->replies != s->replies_seen) {
+        s->replies_seen = s->replies;
+        s->progress_at = now;
+    }
     bool connecting = s->state == RC_CONNECTING || s->state == RC_RESOLVING ||
                       s->state == RC_AUTH;
     if (connecting && now - s->progress_at > RS_CONNECT_TIMEOUT) {

@@ -26,6 +26,7 @@
  */
 #include "redis_priv.h"
 
+#include <event2/event.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -35,7 +36,6 @@
 #include "../core/fingerprint.h"
 #include "../core/retry.h"
 #include "../core/xalloc.h"
-#include "../io/clock.h"
 #include "redis_record.h"
 
 typedef enum { JP_HLEN, JP_STRLEN, JP_HKEYS, JP_DATA, JP_DONE } rs_phase;
@@ -548,7 +548,6 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
     rs_job *j = priv;
     rs_src *s = j->b->s;
     rs_reply_begin(s);
-    double t0 = s->debug ? clock_cpu() : 0;
     const redisReply *r = reply;
     if (!job_reply(j, r, "HGETALL"))
         goto out;
@@ -563,8 +562,6 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
         summary_from_hash(j, r);
     job_done(j);
 out:
-    if (s->debug && clock_cpu() - t0 > s->cb_max)
-        s->cb_max = clock_cpu() - t0;
     rs_reply_end(s);
 }
 
@@ -642,8 +639,12 @@ void rs_batch_run(rs_batch *b)
         batch_finish(b);
 }
 
-static void sweep_finish(rs_src *s)
+/* The end of a sweep (rix_sweep_end, the publish: each a walk of the whole index) runs
+ * from its own zero-delay event, not inside the read event of the last reply. */
+void rs_sweep_finish(rs_src *s)
 {
+    if (!s->sweeping || !s->cursor_done || s->batches > 0 || s->scan_inflight)
+        return;                      /* aborted, or another sweep since */
     s->sweeping = false;
     size_t removed = rix_sweep_end(s->ix);
     double now = rs_now();
@@ -670,7 +671,7 @@ static void batch_finish(rs_batch *b)
                 rs_fail(s, b->err);
             s->sweeping = false;
         } else if (s->cursor_done && s->batches == 0 && !s->scan_inflight) {
-            sweep_finish(s);
+            event_active(s->ev_sweep_done, EV_TIMEOUT, 0);
         } else {
             rs_sweep_continue(s);
         }

@@ -61,7 +61,8 @@ typedef struct rs_src {
     struct redisAsyncContext *ac;   /* commands */
     rs_conn_state state;
     unsigned pending;               /* replies outstanding on ac */
-    double progress_at;             /* last reply / connect start (deadlines) */
+    double progress_at;             /* last reply seen / connect start (deadlines) */
+    unsigned long replies, replies_seen;   /* replies counted / as on_watch last saw them */
     double backoff;
     int in_cb;                      /* depth inside our hiredis callbacks */
     bool drop_pending;              /* teardown requested from inside a callback */
@@ -87,6 +88,7 @@ typedef struct rs_src {
     char tls_ip[64];                /* the address the bridge was made for */
 
     struct event *ev_tick, *ev_watch, *ev_retry, *ev_sub_retry, *ev_kick;
+    struct event *ev_sweep_done;    /* rs_sweep_finish, out of the last reply's callback */
 
     /* sweeps */
     rix *ix;
@@ -170,6 +172,7 @@ size_t rs_batch_size(const rs_batch *b);
 const char *rs_batch_last_key(const rs_batch *b);     /* NULL when empty */
 void rs_batch_add(rs_batch *b, const char *key, size_t len);
 void rs_batch_run(rs_batch *b);
+void rs_sweep_finish(rs_src *s);             /* from ev_sweep_done */
 
 void rs_sweep_start(rs_src *s);
 void rs_sweep_continue(rs_src *s);           /* issue the next SCAN (from the loop) */
