@@ -501,6 +501,14 @@ static void summary_from_values(rs_job *j, const redisReply *const *vals, size_t
     alakai_rec_clear(&rec);
 }
 
+/* A value's length as the server sent it (an over-cap string arrives empty: redis_priv.h). */
+static size_t value_len(const redisReply *v)
+{
+    if (v->type != REDIS_REPLY_STRING)
+        return 0;
+    return v->len == 0 && v->integer > 0 ? (size_t)v->integer : v->len;
+}
+
 /* A hash of at most RS_MAX_FIELDS fields: numeric fields in order, non-numeric ones
  * noted; the newest record decoded unless over the cap, older ones only when all fit
  * RS_SWEEP_ALL_CAP. */
@@ -517,7 +525,7 @@ static void summary_from_hash(rs_job *j, const redisReply *r)
             job_bad_field(j, f->type == REDIS_REPLY_STRING ? f->str : "?");
             continue;
         }
-        total += v->type == REDIS_REPLY_STRING ? v->len : 0;
+        total += value_len(v);
         int k = j->nf++;             /* insertion sort: a handful of fields */
         while (k > 0 && j->nums[k - 1] > n) {
             j->nums[k] = j->nums[k - 1];
@@ -530,10 +538,10 @@ static void summary_from_hash(rs_job *j, const redisReply *r)
     if (j->nf == 0)
         return;                      /* gone (empty), or no attempt field: job_result */
     const redisReply *newest = vals[j->nf - 1];
-    if (newest->type == REDIS_REPLY_STRING && newest->len > RS_RECORD_CAP) {
+    if (value_len(newest) > RS_RECORD_CAP) {
         char msg[112];
         snprintf(msg, sizeof msg, "newest record is %zu bytes (over 1 MiB): not read",
-                 newest->len);
+                 value_len(newest));
         index_problem(j, RD_EXEC_OVERSIZED, msg);
     } else {
         size_t from = total <= RS_SWEEP_ALL_CAP ? 0 : (size_t)j->nf - 1;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <hiredis/read.h>
+
 #include "redis_index.h"
 #include "redis_url.h"
 #include "source.h"
@@ -74,6 +76,9 @@ typedef struct rs_src {
     bool notify_on;                 /* server has K + hash events enabled */
     bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
     bool debug;                     /* RD_REDIS_DEBUG: sweep figures on stderr */
+    /* ac's reader: the defaults, and ours (strings over the record cap not copied) */
+    const redisReplyObjectFunctions *reply_default;
+    redisReplyObjectFunctions reply_fns;
     double cb_max;                  /* costliest fetch callback, CPU s (debug only) */
 
     /* credentials and TLS (redis_secure.c) */
@@ -163,6 +168,9 @@ void rs_answer_pending(rs_src *s, const char *msg);
 void rs_sub_start(rs_src *s);                /* subscribe to keyspace events when possible */
 void rs_drop_deferred(rs_src *s);            /* the teardown rs_drop deferred, once allowed */
 void rs_conn_events(rs_src *s);              /* make ev_watch, ev_retry, ev_sub_retry */
+
+/* On the main connection a string reply over RS_RECORD_CAP arrives empty (len 0, str "")
+ * with its true length in ->integer (redis_conn.c's reader never copies it). */
 
 /* redis_fetch.c */
 /* Fetch batches (redis_fetch.c): one job per key, run with bounded commands in flight. */
