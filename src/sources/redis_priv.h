@@ -22,8 +22,8 @@ struct rd_secret;
 struct tlsb;
 
 enum {
-    RS_SCAN_COUNT = 1000,           /* SCAN COUNT hint per call */
-    RS_SWEEP_INFLIGHT = 3,          /* SCAN steps being fetched at once: ≤ ~3000 HGETALLs */
+    RS_SCAN_COUNT = 250,            /* SCAN COUNT hint per call: ~250 HGETALLs sent at once */
+    RS_SWEEP_INFLIGHT = 8,          /* SCAN steps being fetched at once: ≤ ~2000 HGETALLs */
     RS_MAX_FIELDS = 64,             /* attempt fields read per task in a sweep */
     RS_CHAIN_MAX_FIELDS = 1000,     /* attempt fields read for a chain */
     RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB are never fetched */
