@@ -26,7 +26,8 @@ enum {
     RS_SWEEP_INFLIGHT = 8,          /* SCAN steps being fetched at once: ≤ ~2000 HGETALLs */
     RS_MAX_FIELDS = 64,             /* attempt fields read per task in a sweep */
     RS_CHAIN_MAX_FIELDS = 1000,     /* attempt fields read for a chain */
-    RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB are never fetched */
+    RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB: dropped unread (sweeps), never
+                                       fetched (chains) */
     RS_SWEEP_ALL_CAP = 256 << 10,   /* fetch all attempts (overlap) below this total */
     RS_MAX_TASKS = 400000,          /* index cap; beyond it counts are marked ≈ */
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
