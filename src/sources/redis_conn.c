@@ -110,7 +110,7 @@ void rs_reply_begin(rs_src *s)
     s->in_cb++;
     if (s->pending > 0)
         s->pending--;
-    s->progress_at = clock_mono();
+    s->replies++;                    /* progress, read by on_watch: no clock per reply */
 }
 
 void rs_reply_end(rs_src *s)
@@ -302,7 +302,35 @@ static void on_connect(const redisAsyncContext *cac, int status)
     rs_reply_end(s);
 }
 
-static bool attach(rs_src *s, redisAsyncContext *ac, char *err, size_t cap)
+/* RD_REDIS_DEBUG: the adapter's read event, timed. One read event runs every reply
+ * complete in what was read (hiredis calls them all from redisAsyncHandleRead): that, not
+ * a single reply callback, is how long the loop is held. */
+static void on_read_timed(evutil_socket_t fd, short what, void *arg)
+{
+    redisLibeventEvents *e = arg;
+    rs_src *s = e->context->data;    /* outlives the context, which the read may free */
+    double t0 = clock_cpu();
+    redisAsyncHandleRead(e->context);
+    double dt = clock_cpu() - t0;
+    if (dt > s->cb_max)
+        s->cb_max = dt;
+}
+
+/* The reader's string constructor: a string over the record cap is never copied out of the
+ * read buffer (it would be dropped unread anyway: redis_fetch.c) — an empty string whose
+ * integer holds the true length (rs_reply_dropped). Halves what an oversized record costs. */
+static void *reply_string(const redisReadTask *task, char *str, size_t len)
+{
+    const rs_src *s = task->privdata;
+    if (len <= RS_RECORD_CAP)
+        return s->reply_default->createString(task, str, len);
+    redisReply *r = s->reply_default->createString(task, str, 0);
+    if (r)
+        r->integer = (long long)len;
+    return r;
+}
+
+static bool attach(rs_src *s, redisAsyncContext *ac, bool main, char *err, size_t cap)
 {
     if (!ac || ac->err) {
         snprintf(err, cap, "connect: %s", ac ? ac->errstr : "out of memory");
@@ -315,6 +343,20 @@ static bool attach(rs_src *s, redisAsyncContext *ac, char *err, size_t cap)
         snprintf(err, cap, "cannot attach to the event loop");
         redisAsyncFree(ac);
         return false;
+    }
+    if (main) {                      /* replies to the sweep: the string cap, timing */
+        redisReader *rd = ac->c.reader;
+        s->reply_default = rd->fn;
+        s->reply_fns = *rd->fn;
+        s->reply_fns.createString = reply_string;
+        rd->fn = &s->reply_fns;
+        rd->privdata = s;
+    }
+    if (main && s->debug) {
+        redisLibeventEvents *e = ac->ev.data;
+        event_del(e->rev);
+        event_assign(e->rev, s->evb, ac->c.fd, EV_READ, on_read_timed, e);
+        event_add(e->rev, NULL);
     }
     return true;
 }
@@ -337,7 +379,7 @@ static void conn_open(rs_src *s)
         return;
     }
     redisAsyncContext *ac = open_ctx(s);
-    if (!attach(s, ac, err, sizeof err)) {
+    if (!attach(s, ac, true, err, sizeof err)) {
         rs_fail(s, err);
         schedule_retry(s);
         return;
@@ -506,7 +548,7 @@ void rs_sub_start(rs_src *s)
         return;
     char err[200];
     redisAsyncContext *ac = open_ctx(s);
-    if (!attach(s, ac, err, sizeof err)) {
+    if (!attach(s, ac, false, err, sizeof err)) {
         sub_drop(s, true);
         return;
     }
@@ -525,6 +567,10 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
     rs_src *s = arg;
     double now = clock_mono();
     char msg[120];
+    if (s->replies != s->replies_seen) {
+        s->replies_seen = s->replies;
+        s->progress_at = now;
+    }
     bool connecting = s->state == RC_CONNECTING || s->state == RC_RESOLVING ||
                       s->state == RC_AUTH;
     if (connecting && now - s->progress_at > RS_CONNECT_TIMEOUT) {

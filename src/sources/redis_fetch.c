@@ -2,22 +2,31 @@
  * Per-task fetches for the Alakai store; redis_sweep.c decides which keys (a SCAN step,
  * the notified keys, one chain) and hands them over as a batch. This file owns batches
  * and jobs (creation, completion, what a job's result does to the index or the chain
- * view) and the per-key path; sweeps and notified keys normally go through the
- * read-only fetch script instead (redis_script.c, RS_SCRIPT_KEYS keys per EVAL_RO).
+ * view).
  *
- * Per key (chains always; sweeps when the server refuses EVAL_RO: an ACL without it,
- * Redis < 7, scripting disabled), all keys of a batch pipelined, a round trip a phase:
+ * Sweeps and notified keys: one HGETALL per key, all of a batch pipelined (a SCAN step of
+ * ~RS_SCAN_COUNT keys; redis_sweep.c keeps RS_SWEEP_INFLIGHT steps in flight, so the
+ * commands and replies waiting are bounded). One command per task, ~1-2 µs of Redis CPU
+ * each. The record cap is kept on the client: a newest record over RS_RECORD_CAP is never
+ * decoded (the task is listed as oversized), older attempts are decoded only when all of
+ * them together fit RS_SWEEP_ALL_CAP (the overlap check), a hash of more than
+ * RS_MAX_FIELDS fields is listed as malformed, and a key that is not a hash (WRONGTYPE) is
+ * listed as malformed with the server's reason. The price: such a reply crosses the wire
+ * and sits in memory once before it is dropped (a single value is bounded only by Redis's
+ * 512 MB), where a server-side cap would need scripting (EVAL_RO), ~8 µs per key.
+ *
+ * Chains, a key at a time with its sizes known before any record is read, a round trip a
+ * phase (replies on one connection arrive in order, so a job's replies are matched by
+ * count):
  *   HLEN key                      → N attempt fields (0: gone; > cap: flagged)
- *   MEMORY USAGE key              → size estimate, except for chains and where the server
- *                                   refuses MEMORY (then sizes come from HSTRLEN alone)
- *   HSTRLEN key 1..N              → sizes, assuming fields "1".."N" (the normal layout);
- *                                   a missing one switches to HKEYS + HSTRLEN (slow path)
- *   HMGET key newest | all        → records; newest > 1 MiB is never fetched (oversized);
- *                                   all attempts only when N > 1 and small (overlap check)
- * Replies on one connection arrive in order, so a job's replies are matched by count.
+ *   HKEYS key                     → the attempt numbers
+ *   HSTRLEN key n...              → sizes
+ *   HMGET key n...                → every attempt of at most 1 MiB; larger ones are listed
+ *                                   as oversized, never fetched
  */
 #include "redis_priv.h"
 
+#include <event2/event.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -29,8 +38,40 @@
 #include "../core/xalloc.h"
 #include "redis_record.h"
 
+typedef enum { JP_HLEN, JP_STRLEN, JP_HKEYS, JP_DATA, JP_DONE } rs_phase;
+
+typedef struct rs_job {
+    rs_batch *b;
+    char *key;
+    size_t keylen;
+    rs_phase phase;
+    int pending, got;
+    bool failed;
+    int nf;                          /* numeric attempt fields */
+    int *nums;                       /* ascending */
+    long long *sizes;
+    int *fetch;                      /* indices into nums fetched by HMGET */
+    int nfetch;
+    bool handled;                    /* result applied already (on_all, on_data) */
+    long long hlen;                  /* HLEN result, -1 unreadable */
+    char why[112];                   /* layout problem (non-numeric field, ...) */
+} rs_job;
+
+struct rs_batch {
+    rs_src *s;
+    rs_batch_kind kind;
+    size_t njobs, open;
+    bool failed;
+    char err[160];
+    rs_job jobs[];
+};
+
+
+
 typedef void rs_cb(struct redisAsyncContext *, void *, void *);
-static rs_cb on_hlen, on_memusage, on_strlen, on_hkeys, on_data, on_all;
+static rs_cb on_hlen, on_strlen, on_hkeys, on_data, on_all;
+static void job_done(rs_job *j);
+static void batch_finish(rs_batch *b);
 
 const char *rs_task_id(const rs_src *s, const char *key, size_t len, size_t *idlen)
 {
@@ -119,35 +160,32 @@ static bool job_reply(rs_job *j, const redisReply *r, const char *cmd)
     }
     if (j->failed) {
         if (j->pending == 0)
-            rs_job_done(j);
+            job_done(j);
         return false;
     }
     return true;
 }
 
-/* HLEN, and for sweeps MEMORY USAGE in the same round trip: a small hash of a few
- * attempts (the common case) is then read whole with one HGETALL, bounded by the
- * reported size; anything else takes the HSTRLEN path. */
-void rs_job_start(rs_job *j)
+/* A chain: HLEN first (the field count), then HKEYS, HSTRLEN, HMGET. */
+static void job_start(rs_job *j)
 {
     j->phase = JP_HLEN;
-    j->hlen = j->mem = -1;
-    j->probing = j->b->kind != RS_BATCH_CHAIN && !j->b->s->no_memusage;
-    if (!job_cmd2(j, on_hlen, "HLEN", NULL)) {
-        rs_job_done(j);
-        return;
-    }
-    if (j->probing) {
-        const char *argv[3] = { "MEMORY", "USAGE", j->key };
-        size_t lens[3] = { 6, 5, j->keylen };
-        if (!job_send(j, on_memusage, 3, argv, lens))
-            j->probing = false;
-    }
+    j->hlen = -1;
+    if (!job_cmd2(j, on_hlen, "HLEN", NULL))
+        job_done(j);
+}
+
+/* A sweep or notified key: the whole hash, capped when read (on_all). */
+static void job_fetch_all(rs_job *j)
+{
+    j->phase = JP_DATA;
+    if (!job_cmd2(j, on_all, "HGETALL", NULL))
+        job_done(j);
 }
 
 /* ---- results ---------------------------------------------------------------------- */
 
-void rs_index_problem(rs_job *j, unsigned flags, const char *why)
+static void index_problem(rs_job *j, unsigned flags, const char *why)
 {
     rs_src *s = j->b->s;
     size_t idlen;
@@ -205,37 +243,24 @@ static void send_strlens(rs_job *j)
             break;
     }
     if (j->pending == 0)
-        rs_job_done(j);
+        job_done(j);
 }
 
-static void after_probe(rs_job *j)
+static void after_hlen(rs_job *j)
 {
-    int cap = j->b->kind == RS_BATCH_CHAIN ? RS_CHAIN_MAX_FIELDS : RS_MAX_FIELDS;
+    int cap = RS_CHAIN_MAX_FIELDS;
     if (j->why[0] || j->hlen == 0) {
-        rs_job_done(j);
+        job_done(j);
         return;
     }
     if (j->hlen > cap) {
         snprintf(j->why, sizeof j->why, "%lld attempt fields (more than %d)", j->hlen, cap);
-        rs_job_done(j);
+        job_done(j);
         return;
     }
-    j->nf = (int)j->hlen;
-    j->nums = xcalloc((size_t)j->nf, sizeof *j->nums);
-    for (int i = 0; i < j->nf; i++)
-        j->nums[i] = i + 1;
-    if (j->b->kind == RS_BATCH_CHAIN) {
-        j->slow = true;
-        j->phase = JP_HKEYS;
-        if (!job_cmd2(j, on_hkeys, "HKEYS", NULL))
-            rs_job_done(j);
-    } else if (j->mem >= 0 && j->nf <= RS_PROBE_FIELDS && j->mem <= RS_SWEEP_ALL_CAP) {
-        j->phase = JP_DATA;          /* MEMORY USAGE samples all of <= 5 fields: bounded */
-        if (!job_cmd2(j, on_all, "HGETALL", NULL))
-            rs_job_done(j);
-    } else {
-        send_strlens(j);
-    }
+    j->phase = JP_HKEYS;
+    if (!job_cmd2(j, on_hkeys, "HKEYS", NULL))
+        job_done(j);
 }
 
 static void on_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
@@ -251,31 +276,13 @@ static void on_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
     else
         snprintf(j->why, sizeof j->why, "not a hash (%.80s)",
                  r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-    if (!j->probing)
-        after_probe(j);              /* else wait for MEMORY USAGE (next reply) */
-out:
-    rs_reply_end(s);
-}
-
-static void on_memusage(struct redisAsyncContext *ac, void *reply, void *priv)
-{
-    rs_job *j = priv;
-    rs_src *s = j->b->s;
-    rs_reply_begin(s);
-    const redisReply *r = reply;
-    if (!job_reply(j, r, NULL))
-        goto out;
-    if (r->type == REDIS_REPLY_INTEGER)
-        j->mem = r->integer;
-    else if (r->type == REDIS_REPLY_ERROR)
-        s->no_memusage = true;       /* not allowed (ACL) or renamed: HSTRLEN from now on */
-    after_probe(j);
+    after_hlen(j);
 out:
     rs_reply_end(s);
 }
 
 /* "non-numeric attempt fields: 'latest', '-1'" (as many as fit). */
-void rs_job_bad_field(rs_job *j, const char *name)
+static void job_bad_field(rs_job *j, const char *name)
 {
     size_t n = strlen(j->why);
     if (n == 0)
@@ -309,48 +316,33 @@ static void on_hkeys(struct redisAsyncContext *ac, void *reply, void *priv)
             if (n > 0)
                 j->nums[j->nf++] = n;
             else
-                rs_job_bad_field(j, e->str);
+                job_bad_field(j, e->str);
         }
     }
     qsort(j->nums, (size_t)j->nf, sizeof *j->nums, cmp_int);
     if (j->nf > 0)
         send_strlens(j);
     else
-        rs_job_done(j);
+        job_done(j);
 out:
     rs_reply_end(s);
 }
 
-/* Which fields to fetch: newest (unless oversized), or all when worth it. */
+/* A chain fetches every attempt within the record cap. */
 static void plan_fetch(rs_job *j)
 {
-    long long total = 0;
-    bool all_ok = true;
-    for (int i = 0; i < j->nf; i++) {
-        total += j->sizes[i];
-        all_ok = all_ok && j->sizes[i] <= RS_RECORD_CAP;
-    }
     j->fetch = xcalloc((size_t)j->nf, sizeof *j->fetch);
     j->nfetch = 0;
-    if (j->b->kind == RS_BATCH_CHAIN) {
-        for (int i = 0; i < j->nf; i++)
-            if (j->sizes[i] > 0 && j->sizes[i] <= RS_RECORD_CAP)
-                j->fetch[j->nfetch++] = i;
-    } else if (j->sizes[j->nf - 1] > RS_RECORD_CAP) {
-        /* newest oversized: nothing fetched */
-    } else if (j->nf > 1 && all_ok && total <= RS_SWEEP_ALL_CAP) {
-        for (int i = 0; i < j->nf; i++)
+    for (int i = 0; i < j->nf; i++)
+        if (j->sizes[i] > 0 && j->sizes[i] <= RS_RECORD_CAP)
             j->fetch[j->nfetch++] = i;
-    } else {
-        j->fetch[j->nfetch++] = j->nf - 1;
-    }
 }
 
 static void send_fetch(rs_job *j)
 {
     plan_fetch(j);
     if (j->nfetch == 0) {
-        rs_job_done(j);
+        job_done(j);
         return;
     }
     j->phase = JP_DATA;
@@ -366,7 +358,7 @@ static void send_fetch(rs_job *j)
         lens[i + 2] = strlen(names[i]);
     }
     if (!job_send(j, on_data, (int)argc, argv, lens))
-        rs_job_done(j);
+        job_done(j);
     free(names);
     free(lens);
     free(argv);
@@ -383,19 +375,8 @@ static void on_strlen(struct redisAsyncContext *ac, void *reply, void *priv)
     int i = j->got++;
     if (i < j->nf)
         j->sizes[i] = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-    if (j->pending > 0)
-        goto out;
-    bool gap = false;
-    for (int k = 0; k < j->nf; k++)
-        gap = gap || j->sizes[k] <= 0;
-    if (gap && !j->slow) {
-        j->slow = true;              /* fields are not exactly "1".."N" */
-        j->phase = JP_HKEYS;
-        if (!job_cmd2(j, on_hkeys, "HKEYS", NULL))
-            rs_job_done(j);
-    } else {
+    if (j->pending == 0)
         send_fetch(j);
-    }
 out:
     rs_reply_end(s);
 }
@@ -481,8 +462,28 @@ static void chain_from_reply(rs_job *j, const redisReply *r)
     free(id);
 }
 
+/* Could this record say it is running? False only when it certainly does not: neither
+ * "running" in any case nor a \u escape appears. Saves decoding most older attempts
+ * (the overlap check wants only running ones). */
+static bool maybe_running(const char *p, size_t n)
+{
+    static const char word[] = "running";
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (p[i] == '\\' && p[i + 1] == 'u')
+            return true;
+        if ((p[i] | 0x20) == 'r' && n - i >= sizeof word - 1) {
+            size_t k = 1;
+            while (k < sizeof word - 1 && (p[i + k] | 0x20) == word[k])
+                k++;
+            if (k == sizeof word - 1)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* vals: the fetched records, oldest first, the newest last. */
-void rs_summary_from_values(rs_job *j, const redisReply *const *vals, size_t n)
+static void summary_from_values(rs_job *j, const redisReply *const *vals, size_t n)
 {
     rs_src *s = j->b->s;
     size_t idlen;
@@ -510,36 +511,41 @@ void rs_summary_from_values(rs_job *j, const redisReply *const *vals, size_t n)
     for (size_t i = 0; i + 1 < n; i++) {
         const redisReply *o = vals[i];
         rd_alakai_rec orec;
-        if (o->type == REDIS_REPLY_STRING && alakai_rec_decode(o->str, o->len, &orec) &&
-            strcmp(orec.status, "running") == 0)
+        if (o->type != REDIS_REPLY_STRING || !maybe_running(o->str, o->len))
+            continue;
+        if (alakai_rec_decode(o->str, o->len, &orec) && strcmp(orec.status, "running") == 0)
             sum.flags |= RD_EXEC_OVERLAP;
-        if (o->type == REDIS_REPLY_STRING)
-            alakai_rec_clear(&orec);
+        alakai_rec_clear(&orec);
     }
     rix_upsert(s->ix, id, idlen, &sum);
     alakai_rec_clear(&rec);
 }
 
-/* HGETALL: numeric fields in order, non-numeric ones noted. */
-static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
+/* A value's length as the server sent it (an over-cap string arrives empty: redis_priv.h). */
+static size_t value_len(const redisReply *v)
 {
-    rs_job *j = priv;
-    rs_src *s = j->b->s;
-    rs_reply_begin(s);
-    const redisReply *r = reply;
-    if (!job_reply(j, r, "HGETALL"))
-        goto out;
-    j->nf = 0;
-    size_t pairs = r->type == REDIS_REPLY_ARRAY ? r->elements / 2 : 0;
-    const redisReply **vals = xcalloc(pairs + 1, sizeof *vals);
+    if (v->type != REDIS_REPLY_STRING)
+        return 0;
+    return v->len == 0 && v->integer > 0 ? (size_t)v->integer : v->len;
+}
+
+/* A hash of at most RS_MAX_FIELDS fields: numeric fields in order, non-numeric ones
+ * noted; the newest record decoded unless over the cap, older ones only when all fit
+ * RS_SWEEP_ALL_CAP. */
+static void summary_from_hash(rs_job *j, const redisReply *r)
+{
+    const redisReply *vals[RS_MAX_FIELDS];
+    size_t pairs = r->elements / 2, total = 0;
     j->nums = xrealloc(j->nums, (pairs + 1) * sizeof *j->nums);
+    j->nf = 0;
     for (size_t i = 0; i < pairs; i++) {
         const redisReply *f = r->element[2 * i], *v = r->element[2 * i + 1];
         int n = f->type == REDIS_REPLY_STRING ? alakai_field_num(f->str, f->len) : -1;
         if (n <= 0) {
-            rs_job_bad_field(j, f->type == REDIS_REPLY_STRING ? f->str : "?");
+            job_bad_field(j, f->type == REDIS_REPLY_STRING ? f->str : "?");
             continue;
         }
+        total += value_len(v);
         int k = j->nf++;             /* insertion sort: a handful of fields */
         while (k > 0 && j->nums[k - 1] > n) {
             j->nums[k] = j->nums[k - 1];
@@ -549,12 +555,40 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
         j->nums[k] = n;
         vals[k] = v;
     }
-    if (j->nf > 0) {
-        j->handled = true;
-        rs_summary_from_values(j, vals, (size_t)j->nf);
+    if (j->nf == 0)
+        return;                      /* gone (empty), or no attempt field: job_result */
+    const redisReply *newest = vals[j->nf - 1];
+    if (value_len(newest) > RS_RECORD_CAP) {
+        char msg[112];
+        snprintf(msg, sizeof msg, "newest record is %zu bytes (over 1 MiB): not read",
+                 value_len(newest));
+        index_problem(j, RD_EXEC_OVERSIZED, msg);
+    } else {
+        size_t from = total <= RS_SWEEP_ALL_CAP ? 0 : (size_t)j->nf - 1;
+        summary_from_values(j, vals + from, (size_t)j->nf - from);
     }
-    free(vals);
-    rs_job_done(j);
+    j->handled = true;
+}
+
+/* HGETALL (sweeps, notified keys). */
+static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_job *j = priv;
+    rs_src *s = j->b->s;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (!job_reply(j, r, "HGETALL"))
+        goto out;
+    if (r->type == REDIS_REPLY_ERROR)        /* WRONGTYPE: listed as malformed */
+        snprintf(j->why, sizeof j->why, "not a hash (%.80s)", r->str);
+    else if (r->type != REDIS_REPLY_ARRAY)
+        snprintf(j->why, sizeof j->why, "unexpected reply to HGETALL");
+    else if (r->elements / 2 > RS_MAX_FIELDS)
+        snprintf(j->why, sizeof j->why, "%zu attempt fields (more than %d)", r->elements / 2,
+                 RS_MAX_FIELDS);
+    else
+        summary_from_hash(j, r);
+    job_done(j);
 out:
     rs_reply_end(s);
 }
@@ -569,15 +603,12 @@ static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
         goto out;
     if (r->type == REDIS_REPLY_ARRAY) {
         j->handled = true;
-        if (j->b->kind == RS_BATCH_CHAIN)
-            chain_from_reply(j, r);
-        else
-            rs_summary_from_values(j, (const redisReply *const *)r->element, r->elements);
+        chain_from_reply(j, r);
     } else {
         snprintf(j->why, sizeof j->why, "unexpected reply to HMGET");
         j->nf = 0;
     }
-    rs_job_done(j);
+    job_done(j);
 out:
     rs_reply_end(s);
 }
@@ -594,12 +625,12 @@ static void job_result(rs_job *j)
         if (chain)
             chain_problem(j, msg, RD_EXEC_OVERSIZED);
         else
-            rs_index_problem(j, RD_EXEC_OVERSIZED, msg);
+            index_problem(j, RD_EXEC_OVERSIZED, msg);
     } else if (j->why[0]) {
         if (chain)
             chain_problem(j, j->why, RD_EXEC_MALFORMED);
         else
-            rs_index_problem(j, RD_EXEC_MALFORMED, j->why);
+            index_problem(j, RD_EXEC_MALFORMED, j->why);
     } else if (chain) {
         chain_problem(j, "no such task", 0);
     } else {
@@ -607,7 +638,7 @@ static void job_result(rs_job *j)
     }
 }
 
-void rs_job_done(rs_job *j)
+static void job_done(rs_job *j)
 {
     if (j->phase == JP_DONE || j->pending > 0)
         return;
@@ -616,31 +647,32 @@ void rs_job_done(rs_job *j)
         job_result(j);
     rs_batch *b = j->b;
     if (--b->open == 0)
-        rs_batch_finish(b);
+        batch_finish(b);
 }
 
 void rs_batch_run(rs_batch *b)
 {
     if (b->njobs == 0) {
-        rs_batch_finish(b);
+        batch_finish(b);
         return;
     }
     b->open++;                       /* hold: jobs may complete synchronously */
-    bool script = b->kind != RS_BATCH_CHAIN && !b->s->no_script;
-    for (size_t i = 0; i < b->njobs; i += script ? RS_SCRIPT_KEYS : 1) {
-        if (script) {
-            size_t n = b->njobs - i < RS_SCRIPT_KEYS ? b->njobs - i : RS_SCRIPT_KEYS;
-            rs_script_send(b, i, n);
-        } else {
-            rs_job_start(&b->jobs[i]);
-        }
+    for (size_t i = 0; i < b->njobs; i++) {
+        if (b->kind == RS_BATCH_CHAIN)
+            job_start(&b->jobs[i]);
+        else
+            job_fetch_all(&b->jobs[i]);
     }
     if (--b->open == 0)
-        rs_batch_finish(b);
+        batch_finish(b);
 }
 
-static void sweep_finish(rs_src *s)
+/* The end of a sweep (rix_sweep_end, the publish: each a walk of the whole index) runs
+ * from its own zero-delay event, not inside the read event of the last reply. */
+void rs_sweep_finish(rs_src *s)
 {
+    if (!s->sweeping || !s->cursor_done || s->batches > 0 || s->scan_inflight)
+        return;                      /* aborted, or another sweep since */
     s->sweeping = false;
     size_t removed = rix_sweep_end(s->ix);
     double now = rs_now();
@@ -648,7 +680,7 @@ static void sweep_finish(rs_src *s)
     s->sweep_last = now;
     s->swept_once = true;
     s->settled = true;
-    if (getenv("RD_REDIS_DEBUG"))
+    if (s->debug)
         fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.3f s, "
                 "costliest fetch callback %.2f ms CPU\n", s->sweep_keys, rix_size(s->ix), removed,
                 s->sweep_secs, s->cb_max * 1e3);
@@ -656,7 +688,7 @@ static void sweep_finish(rs_src *s)
     rs_publish(s, true);
 }
 
-void rs_batch_finish(rs_batch *b)
+static void batch_finish(rs_batch *b)
 {
     rs_src *s = b->s;
     switch (b->kind) {
@@ -667,7 +699,7 @@ void rs_batch_finish(rs_batch *b)
                 rs_fail(s, b->err);
             s->sweeping = false;
         } else if (s->cursor_done && s->batches == 0 && !s->scan_inflight) {
-            sweep_finish(s);
+            event_active(s->ev_sweep_done, EV_TIMEOUT, 0);
         } else {
             rs_sweep_continue(s);
         }

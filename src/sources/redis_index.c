@@ -99,6 +99,14 @@ static uint8_t intern(rix_names *nm, const char *s, uint8_t none)
     return (uint8_t)nm->n++;
 }
 
+int rix_status_id(const rix *ix, const char *status)
+{
+    for (int i = 0; i < ix->statuses.n; i++)
+        if (strcmp(ix->statuses.v[i], status) == 0)
+            return i;
+    return -1;
+}
+
 const char *rix_status_name(const rix *ix, const rix_task *t)
 {
     return ix->statuses.v[t->status];
@@ -136,10 +144,12 @@ static void rehash(rix *ix, size_t nslots)
     free(ix->slots);
     ix->nslots = nslots;
     ix->slots = xcalloc(nslots, sizeof *ix->slots);
-    for (size_t k = 0; k < ix->n; k++) {
-        bool found;
+    size_t mask = nslots - 1;
+    for (size_t k = 0; k < ix->n; k++) {    /* ids are distinct: the first free slot */
         const char *id = ix->arena + ix->tasks[k].str;
-        size_t i = slot_find(ix, id, strlen(id), &found);
+        size_t i = (size_t)hash_bytes(id, strlen(id)) & mask;
+        while (ix->slots[i])
+            i = (i + 1) & mask;
         ix->slots[i] = (uint32_t)k + 1;
     }
 }

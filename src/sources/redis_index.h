@@ -59,6 +59,8 @@ size_t rix_sweep_end(rix *ix);
 const char *rix_id(const rix *ix, const rix_task *t);
 const char *rix_error(const rix *ix, const rix_task *t);       /* "" none */
 const char *rix_status_name(const rix *ix, const rix_task *t);
+/* The interned id of status (compare with rix_task.status), -1 when no task has it. */
+int rix_status_id(const rix *ix, const char *status);
 const char *rix_code_name(const rix *ix, const rix_task *t);   /* NULL none */
 const char *rix_task_name(const rix *ix, const rix_task *t);   /* NULL none */
 uint32_t rix_hash_fp(const char *fingerprint);                 /* 0 for ""/NULL */

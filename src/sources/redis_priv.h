@@ -2,12 +2,13 @@
 /* Private to the Redis (Alakai) source: redis_source.c (timers, ops), redis_conn.c
  * (connections, deadlines, backoff, the notification subscription), redis_view.c
  * (publishing), redis_secure.c (credentials and TLS), redis_sweep.c (key discovery: SCAN
- * sweeps, notified keys, a chain's key), redis_fetch.c (the batches those keys become, and
- * the per-key fetch pipeline) and redis_script.c (the read-only fetch script, the
- * steady-state path for sweeps). */
+ * sweeps, notified keys, a chain's key) and redis_fetch.c (the batches those keys become:
+ * one pipelined HGETALL per key, or the sized per-key path for a chain). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <hiredis/read.h>
 
 #include "redis_index.h"
 #include "redis_url.h"
@@ -21,15 +22,13 @@ struct rd_secret;
 struct tlsb;
 
 enum {
-    RS_SCAN_COUNT = 500,            /* SCAN COUNT hint per call */
-    RS_SWEEP_INFLIGHT = 4,          /* SCAN steps being fetched at once */
+    RS_SCAN_COUNT = 250,            /* SCAN COUNT hint per call: ~250 HGETALLs sent at once */
+    RS_SWEEP_INFLIGHT = 8,          /* SCAN steps being fetched at once: ≤ ~2000 HGETALLs */
     RS_MAX_FIELDS = 64,             /* attempt fields read per task in a sweep */
     RS_CHAIN_MAX_FIELDS = 1000,     /* attempt fields read for a chain */
-    RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB are never fetched */
+    RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB: dropped unread (sweeps), never
+                                       fetched (chains) */
     RS_SWEEP_ALL_CAP = 256 << 10,   /* fetch all attempts (overlap) below this total */
-    RS_SCRIPT_KEYS = 50,            /* keys per fetch script (EVAL_RO) */
-    RS_REPLY_BUDGET = 1 << 20,      /* bytes of records per script reply (then: again) */
-    RS_PROBE_FIELDS = 5,            /* MEMORY USAGE samples 5 fields: exact up to here */
     RS_MAX_TASKS = 400000,          /* index cap; beyond it counts are marked ≈ */
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
     RS_DIRTY_BATCH = 500,
@@ -65,7 +64,8 @@ typedef struct rs_src {
     struct redisAsyncContext *ac;   /* commands */
     rs_conn_state state;
     unsigned pending;               /* replies outstanding on ac */
-    double progress_at;             /* last reply / connect start (deadlines) */
+    double progress_at;             /* last reply seen / connect start (deadlines) */
+    unsigned long replies, replies_seen;   /* replies counted / as on_watch last saw them */
     double backoff;
     int in_cb;                      /* depth inside our hiredis callbacks */
     bool drop_pending;              /* teardown requested from inside a callback */
@@ -76,9 +76,11 @@ typedef struct rs_src {
     double sub_started, sub_backoff;
     bool notify_on;                 /* server has K + hash events enabled */
     bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
-    bool no_memusage;               /* MEMORY USAGE refused: size fields with HSTRLEN */
-    bool no_script;                 /* EVAL_RO refused: per-key fetches (redis_fetch.c) */
-    double cb_max;                  /* costliest fetch-script callback, CPU s (RD_REDIS_DEBUG) */
+    bool debug;                     /* RD_REDIS_DEBUG: sweep figures on stderr */
+    /* ac's reader: the defaults, and ours (strings over the record cap not copied) */
+    const redisReplyObjectFunctions *reply_default;
+    redisReplyObjectFunctions reply_fns;
+    double cb_max;                  /* costliest fetch callback, CPU s (debug only) */
 
     /* credentials and TLS (redis_secure.c) */
     bool store_is_ref;              /* store = env:/file:/cmd: giving the URL */
@@ -92,6 +94,7 @@ typedef struct rs_src {
     char tls_ip[80];                /* the address the bridge was made for: "ip|port" */
 
     struct event *ev_tick, *ev_watch, *ev_retry, *ev_sub_retry, *ev_kick;
+    struct event *ev_sweep_done;    /* rs_sweep_finish, out of the last reply's callback */
 
     /* sweeps */
     rix *ix;
@@ -196,6 +199,9 @@ void rs_sub_start(rs_src *s);                /* subscribe to keyspace events whe
 void rs_drop_deferred(rs_src *s);            /* the teardown rs_drop deferred, once allowed */
 void rs_conn_events(rs_src *s);              /* make ev_watch, ev_retry, ev_sub_retry */
 
+/* On the main connection a string reply over RS_RECORD_CAP arrives empty (len 0, str "")
+ * with its true length in ->integer (redis_conn.c's reader never copies it). */
+
 /* redis_fetch.c */
 /* Fetch batches (redis_fetch.c): one job per key, run with bounded commands in flight. */
 typedef struct rs_batch rs_batch;
@@ -204,56 +210,7 @@ size_t rs_batch_size(const rs_batch *b);
 const char *rs_batch_last_key(const rs_batch *b);     /* NULL when empty */
 void rs_batch_add(rs_batch *b, const char *key, size_t len);
 void rs_batch_run(rs_batch *b);
-
-/* Shared by redis_fetch.c and redis_script.c: a batch's jobs, their completion and
- * what a fetched record does to the index. */
-struct redisReply;
-
-typedef enum { JP_HLEN, JP_STRLEN, JP_HKEYS, JP_DATA, JP_DONE } rs_phase;
-
-typedef struct rs_job {
-    rs_batch *b;
-    char *key;
-    size_t keylen;
-    rs_phase phase;
-    int pending, got;
-    bool failed, slow;
-    int nf;                          /* numeric attempt fields */
-    int *nums;                       /* ascending */
-    long long *sizes;
-    int *fetch;                      /* indices into nums fetched by HMGET */
-    int nfetch;
-    bool handled;                    /* result applied already (on_all, on_data, script) */
-    bool probing;                    /* HLEN + MEMORY USAGE sent together */
-    long long hlen;                  /* HLEN result, -1 unreadable */
-    long long mem;                   /* MEMORY USAGE bytes, -1 unknown */
-    char why[112];                   /* layout problem (non-numeric field, ...) */
-} rs_job;
-
-struct rs_batch {
-    rs_src *s;
-    rs_batch_kind kind;
-    size_t njobs, open;
-    bool failed;
-    char err[160];
-    rs_job jobs[];
-};
-
-void rs_job_start(rs_job *j);                /* the per-key path, from HLEN */
-/* Once no reply is pending: applies the result unless handled, and finishes the batch
- * with its last open job. */
-void rs_job_done(rs_job *j);
-void rs_batch_finish(rs_batch *b);           /* report the batch's outcome, free it */
-/* "non-numeric attempt fields: 'latest', '-1'" into j->why (as many as fit). */
-void rs_job_bad_field(rs_job *j, const char *name);
-void rs_index_problem(rs_job *j, unsigned flags, const char *why);
-/* vals: the fetched records, oldest first, the newest last (j->nums matching). */
-void rs_summary_from_values(rs_job *j, const struct redisReply *const *vals, size_t n);
-
-/* redis_script.c */
-/* One EVAL_RO for jobs [first, first + n) of b, n <= RS_SCRIPT_KEYS; the jobs finish
- * from its reply (or move to the per-key path when the server refuses the script). */
-void rs_script_send(rs_batch *b, size_t first, size_t n);
+void rs_sweep_finish(rs_src *s);             /* from ev_sweep_done */
 
 void rs_sweep_start(rs_src *s);
 void rs_sweep_continue(rs_src *s);           /* issue the next SCAN (from the loop) */

@@ -82,6 +82,11 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
     step(arg, false);
 }
 
+static void on_sweep_done(evutil_socket_t fd, short what, void *arg)
+{
+    rs_sweep_finish(arg);
+}
+
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
     step(arg, true);
@@ -233,6 +238,7 @@ static void op_free(rd_source *src)
     event_free(s->ev_retry);
     event_free(s->ev_sub_retry);
     event_free(s->ev_kick);
+    event_free(s->ev_sweep_done);
     rix_free(s->ix);
     rs_dirty_free(&s->dirty);
     filter_copy(&s->filter, NULL);
@@ -286,6 +292,7 @@ rd_source *redis_source_new(const rd_source_ctx *ctx)
     s->base.impl = s;
     s->evb = ctx->base;
     s->backoff = s->sub_backoff = 1;
+    s->debug = getenv("RD_REDIS_DEBUG") != NULL;
     s->prefix = xstrdup(ctx->cfg->prefix && *ctx->cfg->prefix ? ctx->cfg->prefix
                                                                : "alakai-executions");
     char *esc = glob_escape(s->prefix);
@@ -300,6 +307,7 @@ rd_source *redis_source_new(const rd_source_ctx *ctx)
     s->ev_tick = event_new(s->evb, -1, EV_PERSIST, on_tick, s);
     rs_conn_events(s);
     s->ev_kick = evtimer_new(s->evb, on_kick, s);
+    s->ev_sweep_done = evtimer_new(s->evb, on_sweep_done, s);
     if (!ok) {                       /* reported at start; never connects */
         s->unusable = true;
         snprintf(s->unusable_why, sizeof s->unusable_why, "%s", err);

@@ -56,9 +56,10 @@ void rs_sweep_continue(rs_src *s)
 {
     if (!s->sweeping || s->scan_inflight || s->cursor_done || s->batches >= RS_SWEEP_INFLIGHT)
         return;
-    static const char count[] = "500";
+    char count[16];
+    snprintf(count, sizeof count, "%d", RS_SCAN_COUNT);
     const char *argv[6] = { "SCAN", s->cursor, "MATCH", s->match, "COUNT", count };
-    size_t lens[6] = { 4, strlen(s->cursor), 5, strlen(s->match), 5, sizeof count - 1 };
+    size_t lens[6] = { 4, strlen(s->cursor), 5, strlen(s->match), 5, strlen(count) };
     if (!rs_command(s, on_scan, s, 6, argv, lens)) {
         s->sweeping = false;
         return;

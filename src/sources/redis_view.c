@@ -20,13 +20,28 @@ static const char SRC_NAME[] = "redis";   /* our share of the model's DLQ */
 
 /* ---- publishing to the model ------------------------------------------------------------ */
 
-static bool is_orphan(const rs_src *s, const rix *ix, const rix_task *t, double now)
+/* The publish's context: statuses compared by their interned ids (a publish walks every
+ * task, several times). */
+typedef struct pred_ctx {
+    const rs_src *s;
+    double now;
+    double orphan_before;           /* dispatched before this and running: orphan */
+    int running, failed;            /* rix_status_id, -1 none */
+} pred_ctx;
+
+static pred_ctx pred_of(const rs_src *s, double now)
 {
-    return t->dispatched_at > 0 && now - t->dispatched_at > s->base.ctx.cfg->orphan_after_s &&
-           strcmp(rix_status_name(ix, t), "running") == 0;
+    return (pred_ctx){ .s = s, .now = now,
+                       .orphan_before = now - s->base.ctx.cfg->orphan_after_s,
+                       .running = rix_status_id(s->ix, "running"),
+                       .failed = rix_status_id(s->ix, "failed") };
 }
 
-typedef struct pred_ctx { const rs_src *s; double now; } pred_ctx;
+static bool is_orphan(const pred_ctx *p, const rix_task *t)
+{
+    return t->status == p->running && t->dispatched_at > 0 &&
+           t->dispatched_at < p->orphan_before;
+}
 
 static bool match_filter(const rix *ix, const rix_task *t, void *ud)
 {
@@ -34,7 +49,7 @@ static bool match_filter(const rix *ix, const rix_task *t, void *ud)
     const rd_exec_filter *f = &p->s->filter;
     const char *st = rix_status_name(ix, t);
     if (f->status && *f->status && strcasecmp(f->status, st) != 0) {
-        bool special = (strcasecmp(f->status, "orphan") == 0 && is_orphan(p->s, ix, t, p->now)) ||
+        bool special = (strcasecmp(f->status, "orphan") == 0 && is_orphan(p, t)) ||
                        (strcasecmp(f->status, "malformed") == 0 && (t->flags & RD_EXEC_MALFORMED)) ||
                        (strcasecmp(f->status, "oversized") == 0 && (t->flags & RD_EXEC_OVERSIZED)) ||
                        (strcasecmp(f->status, "overlap") == 0 && (t->flags & RD_EXEC_OVERLAP));
@@ -56,16 +71,19 @@ static bool match_filter(const rix *ix, const rix_task *t, void *ud)
 static bool is_dead(const rix *ix, const rix_task *t, void *ud)
 {
     const pred_ctx *p = ud;
-    if (is_orphan(p->s, ix, t, p->now))
+    (void)ix;
+    if (is_orphan(p, t))
         return true;
-    if (strcmp(rix_status_name(ix, t), "failed") != 0)
+    if (t->status != p->failed)
         return false;
     return retry_alakai("failed", t->attempt, p->s->base.ctx.cfg->max_retries).verdict ==
            RD_ELIG_NO;
 }
 
-static void exec_from_task(const rs_src *s, const rix_task *t, double now, rd_execution *e)
+static void exec_from_task(const rs_src *s, const rix_task *t, const pred_ctx *p,
+                           rd_execution *e)
 {
+    double now = p->now;
     const rd_system_cfg *cfg = s->base.ctx.cfg;
     const rix *ix = s->ix;
     const char *st = rix_status_name(ix, t);
@@ -89,7 +107,7 @@ static void exec_from_task(const rs_src *s, const rix_task *t, double now, rd_ex
     e->finished_at = (double)t->resolved_s;
     e->updated_at = (double)t->resolved_s > 0 ? (double)t->resolved_s : t->dispatched_at;
     e->flags = t->flags;
-    if (is_orphan(s, s->ix, t, now)) {
+    if (is_orphan(p, t)) {
         e->flags |= RD_EXEC_ORPHAN;
         char age[32];
         format_age(now - t->dispatched_at, age, sizeof age);
@@ -107,24 +125,24 @@ static void publish_page(rs_src *s, pred_ctx *p)
     size_t got = rix_select(s->ix, match_filter, p, &s->page_from, n, idx, &more);
     rd_execution *items = got ? xcalloc(got, sizeof *items) : NULL;
     for (size_t i = 0; i < got; i++)
-        exec_from_task(s, rix_at(s->ix, idx[i]), p->now, &items[i]);
+        exec_from_task(s, rix_at(s->ix, idx[i]), p, &items[i]);
     free(idx);
     model_set_execs(s->base.ctx.model, items, got, more);
 }
 
-static void publish_counts(rs_src *s, double now, long *orphans, long *dead)
+static void publish_counts(rs_src *s, pred_ctx *p, long *orphans, long *dead)
 {
     long by[256] = { 0 };
-    pred_ctx p = { s, now };
+    double now = p->now;
     long fails_recent = 0;
     *orphans = *dead = 0;
     for (size_t i = 0; i < rix_size(s->ix); i++) {
         const rix_task *t = rix_at(s->ix, i);
         by[t->status]++;
-        *orphans += is_orphan(s, s->ix, t, now);
-        *dead += is_dead(s->ix, t, &p);
-        fails_recent += (double)t->resolved_s > now - 300 && (double)t->resolved_s <= now &&
-                        strcmp(rix_status_name(s->ix, t), "failed") == 0;
+        *orphans += is_orphan(p, t);
+        *dead += is_dead(s->ix, t, p);
+        fails_recent += t->status == p->failed && (double)t->resolved_s > now - 300 &&
+                        (double)t->resolved_s <= now;
     }
     size_t nc = 0;
     rd_count *c = xcalloc(256, sizeof *c);
@@ -159,7 +177,7 @@ static void publish_dlq(rs_src *s, pred_ctx *p, long dead)
         const rix *ix = s->ix;
         const rix_task *t = rix_at(ix, idx[i]);
         rd_dlq_entry *d = &items[i];
-        bool orphan = is_orphan(s, s->ix, t, p->now);
+        bool orphan = is_orphan(p, t);
         d->id = xstrdup(rix_id(ix, t));
         d->queue = xstrdup("alakai");
         d->execution_id = xstrdup(rix_id(ix, t));
@@ -185,14 +203,15 @@ void rs_publish(rs_src *s, bool force)
         !(s->dlq_wanted && !s->dlq_sent)) {
         /* only the clock moved: republish when the orphan count changes */
         long o = 0;
+        pred_ctx p = pred_of(s, now);
         for (size_t i = 0; i < rix_size(s->ix); i++)
-            o += is_orphan(s, s->ix, rix_at(s->ix, i), now);
+            o += is_orphan(&p, rix_at(s->ix, i));
         if (o == s->published_orphans)
             return;
     }
-    pred_ctx p = { s, now };
+    pred_ctx p = pred_of(s, now);
     double cpu0 = clock_cpu();
-    publish_counts(s, now, &orphans, &dead);
+    publish_counts(s, &p, &orphans, &dead);
     publish_page(s, &p);
     publish_dlq(s, &p, dead);
     if (getenv("RD_REDIS_DEBUG"))
@@ -207,7 +226,7 @@ void rs_publish(rs_src *s, bool force)
 
 void rs_publish_prev(rs_src *s, const rix_cursor *c, size_t n, uint32_t *idx)
 {
-    pred_ctx p = { s, rs_now() };
+    pred_ctx p = pred_of(s, rs_now());
     size_t got = rix_select_before(s->ix, match_filter, &p, c, n, idx);
     if (got > 0)
         rix_cursor_of(s->ix, rix_at(s->ix, idx[0]), true, &s->page_from);

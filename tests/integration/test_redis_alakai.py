@@ -110,7 +110,7 @@ def test_overview_counts_and_flags(alakai):
     assert ex["task-overlap"]["overlapping"] and ex["task-overlap"]["attempt"] == 2
     assert ex["task-lost"]["status"] == "lost"
     assert ex["task-malformed"]["malformed"] and ex["task-malformed"]["error"]
-    assert ex["task-oversized"]["oversized"] and "not fetched" in ex["task-oversized"]["error"]
+    assert ex["task-oversized"]["oversized"] and "over 1 MiB): not read" in ex["task-oversized"]["error"]
     assert ex["task-wrongtype"]["malformed"] and "not a hash" in ex["task-wrongtype"]["error"]
     nn = ex["task-nonnumeric"]
     assert nn["malformed"] and nn["status"] == "failed" and nn["attempt"] == 1

@@ -21,7 +21,7 @@ import pytest
 from snaphelp import ROOT, rd_bin, snapshot, write_config
 
 PREFIX = "rdsec-test"
-ACL_RULES = ("~* &* -@all +@read +@connection -@admin +info +config|get +memory|usage "
+ACL_RULES = ("~* &* -@all +@read +@connection -@admin +info +config|get "
              "+acl|whoami +time +psubscribe +punsubscribe +subscribe +unsubscribe")
 TASKS = {
     "sec-failed": {"status": "failed", "attempt": 1, "errorCode": "E_SEC",

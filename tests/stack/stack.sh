@@ -449,11 +449,11 @@ redis_stop() {  # only OUR redis (pid file + working directory), never "whatever
 # test CA when sent), the default user needs no password and rd_ro exists too (TLS + ACL).
 # The config holds the passwords: mode 0600, never on a command line.
 RSEC_ACL_USER=rd_ro
-# What a monitoring console needs (src/sources/redis_*.c: SELECT, PING, SCAN, TYPE, HKEYS,
-# HLEN, HMGET, HGETALL, HSTRLEN, MEMORY USAGE, CONFIG GET notify-keyspace-events,
-# PSUBSCRIBE; INFO, ACL WHOAMI, TIME for `redrive check`), nothing that writes or administers
+# What a monitoring console needs (src/sources/redis_*.c: SELECT, PING, SCAN + HGETALL
+# (sweeps), HLEN, HKEYS, HSTRLEN, HMGET (chains), CONFIG GET notify-keyspace-events,
+# PSUBSCRIBE; INFO, ACL WHOAMI, TIME for `redrive check`; docs/config.md), nothing that writes or administers
 # (-@admin after +@connection drops CLIENT KILL/PAUSE/...).
-RSEC_ACL_RULES="~* &* -@all +@read +@connection -@admin +info +config|get +memory|usage +acl|whoami +time +psubscribe +punsubscribe +subscribe +unsubscribe"
+RSEC_ACL_RULES="~* &* -@all +@read +@connection -@admin +info +config|get +acl|whoami +time +psubscribe +punsubscribe +subscribe +unsubscribe"
 
 rsec_dir() { echo "$DIR/redis-$1"; }
 
