@@ -151,3 +151,16 @@ def read_journal(tmpdir):
         return []
     with open(p) as f:
         return [json.loads(l) for l in f if l.strip()]
+
+
+def admin_sql(query, args=(), dsn_var="RD_PG_ADMIN_DSN_ATTUNE2", search_path="attune, public"):
+    """One statement as the store's owner (the stack's admin DSN); its rows, or None."""
+    import psycopg2
+    conn = psycopg2.connect(os.environ[dsn_var])
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute("SET search_path = " + search_path)
+            cur.execute(query, args)
+            return cur.fetchall() if cur.description else None
+    finally:
+        conn.close()

@@ -4,9 +4,7 @@ the retry, and leaves out a manual retry of a failure that already failed again 
 after a manual retry, unless --override-loop (journaled as overridden). Real store (attune2),
 a private reference core server, the journal in a private state dir."""
 import json
-import os
 
-import psycopg2
 import pytest
 
 import actlib
@@ -16,21 +14,11 @@ FP = "Ledger service returned <n> for batch <n>"
 XID = 901
 
 
-def sql(query, args=()):
-    conn = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
-    try:
-        with conn, conn.cursor() as cur:
-            cur.execute("SET search_path = attune, public")
-            cur.execute(query, args)
-            return cur.fetchall() if cur.description else None
-    finally:
-        conn.close()
-
 
 @pytest.fixture
 def failed_execution(stack):
     actlib.reload_fixture("attune2")
-    sql("INSERT INTO execution (id, action, action_ref, config, env_vars, executor, status, result,"
+    actlib.admin_sql("INSERT INTO execution (id, action, action_ref, config, env_vars, executor, status, result,"
         " created, updated, retry_count, max_retries, worker, started_at)"
         " SELECT %s, action, action_ref, config, env_vars, executor, 'failed', %s,"
         " now() - interval '2 minutes', now() - interval '1 minute', 0, 3, worker,"
@@ -55,10 +43,10 @@ def test_cli_retry_loop_is_left_out_unless_overridden(act, tmp_path, failed_exec
         assert first["fp"] == FP and first["attempt"] == 1 and "override" not in first, first
 
         # the core made a new execution of 901; it fails again the same way: a loop
-        new = sql("SELECT id FROM execution WHERE (config ->> 'retry_of')::bigint = %s", (XID,))
+        new = actlib.admin_sql("SELECT id FROM execution WHERE (config ->> 'retry_of')::bigint = %s", (XID,))
         assert new and len(new) == 1, new
         nid = new[0][0]
-        sql("UPDATE execution SET status = 'failed', result = %s, retry_count = 1, updated = now()"
+        actlib.admin_sql("UPDATE execution SET status = 'failed', result = %s, retry_count = 1, updated = now()"
             " WHERE id = %s", (json.dumps({"error": ERROR % 9999}), nid))
         n_journal = len(outcomes(a))
         p = a.run("retry", str(nid), "--yes")

@@ -21,6 +21,8 @@ import pytest
 from snaphelp import ROOT, need_env, snapshot, write_config
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "tui"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
+from actlib import admin_sql  # noqa: E402
 import pexpect  # noqa: E402
 import pyte  # noqa: E402
 import pyte_rep  # noqa: E402,F401  (CSI b)
@@ -70,17 +72,6 @@ def pg_store(e, uri=False):
 def redis_store(e):
     return "%s, %s" % (e["RD_REDIS_REPLICA_URL"], os.environ["RD_REDIS_URL"])
 
-
-def admin_sql(query, args=()):
-    import psycopg2
-    conn = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
-    try:
-        with conn, conn.cursor() as cur:
-            cur.execute("SET search_path = attune, public")
-            cur.execute(query, args)
-            return cur.fetchall() if cur.description else None
-    finally:
-        conn.close()
 
 
 def only_source(snap):

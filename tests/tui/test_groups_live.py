@@ -9,7 +9,6 @@ import os
 import sys
 import time
 
-import psycopg2
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,23 +28,13 @@ def stack_env():
         pytest.fail("needs the local stack env (tests/stack/stack.sh start DIR; . DIR/env)")
 
 
-def sql(query, args=()):
-    conn = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
-    try:
-        with conn, conn.cursor() as cur:
-            cur.execute("SET search_path = attune, public")
-            cur.execute(query, args)
-            return cur.fetchall() if cur.description else None
-    finally:
-        conn.close()
-
 
 @pytest.fixture
 def ledger_group():
     actlib.reload_fixture("attune2")
     for k, xid in enumerate(sorted(ELIGIBLE + INELIGIBLE)):
         spent = 3 if xid in INELIGIBLE else 0
-        sql("INSERT INTO execution (id, action, action_ref, config, env_vars, executor, status, result,"
+        actlib.admin_sql("INSERT INTO execution (id, action, action_ref, config, env_vars, executor, status, result,"
             " created, updated, retry_count, max_retries, worker, started_at)"
             " SELECT %s, action, action_ref, config, env_vars, executor, 'failed', %s,"
             " now() - make_interval(secs => %s), now() - make_interval(secs => %s), %s, 3, worker,"
@@ -109,10 +98,10 @@ def test_group_retry_typed_confirmation_and_loop_override(tmp_path, ledger_group
         t.send("n")                                             # close the finished dialog
 
         # The core made a new execution of 901; it fails again the same way: a loop.
-        new = sql("SELECT id FROM execution WHERE (config ->> 'retry_of')::bigint = 901")
+        new = actlib.admin_sql("SELECT id FROM execution WHERE (config ->> 'retry_of')::bigint = 901")
         assert new and len(new) == 1, new
         nid = new[0][0]
-        sql("UPDATE execution SET status = 'failed', result = %s, retry_count = 1, updated = now()"
+        actlib.admin_sql("UPDATE execution SET status = 'failed', result = %s, retry_count = 1, updated = now()"
             " WHERE id = %s", (json.dumps({"error": ERROR % 9999}), nid))
         t.send("\x12")                                          # ctrl-r: refresh now
         t.send(":chain %d\r" % nid)
