@@ -11,7 +11,9 @@ OWN=""
 if [ -z "${RD_STACK_DIR:-}" ] || [ ! -f "$RD_STACK_DIR/env" ]; then
     [ -n "${RD_PORT_BASE:-}" ] || { echo "run.sh: set RD_STACK_DIR or RD_PORT_BASE" >&2; exit 2; }
     OWN=$(mktemp -d /tmp/rdfault-stack.XXXXXX); chmod 755 "$OWN"
-    trap 'bash tests/stack/stack.sh stop "$OWN" >/dev/null 2>&1; rm -rf "$OWN"' EXIT INT TERM
+    # a failed run keeps the stack's files (the services' logs) and says where
+    trap 'st=$?; bash tests/stack/stack.sh stop "$OWN" >/dev/null 2>&1
+          if [ $st = 0 ]; then rm -rf "$OWN"; else echo "run.sh: the stack files are kept in $OWN" >&2; fi' EXIT INT TERM
     bash tests/stack/stack.sh start "$OWN" || exit 1
     export RD_STACK_DIR=$OWN
 fi
