@@ -1,0 +1,435 @@
+/* Reading a snapshot back into a model (model_from_json): the input side of model_json.h.
+ * Outside data: every field optional, strings capped, numbers ranged. */
+#include "model_json.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "sanitize.h"
+#include "xalloc.h"
+
+#define JSON_MAX_STR (1u << 20)   /* strings read back are capped */
+
+/* ---- input ----------------------------------------------------------- */
+
+static char *get_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return NULL;
+    return xstrndup(v->valuestring, JSON_MAX_STR);
+}
+
+/* Into a fixed buffer: valid UTF-8, cut on a character boundary (so that what
+ * is written back out reads in again unchanged). */
+static void fixed_copy(const char *s, char *out, size_t cap)
+{
+    size_t n = strnlen(s, cap * 4);
+    char *valid = sanitize_utf8(s, n);
+    n = strlen(valid);
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && ((unsigned char)valid[n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(out, valid, n);
+    out[n] = '\0';
+    free(valid);
+}
+
+static void get_fixed(const cJSON *o, const char *k, char *out, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    fixed_copy(cJSON_IsString(v) && v->valuestring ? v->valuestring : "", out, cap);
+}
+
+static double get_num(const cJSON *o, const char *k, double def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return def;
+    return v->valuedouble;
+}
+
+/* Integers: unknown (null/missing/negative/absurd) → def. */
+static long get_long(const cJSON *o, const char *k, long def, long max)
+{
+    double d = get_num(o, k, -1);
+    return d >= 0 && d <= (double)max ? (long)d : def;
+}
+
+static double get_time(const cJSON *o, const char *k)
+{
+    double t = get_num(o, k, 0);
+    return t > 0 ? t : 0;
+}
+
+static bool get_bool(const cJSON *o, const char *k)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+static rd_elig elig_parse(const cJSON *o)
+{
+    char e[24];
+    get_fixed(o, "eligibility", e, sizeof e);
+    static const rd_elig all[] = { RD_ELIG_YES, RD_ELIG_NO, RD_ELIG_CONFIG_ERROR,
+                                   RD_ELIG_UNKNOWN };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (strcmp(e, elig_name(all[i])) == 0)
+            return all[i];
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "retry_eligible");
+    return cJSON_IsBool(b) ? (cJSON_IsTrue(b) ? RD_ELIG_YES : RD_ELIG_NO) : RD_ELIG_UNKNOWN;
+}
+
+static void exec_parse(const cJSON *o, void *item, double now)
+{
+    rd_execution *e = item;
+    e->id = get_str(o, "id");
+    e->status = get_str(o, "status");
+    e->attempt = (int)get_long(o, "attempt", 0, 1000000000);
+    e->max_attempts = (int)get_long(o, "max_attempts", -1, 1000000000);
+    e->elig.verdict = elig_parse(o);
+    get_fixed(o, "eligibility_reason", e->elig.why, sizeof e->elig.why);
+    e->elig.flagged = get_bool(o, "flagged");
+    e->chain_root = get_str(o, "chain_root");
+    if (e->chain_root && e->id && strcmp(e->chain_root, e->id) == 0) {
+        free(e->chain_root);   /* the root is itself */
+        e->chain_root = NULL;
+    }
+    e->error = get_str(o, "error");
+    e->worker = get_str(o, "worker");
+    e->name = get_str(o, "name");
+    e->parent_id = get_str(o, "parent_id");
+    e->retry_of = get_str(o, "retry_of");
+    e->reason = get_str(o, "reason");
+    e->fingerprint = get_str(o, "fingerprint");
+    e->created_at = get_time(o, "created_at");
+    e->updated_at = get_time(o, "updated_at");
+    e->finished_at = get_time(o, "finished_at");
+    e->next_retry_min = get_time(o, "next_retry_min");
+    if (!e->next_retry_min)
+        e->next_retry_min = get_time(o, "next_retry_at");
+    e->next_retry_max = get_time(o, "next_retry_max");
+    if (!e->next_retry_max)
+        e->next_retry_max = e->next_retry_min;
+    e->flags = (get_bool(o, "orphan_suspect") ? RD_EXEC_ORPHAN : 0) |
+               (get_bool(o, "overlapping") ? RD_EXEC_OVERLAP : 0) |
+               (get_bool(o, "malformed") ? RD_EXEC_MALFORMED : 0) |
+               (get_bool(o, "oversized") ? RD_EXEC_OVERSIZED : 0);
+}
+
+static rd_health health_parse(const char *s)
+{
+    static const rd_health all[] = { RD_HEALTH_HEALTHY, RD_HEALTH_DEGRADED,
+                                     RD_HEALTH_UNHEALTHY };
+    for (size_t i = 0; s && i < sizeof all / sizeof *all; i++)
+        if (strcmp(s, health_name(all[i])) == 0)
+            return all[i];
+    return RD_HEALTH_UNKNOWN;
+}
+
+static void worker_parse(const cJSON *o, void *item, double now)
+{
+    rd_worker *w = item;
+    w->id = get_str(o, "id");
+    w->name = get_str(o, "name");
+    w->status = get_str(o, "status");
+    char h[16];
+    get_fixed(o, "health", h, sizeof h);
+    w->health = health_parse(h);
+    get_fixed(o, "health_reason", w->health_reason, sizeof w->health_reason);
+    w->heartbeat_at = get_time(o, "heartbeat_at");
+    double age = get_num(o, "heartbeat_age_s", NAN);
+    if (!w->heartbeat_at && isfinite(age) && now - age > 0)
+        w->heartbeat_at = now - age;
+    w->queue_depth = get_long(o, "queue_depth", -1, 1L << 50);
+    w->reported_health = get_str(o, "reported_health");
+    w->in_flight = (int)get_long(o, "in_flight", -1, 1000000000);
+    w->capacity = (int)get_long(o, "capacity", -1, 1000000000);
+    w->failure_rate = get_num(o, "failure_rate", -1);
+    if (w->failure_rate < 0)
+        w->failure_rate = -1;
+    w->consecutive_failures = (int)get_long(o, "consecutive_failures", -1, 1000000000);
+    w->tags = get_str(o, "tags");
+    w->has_metrics = get_bool(o, "has_metrics") || w->queue_depth >= 0 ||
+                     w->failure_rate >= 0 || w->consecutive_failures >= 0;
+}
+
+static double get_rate(const cJSON *o, const char *k)
+{
+    double r = get_num(o, k, -1);
+    return r >= 0 ? r : -1;
+}
+
+static void queue_parse(const cJSON *o, void *item, double now)
+{
+    rd_queue *q = item;
+    q->name = get_str(o, "name");
+    q->depth = get_long(o, "depth", -1, 1L << 50);
+    q->consumers = (int)get_long(o, "consumers", -1, 1000000000);
+    q->is_dlq = get_bool(o, "is_dlq");
+    q->ready = get_long(o, "ready", -1, 1L << 50);
+    q->unacked = get_long(o, "unacked", -1, 1L << 50);
+    q->publish_rate = get_rate(o, "publish_rate");
+    q->deliver_rate = get_rate(o, "deliver_rate");
+    q->dead_letter_exchange = get_str(o, "dead_letter_exchange");
+    q->ttl_ms = get_long(o, "ttl_ms", -1, 1L << 50);
+    q->delayed = get_long(o, "delayed", 0, 1L << 50);
+    q->max_receive = get_long(o, "max_receive", 0, 1L << 50);
+    q->retention_s = get_long(o, "retention_s", 0, 1L << 50);
+    q->not_draining = get_bool(o, "not_draining");
+}
+
+static void dlq_parse(const cJSON *o, void *item, double now)
+{
+    rd_dlq_entry *d = item;
+    d->id = get_str(o, "id");
+    d->queue = get_str(o, "queue");
+    d->execution_id = get_str(o, "execution_id");
+    d->reason = get_str(o, "reason");
+    d->count = get_long(o, "count", -1, 1L << 50);
+    d->first_death_at = get_time(o, "first_death_at");
+    d->last_death_at = get_time(o, "last_death_at");
+    d->payload = get_str(o, "payload");
+    d->origin_queue = get_str(o, "origin_queue");
+    d->redelivered = get_bool(o, "redelivered");
+    d->attempt = (int)get_long(o, "attempt", 0, 1000000000);
+    d->task_type = get_str(o, "task_type");
+    d->sent_at = get_time(o, "sent_at");
+}
+
+static void source_parse(const cJSON *o, void *item, double now)
+{
+    rd_source_status *s = item;
+    char st[16];
+    memset(s, 0, sizeof *s);
+    get_fixed(o, "name", s->name, sizeof s->name);
+    get_fixed(o, "state", st, sizeof st);
+    static const rd_src_state all[] = { RD_SRC_OK, RD_SRC_STALE, RD_SRC_DOWN };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (strcmp(st, src_state_name(all[i])) == 0)
+            s->state = all[i];
+    get_fixed(o, "error", s->error, sizeof s->error);
+    get_fixed(o, "tls", s->tls, sizeof s->tls);
+    s->tls_unverified = s->tls[0] && !get_bool(o, "tls_verified");
+    s->last_ok = get_time(o, "last_ok");
+    double age = get_num(o, "age_ms", NAN);
+    if (!s->last_ok && isfinite(age) && now - age / 1000 > 0)
+        s->last_ok = now - age / 1000;
+    s->since = get_time(o, "since");
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");
+    const cJSON *it;
+    if (cJSON_IsArray(notes))
+        cJSON_ArrayForEach(it, notes) {
+            if (s->n_notes == RD_SRC_NOTES)
+                break;
+            if (cJSON_IsString(it) && it->valuestring)
+                fixed_copy(it->valuestring, s->notes[s->n_notes++], RD_SRC_NOTE_LEN);
+        }
+}
+
+static void count_parse(const cJSON *o, void *item, double now)
+{
+    rd_count *c = item;
+    memset(c, 0, sizeof *c);
+    get_fixed(o, "status", c->status, sizeof c->status);
+    c->count = get_long(o, "count", -1, 1L << 50);
+    c->estimated = get_bool(o, "estimated");
+    c->capped = get_bool(o, "capped");
+}
+
+static size_t array_objects(const cJSON *root, const char *key, const cJSON ***out)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
+    *out = NULL;
+    if (!cJSON_IsArray(a))
+        return (size_t)-1;
+    size_t n = 0, cap = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, a) {
+        if (!cJSON_IsObject(it))
+            continue;
+        xgrow(out, &cap, n + 1, sizeof **out);
+        (*out)[n++] = it;
+    }
+    return n;
+}
+
+typedef void (*parse_fn)(const cJSON *o, void *item, double now);
+
+/* Array `key` of objects as a new vector of `size`-byte items; NULL when absent. */
+static void *load_array(const cJSON *root, const char *key, size_t size, parse_fn fn,
+                        double now, size_t *n)
+{
+    const cJSON **objs;
+    *n = array_objects(root, key, &objs);
+    if (*n == (size_t)-1) {
+        *n = 0;
+        return NULL;
+    }
+    char *items = xcalloc(*n ? *n : 1, size);
+    for (size_t i = 0; i < *n; i++)
+        fn(objs[i], items + i * size, now);
+    free(objs);
+    return items;
+}
+
+typedef void (*part_set_fn)(rd_model *m, const char *owner, void *items, size_t n);
+
+static void set_dlq_part(rd_model *m, const char *o, void *v, size_t n)
+{
+    model_dlq_set(m, o, v, n);
+}
+
+static void set_queue_part(rd_model *m, const char *o, void *v, size_t n)
+{
+    model_set_queues(m, o, v, n);
+}
+
+/* Hands the n items v (of `size` bytes, parsed from the objects of root[key]) to their owners:
+ * each object's "source", "snapshot" when absent, in the order of first appearance. The
+ * owners take the members; v itself is freed. */
+static void load_parts(rd_model *m, const cJSON *root, const char *key, void *v, size_t n,
+                       size_t size, part_set_fn set)
+{
+    const cJSON **objs;
+    array_objects(root, key, &objs);
+    char **owner = xcalloc(n ? n : 1, sizeof *owner);
+    for (size_t i = 0; i < n; i++) {
+        owner[i] = get_str(objs[i], "source");
+        if (!owner[i])
+            owner[i] = xstrdup("snapshot");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!owner[i])
+            continue;                /* handed with an earlier owner */
+        char *o = owner[i], *mine = xcalloc(n, size);
+        size_t k = 0;
+        for (size_t j = i; j < n; j++)
+            if (owner[j] && (j == i || strcmp(owner[j], o) == 0)) {
+                memcpy(mine + k++ * size, (char *)v + j * size, size);
+                if (j != i) {
+                    free(owner[j]);
+                    owner[j] = NULL;
+                }
+            }
+        set(m, o, mine, k);
+        free(o);
+        owner[i] = NULL;
+    }
+    free(objs);
+    free(owner);
+    free(v);
+}
+
+/* The DLQ of a snapshot: entries grouped by their source, totals from "dlq_sources" (or
+ * "dlq_total" as one share). A snapshot's DLQ replaces the model's. */
+static void load_dlq(rd_model *m, const cJSON *root, double now)
+{
+    size_t n, np;
+    rd_dlq_entry *v = load_array(root, "dlq", sizeof *v, dlq_parse, now, &n);
+    const cJSON **parts;
+    bool has_total = cJSON_GetObjectItemCaseSensitive(root, "dlq_total") != NULL;
+    if (!v && !has_total)
+        return;
+    model_dlq_reset(m);
+    if (v) {
+        load_parts(m, root, "dlq", v, n, sizeof *v, set_dlq_part);
+        /* an empty "dlq" array is a peek that found nothing, unless it says otherwise */
+        const cJSON *dl = cJSON_GetObjectItemCaseSensitive(root, "dlq_loaded");
+        if (!n && (!cJSON_IsBool(dl) || cJSON_IsTrue(dl)))
+            model_dlq_set(m, "snapshot", NULL, 0);
+    }
+    np = array_objects(root, "dlq_sources", &parts);
+    if (np == (size_t)-1) {
+        model_dlq_total(m, "snapshot", get_long(root, "dlq_total", -1, 1L << 50));
+        return;
+    }
+    for (size_t i = 0; i < np; i++) {
+        char *o = get_str(parts[i], "source");
+        if (o && *o)
+            model_dlq_total(m, o, get_long(parts[i], "total", -1, 1L << 50));
+        free(o);
+    }
+    free(parts);
+}
+
+static void load_core(rd_model *m, const cJSON *root)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "core");
+    if (!cJSON_IsObject(o))
+        return;
+    rd_core_status *c = &m->core;
+    char st[16];
+    get_fixed(o, "state", st, sizeof st);
+    static const rd_core_state all[] = { RD_CORE_CHECKING, RD_CORE_OK, RD_CORE_ERROR,
+                                         RD_CORE_DOWN };
+    c->state = RD_CORE_NONE;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (strcmp(st, core_state_name(all[i])) == 0)
+            c->state = all[i];
+    get_fixed(o, "identity", c->identity, sizeof c->identity);
+    get_fixed(o, "error", c->error, sizeof c->error);
+    c->checked_at = get_time(o, "checked_at");
+    c->since = get_time(o, "since");
+    get_fixed(o, "last_action", c->last_action, sizeof c->last_action);
+    c->last_action_failed = get_bool(o, "last_action_failed");
+    c->last_action_at = get_time(o, "last_action_at");
+}
+
+static void load_model(rd_model *m, const cJSON *root, double now)
+{
+    size_t n;
+    void *v;
+    if ((v = load_array(root, "executions", sizeof(rd_execution), exec_parse, now, &n)))
+        model_set_execs(m, v, n, get_bool(root, "executions_more"));
+    if ((v = load_array(root, "chain", sizeof(rd_execution), exec_parse, now, &n))) {
+        char *id = get_str(root, "chain_id");
+        model_set_chain(m, id, v, n);
+        free(id);
+    }
+    if ((v = load_array(root, "workers", sizeof(rd_worker), worker_parse, now, &n)))
+        model_set_workers(m, v, n);
+    if ((v = load_array(root, "queues", sizeof(rd_queue), queue_parse, now, &n))) {
+        model_queues_reset(m);      /* a snapshot's queues replace the model's */
+        load_parts(m, root, "queues", v, n, sizeof(rd_queue), set_queue_part);
+    }
+    load_dlq(m, root, now);
+    load_core(m, root);
+    if ((v = load_array(root, "counts", sizeof(rd_count), count_parse, now, &n)))
+        model_set_counts(m, v, n);
+    if ((v = load_array(root, "sources", sizeof(rd_source_status), source_parse, now, &n))) {
+        free(m->sources.items);
+        m->sources.items = v;
+        m->sources.n = m->sources.cap = n;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(root, "orphan_suspects"))
+        m->orphan_suspects = get_long(root, "orphan_suspects", -1, 1L << 50);
+    if (cJSON_GetObjectItemCaseSensitive(root, "failing_rate"))
+        m->failing_rate = get_rate(root, "failing_rate");
+    model_changed(m);
+}
+
+bool model_from_json(rd_model *m, const char *json, char *err, size_t errcap)
+{
+    if (err && errcap)
+        err[0] = '\0';
+    cJSON *root = json ? cJSON_Parse(json) : NULL;
+    if (!cJSON_IsObject(root)) {
+        if (err && errcap)
+            snprintf(err, errcap, root ? "JSON is not an object" : "malformed JSON");
+        cJSON_Delete(root);
+        return false;
+    }
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    double now = get_num(root, "now", (double)tv.tv_sec + tv.tv_usec / 1e6);
+    load_model(m, root, now);
+    cJSON_Delete(root);
+    return true;
+}
