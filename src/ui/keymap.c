@@ -1,6 +1,7 @@
 #include "keymap.h"
 
 #include <curses.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,30 +241,57 @@ static void seq_text(const km_bind *b, char *out, size_t cap)
     }
 }
 
-/* Report clashes; the built-in default loses to a file binding, a later file line
- * loses to an earlier one. */
+/* Conflict order: a file binding beats a built-in default, an earlier line a later one,
+ * and on one line the earlier key. */
+static int rank_cmp(const void *pa, const void *pb, void *ctx)
+{
+    const km_bind *b = ctx;
+    size_t i = *(const size_t *)pa, j = *(const size_t *)pb;
+    long li = b[i].line ? b[i].line : (long)INT_MAX + 1, lj = b[j].line ? b[j].line : (long)INT_MAX + 1;
+    if (li != lj)
+        return li < lj ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* Report clashes and drop the losers: in conflict order, a binding stays unless it
+ * clashes with one that stayed before it. Kept bindings keep their order (the file's
+ * order shows in help), and one pass is O(n * kept) however hostile the file. */
 static void keymap_check(ui_keymap *km, ini_reader *r)
 {
-    for (size_t i = 0; i < km->n; i++) {
-        for (size_t j = 0; j < km->n; j++) {
-            km_bind *a = &km->b[i], *b = &km->b[j];
-            if (i == j || !same_scope(a->act, b->act) || !seq_clash(a, b))
-                continue;
-            bool a_loses = (a->line == 0 && b->line > 0) || (a->line > b->line && b->line > 0) ||
-                           (a->line == b->line && i > j);
-            if (!a_loses)
-                continue;
+    if (km->n < 2)
+        return;
+    size_t *order = xcalloc(km->n, sizeof *order), *kept = xcalloc(km->n, sizeof *kept);
+    bool *keep = xcalloc(km->n, sizeof *keep);
+    for (size_t i = 0; i < km->n; i++)
+        order[i] = i;
+    qsort_r(order, km->n, sizeof *order, rank_cmp, km->b);
+    size_t nk = 0;
+    for (size_t o = 0; o < km->n; o++) {
+        const km_bind *a = &km->b[order[o]];
+        const km_bind *winner = NULL;
+        for (size_t k = 0; k < nk && !winner; k++) {
+            const km_bind *b = &km->b[kept[k]];
+            if (same_scope(a->act, b->act) && seq_clash(a, b))
+                winner = b;
+        }
+        if (!winner) {
+            keep[order[o]] = true;
+            kept[nk++] = order[o];
+        } else if (a->line > 0) {
             char s[64];
             seq_text(a, s, sizeof s);
-            if (a->line > 0) {
-                ini_error(r, a->line, "key '%s' for '%s' conflicts with '%s'", s,
-                          actlist_info(a->act)->name, actlist_info(b->act)->name);
-            }
-            km->b[i] = km->b[--km->n];
-            i = (size_t)-1;
-            break;
+            ini_error(r, a->line, "key '%s' for '%s' conflicts with '%s'", s,
+                      actlist_info(a->act)->name, actlist_info(winner->act)->name);
         }
     }
+    size_t j = 0;
+    for (size_t i = 0; i < km->n; i++)
+        if (keep[i])
+            km->b[j++] = km->b[i];
+    km->n = j;
+    free(keep);
+    free(kept);
+    free(order);
 }
 
 /* "action = key ..." (l->name, l->value); errors go through the reader. */
