@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* whatever got bound, every binding still resolves to one action */
     ui_key seq[KM_SEQ_MAX];
-    for (size_t i = 0; i + 1 < size && i < 64; i += 2) {
+    for (size_t i = 0; i + 1 < size && i < 8; i += 2) {
         seq[0] = data[i];
         seq[1] = data[i + 1];
         ui_action act;
