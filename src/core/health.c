@@ -97,10 +97,27 @@ static void check_metrics(const rd_health_cfg *c, const rd_worker *w, verdict *v
     }
 }
 
+/* When the verdict can next change with the clock alone: a fresh heartbeat turns old at
+ * heartbeat_max_age; an old one's age text ("5m") changes at its unit's next step
+ * (format_age); a heartbeat in the future is judged again at every refresh. */
+static double valid_until(const rd_health_cfg *c, const rd_worker *w, double now)
+{
+    if (w->heartbeat_at <= 0)
+        return INFINITY;
+    double a = now - w->heartbeat_at;
+    if (!(a >= -SKEW_TOLERANCE_S))
+        return now;
+    if (a < c->heartbeat_max_age)
+        return w->heartbeat_at + c->heartbeat_max_age;
+    double unit = a < 60 ? 1 : a < 3600 ? 60 : a < 86400 ? 3600 : a < 1e12 ? 86400 : INFINITY;
+    return isinf(unit) ? INFINITY : w->heartbeat_at + (floor(a / unit) + 1) * unit;
+}
+
 void health_classify(const rd_health_cfg *c, rd_worker *w, double now)
 {
     bool metrics = w->has_metrics || w->queue_depth >= 0 || w->failure_rate >= 0 ||
                    w->consecutive_failures >= 0;
+    w->health_until = valid_until(c, w, now);
     if (w->heartbeat_at <= 0 && !metrics) {
         w->health = RD_HEALTH_UNKNOWN;
         snprintf(w->health_reason, sizeof w->health_reason, "no heartbeat and no metrics");
@@ -111,6 +128,17 @@ void health_classify(const rd_health_cfg *c, rd_worker *w, double now)
     check_metrics(c, w, &v);
     w->health = v.level;
     snprintf(w->health_reason, sizeof w->health_reason, "%s", v.reason);
+}
+
+bool health_reclassify(const rd_health_cfg *c, rd_worker *w, double now)
+{
+    if (now < w->health_until)
+        return false;
+    rd_health was = w->health;
+    char reason[sizeof w->health_reason];
+    memcpy(reason, w->health_reason, sizeof reason);
+    health_classify(c, w, now);
+    return w->health != was || strcmp(reason, w->health_reason) != 0;
 }
 
 void queue_trend_init(rd_queue_trend *t)

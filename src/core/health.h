@@ -17,6 +17,11 @@ void health_defaults(rd_health_cfg *c);
  * has_metrics); writes w->health and w->health_reason. A heartbeat in the future
  * (clock skew > 5 s) is reported in the reason, not treated as fresh forever. */
 void health_classify(const rd_health_cfg *c, rd_worker *w, double now);
+/* The same for a worker whose data did not change since it was classified: only the
+ * clock moved. Does nothing until the verdict or its reason's age text would change
+ * (w->health_until), so a refresh that re-judges every worker costs ~nothing. True when
+ * the verdict or its reason changed. */
+bool health_reclassify(const rd_health_cfg *c, rd_worker *w, double now);
 /* "5m", "42s", "3h", "2d" — compact age for reasons and tables. */
 void format_age(double seconds, char *out, size_t cap);
 

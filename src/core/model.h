@@ -66,6 +66,7 @@ typedef struct rd_worker {
     char *tags;             /* tags / runtime, free text */
     rd_health health;       /* computed */
     char health_reason[96]; /* "heartbeat 5m old", "12 consecutive failures" */
+    double health_until;    /* health and reason stand until this time (health.c) */
     double heartbeat_at;    /* 0 = never */
     long queue_depth;       /* -1 unknown */
     int in_flight;          /* -1 unknown */

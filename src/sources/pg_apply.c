@@ -276,12 +276,8 @@ static void workers_reclassify(pg_src *s, const pg_row_ctx *x)
 {
     rd_model *m = model(s);
     bool any = false;
-    for (size_t i = 0; i < m->workers.n; i++) {
-        rd_worker *w = &m->workers.items[i];
-        int was = (int)w->health;
-        health_classify(&x->health, w, x->now);
-        any |= (int)w->health != was;
-    }
+    for (size_t i = 0; i < m->workers.n; i++)
+        any |= health_reclassify(&x->health, &m->workers.items[i], x->now);
     if (any)
         model_changed(m);
 }

@@ -158,6 +158,45 @@ static void test_drain(void)
     CHECK_NEAR(t.out_rate, 3.0);
 }
 
+/* Judged again as the clock moves, a worker whose data stands gets exactly what a fresh
+ * classification says at every instant, and the skipping does skip. */
+static void test_reclassify(void)
+{
+    rd_health_cfg cfg;
+    health_defaults(&cfg);
+    const double hb_ages[] = { NO_HB, -100, -6, -4, 0, 29.5, 59, 3590, 86000, 1e7 };
+    const int fails[] = { -1, 5 };
+    int judged = 0, steps = 0, changes = 0;
+    for (size_t h = 0; h < sizeof hb_ages / sizeof *hb_ages; h++)
+        for (size_t f = 0; f < sizeof fails / sizeof *fails; f++) {
+            hcase c = { hb_ages[h], -1, -1, fails[f], false, RD_HEALTH_UNKNOWN, NULL };
+            rd_worker kept = mk(&c);
+            health_classify(&cfg, &kept, NOW);
+            for (double t = NOW; t < NOW + 7300; t += 0.7, steps++) {
+                rd_worker fresh = mk(&c);
+                health_classify(&cfg, &fresh, t);
+                char before[sizeof kept.health_reason];
+                memcpy(before, kept.health_reason, sizeof before);
+                rd_health was = kept.health;
+                double until = kept.health_until;
+                bool changed = health_reclassify(&cfg, &kept, t);
+                judged += t >= until;
+                changes += changed;
+                char ctx[96];
+                snprintf(ctx, sizeof ctx, "hb age %g, fails %d, at +%.1f s", hb_ages[h],
+                         fails[f], t - NOW);
+                CHECK_MSG(kept.health == fresh.health, ctx);
+                CHECK_MSG(strcmp(kept.health_reason, fresh.health_reason) == 0, ctx);
+                CHECK_MSG(changed == (was != kept.health || strcmp(before, kept.health_reason) != 0),
+                          ctx);
+            }
+        }
+    /* the future-heartbeat case is judged each time (2 workers x 10430 steps); the rest
+     * only when a second/minute/hour boundary of a shown age passes */
+    CHECK(changes > 0);
+    CHECK_MSG(judged < steps / 4, "reclassify skipped most steps");
+}
+
 int main(void)
 {
     CHECK_STR(health_name(RD_HEALTH_HEALTHY), "healthy");
@@ -166,5 +205,6 @@ int main(void)
     test_custom_cfg();
     test_format_age();
     test_drain();
+    test_reclassify();
     return check_done("test_health");
 }
