@@ -135,10 +135,8 @@ bool health_reclassify(const rd_health_cfg *c, rd_worker *w, double now)
     if (now < w->health_until)
         return false;
     rd_health was = w->health;
-    char reason[sizeof w->health_reason];
-    memcpy(reason, w->health_reason, sizeof reason);
     health_classify(c, w, now);
-    return w->health != was || strcmp(reason, w->health_reason) != 0;
+    return w->health != was;
 }
 
 void queue_trend_init(rd_queue_trend *t)

@@ -20,7 +20,8 @@ void health_classify(const rd_health_cfg *c, rd_worker *w, double now);
 /* The same for a worker whose data did not change since it was classified: only the
  * clock moved. Does nothing until the verdict or its reason's age text would change
  * (w->health_until), so a refresh that re-judges every worker costs ~nothing. True when
- * the verdict or its reason changed. */
+ * the verdict changed: a reason whose age text moved on ("heartbeat 14m old" -> "15m") is
+ * updated in place and shows at the next paint, which a view showing ages gets anyway. */
 bool health_reclassify(const rd_health_cfg *c, rd_worker *w, double now);
 /* "5m", "42s", "3h", "2d" — compact age for reasons and tables. */
 void format_age(double seconds, char *out, size_t cap);
