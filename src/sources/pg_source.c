@@ -273,19 +273,20 @@ static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const cha
     const char *sql = query(s, k);
     if (!sql || b->n + 2 > MAX_Q)
         return;
+    /* prepared on this connection: the name alone, nothing built (a generic page's
+     * values are fixed: the page size) */
+    if ((np == 0 || generic) && !s->no_named && s->prepared[k][guard]) {
+        add6(b, "", k, 0, p);          /* the SQL is the prepared statement's */
+        b->q[b->n - 1].name = stmt_name(k, guard);
+        b->guarded[b->n - 1] = guard;
+        return;
+    }
     char *inl = generic ? pg_sql_inline(sql, np, p) : NULL;
     if (inl) {
         sql = inl;
         np = 0;
     }
     const char *name = np == 0 && !s->no_named ? stmt_name(k, guard) : NULL;
-    if (name && s->prepared[k][guard]) {
-        free(inl);
-        add6(b, "", k, 0, p);          /* the SQL is the prepared statement's */
-        b->q[b->n - 1].name = name;
-        b->guarded[b->n - 1] = guard;
-        return;
-    }
     char *own = inl;
     if (guard) {
         own = pg_changes_guard(s, k, sql);
@@ -341,8 +342,7 @@ static void build_indexes(pg_src *s, batch *b)
 /* The change probe first (when the profile has one); true when the batch is guarded. */
 static bool build_probe(pg_src *s, batch *b)
 {
-    char *sql = pg_changes_sql(s);
-    if (!sql)
+    if (!query(s, Q_CHANGES) || s->chg_broken)
         return false;
     double max_age = 30;
     const char *v = profile_get(s->prof, "changes_max_age");
@@ -360,11 +360,11 @@ static bool build_probe(pg_src *s, batch *b)
     if (s->no_named)
         s->prep_tried[Q_CHANGES][0] = true;
     if (s->prepared[Q_CHANGES][0] && !s->no_named) {
-        free(sql);
         add6(b, "", Q_CHANGES, 4, p);
         b->q[b->n - 1].name = "rd_probe";
         return true;
     }
+    char *sql = pg_changes_sql(s);
     add6(b, sql, Q_CHANGES, 4, p);
     b->own[b->n - 1] = sql;
     if (!s->prep_tried[Q_CHANGES][0]) {
