@@ -23,7 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(line >= 1 && (size_t)line <= lines);
     }
     char buf[512];
-    for (int a = 0; a < UA__COUNT; a++) {
+    /* an eighth of the actions per input, which eighth chosen by the input: listing every
+     * action's keys each time was most of a run */
+    for (int a = size ? data[0] % 8 : 0; a < UA__COUNT; a += 8) {
         keymap_first(km, (ui_action)a, buf, sizeof buf);
         keymap_all(km, (ui_action)a, buf, sizeof buf);
     }
