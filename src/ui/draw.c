@@ -11,6 +11,14 @@
 
 enum { FIT_CAP = 2048 };
 
+/* n blanks in attr from the cursor on, in one call (a blank per waddch was most of the
+ * cost of painting a list); the cursor does not move. */
+static void blanks(WINDOW *w, int n, int attr)
+{
+    if (n > 0)
+        whline(w, (chtype)' ' | (chtype)attr, n);
+}
+
 int draw_clean(WINDOW *w, int y, int x, int cols, const char *clean, int attr)
 {
     if (cols <= 0)
@@ -19,8 +27,7 @@ int draw_clean(WINDOW *w, int y, int x, int cols, const char *clean, int attr)
     int used = sanitize_fit(clean ? clean : "", cols, buf, sizeof buf, 0);
     wattrset(w, attr);
     mvwaddstr(w, y, x, buf);
-    for (int i = used; i < cols; i++)
-        waddch(w, ' ');
+    blanks(w, cols - used, attr);
     wattrset(w, 0);
     return cols;
 }
@@ -35,19 +42,15 @@ int draw_raw(WINDOW *w, int y, int x, int cols, const char *raw, int attr, unsig
     free(clean);
     wattrset(w, attr);
     mvwaddstr(w, y, x, buf);
-    for (int i = used; i < cols; i++)
-        waddch(w, ' ');
+    blanks(w, cols - used, attr);
     wattrset(w, 0);
     return cols;
 }
 
 void draw_fill(WINDOW *w, int y, int x, int cols, int attr)
 {
-    wattrset(w, attr);
     wmove(w, y, x);
-    for (int i = 0; i < cols; i++)
-        waddch(w, ' ');
-    wattrset(w, 0);
+    blanks(w, cols, attr);
 }
 
 static int cols_need(const ui_col *c, int n)
