@@ -271,7 +271,7 @@ static void keymap_check(ui_keymap *km, ini_reader *r)
         const km_bind *winner = NULL;
         for (size_t k = 0; k < nk && !winner; k++) {
             const km_bind *b = &km->b[kept[k]];
-            if (same_scope(a->act, b->act) && seq_clash(a, b))
+            if (a->seq[0] == b->seq[0] && seq_clash(a, b) && same_scope(a->act, b->act))
                 winner = b;
         }
         if (!winner) {
