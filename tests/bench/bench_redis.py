@@ -70,22 +70,10 @@ def cmd_total(r):
     return sum(v["calls"] for k, v in r.info("commandstats").items() if k != "cmdstat_info")
 
 
-def run_rss(argv, env):
-    """(wall s, max RSS KiB, status, stdout, stderr) of argv started by /usr/bin/time.
-    ru_maxrss of a child forked from this Python would include this Python's pages (the
-    kernel keeps the high-water mark of the address space replaced at exec): ~20 MiB here.
-    GNU time is ~1 MiB, so its wait4 figure is redrive's own."""
-    with tempfile.NamedTemporaryFile() as f:
-        w, _, code, out, err = B.run_rusage(["/usr/bin/time", "-f", "%M", "-o", f.name] + argv, env)
-        f.seek(0)
-        text = f.read().decode().split()
-    return w, int(text[-1]) if text else 0, code, out, err
-
-
 def snap(argv, env, r):
     c0 = cmd_total(r)
     cpu0 = r.info("cpu")
-    w, rss, code, out, err = run_rss(argv, env)
+    w, rss, code, out, err = B.run_rss(argv, env)
     c1 = cmd_total(r)
     cpu1 = r.info("cpu")
     rcpu = sum(cpu1[k] - cpu0[k] for k in ("used_cpu_sys", "used_cpu_user"))
