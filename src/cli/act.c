@@ -25,6 +25,7 @@
 #include "../core/groups.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
+#include "../io/loop.h"
 
 typedef struct act_opts {
     rd_opts opts;              /* the global options, with those given after the verb */
@@ -163,7 +164,7 @@ static const rd_execution *lookup_exec(lookup_run *l, const char *id, char *why,
     struct timeval tv = {(time_t)LOOKUP_DEADLINE_S, 0};
     evtimer_add(deadline, &tv);
     l->looking = true;
-    event_base_dispatch(l->base);
+    loop_run(l->base);
     l->looking = false;
     event_free(deadline);
     const rd_model *m = session_model(l->ss);
@@ -411,7 +412,7 @@ static int execute(act_opts *o, rd_session *ss, struct event_base *base, rd_targ
             sig[k] = evsignal_new(run.base, sigs[k], on_sigint, &run);
             event_add(sig[k], NULL);
         }
-        event_base_dispatch(run.base);
+        loop_run(run.base);
         for (int k = 0; k < 3; k++)
             event_free(sig[k]);
         size_t ok = batch_succeeded(run.batch), n = batch_count(run.batch);

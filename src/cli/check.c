@@ -17,6 +17,7 @@
 #include "../core/sanitize.h"
 #include "../io/clock.h"
 #include "../io/http.h"
+#include "../io/loop.h"
 #include "../io/secret.h"
 #include "check.h"
 
@@ -120,7 +121,7 @@ static void run_parts(ck_run *r, const rd_system_cfg *cfg)
     struct timeval tv = {(time_t)CHECK_DEADLINE_S, 0};
     evtimer_add(deadline, &tv);
     maybe_done(r);
-    event_base_dispatch(r->base);
+    loop_run(r->base);
     event_free(deadline);
     for (size_t i = 0; i < r->n_secrets; i++)
         secret_cancel(r->secrets[i].req);   /* a cmd: still running after the deadline */

@@ -18,6 +18,7 @@
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
+#include "../io/loop.h"
 #include "../session/sessions.h"
 
 static const double SNAPSHOT_DEADLINE_S = 8.0;
@@ -197,7 +198,7 @@ static void run_sources(snap_run *r, const snap_opts *o)
     if (!r->held)
         evtimer_add(hold, &htv);
     on_change(r);
-    event_base_dispatch(r->base);
+    loop_run(r->base);
     event_free(hold);
     event_free(deadline);
 }
@@ -254,7 +255,7 @@ static int snapshot_fleet(const rd_opts *opts, const snap_opts *o)
     struct timeval tv = { (time_t)SNAPSHOT_DEADLINE_S, 0 };
     evtimer_add(deadline, &tv);
     if (!sessions_settled(r.set))
-        event_base_dispatch(r.base);
+        loop_run(r.base);
     event_free(deadline);
     bool all = true;
     for (size_t i = 0; i < n; i++)

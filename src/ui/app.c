@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
@@ -583,7 +584,7 @@ static int app_run_console(ui_app *app)
         app_diag_msg(app, d, 0);
     app_paint(app);
     if (!app->quit)
-        event_base_dispatch(app->base);
+        loop_run(app->base);
     term_close(app);
     app_teardown_system(app);   /* journals requests left in flight as "unknown" */
     sessions_free(app->fleet);  /* the sources before their loop */

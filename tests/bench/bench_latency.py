@@ -3,7 +3,9 @@
 120x40) on the bench Attune database. ~300 navigation keys (j/k, PgDn/PgUp, view switches),
 each of which changes the screen, at a steady pace; then again with two more systems whose
 stores (PostgreSQL, Redis) point at a TCP listener that accepts and never answers (stalled
-sources). SPEC §9: p99 <= 5 ms, also while a source is stalled for 10 s.
+sources). SPEC §9: p99 <= 5 ms, also while a source is stalled for 10 s; issue 12: p99 <= 3 ms
+outside, <= 2 ms in the console. Also the event loop's costliest iteration in CPU over each run
+(REDRIVE_LOOP_TRACE, src/io/loop.h): the longest any key could wait behind other work.
 
 Two views of the same keys, every key counted in both:
 - key-to-paint (outside): key written to the pty -> the first byte of output after it. The
@@ -53,8 +55,10 @@ def run(label, home, stalled_port, n_keys, pace):
     slot; unanswered: keys never answered; trace in ms; seconds)."""
     conf = B.bench_config(home, stalled_port=stalled_port)
     trace = os.path.join(home, "latency-%s.txt" % label)
+    loop = os.path.join(home, "loop-%s.txt" % label)
     # --system: the bench system on screen, the stalled ones polled by their background sessions
-    c = B.Console(conf, home, extra_env={"REDRIVE_LATENCY_TRACE": trace}, args=("--system", "bench"))
+    c = B.Console(conf, home, extra_env={"REDRIVE_LATENCY_TRACE": trace, "REDRIVE_LOOP_TRACE": loop},
+                  args=("--system", "bench"))
     lat = [None] * n_keys
     late = 0
     try:
@@ -64,6 +68,7 @@ def run(label, home, stalled_port, n_keys, pace):
         open(trace, "w").close()              # the keys of the run only, not the start
         pending = []                          # (key index, time sent), oldest first
         t0 = time.perf_counter()
+        m0 = time.monotonic()
         for i, k in enumerate(keys(n_keys)):
             c.child.send(k)
             pending.append((i, time.perf_counter()))
@@ -91,27 +96,29 @@ def run(label, home, stalled_port, n_keys, pace):
             lat[j] = (now - ts) * 1000
         c.pump(0.3, feed=False)
         dur = time.perf_counter() - t0
+        m1 = time.monotonic()
         vals = read_trace(trace)              # before 'Q': its paint is not a bench key
     finally:
         c.close()
-    return lat, late, len(pending), vals, dur
+    return lat, late, len(pending), vals, dur, B.read_loop_trace(loop, m0, m1)
 
 
-def figures(bench, label, n_keys, pace, lat, late, unanswered, vals):
-    t = "<= 5 ms (p99)"
+def figures(bench, label, n_keys, pace, lat, late, unanswered, vals, loop):
+    t_out, t_in = "<= 3 ms (p99)", "<= 2 ms (p99)"
     assert len(lat) == n_keys and None not in lat, "a key without a latency"
     B.fig(bench, "%s: keys sent" % label, n_keys, "keys")
     B.fig(bench, "%s: key-to-paint p50" % label, B.pct(lat, 50), "ms")
     B.fig(bench, "%s: key-to-paint p95" % label, B.pct(lat, 95), "ms")
-    B.fig(bench, "%s: key-to-paint p99" % label, B.pct(lat, 99), "ms", t)
+    B.fig(bench, "%s: key-to-paint p99" % label, B.pct(lat, 99), "ms", t_out)
     B.fig(bench, "%s: key-to-paint max" % label, max(lat), "ms")
     B.fig(bench, "%s: keys not answered within the pace slot" % label, late, "keys",
           ">= %.0f ms each" % (pace * 1000))
     B.fig(bench, "%s: keys never answered" % label, unanswered, "keys", "0")
     B.fig(bench, "%s: keys traced in the console" % label, len(vals), "keys", "%d sent" % n_keys)
     B.fig(bench, "%s: in-console trace p50" % label, B.pct(vals, 50), "ms")
-    B.fig(bench, "%s: in-console trace p99" % label, B.pct(vals, 99), "ms", t)
+    B.fig(bench, "%s: in-console trace p99" % label, B.pct(vals, 99), "ms", t_in)
     B.fig(bench, "%s: in-console trace max" % label, max(vals) if vals else float("nan"), "ms")
+    B.loop_figures(bench, label, loop)
     slow = [i for i, v in enumerate(lat) if v > 5.0]
     if slow:
         ks = keys(n_keys)
@@ -131,13 +138,13 @@ def main():
         lst = B.StalledListener() if stalled else None
         with tempfile.TemporaryDirectory() as home:
             try:
-                lat, late, unanswered, vals, dur = run(label, home, lst.port if lst else None,
-                                                       n_keys, pace)
+                lat, late, unanswered, vals, dur, loop = run(label, home, lst.port if lst else None,
+                                                             n_keys, pace)
             finally:
                 if lst:
                     lst.close()
         B.note("%s: %d keys sent over %.1f s" % (label, n_keys, dur))
-        figures("latency", label, n_keys, pace, lat, late, unanswered, vals)
+        figures("latency", label, n_keys, pace, lat, late, unanswered, vals, loop)
 
 
 if __name__ == "__main__":

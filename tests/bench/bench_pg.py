@@ -179,14 +179,16 @@ def main():
         conf = B.write_config(os.path.join(home, "config"),
                               [("bench", {"profile": PROFILE, "store": B.pg_dsn(db).replace("redrive-bench", "redrive")})])
         env = B.base_env(home)
+        env["REDRIVE_LOOP_TRACE"] = os.path.join(home, "loop.txt")
         argv = [B.binary(), "--config", conf, "snapshot", "--json"]
-        walls, rss, codes = [], [], set()
+        walls, rss, codes, loops = [], [], set(), []
         out = b""
         for _ in range(max(3, RUNS // 2)):
             w, r, code, out, err = B.run_rss(argv, env)
             walls.append(w * 1000)
             rss.append(r)
             codes.add(code)
+            loops.append(B.read_loop_trace(env["REDRIVE_LOOP_TRACE"]))
         if codes != {0}:
             B.note("snapshot exit status %s: %s" % (sorted(codes), err.decode(errors="replace")[:300]))
         try:
@@ -197,6 +199,7 @@ def main():
         B.fig(bench, "snapshot --json wall (median)", B.median(walls), "ms")
         B.fig(bench, "snapshot --json max RSS", max(rss) / 1024.0, "MiB", "<= 12 MiB")
         B.fig(bench, "snapshot exit status", ",".join(str(c) for c in sorted(codes)), "code", "0")
+        B.loop_figures(bench, "snapshot", max(loops, key=lambda x: x.get("cpu_max_ms", -1.0)))
 
 
 if __name__ == "__main__":

@@ -159,6 +159,51 @@ def run_rss(argv, env):
     return w, int(text[-1]) if text else 0, code, out, err
 
 
+def read_loop_trace(path, since=None, until=None):
+    """What REDRIVE_LOOP_TRACE wrote (src/io/loop.h): the summary line as a dict of floats,
+    plus "slow": the CPU ms of the iterations over 1 ms, and with since/until (time.monotonic
+    values: the same clock) "window_max_ms"/"window_over_1ms" for those that ended inside it.
+    {} when the binary wrote none (it did not return from its loop)."""
+    if not os.path.exists(path):
+        return {}
+    d, slow = {}, []
+    for line in open(path):
+        w = line.split()
+        if w and w[0] == "slow":
+            slow.append((float(w[2]), float(w[4])))
+        elif w:
+            d = {w[i]: float(w[i + 1]) for i in range(0, len(w) - 1, 2)}
+    if not d:
+        return {}
+    d["slow"] = slow
+    if since is not None:
+        win = [ms for at, ms in slow if since <= at <= (until if until is not None else at)]
+        d["window_max_ms"] = max(win) if win else 0.0
+        d["window_over_1ms"] = float(len(win))
+    return d
+
+
+def loop_figures(bench, label, loop):
+    """The event loop's costliest iterations (CPU): the longest a key can wait behind work.
+    With a window (read_loop_trace since/until): the ones inside it; the run's own start
+    (libraries loaded, first paint) is the start bench's."""
+    if not loop:
+        note("%s: no loop trace (the binary did not return from its loop)" % label)
+        return
+    fig(bench, "%s: loop iterations (whole run)" % label, loop["iterations"], "iterations")
+    fig(bench, "%s: costliest loop iteration, whole run, CPU" % label, loop["cpu_max_ms"], "ms")
+    if "window_max_ms" in loop:
+        fig(bench, "%s: costliest loop iteration while keys were sent, CPU" % label,
+            loop["window_max_ms"], "ms", "<= 2 ms (a key's own paint in it)")
+        fig(bench, "%s: loop iterations over 1 ms CPU while keys were sent" % label,
+            loop["window_over_1ms"], "iterations", "0")
+    else:
+        fig(bench, "%s: loop iterations over 1 ms CPU" % label, loop["over_1ms"], "iterations", "0")
+    if loop["slow"]:
+        note("%s: loop iterations over 1 ms (CPU ms): %s" % (label, ", ".join(
+            "%.1f" % ms for _, ms in loop["slow"][:12])))
+
+
 def _kill_quiet(pid):
     try:
         os.kill(pid, signal.SIGKILL)
