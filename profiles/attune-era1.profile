@@ -40,6 +40,8 @@ SELECT v.name, v.state
 [query counts]
 -- Counts by status: exact on small tables, planner statistics (marked ≈) on big ones.
 -- uses index: execution (status)
+-- The statistics row is found by name (pg_stats over the catalogs' own indexes); joined
+-- on pg_class instead, it read the whole of pg_attribute.
 SELECT e.status::text AS status, count(*) AS count, false AS estimated
   FROM execution e
  WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'execution'::regclass) < 50000
@@ -47,8 +49,9 @@ SELECT e.status::text AS status, count(*) AS count, false AS estimated
 UNION ALL
 SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
   FROM pg_class c
-  JOIN pg_stats s ON s.schemaname = (SELECT n.nspname FROM pg_namespace n WHERE n.oid = c.relnamespace)
-                 AND s.tablename = c.relname
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+  JOIN pg_stats s ON s.schemaname = n.nspname
+                 AND s.tablename = 'execution'
                  AND s.attname = 'status',
        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
  WHERE c.oid = 'execution'::regclass AND c.reltuples >= 50000

@@ -39,6 +39,8 @@ SELECT v.name, v.state
 [query counts]
 -- Jobs by status: exact on small tables, planner statistics (marked ≈) on big ones.
 -- uses index: jobs (status)
+-- The statistics row is found by name (pg_stats over the catalogs' own indexes); joined
+-- on pg_class instead, it read the whole of pg_attribute.
 SELECT lower(j.status) AS status, count(*) AS count, false AS estimated
   FROM jobs j
  WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'jobs'::regclass) < 50000
@@ -46,8 +48,9 @@ SELECT lower(j.status) AS status, count(*) AS count, false AS estimated
 UNION ALL
 SELECT lower(u.v) AS status, sum(round(u.f * c.reltuples)) AS count, true AS estimated
   FROM pg_class c
-  JOIN pg_stats s ON s.schemaname = (SELECT n.nspname FROM pg_namespace n WHERE n.oid = c.relnamespace)
-                 AND s.tablename = c.relname AND s.attname = 'status',
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+  JOIN pg_stats s ON s.schemaname = n.nspname
+                 AND s.tablename = 'jobs' AND s.attname = 'status',
        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
  WHERE c.oid = 'jobs'::regclass AND c.reltuples >= 50000
  GROUP BY lower(u.v)

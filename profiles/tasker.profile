@@ -42,6 +42,8 @@ SELECT v.name, v.state
 
 [query counts]
 -- Steps by state: exact on small tables, planner statistics (marked ≈) on big ones.
+-- The statistics row is found by name (pg_stats over the catalogs' own indexes); joined
+-- on pg_class instead, it read the whole of pg_attribute.
 SELECT COALESCE(t.to_state, 'pending') AS status, count(*) AS count, false AS estimated
   FROM workflow_steps s
   LEFT JOIN workflow_step_transitions t
@@ -52,8 +54,9 @@ UNION ALL
 SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
   FROM pg_class c
   JOIN pg_class tc ON tc.oid = to_regclass('workflow_step_transitions')
-  JOIN pg_stats s ON s.schemaname = (SELECT n.nspname FROM pg_namespace n WHERE n.oid = tc.relnamespace)
-                 AND s.tablename = tc.relname
+  JOIN pg_namespace n ON n.oid = tc.relnamespace
+  JOIN pg_stats s ON s.schemaname = n.nspname
+                 AND s.tablename = 'workflow_step_transitions'
                  AND s.attname = 'to_state',
        unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
  WHERE c.oid = 'workflow_steps'::regclass AND c.reltuples >= 50000

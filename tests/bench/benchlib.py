@@ -166,13 +166,14 @@ def read_loop_trace(path, since=None, until=None):
     {} when the binary wrote none (it did not return from its loop)."""
     if not os.path.exists(path):
         return {}
-    d, slow = {}, []
-    for line in open(path):
+    d, slow, run = {}, [], []
+    for line in open(path):                  # several runs may append: the last one's
         w = line.split()
         if w and w[0] == "slow":
-            slow.append((float(w[2]), float(w[4])))
+            run.append((float(w[2]), float(w[4])))
         elif w:
             d = {w[i]: float(w[i + 1]) for i in range(0, len(w) - 1, 2)}
+            slow, run = run, []
     if not d:
         return {}
     d["slow"] = slow
