@@ -20,6 +20,8 @@ struct rix {
     size_t alen, acap, agarbage;
     size_t n, cap, max;
     uint32_t *slots;                /* dense index + 1, 0 = empty */
+    uint16_t *tags;                 /* [nslots]: the top bits of each slot's id hash, so a
+                                     * probe compares an id only when they match */
     size_t nslots;                  /* power of two */
     rix_names statuses, codes, names;
     uint8_t mark;
@@ -51,6 +53,7 @@ rix *rix_new(size_t max_tasks)
     ix->max = max_tasks;
     ix->nslots = 1024;
     ix->slots = xcalloc(ix->nslots, sizeof *ix->slots);
+    ix->tags = xcalloc(ix->nslots, sizeof *ix->tags);
     ix->statuses.n = ix->codes.n = ix->names.n = 1;
     ix->statuses.v[0] = xstrdup("unknown");
     ix->codes.v[0] = NULL;
@@ -70,6 +73,7 @@ void rix_free(rix *ix)
     free(ix->arena);
     free(ix->tasks);
     free(ix->slots);
+    free(ix->tags);
     names_free(&ix->statuses);
     names_free(&ix->codes);
     names_free(&ix->names);
@@ -122,15 +126,25 @@ const char *rix_task_name(const rix *ix, const rix_task *t)
     return t->name ? ix->names.v[t->name] : NULL;
 }
 
-static size_t slot_find(const rix *ix, const char *id, size_t idlen, bool *found)
+static uint16_t tag_of(uint64_t h)
 {
-    size_t mask = ix->nslots - 1, i = (size_t)hash_bytes(id, idlen) & mask;
+    return (uint16_t)(h >> 48);
+}
+
+/* The slot of id, or the free slot where it would go (*found false); *tag: its tag. */
+static size_t slot_find(const rix *ix, const char *id, size_t idlen, bool *found, uint16_t *tag)
+{
+    uint64_t h = hash_bytes(id, idlen);
+    size_t mask = ix->nslots - 1, i = (size_t)h & mask;
+    *tag = tag_of(h);
     for (;; i = (i + 1) & mask) {
         uint32_t v = ix->slots[i];
         if (!v) {
             *found = false;
             return i;
         }
+        if (ix->tags[i] != *tag)
+            continue;
         const char *tid = ix->arena + ix->tasks[v - 1].str;
         if (strncmp(tid, id, idlen) == 0 && tid[idlen] == '\0') {
             *found = true;
@@ -142,22 +156,27 @@ static size_t slot_find(const rix *ix, const char *id, size_t idlen, bool *found
 static void rehash(rix *ix, size_t nslots)
 {
     free(ix->slots);
+    free(ix->tags);
     ix->nslots = nslots;
     ix->slots = xcalloc(nslots, sizeof *ix->slots);
+    ix->tags = xcalloc(nslots, sizeof *ix->tags);
     size_t mask = nslots - 1;
     for (size_t k = 0; k < ix->n; k++) {    /* ids are distinct: the first free slot */
         const char *id = ix->arena + ix->tasks[k].str;
-        size_t i = (size_t)hash_bytes(id, strlen(id)) & mask;
+        uint64_t h = hash_bytes(id, strlen(id));
+        size_t i = (size_t)h & mask;
         while (ix->slots[i])
             i = (i + 1) & mask;
         ix->slots[i] = (uint32_t)k + 1;
+        ix->tags[i] = tag_of(h);
     }
 }
 
 const rix_task *rix_get(const rix *ix, const char *id, size_t idlen)
 {
     bool found;
-    size_t i = slot_find(ix, id, idlen, &found);
+    uint16_t tag;
+    size_t i = slot_find(ix, id, idlen, &found, &tag);
     return found ? &ix->tasks[ix->slots[i] - 1] : NULL;
 }
 
@@ -169,7 +188,8 @@ const char *rix_error(const rix *ix, const rix_task *t)
 
 size_t rix_memory(const rix *ix)
 {
-    return ix->acap + ix->cap * sizeof *ix->tasks + ix->nslots * sizeof *ix->slots;
+    return ix->acap + ix->cap * sizeof *ix->tasks +
+           ix->nslots * (sizeof *ix->slots + sizeof *ix->tags);
 }
 
 static size_t str_len(const rix *ix, const rix_task *t)
@@ -279,7 +299,8 @@ bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
     if (idlen == 0 || idlen > 255)
         return false;
     bool found;
-    size_t i = slot_find(ix, id, idlen, &found);
+    uint16_t tag;
+    size_t i = slot_find(ix, id, idlen, &found, &tag);
     if (found) {
         rix_task *t = &ix->tasks[ix->slots[i] - 1];
         rix_task nt = *t;
@@ -300,6 +321,7 @@ bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
     xgrow(&ix->tasks, &ix->cap, ix->n + 1, sizeof *ix->tasks);
     fill(ix, &ix->tasks[ix->n], id, idlen, sum, false);
     ix->slots[i] = (uint32_t)++ix->n;
+    ix->tags[i] = tag;
     if (ix->n * 5 > ix->nslots * 4)
         rehash(ix, ix->nslots * 2);
     ix->version++;
@@ -324,6 +346,7 @@ static void slot_delete(rix *ix, size_t i)
                 break;
         }
         ix->slots[i] = ix->slots[j];
+        ix->tags[i] = ix->tags[j];
         i = j;
     }
 }
@@ -331,7 +354,8 @@ static void slot_delete(rix *ix, size_t i)
 bool rix_remove(rix *ix, const char *id, size_t idlen)
 {
     bool found;
-    size_t i = slot_find(ix, id, idlen, &found);
+    uint16_t tag;
+    size_t i = slot_find(ix, id, idlen, &found, &tag);
     if (!found)
         return false;
     size_t k = ix->slots[i] - 1;
@@ -340,7 +364,7 @@ bool rix_remove(rix *ix, const char *id, size_t idlen)
     size_t last = ix->n - 1;
     if (k != last) {
         const char *lid = ix->arena + ix->tasks[last].str;
-        size_t li = slot_find(ix, lid, strlen(lid), &found);
+        size_t li = slot_find(ix, lid, strlen(lid), &found, &tag);
         ix->tasks[k] = ix->tasks[last];
         ix->slots[li] = (uint32_t)k + 1;
     }
@@ -358,7 +382,8 @@ void rix_sweep_begin(rix *ix)
 void rix_touch(rix *ix, const char *id, size_t idlen)
 {
     bool found;
-    size_t i = slot_find(ix, id, idlen, &found);
+    uint16_t tag;
+    size_t i = slot_find(ix, id, idlen, &found, &tag);
     if (found)
         ix->tasks[ix->slots[i] - 1].mark = ix->mark;
 }
