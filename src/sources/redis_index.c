@@ -328,6 +328,17 @@ bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
     return true;
 }
 
+void rix_reserve(rix *ix, size_t n)
+{
+    if (n > ix->max)
+        n = ix->max;
+    size_t nslots = ix->nslots;
+    while (n * 5 > nslots * 4)
+        nslots *= 2;
+    if (nslots > ix->nslots)
+        rehash(ix, nslots);
+}
+
 /* Linear-probing deletion with backward shift (no tombstones). */
 static void slot_delete(rix *ix, size_t i)
 {

@@ -49,6 +49,9 @@ uint64_t rix_version(const rix *ix);     /* bumped by every change */
 /* Insert or replace; returns true when the summary changed. */
 bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum);
 bool rix_remove(rix *ix, const char *id, size_t idlen);
+/* Room for n tasks (capped at the maximum) without growing: one rehash now, while the index
+ * is small, instead of one per doubling later (each O(size), in a reply's callback). */
+void rix_reserve(rix *ix, size_t n);
 const rix_task *rix_get(const rix *ix, const char *id, size_t idlen);
 
 /* Full resync: tasks neither upserted nor touched between begin and end are removed. */

@@ -99,6 +99,7 @@ typedef struct rs_src {
     /* sweeps */
     rix *ix;
     bool sweeping, swept_once, resync_wanted;
+    bool sized;                      /* DBSIZE sent ahead of the first sweep */
     char cursor[32];
     bool scan_inflight, cursor_done;
     double sweep_started, sweep_last, sweep_secs;

@@ -67,6 +67,19 @@ void rs_sweep_continue(rs_src *s)
     s->scan_inflight = true;
 }
 
+/* DBSIZE (the whole database: an upper bound, capped by the index) sizes the index once,
+ * before the first SCAN's keys arrive: the index then does not grow during the sweep. */
+static void on_dbsize(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    (void)ac;
+    rs_src *s = priv;
+    rs_reply_begin(s);
+    const redisReply *r = reply;
+    if (r && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
+        rix_reserve(s->ix, (size_t)r->integer);
+    rs_reply_end(s);
+}
+
 void rs_sweep_start(rs_src *s)
 {
     if (s->sweeping || !rs_ready(s))
@@ -78,6 +91,12 @@ void rs_sweep_start(rs_src *s)
     s->sweep_started = rs_now();
     snprintf(s->cursor, sizeof s->cursor, "0");
     rix_sweep_begin(s->ix);
+    if (!s->sized) {
+        s->sized = true;
+        const char *argv[1] = { "DBSIZE" };
+        size_t lens[1] = { 6 };
+        rs_command(s, on_dbsize, s, 1, argv, lens);   /* no answer: the index grows */
+    }
     rs_sweep_continue(s);
 }
 

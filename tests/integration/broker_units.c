@@ -243,6 +243,31 @@ static void test_index(void)
     CHECK(rix_memory(ix) < (1u << 20));
     CHECK(strcmp(rix_error(ix, rix_get(ix, "t1", 2)), "error variant 199") == 0);
     rix_free(ix);
+    /* reserved once: the table does not grow while it fills, and every id is found */
+    rix *big = rix_new(N);
+    rix_reserve(big, 10 * N);                           /* capped at the maximum */
+    size_t mem = rix_memory(big);
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "r%d", i);
+        rix_sum s = { .status = "running", .attempt = 1, .nfields = 1, .dispatched_at = i };
+        CHECK(rix_upsert(big, id, strlen(id), &s));
+    }
+    size_t grown = rix_memory(big) - mem;               /* the arena and tasks only */
+    rix *plain = rix_new(N);
+    size_t mem0 = rix_memory(plain);
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "r%d", i);
+        rix_sum s = { .status = "running", .attempt = 1, .nfields = 1, .dispatched_at = i };
+        rix_upsert(plain, id, strlen(id), &s);
+    }
+    CHECK(rix_memory(plain) - mem0 > grown);            /* plain grew its slots as well */
+    CHECK(rix_memory(plain) == rix_memory(big));        /* to the same size in the end */
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "r%d", i);
+        CHECK(rix_get(big, id, strlen(id)) != NULL);
+    }
+    rix_free(plain);
+    rix_free(big);
     rix *small = rix_new(2);                            /* the cap marks overflow */
     rix_upsert(small, "a", 1, &same);
     rix_upsert(small, "b", 1, &same);
