@@ -180,8 +180,14 @@ static bool seq_parse(char *tok, ui_key *seq, int *n)
     return *n > 0;
 }
 
-static void keymap_defaults(ui_keymap *km)
+/* The built-in bindings, parsed from the action list once: every keymap starts as a copy
+ * (parsing them was most of what a new keymap cost). */
+static const ui_keymap *keymap_builtin(void)
 {
+    static ui_keymap built;
+    static bool done;
+    if (done)
+        return &built;
     for (int a = 0; a < UA__COUNT; a++) {
         char buf[128];
         snprintf(buf, sizeof buf, "%s", actlist_info((ui_action)a)->keys);
@@ -191,9 +197,19 @@ static void keymap_defaults(ui_keymap *km)
             char tok[64];
             snprintf(tok, sizeof tok, "%s", t);
             if (seq_parse(tok, seq, &n))
-                bind_add(km, seq, n, (ui_action)a, 0);
+                bind_add(&built, seq, n, (ui_action)a, 0);
         }
     }
+    done = true;
+    return &built;
+}
+
+static void keymap_defaults(ui_keymap *km)
+{
+    const ui_keymap *d = keymap_builtin();
+    xgrow(&km->b, &km->cap, d->n, sizeof *km->b);
+    memcpy(km->b, d->b, d->n * sizeof *km->b);
+    km->n = d->n;
 }
 
 ui_keymap *keymap_new(void)
@@ -253,30 +269,46 @@ static int rank_cmp(const void *pa, const void *pb, void *ctx)
     return i < j ? -1 : i > j;
 }
 
+/* Bindings that stayed, chained by a hash of their first key (a clash needs the same first
+ * key): a chain lists them in the order they stayed, so the winner named is the first. */
+enum { KM_BUCKETS = 64 };
+
+static unsigned first_key_bucket(const km_bind *b)
+{
+    return ((unsigned)b->seq[0] * 2654435761u) >> 26;   /* the top 6 bits: 64 buckets */
+}
+
 /* Report clashes and drop the losers: in conflict order, a binding stays unless it
  * clashes with one that stayed before it. Kept bindings keep their order (the file's
- * order shows in help), and one pass is O(n * kept) however hostile the file. */
+ * order shows in help); a binding is compared only with the kept ones sharing its first
+ * key's bucket, so a hostile file costs O(n * same-key bindings), not O(n * kept). */
 static void keymap_check(ui_keymap *km, ini_reader *r)
 {
     if (km->n < 2)
         return;
-    size_t *order = xcalloc(km->n, sizeof *order), *kept = xcalloc(km->n, sizeof *kept);
+    size_t *order = xcalloc(km->n, sizeof *order);
+    size_t *next = xcalloc(km->n, sizeof *next);     /* chain links, index + 1; 0 ends */
+    size_t head[KM_BUCKETS] = { 0 }, tail[KM_BUCKETS] = { 0 };
     bool *keep = xcalloc(km->n, sizeof *keep);
     for (size_t i = 0; i < km->n; i++)
         order[i] = i;
     qsort_r(order, km->n, sizeof *order, rank_cmp, km->b);
-    size_t nk = 0;
     for (size_t o = 0; o < km->n; o++) {
         const km_bind *a = &km->b[order[o]];
+        unsigned h = first_key_bucket(a);
         const km_bind *winner = NULL;
-        for (size_t k = 0; k < nk && !winner; k++) {
-            const km_bind *b = &km->b[kept[k]];
+        for (size_t k = head[h]; k && !winner; k = next[k - 1]) {
+            const km_bind *b = &km->b[k - 1];
             if (a->seq[0] == b->seq[0] && seq_clash(a, b) && same_scope(a->act, b->act))
                 winner = b;
         }
         if (!winner) {
             keep[order[o]] = true;
-            kept[nk++] = order[o];
+            if (tail[h])
+                next[tail[h] - 1] = order[o] + 1;
+            else
+                head[h] = order[o] + 1;
+            tail[h] = order[o] + 1;
         } else if (a->line > 0) {
             char s[64];
             seq_text(a, s, sizeof s);
@@ -290,7 +322,7 @@ static void keymap_check(ui_keymap *km, ini_reader *r)
             km->b[j++] = km->b[i];
     km->n = j;
     free(keep);
-    free(kept);
+    free(next);
     free(order);
 }
 
