@@ -123,14 +123,24 @@ const char *attune_classify_reason(const char *error)
     return "unknown";
 }
 
+static int alakai_budget(int max_retries)
+{
+    return max_retries < 0 ? 1 : max_retries;
+}
+
+bool retry_alakai_exhausted(int attempt, int max_retries)
+{
+    return attempt >= 1 && attempt > alakai_budget(max_retries);
+}
+
 rd_verdict retry_alakai(const char *status, int attempt, int max_retries)
 {
-    int m = max_retries < 0 ? 1 : max_retries;
+    int m = alakai_budget(max_retries);
     if (attempt < 1)
         return verdict(RD_ELIG_UNKNOWN, false, "bad attempt number %d", attempt);
     if (!status || strcmp(status, "failed") != 0)
         return verdict(RD_ELIG_NO, false, "newest attempt is %s", status ? status : "unknown");
-    if (attempt <= m)
+    if (!retry_alakai_exhausted(attempt, max_retries))
         return verdict(RD_ELIG_YES, false, "attempt %d <= MAX_RETRIES %d", attempt, m);
     return verdict(RD_ELIG_NO, false, "budget exhausted (attempt %d > MAX_RETRIES %d)",
                    attempt, m);

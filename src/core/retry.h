@@ -29,6 +29,9 @@ const char *attune_classify_reason(const char *error);
 /* alakai: only the newest attempt counts; eligible when status == failed &&
  * attempt <= max_retries (MAX_RETRIES, default 1). */
 rd_verdict retry_alakai(const char *status, int attempt, int max_retries);
+/* A failed Alakai task at this attempt has used its budget (retry_alakai's NO for a failed
+ * one), without building the verdict's text: for walks over every task. */
+bool retry_alakai_exhausted(int attempt, int max_retries);
 
 /* openagents: eligible when max_retries > 0 && retry_count < max_retries (and the job
  * is failed). Status compared case-insensitively. */

@@ -667,10 +667,18 @@ void rs_batch_run(rs_batch *b)
         batch_finish(b);
 }
 
-/* The end of a sweep (rix_sweep_end, the publish: each a walk of the whole index) runs
- * from its own zero-delay event, not inside the read event of the last reply. */
+/* The end of a sweep runs from its own zero-delay event, not inside the read event of the
+ * last reply, in two steps of one walk of the whole index each, so that a key waits behind
+ * one walk at most: rix_sweep_end, then (the event again) the publish. */
 void rs_sweep_finish(rs_src *s)
 {
+    if (s->publish_due) {
+        s->publish_due = false;
+        s->swept_once = true;
+        s->settled = true;
+        rs_publish(s, true);
+        return;
+    }
     if (!s->sweeping || !s->cursor_done || s->batches > 0 || s->scan_inflight)
         return;                      /* aborted, or another sweep since */
     s->sweeping = false;
@@ -678,14 +686,13 @@ void rs_sweep_finish(rs_src *s)
     double now = rs_now();
     s->sweep_secs = now - s->sweep_started;
     s->sweep_last = now;
-    s->swept_once = true;
-    s->settled = true;
     if (s->debug)
         fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.3f s, "
                 "costliest fetch callback %.2f ms CPU\n", s->sweep_keys, rix_size(s->ix), removed,
                 s->sweep_secs, s->cb_max * 1e3);
     model_source_ok(s->base.ctx.model, "redis", now);
-    rs_publish(s, true);
+    s->publish_due = true;
+    event_active(s->ev_sweep_done, EV_TIMEOUT, 0);
 }
 
 static void batch_finish(rs_batch *b)

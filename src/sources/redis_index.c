@@ -481,6 +481,16 @@ static void heap_offer(heap *h, uint32_t k)
     }
 }
 
+/* A full heap cannot take a task strictly on the far side of its root by time: checked
+ * before the predicate, so a walk costs a compare for most tasks, whatever the filter. */
+static bool heap_rejects(const heap *h, double at)
+{
+    if (h->n < h->cap)
+        return false;
+    double root = h->ix->tasks[h->v[0]].dispatched_at;
+    return h->sign > 0 ? at < root : at > root;
+}
+
 /* Empties the heap into v newest first (heap sort). */
 static void heap_drain_newest_first(heap *h, uint32_t *v)
 {
@@ -504,7 +514,7 @@ size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from
             if (c > 0 || (c == 0 && !from->inclusive))
                 continue;
         }
-        if (pred && !pred(ix, t, ud))
+        if (heap_rejects(&h, t->dispatched_at) || (pred && !pred(ix, t, ud)))
             continue;
         heap_offer(&h, (uint32_t)k);
     }
@@ -529,7 +539,7 @@ size_t rix_select_before(const rix *ix, rix_pred pred, void *ud, const rix_curso
         const rix_task *t = &ix->tasks[k];
         if (c && c->set && cmp_key(t->dispatched_at, rix_id(ix, t), c->at, c->id) <= 0)
             continue;
-        if (pred && !pred(ix, t, ud))
+        if (heap_rejects(&h, t->dispatched_at) || (pred && !pred(ix, t, ud)))
             continue;
         heap_offer(&h, (uint32_t)k);
     }

@@ -95,6 +95,7 @@ typedef struct rs_src {
 
     struct event *ev_tick, *ev_watch, *ev_retry, *ev_sub_retry, *ev_kick;
     struct event *ev_sweep_done;    /* rs_sweep_finish, out of the last reply's callback */
+    bool publish_due;               /* rs_sweep_finish's second step (the publish) is next */
 
     /* sweeps */
     rix *ix;

@@ -76,8 +76,7 @@ static bool is_dead(const rix *ix, const rix_task *t, void *ud)
         return true;
     if (t->status != p->failed)
         return false;
-    return retry_alakai("failed", t->attempt, p->s->base.ctx.cfg->max_retries).verdict ==
-           RD_ELIG_NO;
+    return retry_alakai_exhausted(t->attempt, p->s->base.ctx.cfg->max_retries);
 }
 
 static void exec_from_task(const rs_src *s, const rix_task *t, const pred_ctx *p,
