@@ -64,40 +64,75 @@ static void set_why(rd_alakai_rec *r, const char *what, const char *suffix)
         snprintf(r->why, sizeof r->why, "%s%s", what, suffix);
 }
 
-static void read_time(rd_alakai_rec *r, const cJSON *o, const char *key, double *dst)
+/* One member's value as either reader found it: strings are spans (never NUL-terminated
+ * in the scanner's case, never containing a NUL in either case). */
+typedef enum { RV_ABSENT, RV_NULL, RV_STRING, RV_NUMBER, RV_OBJECT, RV_OTHER } rv_kind;
+typedef struct rv {
+    rv_kind kind;
+    const char *s;
+    size_t len;
+    double num;
+} rv;
+
+/* The members a record is read from, top level first (first occurrence of each key),
+ * then the name: the first of taskSnapshot's name keys that is a non-empty string. */
+enum { RK_STATUS, RK_ATTEMPT, RK_CODE, RK_MESSAGE, RK_DISPATCHED, RK_RESOLVED, RK_SNAPSHOT,
+       RK__COUNT };
+static const char *const rec_keys[RK__COUNT] = {
+    "status", "attempt", "errorCode", "errorMessage", "dispatchedAt", "resolvedAt",
+    "taskSnapshot",
+};
+enum { NK__COUNT = 5 };
+static const char *const name_keys[NK__COUNT] = { "name", "taskName", "type", "taskType",
+                                                  "action" };
+
+static void read_time(rd_alakai_rec *r, const rv *v, const char *key, double *dst)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
+    if (v->kind == RV_ABSENT || v->kind == RV_NULL)
         return;
-    if (cJSON_IsNumber(v))
-        *dst = epoch_number(v->valuedouble);
-    else if (!cJSON_IsString(v) || !alakai_parse_time(v->valuestring, dst))
+    if (v->kind == RV_NUMBER) {
+        *dst = epoch_number(v->num);
+        return;
+    }
+    bool ok = false;
+    if (v->kind == RV_STRING) {
+        char small[64];
+        char *text = v->len < sizeof small ? small : xmalloc(v->len + 1);
+        memcpy(text, v->s, v->len);
+        text[v->len] = '\0';
+        ok = alakai_parse_time(text, dst);
+        if (text != small)
+            free(text);
+    }
+    if (!ok)
         set_why(r, key, " is not a readable time");
 }
 
-/* Optional string field: absent/null → NULL; a number is accepted (codes may be
- * numeric); anything else marks the record malformed. */
-static const char *opt_text(rd_alakai_rec *r, const cJSON *o, const char *key, char *num,
-                            size_t cap)
+/* Optional string member: absent/null → false; a number is accepted (codes may be
+ * numeric) as its %.15g text in num; anything else marks the record malformed. */
+static bool opt_text(rd_alakai_rec *r, const rv *v, const char *key, char *num, size_t cap,
+                     const char **out, size_t *len)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return NULL;
-    if (cJSON_IsString(v))
-        return v->valuestring;
-    if (cJSON_IsNumber(v)) {
-        snprintf(num, cap, "%.15g", v->valuedouble);
-        return num;
+    if (v->kind == RV_STRING) {
+        *out = v->s;
+        *len = v->len;
+        return true;
     }
-    set_why(r, key, " has the wrong type");
-    return NULL;
+    if (v->kind == RV_NUMBER) {
+        snprintf(num, cap, "%.15g", v->num);
+        *out = num;
+        *len = strlen(num);
+        return true;
+    }
+    if (v->kind != RV_ABSENT && v->kind != RV_NULL)
+        set_why(r, key, " has the wrong type");
+    return false;
 }
 
-static char *capped_dup(const char *s, size_t cap)
+static char *capped_dup(const char *s, size_t n, size_t cap)
 {
-    size_t n = strlen(s);
     if (n < cap)
-        return xstrdup(s);
+        return xstrndup(s, n);
     /* cut on a UTF-8 boundary; the sanitizer handles anything else */
     n = cap - 1;
     size_t stop = n > 3 ? n - 3 : 0, m = n;   /* a character is at most 4 bytes */
@@ -108,50 +143,67 @@ static char *capped_dup(const char *s, size_t cap)
     return xstrndup(s, n);
 }
 
-static void read_name(rd_alakai_rec *r, const cJSON *o)
+/* Both readers end here: the same rules whichever found the members. */
+static void read_fields(rd_alakai_rec *r, const rv *v, const rv *name)
 {
-    const cJSON *snap = cJSON_GetObjectItemCaseSensitive(o, "taskSnapshot");
-    if (!cJSON_IsObject(snap))
-        return;
-    static const char *const keys[] = { "name", "taskName", "type", "taskType", "action" };
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(snap, keys[i]);
-        if (cJSON_IsString(v) && v->valuestring[0]) {
-            r->name = capped_dup(v->valuestring, RD_REC_NAME_CAP);
-            return;
-        }
-    }
-}
-
-static void read_fields(rd_alakai_rec *r, const cJSON *o)
-{
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "status");
-    if (cJSON_IsString(st) && st->valuestring[0]) {
-        snprintf(r->status, sizeof r->status, "%s", st->valuestring);
+    const rv *st = &v[RK_STATUS];
+    if (st->kind == RV_STRING && st->len > 0) {
+        snprintf(r->status, sizeof r->status, "%.*s", (int)st->len, st->s);
         for (char *c = r->status; *c; c++)
             *c = (char)tolower((unsigned char)*c);
     } else {
-        set_why(r, st ? "status has the wrong type" : "no status", "");
+        set_why(r, st->kind != RV_ABSENT ? "status has the wrong type" : "no status", "");
     }
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(o, "attempt");
-    if (cJSON_IsNumber(at) && at->valuedouble >= 1 && at->valuedouble <= 1e6 &&
-        at->valuedouble == floor(at->valuedouble))
-        r->attempt = (int)at->valuedouble;
-    else if (at && !cJSON_IsNull(at))
+    const rv *at = &v[RK_ATTEMPT];
+    if (at->kind == RV_NUMBER && at->num >= 1 && at->num <= 1e6 && at->num == floor(at->num))
+        r->attempt = (int)at->num;
+    else if (at->kind != RV_ABSENT && at->kind != RV_NULL)
         set_why(r, "attempt is not a positive integer", "");
     char num[40];
-    const char *code = opt_text(r, o, "errorCode", num, sizeof num);
-    if (code)
-        snprintf(r->code, sizeof r->code, "%s", code);
-    const char *msg = opt_text(r, o, "errorMessage", num, sizeof num);
-    if (msg)
-        r->error = capped_dup(msg, RD_REC_ERROR_CAP);
-    read_time(r, o, "dispatchedAt", &r->dispatched_at);
-    read_time(r, o, "resolvedAt", &r->resolved_at);
-    read_name(r, o);
+    const char *text;
+    size_t len;
+    if (opt_text(r, &v[RK_CODE], "errorCode", num, sizeof num, &text, &len))
+        snprintf(r->code, sizeof r->code, "%.*s", (int)len, text);
+    if (opt_text(r, &v[RK_MESSAGE], "errorMessage", num, sizeof num, &text, &len))
+        r->error = capped_dup(text, len, RD_REC_ERROR_CAP);
+    read_time(r, &v[RK_DISPATCHED], "dispatchedAt", &r->dispatched_at);
+    read_time(r, &v[RK_RESOLVED], "resolvedAt", &r->resolved_at);
+    if (name->kind == RV_STRING)
+        r->name = capped_dup(name->s, name->len, RD_REC_NAME_CAP);
 }
 
-bool alakai_rec_decode(const char *data, size_t len, rd_alakai_rec *out)
+/* ---- the reader through cJSON (every record the scanner declines) ------------------ */
+
+static rv rv_of(const cJSON *item)
+{
+    if (!item)
+        return (rv){ .kind = RV_ABSENT };
+    if (cJSON_IsNull(item))
+        return (rv){ .kind = RV_NULL };
+    if (cJSON_IsString(item))
+        return (rv){ .kind = RV_STRING, .s = item->valuestring, .len = strlen(item->valuestring) };
+    if (cJSON_IsNumber(item))
+        return (rv){ .kind = RV_NUMBER, .num = item->valuedouble };
+    return (rv){ .kind = cJSON_IsObject(item) ? RV_OBJECT : RV_OTHER };
+}
+
+static void read_tree(rd_alakai_rec *r, const cJSON *o)
+{
+    rv v[RK__COUNT], name = { .kind = RV_ABSENT };
+    for (int k = 0; k < RK__COUNT; k++)
+        v[k] = rv_of(cJSON_GetObjectItemCaseSensitive(o, rec_keys[k]));
+    const cJSON *snap = cJSON_GetObjectItemCaseSensitive(o, "taskSnapshot");
+    for (int k = 0; k < NK__COUNT && cJSON_IsObject(snap); k++) {
+        rv n = rv_of(cJSON_GetObjectItemCaseSensitive(snap, name_keys[k]));
+        if (n.kind == RV_STRING && n.len > 0) {
+            name = n;
+            break;
+        }
+    }
+    read_fields(r, v, &name);
+}
+
+bool alakai_rec_decode_tree(const char *data, size_t len, rd_alakai_rec *out)
 {
     memset(out, 0, sizeof *out);
     out->attempt = -1;
@@ -166,9 +218,238 @@ bool alakai_rec_decode(const char *data, size_t len, rd_alakai_rec *out)
     } else if (!cJSON_IsObject(root)) {
         snprintf(out->why, sizeof out->why, "record is not a JSON object");
     } else {
-        read_fields(out, root);
+        read_tree(out, root);
     }
     cJSON_Delete(root);
     free(buf);
     return out->why[0] == '\0';
+}
+
+/* ---- the scanner: the usual record without building a tree ------------------------- *
+ * A validating pass over the bytes that keeps only the members read_fields wants. It
+ * declines (and cJSON reads the record) on anything where matching cJSON exactly would take
+ * more than a scan: a backslash anywhere, a control byte other than tab/LF/CR, a byte-order
+ * mark, a number with '.', 'e' or '+' (cJSON reads those through the locale), nesting
+ * deeper than FJ_DEPTH, and every input that is not valid JSON (cJSON's message says
+ * where). Whatever it accepts, cJSON accepts with the same members:
+ * fuzz_alakai_record compares the two on every input. */
+enum { FJ_DEPTH = 32 };
+
+typedef struct fj_tab {            /* where an object's members go (first occurrence) */
+    const char *const *keys;
+    int n;
+    rv *vals;
+    int child;                     /* the key whose object value fills `sub`, -1 none */
+    const struct fj_tab *sub;
+} fj_tab;
+
+typedef struct fj {
+    const char *p, *end;
+    int depth;
+} fj;
+
+static void fj_ws(fj *f)
+{
+    while (f->p < f->end && (*f->p == ' ' || *f->p == '\t' || *f->p == '\n' || *f->p == '\r'))
+        f->p++;
+}
+
+static bool fj_string(fj *f, const char **s, size_t *len)
+{
+    if (f->p >= f->end || *f->p != '"')
+        return false;
+    const char *q = memchr(f->p + 1, '"', (size_t)(f->end - f->p - 1));
+    if (!q)
+        return false;
+    *s = f->p + 1;
+    *len = (size_t)(q - *s);
+    f->p = q + 1;
+    return true;
+}
+
+/* cJSON's number: up to 63 characters of [0-9+-eE.], then strtod over them. */
+static bool fj_number(fj *f, double *out)
+{
+    char buf[64];
+    size_t n = 0;
+    while (n < sizeof buf - 1 && f->p + n < f->end) {
+        char c = f->p[n];
+        if (c == '.' || c == 'e' || c == 'E' || c == '+')
+            return false;         /* declined: cJSON goes through the locale */
+        if (!((c >= '0' && c <= '9') || c == '-'))
+            break;
+        buf[n++] = c;
+    }
+    buf[n] = '\0';
+    char *stop;
+    *out = strtod(buf, &stop);
+    if (stop == buf)
+        return false;
+    f->p += stop - buf;
+    return true;
+}
+
+static bool fj_literal(fj *f, const char *word, size_t n)
+{
+    if ((size_t)(f->end - f->p) < n || memcmp(f->p, word, n) != 0)
+        return false;
+    f->p += n;
+    return true;
+}
+
+static bool fj_value(fj *f, rv *out, const fj_tab *tab);
+
+static bool fj_object(fj *f, const fj_tab *tab)
+{
+    if (++f->depth > FJ_DEPTH)
+        return false;
+    f->p++;                        /* '{' */
+    fj_ws(f);
+    if (f->p < f->end && *f->p == '}') {
+        f->p++;
+        f->depth--;
+        return true;
+    }
+    for (;;) {
+        const char *key;
+        size_t klen;
+        fj_ws(f);
+        if (!fj_string(f, &key, &klen))
+            return false;
+        fj_ws(f);
+        if (f->p >= f->end || *f->p != ':')
+            return false;
+        f->p++;
+        int slot = -1;
+        for (int k = 0; tab && k < tab->n && slot < 0; k++)
+            if (tab->vals[k].kind == RV_ABSENT && strlen(tab->keys[k]) == klen &&
+                memcmp(tab->keys[k], key, klen) == 0)
+                slot = k;
+        rv ignored;
+        if (!fj_value(f, slot >= 0 ? &tab->vals[slot] : &ignored,
+                      slot >= 0 && slot == tab->child ? tab->sub : NULL))
+            return false;
+        fj_ws(f);
+        if (f->p >= f->end)
+            return false;
+        if (*f->p == '}') {
+            f->p++;
+            f->depth--;
+            return true;
+        }
+        if (*f->p++ != ',')
+            return false;
+    }
+}
+
+static bool fj_array(fj *f)
+{
+    if (++f->depth > FJ_DEPTH)
+        return false;
+    f->p++;                        /* '[' */
+    fj_ws(f);
+    if (f->p < f->end && *f->p == ']') {
+        f->p++;
+        f->depth--;
+        return true;
+    }
+    for (;;) {
+        rv ignored;
+        if (!fj_value(f, &ignored, NULL))
+            return false;
+        fj_ws(f);
+        if (f->p >= f->end)
+            return false;
+        if (*f->p == ']') {
+            f->p++;
+            f->depth--;
+            return true;
+        }
+        if (*f->p++ != ',')
+            return false;
+    }
+}
+
+/* One value; its members go to tab when it is an object and tab is given. */
+static bool fj_value(fj *f, rv *out, const fj_tab *tab)
+{
+    fj_ws(f);
+    if (f->p >= f->end)
+        return false;
+    char c = *f->p;
+    *out = (rv){ .kind = RV_OTHER };
+    if (c == '"') {
+        out->kind = RV_STRING;
+        return fj_string(f, &out->s, &out->len);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        out->kind = RV_NUMBER;
+        return fj_number(f, &out->num);
+    }
+    if (c == '{') {
+        out->kind = RV_OBJECT;
+        return fj_object(f, tab);
+    }
+    if (c == '[')
+        return fj_array(f);
+    if (c == 'n') {
+        out->kind = RV_NULL;
+        return fj_literal(f, "null", 4);
+    }
+    if (c == 't')
+        return fj_literal(f, "true", 4);
+    if (c == 'f')
+        return fj_literal(f, "false", 5);
+    return false;
+}
+
+static bool fj_plain(const char *data, size_t len)
+{
+    if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)data[i];
+        if (c == '\\' || (c < 0x20 && c != '\t' && c != '\n' && c != '\r'))
+            return false;
+    }
+    return true;
+}
+
+bool alakai_rec_scan(const char *data, size_t len, rd_alakai_rec *out, bool *valid)
+{
+    if (!fj_plain(data, len))
+        return false;
+    rv v[RK__COUNT], snap[NK__COUNT];
+    for (int k = 0; k < RK__COUNT; k++)
+        v[k] = (rv){ .kind = RV_ABSENT };
+    for (int k = 0; k < NK__COUNT; k++)
+        snap[k] = (rv){ .kind = RV_ABSENT };
+    const fj_tab sub = { name_keys, NK__COUNT, snap, -1, NULL };
+    const fj_tab top = { rec_keys, RK__COUNT, v, RK_SNAPSHOT, &sub };
+    fj f = { data, data + len, 0 };
+    fj_ws(&f);
+    if (f.p >= f.end || *f.p != '{' || !fj_object(&f, &top))
+        return false;             /* not an object, or not valid: cJSON says which */
+    fj_ws(&f);
+    if (f.p != f.end)
+        return false;
+    rv name = { .kind = RV_ABSENT };
+    for (int k = 0; k < NK__COUNT && v[RK_SNAPSHOT].kind == RV_OBJECT; k++)
+        if (snap[k].kind == RV_STRING && snap[k].len > 0) {
+            name = snap[k];
+            break;
+        }
+    memset(out, 0, sizeof *out);
+    out->attempt = -1;
+    read_fields(out, v, &name);
+    *valid = out->why[0] == '\0';
+    return true;
+}
+
+bool alakai_rec_decode(const char *data, size_t len, rd_alakai_rec *out)
+{
+    bool valid;
+    if (alakai_rec_scan(data, len, out, &valid))
+        return valid;
+    return alakai_rec_decode_tree(data, len, out);
 }

@@ -23,6 +23,11 @@ typedef struct rd_alakai_rec {
 /* Decodes data[0..len) (not NUL-terminated). false when malformed (out->why says why;
  * the fields that could be read are still filled). Always call alakai_rec_clear. */
 bool alakai_rec_decode(const char *data, size_t len, rd_alakai_rec *out);
+/* The two readers alakai_rec_decode chooses between (for the fuzzer, which compares them):
+ * the scanner reads the usual record without building a tree and returns false when it
+ * declines (out untouched; *valid set otherwise); the tree reader (cJSON) reads anything. */
+bool alakai_rec_scan(const char *data, size_t len, rd_alakai_rec *out, bool *valid);
+bool alakai_rec_decode_tree(const char *data, size_t len, rd_alakai_rec *out);
 void alakai_rec_clear(rd_alakai_rec *r);
 /* Epoch seconds from a JSON-ish timestamp: RFC 3339 text, or a number / numeric text
  * in seconds or milliseconds (values > 1e11 are read as ms). false when unreadable. */

@@ -15,6 +15,28 @@ static void check_time(double t)
     FUZZ_ASSERT(isfinite(t) && t >= 0);
 }
 
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whatever the scanner accepts, cJSON's reader reads the same record from. */
+static void check_scanner(const uint8_t *data, size_t size)
+{
+    rd_alakai_rec fast, tree;
+    bool valid;
+    if (!alakai_rec_scan((const char *)data, size, &fast, &valid))
+        return;
+    bool ok = alakai_rec_decode_tree((const char *)data, size, &tree);
+    FUZZ_ASSERT(ok == valid);
+    FUZZ_ASSERT(strcmp(fast.status, tree.status) == 0 && fast.attempt == tree.attempt);
+    FUZZ_ASSERT(strcmp(fast.code, tree.code) == 0 && strcmp(fast.why, tree.why) == 0);
+    FUZZ_ASSERT(same_text(fast.error, tree.error) && same_text(fast.name, tree.name));
+    FUZZ_ASSERT(fast.dispatched_at == tree.dispatched_at && fast.resolved_at == tree.resolved_at);
+    alakai_rec_clear(&fast);
+    alakai_rec_clear(&tree);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 65536)
@@ -35,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ok)
         FUZZ_ASSERT(r.status[0]);
     alakai_rec_clear(&r);
+    check_scanner(data, size);
 
     char *text = fuzz_cstr(data, size);
     double t = -1;

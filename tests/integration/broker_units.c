@@ -150,6 +150,33 @@ static void test_records(void)
         CHECK(r.dispatched_at == t[i].disp || !t[i].ok);
         CHECK(strstr(r.why, t[i].why) != NULL);
         alakai_rec_clear(&r);
+        /* the scanner takes every JSON object here and reads what cJSON reads; it leaves
+         * invalid JSON and non-objects to cJSON, whose message says where */
+        bool object = !strstr(t[i].why, "invalid JSON") && !strstr(t[i].why, "not a JSON");
+        rd_alakai_rec a, b;
+        bool valid = false;
+        bool took = alakai_rec_scan(t[i].json, strlen(t[i].json), &a, &valid);
+        CHECK(took == object);
+        if (took) {
+            CHECK(alakai_rec_decode_tree(t[i].json, strlen(t[i].json), &b) == valid);
+            CHECK(strcmp(a.status, b.status) == 0 && a.attempt == b.attempt);
+            CHECK(strcmp(a.why, b.why) == 0 && a.dispatched_at == b.dispatched_at);
+            alakai_rec_clear(&a);
+            alakai_rec_clear(&b);
+        }
+    }
+    static const char *const declined[] = {   /* escapes, fractions: cJSON reads them */
+        "{\"status\":\"failed\",\"attempt\":2,\"errorMessage\":\"said \\\"no\\\"\"}",
+        "{\"status\":\"failed\",\"attempt\":2.0,\"errorMessage\":\"said \\\"no\\\"\"}",
+        "\xEF\xBB\xBF{\"status\":\"failed\",\"attempt\":2,\"errorMessage\":\"said \\\"no\\\"\"}",
+    };
+    for (size_t i = 0; i < sizeof declined / sizeof *declined; i++) {
+        rd_alakai_rec a;
+        bool valid;
+        CHECK(!alakai_rec_scan(declined[i], strlen(declined[i]), &a, &valid));
+        CHECK(alakai_rec_decode(declined[i], strlen(declined[i]), &a));
+        CHECK(a.attempt == 2 && strcmp(a.error, "said \"no\"") == 0);
+        alakai_rec_clear(&a);
     }
     rd_alakai_rec r;                 /* numeric code, snapshot name, capped error */
     char big[3000];
