@@ -62,10 +62,16 @@ static long get_long(const cJSON *o, const char *k, long def, long max)
     return d >= 0 && d <= (double)max ? (long)d : def;
 }
 
+/* Epoch seconds up to 1e11 (the year 5138): beyond that, milliseconds of them are no
+ * longer exact in a double, and a time printed and read back would move. 0 = unknown. */
+static double sane_time(double t)
+{
+    return t > 0 && t < 1e11 ? t : 0;
+}
+
 static double get_time(const cJSON *o, const char *k)
 {
-    double t = get_num(o, k, 0);
-    return t > 0 ? t : 0;
+    return sane_time(get_num(o, k, 0));
 }
 
 static bool get_bool(const cJSON *o, const char *k)
@@ -145,8 +151,8 @@ static void worker_parse(const cJSON *o, void *item, double now)
     get_fixed(o, "health_reason", w->health_reason, sizeof w->health_reason);
     w->heartbeat_at = get_time(o, "heartbeat_at");
     double age = get_num(o, "heartbeat_age_s", NAN);
-    if (!w->heartbeat_at && isfinite(age) && now - age > 0)
-        w->heartbeat_at = now - age;
+    if (!w->heartbeat_at && isfinite(age))
+        w->heartbeat_at = sane_time(now - age);
     w->queue_depth = get_long(o, "queue_depth", -1, 1L << 50);
     w->reported_health = get_str(o, "reported_health");
     w->in_flight = (int)get_long(o, "in_flight", -1, 1000000000);
@@ -219,8 +225,8 @@ static void source_parse(const cJSON *o, void *item, double now)
     s->tls_unverified = s->tls[0] && !get_bool(o, "tls_verified");
     s->last_ok = get_time(o, "last_ok");
     double age = get_num(o, "age_ms", NAN);
-    if (!s->last_ok && isfinite(age) && now - age / 1000 > 0)
-        s->last_ok = now - age / 1000;
+    if (!s->last_ok && isfinite(age))
+        s->last_ok = sane_time(now - age / 1000);
     s->since = get_time(o, "since");
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");
     const cJSON *it;
