@@ -299,18 +299,39 @@ static bool fj_literal(fj *f, const char *word, size_t n)
 
 static bool fj_value(fj *f, rv *out, const fj_tab *tab);
 
-static bool fj_object(fj *f, const fj_tab *tab)
+/* A container's opening ('{' or '['): -1 invalid (too deep), 1 empty (closed), 0 items
+ * follow. After each item: -1 invalid, 1 closed, 0 another item follows. */
+static int fj_open(fj *f, char close)
 {
     if (++f->depth > FJ_DEPTH)
-        return false;
-    f->p++;                        /* '{' */
+        return -1;
+    f->p++;
     fj_ws(f);
-    if (f->p < f->end && *f->p == '}') {
+    if (f->p < f->end && *f->p == close) {
         f->p++;
         f->depth--;
-        return true;
+        return 1;
     }
-    for (;;) {
+    return 0;
+}
+
+static int fj_next(fj *f, char close)
+{
+    fj_ws(f);
+    if (f->p >= f->end)
+        return -1;
+    if (*f->p == close) {
+        f->p++;
+        f->depth--;
+        return 1;
+    }
+    return *f->p++ == ',' ? 0 : -1;
+}
+
+static bool fj_object(fj *f, const fj_tab *tab)
+{
+    int state = fj_open(f, '}');
+    while (state == 0) {
         const char *key;
         size_t klen;
         fj_ws(f);
@@ -329,45 +350,21 @@ static bool fj_object(fj *f, const fj_tab *tab)
         if (!fj_value(f, slot >= 0 ? &tab->vals[slot] : &ignored,
                       slot >= 0 && slot == tab->child ? tab->sub : NULL))
             return false;
-        fj_ws(f);
-        if (f->p >= f->end)
-            return false;
-        if (*f->p == '}') {
-            f->p++;
-            f->depth--;
-            return true;
-        }
-        if (*f->p++ != ',')
-            return false;
+        state = fj_next(f, '}');
     }
+    return state == 1;
 }
 
 static bool fj_array(fj *f)
 {
-    if (++f->depth > FJ_DEPTH)
-        return false;
-    f->p++;                        /* '[' */
-    fj_ws(f);
-    if (f->p < f->end && *f->p == ']') {
-        f->p++;
-        f->depth--;
-        return true;
-    }
-    for (;;) {
+    int state = fj_open(f, ']');
+    while (state == 0) {
         rv ignored;
         if (!fj_value(f, &ignored, NULL))
             return false;
-        fj_ws(f);
-        if (f->p >= f->end)
-            return false;
-        if (*f->p == ']') {
-            f->p++;
-            f->depth--;
-            return true;
-        }
-        if (*f->p++ != ',')
-            return false;
+        state = fj_next(f, ']');
     }
+    return state == 1;
 }
 
 /* One value; its members go to tab when it is an object and tab is given. */
