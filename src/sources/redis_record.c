@@ -228,10 +228,10 @@ bool alakai_rec_decode_tree(const char *data, size_t len, rd_alakai_rec *out)
 /* ---- the scanner: the usual record without building a tree ------------------------- *
  * A validating pass over the bytes that keeps only the members read_fields wants. It
  * declines (and cJSON reads the record) on anything where matching cJSON exactly would take
- * more than a scan: a backslash anywhere, a control byte other than tab/LF/CR, a byte-order
- * mark, a number with '.', 'e' or '+' (cJSON reads those through the locale), nesting
- * deeper than FJ_DEPTH, and every input that is not valid JSON (cJSON's message says
- * where). Whatever it accepts, cJSON accepts with the same members:
+ * more than a scan: a \u escape (one-character escapes are read), a control byte other
+ * than tab/LF/CR, a byte-order mark, a number with '.', 'e' or '+' (cJSON reads those
+ * through the locale), nesting deeper than FJ_DEPTH, and every input that is not valid
+ * JSON (cJSON's message says where). Whatever it accepts, cJSON accepts with the same members:
  * fuzz_alakai_record compares the two on every input. */
 enum { FJ_DEPTH = 32 };
 
@@ -246,6 +246,8 @@ typedef struct fj_tab {            /* where an object's members go (first occurr
 typedef struct fj {
     const char *p, *end;
     int depth;
+    char *unescaped;               /* strings with escapes, written out (record's length) */
+    size_t used, cap;
 } fj;
 
 static void fj_ws(fj *f)
@@ -254,15 +256,56 @@ static void fj_ws(fj *f)
         f->p++;
 }
 
+/* The one-character escapes, as cJSON reads them; \u (and anything else) is declined. */
+static int fj_escape(char c)
+{
+    switch (c) {
+    case '"': case '\\': case '/': return c;
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    default: return -1;
+    }
+}
+
+/* A string's bytes: a span of the record, or (with escapes) its text written out into the
+ * scan's buffer, which the whole record's length always holds. */
 static bool fj_string(fj *f, const char **s, size_t *len)
 {
     if (f->p >= f->end || *f->p != '"')
         return false;
-    const char *q = memchr(f->p + 1, '"', (size_t)(f->end - f->p - 1));
-    if (!q)
+    const char *start = f->p + 1, *q = start;
+    while (q < f->end && *q != '"' && *q != '\\')
+        q++;
+    if (q < f->end && *q == '"') {
+        *s = start;
+        *len = (size_t)(q - start);
+        f->p = q + 1;
+        return true;
+    }
+    if (!f->unescaped)
+        f->unescaped = xmalloc(f->cap);
+    char *out = f->unescaped + f->used;
+    size_t n = (size_t)(q - start);
+    memcpy(out, start, n);
+    while (q < f->end && *q != '"') {
+        if (*q != '\\') {
+            out[n++] = *q++;
+            continue;
+        }
+        int c = q + 1 < f->end ? fj_escape(q[1]) : -1;
+        if (c < 0)
+            return false;
+        out[n++] = (char)c;
+        q += 2;
+    }
+    if (q >= f->end)
         return false;
-    *s = f->p + 1;
-    *len = (size_t)(q - *s);
+    f->used += n;
+    *s = out;
+    *len = n;
     f->p = q + 1;
     return true;
 }
@@ -406,7 +449,7 @@ static bool fj_plain(const char *data, size_t len)
         return false;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)data[i];
-        if (c == '\\' || (c < 0x20 && c != '\t' && c != '\n' && c != '\r'))
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
             return false;
     }
     return true;
@@ -423,13 +466,14 @@ bool alakai_rec_scan(const char *data, size_t len, rd_alakai_rec *out, bool *val
         snap[k] = (rv){ .kind = RV_ABSENT };
     const fj_tab sub = { name_keys, NK__COUNT, snap, -1, NULL };
     const fj_tab top = { rec_keys, RK__COUNT, v, RK_SNAPSHOT, &sub };
-    fj f = { data, data + len, 0 };
+    fj f = { .p = data, .end = data + len, .cap = len };
     fj_ws(&f);
-    if (f.p >= f.end || *f.p != '{' || !fj_object(&f, &top))
+    bool read = f.p < f.end && *f.p == '{' && fj_object(&f, &top);
+    fj_ws(&f);
+    if (!read || f.p != f.end) {
+        free(f.unescaped);
         return false;             /* not an object, or not valid: cJSON says which */
-    fj_ws(&f);
-    if (f.p != f.end)
-        return false;
+    }
     rv name = { .kind = RV_ABSENT };
     for (int k = 0; k < NK__COUNT && v[RK_SNAPSHOT].kind == RV_OBJECT; k++)
         if (snap[k].kind == RV_STRING && snap[k].len > 0) {
@@ -439,6 +483,7 @@ bool alakai_rec_scan(const char *data, size_t len, rd_alakai_rec *out, bool *val
     memset(out, 0, sizeof *out);
     out->attempt = -1;
     read_fields(out, v, &name);
+    free(f.unescaped);
     *valid = out->why[0] == '\0';
     return true;
 }
