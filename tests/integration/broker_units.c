@@ -253,6 +253,51 @@ static void test_index(void)
             rix_cursor_of(ix, rix_at(ix, page[got - 1]), false, &c);
     }
     CHECK(seen == N / 2);
+    /* a page is exactly the newest n that pass (ties on the time ordered by id): compared
+     * with a sort of every task, from the top and from a cursor among equal times */
+    for (int from_mid = 0; from_mid < 2; from_mid++) {
+        rix_cursor at = { 0 };
+        if (from_mid) {
+            const rix_task *t = rix_get(ix, "t2001", 5);
+            CHECK(t != NULL);
+            rix_cursor_of(ix, t, false, &at);
+        }
+        size_t got = rix_select(ix, odd_only, NULL, &at, 64, page, &more);
+        CHECK(got == 64 && more);
+        /* brute force: the odd ids are t1, t3, ...; the time is 1000 + i/2, so newest first
+         * is descending i (among equal times the higher id string first: "t2001" > "t2000") */
+        int expect = from_mid ? 1999 : N - 1;
+        for (size_t k = 0; k < got; k++, expect -= 2) {
+            char want[16];
+            snprintf(want, sizeof want, "t%d", expect);
+            CHECK(strcmp(rix_id(ix, rix_at(ix, page[k])), want) == 0);
+        }
+    }
+    {   /* ties: three tasks a second, newest second first and ascending ids within one,
+         * so a page's boundary splits a tie whose later ids must still get in; a cursor
+         * inside a tie */
+        rix *tie = rix_new(300);
+        for (int n = 0; n < 300; n++) {
+            int i = 3 * (99 - n / 3) + n % 3;
+            snprintf(id, sizeof id, "u%03d", i);
+            rix_sum s = { .status = "failed", .attempt = 1, .nfields = 1, .dispatched_at = i / 3 };
+            CHECK(rix_upsert(tie, id, strlen(id), &s));
+        }
+        uint32_t top[10];
+        rix_cursor in = { 0 };
+        for (int from = 0; from < 2; from++) {
+            if (from)
+                rix_cursor_of(tie, rix_get(tie, "u298", 4), false, &in);
+            size_t got = rix_select(tie, NULL, NULL, &in, 10, top, &more);
+            CHECK(got == 10 && more);
+            for (size_t k = 0; k < got; k++) {
+                char want[16];
+                snprintf(want, sizeof want, "u%03d", (from ? 297 : 299) - (int)k);
+                CHECK(strcmp(rix_id(tie, rix_at(tie, top[k])), want) == 0);
+            }
+        }
+        rix_free(tie);
+    }
     /* previous page: the 64 just newer than a cursor */
     rix_cursor mid = { 0 };
     size_t got = rix_select(ix, NULL, NULL, NULL, 64, page, &more);
