@@ -109,6 +109,23 @@ static void term_modes(ui_app *app)
     }
 }
 
+/*
+ * One write() per paint. Until a screen has been suspended (endwin) and resumed once,
+ * ncurses treats it as still being set up and flushes its output buffer after every
+ * cursor movement: a full repaint went out in ~25 writes of ~120 bytes, each a trip
+ * through the tty layer (about a third of a repaint's CPU, and as many small packets
+ * over SSH). Suspending and resuming once, before anything is drawn, puts it in its
+ * running state, where doupdate() fills the buffer and writes it once (twice when a
+ * paint exceeds the buffer: (lines + 2) x (columns + 6) bytes). The terminal sees the
+ * alternate screen left and re-entered and a clear, before the first frame; done before
+ * colours start, so the resume has no palette to reset (no OSC 104).
+ */
+static void term_batch_output(void)
+{
+    endwin();
+    doupdate();
+}
+
 bool term_open(ui_app *app, const char *headless_size)
 {
     app->colour = true;
@@ -134,6 +151,7 @@ bool term_open(ui_app *app, const char *headless_size)
     term_crash_guard();
     if (!term_start(app, stdout, stdin, NULL))
         return false;
+    term_batch_output();   /* before colours and the mouse: nothing of theirs to reset */
     term_modes(app);
     return true;
 }

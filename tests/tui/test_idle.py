@@ -232,3 +232,52 @@ def test_live_store_refreshing_every_second_writes_nothing(tmp_path):
         os.kill(pid, signal.SIGTERM)
         os.waitpid(pid, 0)
         os.close(fd)
+
+
+def write_syscalls(pid):
+    """write()-family system calls the process has made: /proc/PID/io's syscw, counted by
+    the kernel (exact; the pty reader's reads may merge or split them)."""
+    with open("/proc/%d/io" % pid) as f:
+        for line in f:
+            if line.startswith("syscw:"):
+                return int(line.split()[1])
+    raise AssertionError("no syscw in /proc/%d/io" % pid)
+
+
+def test_a_key_paints_in_one_write(tmp_path):
+    """The CI gate on writes per paint (issue 12): each key below redraws most of the
+    screen (a view switch) and the paint reaches the terminal in at most 2 write() calls
+    (one, or two when it exceeds ncurses' buffer of (lines + 2) x (columns + 6) bytes).
+    Before, ncurses flushed after every cursor movement: ~25 writes per view switch."""
+    env = {"PATH": "/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+           "TZ": "UTC", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "ESCDELAY": "25",
+           "REDRIVE_HEADLESS_MODEL": os.path.join(HERE, "fixtures", "attune.json")}
+    pid, fd = pty.fork()
+    if pid == 0:   # child
+        os.execve(BIN, [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+
+    def pump(secs):
+        out, end = bytearray(), time.time() + secs
+        while time.time() < end:
+            r, _, _ = select.select([fd], [], [], 0.05)
+            if r:
+                out += os.read(fd, 65536)
+        return bytes(out)
+
+    seen = []
+    try:
+        assert b"redrive" in pump(1.0)
+        for key in (b"2", b"3", b"1", b"2", b"3"):
+            w0 = write_syscalls(pid)
+            os.write(fd, key)
+            out = pump(0.5)
+            seen.append((key, len(out), write_syscalls(pid) - w0))
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    for key, nbytes, writes in seen:
+        assert nbytes > 500, seen         # the key did redraw the screen
+        assert 1 <= writes <= 2, seen
