@@ -133,7 +133,8 @@ SELECT j.job_id AS id,
 [query workers optional]
 -- Heartbeat every 60 s; no metrics besides running_jobs / max_concurrent_jobs.
 -- Worst first: never beaten, then the oldest heartbeats; 200 at most, both halves bounded
--- scans of the heartbeat index (its NULLs, then its ascending order).
+-- scans of the heartbeat index (its NULLs, then its ascending order); the second half reads
+-- only as many rows as the first left places for.
 -- uses index: workers (last_heartbeat)
 SELECT w.worker_id AS id,
        w.hostname AS name,
@@ -144,14 +145,13 @@ SELECT w.worker_id AS id,
        CASE WHEN json_typeof(w.running_jobs) = 'array'
             THEN json_array_length(w.running_jobs) END AS in_flight,
        w.max_concurrent_jobs AS capacity
-  FROM ((SELECT * FROM workers
-           WHERE last_heartbeat IS NULL
-           LIMIT 200)
+  FROM (WITH never AS (SELECT * FROM workers WHERE last_heartbeat IS NULL LIMIT 200)
+        SELECT * FROM never
         UNION ALL
         (SELECT * FROM workers
           WHERE last_heartbeat IS NOT NULL
           ORDER BY last_heartbeat, worker_id
-          LIMIT 200)) w
+          LIMIT 200 - (SELECT count(*) FROM never))) w
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.worker_id
  LIMIT 200
 
