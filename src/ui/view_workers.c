@@ -12,6 +12,12 @@
 typedef struct workers_st {
     size_t *rows;
     size_t n_rows, cap;
+    /* what rows were built from: a key or a paint with the same model, generation and
+     * filter reuses them (the sort runs once per change, not twice per key) */
+    const rd_model *model;
+    uint64_t gen;
+    char filter[sizeof ((ui_filter *)0)->text];
+    bool built;
 } workers_st;
 
 static const ui_action workers_bar[] = {UA_OPEN, UA_DRAIN, UA_UNDRAIN, UA_DEACTIVATE, UA_ACTIVATE,
@@ -51,6 +57,12 @@ static bool worker_visible(const rd_worker *w, const char *text)
 static void workers_rows(workers_st *s, const ui_ctx *c)
 {
     const rd_model *m = c->model;
+    if (s->built && s->model == m && s->gen == m->generation && strcmp(s->filter, c->filter.text) == 0)
+        return;
+    s->built = true;
+    s->model = m;
+    s->gen = m->generation;
+    snprintf(s->filter, sizeof s->filter, "%s", c->filter.text);
     xgrow(&s->rows, &s->cap, m->workers.n + 1, sizeof *s->rows);
     s->n_rows = 0;
     for (size_t i = 0; i < m->workers.n; i++) {

@@ -141,9 +141,70 @@ def main():
         B.fig(bench, "max RSS empty store", rows["empty"][2], "MiB")
         B.fig(bench, "RSS growth N/10 -> N", rss - rows["N/10"][2], "MiB", "~0")
         B.fig(bench, "snapshot exit status (N)", ",".join(map(str, codes)), "code", "0")
+        floor(bench, r, rcpu)
         steady(bench, argv, conf, env, r, n, cmds, rcpu, now)
     if os.environ.get("BENCH_KEEP") != "1":
         clear(r)
+
+
+def _resp(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def _server_cpu(r):
+    c = r.info("cpu")
+    return (c["used_cpu_sys"] + c["used_cpu_user"]) * 1000
+
+
+def floor(bench, r, sweep_cpu):
+    """What the server spends on the least a sweep can ask of it, with no console in the way:
+    SCAN of every key (COUNT 1000) and one HGETALL per key, pipelined from a raw socket
+    (a writer thread sends every command at once while the main thread reads the replies).
+    The sweep cannot take less wall time than the server's CPU for these two."""
+    import socket
+    import threading
+    keys, cur = [], 0
+    c0 = _server_cpu(r)
+    while True:
+        cur, ks = r.scan(cur, match=PREFIX + ":*", count=1000)
+        keys.extend(ks)
+        if cur == 0:
+            break
+    scan_cpu = _server_cpu(r) - c0
+    cmds = [_resp("HGETALL", k) for k in keys]
+    s = socket.create_connection(("127.0.0.1", int(os.environ["RD_REDIS_PORT"])))
+    try:
+        s.sendall(_resp("SELECT", DB))
+        assert s.recv(64) == b"+OK\r\n"
+
+        def send():
+            for i in range(0, len(cmds), 1000):
+                s.sendall(b"".join(cmds[i:i + 1000]))
+            s.sendall(_resp("PING"))
+        c0 = _server_cpu(r)
+        t = threading.Thread(target=send)
+        t.start()
+        tail, got = b"", 0
+        while not tail.endswith(b"+PONG\r\n"):
+            d = s.recv(1 << 20)
+            if not d:
+                raise AssertionError("Redis closed the connection during the HGETALLs")
+            got += len(d)
+            tail = (tail + d)[-16:]
+        t.join()
+        hget_cpu = _server_cpu(r) - c0
+    finally:
+        s.close()
+    B.note("floor: %d keys, HGETALL replies %.1f MB" % (len(keys), got / 1e6))
+    B.fig(bench, "Redis CPU floor: SCAN of every key (COUNT 1000)", scan_cpu, "ms")
+    B.fig(bench, "Redis CPU floor: HGETALL of every key, pipelined", hget_cpu, "ms")
+    B.fig(bench, "Redis CPU floor: SCAN + HGETALL", scan_cpu + hget_cpu, "ms", "the sweep's floor")
+    B.fig(bench, "Redis CPU per sweep / floor", sweep_cpu / (scan_cpu + hget_cpu) if scan_cpu + hget_cpu else 0.0,
+          "x")
 
 
 def steady(bench, argv, conf, env, r, n, sweep_cmds, sweep_cpu, now):
