@@ -183,8 +183,8 @@ SELECT w.id::text AS id,
        CASE WHEN w.cordoned THEN 'draining' ELSE w.status::text END AS status,
        w.capabilities->'health'->>'status' AS reported_health,
        concat_ws(' ', w.worker_type::text, w.worker_role::text,
-                 CASE WHEN jsonb_typeof(w.capabilities->'runtimes') = 'array'
-                      THEN (SELECT string_agg(r, ',') FROM jsonb_array_elements_text(w.capabilities->'runtimes') r) END, CASE WHEN w.cordoned THEN 'cordoned: ' || COALESCE(w.cordon_reason, '') END) AS tags,
+                 CASE WHEN w.cordoned THEN 'cordoned: ' || COALESCE(w.cordon_reason, '') END) AS tags,
+       (w.capabilities->'runtimes')::text AS tags_json,
        extract(epoch FROM w.last_heartbeat) AS heartbeat_at,
        w.capabilities->'health'->>'queue_depth' AS queue_depth,
        CASE WHEN (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'execution'::regclass)

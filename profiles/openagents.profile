@@ -139,8 +139,7 @@ SELECT j.job_id AS id,
 SELECT w.worker_id AS id,
        w.hostname AS name,
        lower(w.status) AS status,
-       CASE WHEN json_typeof(w.tags) = 'array'
-            THEN (SELECT string_agg(t, ',') FROM json_array_elements_text(w.tags) t) END AS tags,
+       w.tags::text AS tags_json,
        w.last_heartbeat AS heartbeat_at,
        CASE WHEN json_typeof(w.running_jobs) = 'array'
             THEN json_array_length(w.running_jobs) END AS in_flight,

@@ -102,6 +102,34 @@ bool pg_changes_unchanged(const PGresult *r)
     return st && strcmp(st, "22P02") == 0 && m && strstr(m, "\"" UNCHANGED "\"");
 }
 
+/* The states of the queries this batch left out (not on screen) are dropped: the data
+ * the console holds for them is older than those states, so the next probe must not let
+ * the server skip them. */
+static char *states_kept(const pg_src *s, const char *states)
+{
+    if (!states)
+        return NULL;
+    char *out = xstrdup(states), *w = out;
+    for (const char *line = states; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        bool left = false;
+        for (int k = 0; k < Q_N && !left; k++) {
+            size_t n = strlen(pg_qnames[k]);
+            left = s->chg_left[k] && len > n && line[n] == '=' && strncmp(line, pg_qnames[k], n) == 0;
+        }
+        if (!left) {
+            if (w != out)
+                *w++ = '\n';
+            memmove(w, line, len);
+            w += len;
+        }
+        line += len + (end ? 1 : 0);
+    }
+    *w = '\0';
+    return out;
+}
+
 void pg_changes_apply(pg_src *s, const PGresult *r, bool ok)
 {
     s->chg_batches++;
@@ -127,7 +155,7 @@ void pg_changes_apply(pg_src *s, const PGresult *r, bool ok)
     free(s->chg_skip);
     s->chg_skip = xstrdup(list ? list + 1 : ",");
     free(s->chg_states);
-    s->chg_states = states ? xstrdup(states) : NULL;
+    s->chg_states = states_kept(s, states);
     if (strcmp(s->chg_skip, ",") == 0)
         s->chg_full_at = now_s();
 }

@@ -49,6 +49,7 @@ typedef struct pg_src {
     bool settled, failing;
     /* what is wanted next */
     bool want_main, want_page, want_dlq;
+    unsigned interest;            /* RD_PANEL_*: the lists on screen (sources.h) */
     char *want_chain, *want_jump;
     /* what is in flight */
     qkind inflight[MAX_Q];
@@ -67,6 +68,8 @@ typedef struct pg_src {
      * queries it let the server skip in the batch in flight, when all last ran */
     char *chg_states;
     char *chg_skip;               /* ",counts,workers," — guarded results to ignore */
+    bool chg_left[Q_N];           /* left out of the batch in flight (not on screen): its
+                                   * state is not kept, so it runs when it comes back */
     bool chg_guarded[MAX_Q];      /* the batch's query i carries the guard */
     /* the parameterless refresh queries run as named statements once prepared on this
      * connection (a cached plan: a skipped query costs no planning); [k][guarded] */

@@ -415,16 +415,27 @@ static void build_main(pg_src *s, batch *b)
 {
     b->probe_at = MAX_Q;
     bool guard = false;
+    memset(s->chg_left, 0, sizeof s->chg_left);
     if (s->want_main) {
         build_indexes(s, b);
         guard = build_probe(s, b);
         if (!guard)                   /* no probe to carry a standby's lag */
             add(b, pg_replica_sql(s), Q_REPLICA, 0, NULL, NULL, NULL, NULL, NULL);
         static const qkind main_q[] = { Q_COUNTS, Q_WORKERS, Q_QUEUES, Q_DLQ_COUNT, Q_FAILING };
-        for (size_t i = 0; i < sizeof main_q / sizeof *main_q; i++)
+        for (size_t i = 0; i < sizeof main_q / sizeof *main_q; i++) {
+            if (main_q[i] == Q_WORKERS && !(s->interest & RD_PANEL_WORKERS)) {
+                s->chg_left[Q_WORKERS] = true;
+                continue;
+            }
             add_main(b, s, main_q[i], guard, 0, (const char *const[6]){ NULL }, false);
+        }
     }
-    if (s->want_main || s->want_page) {
+    /* the page on a poll only while the list is on screen; one the operator asked for
+     * (filter, paging, jump: page_gen moved) always */
+    bool page_shown = (s->interest & RD_PANEL_EXECS) || s->page_gen != s->page_gen_applied;
+    if ((s->want_main || s->want_page) && !page_shown && guard)
+        s->chg_left[Q_EXECS] = true;
+    if ((s->want_main || s->want_page) && page_shown) {
         int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
                                                                    : 100;
         snprintf(b->limit, sizeof b->limit, "%d", page + 1);
@@ -563,6 +574,21 @@ static void op_refresh(rd_source *src)
     } else {
         kick(s);
     }
+}
+
+/* A list coming back on screen is fetched now (its state was not kept while it was away:
+ * the probe cannot skip it); one leaving it is left out of the next polls. */
+static void op_set_interest(rd_source *src, unsigned panels)
+{
+    pg_src *s = src->impl;
+    unsigned gained = panels & ~s->interest;
+    s->interest = panels;
+    if (gained & RD_PANEL_WORKERS)
+        s->want_main = true;
+    if (gained & RD_PANEL_EXECS)
+        s->want_page = true;
+    if (gained)
+        kick(s);
 }
 
 static void stack_clear(pg_src *s)
@@ -711,6 +737,7 @@ static const rd_source_ops pg_ops = {
     .kind = SRC_NAME, .start = op_start, .refresh = op_refresh, .set_filter = op_set_filter,
     .page = op_page, .jump = op_jump, .chain = op_chain, .peek_dlq = op_peek_dlq,
     .settled = op_settled, .idle = op_idle, .free = op_free, .set_poll = op_set_poll, .profile = op_profile,
+    .set_interest = op_set_interest,
 };
 
 rd_source *pg_source_new(const rd_source_ctx *ctx)
@@ -724,6 +751,7 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     s->pub.impl = s;
     s->prof = ctx->prof;
     s->backoff_s = BACKOFF_MIN_S;
+    s->interest = RD_PANEL_ALL;
     /* this console's mark on its skip list in the session (pg_changes.c) */
     snprintf(s->chg_nonce, sizeof s->chg_nonce, "%08lx%06lx",
              (unsigned long)((uintptr_t)s ^ (uintptr_t)now_s() * 2654435761u) & 0xffffffffUL,

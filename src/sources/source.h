@@ -31,6 +31,7 @@ typedef struct rd_source_ops {
     /* the profile in use now (a schema-era variant of ctx.prof); may be NULL = ctx.prof */
     const rd_profile *(*profile)(const rd_source *s);
     void (*set_poll)(rd_source *s, double every);                /* may be NULL */
+    void (*set_interest)(rd_source *s, unsigned panels);         /* may be NULL: all */
 } rd_source_ops;
 
 struct rd_source {

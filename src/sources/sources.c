@@ -106,6 +106,13 @@ void sources_page(rd_sources *s, int dir)
             s->src[i]->ops->page(s->src[i], dir);
 }
 
+void sources_set_interest(rd_sources *s, unsigned panels)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->set_interest)
+            s->src[i]->ops->set_interest(s->src[i], panels);
+}
+
 void sources_jump(rd_sources *s, const char *id)
 {
     for (size_t i = 0; i < s->n; i++)

@@ -40,6 +40,12 @@ void sources_jump(rd_sources *s, const char *id);  /* page that starts at id */
 void sources_request_chain(rd_sources *s, const char *id);
 /* Explicit DLQ peek (RabbitMQ requeues!): first page, or the next one with more=true. */
 void sources_peek_dlq(rd_sources *s, bool more);
+/* The lists on screen (SPEC §9: only what is on screen, plus small aggregates, is
+ * fetched): a source's polls leave out a list nobody looks at and fetch it at once when it
+ * comes back on screen. RD_PANEL_ALL (the default) for snapshots, the fleet's background
+ * systems and anything that reads the whole model. */
+enum { RD_PANEL_EXECS = 1u << 0, RD_PANEL_WORKERS = 1u << 1, RD_PANEL_ALL = (1u << 2) - 1 };
+void sources_set_interest(rd_sources *s, unsigned panels);
 /* The profile the store reads with now: the schema-era variant its variant_query chose,
  * else the system's profile. Valid until the next callback from the loop. */
 const rd_profile *sources_profile(const rd_sources *s);

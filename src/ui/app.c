@@ -36,10 +36,44 @@ double app_now(const ui_app *app)
 
 /* With the fleet view on screen every system polls at its own rate; otherwise only the
  * open one does and the others are slowed. */
+/* The lists a view shows (sources.h, RD_PANEL_*); -1 for one that shows none of the
+ * system's lists (help, journal): they stay as they were, for the view the operator goes
+ * back to. The workers view's drain notes read the executions last loaded. */
+static int view_panels(ui_view_id v)
+{
+    switch (v) {
+    case VIEW_OVERVIEW: case VIEW_WORKERS: return RD_PANEL_WORKERS;
+    case VIEW_EXECS: case VIEW_CHAIN: case VIEW_GROUPS: return RD_PANEL_EXECS;
+    case VIEW_QUEUES: case VIEW_DLQ: return 0;
+    case VIEW_HELP: case VIEW_JOURNAL: return -1;
+    default: return RD_PANEL_ALL;   /* the fleet, the drain cockpit */
+    }
+}
+
+/* The open system's sources poll only the lists on screen; the fleet's other systems
+ * (their rows read every list) keep all of them. */
+static void app_interest(ui_app *app)
+{
+    int p = view_panels(app->cur);
+    if (p < 0)
+        return;
+    if (app->fleet) {
+        for (size_t i = 0; i < sessions_count(app->fleet); i++) {
+            rd_sources *src = session_sources(sessions_at(app->fleet, i));
+            bool open = app->cur != VIEW_FLEET && (int)i == app->fleet_cur;
+            if (src)
+                sources_set_interest(src, open ? (unsigned)p : RD_PANEL_ALL);
+        }
+    } else if (app->src) {
+        sources_set_interest(app->src, (unsigned)p);
+    }
+}
+
 static void app_fleet_focus(ui_app *app)
 {
     if (app->fleet)
         sessions_focus(app->fleet, app->cur == VIEW_FLEET ? -1 : app->fleet_cur);
+    app_interest(app);
 }
 
 void app_fleet_rows(ui_app *app)
@@ -360,6 +394,7 @@ static void app_start_system(ui_app *app, const char *name)
     else if (name || session_has_systems(ss))   /* no config at all: the console still starts */
         st = session_open(ss, name, &io);
     app_bind(app);
+    app_interest(app);
     app_retries(app);   /* loop retries are per system */
     if (app->actor)
         actor_set_journal_errors(app->actor, on_journal_error, app);

@@ -4,10 +4,10 @@
 Compares, in one run, the profile's queries (profiles/attune-era2.profile, run as the console
 runs them: unnamed-statement custom plans, the same parameters) with the naive dashboard
 (count(*) GROUP BY status + ORDER BY created DESC OFFSET N/2 LIMIT 100), server time from
-EXPLAIN (ANALYZE, BUFFERS) and client round-trip time, median of RUNS; then
+EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) and client round-trip time, median of RUNS; then
 `redrive snapshot --json` wall time and max RSS (through /usr/bin/time: a child forked from
 Python would count its pages) against the same database.
-SPEC §9: database time per refresh ≤ 5 ms at 1M executions, ≤ 1 round trip; naive ~165 ms.
+SPEC §9: database time per refresh ≤ 1 ms at 1M executions / 10k workers, 1 round trip; naive ~165 ms.
 """
 import json
 import os
@@ -33,7 +33,9 @@ def walk(plan, out):
 
 
 def explain(cur, stmt):
-    cur.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + stmt)
+    # TIMING OFF: the totals without a clock read per row in every node (about a tenth of
+    # the workers query's time at 10,000 workers); rows and buffers are still counted
+    cur.execute("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) " + stmt)
     doc = cur.fetchone()[0]
     if isinstance(doc, str):
         doc = json.loads(doc)
@@ -154,7 +156,15 @@ def main():
     B.fig(bench, "executions / workers", "%d / %d" % (n, nw), "rows")
     for l, _ in refresh:
         B.fig(bench, "refresh query %s (server)" % l, res[l]["server"], "ms")
-    B.fig(bench, "refresh: server time, all queries", server_total, "ms", "<= 5 ms")
+    B.fig(bench, "refresh: server time, all queries", server_total, "ms", "<= 1 ms")
+    # Only what is on screen is fetched (sources_set_interest): the overview and the workers
+    # view poll counts, workers and failing; the executions views counts, failing and the
+    # page; every list (above) only the drain cockpit, the fleet's other systems, snapshots.
+    on_workers = sum(res[l]["server"] for l in ("counts", "workers", "failing"))
+    on_execs = sum(res[l]["server"] for l in ("counts", "failing", "executions page 1"))
+    B.fig(bench, "refresh, overview / workers view (counts, workers, failing): server time", on_workers, "ms",
+          "<= 1 ms")
+    B.fig(bench, "refresh, executions view (counts, failing, page): server time", on_execs, "ms", "<= 1 ms")
     B.fig(bench, "refresh: one round trip, client wall", B.median(rt), "ms", "<= 5 ms, 1 round trip")
     B.fig(bench, "refresh, unchanged store (probe + skipped queries): server time",
           sum(r["server"] for r in ures.values()), "ms", "<= 1 ms")

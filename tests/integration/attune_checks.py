@@ -64,6 +64,12 @@ def check_workers(cfg, era):
     assert w["6"]["health"] == "healthy"
     assert w["3"]["queue_depth"] == 60 and w["4"]["queue_depth"] == 120
     assert w["7"]["status"] == ("draining" if era == 2 else "active")
+    # type, role, then the runtimes (capabilities.runtimes, joined by the console: tags_json)
+    assert w["1"]["tags"] == "remote action python,shell", w["1"]
+    assert w["4"]["tags"] == "local action node", w["4"]
+    assert w["5"]["tags"] == "remote action", w["5"]              # no runtimes
+    if era == 2:
+        assert w["7"]["tags"] == "remote action cordoned: kernel upgrade python", w["7"]
 
 
 def check_chains(cfg):

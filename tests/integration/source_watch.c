@@ -11,6 +11,8 @@
  *   count STATUS                         → "count N"
  *   rss                                  → "rss KB" (VmRSS)
  *   refresh                              → "ok"
+ *   interest LIST                        → "ok": the lists on screen, as the console
+ *                                          tells its sources (execs,workers; "-" none)
  *   peek                                 → "ok" (asks for a DLQ peek, as the DLQ view does)
  *   idle TIMEOUT_S                       → "ok MS" when the peek/chain asked for came back
  *   fresh SOURCE TIMEOUT_S               → "ok MS" when SOURCE answered again (last_ok moved)
@@ -163,6 +165,14 @@ static void on_line(watch *w, const char *line)
         printf("rss %ld\n", rss_kb());
     } else if (strcmp(cmd, "refresh") == 0) {
         sources_refresh(w->src);
+        printf("ok\n");
+    } else if (strcmp(cmd, "interest") == 0) {
+        unsigned panels = 0;
+        if (strstr(a1, "execs"))
+            panels |= RD_PANEL_EXECS;
+        if (strstr(a1, "workers"))
+            panels |= RD_PANEL_WORKERS;
+        sources_set_interest(w->src, panels);
         printf("ok\n");
     } else if (strcmp(cmd, "peek") == 0) {
         sources_peek_dlq(w->src, false);

@@ -260,6 +260,50 @@ def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path, quiet
         a.close()
 
 
+def test_lists_off_screen_are_not_fetched(db, tmp_path):
+    """SPEC §9, only what is on screen is fetched: with the executions list alone on screen
+    the refresh leaves the workers query out (the probe, counts, failing and the page: 4
+    statements executed instead of 5), with the workers alone the page; with neither, 3.
+    A list coming back is fetched at once and in full even though the store did not change:
+    its state was not kept while it was away, so the probe cannot let the server skip it."""
+    proxy = Proxy(int(os.environ["RD_PG_PORT"]))
+    store = "host=127.0.0.1 port=%d dbname=%s user=redrive_ro sslmode=disable" % (proxy.port, db)
+    w = Watch(tmp_path, store, poll="1s")
+
+    def refreshes_after(n0, secs):
+        time.sleep(secs)
+        with proxy.lock:
+            return [list(f) for f in proxy.flights[n0:] if f[0] and f[3]]
+
+    def mark():
+        with proxy.lock:
+            return len(proxy.flights)
+    try:
+        time.sleep(3.5)                                   # past the first (full) refresh
+        seen = {}
+        for panels, executes in (("execs", 4), ("workers", 4), ("-", 3), ("execs,workers", 5)):
+            assert w.ask("interest " + panels) == "ok"
+            time.sleep(1.2)                               # the refresh it may have started
+            fl = refreshes_after(mark(), 3.5)
+            steady = fl[1:]                               # polls, store unchanged
+            assert steady, (panels, fl)
+            seen[panels] = [f[4].get("E") for f in steady]
+            assert all(f[4].get("E") == executes for f in steady), (panels, seen)
+        # workers back on screen: the next refresh reads them whole (200 rows and more),
+        # though nothing changed in the store
+        assert w.ask("interest execs") == "ok"
+        time.sleep(2.5)
+        n0 = mark()
+        assert w.ask("interest workers") == "ok"
+        fl = refreshes_after(n0, 1.0)
+        assert fl and fl[0][2] >= 200, fl
+        line = w.ask("workers")
+        assert line.startswith("workers ") and int(line.split()[1]) >= 200, line
+    finally:
+        w.close()
+        proxy.close()
+
+
 def explain_buffers(cur, sql):
     cur.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql)
     plan = cur.fetchone()[0][0]["Plan"]

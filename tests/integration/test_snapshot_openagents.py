@@ -64,6 +64,10 @@ def test_workers(cfg):
     assert w["oa-worker-2"]["health"] == "unhealthy"         # 300 s > 120 s
     assert w["oa-worker-4"]["health"] == "unknown"
     assert "future" in w["oa-worker-5"]["health_reason"] or "skew" in w["oa-worker-5"]["health_reason"]
+    # the tags JSON array, joined by the console (tags_json)
+    assert w["oa-worker-1"]["tags"] == "email,reports,ml,media"
+    assert w["oa-worker-2"]["tags"] == "crm,crawl"
+    assert "tags" not in w["oa-worker-4"] or w["oa-worker-4"]["tags"] in (None, "")
 
 
 def test_chain_is_the_row(cfg):

@@ -33,7 +33,9 @@ def ctx_switches(pid):
     raise AssertionError("no voluntary_ctxt_switches in /proc/%d/status" % pid)
 
 
-def run_idle(tmp_path, model_file, keys=b"", extra_env=None, wakeups=None):
+def console(tmp_path, model_file, extra_env=None, rows=30, cols=100):
+    """The real console on a pty, drawing model_file without sources: (pid, fd, pump) where
+    pump(secs) returns what it wrote in that time."""
     env = {"PATH": "/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
            "TZ": "UTC", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
            "ESCDELAY": "25", "REDRIVE_HEADLESS_MODEL": str(model_file)}
@@ -41,7 +43,7 @@ def run_idle(tmp_path, model_file, keys=b"", extra_env=None, wakeups=None):
     pid, fd = pty.fork()
     if pid == 0:   # child
         os.execve(BIN, [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")], env)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
 
     def pump(secs):
         out, end = bytearray(), time.time() + secs
@@ -53,6 +55,11 @@ def run_idle(tmp_path, model_file, keys=b"", extra_env=None, wakeups=None):
                 except OSError:
                     break
         return bytes(out)
+    return pid, fd, pump
+
+
+def run_idle(tmp_path, model_file, keys=b"", extra_env=None, wakeups=None):
+    pid, fd, pump = console(tmp_path, model_file, extra_env)
 
     status = None
     try:
@@ -249,23 +256,8 @@ def test_a_key_paints_in_one_write(tmp_path):
     screen (a view switch) and the paint reaches the terminal in at most 2 write() calls
     (one, or two when it exceeds ncurses' buffer of (lines + 2) x (columns + 6) bytes).
     Before, ncurses flushed after every cursor movement: ~25 writes per view switch."""
-    env = {"PATH": "/usr/bin:/bin", "TERM": "xterm-256color", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-           "TZ": "UTC", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "ESCDELAY": "25",
-           "REDRIVE_HEADLESS_MODEL": os.path.join(HERE, "fixtures", "attune.json")}
-    pid, fd = pty.fork()
-    if pid == 0:   # child
-        os.execve(BIN, [BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")], env)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-
-    def pump(secs):
-        out, end = bytearray(), time.time() + secs
-        while time.time() < end:
-            r, _, _ = select.select([fd], [], [], 0.05)
-            if r:
-                out += os.read(fd, 65536)
-        return bytes(out)
-
+    pid, fd, pump = console(tmp_path, os.path.join(HERE, "fixtures", "attune.json"),
+                            {"XDG_CACHE_HOME": str(tmp_path / "cache")}, rows=40, cols=120)
     seen = []
     try:
         assert b"redrive" in pump(1.0)
