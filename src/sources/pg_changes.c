@@ -102,29 +102,41 @@ bool pg_changes_unchanged(const PGresult *r)
     return st && strcmp(st, "22P02") == 0 && m && strstr(m, "\"" UNCHANGED "\"");
 }
 
-/* The states of the queries this batch left out (not on screen) are dropped: the data
- * the console holds for them is older than those states, so the next probe must not let
- * the server skip them. */
-static char *states_kept(const pg_src *s, const char *states)
+/* The line "name=state" of states for qname (NULL when none), its length in *len. */
+static const char *state_line(const char *states, const char *qname, size_t *len)
+{
+    size_t n = strlen(qname);
+    for (const char *line = states; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t l = end ? (size_t)(end - line) : strlen(line);
+        if (l > n && line[n] == '=' && strncmp(line, qname, n) == 0) {
+            *len = l;
+            return line;
+        }
+        line += l + (end ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* The states to compare with next time. A query this batch left out (its list not on
+ * screen) keeps the state it had when it last ran, the state of the data the console
+ * holds: when the list comes back, the probe lets the server skip it only if nothing
+ * changed since (none when it never ran: it runs). */
+static char *states_kept(const pg_src *s, const char *states, const char *before)
 {
     if (!states)
         return NULL;
-    char *out = xstrdup(states), *w = out;
-    for (const char *line = states; *line;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        bool left = false;
-        for (int k = 0; k < Q_N && !left; k++) {
-            size_t n = strlen(pg_qnames[k]);
-            left = s->chg_left[k] && len > n && line[n] == '=' && strncmp(line, pg_qnames[k], n) == 0;
-        }
-        if (!left) {
-            if (w != out)
-                *w++ = '\n';
-            memmove(w, line, len);
-            w += len;
-        }
-        line += len + (end ? 1 : 0);
+    size_t cap = strlen(states) + (before ? strlen(before) : 0) + 2;
+    char *out = xcalloc(1, cap), *w = out;
+    for (int k = 0; k < Q_N; k++) {
+        size_t len = 0;
+        const char *line = state_line(s->chg_left[k] ? before : states, pg_qnames[k], &len);
+        if (!line)
+            continue;
+        if (w != out)
+            *w++ = '\n';
+        memcpy(w, line, len);
+        w += len;
     }
     *w = '\0';
     return out;
@@ -154,8 +166,9 @@ void pg_changes_apply(pg_src *s, const PGresult *r, bool ok)
     const char *list = skip ? strchr(skip, ':') : NULL;
     free(s->chg_skip);
     s->chg_skip = xstrdup(list ? list + 1 : ",");
+    char *kept = states_kept(s, states, s->chg_states);
     free(s->chg_states);
-    s->chg_states = states_kept(s, states);
+    s->chg_states = kept;
     if (strcmp(s->chg_skip, ",") == 0)
         s->chg_full_at = now_s();
 }

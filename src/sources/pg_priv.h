@@ -44,7 +44,7 @@ typedef struct pg_src {
     int sec_pending;
     char sec_err[300];
     char *notes[Q_N];             /* optional queries that failed: "queues: ..." */
-    struct event *poll_ev, *retry_ev;
+    struct event *poll_ev, *retry_ev, *soon_ev;
     double backoff_s;
     bool settled, failing;
     /* what is wanted next */
@@ -68,8 +68,8 @@ typedef struct pg_src {
      * queries it let the server skip in the batch in flight, when all last ran */
     char *chg_states;
     char *chg_skip;               /* ",counts,workers," — guarded results to ignore */
-    bool chg_left[Q_N];           /* left out of the batch in flight (not on screen): its
-                                   * state is not kept, so it runs when it comes back */
+    bool chg_left[Q_N];           /* left out of the batch in flight (not on screen): it
+                                   * keeps the state of its last run (pg_changes.c) */
     bool chg_guarded[MAX_Q];      /* the batch's query i carries the guard */
     /* the parameterless refresh queries run as named statements once prepared on this
      * connection (a cached plan: a skipped query costs no planning); [k][guarded] */

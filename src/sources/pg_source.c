@@ -576,8 +576,16 @@ static void op_refresh(rd_source *src)
     }
 }
 
-/* A list coming back on screen is fetched now (its state was not kept while it was away:
- * the probe cannot skip it); one leaving it is left out of the next polls. */
+static void on_soon(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    kick(arg);
+}
+
+/* A list coming back on screen is asked for at once (the probe lets the server skip it
+ * only if its tables did not change since it last ran), in a loop iteration of its own:
+ * the key that switched the view paints first. One leaving it is left out of the next
+ * polls. */
 static void op_set_interest(rd_source *src, unsigned panels)
 {
     pg_src *s = src->impl;
@@ -587,8 +595,10 @@ static void op_set_interest(rd_source *src, unsigned panels)
         s->want_main = true;
     if (gained & RD_PANEL_EXECS)
         s->want_page = true;
-    if (gained)
-        kick(s);
+    if (gained) {
+        struct timeval now = {0, 0};
+        evtimer_add(s->soon_ev, &now);
+    }
 }
 
 static void stack_clear(pg_src *s)
@@ -700,6 +710,7 @@ static void op_free(rd_source *src)
     pg_conn_free(s->conn);
     event_free(s->poll_ev);
     event_free(s->retry_ev);
+    event_free(s->soon_ev);
     if (s->variant) {
         profile_free(s->variant);
         free(s->variant);
@@ -767,5 +778,6 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     pg_conn_set_param(s->conn, "sslkey", cfg->store_sslkey);
     s->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
     s->retry_ev = evtimer_new(ctx->base, on_retry, s);
+    s->soon_ev = evtimer_new(ctx->base, on_soon, s);
     return &s->pub;
 }
