@@ -10,6 +10,8 @@
 
 #include "app.h"
 
+#include <term.h>
+
 /* The one piece of state a crash handler can reach: termios saved before curses
  * touched the terminal. Written once at start, read only by the handler. */
 static struct {
@@ -43,10 +45,15 @@ void term_crash_guard(void)
         sigaction(sigs[i], &sa, NULL);
 }
 
+/* A type without a terminfo entry is refused by setupterm() first: newterm() leaks the
+ * screen it began when it fails (ncurses 6.4). */
 static SCREEN *term_try(const char *type, FILE *out, FILE *in)
 {
-    SCREEN *s = newterm(type, out, in);
-    return s;
+    int err = 0;
+    if (setupterm(type, fileno(out), &err) != OK)
+        return NULL;
+    del_curterm(cur_term);
+    return newterm(type, out, in);
 }
 
 static bool term_start(ui_app *app, FILE *out, FILE *in, const char *type)
