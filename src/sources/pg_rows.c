@@ -345,33 +345,28 @@ static char *tags_with_json(char *tags, const char *json)
         cJSON_Delete(a);
         return tags;
     }
-    char *joined = xstrdup("");
+    char joined[PG_CAP_NAME];
     size_t len = 0;
     const cJSON *v;
     cJSON_ArrayForEach(v, a) {
         char *own = NULL;
         const char *t = cJSON_IsString(v) ? v->valuestring
                         : cJSON_IsNull(v) ? NULL : (own = cJSON_PrintUnformatted(v));
-        if (t && len + strlen(t) + 2 < PG_CAP_NAME) {
-            char *next = xasprintf("%s%s%s", joined, len ? "," : "", t);
-            free(joined);
-            joined = next;
-            len = strlen(joined);
+        size_t n = t ? strlen(t) : 0;
+        if (t && len + n + 2 < sizeof joined) {   /* a value that does not fit is left out */
+            if (len)
+                joined[len++] = ',';
+            memcpy(joined + len, t, n);
+            len += n;
         }
         cJSON_free(own);
     }
     cJSON_Delete(a);
-    if (!len) {
-        free(joined);
+    if (!len)
         return tags;
-    }
-    if (!tags || !*tags) {
-        free(tags);
-        return joined;
-    }
-    char *both = xasprintf("%s %s", tags, joined);
+    joined[len] = '\0';
+    char *both = tags && *tags ? xasprintf("%s %s", tags, joined) : xstrdup(joined);
     free(tags);
-    free(joined);
     return both;
 }
 

@@ -433,9 +433,9 @@ static void build_main(pg_src *s, batch *b)
     /* the page on a poll only while the list is on screen; one the operator asked for
      * (filter, paging, jump: page_gen moved) always */
     bool page_shown = (s->interest & RD_PANEL_EXECS) || s->page_gen != s->page_gen_applied;
-    if ((s->want_main || s->want_page) && !page_shown && guard)
-        s->chg_left[Q_EXECS] = true;
-    if ((s->want_main || s->want_page) && page_shown) {
+    bool page_due = s->want_main || s->want_page;
+    s->chg_left[Q_EXECS] = page_due && !page_shown;
+    if (page_due && page_shown) {
         int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
                                                                    : 100;
         snprintf(b->limit, sizeof b->limit, "%d", page + 1);

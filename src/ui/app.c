@@ -34,8 +34,6 @@ double app_now(const ui_app *app)
     return clock_wall();
 }
 
-/* With the fleet view on screen every system polls at its own rate; otherwise only the
- * open one does and the others are slowed. */
 /* The lists a view shows (sources.h, RD_PANEL_*); -1 for one that shows none of the
  * system's lists (help, journal): they stay as they were, for the view the operator goes
  * back to. The workers view's drain notes read the executions last loaded. */
@@ -69,6 +67,8 @@ static void app_interest(ui_app *app)
     }
 }
 
+/* With the fleet view on screen every system polls at its own rate; otherwise only the
+ * open one does and the others are slowed. */
 static void app_fleet_focus(ui_app *app)
 {
     if (app->fleet)
