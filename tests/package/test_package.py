@@ -72,7 +72,7 @@ def needed_packages(deb, tmp):
     sonames = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
     lazy = re.findall(r'^static lazy_lib \w+ = \{"(lib[^"]+)", NULL\};$',
                       open(os.path.join(ROOT, "src/io/lazylib.c")).read(), re.M)
-    assert len(sonames) >= 5 and len(lazy) == 5, (sonames, lazy)
+    assert len(sonames) >= 5 and len(lazy) >= 5, (sonames, lazy)
     pkgs = set()
     for so in sonames + lazy:
         path = os.path.realpath(ok(["gcc", "-print-file-name=" + so]).strip())
