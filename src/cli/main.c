@@ -9,7 +9,6 @@
 #include "../io/clock.h"
 #include "../io/proc.h"
 #include "../ui/ui.h"
-#include "rd_build.h"
 
 static const char usage[] =
     "usage: redrive [options]                       the console\n"
@@ -92,8 +91,7 @@ int main(int argc, char **argv)
             fputs(usage, stdout);
             return RD_EXIT_OK;
         } else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-            printf("redrive %s\n", RD_VERSION);
-            return RD_EXIT_OK;
+            return cli_version();
         } else if (a[0] == '-') {
             fprintf(stderr, "redrive: unknown option '%s'\n%s", a, usage);
             return RD_EXIT_USAGE;
