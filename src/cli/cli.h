@@ -7,3 +7,4 @@
 int cli_snapshot(const rd_opts *opts, int argc, char **argv);   /* cli/snapshot.c */
 int cli_action(const rd_opts *opts, int argc, char **argv);     /* cli/act.c */
 int cli_check(const rd_opts *opts, int argc, char **argv);      /* cli/check.c */
+int cli_config(const rd_opts *opts, int argc, char **argv);     /* cli/config_init.c */
