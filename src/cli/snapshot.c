@@ -168,7 +168,7 @@ static bool finish_sources(rd_model *m)
  * back) or the deadline. */
 static void run_sources(snap_run *r, const snap_opts *o)
 {
-    bool dlq = o->view && (o->view->mask & VIEW_DLQ);
+    bool dlq = o->view && (o->view->mask & VPART_DLQ);
     r->want_idle = o->chain_id || dlq;
     if (o->status || o->filter) {
         rd_exec_filter f = { .status = (char *)(uintptr_t)o->status,

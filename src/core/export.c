@@ -42,7 +42,7 @@ void export_csv_field(char **buf, size_t *len, size_t *cap, const char *raw, boo
 bool export_has_payloads(const char *view)
 {
     const rd_view *v = view_find(view);
-    return v && (v->mask & VIEW_DLQ);
+    return v && (v->mask & VPART_DLQ);
 }
 
 typedef struct csv { char *b; size_t n, cap; } csv;
@@ -187,13 +187,13 @@ char *export_render(const rd_model *m, const char *view, rd_export_fmt fmt, doub
     if (fmt == EXPORT_JSON)
         return model_to_json_at(m, view, now);
     csv c = {xstrdup(""), 0, 1};
-    if (v->mask & VIEW_EXECS)
+    if (v->mask & VPART_EXECS)
         csv_execs(&c, m->execs.items, m->execs.n);
-    else if (v->mask & VIEW_CHAIN)
+    else if (v->mask & VPART_CHAIN)
         csv_execs(&c, m->chain.items, m->chain.n);
-    else if (v->mask & VIEW_WORKERS)
+    else if (v->mask & VPART_WORKERS)
         csv_workers(&c, m);
-    else if (v->mask & VIEW_QUEUES)
+    else if (v->mask & VPART_QUEUES)
         csv_queues(&c, m);
     else
         csv_dlq(&c, m);

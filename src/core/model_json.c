@@ -319,12 +319,12 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     unsigned v = view_mask(view);
     cJSON *root = cJSON_CreateObject();
     add_str(root, "view", view ? view : "overview");
-    if (v & VIEW_SOURCES) {
+    if (v & VPART_SOURCES) {
         ADD_ARRAY(root, "sources", m->sources, source_json);
         if (m->core.state != RD_CORE_NONE)
             cJSON_AddItemToObject(root, "core", core_json(&m->core));
     }
-    if (v & VIEW_COUNTS) {
+    if (v & VPART_COUNTS) {
         ADD_ARRAY(root, "counts", m->counts, count_json);
         add_long(root, "dlq_total", m->dlq_total);
         add_long(root, "orphan_suspects", m->orphan_suspects);
@@ -343,26 +343,26 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
                     cJSON_AddItemToArray(nd, cJSON_CreateString(m->queues.items[i].name));
         }
     }
-    if (v & VIEW_EXECS) {
+    if (v & VPART_EXECS) {
         ADD_ARRAY(root, "executions", m->execs, exec_json);
         cJSON_AddBoolToObject(root, "executions_more", m->execs_more);
     }
-    if (v & VIEW_CHAIN) {
+    if (v & VPART_CHAIN) {
         add_str(root, "chain_id", m->chain_id);
         ADD_ARRAY(root, "chain", m->chain, exec_json);
     }
-    if (v & VIEW_WORKERS)
+    if (v & VPART_WORKERS)
         ADD_ARRAY(root, "workers", m->workers, worker_json);
-    if (v & VIEW_QUEUES)
+    if (v & VPART_QUEUES)
         ADD_ARRAY(root, "queues", m->queues, queue_json);
-    if (v & VIEW_DLQ) {
+    if (v & VPART_DLQ) {
         ADD_ARRAY(root, "dlq", m->dlq, dlq_json);
         cJSON_AddBoolToObject(root, "dlq_loaded", m->dlq_loaded);
-        if (!(v & VIEW_COUNTS))
+        if (!(v & VPART_COUNTS))
             add_long(root, "dlq_total", m->dlq_total);
         ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
     }
-    if (v & VIEW_GROUPS)
+    if (v & VPART_GROUPS)
         add_groups(root, m, now);
     char *txt = cJSON_Print(root);
     cJSON_Delete(root);

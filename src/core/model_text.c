@@ -392,9 +392,9 @@ static const struct {
     unsigned part;
     void (*render)(const rd_model *m, double now, tbuf *out);
 } sections[] = {
-    { VIEW_SOURCES, text_sources }, { VIEW_COUNTS, text_counts }, { VIEW_EXECS, text_loaded },
-    { VIEW_CHAIN, text_chain },     { VIEW_WORKERS, text_workers },  { VIEW_QUEUES, text_queues },
-    { VIEW_DLQ, text_dlq },         { VIEW_GROUPS, text_groups },
+    { VPART_SOURCES, text_sources }, { VPART_COUNTS, text_counts }, { VPART_EXECS, text_loaded },
+    { VPART_CHAIN, text_chain },     { VPART_WORKERS, text_workers },  { VPART_QUEUES, text_queues },
+    { VPART_DLQ, text_dlq },         { VPART_GROUPS, text_groups },
 };
 
 char *model_to_text(const rd_model *m, const char *view, double now)

@@ -3,20 +3,20 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { ARRAYS = VIEW_COUNTS | VIEW_EXECS | VIEW_WORKERS | VIEW_QUEUES };
+enum { ARRAYS = VPART_COUNTS | VPART_EXECS | VPART_WORKERS | VPART_QUEUES };
 
 static const rd_view views[] = {
-    { "overview", VIEW_SOURCES | ARRAYS, false, false, true,
+    { "overview", VPART_SOURCES | ARRAYS, false, false, true,
       "counts, executions, workers and queues (the default)" },
-    { "executions", VIEW_SOURCES | VIEW_EXECS, false, true, true, "the loaded executions" },
-    { "chain", VIEW_SOURCES | VIEW_CHAIN, true, true, true, "one execution's retry chain (ID)" },
-    { "workers", VIEW_SOURCES | VIEW_WORKERS, false, true, true, "workers and their health" },
-    { "queues", VIEW_SOURCES | VIEW_QUEUES, false, true, true, "queues, depths and rates" },
-    { "dlq", VIEW_SOURCES | VIEW_DLQ, false, true, true, "dead-letter messages (peeked)" },
-    { "groups", VIEW_SOURCES | VIEW_GROUPS, false, false, true, "failed executions by error fingerprint" },
+    { "executions", VPART_SOURCES | VPART_EXECS, false, true, true, "the loaded executions" },
+    { "chain", VPART_SOURCES | VPART_CHAIN, true, true, true, "one execution's retry chain (ID)" },
+    { "workers", VPART_SOURCES | VPART_WORKERS, false, true, true, "workers and their health" },
+    { "queues", VPART_SOURCES | VPART_QUEUES, false, true, true, "queues, depths and rates" },
+    { "dlq", VPART_SOURCES | VPART_DLQ, false, true, true, "dead-letter messages (peeked)" },
+    { "groups", VPART_SOURCES | VPART_GROUPS, false, false, true, "failed executions by error fingerprint" },
     { "fleet", 0, false, false, true, "every configured system, one row each" },
     /* fixtures: every loaded array */
-    { "all", VIEW_SOURCES | ARRAYS | VIEW_DLQ | VIEW_CHAIN, false, false, false, NULL },
+    { "all", VPART_SOURCES | ARRAYS | VPART_DLQ | VPART_CHAIN, false, false, false, NULL },
     /* the last-known snapshot file (session/snapcache.h): no sources, no DLQ */
     { "cache", ARRAYS, false, false, false, NULL },
 };

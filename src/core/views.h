@@ -4,7 +4,7 @@
  * (model_json.c, model_text.c), `:export` (export.c), `--help` and the shell completions
  * (`redrive --complete views`) all read it; a view added here is known everywhere.
  *
- * mask: the model's parts the view shows (VIEW_* bits). The JSON writer emits those
+ * mask: the model's parts the view shows (VPART_* bits). The JSON writer emits those
  * arrays; the text writer prints one table per bit in a fixed order (model_text.c), so
  * the mask is also the view's text renderer; the CSV export writes the one data part.
  * A view with mask 0 is not one system's model (fleet: every configured system).
@@ -13,8 +13,8 @@
 #include <stddef.h>
 
 enum {
-    VIEW_SOURCES = 1, VIEW_COUNTS = 2, VIEW_EXECS = 4, VIEW_WORKERS = 8, VIEW_QUEUES = 16,
-    VIEW_DLQ = 32, VIEW_CHAIN = 64, VIEW_GROUPS = 128 /* not in "all": derived, not loaded */
+    VPART_SOURCES = 1, VPART_COUNTS = 2, VPART_EXECS = 4, VPART_WORKERS = 8, VPART_QUEUES = 16,
+    VPART_DLQ = 32, VPART_CHAIN = 64, VPART_GROUPS = 128 /* not in "all": derived, not loaded */
 };
 
 typedef struct rd_view {
