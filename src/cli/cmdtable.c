@@ -93,13 +93,24 @@ bool cli_option_unknown(unsigned cmd, const char *arg, const char *prefix)
     return true;
 }
 
-/* "[--json] [--view VIEW] ..." of the options cmd takes after its name. */
-static void usage_options(FILE *out, unsigned cmd)
+/* " [--json] [--view VIEW] ..." of the options cmd takes after its name, wrapped under
+ * column 100 (col: the line's length so far). */
+static void usage_options(FILE *out, unsigned cmd, int col)
 {
-    for (size_t i = 0; i < COUNT(options); i++)
-        if ((options[i].cmds & cmd) && !(cmd == CMD_GLOBAL))
-            fprintf(out, options[i].metavar ? " [%s %s]" : " [%s]", options[i].name,
-                    options[i].metavar ? options[i].metavar : "");
+    for (size_t i = 0; i < COUNT(options); i++) {
+        const cli_option *o = &options[i];
+        if (!(o->cmds & cmd))
+            continue;
+        char item[64];
+        int n = snprintf(item, sizeof item, " [%s%s%s]", o->name, o->metavar ? " " : "",
+                         o->metavar ? o->metavar : "");
+        if (col + n > 100) {
+            fputs("\n          ", out);
+            col = 10;
+        }
+        fputs(item, out);
+        col += n;
+    }
 }
 
 static void usage_lines(FILE *out)
@@ -109,14 +120,14 @@ static void usage_lines(FILE *out)
         const cli_cmd *c = &commands[i];
         if (i > 0 && commands[i - 1].cmd == c->cmd)
             continue;                      /* printed with the first of its group */
-        fputs(c->cmd == CMD_CONFIG ? "       redrive " : "       redrive [options] ", out);
+        int col = fprintf(out, "%s", c->cmd == CMD_CONFIG ? "       redrive " : "       redrive [options] ");
         for (size_t k = i; k < COUNT(commands) && commands[k].cmd == c->cmd; k++)
-            fprintf(out, "%s%s", k > i ? "|" : "", commands[k].name);
+            col += fprintf(out, "%s%s", k > i ? "|" : "", commands[k].name);
         if (c->verb)
-            fprintf(out, " %s", c->verb);
+            col += fprintf(out, " %s", c->verb);
         if (c->args)
-            fprintf(out, " %s", c->args);
-        usage_options(out, c->cmd);
+            col += fprintf(out, " %s", c->args);
+        usage_options(out, c->cmd, col);
         fputc('\n', out);
     }
 }
