@@ -45,8 +45,10 @@ void view_names(char *buf, size_t cap, bool export_only)
         if (!v->listed || (export_only && !v->exportable))
             continue;
         int n = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", v->name);
-        if (n < 0 || (size_t)n >= cap - used)
+        if (n < 0 || (size_t)n >= cap - used) {
+            buf[used] = '\0';             /* whole names only */
             return;
+        }
         used += (size_t)n;
     }
 }

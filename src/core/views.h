@@ -30,5 +30,6 @@ typedef struct rd_view {
 const rd_view *view_find(const char *name);
 /* The i-th view of the table (listed or not), NULL past the end. */
 const rd_view *view_at(size_t i);
-/* "a, b, c": the names of the listed views (exportable only when export_only), into buf. */
+/* "a, b, c": the names of the listed views (exportable only when export_only), into buf;
+ * the names that do not fit are left out whole. */
 void view_names(char *buf, size_t cap, bool export_only);
