@@ -1,7 +1,8 @@
-# bash completion for redrive: subcommands, options, view names, and system names read
-# from the config file (--config FILE on the line, else $XDG_CONFIG_HOME/redrive/config,
-# else ~/.config/redrive/config). Installed by `meson install` into bash-completion's
-# completions directory.
+# bash completion for redrive. The commands, options and view names come from redrive
+# itself (`redrive --complete ...`: the same tables as `redrive --help`), so this script
+# never lists them; the system names are the [system "NAME"] headers of the config file
+# (--config FILE on the line, else $XDG_CONFIG_HOME/redrive/config, else
+# ~/.config/redrive/config), read as text, never sourced or run.
 
 _redrive_config()
 {
@@ -15,7 +16,6 @@ _redrive_config()
     printf '%s\n' "${XDG_CONFIG_HOME:-$HOME/.config}/redrive/config"
 }
 
-# [system "NAME"] section names of the config (read as text; never sourced or run).
 _redrive_systems()
 {
     local file
@@ -25,49 +25,54 @@ _redrive_systems()
     sed -n 's/^[[:space:]]*\[[[:space:]]*system[[:space:]]*"\([^"]*\)"[[:space:]]*\].*/\1/p' -- "$file" 2>/dev/null
 }
 
+# The first column of `redrive --complete ARGS...`.
+_redrive_list()
+{
+    command redrive --complete "$@" 2>/dev/null | cut -f1
+}
+
 _redrive()
 {
-    local cur prev words cword
-    cur=${COMP_WORDS[COMP_CWORD]}
-    prev=${COMP_WORDS[COMP_CWORD-1]}
-    local global="--config --system --theme --keymap --read-only --ascii --no-mouse --yes --help --version"
-    local cmds="snapshot check retry drain undrain deactivate activate"
-    local views="overview executions chain workers queues dlq"
-    local cmd="" i
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local -A kind=()
+    local name k rest cmd="" verb="" i
+    # options before the command, then the command's own: NAME<TAB>KIND<TAB>HELP
+    while IFS=$'\t' read -r name k rest; do kind[$name]=$k; done < <(command redrive --complete options 2>/dev/null)
     for ((i = 1; i < COMP_CWORD; i++)); do
-        case "${COMP_WORDS[i]}" in
-        --config|--system|--theme|--keymap|--view|--status|--filter|--reason|--idempotency-key) ((i++)) ;;
-        -*) ;;
-        *) cmd=${COMP_WORDS[i]}; break ;;
-        esac
+        name=${COMP_WORDS[i]}
+        if [[ -z $cmd ]]; then
+            [[ ${kind[$name]-flag} != flag ]] && ((i++)) && continue
+            [[ $name == -* ]] && continue
+            cmd=$name
+            kind=()
+            while IFS=$'\t' read -r name k rest; do kind[$name]=$k; done \
+                < <(command redrive --complete options "$cmd" 2>/dev/null)
+        elif [[ ${kind[$name]-flag} != flag ]]; then
+            ((i++))
+        elif [[ $name != -* && -z $verb ]]; then
+            verb=$name
+        fi
     done
-    case "$prev" in
-    --system)
-        local IFS=$'\n'
-        COMPREPLY=($(compgen -W "$(_redrive_systems)" -- "$cur"))
-        return ;;
-    --config)
+    local -a cands=()
+    case "${kind[$prev]-}" in
+    system) local IFS=$'\n'; COMPREPLY=($(compgen -W "$(_redrive_systems)" -- "$cur")); return ;;
+    file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    view) COMPREPLY=($(compgen -W "$(_redrive_list views)" -- "$cur")); return ;;
+    profile) COMPREPLY=($(compgen -W "$(_redrive_list profiles)" -- "$cur")); return ;;
+    text) return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        cands=("${!kind[@]}")
+    elif [[ -z $cmd ]]; then
+        cands=($(_redrive_list commands))
+    elif [[ -z $verb ]]; then
+        cands=($(_redrive_list verbs "$cmd"))
+        # config init [PATH]: a file; ids and workers: nothing to offer
+    elif [[ $cmd == config ]]; then
         COMPREPLY=($(compgen -f -- "$cur"))
-        return ;;
-    --view)
-        COMPREPLY=($(compgen -W "$views" -- "$cur"))
-        return ;;
-    --theme|--keymap|--status|--filter|--reason|--idempotency-key)
-        return ;;
-    esac
-    local words_now
-    case "$cmd" in
-    "") words_now="$global $cmds" ;;
-    snapshot) words_now="--json --view --status --filter --system --config" ;;
-    check) words_now="--json --ascii --system --config" ;;
-    retry)
-        words_now="--yes --reason --idempotency-key --override-loop --system --config --read-only" ;;
-    drain|undrain|deactivate|activate)
-        words_now="--yes --reason --idempotency-key --system --config --read-only" ;;
-    *) words_now="" ;;
-    esac
-    [[ -n $cmd && $cur != -* ]] && return   # ids and workers: nothing to offer
-    COMPREPLY=($(compgen -W "$words_now" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -W "${cands[*]}" -- "$cur"))
 }
 
 complete -F _redrive redrive

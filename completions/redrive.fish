@@ -1,6 +1,8 @@
-# fish completion for redrive: subcommands, options, view names, and system names read
-# from the config file ($XDG_CONFIG_HOME/redrive/config or ~/.config/redrive/config, or
-# the --config FILE on the command line).
+# fish completion for redrive. The commands, options and view names come from redrive
+# itself (`redrive --complete ...`: the same tables as `redrive --help`), so this script
+# never lists them; the system names are the [system "NAME"] headers of the config file
+# (--config FILE on the line, else $XDG_CONFIG_HOME/redrive/config, else
+# ~/.config/redrive/config), read as text, never sourced or run.
 
 function __redrive_config
     set -l toks (commandline -opc)
@@ -22,30 +24,55 @@ function __redrive_systems
     sed -n 's/^[[:space:]]*\[[[:space:]]*system[[:space:]]*"\([^"]*\)"[[:space:]]*\].*/\1/p' -- $file 2>/dev/null
 end
 
-set -l cmds snapshot check retry drain undrain deactivate activate
-complete -c redrive -f
-complete -c redrive -n "not __fish_seen_subcommand_from $cmds" -a snapshot -d 'print the model once'
-complete -c redrive -n "not __fish_seen_subcommand_from $cmds" -a check -d 'is the setup right?'
-complete -c redrive -n "not __fish_seen_subcommand_from $cmds" -a retry -d 'retry executions'
-complete -c redrive -n "not __fish_seen_subcommand_from $cmds" -a drain -d 'drain (cordon) a worker'
-complete -c redrive -n "not __fish_seen_subcommand_from $cmds" -a undrain -d 'undrain a worker'
-complete -c redrive -n "not __fish_seen_subcommand_from $cmds" -a deactivate -d 'mark a worker inactive'
-complete -c redrive -n "not __fish_seen_subcommand_from $cmds" -a activate -d 'mark a worker active'
-complete -c redrive -l config -r -F -d 'configuration file'
-complete -c redrive -l system -x -a '(__redrive_systems)' -d 'system section to use'
-complete -c redrive -l theme -x -d 'theme name or file'
-complete -c redrive -l keymap -x -d 'keymap name or file'
-complete -c redrive -l read-only -d 'hide and refuse every action'
-complete -c redrive -l ascii -d 'ASCII-only drawing'
-complete -c redrive -l no-mouse -d 'do not capture the mouse'
-complete -c redrive -l yes -s y -d 'do not ask for confirmation'
-complete -c redrive -l help -s h -d 'usage'
-complete -c redrive -l version -s V -d 'version'
-complete -c redrive -n '__fish_seen_subcommand_from snapshot' -l json -d 'JSON output'
-complete -c redrive -n '__fish_seen_subcommand_from snapshot' -l view -x -a 'overview executions chain workers queues dlq'
-complete -c redrive -n '__fish_seen_subcommand_from snapshot' -l status -x -d 'status filter'
-complete -c redrive -n '__fish_seen_subcommand_from snapshot' -l filter -x -d 'text filter'
-complete -c redrive -n '__fish_seen_subcommand_from check' -l json -d 'JSON output'
-complete -c redrive -n "__fish_seen_subcommand_from retry drain undrain deactivate activate" -l reason -x
-complete -c redrive -n "__fish_seen_subcommand_from retry drain undrain deactivate activate" -l idempotency-key -x
-complete -c redrive -n "__fish_seen_subcommand_from retry" -l override-loop -d 'retry a retry loop too'
+# The candidates for the token under the cursor, as NAME<TAB>HELP lines.
+function __redrive_candidates
+    set -l toks (commandline -opc)
+    set -l cur (commandline -ct)
+    set -l opts (command redrive --complete options 2>/dev/null)
+    set -l cmd
+    set -l verb
+    set -l skip 0
+    for tok in $toks[2..-1]
+        if test $skip = 1
+            set skip 0
+            continue
+        end
+        set -l row (string match -r -- "^\Q$tok\E\t(.*)\t" $opts)
+        if test -n "$row[2]"; and test "$row[2]" != flag
+            set skip 1
+        else if string match -q -- '-*' $tok
+            continue
+        else if test -z "$cmd"
+            set cmd $tok
+            set opts (command redrive --complete options $cmd 2>/dev/null)
+        else if test -z "$verb"
+            set verb $tok
+        end
+    end
+    if test $skip = 1
+        set -l prev $toks[-1]
+        set -l row (string match -r -- "^\Q$prev\E\t(.*)\t" $opts)
+        switch $row[2]
+            case system
+                __redrive_systems
+            case file
+                __fish_complete_path $cur
+            case view
+                command redrive --complete views 2>/dev/null
+            case profile
+                command redrive --complete profiles 2>/dev/null
+        end
+        return
+    end
+    if string match -q -- '-*' $cur
+        string replace -r -- '\t[^\t]*\t' \t $opts
+    else if test -z "$cmd"
+        command redrive --complete commands 2>/dev/null
+    else if test -z "$verb"
+        command redrive --complete verbs $cmd 2>/dev/null
+    else if test "$cmd" = config
+        __fish_complete_path $cur
+    end
+end
+
+complete -c redrive -f -a '(__redrive_candidates)'

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential clang meson ninja-build pkg-config
       libncurses-dev libpq-dev libhiredis-dev libcurl4-openssl-dev libcjson-dev libevent-dev
       libssl-dev
-      postgresql-15 redis-server rabbitmq-server curl tmux openssl time
+      postgresql-15 redis-server rabbitmq-server curl tmux openssl time zsh fish
       dpkg-dev lintian man-db
       python3 python3-psycopg2 python3-redis python3-pytest python3-pyte python3-pexpect)
 

@@ -325,7 +325,7 @@ static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, 
         .result = r->code == RD_RES_PENDING ? "sending" : r->message,
         .code = result_code_name(r->code),
         .batch = b->id[0] ? b->id : NULL, .fp = it->fp, .attempt = it->attempt,
-        .override_ = it->override_ ? "loop_retry" : NULL};
+        .override_ = it->override_ ? "loop_retry" : NULL, .syslog = a->cfg->journal_syslog};
     bool ok = journal_append(a->journal_path, &rec, why, whycap);
     free(t);
     return ok;
@@ -341,7 +341,7 @@ static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, siz
     rd_journal_rec rec = {
         .operator_ = operator_name(a), .system = a->cfg->name,
         .action = action_name(kind), .targets = (const char *const *)ts, .n_targets = n,
-        .result = why, .code = result_code_name(RD_RES_REFUSED)};
+        .result = why, .code = result_code_name(RD_RES_REFUSED), .syslog = a->cfg->journal_syslog};
     if (!journal_append(a->journal_path, &rec, err, sizeof err))
         journal_failed(a, err);
     for (size_t i = 0; i < n; i++)

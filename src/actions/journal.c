@@ -14,6 +14,7 @@
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "jsyslog.h"
 
 #define JOURNAL_TAIL_BYTES ((off_t)4 << 20)   /* read at most the last 4 MiB */
 #define JOURNAL_RAW_CAP 4096                  /* raw text kept per entry */
@@ -144,6 +145,17 @@ bool journal_check(const char *path, char *why, size_t whycap)
     return true;
 }
 
+/* journal_syslog: the same line (without its newline) to syslog, best effort (jsyslog.h). */
+static void journal_copy_to_syslog(const rd_journal_rec *rec, char *line, size_t len)
+{
+    char ignored[128];
+    if (!rec->syslog)
+        return;
+    line[len - 1] = '\0';
+    jsyslog_send(rec->syslog, line, ignored, sizeof ignored);
+    line[len - 1] = '\n';
+}
+
 bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap)
 {
     char *def = NULL;
@@ -170,6 +182,7 @@ bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size
         goto out;
     }
     ok = true;
+    journal_copy_to_syslog(rec, line, len);
 out:
     if (fd >= 0)
         close(fd);

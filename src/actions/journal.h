@@ -31,6 +31,8 @@ typedef struct rd_journal_rec {
     const char *fp;              /* error fingerprint of the target, NULL = not written */
     int attempt;                 /* the target's attempt, <= 0 = not written */
     const char *override_;       /* "loop_retry" when the breaker was overridden, else NULL */
+    const char *syslog;          /* config journal_syslog: a syslog socket that gets a copy
+                                  * of the line (jsyslog.h), NULL = none */
 } rd_journal_rec;
 
 typedef struct rd_journal_entry {

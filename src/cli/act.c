@@ -26,6 +26,7 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "../io/loop.h"
+#include "cmdtable.h"
 
 typedef struct act_opts {
     rd_opts opts;              /* the global options, with those given after the verb */
@@ -85,6 +86,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *v = NULL, *a = argv[i];
         const char **slot = NULL;
+        if (strcmp(a, "--") != 0 && cli_option_unknown(cli_command(argv[0]), a, "redrive"))
+            return false;                  /* the table decides (cmdtable.h) */
         if (take(argc, argv, &i, "--reason", &v)) slot = &o->reason;
         else if (take(argc, argv, &i, "--idempotency-key", &v)) slot = &o->idem_key;
         else if (take(argc, argv, &i, "--config", &v)) slot = &o->opts.config_path;

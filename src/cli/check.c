@@ -20,6 +20,7 @@
 #include "../io/loop.h"
 #include "../io/secret.h"
 #include "check.h"
+#include "cmdtable.h"
 
 static const double CHECK_DEADLINE_S = 8.0;
 enum { CK_MAX_SECRETS = 4 };
@@ -180,6 +181,10 @@ static bool parse_args(int argc, char **argv, const rd_opts *opts, ck_opts *o)
     o->system = opts->system;
     o->ascii = opts->ascii;
     for (int i = 1; i < argc; i++) {
+        if (cli_option_unknown(CMD_CHECK, argv[i], "redrive check")) {   /* the table decides */
+            fputs(check_usage, stderr);
+            return false;
+        }
         if (strcmp(argv[i], "--json") == 0) {
             o->json = true;
         } else if (strcmp(argv[i], "--ascii") == 0) {

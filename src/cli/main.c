@@ -4,30 +4,14 @@
 #include <locale.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../core/sanitize.h"
 #include "../io/clock.h"
 #include "../io/proc.h"
 #include "../ui/ui.h"
-
-static const char usage[] =
-    "usage: redrive [options]                       the console\n"
-    "       redrive [options] snapshot [--json] [--view overview|executions|chain ID|workers|queues|dlq|groups]\n"
-    "       redrive [options] check [--system NAME] [--json]   is the setup right?\n"
-    "       redrive [options] retry ID... | drain W | undrain W | deactivate W | activate W [--yes]\n"
-    "\n"
-    "options:\n"
-    "  --config FILE    configuration file (default $XDG_CONFIG_HOME/redrive/config)\n"
-    "  --system NAME    system section to use (default: the first)\n"
-    "  --theme NAME     theme name or file\n"
-    "  --keymap NAME    keymap name or file\n"
-    "  --read-only      hide and refuse every action\n"
-    "  --ascii          ASCII-only drawing (terminals without UTF-8)\n"
-    "  --no-mouse       do not capture the mouse\n"
-    "  --yes            do not ask for confirmation (CLI actions)\n"
-    "  --help, --version\n"
-    "\n"
-    "NO_COLOR in the environment turns colours off. See redrive(1).\n";
+#include "cmdtable.h"
 
 static bool take_value(int argc, char **argv, int *i, const char *name, const char **out)
 {
@@ -47,16 +31,6 @@ static bool take_value(int argc, char **argv, int *i, const char *name, const ch
     return true;
 }
 
-static const char *const action_verbs[] = {"retry", "drain", "undrain", "deactivate", "activate"};
-
-static bool is_action_verb(const char *s)
-{
-    for (size_t i = 0; i < sizeof action_verbs / sizeof *action_verbs; i++)
-        if (strcmp(s, action_verbs[i]) == 0)
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
     double main_cpu = clock_cpu();   /* exec, dynamic loading, libc start-up */
@@ -67,11 +41,17 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     setlocale(LC_ALL, "");
     proc_init_process();
+    if (argc > 1 && strcmp(argv[1], "--complete") == 0)
+        return cli_complete(argc - 2, argv + 2);   /* the shell completions (cmdtable.h) */
     rd_opts opts = {.main_cpu = main_cpu};
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
         const char **slot = NULL;
+        if (cli_option_unknown(CMD_GLOBAL, a, "redrive")) {   /* the table decides */
+            fputs("see redrive --help\n", stderr);
+            return RD_EXIT_USAGE;
+        }
         const char *v = NULL;
         if (take_value(argc, argv, &i, "--config", &v)) slot = &opts.config_path;
         else if (take_value(argc, argv, &i, "--system", &v)) slot = &opts.system;
@@ -88,13 +68,10 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--no-mouse") == 0) opts.no_mouse = true;
         else if (strcmp(a, "--yes") == 0 || strcmp(a, "-y") == 0) opts.yes = true;
         else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage, stdout);
+            cli_help_print(stdout);
             return RD_EXIT_OK;
         } else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
             return cli_version();
-        } else if (a[0] == '-') {
-            fprintf(stderr, "redrive: unknown option '%s'\n%s", a, usage);
-            return RD_EXIT_USAGE;
         } else
             break;
     }
@@ -102,10 +79,14 @@ int main(int argc, char **argv)
         return ui_main(&opts);
     if (strcmp(argv[i], "snapshot") == 0)
         return cli_snapshot(&opts, argc - i, argv + i);
+    if (strcmp(argv[i], "config") == 0)
+        return cli_config(&opts, argc - i, argv + i);
     if (strcmp(argv[i], "check") == 0)
         return cli_check(&opts, argc - i, argv + i);
-    if (is_action_verb(argv[i]))
+    if (cli_command(argv[i]) & (CMD_RETRY | CMD_WORKER))
         return cli_action(&opts, argc - i, argv + i);
-    fprintf(stderr, "redrive: unknown command '%s'\n%s", argv[i], usage);
+    char *clean = sanitize_str(argv[i], 0);
+    fprintf(stderr, "redrive: unknown command '%.100s'\nsee redrive --help\n", clean);
+    free(clean);
     return RD_EXIT_USAGE;
 }

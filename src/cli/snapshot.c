@@ -17,15 +17,17 @@
 #include "../core/fleet.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
+#include "../core/views.h"
 #include "../core/xalloc.h"
 #include "../io/loop.h"
 #include "../session/sessions.h"
+#include "cmdtable.h"
 
 static const double SNAPSHOT_DEADLINE_S = 8.0;
 
 typedef struct snap_opts {
     bool json;
-    const char *view;          /* overview executions chain workers queues dlq groups */
+    const rd_view *view;       /* core/views.h; NULL: the overview */
     const char *chain_id;
     const char *status, *filter;
     double hold_s;             /* --for: keep polling this long (trends between polls) */
@@ -47,21 +49,6 @@ static void err_line(const char *msg)
     free(clean);
 }
 
-static const char snap_usage[] =
-    "usage: redrive [--config F] [--system NAME] snapshot [--json]\n"
-    "         [--view overview|executions|chain ID|workers|queues|dlq|fleet|groups]\n"
-    "         [--status S] [--filter TEXT] [--for SECONDS]\n";
-
-static bool view_ok(const char *v)
-{
-    static const char *const views[] = { "overview", "executions", "chain", "workers",
-                                         "queues", "dlq", "fleet", "groups", NULL };
-    for (const char *const *p = views; *p; p++)
-        if (strcmp(v, *p) == 0)
-            return true;
-    return false;
-}
-
 static bool opt_value(int argc, char **argv, int *i, const char *name, const char **out)
 {
     if (strcmp(argv[*i], name) != 0)
@@ -74,18 +61,22 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
 {
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
+        if (cli_option_unknown(CMD_SNAPSHOT, argv[i], "redrive snapshot")) {   /* the table decides */
+            fputs("see redrive --help\n", stderr);
+            return false;
+        }
         if (strcmp(argv[i], "--json") == 0) {
             o->json = true;
         } else if (opt_value(argc, argv, &i, "--view", &v)) {
-            if (!v || !view_ok(v)) {
-                fprintf(stderr, "redrive snapshot: --view needs one of overview, executions, "
-                                "chain ID, workers, queues, dlq, fleet, groups\n");
+            if (!v || !(o->view = view_find(v)) || !o->view->listed) {
+                char names[200];
+                view_names(names, sizeof names, false);
+                fprintf(stderr, "redrive snapshot: --view needs one of %s\n", names);
                 return false;
             }
-            o->view = v;
-            if (strcmp(v, "chain") == 0) {
+            if (o->view->needs_id) {
                 if (i + 1 >= argc || argv[i + 1][0] == '-') {
-                    fprintf(stderr, "redrive snapshot: --view chain needs an execution id\n");
+                    fprintf(stderr, "redrive snapshot: --view %s needs an execution id\n", v);
                     return false;
                 }
                 o->chain_id = argv[++i];
@@ -111,7 +102,7 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
             char msg[200];
             snprintf(msg, sizeof msg, "redrive snapshot: unknown argument '%.100s'", argv[i]);
             err_line(msg);
-            fputs(snap_usage, stderr);
+            fputs("see redrive --help\n", stderr);
             return false;
         }
     }
@@ -177,7 +168,8 @@ static bool finish_sources(rd_model *m)
  * back) or the deadline. */
 static void run_sources(snap_run *r, const snap_opts *o)
 {
-    r->want_idle = o->chain_id || (o->view && strcmp(o->view, "dlq") == 0);
+    bool dlq = o->view && (o->view->mask & VPART_DLQ);
+    r->want_idle = o->chain_id || dlq;
     if (o->status || o->filter) {
         rd_exec_filter f = { .status = (char *)(uintptr_t)o->status,
                              .text = (char *)(uintptr_t)o->filter };
@@ -186,7 +178,7 @@ static void run_sources(snap_run *r, const snap_opts *o)
     session_start(r->ss);            /* the sources, and the core probe */
     if (o->chain_id)
         sources_request_chain(r->src, o->chain_id);
-    if (o->view && strcmp(o->view, "dlq") == 0)
+    if (dlq)
         sources_peek_dlq(r->src, false);
     r->started = true;
     r->held = o->hold_s <= 0;
@@ -205,7 +197,7 @@ static void run_sources(snap_run *r, const snap_opts *o)
 
 static int output(const rd_model *m, const snap_opts *o)
 {
-    const char *view = o->view ? o->view : "overview";
+    const char *view = o->view ? o->view->name : "overview";
     char *text = o->json ? model_to_json(m, view) : model_to_text(m, view, now_s());
     if (!text) {
         fputs("redrive snapshot: cannot render the model\n", stderr);
@@ -282,7 +274,7 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
     snap_opts o = {0};
     if (!parse_args(argc, argv, &o))
         return RD_EXIT_USAGE;
-    if (o.view && strcmp(o.view, "fleet") == 0)
+    if (o.view && !o.view->mask)                  /* fleet: every system */
         return snapshot_fleet(opts, &o);
     snap_run r = { .base = event_base_new() };
     rd_session *ss = session_new(opts);

@@ -56,6 +56,7 @@ static const key_def keys[] = {
     { "sqs_queue_url", K_STR, F(sqs_queue_url) }, { "sqs_region", K_STR, F(sqs_region) },
     { "sqs_endpoint", K_STR, F(sqs_endpoint) }, { "sqs_dlq", K_STR, F(sqs_dlq) },
     { "aws_profile", K_STR, F(aws_profile) },
+    { "journal_syslog", K_STR, F(journal_syslog) },
     /* PostgreSQL */
     { "store_sslmode", K_STR, F(store_sslmode) },
     { "store_sslrootcert", K_STR, F(store_sslrootcert) },
@@ -496,6 +497,22 @@ static void check_pg(parser *p, const sect *s)
             "or '-')", c->schema);
 }
 
+/* journal_syslog = yes | no | /socket/path, kept as the socket path (NULL: off). */
+static void check_syslog(parser *p, sect *s)
+{
+    rd_system_cfg *c = &s->cfg;
+    bool on;
+    if (!c->journal_syslog || c->journal_syslog[0] == '/')
+        return;
+    if (parse_bool(c->journal_syslog, &on)) {
+        free(c->journal_syslog);
+        c->journal_syslog = on ? xstrdup("/dev/log") : NULL;
+        return;
+    }
+    err(p, key_line(s, "journal_syslog"), "journal_syslog must be yes, no or the absolute path of a "
+        "syslog socket, not '%s'", c->journal_syslog);
+}
+
 static void section_validate(parser *p, sect *s)
 {
     const rd_system_cfg *c = &s->cfg;
@@ -514,6 +531,7 @@ static void section_validate(parser *p, sect *s)
     check_url_list(p, s, "sqs_queue_url", c->sqs_queue_url);
     check_auth(p, s);
     check_pg(p, s);
+    check_syslog(p, s);
     if (c->poll_s < 0.1)
         err(p, key_line(s, "poll"), "poll must be at least 100ms");
     if (c->page_size < 1)

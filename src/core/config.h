@@ -50,6 +50,8 @@ typedef struct rd_system_cfg {
     char *sqs_endpoint;      /* request endpoint override (emulator, VPC endpoint) */
     char *sqs_dlq;           /* comma-separated DLQ URLs or names; default RedrivePolicy */
     char *aws_profile;       /* NULL = AWS_PROFILE or "default" */
+    char *journal_syslog;    /* syslog socket for a copy of each journal line; NULL = off
+                              * (config: yes = /dev/log, no, or a socket path) */
     bool read_only;
     bool insecure;
     bool store_insecure;     /* Redis TLS without verification (shown as a banner) */

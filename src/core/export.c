@@ -7,6 +7,7 @@
 
 #include "model_json.h"
 #include "sanitize.h"
+#include "views.h"
 #include "xalloc.h"
 
 static void put(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
@@ -40,7 +41,8 @@ void export_csv_field(char **buf, size_t *len, size_t *cap, const char *raw, boo
 
 bool export_has_payloads(const char *view)
 {
-    return view && strcmp(view, "dlq") == 0;
+    const rd_view *v = view_find(view);
+    return v && (v->mask & VPART_DLQ);
 }
 
 typedef struct csv { char *b; size_t n, cap; } csv;
@@ -175,25 +177,23 @@ static void csv_dlq(csv *c, const rd_model *m)
 
 char *export_render(const rd_model *m, const char *view, rd_export_fmt fmt, double now, char *err, size_t errcap)
 {
-    static const char *const known[] = {"executions", "chain", "workers", "queues", "dlq"};
-    bool ok = false;
-    for (size_t i = 0; view && i < sizeof known / sizeof *known; i++)
-        ok = ok || strcmp(view, known[i]) == 0;
-    if (!ok) {
-        snprintf(err, errcap, "nothing to export in the %s view (executions, chain, workers, queues, dlq)",
-                 view ? view : "current");
+    const rd_view *v = view_find(view);
+    if (!v || !v->listed || !v->exportable) {
+        char names[200];
+        view_names(names, sizeof names, true);
+        snprintf(err, errcap, "nothing to export in the %s view (%s)", view ? view : "current", names);
         return NULL;
     }
     if (fmt == EXPORT_JSON)
         return model_to_json_at(m, view, now);
     csv c = {xstrdup(""), 0, 1};
-    if (strcmp(view, "executions") == 0)
+    if (v->mask & VPART_EXECS)
         csv_execs(&c, m->execs.items, m->execs.n);
-    else if (strcmp(view, "chain") == 0)
+    else if (v->mask & VPART_CHAIN)
         csv_execs(&c, m->chain.items, m->chain.n);
-    else if (strcmp(view, "workers") == 0)
+    else if (v->mask & VPART_WORKERS)
         csv_workers(&c, m);
-    else if (strcmp(view, "queues") == 0)
+    else if (v->mask & VPART_QUEUES)
         csv_queues(&c, m);
     else
         csv_dlq(&c, m);

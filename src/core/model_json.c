@@ -10,6 +10,7 @@
 #include "groups.h"
 #include "sanitize.h"
 #include "xalloc.h"
+#include "views.h"
 
 /* ---- output ---------------------------------------------------------- */
 
@@ -261,9 +262,6 @@ static cJSON *count_json(const rd_count *c, double now)
     return o;
 }
 
-enum { V_SOURCES = 1, V_COUNTS = 2, V_EXECS = 4, V_WORKERS = 8, V_QUEUES = 16,
-       V_DLQ = 32, V_CHAIN = 64, V_GROUPS = 128 /* not in "all": derived, not loaded */ };
-
 /* The error groups of the loaded executions (groups.h), trend over GROUPS_INTERVAL_S. */
 static void add_groups(cJSON *root, const rd_model *m, double now)
 {
@@ -301,20 +299,11 @@ static void add_groups(cJSON *root, const rd_model *m, double now)
     groups_free(g, n);
 }
 
+/* The view's parts (views.h); an unknown view, or none, is the overview. */
 static unsigned view_mask(const char *view)
 {
-    static const struct { const char *name; unsigned mask; } views[] = {
-        { "executions", V_SOURCES | V_EXECS }, { "chain", V_SOURCES | V_CHAIN },
-        { "workers", V_SOURCES | V_WORKERS },  { "queues", V_SOURCES | V_QUEUES },
-        { "dlq", V_SOURCES | V_DLQ },          { "all", 127 },
-        { "groups", V_SOURCES | V_GROUPS },
-        /* the last-known snapshot file (session/snapcache.h): no sources, no DLQ */
-        { "cache", V_COUNTS | V_EXECS | V_WORKERS | V_QUEUES },
-    };
-    for (size_t i = 0; view && i < sizeof views / sizeof *views; i++)
-        if (strcmp(view, views[i].name) == 0)
-            return views[i].mask;
-    return V_SOURCES | V_COUNTS | V_EXECS | V_WORKERS | V_QUEUES;
+    const rd_view *v = view_find(view);
+    return v && v->mask ? v->mask : view_find("overview")->mask;
 }
 
 /* Every *_json(item, now) builder, over one of the model's vectors. */
@@ -330,12 +319,12 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     unsigned v = view_mask(view);
     cJSON *root = cJSON_CreateObject();
     add_str(root, "view", view ? view : "overview");
-    if (v & V_SOURCES) {
+    if (v & VPART_SOURCES) {
         ADD_ARRAY(root, "sources", m->sources, source_json);
         if (m->core.state != RD_CORE_NONE)
             cJSON_AddItemToObject(root, "core", core_json(&m->core));
     }
-    if (v & V_COUNTS) {
+    if (v & VPART_COUNTS) {
         ADD_ARRAY(root, "counts", m->counts, count_json);
         add_long(root, "dlq_total", m->dlq_total);
         add_long(root, "orphan_suspects", m->orphan_suspects);
@@ -354,26 +343,26 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
                     cJSON_AddItemToArray(nd, cJSON_CreateString(m->queues.items[i].name));
         }
     }
-    if (v & V_EXECS) {
+    if (v & VPART_EXECS) {
         ADD_ARRAY(root, "executions", m->execs, exec_json);
         cJSON_AddBoolToObject(root, "executions_more", m->execs_more);
     }
-    if (v & V_CHAIN) {
+    if (v & VPART_CHAIN) {
         add_str(root, "chain_id", m->chain_id);
         ADD_ARRAY(root, "chain", m->chain, exec_json);
     }
-    if (v & V_WORKERS)
+    if (v & VPART_WORKERS)
         ADD_ARRAY(root, "workers", m->workers, worker_json);
-    if (v & V_QUEUES)
+    if (v & VPART_QUEUES)
         ADD_ARRAY(root, "queues", m->queues, queue_json);
-    if (v & V_DLQ) {
+    if (v & VPART_DLQ) {
         ADD_ARRAY(root, "dlq", m->dlq, dlq_json);
         cJSON_AddBoolToObject(root, "dlq_loaded", m->dlq_loaded);
-        if (!(v & V_COUNTS))
+        if (!(v & VPART_COUNTS))
             add_long(root, "dlq_total", m->dlq_total);
         ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
     }
-    if (v & V_GROUPS)
+    if (v & VPART_GROUPS)
         add_groups(root, m, now);
     char *txt = cJSON_Print(root);
     cJSON_Delete(root);

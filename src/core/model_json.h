@@ -6,7 +6,8 @@
  * (invalid bytes → U+FFFD); C0 controls are escaped by the encoder, and DEL, C1
  * controls and bidi controls by json_text_safe, so the output is safe on a terminal.
  *
- * view: NULL/"overview" = sources, counts, executions, workers, queues;
+ * view: a name of the view table (views.h); NULL or unknown = "overview":
+ * sources, counts, executions, workers, queues;
  * "executions", "chain", "workers", "queues", "dlq" = that array (plus sources);
  * "all" = every array (fixtures); "cache" = the overview's arrays without sources (the
  * last-known snapshot file).

@@ -8,6 +8,7 @@
 #include "groups.h"
 #include "health.h"
 #include "sanitize.h"
+#include "views.h"
 #include "xalloc.h"
 
 #define CELL_MAX 40     /* display columns per cell */
@@ -149,8 +150,9 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
     table_end(&t, out);
 }
 
-static void text_counts(const rd_model *m, tbuf *out)
+static void text_counts(const rd_model *m, double now, tbuf *out)
 {
+    (void)now;
     static const char *const h[] = { "STATUS", "COUNT" };
     table t;
     table_begin(&t, "COUNTS", h, 2);
@@ -297,8 +299,9 @@ static void rate_cell(table *t, double r)
     table_cell(t, r >= 0 ? b : "-", CELL_MAX);
 }
 
-static void text_queues(const rd_model *m, tbuf *out)
+static void text_queues(const rd_model *m, double now, tbuf *out)
 {
+    (void)now;
     static const char *const h[] = { "QUEUE", "DEPTH", "READY", "UNACKED", "CONSUMERS",
                                      "IN/S", "OUT/S", "DLQ", "NOTE" };
     table t;
@@ -370,33 +373,38 @@ static void text_groups(const rd_model *m, double now, tbuf *out)
     groups_free(g, n);
 }
 
+static void text_loaded(const rd_model *m, double now, tbuf *out)
+{
+    text_execs("EXECUTIONS", m->execs.items, m->execs.n, now, false, out);
+}
+
+static void text_chain(const rd_model *m, double now, tbuf *out)
+{
+    char *title = xasprintf("RETRY CHAIN %s", m->chain_id ? m->chain_id : "");
+    char *clean = sanitize_str(title, 0);
+    text_execs(clean, m->chain.items, m->chain.n, now, true, out);
+    free(clean);
+    free(title);
+}
+
+/* The text renderer of a view is its mask (views.h): one table per part, in this order. */
+static const struct {
+    unsigned part;
+    void (*render)(const rd_model *m, double now, tbuf *out);
+} sections[] = {
+    { VPART_SOURCES, text_sources }, { VPART_COUNTS, text_counts }, { VPART_EXECS, text_loaded },
+    { VPART_CHAIN, text_chain },     { VPART_WORKERS, text_workers },  { VPART_QUEUES, text_queues },
+    { VPART_DLQ, text_dlq },         { VPART_GROUPS, text_groups },
+};
+
 char *model_to_text(const rd_model *m, const char *view, double now)
 {
     tbuf out = { NULL, 0, 0 };
     tb_str(&out, "");
-    const char *v = view ? view : "overview";
-    text_sources(m, now, &out);
-    if (strcmp(v, "executions") == 0) {
-        text_execs("EXECUTIONS", m->execs.items, m->execs.n, now, false, &out);
-    } else if (strcmp(v, "chain") == 0) {
-        char *title = xasprintf("RETRY CHAIN %s", m->chain_id ? m->chain_id : "");
-        char *clean = sanitize_str(title, 0);
-        text_execs(clean, m->chain.items, m->chain.n, now, true, &out);
-        free(clean);
-        free(title);
-    } else if (strcmp(v, "workers") == 0) {
-        text_workers(m, now, &out);
-    } else if (strcmp(v, "queues") == 0) {
-        text_queues(m, &out);
-    } else if (strcmp(v, "dlq") == 0) {
-        text_dlq(m, now, &out);
-    } else if (strcmp(v, "groups") == 0) {
-        text_groups(m, now, &out);
-    } else {
-        text_counts(m, &out);
-        text_execs("EXECUTIONS", m->execs.items, m->execs.n, now, false, &out);
-        text_workers(m, now, &out);
-        text_queues(m, &out);
-    }
+    const rd_view *v = view_find(view);
+    unsigned mask = v && v->mask ? v->mask : view_find("overview")->mask;
+    for (size_t i = 0; i < sizeof sections / sizeof *sections; i++)
+        if (mask & sections[i].part)
+            sections[i].render(m, now, &out);
     return out.p;
 }

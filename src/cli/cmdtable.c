@@ -1,0 +1,243 @@
+#include "cmdtable.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/datafile.h"
+#include "../core/sanitize.h"
+#include "../core/views.h"
+
+typedef struct cli_cmd {
+    const char *name;
+    unsigned cmd;
+    const char *verb;       /* the one word that must follow (config init), or NULL */
+    const char *args;       /* operands for the usage line, or NULL */
+    const char *help;
+} cli_cmd;
+
+static const cli_cmd commands[] = {
+    { "snapshot", CMD_SNAPSHOT, NULL, NULL, "print the model once (text or JSON)" },
+    { "check", CMD_CHECK, NULL, NULL, "is the setup right?" },
+    { "retry", CMD_RETRY, NULL, "ID...", "retry executions" },
+    { "drain", CMD_WORKER, NULL, "WORKER...", "drain (cordon) a worker" },
+    { "undrain", CMD_WORKER, NULL, "WORKER...", "undrain (uncordon) a worker" },
+    { "deactivate", CMD_WORKER, NULL, "WORKER...", "mark a worker inactive" },
+    { "activate", CMD_WORKER, NULL, "WORKER...", "mark a worker active" },
+    { "config", CMD_CONFIG, "init", "[PATH]", "write a commented config template" },
+};
+
+enum { ACT = CMD_RETRY | CMD_WORKER };
+
+static const cli_option options[] = {
+    { "--config", NULL, OV_FILE, "FILE", CMD_GLOBAL | ACT,
+      "configuration file (default $XDG_CONFIG_HOME/redrive/config)" },
+    { "--system", NULL, OV_SYSTEM, "NAME", CMD_GLOBAL | CMD_CHECK | ACT,
+      "system section to use (default: the first)" },
+    { "--theme", NULL, OV_TEXT, "NAME", CMD_GLOBAL, "theme name or file" },
+    { "--keymap", NULL, OV_TEXT, "NAME", CMD_GLOBAL, "keymap name or file" },
+    { "--read-only", NULL, OV_FLAG, NULL, CMD_GLOBAL | ACT, "hide and refuse every action" },
+    { "--ascii", NULL, OV_FLAG, NULL, CMD_GLOBAL | CMD_CHECK, "ASCII-only drawing (terminals without UTF-8)" },
+    { "--no-mouse", NULL, OV_FLAG, NULL, CMD_GLOBAL, "do not capture the mouse" },
+    { "--yes", "-y", OV_FLAG, NULL, CMD_GLOBAL | ACT, "do not ask for confirmation (CLI actions)" },
+    { "--help", "-h", OV_FLAG, NULL, CMD_GLOBAL, "this text" },
+    { "--version", "-V", OV_FLAG, NULL, CMD_GLOBAL, "the version" },
+    { "--json", NULL, OV_FLAG, NULL, CMD_SNAPSHOT | CMD_CHECK, "JSON output" },
+    { "--view", NULL, OV_VIEW, "VIEW", CMD_SNAPSHOT, "the view to print (views below)" },
+    { "--status", NULL, OV_TEXT, "STATUS", CMD_SNAPSHOT, "only executions of this status" },
+    { "--filter", NULL, OV_TEXT, "TEXT", CMD_SNAPSHOT, "only executions matching the text" },
+    { "--for", NULL, OV_TEXT, "SECONDS", CMD_SNAPSHOT, "keep polling this long first (trends; 0 to 600)" },
+    { "--reason", NULL, OV_TEXT, "TEXT", ACT, "why, for the audit journal and the core" },
+    { "--idempotency-key", NULL, OV_TEXT, "KEY", ACT, "re-send one earlier request with the same key" },
+    { "--override-loop", NULL, OV_FLAG, NULL, CMD_RETRY,
+      "retry even a retry loop (a manual retry that failed the same way)" },
+    { "--profile", NULL, OV_PROFILE, "NAME", CMD_CONFIG, "the template's profile (default attune)" },
+    { "--system", NULL, OV_TEXT, "NAME", CMD_CONFIG, "the template's system name (default: the profile's)" },
+};
+
+#define COUNT(a) (sizeof (a) / sizeof *(a))
+
+static const char *const kinds[] = { "flag", "file", "system", "view", "profile", "text" };
+
+unsigned cli_command(const char *name)
+{
+    for (size_t i = 0; name && i < COUNT(commands); i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return commands[i].cmd;
+    return 0;
+}
+
+static bool option_is(const cli_option *o, const char *arg)
+{
+    size_t n = strlen(o->name);
+    if (strncmp(arg, o->name, n) == 0 && (arg[n] == '\0' || (arg[n] == '=' && o->value != OV_FLAG)))
+        return true;
+    return o->alias && strcmp(arg, o->alias) == 0;
+}
+
+const cli_option *cli_option_find(unsigned cmd, const char *arg)
+{
+    for (size_t i = 0; arg && i < COUNT(options); i++)
+        if ((options[i].cmds & cmd) && option_is(&options[i], arg))
+            return &options[i];
+    return NULL;
+}
+
+bool cli_option_unknown(unsigned cmd, const char *arg, const char *prefix)
+{
+    if (arg[0] != '-' || !arg[1] || cli_option_find(cmd, arg))
+        return false;
+    char *clean = sanitize_str(arg, 0);
+    fprintf(stderr, "%s: unknown argument '%.100s'\n", prefix, clean);
+    free(clean);
+    return true;
+}
+
+/* " [--json] [--view VIEW] ..." of the options cmd takes after its name, wrapped under
+ * column 100 (col: the line's length so far). */
+static void usage_options(FILE *out, unsigned cmd, int col)
+{
+    for (size_t i = 0; i < COUNT(options); i++) {
+        const cli_option *o = &options[i];
+        if (!(o->cmds & cmd))
+            continue;
+        char item[64];
+        int n = snprintf(item, sizeof item, " [%s%s%s]", o->name, o->metavar ? " " : "",
+                         o->metavar ? o->metavar : "");
+        if (col + n > 100) {
+            fputs("\n          ", out);
+            col = 10;
+        }
+        fputs(item, out);
+        col += n;
+    }
+}
+
+static void usage_lines(FILE *out)
+{
+    fputs("usage: redrive [options]                 the console\n", out);
+    for (size_t i = 0; i < COUNT(commands); i++) {
+        const cli_cmd *c = &commands[i];
+        if (i > 0 && commands[i - 1].cmd == c->cmd)
+            continue;                      /* printed with the first of its group */
+        int col = fprintf(out, "%s", c->cmd == CMD_CONFIG ? "       redrive " : "       redrive [options] ");
+        for (size_t k = i; k < COUNT(commands) && commands[k].cmd == c->cmd; k++)
+            col += fprintf(out, "%s%s", k > i ? "|" : "", commands[k].name);
+        if (c->verb)
+            col += fprintf(out, " %s", c->verb);
+        if (c->args)
+            col += fprintf(out, " %s", c->args);
+        usage_options(out, c->cmd, col);
+        fputc('\n', out);
+    }
+}
+
+static void option_line(FILE *out, const cli_option *o, bool where)
+{
+    char left[64];
+    snprintf(left, sizeof left, "%s%s%s%s%s", o->name, o->alias ? ", " : "", o->alias ? o->alias : "",
+             o->metavar ? " " : "", o->metavar ? o->metavar : "");
+    fprintf(out, "  %-22s %s", left, o->help);
+    if (where) {
+        fputs(" (", out);
+        const char *sep = "";
+        for (size_t i = 0; i < COUNT(commands); i++)
+            if ((o->cmds & commands[i].cmd) && (i == 0 || commands[i - 1].cmd != commands[i].cmd)) {
+                fprintf(out, "%s%s", sep, commands[i].cmd == CMD_WORKER ? "drain etc." : commands[i].name);
+                sep = ", ";
+            }
+        fputc(')', out);
+    }
+    fputc('\n', out);
+}
+
+static const char *name_id(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "%s ID", name);
+    return buf;
+}
+
+void cli_help_print(FILE *out)
+{
+    usage_lines(out);
+    fputs("\ncommands:\n", out);
+    for (size_t i = 0; i < COUNT(commands); i++)
+        fprintf(out, "  %-22s %s\n", commands[i].verb ? "config init" : commands[i].name, commands[i].help);
+    fputs("\nviews (snapshot --view VIEW):\n", out);
+    const rd_view *v;
+    char name[40];
+    for (size_t i = 0; (v = view_at(i)); i++)
+        if (v->listed)
+            fprintf(out, "  %-22s %s\n", v->needs_id ? name_id(name, sizeof name, v->name) : v->name,
+                    v->help);
+    fputs("\noptions (before the command; some also after it):\n", out);
+    for (size_t i = 0; i < COUNT(options); i++)
+        if (options[i].cmds & CMD_GLOBAL)
+            option_line(out, &options[i], false);
+    fputs("\ncommand options (after the command):\n", out);
+    for (size_t i = 0; i < COUNT(options); i++)
+        if (!(options[i].cmds & CMD_GLOBAL))
+            option_line(out, &options[i], true);
+    fputs("\nNO_COLOR in the environment turns colours off. See redrive(1).\n", out);
+}
+
+/* Profile names (NAME.profile) in the directories datafile_find() searches, each once. */
+static void complete_profiles(void)
+{
+    char *dirs[DATAFILE_MAX_DIRS + 1];
+    datafile_dirs(DATA_PROFILES, dirs);
+    char seen[2048] = "\n";
+    for (size_t d = 0; dirs[d]; d++) {
+        DIR *dir = opendir(dirs[d]);
+        for (struct dirent *e; dir && (e = readdir(dir));) {
+            size_t n = strlen(e->d_name);
+            char key[300];
+            if (n <= 8 || n > 250 || strcmp(e->d_name + n - 8, ".profile") != 0)
+                continue;
+            snprintf(key, sizeof key, "\n%.*s\n", (int)(n - 8), e->d_name);
+            if (strstr(seen, key) || strlen(seen) + strlen(key) >= sizeof seen)
+                continue;
+            strcat(seen, key + 1);
+            printf("%.*s\tprofile\n", (int)(n - 8), e->d_name);
+        }
+        if (dir)
+            closedir(dir);
+    }
+    datafile_dirs_free(dirs);
+}
+
+static const char complete_usage[] =
+    "usage: redrive --complete commands|verbs CMD|views|options [CMD]|profiles\n";
+
+int cli_complete(int argc, char **argv)
+{
+    const char *what = argc > 0 ? argv[0] : "", *of = argc > 1 ? argv[1] : NULL;
+    unsigned cmd = of ? cli_command(of) : CMD_GLOBAL;
+    if (argc > 2 || !cmd) {
+        fputs(complete_usage, stderr);
+        return 2;
+    }
+    const rd_view *v;
+    if (strcmp(what, "commands") == 0 && !of) {
+        for (size_t i = 0; i < COUNT(commands); i++)
+            printf("%s\t%s\n", commands[i].name, commands[i].help);
+    } else if (strcmp(what, "verbs") == 0 && of) {
+        for (size_t i = 0; i < COUNT(commands); i++)
+            if (commands[i].verb && strcmp(commands[i].name, of) == 0)
+                printf("%s\t%s\n", commands[i].verb, commands[i].help);
+    } else if (strcmp(what, "views") == 0 && !of) {
+        for (size_t i = 0; (v = view_at(i)); i++)
+            if (v->listed)
+                printf("%s\t%s\n", v->name, v->help);
+    } else if (strcmp(what, "options") == 0) {
+        for (size_t i = 0; i < COUNT(options); i++)
+            if (options[i].cmds & cmd)
+                printf("%s\t%s\t%s\n", options[i].name, kinds[options[i].value], options[i].help);
+    } else if (strcmp(what, "profiles") == 0 && !of) {
+        complete_profiles();
+    } else {
+        fputs(complete_usage, stderr);
+        return 2;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}
