@@ -563,9 +563,11 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     rc = make_targets(&o, &look, t, parents);
     fps = xcalloc(o.n, sizeof *fps);
     size_t n_send = o.n;
-    if (rc == RD_EXIT_OK && o.kind == RD_ACT_RETRY && !o.idem_key)
+    /* the guards (an action the profile lacks is refused by execute, unguarded) */
+    bool guarded = rc == RD_EXIT_OK && !o.idem_key && actor_supports(session_actor(ss), o.kind);
+    if (guarded && o.kind == RD_ACT_RETRY)
         retry_guard(&o, &look, t, &n_send, fps, san);
-    else if (rc == RD_EXIT_OK && (o.kind == RD_ACT_DRAIN || o.kind == RD_ACT_DEACTIVATE) && !o.idem_key)
+    else if (guarded && (o.kind == RD_ACT_DRAIN || o.kind == RD_ACT_DEACTIVATE))
         drain_guard(&o, &look, t, &n_send, san);
     if (rc == RD_EXIT_OK && n_send == 0)
         rc = RD_EXIT_FAIL;           /* the guards held back every target: nothing sent */

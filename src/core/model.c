@@ -61,6 +61,7 @@ void dlq_entry_clear(rd_dlq_entry *d)
     free(d->id);
     free(d->queue);
     free(d->execution_id);
+    free(d->step_id);
     free(d->reason);
     free(d->origin_queue);
     free(d->payload);

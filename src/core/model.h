@@ -107,6 +107,7 @@ typedef struct rd_dlq_entry {
     char *task_type;
     double sent_at;
     const char *source;     /* owner of the entry (model_dlq_set), set by the merge; borrowed */
+    char *step_id;          /* tasker: the task's failed step (the retry's target), NULL none */
 } rd_dlq_entry;
 
 /* One source's share of the DLQ (a system may have several: Tasker's broker queues and its

@@ -161,6 +161,8 @@ static cJSON *dlq_json(const rd_dlq_entry *d, double now)
     add_str(o, "id", d->id);
     add_str(o, "queue", d->queue);
     add_str(o, "execution_id", d->execution_id);
+    if (d->step_id)
+        add_str(o, "step_id", d->step_id);
     add_str(o, "reason", d->reason);
     add_long(o, "count", d->count);
     add_time(o, "first_death_at", d->first_death_at);

@@ -153,6 +153,22 @@ static void on_item(rd_batch *b, size_t index, const rd_result *r, void *ud)
     app_request_paint(app);
 }
 
+/* After a batch or a re-send: the journal (the loop breaker knows these retries from now
+ * on), the core's state, and the data it changed: the sources and the retry chain on
+ * screen (a retry adds an attempt to it). */
+static void after_action(ui_app *app, const char *what, bool failed)
+{
+    app_journal_reload(app);
+    model_core_action(app->model, what, failed, clock_wall());
+    session_core_probe(app_live(app));
+    app_request_paint(app);
+    if (!app->src)
+        return;
+    sources_refresh(app->src);
+    if (app->model && app->model->chain_id)
+        sources_request_chain(app->src, app->model->chain_id);
+}
+
 static void on_done(rd_batch *b, void *ud)
 {
     ui_app *app = ud;
@@ -161,18 +177,13 @@ static void on_done(rd_batch *b, void *ud)
     snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded", action_name(batch_action(b)), batch_succeeded(b),
              batch_count(b));
     ctx_msg(&app->ctx, batch_succeeded(b) != batch_count(b), "%s", msg);
-    app_journal_reload(app);   /* the loop breaker knows these retries from now on */
-    model_core_action(app->model, msg, batch_succeeded(b) != batch_count(b), clock_wall());
-    session_core_probe(app_live(app));   /* the core's state after acting */
     if (b == d->batch && !d->moved)   /* land on the first item that may need a re-send */
         for (size_t i = 0; i < batch_count(b); i++)
             if (batch_result(b, i)->code == RD_RES_MAYBE_APPLIED) {
                 d->cur = (int)i;
                 break;
             }
-    app_request_paint(app);
-    if (app->src)
-        sources_refresh(app->src);
+    after_action(app, msg, batch_succeeded(b) != batch_count(b));
 }
 
 static void on_resend_done(rd_batch *b, void *ud)
@@ -181,14 +192,9 @@ static void on_resend_done(rd_batch *b, void *ud)
     const rd_result *r = batch_result(b, 0);
     ctx_msg(&app->ctx, r->code != RD_RES_OK, "re-sent %s of %s (key %.8s): %s%s", action_name(r->action), r->id,
             r->idem_key, result_code_name(r->code), r->replayed ? " (the core answered from its idempotency cache)" : "");
-    app_journal_reload(app);
     char what[160];
     snprintf(what, sizeof what, "re-sent %s of %.60s: %s", action_name(r->action), r->id, result_code_name(r->code));
-    model_core_action(app->model, what, r->code != RD_RES_OK, clock_wall());
-    session_core_probe(app_live(app));
-    app_request_paint(app);
-    if (app->src)
-        sources_refresh(app->src);
+    after_action(app, what, r->code != RD_RES_OK);
 }
 
 bool dialog_offers_resend(const ui_app *app)

@@ -133,7 +133,12 @@ int ctx_loop(const ui_ctx *c, const rd_execution *e)
 
 void sel_add_exec(ui_sel *s, const ui_ctx *c, const rd_execution *e)
 {
-    sel_add(s, e->id, e->parent_id, e->name, e->fingerprint);
+    sel_add_exec_as(s, c, e, e->id);
+}
+
+void sel_add_exec_as(ui_sel *s, const ui_ctx *c, const rd_execution *e, const char *id)
+{
+    sel_add(s, id, e->parent_id, e->name, e->fingerprint);
     s->attempts[s->n - 1] = e->attempt;
     s->loops[s->n - 1] = ctx_loop(c, e);
     sel_set_elig(s, s->n - 1, e->elig.verdict, e->elig.why);

@@ -167,6 +167,9 @@ void sel_note(ui_sel *s, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* sel_add of an execution, with its attempt, its retry eligibility and whether retrying
  * it is a loop retry. */
 void sel_add_exec(ui_sel *s, const ui_ctx *c, const rd_execution *e);
+/* The same with another target id: a Tasker step read through its chain (whose rows are
+ * its transitions). */
+void sel_add_exec_as(ui_sel *s, const ui_ctx *c, const rd_execution *e, const char *id);
 /* Sets item i's retry eligibility (why copied, may be NULL). */
 void sel_set_elig(ui_sel *s, size_t i, rd_elig elig, const char *why);
 /* Appends item i of src (every field) to dst; removes item i. */

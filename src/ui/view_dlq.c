@@ -130,25 +130,33 @@ static bool chain_missing(const rd_model *m)
             strcmp(m->chain.items[0].status, "missing") == 0);
 }
 
+/* What a retry of entry d targets: a Tasker task's failed step (the route needs both), else
+ * the execution it names. */
+static const char *dlq_target(const rd_dlq_entry *d)
+{
+    return d->step_id ? d->step_id : d->execution_id;
+}
+
 static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
 {
     const rd_model *m = c->model;
+    const char *x = dlq_target(d);
     char *head;
-    if (!d->execution_id)
+    if (!x)
         head = xstrdup("\nlinked retry chain: the entry names no execution");
-    else if (!m->chain_id || strcmp(m->chain_id, d->execution_id) != 0)
-        head = xasprintf("\nlinked retry chain of %s: loading...", d->execution_id);
+    else if (!m->chain_id || strcmp(m->chain_id, x) != 0)
+        head = xasprintf("\nlinked retry chain of %s: loading...", x);
     else if (chain_missing(m))
-        head = xasprintf("\nlinked record of %s: no record in the store%s", d->execution_id,
+        head = xasprintf("\nlinked record of %s: no record in the store%s", x,
                          d->sent_at > 0 ? " (a lost dispatch: dead-lettered, never recorded)" : "");
     else
-        head = xasprintf("\nlinked retry chain of %s: %zu attempt(s)", d->execution_id, m->chain.n);
+        head = xasprintf("\nlinked retry chain of %s: %zu attempt(s)", x, m->chain.n);
     char *clean = sanitize_str(head, c->san | SAN_KEEP_NL);
     lc->attr = theme_attr(c->theme, TS_HEADER);
     text_wrap(clean, lc->cols, detail_line, lc);
     free(clean);
     free(head);
-    if (!m->chain_id || !d->execution_id || strcmp(m->chain_id, d->execution_id) != 0 ||
+    if (!m->chain_id || !x || strcmp(m->chain_id, x) != 0 ||
         chain_missing(m))
         return;
     for (size_t i = 0; i < m->chain.n; i++) {
@@ -305,6 +313,53 @@ static unsigned dlq_detail_key(ui_view *v, ui_ctx *c, ui_action a)
     return UI_CH_REDRAW;
 }
 
+/* The target's state as the store has it: on the executions page, or the newest attempt of
+ * its chain once read (a Tasker chain's rows are the step's transitions, each with the
+ * step's verdict). NULL when not read yet. */
+static const rd_execution *dlq_target_state(const ui_ctx *c, const char *id)
+{
+    const rd_model *m = c->model;
+    for (size_t i = 0; i < m->execs.n; i++)
+        if (m->execs.items[i].id && strcmp(m->execs.items[i].id, id) == 0)
+            return &m->execs.items[i];
+    if (m->chain_id && strcmp(m->chain_id, id) == 0 && !chain_missing(m))
+        return &m->chain.items[m->chain.n - 1];
+    return NULL;
+}
+
+/* The guarded retry (guard.h) of the entry's execution, named by its action: its state is
+ * read first (the chain, as Enter does), then r opens the confirmation. */
+static unsigned dlq_retry(ui_ctx *c, const rd_dlq_entry *d)
+{
+    const char *id = d ? dlq_target(d) : NULL;
+    if (!id) {
+        ctx_msg(c, true, "this entry names no execution to retry");
+        return UI_CH_REDRAW;
+    }
+    const rd_execution *e = dlq_target_state(c, id);
+    const rd_model *m = c->model;
+    if (!e && m->chain_id && strcmp(m->chain_id, id) == 0) {
+        ctx_msg(c, true, "%s: no record in the store: nothing to retry", id);
+        return UI_CH_REDRAW;
+    }
+    if (!e) {
+        char kr[32] = "r";
+        keymap_first(c->km, UA_RETRY, kr, sizeof kr);
+        ctx_fx(c, FX_CHAIN, 0, id);
+        ctx_msg(c, false, "reading %s from the store for its retry eligibility: %s again to retry", id, kr);
+        return UI_CH_REDRAW;
+    }
+    sel_clear(&c->sel);
+    sel_add_exec_as(&c->sel, c, e, id);
+    if (d->step_id && d->execution_id) {   /* the step's task, as the route needs it */
+        free(c->sel.parents[0]);
+        c->sel.parents[0] = xstrdup(d->execution_id);
+    }
+    sel_note(&c->sel, "from the DLQ: entry %s in %s", d->id ? d->id : "-", d->queue ? d->queue : "-");
+    ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
+    return UI_CH_REDRAW;
+}
+
 static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     const rd_model *m = c->model;
@@ -318,16 +373,8 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
         ctx_msg(c, true, "%.200s: nothing done", was);
         return UI_CH_REDRAW;
     }
-    if (a == UA_RETRY) {
-        if (!d || !d->execution_id) {
-            ctx_msg(c, true, "this entry names no execution to retry");
-            return UI_CH_REDRAW;
-        }
-        sel_clear(&c->sel);
-        sel_add(&c->sel, d->execution_id, NULL, d->queue, NULL);
-        ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
-        return UI_CH_REDRAW;
-    }
+    if (a == UA_RETRY)
+        return dlq_retry(c, d);
     if (a == UA_COPY) {   /* the entry's message id (its execution's id is in the detail) */
         sel_clear(&c->sel);
         if (d)
@@ -354,8 +401,8 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
     if (a == UA_OPEN && d) {
         s->detail = true;
         s->scroll = 0;
-        if (d->execution_id)
-            ctx_fx(c, FX_CHAIN, 0, d->execution_id);
+        if (dlq_target(d))
+            ctx_fx(c, FX_CHAIN, 0, dlq_target(d));
         return UI_CH_REDRAW;
     }
     return UI_CH_UNHANDLED;
