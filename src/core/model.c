@@ -270,6 +270,14 @@ void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n
     dlq_merge(m);
 }
 
+void model_dlq_peek_off(rd_model *m, bool off)
+{
+    if (m->dlq_peek_off == off)
+        return;
+    m->dlq_peek_off = off;
+    model_changed(m);
+}
+
 void model_dlq_total(rd_model *m, const char *owner, long total)
 {
     rd_dlq_part *p = dlq_part(m, owner);

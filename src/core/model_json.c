@@ -371,6 +371,8 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     if (v & V_DLQ) {
         ADD_ARRAY(root, "dlq", m->dlq, dlq_json);
         cJSON_AddBoolToObject(root, "dlq_loaded", m->dlq_loaded);
+        if (m->dlq_peek_off)   /* read-only: the broker's and SQS's peeks were not done */
+            cJSON_AddBoolToObject(root, "dlq_peek_off", true);
         if (!(v & V_COUNTS))
             add_long(root, "dlq_total", m->dlq_total);
         ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);

@@ -42,6 +42,58 @@ static void word_breaks(char *t, int width)
     }
 }
 
+/* Read-only: the peeks that change the messages (a RabbitMQ get, an SQS receive) are not
+ * done (sources_set_read_only); the view shows what is known without them. */
+static bool dlq_peek_off(const ui_ctx *c)
+{
+    return c->read_only && (c->model->dlq_peek_off || dlq_is_sqs(c));
+}
+
+/* What is known without a peek: each dead-letter queue's size and what the broker's
+ * statistics and arguments tell. Lines (raw) into out[0..cap), returns how many. */
+static size_t peek_off_lines(const ui_ctx *c, char **out, size_t cap)
+{
+    const rd_model *m = c->model;
+    size_t n = 0;
+    out[n++] = xstrdup("Peeking is off in read-only: a RabbitMQ get would requeue the messages (redelivered) "
+                       "and an SQS receive would raise their receive count. What the broker's statistics tell:");
+    for (size_t i = 0; i < m->queues.n && n + 1 < cap; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (!q->is_dlq)
+            continue;
+        char depth[32], ready[32], unacked[32], ttl[48] = "";
+        fmt_long(q->depth, depth, sizeof depth);
+        fmt_long(q->ready, ready, sizeof ready);
+        fmt_long(q->unacked, unacked, sizeof unacked);
+        if (q->ttl_ms >= 0)
+            snprintf(ttl, sizeof ttl, ", message TTL %ld ms", q->ttl_ms);
+        out[n++] = xasprintf("  %s: %s messages (ready %s, unacked %s), %d consumer%s%s%s%s", q->name ? q->name : "-",
+                             depth, ready, unacked, q->consumers, q->consumers == 1 ? "" : "s",
+                             q->dead_letter_exchange ? ", dead-letters to " : "",
+                             q->dead_letter_exchange ? q->dead_letter_exchange : "", ttl);
+    }
+    if (n == 1)
+        out[n++] = xstrdup("  no dead-letter queue among the queues the broker lists");
+    if (n < cap)
+        out[n++] = xstrdup("  the reasons (x-death, receive counts) are in the messages: a peek reads them");
+    return n;
+}
+
+/* The read-only panel at the bottom of the list area; returns the lines it took. */
+static int peek_off_draw(const ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    char *lines[12];
+    size_t n = peek_off_lines(c, lines, sizeof lines / sizeof *lines);
+    int h = (int)n < r.h / 2 ? (int)n : r.h / 2;
+    for (int i = 0; i < (int)n; i++) {
+        if (i < h)
+            draw_raw(w, r.y + r.h - h + i, r.x + 1, r.w - 1, lines[i],
+                     theme_attr(c->theme, i ? TS_DIM : TS_WARNING), c->san);
+        free(lines[i]);
+    }
+    return h;
+}
+
 /* Said before the first peek: the keys come from the keymap. */
 static char *sqs_peek_note(const ui_ctx *c)
 {
@@ -68,7 +120,7 @@ static void dlq_open(ui_view *v, ui_ctx *c, const char *arg)
     dlq_st *s = st_of(v);
     s->detail = false;
     s->sqs_asked = false;
-    if (!dlq_is_sqs(c))
+    if (!dlq_is_sqs(c) || c->read_only)   /* read-only: the store's part only (sources.h) */
         ctx_fx(c, FX_PEEK, 0, NULL);
     (void)arg;
 }
@@ -217,12 +269,14 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     char t[256];
     bool sqs = dlq_is_sqs(c), asked = !sqs || st_of(v)->sqs_asked;
     snprintf(t, sizeof t, "DLQ  %zu peeked of %s%s", m->dlq.n, tot,
-             !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
+             dlq_peek_off(c) && !m->dlq_loaded ? "  (not peeked: read-only)"
+             : !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     int used = (int)strlen(t) + 2;
     if (used < r.w)
         draw_clean(w, r.y, r.x + used, r.w - used,
-                   sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
+                   dlq_peek_off(c) ? "peeking is off in read-only"
+                   : sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
                        : "peeking a RabbitMQ queue requeues its messages (redelivered)",
                    theme_attr(c->theme, TS_WARNING));
 }
@@ -273,10 +327,14 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     int nc = (int)(sizeof cols / sizeof *cols);
     cols_layout(cols, nc, r.w);
     cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
+    int panel = dlq_peek_off(c) ? peek_off_draw(c, w, (ui_rect){r.y + 2, r.x, r.h - 2, r.w}) : 0;
+    v->rows = r.h - 2 - panel < 1 ? 1 : r.h - 2 - panel;
     v->list_y = r.y + 2;
     list_fit(&v->list, v->rows);
-    if (dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n) {
+    if (dlq_peek_off(c) && !m->dlq.n) {
+        if (m->dlq_loaded)
+            draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no entries from the store", theme_attr(c->theme, TS_DIM));
+    } else if (dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n) {
         lines_ctx lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2, 0, theme_attr(c->theme, TS_WARNING)};
         char *note = sqs_peek_note(c);
         word_breaks(note, r.w - 2);
