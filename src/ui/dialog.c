@@ -470,15 +470,12 @@ static void confirm_guard(ui_app *app, dlines *dl)
         dl_add(dl, TS_DIALOG_DANGER, xasprintf("  %s", line));
     }
     if (c->loops)
-        dl_add(dl, TS_DIALOG_DANGER, xstrdup(c->loops == 1
-                   ? "a loop retry was retried by hand before and failed again with the same error"
-                   : "each loop retry was retried by hand before and failed again with the same error"));
-    if (held && c->send)
-        dl_add(dl, TS_DIALOG_DANGER, xasprintf("not sent unless overridden: %s sends them too (journaled as an "
-                                               "override%s)", ko, c->ineligible ? ", typed count" : ""));
-    else if (held)
-        dl_add(dl, TS_DIALOG_DANGER, xasprintf("sending needs the override: %s (journaled%s)", ko,
-                                               c->ineligible ? ", typed count" : ""));
+        dl_add(dl, TS_DIALOG_DANGER, xstrdup(c->loops == 1 ? "loop retry: retried by hand, failed again the same way"
+                                                           : "loop retries: retried by hand, failed again the same way"));
+    if (held)
+        dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %s (journaled as an override%s)",
+                                               c->send ? "not sent unless overridden" : "sending needs the override",
+                                               ko, c->ineligible ? "; type the count" : ""));
     size_t n = to_send(app, false);
     int over = app->sys ? app->sys->confirm_over : 10;
     if (typed_count(app, n, false))
@@ -500,10 +497,10 @@ static void confirm_lines(ui_app *app, dlines *dl)
                                         item_kind(d, i) != GUARD_SEND ? "  (not sent)" : ""));
     if (d->sel.n > 8)
         dl_add(dl, TS_DIALOG, xasprintf("  ... and %zu more", d->sel.n - 8));
+    if (d->kind == RD_ACT_RETRY)   /* the breakdown first: what is sent and what is not */
+        confirm_guard(app, dl);
     if (d->kind == RD_ACT_RETRY && d->sel.n > 1 && !d->sel.group)
         confirm_fps(&d->sel, dl);
-    if (d->kind == RD_ACT_RETRY)
-        confirm_guard(app, dl);
     if (d->sel.notes)
         for (const char *p = d->sel.notes; *p;) {
             size_t n = strcspn(p, "\n");
