@@ -61,9 +61,9 @@ _redrive()
     snapshot) words_now="--json --view --status --filter --system --config" ;;
     check) words_now="--json --ascii --system --config" ;;
     retry)
-        words_now="--yes --reason --idempotency-key --override-loop --system --config --read-only" ;;
+        words_now="--yes --force --reason --idempotency-key --override-loop --system --config --read-only" ;;
     drain|undrain|deactivate|activate)
-        words_now="--yes --reason --idempotency-key --system --config --read-only" ;;
+        words_now="--yes --force --reason --idempotency-key --system --config --read-only" ;;
     *) words_now="" ;;
     esac
     [[ -n $cmd && $cur != -* ]] && return   # ids and workers: nothing to offer

@@ -49,3 +49,4 @@ complete -c redrive -n '__fish_seen_subcommand_from check' -l json -d 'JSON outp
 complete -c redrive -n "__fish_seen_subcommand_from retry drain undrain deactivate activate" -l reason -x
 complete -c redrive -n "__fish_seen_subcommand_from retry drain undrain deactivate activate" -l idempotency-key -x
 complete -c redrive -n "__fish_seen_subcommand_from retry" -l override-loop -d 'retry a retry loop too'
+complete -c redrive -n "__fish_seen_subcommand_from retry drain undrain deactivate activate" -l force -d 'send what the guards hold back'

@@ -55,7 +55,9 @@ CASES = [
     (["redrive", "snapshot", "--view", "w"], ["workers"]),
     (["redrive", "snapshot", "--"], sorted("--json --view --status --filter --system --config".split())),
     (["redrive", "--system", "alakai", "check", "--j"], ["--json"]),
-    (["redrive", "drain", "--"], sorted("--yes --reason --idempotency-key --system --config --read-only".split())),
+    (["redrive", "drain", "--"], sorted("--yes --force --reason --idempotency-key --system --config --read-only"
+                                        .split())),
+    (["redrive", "retry", "--f"], ["--force"]),
     (["redrive", "drain", "w"], []),
     (["redrive", "retry", "--o"], ["--override-loop"]),
 ]
