@@ -211,6 +211,23 @@ def test_tasker_dlq_retry_uses_the_task_step_route(tmp_path, tasker_core):
     t.quit()
 
 
+def test_tasker_chain_retry_targets_the_step(tmp_path, tasker_core):
+    """A step's chain lists its transitions: the retry still targets the step."""
+    t = tasker(tmp_path, tasker_core.url)
+    t.wait_for("postgresql")
+    t.send(":chain %s\r" % STEP9)
+    t.wait_for("Retry chain of %s" % STEP9)
+    t.send("r")
+    t.wait_for("breakdown: 1 eligible, 0 ineligible (not sent), 0 loop retries")
+    t.wait_for("   %s  " % STEP9)                     # the target line: the step's id
+    t.send("y")
+    t.wait_for("retry: 1 of 1 succeeded", secs=15)
+    sent = retries(tasker_core)
+    assert [(a["route"], a["status"]) for a in sent] == [("/v1/tasks/%s/workflow_steps/%s" % (TASK6, STEP9), 202)], sent
+    t.send("n")
+    t.quit()
+
+
 def test_footer_offers_only_the_profiles_actions(tmp_path, tasker_core):
     t = tasker(tmp_path, tasker_core.url)
     t.wait_for("postgresql")
