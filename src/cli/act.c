@@ -305,11 +305,13 @@ static void retry_guard(act_opts *o, lookup_run *l, rd_target *t, size_t *n, cha
     journal_entries_free(je, nje);
 }
 
+typedef struct warn_ctx { size_t n; unsigned san; } warn_ctx;
+
 static void warn_line(const char *line, void *ud)
 {
-    size_t *n = ud;
-    err_clean(0, "redrive: ", line);
-    (*n)++;
+    warn_ctx *w = ud;
+    err_clean(w->san, "redrive: ", line);   /* queue names come from the broker */
+    w->n++;
 }
 
 /* The drain guard, as the console's confirmation: the worker read from the store and the
@@ -329,15 +331,16 @@ static bool drain_guard(act_opts *o, lookup_run *l, rd_target *t, size_t *n, uns
             if ((x->id && strcmp(x->id, t[i].id) == 0) || (x->name && strcmp(x->name, t[i].id) == 0))
                 w = x;
         }
-        size_t warned = 0;
+        warn_ctx wc = {.san = san};
         if (w)
-            drain_warnings(m, w, warn_line, &warned);
+            drain_warnings(m, w, warn_line, &wc);
         else {
             snprintf(line, sizeof line, "WARNING: %.100s: %s: its warnings are unknown", t[i].id,
                      down ? why : "not among the workers the store shows");
             err_clean(san, "redrive: ", line);
-            warned = 1;
+            wc.n = 1;
         }
+        size_t warned = wc.n;
         if (warned && !o->force) {
             snprintf(line, sizeof line, "%.100s: not %s: %zu warning%s; --force %ss it anyway", t[i].id,
                      action_past(o->kind), warned, warned == 1 ? "" : "s", action_name(o->kind));

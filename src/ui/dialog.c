@@ -35,12 +35,13 @@ static rd_guard_kind item_kind(const ui_dialog *d, size_t i)
 /* The breakdown of the frozen selection, once when the dialog opens. */
 static void dialog_count(ui_dialog *d)
 {
+    d->counts = (rd_guard_counts){.total = d->sel.n, .eligible = d->sel.n, .send = d->sel.n};
+    if (d->kind != RD_ACT_RETRY)
+        return;
     rd_guard_item *items = xcalloc(d->sel.n ? d->sel.n : 1, sizeof *items);
     for (size_t i = 0; i < d->sel.n; i++)
         items[i] = sel_guard_item(&d->sel, i);
     d->counts = guard_count(items, d->sel.n);
-    if (d->kind != RD_ACT_RETRY)
-        d->counts = (rd_guard_counts){.total = d->sel.n, .eligible = d->sel.n, .send = d->sel.n};
     free(items);
 }
 
