@@ -160,11 +160,21 @@ SELECT count(*) AS total
   FROM (SELECT 1 FROM tasks_dlq WHERE resolution_status = 'pending' LIMIT 1000001) d
 
 [query dlq optional]
--- $1 limit $2 after sort_key $3 after id (NULL = first page): pending entries, newest first
+-- $1 limit $2 after sort_key $3 after id (NULL = first page): pending entries, newest first;
+-- step_id: the task's newest step in error, what a retry of the entry resets (the route
+-- needs the task and the step)
 -- uses index: tasks_dlq (dlq_timestamp, dlq_entry_uuid)
+-- uses index: workflow_steps (task_uuid)
 SELECT d.dlq_entry_uuid::text AS id,
        'tasks_dlq' AS queue,
        d.task_uuid::text AS execution_id,
+       (SELECT s.workflow_step_uuid::text
+          FROM workflow_steps s
+          JOIN workflow_step_transitions t
+            ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
+         WHERE s.task_uuid = d.task_uuid AND t.to_state = 'error'
+         ORDER BY s.updated_at DESC, s.workflow_step_uuid DESC
+         LIMIT 1) AS step_id,
        d.dlq_reason::text AS reason,
        NULL::text AS count,
        d.original_state AS origin_queue,

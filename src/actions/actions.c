@@ -30,7 +30,7 @@ typedef struct batch_item {
     rd_result unauth;        /* the 401's result, kept while credentials are renewed */
     char *fp;                /* the target's error fingerprint for the journal, or NULL */
     int attempt;             /* the target's attempt for the journal, <= 0 unknown */
-    bool override_;          /* the operator overrode the retry-loop breaker */
+    char *override_;         /* what the operator overrode to send it (journaled), or NULL */
 } batch_item;
 
 struct rd_batch {
@@ -325,7 +325,7 @@ static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, 
         .result = r->code == RD_RES_PENDING ? "sending" : r->message,
         .code = result_code_name(r->code),
         .batch = b->id[0] ? b->id : NULL, .fp = it->fp, .attempt = it->attempt,
-        .override_ = it->override_ ? "loop_retry" : NULL, .syslog = a->cfg->journal_syslog};
+        .override_ = it->override_, .syslog = a->cfg->journal_syslog};
     bool ok = journal_append(a->journal_path, &rec, why, whycap);
     free(t);
     return ok;
@@ -359,6 +359,7 @@ static void batch_destroy(rd_batch *b)
         free(b->res[i].id);
         free(b->res[i].parent);
         free(b->items[i].fp);
+        free(b->items[i].override_);
     }
     free(b->res);
     free(b->items);
@@ -670,7 +671,7 @@ static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size
         idem_key_new(b->res[i].idem_key);
         b->items[i].fp = xstrdup(targets[i].fp);
         b->items[i].attempt = targets[i].attempt;
-        b->items[i].override_ = targets[i].override_loop;
+        b->items[i].override_ = xstrdup(targets[i].override_);
     }
     batch_schedule(b);
     return b;

@@ -63,7 +63,9 @@ typedef struct rd_target {
     const char *label;       /* optional, for the journal/UI (e.g. action name); NULL ok */
     const char *fp;          /* optional: its error fingerprint, journaled (loop breaker) */
     int attempt;             /* optional: its attempt, journaled; <= 0 = unknown */
-    bool override_loop;      /* the operator overrode the retry-loop breaker: journaled */
+    /* what the operator overrode to send it, journaled as "override": "loop_retry",
+     * "ineligible" (guard.h), "drain_warning"; a static string, NULL none */
+    const char *override_;
 } rd_target;
 
 #define RD_RESULT_LIST(X)                                                  \

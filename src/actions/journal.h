@@ -10,7 +10,9 @@
  * "http_status","result","code"}, and for one item of a console batch also "batch" (the
  * batch id shared by its items), "fp" and "attempt" (the execution's error fingerprint
  * and attempt when it was retried: the retry-loop breaker reads them back) and
- * "override" ("loop_retry": the operator overrode the breaker). Never a token.
+ * "override" (what the operator overrode to send it: "loop_retry", the retry-loop
+ * breaker; "ineligible", the retry eligibility (core/guard.h); "drain_warning", the CLI
+ * drain's warnings). Never a token.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,7 +32,7 @@ typedef struct rd_journal_rec {
     const char *batch;           /* batch id, NULL = not part of a batch */
     const char *fp;              /* error fingerprint of the target, NULL = not written */
     int attempt;                 /* the target's attempt, <= 0 = not written */
-    const char *override_;       /* "loop_retry" when the breaker was overridden, else NULL */
+    const char *override_;       /* "loop_retry", "ineligible", "drain_warning", else NULL */
     const char *syslog;          /* config journal_syslog: a syslog socket that gets a copy
                                   * of the line (jsyslog.h), NULL = none */
 } rd_journal_rec;

@@ -1,9 +1,12 @@
 /*
  * redrive retry ID... | drain W | undrain W | deactivate W | activate W
- *         [--yes] [--reason TEXT] [--idempotency-key KEY]
- * The same action layer, authentication and journal as the console. Confirmation on a
- * terminal; refused without --yes when stdin is not a terminal. Exit 0 only when every
- * item succeeded, 1 otherwise, 2 on usage/config errors.
+ *         [--yes] [--force] [--reason TEXT] [--idempotency-key KEY]
+ * The same action layer, authentication and journal as the console, and the same guards:
+ * a retry shows the breakdown (core/guard.h) and sends only the eligible executions; a
+ * drain or deactivation shows the console's warnings (core/drain.h) and is refused when
+ * there are any; --force overrides both (journaled). Confirmation on a terminal; refused
+ * without --yes when stdin is not a terminal. Exit 0 only when every item was sent and
+ * succeeded, 1 otherwise, 2 on usage/config errors.
  *
  * Tasker steps are addressed as STEP_UUID (the task is looked up in the store, as the
  * console knows it) or TASK_UUID/STEP_UUID (or TASK_UUID:STEP_UUID): the route needs both. --idempotency-key re-sends one earlier request with its key (after
@@ -22,7 +25,9 @@
 
 #include "../actions/actions.h"
 #include "../actions/journal.h"
+#include "../core/drain.h"
 #include "../core/groups.h"
+#include "../core/guard.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "../io/loop.h"
@@ -36,7 +41,8 @@ typedef struct act_opts {
     char **ids;
     size_t n;
     bool override_loop;        /* --override-loop: retry loop retries too (journaled) */
-    size_t skipped;            /* loop retries left out */
+    bool force;                /* --force: send what the guards hold back (journaled) */
+    size_t held;               /* targets the guards left out */
 } act_opts;
 
 typedef struct act_run {
@@ -56,6 +62,8 @@ static const char act_usage[] =
     "       --idempotency-key KEY   re-send one earlier request with the same key\n"
     "       --override-loop         retry even a retry loop (a manual retry that failed\n"
     "                               again the same way; journaled as overridden)\n"
+    "       --force                 send what the guards hold back: ineligible executions,\n"
+    "                               loop retries, a drain with warnings (journaled)\n"
     "  tasker steps: STEP_UUID (its task is read from the store) or TASK_UUID/STEP_UUID\n";
 
 static void err_clean(unsigned san, const char *fmt_prefix, const char *msg)
@@ -102,6 +110,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
             o->opts.yes = true;
         } else if (!strcmp(a, "--override-loop")) {
             o->override_loop = true;
+        } else if (!strcmp(a, "--force")) {
+            o->force = true;
         } else if (!strcmp(a, "--read-only")) {
             o->opts.read_only = true;
         } else if (!strcmp(a, "--")) {
@@ -152,17 +162,18 @@ static void on_lookup_deadline(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(arg);
 }
 
-/* Execution `id` read as the console reads it: the executions page that starts at it
- * (sources_jump). Points into the session's model (valid until the loop runs again), or
- * NULL with why. */
-static const rd_execution *lookup_exec(lookup_run *l, const char *id, char *why, size_t cap)
+/* Runs the sources until they settle (or the deadline); jump_id: the executions page
+ * that starts at it (sources_jump), NULL the first pages. The model read as the console
+ * reads it. */
+static const rd_model *lookup_settle(lookup_run *l, const char *jump_id)
 {
     rd_sources *src = session_sources(l->ss);
     if (!l->started) {
         l->started = true;
         session_start(l->ss);
     }
-    sources_jump(src, id);
+    if (jump_id)
+        sources_jump(src, jump_id);
     struct event *deadline = evtimer_new(l->base, on_lookup_deadline, l->base);
     struct timeval tv = {(time_t)LOOKUP_DEADLINE_S, 0};
     evtimer_add(deadline, &tv);
@@ -170,18 +181,32 @@ static const rd_execution *lookup_exec(lookup_run *l, const char *id, char *why,
     loop_run(l->base);
     l->looking = false;
     event_free(deadline);
-    const rd_model *m = session_model(l->ss);
+    return session_model(l->ss);
+}
+
+/* The first source that failed: true with "name: error" in why. */
+static bool lookup_failed(const rd_model *m, char *why, size_t cap)
+{
+    for (size_t i = 0; i < m->sources.n; i++)
+        if (m->sources.items[i].state != RD_SRC_OK && m->sources.items[i].error[0]) {
+            snprintf(why, cap, "%s: %s", m->sources.items[i].name, m->sources.items[i].error);
+            return true;
+        }
+    return false;
+}
+
+/* Execution `id` read as the console reads it. Points into the session's model (valid
+ * until the loop runs again), or NULL with why ("not in the store" when it is not). */
+static const rd_execution *lookup_exec(lookup_run *l, const char *id, char *why, size_t cap)
+{
+    const rd_model *m = lookup_settle(l, id);
     for (size_t i = 0; i < m->execs.n; i++) {
         const rd_execution *e = &m->execs.items[i];
         if (e->id && strcasecmp(e->id, id) == 0)
             return e;
     }
-    for (size_t i = 0; i < m->sources.n; i++)
-        if (m->sources.items[i].state != RD_SRC_OK && m->sources.items[i].error[0]) {
-            snprintf(why, cap, "%s: %s", m->sources.items[i].name, m->sources.items[i].error);
-            return NULL;
-        }
-    snprintf(why, cap, "not in the store");
+    if (!lookup_failed(m, why, cap))
+        snprintf(why, cap, "not in the store");
     return NULL;
 }
 
@@ -199,54 +224,138 @@ static char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap)
     return NULL;
 }
 
-/* The retry-loop breaker, as in the console: each execution to retry is read from the
- * store for its error fingerprint and attempt (journaled with the retry), and checked
- * against this system's manual retries in the journal. A loop retry is left out unless
- * --override-loop (then journaled as overridden). Keeps the targets to send in t[0..*n);
- * fps owns the fingerprints. A target that cannot be read is retried without the check
- * (said on stderr). */
-static void loop_check(act_opts *o, lookup_run *l, rd_target *t, size_t *n, char **fps,
-                       unsigned san)
+/* What the guard knows of target x: its verdict from the store (the fingerprint and
+ * attempt go into the journal with the retry) and its loop count against this system's
+ * manual retries in the journal. *down: the store failed once (no more waiting on it). */
+static void guard_read(lookup_run *l, rd_target *x, const rd_retry_record *recs, size_t nrec,
+                       rd_guard_item *it, char *why, size_t cap, char **fp, char *down)
+{
+    char w[400];
+    const rd_execution *e = down[0] ? NULL : lookup_exec(l, x->id, w, sizeof w);
+    if (!e && !down[0] && strcmp(w, "not in the store") != 0)
+        snprintf(down, 400, "%s", w);
+    if (!e) {
+        it->elig = down[0] ? RD_ELIG_UNKNOWN : RD_ELIG_NO;
+        if (down[0])
+            snprintf(why, cap, "eligibility unknown: cannot read it (%.300s)", down);
+        else
+            snprintf(why, cap, "no such execution in the store");
+        return;
+    }
+    if (e->fingerprint)
+        x->fp = *fp = xstrdup(e->fingerprint);
+    x->attempt = e->attempt;
+    it->elig = e->elig.verdict;
+    snprintf(why, cap, "%s", e->elig.why);
+    it->loops = loop_count(e, recs, nrec);
+}
+
+/* The line for a target the guard holds back, with the option that sends it. */
+static void guard_say(const rd_guard_item *it, unsigned san)
+{
+    char line[700], item[560];
+    if (guard_kind(it) == GUARD_LOOP)
+        snprintf(line, sizeof line, "%.100s: manual retry #%d of the same failure (it failed again the same way "
+                 "after %d manual retr%s): skipped; --override-loop retries it anyway", it->id, it->loops + 1,
+                 it->loops, it->loops == 1 ? "y" : "ies");
+    else {
+        guard_item_line(it, item, sizeof item);
+        snprintf(line, sizeof line, "%s; --force sends it anyway", item);
+    }
+    err_clean(san, "redrive: ", line);
+}
+
+/* The guard (core/guard.h), as the console's confirmation: each execution to retry is
+ * read from the store and checked against this system's manual retries in the journal;
+ * the breakdown goes to stderr, then each target held back with its reason. Only the
+ * eligible ones are kept in t[0..*n), the others with --force (a loop retry also with
+ * --override-loop), journaled as overridden. fps owns the fingerprints. */
+static void retry_guard(act_opts *o, lookup_run *l, rd_target *t, size_t *n, char **fps,
+                        unsigned san)
 {
     rd_journal_entry *je = NULL;
     size_t nje = 0, nrec = 0, keep = 0;
-    char why[400], line[700];
+    char why[400], down[400] = "";
     char *path = session_journal_path();
     if (path && !journal_read_tail(path, LOOP_JOURNAL_TAIL, &je, &nje, why, sizeof why))
         err_clean(san, "redrive: journal unreadable, no retry-loop check: ", why);
     free(path);
     const rd_system_cfg *sys = session_system(l->ss);
     rd_retry_record *recs = journal_retries(je, nje, sys ? sys->name : NULL, &nrec);
-    bool store_down = false;   /* the store failed once: no more waiting on it */
+    rd_guard_item *items = xcalloc(*n ? *n : 1, sizeof *items);
+    char (*whys)[400] = xcalloc(*n ? *n : 1, sizeof *whys);
     for (size_t i = 0; i < *n; i++) {
-        rd_target x = t[i];
-        const rd_execution *e = store_down ? NULL : lookup_exec(l, x.id, why, sizeof why);
-        store_down = store_down || (!e && strcmp(why, "not in the store") != 0);
-        if (!e) {
-            snprintf(line, sizeof line, "%.100s: cannot read it (%s): retried without the "
-                     "retry-loop check", x.id, why);
-            err_clean(san, "redrive: ", line);
-            t[keep++] = x;
+        items[i] = (rd_guard_item){.id = o->ids[i], .why = whys[i]};
+        guard_read(l, &t[i], recs, nrec, &items[i], whys[i], sizeof whys[i], &fps[i], down);
+    }
+    rd_guard_counts c = guard_count(items, *n);
+    guard_breakdown(&c, why, sizeof why);
+    fprintf(stderr, "redrive: %s\n", why);
+    for (size_t i = 0; i < *n; i++) {
+        rd_guard_kind k = guard_kind(&items[i]);
+        if (!guard_sends(k, o->force || (k == GUARD_LOOP && o->override_loop))) {
+            guard_say(&items[i], san);
+            o->held++;
             continue;
         }
-        if (e->fingerprint)
-            x.fp = fps[i] = xstrdup(e->fingerprint);
-        x.attempt = e->attempt;
-        int k = loop_count(e, recs, nrec);
-        if (k > 0 && !o->override_loop) {
-            snprintf(line, sizeof line, "%.100s: manual retry #%d of the same failure (it failed "
-                     "again the same way after %d manual retr%s): skipped; --override-loop "
-                     "retries it anyway", x.id, k + 1, k, k == 1 ? "y" : "ies");
-            err_clean(san, "redrive: ", line);
-            o->skipped++;
-            continue;
-        }
-        x.override_loop = k > 0;
-        t[keep++] = x;
+        t[i].override_ = guard_override_name(k);
+        t[keep++] = t[i];
     }
     *n = keep;
+    free(whys);
+    free(items);
     free(recs);
     journal_entries_free(je, nje);
+}
+
+typedef struct warn_ctx { size_t n; unsigned san; } warn_ctx;
+
+static void warn_line(const char *line, void *ud)
+{
+    warn_ctx *w = ud;
+    err_clean(w->san, "redrive: ", line);   /* queue names come from the broker */
+    w->n++;
+}
+
+/* The drain guard, as the console's confirmation: the worker read from the store and the
+ * warnings of draining or deactivating it (core/drain.h) on stderr. A worker with
+ * warnings, or one that cannot be read, is refused without --force (then journaled as
+ * overridden). Returns false when t holds nothing left to send. */
+static bool drain_guard(act_opts *o, lookup_run *l, rd_target *t, size_t *n, unsigned san)
+{
+    const rd_model *m = lookup_settle(l, NULL);
+    char why[400], line[700];
+    bool down = lookup_failed(m, why, sizeof why);
+    size_t keep = 0;
+    for (size_t i = 0; i < *n; i++) {
+        const rd_worker *w = NULL;
+        for (size_t k = 0; k < m->workers.n && !w; k++) {
+            const rd_worker *x = &m->workers.items[k];
+            if ((x->id && strcmp(x->id, t[i].id) == 0) || (x->name && strcmp(x->name, t[i].id) == 0))
+                w = x;
+        }
+        warn_ctx wc = {.san = san};
+        if (w)
+            drain_warnings(m, w, warn_line, &wc);
+        else {
+            snprintf(line, sizeof line, "WARNING: %.100s: %s: its warnings are unknown", t[i].id,
+                     down ? why : "not among the workers the store shows");
+            err_clean(san, "redrive: ", line);
+            wc.n = 1;
+        }
+        size_t warned = wc.n;
+        if (warned && !o->force) {
+            snprintf(line, sizeof line, "%.100s: not %s: %zu warning%s; --force %ss it anyway", t[i].id,
+                     action_past(o->kind), warned, warned == 1 ? "" : "s", action_name(o->kind));
+            err_clean(san, "redrive: ", line);
+            o->held++;
+            continue;
+        }
+        t[i].override_ = warned ? "drain_warning" : NULL;
+        t[keep++] = t[i];
+    }
+    *n = keep;
+    return keep > 0;
 }
 
 /* Splits TASK/STEP (or TASK:STEP) when the route needs {task}; a bare STEP gets its task
@@ -460,15 +569,19 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     rc = make_targets(&o, &look, t, parents);
     fps = xcalloc(o.n, sizeof *fps);
     size_t n_send = o.n;
-    if (rc == RD_EXIT_OK && o.kind == RD_ACT_RETRY && !o.idem_key)
-        loop_check(&o, &look, t, &n_send, fps, san);
+    /* the guards (an action the profile lacks is refused by execute, unguarded) */
+    bool guarded = rc == RD_EXIT_OK && !o.idem_key && actor_supports(session_actor(ss), o.kind);
+    if (guarded && o.kind == RD_ACT_RETRY)
+        retry_guard(&o, &look, t, &n_send, fps, san);
+    else if (guarded && (o.kind == RD_ACT_DRAIN || o.kind == RD_ACT_DEACTIVATE))
+        drain_guard(&o, &look, t, &n_send, san);
     if (rc == RD_EXIT_OK && n_send == 0)
-        rc = RD_EXIT_FAIL;           /* every target was a loop retry: nothing sent */
+        rc = RD_EXIT_FAIL;           /* the guards held back every target: nothing sent */
     else if (rc == RD_EXIT_OK) {
         o.n = n_send;
         rc = execute(&o, ss, base, t, san);
-        if (rc == RD_EXIT_OK && o.skipped)
-            rc = RD_EXIT_FAIL;       /* not every item was retried */
+        if (rc == RD_EXIT_OK && o.held)
+            rc = RD_EXIT_FAIL;       /* not every target was sent */
     }
 out:
     for (size_t i = 0; parents && i < n_ids; i++)

@@ -51,6 +51,8 @@ static const cli_option options[] = {
     { "--idempotency-key", NULL, OV_TEXT, "KEY", ACT, "re-send one earlier request with the same key" },
     { "--override-loop", NULL, OV_FLAG, NULL, CMD_RETRY,
       "retry even a retry loop (a manual retry that failed the same way)" },
+    { "--force", NULL, OV_FLAG, NULL, ACT,
+      "send what the guards hold back: ineligible executions, loop retries, a drain with warnings" },
     { "--profile", NULL, OV_PROFILE, "NAME", CMD_CONFIG, "the template's profile (default attune)" },
     { "--system", NULL, OV_TEXT, "NAME", CMD_CONFIG, "the template's system name (default: the profile's)" },
 };

@@ -1,6 +1,7 @@
 #include "drain.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -221,4 +222,24 @@ void drain_risk(const rd_model *m, const rd_worker *w, rd_drain_risk *out)
     }
     out->no_other = out->compatible == 0;
     out->others_unhealthy = out->compatible > 0 && out->compatible_ok == 0;
+}
+
+size_t drain_warnings(const rd_model *m, const rd_worker *w, drain_line_fn emit, void *ud)
+{
+    rd_drain_risk k;
+    drain_risk(m, w, &k);
+    char line[400];
+    for (size_t i = 0; i < k.n_last_queue; i++) {
+        snprintf(line, sizeof line, "WARNING: last consumer of queue %s (%ld messages): it would stop draining",
+                 k.last_queue[i]->name, k.last_queue[i]->depth);
+        emit(line, ud);
+    }
+    if (k.others_unhealthy) {
+        snprintf(line, sizeof line, "WARNING: no other healthy compatible worker: every other compatible "
+                 "worker (%zu) is unhealthy or not taking work", k.compatible);
+        emit(line, ud);
+    } else if (k.no_other) {
+        emit("WARNING: no other compatible worker: its work would wait", ud);
+    }
+    return k.n_last_queue + (k.others_unhealthy || k.no_other);
 }

@@ -86,3 +86,9 @@ typedef struct rd_drain_risk {
 
 /* What draining w would leave behind. */
 void drain_risk(const rd_model *m, const rd_worker *w, rd_drain_risk *out);
+
+/* The warnings before draining or deactivating w (drain_risk as text, raw: sanitize to
+ * show), one call of emit per line, each starting "WARNING: "; the same lines in the
+ * console's confirmation and in `redrive drain`. Returns how many. */
+typedef void (*drain_line_fn)(const char *line, void *ud);
+size_t drain_warnings(const rd_model *m, const rd_worker *w, drain_line_fn emit, void *ud);

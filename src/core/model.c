@@ -61,6 +61,7 @@ void dlq_entry_clear(rd_dlq_entry *d)
     free(d->id);
     free(d->queue);
     free(d->execution_id);
+    free(d->step_id);
     free(d->reason);
     free(d->origin_queue);
     free(d->payload);
@@ -267,6 +268,14 @@ void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n
     p->n = items ? n : 0;
     p->loaded = true;
     dlq_merge(m);
+}
+
+void model_dlq_peek_off(rd_model *m, bool off)
+{
+    if (m->dlq_peek_off == off)
+        return;
+    m->dlq_peek_off = off;
+    model_changed(m);
 }
 
 void model_dlq_total(rd_model *m, const char *owner, long total)

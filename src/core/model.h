@@ -107,6 +107,7 @@ typedef struct rd_dlq_entry {
     char *task_type;
     double sent_at;
     const char *source;     /* owner of the entry (model_dlq_set), set by the merge; borrowed */
+    char *step_id;          /* tasker: the task's failed step (the retry's target), NULL none */
 } rd_dlq_entry;
 
 /* One source's share of the DLQ (a system may have several: Tasker's broker queues and its
@@ -236,6 +237,9 @@ typedef struct rd_model {
     RD_VEC(rd_dlq_entry) dlq;       /* union of the parts' entries, in owner order */
     bool dlq_loaded;                /* some source has delivered entries (a peek was done) */
     long dlq_total;                 /* sum of the known parts' totals, -1 when none known */
+    /* read-only: a peek with side effects (a RabbitMQ get, an SQS receive) was asked for
+     * and not done (model_dlq_peek_off) */
+    bool dlq_peek_off;
     RD_VEC(rd_count) counts;
     RD_VEC(rd_source_status) sources;
     rd_core_status core;            /* the core API's reachability (model_core_*) */
@@ -265,6 +269,7 @@ void model_queues_reset(rd_model *m);    /* every source's queues dropped */
  * view (dlq, dlq_total, dlq_loaded) is rebuilt. `owner` is the source's name. */
 void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n);
 void model_dlq_total(rd_model *m, const char *owner, long total);
+void model_dlq_peek_off(rd_model *m, bool off);
 /* failures per minute (< 0: unknown); the generation moves only when it changed */
 void model_set_failing_rate(rd_model *m, double per_min);
 /* Forget every share (a model replaced by a loaded snapshot). */

@@ -162,6 +162,8 @@ static cJSON *dlq_json(const rd_dlq_entry *d, double now)
     add_str(o, "id", d->id);
     add_str(o, "queue", d->queue);
     add_str(o, "execution_id", d->execution_id);
+    if (d->step_id)
+        add_str(o, "step_id", d->step_id);
     add_str(o, "reason", d->reason);
     add_long(o, "count", d->count);
     add_time(o, "first_death_at", d->first_death_at);
@@ -358,6 +360,8 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     if (v & VPART_DLQ) {
         ADD_ARRAY(root, "dlq", m->dlq, dlq_json);
         cJSON_AddBoolToObject(root, "dlq_loaded", m->dlq_loaded);
+        if (m->dlq_peek_off)   /* read-only: the broker's and SQS's peeks were not done */
+            cJSON_AddBoolToObject(root, "dlq_peek_off", true);
         if (!(v & VPART_COUNTS))
             add_long(root, "dlq_total", m->dlq_total);
         ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);

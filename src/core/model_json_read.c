@@ -197,6 +197,7 @@ static void dlq_parse(const cJSON *o, void *item, double now)
     d->id = get_str(o, "id");
     d->queue = get_str(o, "queue");
     d->execution_id = get_str(o, "execution_id");
+    d->step_id = get_str(o, "step_id");
     d->reason = get_str(o, "reason");
     d->count = get_long(o, "count", -1, 1L << 50);
     d->first_death_at = get_time(o, "first_death_at");

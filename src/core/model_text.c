@@ -339,6 +339,15 @@ static void text_dlq(const rd_model *m, double now, tbuf *out)
         table_cell(&t, d->payload, WIDE_MAX);
     }
     table_end(&t, out);
+    if (m->dlq_peek_off) {   /* read-only: what the broker's statistics say instead */
+        char total[32] = "unknown";
+        if (m->dlq_total >= 0)
+            snprintf(total, sizeof total, "%ld", m->dlq_total);
+        tb_str(out, "note: peeking is off in read-only (a RabbitMQ get requeues the messages, an SQS receive "
+                    "raises their receive count): DLQ size ");
+        tb_str(out, total);
+        tb_str(out, " from the broker's statistics; see the queues view\n\n");
+    }
     if (m->dlq.n && m->dlq.items[0].queue && strcmp(m->dlq.items[0].queue, "tasks_dlq") != 0)
         tb_str(out, "note: peeking a RabbitMQ queue requeues the messages (redelivered)\n\n");
 }

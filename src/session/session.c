@@ -282,9 +282,11 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
         s->have_prof = true;
         valid = session_validate(s, parts);
         s->http = http_new(io->base);
-        if (parts & SESSION_SOURCES)
+        if (parts & SESSION_SOURCES) {
             s->src = sources_new(io->base, s->http, s->sys, &s->prof, s->model, io->on_change,
                                  io->change_ud);
+            sources_set_read_only(s->src, s->opts->read_only || s->sys->read_only);
+        }
         if (parts & (SESSION_ACTOR | SESSION_PROBE))
             build_actor(s, io);
         if ((parts & SESSION_PROBE) && s->actor && s->sys->core && *s->sys->core &&

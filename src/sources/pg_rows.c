@@ -440,6 +440,7 @@ static bool dlq_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *it
         return false;
     d->queue = col_dup(r, i, "queue", PG_CAP_NAME);
     d->execution_id = col_dup(r, i, "execution_id", PG_CAP_ID);
+    d->step_id = col_dup(r, i, "step_id", PG_CAP_ID);
     d->reason = col_dup(r, i, "reason", PG_CAP_NAME);
     d->count = col_long(r, i, "count", 0, 1000000000000L);
     d->origin_queue = col_dup(r, i, "origin_queue", PG_CAP_NAME);

@@ -20,6 +20,7 @@ struct rd_sources {
     rd_source *src[MAX_SOURCES];
     size_t n;
     rd_source *store, *broker, *sqs;
+    bool read_only;            /* no peek with side effects (sources_set_read_only) */
 };
 
 static void add(rd_sources *s, rd_source *src)
@@ -130,12 +131,24 @@ void sources_request_chain(rd_sources *s, const char *id)
 /* The profile may say where its DLQ lives (dlq_source = store, broker or both); by
  * default every source that can peek is asked. A configured SQS DLQ is always asked: it
  * is the system's real dead-letter queue. */
+void sources_set_read_only(rd_sources *s, bool read_only)
+{
+    s->read_only = read_only;
+}
+
+/* Read-only skips the peeks that change the queue: a RabbitMQ get requeues the messages
+ * (redelivered), an SQS receive raises their receive count. A store's DLQ is a query. */
 void sources_peek_dlq(rd_sources *s, bool more)
 {
+    bool off = false;
     for (size_t i = 0; i < s->n; i++) {
         rd_source *src = s->src[i];
         if (!src->ops->peek_dlq)
             continue;
+        if (s->read_only && (src == s->sqs || src == s->broker)) {
+            off = true;
+            continue;
+        }
         if (src == s->sqs) {
             src->ops->peek_dlq(src, more);
             continue;
@@ -145,6 +158,7 @@ void sources_peek_dlq(rd_sources *s, bool more)
             continue;
         src->ops->peek_dlq(src, more);
     }
+    model_dlq_peek_off(s->ctx.model, off);
 }
 
 bool sources_settled(const rd_sources *s)

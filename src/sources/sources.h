@@ -40,6 +40,9 @@ void sources_jump(rd_sources *s, const char *id);  /* page that starts at id */
 void sources_request_chain(rd_sources *s, const char *id);
 /* Explicit DLQ peek (RabbitMQ requeues!): first page, or the next one with more=true. */
 void sources_peek_dlq(rd_sources *s, bool more);
+/* Read-only (--read-only, read_only = true): sources_peek_dlq skips the broker's and
+ * SQS's peeks, which change the messages, and says so in the model (dlq_peek_off). */
+void sources_set_read_only(rd_sources *s, bool read_only);
 /* The lists on screen (SPEC §9: only what is on screen, plus small aggregates, is
  * fetched): a source's polls leave out a list nobody looks at and fetch it at once when it
  * comes back on screen. RD_PANEL_ALL (the default) for snapshots, the fleet's background

@@ -62,7 +62,7 @@ enum {
     X(CONFIRM, "confirm", "yes", "dialog: confirm", "y", UA_DIALOG) \
     X(CANCEL, "cancel", "no", "dialog: cancel / close", "n escape q", UA_DIALOG) \
     X(ABORT, "abort", "abort", "dialog: stop a running bulk action", "x ctrl-g", UA_DIALOG) \
-    X(OVERRIDE, "override-loop", "override", "dialog: retry the loop retries too (manual retries that failed again the same way); journaled", "O", UA_DIALOG) \
+    X(OVERRIDE, "override-loop", "override", "dialog: send what the guard holds back too (ineligible: type the count; loop retries); journaled", "O", UA_DIALOG) \
     X(RESEND, "resend", "re-send", "dialog: re-send the selected maybe-applied item with the same Idempotency-Key", "R", UA_DIALOG)
 
 typedef enum {

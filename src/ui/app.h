@@ -44,11 +44,12 @@ typedef struct ui_dialog {
     bool moved;                /* the operator moved cur (else it follows the results) */
     int scroll;
     bool aborted;
-    bool override_loops;       /* the operator overrode the retry-loop breaker (O) */
+    bool override;             /* the operator overrode the guard (O): ineligible and loop retries too */
+    rd_guard_counts counts;    /* the guard's breakdown of sel (guard.h), counted when it opens */
     size_t want;               /* DLG_TYPE: the count to type */
     char typed[24];            /* DLG_TYPE: what was typed so far */
     size_t typed_len;
-    size_t skipped;            /* loop retries left out of the batch */
+    size_t skipped;            /* targets the guard left out of the batch */
 } ui_dialog;
 
 /* The jwt-login password prompt (password.c). buf is never drawn and wiped after use. */
@@ -159,7 +160,7 @@ bool dialog_busy(const ui_app *app);   /* requests still running: keep repaintin
 bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
 bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
 void dialog_type_key(ui_app *app, ui_key k);   /* DLG_TYPE: digits, backspace, enter, escape */
-size_t dialog_loops(const ui_app *app);         /* loop retries in the confirmation's selection */
+size_t dialog_held(const ui_app *app);          /* targets the confirmation sends only overridden */
 
 /* clip.c: copy ids (OSC 52 or the overlay) and :export */
 void clip_copy(ui_app *app);                 /* the ids in ctx.sel */

@@ -16,29 +16,51 @@ enum { FP_GROUPS = 6 };
 static void sel_copy(ui_sel *dst, const ui_sel *src)
 {
     sel_clear(dst);
-    for (size_t i = 0; i < src->n; i++) {
-        sel_add(dst, src->ids[i], src->parents[i], src->labels[i], src->fps[i]);
-        dst->attempts[i] = src->attempts[i];
-        dst->loops[i] = src->loops[i];
-    }
+    for (size_t i = 0; i < src->n; i++)
+        sel_add_from(dst, src, i);
     dst->notes = xstrdup(src->notes);
     dst->group = src->group;
-    dst->ineligible = src->ineligible;
 }
 
-size_t dialog_loops(const ui_app *app)
+/* The guard's kind of target i: a retry's by its eligibility and loop count (guard.h);
+ * other actions have no eligibility. */
+static rd_guard_kind item_kind(const ui_dialog *d, size_t i)
 {
-    const ui_sel *s = &app->dlg.sel;
-    size_t n = 0;
-    for (size_t i = 0; app->dlg.kind == RD_ACT_RETRY && i < s->n; i++)
-        n += s->loops[i] > 0;
-    return n;
+    if (d->kind != RD_ACT_RETRY)
+        return GUARD_SEND;
+    rd_guard_item it = sel_guard_item(&d->sel, i);
+    return guard_kind(&it);
 }
 
-/* What a confirmation would send: every target, less the loop retries unless overridden. */
+/* The breakdown of the frozen selection, once when the dialog opens. */
+static void dialog_count(ui_dialog *d)
+{
+    d->counts = (rd_guard_counts){.total = d->sel.n, .eligible = d->sel.n, .send = d->sel.n};
+    if (d->kind != RD_ACT_RETRY)
+        return;
+    rd_guard_item *items = xcalloc(d->sel.n ? d->sel.n : 1, sizeof *items);
+    for (size_t i = 0; i < d->sel.n; i++)
+        items[i] = sel_guard_item(&d->sel, i);
+    d->counts = guard_count(items, d->sel.n);
+    free(items);
+}
+
+size_t dialog_held(const ui_app *app)
+{
+    return app->dlg.counts.total - app->dlg.counts.send;
+}
+
+/* What a confirmation would send: the eligible targets, every target when overridden. */
 static size_t to_send(const ui_app *app, bool override)
 {
-    return app->dlg.sel.n - (override ? 0 : dialog_loops(app));
+    return override ? app->dlg.sel.n : app->dlg.counts.send;
+}
+
+/* Over confirm_over (or sending an ineligible target by override): type the count. */
+static bool typed_count(const ui_app *app, size_t n, bool override)
+{
+    int over = app->sys ? app->sys->confirm_over : 10;
+    return (n > 1 && n > (size_t)(over < 0 ? 0 : over)) || (override && app->dlg.counts.ineligible);
 }
 
 void dialog_close(ui_app *app)
@@ -111,6 +133,7 @@ void dialog_start(ui_app *app, rd_action kind)
     app->dlg.state = DLG_CONFIRM;
     app->dlg.kind = kind;
     sel_copy(&app->dlg.sel, &c->sel);   /* frozen now: later marks or refreshes don't change it */
+    dialog_count(&app->dlg);
 }
 
 static void dialog_run(ui_app *app);
@@ -131,6 +154,22 @@ static void on_item(rd_batch *b, size_t index, const rd_result *r, void *ud)
     app_request_paint(app);
 }
 
+/* After a batch or a re-send: the journal (the loop breaker knows these retries from now
+ * on), the core's state, and the data it changed: the sources and the retry chain on
+ * screen (a retry adds an attempt to it). */
+static void after_action(ui_app *app, const char *what, bool failed)
+{
+    app_journal_reload(app);
+    model_core_action(app->model, what, failed, clock_wall());
+    session_core_probe(app_live(app));
+    app_request_paint(app);
+    if (!app->src)
+        return;
+    sources_refresh(app->src);
+    if (app->model && app->model->chain_id)
+        sources_request_chain(app->src, app->model->chain_id);
+}
+
 static void on_done(rd_batch *b, void *ud)
 {
     ui_app *app = ud;
@@ -139,18 +178,13 @@ static void on_done(rd_batch *b, void *ud)
     snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded", action_name(batch_action(b)), batch_succeeded(b),
              batch_count(b));
     ctx_msg(&app->ctx, batch_succeeded(b) != batch_count(b), "%s", msg);
-    app_journal_reload(app);   /* the loop breaker knows these retries from now on */
-    model_core_action(app->model, msg, batch_succeeded(b) != batch_count(b), clock_wall());
-    session_core_probe(app_live(app));   /* the core's state after acting */
     if (b == d->batch && !d->moved)   /* land on the first item that may need a re-send */
         for (size_t i = 0; i < batch_count(b); i++)
             if (batch_result(b, i)->code == RD_RES_MAYBE_APPLIED) {
                 d->cur = (int)i;
                 break;
             }
-    app_request_paint(app);
-    if (app->src)
-        sources_refresh(app->src);
+    after_action(app, msg, batch_succeeded(b) != batch_count(b));
 }
 
 static void on_resend_done(rd_batch *b, void *ud)
@@ -159,14 +193,9 @@ static void on_resend_done(rd_batch *b, void *ud)
     const rd_result *r = batch_result(b, 0);
     ctx_msg(&app->ctx, r->code != RD_RES_OK, "re-sent %s of %s (key %.8s): %s%s", action_name(r->action), r->id,
             r->idem_key, result_code_name(r->code), r->replayed ? " (the core answered from its idempotency cache)" : "");
-    app_journal_reload(app);
     char what[160];
     snprintf(what, sizeof what, "re-sent %s of %.60s: %s", action_name(r->action), r->id, result_code_name(r->code));
-    model_core_action(app->model, what, r->code != RD_RES_OK, clock_wall());
-    session_core_probe(app_live(app));
-    app_request_paint(app);
-    if (app->src)
-        sources_refresh(app->src);
+    after_action(app, what, r->code != RD_RES_OK);
 }
 
 bool dialog_offers_resend(const ui_app *app)
@@ -229,8 +258,8 @@ static void dialog_run(ui_app *app)
     size_t n = 0;
     d->skipped = 0;
     for (size_t i = 0; i < d->sel.n; i++) {
-        bool loop = d->kind == RD_ACT_RETRY && d->sel.loops[i] > 0;
-        if (loop && !d->override_loops) {   /* the breaker: not without the override */
+        rd_guard_kind k = item_kind(d, i);
+        if (!guard_sends(k, d->override)) {   /* the guard: not without the override */
             d->skipped++;
             continue;
         }
@@ -240,7 +269,7 @@ static void dialog_run(ui_app *app)
         if (d->kind == RD_ACT_RETRY) {
             t[n].fp = d->sel.fps[i][0] ? d->sel.fps[i] : NULL;
             t[n].attempt = d->sel.attempts[i];
-            t[n].override_loop = loop;
+            t[n].override_ = guard_override_name(k);
         }
         n++;
     }
@@ -268,19 +297,26 @@ static void dialog_run(ui_app *app)
 static void dialog_confirm(ui_app *app, bool override)
 {
     ui_dialog *d = &app->dlg;
-    size_t loops = dialog_loops(app), n = to_send(app, override);
-    if (override && !loops) {
-        ctx_msg(&app->ctx, false, "no loop retries here: %s confirms", "y");
+    size_t n = to_send(app, override);
+    char ky[48] = "y", ko[48] = "O";
+    keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
+    keymap_first(app->km, UA_OVERRIDE, ko, sizeof ko);
+    if (override && !dialog_held(app)) {
+        ctx_msg(&app->ctx, false, "every target is eligible, nothing to override: %s confirms", ky);
         return;
     }
-    if (!n) {
+    if (!n && !d->counts.ineligible) {
         ctx_msg(&app->ctx, true, "%s: every target is a loop retry (retried by hand, failed again the same way): "
                 "override to send anyway", action_name(d->kind));
         return;
     }
-    d->override_loops = override;
-    int over = app->sys ? app->sys->confirm_over : 10;
-    if (n > 1 && n > (size_t)(over < 0 ? 0 : over)) {
+    if (!n) {
+        ctx_msg(&app->ctx, true, "%s: no eligible target: nothing was sent (%s sends anyway, journaled as an override)",
+                action_name(d->kind), ko);
+        return;
+    }
+    d->override = override;
+    if (typed_count(app, n, override)) {
         d->state = DLG_TYPE;
         d->want = n;
         d->typed_len = 0;
@@ -306,7 +342,7 @@ void dialog_type_key(ui_app *app, ui_key k)
         d->typed[0] = 0;
     } else if (k == 27 || k == 7) {   /* escape, ctrl-g: back to the breakdown */
         d->state = DLG_CONFIRM;
-        d->override_loops = false;
+        d->override = false;
         ctx_msg(&app->ctx, false, "not confirmed: nothing was sent");
     } else if (k == (UK_FN | KEY_BACKSPACE) || k == 127 || k == 8) {
         if (d->typed_len)
@@ -412,43 +448,38 @@ static void confirm_fps(const ui_sel *s, dlines *dl)
         dl_add(dl, TS_DIALOG, xasprintf("  %4zu x (other fingerprints)", other));
 }
 
-/* The breakdown before a retry: eligible / ineligible / loop retries, and each loop. */
-static void confirm_loops(ui_app *app, dlines *dl)
+/* The guard's breakdown before a retry (guard.h): eligible / ineligible (not sent, with
+ * the reason) / loop retries, the same on every path. */
+static void confirm_guard(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
-    size_t loops = dialog_loops(app);
-    char ko[48] = "O";
+    const rd_guard_counts *c = &d->counts;
+    char ko[48] = "O", line[400];
     keymap_first(app->km, UA_OVERRIDE, ko, sizeof ko);
-    if (d->sel.group)
-        dl_add(dl, loops ? TS_DIALOG_DANGER : TS_DIALOG,
-               xasprintf("breakdown: %zu eligible, %zu ineligible (not sent), %zu loop retr%s", d->sel.n,
-                         d->sel.ineligible, loops, loops == 1 ? "y" : "ies"));
-    else if (d->sel.n > 1 && loops)
-        dl_add(dl, TS_DIALOG_DANGER, xasprintf("loop retries: %zu of %zu", loops, d->sel.n));
-    size_t shown = 0;
-    for (size_t i = 0; i < d->sel.n; i++) {
-        if (d->sel.loops[i] <= 0)
+    guard_breakdown(c, line, sizeof line);
+    size_t held = dialog_held(app), shown = 0;
+    dl_add(dl, held ? TS_DIALOG_DANGER : TS_DIALOG, xstrdup(line));
+    for (size_t i = 0; i < d->sel.n && held; i++) {
+        rd_guard_item it = sel_guard_item(&d->sel, i);
+        if (guard_kind(&it) == GUARD_SEND)
             continue;
         if (shown++ == 4) {
-            dl_add(dl, TS_DIALOG_DANGER, xasprintf("  ... and %zu more loop retries", loops - 4));
+            dl_add(dl, TS_DIALOG_DANGER, xasprintf("  ... and %zu more not sent", held - 4));
             break;
         }
-        dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s%s: manual retry #%d of the same failure", d->sel.n > 1 ? "  " : "",
-                                               d->sel.ids[i], d->sel.loops[i] + 1));
+        guard_item_line(&it, line, sizeof line);
+        dl_add(dl, TS_DIALOG_DANGER, xasprintf("  %s", line));
     }
-    if (loops) {
-        dl_add(dl, TS_DIALOG_DANGER, xstrdup(loops == 1
-                   ? "retried by hand before, it failed again with the same error"
-                   : "each was retried by hand before and failed again with the same error"));
-        if (loops < d->sel.n)
-            dl_add(dl, TS_DIALOG_DANGER, xasprintf("skipped unless overridden: %s sends them too (journaled as an "
-                                                   "override)", ko));
-        else
-            dl_add(dl, TS_DIALOG_DANGER, xasprintf("a further retry needs the override: %s (journaled)", ko));
-    }
+    if (c->loops)
+        dl_add(dl, TS_DIALOG_DANGER, xstrdup(c->loops == 1 ? "loop retry: retried by hand, failed again the same way"
+                                                           : "loop retries: retried by hand, failed again the same way"));
+    if (held)
+        dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %s (journaled as an override%s)",
+                                               c->send ? "not sent unless overridden" : "sending needs the override",
+                                               ko, c->ineligible ? "; type the count" : ""));
     size_t n = to_send(app, false);
     int over = app->sys ? app->sys->confirm_over : 10;
-    if (n > 1 && n > (size_t)(over < 0 ? 0 : over))
+    if (typed_count(app, n, false))
         dl_add(dl, TS_DIALOG, xasprintf("more than %d: confirm by typing the count", over));
 }
 
@@ -462,14 +493,15 @@ static void confirm_lines(ui_app *app, dlines *dl)
                                            banner[0] ? " (" : "", banner, banner[0] ? ")" : ""));
     dl_add(dl, TS_DIALOG, xstrdup(d->sel.n > 1 ? "targets (frozen selection):" : "target:"));
     for (size_t i = 0; i < d->sel.n && i < 8; i++)
-        dl_add(dl, TS_DIALOG, xasprintf("  %s%s%s", d->sel.ids[i], d->sel.labels[i] ? "  " : "",
-                                        d->sel.labels[i] ? d->sel.labels[i] : ""));
+        dl_add(dl, TS_DIALOG, xasprintf("  %s%s%s%s", d->sel.ids[i], d->sel.labels[i] ? "  " : "",
+                                        d->sel.labels[i] ? d->sel.labels[i] : "",
+                                        item_kind(d, i) != GUARD_SEND ? "  (not sent)" : ""));
     if (d->sel.n > 8)
         dl_add(dl, TS_DIALOG, xasprintf("  ... and %zu more", d->sel.n - 8));
+    if (d->kind == RD_ACT_RETRY)   /* the breakdown first: what is sent and what is not */
+        confirm_guard(app, dl);
     if (d->kind == RD_ACT_RETRY && d->sel.n > 1 && !d->sel.group)
         confirm_fps(&d->sel, dl);
-    if (d->kind == RD_ACT_RETRY)
-        confirm_loops(app, dl);
     if (d->sel.notes)
         for (const char *p = d->sel.notes; *p;) {
             size_t n = strcspn(p, "\n");
@@ -488,11 +520,14 @@ static void progress_lines(ui_app *app, dlines *dl)
     size_t n = batch_count(b), fin = batch_finished(b), ok = batch_succeeded(b);
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %zu/%zu done, %zu ok, %zu failed%s", action_name(d->kind), fin, n, ok,
                                            fin - ok, batch_done(b) ? "" : d->aborted ? " (aborting)" : " ..."));
-    if (batch_id(b)[0] || d->skipped)
+    if (batch_id(b)[0] || d->skipped) {
+        char held[64] = "";
+        if (d->skipped)
+            snprintf(held, sizeof held, "%zu not sent (ineligible or loop retr%s)", d->skipped,
+                     d->skipped == 1 ? "y" : "ies");
         dl_add(dl, TS_DIALOG, xasprintf("%s%s%s%s", batch_id(b)[0] ? "batch " : "", batch_id(b),
-                                        d->skipped && batch_id(b)[0] ? "  " : "",
-                                        d->skipped ? (d->skipped == 1 ? "1 loop retry skipped" : "loop retries skipped")
-                                                   : ""));
+                                        d->skipped && batch_id(b)[0] ? "  " : "", held));
+    }
     for (size_t i = 0; i < n; i++) {
         const rd_result *r = item_result(d, i);
         bool resent = d->resent && d->resent[i];
@@ -567,22 +602,23 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
     if (app->dlg.state == DLG_TYPE) {
         snprintf(line, sizeof line, "type %zu and Enter to %s %zu: %s_   Escape: back", app->dlg.want,
                  action_name(app->dlg.kind), app->dlg.want, app->dlg.typed);
-    } else if (app->dlg.state == DLG_CONFIRM && dialog_loops(app)) {
+    } else if (app->dlg.state == DLG_CONFIRM && dialog_held(app)) {
         keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
         keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
         keymap_first(app->km, UA_OVERRIDE, kr, sizeof kr);
-        size_t loops = dialog_loops(app), n = app->dlg.sel.n;
-        if (loops < n)
-            snprintf(line, sizeof line, "%s: confirm %zu (skip %zu loop)   %s: override, all %zu   %s: cancel", ky,
-                     n - loops, loops, kr, n, kn);
-        else
+        const rd_guard_counts *c = &app->dlg.counts;
+        size_t held = dialog_held(app), n = c->total;
+        if (c->send)
+            snprintf(line, sizeof line, "%s: confirm %zu (%zu not sent)   %s: override, all %zu   %s: cancel", ky,
+                     c->send, held, kr, n, kn);
+        else if (!c->ineligible)
             snprintf(line, sizeof line, "%s: override the loop breaker   %s: cancel", kr, kn);
+        else
+            snprintf(line, sizeof line, "%s: override, send %zu anyway (type the count)   %s: cancel", kr, n, kn);
     } else if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND) {
         keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
         keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
-        size_t n = to_send(app, false);
-        int over = app->sys ? app->sys->confirm_over : 10;
-        bool typed = app->dlg.state == DLG_CONFIRM && n > 1 && n > (size_t)(over < 0 ? 0 : over);
+        bool typed = app->dlg.state == DLG_CONFIRM && typed_count(app, to_send(app, false), false);
         snprintf(line, sizeof line, "%s: %s   %s: %s", ky,
                  app->dlg.state == DLG_RESEND ? "re-send" : typed ? "confirm, then type the count" : "confirm", kn,
                  app->dlg.state == DLG_RESEND ? "back" : "cancel");

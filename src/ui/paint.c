@@ -185,7 +185,7 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
     static const ui_action dlg_resend[] = {UA_RESEND, UA_ABORT, UA_CANCEL, UA_NONE};
     if (!bar)
         bar = app->dlg.state == DLG_TYPE                                     ? dlg_type
-              : app->dlg.state == DLG_CONFIRM && dialog_loops(app)          ? dlg_loops
+              : app->dlg.state == DLG_CONFIRM && dialog_held(app)           ? dlg_loops
               : app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND ? dlg_confirm
               : dialog_offers_resend(app)                                    ? dlg_resend
                                                                              : dlg_progress;
@@ -195,6 +195,9 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
         const ui_action_info *a = actlist_info(bar[i]);
         if ((a->flags & UA_DANGER) && app->ctx.read_only)
             continue;
+        rd_action kind;   /* the UI's action names the core action it starts */
+        if (app->actor && action_from_name(a->name, &kind) && !actor_supports(app->actor, kind))
+            continue;     /* the profile has no such action: not offered */
         if (!keymap_first(app->km, bar[i], keys[n], sizeof keys[n]))
             continue;
         snprintf(labels[n], sizeof labels[n], " %s ", a->label);

@@ -38,41 +38,92 @@ void sel_clear(ui_sel *s)
         free(s->parents[i]);
         free(s->labels[i]);
         free(s->fps[i]);
+        free(s->whys[i]);
     }
     free(s->ids);
     free(s->parents);
     free(s->labels);
     free(s->fps);
+    free(s->whys);
     free(s->attempts);
     free(s->loops);
+    free(s->elig);
     free(s->notes);
     memset(s, 0, sizeof *s);
 }
 
+/* Every per-item array grows together. */
+static void sel_grow(ui_sel *s)
+{
+    if (s->n < s->cap)
+        return;
+    void **arrays[] = {(void **)&s->ids, (void **)&s->parents, (void **)&s->labels, (void **)&s->fps,
+                       (void **)&s->whys};
+    size_t cap = s->cap;
+    for (size_t k = 0; k < sizeof arrays / sizeof *arrays; k++) {
+        cap = s->cap;
+        xgrow(arrays[k], &cap, s->n + 1, sizeof(char *));
+    }
+    int **ints[] = {&s->attempts, &s->loops, &s->elig};
+    for (size_t k = 0; k < sizeof ints / sizeof *ints; k++) {
+        cap = s->cap;
+        xgrow(ints[k], &cap, s->n + 1, sizeof(int));
+    }
+    s->cap = cap;
+}
+
 void sel_add(ui_sel *s, const char *id, const char *parent, const char *label, const char *fp)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap;
-        xgrow(&s->ids, &cap, s->n + 1, sizeof *s->ids);
-        cap = s->cap;
-        xgrow(&s->parents, &cap, s->n + 1, sizeof *s->parents);
-        cap = s->cap;
-        xgrow(&s->labels, &cap, s->n + 1, sizeof *s->labels);
-        cap = s->cap;
-        xgrow(&s->fps, &cap, s->n + 1, sizeof *s->fps);
-        cap = s->cap;
-        xgrow(&s->attempts, &cap, s->n + 1, sizeof *s->attempts);
-        cap = s->cap;
-        xgrow(&s->loops, &cap, s->n + 1, sizeof *s->loops);
-        s->cap = cap;
-    }
+    sel_grow(s);
     s->ids[s->n] = xstrdup(id ? id : "");
     s->parents[s->n] = xstrdup(parent);
     s->labels[s->n] = xstrdup(label);
     s->fps[s->n] = xstrdup(fp ? fp : "");
+    s->whys[s->n] = NULL;
     s->attempts[s->n] = 0;
     s->loops[s->n] = 0;
+    s->elig[s->n] = RD_ELIG_UNKNOWN;
     s->n++;
+}
+
+void sel_set_elig(ui_sel *s, size_t i, rd_elig elig, const char *why)
+{
+    free(s->whys[i]);
+    s->whys[i] = why && *why ? xstrdup(why) : NULL;
+    s->elig[i] = (int)elig;
+}
+
+void sel_add_from(ui_sel *dst, const ui_sel *src, size_t i)
+{
+    sel_add(dst, src->ids[i], src->parents[i], src->labels[i], src->fps[i]);
+    dst->attempts[dst->n - 1] = src->attempts[i];
+    dst->loops[dst->n - 1] = src->loops[i];
+    sel_set_elig(dst, dst->n - 1, (rd_elig)src->elig[i], src->whys[i]);
+}
+
+void sel_remove(ui_sel *s, size_t i)
+{
+    free(s->ids[i]);
+    free(s->parents[i]);
+    free(s->labels[i]);
+    free(s->fps[i]);
+    free(s->whys[i]);
+    for (size_t j = i + 1; j < s->n; j++) {
+        s->ids[j - 1] = s->ids[j];
+        s->parents[j - 1] = s->parents[j];
+        s->labels[j - 1] = s->labels[j];
+        s->fps[j - 1] = s->fps[j];
+        s->whys[j - 1] = s->whys[j];
+        s->attempts[j - 1] = s->attempts[j];
+        s->loops[j - 1] = s->loops[j];
+        s->elig[j - 1] = s->elig[j];
+    }
+    s->n--;
+}
+
+rd_guard_item sel_guard_item(const ui_sel *s, size_t i)
+{
+    return (rd_guard_item){s->ids[i], (rd_elig)s->elig[i], s->whys[i], s->loops[i]};
 }
 
 int ctx_loop(const ui_ctx *c, const rd_execution *e)
@@ -82,9 +133,15 @@ int ctx_loop(const ui_ctx *c, const rd_execution *e)
 
 void sel_add_exec(ui_sel *s, const ui_ctx *c, const rd_execution *e)
 {
-    sel_add(s, e->id, e->parent_id, e->name, e->fingerprint);
+    sel_add_exec_as(s, c, e, e->id);
+}
+
+void sel_add_exec_as(ui_sel *s, const ui_ctx *c, const rd_execution *e, const char *id)
+{
+    sel_add(s, id, e->parent_id, e->name, e->fingerprint);
     s->attempts[s->n - 1] = e->attempt;
     s->loops[s->n - 1] = ctx_loop(c, e);
+    sel_set_elig(s, s->n - 1, e->elig.verdict, e->elig.why);
 }
 
 void sel_note(ui_sel *s, const char *fmt, ...)

@@ -13,6 +13,7 @@
 #include "../core/config.h"
 #include "../core/fleet.h"
 #include "../core/groups.h"
+#include "../core/guard.h"
 #include "../core/model.h"
 #include "actlist.h"
 #include "keymap.h"
@@ -67,10 +68,11 @@ typedef struct ui_sel {
     char **ids, **parents, **labels, **fps;
     int *attempts;      /* per item: the execution's attempt, 0 unknown (journaled) */
     int *loops;         /* per item: loop_count (groups.h), 0 = not a loop retry */
+    int *elig;          /* per item: rd_elig, its retry eligibility (guard.h); UNKNOWN */
+    char **whys;        /* per item: the verdict's reason or NULL */
     size_t n, cap;
     char *notes;        /* extra lines for the dialog (in-flight work, warnings), raw */
-    bool group;         /* an error group's eligible members (always journaled as a batch) */
-    size_t ineligible;  /* group: members left out as not retry-eligible */
+    bool group;         /* an error group's members (always journaled as a batch) */
 } ui_sel;
 
 /* A now-dependent string as painted (ctx_age and friends): the 1 s tick recomputes each
@@ -162,8 +164,19 @@ void ctx_msg(ui_ctx *c, bool error, const char *fmt, ...) __attribute__((format(
 void sel_clear(ui_sel *s);
 void sel_add(ui_sel *s, const char *id, const char *parent, const char *label, const char *fp);
 void sel_note(ui_sel *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* sel_add of an execution, with its attempt and whether retrying it is a loop retry. */
+/* sel_add of an execution, with its attempt, its retry eligibility and whether retrying
+ * it is a loop retry. */
 void sel_add_exec(ui_sel *s, const ui_ctx *c, const rd_execution *e);
+/* The same with another target id: a Tasker step read through its chain (whose rows are
+ * its transitions). */
+void sel_add_exec_as(ui_sel *s, const ui_ctx *c, const rd_execution *e, const char *id);
+/* Sets item i's retry eligibility (why copied, may be NULL). */
+void sel_set_elig(ui_sel *s, size_t i, rd_elig elig, const char *why);
+/* Appends item i of src (every field) to dst; removes item i. */
+void sel_add_from(ui_sel *dst, const ui_sel *src, size_t i);
+void sel_remove(ui_sel *s, size_t i);
+/* The guard's view of item i (guard.h): borrowed strings. */
+rd_guard_item sel_guard_item(const ui_sel *s, size_t i);
 /* loop_count of e against the journal's manual retries (0 = not a loop retry). */
 int ctx_loop(const ui_ctx *c, const rd_execution *e);
 

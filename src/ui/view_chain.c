@@ -208,10 +208,11 @@ static unsigned chain_key(ui_view *v, ui_ctx *c, ui_action a)
         ctx_msg(c, true, "no attempt to retry");
         return UI_CH_REDRAW;
     }
-    /* retry acts on the newest attempt: that is what the core retries */
+    /* retry acts on the newest attempt: that is what the core retries. A Tasker chain's
+     * rows are its step's transitions (they carry the task): the target is the step. */
     const rd_execution *e = &m->chain.items[m->chain.n - 1];
     sel_clear(&c->sel);
-    sel_add_exec(&c->sel, c, e);
+    sel_add_exec_as(&c->sel, c, e, e->parent_id && e->chain_root ? e->chain_root : e->id);
     ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
     return UI_CH_REDRAW;
 }

@@ -42,6 +42,58 @@ static void word_breaks(char *t, int width)
     }
 }
 
+/* Read-only: the peeks that change the messages (a RabbitMQ get, an SQS receive) are not
+ * done (sources_set_read_only); the view shows what is known without them. */
+static bool dlq_peek_off(const ui_ctx *c)
+{
+    return c->read_only && (c->model->dlq_peek_off || dlq_is_sqs(c));
+}
+
+/* What is known without a peek: each dead-letter queue's size and what the broker's
+ * statistics and arguments tell. Lines (raw) into out[0..cap), returns how many. */
+static size_t peek_off_lines(const ui_ctx *c, char **out, size_t cap)
+{
+    const rd_model *m = c->model;
+    size_t n = 0;
+    out[n++] = xstrdup("Peeking is off in read-only: a RabbitMQ get would requeue the messages (redelivered) "
+                       "and an SQS receive would raise their receive count. What the broker's statistics tell:");
+    for (size_t i = 0; i < m->queues.n && n + 1 < cap; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (!q->is_dlq)
+            continue;
+        char depth[32], ready[32], unacked[32], ttl[48] = "";
+        fmt_long(q->depth, depth, sizeof depth);
+        fmt_long(q->ready, ready, sizeof ready);
+        fmt_long(q->unacked, unacked, sizeof unacked);
+        if (q->ttl_ms >= 0)
+            snprintf(ttl, sizeof ttl, ", message TTL %ld ms", q->ttl_ms);
+        out[n++] = xasprintf("  %s: %s messages (ready %s, unacked %s), %d consumer%s%s%s%s", q->name ? q->name : "-",
+                             depth, ready, unacked, q->consumers, q->consumers == 1 ? "" : "s",
+                             q->dead_letter_exchange ? ", dead-letters to " : "",
+                             q->dead_letter_exchange ? q->dead_letter_exchange : "", ttl);
+    }
+    if (n == 1)
+        out[n++] = xstrdup("  no dead-letter queue among the queues the broker lists");
+    if (n < cap)
+        out[n++] = xstrdup("  the reasons (x-death, receive counts) are in the messages: a peek reads them");
+    return n;
+}
+
+/* The read-only panel at the bottom of the list area; returns the lines it took. */
+static int peek_off_draw(const ui_ctx *c, WINDOW *w, ui_rect r)
+{
+    char *lines[12];
+    size_t n = peek_off_lines(c, lines, sizeof lines / sizeof *lines);
+    int h = (int)n < r.h / 2 ? (int)n : r.h / 2;
+    for (int i = 0; i < (int)n; i++) {
+        if (i < h)
+            draw_raw(w, r.y + r.h - h + i, r.x + 1, r.w - 1, lines[i],
+                     theme_attr(c->theme, i ? TS_DIM : TS_WARNING), c->san);
+        free(lines[i]);
+    }
+    return h;
+}
+
 /* Said before the first peek: the keys come from the keymap. */
 static char *sqs_peek_note(const ui_ctx *c)
 {
@@ -68,7 +120,7 @@ static void dlq_open(ui_view *v, ui_ctx *c, const char *arg)
     dlq_st *s = st_of(v);
     s->detail = false;
     s->sqs_asked = false;
-    if (!dlq_is_sqs(c))
+    if (!dlq_is_sqs(c) || c->read_only)   /* read-only: the store's part only (sources.h) */
         ctx_fx(c, FX_PEEK, 0, NULL);
     (void)arg;
 }
@@ -130,25 +182,33 @@ static bool chain_missing(const rd_model *m)
             strcmp(m->chain.items[0].status, "missing") == 0);
 }
 
+/* What a retry of entry d targets: a Tasker task's failed step (the route needs both), else
+ * the execution it names. */
+static const char *dlq_target(const rd_dlq_entry *d)
+{
+    return d->step_id ? d->step_id : d->execution_id;
+}
+
 static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
 {
     const rd_model *m = c->model;
+    const char *x = dlq_target(d);
     char *head;
-    if (!d->execution_id)
+    if (!x)
         head = xstrdup("\nlinked retry chain: the entry names no execution");
-    else if (!m->chain_id || strcmp(m->chain_id, d->execution_id) != 0)
-        head = xasprintf("\nlinked retry chain of %s: loading...", d->execution_id);
+    else if (!m->chain_id || strcmp(m->chain_id, x) != 0)
+        head = xasprintf("\nlinked retry chain of %s: loading...", x);
     else if (chain_missing(m))
-        head = xasprintf("\nlinked record of %s: no record in the store%s", d->execution_id,
+        head = xasprintf("\nlinked record of %s: no record in the store%s", x,
                          d->sent_at > 0 ? " (a lost dispatch: dead-lettered, never recorded)" : "");
     else
-        head = xasprintf("\nlinked retry chain of %s: %zu attempt(s)", d->execution_id, m->chain.n);
+        head = xasprintf("\nlinked retry chain of %s: %zu attempt(s)", x, m->chain.n);
     char *clean = sanitize_str(head, c->san | SAN_KEEP_NL);
     lc->attr = theme_attr(c->theme, TS_HEADER);
     text_wrap(clean, lc->cols, detail_line, lc);
     free(clean);
     free(head);
-    if (!m->chain_id || !d->execution_id || strcmp(m->chain_id, d->execution_id) != 0 ||
+    if (!m->chain_id || !x || strcmp(m->chain_id, x) != 0 ||
         chain_missing(m))
         return;
     for (size_t i = 0; i < m->chain.n; i++) {
@@ -209,12 +269,14 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     char t[256];
     bool sqs = dlq_is_sqs(c), asked = !sqs || st_of(v)->sqs_asked;
     snprintf(t, sizeof t, "DLQ  %zu peeked of %s%s", m->dlq.n, tot,
-             !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
+             dlq_peek_off(c) && !m->dlq_loaded ? "  (not peeked: read-only)"
+             : !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     int used = (int)strlen(t) + 2;
     if (used < r.w)
         draw_clean(w, r.y, r.x + used, r.w - used,
-                   sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
+                   dlq_peek_off(c) ? "peeking is off in read-only"
+                   : sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
                        : "peeking a RabbitMQ queue requeues its messages (redelivered)",
                    theme_attr(c->theme, TS_WARNING));
 }
@@ -265,10 +327,14 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     int nc = (int)(sizeof cols / sizeof *cols);
     cols_layout(cols, nc, r.w);
     cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
+    int panel = dlq_peek_off(c) ? peek_off_draw(c, w, (ui_rect){r.y + 2, r.x, r.h - 2, r.w}) : 0;
+    v->rows = r.h - 2 - panel < 1 ? 1 : r.h - 2 - panel;
     v->list_y = r.y + 2;
     list_fit(&v->list, v->rows);
-    if (dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n) {
+    if (dlq_peek_off(c) && !m->dlq.n) {
+        if (m->dlq_loaded)
+            draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no entries from the store", theme_attr(c->theme, TS_DIM));
+    } else if (dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n) {
         lines_ctx lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2, 0, theme_attr(c->theme, TS_WARNING)};
         char *note = sqs_peek_note(c);
         word_breaks(note, r.w - 2);
@@ -305,6 +371,53 @@ static unsigned dlq_detail_key(ui_view *v, ui_ctx *c, ui_action a)
     return UI_CH_REDRAW;
 }
 
+/* The target's state as the store has it: on the executions page, or the newest attempt of
+ * its chain once read (a Tasker chain's rows are the step's transitions, each with the
+ * step's verdict). NULL when not read yet. */
+static const rd_execution *dlq_target_state(const ui_ctx *c, const char *id)
+{
+    const rd_model *m = c->model;
+    for (size_t i = 0; i < m->execs.n; i++)
+        if (m->execs.items[i].id && strcmp(m->execs.items[i].id, id) == 0)
+            return &m->execs.items[i];
+    if (m->chain_id && strcmp(m->chain_id, id) == 0 && !chain_missing(m))
+        return &m->chain.items[m->chain.n - 1];
+    return NULL;
+}
+
+/* The guarded retry (guard.h) of the entry's execution, named by its action: its state is
+ * read first (the chain, as Enter does), then r opens the confirmation. */
+static unsigned dlq_retry(ui_ctx *c, const rd_dlq_entry *d)
+{
+    const char *id = d ? dlq_target(d) : NULL;
+    if (!id) {
+        ctx_msg(c, true, "this entry names no execution to retry");
+        return UI_CH_REDRAW;
+    }
+    const rd_execution *e = dlq_target_state(c, id);
+    const rd_model *m = c->model;
+    if (!e && m->chain_id && strcmp(m->chain_id, id) == 0) {
+        ctx_msg(c, true, "%s: no record in the store: nothing to retry", id);
+        return UI_CH_REDRAW;
+    }
+    if (!e) {
+        char kr[32] = "r";
+        keymap_first(c->km, UA_RETRY, kr, sizeof kr);
+        ctx_fx(c, FX_CHAIN, 0, id);
+        ctx_msg(c, false, "reading %s from the store for its retry eligibility: %s again to retry", id, kr);
+        return UI_CH_REDRAW;
+    }
+    sel_clear(&c->sel);
+    sel_add_exec_as(&c->sel, c, e, id);
+    if (d->step_id && d->execution_id) {   /* the step's task, as the route needs it */
+        free(c->sel.parents[0]);
+        c->sel.parents[0] = xstrdup(d->execution_id);
+    }
+    sel_note(&c->sel, "from the DLQ: entry %s in %s", d->id ? d->id : "-", d->queue ? d->queue : "-");
+    ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
+    return UI_CH_REDRAW;
+}
+
 static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     const rd_model *m = c->model;
@@ -318,16 +431,8 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
         ctx_msg(c, true, "%.200s: nothing done", was);
         return UI_CH_REDRAW;
     }
-    if (a == UA_RETRY) {
-        if (!d || !d->execution_id) {
-            ctx_msg(c, true, "this entry names no execution to retry");
-            return UI_CH_REDRAW;
-        }
-        sel_clear(&c->sel);
-        sel_add(&c->sel, d->execution_id, NULL, d->queue, NULL);
-        ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
-        return UI_CH_REDRAW;
-    }
+    if (a == UA_RETRY)
+        return dlq_retry(c, d);
     if (a == UA_COPY) {   /* the entry's message id (its execution's id is in the detail) */
         sel_clear(&c->sel);
         if (d)
@@ -354,8 +459,8 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
     if (a == UA_OPEN && d) {
         s->detail = true;
         s->scroll = 0;
-        if (d->execution_id)
-            ctx_fx(c, FX_CHAIN, 0, d->execution_id);
+        if (dlq_target(d))
+            ctx_fx(c, FX_CHAIN, 0, dlq_target(d));
         return UI_CH_REDRAW;
     }
     return UI_CH_UNHANDLED;

@@ -109,31 +109,13 @@ static int mark_find(const execs_st *s, const char *id)
     return -1;
 }
 
-static void mark_remove(execs_st *s, int i)
-{
-    ui_sel *m = &s->marks;
-    free(m->ids[i]);
-    free(m->parents[i]);
-    free(m->labels[i]);
-    free(m->fps[i]);
-    for (size_t j = (size_t)i + 1; j < m->n; j++) {
-        m->ids[j - 1] = m->ids[j];
-        m->parents[j - 1] = m->parents[j];
-        m->labels[j - 1] = m->labels[j];
-        m->fps[j - 1] = m->fps[j];
-        m->attempts[j - 1] = m->attempts[j];
-        m->loops[j - 1] = m->loops[j];
-    }
-    m->n--;
-}
-
 static void mark_set(execs_st *s, const ui_ctx *c, const rd_execution *e, bool on)
 {
     int i = mark_find(s, e->id);
     if (on && i < 0)
         sel_add_exec(&s->marks, c, e);
     else if (!on && i >= 0)
-        mark_remove(s, i);
+        sel_remove(&s->marks, (size_t)i);
 }
 
 static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -324,9 +306,7 @@ static void execs_retry(ui_view *v, ui_ctx *c, const rd_execution *e)
                 sel_add_exec(&c->sel, c, m);
                 continue;
             }
-            sel_add(&c->sel, s->marks.ids[i], s->marks.parents[i], s->marks.labels[i], s->marks.fps[i]);
-            c->sel.attempts[c->sel.n - 1] = s->marks.attempts[i];
-            c->sel.loops[c->sel.n - 1] = s->marks.loops[i];
+            sel_add_from(&c->sel, &s->marks, i);   /* off this page: its state when marked */
         }
     } else if (e)
         sel_add_exec(&c->sel, c, e);

@@ -132,24 +132,15 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         groups_detail(&s->g[v->list.cur], c, w, r.y + r.h - 2, r);
 }
 
-/* The frozen selection: the group's retry-eligible members as they are now. */
+/* The frozen selection: the group's members as they are now; the confirmation sends the
+ * retry-eligible ones (guard.h) unless overridden. */
 static void groups_retry(ui_ctx *c, const rd_group *g)
 {
     sel_clear(&c->sel);
     const rd_model *m = c->model;
-    for (size_t k = 0; k < g->n_members; k++) {
-        const rd_execution *e = &m->execs.items[g->members[k]];
-        if (e->elig.verdict == RD_ELIG_YES)
-            sel_add_exec(&c->sel, c, e);
-        else
-            c->sel.ineligible++;
-    }
+    for (size_t k = 0; k < g->n_members; k++)
+        sel_add_exec(&c->sel, c, &m->execs.items[g->members[k]]);
     c->sel.group = true;
-    if (!c->sel.n) {
-        ctx_msg(c, true, "no retry-eligible member in this group (%zu ineligible): nothing to retry", g->count);
-        sel_clear(&c->sel);
-        return;
-    }
     sel_note(&c->sel, "error group: %s", g->fp[0] ? g->fp : "(no error text)");
     ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
 }

@@ -57,9 +57,10 @@ static void journal_row(const rd_journal_entry *e, ui_ctx *c, WINDOW *w, int y, 
     cols_cell(w, y, r.x, &cols[5], status, base, c->san);
     cols_cell(w, y, r.x, &cols[6], e->code ? e->code : "-", cur ? base : theme_attr(c->theme, slot),
               c->san);
-    /* a batch's lines share its id (search it with /); an overridden loop retry says so */
-    char *msg = xasprintf("%s%.8s%s%s%s", e->batch ? "[batch " : "", e->batch ? e->batch : "", e->batch ? "] " : "",
-                          e->override_ ? "[loop override] " : "", e->result ? e->result : "");
+    /* a batch's lines share its id (search it with /); an override says what it overrode */
+    char *msg = xasprintf("%s%.8s%s%s%s%s%s", e->batch ? "[batch " : "", e->batch ? e->batch : "", e->batch ? "] " : "",
+                          e->override_ ? "[override " : "", e->override_ ? e->override_ : "",
+                          e->override_ ? "] " : "", e->result ? e->result : "");
     cols_cell(w, y, r.x, &cols[7], msg, base, c->san);
     free(msg);
 }

@@ -175,6 +175,11 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
         workers_detail(&c->model->workers.items[s->rows[v->list.cur]], c, win, r.y + r.h - 1, r);
 }
 
+static void note_line(const char *line, void *ud)
+{
+    sel_note(ud, "%s", line);
+}
+
 /* What the operator must see before draining or deactivating this worker. */
 static void workers_notes(ui_ctx *c, const rd_worker *w, rd_action kind)
 {
@@ -193,15 +198,7 @@ static void workers_notes(ui_ctx *c, const rd_worker *w, rd_action kind)
             shown++;
         }
     }
-    rd_drain_risk k;   /* the rules: core/drain.h */
-    drain_risk(m, w, &k);
-    for (size_t i = 0; i < k.n_last_queue; i++)
-        sel_note(sel, "WARNING: last consumer of queue %s (%ld messages): it would stop draining",
-                 k.last_queue[i]->name, k.last_queue[i]->depth);
-    if (k.others_unhealthy)
-        sel_note(sel, "WARNING: every other compatible worker (%zu) is unhealthy or not taking work", k.compatible);
-    else if (k.no_other)
-        sel_note(sel, "WARNING: no other compatible worker: its work would wait");
+    drain_warnings(m, w, note_line, sel);   /* the rules: core/drain.h, as `redrive drain` */
     if (kind == RD_ACT_DRAIN)
         sel_note(sel, "the drain cockpit opens and follows it until it is empty");
 }

@@ -25,7 +25,7 @@ def write_script(tmp_path, name, body):
 
 def test_bearer_env_identity(act):
     a = act("attune1")
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert "no such execution" in p.stdout
     assert identities(a.core, keys_of(p.stdout)) == ["alice"]
     assert a.journal()[-1]["operator"] == "alice"
@@ -36,7 +36,7 @@ def test_bearer_file_private_ok(act, tmp_path):
     f.write_text(os.environ["RD_CORE_TOKEN"] + "\n")
     f.chmod(0o600)
     a = act("attune1", token="file:%s" % f)
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert "no such execution" in p.stdout, p.stdout + p.stderr
 
 
@@ -46,7 +46,7 @@ def test_bearer_file_group_readable_refused(act, tmp_path):
     f.chmod(0o640)
     a = act("attune1", token="file:%s" % f)
     before = len(actlib.core_actions(a.core))
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     # found when the system is opened: a config error with file:line, nothing sent
     assert p.returncode == 2, p.stdout + p.stderr
     assert "%s:" % a.config in p.stderr and "token" in p.stderr and "group/world" in p.stderr
@@ -58,7 +58,7 @@ def test_token_command_cached(act, tmp_path):
     cmd = write_script(tmp_path, "tok.sh", 'echo x >> "%s"; printf "%%s\\n" "$RD_CORE_TOKEN"\n'
                        % count)
     a = act("attune1", auth="token-command", token_command=cmd, token=None, rate_limit=20)
-    p = a.run("retry", "424241", "424242", "424243", "--yes")
+    p = a.run("retry", "424241", "424242", "424243", "--yes", "--force")
     assert p.stdout.count("no such execution") == 3, p.stdout + p.stderr
     assert count.read_text().count("x") == 1
     assert identities(a.core, keys_of(p.stdout)) == ["alice"] * 3
@@ -70,7 +70,7 @@ def test_token_command_rerun_after_401(act, tmp_path):
                        'if [ "$(wc -l < "%s")" -le 1 ]; then echo stale-token; '
                        'else printf "%%s\\n" "$RD_CORE_TOKEN"; fi\n' % (count, count))
     a = act("attune1", auth="token-command", token_command=cmd, token=None)
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert "no such execution" in p.stdout, p.stdout + p.stderr
     assert count.read_text().count("x") == 2
 
@@ -82,7 +82,7 @@ def test_token_command_same_token_after_401_not_resent(act, tmp_path):
     srv = actlib.CoreServer("attune1", tmp_path)
     try:
         a = act("attune1", core=srv.url, auth="token-command", token_command=cmd, token=None)
-        p = a.run("retry", MISSING, "--yes")
+        p = a.run("retry", MISSING, "--yes", "--force")
         assert p.returncode == 1
         assert "unauthorized: not authorized (HTTP 401" in p.stdout, p.stdout + p.stderr
         assert count.read_text().count("x") == 2
@@ -98,7 +98,7 @@ def test_token_command_jwt_exp(act, tmp_path):
         actlib.PY, os.path.join(actlib.ROOT, "tools", "coresrv", "coresrv.py"))
     cmd = write_script(tmp_path, "tok.sh", 'echo x >> "%s"; %s\n' % (count, mint))
     a = act("attune1", auth="token-command", token_command=cmd, token=None, rate_limit=1)
-    p = a.run("retry", "424241", "424242", "424243", "424244", "--yes")
+    p = a.run("retry", "424241", "424242", "424243", "424244", "--yes", "--force")
     assert p.stdout.count("no such execution") == 4, p.stdout + p.stderr
     assert count.read_text().count("x") >= 2        # re-run when the JWT neared exp
     assert set(identities(a.core, keys_of(p.stdout))) == {"cmd-user"}
@@ -108,7 +108,7 @@ def test_token_command_jwt_exp(act, tmp_path):
 def test_token_command_failure(act, tmp_path):
     cmd = write_script(tmp_path, "tok.sh", "echo nope >&2; exit 3\n")
     a = act("attune1", auth="token-command", token_command=cmd, token=None)
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert p.returncode == 1
     assert "token_command: command exited with status 3" in p.stdout
 
@@ -120,7 +120,7 @@ def test_jwt_login_refresh_and_relogin(act, tmp_path):
         a = act("attune1", core=srv.url, auth="jwt-login", token=None,
                 login=os.environ["RD_CORE_LOGIN"], password="env:RD_CORE_PASSWORD",
                 rate_limit=1)
-        p = a.run("retry", "424241", "424242", "424243", "424244", "--yes")
+        p = a.run("retry", "424241", "424242", "424243", "424244", "--yes", "--force")
         assert p.stdout.count("no such execution") == 4, p.stdout + p.stderr
         log = srv.access_log()
         assert log.count("POST /auth/login") == 1
@@ -135,7 +135,7 @@ def test_jwt_login_refresh_and_relogin(act, tmp_path):
         pwcmd = write_script(tmp_path, "pw.sh", 'printf "%s\\n" "$RD_CORE_PASSWORD"\n')
         a = act("attune1", core=srv.url, auth="jwt-login", token=None,
                 login=os.environ["RD_CORE_LOGIN"], password="cmd:" + pwcmd, rate_limit=0.5)
-        p = a.run("retry", "424241", "424242", "--yes")
+        p = a.run("retry", "424241", "424242", "--yes", "--force")
         assert p.stdout.count("no such execution") == 2, p.stdout + p.stderr
         assert srv.access_log().count("POST /auth/login") == 2   # refresh expired → login
     finally:
@@ -145,7 +145,7 @@ def test_jwt_login_refresh_and_relogin(act, tmp_path):
 def test_jwt_login_bad_password(act):
     a = act("attune1", auth="jwt-login", token=None, login=os.environ["RD_CORE_LOGIN"],
             password="env:WRONG_PW")
-    p = a.run("retry", MISSING, "--yes", env={"WRONG_PW": "definitely-wrong"})
+    p = a.run("retry", MISSING, "--yes", "--force", env={"WRONG_PW": "definitely-wrong"})
     assert p.returncode == 1
     assert "unauthorized: not authorized: login refused for 'ops'" in p.stdout
     assert "definitely-wrong" not in p.stdout + p.stderr
@@ -154,14 +154,14 @@ def test_jwt_login_bad_password(act):
 def test_api_key_identity(act):
     a = act("tasker", auth="api-key", token="env:RD_CORE_API_KEY")
     p = a.run("retry", "00000000-0000-4000-8000-100000000099/00000000-0000-4000-8000-"
-              "200000000099", "--yes")
+              "200000000099", "--yes", "--force")
     assert p.returncode == 1 and "not_found" in p.stdout, p.stdout + p.stderr
     assert identities(a.core, keys_of(p.stdout)) == ["tasker-bot"]
 
 
 def test_dev_user_local_loopback(act):
     a = act("attune1", auth="dev-user", token=None, dev_user="carol", local=True)
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert "no such execution" in p.stdout, p.stdout + p.stderr
     assert identities(a.core, keys_of(p.stdout)) == ["dev:carol"]
     assert a.journal()[-1]["operator"] == "dev:carol"
@@ -171,12 +171,12 @@ def test_dev_user_refused_unless_local(act):
     # refused by the config parser (exit 2) or, as a second line, by the action layer
     before = len(actlib.core_actions(os.environ["RD_CORE_URL_ATTUNE1"]))
     a = act("attune1", auth="dev-user", token=None, dev_user="carol", local=False)
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert p.returncode in (1, 2)
     assert "dev-user is refused" in p.stderr or "local = true" in p.stderr
     a = act("attune1", core="https://core.example.invalid", auth="dev-user", token=None,
             dev_user="carol", local=True)
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert p.returncode in (1, 2)
     assert "dev-user is refused" in p.stderr or "loopback" in p.stderr
     assert len(actlib.core_actions(os.environ["RD_CORE_URL_ATTUNE1"])) == before
@@ -184,11 +184,11 @@ def test_dev_user_refused_unless_local(act):
 
 def test_plain_http_non_loopback_refused(act):
     a = act("attune1", core="http://192.0.2.1:9")
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert p.returncode in (1, 2)
     assert "refusing plain http://" in p.stderr or "use https://" in p.stderr
     a = act("attune1", core="http://192.0.2.1:9", insecure=True)
-    p = a.run("retry", MISSING, "--yes", env={"REDRIVE_ACTION_TIMEOUT_MS": "1000"})
+    p = a.run("retry", MISSING, "--yes", "--force", env={"REDRIVE_ACTION_TIMEOUT_MS": "1000"})
     assert p.returncode == 1
     assert "refusing" not in p.stderr
     assert "unreachable" in p.stdout
@@ -196,5 +196,5 @@ def test_plain_http_non_loopback_refused(act):
 
 def test_auth_none_gets_401(act):
     a = act("attune1", auth="none", token=None)
-    p = a.run("retry", MISSING, "--yes")
+    p = a.run("retry", MISSING, "--yes", "--force")
     assert p.returncode == 1 and "not authorized" in p.stdout

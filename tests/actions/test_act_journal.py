@@ -43,6 +43,7 @@ def start_retry(a, *ids):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_signal_with_request_in_flight_is_journaled(act, tmp_path, sig):
     # the core applies the retry, then never answers: the request may have been applied
+    actlib.reload_fixture("attune1")   # 2 not retried yet: eligible, so sent (core/guard.h)
     srv = actlib.CoreServer("attune1", tmp_path, "--stall-route", r"/retry$", "--stall-seconds", "0")
     try:
         a = act("attune1", core=srv.url)
@@ -74,7 +75,7 @@ def test_signal_with_request_in_flight_is_journaled(act, tmp_path, sig):
 
 def test_pending_then_outcome(act, tmp_path):
     a = act("attune1")
-    p = a.run("retry", "424242", "--yes")
+    p = a.run("retry", "424242", "--yes", "--force")
     assert p.returncode == 1 and "not_found" in p.stdout, p.stdout + p.stderr
     lines = journal_lines(tmp_path)
     assert [l["code"] for l in lines] == ["pending", "not_found"], lines

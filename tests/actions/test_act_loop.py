@@ -67,16 +67,21 @@ def test_cli_retry_loop_is_left_out_unless_overridden(act, tmp_path, failed_exec
         core.stop()
 
 
-def test_cli_retry_without_a_readable_store_is_sent_and_says_so(act, tmp_path):
-    """The store down: the retry goes out without the check, and stderr says so."""
+def test_cli_retry_without_a_readable_store_is_held_unless_forced(act, tmp_path):
+    """The store down: the eligibility is unknown, so the retry is not sent (core/guard.h);
+    --force sends it without the checks, journaled as an override."""
     core = actlib.CoreServer("attune2", tmp_path)
     try:
         a = act("attune2", core=core.url, store="host=127.0.0.1 port=%d dbname=x user=x"
                 % actlib.free_port())
         p = a.run("retry", "2", "--yes")
-        assert "2: cannot read it (postgresql: " in p.stderr, p.stderr
-        assert "retried without the retry-loop check" in p.stderr, p.stderr
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert "redrive: 2: not sent: eligibility unknown: cannot read it (postgresql: " in p.stderr, p.stderr
+        assert "; --force sends it anyway" in p.stderr, p.stderr
+        assert [x["target"] for x in core.actions() if x["action"] == "retry"] == []
+        p = a.run("retry", "2", "--yes", "--force")
         assert [x["target"] for x in core.actions() if x["action"] == "retry"] == ["2"]
-        assert "fp" not in outcomes(a)[-1]
+        last = outcomes(a)[-1]
+        assert "fp" not in last and last["override"] == "ineligible", last
     finally:
         core.stop()

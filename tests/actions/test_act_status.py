@@ -42,19 +42,19 @@ def test_403_viewer(act):
     p = a.run("retry", "2", "--yes")
     assert p.returncode == 1
     assert "forbidden: your role may not retry executions (HTTP 403" in p.stdout
-    p = a.run("drain", "1", "--yes")
+    p = a.run("drain", "1", "--yes", "--force")
     assert "your role may not drain workers" in p.stdout
 
 
 def test_404(act):
-    p = act("attune1").run("retry", "424242", "--yes")
+    p = act("attune1").run("retry", "424242", "--yes", "--force")
     assert p.returncode == 1
     assert "not_found: no such execution (HTTP 404" in p.stdout
 
 
 def test_409_status_and_budget(act):
     a = act("attune1")
-    p = a.run("retry", "1", "7", "--yes")
+    p = a.run("retry", "1", "7", "--yes", "--force")
     assert p.returncode == 1
     lines = p.stdout.splitlines()
     assert lines[0].startswith("1: conflict_status: cannot retry execution in status "
@@ -64,7 +64,7 @@ def test_409_status_and_budget(act):
 
 def test_alakai_409s(act):
     a = act("alakai")
-    p = a.run("retry", "task-running", "task-failed-exhausted", "--yes")
+    p = a.run("retry", "task-running", "task-failed-exhausted", "--yes", "--force")
     assert "cannot retry execution in status 'running'" in p.stdout
     assert "conflict_budget: retry budget exhausted" in p.stdout
 
@@ -169,7 +169,7 @@ def test_frozen_selection_item_changed_in_between(act):
     st, _ = actlib.http_json("POST", a.core + "/api/v1/executions/4/retry", {},
                              {"Authorization": "Bearer " + os.environ["RD_CORE_TOKEN"]})
     assert st == 202
-    p = a.run("retry", "2", "4", "--yes")
+    p = a.run("retry", "2", "4", "--yes", "--force")   # sent as selected, whatever the store says now
     assert p.returncode == 1
     lines = p.stdout.splitlines()
     assert lines[0].startswith("2: ok: retried")
@@ -182,7 +182,7 @@ def test_frozen_selection_item_changed_in_between(act):
 def test_rate_limited(act):
     a = act("attune1", rate_limit=5)
     t0 = time.time()
-    p = a.run("retry", *[str(900 + i) for i in range(8)], "--yes")
+    p = a.run("retry", *[str(900 + i) for i in range(8)], "--yes", "--force")
     dt = time.time() - t0
     assert p.returncode == 1 and p.stdout.count("no such execution") == 8
     assert dt >= 7 / 5 - 0.1
@@ -195,7 +195,7 @@ def test_journal_mode_and_reader(act, tmp_path):
     with open(jp, "w") as f:
         f.write("not json\n")
     os.chmod(jp, 0o644)
-    p = a.run("retry", "424242", "--yes")
+    p = a.run("retry", "424242", "--yes", "--force")
     assert p.returncode == 1
     assert os.stat(jp).st_mode & 0o777 == 0o600
     import subprocess
@@ -213,7 +213,7 @@ def test_journal_mode_and_reader(act, tmp_path):
 
 def test_journal_dir_mode(act, tmp_path):
     a = act("attune1")
-    a.run("retry", "424242", "--yes")
+    a.run("retry", "424242", "--yes", "--force")
     d = os.path.dirname(actlib.journal_path(tmp_path))
     assert os.stat(d).st_mode & 0o777 == 0o700
 
@@ -222,7 +222,7 @@ def test_tty_confirmation_accepted(act):
     a = act("attune1")
     master, slave = pty.openpty()
     os.write(master, b"y\n")
-    p = a.run("retry", "424242", stdin=slave)
+    p = a.run("retry", "424242", "--force", stdin=slave)
     os.close(slave)
     os.close(master)
     assert "Proceed? [y/N]" in p.stderr
@@ -235,7 +235,7 @@ def test_sigint_aborts_rest(act):
     a = act("attune1", rate_limit=1)
     env = dict(os.environ, XDG_STATE_HOME=os.path.join(str(a.tmpdir), "state"))
     proc = subprocess.Popen([actlib.redrive_bin(), "--config", a.config, "retry",
-                             "900", "901", "902", "903", "904", "905", "--yes"],
+                             "900", "901", "902", "903", "904", "905", "--yes", "--force"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, stdin=subprocess.DEVNULL)
     time.sleep(1.5)

@@ -180,12 +180,15 @@ def reload_attune2():
 
 
 def open_retry_dialog(t):
-    """Executions filtered to failed, 'r' on the first one, confirmed."""
+    """Executions filtered to failed, 'r' on the oldest one (execution 2, retry-eligible: only
+    eligible executions are sent without an override), confirmed."""
     t.send("2")
     t.wait_for("Executions")
     t.send(":filter status=failed\r")
     t.wait_for("filter: status=failed")
     t.wait_for("failed")
+    t.send("G")
+    t.wait_for("eligible: yes")
     t.send("r")
     t.wait_for("retry 1 execution")
     t.send("y")

@@ -141,6 +141,13 @@ static void test_tokens(void)
     }
 }
 
+static void join_line(const char *line, void *ud)
+{
+    char *out = ud;
+    size_t n = strlen(out);
+    snprintf(out + n, 600 - n, "%s\n", line);
+}
+
 static void test_risk(void)
 {
     rd_worker ws[4] = {
@@ -165,6 +172,15 @@ static void test_risk(void)
     m.queues.items = qs;
     m.queues.n = 3;
     rd_drain_risk r;
+    qs[0].depth = 7;
+    char text[600] = "";
+    CHECK(drain_warnings(&m, &ws[0], join_line, text) == 2);   /* the lines the console and CLI show */
+    CHECK_STR(text, "WARNING: last consumer of queue worker.1.executions (7 messages): it would stop draining\n"
+                    "WARNING: no other healthy compatible worker: every other compatible worker (2) is unhealthy "
+                    "or not taking work\n");
+    text[0] = 0;
+    CHECK(drain_warnings(&m, &ws[3], join_line, text) == 1);
+    CHECK_STR(text, "WARNING: no other compatible worker: its work would wait\n");
     drain_risk(&m, &ws[0], &r);   /* the others of its runtime: unhealthy, draining */
     CHECK(r.n_last_queue == 1 && r.last_queue[0] == &qs[0]);
     CHECK(r.compatible == 2 && r.compatible_ok == 0);
@@ -173,6 +189,9 @@ static void test_risk(void)
     CHECK(r.n_last_queue == 0);
     CHECK(r.no_other && !r.others_unhealthy);
     ws[1].health = RD_HEALTH_DEGRADED;   /* one healthy enough other: no warning */
+    qs[0].consumers = 2;
+    CHECK(drain_warnings(&m, &ws[0], join_line, text) == 0);
+    qs[0].consumers = 1;
     drain_risk(&m, &ws[0], &r);
     CHECK(r.compatible == 2 && r.compatible_ok == 1 && !r.others_unhealthy && !r.no_other);
     qs[0].consumers = -1;                /* consumers unknown: no queue claim */

@@ -76,7 +76,7 @@ static void fill(rd_model *m)
     d[0] = (rd_dlq_entry){ xstrdup("m1"), xstrdup("attune.dlx.queue"), xstrdup("101"),
                            xstrdup("expired"), 2, xstrdup("worker.7.executions"), NOW - 100,
                            NOW - 50, xstrdup("{\"execution_id\":101}"), true, 2,
-                           xstrdup("render"), NOW - 200, NULL };
+                           xstrdup("render"), NOW - 200, NULL, NULL };
     model_dlq_set(m, "rabbitmq", d, 1);
     model_dlq_total(m, "rabbitmq", 3);
 
