@@ -43,7 +43,7 @@ def received(sock):
 def test_pending_and_outcome_reach_syslog(act, tmp_path, syslog_sock):
     sock, path = syslog_sock
     a = act("attune1", journal_syslog=path)
-    p = a.run("retry", "424242", "--yes")
+    p = a.run("retry", "424242", "--yes", "--force")
     assert p.returncode == 1 and "not_found" in p.stdout, p.stdout + p.stderr
     grams = received(sock)
     assert_no_secrets(*grams)
@@ -71,20 +71,20 @@ def test_refusal_reaches_syslog_and_off_sends_nothing(act, tmp_path, syslog_sock
     assert len(journal) == 1 and journal[0]["code"] == "refused", journal
     assert [json.loads(LINE_RE.match(g).group(3)) for g in grams] == journal
     b = act("attune1", journal_syslog="no")
-    b.run("retry", "424242", "--yes")
+    b.run("retry", "424242", "--yes", "--force")
     assert received(sock) == []
 
 
 def test_syslog_down_loses_only_the_copy(act, tmp_path):
     a = act("attune1", journal_syslog="/nonexistent/redrive-test-log")
-    p = a.run("retry", "424242", "--yes")
+    p = a.run("retry", "424242", "--yes", "--force")
     assert p.returncode == 1 and "not_found" in p.stdout, p.stdout + p.stderr
     assert [j["code"] for j in actlib.read_journal(tmp_path)] == ["pending", "not_found"]
 
 
 def test_bad_value_is_a_config_error(act):
     a = act("attune1", journal_syslog="maybe")
-    p = a.run("retry", "424242", "--yes")
+    p = a.run("retry", "424242", "--yes", "--force")
     assert p.returncode == 2
     assert re.search(r":\d+: journal_syslog must be yes, no or the absolute path of a syslog socket, "
                      r"not 'maybe'", p.stderr), p.stderr
