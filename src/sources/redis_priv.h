@@ -146,7 +146,8 @@ void rs_reply_end(rs_src *s);
 bool rs_ready(const rs_src *s);
 /* msg with no part of a referenced store value in it (core/redact.h); a copy otherwise. */
 void rs_redact(const rs_src *s, const char *msg, char *out, size_t cap);
-/* The current URL's "host:port" or socket path, through rs_redact. */
+/* The current URL's "host:port" or socket path; the reference's name ("env:REDIS_URL",
+ * "URL 2 of env:REDIS_URL") when the store is one. */
 void rs_where(const rs_src *s, char *out, size_t cap);
 void rs_fail(rs_src *s, const char *why);    /* source stale/down, keeps data */
 void rs_drop(rs_src *s, const char *why);    /* tear the connection down (deferred-safe) */

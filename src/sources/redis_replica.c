@@ -69,15 +69,17 @@ void rs_redact(const rs_src *s, const char *msg, char *out, size_t cap)
 void rs_where(const rs_src *s, char *out, size_t cap)
 {
     const rd_redis_url *u = &s->url;
-    char at[120];
-    if (u->path[0])
-        snprintf(at, sizeof at, "%.90s", u->path);
+    if (s->store_is_ref && s->n_urls > 1)      /* the reference named, no part of it */
+        snprintf(out, cap, "URL %zu of %.60s", s->url_i + 1, s->base.ctx.cfg->store);
+    else if (s->store_is_ref)
+        snprintf(out, cap, "%.80s", s->base.ctx.cfg->store);
+    else if (u->path[0])
+        snprintf(out, cap, "%.90s", u->path);
     else if (u->host[0])
-        snprintf(at, sizeof at, "%s%.80s%s:%d", strchr(u->name, ':') ? "[" : "", u->name,
+        snprintf(out, cap, "%s%.80s%s:%d", strchr(u->name, ':') ? "[" : "", u->name,
                  strchr(u->name, ':') ? "]" : "", u->port);
     else
-        snprintf(at, sizeof at, "store");
-    rs_redact(s, at, out, cap);
+        snprintf(out, cap, "store");
 }
 
 double rs_urls_next(rs_src *s)
