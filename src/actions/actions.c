@@ -475,7 +475,8 @@ static bool send_item(rd_batch *b, size_t i)
     hdrs[nh] = NULL;
     rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
                        .cacert = a->cfg->cacert, .timeout_ms = a->timeout_ms,
-                       .max_body = 65536};
+                       .max_body = 65536, .credential = nc > 0,
+                       .insecure_ok = a->cfg->insecure};
     /* write-ahead: no request leaves without its "pending" line (a re-send after a 401
      * is the same action: its line is already there) */
     if (!b->items[i].journaled) {
@@ -490,7 +491,7 @@ static bool send_item(rd_batch *b, size_t i)
     b->last_send = clock_mono();
     b->http_id = http_start(a->http, &req, on_response, b);
     if (!b->http_id)
-        snprintf(why, sizeof why, "could not start the request");
+        snprintf(why, sizeof why, "%s", http_why(a->http));
     ok = b->http_id != 0;
     b->items[i].in_flight = ok;
 fail:

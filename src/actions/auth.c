@@ -415,7 +415,7 @@ static void learn_identity(rd_auth *a)
     const char *hdrs[] = {h[0], "Accept: application/json", NULL};
     rd_http_req req = {.method = "GET", .url = url, .headers = hdrs,
                        .cacert = a->cfg->cacert, .timeout_ms = AUTH_HTTP_TIMEOUT_MS,
-                       .max_body = 65536};
+                       .max_body = 65536, .credential = true, .insecure_ok = a->cfg->insecure};
     a->me_id = http_start(a->http, &req, on_me, a);
     secret_free(h[0]);
     free(url);
@@ -491,11 +491,14 @@ static void post_json(rd_auth *a, const char *path, const char *body, rd_http_cb
     const char *hdrs[] = {"Accept: application/json", NULL};
     rd_http_req req = {.method = "POST", .url = url, .body = body, .headers = hdrs,
                        .cacert = a->cfg->cacert, .timeout_ms = AUTH_HTTP_TIMEOUT_MS,
-                       .max_body = 65536};
+                       .max_body = 65536, .credential = true, .insecure_ok = a->cfg->insecure};
     a->http_id = http_start(a->http, &req, cb, a);
     free(url);
-    if (!a->http_id)
-        finish(a, false, "cannot start the login request");
+    if (!a->http_id) {
+        char why[240];
+        snprintf(why, sizeof why, "login request not sent: %.200s", http_why(a->http));
+        finish(a, false, why);
+    }
 }
 
 static void on_login(const rd_http_resp *r, void *ud)

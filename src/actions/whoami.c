@@ -85,7 +85,8 @@ static bool send_me(whoami_req *w)
     const char *hdrs[] = {nh ? h[0] : "Accept: application/json", "Accept: application/json",
                           NULL};
     rd_http_req req = {.method = "GET", .url = url, .headers = hdrs, .cacert = w->cfg->cacert,
-                       .timeout_ms = WHOAMI_TIMEOUT_MS, .max_body = 65536};
+                       .timeout_ms = WHOAMI_TIMEOUT_MS, .max_body = 65536,
+                       .credential = nh > 0, .insecure_ok = w->cfg->insecure};
     w->http_id = http_start(w->http, &req, on_me, w);
     secret_free(h[0]);
     free(url);
@@ -104,7 +105,7 @@ static void on_creds(bool ok, const char *why, void *ud)
     }
     if (!send_me(w)) {
         rd_whoami res = {0};
-        snprintf(res.why, sizeof res.why, "cannot start the request to the core");
+        snprintf(res.why, sizeof res.why, "%.250s", http_why(w->http));
         deliver(w, &res);
     }
 }

@@ -8,9 +8,11 @@
 #include <strings.h>
 
 #include "../core/health.h"
+#include "../core/hostrule.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
+#include "../io/awsecs.h"
 #include "../io/clock.h"
 #include "../io/url.h"
 
@@ -100,27 +102,56 @@ static const char *store_fix(const char *err, bool redis)
     return "is the server running and reachable? check store = (host, port)";
 }
 
+/* Every host of a comma-separated list h[0..n) is a unix socket path or loopback
+ * (core/hostrule.h: exactly localhost, 127.0.0.0/8, ::1). */
+static bool hosts_local(const char *h, size_t n)
+{
+    while (n) {
+        size_t k = 0;
+        while (k < n && h[k] != ',')
+            k++;
+        char one[256];
+        size_t m = k;
+        if (m && h[0] != '[') {                      /* "host:port" in a URL */
+            const char *colon = memchr(h, ':', m);
+            if (colon && !memchr(colon + 1, ':', (size_t)(h + m - colon - 1)))
+                m = (size_t)(colon - h);
+        } else if (m && memchr(h, ']', m)) {
+            m = (size_t)((const char *)memchr(h, ']', m) - h) + 1;
+        }
+        if (m >= sizeof one)
+            return false;
+        memcpy(one, h, m);
+        one[m] = '\0';
+        if (!(m == 0 || one[0] == '/' || one[0] == '%' || host_is_loopback(one)))
+            return false;
+        h += k < n ? k + 1 : k;
+        n -= k < n ? k + 1 : k;
+    }
+    return true;
+}
+
 /* Loopback host or unix socket: a plain connection does not cross the network. */
 static bool store_is_local(const char *store)
 {
-    if (!store)
+    if (!store || strncmp(store, "redis+unix", 10) == 0 || strncmp(store, "unix://", 7) == 0)
         return true;
     if (strstr(store, "://")) {
         const char *h = strstr(store, "://") + 3;
-        const char *at = strchr(h, '@');
-        if (at && at < h + strcspn(h, "/?"))
-            h = at + 1;
-        return strncmp(store, "redis+unix", 10) == 0 || *h == '/' || *h == '?' || !*h ||
-               strncmp(h, "localhost", 9) == 0 || strncmp(h, "127.", 4) == 0 ||
-               strncmp(h, "[::1]", 5) == 0 || strstr(store, "host=%2F") ||
-               strstr(store, "host=/");
+        size_t n = strcspn(h, "/?");
+        for (const char *at; (at = memchr(h, '@', n)) != NULL; n -= (size_t)(at + 1 - h), h = at + 1)
+            ;
+        if (strstr(store, "host=%2F") || strstr(store, "host=/"))
+            return true;
+        return hosts_local(h, n);
     }
     const char *h = strstr(store, "host=");
     if (!h)
         return true;                 /* libpq's default: the unix socket */
     h += 5;
-    return *h == '/' || *h == '\'' || strncmp(h, "localhost", 9) == 0 ||
-           strncmp(h, "127.", 4) == 0 || strncmp(h, "::1", 3) == 0;
+    if (*h == '\'')
+        h++;
+    return hosts_local(h, strcspn(h, " '\t"));
 }
 
 static void store_tls(ck_report *r, const rd_system_cfg *cfg, const rd_source_status *s,
@@ -360,6 +391,12 @@ void ck_report_sqs(ck_report *r, const rd_system_cfg *cfg, const rd_model *m)
     const rd_source_status *s = source(m, "sqs");
     url_tls(r, "sqs tls", cfg->sqs_endpoint && *cfg->sqs_endpoint ? cfg->sqs_endpoint
                                                                   : cfg->sqs_queue_url, cfg);
+    char *ecs_url = NULL, ecs_why[200];
+    bool ecs_token;
+    if (awsecs_endpoint_env(&ecs_url, &ecs_token, ecs_why, sizeof ecs_why) == AWSECS_REFUSED)
+        ck_add(r, CK_FAIL, "sqs ecs endpoint", "fix the variable or unset it (docs/config.md, "
+               "SQS credentials); the next provider was tried", "%s", ecs_why);
+    free(ecs_url);
     if (s && s->creds[0]) {
         char who[160], exp[80] = "";
         creds_text(s->creds, who, sizeof who);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "hostrule.h"
 #include "ini.h"
 #include "textutil.h"
 #include "xalloc.h"
@@ -286,78 +287,36 @@ static int key_line(const sect *s, const char *name)
     return s->cfg.line;
 }
 
-/* Host part of a URL ("scheme://[user@]host[:port]/..."), written to out. */
-static bool url_host(const char *url, char *out, size_t cap)
-{
-    const char *h = strstr(url, "://");
-    if (!h || cap == 0)
-        return false;
-    h += 3;
-    const char *end = h + strcspn(h, "/?#");
-    const char *at = memchr(h, '@', (size_t)(end - h));
-    if (at)
-        h = at + 1;
-    const char *stop;
-    if (*h == '[') {
-        h++;
-        stop = memchr(h, ']', (size_t)(end - h));
-        if (!stop)
-            return false;
-    } else {
-        stop = memchr(h, ':', (size_t)(end - h));
-        if (!stop)
-            stop = end;
-    }
-    size_t n = (size_t)(stop - h);
-    if (n == 0 || n >= cap)
-        return false;
-    memcpy(out, h, n);
-    out[n] = '\0';
-    return true;
-}
-
-static bool host_is_loopback(const char *h)
-{
-    return strcasecmp(h, "localhost") == 0 || strncmp(h, "127.", 4) == 0 ||
-           strcmp(h, "::1") == 0;
-}
-
-/* Checks a core/broker URL: scheme, and http:// only for loopback or insecure. */
-static void check_url(parser *p, const sect *s, const char *key, const char *url)
+/* Checks a URL of `key`: http(s), a host, no userinfo; plain http:// only to loopback
+ * (or with insecure) when the URL carries credentials. The value is never echoed: only the
+ * host of a plain-http URL, which holds nothing but host-name characters. */
+static void check_url(parser *p, const sect *s, const char *key, const char *url, bool cred)
 {
     char host[256];
-    int line = key_line(s, key);
-    bool http = strncasecmp(url, "http://", 7) == 0;
-    if (!http && strncasecmp(url, "https://", 8) != 0) {
-        err(p, line, "'%s' must be an http:// or https:// URL", key);
-        return;
-    }
-    if (!url_host(url, host, sizeof host)) {
-        err(p, line, "'%s': no host in URL '%s'", key, url);
-        return;
-    }
-    if (http && !host_is_loopback(host) && !s->cfg.insecure)
-        err(p, line, "'%s' uses http:// to non-loopback host '%s': use https:// "
-            "(or set insecure = true)", key, host);
+    urlrule_verdict v = urlrule_check(url, !cred || s->cfg.insecure, host, sizeof host);
+    if (v == URLR_PLAIN_REMOTE)
+        err(p, key_line(s, key), "'%s' uses plain http:// to '%s', which is not a loopback "
+            "host (localhost, 127.0.0.0/8, ::1): use https:// (or set insecure = yes, shown "
+            "in the banner)", key, host);
+    else if (v != URLR_OK)
+        err(p, key_line(s, key), "'%s' %s", key, urlrule_text(v));
 }
 
-/* Every URL of a comma-separated list (sqs_queue_url). */
-static void check_url_list(parser *p, const sect *s, const char *key, const char *list)
+/* Every URL of a list split at commas and blanks (sqs_queue_url, workers); with names_ok,
+ * items without "://" are names, not URLs (sqs_dlq). */
+static void check_url_list(parser *p, const sect *s, const char *key, const char *list,
+                           bool cred, bool names_ok)
 {
     for (const char *q = list; q && *q;) {
-        size_t n = strcspn(q, ",");
+        q += strspn(q, ", \t");
+        size_t n = strcspn(q, ", \t");
+        if (n == 0)
+            break;
         char *one = xstrndup(q, n);
-        char *a = one, *b = one + strlen(one);
-        while (*a == ' ')
-            a++;
-        while (b > a && b[-1] == ' ')
-            *--b = '\0';
-        if (*a)
-            check_url(p, s, key, a);
+        if (!(names_ok && !strstr(one, "://")))
+            check_url(p, s, key, one, cred);
         free(one);
         q += n;
-        if (*q == ',')
-            q++;
     }
 }
 
@@ -384,7 +343,8 @@ static void check_auth(parser *p, const sect *s)
         char host[256];
         if (!c->dev_user)
             err(p, line, "auth = dev-user needs 'dev_user'");
-        if (!c->core || !url_host(c->core, host, sizeof host) || !host_is_loopback(host))
+        if (!c->core || urlrule_check(c->core, true, host, sizeof host) != URLR_OK ||
+            !host_is_loopback(host))
             err(p, line, "auth = dev-user is only allowed with a loopback core URL");
         else if (!c->local)
             err(p, line, "auth = dev-user needs the system marked 'local = true'");
@@ -523,12 +483,14 @@ static void section_validate(parser *p, sect *s)
     else
         check_redis_store(p, s);
     if (c->core)
-        check_url(p, s, "core", c->core);
+        check_url(p, s, "core", c->core, true);
     if (c->broker)
-        check_url(p, s, "broker", c->broker);
+        check_url(p, s, "broker", c->broker, true);
     if (c->sqs_endpoint)
-        check_url(p, s, "sqs_endpoint", c->sqs_endpoint);
-    check_url_list(p, s, "sqs_queue_url", c->sqs_queue_url);
+        check_url(p, s, "sqs_endpoint", c->sqs_endpoint, true);
+    check_url_list(p, s, "sqs_queue_url", c->sqs_queue_url, true, false);
+    check_url_list(p, s, "sqs_dlq", c->sqs_dlq, true, true);
+    check_url_list(p, s, "workers", c->workers, false, false);   /* /health: no credential */
     check_auth(p, s);
     check_pg(p, s);
     check_syslog(p, s);

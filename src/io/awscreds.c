@@ -12,6 +12,7 @@
 #include "../core/ini.h"
 #include "../core/rfc3339.h"
 #include "../core/xalloc.h"
+#include "awsecs.h"
 #include "clock.h"
 #include "http.h"
 #include "proc.h"
@@ -33,6 +34,7 @@ struct rd_awscreds {
     ac_step step;
     rd_aws_creds cur;
     char err[256];
+    char ecs_refused[200];           /* why the ECS endpoint was refused, "" = it was not */
     double failed_at;
     rd_proc *proc;
     uint64_t req;
@@ -322,25 +324,32 @@ static void on_ecs(const rd_http_resp *r, void *ud)
     got_json_creds(c, r, "ecs");
 }
 
+/* ecs_token: the headers carry the ECS authorization token, whose endpoint awsecs.h has
+ * vetted (its plain-http link-local hosts are allowed by that rule, not by loopback). */
 static uint64_t get(rd_awscreds *c, const char *method, const char *url,
-                    const char *const *hdrs, rd_http_cb cb)
+                    const char *const *hdrs, rd_http_cb cb, bool ecs_token)
 {
     rd_http_req req = { .method = method, .url = url, .headers = hdrs,
                         .timeout_ms = AC_HTTP_TIMEOUT_MS,
-                        .connect_timeout_ms = AC_HTTP_CONNECT_MS, .max_body = 64 << 10 };
+                        .connect_timeout_ms = AC_HTTP_CONNECT_MS, .max_body = 64 << 10,
+                        .credential = ecs_token, .insecure_ok = ecs_token };
     return http_start(c->http, &req, cb, c);
 }
 
 static bool try_ecs(rd_awscreds *c)
 {
-    const char *rel = env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
-    const char *full = env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
-    if ((!rel && !full) || !c->http)
+    char *url = NULL, *tok = NULL;
+    bool with_token = false;
+    if (!c->http)
         return false;
-    char *url = rel ? xasprintf("http://169.254.170.2%s", rel) : xstrdup(full);
-    char *tok = env("AWS_CONTAINER_AUTHORIZATION_TOKEN")
-                    ? xstrdup(env("AWS_CONTAINER_AUTHORIZATION_TOKEN")) : NULL;
-    if (!tok && env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")) {
+    awsecs_verdict v = awsecs_endpoint(env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"),
+                                       env("AWS_CONTAINER_CREDENTIALS_FULL_URI"), &url,
+                                       &with_token, c->ecs_refused, sizeof c->ecs_refused);
+    if (v != AWSECS_OK)
+        return false;                /* none, or refused: on to the next provider */
+    if (with_token && env("AWS_CONTAINER_AUTHORIZATION_TOKEN"))
+        tok = xstrdup(env("AWS_CONTAINER_AUTHORIZATION_TOKEN"));
+    if (with_token && !tok && env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")) {
         size_t len = 0;
         tok = slurp(env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"), &len);
         if (tok)
@@ -348,7 +357,7 @@ static bool try_ecs(rd_awscreds *c)
     }
     char *auth = tok ? xasprintf("Authorization: %s", tok) : NULL;
     const char *hdrs[] = { auth, NULL };
-    c->req = get(c, "GET", url, auth ? hdrs : NULL, on_ecs);
+    c->req = get(c, "GET", url, auth ? hdrs : NULL, on_ecs, auth != NULL);
     if (!c->req) {
         snprintf(c->err, sizeof c->err, "ecs: request could not be started");
         finish(c, false);
@@ -403,7 +412,7 @@ static void imds_next(rd_awscreds *c, const char *role)
         hdr = xasprintf("X-aws-ec2-metadata-token: %s", c->imds_token);
     }
     const char *hdrs[] = { hdr, NULL };
-    c->req = get(c, c->imds_stage == 0 ? "PUT" : "GET", url, hdrs, on_imds);
+    c->req = get(c, c->imds_stage == 0 ? "PUT" : "GET", url, hdrs, on_imds, false);
     wipe_free(hdr);
     free(url);
     if (!c->req) {
@@ -456,7 +465,8 @@ static void next_step(rd_awscreds *c)
             break;
         case STEP_END:
             snprintf(c->err, sizeof c->err, "no AWS credentials found (environment, shared "
-                     "files, ECS, instance metadata)");
+                     "files, ECS, instance metadata)%s%.150s", c->ecs_refused[0] ? "; " : "",
+                     c->ecs_refused);
             finish(c, false);
             return;
         }
@@ -511,7 +521,7 @@ static void start_fetch(rd_awscreds *c)
 {
     c->state = ST_FETCHING;
     c->step = STEP_ENV;
-    c->err[0] = '\0';
+    c->err[0] = c->ecs_refused[0] = '\0';
     next_step(c);
 }
 

@@ -7,7 +7,8 @@
  *      or ~/.aws/config), profile aws_profile / AWS_PROFILE / "default": static keys,
  *      or credential_process run as a child (io/proc.h) with a deadline
  *   3. ECS task credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (169.254.170.2) or
- *      _FULL_URI, with AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE)
+ *      _FULL_URI, with AWS_CONTAINER_AUTHORIZATION_TOKEN(_FILE) (the full URI only); an
+ *      endpoint the SDKs' rules refuse (io/awsecs.h) is skipped and named in the error
  *   4. EC2 instance metadata, IMDSv2 (token PUT, then GET) at
  *      AWS_EC2_METADATA_SERVICE_ENDPOINT or 169.254.169.254; off with
  *      AWS_EC2_METADATA_DISABLED=true

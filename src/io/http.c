@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/hostrule.h"
 #include "../core/xalloc.h"
 
 enum { HTTP_DEF_TIMEOUT_MS = 10000, HTTP_DEF_CONNECT_MS = 3000 };
@@ -43,6 +44,7 @@ struct rd_http {
     http_xfer *xfers;           /* doubly linked list of pending transfers */
     size_t n_pending;
     uint64_t next_id;
+    char why[200];              /* why the last http_start returned 0 */
 };
 
 static void check_done(rd_http *h);
@@ -343,9 +345,42 @@ static bool headers_clean(const char *const *headers)
     return true;
 }
 
+/* The send-time half of the credential rule (config.c applies it at load): the URL as
+ * libcurl will read it, so a parse that differs from the config parser's cannot slip by. */
+static bool credential_may_go(rd_http *h, const rd_http_req *req)
+{
+    if (!req->credential && !req->userpwd)
+        return true;
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL, *user = NULL;
+    bool ok = false;
+    if (!u || curl_url_set(u, CURLUPART_URL, req->url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+        snprintf(h->why, sizeof h->why, "credentials not sent: the URL does not parse");
+    else if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK ||
+             curl_url_get(u, CURLUPART_PASSWORD, &user, 0) == CURLUE_OK)
+        snprintf(h->why, sizeof h->why, "credentials not sent: the URL holds a user name "
+                 "(user:password@)");
+    else if (strcasecmp(scheme, "http") == 0 && !req->insecure_ok && !host_is_loopback(host))
+        snprintf(h->why, sizeof h->why, "credentials not sent over plain http:// to a host "
+                 "that is not loopback: use https:// (or insecure = yes)");
+    else
+        ok = true;
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(user);
+    curl_url_cleanup(u);
+    return ok;
+}
+
 uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud)
 {
-    if (!h || !req || !req->url || !cb || !headers_clean(req->headers) || !http_multi_ready(h))
+    if (!h)
+        return 0;
+    snprintf(h->why, sizeof h->why, "the request could not be started");
+    if (!req || !req->url || !cb || !headers_clean(req->headers) || !http_multi_ready(h) ||
+        !credential_may_go(h, req))
         return 0;
     CURL *e = curl_easy_init();
     if (!e)
@@ -390,6 +425,11 @@ bool http_async_dns(void)
 {
     const curl_version_info_data *v = curl_version_info(CURLVERSION_NOW);
     return v && (v->features & CURL_VERSION_ASYNCHDNS);
+}
+
+const char *http_why(const rd_http *h)
+{
+    return h ? h->why : "no HTTP client";
 }
 
 size_t http_pending(const rd_http *h)

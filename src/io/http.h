@@ -22,6 +22,11 @@ typedef struct rd_http_req {
     long timeout_ms;                 /* whole request, default 10000 */
     long connect_timeout_ms;         /* default 3000 */
     size_t max_body;                 /* cap, default 4 MiB; larger → truncated=true */
+    bool credential;                 /* headers or body carry a secret (userpwd always does):
+                                        never over plain http:// to a host that is not
+                                        loopback (core/hostrule.h) unless insecure_ok, never
+                                        to a URL holding user:password@ */
+    bool insecure_ok;                /* the system's insecure = yes */
 } rd_http_req;
 
 typedef struct rd_http_resp {
@@ -45,8 +50,12 @@ rd_http *http_new(struct event_base *base);
 void http_free(rd_http *h);          /* cancels pending requests without callbacks */
 /* Starts a request; cb runs exactly once, later, from the loop. Returns an id (>0),
  * or 0 when the request could not be started (cb not called), e.g. a header holding CR
- * or LF. Redirects are never followed; TLS verification is always on. */
+ * or LF, or a credential refused for its URL (see rd_http_req.credential): http_why says
+ * why. Redirects are never followed; TLS verification is always on. */
 uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud);
+/* Why the last http_start on h returned 0 ("the request could not be started" when no
+ * better reason is known); never holds a secret. */
+const char *http_why(const rd_http *h);
 void http_cancel(rd_http *h, uint64_t id);   /* no callback afterwards */
 size_t http_pending(const rd_http *h);
 /* libcurl resolves names without blocking (CURL_VERSION_ASYNCHDNS: the threaded or

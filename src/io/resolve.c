@@ -58,30 +58,6 @@ bool resolve_ip_literal(const char *host)
     return host && (inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1);
 }
 
-bool resolve_is_loopback(const char *host)
-{
-    if (!host)
-        return false;
-    char h[INET6_ADDRSTRLEN + 2];
-    size_t n = strlen(host);
-    if (n >= 2 && host[0] == '[' && host[n - 1] == ']' && n - 2 < sizeof h) {
-        memcpy(h, host + 1, n - 2);
-        h[n - 2] = '\0';
-    } else {
-        snprintf(h, sizeof h, "%s", host);
-    }
-    struct in_addr a4;
-    struct in6_addr a6;
-    if (strcasecmp(h, "localhost") == 0)
-        return true;
-    if (inet_pton(AF_INET, h, &a4) == 1)
-        return (ntohl(a4.s_addr) >> 24) == 127;
-    if (inet_pton(AF_INET6, h, &a6) == 1)
-        return IN6_IS_ADDR_LOOPBACK(&a6) ||
-               (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
-    return false;
-}
-
 rd_resolver *resolve_new(struct event_base *base)
 {
     rd_resolver *r = xcalloc(1, sizeof *r);

@@ -29,5 +29,4 @@ void resolve_cancel(rd_lookup *l);   /* no callback afterwards; NULL ok */
 
 /* host is an IPv4 or IPv6 address literal (no brackets, no zone, no port). */
 bool resolve_ip_literal(const char *host);
-/* "localhost", 127.0.0.0/8, ::1 or ::ffff:127.x.y.z; brackets around IPv6 accepted. */
-bool resolve_is_loopback(const char *host);
+/* Loopback is core/hostrule.h's host_is_loopback: one test for the whole program. */

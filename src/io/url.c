@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/hostrule.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
-#include "resolve.h"
 
 /* ---- escaping ------------------------------------------------------------------------ */
 
@@ -100,7 +100,7 @@ bool url_is_https(const char *url) { return scheme_is(url, "https"); }
 bool url_host_is_loopback(const char *url)
 {
     char *host = url_part(url, CURLUPART_HOST, 0);
-    bool lo = resolve_is_loopback(host);
+    bool lo = host_is_loopback(host);
     free(host);
     return lo;
 }

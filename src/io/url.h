@@ -24,7 +24,7 @@ bool url_utf8_valid(const char *s);
 char *url_join(const char *base, const char *path);
 bool url_is_http(const char *url);          /* scheme is plain http */
 bool url_is_https(const char *url);
-bool url_host_is_loopback(const char *url); /* localhost, 127/8, ::1 */
+bool url_host_is_loopback(const char *url); /* core/hostrule.h host_is_loopback of the host */
 /* "host:port" of an http(s) URL, default ports filled in (80/443); NULL when the URL
  * does not parse. */
 char *url_host_port(const char *url);

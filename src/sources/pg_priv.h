@@ -41,6 +41,7 @@ typedef struct pg_src {
     bool setup_done;              /* variant/extension check done on this connection */
     /* secret references being resolved before a connect */
     rd_secret *sec_store, *sec_password;
+    char *store_value;            /* the resolved `store = env:...` (wiped): see pg_redact */
     int sec_pending;
     char sec_err[300];
     char *notes[Q_N];             /* optional queries that failed: "queues: ..." */
@@ -160,6 +161,8 @@ void pg_indexes_apply(pg_src *s, const PGresult *r);
 /* pg_replica.c: which host answered, standby or primary, its replication lag, failover. */
 /* Columns the change probe adds (standby, lag_s): the lag read in the same statement. */
 extern const char PG_REPLICA_COLUMNS[];
+/* msg with no part of a referenced store value in it (core/redact.h); a copy otherwise. */
+void pg_redact(const pg_src *s, const char *msg, char *out, size_t cap);
 void pg_replica_connected(pg_src *s);           /* connected: host, role, failover note */
 void pg_replica_lost(pg_src *s, const char *err);
 /* The lag statement when this batch has no probe to carry it and it is due (standby,

@@ -44,6 +44,9 @@ void pg_replica_connected(pg_src *s)
 {
     s->rep_host[0] = '\0';
     pg_conn_peer(s->conn, s->rep_host, sizeof s->rep_host, &s->rep_hosts);
+    char named[sizeof s->rep_host];
+    pg_redact(s, s->rep_host, named, sizeof named);
+    memcpy(s->rep_host, named, sizeof named);
     const char *hs = pg_conn_param(s->conn, "in_hot_standby");
     s->rep_standby = hs && strcmp(hs, "on") == 0;
     s->rep_read_at = 0;

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "../core/redact.h"
 #include "../core/xalloc.h"
 
 static const double CONNECT_DEADLINE_S = 5.0, QUERY_DEADLINE_S = 10.0;
@@ -96,10 +97,20 @@ static void secret_done(pg_src *s)
         open_conn(s);
 }
 
+void pg_redact(const pg_src *s, const char *msg, char *out, size_t cap)
+{
+    if (s->store_value)
+        redact_ref(msg, s->store_value, s->pub.ctx.cfg->store, out, cap);
+    else
+        snprintf(out, cap, "%s", msg ? msg : "");
+}
+
 static void on_store_secret(bool ok, const char *value, const char *why, void *ud)
 {
     pg_src *s = ud;
     s->sec_store = NULL;
+    secret_free(s->store_value);
+    s->store_value = ok ? xstrdup(value) : NULL;
     if (ok)
         pg_conn_set_conninfo(s->conn, value, true);
     else if (!s->sec_err[0]) {
@@ -168,7 +179,7 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 static void lost(pg_src *s, const char *err)
 {
     char msg[300];
-    snprintf(msg, sizeof msg, "%s", err && *err ? err : "connection lost");
+    pg_redact(s, err && *err ? err : "connection lost", msg, sizeof msg);
     model_source_fail(model(s), SRC_NAME, msg, now_s());
     s->settled = true;
     s->failing = true;
@@ -539,7 +550,9 @@ static void on_batch(PGresult **res, size_t n, void *ud)
     free(s->jump_inflight);
     s->chain_inflight = s->jump_inflight = NULL;
     if (*err) {
-        model_source_fail(model(s), SRC_NAME, err, now_s());
+        char msg[300];
+        pg_redact(s, err, msg, sizeof msg);
+        model_source_fail(model(s), SRC_NAME, msg, now_s());
     } else if (!setup) {
         model_source_ok(model(s), SRC_NAME, now_s());
         s->backoff_s = BACKOFF_MIN_S;
@@ -705,6 +718,7 @@ static void op_free(rd_source *src)
     pg_src *s = src->impl;
     secret_cancel(s->sec_store);
     secret_cancel(s->sec_password);
+    secret_free(s->store_value);
     for (size_t i = 0; i < Q_N; i++)
         free(s->notes[i]);
     pg_conn_free(s->conn);

@@ -109,6 +109,7 @@ static uint64_t start(rb_src *s, const char *method, const char *url, const char
         .method = method, .url = url, .body = body, .headers = json_hdr,
         .userpwd = s->userpwd, .cacert = s->base.ctx.cfg->cacert,
         .timeout_ms = 8000, .connect_timeout_ms = 3000, .max_body = max_body,
+        .insecure_ok = s->base.ctx.cfg->insecure,
     };
     return http_start(s->base.ctx.http, &req, cb, s);
 }
@@ -205,7 +206,7 @@ static void poll_page(rb_src *s)
     free(url);
     if (!s->poll_req) {
         rb_queue_page_free(&s->acc);
-        fail(s, "broker request could not be started");
+        fail(s, http_why(s->base.ctx.http));
     }
 }
 

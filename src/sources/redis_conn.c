@@ -31,17 +31,6 @@
 enum { RS_REPLY_TIMEOUT = 5 };
 static const char SRC_NAME[] = "redis";
 
-static const char *where(const rs_src *s, char *buf, size_t cap)
-{
-    if (s->url.path[0])
-        snprintf(buf, cap, "%s", s->url.path);
-    else if (s->url.host[0])
-        snprintf(buf, cap, "%s:%d", s->url.name[0] ? s->url.name : s->url.host, s->url.port);
-    else
-        snprintf(buf, cap, "store");
-    return buf;
-}
-
 /* ---- state -------------------------------------------------------------------------- */
 
 /* Requests that cannot be served while disconnected are answered with the error,
@@ -65,9 +54,11 @@ void rs_fail(rs_src *s, const char *why)
 {
     if (s->freeing)
         return;
-    char w[300], msg[256];
-    snprintf(msg, sizeof msg, "redis %.80s: %.160s", where(s, w, sizeof w), why ? why : "error");
-    snprintf(s->fail_why, sizeof s->fail_why, "%s", why ? why : "error");
+    char w[120], named[200], msg[256];
+    rs_where(s, w, sizeof w);
+    rs_redact(s, why ? why : "error", named, sizeof named);
+    snprintf(msg, sizeof msg, "redis %.80s: %.160s", w, named);
+    snprintf(s->fail_why, sizeof s->fail_why, "%.150s", named);
     if (s->state != RC_READY && !s->setup_error && rs_urls_more(s))
         return;                      /* the next URL of the list is tried at once */
     model_source_fail(s->base.ctx.model, SRC_NAME, msg, rs_now());

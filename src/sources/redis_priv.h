@@ -90,6 +90,7 @@ typedef struct rs_src {
     bool setup_error;               /* settings that cannot work: no automatic retry */
     struct rd_secret *secret;       /* the reference being resolved */
     char *password;                 /* AUTH password (wiped when freed); NULL = no AUTH */
+    char *store_value;              /* the resolved store reference (wiped): rs_redact */
     struct tlsb *tls;               /* rediss://: the bridge hiredis connects through */
     char tls_ip[80];                /* the address the bridge was made for: "ip|port" */
 
@@ -143,6 +144,11 @@ bool rs_command(rs_src *s, void (*cb)(struct redisAsyncContext *, void *, void *
 void rs_reply_begin(rs_src *s);     /* bracket every reply callback */
 void rs_reply_end(rs_src *s);
 bool rs_ready(const rs_src *s);
+/* msg with no part of a referenced store value in it (core/redact.h); a copy otherwise. */
+void rs_redact(const rs_src *s, const char *msg, char *out, size_t cap);
+/* The current URL's "host:port" or socket path; the reference's name ("env:REDIS_URL",
+ * "URL 2 of env:REDIS_URL") when the store is one. */
+void rs_where(const rs_src *s, char *out, size_t cap);
 void rs_fail(rs_src *s, const char *why);    /* source stale/down, keeps data */
 void rs_drop(rs_src *s, const char *why);    /* tear the connection down (deferred-safe) */
 void rs_publish(rs_src *s, bool force);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/redact.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/secret.h"
@@ -57,13 +58,28 @@ void rs_urls_free(rs_src *s)
     s->urls = NULL;
 }
 
-static void where(const rd_redis_url *u, char *out, size_t cap)
+void rs_redact(const rs_src *s, const char *msg, char *out, size_t cap)
 {
-    if (u->path[0])
-        snprintf(out, cap, "%.90s", u->path);
+    if (s->store_is_ref && s->store_value)
+        redact_ref(msg, s->store_value, s->base.ctx.cfg->store, out, cap);
     else
+        snprintf(out, cap, "%s", msg ? msg : "");
+}
+
+void rs_where(const rs_src *s, char *out, size_t cap)
+{
+    const rd_redis_url *u = &s->url;
+    if (s->store_is_ref && s->n_urls > 1)      /* the reference named, no part of it */
+        snprintf(out, cap, "URL %zu of %.60s", s->url_i + 1, s->base.ctx.cfg->store);
+    else if (s->store_is_ref)
+        snprintf(out, cap, "%.80s", s->base.ctx.cfg->store);
+    else if (u->path[0])
+        snprintf(out, cap, "%.90s", u->path);
+    else if (u->host[0])
         snprintf(out, cap, "%s%.80s%s:%d", strchr(u->name, ':') ? "[" : "", u->name,
                  strchr(u->name, ':') ? "]" : "", u->port);
+    else
+        snprintf(out, cap, "store");
 }
 
 double rs_urls_next(rs_src *s)
@@ -98,7 +114,7 @@ bool rs_urls_more(const rs_src *s)
 void rs_urls_connected(rs_src *s)
 {
     s->url_tries = 0;
-    where(&s->url, s->url_ok, sizeof s->url_ok);
+    rs_where(s, s->url_ok, sizeof s->url_ok);
     s->is_replica = false;
     s->repl_at = 0;
     if (s->url_lost[0] && strcmp(s->url_lost, s->url_ok) != 0) {
@@ -173,7 +189,7 @@ bool rs_replica_poll(rs_src *s)
 void rs_notify_note(rs_src *s)
 {
     char at[100];
-    where(&s->url, at, sizeof at);
+    rs_where(s, at, sizeof at);
     char *note = xasprintf("keyspace notifications off on %s (notify-keyspace-events needs K "
                            "and h or A; each replica has its own): changes show at the next "
                            "sweep", at);           /* cut to the note's size by the model */

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/redact.h"
 #include "../core/xalloc.h"
 #include "../io/secret.h"
 #include "../io/tlsbridge.h"
@@ -57,6 +58,8 @@ static void on_store_url(bool ok, const char *url, const char *why, void *ud)
         rs_secret_failed(s, err, false);
         return;
     }
+    secret_free(s->store_value);
+    s->store_value = xstrdup(url);
     if (!rs_urls_set(s, url, true, err, sizeof err)) {
         char msg[300];
         snprintf(msg, sizeof msg, "store (%.40s): %.240s", s->base.ctx.cfg->store, err);
@@ -281,6 +284,8 @@ void rs_secure_free(rs_src *s)
     s->tls = NULL;
     secret_free(s->password);
     s->password = NULL;
+    secret_free(s->store_value);
+    s->store_value = NULL;
     redis_url_clear(&s->url);
     rs_urls_free(s);
 }

@@ -30,7 +30,7 @@ static bool parse_query(const char *q, rd_redis_url *out, char *err, size_t cap)
     if (!q || !*q)
         return true;
     if (strncmp(q, "db=", 3) != 0 || !parse_int(q + 3, strlen(q + 3), 0, 1000000, &out->db)) {
-        snprintf(err, cap, "unsupported query '%s' (only ?db=N)", q);
+        snprintf(err, cap, "unsupported query in the URL (only ?db=N)");
         return false;
     }
     return true;
@@ -178,11 +178,11 @@ static bool parse_tcp(const char *rest, bool secret, rd_redis_url *out, char *er
     const char *p = rest + n;
     if (*p == '/' && p[1]) {
         if (!parse_int(p + 1, strlen(p + 1), 0, 1000000, &out->db)) {
-            snprintf(err, cap, "bad database number '%s'", p + 1);
+            snprintf(err, cap, "bad database number in the URL's path (only /N, no query)");
             goto fail;
         }
     } else if (*p && strcmp(p, "/") != 0) {
-        snprintf(err, cap, "unexpected '%s' after the host", p);
+        snprintf(err, cap, "unexpected text after the host in the URL (only /N)");
         goto fail;
     }
     return true;

@@ -122,11 +122,12 @@ static uint64_t sqs_call(sq_src *s, const char *action, const char *body, rd_htt
                            out.token_hdr, NULL };
     rd_http_req req = { .method = "POST", .url = s->endpoint, .body = body, .headers = hdrs,
                         .cacert = s->base.ctx.cfg->cacert, .timeout_ms = 8000,
-                        .connect_timeout_ms = 3000, .max_body = max_body };
+                        .connect_timeout_ms = 3000, .max_body = max_body,
+                        .credential = true, .insecure_ok = s->base.ctx.cfg->insecure };
     uint64_t id = http_start(s->base.ctx.http, &req, cb, ud);
     sigv4_out_free(&out);
     if (!id)
-        snprintf(why, cap, "SQS request could not be started");
+        snprintf(why, cap, "SQS request not sent: %s", http_why(s->base.ctx.http));
     else
         s->requests++;
     return id;

@@ -2,6 +2,11 @@
  * Test helper for tests/actions: exercises rd_http and the journal reader directly.
  *   rd-act-probe http METHOD URL [--body B] [--header H]... [--timeout MS]
  *                [--max-body N] [--cacert F] [--cancel-after MS] [--count N]
+ *                [--credential yes] [--insecure-ok yes]
+ *   rd-act-probe whoami CORE_URL AUTH [--insecure yes]
+ *                (the send-time credential rule on a config that never went through the
+ *                config parser: token env:RD_PROBE_TOKEN, login "ops" with password
+ *                env:RD_PROBE_PASSWORD)
  *   rd-act-probe journal-tail PATH MAX
  * Prints one JSON object per finished request (or per entry).
  */
@@ -12,6 +17,8 @@
 #include <string.h>
 
 #include "src/actions/journal.h"
+#include "src/actions/whoami.h"
+#include "src/core/config.h"
 #include "src/io/http.h"
 
 typedef struct probe {
@@ -75,6 +82,8 @@ static int run_http(int argc, char **argv)
         else if (!strcmp(k, "--cacert")) req.cacert = v;
         else if (!strcmp(k, "--cancel-after")) cancel_after = atol(v);
         else if (!strcmp(k, "--count")) count = atoi(v);
+        else if (!strcmp(k, "--credential")) req.credential = !strcmp(v, "yes");
+        else if (!strcmp(k, "--insecure-ok")) req.insecure_ok = !strcmp(v, "yes");
         else return 2;
     }
     req.headers = headers;
@@ -83,7 +92,7 @@ static int run_http(int argc, char **argv)
     for (int i = 0; i < count && i < 64; i++) {
         p.ids[i] = http_start(p.http, &req, on_resp, &p);
         if (!p.ids[i]) {
-            fprintf(stderr, "http_start failed\n");
+            fprintf(stderr, "http_start failed: %s\n", http_why(p.http));
             return 1;
         }
         p.outstanding++;
@@ -98,6 +107,55 @@ static int run_http(int argc, char **argv)
     if (cancel)
         event_free(cancel);
     http_free(p.http);
+    event_base_free(p.base);
+    printf("{\"calls\":%d}\n", p.calls);
+    return 0;
+}
+
+typedef struct who_probe {
+    struct event_base *base;
+    int calls;
+} who_probe;
+
+static void on_who(const rd_whoami *w, void *ud)
+{
+    who_probe *p = ud;
+    p->calls++;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "ok", w->ok);
+    cJSON_AddNumberToObject(o, "http_status", (double)w->http_status);
+    cJSON_AddStringToObject(o, "identity", w->identity);
+    cJSON_AddStringToObject(o, "why", w->why);
+    char *s = cJSON_PrintUnformatted(o);
+    printf("%s\n", s);
+    fflush(stdout);
+    free(s);
+    cJSON_Delete(o);
+    event_base_loopexit(p->base, NULL);
+}
+
+static int run_whoami(int argc, char **argv)
+{
+    if (argc < 4)
+        return 2;
+    static char name[] = "probe", token[] = "env:RD_PROBE_TOKEN", login[] = "ops",
+                password[] = "env:RD_PROBE_PASSWORD", header[] = "X-API-Key";
+    rd_system_cfg cfg = {.name = name, .core = argv[2], .auth = argv[3], .token = token,
+                         .login = login, .password = password, .api_key_header = header,
+                         .insecure = argc >= 6 && !strcmp(argv[4], "--insecure") &&
+                                     !strcmp(argv[5], "yes")};
+    who_probe p = {.base = event_base_new()};
+    rd_http *http = http_new(p.base);
+    rd_auth *auth = auth_new(p.base, http, &cfg);
+    whoami_req *w = whoami_start(auth, http, &cfg, on_who, &p);
+    struct timeval limit = {10, 0};
+    event_base_loopexit(p.base, &limit);
+    if (w)
+        event_base_dispatch(p.base);
+    if (!p.calls)
+        whoami_cancel(w);
+    auth_free(auth);
+    http_free(http);
     event_base_free(p.base);
     printf("{\"calls\":%d}\n", p.calls);
     return 0;
@@ -133,8 +191,11 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "http"))
         return run_http(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "whoami"))
+        return run_whoami(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "journal-tail"))
         return run_journal(argc, argv);
-    fprintf(stderr, "usage: rd-act-probe http METHOD URL [opts] | journal-tail PATH MAX\n");
+    fprintf(stderr, "usage: rd-act-probe http METHOD URL [opts] | whoami CORE AUTH "
+            "[--insecure yes] | journal-tail PATH MAX\n");
     return 2;
 }

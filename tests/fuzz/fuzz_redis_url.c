@@ -1,12 +1,14 @@
 /* Redis store URLs: the config form (no credentials) and the secret-reference form
  * (user:password@ accepted, percent-encoded or not). A parsed URL is within range and
  * reads back the same when written out again; the config form never yields
- * credentials; an error message never quotes the userinfo. */
+ * credentials; an error message never quotes any part of a referenced value (the userinfo,
+ * the host, the path, the query), and core/redact.h names every piece of one. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/core/redact.h"
 #include "../../src/sources/redis_url.h"
 #include "fuzz.h"
 
@@ -72,6 +74,70 @@ static void check_never_quoted(const char *url)
     free(p);
 }
 
+/* The whole referenced value, not only its userinfo: every byte after the scheme that is
+ * not URL structure becomes \1 (a byte no message of ours holds); whatever either parser
+ * says about the result never holds one. */
+static const char STRUCTURE[] = "@:/?=&[].,%# ";
+
+static void check_value_never_quoted(const char *url)
+{
+    const char *rest = strstr(url, "://");
+    if (!rest)
+        return;
+    char *p = strdup(url);
+    if (!p)
+        abort();
+    for (char *q = p + (rest - url) + 3; *q; q++)
+        if (!strchr(STRUCTURE, *q))
+            *q = '\1';
+    rd_redis_url u;
+    char err[256] = "";
+    if (!redis_url_parse_secret(p, &u, err, sizeof err))
+        FUZZ_ASSERT(!strchr(err, '\1'));
+    redis_url_clear(&u);
+    err[0] = '\0';
+    if (!redis_url_parse(p, &u, err, sizeof err))
+        FUZZ_ASSERT(!strchr(err, '\1'));
+    redis_url_clear(&u);
+    free(p);
+}
+
+/* redact_ref names every piece of a value: each run of it between delimiters, written
+ * into a message of its own, is gone from the result (the value's bytes after the scheme
+ * made \x81, which no name holds). */
+static void check_redacted(const char *text)
+{
+    size_t n = strlen(text), runs = 0;
+    if (n > 300 || strchr(text, '\x81'))
+        return;
+    char *v = strdup(text);
+    if (!v)
+        abort();
+    const char *scheme_end = strstr(v, "://");   /* the scheme names no secret */
+    for (char *q = scheme_end ? v + (scheme_end - v) + 3 : v; *q; q++)
+        if (!strchr("@:/,;?&=# \t'\"\\[]", *q))
+            *q = '\x81';
+    char *msg = malloc(4 * n + 16), *o = msg;
+    if (!msg)
+        abort();
+    o += sprintf(o, "m ");
+    for (const char *q = v; *q;) {
+        size_t k = strspn(q, "\x81");
+        if (k) {
+            o += sprintf(o, "<%.*s> ", (int)k, q);
+            runs++;
+        }
+        q += k ? k : 1;
+    }
+    if (runs <= 40) {
+        char out[8192];
+        redact_ref(msg, v, "env:X", out, sizeof out);
+        FUZZ_ASSERT(!strchr(out, '\x81'));
+    }
+    free(msg);
+    free(v);
+}
+
 /* The same text as a store list (several URLs): items lie inside the text, in order, without
  * surrounding blanks; a list that checks out parses item by item; one item alone is the
  * single-URL parse. */
@@ -125,6 +191,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     redis_url_clear(&u);
     FUZZ_ASSERT(!u.user && !u.password);
     check_never_quoted(url);
+    check_value_never_quoted(url);
+    check_redacted(url);
     check_list(url);
     free(url);
     return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../src/core/hostrule.h"
 #include "../../src/io/resolve.h"
 #include "../unit/check.h"
 
@@ -47,7 +48,7 @@ static void test_literals(void)
         char ctx[64];
         snprintf(ctx, sizeof ctx, "'%s'", t[i].host ? t[i].host : "(null)");
         CHECK_MSG(resolve_ip_literal(t[i].host) == t[i].literal, ctx);
-        CHECK_MSG(resolve_is_loopback(t[i].host) == t[i].loopback, ctx);
+        CHECK_MSG(host_is_loopback(t[i].host) == t[i].loopback, ctx);
     }
 }
 

@@ -166,7 +166,7 @@ static void test_bad(void)
         { "bad.ini:14: ", "missing required key 'store'" },
         { "bad.ini:15: ", "literal secret in 'broker_password'" },
         { "bad.ini:16: ", "literal secret in 'password'" },
-        { "bad.ini:20: ", "http:// to non-loopback" },
+        { "bad.ini:20: ", "which is not a loopback host" },
         { "bad.ini:21: ", "dev-user is only allowed with a loopback" },
         { "bad.ini:23: ", "bad integer" },
         { "bad.ini:24: ", "bad rate" },
@@ -226,9 +226,9 @@ static void test_auth_rules(void)
         { "core=http://[::1]:1\nauth=dev-user\ndev_user=a\nlocal=true\n", true, NULL },
         { "core=http://127.0.0.1:1\nauth=dev-user\ndev_user=a\n", false, "local = true" },
         { "core=https://example.com\nauth=dev-user\ndev_user=a\nlocal=1\n", false, "loopback" },
-        { "core=http://user@localhost:9/x\nauth=none\n", true, NULL },
+        { "core=http://user@localhost:9/x\nauth=none\n", false, "user name or password" },
         { "core=ftp://x\n", false, "http:// or https://" },
-        { "broker=http://rabbit.internal:15672\n", false, "non-loopback" },
+        { "broker=http://rabbit.internal:15672\n", false, "not a loopback host" },
         { "broker=http://rabbit.internal:15672\ninsecure=on\n", true, NULL },
         { "token=env:\n", false, "literal secret" },
         { "token=\n", true, NULL },
@@ -249,6 +249,64 @@ static void test_auth_rules(void)
         config_free(&c);
         diags_free(&d);
         free(t);
+    }
+}
+
+/* Credential-bearing URLs (core, broker, sqs_*) and worker URLs: one row per rule
+ * boundary; a refused value is never echoed (only the host of a plain-http URL). */
+static void test_url_rules(void)
+{
+    static const struct { const char *body; const char *needle; } cases[] = {
+        { "core=http://127.0.0.1:1\n", NULL },
+        { "core=http://127.9.8.7:1/api\n", NULL },
+        { "core=http://localhost:1\n", NULL },
+        { "core=http://LOCALHOST:1\n", NULL },
+        { "core=http://[::1]:1\n", NULL },
+        { "core=http://127.0.0.1.evil.example:8080\n",
+          "a:4: 'core' uses plain http:// to '127.0.0.1.evil.example', which is not a loopback" },
+        { "core=http://127.evil.example\n", "not a loopback" },
+        { "core=http://localhost.evil.example\n", "not a loopback" },
+        { "core=http://localhost.\n", "not a loopback" },
+        { "core=http://0.0.0.0:1\n", "not a loopback" },
+        { "core=http://127.1:1\n", "not a loopback" },
+        { "core=http://[::2]:1\n", "not a loopback" },
+        { "core=http://evil.example\ninsecure=yes\n", NULL },
+        { "core=https://evil.example\n", NULL },
+        { "core=https://user:Secr3t@core.example\n",
+          "a:4: 'core' must not hold a user name or password" },
+        { "core=http://Secr3t@127.0.0.1:1\ninsecure=yes\n", "user name or password" },
+        { "core=http://127.0.0.1\\@evil.example/\n", "user name or password" },
+        { "core=http://127.0.0.1\\evil.example/\n", "no host name or port holds" },
+        { "core=http://127.0.0.1:80:81/\n", "no host name or port holds" },
+        { "core=http://127.0.0.1 .evil/\n", "no host name or port holds" },
+        { "core=http:///x\n", "has no host" },
+        { "core=http://[]:1/\n", "has no host" },
+        { "core=ftp://127.0.0.1/\n", "http:// or https://" },
+        { "broker=http://guest:Secr3t@127.0.0.1:15672\n", "'broker' must not hold" },
+        { "broker=http://127.0.0.1.evil.example:15672\n", "'broker' uses plain http://" },
+        { "sqs_endpoint=http://127.0.0.1.evil.example\n", "'sqs_endpoint' uses plain http://" },
+        { "sqs_queue_url=http://127.0.0.1:1/1/q, http://sqs.evil/1/q\n",
+          "'sqs_queue_url' uses plain http:// to 'sqs.evil'" },
+        { "sqs_dlq=q-dlq, http://127.0.0.1:1/1/q-dlq\n", NULL },
+        { "sqs_dlq=q-dlq, http://sqs.evil/1/q-dlq\n", "'sqs_dlq' uses plain http://" },
+        { "workers=http://w1.example:8000 http://127.0.0.1:9\n", NULL },
+        { "workers=http://w1.example:8000, http://u:Secr3t@127.0.0.1:9\n",
+          "'workers' must not hold a user name or password" },
+        { "workers=w1:8000\n", "'workers' must be an http:// or https:// URL" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char t[512];
+        snprintf(t, sizeof t, "[system \"s\"]\nprofile=attune\nstore=x\n%s", cases[i].body);
+        rd_config c;
+        rd_diags d = { 0 };
+        bool ok = config_parse("a", t, &c, &d);
+        CHECK_MSG(ok == !cases[i].needle, cases[i].body);
+        if (cases[i].needle) {
+            CHECK_MSG(d.n == 1 && strstr(d.msgs[0], cases[i].needle), cases[i].body);
+            CHECK_MSG(d.n == 1 && !strstr(d.msgs[0], "Secr3t"), cases[i].body);
+        }
+        config_free(&c);
+        diags_free(&d);
     }
 }
 
@@ -464,6 +522,7 @@ int main(void)
     test_bad();
     test_mixed();
     test_auth_rules();
+    test_url_rules();
     test_helpers();
     test_default_path();
     test_load();
