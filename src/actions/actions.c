@@ -31,6 +31,7 @@ typedef struct batch_item {
     char *fp;                /* the target's error fingerprint for the journal, or NULL */
     int attempt;             /* the target's attempt for the journal, <= 0 unknown */
     bool override_;          /* the operator overrode the retry-loop breaker */
+    char *operator_;         /* who its "pending" line names: its outcome names the same */
 } batch_item;
 
 struct rd_batch {
@@ -317,7 +318,7 @@ static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, 
     char *t = target_text(r->id, r->parent);
     const char *targets[] = {t};
     rd_journal_rec rec = {
-        .operator_ = operator_name(a),
+        .operator_ = it->operator_ ? it->operator_ : operator_name(a),
         .system = a->cfg->name, .action = action_name(r->action),
         .targets = targets, .n_targets = 1,
         .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
@@ -359,6 +360,7 @@ static void batch_destroy(rd_batch *b)
         free(b->res[i].id);
         free(b->res[i].parent);
         free(b->items[i].fp);
+        free(b->items[i].operator_);
     }
     free(b->res);
     free(b->items);
@@ -479,6 +481,8 @@ static bool send_item(rd_batch *b, size_t i)
      * is the same action: its line is already there) */
     if (!b->items[i].journaled) {
         char jwhy[200];
+        free(b->items[i].operator_);
+        b->items[i].operator_ = xstrdup(operator_name(a));
         if (!journal_result(a, b, i, jwhy, sizeof jwhy)) {
             journal_failed(a, jwhy);
             snprintf(why, sizeof why, "not sent: the journal cannot be written (%s)", jwhy);

@@ -125,6 +125,15 @@ static void replica_text(const rd_source_status *s, char *out, size_t cap)
         snprintf(out + n, cap - (size_t)n, "%sfailed over %s", n ? "; " : "", s->failover);
 }
 
+/* An encrypted connection whose certificate is not checked: said first, whatever else
+ * the row says (the console's top bar says TLS NOT VERIFIED). */
+static const char *tls_warning(const rd_source_status *s)
+{
+    bool known = s->facts_known & RD_FACT_TLS;
+    bool unverified = (s->facts & RD_FACT_TLS) && !(s->facts & RD_FACT_TLS_VERIFIED);
+    return known && unverified ? "WARNING: TLS NOT VERIFIED" : "";
+}
+
 static void text_sources(const rd_model *m, double now, tbuf *out)
 {
     static const char *const h[] = { "SOURCE", "STATE", "LAST OK", "SINCE", "ERROR" };
@@ -141,10 +150,16 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
         table_age(&t, s->since, now);
         char notes[RD_SRC_NOTES * RD_SRC_NOTE_LEN + 400] = "";
         replica_text(s, notes, sizeof notes);
+        if ((s->facts_known & RD_FACT_TLS) && (s->facts & RD_FACT_TLS_VERIFIED))
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%stls verified",
+                     notes[0] ? "; " : "");
         for (size_t k = 0; k < s->n_notes && k < RD_SRC_NOTES; k++)
             snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%snote: %.*s",
                      notes[0] ? "; " : "", (int)RD_SRC_NOTE_LEN, s->notes[k]);
-        table_cell(&t, err[0] ? err : notes[0] ? notes : "-", WIDE_MAX);
+        char cell[sizeof notes + sizeof err + 64];
+        const char *warn = tls_warning(s), *rest = err[0] ? err : notes;
+        snprintf(cell, sizeof cell, "%s%s%s", warn, warn[0] && rest[0] ? "; " : "", rest);
+        table_cell(&t, cell[0] ? cell : "-", WIDE_MAX);
     }
     table_end(&t, out);
 }
