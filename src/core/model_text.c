@@ -125,13 +125,29 @@ static void replica_text(const rd_source_status *s, char *out, size_t cap)
         snprintf(out + n, cap - (size_t)n, "%sfailed over %s", n ? "; " : "", s->failover);
 }
 
-/* An encrypted connection whose certificate is not checked: said first, whatever else
- * the row says (the console's top bar says TLS NOT VERIFIED). */
-static const char *tls_warning(const rd_source_status *s)
+/* Each encrypted source's TLS state under the table, from what the source saw on its
+ * connection: an unverified one is a warning (the console's top bar says TLS NOT VERIFIED). */
+static void text_tls(const rd_model *m, tbuf *out)
 {
-    bool known = s->facts_known & RD_FACT_TLS;
-    bool unverified = (s->facts & RD_FACT_TLS) && !(s->facts & RD_FACT_TLS_VERIFIED);
-    return known && unverified ? "WARNING: TLS NOT VERIFIED" : "";
+    bool any = false;
+    for (size_t i = 0; i < m->sources.n; i++) {
+        const rd_source_status *s = &m->sources.items[i];
+        if (!(s->facts_known & RD_FACT_TLS) || !(s->facts & RD_FACT_TLS))
+            continue;
+        char name[sizeof s->name + 1];
+        snprintf(name, sizeof name, "%.*s", (int)sizeof s->name, s->name);
+        char *clean = sanitize_str(name, 0);
+        tb_str(out, s->facts & RD_FACT_TLS_VERIFIED ? "" : "WARNING: ");
+        tb_str(out, clean);
+        tb_str(out, s->facts & RD_FACT_TLS_VERIFIED
+                        ? ": TLS verified (certificate and host name)\n"
+                        : ": TLS NOT VERIFIED (the server's certificate and host name are not "
+                          "checked)\n");
+        free(clean);
+        any = true;
+    }
+    if (any)
+        tb_str(out, "\n");
 }
 
 static void text_sources(const rd_model *m, double now, tbuf *out)
@@ -150,18 +166,13 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
         table_age(&t, s->since, now);
         char notes[RD_SRC_NOTES * RD_SRC_NOTE_LEN + 400] = "";
         replica_text(s, notes, sizeof notes);
-        if ((s->facts_known & RD_FACT_TLS) && (s->facts & RD_FACT_TLS_VERIFIED))
-            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%stls verified",
-                     notes[0] ? "; " : "");
         for (size_t k = 0; k < s->n_notes && k < RD_SRC_NOTES; k++)
             snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%snote: %.*s",
                      notes[0] ? "; " : "", (int)RD_SRC_NOTE_LEN, s->notes[k]);
-        char cell[sizeof notes + sizeof err + 64];
-        const char *warn = tls_warning(s), *rest = err[0] ? err : notes;
-        snprintf(cell, sizeof cell, "%s%s%s", warn, warn[0] && rest[0] ? "; " : "", rest);
-        table_cell(&t, cell[0] ? cell : "-", WIDE_MAX);
+        table_cell(&t, err[0] ? err : notes[0] ? notes : "-", WIDE_MAX);
     }
     table_end(&t, out);
+    text_tls(m, out);
 }
 
 static void text_counts(const rd_model *m, tbuf *out)

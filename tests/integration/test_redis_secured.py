@@ -439,9 +439,8 @@ def check_run(path, *args):
     return p.stdout
 
 
-def redis_row(text):
-    (row,) = [ln for ln in text.splitlines() if ln.startswith("redis ")]
-    return row
+def tls_lines(text):
+    return [ln for ln in text.splitlines() if "redis: TLS" in ln]
 
 
 UNVERIFIED = ("encrypted, but TLS NOT VERIFIED: the server's certificate and host name are "
@@ -462,7 +461,8 @@ def test_insecure_is_a_warning_in_check_and_the_text_snapshot(sec, tmp_path):
          "fix": UNVERIFIED_FIX}], checks
     snap = run(sec, p, "--view", "overview")
     assert snap.rc == 0, (snap.rc, snap.err)
-    assert redis_row(snap.out).endswith("WARNING: TLS NOT VERIFIED"), snap.out
+    assert tls_lines(snap.out) == ["WARNING: redis: TLS NOT VERIFIED (the server's certificate "
+                                   "and host name are not checked)"], snap.out
 
 
 def test_verified_tls_says_so_in_check_and_the_text_snapshot(sec, tmp_path):
@@ -471,7 +471,7 @@ def test_verified_tls_says_so_in_check_and_the_text_snapshot(sec, tmp_path):
     assert "  \u2713 store tls: encrypted, certificate and host name verified\n" in text, text
     snap = run(sec, p, "--view", "overview")
     assert snap.rc == 0, (snap.rc, snap.err)
-    assert redis_row(snap.out).endswith("tls verified"), snap.out
+    assert tls_lines(snap.out) == ["redis: TLS verified (certificate and host name)"], snap.out
     assert "NOT VERIFIED" not in snap.out
 
 
