@@ -325,10 +325,11 @@ bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, siz
     /* a FIFO put there must not hang the console's start; lines others could have
      * written are not ours to show */
     struct stat st;
-    int fd = fsperm_open(path, O_RDONLY, 0, "journal", FSP_REGULAR, &st, why,
-                         whycap);
+    int fd = fsperm_open(path, O_RDONLY, 0, "journal", FSP_REGULAR, &st, why, whycap);
     bool missing = fd < 0 && errno == ENOENT;
     free(def);
+    if (missing && whycap)
+        why[0] = '\0';          /* no journal yet: nothing to say */
     if (fd < 0)
         return missing;
     if (st.st_size == 0 || max == 0) {
