@@ -384,8 +384,6 @@ static void on_me(const rd_http_resp *r, void *ud)
 {
     rd_auth *a = ud;
     a->me_id = 0;
-    if (a->busy)         /* got_token waited for the identity (any answer ends the wait) */
-        finish(a, true, NULL);
     if (r->status != 200 || !r->body)
         return;
     cJSON *o = cJSON_ParseWithLength(r->body, r->body_len);
@@ -434,8 +432,7 @@ static void got_token(rd_auth *a, const char *tok)
     a->token_exp = exp;
     a->token_got = clock_wall();
     learn_identity(a);
-    if (!a->me_id)       /* else on_me finishes: the first request knows who sends it */
-        finish(a, true, NULL);
+    finish(a, true, NULL);
 }
 
 static void on_token(bool ok, const char *tok, const char *why, void *ud)
