@@ -20,6 +20,7 @@
 #include "whoami.h"
 
 enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
+static const double IDENTITY_WAIT_S = 3.0, IDENTITY_POLL_S = 0.02;
 
 typedef struct batch_item {
     bool auth_retried;       /* a 401 already caused one credential refresh */
@@ -48,6 +49,7 @@ struct rd_batch {
     double interval_s, last_send;
     uint64_t http_id;        /* in flight */
     bool waiting_auth, aborted, done_fired, dead;
+    double who_deadline;     /* clock_mono() until which a pending line waits for /auth/me */
     int in_cb;
     char id[17];             /* batch id for the journal, "" = not journaled as a batch */
 };
@@ -529,6 +531,20 @@ static bool resend_pointless(rd_batch *b, size_t i)
     return true;
 }
 
+/* Who the core says we are (GET /auth/me) may be on its way when the credentials are in
+ * hand: the pending line waits for it, at most IDENTITY_WAIT_S, so that it and its
+ * outcome name the operator the core knows (else both name the local user). */
+static bool identity_pending(rd_batch *b)
+{
+    if (b->cursor >= b->n || auth_identity(b->a->auth) || !auth_identity_coming(b->a->auth) ||
+        b->items[b->cursor].journaled)
+        return false;
+    double now = clock_mono();
+    if (b->who_deadline <= 0)
+        b->who_deadline = now + IDENTITY_WAIT_S;
+    return now < b->who_deadline;
+}
+
 static void on_auth(bool ok, const char *why, void *ud)
 {
     rd_batch *b = ud;
@@ -543,6 +559,11 @@ static void on_auth(bool ok, const char *why, void *ud)
         char msg[300];
         snprintf(msg, sizeof msg, "not authorized: %s", why);
         fail_rest(b, RD_RES_UNAUTHORIZED, msg);
+        return;
+    }
+    if (identity_pending(b)) {       /* asked again shortly: on_tick, auth_ensure, here */
+        struct timeval tv = clock_tv(IDENTITY_POLL_S);
+        event_add(b->tick, &tv);
         return;
     }
     send_item(b, b->cursor);
