@@ -20,6 +20,7 @@
 #include "whoami.h"
 
 enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
+static const double IDENTITY_WAIT_S = 3.0, IDENTITY_POLL_S = 0.02;
 
 typedef struct batch_item {
     bool auth_retried;       /* a 401 already caused one credential refresh */
@@ -31,6 +32,7 @@ typedef struct batch_item {
     char *fp;                /* the target's error fingerprint for the journal, or NULL */
     int attempt;             /* the target's attempt for the journal, <= 0 unknown */
     char *override_;         /* what the operator overrode to send it (journaled), or NULL */
+    char *operator_;         /* who its "pending" line names: its outcome names the same */
 } batch_item;
 
 struct rd_batch {
@@ -47,6 +49,7 @@ struct rd_batch {
     double interval_s, last_send;
     uint64_t http_id;        /* in flight */
     bool waiting_auth, aborted, done_fired, dead;
+    double who_deadline;     /* clock_mono() until which a pending line waits for /auth/me */
     int in_cb;
     char id[17];             /* batch id for the journal, "" = not journaled as a batch */
 };
@@ -317,7 +320,7 @@ static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, 
     char *t = target_text(r->id, r->parent);
     const char *targets[] = {t};
     rd_journal_rec rec = {
-        .operator_ = operator_name(a),
+        .operator_ = it->operator_ ? it->operator_ : operator_name(a),
         .system = a->cfg->name, .action = action_name(r->action),
         .targets = targets, .n_targets = 1,
         .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
@@ -360,6 +363,7 @@ static void batch_destroy(rd_batch *b)
         free(b->res[i].parent);
         free(b->items[i].fp);
         free(b->items[i].override_);
+        free(b->items[i].operator_);
     }
     free(b->res);
     free(b->items);
@@ -481,6 +485,8 @@ static bool send_item(rd_batch *b, size_t i)
      * is the same action: its line is already there) */
     if (!b->items[i].journaled) {
         char jwhy[200];
+        free(b->items[i].operator_);
+        b->items[i].operator_ = xstrdup(operator_name(a));
         if (!journal_result(a, b, i, jwhy, sizeof jwhy)) {
             journal_failed(a, jwhy);
             snprintf(why, sizeof why, "not sent: the journal cannot be written (%s)", jwhy);
@@ -527,6 +533,20 @@ static bool resend_pointless(rd_batch *b, size_t i)
     return true;
 }
 
+/* Who the core says we are (GET /auth/me) may be on its way when the credentials are in
+ * hand: the pending line waits for it, at most IDENTITY_WAIT_S, so that it and its
+ * outcome name the operator the core knows (else both name the local user). */
+static bool identity_pending(rd_batch *b)
+{
+    if (b->cursor >= b->n || auth_identity(b->a->auth) || !auth_identity_coming(b->a->auth) ||
+        b->items[b->cursor].journaled)
+        return false;
+    double now = clock_mono();
+    if (b->who_deadline <= 0)
+        b->who_deadline = now + IDENTITY_WAIT_S;
+    return now < b->who_deadline;
+}
+
 static void on_auth(bool ok, const char *why, void *ud)
 {
     rd_batch *b = ud;
@@ -541,6 +561,11 @@ static void on_auth(bool ok, const char *why, void *ud)
         char msg[300];
         snprintf(msg, sizeof msg, "not authorized: %s", why);
         fail_rest(b, RD_RES_UNAUTHORIZED, msg);
+        return;
+    }
+    if (identity_pending(b)) {       /* asked again shortly: on_tick, auth_ensure, here */
+        struct timeval tv = clock_tv(IDENTITY_POLL_S);
+        event_add(b->tick, &tv);
         return;
     }
     send_item(b, b->cursor);

@@ -202,6 +202,7 @@ void auth_free(rd_auth *a)
 rd_auth_mode auth_mode(const rd_auth *a) { return a->mode; }
 unsigned long auth_serial(const rd_auth *a) { return a->serial; }
 const char *auth_identity(const rd_auth *a) { return a->identity; }
+bool auth_identity_coming(const rd_auth *a) { return a->me_id != 0; }
 bool auth_has_token(const rd_auth *a) { return a->token != NULL; }
 
 void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/fsperm.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "jsyslog.h"
@@ -42,41 +43,24 @@ void journal_time_now(char *buf, size_t cap)
     snprintf(buf, cap, "%s.%03ldZ", base, ms > 999 ? 999 : ms);
 }
 
-/* mkdir -p for the directory part of path; the last directory gets 0700. */
-static bool make_parent_dirs(const char *path, char *why, size_t whycap)
+/* The state directory (the journal's): created 0700 when missing, then it must be a real
+ * directory (not a symlink) of ours that nobody else can write (core/fsperm.h). The
+ * directory, or NULL with why. */
+static char *state_dir(const char *path, char *why, size_t whycap)
 {
     char *dir = xstrdup(path);
     char *slash = strrchr(dir, '/');
-    bool ok = true;
-    if (!slash || slash == dir)
-        goto out;
-    *slash = '\0';
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
-            ok = false;
-            goto out;
-        }
-        *p = '/';
+    if (!slash) {
+        free(dir);
+        return xstrdup(".");
     }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
-        ok = false;
-        goto out;
+    slash[slash == dir] = '\0';     /* "/journal.jsonl" lives in "/" */
+    if (!fsperm_mkdirs(dir, why, whycap) ||
+        !fsperm_dir_ok(dir, "state directory", 0, why, whycap)) {
+        free(dir);
+        return NULL;
     }
-    /* tighten our own directory only: a journal put straight into /tmp (or any shared
-     * directory) must never make that directory 0700 */
-    const char *base = strrchr(dir, '/');
-    struct stat st;
-    if (base && strcmp(base + 1, "redrive") == 0 && lstat(dir, &st) == 0 &&
-        S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077))
-        chmod(dir, 0700);
-out:
-    free(dir);
-    return ok;
+    return dir;
 }
 
 static char *record_json(const rd_journal_rec *rec)
@@ -111,22 +95,57 @@ static char *record_json(const rd_journal_rec *rec)
     return s;
 }
 
+/* What is at path when opening it for writing failed with ENXIO (a FIFO without a
+ * reader, a socket): the refusal names it instead of "no such device". */
+static void name_the_thing(const char *path, char *why, size_t whycap)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0)
+        fsperm_refused(&st, "journal", path, FSP_REGULAR, why, whycap);
+}
+
+/* A crash after the file's creation must not lose its directory entry. */
+static bool sync_dir(const char *dir, char *why, size_t whycap)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bool ok = dfd >= 0 && fsync(dfd) == 0;
+    if (!ok)
+        snprintf(why, whycap, "cannot sync the state directory %s: %s", dir, strerror(errno));
+    if (dfd >= 0)
+        close(dfd);
+    return ok;
+}
+
+/* The journal opened for appending: a regular file of ours that nobody else can write
+ * (one others can read is made 0600), never a FIFO or a device, never blocking. */
 static int journal_open(const char *path, char *why, size_t whycap)
 {
-    if (!make_parent_dirs(path, why, whycap))
+    char *dir = state_dir(path, why, whycap);
+    if (!dir)
         return -1;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(why, whycap, "cannot open journal %s: %s", path, strerror(errno));
-        return -1;
+    const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW;
+    const unsigned rules = FSP_REGULAR;
+    bool created = true;
+    int fd = fsperm_open(path, flags | O_CREAT | O_EXCL, 0600, "journal", rules, NULL, why,
+                         whycap);
+    if (fd < 0 && errno == EEXIST) {
+        created = false;
+        fd = fsperm_open(path, flags, 0, "journal", rules, NULL, why, whycap);
+        if (fd < 0 && errno == ENXIO)
+            name_the_thing(path, why, whycap);
     }
     struct stat st;
-    if (fstat(fd, &st) == 0 && (st.st_mode & 077) && fchmod(fd, 0600) != 0) {
-        snprintf(why, whycap, "journal %s is group/world accessible and cannot be fixed",
-                 path);
+    if (fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 077) && fchmod(fd, 0600) != 0) {
+        snprintf(why, whycap, "journal %s is group/world readable and cannot be made 0600: %s",
+                 path, strerror(errno));
         close(fd);
-        return -1;
+        fd = -1;
     }
+    if (fd >= 0 && created && !sync_dir(dir, why, whycap)) {
+        close(fd);
+        fd = -1;
+    }
+    free(dir);
     return fd;
 }
 
@@ -156,36 +175,40 @@ static void journal_copy_to_syslog(const rd_journal_rec *rec, char *line, size_t
     line[len - 1] = '\n';
 }
 
+/* The one write path: the line, on disk (fdatasync) before this returns true. */
+static bool journal_write(const char *path, const char *line, char *why, size_t whycap)
+{
+    int fd = journal_open(path, why, whycap);
+    if (fd < 0)
+        return false;
+    size_t len = strlen(line);
+    ssize_t w = write(fd, line, len);   /* one write: lines never interleave */
+    bool ok = w == (ssize_t)len;
+    if (!ok)
+        snprintf(why, whycap, "cannot write journal %s: %s", path,
+                 w < 0 ? strerror(errno) : "short write");
+    else if (!(ok = fdatasync(fd) == 0))
+        snprintf(why, whycap, "cannot sync journal %s to disk: %s", path, strerror(errno));
+    if (close(fd) != 0 && ok) {
+        snprintf(why, whycap, "cannot write journal %s: %s", path, strerror(errno));
+        ok = false;
+    }
+    return ok;
+}
+
 bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap)
 {
     char *def = NULL;
-    if (!path) {
-        path = def = journal_default_path();
-        if (!path) {
-            snprintf(why, whycap, "no journal path (set XDG_STATE_HOME or HOME)");
-            return false;
-        }
+    if (!path && !(path = def = journal_default_path())) {
+        snprintf(why, whycap, "no journal path (set XDG_STATE_HOME or HOME)");
+        return false;
     }
-    bool ok = false;
-    char *line = NULL;
-    int fd = -1;
-    if ((fd = journal_open(path, why, whycap)) < 0)
-        goto out;
     char *json = record_json(rec);
-    line = xasprintf("%s\n", json);
+    char *line = xasprintf("%s\n", json);
     free(json);
-    size_t len = strlen(line);
-    ssize_t w = write(fd, line, len);   /* one write: lines never interleave */
-    if (w != (ssize_t)len) {
-        snprintf(why, whycap, "cannot write journal %s: %s", path,
-                 w < 0 ? strerror(errno) : "short write");
-        goto out;
-    }
-    ok = true;
-    journal_copy_to_syslog(rec, line, len);
-out:
-    if (fd >= 0)
-        close(fd);
+    bool ok = journal_write(path, line, why, whycap);
+    if (ok)
+        journal_copy_to_syslog(rec, line, strlen(line));
     free(line);
     free(def);
     return ok;
@@ -313,16 +336,17 @@ bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, siz
     char *def = NULL;
     if (!path && !(path = def = journal_default_path()))
         return true;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    free(def);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return true;
-        snprintf(why, whycap, "cannot open journal: %s", strerror(errno));
-        return false;
-    }
+    /* a FIFO put there must not hang the console's start; lines others could have
+     * written are not ours to show */
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size == 0 || max == 0) {
+    int fd = fsperm_open(path, O_RDONLY, 0, "journal", FSP_REGULAR, &st, why, whycap);
+    bool missing = fd < 0 && errno == ENOENT;
+    free(def);
+    if (missing && whycap)
+        why[0] = '\0';          /* no journal yet: nothing to say */
+    if (fd < 0)
+        return missing;
+    if (st.st_size == 0 || max == 0) {
         close(fd);
         return true;
     }

@@ -1,9 +1,13 @@
 #pragma once
 /*
  * The audit journal (SPEC §3): JSON lines appended to
- * $XDG_STATE_HOME/redrive/journal.jsonl (fallback ~/.local/state/redrive/journal.jsonl),
- * directory 0700, file 0600 (checked and fixed on every append). Written ahead: a request
- * is journaled with code "pending" before it is sent, then a second line with the same
+ * $XDG_STATE_HOME/redrive/journal.jsonl (fallback ~/.local/state/redrive/journal.jsonl).
+ * The state directory is created 0700 and must be a real directory of ours that nobody
+ * else can write; the file a regular file of ours that nobody else can write (made 0600
+ * when others can read it), opened without blocking (a FIFO there is refused at once).
+ * Each line is on disk (fdatasync; the directory fsynced when the file is created) before
+ * journal_append returns true. Written ahead: a request is journaled with code "pending"
+ * before it is sent, then a second line with the same
  * idempotency_key gives its outcome ("ok", "not_found", ..., "unknown" when redrive
  * stopped while it was in flight). A refusal before anything is sent is one line.
  * {"time","operator","system","action","targets":[...],"idempotency_key",
@@ -50,10 +54,10 @@ typedef struct rd_journal_entry {
 
 /* Newly allocated default path; NULL when neither XDG_STATE_HOME nor HOME is set. */
 char *journal_default_path(void);
-/* Appends one record (path NULL = default). Creates directories 0700 and the file
- * 0600; fixes a looser mode. false with a reason on failure. */
+/* Appends one record (path NULL = default) and syncs it to disk. Creates directories 0700
+ * and the file 0600. false with a reason on failure (then nothing may be sent). */
 bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap);
-/* Creates the directory (0700) and the file (0600) if needed and fixes a looser mode:
+/* Creates the directory (0700) and the file (0600) if needed, with the checks above:
  * false with a reason when the journal cannot be written (actions are then refused). */
 bool journal_check(const char *path, char *why, size_t whycap);
 /* The last `max` actions, oldest first, one entry per action with its latest state (a

@@ -154,19 +154,21 @@ static bool store_is_local(const char *store)
     return hosts_local(h, strcspn(h, " '\t"));
 }
 
+/* From what the source saw on its connection (the TLS facts pg_conn and the Redis TLS
+ * bridge report), never from the config: an unverified connection is a warning. */
 static void store_tls(ck_report *r, const rd_system_cfg *cfg, const rd_source_status *s,
                       bool redis)
 {
-    bool tls, verified = false;
-    if (redis)
-        tls = cfg->store && strncmp(cfg->store, "rediss://", 9) == 0;
-    else if (fact(s, RD_FACT_TLS, &tls))
+    bool tls = false, verified = false;
+    if (fact(s, RD_FACT_TLS, &tls))
         fact(s, RD_FACT_TLS_VERIFIED, &verified);
-    if (tls && (verified || redis))
+    if (tls && verified)
         ck_add(r, CK_OK, "store tls", NULL, "encrypted, certificate and host name verified");
     else if (tls)
-        ck_add(r, CK_WARN, "store tls", "use sslmode=verify-full with sslrootcert = your CA",
-               "encrypted, but the server's certificate is not verified");
+        ck_add(r, CK_WARN, "store tls", redis ? "remove store_insecure and set store_cacert = "
+               "your CA" : "use sslmode=verify-full with sslrootcert = your CA",
+               "encrypted, but TLS NOT VERIFIED: the server's certificate and host name are "
+               "not checked");
     else if (store_is_local(cfg->store))
         ck_add(r, CK_OK, "store tls", NULL, "not used (local connection)");
     else

@@ -18,8 +18,6 @@
 #include "textutil.h"
 #include "xalloc.h"
 
-#define CONFIG_MAX_BYTES (4u << 20)
-
 typedef enum { K_STR, K_SECRET, K_BOOL, K_DUR, K_INT, K_LONG, K_DOUBLE, K_RATE } key_type;
 
 typedef struct key_def {
@@ -387,7 +385,7 @@ static void check_redis_store(parser *p, const sect *s)
 
 /* A literal libpq conninfo or URI holding a password ("password=" keyword, URI query
  * parameter, or user:password@ in the authority). */
-static bool conninfo_has_password(const char *ci)
+bool conninfo_has_password(const char *ci)
 {
     bool uri = strncasecmp(ci, "postgresql://", 13) == 0 || strncasecmp(ci, "postgres://", 11) == 0;
     if (uri) {
@@ -620,22 +618,6 @@ bool config_parse_len(const char *path, const char *text, size_t len, rd_config 
 bool config_parse(const char *path, const char *text, rd_config *out, rd_diags *d)
 {
     return config_parse_len(path, text, text ? strlen(text) : 0, out, d);
-}
-
-bool config_load(const char *path, rd_config *out, rd_diags *d)
-{
-    char why[128];
-    size_t len;
-    char *buf = text_read_file_len(path, CONFIG_MAX_BYTES, &len, why, sizeof why);
-    if (!buf) {
-        memset(out, 0, sizeof *out);
-        out->path = xstrdup(path);
-        diags_add(d, path, 0, "%s", why);
-        return false;
-    }
-    bool ok = config_parse_len(path, buf, len, out, d);
-    free(buf);
-    return ok;
 }
 
 void config_free(rd_config *c)

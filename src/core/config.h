@@ -83,6 +83,11 @@ bool config_parse(const char *path, const char *text, rd_config *out, rd_diags *
 /* The same on text[0..len): a NUL byte inside is an error ("file:line: NUL byte"). */
 bool config_parse_len(const char *path, const char *text, size_t len, rd_config *out,
                       rd_diags *d);
+/* Reads and parses the file (config_file.c). Trusted like OpenSSH trusts its own: a file
+ * that is not a regular file, is owned by someone other than the user or root, or is
+ * writable by group or others is refused before anything in it is used (false, no
+ * systems, one diagnostic). A readable-by-others file holding credentials written in it
+ * gets a "warning: " diagnostic (true: it is still used). */
 bool config_load(const char *path, rd_config *out, rd_diags *d);
 void config_free(rd_config *c);
 /* "FILE:LINE: KEY" for a key of the system (the section's line when the key is not set;
@@ -97,3 +102,6 @@ bool parse_duration(const char *s, double *out_s);
 bool parse_bool(const char *s, bool *out);
 /* true when s is a secret reference (env:/file:/cmd:). */
 bool secret_is_ref(const char *s);
+/* A literal libpq conninfo or URI holding a password ("password=" keyword, URI query
+ * parameter, or user:password@ in the authority). */
+bool conninfo_has_password(const char *ci);

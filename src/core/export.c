@@ -24,7 +24,11 @@ void export_csv_field(char **buf, size_t *len, size_t *cap, const char *raw, boo
         put(buf, len, cap, ",", 1);
     if (!raw || !*raw)
         return;
-    char *s = sanitize_str(raw, SAN_KEEP_NL);   /* a newline stays, inside quotes */
+    char *clean = sanitize_str(raw, SAN_KEEP_NL);   /* a newline stays, inside quotes */
+    /* a spreadsheet runs a cell starting with = + - @ TAB or CR as a formula: a leading
+     * quote keeps it text (OWASP's CSV injection rule) */
+    char *s = strchr("=+-@\t\r", raw[0]) ? xasprintf("'%s", clean) : xstrdup(clean);
+    free(clean);
     size_t n = strlen(s);
     bool quote = strpbrk(s, ",\"\r\n") != NULL || s[0] == ' ' || s[n - 1] == ' ';
     if (!quote) {

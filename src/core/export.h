@@ -4,7 +4,9 @@
  * CSV follows RFC 4180: every field that holds a comma, a quote, CR or LF, or starts or
  * ends with a blank is quoted, quotes doubled; lines end in CRLF. Values are sanitized as
  * on screen (control and bidi characters in visible form but LF, invalid UTF-8 → U+FFFD), so
- * printing the file cannot drive a terminal. Times are RFC 3339 UTC, unknowns empty.
+ * printing the file cannot drive a terminal. A value starting with '=', '+', '-', '@', TAB or
+ * CR gets a leading "'" so a spreadsheet shows it as text instead of running it as a
+ * formula (OWASP); JSON export is unchanged. Times are RFC 3339 UTC, unknowns empty.
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -126,6 +126,31 @@ static void replica_text(const rd_source_status *s, char *out, size_t cap)
         snprintf(out + n, cap - (size_t)n, "%sfailed over %s", n ? "; " : "", s->failover);
 }
 
+/* Each encrypted source's TLS state under the table, from what the source saw on its
+ * connection: an unverified one is a warning (the console's top bar says TLS NOT VERIFIED). */
+static void text_tls(const rd_model *m, tbuf *out)
+{
+    bool any = false;
+    for (size_t i = 0; i < m->sources.n; i++) {
+        const rd_source_status *s = &m->sources.items[i];
+        if (!(s->facts_known & RD_FACT_TLS) || !(s->facts & RD_FACT_TLS))
+            continue;
+        char name[sizeof s->name + 1];
+        snprintf(name, sizeof name, "%.*s", (int)sizeof s->name, s->name);
+        char *clean = sanitize_str(name, 0);
+        tb_str(out, s->facts & RD_FACT_TLS_VERIFIED ? "" : "WARNING: ");
+        tb_str(out, clean);
+        tb_str(out, s->facts & RD_FACT_TLS_VERIFIED
+                        ? ": TLS verified (certificate and host name)\n"
+                        : ": TLS NOT VERIFIED (the server's certificate and host name are not "
+                          "checked)\n");
+        free(clean);
+        any = true;
+    }
+    if (any)
+        tb_str(out, "\n");
+}
+
 static void text_sources(const rd_model *m, double now, tbuf *out)
 {
     static const char *const h[] = { "SOURCE", "STATE", "LAST OK", "SINCE", "ERROR" };
@@ -148,6 +173,7 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
         table_cell(&t, err[0] ? err : notes[0] ? notes : "-", WIDE_MAX);
     }
     table_end(&t, out);
+    text_tls(m, out);
 }
 
 static void text_counts(const rd_model *m, double now, tbuf *out)

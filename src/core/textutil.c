@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xalloc.h"
 
@@ -32,14 +33,8 @@ void text_strip_comment(char *v)
     }
 }
 
-char *text_read_file_len(const char *path, size_t max, size_t *len, char *why, size_t whycap)
+static char *read_stream(FILE *f, size_t max, size_t *len, char *why, size_t whycap)
 {
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(why, whycap, "cannot read: %s", strerror(errno));
-        return NULL;
-    }
     char *buf = xmalloc(max + 1);
     size_t n = fread(buf, 1, max + 1, f);
     bool bad = ferror(f) != 0;
@@ -52,6 +47,29 @@ char *text_read_file_len(const char *path, size_t max, size_t *len, char *why, s
     buf[n] = '\0';
     *len = n;
     return buf;
+}
+
+char *text_read_file_len(const char *path, size_t max, size_t *len, char *why, size_t whycap)
+{
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, whycap, "cannot read: %s", strerror(errno));
+        return NULL;
+    }
+    return read_stream(f, max, len, why, whycap);
+}
+
+char *text_read_fd_len(int fd, size_t max, size_t *len, char *why, size_t whycap)
+{
+    *len = 0;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        snprintf(why, whycap, "cannot read: %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    return read_stream(f, max, len, why, whycap);
 }
 
 char *text_read_file(const char *path, size_t max, char *why, size_t whycap)

@@ -12,6 +12,8 @@ void text_strip_comment(char *v);
  * buffer, its length in *len (a NUL byte inside is data, seen through the length).
  * On failure returns NULL and writes a short reason into why. */
 char *text_read_file_len(const char *path, size_t max, size_t *len, char *why, size_t whycap);
+/* The same from an open descriptor, which is closed. */
+char *text_read_fd_len(int fd, size_t max, size_t *len, char *why, size_t whycap);
 /* The same for callers that take the text as a C string (it ends at a NUL). */
 char *text_read_file(const char *path, size_t max, char *why, size_t whycap);
 /* Standard base64 (RFC 4648, padded) of data[0..n), newly allocated. */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/fsperm.h"
 #include "../core/xalloc.h"
 #include "proc.h"
 
@@ -63,28 +64,6 @@ static char *expand_home(const char *path)
     return xstrdup(path);
 }
 
-/* Why an opened secret file is refused, or NULL when it is acceptable. */
-static bool file_refused(const struct stat *st, const char *path, char *why, size_t whycap)
-{
-    if (!S_ISREG(st->st_mode))
-        snprintf(why, whycap, "secret file %s is not a regular file (%s)", path,
-                 S_ISDIR(st->st_mode) ? "a directory" : S_ISFIFO(st->st_mode) ? "a FIFO"
-                 : S_ISCHR(st->st_mode) ? "a device" : S_ISSOCK(st->st_mode) ? "a socket"
-                 : "not a plain file");
-    else if (st->st_uid != geteuid())
-        snprintf(why, whycap, "secret file %s is owned by uid %u, not by you (uid %u)", path,
-                 (unsigned)st->st_uid, (unsigned)geteuid());
-    else if (st->st_mode & 077)
-        snprintf(why, whycap, "secret file %s is group/world readable or writable "
-                 "(mode %03o): chmod 600 it", path, (unsigned)(st->st_mode & 0777));
-    else if (st->st_size > SECRET_FILE_MAX)
-        snprintf(why, whycap, "secret file %s is larger than %d bytes", path,
-                 SECRET_FILE_MAX);
-    else
-        return false;
-    return true;
-}
-
 static char *read_fd(int fd, const char *path, char *why, size_t whycap)
 {
     char *out = xmalloc(SECRET_FILE_MAX + 2);
@@ -129,14 +108,12 @@ static char *read_secret_file(const char *ref, char *why, size_t whycap)
     char *path = expand_home(ref);
     char *out = NULL;
     struct stat st;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOCTTY: a terminal
-     * must not become ours. Checks are on the opened fd, not the name (no race). */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0)
-        snprintf(why, whycap, "cannot open secret file %s: %s", path, strerror(errno));
-    else if (fstat(fd, &st) != 0)
-        snprintf(why, whycap, "cannot stat secret file %s: %s", path, strerror(errno));
-    else if (!file_refused(&st, path, why, whycap))
+    /* opened without blocking on a FIFO or adopting a terminal, checked on the fd */
+    int fd = fsperm_open(path, O_RDONLY, 0, "secret file", FSP_REGULAR | FSP_PRIVATE, &st,
+                         why, whycap);
+    if (fd >= 0 && st.st_size > SECRET_FILE_MAX)
+        snprintf(why, whycap, "secret file %s is larger than %d bytes", path, SECRET_FILE_MAX);
+    else if (fd >= 0)
         out = read_fd(fd, path, why, whycap);
     if (fd >= 0)
         close(fd);

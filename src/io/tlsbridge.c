@@ -12,6 +12,7 @@
  */
 #include "tlsbridge.h"
 
+#include "../core/fsperm.h"
 #include "xalloc.h"
 
 #include <arpa/inet.h>
@@ -533,7 +534,9 @@ static bool load_cert(SSL_CTX *ctx, const tlsb_opts *o, char *err, size_t cap)
 {
     const char *key = o->key && *o->key ? o->key : o->cert;
     if (!readable("client certificate", o->cert, err, cap) ||
-        !readable("client key", key, err, cap))
+        !readable("client key", key, err, cap) ||
+        /* a key is a secret: the owner/mode rule of file: secrets */
+        !fsperm_check_file(key, "client key", FSP_REGULAR | FSP_PRIVATE, err, cap))
         return false;
     if (SSL_CTX_use_certificate_chain_file(ctx, o->cert) != 1) {
         snprintf(err, cap, "cannot load client certificate %s: %s", o->cert, ssl_reason());

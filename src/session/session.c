@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 
 #include "../actions/journal.h"
+#include "../core/fsperm.h"
 #include "../core/ini.h"
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
@@ -160,6 +161,17 @@ static bool check_secret(rd_session *s, const char *key, const char *ref)
     return false;
 }
 
+/* A TLS client key is a secret: the owner/mode rule of file: secrets (core/fsperm.h). */
+static bool check_key(rd_session *s, const char *key, const char *path)
+{
+    char why[400];
+    if (!path || !*path || fsperm_check_file(path, "client key", FSP_REGULAR | FSP_PRIVATE, why,
+                                             sizeof why))
+        return true;
+    config_problem(s, key, "", why);
+    return false;
+}
+
 static bool check_store(rd_session *s)
 {
     const char *store = s->sys->store;
@@ -194,6 +206,10 @@ static bool session_validate(rd_session *s, unsigned parts)
     if (parts & SESSION_SOURCES) {
         ok &= check_store(s);
         ok &= check_secret(s, "store_password", c->store_password);
+        /* no store_key: the key is inside store_cert */
+        ok &= check_key(s, c->store_key ? "store_key" : "store_cert",
+                        c->store_key ? c->store_key : c->store_cert);
+        ok &= check_key(s, "store_sslkey", c->store_sslkey);
         if (c->broker && *c->broker)
             ok &= check_secret(s, "broker_password", c->broker_password);
     }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/fsperm.h"
 #include "../core/model_json.h"
 #include "../core/xalloc.h"
 
@@ -75,16 +76,8 @@ static bool make_dir(const char *path, char *why, size_t whycap)
     if (!slash || slash == dir)
         goto done;
     *slash = 0;
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-            goto fail;
-        *p = '/';
-    }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        goto fail;
+    if (!fsperm_mkdirs(dir, why, whycap))
+        goto done;
     struct stat st;
     if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
         snprintf(why, whycap, "%s: not a directory of ours", dir);

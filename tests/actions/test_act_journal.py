@@ -59,9 +59,9 @@ def test_signal_with_request_in_flight_is_journaled(act, tmp_path, sig):
         pending, done = lines
         assert pending["code"] == "pending" and pending["action"] == "retry", pending
         assert pending["targets"] == ["2"], pending
-        # who the core says we are may still be on its way when the request leaves
-        assert pending["operator"] == "alice" or pending["operator"].startswith(
-            "unknown (local user "), pending
+        # who the core says we are is known before the request leaves, and the outcome
+        # names the operator its pending line named (issue 21)
+        assert pending["operator"] == done["operator"] == "alice", (pending, done)
         assert pending["idempotency_key"] == entry["key"] and len(entry["key"]) == 32
         assert pending["system"] == "attune1" and pending["http_status"] == 0
         assert done["code"] == "unknown" and done["idempotency_key"] == entry["key"], done
@@ -112,3 +112,118 @@ def test_journal_tail_folds_pending_and_outcome(act, tmp_path):
     assert rows[-1] == {"ok": True, "n": 4}, rows
     assert [(r["code"], r["http_status"]) for r in rows[:-1]] == [
         ("pending", 0), ("ok", 202), ("refused", 0), ("unknown", 0)], rows
+
+
+# ---- issue 21: durable, cannot be hijacked ---------------------------------------------
+
+def retry_sent(srv_url, route_end="/executions/2/retry"):
+    return [e for e in actlib.core_actions(srv_url) if e["route"].endswith(route_end)]
+
+
+def test_pending_and_outcome_name_the_same_operator(act, tmp_path):
+    """The pending line used to say "unknown (local user root)" while its outcome said
+    "alice": /auth/me was still on its way when the request left. The pending line now
+    waits for it (a few seconds at most), and the outcome names whom its pending line
+    named."""
+    a = act("attune1")
+    for _ in range(3):               # each run is a new process: a new race each time
+        p = a.run("retry", "424242", "--yes")
+        assert p.returncode == 1 and "not_found" in p.stdout, p.stdout + p.stderr
+    lines = journal_lines(tmp_path)
+    assert [l["code"] for l in lines] == ["pending", "not_found"] * 3, lines
+    assert [l["operator"] for l in lines] == ["alice"] * 6, lines
+
+
+def test_a_fifo_at_the_journal_path_is_refused_quickly(act, tmp_path):
+    srv = actlib.CoreServer("attune1", tmp_path)
+    try:
+        a = act("attune1", core=srv.url)
+        jp = actlib.journal_path(tmp_path)
+        os.makedirs(os.path.dirname(jp), mode=0o700)
+        os.mkfifo(jp, 0o600)
+        t0 = time.monotonic()
+        # not a.run: it reads the journal afterwards, and reading a FIFO waits for a writer
+        p = actlib.run_redrive(["--config", a.config, "retry", "2", "--yes"], timeout=15,
+                               tmpdir=tmp_path)
+        assert time.monotonic() - t0 < 10
+        assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+        assert ("refusing to act without an audit journal: journal %s is not a regular file "
+                "(a FIFO)" % jp) in p.stdout + p.stderr, p.stdout + p.stderr
+        assert retry_sent(srv.url) == []
+    finally:
+        srv.stop()
+
+
+def test_a_journal_of_another_user_is_refused(act, tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("chown to another user needs root (CI runs as root)")
+    import pwd
+    nobody = pwd.getpwnam("nobody").pw_uid
+    a = act("attune1")
+    jp = actlib.journal_path(tmp_path)
+    os.makedirs(os.path.dirname(jp), mode=0o700)
+    with open(jp, "w") as f:
+        f.write("")
+    os.chmod(jp, 0o600)
+    os.chown(jp, nobody, -1)
+    p = a.run("retry", "424242", "--yes")
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert "journal %s is owned by uid %d, not by you (uid 0)" % (jp, nobody) in \
+        p.stdout + p.stderr, p.stdout + p.stderr
+    assert os.path.getsize(jp) == 0
+
+
+@pytest.mark.parametrize("how", ["symlink", "world-writable"])
+def test_an_untrusted_state_directory_is_refused(act, tmp_path, how):
+    srv = actlib.CoreServer("attune1", tmp_path)
+    try:
+        a = act("attune1", core=srv.url)
+        state = os.path.join(str(tmp_path), "state", "redrive")
+        os.makedirs(os.path.dirname(state), mode=0o700)
+        if how == "symlink":      # to a 0777 directory of another user
+            other = os.path.join(str(tmp_path), "other")
+            os.mkdir(other)
+            os.chmod(other, 0o777)
+            if os.geteuid() == 0:
+                import pwd
+                os.chown(other, pwd.getpwnam("nobody").pw_uid, -1)
+            os.symlink(other, state)
+            why = "state directory %s is not a directory (a symbolic link)" % state
+        else:
+            os.mkdir(state)
+            os.chmod(state, 0o777)
+            why = ("state directory %s is group/world writable (mode 777): chmod go-w it"
+                   % state)
+        p = a.run("retry", "2", "--yes", timeout=15)
+        assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+        assert "refusing to act without an audit journal: " + why in p.stdout + p.stderr, \
+            p.stdout + p.stderr
+        assert retry_sent(srv.url) == []
+        assert os.listdir(state) == []
+    finally:
+        srv.stop()
+
+
+def test_the_pending_line_is_synced_before_the_request(act, tmp_path):
+    """fdatasync after the pending line, and a failed one refuses the action with the
+    reason: with fdatasync failing (an LD_PRELOAD shim, tests/actions/failsync.c) nothing
+    is sent."""
+    shim = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        actlib.redrive_bin()))), "tests", "actions", "libfailsync.so")
+    assert os.path.exists(shim), shim
+    srv = actlib.CoreServer("attune1", tmp_path)
+    try:
+        a = act("attune1", core=srv.url)
+        p = a.run("retry", "2", "--yes", env={"LD_PRELOAD": shim})
+        jp = actlib.journal_path(tmp_path)
+        assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+        assert ("not sent: the journal cannot be written (cannot sync journal %s to disk: "
+                "Input/output error)" % jp) in p.stdout + p.stderr, p.stdout + p.stderr
+        assert retry_sent(srv.url) == []
+        # the control: the same run without the shim sends it (whatever the core answers:
+        # an earlier test may have retried execution 2 already)
+        p = a.run("retry", "2", "--yes")
+        assert "journal" not in p.stdout + p.stderr, p.stdout + p.stderr
+        assert len(retry_sent(srv.url)) == 1
+    finally:
+        srv.stop()

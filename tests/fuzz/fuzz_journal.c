@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../src/actions/journal.h"
@@ -20,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 65536)
         return 0;
-    if (memfd < 0 && (memfd = memfd_create("journal", 0)) < 0)
+    /* a memfd is mode 0777: the reader refuses a journal others can write (issue 21) */
+    if (memfd < 0 && ((memfd = memfd_create("journal", 0)) < 0 || fchmod(memfd, 0600) != 0))
         abort();
     const uint8_t *text = data + 1;
     size_t len = size - 1;

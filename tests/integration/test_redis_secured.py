@@ -430,6 +430,51 @@ def test_insecure_reads_and_says_so(sec, tmp_path):
     assert src["tls_verified"] is False and "NOT verified" in src["tls"], src
 
 
+def check_run(path, *args):
+    env = dict(os.environ, TZ="UTC", LANG="C.UTF-8", LC_ALL="C.UTF-8", NO_COLOR="1",
+               REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
+    p = subprocess.run([rd_bin(), "--config", path, "check"] + list(args), capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert p.returncode in (0, 3), (p.returncode, p.stdout, p.stderr)   # the core is not up
+    return p.stdout
+
+
+def tls_lines(text):
+    return [ln for ln in text.splitlines() if "redis: TLS" in ln]
+
+
+UNVERIFIED = ("encrypted, but TLS NOT VERIFIED: the server's certificate and host name are "
+              "not checked")
+UNVERIFIED_FIX = "remove store_insecure and set store_cacert = your CA"
+
+
+def test_insecure_is_a_warning_in_check_and_the_text_snapshot(sec, tmp_path):
+    """check used to print "✓ store tls: encrypted, certificate and host name verified"
+    for store_insecure (issue 21): the line now comes from the connection's own state."""
+    p = cfg(tmp_path, url(sec.tls["tls_selfsigned"], tls=True), store_insecure="yes")
+    text = check_run(p)
+    assert "  ! store tls: %s - fix: %s\n" % (UNVERIFIED, UNVERIFIED_FIX) in text, text
+    assert "host name verified" not in text, text
+    checks = json.loads(check_run(p, "--json"))["systems"][0]["checks"]
+    assert [c for c in checks if c["check"] == "store tls"] == [
+        {"check": "store tls", "status": "warning", "message": UNVERIFIED,
+         "fix": UNVERIFIED_FIX}], checks
+    snap = run(sec, p, "--view", "overview")
+    assert snap.rc == 0, (snap.rc, snap.err)
+    assert tls_lines(snap.out) == ["WARNING: redis: TLS NOT VERIFIED (the server's certificate "
+                                   "and host name are not checked)"], snap.out
+
+
+def test_verified_tls_says_so_in_check_and_the_text_snapshot(sec, tmp_path):
+    p = cfg(tmp_path, url(sec.tls["tls"], tls=True), store_cacert=sec.ca)
+    text = check_run(p)
+    assert "  \u2713 store tls: encrypted, certificate and host name verified\n" in text, text
+    snap = run(sec, p, "--view", "overview")
+    assert snap.rc == 0, (snap.rc, snap.err)
+    assert tls_lines(snap.out) == ["redis: TLS verified (certificate and host name)"], snap.out
+    assert "NOT VERIFIED" not in snap.out
+
+
 # ---- live: no stall, re-AUTH on reconnect ---------------------------------------------
 
 class Watch:

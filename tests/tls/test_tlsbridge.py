@@ -99,6 +99,10 @@ def make_pki(d):
     for name in os.listdir(d):
         if name.endswith(".key"):
             os.chmod(os.path.join(d, name), 0o600)
+    # a client key others can read: refused like a file: secret (issue 21)
+    with open(os.path.join(d, "cli.key")) as src, open(os.path.join(d, "cli-open.key"), "w") as dst:
+        dst.write(src.read())
+    os.chmod(os.path.join(d, "cli-open.key"), 0o644)
 
 
 def wait_port(port, proc, log):
@@ -406,6 +410,8 @@ def test_plain_text_server(env):
      "client key {d}/cli-enc.key is encrypted: not supported"),
     (["--cert", "cli.pem", "--key", "srv.key"], "ca.pem",
      "client key {d}/srv.key does not match certificate {d}/cli.pem"),
+    (["--cert", "cli.pem", "--key", "cli-open.key"], "ca.pem",
+     "client key {d}/cli-open.key is group/world readable or writable (mode 644): chmod 600 it"),
     (["--cert", "nope.pem", "--key", "cli.key"], "ca.pem",
      "cannot read client certificate {d}/nope.pem: no such file or directory"),
 ])

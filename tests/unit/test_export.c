@@ -30,6 +30,17 @@ static void test_csv_field(void)
         {"cr\rhere", "cr\xe2\x90\x8dhere"},
         {"bidi\xe2\x80\xaex", "bidi<U+202E>x"},
         {"bad\xff", "bad\xef\xbf\xbd"},            /* invalid UTF-8 → U+FFFD */
+        /* formula injection (OWASP): a leading quote keeps the cell text */
+        {"=HYPERLINK(\"http://x\")", "\"'=HYPERLINK(\"\"http://x\"\")\""},
+        {"=1+2", "'=1+2"},
+        {"+1", "'+1"},
+        {"-1", "'-1"},
+        {"@SUM(A1)", "'@SUM(A1)"},
+        {"\tcmd", "'\xe2\x90\x89" "cmd"},
+        {"\rcmd", "'\xe2\x90\x8d" "cmd"},
+        {"=a,b", "\"'=a,b\""},
+        {"a=b", "a=b"},                           /* only the first character counts */
+        {" =x", "\" =x\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *buf = xstrdup("");

@@ -1,0 +1,110 @@
+/* Owner and mode checks of trusted files and directories (fsperm.h). */
+#include "fsperm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xalloc.h"
+
+static const char *kind_name(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a device"
+         : S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symbolic link"
+         : S_ISREG(m) ? "a regular file" : "not a plain file";
+}
+
+bool fsperm_refused(const struct stat *st, const char *what, const char *path, unsigned rules,
+                    char *why, size_t whycap)
+{
+    uid_t me = geteuid();
+    mode_t bad = rules & FSP_PRIVATE ? 077 : 022;
+    bool root_ok = (rules & FSP_ROOT_OK) && me != 0;
+    if ((rules & FSP_REGULAR) && !S_ISREG(st->st_mode))
+        snprintf(why, whycap, "%s %s is not a regular file (%s)", what, path,
+                 kind_name(st->st_mode));
+    else if ((rules & FSP_DIR) && !S_ISDIR(st->st_mode))
+        snprintf(why, whycap, "%s %s is not a directory (%s)", what, path,
+                 kind_name(st->st_mode));
+    else if (st->st_uid != me && !(root_ok && st->st_uid == 0))
+        snprintf(why, whycap, "%s %s is owned by uid %u, not by you (uid %u)%s", what, path,
+                 (unsigned)st->st_uid, (unsigned)me, root_ok ? " or root" : "");
+    else if (st->st_mode & bad)
+        snprintf(why, whycap, "%s %s is group/world %s (mode %03o): chmod %s it", what, path,
+                 bad == 077 ? "readable or writable" : "writable",
+                 (unsigned)(st->st_mode & 0777),
+                 bad == 077 ? (S_ISDIR(st->st_mode) ? "700" : "600") : "go-w");
+    else
+        return false;
+    return true;
+}
+
+int fsperm_open(const char *path, int flags, unsigned mode, const char *what, unsigned rules,
+                struct stat *st_out, char *why, size_t whycap)
+{
+    struct stat st;
+    int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, (mode_t)mode);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(why, whycap, "cannot open %s %s: %s", what, path, strerror(e));
+        errno = e;
+        return -1;
+    }
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, whycap, "cannot stat %s %s: %s", what, path, strerror(errno));
+        close(fd);
+        errno = EIO;
+        return -1;
+    }
+    if (fsperm_refused(&st, what, path, rules, why, whycap)) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    if (st_out)
+        *st_out = st;
+    return fd;
+}
+
+bool fsperm_check_file(const char *path, const char *what, unsigned rules, char *why,
+                       size_t whycap)
+{
+    int fd = fsperm_open(path, O_RDONLY, 0, what, rules, NULL, why, whycap);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+bool fsperm_mkdirs(const char *dir, char *why, size_t whycap)
+{
+    char *d = xstrdup(dir);
+    bool ok = true;
+    for (char *p = d + (*d != '\0'); ok && *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        ok = mkdir(d, 0700) == 0 || errno == EEXIST;
+        if (ok)
+            *p = '/';
+    }
+    if (ok && *d)
+        ok = mkdir(d, 0700) == 0 || errno == EEXIST;
+    if (!ok)
+        snprintf(why, whycap, "cannot create %s: %s", d, strerror(errno));
+    free(d);
+    return ok;
+}
+
+bool fsperm_dir_ok(const char *dir, const char *what, unsigned rules, char *why, size_t whycap)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        snprintf(why, whycap, "cannot stat %s %s: %s", what, dir, strerror(errno));
+        return false;
+    }
+    return !fsperm_refused(&st, what, dir, rules | FSP_DIR, why, whycap);
+}

@@ -1,0 +1,41 @@
+#pragma once
+/*
+ * The one owner/mode check for files and directories redrive trusts, after OpenSSH's:
+ * a file whose content runs (`cmd:` in a config) or is a secret (a `file:` secret, a
+ * client key, the journal) is refused when someone else could have written or read it.
+ * Checks are made on an opened descriptor's stat (fsperm_open), not on the name, so the
+ * file checked is the file read. Messages name the path and what is wrong, never content.
+ *
+ *   owner  the effective user; with FSP_ROOT_OK also root (OpenSSH's rule for configs)
+ *   mode   no group/world write (022); with FSP_PRIVATE no group/world access at all (077)
+ *   type   a regular file (FSP_REGULAR) or a real directory, not a symlink (FSP_DIR)
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+enum {
+    FSP_REGULAR = 1u << 0,   /* must be a regular file (not a FIFO, device, directory) */
+    FSP_DIR = 1u << 1,       /* must be a directory */
+    FSP_ROOT_OK = 1u << 2,   /* owned by root is trusted too */
+    FSP_PRIVATE = 1u << 3,   /* no group/world bits at all (else: no group/world write) */
+};
+
+/* true (and why: "WHAT PATH is owned by uid 65534, not by you (uid 0)") when st breaks
+ * the rules; what names the file's role ("config file", "secret file", "journal"). */
+bool fsperm_refused(const struct stat *st, const char *what, const char *path, unsigned rules,
+                    char *why, size_t whycap);
+/* open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode) then the check on the
+ * descriptor: a FIFO never blocks the open, a terminal never becomes ours. The fd, or -1
+ * with why ("cannot open WHAT PATH: ..." or the refusal); *st_out gets the stat (may be
+ * NULL). errno is kept from a failed open (ENOENT: no such file). */
+int fsperm_open(const char *path, int flags, unsigned mode, const char *what, unsigned rules,
+                struct stat *st_out, char *why, size_t whycap);
+/* fsperm_open(path, O_RDONLY) and close: whether a file read by name elsewhere (a TLS
+ * client key, read by the TLS library) passes the rules. */
+bool fsperm_check_file(const char *path, const char *what, unsigned rules, char *why,
+                       size_t whycap);
+/* mkdir -p of dir, each missing directory created 0700; true when dir exists after. */
+bool fsperm_mkdirs(const char *dir, char *why, size_t whycap);
+/* dir itself (lstat: a symlink is refused) against the rules with FSP_DIR. */
+bool fsperm_dir_ok(const char *dir, const char *what, unsigned rules, char *why, size_t whycap);
