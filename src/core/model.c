@@ -235,11 +235,14 @@ static void dlq_merge(rd_model *m)
     size_t n = 0;
     long total = -1;
     bool loaded = false;
+    double cached = 0;
     for (size_t i = 0; i < m->dlq_parts.n; i++) {
         const rd_dlq_part *p = &m->dlq_parts.items[i];
         n += p->n;
         if (p->total >= 0)
             total = (total < 0 ? 0 : total) + p->total;
+        if (p->total >= 0 && p->cached_at > 0 && (cached == 0 || p->cached_at < cached))
+            cached = p->cached_at;
         loaded |= p->loaded;
     }
     free(m->dlq.items);
@@ -254,6 +257,7 @@ static void dlq_merge(rd_model *m)
     }
     m->dlq.cap = n;
     m->dlq_total = total;
+    m->dlq_cached_at = cached;
     m->dlq_loaded = loaded;
     model_changed(m);
 }
@@ -266,6 +270,7 @@ void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n
     p->items = items;
     p->n = items ? n : 0;
     p->loaded = true;
+    p->cached_at = 0;
     dlq_merge(m);
 }
 
@@ -274,10 +279,49 @@ void model_dlq_total(rd_model *m, const char *owner, long total)
     rd_dlq_part *p = dlq_part(m, owner);
     if (total < 0)
         total = -1;
-    if (p->total == total)
+    if (p->total == total && p->cached_at == 0)
         return;                     /* idle polls do not move the generation */
     p->total = total;
+    p->cached_at = 0;               /* the live answer replaces the cached one */
     dlq_merge(m);
+}
+
+/* Removes part i (its entries and owner). */
+static void dlq_part_drop(rd_model *m, size_t i)
+{
+    rd_dlq_part *p = &m->dlq_parts.items[i];
+    dlq_free(p->items, p->n);
+    free(p->owner);
+    memmove(p, p + 1, (m->dlq_parts.n - i - 1) * sizeof *p);
+    m->dlq_parts.n--;
+}
+
+void model_dlq_mark_cached(rd_model *m, double at)
+{
+    for (size_t i = m->dlq_parts.n; i-- > 0;) {
+        if (strcmp(m->dlq_parts.items[i].owner, "snapshot") == 0)
+            dlq_part_drop(m, i);
+        else
+            m->dlq_parts.items[i].cached_at = at;
+    }
+    dlq_merge(m);
+}
+
+void model_dlq_drop_cached(rd_model *m, const char *const *live, size_t n)
+{
+    bool dropped = false;
+    for (size_t i = m->dlq_parts.n; i-- > 0;) {
+        const rd_dlq_part *p = &m->dlq_parts.items[i];
+        bool named = false;
+        for (size_t k = 0; k < n && !named; k++)
+            named = strcmp(live[k], p->owner) == 0;
+        if (p->cached_at > 0 && !named) {
+            dlq_part_drop(m, i);
+            dropped = true;
+        }
+    }
+    if (dropped)
+        dlq_merge(m);
 }
 
 void model_queues_reset(rd_model *m)

@@ -117,6 +117,8 @@ typedef struct rd_dlq_part {
     size_t n;
     long total;             /* this source's DLQ size, -1 unknown */
     bool loaded;            /* this source has delivered entries */
+    double cached_at;       /* > 0: total read from the last-known snapshot written then,
+                               not yet replaced by this source's live answer */
 } rd_dlq_part;
 
 /* One source's queues (Tasker lists its PGMQ queues from PostgreSQL and its broker's from
@@ -236,6 +238,8 @@ typedef struct rd_model {
     RD_VEC(rd_dlq_entry) dlq;       /* union of the parts' entries, in owner order */
     bool dlq_loaded;                /* some source has delivered entries (a peek was done) */
     long dlq_total;                 /* sum of the known parts' totals, -1 when none known */
+    double dlq_cached_at;           /* > 0: some of dlq_total is cached (the oldest such
+                                     * part's time); 0: every known part is live */
     RD_VEC(rd_count) counts;
     RD_VEC(rd_source_status) sources;
     rd_core_status core;            /* the core API's reachability (model_core_*) */
@@ -269,6 +273,13 @@ void model_dlq_total(rd_model *m, const char *owner, long total);
 void model_set_failing_rate(rd_model *m, double per_min);
 /* Forget every share (a model replaced by a loaded snapshot). */
 void model_dlq_reset(rd_model *m);
+/* The DLQ totals just loaded from a last-known snapshot written at `at`: each part is marked
+ * cached until its source answers (model_dlq_set/_total replace it, never add to it); a
+ * total that names no source (an older cache file) is dropped: it could only be added. */
+void model_dlq_mark_cached(rd_model *m, double at);
+/* Cached parts of owners that are not among `live` (n names) are dropped: no source will
+ * ever replace them. */
+void model_dlq_drop_cached(rd_model *m, const char *const *live, size_t n);
 void model_set_counts(rd_model *m, rd_count *items, size_t n);
 
 /* Source freshness; returns the entry (created on first use). */

@@ -262,7 +262,8 @@ static cJSON *count_json(const rd_count *c, double now)
 }
 
 enum { V_SOURCES = 1, V_COUNTS = 2, V_EXECS = 4, V_WORKERS = 8, V_QUEUES = 16,
-       V_DLQ = 32, V_CHAIN = 64, V_GROUPS = 128 /* not in "all": derived, not loaded */ };
+       V_DLQ = 32, V_CHAIN = 64, V_GROUPS = 128 /* not in "all": derived, not loaded */,
+       V_DLQ_TOTALS = 256 /* each source's DLQ total, no entries (the cache) */ };
 
 /* The error groups of the loaded executions (groups.h), trend over GROUPS_INTERVAL_S. */
 static void add_groups(cJSON *root, const rd_model *m, double now)
@@ -308,8 +309,9 @@ static unsigned view_mask(const char *view)
         { "workers", V_SOURCES | V_WORKERS },  { "queues", V_SOURCES | V_QUEUES },
         { "dlq", V_SOURCES | V_DLQ },          { "all", 127 },
         { "groups", V_SOURCES | V_GROUPS },
-        /* the last-known snapshot file (session/snapcache.h): no sources, no DLQ */
-        { "cache", V_COUNTS | V_EXECS | V_WORKERS | V_QUEUES },
+        /* the last-known snapshot file (session/snapcache.h): no sources, no DLQ entries;
+         * the DLQ totals per source, so each live source replaces its own */
+        { "cache", V_COUNTS | V_EXECS | V_WORKERS | V_QUEUES | V_DLQ_TOTALS },
     };
     for (size_t i = 0; view && i < sizeof views / sizeof *views; i++)
         if (strcmp(view, views[i].name) == 0)
@@ -371,6 +373,8 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
         cJSON_AddBoolToObject(root, "dlq_loaded", m->dlq_loaded);
         if (!(v & V_COUNTS))
             add_long(root, "dlq_total", m->dlq_total);
+        ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
+    } else if (v & V_DLQ_TOTALS) {
         ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
     }
     if (v & V_GROUPS)
