@@ -124,6 +124,8 @@ void model_free(rd_model *m)
     execs_free(m->execs.items, m->execs.n);
     execs_free(m->chain.items, m->chain.n);
     free(m->chain_id);
+    execs_free(m->running.items, m->running.n);
+    free(m->running_worker);
     workers_free(m->workers.items, m->workers.n);
     queue_parts_clear(m);
     free(m->queue_parts.items);
@@ -159,6 +161,19 @@ void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n)
     m->chain_id = nid;
     m->chain.items = items;
     m->chain.n = m->chain.cap = items ? n : 0;
+    model_changed(m);
+}
+
+void model_set_running(rd_model *m, const char *worker, rd_execution *items, size_t n, bool known)
+{
+    if (items != m->running.items)
+        execs_free(m->running.items, m->running.n);
+    char *w = worker ? xstrdup(worker) : NULL;
+    free(m->running_worker);
+    m->running_worker = w;
+    m->running.items = items;
+    m->running.n = m->running.cap = items ? n : 0;
+    m->running_known = known;
     model_changed(m);
 }
 

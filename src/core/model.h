@@ -226,6 +226,12 @@ typedef struct rd_model {
                                      * searched (the next page searches further back) */
     RD_VEC(rd_execution) chain;     /* current chain, oldest first */
     char *chain_id;                 /* which execution the chain was asked for */
+    /* The drain cockpit's worker: its running executions as the store says (a query by
+     * that worker, not the page on screen); running_known false: not asked, not answered
+     * or the profile cannot say */
+    RD_VEC(rd_execution) running;
+    char *running_worker;
+    bool running_known;
     RD_VEC(rd_worker) workers;
     /* Queues are owned per source too (queue_parts, sorted by owner) and merged into
      * `queues` (shallow copies, in owner order) by model_set_queues; read, never write. */
@@ -260,6 +266,8 @@ void dlq_entry_clear(rd_dlq_entry *d);
 void model_set_execs(rd_model *m, rd_execution *items, size_t n, bool more);
 void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n);
 void model_set_workers(rd_model *m, rd_worker *items, size_t n);
+/* The running executions of `worker` (the model takes items; known false: unknown). */
+void model_set_running(rd_model *m, const char *worker, rd_execution *items, size_t n, bool known);
 /* A source's queues: replace its share (the model takes ownership; NULL/0 = none); the
  * other sources' queues are kept and the merged `queues` rebuilt. */
 void model_set_queues(rd_model *m, const char *owner, rd_queue *items, size_t n);

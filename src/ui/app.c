@@ -163,6 +163,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
     switch (e->kind) {
     case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
     case FX_CHAIN: if (app->src) sources_request_chain(app->src, e->text); break;
+    case FX_WORKER: if (app->src) sources_request_worker(app->src, e->text); break;
     case FX_PAGE: if (app->src) sources_page(app->src, e->arg); break;
     case FX_JUMP:
         app->views[VIEW_EXECS].list.cur = app->views[VIEW_EXECS].list.top = 0;

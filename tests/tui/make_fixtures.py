@@ -173,6 +173,9 @@ def model(rows, hostile=False):
         "chain_id": derived["chain_id"],
         "chain": derived["chain"],
         "workers": derived["workers"],
+        # the store's answer for the drain cockpit's worker (worker_running): 1082 runs on w4
+        "running_worker": "w4",
+        "running": [e for e in derived["executions"] if e["id"] == "1082"],
         "queues": queues(),
         "dlq": dlq(),
         "dlq_total": 42,
