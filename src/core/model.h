@@ -222,6 +222,8 @@ typedef struct rd_model {
     uint64_t generation;            /* bumped on every change; UI repaints on change */
     RD_VEC(rd_execution) execs;     /* current page, newest first */
     bool execs_more;                /* another page exists after this one */
+    bool execs_newer;               /* the page does not start at the newest execution
+                                     * (a later page, or where a jump to an id landed) */
     long execs_searched;            /* > 0: a filtered page stopped at this many rows
                                      * searched (the next page searches further back) */
     RD_VEC(rd_execution) chain;     /* current chain, oldest first */

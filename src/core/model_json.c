@@ -215,7 +215,8 @@ static cJSON *source_json(const rd_source_status *s, double now)
     add_str(o, "name", name);
     add_str(o, "state", src_state_name(s->state));
     add_str(o, "error", err[0] ? err : NULL);
-    add_num(o, "age_ms", floor((now - ms(s->last_ok)) * 1000), ms(s->last_ok) > 0);
+    /* an answer stamped a hair after `now` (rounding, another clock) is 0 old, never -1 */
+    add_num(o, "age_ms", fmax(0, floor((now - ms(s->last_ok)) * 1000)), ms(s->last_ok) > 0);
     add_time(o, "last_ok", s->last_ok);
     add_time(o, "since", s->since);
     if (s->tls[0]) {

@@ -186,6 +186,7 @@ static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
     filter_fingerprint(s, v, &n);
     /* fewer matches than a page in the window: say how far the search went */
     model(s)->execs_searched = more && matches <= page && filtered ? scan_budget(s) : 0;
+    model(s)->execs_newer = s->start.key != NULL;   /* a later page, or a jump's */
     model_set_execs(model(s), n ? v : NULL, n, more);
     if (!n)
         free(v);

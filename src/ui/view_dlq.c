@@ -201,6 +201,23 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
     v->rows = r.h - 2;
 }
 
+/* What a peek does to the messages, per DLQ source this system has: a RabbitMQ peek
+ * requeues, an SQS one raises the receive count; a store's table (Tasker's tasks_dlq,
+ * OpenAgents, Alakai's records) is only read: NULL. */
+static const char *dlq_peek_note(const ui_ctx *c)
+{
+    bool rabbit = c->cfg && c->cfg->broker && *c->cfg->broker, sqs = dlq_is_sqs(c);
+    for (size_t i = 0; i < c->model->dlq_parts.n; i++) {
+        const char *o = c->model->dlq_parts.items[i].owner;
+        rabbit |= strcmp(o, "rabbitmq") == 0;
+        sqs |= strcmp(o, "sqs") == 0;
+    }
+    if (rabbit && sqs)
+        return "peeking requeues RabbitMQ messages and raises SQS receive counts";
+    return sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
+         : rabbit ? "peeking a RabbitMQ queue requeues its messages (redelivered)" : NULL;
+}
+
 static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
@@ -212,11 +229,9 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
              !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     int used = (int)strlen(t) + 2;
-    if (used < r.w)
-        draw_clean(w, r.y, r.x + used, r.w - used,
-                   sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
-                       : "peeking a RabbitMQ queue requeues its messages (redelivered)",
-                   theme_attr(c->theme, TS_WARNING));
+    const char *note = dlq_peek_note(c);
+    if (note && used < r.w)
+        draw_clean(w, r.y, r.x + used, r.w - used, note, theme_attr(c->theme, TS_WARNING));
 }
 
 static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)

@@ -132,7 +132,8 @@ def dlq():
                     "reason": ["expired", "rejected", "expired", "maxlen"][i], "count": i + 1,
                     "origin_queue": "worker.w%d.executions" % (i + 1),
                     "first_death_at": NOW - 3600 * (i + 1), "last_death_at": NOW - 600 * (i + 1),
-                    "payload": json.dumps(payload, separators=(",", ":")), "redelivered": i % 2 == 1})
+                    "payload": json.dumps(payload, separators=(",", ":")), "redelivered": i % 2 == 1,
+                    "source": "rabbitmq"})   # peeked from the broker's queue (the peek note)
     return out
 
 

@@ -242,6 +242,11 @@ static void test_views(void)
     CHECK(cJSON_IsNull(cJSON_GetObjectItem(s2, "age_ms")));
     cJSON_Delete(root);
     free(j);
+    /* answered 0.6 ms "after" now (rounded up to the ms): 0 old, never -1 */
+    model_source_ok(m, "late", 1700000000.0006);
+    j = model_to_json_at(m, "overview", 1700000000.0);
+    CHECK(j && strstr(j, "\"age_ms\":\t0,") && !strstr(j, "\"age_ms\":\t-"));
+    free(j);
     model_free(m);
 }
 
