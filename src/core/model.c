@@ -311,6 +311,21 @@ static void dlq_part_drop(rd_model *m, size_t i)
     m->dlq_parts.n--;
 }
 
+void model_dlq_breakdown(const rd_model *m, char *out, size_t cap)
+{
+    size_t known = 0, n = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < m->dlq_parts.n; i++)
+        known += m->dlq_parts.items[i].total >= 0;
+    for (size_t i = 0; known > 1 && i < m->dlq_parts.n && n < cap; i++) {
+        const rd_dlq_part *p = &m->dlq_parts.items[i];
+        if (p->total >= 0)
+            n += (size_t)snprintf(out + n, cap - n, "%s%s %ld", n ? " + " : " (", p->owner, p->total);
+    }
+    if (n && n + 1 < cap)
+        snprintf(out + n, cap - n, ")");
+}
+
 void model_dlq_mark_cached(rd_model *m, double at)
 {
     for (size_t i = m->dlq_parts.n; i-- > 0;) {

@@ -281,6 +281,9 @@ void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n
 void model_dlq_total(rd_model *m, const char *owner, long total);
 /* failures per minute (< 0: unknown); the generation moves only when it changed */
 void model_set_failing_rate(rd_model *m, double per_min);
+/* " (redis 2 + sqs 0)": each DLQ source's known total when more than one source has one
+ * (the overview's DLQ size is their sum), "" otherwise. */
+void model_dlq_breakdown(const rd_model *m, char *out, size_t cap);
 /* Forget every share (a model replaced by a loaded snapshot). */
 void model_dlq_reset(rd_model *m);
 /* The DLQ totals just loaded from a last-known snapshot written at `at`: each part is marked

@@ -140,12 +140,16 @@ static int overview_health(ui_ctx *c, WINDOW *w, int y, ui_rect r)
     }
     for (size_t i = 0; i < m->queues.n; i++)
         idle_q += m->queues.items[i].depth > 0 && m->queues.items[i].consumers == 0;
-    char rate[32], dlq[48], orphans[32], t[256];
+    char rate[32], dlq[160], orphans[32], t[320];
     if (m->failing_rate >= 0)
         snprintf(rate, sizeof rate, "%.1f/min", m->failing_rate);
     else
         snprintf(rate, sizeof rate, "-");
     fmt_long(m->dlq_total, dlq, sizeof dlq);
+    if (m->dlq_total >= 0) {   /* which source holds what: " (redis 2 + sqs 0)" */
+        size_t l = strlen(dlq);
+        model_dlq_breakdown(m, dlq + l, sizeof dlq - l);
+    }
     if (m->dlq_total >= 0 && m->dlq_cached_at > 0) {   /* until the live total replaces it */
         char age[16];
         ctx_age(c, m->dlq_cached_at, age, sizeof age);

@@ -6,6 +6,7 @@ the exit status says the output is partial.
 Run with the stack env loaded (scripts/test.sh does it).
 """
 import os
+import re
 import subprocess
 
 from snaphelp import ROOT, assert_clean_text, need_env, snapshot
@@ -122,3 +123,21 @@ def test_fleet_threshold_errors_name_the_line(tmp_path):
     n = len(open(conf).read().splitlines())
     assert "demo.conf:%d: dlq_warn (50) is above dlq_crit (5)" % (n - 2) in s.err, s.err
     assert "demo.conf:%d: bad number (expected a number, 0 or more)" % n in s.err, s.err
+
+
+def test_dlq_size_says_which_source_holds_what(tmp_path):
+    """Alakai's DLQ size is its store's dead letters plus its SQS DLQ: the overview says
+    each share, and they add up to the size (and to the DLQ view's dlq_sources)."""
+    conf = demo_config(tmp_path)
+    s = snapshot(conf, "alakai")
+    assert s.rc == 0, s.err
+    line = next(l for l in s.out.splitlines() if l.startswith("DLQ size: "))
+    m = re.match(r"DLQ size: (\d+) \(redis (\d+) \+ sqs (\d+)\)  ", line)
+    assert m, line
+    total, redis, sqs = map(int, m.groups())
+    assert total == redis + sqs, line
+    d = snapshot(conf, "alakai", "--json", "--view", "dlq").json
+    assert {p["source"]: p["total"] for p in d["dlq_sources"]} == {"redis": redis, "sqs": sqs}
+    # one source only: no breakdown
+    t = snapshot(conf, "tasker")
+    assert re.search(r"^DLQ size: \d+  orphan", t.out, re.M), t.out

@@ -92,7 +92,11 @@ def check_overview(t, one, name):
     assert got == {c["status"]: str(c["count"]) for c in one["counts"]}, (lines[at + 1], one["counts"])
     dlq = num(one["dlq_total"])
     rate = "-" if one["failing_rate"] is None else "%.1f/min" % one["failing_rate"]
-    assert "failing now %s   DLQ size %s   " % (rate, dlq) in text, text
+    m = re.search(r"failing now %s   DLQ size %s( \(([^)]*)\))?   " % (re.escape(rate), re.escape(dlq)), text)
+    assert m, text
+    if m.group(2):    # several DLQ sources: each one's share, adding up to the size
+        shares = [int(x.split()[-1]) for x in m.group(2).split(" + ")]
+        assert sum(shares) == one["dlq_total"], m.group(0)
     unhealthy = sum(1 for w in one["workers"] if w["health"] == "unhealthy")
     assert "workers %d: %d unhealthy" % (len(one["workers"]), unhealthy) in text, text
     assert "   queues %d: " % len(one["queues"]) in text, text
