@@ -181,16 +181,17 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
                         d->execution_id ? d->execution_id : "-");
     draw_raw(w, r.y, r.x, r.w, h, theme_attr(c->theme, TS_TITLE), c->san);
     free(h);
-    char *h2;
-    if (d->sent_at > 0) {            /* an SQS message */
+    char *h2, cnt[24];
+    fmt_long(d->count, cnt, sizeof cnt);   /* unknown (a store's table has none): "-" */
+    if (d->sent_at > 0) {            /* an SQS message: FIRST is its sent time */
         char t0[32];
         fmt_time(d->sent_at, t0, sizeof t0);
-        h2 = xasprintf("taskId %s  attempt %d  taskType %s  sent %s  received %ld times  first receive %s",
+        h2 = xasprintf("taskId %s  attempt %d  taskType %s  sent %s  received %s times",
                        d->execution_id ? d->execution_id : "-", d->attempt, d->task_type ? d->task_type : "-",
-                       t0, d->count, t1);
+                       t0, cnt);
     } else
-        h2 = xasprintf("reason %s  count %ld  from %s  first death %s  last %s%s", d->reason ? d->reason : "-",
-                       d->count, d->origin_queue ? d->origin_queue : "-", t1, t2,
+        h2 = xasprintf("reason %s  count %s  from %s  first death %s  last %s%s", d->reason ? d->reason : "-",
+                       cnt, d->origin_queue ? d->origin_queue : "-", t1, t2,
                        d->redelivered ? "  redelivered" : "");
     draw_raw(w, r.y + 1, r.x, r.w, h2, theme_attr(c->theme, TS_DIM), c->san);
     free(h2);

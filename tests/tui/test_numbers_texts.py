@@ -98,3 +98,22 @@ def test_prev_page_after_a_jump_goes_to_the_newest(tmp_path):
     t.wait_for("this is the first page")
     t.send("Q")
     assert t.finish() == 0
+
+
+def test_tasker_dead_letter_names_its_task_and_no_fake_count(tmp_path):
+    """A tasks_dlq entry: no count is known ("-", never -1), and its task is in the store:
+    the linked chain is the task's steps' transitions, not "no record in the store"."""
+    t = ConfTerm(tmp_path, demo_system(tmp_path, "tasker"), cols=160, rows=40)
+    t.wait_for("Overview")
+    t.child.send("5")
+    t.wait_for("DLQ  ")
+    t.pump(1.0)
+    t.child.send("\r")
+    t.wait_for("DLQ entry ")
+    t.wait_for(" attempt(s)", secs=10)   # not "loading..."
+    text = t.text()
+    assert "count -  from " in text, text
+    assert "count -1" not in text and "no record in the store" not in text, text
+    m = re.search(r"linked retry chain of (\S+): (\d+) attempt\(s\)", text)
+    assert m and int(m.group(2)) > 0, text
+    t.quit()
