@@ -168,6 +168,35 @@ SELECT e.id::text AS id,
  ORDER BY e.created, e.id
  LIMIT 1000
 
+[query worker_running optional]
+-- $1 worker id or name: the executions running on that worker now, as the store says (the
+-- drain cockpit: never the page on screen), oldest first. The columns of [query execution].
+-- uses index: execution (worker)
+SELECT e.id::text AS id,
+       e.parent::text AS parent_id,
+       e.action_ref AS name,
+       e.status::text AS status,
+       e.retry_count AS retry_count,
+       e.max_retries AS max_retries,
+       e.original_execution::text AS chain_root,
+       NULL::text AS retry_of,
+       left(e.retry_reason, 200) AS reason,
+       NULL::text AS error,
+       e.worker::text AS worker,
+       extract(epoch FROM e.created) AS created_at,
+       extract(epoch FROM e.updated) AS updated_at,
+       NULL::float8 AS finished_at,
+       e.created::text AS sort_key
+  FROM execution e
+ WHERE e.worker = (SELECT w.id FROM worker w
+                    WHERE w.id = CASE WHEN $1 ~ '^[0-9]{1,18}$' THEN $1::bigint END
+                       OR w.name = $1
+                    ORDER BY w.id::text = $1 DESC
+                    LIMIT 1)
+   AND e.status IN ('running', 'canceling')
+ ORDER BY e.created, e.id
+ LIMIT 500
+
 [query workers optional]
 -- Workers, worst first: never beaten, then the oldest heartbeats; 200 at most. Both halves
 -- are bounded scans of the heartbeat index (its NULLs, then its ascending order), so the

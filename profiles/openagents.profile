@@ -130,6 +130,26 @@ SELECT j.job_id AS id,
   FROM jobs j
  WHERE j.job_id = $1
 
+[query worker_running optional]
+-- $1 worker id: the jobs running on that worker now, as the store says (the drain cockpit:
+-- never the page on screen), oldest first. The columns of [query execution].
+-- uses index: jobs (worker_id)
+SELECT j.job_id AS id,
+       j.batch_id AS parent_id,
+       j.name AS name,
+       lower(j.status) AS status,
+       j.retry_count AS retry_count,
+       j.max_retries AS max_retries,
+       j.worker_id AS worker,
+       j.created_at AS created_at,
+       j.updated_at AS updated_at,
+       j.created_at::text AS sort_key
+  FROM jobs j
+ WHERE j.worker_id = $1
+   AND lower(j.status) IN ('running', 'processing', 'in_progress', 'started')
+ ORDER BY j.created_at, j.job_id
+ LIMIT 500
+
 [query workers optional]
 -- Heartbeat every 60 s; no metrics besides running_jobs / max_concurrent_jobs.
 -- Worst first: never beaten, then the oldest heartbeats; 200 at most, both halves bounded

@@ -125,21 +125,23 @@ SELECT s.workflow_step_uuid::text AS id,
  WHERE s.workflow_step_uuid = CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END
 
 [query chain]
--- $1 step uuid: its transitions by sort_key. attempt = enqueued transitions so far; the
--- eligibility fields are the step's (the verdict is about the step, on every row).
+-- $1 step uuid: its transitions by sort_key; or a task uuid (a tasks_dlq entry names its
+-- task): the transitions of the task's steps. attempt = the step's enqueued transitions so
+-- far; the eligibility fields are the step's (the verdict is about the step, on every row).
 -- uses index: workflow_step_transitions (workflow_step_uuid)
+-- uses index: workflow_steps (task_uuid)
 SELECT t.workflow_step_transition_uuid::text AS id,
        s.task_uuid::text AS parent_id,
        ns.name AS name,
        t.to_state AS status,
-       count(*) FILTER (WHERE t.to_state = 'enqueued') OVER (ORDER BY t.sort_key) AS attempt,
+       count(*) FILTER (WHERE t.to_state = 'enqueued') OVER (PARTITION BY s.workflow_step_uuid ORDER BY t.sort_key) AS attempt,
        s.attempts AS attempts,
        s.max_attempts AS max_attempts,
        s.retryable AS retryable,
        extract(epoch FROM s.last_attempted_at AT TIME ZONE 'UTC') AS last_attempted_at,
        s.backoff_request_seconds AS backoff_request_seconds,
        s.workflow_step_uuid::text AS chain_root,
-       lag(t.workflow_step_transition_uuid::text) OVER (ORDER BY t.sort_key) AS retry_of,
+       lag(t.workflow_step_transition_uuid::text) OVER (PARTITION BY s.workflow_step_uuid ORDER BY t.sort_key) AS retry_of,
        t.from_state AS reason,
        left(COALESCE(t.metadata->>'error',
                      CASE WHEN t.metadata->>'event' ~ '^\s*\{.*\}\s*$'
@@ -152,7 +154,8 @@ SELECT t.workflow_step_transition_uuid::text AS id,
   JOIN workflow_step_transitions t ON t.workflow_step_uuid = s.workflow_step_uuid
   LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
  WHERE s.workflow_step_uuid = CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END
- ORDER BY t.sort_key
+    OR s.task_uuid = CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END
+ ORDER BY s.created_at, s.workflow_step_uuid, t.sort_key
  LIMIT 1000
 
 [query dlq_count optional]

@@ -215,10 +215,10 @@ static bool profile_uses(const rd_profile *p, const char *ext)
     return false;
 }
 
-static void store_features(ck_report *r, const rd_profile *prof, const rd_source_status *s,
-                           const rd_model *m)
+static void store_features(ck_report *r, const rd_system_cfg *cfg, const rd_profile *prof,
+                           const rd_source_status *s, const rd_model *m)
 {
-    char f[300] = "", dlq[80] = "no DLQ";
+    char f[300] = "", dlq[120] = "no DLQ";
     bool pgmq;
     if (fact(s, RD_FACT_PGMQ, &pgmq))
         snprintf(f, sizeof f, "pgmq %s, ", pgmq ? "installed"
@@ -229,13 +229,19 @@ static void store_features(ck_report *r, const rd_profile *prof, const rd_source
     for (size_t i = 0; i < m->dlq_parts.n; i++)
         if (strcmp(m->dlq_parts.items[i].owner, s->name) == 0)
             store_total = m->dlq_parts.items[i].total;
-    bool in_store = from && profile_dlq_from(prof, "store");
-    bool on_broker = from && profile_dlq_from(prof, "broker");
-    if (in_store && store_total >= 0)
-        snprintf(dlq, sizeof dlq, "DLQ in the store (%ld pending)%s", store_total,
-                 on_broker ? " and on the broker" : "");
-    else if (on_broker)
-        snprintf(dlq, sizeof dlq, "DLQ on the broker");
+    /* where this system's DLQ is: what the profile says AND the config has (a broker DLQ
+     * needs a broker), the store's share whenever it counted one, SQS when configured */
+    bool in_store = store_total >= 0 && (!from || profile_dlq_from(prof, "store"));
+    bool on_broker = from && profile_dlq_from(prof, "broker") && cfg->broker && *cfg->broker;
+    bool on_sqs = (cfg->sqs_queue_url && *cfg->sqs_queue_url) || (cfg->sqs_dlq && *cfg->sqs_dlq);
+    if (in_store || on_broker || on_sqs) {
+        char store[48] = "";
+        if (in_store)
+            snprintf(store, sizeof store, "in the store (%ld pending)", store_total);
+        snprintf(dlq, sizeof dlq, "DLQ %s%s%s%s%s", store, in_store && on_broker ? " and " : "",
+                 on_broker ? "on the broker" : "", (in_store || on_broker) && on_sqs ? " and " : "",
+                 on_sqs ? "on SQS" : "");
+    }
     ck_add(r, CK_OK, "features", NULL, "%s%s", f, dlq);
 }
 
@@ -273,7 +279,7 @@ void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *p
     store_tls(r, cfg, s, redis);
     if (redis)
         store_keyspace(r, s);
-    store_features(r, prof, s, m);
+    store_features(r, cfg, prof, s, m);
 }
 
 /* ---- the broker and the workers ----------------------------------------------------- */

@@ -18,7 +18,7 @@
 #include "textutil.h"
 #include "xalloc.h"
 
-typedef enum { K_STR, K_SECRET, K_BOOL, K_DUR, K_INT, K_LONG, K_DOUBLE, K_RATE } key_type;
+typedef enum { K_STR, K_SECRET, K_BOOL, K_DUR, K_INT, K_LONG, K_DOUBLE, K_RATE, K_NUM } key_type;
 
 typedef struct key_def {
     const char *name;
@@ -28,6 +28,7 @@ typedef struct key_def {
 
 #define F(m) offsetof(rd_system_cfg, m)
 #define H(m) (offsetof(rd_system_cfg, health) + offsetof(rd_health_cfg, m))
+#define L(m) (offsetof(rd_system_cfg, fleet) + offsetof(rd_fleet_cfg, m))
 static const key_def keys[] = {
     { "profile", K_STR, F(profile) },          { "store", K_STR, F(store) },
     { "store_user", K_STR, F(store_user) },
@@ -69,9 +70,16 @@ static const key_def keys[] = {
     { "depth_unhealthy", K_LONG, H(depth_unhealthy) },
     { "rate_degraded", K_RATE, H(rate_degraded) },
     { "rate_unhealthy", K_RATE, H(rate_unhealthy) },
+    { "fail_rate_warn", K_NUM, L(fail_rate_warn) },
+    { "fail_rate_crit", K_NUM, L(fail_rate_crit) },
+    { "fail_rate_rise", K_NUM, L(fail_rate_rise) },
+    { "dlq_warn", K_LONG, L(dlq_warn) },
+    { "dlq_crit", K_LONG, L(dlq_crit) },
+    { "unhealthy_workers_crit", K_LONG, L(unhealthy_workers_crit) },
 };
 #undef F
 #undef H
+#undef L
 #define N_KEYS (sizeof keys / sizeof *keys)
 
 static const char *const auth_modes[] = {
@@ -200,6 +208,7 @@ static void system_defaults(rd_system_cfg *c)
     c->broker_vhost = xstrdup("/");
     c->auth = xstrdup("none");
     health_defaults(&c->health);
+    fleet_cfg_defaults(&c->fleet);
 }
 
 static void system_free(rd_system_cfg *c)
@@ -221,6 +230,7 @@ static bool set_typed(const key_def *k, void *field, const char *v)
     case K_DUR: return parse_duration(v, field);
     case K_DOUBLE: return parse_double(v, 0.001, 1e6, field);
     case K_RATE: return parse_double(v, 0, 1, field);
+    case K_NUM: return parse_double(v, 0, 1e9, field);
     case K_INT:
         if (!parse_long(v, 0, INT_MAX, &l))
             return false;
@@ -240,6 +250,7 @@ static const char *type_help(key_type t)
     case K_DUR: return "bad duration (use e.g. 500ms, 2s, 5m, 2h, 1d)";
     case K_DOUBLE: return "bad number (expected a positive number)";
     case K_RATE: return "bad rate (expected a number between 0 and 1)";
+    case K_NUM: return "bad number (expected a number, 0 or more)";
     case K_INT:
     case K_LONG: return "bad integer (expected a non-negative whole number)";
     case K_STR:
@@ -505,6 +516,13 @@ static void section_validate(parser *p, sect *s)
         c->health.rate_degraded > c->health.rate_unhealthy)
         err(p, c->line, "system \"%s\": a degraded threshold is above its unhealthy one",
             c->name);
+    const rd_fleet_cfg *f = &c->fleet;
+    if (f->fail_rate_crit > 0 && f->fail_rate_warn > f->fail_rate_crit)
+        err(p, key_line(s, "fail_rate_warn"), "fail_rate_warn (%g) is above fail_rate_crit (%g)",
+            f->fail_rate_warn, f->fail_rate_crit);
+    if (f->dlq_crit > 0 && f->dlq_warn > f->dlq_crit)
+        err(p, key_line(s, "dlq_warn"), "dlq_warn (%ld) is above dlq_crit (%ld)", f->dlq_warn,
+            f->dlq_crit);
 }
 
 static void unquote(char *v)

@@ -8,6 +8,7 @@
  */
 #include <stdbool.h>
 #include "diag.h"
+#include "fleet.h"
 #include "health.h"
 
 typedef struct rd_system_cfg {
@@ -65,6 +66,7 @@ typedef struct rd_system_cfg {
     int page_size;           /* executions per page, default 100 */
     int confirm_over;        /* bulk actions above this many items: type the count, default 10 */
     rd_health_cfg health;    /* heartbeat_max_age etc. */
+    rd_fleet_cfg fleet;      /* the fleet level's thresholds: fail_rate_warn etc. */
     /* where the section came from, for messages about a value that fails at run time
        (a cmd: secret that worked at start): config_key_where() */
     char *file;

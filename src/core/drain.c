@@ -94,34 +94,6 @@ void drain_spark(const rd_drain_hist *h, int width, bool ascii, char *out, size_
     out[o] = 0;
 }
 
-static bool same_worker(const char *who, const rd_worker *w)
-{
-    return who && ((w->id && strcmp(who, w->id) == 0) || (w->name && strcmp(who, w->name) == 0));
-}
-
-bool drain_runs_on(const rd_execution *e, const rd_worker *w)
-{
-    static const char *const live[] = {"running", "processing", "in_progress", "started", "canceling"};
-    if (!e->status || !same_worker(e->worker, w))
-        return false;
-    for (size_t i = 0; i < sizeof live / sizeof *live; i++)
-        if (strcasecmp(e->status, live[i]) == 0)
-            return true;
-    return false;
-}
-
-size_t drain_in_flight(const rd_model *m, const rd_worker *w, size_t *idx, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < m->execs.n; i++)
-        if (drain_runs_on(&m->execs.items[i], w)) {
-            if (n < cap)
-                idx[n] = i;
-            n++;
-        }
-    return n;
-}
-
 double drain_expected_finish(const rd_execution *e, double timeout_s)
 {
     if (timeout_s <= 0 || e->created_at <= 0)

@@ -1,8 +1,7 @@
 #pragma once
 /*
- * The drain cockpit's rules, pure (no curses, no I/O): which executions are in flight on a
- * worker, the history of what is left on it, the ETA to empty from the observed drain rate,
- * and the risks of draining it (the last consumer of a queue, no healthy worker left).
+ * The drain cockpit's rules, pure (no curses, no I/O): the history of what is left on a
+ * worker, the ETA to empty from the observed drain rate, and the risks of draining it (the last consumer of a queue, no healthy worker left).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,12 +57,6 @@ rd_drain_eta drain_eta(const rd_drain_hist *h, double window_s);
  * block characters, or ASCII " .:-=+*#" when ascii. Unknown samples are ' '. */
 void drain_spark(const rd_drain_hist *h, int width, bool ascii, char *out, size_t cap);
 
-/* true when execution e runs on worker w now (its worker names w's id or name, its status
- * is an in-flight one: running, processing, in_progress, started, canceling; any case). */
-bool drain_runs_on(const rd_execution *e, const rd_worker *w);
-/* Indexes into m->execs of the executions in flight on w, at most cap; returns how many
- * there are in all. */
-size_t drain_in_flight(const rd_model *m, const rd_worker *w, size_t *idx, size_t cap);
 /* When e should end at the latest: its start (created_at) + timeout_s; 0 unknown. */
 double drain_expected_finish(const rd_execution *e, double timeout_s);
 

@@ -3,6 +3,7 @@
 
 #include <cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,48 @@
 
 /* ---- the DLQ trend ---- */
 
-void fleet_trend_add(rd_fleet_trend *tr, double now, long v)
+void fleet_cfg_defaults(rd_fleet_cfg *c)
 {
+    c->fail_rate_warn = 1;
+    c->fail_rate_crit = 10;
+    c->dlq_warn = 1;
+    c->dlq_crit = 1000;
+    c->unhealthy_workers_crit = 3;
+    c->fail_rate_rise = 3;
+}
+
+static void rate_add(rd_fleet_trend *tr, double now, double rate)
+{
+    int last = (tr->rhead + FLEET_RATE_N - 1) % FLEET_RATE_N;
+    if (rate < 0 || (tr->rn && now - tr->rt[last] < FLEET_RATE_STEP_S && now >= tr->rt[last]))
+        return;
+    tr->rt[tr->rhead] = now;
+    tr->rv[tr->rhead] = rate;
+    tr->rhead = (tr->rhead + 1) % FLEET_RATE_N;
+    if (tr->rn < FLEET_RATE_N)
+        tr->rn++;
+}
+
+bool fleet_rate_baseline(const rd_fleet_trend *tr, double now, double *mean)
+{
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; tr && i < tr->rn; i++) {
+        double age = now - tr->rt[i];
+        if (age >= FLEET_RATE_RECENT_S && age <= FLEET_RATE_WINDOW_S) {
+            sum += tr->rv[i];
+            k++;
+        }
+    }
+    if (k < FLEET_RATE_MIN_SAMPLES)
+        return false;
+    *mean = sum / k;
+    return true;
+}
+
+void fleet_trend_add(rd_fleet_trend *tr, double now, long v, double rate)
+{
+    rate_add(tr, now, rate);
     if (v < 0)
         return;
     int last = (tr->head + FLEET_TREND_N - 1) % FLEET_TREND_N;
@@ -84,25 +125,77 @@ static void row_sources(rd_fleet_row *r, const rd_model *m, double now)
                 snprintf(r->src_error, sizeof r->src_error, "%.*s: %.*s", (int)sizeof s->name,
                          s->name, (int)sizeof s->error, s->error);
             worst = rank;
+            snprintf(r->src_name, sizeof r->src_name, "%.*s", (int)sizeof s->name, s->name);
             r->src_state = s->state;
             r->src_age = age < 0 ? -1 : age;
         }
     }
 }
 
-static void row_level(rd_fleet_row *r)
+/* One reason for the level: kept when there is room (the worst come first: row_level
+ * judges the worst rules first). */
+static void reason(rd_fleet_row *r, rd_fleet_level *lvl, rd_fleet_level at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void reason(rd_fleet_row *r, rd_fleet_level *lvl, rd_fleet_level at, const char *fmt, ...)
 {
-    bool growing = r->dlq_trend_known && r->dlq_delta > 0;
+    if (at > *lvl)
+        *lvl = at;
+    if (r->n_reasons >= FLEET_REASONS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->reasons[r->n_reasons++], FLEET_REASON_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* v reaches threshold t; a threshold of 0 is off */
+static bool over(double v, double t)
+{
+    return t > 0 && v >= t;
+}
+
+static void level_failing(rd_fleet_row *r, const rd_fleet_cfg *c, rd_fleet_level *l)
+{
+    double f = r->failing_rate, base = r->rate_baseline;
+    if (f < 0)
+        return;
+    if (over(f, c->fail_rate_crit))
+        reason(r, l, FLEET_FAIL, "failing %.1f/min >= %g", f, c->fail_rate_crit);
+    else if (base >= 0 && c->fail_rate_rise > 0 && over(f, c->fail_rate_warn) &&
+             f >= c->fail_rate_rise * base)
+        reason(r, l, FLEET_FAIL, "failing %.1f/min, %gx the last hour (%.1f)", f, c->fail_rate_rise,
+               base);
+    else if (over(f, c->fail_rate_warn))
+        reason(r, l, FLEET_WARN, "failing %.1f/min >= %g", f, c->fail_rate_warn);
+}
+
+static void row_level(rd_fleet_row *r, const rd_fleet_cfg *c)
+{
+    rd_fleet_level l = FLEET_OK;
+    r->n_reasons = 0;
     if (r->src_state == RD_SRC_DOWN || r->src_state == RD_SRC_STALE)
-        r->level = FLEET_DOWN;
-    else if (r->failing_rate > 0 || r->unhealthy > 0 || growing)
-        r->level = FLEET_FAIL;
-    else if (r->dlq > 0 || r->eligible > 0 || r->draining > 0)
-        r->level = FLEET_WARN;
-    else if (r->src_state == RD_SRC_CONNECTING)
-        r->level = FLEET_WAIT;
-    else
-        r->level = FLEET_OK;
+        reason(r, &l, FLEET_DOWN, "%s %s", r->src_name, r->src_state == RD_SRC_DOWN ? "down" : "stale");
+    level_failing(r, c, &l);
+    bool unh_crit = over((double)r->unhealthy, (double)c->unhealthy_workers_crit);
+    bool dlq_crit = over((double)r->dlq, (double)c->dlq_crit);
+    if (unh_crit)
+        reason(r, &l, FLEET_FAIL, "%ld unhealthy workers >= %ld", r->unhealthy, c->unhealthy_workers_crit);
+    if (dlq_crit)
+        reason(r, &l, FLEET_FAIL, "DLQ %ld >= %ld", r->dlq, c->dlq_crit);
+    if (r->unhealthy > 0 && !unh_crit)
+        reason(r, &l, FLEET_WARN, "%ld unhealthy worker%s", r->unhealthy, r->unhealthy == 1 ? "" : "s");
+    if (over((double)r->dlq, (double)c->dlq_warn) && !dlq_crit)
+        reason(r, &l, FLEET_WARN, "DLQ %ld >= %ld", r->dlq, c->dlq_warn);
+    if (r->dlq_trend_known && r->dlq_delta > 0)
+        reason(r, &l, FLEET_WARN, "DLQ +%ld in 5m", r->dlq_delta);
+    if (r->eligible > 0)
+        reason(r, &l, FLEET_WARN, "%ld%s retryable", r->eligible, r->eligible_more ? "+" : "");
+    if (r->draining > 0)
+        reason(r, &l, FLEET_WARN, "%ld draining", r->draining);
+    if (l == FLEET_OK && r->src_state == RD_SRC_CONNECTING)
+        reason(r, &l, FLEET_WAIT, "connecting");
+    r->level = l;
 }
 
 static long dlq_size(const rd_model *m)
@@ -119,8 +212,14 @@ static long dlq_size(const rd_model *m)
 }
 
 void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const char *profile,
-                    const rd_model *m, const rd_fleet_trend *tr, double now)
+                    const rd_model *m, const rd_fleet_trend *tr, const rd_fleet_cfg *cfg,
+                    double now)
 {
+    rd_fleet_cfg defaults;
+    if (!cfg) {
+        fleet_cfg_defaults(&defaults);
+        cfg = &defaults;
+    }
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name ? name : "");
     snprintf(r->banner, sizeof r->banner, "%s", banner ? banner : "");
@@ -145,6 +244,10 @@ void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const
         }
     }
     r->dlq = dlq_size(m);
+    r->dlq_cached_age = m->dlq_total >= 0 && m->dlq_cached_at > 0 ? fmax(0, now - m->dlq_cached_at) : -1;
+    r->rate_baseline = -1;
+    if (!fleet_rate_baseline(tr, now, &r->rate_baseline))
+        r->rate_baseline = -1;
     r->dlq_trend_known = tr && fleet_trend_delta(tr, now, r->dlq, &r->dlq_delta);
     r->workers = r->unhealthy = r->draining = -1;
     if (m->workers.n) {
@@ -156,7 +259,7 @@ void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const
         r->unhealthy += w->health == RD_HEALTH_UNHEALTHY;
         r->draining += w->status && strcmp(w->status, "draining") == 0;
     }
-    row_level(r);
+    row_level(r, cfg);
 }
 
 /* ---- order ---- */
@@ -204,7 +307,7 @@ const char *fleet_level_name(rd_fleet_level l)
 
 const char *const fleet_col_heads[FLEET_COL__COUNT] = {
     "STATE", "SYSTEM", "ENV", "SOURCES", "FAIL/MIN", "RETRYABLE", "DLQ", "TREND",
-    "WORKERS", "OLDEST QUEUED",
+    "WORKERS", "OLDEST QUEUED", "WHY",
 };
 
 static void cell_age(char *out, double s, bool more)
@@ -248,6 +351,11 @@ void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_C
         snprintf(cells[FLEET_COL_FAILING], FLEET_CELL_MAX, "-");
     cell_long(cells[FLEET_COL_ELIGIBLE], r->eligible, r->eligible_more && r->eligible > 0);
     cell_long(cells[FLEET_COL_DLQ], r->dlq, false);
+    if (r->dlq >= 0 && r->dlq_cached_age >= 0) {   /* until the live total replaces it */
+        char a[24];
+        format_age(r->dlq_cached_age, a, sizeof a);
+        snprintf(cells[FLEET_COL_DLQ], FLEET_CELL_MAX, "%ld cached %s", r->dlq, a);
+    }
     if (!r->dlq_trend_known)
         snprintf(cells[FLEET_COL_TREND], FLEET_CELL_MAX, "-");
     else if (r->dlq_delta == 0)
@@ -259,6 +367,17 @@ void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_C
     else
         snprintf(cells[FLEET_COL_WORKERS], FLEET_CELL_MAX, "%ld unh %ld drn", r->unhealthy, r->draining);
     cell_age(cells[FLEET_COL_QUEUED], r->oldest_queued, r->oldest_more);
+    fleet_row_why(r, cells[FLEET_COL_WHY], FLEET_CELL_MAX);
+}
+
+void fleet_row_why(const rd_fleet_row *r, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (int i = 0; i < r->n_reasons && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", r->reasons[i]);
+    if (!r->n_reasons)
+        snprintf(out, cap, "-");
 }
 
 /* ---- output ---- */
@@ -301,6 +420,11 @@ static cJSON *row_json(const rd_fleet_row *r)
     add_num(o, "workers_unhealthy", (double)r->unhealthy, r->unhealthy >= 0);
     add_num(o, "workers_draining", (double)r->draining, r->draining >= 0);
     add_num(o, "oldest_queued_age_s", r->oldest_queued, r->oldest_queued >= 0);
+    add_num(o, "dlq_cached_age_s", r->dlq_cached_age, r->dlq_cached_age >= 0);
+    add_num(o, "failing_baseline_per_min", r->rate_baseline, r->rate_baseline >= 0);
+    cJSON *why = cJSON_AddArrayToObject(o, "reasons");
+    for (int i = 0; i < r->n_reasons; i++)
+        cJSON_AddItemToArray(why, cJSON_CreateString(r->reasons[i]));
     return o;
 }
 
@@ -332,8 +456,8 @@ static void tb_str(tbuf *b, const char *s)
 
 char *fleet_to_text(const rd_fleet_row *rows, size_t n)
 {
-    enum { W = 32 };
-    char(*fit)[FLEET_COL__COUNT][W * 4 + 8] = xcalloc(n ? n : 1, sizeof *fit);
+    enum { W = 32 };   /* the widest cell kept whole, but WHY (the last column) */
+    char(*fit)[FLEET_COL__COUNT][FLEET_CELL_MAX * 4 + 8] = xcalloc(n ? n : 1, sizeof *fit);
     int w[FLEET_COL__COUNT];
     for (int c = 0; c < FLEET_COL__COUNT; c++)
         w[c] = sanitize_width(fleet_col_heads[c]);
@@ -342,7 +466,8 @@ char *fleet_to_text(const rd_fleet_row *rows, size_t n)
         fleet_row_cells(&rows[i], cells);
         for (int c = 0; c < FLEET_COL__COUNT; c++) {
             char *clean = sanitize_str(cells[c], 0);
-            int cw = sanitize_fit(clean, W, fit[i][c], sizeof fit[i][c], 0);
+            int cw = sanitize_fit(clean, c == FLEET_COL_WHY ? FLEET_CELL_MAX : W, fit[i][c],
+                                  sizeof fit[i][c], 0);
             free(clean);
             w[c] = cw > w[c] ? cw : w[c];
         }

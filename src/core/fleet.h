@@ -18,22 +18,50 @@ typedef enum {
     FLEET_DOWN,       /* a source is down or stale: the rest may be old */
 } rd_fleet_level;
 
-/* The DLQ size over the last few minutes: one sample per FLEET_TREND_STEP_S. */
-enum { FLEET_TREND_N = 32 };
+/* The level's thresholds, per system (config keys of the same names, docs/config.md).
+ * Defaults: a system at its normal background failure rate reads ok or warn, not FAIL. */
+typedef struct rd_fleet_cfg {
+    double fail_rate_warn;        /* failures per minute: warn at 1 */
+    double fail_rate_crit;        /* FAIL at 10 */
+    long dlq_warn;                /* DLQ size: warn at 1 */
+    long dlq_crit;                /* FAIL at 1000 */
+    long unhealthy_workers_crit;  /* FAIL at 3 unhealthy workers (one or two: warn) */
+    double fail_rate_rise;        /* FAIL when the rate is at least fail_rate_warn and this
+                                     many times the system's own last hour; 0 = off; 3 */
+} rd_fleet_cfg;
+void fleet_cfg_defaults(rd_fleet_cfg *c);
+
+/* The DLQ size over the last few minutes: one sample per FLEET_TREND_STEP_S; the failure
+ * rate over the last hour: one sample per FLEET_RATE_STEP_S. */
+enum { FLEET_TREND_N = 32, FLEET_RATE_N = 64 };
 #define FLEET_TREND_STEP_S 10.0
 #define FLEET_TREND_WINDOW_S 300.0
+#define FLEET_RATE_STEP_S 60.0
+#define FLEET_RATE_WINDOW_S 3600.0
+/* the baseline leaves out the newest minutes (the rise being judged) and needs this many
+ * samples (10 minutes of history) */
+#define FLEET_RATE_RECENT_S 300.0
+enum { FLEET_RATE_MIN_SAMPLES = 10 };
 
 typedef struct rd_fleet_trend {
     double t[FLEET_TREND_N];
     long v[FLEET_TREND_N];
     int n, head;                  /* ring: head = next slot */
+    double rt[FLEET_RATE_N], rv[FLEET_RATE_N];
+    int rn, rhead;
 } rd_fleet_trend;
 
-/* Records v at now (skipped when unknown, v < 0), at most one sample per step. */
-void fleet_trend_add(rd_fleet_trend *tr, double now, long v);
+/* Records the DLQ size v (skipped when unknown, v < 0) at most once per step, and the
+ * failure rate (per minute, skipped when < 0) at most once per rate step. */
+void fleet_trend_add(rd_fleet_trend *tr, double now, long v, double rate);
+/* The mean failure rate of the last hour before the newest FLEET_RATE_RECENT_S; false
+ * while fewer than FLEET_RATE_MIN_SAMPLES samples are that old. */
+bool fleet_rate_baseline(const rd_fleet_trend *tr, double now, double *mean);
 /* current minus the oldest sample within the window; false when current is unknown or
  * no sample in the window is at least a step old. */
 bool fleet_trend_delta(const rd_fleet_trend *tr, double now, long current, long *delta);
+
+enum { FLEET_REASONS = 8, FLEET_REASON_LEN = 48 };
 
 typedef struct rd_fleet_row {
     char name[64];                /* raw (from the config) */
@@ -45,6 +73,7 @@ typedef struct rd_fleet_row {
     double src_age;               /* s: ok = age of the oldest answer, else time in the
                                      state; -1 unknown */
     char src_error[296];            /* the first failing source's "name: error", raw */
+    char src_name[32];            /* the worst source's name, raw; "" none */
     double failing_rate;          /* per minute, -1 unknown */
     long eligible;                /* retry-eligible executions on the newest page, -1 unknown */
     bool eligible_more;           /* more pages exist: a lower bound */
@@ -54,11 +83,19 @@ typedef struct rd_fleet_row {
     long workers, unhealthy, draining;   /* -1 unknown (no workers known) */
     double oldest_queued;         /* age in s of the oldest queued execution seen, -1 unknown */
     bool oldest_more;             /* more pages exist: a lower bound */
+    double dlq_cached_age;        /* s: the DLQ size is (partly) the last-known snapshot's,
+                                     written this long ago; -1 live */
+    double rate_baseline;         /* the last hour's mean failure rate, -1 unknown */
+    /* why the level: one short text per threshold crossed, worst first */
+    char reasons[FLEET_REASONS][FLEET_REASON_LEN];
+    int n_reasons;
 } rd_fleet_row;
 
-/* One system's row from its model at now (tr may be NULL). */
+/* One system's row from its model at now, judged by cfg (NULL: the defaults); tr may be
+ * NULL. The console's fleet and `snapshot --view fleet` both come here. */
 void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const char *profile,
-                    const rd_model *m, const rd_fleet_trend *tr, double now);
+                    const rd_model *m, const rd_fleet_trend *tr, const rd_fleet_cfg *cfg,
+                    double now);
 /* Worst first: level, then failing rate, unhealthy workers, DLQ growth, DLQ size,
  * eligible count, then by name. Stable for equal rows. */
 int fleet_row_cmp(const rd_fleet_row *a, const rd_fleet_row *b);
@@ -69,12 +106,14 @@ const char *fleet_level_name(rd_fleet_level l);   /* "ok" "wait" "warn" "FAIL" "
 enum {
     FLEET_COL_LEVEL, FLEET_COL_SYSTEM, FLEET_COL_ENV, FLEET_COL_SOURCES, FLEET_COL_FAILING,
     FLEET_COL_ELIGIBLE, FLEET_COL_DLQ, FLEET_COL_TREND, FLEET_COL_WORKERS, FLEET_COL_QUEUED,
-    FLEET_COL__COUNT
+    FLEET_COL_WHY, FLEET_COL__COUNT
 };
-enum { FLEET_CELL_MAX = 72 };
+enum { FLEET_CELL_MAX = 160 };
 extern const char *const fleet_col_heads[FLEET_COL__COUNT];
 /* The row's cells as raw text (name and banner unsanitized: the printer sanitizes). */
 void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_CELL_MAX]);
+/* The row's reasons joined: "DLQ 188 >= 1, 4 retryable"; "-" when none. */
+void fleet_row_why(const rd_fleet_row *r, char *out, size_t cap);
 
 /* JSON {"view":"fleet","systems":[...]} and the aligned, sanitized text; allocated. */
 char *fleet_to_json(const rd_fleet_row *rows, size_t n);

@@ -125,6 +125,8 @@ void model_free(rd_model *m)
     execs_free(m->execs.items, m->execs.n);
     execs_free(m->chain.items, m->chain.n);
     free(m->chain_id);
+    execs_free(m->running.items, m->running.n);
+    free(m->running_worker);
     workers_free(m->workers.items, m->workers.n);
     queue_parts_clear(m);
     free(m->queue_parts.items);
@@ -160,6 +162,19 @@ void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n)
     m->chain_id = nid;
     m->chain.items = items;
     m->chain.n = m->chain.cap = items ? n : 0;
+    model_changed(m);
+}
+
+void model_set_running(rd_model *m, const char *worker, rd_execution *items, size_t n, bool known)
+{
+    if (items != m->running.items)
+        execs_free(m->running.items, m->running.n);
+    char *w = worker ? xstrdup(worker) : NULL;
+    free(m->running_worker);
+    m->running_worker = w;
+    m->running.items = items;
+    m->running.n = m->running.cap = items ? n : 0;
+    m->running_known = known;
     model_changed(m);
 }
 
@@ -236,11 +251,14 @@ static void dlq_merge(rd_model *m)
     size_t n = 0;
     long total = -1;
     bool loaded = false;
+    double cached = 0;
     for (size_t i = 0; i < m->dlq_parts.n; i++) {
         const rd_dlq_part *p = &m->dlq_parts.items[i];
         n += p->n;
         if (p->total >= 0)
             total = (total < 0 ? 0 : total) + p->total;
+        if (p->total >= 0 && p->cached_at > 0 && (cached == 0 || p->cached_at < cached))
+            cached = p->cached_at;
         loaded |= p->loaded;
     }
     free(m->dlq.items);
@@ -255,6 +273,7 @@ static void dlq_merge(rd_model *m)
     }
     m->dlq.cap = n;
     m->dlq_total = total;
+    m->dlq_cached_at = cached;
     m->dlq_loaded = loaded;
     model_changed(m);
 }
@@ -267,6 +286,7 @@ void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n
     p->items = items;
     p->n = items ? n : 0;
     p->loaded = true;
+    p->cached_at = 0;
     dlq_merge(m);
 }
 
@@ -283,10 +303,64 @@ void model_dlq_total(rd_model *m, const char *owner, long total)
     rd_dlq_part *p = dlq_part(m, owner);
     if (total < 0)
         total = -1;
-    if (p->total == total)
+    if (p->total == total && p->cached_at == 0)
         return;                     /* idle polls do not move the generation */
     p->total = total;
+    p->cached_at = 0;               /* the live answer replaces the cached one */
     dlq_merge(m);
+}
+
+/* Removes part i (its entries and owner). */
+static void dlq_part_drop(rd_model *m, size_t i)
+{
+    rd_dlq_part *p = &m->dlq_parts.items[i];
+    dlq_free(p->items, p->n);
+    free(p->owner);
+    memmove(p, p + 1, (m->dlq_parts.n - i - 1) * sizeof *p);
+    m->dlq_parts.n--;
+}
+
+void model_dlq_breakdown(const rd_model *m, char *out, size_t cap)
+{
+    size_t known = 0, n = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < m->dlq_parts.n; i++)
+        known += m->dlq_parts.items[i].total >= 0;
+    for (size_t i = 0; known > 1 && i < m->dlq_parts.n && n < cap; i++) {
+        const rd_dlq_part *p = &m->dlq_parts.items[i];
+        if (p->total >= 0)
+            n += (size_t)snprintf(out + n, cap - n, "%s%s %ld", n ? " + " : " (", p->owner, p->total);
+    }
+    if (n && n + 1 < cap)
+        snprintf(out + n, cap - n, ")");
+}
+
+void model_dlq_mark_cached(rd_model *m, double at)
+{
+    for (size_t i = m->dlq_parts.n; i-- > 0;) {
+        if (strcmp(m->dlq_parts.items[i].owner, "snapshot") == 0)
+            dlq_part_drop(m, i);
+        else
+            m->dlq_parts.items[i].cached_at = at;
+    }
+    dlq_merge(m);
+}
+
+void model_dlq_drop_cached(rd_model *m, const char *const *live, size_t n)
+{
+    bool dropped = false;
+    for (size_t i = m->dlq_parts.n; i-- > 0;) {
+        const rd_dlq_part *p = &m->dlq_parts.items[i];
+        bool named = false;
+        for (size_t k = 0; k < n && !named; k++)
+            named = strcmp(live[k], p->owner) == 0;
+        if (p->cached_at > 0 && !named) {
+            dlq_part_drop(m, i);
+            dropped = true;
+        }
+    }
+    if (dropped)
+        dlq_merge(m);
 }
 
 void model_queues_reset(rd_model *m)

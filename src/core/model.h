@@ -118,6 +118,8 @@ typedef struct rd_dlq_part {
     size_t n;
     long total;             /* this source's DLQ size, -1 unknown */
     bool loaded;            /* this source has delivered entries */
+    double cached_at;       /* > 0: total read from the last-known snapshot written then,
+                               not yet replaced by this source's live answer */
 } rd_dlq_part;
 
 /* One source's queues (Tasker lists its PGMQ queues from PostgreSQL and its broker's from
@@ -221,10 +223,18 @@ typedef struct rd_model {
     uint64_t generation;            /* bumped on every change; UI repaints on change */
     RD_VEC(rd_execution) execs;     /* current page, newest first */
     bool execs_more;                /* another page exists after this one */
+    bool execs_newer;               /* the page does not start at the newest execution
+                                     * (a later page, or where a jump to an id landed) */
     long execs_searched;            /* > 0: a filtered page stopped at this many rows
                                      * searched (the next page searches further back) */
     RD_VEC(rd_execution) chain;     /* current chain, oldest first */
     char *chain_id;                 /* which execution the chain was asked for */
+    /* The drain cockpit's worker: its running executions as the store says (a query by
+     * that worker, not the page on screen); running_known false: not asked, not answered
+     * or the profile cannot say */
+    RD_VEC(rd_execution) running;
+    char *running_worker;
+    bool running_known;
     RD_VEC(rd_worker) workers;
     /* Queues are owned per source too (queue_parts, sorted by owner) and merged into
      * `queues` (shallow copies, in owner order) by model_set_queues; read, never write. */
@@ -240,6 +250,8 @@ typedef struct rd_model {
     /* read-only: a peek with side effects (a RabbitMQ get, an SQS receive) was asked for
      * and not done (model_dlq_peek_off) */
     bool dlq_peek_off;
+    double dlq_cached_at;           /* > 0: some of dlq_total is cached (the oldest such
+                                     * part's time); 0: every known part is live */
     RD_VEC(rd_count) counts;
     RD_VEC(rd_source_status) sources;
     rd_core_status core;            /* the core API's reachability (model_core_*) */
@@ -260,6 +272,8 @@ void dlq_entry_clear(rd_dlq_entry *d);
 void model_set_execs(rd_model *m, rd_execution *items, size_t n, bool more);
 void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n);
 void model_set_workers(rd_model *m, rd_worker *items, size_t n);
+/* The running executions of `worker` (the model takes items; known false: unknown). */
+void model_set_running(rd_model *m, const char *worker, rd_execution *items, size_t n, bool known);
 /* A source's queues: replace its share (the model takes ownership; NULL/0 = none); the
  * other sources' queues are kept and the merged `queues` rebuilt. */
 void model_set_queues(rd_model *m, const char *owner, rd_queue *items, size_t n);
@@ -272,8 +286,18 @@ void model_dlq_total(rd_model *m, const char *owner, long total);
 void model_dlq_peek_off(rd_model *m, bool off);
 /* failures per minute (< 0: unknown); the generation moves only when it changed */
 void model_set_failing_rate(rd_model *m, double per_min);
+/* " (redis 2 + sqs 0)": each DLQ source's known total when more than one source has one
+ * (the overview's DLQ size is their sum), "" otherwise. */
+void model_dlq_breakdown(const rd_model *m, char *out, size_t cap);
 /* Forget every share (a model replaced by a loaded snapshot). */
 void model_dlq_reset(rd_model *m);
+/* The DLQ totals just loaded from a last-known snapshot written at `at`: each part is marked
+ * cached until its source answers (model_dlq_set/_total replace it, never add to it); a
+ * total that names no source (an older cache file) is dropped: it could only be added. */
+void model_dlq_mark_cached(rd_model *m, double at);
+/* Cached parts of owners that are not among `live` (n names) are dropped: no source will
+ * ever replace them. */
+void model_dlq_drop_cached(rd_model *m, const char *const *live, size_t n);
 void model_set_counts(rd_model *m, rd_count *items, size_t n);
 
 /* Source freshness; returns the entry (created on first use). */

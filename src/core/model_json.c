@@ -218,7 +218,8 @@ static cJSON *source_json(const rd_source_status *s, double now)
     add_str(o, "name", name);
     add_str(o, "state", src_state_name(s->state));
     add_str(o, "error", err[0] ? err : NULL);
-    add_num(o, "age_ms", floor((now - ms(s->last_ok)) * 1000), ms(s->last_ok) > 0);
+    /* an answer stamped a hair after `now` (rounding, another clock) is 0 old, never -1 */
+    add_num(o, "age_ms", fmax(0, floor((now - ms(s->last_ok)) * 1000)), ms(s->last_ok) > 0);
     add_time(o, "last_ok", s->last_ok);
     add_time(o, "since", s->since);
     if (s->tls[0]) {
@@ -304,6 +305,10 @@ static void add_groups(cJSON *root, const rd_model *m, double now)
 /* The view's parts (views.h); an unknown view, or none, is the overview. */
 static unsigned view_mask(const char *view)
 {
+    /* the last-known snapshot file (session/snapcache.h), not a user view: no sources, no
+     * DLQ entries; the DLQ totals per source, so each live source replaces its own */
+    if (view && strcmp(view, "cache") == 0)
+        return VPART_COUNTS | VPART_EXECS | VPART_WORKERS | VPART_QUEUES | VPART_DLQ_TOTALS;
     const rd_view *v = view_find(view);
     return v && v->mask ? v->mask : view_find("overview")->mask;
 }
@@ -364,6 +369,8 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
             cJSON_AddBoolToObject(root, "dlq_peek_off", true);
         if (!(v & VPART_COUNTS))
             add_long(root, "dlq_total", m->dlq_total);
+        ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
+    } else if (v & VPART_DLQ_TOTALS) {
         ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
     }
     if (v & VPART_GROUPS)

@@ -400,6 +400,11 @@ static void load_model(rd_model *m, const cJSON *root, double now)
         model_set_chain(m, id, v, n);
         free(id);
     }
+    if ((v = load_array(root, "running", sizeof(rd_execution), exec_parse, now, &n))) {
+        char *w = get_str(root, "running_worker");   /* the drain cockpit's worker */
+        model_set_running(m, w, v, n, true);
+        free(w);
+    }
     if ((v = load_array(root, "workers", sizeof(rd_worker), worker_parse, now, &n)))
         model_set_workers(m, v, n);
     if ((v = load_array(root, "queues", sizeof(rd_queue), queue_parse, now, &n))) {

@@ -195,11 +195,12 @@ static void text_counts(const rd_model *m, double now, tbuf *out)
         table_cell(&t, n, CELL_MAX);
     }
     table_end(&t, out);
-    char line[160], rate[32] = "-", dlq[24] = "-", orph[24] = "-";
+    char line[400], rate[32] = "-", dlq[200] = "-", orph[24] = "-", parts[160];
     if (m->failing_rate >= 0)
         snprintf(rate, sizeof rate, "%.1f/min", m->failing_rate);
+    model_dlq_breakdown(m, parts, sizeof parts);
     if (m->dlq_total >= 0)
-        snprintf(dlq, sizeof dlq, "%ld", m->dlq_total);
+        snprintf(dlq, sizeof dlq, "%ld%s", m->dlq_total, parts);
     if (m->orphan_suspects >= 0)
         snprintf(orph, sizeof orph, "%ld", m->orphan_suspects);
     snprintf(line, sizeof line, "DLQ size: %s  orphan suspects: %s  failing now: %s\n%s", dlq,

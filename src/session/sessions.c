@@ -30,8 +30,9 @@ static void slot_sample(slot *sl, double now)
 {
     const rd_system_cfg *c = session_system(sl->s);
     rd_fleet_row r;
-    fleet_row_fill(&r, c ? c->name : "", NULL, NULL, session_model(sl->s), NULL, now);
-    fleet_trend_add(&sl->trend, now, r.dlq);
+    const rd_model *m = session_model(sl->s);
+    fleet_row_fill(&r, c ? c->name : "", NULL, NULL, m, NULL, c ? &c->fleet : NULL, now);
+    fleet_trend_add(&sl->trend, now, r.dlq, m->failing_rate);
 }
 
 static void on_slot_change(void *ud)
@@ -168,7 +169,8 @@ void sessions_rows(const rd_sessions *f, double now, rd_fleet_row *rows, size_t 
     for (size_t i = 0; i < f->n; i++) {
         const slot *sl = &f->slots[i];
         const rd_system_cfg *c = session_system_at(sl->s, i);
-        fleet_row_fill(&rows[i], c->name, c->banner, c->profile, session_model(sl->s), &sl->trend, now);
+        fleet_row_fill(&rows[i], c->name, c->banner, c->profile, session_model(sl->s), &sl->trend,
+                       &c->fleet, now);
         idx[i] = i;
     }
     /* fleet_sort's order, keeping each row's session index alongside (stable) */

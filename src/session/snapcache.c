@@ -251,6 +251,7 @@ snapcache_status snapcache_load(const char *path, const char *system, rd_model *
         snprintf(why, whycap, "%s", err);
         goto done;
     }
+    model_dlq_mark_cached(m, t);   /* replaced by each source's live total, never added to */
     *saved_at = t;
     st = SNAPCACHE_LOADED;
 done:

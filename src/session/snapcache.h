@@ -5,7 +5,8 @@
  *
  * One file per configuration file + system under $XDG_CACHE_HOME/redrive/ (default
  * ~/.cache/redrive/), mode 0600 in a 0700 directory. It holds the overview's arrays only
- * (counts, the executions page, workers, queues): never the sources' states or errors
+ * (counts, the executions page, workers, queues, each DLQ source's total, marked cached on
+ * load until that source answers): never the sources' states or errors
  * (which may quote a store address), the DLQ (payload bodies) or any secret.
  *
  * The file is outside data on load: a file that is not a regular file of ours, writable

@@ -186,6 +186,7 @@ static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
     filter_fingerprint(s, v, &n);
     /* fewer matches than a page in the window: say how far the search went */
     model(s)->execs_searched = more && matches <= page && filtered ? scan_budget(s) : 0;
+    model(s)->execs_newer = s->start.key != NULL;   /* a later page, or a jump's */
     model_set_execs(model(s), n ? v : NULL, n, more);
     if (!n)
         free(v);
@@ -264,6 +265,18 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
         break;
     }
     case Q_LOOKUP: apply_jump(s, r); break;
+    case Q_RUNNING: {
+        rd_execution *v;
+        size_t n = pg_rows_execs(r, x, &v);
+        if (s->want_worker && s->worker_inflight && strcmp(s->want_worker, s->worker_inflight) == 0)
+            model_set_running(m, s->worker_inflight, v, n, true);
+        else {                        /* the cockpit moved to another worker meanwhile */
+            for (size_t i = 0; i < n; i++)
+                execution_clear(&v[i]);
+            free(v);
+        }
+        break;
+    }
     case Q_DLQ: apply_dlq(s, r); break;
     case Q_DLQ_COUNT: case Q_FAILING: apply_scalar(s, k, r); break;
     default: break;
@@ -297,6 +310,7 @@ static void apply_empty(pg_src *s, qkind k)
         }
         break;
     case Q_CHAIN: model_set_chain(m, s->chain_inflight, NULL, 0); break;
+    case Q_RUNNING: model_set_running(m, s->want_worker, NULL, 0, false); break;
     case Q_DLQ: model_dlq_set(m, SRC_NAME, NULL, 0); break;
     case Q_DLQ_COUNT: model_dlq_total(m, SRC_NAME, -1); break;
     case Q_FAILING: model_set_failing_rate(m, -1); break;

@@ -24,7 +24,7 @@ enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 2000, SCAN_GROWTH = 10,
 typedef enum {
     Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
     Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_INDEXES, Q_CHANGES, Q_PREPARE,
-    Q_SETTING, Q_REPLICA, Q_N
+    Q_SETTING, Q_REPLICA, Q_RUNNING, Q_N
 } qkind;
 
 extern const char *const pg_qnames[Q_N];
@@ -52,6 +52,9 @@ typedef struct pg_src {
     bool want_main, want_page, want_dlq;
     unsigned interest;            /* RD_PANEL_*: the lists on screen (sources.h) */
     char *want_chain, *want_jump;
+    char *want_worker;            /* the drain cockpit's worker: its running executions are
+                                   * read on every poll while it is set */
+    char *worker_inflight;
     /* what is in flight */
     qkind inflight[MAX_Q];
     size_t n_inflight;

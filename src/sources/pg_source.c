@@ -39,7 +39,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
     [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
-    [Q_REPLICA] = "replica",
+    [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running",
 };
 
 /* Statement names of the prepared refresh queries: [kind][guarded]. */
@@ -471,6 +471,11 @@ static void build_main(pg_src *s, batch *b)
         add(b, query(s, Q_CHAIN), Q_CHAIN, 1, s->want_chain, NULL, NULL, NULL, NULL);
     if (s->want_jump)
         add(b, query(s, Q_LOOKUP), Q_LOOKUP, 1, s->want_jump, NULL, NULL, NULL, NULL);
+    if (s->want_worker && query(s, Q_RUNNING)) {
+        add(b, query(s, Q_RUNNING), Q_RUNNING, 1, s->want_worker, NULL, NULL, NULL, NULL);
+        free(s->worker_inflight);
+        s->worker_inflight = xstrdup(s->want_worker);
+    }
     if (s->want_dlq) {
         snprintf(b->dlq_limit, sizeof b->dlq_limit, "%d", DLQ_PAGE + 1);
         add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, s->dlq_after.key, s->dlq_after.id,
@@ -492,6 +497,10 @@ static void drop_unanswerable(pg_src *s)
     }
     if (s->want_dlq && !query(s, Q_DLQ))
         s->want_dlq = false;
+    rd_model *m = model(s);
+    if (s->want_worker && !query(s, Q_RUNNING) &&
+        (m->running_known || !m->running_worker || strcmp(m->running_worker, s->want_worker) != 0))
+        model_set_running(m, s->want_worker, NULL, 0, false);   /* the profile cannot say */
 }
 
 static void kick(pg_src *s)
@@ -675,6 +684,16 @@ static void op_jump(rd_source *src, const char *id)
     kick(s);
 }
 
+static void op_worker(rd_source *src, const char *id)
+{
+    pg_src *s = src->impl;
+    free(s->want_worker);
+    s->want_worker = id && *id ? xstrdup(id) : NULL;
+    model_set_running(model(s), s->want_worker, NULL, 0, false);   /* not this worker's yet */
+    if (s->want_worker)
+        kick(s);
+}
+
 static void op_chain(rd_source *src, const char *id)
 {
     pg_src *s = src->impl;
@@ -736,6 +755,8 @@ static void op_free(rd_source *src)
     free(s->want_jump);
     free(s->chain_inflight);
     free(s->jump_inflight);
+    free(s->want_worker);
+    free(s->worker_inflight);
     free(s->filter.status);
     free(s->filter.text);
     free(s->filter.fingerprint);
@@ -760,7 +781,7 @@ static void op_set_poll(rd_source *src, double every)
 
 static const rd_source_ops pg_ops = {
     .kind = SRC_NAME, .start = op_start, .refresh = op_refresh, .set_filter = op_set_filter,
-    .page = op_page, .jump = op_jump, .chain = op_chain, .peek_dlq = op_peek_dlq,
+    .page = op_page, .jump = op_jump, .chain = op_chain, .worker = op_worker, .peek_dlq = op_peek_dlq,
     .settled = op_settled, .idle = op_idle, .free = op_free, .set_poll = op_set_poll, .profile = op_profile,
     .set_interest = op_set_interest,
 };

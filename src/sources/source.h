@@ -24,6 +24,9 @@ typedef struct rd_source_ops {
     void (*page)(rd_source *s, int dir);                         /* may be NULL */
     void (*jump)(rd_source *s, const char *id);                  /* may be NULL */
     void (*chain)(rd_source *s, const char *id);                 /* may be NULL */
+    /* the drain cockpit's worker (NULL: none): read its running executions on every poll
+     * (model_set_running); may be NULL */
+    void (*worker)(rd_source *s, const char *id);
     void (*peek_dlq)(rd_source *s, bool more);                   /* may be NULL */
     bool (*settled)(const rd_source *s);
     bool (*idle)(const rd_source *s);

@@ -121,6 +121,18 @@ void sources_jump(rd_sources *s, const char *id)
             s->src[i]->ops->jump(s->src[i], id);
 }
 
+void sources_request_worker(rd_sources *s, const char *id)
+{
+    bool asked = false;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->worker) {
+            s->src[i]->ops->worker(s->src[i], id);
+            asked = true;
+        }
+    if (!asked && s->n)
+        model_set_running(s->src[0]->ctx.model, id, NULL, 0, false);
+}
+
 void sources_request_chain(rd_sources *s, const char *id)
 {
     for (size_t i = 0; i < s->n; i++)

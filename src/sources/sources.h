@@ -38,6 +38,9 @@ void sources_set_filter(rd_sources *s, const rd_exec_filter *f);
 void sources_page(rd_sources *s, int dir);
 void sources_jump(rd_sources *s, const char *id);  /* page that starts at id */
 void sources_request_chain(rd_sources *s, const char *id);
+/* The drain cockpit follows worker `id` (NULL: none): the store's source reads its running
+ * executions on every poll; without a source that can, they are unknown. */
+void sources_request_worker(rd_sources *s, const char *id);
 /* Explicit DLQ peek (RabbitMQ requeues!): first page, or the next one with more=true. */
 void sources_peek_dlq(rd_sources *s, bool more);
 /* Read-only (--read-only, read_only = true): sources_peek_dlq skips the broker's and

@@ -158,8 +158,11 @@ static void one_message(const cJSON *m, const char *queue, rd_dlq_entry *d)
     const char *text = str(m, "Body");
     const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(m, "Attributes");
     d->count = num(attrs, "ApproximateReceiveCount", -1);
+    /* FIRST is the message's own sent time (kept when SQS moves it to the DLQ): its first
+     * receive in the DLQ is often our own first peek, used only without a sent time */
     d->sent_at = ms_attr(attrs, "SentTimestamp");
-    d->first_death_at = ms_attr(attrs, "ApproximateFirstReceiveTimestamp");
+    double first_rx = ms_attr(attrs, "ApproximateFirstReceiveTimestamp");
+    d->first_death_at = d->sent_at > 0 && (first_rx <= 0 || d->sent_at < first_rx) ? d->sent_at : first_rx;
     char src[96] = "";
     arn_name(str(attrs, "DeadLetterQueueSourceArn"), src, sizeof src);
     if (src[0])

@@ -163,6 +163,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
     switch (e->kind) {
     case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
     case FX_CHAIN: if (app->src) sources_request_chain(app->src, e->text); break;
+    case FX_WORKER: if (app->src) sources_request_worker(app->src, e->text); break;
     case FX_PAGE: if (app->src) sources_page(app->src, e->arg); break;
     case FX_JUMP:
         app->views[VIEW_EXECS].list.cur = app->views[VIEW_EXECS].list.top = 0;
@@ -222,6 +223,17 @@ static void app_diag_msg(ui_app *app, rd_diags *d, size_t from)
         ctx_msg(&app->ctx, true, "%s%s", d->msgs[from], d->n - from > 1 ? " (more in the overview)" : "");
 }
 
+/* t replaces the theme on screen (owned from now on). */
+static void app_use_theme(ui_app *app, ui_theme *t)
+{
+    theme_free(app->theme);
+    app->theme = t;
+    app->ctx.theme = t;
+    if (app->screen)
+        theme_apply(t, app->colour);
+    app->full_redraw = true;
+}
+
 void app_load_theme(ui_app *app, const char *name)
 {
     rd_diags *d = session_diags(app->session);
@@ -229,13 +241,29 @@ void app_load_theme(ui_app *app, const char *name)
     ui_theme *t = theme_new();
     if (name && *name && strcmp(name, "built-in") != 0)
         theme_load(t, name, d);
-    theme_free(app->theme);
-    app->theme = t;
-    app->ctx.theme = t;
-    if (app->screen)
-        theme_apply(t, app->colour);
+    app_use_theme(app, t);
     app_diag_msg(app, d, before);
-    app->full_redraw = true;
+}
+
+/* `:theme NAME`: a name that does not load is the command's error (on the status line,
+ * the theme on screen kept), not a problem of the configuration files. */
+static void app_theme_command(ui_app *app, const char *name)
+{
+    if (!name || !*name || strcmp(name, "built-in") == 0) {
+        app_load_theme(app, name);
+        return;
+    }
+    rd_diags d = {0};
+    ui_theme *t = theme_new();
+    if (!theme_load(t, name, &d) || d.n) {
+        ctx_msg(&app->ctx, true, ":theme %s: %s%s", name, d.n ? d.msgs[0] : "not loaded",
+                d.n > 1 ? " (and more)" : "");
+        theme_free(t);
+        diags_free(&d);
+        return;
+    }
+    diags_free(&d);
+    app_use_theme(app, t);
 }
 
 void app_load_keymap(ui_app *app, const char *name)
@@ -486,7 +514,7 @@ void app_command(ui_app *app, const char *line)
     case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;
     case CMD_FILTER: app_command_filter(app, arg); break;
     case CMD_SYSTEM: app_switch_system(app, arg); break;
-    case CMD_THEME: app_load_theme(app, arg); break;
+    case CMD_THEME: app_theme_command(app, arg); break;
     case CMD_KEYMAP: app_load_keymap(app, arg); break;
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
     case CMD_COCKPIT: app_open_view(app, VIEW_DRAIN, arg, true); break;

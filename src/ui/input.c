@@ -128,6 +128,7 @@ static bool input_action(ui_app *app, ui_action a)
     c->msg[0] = 0;
     if (app->dlg.state != DLG_NONE) {
         dialog_key(app, a);
+        app_effects(app);   /* a view it opened (the drain cockpit) may have asked for data */
         return true;
     }
     const ui_action_info *info = actlist_info(a);

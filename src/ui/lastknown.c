@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../session/snapcache.h"
 #include "app.h"
@@ -89,6 +90,16 @@ static void lastknown_save(ui_app *app, bool in_child)
     app->cache_gen = app->model->generation;
 }
 
+/* A cached DLQ total whose source this session does not have would stay forever. */
+static void lastknown_drop_orphans(rd_model *m)
+{
+    const char **live = xcalloc(m->sources.n + 1, sizeof *live);
+    for (size_t i = 0; i < m->sources.n; i++)
+        live[i] = m->sources.items[i].name;
+    model_dlq_drop_cached(m, live, m->sources.n);
+    free(live);
+}
+
 /* After a model update: once every source has answered (none still connecting, one at
  * least ok), the data on screen is live; it is saved then and at most once a minute. */
 void lastknown_update(ui_app *app)
@@ -103,6 +114,8 @@ void lastknown_update(ui_app *app)
     }
     if (connecting || !ok)
         return;
+    if (m->dlq_cached_at > 0)
+        lastknown_drop_orphans(app->model);
     app->cache_at = 0;   /* the top bar loses its mark with the repaint this update asks */
     app->cache_live = true;
     if (lastknown_reap(app, false) && app->cache_path && m->generation != app->cache_gen &&

@@ -32,6 +32,7 @@ enum {
 typedef enum {
     FX_VIEW,      /* arg = view id, text = open argument */
     FX_CHAIN,     /* text = execution id */
+    FX_WORKER,    /* text = worker id: the drain cockpit follows it (its running executions) */
     FX_PAGE,      /* arg = +1 / -1 / 0 */
     FX_JUMP,      /* text = id */
     FX_FILTER,    /* the filter in ctx changed */

@@ -241,16 +241,17 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
                         d->execution_id ? d->execution_id : "-");
     draw_raw(w, r.y, r.x, r.w, h, theme_attr(c->theme, TS_TITLE), c->san);
     free(h);
-    char *h2;
-    if (d->sent_at > 0) {            /* an SQS message */
+    char *h2, cnt[24];
+    fmt_long(d->count, cnt, sizeof cnt);   /* unknown (a store's table has none): "-" */
+    if (d->sent_at > 0) {            /* an SQS message: FIRST is its sent time */
         char t0[32];
         fmt_time(d->sent_at, t0, sizeof t0);
-        h2 = xasprintf("taskId %s  attempt %d  taskType %s  sent %s  received %ld times  first receive %s",
+        h2 = xasprintf("taskId %s  attempt %d  taskType %s  sent %s  received %s times",
                        d->execution_id ? d->execution_id : "-", d->attempt, d->task_type ? d->task_type : "-",
-                       t0, d->count, t1);
+                       t0, cnt);
     } else
-        h2 = xasprintf("reason %s  count %ld  from %s  first death %s  last %s%s", d->reason ? d->reason : "-",
-                       d->count, d->origin_queue ? d->origin_queue : "-", t1, t2,
+        h2 = xasprintf("reason %s  count %s  from %s  first death %s  last %s%s", d->reason ? d->reason : "-",
+                       cnt, d->origin_queue ? d->origin_queue : "-", t1, t2,
                        d->redelivered ? "  redelivered" : "");
     draw_raw(w, r.y + 1, r.x, r.w, h2, theme_attr(c->theme, TS_DIM), c->san);
     free(h2);
@@ -259,6 +260,23 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
     dlq_chain_lines(d, c, &lc);
     s->detail_lines = lc.count;
     v->rows = r.h - 2;
+}
+
+/* What a peek does to the messages, per DLQ source this system has: a RabbitMQ peek
+ * requeues, an SQS one raises the receive count; a store's table (Tasker's tasks_dlq,
+ * OpenAgents, Alakai's records) is only read: NULL. */
+static const char *dlq_peek_note(const ui_ctx *c)
+{
+    bool rabbit = c->cfg && c->cfg->broker && *c->cfg->broker, sqs = dlq_is_sqs(c);
+    for (size_t i = 0; i < c->model->dlq_parts.n; i++) {
+        const char *o = c->model->dlq_parts.items[i].owner;
+        rabbit |= strcmp(o, "rabbitmq") == 0;
+        sqs |= strcmp(o, "sqs") == 0;
+    }
+    if (rabbit && sqs)
+        return "peeking requeues RabbitMQ messages and raises SQS receive counts";
+    return sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
+         : rabbit ? "peeking a RabbitMQ queue requeues its messages (redelivered)" : NULL;
 }
 
 static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -273,12 +291,9 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
              : !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     int used = (int)strlen(t) + 2;
-    if (used < r.w)
-        draw_clean(w, r.y, r.x + used, r.w - used,
-                   dlq_peek_off(c) ? "peeking is off in read-only"
-                   : sqs ? "peeking SQS receives messages (visibility timeout 0, receive count +1)"
-                       : "peeking a RabbitMQ queue requeues its messages (redelivered)",
-                   theme_attr(c->theme, TS_WARNING));
+    const char *note = dlq_peek_off(c) ? "peeking is off in read-only" : dlq_peek_note(c);
+    if (note && used < r.w)
+        draw_clean(w, r.y, r.x + used, r.w - used, note, theme_attr(c->theme, TS_WARNING));
 }
 
 static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)

@@ -18,8 +18,8 @@ enum { DRAIN_ROWS_MAX = 500, DRAIN_WINDOW_S = 300 };
 typedef struct drain_st {
     char worker[160];          /* the followed worker's id */
     rd_drain_hist hist;
-    size_t rows[DRAIN_ROWS_MAX];
-    size_t n_rows, n_all;      /* shown / in flight in all (the model's page) */
+    size_t n_rows, n_all;      /* shown / running in all (the store's answer for the worker) */
+    bool known;                /* the store answered for this worker */
 } drain_st;
 
 static const ui_action drain_bar[] = {UA_UNDRAIN, UA_OPEN, UA_COPY, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
@@ -44,8 +44,9 @@ static const rd_worker *drain_worker(const ui_ctx *c, const drain_st *s)
 
 static void drain_open(ui_view *v, ui_ctx *c, const char *arg)
 {
-    (void)c;
     drain_st *s = st_of(v);
+    if (arg && *arg)   /* its running executions from the store, on every poll */
+        ctx_fx(c, FX_WORKER, 0, arg);
     if (!arg || !*arg || strcmp(arg, s->worker) == 0)
         return;   /* back to the same worker: keep its history */
     memset(s, 0, sizeof *s);
@@ -53,12 +54,10 @@ static void drain_open(ui_view *v, ui_ctx *c, const char *arg)
     memset(&v->list, 0, sizeof v->list);
 }
 
-/* The worker's queue depth: its own metric, else the sum of its own queues. */
+/* The worker's queue depth: the broker's count of its own queues, else its own metric. */
 static long drain_depth(const ui_ctx *c, const rd_worker *w, const char **qname)
 {
     *qname = NULL;
-    if (w->queue_depth >= 0)
-        return w->queue_depth;
     long sum = -1;
     for (size_t i = 0; i < c->model->queues.n; i++) {
         const rd_queue *q = &c->model->queues.items[i];
@@ -67,7 +66,17 @@ static long drain_depth(const ui_ctx *c, const rd_worker *w, const char **qname)
         sum = (sum < 0 ? 0 : sum) + q->depth;
         *qname = q->name;
     }
-    return sum;
+    return sum >= 0 ? sum : w->queue_depth;
+}
+
+/* The worker's running executions, as the store answered for this worker; NULL unknown. */
+static const rd_model *drain_running(const ui_ctx *c, const rd_worker *w)
+{
+    const rd_model *m = c->model;
+    const char *rw = m->running_worker;
+    if (!m->running_known || !rw || !((w->id && strcmp(rw, w->id) == 0) || (w->name && strcmp(rw, w->name) == 0)))
+        return NULL;
+    return m;
 }
 
 /* What is left now; at most one sample a second in the history (a paint per key must not
@@ -75,10 +84,12 @@ static long drain_depth(const ui_ctx *c, const rd_worker *w, const char **qname)
 static void drain_sample(drain_st *s, const ui_ctx *c, const rd_worker *w, long *depth, long *fl,
                          const char **qname)
 {
-    s->n_all = drain_in_flight(c->model, w, s->rows, DRAIN_ROWS_MAX);
+    const rd_model *run = drain_running(c, w);
+    s->known = run != NULL;
+    s->n_all = run ? run->running.n : 0;
     s->n_rows = s->n_all < DRAIN_ROWS_MAX ? s->n_all : DRAIN_ROWS_MAX;
     *depth = drain_depth(c, w, qname);
-    *fl = w->in_flight >= 0 ? w->in_flight : (long)s->n_all;
+    *fl = run ? (long)s->n_all : -1;   /* the store's word only: never the page on screen */
     rd_drain_sample *last = s->hist.n ? &s->hist.s[s->hist.n - 1] : NULL;
     if (last && c->now >= last->t && c->now - last->t < 1.0) {
         last->depth = *depth;   /* the same second: the newest values, its time kept */
@@ -123,7 +134,7 @@ static int drain_head(ui_ctx *c, WINDOW *win, ui_rect r, drain_st *s, const rd_w
     long left = drain_left(&now);
     char l[24];
     fmt_long(left, l, sizeof l);
-    t = xasprintf("queue depth %s%s%s%s   in flight %s/%s   left %s", d, qname ? " (" : "", qname ? qname : "",
+    t = xasprintf("queue depth %s%s%s%s   running %s/%s   left %s", d, qname ? " (" : "", qname ? qname : "",
                   qname ? ")" : "", f, cap, l);
     y = line(c, win, y, r, TS_NORMAL, t);
     free(t);
@@ -136,8 +147,19 @@ static int drain_head(ui_ctx *c, WINDOW *win, ui_rect r, drain_st *s, const rd_w
     rd_drain_eta e = drain_eta(&s->hist, DRAIN_WINDOW_S);
     char eta[48];
     int slot = TS_NORMAL;
+    bool draining = w->status && strcasecmp(w->status, "draining") == 0;
     switch (e.kind) {
-    case DRAIN_ETA_EMPTY: t = xstrdup("EMPTY: nothing queued or in flight; the worker can be stopped"); slot = TS_OK; break;
+    case DRAIN_ETA_EMPTY:   /* both known zero now: the ETA may be an older sample's */
+        if (depth == 0 && fl == 0 && draining) {
+            t = xstrdup("EMPTY: nothing queued or running on this worker; the worker can be stopped");
+            slot = TS_OK;
+        } else if (depth == 0 && fl == 0)
+            t = xasprintf("nothing queued or running, but the worker is %s, not draining: it takes new work",
+                          w->status ? w->status : "of unknown status");
+        else
+            t = xasprintf("not known to be empty: queue depth %s, running %s", depth < 0 ? "unknown" : "0",
+                          fl < 0 ? "unknown" : "0");
+        break;
     case DRAIN_ETA_STALLED:
         t = xasprintf("STALLED: nothing drained over the last %.0fs (rate %.2f/s): it may never empty",
                       c->now - s->hist.s[0].t < DRAIN_WINDOW_S ? c->now - s->hist.s[0].t : (double)DRAIN_WINDOW_S, e.rate);
@@ -179,7 +201,8 @@ static int drain_risks(ui_ctx *c, WINDOW *win, ui_rect r, int y, const rd_worker
 static const char *drain_row_id(const ui_ctx *c, const void *st, int row)
 {
     const drain_st *s = st;
-    return c->model->execs.items[s->rows[row]].id;
+    return row >= 0 && (size_t)row < s->n_rows && (size_t)row < c->model->running.n
+               ? c->model->running.items[row].id : NULL;
 }
 
 static void drain_rows(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r, int y)
@@ -188,7 +211,7 @@ static void drain_rows(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r, int y)
     char t[160], timeout[24] = "";
     if (c->exec_timeout_s > 0)
         fmt_dur(c->exec_timeout_s, timeout, sizeof timeout);
-    snprintf(t, sizeof t, "In flight on this worker: %zu%s  expected finish %s%s", s->n_all,
+    snprintf(t, sizeof t, "Running on this worker: %zu%s  expected finish %s%s", s->n_all,
              s->n_all > s->n_rows ? " (first shown)" : "", timeout[0] ? "= start + timeout " : "",
              timeout[0] ? timeout : "unknown (no execution_timeout in the profile or config)");
     y = line(c, win, y + 1, r, TS_HEADER, t);
@@ -208,10 +231,14 @@ static void drain_rows(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r, int y)
     list_follow(&v->list, c, "execution", drain_row_id, s);
     list_fit(&v->list, v->rows);
     if (!s->n_rows && y < r.y + r.h)
-        draw_clean(win, y, r.x + 2, r.w - 2, "nothing in flight on this page of executions", theme_attr(c->theme, TS_DIM));
+        draw_clean(win, y, r.x + 2, r.w - 2,
+                   s->known ? "nothing running on this worker (the store, queried by this worker)"
+                            : "running executions unknown: the store has not answered for this worker "
+                              "(or the profile has no worker_running query)",
+                   theme_attr(c->theme, TS_DIM));
     for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
         int idx = v->list.top + i;
-        const rd_execution *e = &c->model->execs.items[s->rows[idx]];
+        const rd_execution *e = &c->model->running.items[idx];
         int base = idx == v->list.cur ? theme_attr(c->theme, TS_CURSOR) : 0, yy = y + i;
         char age[24], fin[24];
         ctx_age(c, e->created_at, age, sizeof age);
@@ -250,8 +277,8 @@ static unsigned drain_key(ui_view *v, ui_ctx *c, ui_action a)
         list_pin(&v->list, c, drain_row_id, s);
         return ch;
     }
-    const rd_execution *e = v->list.n > 0 && v->list.cur < (int)s->n_rows && s->rows[v->list.cur] < c->model->execs.n
-                                ? &c->model->execs.items[s->rows[v->list.cur]] : NULL;
+    const rd_execution *e = v->list.n > 0 && v->list.cur < (int)s->n_rows && (size_t)v->list.cur < c->model->running.n
+                                ? &c->model->running.items[v->list.cur] : NULL;
     switch (a) {
     case UA_UNDRAIN:   /* one key: undoing the operator's own drain needs no second thought */
         if (!w) {

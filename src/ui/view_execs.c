@@ -20,6 +20,8 @@ typedef struct execs_st {
                               row index, since rows move under paging and sorting */
     size_t *rows;          /* indexes into model->execs after filter + sort */
     size_t n_rows, cap_rows;
+    const void *moving;    /* a page asked for: the page it leaves (model->execs.items);
+                              the cursor follows no row until another page is there */
 } execs_st;
 
 static const ui_action execs_bar[] = {UA_OPEN, UA_RETRY, UA_MARK, UA_FILTER_STATUS, UA_SEARCH,
@@ -94,6 +96,11 @@ static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept)
     execs_st *s = st_of(v);
     execs_rows(s, c);
     v->list.n = (int)s->n_rows;
+    if (s->moving) {       /* the rows of the page left behind are not "leaving the view" */
+        list_unpin(&v->list);
+        if ((const void *)c->model->execs.items != s->moving)
+            s->moving = NULL;
+    }
     *kept = list_follow(&v->list, c, "execution", execs_row_id, s);
     list_fit(&v->list, v->rows);
     if (!s->n_rows)
@@ -409,14 +416,19 @@ static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
             ctx_msg(c, false, "this is the last page");
             return UI_CH_REDRAW;
         }
-        if (a == UA_PREV_PAGE && s->page <= 1) {
+        if (a == UA_PREV_PAGE && s->page <= 1 && !c->model->execs_newer) {
             ctx_msg(c, false, "this is the first page");
             return UI_CH_REDRAW;
         }
-        s->page += a == UA_NEXT_PAGE ? 1 : -1;
+        /* page 1 with newer executions: a jump's page; the way to them is the newest page */
+        bool newest = a == UA_PREV_PAGE && s->page <= 1;
+        if (newest)
+            ctx_msg(c, false, "back to the newest executions (the jump's page was not the first)");
+        s->page = newest ? 1 : s->page + (a == UA_NEXT_PAGE ? 1 : -1);
         v->list.cur = v->list.top = 0;
         list_unpin(&v->list);
-        ctx_fx(c, FX_PAGE, a == UA_NEXT_PAGE ? 1 : -1, NULL);
+        s->moving = c->model->execs.items;
+        ctx_fx(c, FX_PAGE, newest ? 0 : a == UA_NEXT_PAGE ? 1 : -1, NULL);
         return UI_CH_REDRAW;
     case UA_JUMP: ctx_fx(c, FX_PROMPT, PROMPT_JUMP, NULL); return UI_CH_REDRAW;
     case UA_FILTER_STATUS: case UA_FILTER_FP: case UA_FILTER_CLEAR:

@@ -61,15 +61,16 @@ static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, bad ? TS_WARNING : TS_TITLE));
     ui_col cols[FLEET_COL__COUNT] = {
         [FLEET_COL_LEVEL] = {"STATE", 5, 5, 0, 0, false, 0, 0},
-        [FLEET_COL_SYSTEM] = {"SYSTEM", 8, 20, 0, 0, false, 0, 0},
+        [FLEET_COL_SYSTEM] = {"SYSTEM", 8, 16, 0, 0, false, 0, 0},
         [FLEET_COL_ENV] = {"ENV", 4, 8, 0, 4, false, 0, 0},
         [FLEET_COL_SOURCES] = {"SOURCES", 8, 12, 0, 0, false, 0, 0},
         [FLEET_COL_FAILING] = {"FAIL/MIN", 8, 8, 0, 0, true, 0, 0},
         [FLEET_COL_ELIGIBLE] = {"RETRYABLE", 9, 9, 0, 3, true, 0, 0},
-        [FLEET_COL_DLQ] = {"DLQ", 5, 7, 0, 0, true, 0, 0},
+        [FLEET_COL_DLQ] = {"DLQ", 5, 11, 0, 0, true, 0, 0},   /* "3 cached 2m" */
         [FLEET_COL_TREND] = {"TREND", 5, 6, 0, 2, true, 0, 0},
         [FLEET_COL_WORKERS] = {"WORKERS", 11, 12, 0, 1, false, 0, 0},
         [FLEET_COL_QUEUED] = {"OLDEST QUEUED", 13, 13, 0, 5, true, 0, 0},
+        [FLEET_COL_WHY] = {"WHY", 16, 60, 1, 0, false, 0, 0},   /* the level's reasons */
     };
     cols_layout(cols, FLEET_COL__COUNT, r.w);
     cols_header(w, r.y + 1, r.x, cols, FLEET_COL__COUNT, theme_attr(c->theme, TS_HEADER));
@@ -83,11 +84,18 @@ static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         int idx = v->list.top + i;
         fleet_row(c, w, y, r, cols, &c->fleet[idx], idx == v->list.cur);
     }
-    /* why a system is down, under the table while there is room */
+    /* the cursor row's whole WHY (the column may be cut), then why a system is down */
+    if (v->list.n && y + 2 < r.y + r.h) {
+        char why[FLEET_CELL_MAX];
+        const rd_fleet_row *f = &c->fleet[v->list.cur];
+        fleet_row_why(f, why, sizeof why);
+        char *e = xasprintf("%s %s: %s", fleet_level_name(f->level), f->name, why);
+        draw_raw(w, ++y, r.x + 2, r.w - 2, e, theme_attr(c->theme, (ui_slot)level_slot(f->level)), c->san);
+        free(e);
+        y++;
+    }
     for (size_t i = 0; i < c->n_fleet && y + 1 < r.y + r.h; i++)
         if (c->fleet[i].src_error[0]) {
-            if (y == r.y + 2 + v->list.n - v->list.top)
-                y++;
             char *e = xasprintf("%s: %s", c->fleet[i].name, c->fleet[i].src_error);
             draw_raw(w, y++, r.x + 2, r.w - 2, e, theme_attr(c->theme, TS_DOWN), c->san);
             free(e);

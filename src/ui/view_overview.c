@@ -140,12 +140,22 @@ static int overview_health(ui_ctx *c, WINDOW *w, int y, ui_rect r)
     }
     for (size_t i = 0; i < m->queues.n; i++)
         idle_q += m->queues.items[i].depth > 0 && m->queues.items[i].consumers == 0;
-    char rate[32], dlq[32], orphans[32], t[256];
+    char rate[32], dlq[160], orphans[32], t[320];
     if (m->failing_rate >= 0)
         snprintf(rate, sizeof rate, "%.1f/min", m->failing_rate);
     else
         snprintf(rate, sizeof rate, "-");
     fmt_long(m->dlq_total, dlq, sizeof dlq);
+    if (m->dlq_total >= 0) {   /* which source holds what: " (redis 2 + sqs 0)" */
+        size_t l = strlen(dlq);
+        model_dlq_breakdown(m, dlq + l, sizeof dlq - l);
+    }
+    if (m->dlq_total >= 0 && m->dlq_cached_at > 0) {   /* until the live total replaces it */
+        char age[16];
+        ctx_age(c, m->dlq_cached_at, age, sizeof age);
+        size_t l = strlen(dlq);
+        snprintf(dlq + l, sizeof dlq - l, " (cached %s ago)", age);
+    }
     fmt_long(m->orphan_suspects, orphans, sizeof orphans);
     draw_clean(w, y++, r.x, r.w, "Health", theme_attr(c->theme, TS_HEADER));
     snprintf(t, sizeof t, "  failing now %s   DLQ size %s   orphan suspects %s", rate, dlq, orphans);

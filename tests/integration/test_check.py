@@ -91,7 +91,13 @@ def test_demo_config_is_check_clean(demo):
     assert re.match(r"RabbitMQ 3\.\d+\.\d+, \d+ queues read$", checks["attune"]["broker"])
     assert "attune.dlx.queue" in checks["attune"]["dlq"]
     assert "pgmq not installed" in checks["tasker"]["features"]
-    assert re.search(r"DLQ in the store \(\d+ pending\)", checks["tasker"]["features"])
+    # Tasker without a broker: its DLQ is tasks_dlq only, never "on the broker"
+    assert re.fullmatch(r"pgmq not installed \(the queues panel stays empty\), DLQ in the store \(\d+ pending\)",
+                        checks["tasker"]["features"]), checks["tasker"]["features"]
+    # Alakai's DLQ: its store's dead letters and SQS, never "no DLQ"
+    assert re.fullmatch(r"DLQ in the store \(\d+ pending\) and on SQS", checks["alakai"]["features"]), \
+        checks["alakai"]["features"]
+    assert checks["attune"]["features"] == "pgmq not installed, DLQ on the broker", checks["attune"]
     assert checks["tasker"]["identity"] == "the core says tasker-bot (role operator, via api-key)"
     assert checks["alakai"]["identity"].startswith("the core says dev:demo-operator")
     assert checks["attune"]["identity"].startswith("the core says ")

@@ -6,6 +6,7 @@ the exit status says the output is partial.
 Run with the stack env loaded (scripts/test.sh does it).
 """
 import os
+import re
 import subprocess
 
 from snaphelp import ROOT, assert_clean_text, need_env, snapshot
@@ -13,7 +14,8 @@ from snaphelp import ROOT, assert_clean_text, need_env, snapshot
 SYSTEMS = {"attune", "attune-era1", "tasker", "alakai", "openagents"}
 FIELDS = {"system", "banner", "profile", "level", "sources_state", "sources_age_s", "failing_per_min",
           "retry_eligible", "retry_eligible_lower_bound", "dlq_size", "dlq_trend", "workers",
-          "workers_unhealthy", "workers_draining", "oldest_queued_age_s"}
+          "workers_unhealthy", "workers_draining", "oldest_queued_age_s", "dlq_cached_age_s",
+          "failing_baseline_per_min", "reasons"}
 RANK = {"DOWN": 4, "FAIL": 3, "warn": 2, "wait": 1, "ok": 0}
 
 
@@ -43,6 +45,13 @@ def test_fleet_json_has_every_system_worst_first(tmp_path):
         assert r["banner"] == ("LOCAL" if r["system"] == "alakai" else "DEMO")
         assert r["dlq_trend"] is None       # one look: no trend yet
         assert isinstance(r["retry_eligible"], int) and r["retry_eligible"] >= 0, r
+        assert r["dlq_cached_age_s"] is None, r      # a snapshot never reads the cache
+        assert r["failing_baseline_per_min"] is None, r   # no hour of history in one look
+        # every level but ok says why; the text column is the same reasons
+        assert all(isinstance(x, str) and x for x in r["reasons"]), r
+        assert (r["level"] == "ok") == (r["reasons"] == []), r
+        if r["failing_per_min"] is not None:     # the stack's background rate: never FAIL for it
+            assert not any(x.startswith("failing") for x in r["reasons"]) or r["failing_per_min"] >= 1, r
     ranks = [RANK[r["level"]] for r in rows]
     assert ranks == sorted(ranks, reverse=True), rows
 
@@ -81,3 +90,54 @@ def test_fleet_view_is_listed_in_usage(tmp_path):
     s = snapshot(demo_config(tmp_path), None, "--view", "nope")
     assert s.rc == 2
     assert "fleet" in s.err
+
+
+def test_fleet_levels_come_from_each_systems_thresholds(tmp_path):
+    """The thresholds are per system and configurable; each crossed one is a reason, worst
+    first, in the JSON and in the text's WHY column."""
+    conf = demo_config(tmp_path, "fail_rate_warn = 5\nfail_rate_crit = 50\ndlq_crit = 2\n"
+                                 "unhealthy_workers_crit = 100\n")   # openagents' section
+    s = snapshot(conf, None, "--json", "--view", "fleet")
+    assert s.rc == 0, s.err
+    rows = {r["system"]: r for r in s.json["systems"]}
+    oa = rows["openagents"]
+    assert oa["dlq_size"] == 2 and oa["workers_unhealthy"] > 0 and oa["retry_eligible"] > 0, oa
+    assert oa["level"] == "FAIL", oa
+    assert oa["reasons"] == ["DLQ 2 >= 2", "%d unhealthy workers" % oa["workers_unhealthy"],
+                             "%d retryable" % oa["retry_eligible"]], oa
+    # another system with the same data keeps the defaults: DLQ 2 is a warning there
+    al = rows["alakai"]
+    assert al["dlq_size"] == 2 and al["level"] == "warn", al
+    assert al["reasons"][0] == "DLQ 2 >= 1", al
+
+    t = snapshot(conf, None, "--view", "fleet")
+    lines = t.out.splitlines()
+    assert lines[1].split()[-1] == "WHY", lines[1]
+    line = next(l for l in lines[2:] if l.split()[1:2] == ["openagents"])
+    assert line.endswith("  " + ", ".join(oa["reasons"])), line
+
+
+def test_fleet_threshold_errors_name_the_line(tmp_path):
+    conf = demo_config(tmp_path, "dlq_warn = 50\ndlq_crit = 5\nfail_rate_crit = lots\n")
+    s = snapshot(conf, None, "--view", "fleet")
+    n = len(open(conf).read().splitlines())
+    assert "demo.conf:%d: dlq_warn (50) is above dlq_crit (5)" % (n - 2) in s.err, s.err
+    assert "demo.conf:%d: bad number (expected a number, 0 or more)" % n in s.err, s.err
+
+
+def test_dlq_size_says_which_source_holds_what(tmp_path):
+    """Alakai's DLQ size is its store's dead letters plus its SQS DLQ: the overview says
+    each share, and they add up to the size (and to the DLQ view's dlq_sources)."""
+    conf = demo_config(tmp_path)
+    s = snapshot(conf, "alakai")
+    assert s.rc == 0, s.err
+    line = next(l for l in s.out.splitlines() if l.startswith("DLQ size: "))
+    m = re.match(r"DLQ size: (\d+) \(redis (\d+) \+ sqs (\d+)\)  ", line)
+    assert m, line
+    total, redis, sqs = map(int, m.groups())
+    assert total == redis + sqs, line
+    d = snapshot(conf, "alakai", "--json", "--view", "dlq").json
+    assert {p["source"]: p["total"] for p in d["dlq_sources"]} == {"redis": redis, "sqs": sqs}
+    # one source only: no breakdown
+    t = snapshot(conf, "tasker")
+    assert re.search(r"^DLQ size: \d+  orphan", t.out, re.M), t.out

@@ -299,6 +299,8 @@ def test_receives_until_dlq_then_peek(emulator, redis_url, tmp_path):
     e = mine[0]
     assert (e["execution_id"], e["attempt"], e["task_type"]) == ("task-dead-1", 2, "render")
     assert e["count"] >= 1 and e["sent_at"] > 0 and e["origin_queue"] == "rdq-dead"
+    # FIRST is the message's own sent time, not a receive (often redrive's own first peek)
+    assert e["first_death_at"] == e["sent_at"], e
     assert "task-dead-1" in e["payload"]
     assert all(s[1] for s in p.seen), p.seen
     assert "AmazonSQS.ReceiveMessage" in [s[0] for s in p.seen]

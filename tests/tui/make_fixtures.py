@@ -132,7 +132,8 @@ def dlq():
                     "reason": ["expired", "rejected", "expired", "maxlen"][i], "count": i + 1,
                     "origin_queue": "worker.w%d.executions" % (i + 1),
                     "first_death_at": NOW - 3600 * (i + 1), "last_death_at": NOW - 600 * (i + 1),
-                    "payload": json.dumps(payload, separators=(",", ":")), "redelivered": i % 2 == 1})
+                    "payload": json.dumps(payload, separators=(",", ":")), "redelivered": i % 2 == 1,
+                    "source": "rabbitmq"})   # peeked from the broker's queue (the peek note)
     return out
 
 
@@ -173,6 +174,9 @@ def model(rows, hostile=False):
         "chain_id": derived["chain_id"],
         "chain": derived["chain"],
         "workers": derived["workers"],
+        # the store's answer for the drain cockpit's worker (worker_running): 1082 runs on w4
+        "running_worker": "w4",
+        "running": [e for e in derived["executions"] if e["id"] == "1082"],
         "queues": queues(),
         "dlq": dlq(),
         "dlq_total": 42,

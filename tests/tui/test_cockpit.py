@@ -45,11 +45,13 @@ def w4_model(tmp, name, depth, in_flight, running=True):
     """The fixture's workers with w4's depth and in-flight changed (and its execution)."""
     with open(FIXTURE) as f:
         d = json.load(f)
-    out = {"workers": copy.deepcopy(d["workers"]), "executions": copy.deepcopy(d["executions"])}
+    out = {"workers": copy.deepcopy(d["workers"]), "executions": copy.deepcopy(d["executions"]),
+           "running_worker": "w4", "running": copy.deepcopy(d["running"])}
     for w in out["workers"]:
         if w["id"] == "w4":
             w["queue_depth"], w["in_flight"] = depth, in_flight
     if not running:
+        out["running"] = []   # the store's answer for w4: nothing running
         for e in out["executions"]:
             if e["id"] == "1082":
                 e["status"] = "completed"
@@ -69,7 +71,7 @@ def test_cockpit_eta_from_observed_rate(tmp_path):
             extra_conf="execution_timeout = 20m\n")
     assert len(s) == 4
     assert "Drain cockpit  worker-04 (w4)  status draining  health unhealthy" in s[0]
-    assert "queue depth 140   in flight 1/4   left 141" in s[0]
+    assert "queue depth 140   running 1/4   left 141" in s[0]
     assert "ETA to empty: measuring (needs 5s of samples, 30s to call it stalled)" in s[0]
     assert "WARNING: no other compatible worker" in s[0]
     assert "expected finish = start + timeout 20m 00s" in s[0]
@@ -81,8 +83,8 @@ def test_cockpit_eta_from_observed_rate(tmp_path):
     # 141 → 101 in 20 s: 2.00/s, 101 left → 51 s
     assert "drain rate 2.00/s   ETA to empty: 51s" in s[2], s[2]
     assert "left over time  " in s[2] and "(3 samples)" in s[2]
-    assert "EMPTY: nothing queued or in flight; the worker can be stopped" in s[3], s[3]
-    assert "nothing in flight on this page of executions" in s[3]
+    assert "EMPTY: nothing queued or running on this worker; the worker can be stopped" in s[3], s[3]
+    assert "nothing running on this worker (the store, queried by this worker)" in s[3]
 
 
 def test_cockpit_stalled(tmp_path):
@@ -158,3 +160,83 @@ def test_export_csv_and_json(tmp_path):
     assert stat.S_IMODE(os.stat(d).st_mode) == 0o600
     data = json.loads(d.read_text())
     assert len(data["dlq"]) == 4 and all("payload" in e for e in data["dlq"])
+
+
+def cockpit_model(tmp, name, status="draining", metric_depth=0, broker_depth=None, running=()):
+    """w4 with its own metrics saying nothing is left, the page's 1082 (running on w4) gone
+    to completed, the broker's worker.w4.executions holding broker_depth (None: no such
+    queue) and the store's answer for w4: `running` (execution ids)."""
+    with open(FIXTURE) as f:
+        d = json.load(f)
+    out = {"workers": copy.deepcopy(d["workers"]), "executions": copy.deepcopy(d["executions"]),
+           "queues": copy.deepcopy(d["queues"]), "running_worker": "w4", "running": []}
+    for w in out["workers"]:
+        if w["id"] == "w4":
+            w["status"], w["queue_depth"], w["in_flight"] = status, metric_depth, 0
+    if broker_depth is not None:
+        out["queues"].append({"name": "worker.w4.executions", "depth": broker_depth, "ready": broker_depth,
+                              "unacked": 0, "consumers": 1, "is_dlq": False, "source": "rabbitmq"})
+    for e in out["executions"]:
+        if e["id"] == "1082":
+            e["status"] = "completed"
+        if e["id"] in running:
+            r = copy.deepcopy(e)
+            r["status"], r["worker"] = "running", "w4"
+            out["running"].append(r)
+    p = tmp / (name + ".json")
+    p.write_text(json.dumps(out))
+    return str(p)
+
+
+def test_cockpit_reads_the_broker_queue_not_the_workers_metric(tmp_path):
+    """The worker's metric says 0 left; its broker queue holds 221: not stoppable."""
+    m = cockpit_model(tmp_path, "m", broker_depth=221)
+    s = run(tmp_path, ["model " + m, "type :cockpit w4", "key enter", "dump"])
+    assert "queue depth 221 (worker.w4.executions)   running 0/4   left 221" in s[0], s[0]
+    assert "can be stopped" not in s[0], s[0]
+
+
+def test_cockpit_reads_running_work_from_the_store_not_the_page(tmp_path):
+    """Nothing of w4's is running on the page on screen; the store says 1097 runs there."""
+    m = cockpit_model(tmp_path, "m", broker_depth=0, running=("1097",))
+    s = run(tmp_path, ["model " + m, "type :cockpit w4", "key enter", "dump"])
+    assert "running 1/4   left 1" in s[0], s[0]
+    assert [l for l in s[0].splitlines() if l.startswith("1097") and "running" in l], s[0]
+    assert "can be stopped" not in s[0], s[0]
+
+
+def test_cockpit_stoppable_only_while_draining(tmp_path):
+    drained = cockpit_model(tmp_path, "a", broker_depth=0)
+    undrained = cockpit_model(tmp_path, "b", status="active", broker_depth=0)
+    s = run(tmp_path, ["model " + drained, "type :cockpit w4", "key enter", "dump",
+                       "now %d" % (NOW + 10), "model " + undrained, "dump"])
+    assert "EMPTY: nothing queued or running on this worker; the worker can be stopped" in s[0], s[0]
+    assert "can be stopped" not in s[1], s[1]
+    assert "nothing queued or running, but the worker is active, not draining: it takes new work" in s[1], s[1]
+
+
+def test_cockpit_without_the_stores_answer_never_says_stoppable(tmp_path):
+    m = cockpit_model(tmp_path, "m", broker_depth=0)
+    with open(m) as f:
+        d = json.load(f)
+    del d["running"], d["running_worker"]
+    with open(FIXTURE) as f:
+        base = json.load(f)
+    p = tmp_path / "fixture.json"   # the whole fixture without the store's answer for w4
+    base.update(d)
+    base.pop("running"), base.pop("running_worker")
+    p.write_text(json.dumps(base))
+    env_model = str(p)
+    script = tmp_path / "keys"
+    script.write_text("type :cockpit w4\nkey enter\ndump\n")
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+           "TERM": "xterm-256color", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "REDRIVE_NOW": str(NOW), "REDRIVE_HEADLESS": "100x30",
+           "REDRIVE_HEADLESS_MODEL": env_model, "REDRIVE_HEADLESS_KEYS": str(script)}
+    out = subprocess.run([BIN, "--config", conf(tmp_path)], env=env, capture_output=True, timeout=20)
+    assert out.returncode == 0, out.stderr
+    scr = out.stdout.decode()
+    assert "running -/4" in scr, scr
+    assert "can be stopped" not in scr, scr
+    assert "not known to be empty: queue depth 0, running unknown" in scr, scr
+    assert "running executions unknown: the store has not answered for this worker" in scr, scr

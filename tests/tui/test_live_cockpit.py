@@ -27,7 +27,7 @@ def stack_env():
 
 
 def cockpit_rows(text):
-    """Execution ids listed under the cockpit's in-flight header, in screen order."""
+    """Execution ids listed under the cockpit's running header, in screen order."""
     lines = text.splitlines()
     at = [i for i, l in enumerate(lines) if l.startswith("ID ") and "FINISH BY" in l]
     assert len(at) == 1, text
@@ -71,12 +71,13 @@ def test_drain_opens_cockpit_and_undrain_is_one_key(tmp_path):
         t.wait_for("drain: 1 of 1 succeeded", secs=10)
         t.send("n")   # close the results: the cockpit is underneath
         t.wait_for("Drain cockpit  worker-healthy (1)")
-        t.wait_for("In flight on this worker: 2")
+        t.wait_for("Running on this worker: 2")
         # ctrl-l: a whole-screen repaint, so that pyte's copy matches the terminal after the
         # dialog closed (pyte misses some of ncurses' partial updates)
         t.send("\x0c")
         t.pump(0.5)
-        assert cockpit_rows(t.text()) == ["14", "24"], t.text()
+        # the store's answer for worker 1, oldest first (the page on screen is not read)
+        assert cockpit_rows(t.text()) == ["24", "14"], t.text()
         assert "expected finish = start + timeout 1h 00m" in t.text()
         t.wait_for("status draining", secs=10)   # the next poll reads the cordon back
         drains = [a for a in srv.actions() if a["route"].endswith("/cordon")]
@@ -103,7 +104,7 @@ def test_copy_writes_osc52_to_the_terminal(tmp_path):
     try:
         t.wait_for("Overview")
         t.send(":cockpit worker-healthy\r")
-        t.wait_for("In flight on this worker: 2")
+        t.wait_for("Running on this worker: 2")
         first = cockpit_rows(t.text())[0]
         t.send("c")
         t.wait_for("copied 1 id to the clipboard (OSC 52)")
@@ -122,13 +123,38 @@ def test_copy_without_osc52_shows_the_overlay(tmp_path):
     try:
         t.wait_for("Overview")
         t.send(":cockpit worker-healthy\r")
-        t.wait_for("In flight on this worker")
+        t.wait_for("Running on this worker")
         t.send("c")
         t.wait_for("copy: select the text with the mouse (any key closes)")
         assert b"\x1b]52;" not in bytes(t.raw)
         t.send("x")
         t.pump(0.5)
         assert "copy: select the text" not in t.text()
+        t.send("Q")
+        assert t.finish() == 0
+    finally:
+        if t.child.isalive():
+            t.child.kill(signal.SIGKILL)
+
+
+def test_cockpit_reads_the_workers_own_work_not_the_page(tmp_path):
+    """The executions page filtered to nothing: the cockpit still lists what the store says
+    runs on worker-healthy (queried by that worker) and the broker's count of its queue."""
+    fx.touch()
+    t = Term(tmp_path, cols=120, rows=36, auth="auth = none\n")
+    try:
+        t.wait_for("Overview")
+        t.send("2")
+        t.wait_for("Executions")
+        t.send("/no-such-execution-anywhere\r")
+        t.wait_for("no-such-execution-anywhere")
+        t.send(":cockpit worker-healthy\r")
+        t.wait_for("Running on this worker: 2")
+        t.send("\x0c")
+        t.pump(0.5)
+        assert cockpit_rows(t.text()) == ["24", "14"], t.text()
+        assert "queue depth 1 (worker.1.executions)   running 2/8   left 3" in t.text(), t.text()
+        assert "can be stopped" not in t.text()
         t.send("Q")
         assert t.finish() == 0
     finally:

@@ -63,7 +63,7 @@ static void test_levels(void)
 {
     rd_fleet_row r;
     rd_model *m = calm();
-    fleet_row_fill(&r, "a", NULL, "attune", m, NULL, NOW);
+    fleet_row_fill(&r, "a", NULL, "attune", m, NULL, NULL, NOW);
     CHECK(r.level == FLEET_OK);
     CHECK(r.src_state == RD_SRC_OK);
     CHECK_NEAR(r.src_age, 2);
@@ -74,7 +74,7 @@ static void test_levels(void)
 
     m = model_new();   /* nothing answered yet */
     add_source(m, "postgresql", RD_SRC_CONNECTING, 0, NOW - 1);
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
     CHECK(r.level == FLEET_WAIT);
     CHECK(r.eligible == -1);
     CHECK(r.dlq == -1);
@@ -82,7 +82,7 @@ static void test_levels(void)
 
     m = calm();   /* a second source down: the worst wins, with its error */
     add_source(m, "rabbitmq", RD_SRC_DOWN, 0, NOW - 300);
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
     CHECK(r.level == FLEET_DOWN);
     CHECK(r.src_state == RD_SRC_DOWN);
     CHECK_NEAR(r.src_age, 300);
@@ -91,34 +91,31 @@ static void test_levels(void)
 
     m = calm();
     add_source(m, "redis", RD_SRC_STALE, NOW - 50, NOW - 20);
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
     CHECK(r.level == FLEET_DOWN);
     model_free(m);
 
-    m = calm();
-    m->failing_rate = 0.2;
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
-    CHECK(r.level == FLEET_FAIL);
-    model_free(m);
-
-    m = calm();
+    m = calm();   /* one unhealthy worker and one draining: warnings, each with its reason */
     add_worker(m, "active", RD_HEALTH_HEALTHY);
     add_worker(m, "active", RD_HEALTH_UNHEALTHY);
     add_worker(m, "draining", RD_HEALTH_DEGRADED);
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
-    CHECK(r.level == FLEET_FAIL);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
+    CHECK(r.level == FLEET_WARN);
     CHECK(r.workers == 3 && r.unhealthy == 1 && r.draining == 1);
+    CHECK(r.n_reasons == 2);
+    CHECK_STR(r.reasons[0], "1 unhealthy worker");
+    CHECK_STR(r.reasons[1], "1 draining");
     model_free(m);
 
     m = calm();   /* draining alone: a warning */
     add_worker(m, "draining", RD_HEALTH_HEALTHY);
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
     CHECK(r.level == FLEET_WARN);
     model_free(m);
 
     m = calm();   /* DLQ not empty, not growing: a warning */
     m->dlq_total = 4;
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
     CHECK(r.level == FLEET_WARN);
     CHECK(r.dlq == 4);
     model_free(m);
@@ -130,7 +127,7 @@ static void test_levels(void)
     add_exec(m, "4", "requested", RD_ELIG_UNKNOWN, NOW - 400);
     add_exec(m, "5", "running", RD_ELIG_UNKNOWN, NOW - 900);
     m->execs_more = true;
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
     CHECK(r.level == FLEET_WARN);
     CHECK(r.eligible == 1 && r.eligible_more);
     CHECK_NEAR(r.oldest_queued, 400);
@@ -144,8 +141,113 @@ static void test_levels(void)
     q[1].name = xstrdup("work.dlq"), q[1].depth = 3, q[1].is_dlq = true;
     q[2].name = xstrdup("other.dlq"), q[2].depth = 2, q[2].is_dlq = true;
     model_set_queues(m, "sqs", q, 3);
-    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NOW);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
     CHECK(r.dlq == 5);
+    model_free(m);
+}
+
+/* Each threshold at its boundary, with the defaults and with a system's own values. */
+static void test_thresholds(void)
+{
+    static const struct {
+        double rate;
+        long dlq, unhealthy;
+        bool own;                   /* the system's own thresholds (below) */
+        rd_fleet_level want;
+        const char *why;
+    } cases[] = {
+        { 0.99, 0, 0, false, FLEET_OK, "-" },     /* the background rate: ok */
+        { 1.0, 0, 0, false, FLEET_WARN, "failing 1.0/min >= 1" },
+        { 9.9, 0, 0, false, FLEET_WARN, "failing 9.9/min >= 1" },
+        { 10, 0, 0, false, FLEET_FAIL, "failing 10.0/min >= 10" },
+        { 0, 1, 0, false, FLEET_WARN, "DLQ 1 >= 1" },
+        { 0, 999, 0, false, FLEET_WARN, "DLQ 999 >= 1" },
+        { 0, 1000, 0, false, FLEET_FAIL, "DLQ 1000 >= 1000" },
+        { 0, 0, 2, false, FLEET_WARN, "2 unhealthy workers" },
+        { 0, 0, 3, false, FLEET_FAIL, "3 unhealthy workers >= 3" },
+        { 12, 5, 3, false, FLEET_FAIL, "failing 12.0/min >= 10, 3 unhealthy workers >= 3, DLQ 5 >= 1" },
+        { 4.9, 0, 0, true, FLEET_OK, "-" },       /* fail_rate_warn = 5 */
+        { 5, 0, 0, true, FLEET_WARN, "failing 5.0/min >= 5" },
+        { 20, 0, 0, true, FLEET_FAIL, "failing 20.0/min >= 20" },
+        { 0, 10, 0, true, FLEET_OK, "-" },        /* dlq_warn = 0: off */
+        { 0, 50, 0, true, FLEET_FAIL, "DLQ 50 >= 50" },
+        { 0, 0, 1, true, FLEET_FAIL, "1 unhealthy workers >= 1" },
+    };
+    rd_fleet_cfg own;
+    fleet_cfg_defaults(&own);
+    own.fail_rate_warn = 5, own.fail_rate_crit = 20, own.dlq_warn = 0, own.dlq_crit = 50;
+    own.unhealthy_workers_crit = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rd_model *m = calm();
+        m->failing_rate = cases[i].rate;
+        m->dlq_total = cases[i].dlq;
+        for (long k = 0; k < cases[i].unhealthy; k++)
+            add_worker(m, "active", RD_HEALTH_UNHEALTHY);
+        rd_fleet_row r;
+        fleet_row_fill(&r, "a", NULL, NULL, m, NULL, cases[i].own ? &own : NULL, NOW);
+        char why[FLEET_CELL_MAX], msg[64];
+        fleet_row_why(&r, why, sizeof why);
+        snprintf(msg, sizeof msg, "case %zu", i);
+        CHECK_MSG(r.level == cases[i].want, msg);
+        CHECK_MSG(strcmp(why, cases[i].why) == 0, msg);
+        if (strcmp(why, cases[i].why) != 0)
+            fprintf(stderr, "case %zu: %s\n", i, why);
+        model_free(m);
+    }
+}
+
+/* A rate well above the system's own last hour: FAIL below fail_rate_crit. */
+static void test_rise(void)
+{
+    rd_fleet_trend tr;
+    memset(&tr, 0, sizeof tr);
+    double mean = -1;
+    for (int k = 60; k >= 6; k--)            /* one sample a minute, 1.0/min, up to 6 min ago */
+        fleet_trend_add(&tr, NOW - k * 60.0, -1, 1.0);
+    fleet_trend_add(&tr, NOW - 30, -1, 9.0);  /* within a step: skipped */
+    CHECK(fleet_rate_baseline(&tr, NOW, &mean));
+    CHECK_NEAR(mean, 1.0);
+    rd_model *m = calm();
+    m->failing_rate = 3.0;                   /* 3x the hour: FAIL */
+    rd_fleet_row r;
+    fleet_row_fill(&r, "a", NULL, NULL, m, &tr, NULL, NOW);
+    CHECK(r.level == FLEET_FAIL);
+    CHECK_STR(r.reasons[0], "failing 3.0/min, 3x the last hour (1.0)");
+    m->failing_rate = 2.9;                   /* below: only the warning */
+    fleet_row_fill(&r, "a", NULL, NULL, m, &tr, NULL, NOW);
+    CHECK(r.level == FLEET_WARN);
+    rd_fleet_cfg off;
+    fleet_cfg_defaults(&off);
+    off.fail_rate_rise = 0;
+    m->failing_rate = 5;
+    fleet_row_fill(&r, "a", NULL, NULL, m, &tr, &off, NOW);
+    CHECK(r.level == FLEET_WARN);
+    model_free(m);
+
+    memset(&tr, 0, sizeof tr);               /* 9 minutes of history: no baseline yet */
+    for (int k = 14; k >= 6; k--)
+        fleet_trend_add(&tr, NOW - k * 60.0, -1, 0.0);
+    CHECK(!fleet_rate_baseline(&tr, NOW, &mean));
+    fleet_trend_add(&tr, NOW - 5 * 60.0, -1, 0.0);   /* the 10th, just old enough */
+    CHECK(fleet_rate_baseline(&tr, NOW, &mean) && mean == 0);
+}
+
+/* A DLQ size from the last-known snapshot says so, with its age, until the live one. */
+static void test_cached_dlq(void)
+{
+    rd_model *m = calm();
+    m->dlq_total = -1;
+    model_dlq_total(m, "postgresql", 3);
+    model_dlq_mark_cached(m, NOW - 120);
+    rd_fleet_row r;
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
+    char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
+    fleet_row_cells(&r, cells);
+    CHECK_STR(cells[FLEET_COL_DLQ], "3 cached 2m");
+    model_dlq_total(m, "postgresql", 3);
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
+    fleet_row_cells(&r, cells);
+    CHECK_STR(cells[FLEET_COL_DLQ], "3");
     model_free(m);
 }
 
@@ -155,32 +257,34 @@ static void test_trend(void)
     memset(&tr, 0, sizeof tr);
     long d = 99;
     CHECK(!fleet_trend_delta(&tr, NOW, 5, &d));
-    fleet_trend_add(&tr, NOW - 400, 1);   /* outside the window */
-    fleet_trend_add(&tr, NOW - 250, 3);
-    fleet_trend_add(&tr, NOW - 245, 100);  /* within a step of the last: skipped */
-    fleet_trend_add(&tr, NOW - 100, 4);
-    fleet_trend_add(&tr, NOW - 50, -1);   /* unknown: skipped */
+    fleet_trend_add(&tr, NOW - 400, 1, -1);   /* outside the window */
+    fleet_trend_add(&tr, NOW - 250, 3, -1);
+    fleet_trend_add(&tr, NOW - 245, 100, -1);  /* within a step of the last: skipped */
+    fleet_trend_add(&tr, NOW - 100, 4, -1);
+    fleet_trend_add(&tr, NOW - 50, -1, -1);   /* unknown: skipped */
     CHECK(tr.n == 3);
     CHECK(fleet_trend_delta(&tr, NOW, 10, &d) && d == 7);   /* against NOW - 250 */
     CHECK(fleet_trend_delta(&tr, NOW, 3, &d) && d == 0);
     CHECK(!fleet_trend_delta(&tr, NOW, -1, &d));
     CHECK(fleet_trend_delta(&tr, NOW + 200, 2, &d) && d == -2);   /* NOW - 100 is oldest now */
     memset(&tr, 0, sizeof tr);
-    fleet_trend_add(&tr, NOW - 5, 3);     /* younger than a step: no trend yet */
+    fleet_trend_add(&tr, NOW - 5, 3, -1);     /* younger than a step: no trend yet */
     CHECK(!fleet_trend_delta(&tr, NOW, 4, &d));
     for (int i = 0; i < 100; i++)         /* the ring wraps */
-        fleet_trend_add(&tr, NOW + i * 10.0, i);
+        fleet_trend_add(&tr, NOW + i * 10.0, i, -1);
     CHECK(tr.n == FLEET_TREND_N);
     CHECK(fleet_trend_delta(&tr, NOW + 990, 99, &d) && d == 30);   /* kept 68..99, window from 69 */
 
-    rd_model *m = calm();   /* growing DLQ: FAIL */
+    rd_model *m = calm();   /* growing DLQ: a warning that says so */
     m->dlq_total = 8;
     memset(&tr, 0, sizeof tr);
-    fleet_trend_add(&tr, NOW - 60, 2);
+    fleet_trend_add(&tr, NOW - 60, 2, -1);
     rd_fleet_row r;
-    fleet_row_fill(&r, "a", NULL, NULL, m, &tr, NOW);
+    fleet_row_fill(&r, "a", NULL, NULL, m, &tr, NULL, NOW);
     CHECK(r.dlq_trend_known && r.dlq_delta == 6);
-    CHECK(r.level == FLEET_FAIL);
+    CHECK(r.level == FLEET_WARN);
+    CHECK(r.n_reasons == 2);
+    CHECK_STR(r.reasons[1], "DLQ +6 in 5m");
     model_free(m);
 }
 
@@ -231,16 +335,18 @@ static void test_cells_and_output(void)
     add_exec(m, "2", "queued", RD_ELIG_UNKNOWN, NOW - 125);
     rd_fleet_trend tr;
     memset(&tr, 0, sizeof tr);
-    fleet_trend_add(&tr, NOW - 100, 10);
+    fleet_trend_add(&tr, NOW - 100, 10, -1);
     rd_fleet_row rows[2];
-    fleet_row_fill(&rows[0], "prod\x1b[31m", "PROD", "tasker", m, &tr, NOW);
+    fleet_row_fill(&rows[0], "prod\x1b[31m", "PROD", "tasker", m, &tr, NULL, NOW);
     model_free(m);
     m = model_new();
-    fleet_row_fill(&rows[1], "dev", NULL, "attune", m, NULL, NOW);
+    fleet_row_fill(&rows[1], "dev", NULL, "attune", m, NULL, NULL, NOW);
     model_free(m);
     char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
     fleet_row_cells(&rows[0], cells);
-    CHECK_STR(cells[FLEET_COL_LEVEL], "FAIL");
+    CHECK_STR(cells[FLEET_COL_LEVEL], "warn");
+    CHECK_STR(cells[FLEET_COL_WHY], "failing 1.5/min >= 1, 1 unhealthy worker, DLQ 12 >= 1, DLQ +2 in 5m, "
+                                    "1 retryable, 1 draining");
     CHECK_STR(cells[FLEET_COL_ENV], "PROD");
     CHECK_STR(cells[FLEET_COL_SOURCES], "ok 2s");
     CHECK_STR(cells[FLEET_COL_FAILING], "1.5");
@@ -256,9 +362,10 @@ static void test_cells_and_output(void)
     char *text = fleet_to_text(rows, 2);
     static const char want_text[] =
               "FLEET\n"
-              "STATE  SYSTEM     ENV   SOURCES   FAIL/MIN  RETRYABLE  DLQ  TREND  WORKERS      OLDEST QUEUED\n"
-              "FAIL   prod\xe2\x90\x9b[31m  PROD  ok 2s     1.5       1          12   +2     1 unh 1 drn  2m\n"
-              "wait   dev        -     none yet  -         -          -    -      -            -\n";
+              "STATE  SYSTEM     ENV   SOURCES   FAIL/MIN  RETRYABLE  DLQ  TREND  WORKERS      OLDEST QUEUED  WHY\n"
+              "warn   prod\xe2\x90\x9b[31m  PROD  ok 2s     1.5       1          12   +2     1 unh 1 drn  2m             "
+              "failing 1.5/min >= 1, 1 unhealthy worker, DLQ 12 >= 1, DLQ +2 in 5m, 1 retryable, 1 draining\n"
+              "wait   dev        -     none yet  -         -          -    -      -            -              connecting\n";
     CHECK(text && strcmp(text, want_text) == 0);
     if (text && strcmp(text, want_text) != 0)
         fprintf(stderr, "got:\n%s", text);
@@ -268,6 +375,8 @@ static void test_cells_and_output(void)
     CHECK(json && strstr(json, "\"failing_per_min\":\t1.5"));
     CHECK(json && strstr(json, "\"dlq_trend\":\t2"));
     CHECK(json && strstr(json, "\"oldest_queued_age_s\":\t125"));
+    CHECK(json && strstr(json, "\"reasons\":\t[\"failing 1.5/min >= 1\", \"1 unhealthy worker\""));
+    CHECK(json && strstr(json, "\"dlq_cached_age_s\":\tnull"));
     CHECK(json && !strchr(json, 0x1b));
     free(json);
 }
@@ -275,6 +384,9 @@ static void test_cells_and_output(void)
 int main(void)
 {
     test_levels();
+    test_thresholds();
+    test_rise();
+    test_cached_dlq();
     test_trend();
     test_sort();
     test_cells_and_output();

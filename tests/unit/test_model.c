@@ -242,6 +242,11 @@ static void test_views(void)
     CHECK(cJSON_IsNull(cJSON_GetObjectItem(s2, "age_ms")));
     cJSON_Delete(root);
     free(j);
+    /* answered 0.6 ms "after" now (rounded up to the ms): 0 old, never -1 */
+    model_source_ok(m, "late", 1700000000.0006);
+    j = model_to_json_at(m, "overview", 1700000000.0);
+    CHECK(j && strstr(j, "\"age_ms\":\t0,") && !strstr(j, "\"age_ms\":\t-"));
+    free(j);
     model_free(m);
 }
 
@@ -481,6 +486,50 @@ static void test_dlq_owners(void)
  * latency that varies. Simulated clock, 10 ms steps over 5 minutes: a source answering on
  * its own cadence is always fresh, whatever the jitter; one that stops answering shows its
  * age from 2 × 5 + 1 s on. */
+/* The last-known snapshot's DLQ totals (the "cache" view, read back as a restart does)
+ * are replaced by each source's live total, never added to it, and marked until then. */
+static void test_dlq_cached(void)
+{
+    rd_model *m = model_new();
+    model_dlq_total(m, "postgresql", 3);
+    model_dlq_total(m, "rabbitmq", 2);
+    char *json = model_to_json_at(m, "cache", 1000);
+    model_free(m);
+    for (int round = 0; round < 2; round++) {   /* twice: the second start reads the first's save */
+        m = model_new();
+        char err[160];
+        CHECK(model_from_json(m, json, err, sizeof err));
+        model_dlq_mark_cached(m, 1000);
+        CHECK(m->dlq_total == 5 && m->dlq_cached_at == 1000);
+        model_dlq_total(m, "postgresql", 3);     /* live: replaces, never 3 + 3 */
+        CHECK(m->dlq_total == 5 && m->dlq_cached_at == 1000);   /* rabbitmq still cached */
+        model_dlq_total(m, "rabbitmq", 2);
+        CHECK(m->dlq_total == 5 && m->dlq_cached_at == 0);
+        free(json);
+        json = model_to_json_at(m, "cache", 1000);
+        model_free(m);
+    }
+    free(json);
+
+    m = model_new();   /* an older cache file: one total of no source, dropped */
+    char err[160];
+    CHECK(model_from_json(m, "{\"dlq_total\": 7}", err, sizeof err));
+    CHECK(m->dlq_total == 7);
+    model_dlq_mark_cached(m, 1000);
+    CHECK(m->dlq_total == -1 && m->dlq_cached_at == 0);
+    model_free(m);
+
+    m = model_new();   /* a cached share of a source this session lacks: dropped when live */
+    model_dlq_total(m, "rabbitmq", 4);
+    model_dlq_total(m, "postgresql", 1);
+    model_dlq_mark_cached(m, 1000);
+    model_dlq_total(m, "postgresql", 1);
+    const char *live[] = { "postgresql" };
+    model_dlq_drop_cached(m, live, 1);
+    CHECK(m->dlq_total == 1 && m->dlq_cached_at == 0 && m->dlq_parts.n == 1);
+    model_free(m);
+}
+
 static void test_source_freshness(void)
 {
     static const struct { double every, poll, lat_min, lat_max, stop_at; } cases[] = {
@@ -653,6 +702,7 @@ int main(void)
     test_text();
     test_json_escapes();
     test_dlq_owners();
+    test_dlq_cached();
     test_source_freshness();
     return check_done("test_model");
 }
