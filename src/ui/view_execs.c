@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "view.h"
@@ -89,6 +90,30 @@ static const char *execs_row_id(const ui_ctx *c, const void *st, int row)
     return c->model->execs.items[s->rows[row]].id;
 }
 
+/* Newer executions of the live page above the rows shown: the cursor follows its
+ * execution down as they arrive, and once it would scroll off the screen the screen stays
+ * with it, so the newest rows are not shown — the title says so ("paused: N newer"). Only
+ * the newest page sorted newest first is live (a later page, a jump's, another sort is
+ * not), 0 otherwise. */
+static int execs_paused(const ui_view *v, const ui_ctx *c)
+{
+    const execs_st *s = v->st;
+    if (!s || s->sort != SORT_NEWEST || s->page > 1 || s->moving || c->model->execs_newer)
+        return 0;
+    return v->list.top;
+}
+
+/* The shortest key of an action ("g" rather than "home"), "" when unbound. */
+static void short_key(const ui_ctx *c, ui_action a, char *out, size_t cap)
+{
+    char all[256];
+    keymap_all(c->km, a, all, sizeof all);
+    out[0] = 0;
+    for (char *tok = strtok(all, ", "); tok; tok = strtok(NULL, ", "))
+        if (!out[0] || strlen(tok) < strlen(out))
+            snprintf(out, cap, "%s", tok);
+}
+
 /* The rows as they are now, the cursor back on the execution it was on (kept=false when
  * that one left the view). */
 static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept)
@@ -101,7 +126,17 @@ static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept)
         if ((const void *)c->model->execs.items != s->moving)
             s->moving = NULL;
     }
+    char was[sizeof v->list.follow];
+    memcpy(was, v->list.follow, sizeof was);
+    bool paused = execs_paused(v, c) > 0;
     *kept = list_follow(&v->list, c, "execution", execs_row_id, s);
+    if (!*kept && paused && c->model->execs_more) {
+        /* newer executions pushed it off the newest page: holding its row would follow
+         * whichever row slides there next, poll after poll; the page goes live instead */
+        v->list.cur = v->list.top = 0;
+        list_pin(&v->list, c, execs_row_id, s);
+        ctx_msg(c, false, "execution %.100s left the page (newer ones pushed it out): live again", was);
+    }
     list_fit(&v->list, v->rows);
     if (!s->n_rows)
         return NULL;
@@ -146,12 +181,23 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
             n += snprintf(t + n, sizeof t - (size_t)n, " (%zu on this page)", here);
     }
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    int used = n < r.w ? n : r.w;
+    int newer = execs_paused(v, c);
+    if (newer > 0) {
+        char key[32], p[96];
+        short_key(c, UA_TOP, key, sizeof key);
+        snprintf(p, sizeof p, "  paused: %d newer \u2014 %s to go live", newer, key[0] ? key : "top");
+        draw_raw(w, r.y, r.x + used, r.w - used, p, theme_attr(c->theme, TS_WARNING), c->san);
+        char *clean = sanitize_str(p, c->san);
+        int pw = sanitize_width(clean);
+        free(clean);
+        used = used + pw < r.w ? used + pw : r.w;
+    }
     const ui_filter *f = &c->filter;
     if (!f->status[0] && !f->text[0] && !f->fp[0])
         return;
     char *ft = xasprintf("  filter:%s%s%s%s%s%s", f->status[0] ? " status=" : "", f->status,
                          f->text[0] ? " text=" : "", f->text, f->fp[0] ? " error~" : "", f->fp);
-    int used = n < r.w ? n : r.w;
     draw_raw(w, r.y, r.x + used, r.w - used, ft, theme_attr(c->theme, TS_WARNING), c->san);
     free(ft);
 }
