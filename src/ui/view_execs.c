@@ -23,6 +23,7 @@ typedef struct execs_st {
     size_t n_rows, cap_rows;
     const void *moving;    /* a page asked for: the page it leaves (model->execs.items);
                               the cursor follows no row until another page is there */
+    double follow_created; /* created_at of the execution under the cursor, as last shown */
 } execs_st;
 
 static const ui_action execs_bar[] = {UA_OPEN, UA_RETRY, UA_MARK, UA_FILTER_STATUS, UA_SEARCH,
@@ -95,12 +96,22 @@ static const char *execs_row_id(const ui_ctx *c, const void *st, int row)
  * with it, so the newest rows are not shown — the title says so ("paused: N newer"). Only
  * the newest page sorted newest first is live (a later page, a jump's, another sort is
  * not), 0 otherwise. */
+static bool execs_live(const execs_st *s, const ui_ctx *c)
+{
+    return s && s->sort == SORT_NEWEST && s->page <= 1 && !s->moving && !c->model->execs_newer;
+}
+
 static int execs_paused(const ui_view *v, const ui_ctx *c)
 {
-    const execs_st *s = v->st;
-    if (!s || s->sort != SORT_NEWEST || s->page > 1 || s->moving || c->model->execs_newer)
-        return 0;
-    return v->list.top;
+    return execs_live(v->st, c) ? v->list.top : 0;
+}
+
+/* The followed execution is not among the rows: on a full live page whose oldest row is
+ * newer than it was, newer executions pushed it off the page. */
+static bool execs_pushed_out(const execs_st *s, const ui_ctx *c)
+{
+    return execs_live(s, c) && c->model->execs_more && s->n_rows && s->follow_created > 0 &&
+           c->model->execs.items[s->rows[s->n_rows - 1]].created_at >= s->follow_created;
 }
 
 /* The shortest key of an action ("g" rather than "home"), "" when unbound. */
@@ -128,16 +139,16 @@ static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept)
     }
     char was[sizeof v->list.follow];
     memcpy(was, v->list.follow, sizeof was);
-    bool paused = execs_paused(v, c) > 0;
     *kept = list_follow(&v->list, c, "execution", execs_row_id, s);
-    if (!*kept && paused && c->model->execs_more) {
-        /* newer executions pushed it off the newest page: holding its row would follow
-         * whichever row slides there next, poll after poll; the page goes live instead */
+    if (!*kept && execs_pushed_out(s, c)) {
+        /* holding its row would follow whichever row slides there next, and at the page's
+         * end lose it again poll after poll: the page goes live instead */
         v->list.cur = v->list.top = 0;
         list_pin(&v->list, c, execs_row_id, s);
         ctx_msg(c, false, "execution %.100s left the page (newer ones pushed it out): live again", was);
     }
     list_fit(&v->list, v->rows);
+    s->follow_created = s->n_rows ? c->model->execs.items[s->rows[v->list.cur]].created_at : 0;
     if (!s->n_rows)
         return NULL;
     return &c->model->execs.items[s->rows[v->list.cur]];
