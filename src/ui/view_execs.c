@@ -171,6 +171,24 @@ static void mark_set(execs_st *s, const ui_ctx *c, const rd_execution *e, bool o
         sel_remove(&s->marks, (size_t)i);
 }
 
+/* "  paused: N newer - g to go live" in the title at x (after "Executions") when the screen is paused; the
+ * columns it took. */
+static int execs_paused_note(const ui_view *v, const ui_ctx *c, WINDOW *w, int y, int x, int cols)
+{
+    int newer = execs_paused(v, c);
+    if (newer <= 0 || cols <= 0)
+        return 0;
+    char key[32], p[96];
+    short_key(c, UA_TOP, key, sizeof key);
+    snprintf(p, sizeof p, "  paused: %d newer %s %s to go live", newer,
+             c->san & SAN_ASCII ? "-" : "\u2014", key[0] ? key : "top");
+    draw_raw(w, y, x, cols, p, theme_attr(c->theme, TS_WARNING), c->san);
+    char *clean = sanitize_str(p, c->san);
+    int pw = sanitize_width(clean);
+    free(clean);
+    return pw < cols ? pw : cols;
+}
+
 static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
@@ -181,7 +199,7 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
                  c->model->execs_searched);
     else if (c->model->execs_more)
         snprintf(more, sizeof more, " (more)");
-    int n = snprintf(t, sizeof t, "Executions  page %d%s  %zu/%zu rows  sort: %s", s->page,
+    int n = snprintf(t, sizeof t, "  page %d%s  %zu/%zu rows  sort: %s", s->page,
                      more, s->n_rows, c->model->execs.n, sort_names[s->sort]);
     if (s->marks.n) {
         size_t here = 0;   /* marks on this page as filtered: the rest are kept, not shown */
@@ -191,19 +209,13 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         if (here != s->marks.n)
             n += snprintf(t + n, sizeof t - (size_t)n, " (%zu on this page)", here);
     }
-    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
-    int used = n < r.w ? n : r.w;
-    int newer = execs_paused(v, c);
-    if (newer > 0) {
-        char key[32], p[96];
-        short_key(c, UA_TOP, key, sizeof key);
-        snprintf(p, sizeof p, "  paused: %d newer \u2014 %s to go live", newer, key[0] ? key : "top");
-        draw_raw(w, r.y, r.x + used, r.w - used, p, theme_attr(c->theme, TS_WARNING), c->san);
-        char *clean = sanitize_str(p, c->san);
-        int pw = sanitize_width(clean);
-        free(clean);
-        used = used + pw < r.w ? used + pw : r.w;
-    }
+    /* paused first: at 80 columns the rest of the title may be cut */
+    static const char head[] = "Executions";
+    int used = (int)sizeof head - 1 < r.w ? (int)sizeof head - 1 : r.w;
+    draw_clean(w, r.y, r.x, r.w, head, theme_attr(c->theme, TS_TITLE));
+    used += execs_paused_note(v, c, w, r.y, r.x + used, r.w - used);
+    draw_clean(w, r.y, r.x + used, r.w - used, t, theme_attr(c->theme, TS_TITLE));
+    used = used + n < r.w ? used + n : r.w;
     const ui_filter *f = &c->filter;
     if (!f->status[0] && !f->text[0] && !f->fp[0])
         return;
