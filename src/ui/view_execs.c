@@ -126,12 +126,16 @@ static void short_key(const ui_ctx *c, ui_action a, char *out, size_t cap)
 }
 
 /* The rows as they are now, the cursor back on the execution it was on (kept=false when
- * that one left the view). */
-static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept)
+ * that one left the view). Painting (`paint`), a cursor on the top row of the live page
+ * stays on the top row: the newest execution, as a live list is watched. A key follows the
+ * id painted there, so it acts on the execution shown even when a newer one came first. */
+static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept, bool paint)
 {
     execs_st *s = st_of(v);
     execs_rows(s, c);
     v->list.n = (int)s->n_rows;
+    if (paint && v->list.cur == 0 && v->list.top == 0 && execs_live(s, c))
+        list_unpin(&v->list);
     if (s->moving) {       /* the rows of the page left behind are not "leaving the view" */
         list_unpin(&v->list);
         if ((const void *)c->model->execs.items != s->moving)
@@ -277,7 +281,7 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
     bool kept;
-    execs_current(v, c, &kept);
+    execs_current(v, c, &kept, true);
     execs_title(v, c, w, r);
     ui_col cols[] = {
         {"", 1, 1, 0, 0, false, 0, 0},          {"ID", 8, 12, 1, 0, false, 0, 0},
@@ -459,7 +463,7 @@ static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     execs_st *s = st_of(v);
     bool kept;
-    const rd_execution *e = execs_current(v, c, &kept);
+    const rd_execution *e = execs_current(v, c, &kept, false);
     unsigned ch = list_nav(&v->list, a, v->rows);
     if (!(ch & UI_CH_UNHANDLED)) {
         list_pin(&v->list, c, execs_row_id, s);

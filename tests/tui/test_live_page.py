@@ -4,7 +4,7 @@ New executions arrive while the cursor is on row 5: the page stays live (the new
 appear above, the cursor stays on its execution) until the cursor's execution would
 scroll off the screen; from then on the screen stays with it and the title says so,
 "paused: N newer - g to go live", N being the executions newer than the top row shown,
-kept up to date. `g` goes live. A cursor pushed off the newest page altogether goes live
+kept up to date. `g` goes live: a cursor on the top row stays on the newest execution. A cursor pushed off the newest page altogether goes live
 once, instead of "execution N left the view" on every poll.
 """
 import os
@@ -130,6 +130,10 @@ def test_the_title_says_paused_with_the_store_count_and_g_goes_live(tmp_path, at
     t.send("g", 0.5)
     wait_until(t, lambda: list_ids(t)[:3] == newest_ids(3))
     assert "paused" not in t.text(), t.text()
+    # live again: the cursor on the top row stays there, on the newest, whatever arrives
+    insert(FIRST_ID + shown + 4, shown)
+    wait_until(t, lambda: list_ids(t)[:3] == newest_ids(3))
+    assert cursor_id(t) == newest_ids(1)[0] and "paused" not in t.text(), t.text()
     t.send(":q\r")
     assert t.finish() == 0
 
