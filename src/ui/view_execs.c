@@ -91,16 +91,16 @@ static const char *execs_row_id(const ui_ctx *c, const void *st, int row)
     return c->model->execs.items[s->rows[row]].id;
 }
 
-/* Newer executions of the live page above the rows shown: the cursor follows its
- * execution down as they arrive, and once it would scroll off the screen the screen stays
- * with it, so the newest rows are not shown — the title says so ("paused: N newer"). Only
- * the newest page sorted newest first is live (a later page, a jump's, another sort is
- * not), 0 otherwise. */
+/* Only the newest page sorted newest first is live (a later page, a jump's, another sort
+ * is not). */
 static bool execs_live(const execs_st *s, const ui_ctx *c)
 {
     return s && s->sort == SORT_NEWEST && s->page <= 1 && !s->moving && !c->model->execs_newer;
 }
 
+/* Newer executions of the live page above the rows shown: the cursor follows its
+ * execution down as they arrive, and once it would scroll off the screen the screen stays
+ * with it, so the newest rows are not shown: the title says so ("paused: N newer"). */
 static int execs_paused(const ui_view *v, const ui_ctx *c)
 {
     return execs_live(v->st, c) ? v->list.top : 0;
@@ -112,6 +112,14 @@ static bool execs_pushed_out(const execs_st *s, const ui_ctx *c)
 {
     return execs_live(s, c) && c->model->execs_more && s->n_rows && s->follow_created > 0 &&
            c->model->execs.items[s->rows[s->n_rows - 1]].created_at >= s->follow_created;
+}
+
+/* Follows the row under the cursor (the operator moved it), and when it was created. */
+static void execs_pin(ui_view *v, const ui_ctx *c, execs_st *s)
+{
+    list_pin(&v->list, c, execs_row_id, s);
+    bool on = v->list.cur >= 0 && (size_t)v->list.cur < s->n_rows;
+    s->follow_created = on ? c->model->execs.items[s->rows[v->list.cur]].created_at : 0;
 }
 
 /* The shortest key of an action ("g" rather than "home"), "" when unbound. */
@@ -148,11 +156,11 @@ static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept, bool
         /* holding its row would follow whichever row slides there next, and at the page's
          * end lose it again poll after poll: the page goes live instead */
         v->list.cur = v->list.top = 0;
-        list_pin(&v->list, c, execs_row_id, s);
+        execs_pin(v, c, s);
         ctx_msg(c, false, "execution %.100s left the page (newer ones pushed it out): live again", was);
     }
     list_fit(&v->list, v->rows);
-    s->follow_created = s->n_rows ? c->model->execs.items[s->rows[v->list.cur]].created_at : 0;
+    execs_pin(v, c, s);
     if (!s->n_rows)
         return NULL;
     return &c->model->execs.items[s->rows[v->list.cur]];
@@ -175,8 +183,8 @@ static void mark_set(execs_st *s, const ui_ctx *c, const rd_execution *e, bool o
         sel_remove(&s->marks, (size_t)i);
 }
 
-/* "  paused: N newer - g to go live" in the title at x (after "Executions") when the screen is paused; the
- * columns it took. */
+/* "  paused: N newer - g to go live" in the title at x (after "Executions") when the
+ * screen is paused; the columns it took. */
 static int execs_paused_note(const ui_view *v, const ui_ctx *c, WINDOW *w, int y, int x, int cols)
 {
     int newer = execs_paused(v, c);
@@ -413,7 +421,7 @@ static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_executi
         mark_set(s, c, e, mark_find(s, e->id) < 0);
         if (v->list.cur + 1 < v->list.n)
             v->list.cur++;
-        list_pin(&v->list, c, execs_row_id, s);
+        execs_pin(v, c, s);
     } else {
         int from = v->list.cur, to = v->list.cur;
         for (size_t i = 0; s->last_mark && i < s->n_rows; i++)
@@ -466,7 +474,7 @@ static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
     const rd_execution *e = execs_current(v, c, &kept, false);
     unsigned ch = list_nav(&v->list, a, v->rows);
     if (!(ch & UI_CH_UNHANDLED)) {
-        list_pin(&v->list, c, execs_row_id, s);
+        execs_pin(v, c, s);
         return ch;
     }
     if (!kept && execs_acts_on_row(a)) {
