@@ -153,8 +153,9 @@ static void app_filter(ui_app *app)
 {
     if (!app->src)
         return;
-    ui_filter *f = &app->ctx.filter;
-    rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL};
+    ui_filter *f = &app->ctx.filter[VIEW_EXECS];
+    rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL,
+                         f->worker[0] ? f->worker : NULL};
     sources_set_filter(app->src, &ef);
 }
 
@@ -173,8 +174,12 @@ static void app_effect(ui_app *app, const ui_effect *e)
             app_open_view(app, VIEW_EXECS, e->text, true);
         break;
     case FX_FILTER:   /* a new filter starts at the top: nothing to follow */
-        list_unpin(&app->views[VIEW_EXECS].list);
-        app_filter(app);
+        if (e->arg >= 0 && e->arg < VIEW__COUNT) {
+            app->views[e->arg].list.cur = app->views[e->arg].list.top = 0;
+            list_unpin(&app->views[e->arg].list);
+        }
+        if (e->arg == VIEW_EXECS)   /* the one filter the sources search with */
+            app_filter(app);
         break;
     case FX_PEEK: if (app->src) sources_peek_dlq(app->src, e->arg != 0); break;
     case FX_REFRESH:
@@ -310,8 +315,7 @@ static void app_teardown_system(ui_app *app)
     lastknown_close(app);
     if (app->fleet) {
         /* the system stays open in the background: only what this console set on it goes */
-        const ui_filter *f = &app->ctx.filter;
-        if (app->src && (f->status[0] || f->text[0] || f->fp[0]))
+        if (app->src && !filter_empty(&app->ctx.filter[VIEW_EXECS]))
             sources_set_filter(app->src, &(rd_exec_filter){0});
         return;
     }
@@ -422,7 +426,7 @@ bool app_switch_system(ui_app *app, const char *name)
         return false;
     }
     app_teardown_system(app);   /* close one session's system, open the other */
-    memset(&app->ctx.filter, 0, sizeof app->ctx.filter);
+    memset(app->ctx.filter, 0, sizeof app->ctx.filter);   /* every view's */
     if (!app->opts->theme)
         app_load_theme(app, s->theme);
     if (!app->opts->keymap)
@@ -444,7 +448,7 @@ bool app_switch_system(ui_app *app, const char *name)
 
 static void app_command_filter(ui_app *app, char *arg)
 {
-    ui_filter *f = &app->ctx.filter;
+    ui_filter *f = &app->ctx.filter[VIEW_EXECS];
     memset(f, 0, sizeof *f);
     for (char *save = NULL, *t = strtok_r(arg, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         char *eq = strchr(t, '=');
@@ -462,7 +466,7 @@ static void app_command_filter(ui_app *app, char *arg)
         else
             ctx_msg(&app->ctx, true, "unknown filter '%s' (status=, text=, error=)", t);
     }
-    ctx_fx(&app->ctx, FX_FILTER, 0, NULL);
+    ctx_fx(&app->ctx, FX_FILTER, VIEW_EXECS, NULL);
     if (app->cur != VIEW_EXECS)
         ctx_fx(&app->ctx, FX_VIEW, VIEW_EXECS, NULL);
 }

@@ -14,10 +14,9 @@ static void prompt_submit(ui_app *app)
     case PROMPT_COMMAND:
         app_command(app, p->buf);
         break;
-    case PROMPT_SEARCH:
-        ui_copy_text(c->filter.text, sizeof c->filter.text, p->buf);   /* whole characters */
-        app->views[app->cur].list.cur = 0;
-        ctx_fx(c, FX_FILTER, 0, NULL);
+    case PROMPT_SEARCH:   /* the view's own filter: no other view's rows change */
+        ui_copy_text(c->filter[app->cur].text, sizeof c->filter[app->cur].text, p->buf);   /* whole characters */
+        ctx_fx(c, FX_FILTER, (int)app->cur, NULL);
         break;
     case PROMPT_JUMP:
         if (p->buf[0])
@@ -79,7 +78,7 @@ static void prompt_open(ui_app *app, int kind)
     p->active = true;
     p->kind = kind;
     if (kind == PROMPT_SEARCH) {
-        snprintf(p->buf, sizeof p->buf, "%s", app->ctx.filter.text);
+        snprintf(p->buf, sizeof p->buf, "%s", app->ctx.filter[app->cur].text);
         p->len = strlen(p->buf);
     }
 }
@@ -108,7 +107,23 @@ static bool global_action(ui_app *app, ui_action a)
         return true;
     case UA_QUIT_NOW: app->quit = true; return true;
     case UA_COMMAND: prompt_open(app, PROMPT_COMMAND); return true;
-    case UA_SEARCH: prompt_open(app, PROMPT_SEARCH); return true;
+    case UA_SEARCH:
+        if (app->views[app->cur].ops->search)
+            prompt_open(app, PROMPT_SEARCH);
+        else
+            ctx_msg(&app->ctx, false, "the %s view has no rows to search", app->views[app->cur].ops->name);
+        return true;
+    case UA_FILTER_CLEAR: {   /* the views that do not clear their own */
+        ui_filter *f = &app->ctx.filter[app->cur];
+        if (filter_empty(f)) {
+            ctx_msg(&app->ctx, false, "no filter in the %s view: nothing to clear", app->views[app->cur].ops->name);
+            return true;
+        }
+        memset(f, 0, sizeof *f);
+        ctx_fx(&app->ctx, FX_FILTER, (int)app->cur, NULL);
+        ctx_msg(&app->ctx, false, "filter cleared");
+        return true;
+    }
     case UA_REDRAW: app->full_redraw = true; return true;
     case UA_TOGGLE_TIME:
         app->ctx.abs_time = !app->ctx.abs_time;

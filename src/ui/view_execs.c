@@ -44,6 +44,8 @@ static bool exec_visible(const rd_execution *e, const ui_filter *f)
     if (f->text[0] && !ui_match(e->id, f->text) && !ui_match(e->name, f->text) &&
         !ui_match(e->error, f->text) && !ui_match(e->worker, f->text) && !ui_match(e->parent_id, f->text))
         return false;
+    if (f->worker[0] && (!e->worker || strcmp(e->worker, f->worker) != 0))
+        return false;
     return true;
 }
 
@@ -70,7 +72,7 @@ static void execs_rows(execs_st *s, const ui_ctx *c)
     xgrow(&s->rows, &s->cap_rows, m->execs.n + 1, sizeof *s->rows);
     s->n_rows = 0;
     for (size_t i = 0; i < m->execs.n; i++) {
-        if (!exec_visible(&m->execs.items[i], &c->filter))
+        if (!exec_visible(&m->execs.items[i], &c->filter[VIEW_EXECS]))
             continue;
         size_t j = s->n_rows++;
         while (j > 0 && exec_cmp(&m->execs.items[s->rows[j - 1]], &m->execs.items[i], s->sort) > 0) {
@@ -157,14 +159,7 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
             n += snprintf(t + n, sizeof t - (size_t)n, " (%zu on this page)", here);
     }
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
-    const ui_filter *f = &c->filter;
-    if (!f->status[0] && !f->text[0] && !f->fp[0])
-        return;
-    char *ft = xasprintf("  filter:%s%s%s%s%s%s", f->status[0] ? " status=" : "", f->status,
-                         f->text[0] ? " text=" : "", f->text, f->fp[0] ? " error~" : "", f->fp);
-    int used = n < r.w ? n : r.w;
-    draw_raw(w, r.y, r.x + used, r.w - used, ft, theme_attr(c->theme, TS_WARNING), c->san);
-    free(ft);
+    filter_title(c, w, r, n, &c->filter[VIEW_EXECS]);
 }
 
 static void exec_cells(const rd_execution *e, ui_ctx *c, int loop, char cells[][64])
@@ -292,10 +287,11 @@ static void execs_cycle_status(ui_ctx *c)
     }
     size_t at = n;
     for (size_t i = 0; i < n; i++)
-        if (strcasecmp(list[i], c->filter.status) == 0)
+        if (strcasecmp(list[i], c->filter[VIEW_EXECS].status) == 0)
             at = i;
-    const char *next = !c->filter.status[0] ? (n ? list[0] : "failed") : at + 1 < n ? list[at + 1] : "";
-    snprintf(c->filter.status, sizeof c->filter.status, "%s", next);
+    const char *cur = c->filter[VIEW_EXECS].status;
+    const char *next = !cur[0] ? (n ? list[0] : "failed") : at + 1 < n ? list[at + 1] : "";
+    snprintf(c->filter[VIEW_EXECS].status, sizeof c->filter[VIEW_EXECS].status, "%s", next);
 }
 
 /* The marked ids, else the row under the cursor, to the clipboard. */
@@ -380,16 +376,17 @@ static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_ex
             ctx_msg(c, true, "this row has no error fingerprint");
             return UI_CH_REDRAW;
         }
-        if (strcmp(c->filter.fp, e->fingerprint) == 0)
-            c->filter.fp[0] = 0;
+        ui_filter *f = &c->filter[VIEW_EXECS];
+        if (strcmp(f->fp, e->fingerprint) == 0)
+            f->fp[0] = 0;
         else
-            snprintf(c->filter.fp, sizeof c->filter.fp, "%s", e->fingerprint);
+            snprintf(f->fp, sizeof f->fp, "%s", e->fingerprint);
     } else
-        memset(&c->filter, 0, sizeof c->filter);
+        memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
     v->list.cur = v->list.top = 0;
     list_unpin(&v->list);
     st_of(v)->page = 1;
-    ctx_fx(c, FX_FILTER, 0, NULL);
+    ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
     return UI_CH_REDRAW;
 }
 
@@ -475,6 +472,6 @@ static void execs_free(ui_view *v)
 
 const ui_view_ops view_execs_ops = {
     .name = "executions", .title = "Executions", .bar = execs_bar,
-    .open = execs_open, .draw = execs_draw, .key = execs_key,
+    .open = execs_open, .draw = execs_draw, .key = execs_key, .search = true,
     .clickable = true, .row_id = execs_row_id, .free = execs_free,
 };
