@@ -108,10 +108,11 @@ void clip_draw(ui_app *app, WINDOW *w)
     size_t n = 1;
     for (const char *p = app->clip; *p; p++)
         n += *p == '\n';
+    /* whole rows: nothing of the rows underneath is left beside the text to be selected */
     int bh = (int)n + 4 > rows - 2 ? rows - 2 : (int)n + 4, bw = cols - 4;
     int y0 = (rows - bh) / 2, x0 = 2, attr = theme_attr(app->theme, TS_DIALOG);
     for (int y = 0; y < bh; y++)
-        draw_fill(w, y0 + y, x0, bw, attr);
+        draw_fill(w, y0 + y, 0, cols, attr);
     draw_clean(w, y0, x0 + 1, bw - 2, "copy: select the text with the mouse (any key closes)", attr | A_BOLD);
     const char *p = app->clip;
     for (int y = 0; y < bh - 3 && *p; y++) {

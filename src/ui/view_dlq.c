@@ -239,9 +239,9 @@ static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect 
     ctx_age(c, d->first_death_at, first, sizeof first);
     ctx_age(c, d->last_death_at, last, sizeof last);
     draw_fill(w, y, r.x, r.w, base);
-    cols_cell(w, y, r.x, &cols[0], d->id ? d->id : "-", base, c->san);
+    cols_cell_mid(w, y, r.x, &cols[0], d->id ? d->id : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[1], d->queue ? d->queue : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[2], d->execution_id ? d->execution_id : "-", base, c->san);
+    cols_cell_mid(w, y, r.x, &cols[2], d->execution_id ? d->execution_id : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[3], d->reason ? d->reason : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[4], cnt, base, c->san);
     cols_cell(w, y, r.x, &cols[5], first, base, c->san);
@@ -267,6 +267,25 @@ static void dlq_rows(ui_view *v, ui_ctx *c, dlq_st *s)
     v->list.n = (int)s->n_rows;
 }
 
+/* The id columns as wide as the entries on screen need (up to 24: a message id cut in
+ * the middle keeps its tail), the time columns as wide as clock times need. */
+static void dlq_widths(const ui_view *v, ui_ctx *c, const dlq_st *s, ui_col *cols)
+{
+    int id = 0, ex = 0;
+    for (int i = v->list.top; i < v->list.top + v->rows && i < (int)s->n_rows; i++) {
+        const rd_dlq_entry *d = &c->model->dlq.items[s->rows[i]];
+        int n = text_cols(d->id ? d->id : "-", c->san), k = text_cols(d->execution_id ? d->execution_id : "-", c->san);
+        id = n > id ? n : id;
+        ex = k > ex ? k : ex;
+    }
+    if (s->n_rows) {
+        col_content(&cols[0], id, 12, 24);
+        col_content(&cols[2], ex, 12, 24);
+    }
+    col_clock(c, &cols[5]);
+    col_clock(c, &cols[6]);
+}
+
 static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
@@ -287,11 +306,12 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"LAST", 5, 6, 0, 2, true, 0, 0},       {"PAYLOAD", 12, 20, 4, 0, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
     v->list_y = r.y + 2;
     list_fit(&v->list, v->rows);
+    dlq_widths(v, c, s, cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     if (dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n) {
         lines_ctx lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2, 0, theme_attr(c->theme, TS_WARNING)};
         char *note = sqs_peek_note(c);

@@ -210,6 +210,28 @@ static void execs_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, ui_
     free(l2);
 }
 
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+/* The id and worker columns as wide as the rows on screen need (ids up to ID_CAP: the
+ * middle ellipsis keeps the tail), the time columns as wide as clock times need. */
+enum { ID_CAP = 24, WORKER_CAP = 20 };
+static void execs_widths(ui_view *v, ui_ctx *c, ui_col *cols)
+{
+    execs_st *s = st_of(v);
+    int id = 0, worker = 0;
+    for (int i = v->list.top; i < v->list.top + v->rows && i < (int)s->n_rows; i++) {
+        const rd_execution *e = &c->model->execs.items[s->rows[i]];
+        id = max_int(id, text_cols(e->id ? e->id : "-", c->san));
+        worker = max_int(worker, text_cols(e->worker ? e->worker : "-", c->san));
+    }
+    if (s->n_rows) {
+        col_content(&cols[1], id, 12, ID_CAP);
+        col_content(&cols[8], worker, 8, WORKER_CAP);
+    }
+    col_clock(c, &cols[6]);
+    col_clock(c, &cols[7]);
+}
+
 static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
@@ -224,13 +246,14 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"WORKER", 8, 14, 1, 3, false, 0, 0},   {"ERROR", 24, 30, 5, 0, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     int rows = r.h - 4;
     v->rows = rows < 1 ? 1 : rows;
     v->list_y = r.y + 2;
     v->list.n = (int)s->n_rows;
     list_fit(&v->list, v->rows);
+    execs_widths(v, c, cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     if (!s->n_rows && c->model->execs_searched > 0 && !c->model->execs.n) {
         char t[160];   /* a bounded search: say how far it went, offer to go on */
         snprintf(t, sizeof t, "searched the newest %ld rows from here, none found "
@@ -253,7 +276,7 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         int st_attr = cur ? base : theme_attr(c->theme, (e->flags & (RD_EXEC_ORPHAN | RD_EXEC_MALFORMED))
                                                         ? TS_WARNING : (ui_slot)slot_for_status(e->status));
         cols_cell(w, y, r.x, &cols[0], marked ? "*" : " ", base, c->san);
-        cols_cell(w, y, r.x, &cols[1], cells[0], base, c->san);
+        cols_cell_mid(w, y, r.x, &cols[1], cells[0], base, c->san);
         cols_cell(w, y, r.x, &cols[2], e->name ? e->name : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[3], cells[5], st_attr, c->san);
         cols_cell(w, y, r.x, &cols[4], cells[1], base, c->san);
@@ -261,7 +284,7 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
                   c->san);
         cols_cell(w, y, r.x, &cols[6], cells[3], base, c->san);
         cols_cell(w, y, r.x, &cols[7], cells[4], base, c->san);
-        cols_cell(w, y, r.x, &cols[8], e->worker ? e->worker : "-", base, c->san);
+        cols_cell_mid(w, y, r.x, &cols[8], e->worker ? e->worker : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[9], e->error ? e->error : "", base, c->san);
     }
     const rd_execution *e = s->n_rows ? &c->model->execs.items[s->rows[v->list.cur]] : NULL;

@@ -144,6 +144,8 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"ACTIONS", 10, 24, 1, 3, false, 0, 0}, {"ERROR", 20, 40, 4, 0, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
+    col_clock(c, &cols[4]);
+    col_clock(c, &cols[5]);
     cols_layout(cols, nc, r.w);
     cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     int rows = r.h - 4;

@@ -141,13 +141,22 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
         {"CF", 3, 4, 0, 3, true, 0, 0},       {"TAGS", 8, 16, 1, 4, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(win, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     v->rows = r.h - 3 < 1 ? 1 : r.h - 3;
     v->list_y = r.y + 2;
     v->list.n = (int)s->n_rows;
     list_follow(&v->list, c, "worker", workers_row_id, s);   /* re-sorted by health */
     list_fit(&v->list, v->rows);
+    int namew = 0;   /* the names on screen, whole up to 32 columns, else cut in the middle */
+    for (int i = v->list.top; i < v->list.top + v->rows && i < v->list.n; i++) {
+        const rd_worker *w = &c->model->workers.items[s->rows[i]];
+        int wn = text_cols(w->name ? w->name : w->id, c->san);
+        namew = wn > namew ? wn : namew;
+    }
+    if (s->n_rows)
+        col_content(&cols[0], namew, 20, 32);
+    col_clock(c, &cols[4]);
+    cols_layout(cols, nc, r.w);
+    cols_header(win, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     if (!s->n_rows)
         draw_clean(win, r.y + 2, r.x + 2, r.w - 2, "no workers", theme_attr(c->theme, TS_DIM));
     for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
@@ -160,7 +169,7 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
         draw_fill(win, y, r.x, r.w, base);
         char *reason = health_disagrees(w) ? xasprintf("%s (reports %s)", w->health_reason, w->reported_health)
                                            : xstrdup(w->health_reason);
-        cols_cell(win, y, r.x, &cols[0], w->name ? w->name : w->id, base, c->san);
+        cols_cell_mid(win, y, r.x, &cols[0], w->name ? w->name : w->id, base, c->san);
         cols_cell(win, y, r.x, &cols[1], w->status ? w->status : "-", base, c->san);
         cols_cell(win, y, r.x, &cols[2], cells[5], cur ? base : theme_attr(c->theme, (ui_slot)slot_for_health(w->health)), c->san);
         cols_cell(win, y, r.x, &cols[3], reason, cur ? base : theme_attr(c->theme, health_disagrees(w) ? TS_WARNING : TS_NORMAL), c->san);
