@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 
@@ -39,43 +40,6 @@ void journal_time_now(char *buf, size_t cap)
     char base[32];
     strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(buf, cap, "%s.%03ldZ", base, ms > 999 ? 999 : ms);
-}
-
-/* mkdir -p for the directory part of path; the last directory gets 0700. */
-static bool make_parent_dirs(const char *path, char *why, size_t whycap)
-{
-    char *dir = xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    bool ok = true;
-    if (!slash || slash == dir)
-        goto out;
-    *slash = '\0';
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
-            ok = false;
-            goto out;
-        }
-        *p = '/';
-    }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
-        ok = false;
-        goto out;
-    }
-    /* tighten our own directory only: a journal put straight into /tmp (or any shared
-     * directory) must never make that directory 0700 */
-    const char *base = strrchr(dir, '/');
-    struct stat st;
-    if (base && strcmp(base + 1, "redrive") == 0 && lstat(dir, &st) == 0 &&
-        S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077))
-        chmod(dir, 0700);
-out:
-    free(dir);
-    return ok;
 }
 
 static char *record_json(const rd_journal_rec *rec)
@@ -112,7 +76,7 @@ static char *record_json(const rd_journal_rec *rec)
 
 static int journal_open(const char *path, char *why, size_t whycap)
 {
-    if (!make_parent_dirs(path, why, whycap))
+    if (!text_make_parent_dirs(path, why, whycap))
         return -1;
     int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {

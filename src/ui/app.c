@@ -201,6 +201,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
         memset(&app->prompt, 0, sizeof app->prompt);
         app->prompt.active = true;
         app->prompt.kind = e->arg;
+        app->prompt.hist_at = -1;
         break;
     case FX_JOURNAL: app_read_journal(app); break;
     }
