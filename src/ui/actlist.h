@@ -43,7 +43,7 @@ enum {
     X(NEXT_PAGE, "next-page", "older", "next (older) page of executions", "] n", 0) \
     X(PREV_PAGE, "prev-page", "newer", "previous (newer) page of executions", "[ p", 0) \
     X(JUMP, "jump", "jump", "jump to an execution id", "#", 0) \
-    X(FILTER_STATUS, "filter-status", "status", "cycle the status filter", "f", 0) \
+    X(FILTER_STATUS, "filter-status", "status", "pick the status filter (with counts)", "f", 0) \
     X(FILTER_FP, "filter-fingerprint", "same-error", "filter by the selected row's error fingerprint", "F", 0) \
     X(FILTER_CLEAR, "filter-clear", "clear", "clear this view's filter", "C", 0) \
     X(SORT, "sort", "sort", "cycle the sort order", "s", 0) \

@@ -6,6 +6,7 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "picker.h"
 #include "view.h"
 
 enum { SORT_NEWEST, SORT_OLDEST, SORT_STATUS, SORT_ATTEMPT, SORT_NAME, SORT__COUNT };
@@ -20,6 +21,7 @@ typedef struct execs_st {
                               row index, since rows move under paging and sorting */
     size_t *rows;          /* indexes into model->execs after filter + sort */
     size_t n_rows, cap_rows;
+    ui_picker pick;        /* the status picker (f) */
 } execs_st;
 
 static const ui_action execs_bar[] = {UA_OPEN, UA_RETRY, UA_MARK, UA_FILTER_STATUS, UA_SEARCH,
@@ -290,31 +292,44 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     const rd_execution *e = s->n_rows ? &c->model->execs.items[s->rows[v->list.cur]] : NULL;
     if (e && r.h >= 6)
         execs_detail(e, c, w, r.y + r.h - 2, r);
+    if (s->pick.open)
+        picker_draw(&s->pick, c, w, r, "status filter: enter picks, esc closes");
 }
 
-static void execs_cycle_status(ui_ctx *c)
+/* f: the statuses with their counts (the store's, then the page's others), "any" first,
+ * the cursor on the status filtered now. */
+static void execs_open_picker(execs_st *s, const ui_ctx *c)
 {
-    /* cycle through the statuses the counts know about, then the page's, then "any" */
     const rd_model *m = c->model;
-    const char *list[64];
-    size_t n = 0;
-    for (size_t i = 0; i < m->counts.n && n < 64; i++)
-        list[n++] = m->counts.items[i].status;
-    for (size_t i = 0; i < m->execs.n && n < 64; i++) {
+    ui_picker *p = &s->pick;
+    picker_reset(p);
+    long total = 0;
+    bool rough = false;
+    for (size_t i = 0; i < m->counts.n; i++) {
+        total += m->counts.items[i].count;
+        rough |= m->counts.items[i].estimated || m->counts.items[i].capped;
+    }
+    char n[24] = "";
+    if (m->counts.n)
+        snprintf(n, sizeof n, "%s%ld", rough ? "~" : "", total);
+    picker_add(p, "any status", n);
+    for (size_t i = 0; i < m->counts.n; i++) {
+        const rd_count *k = &m->counts.items[i];
+        snprintf(n, sizeof n, "%s%ld%s", k->estimated ? "~" : "", k->count, k->capped ? "+" : "");
+        picker_add(p, k->status, n);
+    }
+    for (size_t i = 0; i < m->execs.n; i++) {
         const char *st = m->execs.items[i].status;
         bool seen = !st;
-        for (size_t j = 0; j < n && !seen; j++)
-            seen = strcasecmp(list[j], st) == 0;
+        for (int j = 1; j < p->n && !seen; j++)
+            seen = strcasecmp(p->label[j], st) == 0;
         if (!seen)
-            list[n++] = st;
+            picker_add(p, st, "");
     }
-    size_t at = n;
-    for (size_t i = 0; i < n; i++)
-        if (strcasecmp(list[i], c->filter[VIEW_EXECS].status) == 0)
-            at = i;
-    const char *cur = c->filter[VIEW_EXECS].status;
-    const char *next = !cur[0] ? (n ? list[0] : "failed") : at + 1 < n ? list[at + 1] : "";
-    snprintf(c->filter[VIEW_EXECS].status, sizeof c->filter[VIEW_EXECS].status, "%s", next);
+    for (int j = 1; j < p->n; j++)
+        if (strcasecmp(p->label[j], c->filter[VIEW_EXECS].status) == 0)
+            p->cur = j;
+    p->open = true;
 }
 
 /* The marked ids, else the row under the cursor, to the clipboard. */
@@ -390,11 +405,35 @@ static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_executi
     return UI_CH_REDRAW;
 }
 
+/* The filter changed: the first page from the top. */
+static unsigned execs_refilter(ui_view *v, ui_ctx *c)
+{
+    v->list.cur = v->list.top = 0;
+    list_unpin(&v->list);
+    st_of(v)->page = 1;
+    ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
+    return UI_CH_REDRAW;
+}
+
+/* A key while the status picker is open. */
+static unsigned execs_pick_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    execs_st *s = st_of(v);
+    bool closed;
+    int k = picker_key(&s->pick, a, &closed);
+    if (k < 0)
+        return UI_CH_REDRAW;
+    ui_filter *f = &c->filter[VIEW_EXECS];
+    snprintf(f->status, sizeof f->status, "%s", k == 0 ? "" : s->pick.label[k]);
+    return execs_refilter(v, c);
+}
+
 static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_execution *e)
 {
-    if (a == UA_FILTER_STATUS)
-        execs_cycle_status(c);
-    else if (a == UA_FILTER_FP) {
+    if (a == UA_FILTER_STATUS) {
+        execs_open_picker(st_of(v), c);
+        return UI_CH_REDRAW;
+    } else if (a == UA_FILTER_FP) {
         if (!e || !e->fingerprint || !e->fingerprint[0]) {
             ctx_msg(c, true, "this row has no error fingerprint");
             return UI_CH_REDRAW;
@@ -406,11 +445,7 @@ static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_ex
             snprintf(f->fp, sizeof f->fp, "%s", e->fingerprint);
     } else
         memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
-    v->list.cur = v->list.top = 0;
-    list_unpin(&v->list);
-    st_of(v)->page = 1;
-    ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
-    return UI_CH_REDRAW;
+    return execs_refilter(v, c);
 }
 
 /* Keys that act on the execution under the cursor. */
@@ -422,6 +457,8 @@ static bool execs_acts_on_row(ui_action a)
 static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     execs_st *s = st_of(v);
+    if (s->pick.open)
+        return execs_pick_key(v, c, a);
     bool kept;
     const rd_execution *e = execs_current(v, c, &kept);
     unsigned ch = list_nav(&v->list, a, v->rows);

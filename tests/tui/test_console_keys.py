@@ -4,6 +4,7 @@ against the local stack (tests/stack, attune2): q on the top view asks before qu
 path writes under the user's data directory and names the absolute path.
 """
 import glob
+import re
 import os
 
 from test_live import Term, stack_env  # noqa: F401  (the fixture checks the stack env)
@@ -69,5 +70,31 @@ def test_export_without_a_path_goes_to_the_data_directory(tmp_path):
     with open(files[0]) as f:
         assert f.readline().startswith("id,name,status,health")
     assert oct(os.stat(os.path.dirname(files[0])).st_mode & 0o777) == oct(0o700)
+    t.send("Q")
+    assert t.finish() == 0
+
+
+def test_f_opens_a_status_picker_with_counts(tmp_path):
+    t = Term(tmp_path)
+    t.wait_for("postgresql ok")
+    t.send("2")
+    t.wait_for("26/26 rows")
+    t.send("f")
+    t.wait_for("status filter: enter picks, esc closes")
+    box = [l for l in t.screen.display if re.search(r"  (any status|failed|running|completed) +\d+ ", l)]
+    picked = {re.search(r"  (any status|failed|running|completed) +(\d+) ", l).group(1):
+              int(re.search(r"  (any status|failed|running|completed) +(\d+) ", l).group(2)) for l in box}
+    assert picked == {"any status": 26, "failed": 13, "running": 2, "completed": 3}, t.text()
+    rows = [i for i, l in enumerate(t.screen.display) if re.search(r"  any status +\d+ ", l)]
+    failed = [i for i, l in enumerate(t.screen.display) if re.search(r"  failed +13 ", l)]
+    assert len(rows) == 1 and len(failed) == 1, t.text()
+    t.send("j" * (failed[0] - rows[0]) + "\r")
+    t.wait_for("filter: status=failed")
+    t.wait_for("13/13 rows")
+    t.send("f")
+    t.wait_for("status filter:")
+    t.send("\x1b")                      # escape closes, the filter stays
+    t.pump(0.5)
+    assert "status filter:" not in t.text() and "filter: status=failed" in t.text()
     t.send("Q")
     assert t.finish() == 0
