@@ -173,13 +173,13 @@ static void app_effect(ui_app *app, const ui_effect *e)
         if (app->cur != VIEW_EXECS)
             app_open_view(app, VIEW_EXECS, e->text, true);
         break;
-    case FX_FILTER:   /* a new filter starts at the top: nothing to follow */
-        if (e->arg >= 0 && e->arg < VIEW__COUNT) {
-            app->views[e->arg].list.cur = app->views[e->arg].list.top = 0;
-            list_unpin(&app->views[e->arg].list);
+    case FX_FILTER:
+        if (e->arg == VIEW_EXECS) {   /* a new page from the top: nothing to follow */
+            list_unpin(&app->views[VIEW_EXECS].list);
+            app_filter(app);   /* the one filter the sources search with */
+        } else if (e->arg >= 0 && e->arg < VIEW__COUNT) {
+            app->views[e->arg].list.cur = 0;   /* the followed row, when it is still shown */
         }
-        if (e->arg == VIEW_EXECS)   /* the one filter the sources search with */
-            app_filter(app);
         break;
     case FX_PEEK: if (app->src) sources_peek_dlq(app->src, e->arg != 0); break;
     case FX_REFRESH:

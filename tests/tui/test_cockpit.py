@@ -132,10 +132,11 @@ def test_copy_overlay_and_osc52_message(tmp_path):
 
 def test_export_csv_and_json(tmp_path):
     out = tmp_path / "w.csv"   # relative to the console's working directory, tmp_path
+    # 200 columns: the status line names the absolute path
     s = run(tmp_path, ["key 3", "type :export csv w.csv", "key enter", "dump",
                        "type :export csv w.csv", "key enter", "dump",
                        "type :export! csv w.csv", "key enter", "dump",
-                       "key 5", "type :export json d.json", "key enter", "dump"])
+                       "key 5", "type :export json d.json", "key enter", "dump"], size="200x30")
     # the message names the absolute path, whatever the console's directory
     assert "exported the workers view to %s (csv)" % out in s[0], s[0]
     assert "exists (:export! overwrites)" in s[1], s[1]
