@@ -65,6 +65,7 @@ SELECT count(*) / 5.0 AS per_min
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
+-- $7 worker id (as jobs.worker_id records it; NULL = any)
 -- The filters are applied to the newest $6 rows from the start key; the row ending that
 -- window comes back as scan_end = true when fewer than $5 matched.
 -- uses index: jobs (created_at, job_id)
@@ -94,7 +95,8 @@ SELECT j.job_id AS id,
  WHERE (j.rn < $6::int
         AND ($3::text IS NULL OR j.status IN (lower($3), upper($3)))
         AND ($4::text IS NULL OR strpos(lower(j.job_id || ' ' || j.name || ' '
-            || COALESCE(j.error::text, '')), lower($4)) > 0))
+            || COALESCE(j.error::text, '')), lower($4)) > 0)
+        AND ($7::text IS NULL OR j.worker_id::text = $7))
     OR j.rn = $6::int
  ORDER BY j.created_at DESC, j.job_id DESC
  LIMIT $5::int

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xalloc.h"
@@ -92,4 +93,52 @@ char *text_base64(const void *data, size_t n)
     }
     *o = 0;
     return out;
+}
+
+/* mkdir -p for the directory part of path; the last directory gets 0700. */
+bool text_make_parent_dirs(const char *path, char *why, size_t whycap)
+{
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    bool ok = true;
+    if (!slash || slash == dir)
+        goto out;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
+            ok = false;
+            goto out;
+        }
+        *p = '/';
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
+        ok = false;
+        goto out;
+    }
+    /* tighten our own directory only: a journal put straight into /tmp (or any shared
+     * directory) must never make that directory 0700 */
+    const char *base = strrchr(dir, '/');
+    struct stat st;
+    if (base && strcmp(base + 1, "redrive") == 0 && lstat(dir, &st) == 0 &&
+        S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077))
+        chmod(dir, 0700);
+out:
+    free(dir);
+    return ok;
+}
+
+char *text_data_dir(void)
+{
+    const char *data = getenv("XDG_DATA_HOME");
+    if (data && data[0] == '/')
+        return xasprintf("%s/redrive", data);
+    const char *home = getenv("HOME");
+    if (home && home[0])
+        return xasprintf("%s/.local/share/redrive", home);
+    return NULL;
 }

@@ -91,7 +91,7 @@ def main():
         cur.execute("PREPARE p_%s AS %s" % (name, q[name]))
     # the first page as redrive prepares it (first_page_plan = cached): its parameters
     # written in, one plan kept; deeper and filtered pages are planned for their parameters
-    cur.execute("PREPARE p_page1 AS " + B.inline_params(q["executions"], [None, None, None, None, lim, lim]))
+    cur.execute("PREPARE p_page1 AS " + B.inline_params(q["executions"], [None, None, None, None, lim, lim, None]))
     lit = lambda v: "NULL" if v is None else "'%s'" % v.replace("'", "''")  # noqa: E731
     ex = lambda name, *a: "EXECUTE p_%s%s" % (name, "(%s)" % ", ".join(lit(x) for x in a) if a else "")  # noqa: E731
 
@@ -115,7 +115,7 @@ def main():
     cur.execute("PREPARE p_probe AS " + B.probe_sql(q["changes"]))
     guarded = {"counts": "g_counts", "workers": "g_workers", "failing": "g_failing",
                "executions": "g_executions"}
-    page1 = B.inline_params(q["executions"], [None, None, None, None, lim, lim])   # first_page_plan = cached
+    page1 = B.inline_params(q["executions"], [None, None, None, None, lim, lim, None])   # first_page_plan = cached
     for name, g in guarded.items():
         cur.execute("PREPARE p_%s AS %s" % (g, B.guard_sql(name, page1 if name == "executions" else q[name], nonce)))
     cur.execute("EXECUTE p_probe(NULL, true, %s, '')", (nonce,))
