@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsperm.h"
 #include "xalloc.h"
 
 char *text_trim(char *s)
@@ -95,39 +96,23 @@ char *text_base64(const void *data, size_t n)
     return out;
 }
 
-/* mkdir -p for the directory part of path; the last directory gets 0700. */
+/* mkdir -p for the directory part of path (fsperm_mkdirs); the last directory gets 0700. */
 bool text_make_parent_dirs(const char *path, char *why, size_t whycap)
 {
     char *dir = xstrdup(path);
     char *slash = strrchr(dir, '/');
     bool ok = true;
-    if (!slash || slash == dir)
-        goto out;
-    *slash = '\0';
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
-            ok = false;
-            goto out;
-        }
-        *p = '/';
+    if (slash && slash != dir) {
+        *slash = '\0';
+        ok = fsperm_mkdirs(dir, why, whycap);
     }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        snprintf(why, whycap, "cannot create %s: %s", dir, strerror(errno));
-        ok = false;
-        goto out;
-    }
-    /* tighten our own directory only: a journal put straight into /tmp (or any shared
+    /* tighten our own directory only: a file put straight into /tmp (or any shared
      * directory) must never make that directory 0700 */
-    const char *base = strrchr(dir, '/');
+    const char *base = ok && slash && slash != dir ? strrchr(dir, '/') : NULL;
     struct stat st;
     if (base && strcmp(base + 1, "redrive") == 0 && lstat(dir, &st) == 0 &&
         S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077))
         chmod(dir, 0700);
-out:
     free(dir);
     return ok;
 }
