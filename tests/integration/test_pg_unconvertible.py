@@ -96,3 +96,26 @@ def test_tasker_event_the_server_cannot_cast(tasker):
     assert ex[fx.TASKER_STEPS[7]]["error"] == "{not json}"
     assert ex[fx.TASKER_STEPS[9]]["error"] == fx.HOSTILE        # untouched neighbours
     assert ex[fx.TASKER_STEPS[3]]["error"] == "card processor timeout (attempt 2)"
+
+
+@pytest.mark.parametrize("db,schema", [("attune1", "public"), ("attune2", "attune")])
+def test_attune_jsonb_cannot_hold_an_unconvertible_value(db, schema):
+    """Attune keeps its JSON as jsonb, which refuses "\\u0000" on input, so `->>` in its
+    profiles cannot meet one; era 1's casts of config values to bigint are guarded by the
+    deployment's expression indexes, which refuse a row whose value is not a number.
+    Nothing is changed: each statement is refused and rolled back."""
+    need_env("RD_PG_ADMIN_DSN_" + db.upper())
+    conn = stacklib.pg_admin(os.environ, db)
+    cur = conn.cursor()
+    one = "(SELECT min(id) FROM %s.execution)" % schema
+    with pytest.raises(psycopg2.Error, match="unsupported Unicode escape sequence"):
+        cur.execute("UPDATE %s.execution SET result = %%s::jsonb WHERE id = %s" % (schema, one),
+                    ('{"error": "bad \\u0000 byte"}',))
+    conn.rollback()
+    if db == "attune1":
+        for key in ("retry_of", "original_execution"):
+            with pytest.raises(psycopg2.Error, match="invalid input syntax for type bigint"):
+                cur.execute("UPDATE public.execution SET config = COALESCE(config, '{}')"
+                            " || jsonb_build_object(%%s, 'abc') WHERE id = %s" % one, (key,))
+            conn.rollback()
+    conn.close()
