@@ -77,10 +77,7 @@ SELECT j.job_id AS id,
        j.max_retries AS max_retries,
        left(j.retry_policy::text, 2000) AS retry_policy,
        j.retry_delay AS retry_delay,
-       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
-       left(CASE json_typeof(j.error) WHEN 'object' THEN COALESCE(j.error->>'message', j.error::text)
-                                      WHEN 'string' THEN j.error #>> '{}'
-                                      ELSE j.error::text END, 4096) AS error,
+       left(j.error::text, 65536) AS error_json,
        j.worker_id AS worker,
        j.created_at AS created_at,
        j.updated_at AS updated_at,
@@ -120,10 +117,7 @@ SELECT j.job_id AS id,
        j.max_retries AS max_retries,
        left(j.retry_policy::text, 2000) AS retry_policy,
        j.retry_delay AS retry_delay,
-       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
-       left(CASE json_typeof(j.error) WHEN 'object' THEN COALESCE(j.error->>'message', j.error::text)
-                                      WHEN 'string' THEN j.error #>> '{}'
-                                      ELSE j.error::text END, 4096) AS error,
+       left(j.error::text, 65536) AS error_json,
        j.worker_id AS worker,
        j.created_at AS created_at,
        j.updated_at AS updated_at,
@@ -184,7 +178,8 @@ SELECT q.tag AS name,
        q.n AS ready,
        (SELECT count(*) FROM workers w
          WHERE lower(w.status) IN ('active', 'online') AND json_typeof(w.tags) = 'array'
-           AND w.tags::jsonb ? q.tag) AS consumers,
+           AND EXISTS (SELECT 1 FROM json_array_elements(w.tags) t
+                        WHERE t::text = to_json(q.tag)::text)) AS consumers,
        false AS is_dlq
   FROM (SELECT COALESCE(jt.tag, '(untagged)') AS tag, count(*) AS n
           FROM jobs j LEFT JOIN job_tags jt ON jt.job_id = j.job_id
@@ -204,7 +199,7 @@ SELECT count(*) AS total
 SELECT j.job_id AS id,
        'jobs (dead)' AS queue,
        j.job_id AS execution_id,
-       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
+       left(j.error::text, 65536) AS error_json,
        j.retry_count AS count,
        j.worker_id AS origin_queue,
        j.completed_at AS first_death_at,
