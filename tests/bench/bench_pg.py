@@ -98,15 +98,15 @@ def main():
     refresh = [("counts", ex("counts")), ("workers", ex("workers")), ("failing", ex("failing")),
                ("executions page 1", ex("page1"))]
     extra = [("executions page 1, planned for its parameters each time",
-              ex("executions", None, None, None, None, lim, lim)),
-             ("executions deep page (keyset at N/2)", ex("executions", deep_key, deep_id, None, None, lim, lim)),
-             ("executions status=failed", ex("executions", None, None, "failed", None, lim, BUDGET)),
-             ("executions status=running", ex("executions", None, None, "running", None, lim, BUDGET)),
-             ("executions text filter 'zerodivision'", ex("executions", None, None, None, "zerodivision", lim, BUDGET)),
+              ex("executions", None, None, None, None, lim, lim, None)),
+             ("executions deep page (keyset at N/2)", ex("executions", deep_key, deep_id, None, None, lim, lim, None)),
+             ("executions status=failed", ex("executions", None, None, "failed", None, lim, BUDGET, None)),
+             ("executions status=running", ex("executions", None, None, "running", None, lim, BUDGET, None)),
+             ("executions text filter 'zerodivision'", ex("executions", None, None, None, "zerodivision", lim, BUDGET, None)),
              ("executions text filter, no match (newest %s rows)" % BUDGET,
-              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET)),
+              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET, None)),
              ("executions text filter, no match, going on (%s rows)" % BUDGET_NEXT,
-              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET_NEXT)),
+              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET_NEXT, None)),
              ("chain of one execution", ex("chain", chain_id))]
 
     # The change probe: an unchanged store costs the probe plus the skipped (planned, never
