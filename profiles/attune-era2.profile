@@ -66,6 +66,7 @@ SELECT count(*) / 5.0 AS per_min
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
+-- $7 worker id (as execution.worker records it; NULL = any)
 -- The filters are applied to the newest $6 rows from the start key (the console sends the
 -- page size + 1 without a filter, 5,000 with one); the row that ends that window comes
 -- back as scan_end = true when fewer than $5 matched, so a filter with no match reads $6
@@ -103,7 +104,8 @@ SELECT e.id::text AS id,
  WHERE (e.rn < $6::int
         AND ($3::text IS NULL OR e.status::text = lower($3))
         AND ($4::text IS NULL OR strpos(lower(e.id::text || ' ' || e.action_ref || ' '
-            || COALESCE(e.result->>'error', e.result->>'message', '')), lower($4)) > 0))
+            || COALESCE(e.result->>'error', e.result->>'message', '')), lower($4)) > 0)
+        AND ($7::text IS NULL OR e.worker::text = $7))
     OR e.rn = $6::int
  ORDER BY e.created DESC, e.id DESC
  LIMIT $5::int

@@ -65,6 +65,7 @@ SELECT count(*) / 5.0 AS per_min
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
+-- $7 worker id (as jobs.worker_id records it; NULL = any)
 -- The filters are applied to the newest $6 rows from the start key; the row ending that
 -- window comes back as scan_end = true when fewer than $5 matched.
 -- uses index: jobs (created_at, job_id)
@@ -76,10 +77,7 @@ SELECT j.job_id AS id,
        j.max_retries AS max_retries,
        left(j.retry_policy::text, 2000) AS retry_policy,
        j.retry_delay AS retry_delay,
-       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
-       left(CASE json_typeof(j.error) WHEN 'object' THEN COALESCE(j.error->>'message', j.error::text)
-                                      WHEN 'string' THEN j.error #>> '{}'
-                                      ELSE j.error::text END, 4096) AS error,
+       left(j.error::text, 65536) AS error_json,
        j.worker_id AS worker,
        j.created_at AS created_at,
        j.updated_at AS updated_at,
@@ -94,7 +92,8 @@ SELECT j.job_id AS id,
  WHERE (j.rn < $6::int
         AND ($3::text IS NULL OR j.status IN (lower($3), upper($3)))
         AND ($4::text IS NULL OR strpos(lower(j.job_id || ' ' || j.name || ' '
-            || COALESCE(j.error::text, '')), lower($4)) > 0))
+            || COALESCE(j.error::text, '')), lower($4)) > 0)
+        AND ($7::text IS NULL OR j.worker_id::text = $7))
     OR j.rn = $6::int
  ORDER BY j.created_at DESC, j.job_id DESC
  LIMIT $5::int
@@ -118,10 +117,7 @@ SELECT j.job_id AS id,
        j.max_retries AS max_retries,
        left(j.retry_policy::text, 2000) AS retry_policy,
        j.retry_delay AS retry_delay,
-       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
-       left(CASE json_typeof(j.error) WHEN 'object' THEN COALESCE(j.error->>'message', j.error::text)
-                                      WHEN 'string' THEN j.error #>> '{}'
-                                      ELSE j.error::text END, 4096) AS error,
+       left(j.error::text, 65536) AS error_json,
        j.worker_id AS worker,
        j.created_at AS created_at,
        j.updated_at AS updated_at,
@@ -182,7 +178,8 @@ SELECT q.tag AS name,
        q.n AS ready,
        (SELECT count(*) FROM workers w
          WHERE lower(w.status) IN ('active', 'online') AND json_typeof(w.tags) = 'array'
-           AND w.tags::jsonb ? q.tag) AS consumers,
+           AND EXISTS (SELECT 1 FROM json_array_elements(w.tags) t
+                        WHERE t::text = to_json(q.tag)::text)) AS consumers,
        false AS is_dlq
   FROM (SELECT COALESCE(jt.tag, '(untagged)') AS tag, count(*) AS n
           FROM jobs j LEFT JOIN job_tags jt ON jt.job_id = j.job_id
@@ -202,7 +199,7 @@ SELECT count(*) AS total
 SELECT j.job_id AS id,
        'jobs (dead)' AS queue,
        j.job_id AS execution_id,
-       CASE WHEN json_typeof(j.error) = 'object' THEN left(j.error->>'type', 200) END AS reason,
+       left(j.error::text, 65536) AS error_json,
        j.retry_count AS count,
        j.worker_id AS origin_queue,
        j.completed_at AS first_death_at,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../core/fsperm.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "jsyslog.h"

@@ -194,6 +194,14 @@ static int json_int(const cJSON *o, const char *k)
     return 0;
 }
 
+/* At most max bytes of s's first line: a result's message is one line, whatever the
+ * server sent (a JSON "error" may hold "\n" too). */
+static void first_line(char *out, size_t cap, const char *s, size_t max)
+{
+    size_t n = strcspn(s, "\r\n");
+    snprintf(out, cap, "%.*s", (int)(n < max ? n : max), s);
+}
+
 /* The server's reason: "error" (string or {message}), "message", "detail". */
 static void server_text(const cJSON *o, const rd_http_resp *resp, char *out, size_t cap)
 {
@@ -210,12 +218,10 @@ static void server_text(const cJSON *o, const rd_http_resp *resp, char *out, siz
         if (!s)
             s = json_str(o, "detail");
     }
-    if (s) {
-        snprintf(out, cap, "%s", s);
-    } else if (resp->body && resp->body_len) {
-        size_t n = strcspn(resp->body, "\r\n");
-        snprintf(out, cap, "%.*s", (int)(n < 160 ? n : 160), resp->body);
-    }
+    if (s)
+        first_line(out, cap, s, cap);
+    else if (resp->body && resp->body_len)
+        first_line(out, cap, resp->body, 160);
 }
 
 static int find_attempt(const cJSON *o)

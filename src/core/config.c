@@ -53,6 +53,7 @@ static const key_def keys[] = {
     { "max_retries", K_INT, F(max_retries) },  { "prefix", K_STR, F(prefix) },
     { "orphan_after", K_DUR, F(orphan_after_s) }, { "rate_limit", K_DOUBLE, F(rate_limit) },
     { "page_size", K_INT, F(page_size) },      { "confirm_over", K_INT, F(confirm_over) },
+    { "confirm_quit", K_BOOL, F(confirm_quit) },
     { "sqs_queue_url", K_STR, F(sqs_queue_url) }, { "sqs_region", K_STR, F(sqs_region) },
     { "sqs_endpoint", K_STR, F(sqs_endpoint) }, { "sqs_dlq", K_STR, F(sqs_dlq) },
     { "aws_profile", K_STR, F(aws_profile) },
@@ -204,6 +205,7 @@ static void system_defaults(rd_system_cfg *c)
     c->rate_limit = 5;
     c->page_size = 100;
     c->confirm_over = 10;
+    c->confirm_quit = true;
     c->api_key_header = xstrdup("X-API-Key");
     c->broker_vhost = xstrdup("/");
     c->auth = xstrdup("none");

@@ -65,6 +65,7 @@ typedef struct rd_system_cfg {
     double rate_limit;       /* bulk actions per second, default 5 */
     int page_size;           /* executions per page, default 100 */
     int confirm_over;        /* bulk actions above this many items: type the count, default 10 */
+    bool confirm_quit;       /* q on the top view asks before quitting, default true */
     rd_health_cfg health;    /* heartbeat_max_age etc. */
     rd_fleet_cfg fleet;      /* the fleet level's thresholds: fail_rate_warn etc. */
     /* where the section came from, for messages about a value that fails at run time

@@ -136,12 +136,16 @@ size_t groups_build(const rd_execution *execs, size_t n, const int *loops, doubl
     return ng;
 }
 
+void groups_free_one(rd_group *g)
+{
+    free(g->actions);
+    free(g->members);
+}
+
 void groups_free(rd_group *g, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(g[i].actions);
-        free(g[i].members);
-    }
+    for (size_t i = 0; i < n; i++)
+        groups_free_one(&g[i]);
     free(g);
 }
 

@@ -51,6 +51,7 @@ typedef struct rd_group {
 size_t groups_build(const rd_execution *execs, size_t n, const int *loops, double now,
                     double interval, rd_group **out);
 void groups_free(rd_group *g, size_t n);
+void groups_free_one(rd_group *g);   /* what one group owns (not g itself) */
 /* The trend rule: before == 0 → new (quiet when recent == 0 too); recent == 0 → quiet;
  * recent > before → rising; recent * 2 < before → falling; else steady. */
 rd_trend trend_of(size_t recent, size_t before);

@@ -242,6 +242,28 @@ int sanitize_fit(const char *clean, int cols, char *out, size_t cap, unsigned fl
     return w;
 }
 
+int sanitize_fit_mid(const char *clean, int cols, char *out, size_t cap, unsigned flags)
+{
+    int total = clean ? sanitize_width(clean) : 0;
+    if (cols < 4 || total <= cols || !out || cap == 0)
+        return sanitize_fit(clean, cols, out, cap, flags);
+    int head = (cols - 1) / 2, tail = cols - 1 - head;
+    const unsigned char *u = (const unsigned char *)clean;
+    size_t len = strlen(clean), i = 0;
+    int before = 0;   /* columns before byte i: the tail starts where at most `tail` remain */
+    while (i < len && total - before > tail) {
+        size_t adv;
+        before += cp_width(utf8_decode(u + i, len - i, &adv));
+        i += adv;
+    }
+    int w = sanitize_fit(clean, head + 1, out, cap, flags);   /* head columns and the ellipsis */
+    size_t o = strlen(out);
+    if (o + (len - i) + 1 > cap)
+        return w;
+    memcpy(out + o, clean + i, len - i + 1);
+    return w + (total - before);
+}
+
 char *sanitize_utf8(const char *s, size_t len)
 {
     if (!s)

@@ -22,3 +22,6 @@ int sanitize_fit(const char *clean, int cols, char *out, size_t cap, unsigned fl
 /* Valid UTF-8 copy of s[0..len): invalid sequences → U+FFFD, all else unchanged
  * (controls are kept: for JSON output, whose encoder escapes them). */
 char *sanitize_utf8(const char *s, size_t len);
+/* sanitize_fit with the ellipsis in the middle: "a94db…6789ab", the head and the tail (the
+ * tail keeps the larger half: ids and names differ at their ends). Returns columns used. */
+int sanitize_fit_mid(const char *clean, int cols, char *out, size_t cap, unsigned flags);

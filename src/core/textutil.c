@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsperm.h"
 #include "xalloc.h"
 
 char *text_trim(char *s)
@@ -92,4 +94,36 @@ char *text_base64(const void *data, size_t n)
     }
     *o = 0;
     return out;
+}
+
+/* mkdir -p for the directory part of path (fsperm_mkdirs); the last directory gets 0700. */
+bool text_make_parent_dirs(const char *path, char *why, size_t whycap)
+{
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    bool ok = true;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        ok = fsperm_mkdirs(dir, why, whycap);
+    }
+    /* tighten our own directory only: a file put straight into /tmp (or any shared
+     * directory) must never make that directory 0700 */
+    const char *base = ok && slash && slash != dir ? strrchr(dir, '/') : NULL;
+    struct stat st;
+    if (base && strcmp(base + 1, "redrive") == 0 && lstat(dir, &st) == 0 &&
+        S_ISDIR(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 077))
+        chmod(dir, 0700);
+    free(dir);
+    return ok;
+}
+
+char *text_data_dir(void)
+{
+    const char *data = getenv("XDG_DATA_HOME");
+    if (data && data[0] == '/')
+        return xasprintf("%s/redrive", data);
+    const char *home = getenv("HOME");
+    if (home && home[0])
+        return xasprintf("%s/.local/share/redrive", home);
+    return NULL;
 }

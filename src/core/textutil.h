@@ -18,3 +18,9 @@ char *text_read_fd_len(int fd, size_t max, size_t *len, char *why, size_t whycap
 char *text_read_file(const char *path, size_t max, char *why, size_t whycap);
 /* Standard base64 (RFC 4648, padded) of data[0..n), newly allocated. */
 char *text_base64(const void *data, size_t n);
+/* mkdir -p for the directory part of path (each new one 0700; a last directory named
+ * "redrive" of ours is tightened to 0700). On failure writes why. */
+bool text_make_parent_dirs(const char *path, char *why, size_t whycap);
+/* The user's data directory for redrive: $XDG_DATA_HOME/redrive, else
+ * ~/.local/share/redrive; NULL when neither is set (newly allocated). */
+char *text_data_dir(void);

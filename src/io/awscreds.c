@@ -13,6 +13,7 @@
 #include "../core/rfc3339.h"
 #include "../core/xalloc.h"
 #include "awsecs.h"
+#include "awscreds_file.h"
 #include "clock.h"
 #include "http.h"
 #include "proc.h"
@@ -134,11 +135,7 @@ bool awscreds_parse_json(const char *body, size_t len, rd_aws_creds *out, char *
 
 /* ---- shared files ---------------------------------------------------------------------- */
 
-typedef struct prof_vals {
-    char *ak, *sk, *tok, *process, *region;
-} prof_vals;
-
-static void prof_vals_free(prof_vals *v)
+void prof_vals_free(prof_vals *v)
 {
     wipe_free(v->ak);
     wipe_free(v->sk);
@@ -169,14 +166,19 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-/* Reads one profile's keys from an INI file; the config file names sections
- * "profile NAME" (except "default"). */
-static void read_profile(const char *path, const char *name, bool config, prof_vals *v)
+/* A value holding a control byte (a lone CR the line reader keeps, ESC, NUL...) would go
+ * into a signed header or a host name: left out, as if absent. A tab is text. */
+static bool has_control(const char *v)
 {
-    size_t len = 0;
-    char *text = slurp(path, &len);
-    if (!text)
-        return;
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+            return true;
+    return false;
+}
+
+void awscreds_profile_parse(const char *path, const char *text, size_t len, const char *name,
+                            bool config, prof_vals *v)
+{
     ini_format fmt = { .flags = INI_SECTIONS | INI_COMMENTS, .header_usage = NULL };
     rd_diags d = { 0 };
     ini_reader r;
@@ -202,11 +204,22 @@ static void read_profile(const char *path, const char *name, bool config, prof_v
                       : !strcmp(l.name, "credential_process")    ? &v->process
                       : !strcmp(l.name, "region")                ? &v->region
                                                                  : NULL;
-        if (slot && !*slot)
+        if (slot && !*slot && !has_control(l.value))
             *slot = xstrdup(l.value);
     }
     ini_close(&r);
     diags_free(&d);
+}
+
+/* Reads one profile's keys from an INI file; the config file names sections
+ * "profile NAME" (except "default"). */
+static void read_profile(const char *path, const char *name, bool config, prof_vals *v)
+{
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    if (!text)
+        return;
+    awscreds_profile_parse(path, text, len, name, config, v);
     OPENSSL_cleanse(text, len);
     free(text);
 }

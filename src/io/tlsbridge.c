@@ -431,11 +431,17 @@ static bool tcp_start(tlsb_conn *c)
     return true;
 }
 
+/* Only this process's hiredis may use the verified connection: the socket's directory
+ * (0700) keeps other users out, the peer's pid any other process of ours (a user's other
+ * programs, a credential_process child). hiredis 0.14 cannot take one end of a socketpair
+ * (no async context from an fd), so the socket exists; a stranger's connection is closed
+ * unread, before any TLS connection is opened for it. */
 static bool peer_is_us(evutil_socket_t fd)
 {
     struct ucred cred;
     socklen_t len = sizeof cred;
-    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == geteuid();
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+           cred.uid == geteuid() && cred.pid == getpid();
 }
 
 static void on_accept(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,

@@ -4,6 +4,8 @@
  * socket (redisAsyncConnectUnix(tlsb_path(b))); for each connection accepted there the
  * bridge opens a TLS connection to the real server with libevent's OpenSSL support and
  * carries the bytes both ways, on the caller's event_base, without ever blocking it.
+ * Only this process may use it: the socket's directory is 0700, and a connection from
+ * any other process (SO_PEERCRED: another pid, even of the same user) is closed unread.
  *
  * - The server address is resolved by the caller (evdns); the bridge never looks names
  *   up. opts.host is the name the certificate must match (SNI too when it is a name; an

@@ -136,13 +136,20 @@ static pg_row_ctx row_ctx(const pg_src *s)
     return x;
 }
 
+static bool same(const char *want, const char *have)
+{
+    return !want || !*want || (have && strcmp(have, want) == 0);
+}
+
+/* The filters applied to the page's rows: the fingerprint (computed here), and the
+ * worker for a profile whose query has no $7. */
 static void filter_fingerprint(const pg_src *s, rd_execution *v, size_t *n)
 {
-    if (!s->filter.fingerprint || !*s->filter.fingerprint)
+    if ((!s->filter.fingerprint || !*s->filter.fingerprint) && (!s->filter.worker || !*s->filter.worker))
         return;
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
-        if (v[i].fingerprint && strcmp(v[i].fingerprint, s->filter.fingerprint) == 0)
+        if (same(s->filter.fingerprint, v[i].fingerprint) && same(s->filter.worker, v[i].worker))
             v[k++] = v[i];
         else
             execution_clear(&v[i]);
@@ -170,7 +177,7 @@ static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
     int next_row = matches > page ? page : at_end ? rows - 1 : -1;
     bool more = next_row >= 0;
     cursor_free(&s->next);
-    bool filtered = s->filter.text || s->filter.status;
+    bool filtered = s->filter.text || s->filter.status || s->filter.worker;
     if (more) {
         s->next.key = xstrdup(pg_text(r, next_row, "sort_key"));
         s->next.id = xstrdup(pg_text(r, next_row, "id"));

@@ -143,6 +143,32 @@ static double col_epoch(const PGresult *r, int i, const char *col)
     return pg_parse_epoch(pg_text(r, i, col));
 }
 
+/* ---- errors as JSON text ---- */
+
+/* `error_json` (optional): an error as JSON text, decoded here and not by the server,
+ * because PostgreSQL refuses the whole query when one json value cannot be converted to
+ * text (`->>` on a "\u0000", a `::jsonb` cast of text that is not JSON): a bad value must
+ * cost one field of one row. An object gives its "message" (else "data") and its "type"
+ * as the reason, a string its value; anything else (an array, a number, text cut by the
+ * query's cap, not JSON at all) is shown as it is. */
+static void error_from_json(const char *text, char **reason, char **error)
+{
+    if (!text || *error)
+        return;
+    cJSON *j = strlen(text) <= PG_CAP_PAYLOAD ? cJSON_Parse(text) : NULL;
+    const char *s = cJSON_GetStringValue(j);
+    if (cJSON_IsObject(j)) {
+        s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
+        if (!s)
+            s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "data"));
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "type"));
+        if (type && !*reason)
+            *reason = pg_dup_capped(type, PG_CAP_REASON);
+    }
+    *error = pg_dup_capped(s ? s : text, PG_CAP_ERROR);
+    cJSON_Delete(j);
+}
+
 /* ---- executions ---- */
 
 enum { BIG = 1000000 };
@@ -295,6 +321,7 @@ static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *i
     e->retry_of = col_dup(r, i, "retry_of", PG_CAP_ID);
     e->reason = col_dup(r, i, "reason", PG_CAP_NAME);
     e->error = col_dup(r, i, "error", PG_CAP_ERROR);
+    error_from_json(pg_text(r, i, "error_json"), &e->reason, &e->error);
     e->worker = col_dup(r, i, "worker", PG_CAP_ID);
     e->created_at = col_epoch(r, i, "created_at");
     e->updated_at = col_epoch(r, i, "updated_at");
@@ -442,6 +469,9 @@ static bool dlq_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *it
     d->execution_id = col_dup(r, i, "execution_id", PG_CAP_ID);
     d->step_id = col_dup(r, i, "step_id", PG_CAP_ID);
     d->reason = col_dup(r, i, "reason", PG_CAP_NAME);
+    char *error = NULL;              /* only its type, as the reason */
+    error_from_json(pg_text(r, i, "error_json"), &d->reason, &error);
+    free(error);
     d->count = col_long(r, i, "count", 0, 1000000000000L);
     d->origin_queue = col_dup(r, i, "origin_queue", PG_CAP_NAME);
     d->first_death_at = col_epoch(r, i, "first_death_at");

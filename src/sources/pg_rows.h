@@ -44,4 +44,5 @@ double pg_parse_epoch(const char *s);          /* 0 when unknown or absurd */
 int pg_parse_bool(const char *s);              /* 1, 0, or -1 unknown */
 char *pg_dup_capped(const char *s, size_t cap); /* NULL in → NULL; cut on a UTF-8 boundary */
 
-enum { PG_CAP_ID = 256, PG_CAP_NAME = 512, PG_CAP_ERROR = 4096, PG_CAP_PAYLOAD = 65536 };
+enum { PG_CAP_ID = 256, PG_CAP_NAME = 512, PG_CAP_REASON = 200, PG_CAP_ERROR = 4096,
+       PG_CAP_PAYLOAD = 65536 };

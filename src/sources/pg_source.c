@@ -250,7 +250,7 @@ static void batch_free(batch *b)
     free(b->idx_param);
 }
 
-static void add6(batch *b, const char *sql, qkind k, int np, const char *const p[6])
+static void add6(batch *b, const char *sql, qkind k, int np, const char *const *p)
 {
     if (!sql || b->n >= MAX_Q)
         return;
@@ -258,7 +258,7 @@ static void add6(batch *b, const char *sql, qkind k, int np, const char *const p
     memset(q, 0, sizeof *q);
     q->sql = sql;
     q->nparams = np;
-    for (int i = 0; i < np && i < 6; i++)
+    for (int i = 0; i < np && i < PG_MAX_PARAMS; i++)
         q->params[i] = p[i];
     b->own[b->n] = NULL;
     b->guarded[b->n] = false;
@@ -278,7 +278,7 @@ static void add(batch *b, const char *sql, qkind k, int np, const char *p0, cons
  * executions page without a filter (`generic`): its parameters are written into its SQL
  * (pg_sql_inline), so its one plan is kept and is exactly the plan for those values; a
  * deeper or filtered page stays unnamed, planned for its parameters. */
-static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const p[6],
+static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const *p,
                      bool generic)
 {
     const char *sql = query(s, k);
@@ -451,18 +451,19 @@ static void build_main(pg_src *s, batch *b)
                                                                    : 100;
         snprintf(b->limit, sizeof b->limit, "%d", page + 1);
         /* $6, the rows searched: a filter searches a bounded window per request */
-        bool filtered = s->filter.text || s->filter.status;
+        bool filtered = s->filter.text || s->filter.status || s->filter.worker;
         snprintf(b->budget, sizeof b->budget, "%ld", filtered ? scan_budget(s) : (long)page + 1);
         const char *sql = query(s, Q_EXECS);
-        const char *p[6] = { s->start.key, s->start.id, s->filter.status, s->filter.text,
-                             b->limit, b->budget };
+        const char *p[7] = { s->start.key, s->start.id, s->filter.status, s->filter.text,
+                             b->limit, b->budget, s->filter.worker };
         /* a page the operator just asked for is never skipped */
         bool six = sql && strstr(sql, "$6");
+        bool seven = six && strstr(sql, "$7");   /* the worker filter (else on the page: pg_apply) */
         /* a cached generic plan for the first page only where the profile says it is
          * fast for those parameters (first_page_plan = cached; checked at scale) */
         const char *fp = profile_get(s->prof, "first_page_plan");
         bool cached = six && fp && strcmp(fp, "cached") == 0 && !s->start.key && !filtered;
-        add_main(b, s, Q_EXECS, guard && s->page_gen_applied == s->page_gen, six ? 6 : 5, p,
+        add_main(b, s, Q_EXECS, guard && s->page_gen_applied == s->page_gen, seven ? 7 : six ? 6 : 5, p,
                  cached);
         s->page_gen_inflight = s->page_gen;
     }
@@ -640,6 +641,8 @@ static void op_set_filter(rd_source *src, const rd_exec_filter *f)
     free(s->filter.status);
     free(s->filter.text);
     free(s->filter.fingerprint);
+    free(s->filter.worker);
+    s->filter.worker = dup_nonempty(f ? f->worker : NULL);
     s->filter.status = dup_nonempty(f ? f->status : NULL);
     s->filter.text = dup_nonempty(f ? f->text : NULL);
     s->filter.fingerprint = dup_nonempty(f ? f->fingerprint : NULL);
@@ -760,6 +763,7 @@ static void op_free(rd_source *src)
     free(s->filter.status);
     free(s->filter.text);
     free(s->filter.fingerprint);
+    free(s->filter.worker);
     stack_clear(s);
     free(s->stack);
     cursor_free(&s->dlq_after);

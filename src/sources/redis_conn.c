@@ -307,20 +307,6 @@ static void on_read_timed(evutil_socket_t fd, short what, void *arg)
         s->cb_max = dt;
 }
 
-/* The reader's string constructor: a string over the record cap is never copied out of the
- * read buffer (it would be dropped unread anyway: redis_fetch.c) — an empty string whose
- * integer holds the true length (rs_reply_dropped). Halves what an oversized record costs. */
-static void *reply_string(const redisReadTask *task, char *str, size_t len)
-{
-    const rs_src *s = task->privdata;
-    if (len <= RS_RECORD_CAP)
-        return s->reply_default->createString(task, str, len);
-    redisReply *r = s->reply_default->createString(task, str, 0);
-    if (r)
-        r->integer = (long long)len;
-    return r;
-}
-
 static bool attach(rs_src *s, redisAsyncContext *ac, bool main, char *err, size_t cap)
 {
     if (!ac || ac->err) {
@@ -335,13 +321,8 @@ static bool attach(rs_src *s, redisAsyncContext *ac, bool main, char *err, size_
         redisAsyncFree(ac);
         return false;
     }
-    if (main) {                      /* replies to the sweep: the string cap, timing */
-        redisReader *rd = ac->c.reader;
-        s->reply_default = rd->fn;
-        s->reply_fns = *rd->fn;
-        s->reply_fns.createString = reply_string;
-        rd->fn = &s->reply_fns;
-        rd->privdata = s;
+    if (main) {                      /* replies to the sweep: the caps, timing */
+        rs_reply_hook(s, ac->c.reader);
     }
     if (main && s->debug) {
         redisLibeventEvents *e = ac->ev.data;

@@ -12,8 +12,9 @@
  * them together fit RS_SWEEP_ALL_CAP (the overlap check), a hash of more than
  * RS_MAX_FIELDS fields is listed as malformed, and a key that is not a hash (WRONGTYPE) is
  * listed as malformed with the server's reason. The price: such a reply crosses the wire
- * and sits in memory once before it is dropped (a single value is bounded only by Redis's
- * 512 MB), where a server-side cap would need scripting (EVAL_RO), ~8 µs per key.
+ * (a server-side cap would need scripting, EVAL_RO, ~8 µs per key), but the reader never
+ * builds more of it than the caps allow (redis_reply.c: strings over RS_RECORD_CAP are
+ * not copied, arrays keep RS_REPLY_ELEMENTS elements), so memory stays bounded.
  *
  * Chains, a key at a time with its sizes known before any record is read, a round trip a
  * phase (replies on one connection arrive in order, so a job's replies are matched by
@@ -254,7 +255,7 @@ static void after_hlen(rs_job *j)
         return;
     }
     if (j->hlen > cap) {
-        snprintf(j->why, sizeof j->why, "%lld attempt fields (more than %d)", j->hlen, cap);
+        snprintf(j->why, sizeof j->why, "hash with %lld fields (more than %d)", j->hlen, cap);
         job_done(j);
         return;
     }
@@ -583,9 +584,9 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
         snprintf(j->why, sizeof j->why, "not a hash (%.80s)", r->str);
     else if (r->type != REDIS_REPLY_ARRAY)
         snprintf(j->why, sizeof j->why, "unexpected reply to HGETALL");
-    else if (r->elements / 2 > RS_MAX_FIELDS)
-        snprintf(j->why, sizeof j->why, "%zu attempt fields (more than %d)", r->elements / 2,
-                 RS_MAX_FIELDS);
+    else if (rs_reply_count(r) / 2 > RS_MAX_FIELDS)   /* built only in part: redis_reply.c */
+        snprintf(j->why, sizeof j->why, "hash with %zu fields (more than %d)",
+                 rs_reply_count(r) / 2, RS_MAX_FIELDS);
     else
         summary_from_hash(j, r);
     job_done(j);

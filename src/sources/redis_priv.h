@@ -15,6 +15,7 @@
 #include "source.h"
 
 struct redisAsyncContext;
+struct redisReply;
 struct event;
 struct rd_resolver;
 struct rd_lookup;
@@ -28,6 +29,8 @@ enum {
     RS_CHAIN_MAX_FIELDS = 1000,     /* attempt fields read for a chain */
     RS_RECORD_CAP = 1 << 20,        /* records above 1 MiB: dropped unread (sweeps), never
                                        fetched (chains) */
+    RS_REPLY_ELEMENTS = 2 * RS_CHAIN_MAX_FIELDS, /* elements built per array reply (the
+                                       rest are read past: redis_reply.c) */
     RS_SWEEP_ALL_CAP = 256 << 10,   /* fetch all attempts (overlap) below this total */
     RS_MAX_TASKS = 400000,          /* index cap; beyond it counts are marked ≈ */
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
@@ -77,7 +80,7 @@ typedef struct rs_src {
     bool notify_on;                 /* server has K + hash events enabled */
     bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
     bool debug;                     /* RD_REDIS_DEBUG: sweep figures on stderr */
-    /* ac's reader: the defaults, and ours (strings over the record cap not copied) */
+    /* ac's reader: the defaults, and ours (redis_reply.c: the string and array caps) */
     const redisReplyObjectFunctions *reply_default;
     redisReplyObjectFunctions reply_fns;
     double cb_max;                  /* costliest fetch callback, CPU s (debug only) */
@@ -141,6 +144,10 @@ double rs_now(void);                /* clock_wall() (io/clock.h) */
  * connection is not usable. */
 bool rs_command(rs_src *s, void (*cb)(struct redisAsyncContext *, void *, void *),
                 void *priv, int argc, const char **argv, const size_t *argvlen);
+/* redis_reply.c: the main reader's constructors keep strings to RS_RECORD_CAP and arrays
+ * to RS_REPLY_ELEMENTS; rs_reply_count is an array's true element count. */
+void rs_reply_hook(rs_src *s, redisReader *rd);
+size_t rs_reply_count(const struct redisReply *r);
 void rs_reply_begin(rs_src *s);     /* bracket every reply callback */
 void rs_reply_end(rs_src *s);
 bool rs_ready(const rs_src *s);

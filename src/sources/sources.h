@@ -17,6 +17,7 @@ typedef struct rd_exec_filter {
     char *status;            /* NULL = any */
     char *text;              /* substring of id/name/error; NULL = any */
     char *fingerprint;       /* exact fingerprint; NULL = any */
+    char *worker;            /* the worker id executions record (exact); NULL = any */
 } rd_exec_filter;
 
 typedef void (*rd_change_cb)(void *ud);

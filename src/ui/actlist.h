@@ -22,7 +22,7 @@ enum {
     X(BACK, "back", "back", "back to the previous view", "escape backspace left h", UA_NAV) \
     X(HELP, "help", "help", "this help, generated from the loaded keymap", "? f1", 0) \
     X(COMMAND, "command", "cmd", "command mode (:workers, :chain ID, :system NAME, :q)", ":", 0) \
-    X(SEARCH, "search", "search", "search: filter rows by text", "/", 0) \
+    X(SEARCH, "search", "search", "search: filter this view's rows by text", "/", 0) \
     X(UP, "up", "up", "move up", "up k", UA_NAV) \
     X(DOWN, "down", "down", "move down", "down j", UA_NAV) \
     X(PAGE_UP, "page-up", "pgup", "scroll a screen up", "pgup ctrl-b", UA_NAV) \
@@ -43,9 +43,9 @@ enum {
     X(NEXT_PAGE, "next-page", "older", "next (older) page of executions", "] n", 0) \
     X(PREV_PAGE, "prev-page", "newer", "previous (newer) page of executions", "[ p", 0) \
     X(JUMP, "jump", "jump", "jump to an execution id", "#", 0) \
-    X(FILTER_STATUS, "filter-status", "status", "cycle the status filter", "f", 0) \
+    X(FILTER_STATUS, "filter-status", "status", "pick the status filter (with counts)", "f", 0) \
     X(FILTER_FP, "filter-fingerprint", "same-error", "filter by the selected row's error fingerprint", "F", 0) \
-    X(FILTER_CLEAR, "filter-clear", "clear", "clear every filter", "C", 0) \
+    X(FILTER_CLEAR, "filter-clear", "clear", "clear this view's filter", "C", 0) \
     X(SORT, "sort", "sort", "cycle the sort order", "s", 0) \
     X(MARK, "mark", "mark", "mark / unmark the selected row", "space", 0) \
     X(MARK_RANGE, "mark-range", "range", "mark every row from the last mark to here", "v", 0) \

@@ -153,8 +153,9 @@ static void app_filter(ui_app *app)
 {
     if (!app->src)
         return;
-    ui_filter *f = &app->ctx.filter;
-    rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL};
+    ui_filter *f = &app->ctx.filter[VIEW_EXECS];
+    rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL,
+                         f->worker[0] ? f->worker : NULL};
     sources_set_filter(app->src, &ef);
 }
 
@@ -173,9 +174,13 @@ static void app_effect(ui_app *app, const ui_effect *e)
         if (app->cur != VIEW_EXECS)
             app_open_view(app, VIEW_EXECS, e->text, true);
         break;
-    case FX_FILTER:   /* a new filter starts at the top: nothing to follow */
-        list_unpin(&app->views[VIEW_EXECS].list);
-        app_filter(app);
+    case FX_FILTER:
+        if (e->arg == VIEW_EXECS) {   /* a new page from the top: nothing to follow */
+            list_unpin(&app->views[VIEW_EXECS].list);
+            app_filter(app);   /* the one filter the sources search with */
+        } else if (e->arg >= 0 && e->arg < VIEW__COUNT) {
+            app->views[e->arg].list.cur = 0;   /* the followed row, when it is still shown */
+        }
         break;
     case FX_PEEK: if (app->src) sources_peek_dlq(app->src, e->arg != 0); break;
     case FX_REFRESH:
@@ -197,6 +202,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
         memset(&app->prompt, 0, sizeof app->prompt);
         app->prompt.active = true;
         app->prompt.kind = e->arg;
+        app->prompt.hist_at = -1;
         break;
     case FX_JOURNAL: app_read_journal(app); break;
     }
@@ -338,8 +344,7 @@ static void app_teardown_system(ui_app *app)
     lastknown_close(app);
     if (app->fleet) {
         /* the system stays open in the background: only what this console set on it goes */
-        const ui_filter *f = &app->ctx.filter;
-        if (app->src && (f->status[0] || f->text[0] || f->fp[0]))
+        if (app->src && !filter_empty(&app->ctx.filter[VIEW_EXECS]))
             sources_set_filter(app->src, &(rd_exec_filter){0});
         return;
     }
@@ -450,7 +455,7 @@ bool app_switch_system(ui_app *app, const char *name)
         return false;
     }
     app_teardown_system(app);   /* close one session's system, open the other */
-    memset(&app->ctx.filter, 0, sizeof app->ctx.filter);
+    memset(app->ctx.filter, 0, sizeof app->ctx.filter);   /* every view's */
     if (!app->opts->theme)
         app_load_theme(app, s->theme);
     if (!app->opts->keymap)
@@ -472,7 +477,7 @@ bool app_switch_system(ui_app *app, const char *name)
 
 static void app_command_filter(ui_app *app, char *arg)
 {
-    ui_filter *f = &app->ctx.filter;
+    ui_filter *f = &app->ctx.filter[VIEW_EXECS];
     memset(f, 0, sizeof *f);
     for (char *save = NULL, *t = strtok_r(arg, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         char *eq = strchr(t, '=');
@@ -490,7 +495,7 @@ static void app_command_filter(ui_app *app, char *arg)
         else
             ctx_msg(&app->ctx, true, "unknown filter '%s' (status=, text=, error=)", t);
     }
-    ctx_fx(&app->ctx, FX_FILTER, 0, NULL);
+    ctx_fx(&app->ctx, FX_FILTER, VIEW_EXECS, NULL);
     if (app->cur != VIEW_EXECS)
         ctx_fx(&app->ctx, FX_VIEW, VIEW_EXECS, NULL);
 }

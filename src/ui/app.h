@@ -21,14 +21,22 @@
 struct event;
 struct event_base;
 
-enum { HIST_MAX = 16, LAT_MAX = 64 };
+enum { HIST_MAX = 16, LAT_MAX = 64, CMD_HIST_MAX = 32 };
 
 typedef struct ui_prompt {
     bool active;
     int kind;                  /* PROMPT_* */
     char buf[256];
     size_t len;
+    char hint[200];            /* command mode: the matches of the last Tab (clean text) */
+    int hist_at;               /* command mode: the history line shown (Up/Down), -1 none */
 } ui_prompt;
+
+/* The command lines run this session, oldest first (Up in command mode recalls them). */
+typedef struct ui_cmd_hist {
+    char line[CMD_HIST_MAX][256];
+    int n;
+} ui_cmd_hist;
 
 /* DLG_RESEND: "re-send item cur with the same Idempotency-Key?" over the results;
  * DLG_TYPE: a bulk action above confirm_over: the operator types the count (raw keys) */
@@ -83,6 +91,7 @@ typedef struct ui_app {
     int n_hist;
     ui_ctx ctx;
     ui_prompt prompt;
+    ui_cmd_hist cmd_hist;
     ui_dialog dlg;
     ui_password pw;
     ui_key pending[KM_SEQ_MAX];
@@ -91,6 +100,7 @@ typedef struct ui_app {
     FILE *term_out, *term_in;
     WINDOW *input;
     bool quit, dirty, full_redraw;
+    bool quit_ask;             /* q on the top view asked "quit redrive?": the next key answers */
     int quit_signal;           /* SIGTERM, SIGHUP, SIGINT, SIGQUIT that ended the loop, 0 none */
     uint64_t painted_gen;
     double tick_due;       /* clock_mono() when the tick fires next */

@@ -108,10 +108,11 @@ void clip_draw(ui_app *app, WINDOW *w)
     size_t n = 1;
     for (const char *p = app->clip; *p; p++)
         n += *p == '\n';
+    /* whole rows: nothing of the rows underneath is left beside the text to be selected */
     int bh = (int)n + 4 > rows - 2 ? rows - 2 : (int)n + 4, bw = cols - 4;
     int y0 = (rows - bh) / 2, x0 = 2, attr = theme_attr(app->theme, TS_DIALOG);
     for (int y = 0; y < bh; y++)
-        draw_fill(w, y0 + y, x0, bw, attr);
+        draw_fill(w, y0 + y, 0, cols, attr);
     draw_clean(w, y0, x0 + 1, bw - 2, "copy: select the text with the mouse (any key closes)", attr | A_BOLD);
     const char *p = app->clip;
     for (int y = 0; y < bh - 3 && *p; y++) {
@@ -169,12 +170,37 @@ static bool export_write(const char *path, const char *data, bool secret, bool f
     return true;
 }
 
+/* Without a path: $XDG_DATA_HOME/redrive/exports/redrive-VIEW-STAMP.FMT (else under
+ * ~/.local/share), its directories made; NULL with why when there is none. */
+static char *export_default_path(const char *view, const char *fmt, double now, char *why, size_t cap)
+{
+    char *dir = text_data_dir();
+    if (!dir) {
+        snprintf(why, cap, "no data directory (set XDG_DATA_HOME or HOME)");
+        return NULL;
+    }
+    time_t t = (time_t)now;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    char *path = xasprintf("%s/exports/redrive-%s-%s.%s", dir, view, stamp, fmt);
+    free(dir);
+    if (!text_make_parent_dirs(path, why, cap)) {
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
 void clip_export(ui_app *app, const char *arg, bool force)
 {
     ui_ctx *c = &app->ctx;
     char fmt[16] = "", path[200] = "", err[200];
-    if (sscanf(arg, "%15s %199[^\n]", fmt, path) < 1 || (strcmp(fmt, "csv") != 0 && strcmp(fmt, "json") != 0)) {
-        ctx_msg(c, true, "usage: :export[!] csv|json [PATH]");
+    if (sscanf(arg, "%15s %199[^\n]", fmt, path) < 1)
+        snprintf(fmt, sizeof fmt, "csv");   /* `:export` alone: CSV under the data directory */
+    if (strcmp(fmt, "csv") != 0 && strcmp(fmt, "json") != 0) {
+        ctx_msg(c, true, "usage: :export[!] [csv|json] [PATH]");
         return;
     }
     const char *view = view_export_name(app);
@@ -184,18 +210,16 @@ void clip_export(ui_app *app, const char *arg, bool force)
         ctx_msg(c, true, "%s", err);
         return;
     }
-    if (!path[0]) {
-        time_t t = (time_t)now;
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-        snprintf(path, sizeof path, "redrive-%s-%s.%s", view, stamp, fmt);
-    }
+    char *file = path[0] ? xstrdup(path) : export_default_path(view, fmt, now, err, sizeof err);
     bool secret = export_has_payloads(view);
-    if (export_write(path, data, secret, force, err, sizeof err))
-        ctx_msg(c, false, "exported the %s view to %s (%s%s)", view, path, fmt, secret ? ", mode 0600: payloads" : "");
-    else
-        ctx_msg(c, true, "export to %s: %s", path, err);
+    if (file && export_write(file, data, secret, force, err, sizeof err)) {
+        char *abs = realpath(file, NULL);   /* where it is, whatever the console's directory */
+        ctx_msg(c, false, "exported the %s view to %s (%s%s)", view, abs ? abs : file, fmt,
+                secret ? ", mode 0600: payloads" : "");
+        free(abs);
+    } else {
+        ctx_msg(c, true, "export to %s: %s", file ? file : "the data directory", err);
+    }
+    free(file);
     free(data);
 }

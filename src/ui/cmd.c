@@ -14,6 +14,37 @@ const ui_command *cmd_info(int i)
     return i >= 0 && i < CMD__COUNT ? &command_table[i] : NULL;
 }
 
+size_t cmd_complete(const char *line, char *out, size_t outcap, char *list, size_t listcap)
+{
+    snprintf(out, outcap, "%s", line);
+    if (listcap)
+        list[0] = 0;
+    const char *word = line;
+    while (*word == ' ' || *word == ':')
+        word++;
+    if (strpbrk(word, " \t"))
+        return 0;
+    size_t lead = (size_t)(word - line), wl = strlen(word), n = 0, common = 0, used = 0;
+    const char *first = NULL;
+    for (int i = 0; i < CMD__COUNT; i++) {
+        const char *name = command_table[i].name;
+        if (strncmp(name, word, wl) != 0)
+            continue;
+        if (!first) {
+            first = name;
+            common = strlen(name);
+        }
+        while (common && strncmp(first, name, common) != 0)
+            common--;
+        if (used < listcap)
+            used += (size_t)snprintf(list + used, listcap - used, "%s%s", n ? " " : "", name);
+        n++;
+    }
+    if (n)
+        snprintf(out, outcap, "%.*s%.*s%s", (int)lead, line, (int)common, first, n == 1 ? " " : "");
+    return n;
+}
+
 ui_cmd_id cmd_parse(const char *line, char *arg, size_t argcap, char *err, size_t errcap)
 {
     while (*line == ' ' || *line == ':')

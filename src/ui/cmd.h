@@ -22,8 +22,8 @@
     X(KEYMAP, "keymap", NULL, "keymap NAME", "load a keymap", true) \
     X(REFRESH, "refresh", NULL, "refresh", "poll the sources now", false) \
     X(COCKPIT, "cockpit", NULL, "cockpit WORKER", "the drain cockpit of a worker", true) \
-    X(EXPORT, "export", NULL, "export csv|json [PATH]", "the current view's data to a file (never overwrites)", true) \
-    X(EXPORT_FORCE, "export!", NULL, "export! csv|json [PATH]", "the same, overwriting PATH", true) \
+    X(EXPORT, "export", NULL, "export [csv|json] [PATH]", "the current view's data to a file (never overwrites; no PATH: under the data directory)", false) \
+    X(EXPORT_FORCE, "export!", NULL, "export! [csv|json] [PATH]", "the same, overwriting PATH", false) \
     X(QUIT, "quit", "q", "q", "quit", false)
 
 typedef enum {
@@ -42,3 +42,8 @@ typedef struct ui_command {
 const ui_command *cmd_info(int i);        /* NULL past the end */
 /* "chain 123" → CMD_CHAIN, arg "123". Error text in err when unknown or missing arg. */
 ui_cmd_id cmd_parse(const char *line, char *arg, size_t argcap, char *err, size_t errcap);
+/* Tab in command mode: the command names starting with the first word of line (only while
+ * the line has just that word). out = the line completed as far as every match agrees
+ * (one match: the name and a blank); list = the matches, blank-separated. Returns how many
+ * matched. */
+size_t cmd_complete(const char *line, char *out, size_t outcap, char *list, size_t listcap);

@@ -558,10 +558,15 @@ static void resend_lines(ui_app *app, dlines *dl)
     dl_add(dl, TS_DIALOG, xstrdup("from its cache instead of acting twice; one that does not may act again"));
 }
 
+static int box_width(int cols)
+{
+    return cols - 4 < 90 ? cols - 4 : 90;
+}
+
 static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
 {
     int rows = getmaxy(w), cols = getmaxx(w);
-    int bw = cols - 4 < 90 ? cols - 4 : 90;
+    int bw = box_width(cols);
     int bh = (int)dl->n + 4;            /* border, lines, keys, border */
     if (bh > rows - 2)
         bh = rows - 2;
@@ -632,12 +637,43 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
     draw_clean(w, y0 + bh - 2, x0 + 2, bw - 4, line, attr | A_BOLD);
 }
 
+typedef struct wrap_ud { dlines *dl; int slot; } wrap_ud;
+
+static void wrap_add(const char *s, size_t n, void *ud)
+{
+    wrap_ud *u = ud;
+    dl_add(u->dl, u->slot, xasprintf("%.*s", (int)n, s));
+}
+
+/* Warnings wrap to the box, never cut: each line naming one becomes as many lines as it
+ * needs (the results' lines stay one per item: the cursor maps to them). */
+static void dl_wrap_warnings(dlines *dl, int width, unsigned san)
+{
+    dlines out = {0};
+    for (size_t i = 0; i < dl->n; i++) {
+        char *clean = strstr(dl->l[i], "WARNING") ? sanitize_str(dl->l[i], san) : NULL;
+        if (clean && sanitize_width(clean) > width) {
+            wrap_ud u = {&out, dl->slot[i]};
+            text_wrap_words(clean, width, wrap_add, &u);
+            free(dl->l[i]);
+        } else {
+            dl_add(&out, dl->slot[i], dl->l[i]);
+        }
+        free(clean);
+    }
+    free(dl->l);
+    free(dl->slot);
+    *dl = out;
+}
+
 void dialog_draw(ui_app *app, WINDOW *w)
 {
     dlines dl = {0};
-    if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_TYPE)
+    int inner = box_width(getmaxx(w)) - 4;   /* dialog_box draws lines 2 in from each side */
+    if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_TYPE) {
         confirm_lines(app, &dl);
-    else if (app->dlg.state == DLG_RESEND)
+        dl_wrap_warnings(&dl, inner, app->ctx.san);
+    } else if (app->dlg.state == DLG_RESEND)
         resend_lines(app, &dl);
     else if (app->dlg.batch)
         progress_lines(app, &dl);

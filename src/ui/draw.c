@@ -151,6 +151,54 @@ void cols_cell(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int at
     free(clean);
 }
 
+void cols_cell_mid(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san)
+{
+    if (!c->w)
+        return;
+    char *clean = sanitize_str(raw, san);
+    char buf[FIT_CAP];
+    int used = sanitize_fit_mid(clean, c->w, buf, sizeof buf, san);
+    free(clean);
+    wattrset(w, attr);
+    mvwaddstr(w, y, x + c->x, buf);
+    blanks(w, c->w - used, attr);
+    wattrset(w, 0);
+}
+
+int text_cols(const char *raw, unsigned san)
+{
+    char *clean = sanitize_str(raw, san);
+    int n = sanitize_width(clean);
+    free(clean);
+    return n;
+}
+
+void col_content(ui_col *c, int widest, int min_cap, int cap)
+{
+    int title = (int)strlen(c->title);
+    int want = widest > cap ? cap : widest;
+    if (want < title)
+        want = title;
+    c->want = want;
+    int need = widest > min_cap ? min_cap : widest;
+    if (c->min < need)
+        c->min = need;
+    if (c->min > want)
+        c->min = want;
+    if (widest <= want)   /* all of it shows: spare room goes to the other columns */
+        c->weight = 0;
+}
+
+void col_clock(const ui_ctx *ctx, ui_col *c)
+{
+    if (!ctx->abs_time)
+        return;
+    if (c->min < 8)        /* "14:03:05"; a day or more away "05-01 14:03" when there is room */
+        c->min = 8;
+    if (c->want < 11)
+        c->want = 11;
+}
+
 void fmt_age(double now, double t, char *out, size_t cap)
 {
     if (t <= 0) {
@@ -187,14 +235,15 @@ void fmt_long(long v, char *out, size_t cap)
         snprintf(out, cap, "%ld", v);
 }
 
-int text_wrap(const char *clean, int width, void (*line)(const char *s, size_t n, void *ud), void *ud)
+static int wrap(const char *clean, int width, bool words, void (*line)(const char *s, size_t n, void *ud),
+                void *ud)
 {
     int lines = 0;
     if (width < 1)
         width = 1;
     const char *p = clean;
     while (*p) {
-        const char *start = p;
+        const char *start = p, *blank = NULL;
         int cols = 0;
         while (*p && *p != '\n' && cols < width) {
             unsigned char ch = (unsigned char)*p;
@@ -204,15 +253,57 @@ int text_wrap(const char *clean, int width, void (*line)(const char *s, size_t n
             int cw = sanitize_width(one);
             if (cols + cw > width)
                 break;
+            if (ch == ' ' && p > start)
+                blank = p;
             cols += cw;
             p += len;
         }
-        line(start, (size_t)(p - start), ud);
+        bool cut = *p && *p != '\n';   /* the line goes on past width */
+        if (words && cut && *p == ' ') {
+            line(start, (size_t)(p - start), ud);
+            p++;
+        } else if (words && cut && blank) {
+            line(start, (size_t)(blank - start), ud);
+            p = blank + 1;
+        } else {
+            line(start, (size_t)(p - start), ud);
+        }
         lines++;
         if (*p == '\n')
             p++;
     }
     return lines;
+}
+
+int text_wrap(const char *clean, int width, void (*line)(const char *s, size_t n, void *ud), void *ud)
+{
+    return wrap(clean, width, false, line, ud);
+}
+
+int text_wrap_words(const char *clean, int width, void (*line)(const char *s, size_t n, void *ud), void *ud)
+{
+    return wrap(clean, width, true, line, ud);
+}
+
+typedef struct wrap_draw { WINDOW *w; int y, x, cols, left, drawn, attr; } wrap_draw;
+
+static void wrap_draw_line(const char *s, size_t n, void *ud)
+{
+    wrap_draw *d = ud;
+    if (d->drawn >= d->left)
+        return;
+    char buf[FIT_CAP];
+    snprintf(buf, sizeof buf, "%.*s", (int)n, s);
+    draw_clean(d->w, d->y + d->drawn++, d->x, d->cols, buf, d->attr);
+}
+
+int draw_wrap(WINDOW *w, int y, int x, int cols, int max_lines, const char *raw, int attr, unsigned san)
+{
+    char *clean = sanitize_str(raw, san);
+    wrap_draw d = {w, y, x, cols, max_lines, 0, attr};
+    text_wrap_words(clean, cols, wrap_draw_line, &d);
+    free(clean);
+    return d.drawn;
 }
 
 int slot_for_status(const char *s)

@@ -25,6 +25,16 @@ typedef struct ui_col {
 void cols_layout(ui_col *c, int n, int width);
 void cols_header(WINDOW *w, int y, int x, const ui_col *c, int n, int attr);
 void cols_cell(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san);
+/* The same with the ellipsis in the middle (ids, names: they differ at their ends). */
+void cols_cell_mid(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san);
+/* Display width of raw as drawn (sanitized). */
+int text_cols(const char *raw, unsigned san);
+/* An id/name column sized to its content (`widest`, text_cols of the rows shown), at most
+ * cap columns: want = that, no share of spare room once all of it shows. Its minimum grows
+ * to the content up to min_cap (other columns drop first), never past want. */
+void col_content(ui_col *c, int widest, int min_cap, int cap);
+/* A column of ages: wide enough for clock times while the toggle-time key shows them. */
+void col_clock(const ui_ctx *ctx, ui_col *c);
 
 /* "12s" / "5m" / "-" (unknown) / "+3s" (future); ages against now. */
 void fmt_age(double now, double t, char *out, size_t cap);
@@ -33,6 +43,12 @@ void fmt_time(double t, char *out, size_t cap);
 void fmt_long(long v, char *out, size_t cap);   /* "-" when < 0 */
 /* Wrap a sanitized multi-line text to width; calls line() per screen line. */
 int text_wrap(const char *clean, int width, void (*line)(const char *s, size_t n, void *ud), void *ud);
+/* The same, breaking at the last blank that fits (a word longer than width is cut into
+ * pieces); the blank at a break is dropped. For sentences: warnings wrap, never cut. */
+int text_wrap_words(const char *clean, int width, void (*line)(const char *s, size_t n, void *ud), void *ud);
+/* Draws raw (sanitized) word-wrapped into cols from y on, at most max_lines lines; returns
+ * the lines drawn. */
+int draw_wrap(WINDOW *w, int y, int x, int cols, int max_lines, const char *raw, int attr, unsigned san);
 
 int slot_for_status(const char *status);   /* ui_slot for an execution status */
 int slot_for_health(rd_health h);

@@ -4,6 +4,54 @@
 #include <string.h>
 
 #include "app.h"
+#include "cmd.h"
+
+static void cmd_hist_add(ui_cmd_hist *h, const char *line)
+{
+    if (!line[0] || (h->n && strcmp(h->line[h->n - 1], line) == 0))
+        return;
+    if (h->n == CMD_HIST_MAX) {
+        memmove(h->line, h->line + 1, (CMD_HIST_MAX - 1) * sizeof *h->line);
+        h->n--;
+    }
+    snprintf(h->line[h->n++], sizeof h->line[0], "%s", line);
+}
+
+static void prompt_set(ui_prompt *p, const char *text)
+{
+    snprintf(p->buf, sizeof p->buf, "%s", text);
+    p->len = strlen(p->buf);
+}
+
+/* Command mode's own keys: Tab completes the command name, Up/Down walk the history. */
+static bool prompt_command_key(ui_app *app, ui_key k)
+{
+    ui_prompt *p = &app->prompt;
+    const ui_cmd_hist *h = &app->cmd_hist;
+    if (k == 9) {
+        char out[sizeof p->buf], list[sizeof p->hint];
+        size_t n = cmd_complete(p->buf, out, sizeof out, list, sizeof list);
+        prompt_set(p, out);
+        if (n > 1)
+            snprintf(p->hint, sizeof p->hint, "%s", list);
+        else
+            snprintf(p->hint, sizeof p->hint, "%s", n ? "" : "no such command");
+        return true;
+    }
+    if (k == (UK_FN | KEY_UP) && h->n) {
+        p->hist_at = p->hist_at < 0 ? h->n - 1 : p->hist_at > 0 ? p->hist_at - 1 : 0;
+        prompt_set(p, h->line[p->hist_at]);
+        return true;
+    }
+    if (k == (UK_FN | KEY_DOWN) && p->hist_at >= 0) {
+        p->hist_at++;
+        prompt_set(p, p->hist_at < h->n ? h->line[p->hist_at] : "");
+        if (p->hist_at >= h->n)
+            p->hist_at = -1;
+        return true;
+    }
+    return false;
+}
 
 static void prompt_submit(ui_app *app)
 {
@@ -12,12 +60,12 @@ static void prompt_submit(ui_app *app)
     ui_ctx *c = &app->ctx;
     switch (p->kind) {
     case PROMPT_COMMAND:
+        cmd_hist_add(&app->cmd_hist, p->buf);
         app_command(app, p->buf);
         break;
-    case PROMPT_SEARCH:
-        ui_copy_text(c->filter.text, sizeof c->filter.text, p->buf);   /* whole characters */
-        app->views[app->cur].list.cur = 0;
-        ctx_fx(c, FX_FILTER, 0, NULL);
+    case PROMPT_SEARCH:   /* the view's own filter: no other view's rows change */
+        ui_copy_text(c->filter[app->cur].text, sizeof c->filter[app->cur].text, p->buf);   /* whole characters */
+        ctx_fx(c, FX_FILTER, (int)app->cur, NULL);
         break;
     case PROMPT_JUMP:
         if (p->buf[0])
@@ -50,6 +98,9 @@ static void prompt_utf8(ui_prompt *p, ui_key k)
 static bool prompt_key(ui_app *app, ui_key k)
 {
     ui_prompt *p = &app->prompt;
+    if (p->kind == PROMPT_COMMAND && prompt_command_key(app, k))
+        return true;
+    p->hint[0] = 0;
     if (k == (UK_FN | KEY_ENTER)) {
         prompt_submit(app);
     } else if (k == 27 || k == 7) {          /* escape, ctrl-g */
@@ -78,8 +129,9 @@ static void prompt_open(ui_app *app, int kind)
     memset(p, 0, sizeof *p);
     p->active = true;
     p->kind = kind;
+    p->hist_at = -1;
     if (kind == PROMPT_SEARCH) {
-        snprintf(p->buf, sizeof p->buf, "%s", app->ctx.filter.text);
+        snprintf(p->buf, sizeof p->buf, "%s", app->ctx.filter[app->cur].text);
         p->len = strlen(p->buf);
     }
 }
@@ -101,14 +153,36 @@ static bool global_action(ui_app *app, ui_action a)
     switch (a) {
     case UA_QUIT:
     case UA_BACK:
-        if (app->n_hist)
+        if (app->n_hist) {
             app_back(app);
-        else if (a == UA_QUIT)
+        } else if (a == UA_QUIT && (!app->sys || app->sys->confirm_quit)) {
+            char yes[32] = "y";
+            keymap_first(app->km, UA_CONFIRM, yes, sizeof yes);
+            app->quit_ask = true;
+            ctx_msg(&app->ctx, false, "quit redrive? %s: quit, any other key: stay", yes);
+        } else if (a == UA_QUIT) {
             app->quit = true;
+        }
         return true;
     case UA_QUIT_NOW: app->quit = true; return true;
     case UA_COMMAND: prompt_open(app, PROMPT_COMMAND); return true;
-    case UA_SEARCH: prompt_open(app, PROMPT_SEARCH); return true;
+    case UA_SEARCH:
+        if (app->views[app->cur].ops->search)
+            prompt_open(app, PROMPT_SEARCH);
+        else
+            ctx_msg(&app->ctx, false, "the %s view has no rows to search", app->views[app->cur].ops->name);
+        return true;
+    case UA_FILTER_CLEAR: {   /* the views that do not clear their own */
+        ui_filter *f = &app->ctx.filter[app->cur];
+        if (filter_empty(f)) {
+            ctx_msg(&app->ctx, false, "no filter in the %s view: nothing to clear", app->views[app->cur].ops->name);
+            return true;
+        }
+        memset(f, 0, sizeof *f);
+        ctx_fx(&app->ctx, FX_FILTER, (int)app->cur, NULL);
+        ctx_msg(&app->ctx, false, "filter cleared");
+        return true;
+    }
     case UA_REDRAW: app->full_redraw = true; return true;
     case UA_TOGGLE_TIME:
         app->ctx.abs_time = !app->ctx.abs_time;
@@ -172,6 +246,15 @@ bool input_key(ui_app *app, ui_key k)
         return prompt_key(app, k);
     if (app->clip) {   /* the copy overlay: any key closes it */
         clip_close(app);
+        return true;
+    }
+    if (app->quit_ask) {   /* "quit redrive?": the confirm key quits, any other stays */
+        ui_action a = UA_NONE;
+        app->quit_ask = false;
+        if (keymap_match(app->km, &k, 1, true, &a) == KM_ACTION && a == UA_CONFIRM)
+            app->quit = true;
+        else
+            ctx_msg(&app->ctx, false, "not quitting");
         return true;
     }
     if (app->dlg.state == DLG_TYPE) {   /* the typed count: raw keys, never the keymap */

@@ -225,8 +225,11 @@ static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
     if (app->prompt.active) {
         static const char *const lead[] = {":", "/", "jump to id: "};
         char *t = xasprintf("%s%s", lead[app->prompt.kind], app->prompt.buf);
+        int used = sanitize_width(app->prompt.buf) + (int)strlen(lead[app->prompt.kind]);
         draw_raw(w, y, 0, cols, t, 0, app->ctx.san);
         free(t);
+        if (app->prompt.hint[0] && used + 3 < cols)   /* Tab's matches, after the line */
+            draw_clean(w, y, used + 3, cols - used - 3, app->prompt.hint, theme_attr(app->theme, TS_DIM));
         return;
     }
     if (app->n_pending) {

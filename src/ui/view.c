@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 
@@ -432,4 +433,24 @@ void ui_copy_text(char *dst, size_t cap, const char *src)
     if (n)
         memcpy(dst, src, n);
     dst[n] = 0;
+}
+
+bool filter_empty(const ui_filter *f)
+{
+    return !f->status[0] && !f->text[0] && !f->fp[0] && !f->worker[0];
+}
+
+int filter_title(ui_ctx *c, WINDOW *w, ui_rect r, int used, const ui_filter *f)
+{
+    if (filter_empty(f) || used >= r.w)
+        return used;
+    char *ft = xasprintf("  filter:%s%s%s%s%s%s%s%s", f->status[0] ? " status=" : "", f->status,
+                         f->text[0] ? " text=" : "", f->text, f->worker[0] ? " worker=" : "", f->worker,
+                         f->fp[0] ? " error~" : "", f->fp);
+    char *clean = sanitize_str(ft, c->san);
+    int width = sanitize_width(clean);
+    draw_clean(w, r.y, r.x + used, r.w - used, clean, theme_attr(c->theme, TS_WARNING));
+    free(clean);
+    free(ft);
+    return used + width;
 }

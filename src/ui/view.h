@@ -35,7 +35,7 @@ typedef enum {
     FX_WORKER,    /* text = worker id: the drain cockpit follows it (its running executions) */
     FX_PAGE,      /* arg = +1 / -1 / 0 */
     FX_JUMP,      /* text = id */
-    FX_FILTER,    /* the filter in ctx changed */
+    FX_FILTER,    /* arg = view id: its filter in ctx changed */
     FX_PEEK,      /* arg = 0 first page, 1 more */
     FX_REFRESH,
     FX_ACT,       /* arg = rd_action, targets in ctx->sel */
@@ -58,10 +58,14 @@ typedef enum {
     VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW_DRAIN, VIEW__COUNT
 } ui_view_id;
 
+/* Each view keeps its own filter (ctx.filter[view]) and shows it in its title: a search
+ * typed in one view never hides rows of another. Only the executions view's filter goes
+ * to the sources (a server-side search); the others filter the rows they hold. */
 typedef struct ui_filter {
     char status[RD_STATUS_MAX];
     char text[128];
     char fp[256];
+    char worker[64];   /* executions: the worker id the store records (Enter on a worker) */
 } ui_filter;
 
 /* A frozen selection for an action: copies, owned by the ctx. */
@@ -97,7 +101,7 @@ typedef struct ui_ctx {
     unsigned san;                  /* SAN_ASCII or 0 */
     bool read_only;
     double now;
-    ui_filter filter;
+    ui_filter filter[VIEW__COUNT]; /* per view, by ui_view_id */
     ui_sel sel;
     const rd_journal_entry *journal;
     size_t n_journal;
@@ -139,6 +143,7 @@ typedef struct ui_view_ops {
     void (*open)(ui_view *v, ui_ctx *c, const char *arg);
     void (*draw)(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r);
     unsigned (*key)(ui_view *v, ui_ctx *c, ui_action a);
+    bool search;                   /* `/` filters its rows by text (ctx.filter[its id]) */
     /* A mouse click on a content row: with `clickable`, view_select moves the cursor there
      * (and, with row_id, follows that row's id); `select` replaces that when set. */
     bool clickable;
@@ -214,6 +219,12 @@ void ui_copy_text(char *dst, size_t cap, const char *src);
 /* The cursor on content row `row` (a mouse click), pinned to its id when the view has
  * a row_id (v->st is handed to it). */
 void view_select(ui_view *v, ui_ctx *c, int row);
+
+/* true when f filters nothing */
+bool filter_empty(const ui_filter *f);
+/* The filter after a view's title: "  filter: text=... status=..." from column `used` of
+ * r's first row (nothing when empty). Returns the column after it. */
+int filter_title(ui_ctx *c, WINDOW *w, ui_rect r, int used, const ui_filter *f);
 
 /* list navigation shared by list views: returns UI_CH_REDRAW or UI_CH_UNHANDLED */
 unsigned list_nav(ui_list *l, ui_action a, int page);

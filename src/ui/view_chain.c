@@ -145,6 +145,12 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"GAP", 6, 7, 0, 0, true, 0, 0},      {"ERROR", 12, 20, 4, 0, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
+    int idw = 0;   /* a chain is short: the id column fits the widest of them, up to 24 */
+    for (size_t i = 0; i < m->chain.n; i++) {
+        int n = text_cols(m->chain.items[i].id ? m->chain.items[i].id : "-", c->san);
+        idw = n > idw ? n : idw;
+    }
+    col_content(&cols[1], idw, 12, 24);
     cols_layout(cols, nc, r.w);
     cols_header(w, r.y + 2, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     int detail_h = r.h >= 16 ? 6 : 4;
@@ -168,7 +174,7 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
             ctx_age(c, e->created_at, started, sizeof started);
         draw_fill(w, y, r.x, r.w, base);
         cols_cell(w, y, r.x, &cols[0], num, base, c->san);
-        cols_cell(w, y, r.x, &cols[1], e->id ? e->id : "-", base, c->san);
+        cols_cell_mid(w, y, r.x, &cols[1], e->id ? e->id : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[2], e->status ? e->status : "-",
                   cur ? base : theme_attr(c->theme, (ui_slot)slot_for_status(e->status)), c->san);
         int loop = ctx_loop(c, e);
@@ -176,7 +182,7 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         snprintf(lp, sizeof lp, "LOOP #%d", loop + 1);   /* a retry now: manual retry #loop+1 */
         cols_cell(w, y, r.x, &cols[3], loop > 0 ? lp : e->reason ? e->reason : "-",
                   loop > 0 && !cur ? theme_attr(c->theme, TS_WARNING) : base, c->san);
-        cols_cell(w, y, r.x, &cols[4], e->worker ? e->worker : "-", base, c->san);
+        cols_cell_mid(w, y, r.x, &cols[4], e->worker ? e->worker : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[5], started, base, c->san);
         cols_cell(w, y, r.x, &cols[6], gap, base, c->san);
         cols_cell(w, y, r.x, &cols[7], e->error ? e->error : "", base, c->san);

@@ -19,6 +19,8 @@ typedef struct dlq_st {
     char *shown_id;        /* entry shown in detail */
     char *pretty;          /* sanitized payload text (multi-line) */
     bool sqs_asked;        /* SQS: the operator asked for a peek since the view opened */
+    size_t *rows;          /* indexes into model->dlq the view's filter lets through */
+    size_t n_rows, cap_rows;
 } dlq_st;
 
 /* An SQS system: peeking receives messages, so only on request. */
@@ -113,6 +115,12 @@ static dlq_st *st_of(ui_view *v)
     if (!v->st)
         v->st = xcalloc(1, sizeof(dlq_st));
     return v->st;
+}
+
+static bool dlq_visible(const rd_dlq_entry *d, const char *text)
+{
+    return ui_match(d->id, text) || ui_match(d->queue, text) || ui_match(d->execution_id, text) ||
+           ui_match(d->reason, text) || ui_match(d->payload, text);
 }
 
 static void dlq_open(ui_view *v, ui_ctx *c, const char *arg)
@@ -286,11 +294,15 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     fmt_long(m->dlq_total, tot, sizeof tot);
     char t[256];
     bool sqs = dlq_is_sqs(c), asked = !sqs || st_of(v)->sqs_asked;
-    snprintf(t, sizeof t, "DLQ  %zu peeked of %s%s", m->dlq.n, tot,
-             dlq_peek_off(c) && !m->dlq_loaded ? "  (not peeked: read-only)"
-             : !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
+    dlq_st *s = st_of(v);
+    char shown[48] = "";
+    if (s->n_rows != m->dlq.n)
+        snprintf(shown, sizeof shown, "%zu shown of ", s->n_rows);
+    int tn = snprintf(t, sizeof t, "DLQ  %s%zu peeked of %s%s", shown, m->dlq.n, tot,
+                      dlq_peek_off(c) && !m->dlq_loaded ? "  (not peeked: read-only)"
+                      : !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
-    int used = (int)strlen(t) + 2;
+    int used = filter_title(c, w, r, tn, &c->filter[VIEW_DLQ]) + 2;
     const char *note = dlq_peek_off(c) ? "peeking is off in read-only" : dlq_peek_note(c);
     if (note && used < r.w)
         draw_clean(w, r.y, r.x + used, r.w - used, note, theme_attr(c->theme, TS_WARNING));
@@ -304,9 +316,9 @@ static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect 
     ctx_age(c, d->first_death_at, first, sizeof first);
     ctx_age(c, d->last_death_at, last, sizeof last);
     draw_fill(w, y, r.x, r.w, base);
-    cols_cell(w, y, r.x, &cols[0], d->id ? d->id : "-", base, c->san);
+    cols_cell_mid(w, y, r.x, &cols[0], d->id ? d->id : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[1], d->queue ? d->queue : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[2], d->execution_id ? d->execution_id : "-", base, c->san);
+    cols_cell_mid(w, y, r.x, &cols[2], d->execution_id ? d->execution_id : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[3], d->reason ? d->reason : "-", base, c->san);
     cols_cell(w, y, r.x, &cols[4], cnt, base, c->san);
     cols_cell(w, y, r.x, &cols[5], first, base, c->san);
@@ -316,19 +328,50 @@ static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect 
 
 static const char *dlq_row_id(const ui_ctx *c, const void *st, int row)
 {
-    (void)st;
-    return c->model->dlq.items[row].id;
+    const dlq_st *s = st;
+    return c->model->dlq.items[s->rows[row]].id;
+}
+
+/* The rows the view's own filter (ctx.filter[VIEW_DLQ]) lets through, in peek order. */
+static void dlq_rows(ui_view *v, ui_ctx *c, dlq_st *s)
+{
+    const rd_model *m = c->model;
+    xgrow(&s->rows, &s->cap_rows, m->dlq.n + 1, sizeof *s->rows);
+    s->n_rows = 0;
+    for (size_t i = 0; i < m->dlq.n; i++)
+        if (dlq_visible(&m->dlq.items[i], c->filter[VIEW_DLQ].text))
+            s->rows[s->n_rows++] = i;
+    v->list.n = (int)s->n_rows;
+}
+
+/* The id columns as wide as the entries on screen need (up to 24: a message id cut in
+ * the middle keeps its tail), the time columns as wide as clock times need. */
+static void dlq_widths(const ui_view *v, ui_ctx *c, const dlq_st *s, ui_col *cols)
+{
+    int id = 0, ex = 0;
+    for (int i = v->list.top; i < v->list.top + v->rows && i < (int)s->n_rows; i++) {
+        const rd_dlq_entry *d = &c->model->dlq.items[s->rows[i]];
+        int n = text_cols(d->id ? d->id : "-", c->san), k = text_cols(d->execution_id ? d->execution_id : "-", c->san);
+        id = n > id ? n : id;
+        ex = k > ex ? k : ex;
+    }
+    if (s->n_rows) {
+        col_content(&cols[0], id, 12, 24);
+        col_content(&cols[2], ex, 12, 24);
+    }
+    col_clock(c, &cols[5]);
+    col_clock(c, &cols[6]);
 }
 
 static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
-    v->list.n = (int)m->dlq.n;
+    dlq_rows(v, c, s);
     list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);   /* a re-peek reorders */
     list_fit(&v->list, v->rows);
-    if (s->detail && m->dlq.n) {
-        dlq_detail_draw(v, c, w, r, &m->dlq.items[v->list.cur]);
+    if (s->detail && s->n_rows) {
+        dlq_detail_draw(v, c, w, r, &m->dlq.items[s->rows[v->list.cur]]);
         return;
     }
     s->detail = false;
@@ -340,12 +383,13 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"LAST", 5, 6, 0, 2, true, 0, 0},       {"PAYLOAD", 12, 20, 4, 0, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     int panel = dlq_peek_off(c) ? peek_off_draw(c, w, (ui_rect){r.y + 2, r.x, r.h - 2, r.w}) : 0;
     v->rows = r.h - 2 - panel < 1 ? 1 : r.h - 2 - panel;
     v->list_y = r.y + 2;
     list_fit(&v->list, v->rows);
+    dlq_widths(v, c, s, cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     if (dlq_peek_off(c) && !m->dlq.n) {
         if (m->dlq_loaded)
             draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no entries from the store", theme_attr(c->theme, TS_DIM));
@@ -355,12 +399,14 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         word_breaks(note, r.w - 2);
         text_wrap(note, r.w - 2, detail_line, &lc);
         free(note);
+    } else if (m->dlq.n && !s->n_rows) {
+        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no DLQ entry matches the filter", theme_attr(c->theme, TS_DIM));
     } else if (!m->dlq.n)
         draw_clean(w, r.y + 2, r.x + 2, r.w - 2, m->dlq_loaded ? "the DLQ is empty" : "waiting for the peek...",
                    theme_attr(c->theme, TS_DIM));
     for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
         int idx = v->list.top + i;
-        dlq_row(&m->dlq.items[idx], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
+        dlq_row(&m->dlq.items[s->rows[idx]], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
     }
 }
 
@@ -437,9 +483,9 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
-    v->list.n = (int)m->dlq.n;
+    dlq_rows(v, c, s);
     bool kept = list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);
-    const rd_dlq_entry *d = m->dlq.n ? &m->dlq.items[v->list.cur < v->list.n ? v->list.cur : 0] : NULL;
+    const rd_dlq_entry *d = s->n_rows ? &m->dlq.items[s->rows[v->list.cur < v->list.n ? v->list.cur : 0]] : NULL;
     if (!kept && (a == UA_RETRY || a == UA_OPEN)) {
         char was[sizeof c->msg];   /* never act on the entry that slid under the cursor */
         memcpy(was, c->msg, sizeof was);
@@ -493,6 +539,7 @@ static void dlq_free(ui_view *v)
     if (s) {
         free(s->shown_id);
         free(s->pretty);
+        free(s->rows);
     }
     free(s);
     v->st = NULL;
@@ -500,6 +547,6 @@ static void dlq_free(ui_view *v)
 
 const ui_view_ops view_dlq_ops = {
     .name = "dlq", .title = "DLQ", .bar = dlq_bar,
-    .open = dlq_open, .draw = dlq_draw, .key = dlq_key,
+    .open = dlq_open, .draw = dlq_draw, .key = dlq_key, .search = true,
     .clickable = true, .row_id = dlq_row_id, .select = dlq_select, .free = dlq_free,
 };

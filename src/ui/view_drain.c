@@ -109,10 +109,14 @@ static void fmt_dur(double s, char *out, size_t cap)
         snprintf(out, cap, "%ldh %02ldm", v / 3600, (v % 3600) / 60);
 }
 
+/* One line of text; a warning wraps instead (never cut). */
 static int line(ui_ctx *c, WINDOW *win, int y, ui_rect r, int slot, const char *raw)
 {
-    if (y < r.y + r.h)
-        draw_raw(win, y, r.x, r.w, raw, theme_attr(c->theme, (ui_slot)slot), c->san);
+    if (y >= r.y + r.h)
+        return y + 1;
+    if (slot == TS_WARNING)
+        return y + draw_wrap(win, y, r.x, r.w, r.y + r.h - y, raw, theme_attr(c->theme, (ui_slot)slot), c->san);
+    draw_raw(win, y, r.x, r.w, raw, theme_attr(c->theme, (ui_slot)slot), c->san);
     return y + 1;
 }
 

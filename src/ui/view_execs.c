@@ -7,6 +7,7 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "picker.h"
 #include "view.h"
 
 enum { SORT_NEWEST, SORT_OLDEST, SORT_STATUS, SORT_ATTEMPT, SORT_NAME, SORT__COUNT };
@@ -24,6 +25,7 @@ typedef struct execs_st {
     const void *moving;    /* a page asked for: the page it leaves (model->execs.items);
                               the cursor follows no row until another page is there */
     double follow_created; /* created_at of the execution under the cursor, as last shown */
+    ui_picker pick;        /* the status picker (f) */
 } execs_st;
 
 static const ui_action execs_bar[] = {UA_OPEN, UA_RETRY, UA_MARK, UA_FILTER_STATUS, UA_SEARCH,
@@ -47,6 +49,8 @@ static bool exec_visible(const rd_execution *e, const ui_filter *f)
         return false;
     if (f->text[0] && !ui_match(e->id, f->text) && !ui_match(e->name, f->text) &&
         !ui_match(e->error, f->text) && !ui_match(e->worker, f->text) && !ui_match(e->parent_id, f->text))
+        return false;
+    if (f->worker[0] && (!e->worker || strcmp(e->worker, f->worker) != 0))
         return false;
     return true;
 }
@@ -74,7 +78,7 @@ static void execs_rows(execs_st *s, const ui_ctx *c)
     xgrow(&s->rows, &s->cap_rows, m->execs.n + 1, sizeof *s->rows);
     s->n_rows = 0;
     for (size_t i = 0; i < m->execs.n; i++) {
-        if (!exec_visible(&m->execs.items[i], &c->filter))
+        if (!exec_visible(&m->execs.items[i], &c->filter[VIEW_EXECS]))
             continue;
         size_t j = s->n_rows++;
         while (j > 0 && exec_cmp(&m->execs.items[s->rows[j - 1]], &m->execs.items[i], s->sort) > 0) {
@@ -228,13 +232,7 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     used += execs_paused_note(v, c, w, r.y, r.x + used, r.w - used);
     draw_clean(w, r.y, r.x + used, r.w - used, t, theme_attr(c->theme, TS_TITLE));
     used = used + n < r.w ? used + n : r.w;
-    const ui_filter *f = &c->filter;
-    if (!f->status[0] && !f->text[0] && !f->fp[0])
-        return;
-    char *ft = xasprintf("  filter:%s%s%s%s%s%s", f->status[0] ? " status=" : "", f->status,
-                         f->text[0] ? " text=" : "", f->text, f->fp[0] ? " error~" : "", f->fp);
-    draw_raw(w, r.y, r.x + used, r.w - used, ft, theme_attr(c->theme, TS_WARNING), c->san);
-    free(ft);
+    filter_title(c, w, r, used, &c->filter[VIEW_EXECS]);
 }
 
 static void exec_cells(const rd_execution *e, ui_ctx *c, int loop, char cells[][64])
@@ -285,6 +283,28 @@ static void execs_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, ui_
     free(l2);
 }
 
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+/* The id and worker columns as wide as the rows on screen need (ids up to ID_CAP: the
+ * middle ellipsis keeps the tail), the time columns as wide as clock times need. */
+enum { ID_CAP = 24, WORKER_CAP = 20 };
+static void execs_widths(ui_view *v, ui_ctx *c, ui_col *cols)
+{
+    execs_st *s = st_of(v);
+    int id = 0, worker = 0;
+    for (int i = v->list.top; i < v->list.top + v->rows && i < (int)s->n_rows; i++) {
+        const rd_execution *e = &c->model->execs.items[s->rows[i]];
+        id = max_int(id, text_cols(e->id ? e->id : "-", c->san));
+        worker = max_int(worker, text_cols(e->worker ? e->worker : "-", c->san));
+    }
+    if (s->n_rows) {
+        col_content(&cols[1], id, 12, ID_CAP);
+        col_content(&cols[8], worker, 8, WORKER_CAP);
+    }
+    col_clock(c, &cols[6]);
+    col_clock(c, &cols[7]);
+}
+
 static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
@@ -299,13 +319,14 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"WORKER", 8, 14, 1, 3, false, 0, 0},   {"ERROR", 24, 30, 5, 0, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     int rows = r.h - 4;
     v->rows = rows < 1 ? 1 : rows;
     v->list_y = r.y + 2;
     v->list.n = (int)s->n_rows;
     list_fit(&v->list, v->rows);
+    execs_widths(v, c, cols);
+    cols_layout(cols, nc, r.w);
+    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     if (!s->n_rows && c->model->execs_searched > 0 && !c->model->execs.n) {
         char t[160];   /* a bounded search: say how far it went, offer to go on */
         snprintf(t, sizeof t, "searched the newest %ld rows from here, none found "
@@ -328,7 +349,7 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         int st_attr = cur ? base : theme_attr(c->theme, (e->flags & (RD_EXEC_ORPHAN | RD_EXEC_MALFORMED))
                                                         ? TS_WARNING : (ui_slot)slot_for_status(e->status));
         cols_cell(w, y, r.x, &cols[0], marked ? "*" : " ", base, c->san);
-        cols_cell(w, y, r.x, &cols[1], cells[0], base, c->san);
+        cols_cell_mid(w, y, r.x, &cols[1], cells[0], base, c->san);
         cols_cell(w, y, r.x, &cols[2], e->name ? e->name : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[3], cells[5], st_attr, c->san);
         cols_cell(w, y, r.x, &cols[4], cells[1], base, c->san);
@@ -336,36 +357,50 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
                   c->san);
         cols_cell(w, y, r.x, &cols[6], cells[3], base, c->san);
         cols_cell(w, y, r.x, &cols[7], cells[4], base, c->san);
-        cols_cell(w, y, r.x, &cols[8], e->worker ? e->worker : "-", base, c->san);
+        cols_cell_mid(w, y, r.x, &cols[8], e->worker ? e->worker : "-", base, c->san);
         cols_cell(w, y, r.x, &cols[9], e->error ? e->error : "", base, c->san);
     }
     const rd_execution *e = s->n_rows ? &c->model->execs.items[s->rows[v->list.cur]] : NULL;
     if (e && r.h >= 6)
         execs_detail(e, c, w, r.y + r.h - 2, r);
+    if (s->pick.open)
+        picker_draw(&s->pick, c, w, r, "status filter: enter picks, esc closes");
 }
 
-static void execs_cycle_status(ui_ctx *c)
+/* f: the statuses with their counts (the store's, then the page's others), "any" first,
+ * the cursor on the status filtered now. */
+static void execs_open_picker(execs_st *s, const ui_ctx *c)
 {
-    /* cycle through the statuses the counts know about, then the page's, then "any" */
     const rd_model *m = c->model;
-    const char *list[64];
-    size_t n = 0;
-    for (size_t i = 0; i < m->counts.n && n < 64; i++)
-        list[n++] = m->counts.items[i].status;
-    for (size_t i = 0; i < m->execs.n && n < 64; i++) {
+    ui_picker *p = &s->pick;
+    picker_reset(p);
+    long total = 0;
+    bool rough = false;
+    for (size_t i = 0; i < m->counts.n; i++) {
+        total += m->counts.items[i].count;
+        rough |= m->counts.items[i].estimated || m->counts.items[i].capped;
+    }
+    char n[24] = "";
+    if (m->counts.n)
+        snprintf(n, sizeof n, "%s%ld", rough ? "~" : "", total);
+    picker_add(p, "any status", n);
+    for (size_t i = 0; i < m->counts.n; i++) {
+        const rd_count *k = &m->counts.items[i];
+        snprintf(n, sizeof n, "%s%ld%s", k->estimated ? "~" : "", k->count, k->capped ? "+" : "");
+        picker_add(p, k->status, n);
+    }
+    for (size_t i = 0; i < m->execs.n; i++) {
         const char *st = m->execs.items[i].status;
         bool seen = !st;
-        for (size_t j = 0; j < n && !seen; j++)
-            seen = strcasecmp(list[j], st) == 0;
+        for (int j = 1; j < p->n && !seen; j++)
+            seen = strcasecmp(p->label[j], st) == 0;
         if (!seen)
-            list[n++] = st;
+            picker_add(p, st, "");
     }
-    size_t at = n;
-    for (size_t i = 0; i < n; i++)
-        if (strcasecmp(list[i], c->filter.status) == 0)
-            at = i;
-    const char *next = !c->filter.status[0] ? (n ? list[0] : "failed") : at + 1 < n ? list[at + 1] : "";
-    snprintf(c->filter.status, sizeof c->filter.status, "%s", next);
+    for (int j = 1; j < p->n; j++)
+        if (strcasecmp(p->label[j], c->filter[VIEW_EXECS].status) == 0)
+            p->cur = j;
+    p->open = true;
 }
 
 /* The marked ids, else the row under the cursor, to the clipboard. */
@@ -439,26 +474,47 @@ static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_executi
     return UI_CH_REDRAW;
 }
 
+/* The filter changed: the first page from the top. */
+static unsigned execs_refilter(ui_view *v, ui_ctx *c)
+{
+    v->list.cur = v->list.top = 0;
+    list_unpin(&v->list);
+    st_of(v)->page = 1;
+    ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
+    return UI_CH_REDRAW;
+}
+
+/* A key while the status picker is open. */
+static unsigned execs_pick_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    execs_st *s = st_of(v);
+    bool closed;
+    int k = picker_key(&s->pick, a, &closed);
+    if (k < 0)
+        return UI_CH_REDRAW;
+    ui_filter *f = &c->filter[VIEW_EXECS];
+    snprintf(f->status, sizeof f->status, "%s", k == 0 ? "" : s->pick.label[k]);
+    return execs_refilter(v, c);
+}
+
 static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_execution *e)
 {
-    if (a == UA_FILTER_STATUS)
-        execs_cycle_status(c);
-    else if (a == UA_FILTER_FP) {
+    if (a == UA_FILTER_STATUS) {
+        execs_open_picker(st_of(v), c);
+        return UI_CH_REDRAW;
+    } else if (a == UA_FILTER_FP) {
         if (!e || !e->fingerprint || !e->fingerprint[0]) {
             ctx_msg(c, true, "this row has no error fingerprint");
             return UI_CH_REDRAW;
         }
-        if (strcmp(c->filter.fp, e->fingerprint) == 0)
-            c->filter.fp[0] = 0;
+        ui_filter *f = &c->filter[VIEW_EXECS];
+        if (strcmp(f->fp, e->fingerprint) == 0)
+            f->fp[0] = 0;
         else
-            snprintf(c->filter.fp, sizeof c->filter.fp, "%s", e->fingerprint);
+            snprintf(f->fp, sizeof f->fp, "%s", e->fingerprint);
     } else
-        memset(&c->filter, 0, sizeof c->filter);
-    v->list.cur = v->list.top = 0;
-    list_unpin(&v->list);
-    st_of(v)->page = 1;
-    ctx_fx(c, FX_FILTER, 0, NULL);
-    return UI_CH_REDRAW;
+        memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
+    return execs_refilter(v, c);
 }
 
 /* Keys that act on the execution under the cursor. */
@@ -470,6 +526,8 @@ static bool execs_acts_on_row(ui_action a)
 static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     execs_st *s = st_of(v);
+    if (s->pick.open)
+        return execs_pick_key(v, c, a);
     bool kept;
     const rd_execution *e = execs_current(v, c, &kept, false);
     unsigned ch = list_nav(&v->list, a, v->rows);
@@ -548,6 +606,6 @@ static void execs_free(ui_view *v)
 
 const ui_view_ops view_execs_ops = {
     .name = "executions", .title = "Executions", .bar = execs_bar,
-    .open = execs_open, .draw = execs_draw, .key = execs_key,
+    .open = execs_open, .draw = execs_draw, .key = execs_key, .search = true,
     .clickable = true, .row_id = execs_row_id, .free = execs_free,
 };

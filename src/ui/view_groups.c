@@ -13,6 +13,7 @@ typedef struct groups_st {
     rd_group *g;
     size_t n;
     size_t failed;         /* failed executions among the loaded ones */
+    size_t all, shown;     /* groups built / left by the view's filter (s->n == shown) */
     int *loops;            /* per loaded execution: ctx_loop */
     size_t cap_loops;
 } groups_st;
@@ -32,6 +33,27 @@ static const char *groups_row_id(const ui_ctx *c, const void *st, int row)
     return ((const groups_st *)st)->g[row].fp;
 }
 
+static bool group_visible(const rd_group *g, const char *text)
+{
+    bool hit = ui_match(g->fp, text) || ui_match(g->sample, text);
+    for (size_t k = 0; k < g->n_actions && !hit; k++)
+        hit = ui_match(g->actions[k].name, text);
+    return hit;
+}
+
+/* Keeps the groups the view's search text matches (its own filter, ctx.filter[VIEW_GROUPS]). */
+static void groups_filter(groups_st *s, const char *text)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (group_visible(&s->g[i], text))
+            s->g[kept++] = s->g[i];
+        else
+            groups_free_one(&s->g[i]);
+    }
+    s->shown = kept;
+}
+
 /* The groups as the model and the journal stand now, the cursor on the fingerprint it
  * was on; NULL when there is none (kept=false when that group is gone). */
 static const rd_group *groups_current(ui_view *v, ui_ctx *c, bool *kept)
@@ -46,6 +68,9 @@ static const rd_group *groups_current(ui_view *v, ui_ctx *c, bool *kept)
         s->failed += exec_failed(&m->execs.items[i]);
     }
     s->n = groups_build(m->execs.items, m->execs.n, s->loops, c->now, GROUPS_INTERVAL_S, &s->g);
+    s->all = s->n;
+    groups_filter(s, c->filter[VIEW_GROUPS].text);
+    s->n = s->shown;
     v->list.n = (int)s->n;
     *kept = list_follow(&v->list, c, "error group", groups_row_id, s);
     list_fit(&v->list, v->rows);
@@ -103,10 +128,15 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     groups_st *s = st_of(v);
     bool kept;
     groups_current(v, c, &kept);
-    char t[256];
-    snprintf(t, sizeof t, "Error groups  %zu group%s of %zu failed executions among the %zu loaded  trend: last 15m/before",
-             s->n, s->n == 1 ? "" : "s", s->failed, c->model->execs.n);
+    char t[256], shown[48] = "";
+    if (s->n != s->all)
+        snprintf(shown, sizeof shown, "%zu shown of ", s->n);
+    int tn = snprintf(t, sizeof t, "Error groups  %s%zu group%s of %zu failed executions among the %zu loaded",
+                      shown, s->all, s->all == 1 ? "" : "s", s->failed, c->model->execs.n);
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    int used = filter_title(c, w, r, tn, &c->filter[VIEW_GROUPS]);   /* before the legend */
+    if (used < r.w)
+        draw_clean(w, r.y, r.x + used, r.w - used, "  trend: last 15m/before", theme_attr(c->theme, TS_TITLE));
     ui_col cols[] = {
         {"COUNT", 5, 5, 0, 0, true, 0, 0},   {"ELIG", 4, 4, 0, 0, true, 0, 0},
         {"LOOP", 4, 4, 0, 1, true, 0, 0},    {"TREND", 9, 14, 0, 0, false, 0, 0},
@@ -114,6 +144,8 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"ACTIONS", 10, 24, 1, 3, false, 0, 0}, {"ERROR", 20, 40, 4, 0, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
+    col_clock(c, &cols[4]);
+    col_clock(c, &cols[5]);
     cols_layout(cols, nc, r.w);
     cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     int rows = r.h - 4;
@@ -122,7 +154,8 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     list_fit(&v->list, v->rows);
     if (!s->n)
         draw_clean(w, r.y + 2, r.x + 2, r.w - 2,
-                   c->model->execs.n ? "no failed executions among the loaded ones" : "no executions (yet)",
+                   s->all ? "no error group matches the filter"
+                   : c->model->execs.n ? "no failed executions among the loaded ones" : "no executions (yet)",
                    theme_attr(c->theme, TS_DIM));
     for (int i = 0; i < v->rows && v->list.top + i < (int)s->n; i++) {
         int idx = v->list.top + i;
@@ -162,9 +195,9 @@ static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
     }
     switch (a) {
     case UA_OPEN:   /* the group's executions: the executions view filtered by its fingerprint */
-        memset(&c->filter, 0, sizeof c->filter);
-        snprintf(c->filter.fp, sizeof c->filter.fp, "%s", g->fp);
-        ctx_fx(c, FX_FILTER, 0, NULL);
+        memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
+        snprintf(c->filter[VIEW_EXECS].fp, sizeof c->filter[VIEW_EXECS].fp, "%s", g->fp);
+        ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
         ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         return UI_CH_REDRAW;
     case UA_RETRY: groups_retry(c, g); return UI_CH_REDRAW;
@@ -192,6 +225,6 @@ static void groups_view_free(ui_view *v)
 
 const ui_view_ops view_groups_ops = {
     .name = "groups", .title = "Error groups", .bar = groups_bar,
-    .open = groups_open, .draw = groups_draw, .key = groups_key,
+    .open = groups_open, .draw = groups_draw, .key = groups_key, .search = true,
     .clickable = true, .row_id = groups_row_id, .free = groups_view_free,
 };

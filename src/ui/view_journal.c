@@ -73,8 +73,10 @@ static bool journal_visible(const rd_journal_entry *e, const char *text)
 static void journal_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     char t[160];
-    snprintf(t, sizeof t, "Journal  %zu action%s recorded (newest last)", c->n_journal, c->n_journal == 1 ? "" : "s");
+    int tn = snprintf(t, sizeof t, "Journal  %zu action%s recorded (newest last)", c->n_journal,
+                      c->n_journal == 1 ? "" : "s");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    filter_title(c, w, r, tn, &c->filter[VIEW_JOURNAL]);
     ui_col cols[] = {
         {"TIME", 19, 24, 0, 0, false, 0, 0},  {"OPERATOR", 8, 12, 1, 2, false, 0, 0},
         {"SYSTEM", 8, 12, 1, 3, false, 0, 0}, {"ACTION", 7, 10, 0, 0, false, 0, 0},
@@ -94,12 +96,13 @@ static void journal_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     }
     size_t idx[4096], n = 0;
     for (size_t i = 0; i < c->n_journal && n < 4096; i++)
-        if (journal_visible(&c->journal[i], c->filter.text))
+        if (journal_visible(&c->journal[i], c->filter[VIEW_JOURNAL].text))
             idx[n++] = i;
     v->list.n = (int)n;
     list_fit(&v->list, v->rows);
     if (!n)
-        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no actions recorded yet", theme_attr(c->theme, TS_DIM));
+        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, c->n_journal ? "no actions match the filter" : "no actions recorded yet",
+                   theme_attr(c->theme, TS_DIM));
     for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
         int k = v->list.top + i;
         journal_row(&c->journal[idx[k]], c, w, r.y + 2 + i, r, cols, k == v->list.cur);
@@ -120,5 +123,5 @@ static unsigned journal_key(ui_view *v, ui_ctx *c, ui_action a)
 
 const ui_view_ops view_journal_ops = {
     .name = "journal", .title = "Journal", .bar = journal_bar,
-    .open = journal_open, .draw = journal_draw, .key = journal_key, .clickable = true,
+    .open = journal_open, .draw = journal_draw, .key = journal_key, .clickable = true, .search = true,
 };

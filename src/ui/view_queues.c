@@ -46,7 +46,7 @@ static void queues_rows(queues_st *s, const ui_ctx *c)
     xgrow(&s->rows, &s->cap, m->queues.n + 1, sizeof *s->rows);
     s->n_rows = 0;
     for (size_t i = 0; i < m->queues.n; i++) {
-        if (!ui_match(m->queues.items[i].name, c->filter.text))
+        if (!ui_match(m->queues.items[i].name, c->filter[VIEW_QUEUES].text))
             continue;
         size_t j = s->n_rows++;
         while (j > 0 && queue_cmp(&m->queues.items[s->rows[j - 1]], &m->queues.items[i]) > 0) {
@@ -112,6 +112,7 @@ static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         snprintf(t + strlen(t), sizeof t - strlen(t), "  %zu NOT DRAINING", stuck);
     alerts += stuck;
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, alerts ? TS_WARNING : TS_TITLE));
+    filter_title(c, w, r, (int)strlen(t), &c->filter[VIEW_QUEUES]);
     ui_col cols[] = {
         {"QUEUE", 14, 30, 3, 0, false, 0, 0}, {"DEPTH", 6, 7, 0, 0, true, 0, 0},
         {"READY", 6, 7, 0, 2, true, 0, 0},    {"UNACK", 5, 6, 0, 3, true, 0, 0},
@@ -171,5 +172,5 @@ static void queues_free(ui_view *v)
 
 const ui_view_ops view_queues_ops = {
     .name = "queues", .title = "Queues", .bar = queues_bar,
-    .draw = queues_draw, .key = queues_key, .clickable = true, .free = queues_free,
+    .draw = queues_draw, .key = queues_key, .clickable = true, .search = true, .free = queues_free,
 };

@@ -57,16 +57,16 @@ static bool worker_visible(const rd_worker *w, const char *text)
 static void workers_rows(workers_st *s, const ui_ctx *c)
 {
     const rd_model *m = c->model;
-    if (s->built && s->model == m && s->gen == m->generation && strcmp(s->filter, c->filter.text) == 0)
+    if (s->built && s->model == m && s->gen == m->generation && strcmp(s->filter, c->filter[VIEW_WORKERS].text) == 0)
         return;
     s->built = true;
     s->model = m;
     s->gen = m->generation;
-    snprintf(s->filter, sizeof s->filter, "%s", c->filter.text);
+    snprintf(s->filter, sizeof s->filter, "%s", c->filter[VIEW_WORKERS].text);
     xgrow(&s->rows, &s->cap, m->workers.n + 1, sizeof *s->rows);
     s->n_rows = 0;
     for (size_t i = 0; i < m->workers.n; i++) {
-        if (!worker_visible(&m->workers.items[i], c->filter.text))
+        if (!worker_visible(&m->workers.items[i], c->filter[VIEW_WORKERS].text))
             continue;
         size_t j = s->n_rows++;
         while (j > 0 && worker_cmp(&m->workers.items[s->rows[j - 1]], &m->workers.items[i]) > 0) {
@@ -129,9 +129,10 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
     for (size_t i = 0; i < c->model->workers.n; i++)
         bad += c->model->workers.items[i].health == RD_HEALTH_UNHEALTHY;
     char t[160];
-    snprintf(t, sizeof t, "Workers  %zu shown of %zu  %zu unhealthy  sorted by health, then depth", s->n_rows,
-             c->model->workers.n, bad);
+    int n = snprintf(t, sizeof t, "Workers  %zu shown of %zu  %zu unhealthy  sorted by health, then depth",
+                     s->n_rows, c->model->workers.n, bad);
     draw_clean(win, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    filter_title(c, win, r, n, &c->filter[VIEW_WORKERS]);
     ui_col cols[] = {
         {"NAME", 10, 18, 2, 0, false, 0, 0},  {"STATUS", 8, 9, 0, 0, false, 0, 0},
         {"HEALTH", 10, 10, 0, 0, false, 0, 0}, {"REASON", 14, 24, 3, 0, false, 0, 0},
@@ -140,13 +141,22 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
         {"CF", 3, 4, 0, 3, true, 0, 0},       {"TAGS", 8, 16, 1, 4, false, 0, 0},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(win, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     v->rows = r.h - 3 < 1 ? 1 : r.h - 3;
     v->list_y = r.y + 2;
     v->list.n = (int)s->n_rows;
     list_follow(&v->list, c, "worker", workers_row_id, s);   /* re-sorted by health */
     list_fit(&v->list, v->rows);
+    int namew = 0;   /* the names on screen, whole up to 32 columns, else cut in the middle */
+    for (int i = v->list.top; i < v->list.top + v->rows && i < v->list.n; i++) {
+        const rd_worker *w = &c->model->workers.items[s->rows[i]];
+        int wn = text_cols(w->name ? w->name : w->id, c->san);
+        namew = wn > namew ? wn : namew;
+    }
+    if (s->n_rows)
+        col_content(&cols[0], namew, 20, 32);
+    col_clock(c, &cols[4]);
+    cols_layout(cols, nc, r.w);
+    cols_header(win, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     if (!s->n_rows)
         draw_clean(win, r.y + 2, r.x + 2, r.w - 2, "no workers", theme_attr(c->theme, TS_DIM));
     for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
@@ -159,7 +169,7 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
         draw_fill(win, y, r.x, r.w, base);
         char *reason = health_disagrees(w) ? xasprintf("%s (reports %s)", w->health_reason, w->reported_health)
                                            : xstrdup(w->health_reason);
-        cols_cell(win, y, r.x, &cols[0], w->name ? w->name : w->id, base, c->san);
+        cols_cell_mid(win, y, r.x, &cols[0], w->name ? w->name : w->id, base, c->san);
         cols_cell(win, y, r.x, &cols[1], w->status ? w->status : "-", base, c->san);
         cols_cell(win, y, r.x, &cols[2], cells[5], cur ? base : theme_attr(c->theme, (ui_slot)slot_for_health(w->health)), c->san);
         cols_cell(win, y, r.x, &cols[3], reason, cur ? base : theme_attr(c->theme, health_disagrees(w) ? TS_WARNING : TS_NORMAL), c->san);
@@ -247,10 +257,11 @@ static unsigned workers_key(ui_view *v, ui_ctx *c, ui_action a)
             ctx_fx(c, FX_VIEW, VIEW_DRAIN, w->id);   /* a draining worker: its cockpit */
             return UI_CH_REDRAW;
         }
-        if (w) {   /* the executions this worker ran */
-            memset(&c->filter, 0, sizeof c->filter);
-            ui_copy_text(c->filter.text, sizeof c->filter.text, w->name ? w->name : w->id);
-            ctx_fx(c, FX_FILTER, 0, NULL);
+        if (w) {   /* the executions this worker ran: stores record its id, not its name */
+            ui_filter *f = &c->filter[VIEW_EXECS];
+            memset(f, 0, sizeof *f);
+            ui_copy_text(f->worker, sizeof f->worker, w->id);
+            ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
             ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         }
         return UI_CH_REDRAW;
@@ -276,6 +287,6 @@ static void workers_free(ui_view *v)
 
 const ui_view_ops view_workers_ops = {
     .name = "workers", .title = "Workers", .bar = workers_bar,
-    .draw = workers_draw, .key = workers_key,
+    .draw = workers_draw, .key = workers_key, .search = true,
     .clickable = true, .row_id = workers_row_id, .free = workers_free,
 };

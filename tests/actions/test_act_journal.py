@@ -127,7 +127,7 @@ def test_pending_and_outcome_name_the_same_operator(act, tmp_path):
     named."""
     a = act("attune1")
     for _ in range(3):               # each run is a new process: a new race each time
-        p = a.run("retry", "424242", "--yes")
+        p = a.run("retry", "424242", "--yes", "--force")
         assert p.returncode == 1 and "not_found" in p.stdout, p.stdout + p.stderr
     lines = journal_lines(tmp_path)
     assert [l["code"] for l in lines] == ["pending", "not_found"] * 3, lines
@@ -143,7 +143,7 @@ def test_a_fifo_at_the_journal_path_is_refused_quickly(act, tmp_path):
         os.mkfifo(jp, 0o600)
         t0 = time.monotonic()
         # not a.run: it reads the journal afterwards, and reading a FIFO waits for a writer
-        p = actlib.run_redrive(["--config", a.config, "retry", "2", "--yes"], timeout=15,
+        p = actlib.run_redrive(["--config", a.config, "retry", "2", "--yes", "--force"], timeout=15,
                                tmpdir=tmp_path)
         assert time.monotonic() - t0 < 10
         assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
@@ -166,7 +166,7 @@ def test_a_journal_of_another_user_is_refused(act, tmp_path):
         f.write("")
     os.chmod(jp, 0o600)
     os.chown(jp, nobody, -1)
-    p = a.run("retry", "424242", "--yes")
+    p = a.run("retry", "424242", "--yes", "--force")
     assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
     assert "journal %s is owned by uid %d, not by you (uid 0)" % (jp, nobody) in \
         p.stdout + p.stderr, p.stdout + p.stderr
@@ -194,7 +194,7 @@ def test_an_untrusted_state_directory_is_refused(act, tmp_path, how):
             os.chmod(state, 0o777)
             why = ("state directory %s is group/world writable (mode 777): chmod go-w it"
                    % state)
-        p = a.run("retry", "2", "--yes", timeout=15)
+        p = a.run("retry", "2", "--yes", "--force", timeout=15)
         assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
         assert "refusing to act without an audit journal: " + why in p.stdout + p.stderr, \
             p.stdout + p.stderr
@@ -214,7 +214,7 @@ def test_the_pending_line_is_synced_before_the_request(act, tmp_path):
     srv = actlib.CoreServer("attune1", tmp_path)
     try:
         a = act("attune1", core=srv.url)
-        p = a.run("retry", "2", "--yes", env={"LD_PRELOAD": shim})
+        p = a.run("retry", "2", "--yes", "--force", env={"LD_PRELOAD": shim})
         jp = actlib.journal_path(tmp_path)
         assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
         assert ("not sent: the journal cannot be written (cannot sync journal %s to disk: "
@@ -222,7 +222,7 @@ def test_the_pending_line_is_synced_before_the_request(act, tmp_path):
         assert retry_sent(srv.url) == []
         # the control: the same run without the shim sends it (whatever the core answers:
         # an earlier test may have retried execution 2 already)
-        p = a.run("retry", "2", "--yes")
+        p = a.run("retry", "2", "--yes", "--force")
         assert "journal" not in p.stdout + p.stderr, p.stdout + p.stderr
         assert len(retry_sent(srv.url)) == 1
     finally:

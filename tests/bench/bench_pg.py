@@ -91,22 +91,22 @@ def main():
         cur.execute("PREPARE p_%s AS %s" % (name, q[name]))
     # the first page as redrive prepares it (first_page_plan = cached): its parameters
     # written in, one plan kept; deeper and filtered pages are planned for their parameters
-    cur.execute("PREPARE p_page1 AS " + B.inline_params(q["executions"], [None, None, None, None, lim, lim]))
+    cur.execute("PREPARE p_page1 AS " + B.inline_params(q["executions"], [None, None, None, None, lim, lim, None]))
     lit = lambda v: "NULL" if v is None else "'%s'" % v.replace("'", "''")  # noqa: E731
     ex = lambda name, *a: "EXECUTE p_%s%s" % (name, "(%s)" % ", ".join(lit(x) for x in a) if a else "")  # noqa: E731
 
     refresh = [("counts", ex("counts")), ("workers", ex("workers")), ("failing", ex("failing")),
                ("executions page 1", ex("page1"))]
     extra = [("executions page 1, planned for its parameters each time",
-              ex("executions", None, None, None, None, lim, lim)),
-             ("executions deep page (keyset at N/2)", ex("executions", deep_key, deep_id, None, None, lim, lim)),
-             ("executions status=failed", ex("executions", None, None, "failed", None, lim, BUDGET)),
-             ("executions status=running", ex("executions", None, None, "running", None, lim, BUDGET)),
-             ("executions text filter 'zerodivision'", ex("executions", None, None, None, "zerodivision", lim, BUDGET)),
+              ex("executions", None, None, None, None, lim, lim, None)),
+             ("executions deep page (keyset at N/2)", ex("executions", deep_key, deep_id, None, None, lim, lim, None)),
+             ("executions status=failed", ex("executions", None, None, "failed", None, lim, BUDGET, None)),
+             ("executions status=running", ex("executions", None, None, "running", None, lim, BUDGET, None)),
+             ("executions text filter 'zerodivision'", ex("executions", None, None, None, "zerodivision", lim, BUDGET, None)),
              ("executions text filter, no match (newest %s rows)" % BUDGET,
-              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET)),
+              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET, None)),
              ("executions text filter, no match, going on (%s rows)" % BUDGET_NEXT,
-              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET_NEXT)),
+              ex("executions", None, None, None, "no-such-text-xyz", lim, BUDGET_NEXT, None)),
              ("chain of one execution", ex("chain", chain_id))]
 
     # The change probe: an unchanged store costs the probe plus the skipped (planned, never
@@ -115,7 +115,7 @@ def main():
     cur.execute("PREPARE p_probe AS " + B.probe_sql(q["changes"]))
     guarded = {"counts": "g_counts", "workers": "g_workers", "failing": "g_failing",
                "executions": "g_executions"}
-    page1 = B.inline_params(q["executions"], [None, None, None, None, lim, lim])   # first_page_plan = cached
+    page1 = B.inline_params(q["executions"], [None, None, None, None, lim, lim, None])   # first_page_plan = cached
     for name, g in guarded.items():
         cur.execute("PREPARE p_%s AS %s" % (g, B.guard_sql(name, page1 if name == "executions" else q[name], nonce)))
     cur.execute("EXECUTE p_probe(NULL, true, %s, '')", (nonce,))

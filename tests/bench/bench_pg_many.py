@@ -198,11 +198,11 @@ def main():
     prof = {"prepare": [("p_counts", q["counts"]), ("p_workers", q["workers"]), ("p_failing", q["failing"]),
                         ("p_execs", q["executions"])],
             "batch": "SET plan_cache_mode = force_custom_plan; EXECUTE p_counts; EXECUTE p_workers; "
-                     "EXECUTE p_failing; EXECUTE p_execs(NULL, NULL, NULL, NULL, '101', '101')"}
+                     "EXECUTE p_failing; EXECUTE p_execs(NULL, NULL, NULL, NULL, '101', '101', NULL)"}
     # as redrive runs them now: the parameterless queries as named statements (cached plans),
     # the first executions page too, its parameters written in (first_page_plan = cached);
     # deeper or filtered pages stay unnamed (custom plans)
-    page1 = B.inline_params(q["executions"], [None, None, None, None, "101", "101"])
+    page1 = B.inline_params(q["executions"], [None, None, None, None, "101", "101", None])
     guarded = lambda i: [("p_probe", B.probe_sql(q["changes"]))] + [  # noqa: E731
         ("p_" + name, B.guard_sql(qn, sql, "b%d" % i))
         for name, qn, sql in (("counts", "counts", q["counts"]), ("workers", "workers", q["workers"]),

@@ -5,7 +5,8 @@
 #
 # usage: tests/fuzz/run.sh [-runs=N | N] [TARGET...]      (default 1000000, all targets)
 #   targets: sanitize config profile model_json keymap theme ini rfc3339 rabbit
-#            alakai_record redis_url health sqs jwt journal
+#            alakai_record redis_url health sqs jwt journal core_response awscreds
+#            pg_rows
 # env: OUT (output directory, default a new temp dir), MAX_LEN (default 8192),
 #      MAX_SECS (a time cap per target, default none), TIMEOUT (seconds one input may
 #      take, default 10; raise it on a loaded machine), CJSON_SRC (a directory with the
@@ -20,7 +21,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 all="sanitize config profile model_json keymap theme ini rfc3339 rabbit alakai_record
-     redis_url health sqs jwt journal"
+     redis_url health sqs jwt journal core_response awscreds pg_rows"
 runs=1000000
 case "${1:-}" in
 -runs=*) runs=${1#-runs=}; shift ;;
@@ -49,12 +50,16 @@ sources_of() {
     redis_url)     echo "$root/src/sources/redis_url.c $io" ;;
     jwt)           echo "$root/src/actions/auth.c $io" ;;
     journal)       echo "$root/src/actions/journal.c $root/src/io/clock.c" ;;
+    core_response) echo "$root/src/actions/*.c $io" ;;
+    awscreds)      echo "$io" ;;
+    pg_rows)       echo "$root/src/sources/pg_rows.c" ;;
     esac
 }
 libs_of() {
     case $1 in
     keymap|theme)  pkg-config --libs ncursesw ;;
-    redis_url|jwt) echo "$io_libs" ;;
+    redis_url|jwt|core_response|awscreds) echo "$io_libs" ;;
+    pg_rows)       pkg-config --libs libpq ;;
     esac
 }
 

@@ -39,6 +39,7 @@ def base_env(tmp_path, extra=None):
 def redrive(tmp_path, config_text, *args, env=None, timeout=30):
     cfg = tmp_path / "config"
     cfg.write_text(config_text)
+    cfg.chmod(0o600)   # a config others can read that holds a credential gets a warning
     p = subprocess.run([rd_bin(), "--config", str(cfg)] + list(args), capture_output=True,
                        timeout=timeout, env=base_env(tmp_path, env))
     return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8", "replace"), str(cfg)

@@ -349,7 +349,7 @@ def test_buffers_per_refresh_under_bounds(db):
         got = {}
         for name in ("counts", "workers", "failing"):
             got[name], plan = explain_buffers(k, q[name])
-        got["executions"], _ = explain_buffers(k, bind(q["executions"], [None, None, None, None, 101, 101]))
+        got["executions"], _ = explain_buffers(k, bind(q["executions"], [None, None, None, None, 101, 101, None]))
         for name, n in got.items():
             assert 0 < n <= MAX_BUFFERS[name], (name, n, got)
         assert sum(got.values()) <= MAX_BUFFERS_REFRESH, got
@@ -366,9 +366,9 @@ def test_text_filter_no_match_is_bounded(db):
     q = B.profile_queries("attune-era2")["executions"]
     c, k = console_cursor(db)
     try:
-        n, plan = explain_buffers(k, bind(q, [None, None, None, "zz-no-such-term", 101, SCAN_BUDGET]))
+        n, plan = explain_buffers(k, bind(q, [None, None, None, "zz-no-such-term", 101, SCAN_BUDGET, None]))
         assert 0 < n <= MAX_BUFFERS_TEXT_NO_MATCH, n
-        k.execute(bind(q, [None, None, None, "zz-no-such-term", 101, SCAN_BUDGET]))
+        k.execute(bind(q, [None, None, None, "zz-no-such-term", 101, SCAN_BUDGET, None]))
         rows = k.fetchall()
         cols = [d[0] for d in k.description]
         assert len(rows) == 1 and rows[0][cols.index("scan_end")] is True, rows

@@ -170,7 +170,7 @@ class Console:
 
     def close(self):
         if self.child.isalive():
-            self.child.send("q")
+            self.child.send("Q")
             self.pump(0.5)
             if self.child.isalive():
                 self.child.kill(signal.SIGKILL)

@@ -86,7 +86,7 @@ def test_sim_writes_every_store(env):
     q = rb.wait_queue(fx.ATTUNE_DLQ, lambda j: j["messages"] > dlq_before, timeout=15,
                       what="new dead letters")
     assert q["messages"] > dlq_before
-    deaths = [m["properties"]["headers"]["x-death"][0] for m in rb.get(fx.ATTUNE_DLQ, count=50, truncate=200)]
+    deaths = [m["properties"]["headers"]["x-death"][0] for m in rb.get(fx.ATTUNE_DLQ, count=min(q["messages"], 5000), truncate=200)]
     assert any(d["reason"] == "expired" and d["queue"] == "worker.100004.executions" for d in deaths)
     # the error-looping worker's consecutive failures climbed; the stale one stopped beating
     cf = one(env, "attune2", "SELECT (capabilities->'health'->>'consecutive_failures')::int"

@@ -438,3 +438,41 @@ def test_server_closing_still_delivers_its_last_reply(env):
     assert r.kind("reply") == ["0 0 PONG", "0 1 OK"], r.lines
     assert r.kind("tlsb-error") == [], r.lines
     assert r.kind("cleanup") == ["ok"], r.lines
+
+
+def test_another_process_cannot_use_the_bridge(env):
+    """While the probe holds a verified connection, another process of the same user
+    (this test) connects to the bridge's socket: it is closed unread, no TLS connection
+    is made for it (no PONG), and the probe's own connection carries on."""
+    cmd = [PROBE, "--addr", "127.0.0.1", "--port", str(env.ports["good"]), "--host",
+           "localhost", "--cacert", os.path.join(env.d, "ca.pem"), "PING",
+           "BLPOP rd:tls:nothing 4", "PING"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        path, lines = None, []
+        while True:
+            ln = p.stdout.readline()
+            assert ln, lines
+            lines.append(ln.strip())
+            if ln.startswith("path "):
+                path = ln.split(" ", 1)[1].strip()
+            if ln.startswith("reply 0 0 "):
+                break
+        assert lines[-1] == "reply 0 0 PONG", lines
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(2)                      # the probe blocks 4 s in BLPOP meanwhile
+        s.connect(path)
+        got = s.recv(64)                     # the bridge closes it at once (a bridged
+        s.close()                            # connection would wait for a command)
+        assert got == b"", got
+        out, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    lines += out.splitlines()
+    r = Result(p.returncode, "\n".join(lines), 0)
+    assert err == ""
+    assert r.kind("reply") == ["0 0 PONG", "0 1 (nil)", "0 2 PONG"], r.lines
+    assert len(r.kind("up")) == 1 and r.kind("tlsb-error") == [], r.lines
+    assert_common_end(r, ok=True)

@@ -134,13 +134,15 @@ def test_copy_overlay_and_osc52_message(tmp_path):
 
 def test_export_csv_and_json(tmp_path):
     out = tmp_path / "w.csv"   # relative to the console's working directory, tmp_path
+    # 200 columns: the status line names the absolute path
     s = run(tmp_path, ["key 3", "type :export csv w.csv", "key enter", "dump",
                        "type :export csv w.csv", "key enter", "dump",
                        "type :export! csv w.csv", "key enter", "dump",
-                       "key 5", "type :export json d.json", "key enter", "dump"])
-    assert "exported the workers view to w.csv (csv)" in s[0], s[0]
+                       "key 5", "type :export json d.json", "key enter", "dump"], size="200x30")
+    # the message names the absolute path, whatever the console's directory
+    assert "exported the workers view to %s (csv)" % out in s[0], s[0]
     assert "exists (:export! overwrites)" in s[1], s[1]
-    assert "exported the workers view to w.csv (csv)" in s[2]
+    assert "exported the workers view to %s (csv)" % out in s[2]
     raw = out.read_bytes()
     assert raw.startswith(b"id,name,status,health,health_reason,heartbeat_at,queue_depth,in_flight,"
                           b"capacity,failure_rate,consecutive_failures,tags\r\n")

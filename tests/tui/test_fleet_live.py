@@ -105,5 +105,7 @@ def test_fleet_shows_every_system_and_enter_opens_one(tmp_path):
     t.send("0")
     t.wait_for("Fleet  5 systems")
     t.send("q")
+    t.wait_for("quit redrive? y: quit, any other key: stay")
+    t.send("y")
     assert t.finish() == 0
     assert_restored(t.raw)

@@ -136,6 +136,7 @@ def test_hostile_data_never_reaches_the_terminal(tmp_path):
     t.send("q")
     t.send("q")
     t.send("q")
+    t.send("y")                      # the top view asks before quitting (confirm_quit)
     assert t.finish() == 0
     raw = bytes(t.raw)
     for seq in (b"\x1b]52", b"\x1b]0;", b"\x1b]2;", b"\x1b]8;", b"\xe2\x80\xae", b"\xc2\x9b", b"\x07"):

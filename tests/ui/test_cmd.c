@@ -62,6 +62,34 @@ static void test_table(void)
     CHECK_STR(arg, "123");
 }
 
+/* Tab in command mode: one row per case, the completed line and the matches. */
+static void test_complete(void)
+{
+    static const struct {
+        const char *line, *out, *list;
+        size_t n;
+    } cases[] = {
+        { "ex", "ex", "executions export export!", 3 },
+        { "exp", "export", "export export!", 2 },
+        { "export!", "export! ", "export!", 1 },
+        { "sys", "system ", "system", 1 },
+        { ":wo", ":workers ", "workers", 1 },
+        { "  ch", "  chain ", "chain", 1 },
+        { "", "", "overview executions workers queues dlq journal fleet groups help chain jump filter "
+              "system theme keymap refresh cockpit export export! quit", 20 },
+        { "zz", "zz", "", 0 },
+        { "chain 12", "chain 12", "", 0 },      /* past the name: nothing to complete */
+        { "w", "workers ", "workers", 1 },       /* names only: the alias "w" is not offered */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char out[64], list[256];
+        size_t n = cmd_complete(cases[i].line, out, sizeof out, list, sizeof list);
+        CHECK_MSG(n == cases[i].n, cases[i].line);
+        CHECK_STR(list, cases[i].list);
+        CHECK_STR(out, cases[i].out);
+    }
+}
+
 /* Every command in the one list parses by name and by alias. */
 static void test_list(void)
 {
@@ -83,5 +111,6 @@ int main(void)
 {
     test_table();
     test_list();
+    test_complete();
     return check_done("cmd");
 }

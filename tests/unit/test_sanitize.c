@@ -108,6 +108,20 @@ static void test_width_fit(void)
     CHECK_STR(out, "\xE6\xBC\xA2\xE2\x80\xA6");
     CHECK(sanitize_fit(kanji, 1, out, sizeof out, 0) == 1);
     CHECK_STR(out, "\xE2\x80\xA6");
+    /* the middle ellipsis keeps the tail, where ids and names differ */
+    static const struct { const char *in; int cols, used; const char *want; unsigned fl; } mid[] = {
+        {"a94db719-e3a1-4c3b-9a3d-0123456789ab", 12, 12, "a94db\xE2\x80\xA6\x36\x37\x38\x39\x61\x62", 0},
+        {"worker-unhealthy", 10, 10, "work\xE2\x80\xA6\x61lthy", 0},
+        {"worker-unknown", 10, 10, "work\xE2\x80\xA6known", 0},
+        {"worker-unknown", 10, 10, "work~known", SAN_ASCII},
+        {"worker-unknown", 14, 14, "worker-unknown", 0},       /* fits: whole */
+        {"worker-unknown", 3, 3, "wo\xE2\x80\xA6", 0},          /* too narrow: the end cut */
+        {"\xE6\xBC\xA2\xE5\xAD\x97\xE6\xBC\xA2", 5, 5, "\xE6\xBC\xA2\xE2\x80\xA6\xE6\xBC\xA2", 0},
+    };
+    for (size_t i = 0; i < sizeof mid / sizeof *mid; i++) {
+        CHECK(sanitize_fit_mid(mid[i].in, mid[i].cols, out, sizeof out, mid[i].fl) == mid[i].used);
+        CHECK_STR(out, mid[i].want);
+    }
     CHECK(sanitize_fit("abc", 0, out, sizeof out, 0) == 0);
     CHECK_STR(out, "");
     CHECK(sanitize_fit(NULL, 5, out, sizeof out, 0) == 0);
