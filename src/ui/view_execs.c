@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "picker.h"
@@ -23,6 +24,7 @@ typedef struct execs_st {
     size_t n_rows, cap_rows;
     const void *moving;    /* a page asked for: the page it leaves (model->execs.items);
                               the cursor follows no row until another page is there */
+    double follow_created; /* created_at of the execution under the cursor, as last shown */
     ui_picker pick;        /* the status picker (f) */
 } execs_st;
 
@@ -93,20 +95,76 @@ static const char *execs_row_id(const ui_ctx *c, const void *st, int row)
     return c->model->execs.items[s->rows[row]].id;
 }
 
+/* Only the newest page sorted newest first is live (a later page, a jump's, another sort
+ * is not). */
+static bool execs_live(const execs_st *s, const ui_ctx *c)
+{
+    return s && s->sort == SORT_NEWEST && s->page <= 1 && !s->moving && !c->model->execs_newer;
+}
+
+/* Newer executions of the live page above the rows shown: the cursor follows its
+ * execution down as they arrive, and once it would scroll off the screen the screen stays
+ * with it, so the newest rows are not shown: the title says so ("paused: N newer"). */
+static int execs_paused(const ui_view *v, const ui_ctx *c)
+{
+    return execs_live(v->st, c) ? v->list.top : 0;
+}
+
+/* The followed execution is not among the rows: on a full live page whose oldest row is
+ * newer than it was, newer executions pushed it off the page. */
+static bool execs_pushed_out(const execs_st *s, const ui_ctx *c)
+{
+    return execs_live(s, c) && c->model->execs_more && s->n_rows && s->follow_created > 0 &&
+           c->model->execs.items[s->rows[s->n_rows - 1]].created_at >= s->follow_created;
+}
+
+/* Follows the row under the cursor (the operator moved it), and when it was created. */
+static void execs_pin(ui_view *v, const ui_ctx *c, execs_st *s)
+{
+    list_pin(&v->list, c, execs_row_id, s);
+    bool on = v->list.cur >= 0 && (size_t)v->list.cur < s->n_rows;
+    s->follow_created = on ? c->model->execs.items[s->rows[v->list.cur]].created_at : 0;
+}
+
+/* The shortest key of an action ("g" rather than "home"), "" when unbound. */
+static void short_key(const ui_ctx *c, ui_action a, char *out, size_t cap)
+{
+    char all[256];
+    keymap_all(c->km, a, all, sizeof all);
+    out[0] = 0;
+    for (char *tok = strtok(all, ", "); tok; tok = strtok(NULL, ", "))
+        if (!out[0] || strlen(tok) < strlen(out))
+            snprintf(out, cap, "%s", tok);
+}
+
 /* The rows as they are now, the cursor back on the execution it was on (kept=false when
- * that one left the view). */
-static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept)
+ * that one left the view). Painting (`paint`), a cursor on the top row of the live page
+ * stays on the top row: the newest execution, as a live list is watched. A key follows the
+ * id painted there, so it acts on the execution shown even when a newer one came first. */
+static const rd_execution *execs_current(ui_view *v, ui_ctx *c, bool *kept, bool paint)
 {
     execs_st *s = st_of(v);
     execs_rows(s, c);
     v->list.n = (int)s->n_rows;
+    if (paint && v->list.cur == 0 && v->list.top == 0 && execs_live(s, c))
+        list_unpin(&v->list);
     if (s->moving) {       /* the rows of the page left behind are not "leaving the view" */
         list_unpin(&v->list);
         if ((const void *)c->model->execs.items != s->moving)
             s->moving = NULL;
     }
+    char was[sizeof v->list.follow];
+    memcpy(was, v->list.follow, sizeof was);
     *kept = list_follow(&v->list, c, "execution", execs_row_id, s);
+    if (!*kept && execs_pushed_out(s, c)) {
+        /* holding its row would follow whichever row slides there next, and at the page's
+         * end lose it again poll after poll: the page goes live instead */
+        v->list.cur = v->list.top = 0;
+        execs_pin(v, c, s);
+        ctx_msg(c, false, "execution %.100s left the page (newer ones pushed it out): live again", was);
+    }
     list_fit(&v->list, v->rows);
+    execs_pin(v, c, s);
     if (!s->n_rows)
         return NULL;
     return &c->model->execs.items[s->rows[v->list.cur]];
@@ -129,6 +187,24 @@ static void mark_set(execs_st *s, const ui_ctx *c, const rd_execution *e, bool o
         sel_remove(&s->marks, (size_t)i);
 }
 
+/* "  paused: N newer - g to go live" in the title at x (after "Executions") when the
+ * screen is paused; the columns it took. */
+static int execs_paused_note(const ui_view *v, const ui_ctx *c, WINDOW *w, int y, int x, int cols)
+{
+    int newer = execs_paused(v, c);
+    if (newer <= 0 || cols <= 0)
+        return 0;
+    char key[32], p[96];
+    short_key(c, UA_TOP, key, sizeof key);
+    snprintf(p, sizeof p, "  paused: %d newer %s %s to go live", newer,
+             c->san & SAN_ASCII ? "-" : "\u2014", key[0] ? key : "top");
+    draw_raw(w, y, x, cols, p, theme_attr(c->theme, TS_WARNING), c->san);
+    char *clean = sanitize_str(p, c->san);
+    int pw = sanitize_width(clean);
+    free(clean);
+    return pw < cols ? pw : cols;
+}
+
 static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
@@ -139,7 +215,7 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
                  c->model->execs_searched);
     else if (c->model->execs_more)
         snprintf(more, sizeof more, " (more)");
-    int n = snprintf(t, sizeof t, "Executions  page %d%s  %zu/%zu rows  sort: %s", s->page,
+    int n = snprintf(t, sizeof t, "  page %d%s  %zu/%zu rows  sort: %s", s->page,
                      more, s->n_rows, c->model->execs.n, sort_names[s->sort]);
     if (s->marks.n) {
         size_t here = 0;   /* marks on this page as filtered: the rest are kept, not shown */
@@ -149,8 +225,14 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         if (here != s->marks.n)
             n += snprintf(t + n, sizeof t - (size_t)n, " (%zu on this page)", here);
     }
-    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
-    filter_title(c, w, r, n, &c->filter[VIEW_EXECS]);
+    /* paused first: at 80 columns the rest of the title may be cut */
+    static const char head[] = "Executions";
+    int used = (int)sizeof head - 1 < r.w ? (int)sizeof head - 1 : r.w;
+    draw_clean(w, r.y, r.x, r.w, head, theme_attr(c->theme, TS_TITLE));
+    used += execs_paused_note(v, c, w, r.y, r.x + used, r.w - used);
+    draw_clean(w, r.y, r.x + used, r.w - used, t, theme_attr(c->theme, TS_TITLE));
+    used = used + n < r.w ? used + n : r.w;
+    filter_title(c, w, r, used, &c->filter[VIEW_EXECS]);
 }
 
 static void exec_cells(const rd_execution *e, ui_ctx *c, int loop, char cells[][64])
@@ -227,7 +309,7 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
     bool kept;
-    execs_current(v, c, &kept);
+    execs_current(v, c, &kept, true);
     execs_title(v, c, w, r);
     ui_col cols[] = {
         {"", 1, 1, 0, 0, false, 0, 0},          {"ID", 8, 12, 1, 0, false, 0, 0},
@@ -374,7 +456,7 @@ static unsigned execs_marks(ui_view *v, ui_ctx *c, ui_action a, const rd_executi
         mark_set(s, c, e, mark_find(s, e->id) < 0);
         if (v->list.cur + 1 < v->list.n)
             v->list.cur++;
-        list_pin(&v->list, c, execs_row_id, s);
+        execs_pin(v, c, s);
     } else {
         int from = v->list.cur, to = v->list.cur;
         for (size_t i = 0; s->last_mark && i < s->n_rows; i++)
@@ -447,10 +529,10 @@ static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
     if (s->pick.open)
         return execs_pick_key(v, c, a);
     bool kept;
-    const rd_execution *e = execs_current(v, c, &kept);
+    const rd_execution *e = execs_current(v, c, &kept, false);
     unsigned ch = list_nav(&v->list, a, v->rows);
     if (!(ch & UI_CH_UNHANDLED)) {
-        list_pin(&v->list, c, execs_row_id, s);
+        execs_pin(v, c, s);
         return ch;
     }
     if (!kept && execs_acts_on_row(a)) {

@@ -13,14 +13,14 @@ BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redriv
 FIXTURE = os.path.join(HERE, "fixtures", "attune.json")
 
 
-def run(tmp_path, script, size="132x40"):
+def run(tmp_path, script, size="132x40", args=()):
     keys = tmp_path / "script.keys"
     keys.write_text(script)
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
            "TERM": "xterm-256color", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
            "REDRIVE_NOW": "1767225600", "REDRIVE_HEADLESS": size,
            "REDRIVE_HEADLESS_MODEL": FIXTURE, "REDRIVE_HEADLESS_KEYS": str(keys)}
-    p = subprocess.run([BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")], env=env,
+    p = subprocess.run([BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")] + list(args), env=env,
                        capture_output=True, timeout=20)
     assert p.returncode == 0 and p.stderr == b"", p.stderr.decode(errors="replace")
     parts = p.stdout.decode("utf-8").split("--\n")
@@ -110,3 +110,27 @@ def test_workers_cursor_follows_the_worker_through_a_resort(tmp_path):
     assert "drain 1 worker" in text, text
     dialog = text[text.index("drain 1 worker"):]
     assert "w2  worker-02" in dialog and "worker-04" not in dialog, dialog
+
+
+def test_newer_rows_above_a_cursor_at_the_screen_bottom_pause_the_screen(tmp_path):
+    """Issue 23: the cursor on the last row shown, two newer rows arrive: the screen stays
+    with its execution and the title says how many are hidden above; g goes live."""
+    newer = model_file(tmp_path, "newer.json", newer_rows_above)
+    # 80x24: 17 rows shown, 1100..1084; the cursor on the last of them
+    screens = run(tmp_path, "key 2\n" + "key down\n" * 16 +
+                  "dump\nmodel %s\ndump\nkey g\ndump\n" % newer, size="80x24")
+    title = [l for l in screens[0].splitlines() if l.startswith("Executions")][0]
+    assert "paused" not in title, screens[0]
+    title = [l for l in screens[1].splitlines() if l.startswith("Executions")][0]
+    assert "paused: 2 newer \u2014 g to go live" in title, screens[1]
+    assert "1102" not in screens[1] and "1084" in screens[1], screens[1]
+    title = [l for l in screens[2].splitlines() if l.startswith("Executions")][0]
+    assert "paused" not in title and "1102" in screens[2], screens[2]
+
+
+def test_the_paused_title_in_ascii(tmp_path):
+    newer = model_file(tmp_path, "newer.json", newer_rows_above)
+    screens = run(tmp_path, "key 2\n" + "key down\n" * 16 + "model %s\ndump\n" % newer,
+                  size="80x24", args=["--ascii"])
+    title = [l for l in screens[0].splitlines() if l.startswith("Executions")][0]
+    assert "Executions  paused: 2 newer - g to go live  page 1" in title, screens[0]
