@@ -563,13 +563,17 @@ def journal_lines(workdir):
 
 
 def open_retry_dialog(con):
-    """Executions filtered to failed, 'r' on the first one: the confirmation dialog open."""
+    """Executions filtered to failed, 'r' on the oldest one (execution 2 of the fixture,
+    retry-eligible: the guards send only eligible executions without an override): the
+    confirmation dialog open."""
     con.send("2")
     con.wait_for("Executions")
     con.view = "2"
     con.send(":filter status=failed\r")
     con.wait_for("filter: status=failed")
     con.pump(1.5)
+    con.send("G")
+    con.wait_for("eligible: yes")
     con.send("r")
     con.wait_for("retry 1 execution")
 
@@ -586,6 +590,7 @@ def inflight_action(workdir, fault="kill"):
     import stack_fixtures as fx
     workdir = str(workdir)
     os.makedirs(workdir, exist_ok=True)
+    fx.reload("attune2")   # execution 2 eligible again (earlier retries supersede it)
     srv = actlib.CoreServer("attune2", workdir, "--stall-route", r"/retry$", "--stall-seconds", "0")
     port, log = srv.port, srv.log
     e = load_env(stack_dir())
