@@ -4,7 +4,7 @@ import os
 import pytest
 
 import stack_fixtures as fx
-from snaphelp import assert_clean_text, by_id, need_env, snapshot, write_config
+from snaphelp import assert_clean_text, assert_hostile_row, by_id, need_env, snapshot, write_config
 
 
 @pytest.fixture(scope="module")
@@ -77,5 +77,6 @@ def test_chain_is_the_row(cfg):
 
 def test_text_is_sanitized(cfg):
     s = snapshot(cfg, "o")
-    assert s.rc == 0
+    assert s.rc == 0, s.err
     assert_clean_text(s.out)
+    assert_hostile_row(s.out, "job-0009")
