@@ -35,7 +35,7 @@ static const char SRC_NAME[] = "redis";
 
 /* ---- state -------------------------------------------------------------------------- */
 
-static void rs_sub_start(rs_conn *c);
+static void sub_start(rs_conn *c);
 
 void rs_conn_fail(rs_conn *c, const char *why)
 {
@@ -103,7 +103,8 @@ static void schedule_retry(rs_conn *c)
         c->backoff = fmin(c->backoff * 2, 30);
 }
 
-static void do_drop(rs_conn *c, const char *why)
+/* Down (why): the context freed if there is one, the failure shown, a retry planned. */
+static void conn_down(rs_conn *c, const char *why)
 {
     redisAsyncContext *ac = c->ac;
     c->ac = NULL;                    /* callbacks fired by the free see "gone" */
@@ -116,7 +117,7 @@ static void do_drop(rs_conn *c, const char *why)
     schedule_retry(c);
 }
 
-static void rs_drop(rs_conn *c, const char *why)
+static void conn_drop(rs_conn *c, const char *why)
 {
     if (c->in_cb > 0) {              /* never free a context inside its own callback */
         c->drop_pending = true;
@@ -124,7 +125,7 @@ static void rs_drop(rs_conn *c, const char *why)
         event_active(c->ev_drop, EV_TIMEOUT, 0);
         return;
     }
-    do_drop(c, why);
+    conn_down(c, why);
 }
 
 /* ---- connection callbacks ------------------------------------------------------------ */
@@ -134,12 +135,8 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
     rs_conn *c = ac->data;
     if (c->ac != ac)                 /* we freed it ourselves */
         return;
-    c->ac = NULL;
-    c->state = RC_NONE;
-    c->pending = 0;
-    c->cbs.lost(c->cbs.ud);
-    rs_conn_fail(c, rs_bridge_error(c, status == REDIS_OK ? "connection closed" : ac->errstr));
-    schedule_retry(c);
+    c->ac = NULL;                    /* hiredis frees it */
+    conn_down(c, rs_bridge_error(c, status == REDIS_OK ? "connection closed" : ac->errstr));
 }
 
 static void on_config(redisAsyncContext *ac, void *reply, void *priv)
@@ -153,7 +150,7 @@ static void on_config(redisAsyncContext *ac, void *reply, void *priv)
     if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOAUTH", 6) == 0) {
         char msg[200];
         rs_conn_error_text(c, "CONFIG", r->str, msg, sizeof msg);
-        rs_drop(c, msg);
+        conn_drop(c, msg);
     }
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
         r->element[1]->type == REDIS_REPLY_STRING) {
@@ -163,7 +160,7 @@ static void on_config(redisAsyncContext *ac, void *reply, void *priv)
         rs_notify_note(c);
     }
     if (c->notify_on && c->sub_state == RC_NONE && !evtimer_pending(c->ev_sub_retry, NULL))
-        rs_sub_start(c);
+        sub_start(c);
     rs_conn_reply_end(c);
 }
 
@@ -176,7 +173,7 @@ static void on_select(redisAsyncContext *ac, void *reply, void *priv)
         char msg[200], cmd[24];
         snprintf(cmd, sizeof cmd, "SELECT %d", c->url.db);
         rs_conn_error_text(c, cmd, r->str, msg, sizeof msg);
-        rs_drop(c, msg);
+        conn_drop(c, msg);
     }
     rs_conn_reply_end(c);
 }
@@ -230,7 +227,7 @@ static void on_auth(redisAsyncContext *ac, void *reply, void *priv)
         char msg[200];
         rs_conn_error_text(c, "AUTH", r->str, msg, sizeof msg);
         c->sec.auth_failed = true;       /* resolve the secrets again before retrying */
-        rs_drop(c, msg);
+        conn_drop(c, msg);
     } else {
         c->backoff = 1;
         conn_ready(c);
@@ -247,10 +244,7 @@ static void on_connect(const redisAsyncContext *cac, int status)
         char msg[300];
         snprintf(msg, sizeof msg, "connect: %.150s", cac->errstr);
         c->ac = NULL;
-        c->state = RC_NONE;
-        c->pending = 0;
-        rs_conn_fail(c, rs_bridge_error(c, msg));
-        schedule_retry(c);
+        conn_down(c, rs_bridge_error(c, msg));
         return;
     }
     c->in_cb++;
@@ -323,8 +317,7 @@ static void conn_open(rs_conn *c)
     }
     redisAsyncContext *ac = open_ctx(c);
     if (!attach(c, ac, true, err, sizeof err)) {
-        rs_conn_fail(c, err);
-        schedule_retry(c);
+        conn_down(c, err);
         return;
     }
     c->ac = ac;
@@ -345,8 +338,7 @@ static void on_resolved(const char *ip, const char *why, void *ud)
     c->dns_req = NULL;               /* answered: the handle is gone */
     c->state = RC_NONE;
     if (!ip) {
-        rs_conn_fail(c, why);
-        schedule_retry(c);
+        conn_down(c, why);
         return;
     }
     snprintf(c->ip, sizeof c->ip, "%s", ip);
@@ -355,10 +347,8 @@ static void on_resolved(const char *ip, const char *why, void *ud)
 
 void rs_secret_failed(rs_conn *c, const char *why, bool setup)
 {
-    c->state = RC_NONE;
     c->setup_error = setup;
-    rs_conn_fail(c, why);
-    schedule_retry(c);
+    conn_down(c, why);
 }
 
 void rs_conn_start(rs_conn *c)
@@ -481,7 +471,7 @@ static void on_sub_connect(const redisAsyncContext *cac, int status)
         c->sub_state = RC_NONE;      /* the watchdog drops it */
 }
 
-static void rs_sub_start(rs_conn *c)
+static void sub_start(rs_conn *c)
 {
     if (c->freeing || c->sub || !c->notify_on || (c->url.needs_dns && !c->ip[0]) ||
         (c->url.tls && !c->sec.tls))
@@ -517,18 +507,16 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
         if (c->state == RC_RESOLVING) {
             resolve_cancel(c->dns_req);
             c->dns_req = NULL;
-            c->state = RC_NONE;
-            rs_conn_fail(c, "name resolution timed out");
-            schedule_retry(c);
+            conn_down(c, "name resolution timed out");
         } else {
             snprintf(msg, sizeof msg, "%s timed out after %d s",
                      c->state == RC_AUTH ? "AUTH" : "connect", RS_CONNECT_TIMEOUT);
-            do_drop(c, rs_bridge_error(c, msg));
+            conn_down(c, rs_bridge_error(c, msg));
         }
     } else if (c->state == RC_READY && c->pending > 0 &&
                now - c->progress_at > RS_REPLY_TIMEOUT) {
         snprintf(msg, sizeof msg, "no reply within %d s", RS_REPLY_TIMEOUT);
-        do_drop(c, rs_bridge_error(c, msg));
+        conn_down(c, rs_bridge_error(c, msg));
     }
     if (c->sub && c->sub_state != RC_READY && now - c->sub_started > RS_CONNECT_TIMEOUT)
         sub_drop(c, true);
@@ -545,16 +533,16 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 
 static void on_sub_retry(evutil_socket_t fd, short what, void *arg)
 {
-    rs_sub_start(arg);
+    sub_start(arg);
 }
 
-/* The deferred teardown rs_drop asked for inside a callback, once outside all of them. */
+/* The deferred teardown conn_drop asked for inside a callback, once outside all of them. */
 static void on_drop(evutil_socket_t fd, short what, void *arg)
 {
     rs_conn *c = arg;
     if (c->drop_pending && c->in_cb == 0) {
         c->drop_pending = false;
-        do_drop(c, c->drop_why);
+        conn_down(c, c->drop_why);
     }
 }
 
@@ -657,5 +645,5 @@ void rs_conn_poll(rs_conn *c, bool ping)
         rs_conn_command(c, on_ping, c, 1, argv, NULL);
     }
     if (c->notify_on && !c->sub && !evtimer_pending(c->ev_sub_retry, NULL))
-        rs_sub_start(c);
+        sub_start(c);
 }

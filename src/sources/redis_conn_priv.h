@@ -85,7 +85,7 @@ struct rs_conn {
     bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
 
     struct event *ev_watch, *ev_retry, *ev_sub_retry;
-    struct event *ev_drop;          /* the teardown rs_drop deferred, out of callbacks */
+    struct event *ev_drop;          /* the teardown conn_drop deferred, out of callbacks */
 
     rs_secure sec;
     rs_urls urls;
@@ -109,6 +109,8 @@ const char *rs_bridge_path(const rs_conn *c);    /* NULL without TLS */
 void rs_bridge_clear_error(rs_conn *c);
 /* The bridge's reason for the last failure when there is one, else fallback. */
 const char *rs_bridge_error(const rs_conn *c, const char *fallback);
+/* msg with no part of a referenced store value in it (core/redact.h); a copy otherwise. */
+void rs_redact(const rs_conn *c, const char *msg, char *out, size_t cap);
 void rs_secure_free(rs_conn *c);             /* after the contexts are freed */
 
 /* redis_replica.c */
@@ -123,8 +125,6 @@ void rs_urls_connected(rs_conn *c);          /* answered: host shown, failover s
 /* A connection failing now moves on to another URL at once (no failure to show yet). */
 bool rs_urls_more(const rs_conn *c);
 void rs_urls_free(rs_conn *c);
-/* msg with no part of a referenced store value in it (core/redact.h); a copy otherwise. */
-void rs_redact(const rs_conn *c, const char *msg, char *out, size_t cap);
 /* The current URL's "host:port" or socket path; the reference's name ("env:REDIS_URL",
  * "URL 2 of env:REDIS_URL") when the store is one. */
 void rs_where(const rs_conn *c, char *out, size_t cap);

@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/redact.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/secret.h"
@@ -56,14 +55,6 @@ void rs_urls_free(rs_conn *c)
 {
     secret_free(c->urls.text);
     c->urls.text = NULL;
-}
-
-void rs_redact(const rs_conn *c, const char *msg, char *out, size_t cap)
-{
-    if (c->sec.store_is_ref && c->sec.store_value)
-        redact_ref(msg, c->sec.store_value, c->cfg->store, out, cap);
-    else
-        snprintf(out, cap, "%s", msg ? msg : "");
 }
 
 void rs_where(const rs_conn *c, char *out, size_t cap)

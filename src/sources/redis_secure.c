@@ -148,6 +148,16 @@ bool rs_auth_send(rs_conn *c, struct redisAsyncContext *ac, rs_reply_fn *cb)
 
 /* ---- error text --------------------------------------------------------------------- */
 
+/* No part of the resolved store reference in what is shown. */
+void rs_redact(const rs_conn *c, const char *msg, char *out, size_t cap)
+{
+    if (c->sec.store_is_ref && c->sec.store_value)
+        redact_ref(msg, c->sec.store_value, c->cfg->store, out, cap);
+    else
+        snprintf(out, cap, "%s", msg ? msg : "");
+}
+
+
 bool rs_access_error(const char *err)
 {
     return err && (strncmp(err, "NOAUTH", 6) == 0 || strncmp(err, "WRONGPASS", 9) == 0 ||
@@ -229,7 +239,7 @@ static bool make_addr(const char *ip, int port, struct sockaddr_storage *ss, soc
 bool rs_bridge_ready(rs_conn *c, char *err, size_t cap)
 {
     const char *ip = c->url.needs_dns ? c->ip : c->url.host;
-    char key[sizeof c->sec.tls_ip];         /* address and port: a list may hold both on one IP */
+    char key[sizeof c->sec.tls_ip];  /* address and port: a list may hold both on one IP */
     snprintf(key, sizeof key, "%.63s|%d", ip, c->url.port);
     if (c->sec.tls && strcmp(c->sec.tls_ip, key) == 0)
         return true;
@@ -249,7 +259,8 @@ bool rs_bridge_ready(rs_conn *c, char *err, size_t cap)
         .timeout_s = RS_CONNECT_TIMEOUT,
     };
     char why[300];
-    c->sec.tls = tlsb_new(c->evb, &o, (const struct sockaddr *)&ss, len, on_tls, c, why, sizeof why);
+    c->sec.tls = tlsb_new(c->evb, &o, (const struct sockaddr *)&ss, len, on_tls, c, why,
+                          sizeof why);
     if (!c->sec.tls) {
         snprintf(err, cap, "TLS setup: %.200s", why);
         return false;
