@@ -14,10 +14,13 @@
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
+#include "binding.h"
 #include "clip.h"
 #include "cmd.h"
+#include "dialog.h"
 #include "headless.h"
 #include "ui.h"
+#include "ui_term.h"
 
 static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_OVERVIEW] = &view_overview_ops, [VIEW_EXECS] = &view_execs_ops,

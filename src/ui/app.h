@@ -5,14 +5,11 @@
  * clip.c) see its fields through app_priv.h. Views never see it: they get a ui_ctx. */
 #include <stdbool.h>
 
-#include "../actions/actions.h"
-#include "../core/config.h"
-#include "../core/model.h"
-#include "../session/session.h"
-#include "../sources/sources.h"
-#include "view.h"
+#include "view.h"   /* ui_view_id, and through it config.h, model.h, actions.h */
 
 typedef struct ui_app ui_app;
+typedef struct rd_session rd_session;
+typedef struct rd_sources rd_sources;
 struct event_base;
 
 /* app.c */

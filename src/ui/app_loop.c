@@ -11,8 +11,12 @@
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "binding.h"
+#include "dialog.h"
+#include "input.h"
 #include "lastknown.h"
 #include "paint.h"
+#include "ui_term.h"
 
 enum { LAT_MAX = 64 };
 

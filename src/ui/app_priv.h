@@ -10,19 +10,20 @@
 
 #include "../actions/journal.h"
 #include "../session/session.h"
+#include "../sources/sources.h"
 #include "app.h"
-#include "binding.h"
 #include "dialog.h"
 #include "input.h"
 #include "keymap.h"
 #include "password.h"
-#include "ui_term.h"
 #include "theme.h"
 #include "view.h"
 
 enum { HIST_MAX = 16 };
 
-typedef struct ui_loop ui_loop;
+typedef struct ui_binding ui_binding;   /* binding.h */
+typedef struct ui_term ui_term;         /* ui_term.h */
+typedef struct ui_loop ui_loop;         /* app_loop.c */
 
 struct ui_app {
     const rd_opts *opts;

@@ -14,6 +14,7 @@
 #include "../core/xalloc.h"
 #include "app_priv.h"
 #include "clip.h"
+#include "ui_term.h"
 #include "draw.h"
 
 enum { CLIP_MAX = 64 * 1024 };   /* terminals cap OSC 52; ids beyond this are left out */

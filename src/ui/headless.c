@@ -9,6 +9,7 @@
  *                now EPOCH     (the clock from here on, as REDRIVE_NOW)
  *                # comment
  */
+#include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "../core/model_json.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
+#include "../session/session.h"   /* RD_EXIT_* */
 #include "app.h"
 #include "headless.h"
 #include "input.h"

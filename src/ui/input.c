@@ -6,7 +6,9 @@
 #include "app_priv.h"
 #include "clip.h"
 #include "cmd.h"
+#include "dialog.h"
 #include "input.h"
+#include "password.h"
 
 static void cmd_hist_add(ui_cmd_hist *h, const char *line)
 {

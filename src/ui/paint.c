@@ -6,9 +6,13 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "app_priv.h"
+#include "binding.h"
 #include "clip.h"
+#include "dialog.h"
 #include "draw.h"
+#include "lastknown.h"
 #include "paint.h"
+#include "password.h"
 
 static int put(WINDOW *w, int y, int x, int maxx, const char *clean, int attr)
 {
