@@ -185,7 +185,7 @@ static void on_whoami(const rd_whoami *w, void *ud)
 
 bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
 {
-    if (a->who || !a->cfg->core || !*a->cfg->core)
+    if (a->who || !a->cfg->core.url || !*a->cfg->core.url)
         return false;
     a->who_cb = cb;
     a->who_ud = ud;
@@ -196,11 +196,11 @@ bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
 bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
 {
     const rd_system_cfg *c = a->cfg;
-    bool would_prompt = c->auth && strcmp(c->auth, "jwt-login") == 0 && !c->password &&
+    bool would_prompt = c->core.auth && strcmp(c->core.auth, "jwt-login") == 0 && !c->core.password &&
                         !auth_has_token(a->auth);
     if (!would_prompt)
         return actor_whoami(a, cb, ud);
-    if (a->who || !c->core || !*c->core)
+    if (a->who || !c->core.url || !*c->core.url)
         return false;
     a->who_cb = cb;
     a->who_ud = ud;
@@ -210,7 +210,7 @@ bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
 
 bool actor_insecure(const rd_actor *a)
 {
-    return a->cfg->core && url_is_http(a->cfg->core) && !url_host_is_loopback(a->cfg->core);
+    return a->cfg->core.url && url_is_http(a->cfg->core.url) && !url_host_is_loopback(a->cfg->core.url);
 }
 
 bool actor_can_act(const rd_actor *a, char *why, size_t whycap)
@@ -221,16 +221,16 @@ bool actor_can_act(const rd_actor *a, char *why, size_t whycap)
                  c->read_only ? " for this system" : " (--read-only)");
         return false;
     }
-    if (!c->core || !*c->core) {
+    if (!c->core.url || !*c->core.url) {
         snprintf(why, whycap, "no core API configured for system '%s' (core = URL)",
                  c->name ? c->name : "?");
         return false;
     }
-    if (!url_is_http(c->core) && !url_is_https(c->core)) {
+    if (!url_is_http(c->core.url) && !url_is_https(c->core.url)) {
         snprintf(why, whycap, "core URL must be https:// (or http:// on loopback)");
         return false;
     }
-    if (actor_insecure(a) && !c->insecure) {
+    if (actor_insecure(a) && !c->http.insecure) {
         snprintf(why, whycap, "refusing plain http:// to a non-loopback core; use https:// "
                  "or set insecure = true");
         return false;
@@ -466,7 +466,7 @@ static bool send_item(rd_batch *b, size_t i)
         goto fail;
     if (route.body && !(body = template_expand(route.body, &v, false, why, sizeof why)))
         goto fail;
-    url = url_join(a->cfg->core, path);
+    url = url_join(a->cfg->core.url, path);
     char idem[64];
     snprintf(idem, sizeof idem, "Idempotency-Key: %s", r->idem_key);
     size_t nc = auth_headers(a->auth, cred, ACT_MAX_HEADERS - 4);
@@ -478,9 +478,9 @@ static bool send_item(rd_batch *b, size_t i)
     hdrs[nh++] = "Accept: application/json";
     hdrs[nh] = NULL;
     rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
-                       .cacert = a->cfg->cacert, .timeout_ms = a->timeout_ms,
+                       .cacert = a->cfg->http.cacert, .timeout_ms = a->timeout_ms,
                        .max_body = 65536, .credential = nc > 0,
-                       .insecure_ok = a->cfg->insecure};
+                       .insecure_ok = a->cfg->http.insecure};
     /* write-ahead: no request leaves without its "pending" line (a re-send after a 401
      * is the same action: its line is already there) */
     if (!b->items[i].journaled) {

@@ -61,7 +61,7 @@ void rs_urls_free(rs_src *s)
 void rs_redact(const rs_src *s, const char *msg, char *out, size_t cap)
 {
     if (s->store_is_ref && s->store_value)
-        redact_ref(msg, s->store_value, s->base.ctx.cfg->store, out, cap);
+        redact_ref(msg, s->store_value, s->base.ctx.cfg->store.url, out, cap);
     else
         snprintf(out, cap, "%s", msg ? msg : "");
 }
@@ -70,9 +70,9 @@ void rs_where(const rs_src *s, char *out, size_t cap)
 {
     const rd_redis_url *u = &s->url;
     if (s->store_is_ref && s->n_urls > 1)      /* the reference named, no part of it */
-        snprintf(out, cap, "URL %zu of %.60s", s->url_i + 1, s->base.ctx.cfg->store);
+        snprintf(out, cap, "URL %zu of %.60s", s->url_i + 1, s->base.ctx.cfg->store.url);
     else if (s->store_is_ref)
-        snprintf(out, cap, "%.80s", s->base.ctx.cfg->store);
+        snprintf(out, cap, "%.80s", s->base.ctx.cfg->store.url);
     else if (u->path[0])
         snprintf(out, cap, "%.90s", u->path);
     else if (u->host[0])
@@ -99,7 +99,7 @@ double rs_urls_next(rs_src *s)
     redis_url_clear(&s->url);
     s->url = u;
     s->ip[0] = '\0';
-    if (s->store_is_ref && !s->base.ctx.cfg->store_password)
+    if (s->store_is_ref && !s->base.ctx.cfg->store.password)
         s->creds_ready = false;             /* this URL's own credentials */
     rs_sub_close(s);                        /* the subscription follows the connection */
     model_source_replica(s->base.ctx.model, SRC_NAME, NULL, NULL, -1);

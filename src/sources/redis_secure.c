@@ -62,7 +62,7 @@ static void on_store_url(bool ok, const char *url, const char *why, void *ud)
     s->store_value = xstrdup(url);
     if (!rs_urls_set(s, url, true, err, sizeof err)) {
         char msg[300];
-        snprintf(msg, sizeof msg, "store (%.40s): %.240s", s->base.ctx.cfg->store, err);
+        snprintf(msg, sizeof msg, "store (%.40s): %.240s", s->base.ctx.cfg->store.url, err);
         rs_secret_failed(s, msg, true);
         return;
     }
@@ -93,12 +93,12 @@ static bool secret_step(rs_src *s)
     const rd_system_cfg *cfg = s->base.ctx.cfg;
     if (!s->url_ready) {
         s->state = RC_SECRET;
-        s->secret = secret_resolve(s->evb, cfg->store, 0, RS_SECRET_TIMEOUT_S, on_store_url, s);
+        s->secret = secret_resolve(s->evb, cfg->store.url, 0, RS_SECRET_TIMEOUT_S, on_store_url, s);
         return false;
     }
-    if (!s->creds_ready && cfg->store_password) {
+    if (!s->creds_ready && cfg->store.password) {
         s->state = RC_SECRET;
-        s->secret = secret_resolve(s->evb, cfg->store_password, 0, RS_SECRET_TIMEOUT_S,
+        s->secret = secret_resolve(s->evb, cfg->store.password, 0, RS_SECRET_TIMEOUT_S,
                                    on_password, s);
         return false;
     }
@@ -131,8 +131,8 @@ bool rs_secure_ready(rs_src *s)
 const char *rs_auth_user(const rs_src *s)
 {
     const rd_system_cfg *cfg = s->base.ctx.cfg;
-    if (cfg->store_user && *cfg->store_user)
-        return cfg->store_user;
+    if (cfg->store.user && *cfg->store.user)
+        return cfg->store.user;
     return s->url.user && *s->url.user ? s->url.user : NULL;
 }
 
@@ -245,8 +245,8 @@ bool rs_bridge_ready(rs_src *s, char *err, size_t cap)
     }
     const rd_system_cfg *cfg = s->base.ctx.cfg;
     tlsb_opts o = {
-        .host = s->url.name, .cacert = cfg->store_cacert, .cert = cfg->store_cert,
-        .key = cfg->store_key, .insecure = cfg->store_insecure,
+        .host = s->url.name, .cacert = cfg->store.tls.cacert, .cert = cfg->store.tls.cert,
+        .key = cfg->store.tls.key, .insecure = cfg->store.tls.insecure,
         .timeout_s = RS_CONNECT_TIMEOUT,
     };
     char why[300];

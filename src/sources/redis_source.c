@@ -284,7 +284,7 @@ static char *glob_escape(const char *s)
 
 rd_source *redis_source_new(const rd_source_ctx *ctx)
 {
-    if (!ctx || !ctx->cfg || !ctx->cfg->store)   /* a bad URL is reported when started */
+    if (!ctx || !ctx->cfg || !ctx->cfg->store.url)   /* a bad URL is reported when started */
         return NULL;
     rs_src *s = xcalloc(1, sizeof *s);
     s->base.ops = &redis_ops;
@@ -293,16 +293,16 @@ rd_source *redis_source_new(const rd_source_ctx *ctx)
     s->evb = ctx->base;
     s->backoff = s->sub_backoff = 1;
     s->debug = getenv("RD_REDIS_DEBUG") != NULL;
-    s->prefix = xstrdup(ctx->cfg->prefix && *ctx->cfg->prefix ? ctx->cfg->prefix
+    s->prefix = xstrdup(ctx->cfg->alakai.prefix && *ctx->cfg->alakai.prefix ? ctx->cfg->alakai.prefix
                                                                : "alakai-executions");
     char *esc = glob_escape(s->prefix);
     s->match = xasprintf("%s:*", esc);
     free(esc);
     char err[256] = "";
     bool ok = true;
-    s->store_is_ref = secret_is_ref(ctx->cfg->store);   /* resolved when starting */
+    s->store_is_ref = secret_is_ref(ctx->cfg->store.url);   /* resolved when starting */
     if (!s->store_is_ref)
-        s->url_ready = ok = rs_urls_set(s, ctx->cfg->store, false, err, sizeof err);
+        s->url_ready = ok = rs_urls_set(s, ctx->cfg->store.url, false, err, sizeof err);
     s->ix = rix_new(RS_MAX_TASKS);
     s->ev_tick = event_new(s->evb, -1, EV_PERSIST, on_tick, s);
     rs_conn_events(s);

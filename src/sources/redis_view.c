@@ -32,7 +32,7 @@ typedef struct pred_ctx {
 static pred_ctx pred_of(const rs_src *s, double now)
 {
     return (pred_ctx){ .s = s, .now = now,
-                       .orphan_before = now - s->base.ctx.cfg->orphan_after_s,
+                       .orphan_before = now - s->base.ctx.cfg->alakai.orphan_after_s,
                        .running = rix_status_id(s->ix, "running"),
                        .failed = rix_status_id(s->ix, "failed") };
 }
@@ -76,7 +76,7 @@ static bool is_dead(const rix *ix, const rix_task *t, void *ud)
         return true;
     if (t->status != p->failed)
         return false;
-    return retry_alakai_exhausted(t->attempt, p->s->base.ctx.cfg->max_retries);
+    return retry_alakai_exhausted(t->attempt, p->s->base.ctx.cfg->alakai.max_retries);
 }
 
 static void exec_from_task(const rs_src *s, const rix_task *t, const pred_ctx *p,
@@ -89,8 +89,8 @@ static void exec_from_task(const rs_src *s, const rix_task *t, const pred_ctx *p
     e->id = xstrdup(rix_id(ix, t));
     e->status = xstrdup(st);
     e->attempt = t->attempt ? t->attempt : -1;
-    e->max_attempts = cfg->max_retries >= 0 ? cfg->max_retries + 1 : -1;
-    e->elig = retry_alakai(st, t->attempt, cfg->max_retries);
+    e->max_attempts = cfg->alakai.max_retries >= 0 ? cfg->alakai.max_retries + 1 : -1;
+    e->elig = retry_alakai(st, t->attempt, cfg->alakai.max_retries);
     e->reason = xstrdup(rix_code_name(s->ix, t));
     e->name = xstrdup(rix_task_name(s->ix, t));
     if (t->flags & (RD_EXEC_MALFORMED | RD_EXEC_OVERSIZED) && strcmp(st, "unknown") == 0) {
@@ -116,7 +116,7 @@ static void exec_from_task(const rs_src *s, const rix_task *t, const pred_ctx *p
 
 static void publish_page(rs_src *s, pred_ctx *p)
 {
-    size_t n = s->base.ctx.cfg->page_size > 0 ? (size_t)s->base.ctx.cfg->page_size : 100;
+    size_t n = s->base.ctx.cfg->ui.page_size > 0 ? (size_t)s->base.ctx.cfg->ui.page_size : 100;
     if (n > RS_PAGE_MAX)
         n = RS_PAGE_MAX;
     uint32_t *idx = xmalloc(n * sizeof *idx);

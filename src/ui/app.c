@@ -441,7 +441,7 @@ static void app_start_system(ui_app *app, const char *name)
         session_start(ss);
     /* Log in early, except when that means asking for a password: the operator who only
      * looks is not interrupted; the prompt comes with the first action. */
-    bool would_prompt = s->auth && strcmp(s->auth, "jwt-login") == 0 && !s->password;
+    bool would_prompt = s->core.auth && strcmp(s->core.auth, "jwt-login") == 0 && !s->core.password;
     if (app->actor && !app->ctx.read_only && !would_prompt)
         actor_prepare(app->actor, NULL, NULL);
 }
@@ -457,9 +457,9 @@ bool app_switch_system(ui_app *app, const char *name)
     app_teardown_system(app);   /* close one session's system, open the other */
     memset(app->ctx.filter, 0, sizeof app->ctx.filter);   /* every view's */
     if (!app->opts->theme)
-        app_load_theme(app, s->theme);
+        app_load_theme(app, s->ui.theme);
     if (!app->opts->keymap)
-        app_load_keymap(app, s->keymap);
+        app_load_keymap(app, s->ui.keymap);
     for (int i = 0; i < VIEW__COUNT; i++) {
         if (app->views[i].ops->free)
             app->views[i].ops->free(&app->views[i]);
@@ -567,8 +567,8 @@ static void app_init(ui_app *app, const rd_opts *opts)
     app->ctx.theme = app->theme;
     app->ctx.km = app->km;
     const rd_system_cfg *sys = session_find(app->session, opts->system);
-    const char *theme = opts->theme ? opts->theme : sys ? sys->theme : NULL;
-    const char *keymap = opts->keymap ? opts->keymap : sys ? sys->keymap : NULL;
+    const char *theme = opts->theme ? opts->theme : sys ? sys->ui.theme : NULL;
+    const char *keymap = opts->keymap ? opts->keymap : sys ? sys->ui.keymap : NULL;
     if (theme)
         app_load_theme(app, theme);
     if (keymap)

@@ -155,7 +155,7 @@ static bool global_action(ui_app *app, ui_action a)
     case UA_BACK:
         if (app->n_hist) {
             app_back(app);
-        } else if (a == UA_QUIT && (!app->sys || app->sys->confirm_quit)) {
+        } else if (a == UA_QUIT && (!app->sys || app->sys->ui.confirm_quit)) {
             char yes[32] = "y";
             keymap_first(app->km, UA_CONFIRM, yes, sizeof yes);
             app->quit_ask = true;

@@ -138,17 +138,17 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     }
     x = put_raw_tight(w, 0, x, cols, app->sys ? app->sys->name : "(no system)", bar | A_BOLD, app->ctx.san);
     x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
-    if (app->sys && app->sys->banner && *app->sys->banner) {
-        char *b = xasprintf(" %s ", app->sys->banner);
+    if (app->sys && app->sys->ui.banner && *app->sys->ui.banner) {
+        char *b = xasprintf(" %s ", app->sys->ui.banner);
         x = put_raw_tight(w, 0, x, cols, b, danger, app->ctx.san);
         free(b);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
-    if ((app->sys && app->sys->insecure) || (app->actor && actor_insecure(app->actor))) {
+    if ((app->sys && app->sys->http.insecure) || (app->actor && actor_insecure(app->actor))) {
         x = put_raw_tight(w, 0, x, cols, " insecure ", danger, 0);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
-    if (app->sys && app->sys->store_insecure) {   /* Redis TLS without verification */
+    if (app->sys && app->sys->store.tls.insecure) {   /* Redis TLS without verification */
         x = put_raw_tight(w, 0, x, cols, " TLS NOT VERIFIED ", danger, 0);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }

@@ -63,18 +63,18 @@ static void test_good(void)
         goto out;
     CHECK(s->line == 2);
     CHECK_STR(s->profile, "attune");
-    CHECK_STR(s->store, "postgresql://ops_ro@db.internal/attune");
-    CHECK_STR(s->broker_password, "env:RABBIT_PASSWORD");
-    CHECK_STR(s->password, "cmd:pass show attune/ops");
-    CHECK_STR(s->banner, "PROD");
-    CHECK_STR(s->broker_vhost, "/");
-    CHECK_STR(s->api_key_header, "X-API-Key");
-    CHECK_STR(s->prefix, "alakai-executions");
-    CHECK_STR(s->theme, "dark");
-    CHECK_STR(s->keymap, "vi");
-    CHECK_STR(s->cacert, "/etc/ssl/private-ca.pem");
+    CHECK_STR(s->store.url, "postgresql://ops_ro@db.internal/attune");
+    CHECK_STR(s->broker.password, "env:RABBIT_PASSWORD");
+    CHECK_STR(s->core.password, "cmd:pass show attune/ops");
+    CHECK_STR(s->ui.banner, "PROD");
+    CHECK_STR(s->broker.vhost, "/");
+    CHECK_STR(s->core.api_key_header, "X-API-Key");
+    CHECK_STR(s->alakai.prefix, "alakai-executions");
+    CHECK_STR(s->ui.theme, "dark");
+    CHECK_STR(s->ui.keymap, "vi");
+    CHECK_STR(s->http.cacert, "/etc/ssl/private-ca.pem");
     CHECK(s->read_only);
-    CHECK(!s->insecure);
+    CHECK(!s->http.insecure);
     CHECK_NEAR(s->poll_s, 0.5);
     CHECK_NEAR(s->health.heartbeat_max_age, 60);
     CHECK(s->health.failures_degraded == 4);
@@ -83,20 +83,20 @@ static void test_good(void)
     CHECK(s->health.depth_degraded == 50);
     CHECK_NEAR(s->health.rate_degraded, 0.25);
     CHECK_NEAR(s->health.rate_unhealthy, 0.70);
-    CHECK(s->page_size == 50);
+    CHECK(s->ui.page_size == 50);
     CHECK_NEAR(s->rate_limit, 2.5);
-    CHECK(s->max_retries == 1);
-    CHECK_NEAR(s->orphan_after_s, 7200);
+    CHECK(s->alakai.max_retries == 1);
+    CHECK_NEAR(s->alakai.orphan_after_s, 7200);
     rd_system_cfg *a = config_find(&c, "alakai-local");
     CHECK(a != NULL);
     if (a) {
-        CHECK(a->max_retries == 2);
-        CHECK_NEAR(a->orphan_after_s, 5400);
+        CHECK(a->alakai.max_retries == 2);
+        CHECK_NEAR(a->alakai.orphan_after_s, 5400);
         CHECK_NEAR(a->poll_s, 2);
-        CHECK_STR(a->token_command, "gcloud auth print-identity-token");
-        CHECK_STR(a->dev_user, "alice");
+        CHECK_STR(a->core.token_command, "gcloud auth print-identity-token");
+        CHECK_STR(a->core.dev_user, "alice");
         CHECK(a->local);
-        CHECK(a->page_size == 100);
+        CHECK(a->ui.page_size == 100);
         CHECK_NEAR(a->rate_limit, 5);
     }
 out:
@@ -204,7 +204,7 @@ static void test_mixed(void)
 
     /* CRLF, empty text, NULL text */
     CHECK(config_parse("crlf", "[system \"x\"]\r\nprofile = attune\r\nstore = s\r\n", &c, &d));
-    CHECK(c.n == 1 && !strcmp(c.systems[0].store, "s"));
+    CHECK(c.n == 1 && !strcmp(c.systems[0].store.url, "s"));
     config_free(&c);
     CHECK(config_parse("e", "", &c, &d) && c.n == 0);
     config_free(&c);
@@ -365,13 +365,13 @@ static void test_pg_keys(void)
                        "store_sslrootcert=/ca\nschema=att\n", &c, &d));
     CHECK(c.n == 1);
     if (c.n == 1) {
-        CHECK_STR(c.systems[0].store, "env:U");
-        CHECK_STR(c.systems[0].store_user, "ops");
-        CHECK_STR(c.systems[0].store_password, "file:/p");
-        CHECK_STR(c.systems[0].store_sslmode, "verify-full");
-        CHECK_STR(c.systems[0].store_sslrootcert, "/ca");
-        CHECK(c.systems[0].store_sslcert == NULL);
-        CHECK_STR(c.systems[0].schema, "att");
+        CHECK_STR(c.systems[0].store.url, "env:U");
+        CHECK_STR(c.systems[0].store.user, "ops");
+        CHECK_STR(c.systems[0].store.password, "file:/p");
+        CHECK_STR(c.systems[0].store.ssl.mode, "verify-full");
+        CHECK_STR(c.systems[0].store.ssl.rootcert, "/ca");
+        CHECK(c.systems[0].store.ssl.cert == NULL);
+        CHECK_STR(c.systems[0].store.schema, "att");
     }
     config_free(&c);
     diags_free(&d);
@@ -451,7 +451,7 @@ static void test_nul(void)
         CHECK_STR(d.msgs[0], "nul.conf:4: NUL byte");
         CHECK_STR(d.msgs[1], "nul.conf:8: NUL byte");
     }
-    CHECK(c.n == 1 && config_find(&c, "c") && !strcmp(config_find(&c, "c")->store, "u"));
+    CHECK(c.n == 1 && config_find(&c, "c") && !strcmp(config_find(&c, "c")->store.url, "u"));
     config_free(&c);
     diags_free(&d);
 
