@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -515,6 +516,108 @@ static void test_key_where(void)
     diags_free(&d);
 }
 
+/* Every key lands in its own field of the sub-structs: the text is written from the same
+ * list that names each key's field, one distinct value per key. */
+typedef struct key_case {
+    const char *key, *val;
+    size_t off;              /* of the char * field in rd_system_cfg */
+} key_case;
+
+#define F(m) offsetof(rd_system_cfg, m)
+static const key_case redis_keys[] = {
+    { "profile", "alakai", F(profile) },
+    { "store", "rediss://127.0.0.1:6380/0", F(store.url) },
+    { "store_user", "su", F(store.user) },
+    { "store_password", "env:SP", F(store.password) },
+    { "store_cacert", "/sca", F(store.tls.cacert) },
+    { "store_cert", "/scert", F(store.tls.cert) },
+    { "store_key", "/skey", F(store.tls.key) },
+    { "broker", "https://broker.example", F(broker.url) },
+    { "broker_user", "bu", F(broker.user) },
+    { "broker_password", "env:BP", F(broker.password) },
+    { "broker_vhost", "bv", F(broker.vhost) },
+    { "dlq", "bd", F(broker.dlq) },
+    { "queues", "bq", F(broker.queues) },
+    { "sqs_queue_url", "https://sqs.eu-west-1.amazonaws.com/1/q", F(sqs.queue_url) },
+    { "sqs_region", "eu-west-1", F(sqs.region) },
+    { "sqs_endpoint", "https://sqs.example", F(sqs.endpoint) },
+    { "sqs_dlq", "sd", F(sqs.dlq) },
+    { "aws_profile", "ap", F(sqs.aws_profile) },
+    { "core", "https://core.example", F(core.url) },
+    { "auth", "api-key", F(core.auth) },
+    { "token", "env:CT", F(core.token) },
+    { "token_command", "ctc", F(core.token_command) },
+    { "login", "cl", F(core.login) },
+    { "password", "env:CP", F(core.password) },
+    { "api_key_header", "X-Ck", F(core.api_key_header) },
+    { "dev_user", "cdu", F(core.dev_user) },
+    { "cacert", "/hca", F(http.cacert) },
+    { "banner", "ub", F(ui.banner) },
+    { "theme", "ut", F(ui.theme) },
+    { "keymap", "uk", F(ui.keymap) },
+    { "clipboard", "osc52", F(ui.clipboard) },
+    { "prefix", "ap-x", F(alakai.prefix) },
+    { "workers", "https://w.example", F(workers) },
+    { "journal_syslog", "/run/log", F(journal_syslog) },
+};
+static const key_case pg_keys[] = {
+    { "profile", "attune", F(profile) },
+    { "store", "postgresql://h/db", F(store.url) },
+    { "store_sslmode", "verify-ca", F(store.ssl.mode) },
+    { "store_sslrootcert", "/pr", F(store.ssl.rootcert) },
+    { "store_sslcert", "/pc", F(store.ssl.cert) },
+    { "store_sslkey", "/pk", F(store.ssl.key) },
+    { "schema", "ps", F(store.schema) },
+};
+#undef F
+
+/* One system with keys k and then `tail`; checks each string key's field. */
+static rd_system_cfg *parse_cases(const key_case *k, size_t n, const char *tail, rd_config *c)
+{
+    char text[4096];
+    size_t len = (size_t)snprintf(text, sizeof text, "[system \"k\"]\n");
+    for (size_t i = 0; i < n && len < sizeof text; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s = %s\n", k[i].key, k[i].val);
+    if (len < sizeof text)
+        snprintf(text + len, sizeof text - len, "%s", tail);
+    rd_diags d = {0};
+    CHECK(config_parse("keys", text, c, &d));
+    for (size_t i = 0; i < d.n; i++)
+        fprintf(stderr, "unexpected: %s\n", d.msgs[i]);
+    diags_free(&d);
+    CHECK(c->n == 1);
+    if (c->n != 1)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *got = *(char *const *)(void *)((char *)&c->systems[0] + k[i].off);
+        CHECK_MSG(got && strcmp(got, k[i].val) == 0, k[i].key);
+    }
+    return &c->systems[0];
+}
+
+static void test_every_key(void)
+{
+    static const char tail[] =
+        "store_insecure = yes\ninsecure = yes\ncore_probe = 5s\npage_size = 7\n"
+        "confirm_over = 3\nconfirm_quit = no\nmax_retries = 4\norphan_after = 1h\n"
+        "read_only = yes\nlocal = yes\npoll = 3s\nrate_limit = 1.5\nexecution_timeout = 10m\n";
+    rd_config c;
+    rd_system_cfg *s = parse_cases(redis_keys, sizeof redis_keys / sizeof *redis_keys, tail, &c);
+    if (s) {
+        CHECK(s->store.tls.insecure && s->http.insecure && s->read_only && s->local);
+        CHECK(!s->ui.confirm_quit);
+        CHECK(s->ui.page_size == 7 && s->ui.confirm_over == 3 && s->alakai.max_retries == 4);
+        CHECK_NEAR(s->core.probe_s, 5);
+        CHECK_NEAR(s->alakai.orphan_after_s, 3600);
+        CHECK_NEAR(s->poll_s, 3);
+        CHECK_NEAR(s->rate_limit, 1.5);
+        CHECK_NEAR(s->execution_timeout_s, 600);
+    }
+    config_free(&c);
+    parse_cases(pg_keys, sizeof pg_keys / sizeof *pg_keys, "", &c);
+    config_free(&c);
+}
+
 int main(void)
 {
     test_pg_keys();
@@ -528,5 +631,6 @@ int main(void)
     test_load();
     test_nul();
     test_key_where();
+    test_every_key();
     return check_done("test_config");
 }
