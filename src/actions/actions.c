@@ -137,7 +137,7 @@ static void on_whoami(const rd_whoami *w, void *ud)
 
 bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
 {
-    if (a->who || !a->cfg->core || !*a->cfg->core)
+    if (a->who || !a->cfg->core.url || !*a->cfg->core.url)
         return false;
     a->who_cb = cb;
     a->who_ud = ud;
@@ -148,11 +148,11 @@ bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
 bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
 {
     const rd_system_cfg *c = a->cfg;
-    bool would_prompt = c->auth && strcmp(c->auth, "jwt-login") == 0 && !c->password &&
+    bool would_prompt = c->core.auth && strcmp(c->core.auth, "jwt-login") == 0 && !c->core.password &&
                         !auth_has_token(a->auth);
     if (!would_prompt)
         return actor_whoami(a, cb, ud);
-    if (a->who || !c->core || !*c->core)
+    if (a->who || !c->core.url || !*c->core.url)
         return false;
     a->who_cb = cb;
     a->who_ud = ud;
@@ -162,7 +162,7 @@ bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
 
 bool actor_insecure(const rd_actor *a)
 {
-    return a->cfg->core && url_is_http(a->cfg->core) && !url_host_is_loopback(a->cfg->core);
+    return a->cfg->core.url && url_is_http(a->cfg->core.url) && !url_host_is_loopback(a->cfg->core.url);
 }
 
 bool actor_can_act(const rd_actor *a, char *why, size_t whycap)
@@ -173,16 +173,16 @@ bool actor_can_act(const rd_actor *a, char *why, size_t whycap)
                  c->read_only ? " for this system" : " (--read-only)");
         return false;
     }
-    if (!c->core || !*c->core) {
+    if (!c->core.url || !*c->core.url) {
         snprintf(why, whycap, "no core API configured for system '%s' (core = URL)",
                  c->name ? c->name : "?");
         return false;
     }
-    if (!url_is_http(c->core) && !url_is_https(c->core)) {
+    if (!url_is_http(c->core.url) && !url_is_https(c->core.url)) {
         snprintf(why, whycap, "core URL must be https:// (or http:// on loopback)");
         return false;
     }
-    if (actor_insecure(a) && !c->insecure) {
+    if (actor_insecure(a) && !c->http.insecure) {
         snprintf(why, whycap, "refusing plain http:// to a non-loopback core; use https:// "
                  "or set insecure = true");
         return false;

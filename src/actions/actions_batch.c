@@ -193,7 +193,7 @@ static bool send_item(rd_batch *b, size_t i)
         goto fail;
     if (route.body && !(body = template_expand(route.body, &v, false, why, sizeof why)))
         goto fail;
-    url = url_join(actor_cfg(a)->core, path);
+    url = url_join(actor_cfg(a)->core.url, path);
     char idem[64];
     snprintf(idem, sizeof idem, "Idempotency-Key: %s", r->idem_key);
     size_t nc = auth_headers(actor_auth(a), cred, ACT_MAX_HEADERS - 4);
@@ -205,9 +205,9 @@ static bool send_item(rd_batch *b, size_t i)
     hdrs[nh++] = "Accept: application/json";
     hdrs[nh] = NULL;
     rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
-                       .cacert = actor_cfg(a)->cacert, .timeout_ms = actor_timeout_ms(a),
+                       .cacert = actor_cfg(a)->http.cacert, .timeout_ms = actor_timeout_ms(a),
                        .max_body = 65536, .credential = nc > 0,
-                       .insecure_ok = actor_cfg(a)->insecure};
+                       .insecure_ok = actor_cfg(a)->http.insecure};
     /* write-ahead: no request leaves without its "pending" line (a re-send after a 401
      * is the same action: its line is already there) */
     if (!b->items[i].journaled) {

@@ -79,14 +79,14 @@ static void on_me(const rd_http_resp *r, void *ud)
 /* The request itself; false when it could not be started. */
 static bool send_me(whoami_req *w)
 {
-    char *url = url_join(w->cfg->core, "/auth/me");
+    char *url = url_join(w->cfg->core.url, "/auth/me");
     char *h[2] = {0};
     size_t nh = w->auth ? auth_headers(w->auth, h, 1) : 0;
     const char *hdrs[] = {nh ? h[0] : "Accept: application/json", "Accept: application/json",
                           NULL};
-    rd_http_req req = {.method = "GET", .url = url, .headers = hdrs, .cacert = w->cfg->cacert,
+    rd_http_req req = {.method = "GET", .url = url, .headers = hdrs, .cacert = w->cfg->http.cacert,
                        .timeout_ms = WHOAMI_TIMEOUT_MS, .max_body = 65536,
-                       .credential = nh > 0, .insecure_ok = w->cfg->insecure};
+                       .credential = nh > 0, .insecure_ok = w->cfg->http.insecure};
     w->http_id = http_start(w->http, &req, on_me, w);
     secret_free(h[0]);
     free(url);

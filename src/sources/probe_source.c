@@ -140,7 +140,7 @@ static void probe_all(pr_src *s)
             continue;                /* still waiting for the previous probe */
         static const char *const hdr[] = { "Accept: application/json", NULL };
         rd_http_req req = { .method = "GET", .url = t->health_url, .headers = hdr,
-                            .cacert = s->base.ctx.cfg->cacert, .timeout_ms = PR_TIMEOUT_MS,
+                            .cacert = s->base.ctx.cfg->http.cacert, .timeout_ms = PR_TIMEOUT_MS,
                             .connect_timeout_ms = PR_CONNECT_MS, .max_body = PR_MAX_BODY };
         t->req = http_start(s->base.ctx.http, &req, on_health, t);
         if (!t->req) {

@@ -107,9 +107,9 @@ static uint64_t start(rb_src *s, const char *method, const char *url, const char
                                             "Accept: application/json", NULL };
     rd_http_req req = {
         .method = method, .url = url, .body = body, .headers = json_hdr,
-        .userpwd = s->userpwd, .cacert = s->base.ctx.cfg->cacert,
+        .userpwd = s->userpwd, .cacert = s->base.ctx.cfg->http.cacert,
         .timeout_ms = 8000, .connect_timeout_ms = 3000, .max_body = max_body,
-        .insecure_ok = s->base.ctx.cfg->insecure,
+        .insecure_ok = s->base.ctx.cfg->http.insecure,
     };
     return http_start(s->base.ctx.http, &req, cb, s);
 }
@@ -401,7 +401,7 @@ static void on_password(bool ok, const char *pw, const char *why, void *ud)
         fail(s, s->setup_err);
         return;
     }
-    s->userpwd = xasprintf("%s:%s", cfg->broker_user, pw);
+    s->userpwd = xasprintf("%s:%s", cfg->broker.user, pw);
     poll_now(s);
 }
 
@@ -410,32 +410,32 @@ static void on_password(bool ok, const char *pw, const char *why, void *ud)
 static void start_auth(rb_src *s)
 {
     const rd_system_cfg *cfg = s->base.ctx.cfg;
-    if (s->setup_err[0] || s->userpwd || s->secret || !cfg->broker_user || !*cfg->broker_user)
+    if (s->setup_err[0] || s->userpwd || s->secret || !cfg->broker.user || !*cfg->broker.user)
         return;
-    if (!cfg->broker_password || !*cfg->broker_password) {
-        s->userpwd = xasprintf("%s:", cfg->broker_user);
+    if (!cfg->broker.password || !*cfg->broker.password) {
+        s->userpwd = xasprintf("%s:", cfg->broker.user);
         return;
     }
-    s->secret = secret_resolve(s->base.ctx.base, cfg->broker_password, 0,
+    s->secret = secret_resolve(s->base.ctx.base, cfg->broker.password, 0,
                                RB_SECRET_TIMEOUT_S, on_password, s);
 }
 
 rd_source *rabbit_source_new(const rd_source_ctx *ctx)
 {
     const rd_system_cfg *cfg = ctx ? ctx->cfg : NULL;
-    if (!cfg || !cfg->broker || !*cfg->broker || !ctx->http)
+    if (!cfg || !cfg->broker.url || !*cfg->broker.url || !ctx->http)
         return NULL;
     rb_src *s = xcalloc(1, sizeof *s);
     s->base.ops = &rabbit_ops;
     s->base.ctx = *ctx;
     s->base.impl = s;
-    s->url = xstrdup(cfg->broker);
+    s->url = xstrdup(cfg->broker.url);
     for (size_t n = strlen(s->url); n > 0 && s->url[n - 1] == '/'; n--)
         s->url[n - 1] = '\0';
-    s->vhost = url_escape_path(cfg->broker_vhost && *cfg->broker_vhost ? cfg->broker_vhost
+    s->vhost = url_escape_path(cfg->broker.vhost && *cfg->broker.vhost ? cfg->broker.vhost
                                                                         : "/");
-    rb_globs_parse(&s->show, cfg->queues);
-    rb_globs_parse(&s->dlq, cfg->dlq);
+    rb_globs_parse(&s->show, cfg->broker.queues);
+    rb_globs_parse(&s->dlq, cfg->broker.dlq);
     if (!url_is_http(s->url) && !url_is_https(s->url))
         snprintf(s->setup_err, sizeof s->setup_err, "broker must be an http(s):// URL");
     s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);

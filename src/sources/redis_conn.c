@@ -559,9 +559,9 @@ rs_conn *rs_conn_new(const rd_source_ctx *ctx, const char *match, const rs_conn_
     c->backoff = c->sub_backoff = 1;
     c->debug = getenv("RD_REDIS_DEBUG") != NULL;
     char err[256] = "";
-    c->sec.store_is_ref = secret_is_ref(c->cfg->store);   /* resolved when starting */
+    c->sec.store_is_ref = secret_is_ref(c->cfg->store.url);   /* resolved when starting */
     if (!c->sec.store_is_ref &&
-        !(c->sec.url_ready = rs_urls_set(c, c->cfg->store, false, err, sizeof err))) {
+        !(c->sec.url_ready = rs_urls_set(c, c->cfg->store.url, false, err, sizeof err))) {
         c->unusable = true;          /* reported at start; never connects */
         snprintf(c->unusable_why, sizeof c->unusable_why, "%s", err);
     }

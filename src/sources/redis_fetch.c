@@ -401,7 +401,7 @@ out:
 
 static int max_attempts(const rs_fetch_env *env)
 {
-    int m = env->cfg->max_retries;
+    int m = env->cfg->alakai.max_retries;
     return m >= 0 ? m + 1 : -1;
 }
 
@@ -422,9 +422,9 @@ static void exec_from_rec(const rs_fetch_env *env, rd_execution *e, const char *
     e->updated_at = rec->resolved_at > 0 ? rec->resolved_at : rec->dispatched_at;
     e->flags = ok ? 0 : RD_EXEC_MALFORMED;
     if (attempt == newest) {
-        e->elig = retry_alakai(e->status, attempt, cfg->max_retries);
+        e->elig = retry_alakai(e->status, attempt, cfg->alakai.max_retries);
         if (strcmp(e->status, "running") == 0 && rec->dispatched_at > 0 &&
-            clock_wall() - rec->dispatched_at > cfg->orphan_after_s)
+            clock_wall() - rec->dispatched_at > cfg->alakai.orphan_after_s)
             e->flags |= RD_EXEC_ORPHAN;
     } else {
         e->elig.verdict = RD_ELIG_NO;

@@ -61,9 +61,9 @@ void rs_where(const rs_conn *c, char *out, size_t cap)
 {
     const rd_redis_url *u = &c->url;
     if (c->sec.store_is_ref && c->urls.n > 1)      /* the reference named, no part of it */
-        snprintf(out, cap, "URL %zu of %.60s", c->urls.i + 1, c->cfg->store);
+        snprintf(out, cap, "URL %zu of %.60s", c->urls.i + 1, c->cfg->store.url);
     else if (c->sec.store_is_ref)
-        snprintf(out, cap, "%.80s", c->cfg->store);
+        snprintf(out, cap, "%.80s", c->cfg->store.url);
     else if (u->path[0])
         snprintf(out, cap, "%.90s", u->path);
     else if (u->host[0])
@@ -90,7 +90,7 @@ double rs_urls_next(rs_conn *c)
     redis_url_clear(&c->url);
     c->url = u;
     c->ip[0] = '\0';
-    if (c->sec.store_is_ref && !c->cfg->store_password)
+    if (c->sec.store_is_ref && !c->cfg->store.password)
         c->sec.creds_ready = false;             /* this URL's own credentials */
     rs_sub_close(c);                        /* the subscription follows the connection */
     model_source_replica(c->model, SRC_NAME, NULL, NULL, -1);

@@ -62,7 +62,7 @@ static void on_store_url(bool ok, const char *url, const char *why, void *ud)
     c->sec.store_value = xstrdup(url);
     if (!rs_urls_set(c, url, true, err, sizeof err)) {
         char msg[300];
-        snprintf(msg, sizeof msg, "store (%.40s): %.240s", c->cfg->store, err);
+        snprintf(msg, sizeof msg, "store (%.40s): %.240s", c->cfg->store.url, err);
         rs_secret_failed(c, msg, true);
         return;
     }
@@ -93,12 +93,12 @@ static bool secret_step(rs_conn *c)
     const rd_system_cfg *cfg = c->cfg;
     if (!c->sec.url_ready) {
         c->state = RC_SECRET;
-        c->sec.secret = secret_resolve(c->evb, cfg->store, 0, RS_SECRET_TIMEOUT_S, on_store_url, c);
+        c->sec.secret = secret_resolve(c->evb, cfg->store.url, 0, RS_SECRET_TIMEOUT_S, on_store_url, c);
         return false;
     }
-    if (!c->sec.creds_ready && cfg->store_password) {
+    if (!c->sec.creds_ready && cfg->store.password) {
         c->state = RC_SECRET;
-        c->sec.secret = secret_resolve(c->evb, cfg->store_password, 0, RS_SECRET_TIMEOUT_S,
+        c->sec.secret = secret_resolve(c->evb, cfg->store.password, 0, RS_SECRET_TIMEOUT_S,
                                    on_password, c);
         return false;
     }
@@ -131,8 +131,8 @@ bool rs_secure_ready(rs_conn *c)
 static const char *rs_auth_user(const rs_conn *c)
 {
     const rd_system_cfg *cfg = c->cfg;
-    if (cfg->store_user && *cfg->store_user)
-        return cfg->store_user;
+    if (cfg->store.user && *cfg->store.user)
+        return cfg->store.user;
     return c->url.user && *c->url.user ? c->url.user : NULL;
 }
 
@@ -152,7 +152,7 @@ bool rs_auth_send(rs_conn *c, struct redisAsyncContext *ac, rs_reply_fn *cb)
 void rs_redact(const rs_conn *c, const char *msg, char *out, size_t cap)
 {
     if (c->sec.store_is_ref && c->sec.store_value)
-        redact_ref(msg, c->sec.store_value, c->cfg->store, out, cap);
+        redact_ref(msg, c->sec.store_value, c->cfg->store.url, out, cap);
     else
         snprintf(out, cap, "%s", msg ? msg : "");
 }
@@ -254,8 +254,8 @@ bool rs_bridge_ready(rs_conn *c, char *err, size_t cap)
     }
     const rd_system_cfg *cfg = c->cfg;
     tlsb_opts o = {
-        .host = c->url.name, .cacert = cfg->store_cacert, .cert = cfg->store_cert,
-        .key = cfg->store_key, .insecure = cfg->store_insecure,
+        .host = c->url.name, .cacert = cfg->store.tls.cacert, .cert = cfg->store.tls.cert,
+        .key = cfg->store.tls.key, .insecure = cfg->store.tls.insecure,
         .timeout_s = RS_CONNECT_TIMEOUT,
     };
     char why[300];

@@ -267,13 +267,13 @@ static const rd_source_ops redis_ops = {
 
 rd_source *redis_source_new(const rd_source_ctx *ctx)
 {
-    if (!ctx || !ctx->cfg || !ctx->cfg->store)   /* a bad URL is reported when started */
+    if (!ctx || !ctx->cfg || !ctx->cfg->store.url)   /* a bad URL is reported when started */
         return NULL;
     rs_src *s = xcalloc(1, sizeof *s);
     s->base.ops = &redis_ops;
     s->base.ctx = *ctx;
     s->base.impl = s;
-    const char *prefix = ctx->cfg->prefix && *ctx->cfg->prefix ? ctx->cfg->prefix
+    const char *prefix = ctx->cfg->alakai.prefix && *ctx->cfg->alakai.prefix ? ctx->cfg->alakai.prefix
                                                                 : "alakai-executions";
     char *match = rs_key_pattern(prefix);
     rs_conn_cbs cc = { .ready = conn_ready, .failed = conn_failed, .lost = conn_lost,

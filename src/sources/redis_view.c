@@ -49,7 +49,7 @@ typedef struct pred_ctx {
 static pred_ctx pred_of(const rs_view *v, double now)
 {
     return (pred_ctx){ .v = v, .now = now,
-                       .orphan_before = now - v->ctx.cfg->orphan_after_s,
+                       .orphan_before = now - v->ctx.cfg->alakai.orphan_after_s,
                        .running = rix_status_id(v->ix, "running"),
                        .failed = rix_status_id(v->ix, "failed") };
 }
@@ -93,7 +93,7 @@ static bool is_dead(const rix *ix, const rix_task *t, void *ud)
         return true;
     if (t->status != p->failed)
         return false;
-    return retry_alakai_exhausted(t->attempt, p->v->ctx.cfg->max_retries);
+    return retry_alakai_exhausted(t->attempt, p->v->ctx.cfg->alakai.max_retries);
 }
 
 static void exec_from_task(const rs_view *v, const rix_task *t, const pred_ctx *p,
@@ -106,8 +106,8 @@ static void exec_from_task(const rs_view *v, const rix_task *t, const pred_ctx *
     e->id = xstrdup(rix_id(ix, t));
     e->status = xstrdup(st);
     e->attempt = t->attempt ? t->attempt : -1;
-    e->max_attempts = cfg->max_retries >= 0 ? cfg->max_retries + 1 : -1;
-    e->elig = retry_alakai(st, t->attempt, cfg->max_retries);
+    e->max_attempts = cfg->alakai.max_retries >= 0 ? cfg->alakai.max_retries + 1 : -1;
+    e->elig = retry_alakai(st, t->attempt, cfg->alakai.max_retries);
     e->reason = xstrdup(rix_code_name(v->ix, t));
     e->name = xstrdup(rix_task_name(v->ix, t));
     if (t->flags & (RD_EXEC_MALFORMED | RD_EXEC_OVERSIZED) && strcmp(st, "unknown") == 0) {
@@ -133,7 +133,7 @@ static void exec_from_task(const rs_view *v, const rix_task *t, const pred_ctx *
 
 static void publish_page(rs_view *v, pred_ctx *p)
 {
-    size_t n = v->ctx.cfg->page_size > 0 ? (size_t)v->ctx.cfg->page_size : 100;
+    size_t n = v->ctx.cfg->ui.page_size > 0 ? (size_t)v->ctx.cfg->ui.page_size : 100;
     if (n > RS_PAGE_MAX)
         n = RS_PAGE_MAX;
     uint32_t *idx = xmalloc(n * sizeof *idx);

@@ -121,9 +121,9 @@ static uint64_t sqs_call(sq_src *s, const char *action, const char *body, rd_htt
     const char *hdrs[] = { sign_hdrs[0], target, out.date_hdr, out.auth_hdr,
                            out.token_hdr, NULL };
     rd_http_req req = { .method = "POST", .url = s->endpoint, .body = body, .headers = hdrs,
-                        .cacert = s->base.ctx.cfg->cacert, .timeout_ms = 8000,
+                        .cacert = s->base.ctx.cfg->http.cacert, .timeout_ms = 8000,
                         .connect_timeout_ms = 3000, .max_body = max_body,
-                        .credential = true, .insecure_ok = s->base.ctx.cfg->insecure };
+                        .credential = true, .insecure_ok = s->base.ctx.cfg->http.insecure };
     uint64_t id = http_start(s->base.ctx.http, &req, cb, ud);
     sigv4_out_free(&out);
     if (!id)
@@ -246,7 +246,7 @@ static void on_attrs_call(const rd_http_resp *r, void *ud)
         q->a = a;
         queue_trend_note(&q->trend, a.visible, a.in_flight, a.delayed, clock_mono());
         s->backoff_s = 0;
-        if (a.dlq_name[0] && !s->base.ctx.cfg->sqs_dlq) {
+        if (a.dlq_name[0] && !s->base.ctx.cfg->sqs.dlq) {
             char *u = sibling_url(q->url, a.dlq_name);
             sq_queue *d = add_queue(s, u, true);
             free(u);
@@ -515,27 +515,27 @@ static char *scheme_host(const char *url)
 rd_source *sqs_source_new(const rd_source_ctx *ctx)
 {
     const rd_system_cfg *cfg = ctx ? ctx->cfg : NULL;
-    if (!cfg || !cfg->sqs_queue_url || !*cfg->sqs_queue_url || !ctx->http)
+    if (!cfg || !cfg->sqs.queue_url || !*cfg->sqs.queue_url || !ctx->http)
         return NULL;
     sq_src *s = xcalloc(1, sizeof *s);
     s->base.ops = &sqs_ops;
     s->base.ctx = *ctx;
     s->base.impl = s;
-    add_list(s, cfg->sqs_queue_url, false);
-    add_list(s, cfg->sqs_dlq, true);
-    s->creds = awscreds_new(ctx->base, ctx->http, cfg->aws_profile, on_creds, s);
+    add_list(s, cfg->sqs.queue_url, false);
+    add_list(s, cfg->sqs.dlq, true);
+    s->creds = awscreds_new(ctx->base, ctx->http, cfg->sqs.aws_profile, on_creds, s);
     if (s->n == 0 && !s->setup_err[0])
         snprintf(s->setup_err, sizeof s->setup_err, "sqs: no queue URL");
     if (s->n) {
-        s->endpoint = cfg->sqs_endpoint && *cfg->sqs_endpoint ? xstrdup(cfg->sqs_endpoint)
+        s->endpoint = cfg->sqs.endpoint && *cfg->sqs.endpoint ? xstrdup(cfg->sqs.endpoint)
                                                               : scheme_host(s->q[0].url);
         char host[256] = "", region[64] = "";
         char *hp = url_host_port(s->q[0].url);
         if (hp)
             snprintf(host, sizeof host, "%s", hp);
         free(hp);
-        if (cfg->sqs_region && *cfg->sqs_region)
-            s->region = xstrdup(cfg->sqs_region);
+        if (cfg->sqs.region && *cfg->sqs.region)
+            s->region = xstrdup(cfg->sqs.region);
         else if (sigv4_region_from_host(host, region, sizeof region))
             s->region = xstrdup(region);
         else if (awscreds_region(s->creds))

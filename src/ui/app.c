@@ -357,8 +357,8 @@ static void app_init(ui_app *app, const rd_opts *opts)
     app->ctx.theme = app->theme;
     app->ctx.km = app->km;
     const rd_system_cfg *sys = session_find(binding_session(app->bind), opts->system);
-    const char *theme = opts->theme ? opts->theme : sys ? sys->theme : NULL;
-    const char *keymap = opts->keymap ? opts->keymap : sys ? sys->keymap : NULL;
+    const char *theme = opts->theme ? opts->theme : sys ? sys->ui.theme : NULL;
+    const char *keymap = opts->keymap ? opts->keymap : sys ? sys->ui.keymap : NULL;
     if (theme)
         app_load_theme(app, theme);
     if (keymap)

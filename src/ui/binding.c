@@ -254,7 +254,7 @@ void binding_start_fleet(ui_app *app, bool live)
 static void binding_prepare(ui_app *app)
 {
     const rd_system_cfg *s = app->bind->sys;
-    bool would_prompt = s->auth && strcmp(s->auth, "jwt-login") == 0 && !s->password;
+    bool would_prompt = s->core.auth && strcmp(s->core.auth, "jwt-login") == 0 && !s->core.password;
     if (app->bind->actor && !app->ctx.read_only && !would_prompt)
         actor_prepare(app->bind->actor, NULL, NULL);
 }
@@ -314,9 +314,9 @@ bool binding_switch(ui_app *app, const char *name)
     binding_teardown(app);   /* close one session's system, open the other */
     memset(app->ctx.filter, 0, sizeof app->ctx.filter);   /* every view's */
     if (!app->opts->theme)
-        app_load_theme(app, s->theme);
+        app_load_theme(app, s->ui.theme);
     if (!app->opts->keymap)
-        app_load_keymap(app, s->keymap);
+        app_load_keymap(app, s->ui.keymap);
     for (int i = 0; i < VIEW__COUNT; i++) {
         if (app->views[i].ops->free)
             app->views[i].ops->free(&app->views[i]);

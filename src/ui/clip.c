@@ -77,7 +77,7 @@ void clip_copy(ui_app *app)
     size_t n = 0;
     char *text = clip_text(&c->sel, &n);
     const rd_system_cfg *sys = app_sys(app);
-    bool osc = sys && sys->clipboard && strcmp(sys->clipboard, "osc52") == 0;
+    bool osc = sys && sys->ui.clipboard && strcmp(sys->ui.clipboard, "osc52") == 0;
     if (osc && clip_osc52(app, text)) {
         ctx_msg(c, false, "copied %zu id%s to the clipboard (OSC 52)%s", n, n == 1 ? "" : "s",
                 n < c->sel.n ? ": the rest did not fit" : "");

@@ -60,7 +60,7 @@ static size_t to_send(const ui_app *app, bool override)
 /* Over confirm_over (or sending an ineligible target by override): type the count. */
 static bool typed_count(const ui_app *app, size_t n, bool override)
 {
-    int over = app_sys(app) ? app_sys(app)->confirm_over : 10;
+    int over = app_sys(app) ? app_sys(app)->ui.confirm_over : 10;
     return (n > 1 && n > (size_t)(over < 0 ? 0 : over)) || (override && app->dlg.counts.ineligible);
 }
 
@@ -479,7 +479,7 @@ static void confirm_guard(ui_app *app, dlines *dl)
                                                c->send ? "not sent unless overridden" : "sending needs the override",
                                                ko, c->ineligible ? "; type the count" : ""));
     size_t n = to_send(app, false);
-    int over = app_sys(app) ? app_sys(app)->confirm_over : 10;
+    int over = app_sys(app) ? app_sys(app)->ui.confirm_over : 10;
     if (typed_count(app, n, false))
         dl_add(dl, TS_DIALOG, xasprintf("more than %d: confirm by typing the count", over));
 }
@@ -488,7 +488,7 @@ static void confirm_lines(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
     const char *sys = app_sys(app) ? app_sys(app)->name : "?";
-    const char *banner = app_sys(app) && app_sys(app)->banner ? app_sys(app)->banner : "";
+    const char *banner = app_sys(app) && app_sys(app)->ui.banner ? app_sys(app)->ui.banner : "";
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s %zu %s%s on %s%s%s%s?", action_name(d->kind), d->sel.n,
                                            action_target_kind(d->kind), d->sel.n == 1 ? "" : "s", sys,
                                            banner[0] ? " (" : "", banner, banner[0] ? ")" : ""));
@@ -549,7 +549,7 @@ static void resend_lines(ui_app *app, dlines *dl)
     const ui_dialog *d = &app->dlg;
     const rd_result *r = item_result(d, (size_t)d->cur);
     const char *sys = app_sys(app) ? app_sys(app)->name : "?";
-    const char *banner = app_sys(app) && app_sys(app)->banner ? app_sys(app)->banner : "";
+    const char *banner = app_sys(app) && app_sys(app)->ui.banner ? app_sys(app)->ui.banner : "";
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("re-send %s of %s %s on %s%s%s%s?", action_name(r->action),
                                            action_target_kind(r->action), r->id, sys, banner[0] ? " (" : "",
                                            banner, banner[0] ? ")" : ""));

@@ -159,7 +159,7 @@ static bool global_action(ui_app *app, ui_action a)
     case UA_BACK:
         if (app->n_hist) {
             app_back(app);
-        } else if (a == UA_QUIT && (!app_sys(app) || app_sys(app)->confirm_quit)) {
+        } else if (a == UA_QUIT && (!app_sys(app) || app_sys(app)->ui.confirm_quit)) {
             char yes[32] = "y";
             keymap_first(app->km, UA_CONFIRM, yes, sizeof yes);
             app->quit_ask = true;

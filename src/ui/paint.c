@@ -147,17 +147,17 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     }
     x = put_raw_tight(w, 0, x, cols, sys ? sys->name : "(no system)", bar | A_BOLD, app->ctx.san);
     x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
-    if (sys && sys->banner && *sys->banner) {
-        char *b = xasprintf(" %s ", sys->banner);
+    if (sys && sys->ui.banner && *sys->ui.banner) {
+        char *b = xasprintf(" %s ", sys->ui.banner);
         x = put_raw_tight(w, 0, x, cols, b, danger, app->ctx.san);
         free(b);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
-    if ((sys && sys->insecure) || (actor && actor_insecure(actor))) {
+    if ((sys && sys->http.insecure) || (actor && actor_insecure(actor))) {
         x = put_raw_tight(w, 0, x, cols, " insecure ", danger, 0);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
-    if (sys && sys->store_insecure) {   /* Redis TLS without verification */
+    if (sys && sys->store.tls.insecure) {   /* Redis TLS without verification */
         x = put_raw_tight(w, 0, x, cols, " TLS NOT VERIFIED ", danger, 0);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
