@@ -9,20 +9,13 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "jsonget.h"
 #include "sanitize.h"
 #include "xalloc.h"
 
 #define JSON_MAX_STR (1u << 20)   /* strings read back are capped */
 
 /* ---- input ----------------------------------------------------------- */
-
-static char *get_str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsString(v) || !v->valuestring)
-        return NULL;
-    return xstrndup(v->valuestring, JSON_MAX_STR);
-}
 
 /* Into a fixed buffer: valid UTF-8, cut on a character boundary (so that what
  * is written back out reads in again unchanged). */
@@ -43,23 +36,8 @@ static void fixed_copy(const char *s, char *out, size_t cap)
 
 static void get_fixed(const cJSON *o, const char *k, char *out, size_t cap)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    fixed_copy(cJSON_IsString(v) && v->valuestring ? v->valuestring : "", out, cap);
-}
-
-static double get_num(const cJSON *o, const char *k, double def)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        return def;
-    return v->valuedouble;
-}
-
-/* Integers: unknown (null/missing/negative/absurd) → def. */
-static long get_long(const cJSON *o, const char *k, long def, long max)
-{
-    double d = get_num(o, k, -1);
-    return d >= 0 && d <= (double)max ? (long)d : def;
+    const char *v = json_str(o, k);
+    fixed_copy(v ? v : "", out, cap);
 }
 
 /* Epoch seconds up to 1e11 (the year 5138): beyond that, milliseconds of them are no
@@ -71,12 +49,7 @@ static double sane_time(double t)
 
 static double get_time(const cJSON *o, const char *k)
 {
-    return sane_time(get_num(o, k, 0));
-}
-
-static bool get_bool(const cJSON *o, const char *k)
-{
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+    return sane_time(json_num(o, k, 0));
 }
 
 static rd_elig elig_parse(const cJSON *o)
@@ -95,25 +68,25 @@ static rd_elig elig_parse(const cJSON *o)
 static void exec_parse(const cJSON *o, void *item, double now)
 {
     rd_execution *e = item;
-    e->id = get_str(o, "id");
-    e->status = get_str(o, "status");
-    e->attempt = (int)get_long(o, "attempt", 0, 1000000000);
-    e->max_attempts = (int)get_long(o, "max_attempts", -1, 1000000000);
+    e->id = json_strdup(o, "id", JSON_MAX_STR);
+    e->status = json_strdup(o, "status", JSON_MAX_STR);
+    e->attempt = (int)json_long(o, "attempt", 0, 1000000000);
+    e->max_attempts = (int)json_long(o, "max_attempts", -1, 1000000000);
     e->elig.verdict = elig_parse(o);
     get_fixed(o, "eligibility_reason", e->elig.why, sizeof e->elig.why);
-    e->elig.flagged = get_bool(o, "flagged");
-    e->chain_root = get_str(o, "chain_root");
+    e->elig.flagged = json_true(o, "flagged");
+    e->chain_root = json_strdup(o, "chain_root", JSON_MAX_STR);
     if (e->chain_root && e->id && strcmp(e->chain_root, e->id) == 0) {
         free(e->chain_root);   /* the root is itself */
         e->chain_root = NULL;
     }
-    e->error = get_str(o, "error");
-    e->worker = get_str(o, "worker");
-    e->name = get_str(o, "name");
-    e->parent_id = get_str(o, "parent_id");
-    e->retry_of = get_str(o, "retry_of");
-    e->reason = get_str(o, "reason");
-    e->fingerprint = get_str(o, "fingerprint");
+    e->error = json_strdup(o, "error", JSON_MAX_STR);
+    e->worker = json_strdup(o, "worker", JSON_MAX_STR);
+    e->name = json_strdup(o, "name", JSON_MAX_STR);
+    e->parent_id = json_strdup(o, "parent_id", JSON_MAX_STR);
+    e->retry_of = json_strdup(o, "retry_of", JSON_MAX_STR);
+    e->reason = json_strdup(o, "reason", JSON_MAX_STR);
+    e->fingerprint = json_strdup(o, "fingerprint", JSON_MAX_STR);
     e->created_at = get_time(o, "created_at");
     e->updated_at = get_time(o, "updated_at");
     e->finished_at = get_time(o, "finished_at");
@@ -123,10 +96,10 @@ static void exec_parse(const cJSON *o, void *item, double now)
     e->next_retry_max = get_time(o, "next_retry_max");
     if (!e->next_retry_max)
         e->next_retry_max = e->next_retry_min;
-    e->flags = (get_bool(o, "orphan_suspect") ? RD_EXEC_ORPHAN : 0) |
-               (get_bool(o, "overlapping") ? RD_EXEC_OVERLAP : 0) |
-               (get_bool(o, "malformed") ? RD_EXEC_MALFORMED : 0) |
-               (get_bool(o, "oversized") ? RD_EXEC_OVERSIZED : 0);
+    e->flags = (json_true(o, "orphan_suspect") ? RD_EXEC_ORPHAN : 0) |
+               (json_true(o, "overlapping") ? RD_EXEC_OVERLAP : 0) |
+               (json_true(o, "malformed") ? RD_EXEC_MALFORMED : 0) |
+               (json_true(o, "oversized") ? RD_EXEC_OVERSIZED : 0);
 }
 
 static rd_health health_parse(const char *s)
@@ -142,71 +115,71 @@ static rd_health health_parse(const char *s)
 static void worker_parse(const cJSON *o, void *item, double now)
 {
     rd_worker *w = item;
-    w->id = get_str(o, "id");
-    w->name = get_str(o, "name");
-    w->status = get_str(o, "status");
+    w->id = json_strdup(o, "id", JSON_MAX_STR);
+    w->name = json_strdup(o, "name", JSON_MAX_STR);
+    w->status = json_strdup(o, "status", JSON_MAX_STR);
     char h[16];
     get_fixed(o, "health", h, sizeof h);
     w->health = health_parse(h);
     get_fixed(o, "health_reason", w->health_reason, sizeof w->health_reason);
     w->heartbeat_at = get_time(o, "heartbeat_at");
-    double age = get_num(o, "heartbeat_age_s", NAN);
+    double age = json_num(o, "heartbeat_age_s", NAN);
     if (!w->heartbeat_at && isfinite(age))
         w->heartbeat_at = sane_time(now - age);
-    w->queue_depth = get_long(o, "queue_depth", -1, 1L << 50);
-    w->reported_health = get_str(o, "reported_health");
-    w->in_flight = (int)get_long(o, "in_flight", -1, 1000000000);
-    w->capacity = (int)get_long(o, "capacity", -1, 1000000000);
-    w->failure_rate = get_num(o, "failure_rate", -1);
+    w->queue_depth = json_long(o, "queue_depth", -1, 1L << 50);
+    w->reported_health = json_strdup(o, "reported_health", JSON_MAX_STR);
+    w->in_flight = (int)json_long(o, "in_flight", -1, 1000000000);
+    w->capacity = (int)json_long(o, "capacity", -1, 1000000000);
+    w->failure_rate = json_num(o, "failure_rate", -1);
     if (w->failure_rate < 0)
         w->failure_rate = -1;
-    w->consecutive_failures = (int)get_long(o, "consecutive_failures", -1, 1000000000);
-    w->tags = get_str(o, "tags");
-    w->has_metrics = get_bool(o, "has_metrics") || w->queue_depth >= 0 ||
+    w->consecutive_failures = (int)json_long(o, "consecutive_failures", -1, 1000000000);
+    w->tags = json_strdup(o, "tags", JSON_MAX_STR);
+    w->has_metrics = json_true(o, "has_metrics") || w->queue_depth >= 0 ||
                      w->failure_rate >= 0 || w->consecutive_failures >= 0;
 }
 
 static double get_rate(const cJSON *o, const char *k)
 {
-    double r = get_num(o, k, -1);
+    double r = json_num(o, k, -1);
     return r >= 0 ? r : -1;
 }
 
 static void queue_parse(const cJSON *o, void *item, double now)
 {
     rd_queue *q = item;
-    q->name = get_str(o, "name");
-    q->depth = get_long(o, "depth", -1, 1L << 50);
-    q->consumers = (int)get_long(o, "consumers", -1, 1000000000);
-    q->is_dlq = get_bool(o, "is_dlq");
-    q->ready = get_long(o, "ready", -1, 1L << 50);
-    q->unacked = get_long(o, "unacked", -1, 1L << 50);
+    q->name = json_strdup(o, "name", JSON_MAX_STR);
+    q->depth = json_long(o, "depth", -1, 1L << 50);
+    q->consumers = (int)json_long(o, "consumers", -1, 1000000000);
+    q->is_dlq = json_true(o, "is_dlq");
+    q->ready = json_long(o, "ready", -1, 1L << 50);
+    q->unacked = json_long(o, "unacked", -1, 1L << 50);
     q->publish_rate = get_rate(o, "publish_rate");
     q->deliver_rate = get_rate(o, "deliver_rate");
-    q->dead_letter_exchange = get_str(o, "dead_letter_exchange");
-    q->ttl_ms = get_long(o, "ttl_ms", -1, 1L << 50);
-    q->delayed = get_long(o, "delayed", 0, 1L << 50);
-    q->max_receive = get_long(o, "max_receive", 0, 1L << 50);
-    q->retention_s = get_long(o, "retention_s", 0, 1L << 50);
-    q->not_draining = get_bool(o, "not_draining");
+    q->dead_letter_exchange = json_strdup(o, "dead_letter_exchange", JSON_MAX_STR);
+    q->ttl_ms = json_long(o, "ttl_ms", -1, 1L << 50);
+    q->delayed = json_long(o, "delayed", 0, 1L << 50);
+    q->max_receive = json_long(o, "max_receive", 0, 1L << 50);
+    q->retention_s = json_long(o, "retention_s", 0, 1L << 50);
+    q->not_draining = json_true(o, "not_draining");
 }
 
 static void dlq_parse(const cJSON *o, void *item, double now)
 {
     rd_dlq_entry *d = item;
-    d->id = get_str(o, "id");
-    d->queue = get_str(o, "queue");
-    d->execution_id = get_str(o, "execution_id");
-    d->step_id = get_str(o, "step_id");
-    d->reason = get_str(o, "reason");
-    d->count = get_long(o, "count", -1, 1L << 50);
+    d->id = json_strdup(o, "id", JSON_MAX_STR);
+    d->queue = json_strdup(o, "queue", JSON_MAX_STR);
+    d->execution_id = json_strdup(o, "execution_id", JSON_MAX_STR);
+    d->step_id = json_strdup(o, "step_id", JSON_MAX_STR);
+    d->reason = json_strdup(o, "reason", JSON_MAX_STR);
+    d->count = json_long(o, "count", -1, 1L << 50);
     d->first_death_at = get_time(o, "first_death_at");
     d->last_death_at = get_time(o, "last_death_at");
-    d->payload = get_str(o, "payload");
-    d->origin_queue = get_str(o, "origin_queue");
-    d->redelivered = get_bool(o, "redelivered");
-    d->attempt = (int)get_long(o, "attempt", 0, 1000000000);
-    d->task_type = get_str(o, "task_type");
+    d->payload = json_strdup(o, "payload", JSON_MAX_STR);
+    d->origin_queue = json_strdup(o, "origin_queue", JSON_MAX_STR);
+    d->redelivered = json_true(o, "redelivered");
+    d->attempt = (int)json_long(o, "attempt", 0, 1000000000);
+    d->task_type = json_strdup(o, "task_type", JSON_MAX_STR);
     d->sent_at = get_time(o, "sent_at");
 }
 
@@ -223,9 +196,9 @@ static void source_parse(const cJSON *o, void *item, double now)
             s->state = all[i];
     get_fixed(o, "error", s->error, sizeof s->error);
     get_fixed(o, "tls", s->tls, sizeof s->tls);
-    s->tls_unverified = s->tls[0] && !get_bool(o, "tls_verified");
+    s->tls_unverified = s->tls[0] && !json_true(o, "tls_verified");
     s->last_ok = get_time(o, "last_ok");
-    double age = get_num(o, "age_ms", NAN);
+    double age = json_num(o, "age_ms", NAN);
     if (!s->last_ok && isfinite(age))
         s->last_ok = sane_time(now - age / 1000);
     s->since = get_time(o, "since");
@@ -245,9 +218,9 @@ static void count_parse(const cJSON *o, void *item, double now)
     rd_count *c = item;
     memset(c, 0, sizeof *c);
     get_fixed(o, "status", c->status, sizeof c->status);
-    c->count = get_long(o, "count", -1, 1L << 50);
-    c->estimated = get_bool(o, "estimated");
-    c->capped = get_bool(o, "capped");
+    c->count = json_long(o, "count", -1, 1L << 50);
+    c->estimated = json_true(o, "estimated");
+    c->capped = json_true(o, "capped");
 }
 
 static size_t array_objects(const cJSON *root, const char *key, const cJSON ***out)
@@ -308,7 +281,7 @@ static void load_parts(rd_model *m, const cJSON *root, const char *key, void *v,
     array_objects(root, key, &objs);
     char **owner = xcalloc(n ? n : 1, sizeof *owner);
     for (size_t i = 0; i < n; i++) {
-        owner[i] = get_str(objs[i], "source");
+        owner[i] = json_strdup(objs[i], "source", JSON_MAX_STR);
         if (!owner[i])
             owner[i] = xstrdup("snapshot");
     }
@@ -354,13 +327,13 @@ static void load_dlq(rd_model *m, const cJSON *root, double now)
     }
     np = array_objects(root, "dlq_sources", &parts);
     if (np == (size_t)-1) {
-        model_dlq_total(m, "snapshot", get_long(root, "dlq_total", -1, 1L << 50));
+        model_dlq_total(m, "snapshot", json_long(root, "dlq_total", -1, 1L << 50));
         return;
     }
     for (size_t i = 0; i < np; i++) {
-        char *o = get_str(parts[i], "source");
+        char *o = json_strdup(parts[i], "source", JSON_MAX_STR);
         if (o && *o)
-            model_dlq_total(m, o, get_long(parts[i], "total", -1, 1L << 50));
+            model_dlq_total(m, o, json_long(parts[i], "total", -1, 1L << 50));
         free(o);
     }
     free(parts);
@@ -385,7 +358,7 @@ static void load_core(rd_model *m, const cJSON *root)
     c->checked_at = get_time(o, "checked_at");
     c->since = get_time(o, "since");
     get_fixed(o, "last_action", c->last_action, sizeof c->last_action);
-    c->last_action_failed = get_bool(o, "last_action_failed");
+    c->last_action_failed = json_true(o, "last_action_failed");
     c->last_action_at = get_time(o, "last_action_at");
 }
 
@@ -394,14 +367,14 @@ static void load_model(rd_model *m, const cJSON *root, double now)
     size_t n;
     void *v;
     if ((v = load_array(root, "executions", sizeof(rd_execution), exec_parse, now, &n)))
-        model_set_execs(m, v, n, get_bool(root, "executions_more"));
+        model_set_execs(m, v, n, json_true(root, "executions_more"));
     if ((v = load_array(root, "chain", sizeof(rd_execution), exec_parse, now, &n))) {
-        char *id = get_str(root, "chain_id");
+        char *id = json_strdup(root, "chain_id", JSON_MAX_STR);
         model_set_chain(m, id, v, n);
         free(id);
     }
     if ((v = load_array(root, "running", sizeof(rd_execution), exec_parse, now, &n))) {
-        char *w = get_str(root, "running_worker");   /* the drain cockpit's worker */
+        char *w = json_strdup(root, "running_worker", JSON_MAX_STR);   /* the drain cockpit's worker */
         model_set_running(m, w, v, n, true);
         free(w);
     }
@@ -421,7 +394,7 @@ static void load_model(rd_model *m, const cJSON *root, double now)
         m->sources.n = m->sources.cap = n;
     }
     if (cJSON_GetObjectItemCaseSensitive(root, "orphan_suspects"))
-        m->orphan_suspects = get_long(root, "orphan_suspects", -1, 1L << 50);
+        m->orphan_suspects = json_long(root, "orphan_suspects", -1, 1L << 50);
     if (cJSON_GetObjectItemCaseSensitive(root, "failing_rate"))
         m->failing_rate = get_rate(root, "failing_rate");
     model_changed(m);
@@ -440,7 +413,7 @@ bool model_from_json(rd_model *m, const char *json, char *err, size_t errcap)
     }
     struct timeval tv;
     gettimeofday(&tv, NULL);
-    double now = get_num(root, "now", (double)tv.tv_sec + tv.tv_usec / 1e6);
+    double now = json_num(root, "now", (double)tv.tv_sec + tv.tv_usec / 1e6);
     load_model(m, root, now);
     cJSON_Delete(root);
     return true;
