@@ -44,7 +44,8 @@ static void parse_me(const rd_http_resp *r, rd_whoami *res)
     if (!d)
         d = o;
     static const char *const keys[] = {"identity", "login", "sub", "email", "name"};
-    copy_str(res->identity, sizeof res->identity, json_first_str(d, keys, sizeof keys / sizeof *keys));
+    copy_str(res->identity, sizeof res->identity,
+             json_first_str(d, keys, sizeof keys / sizeof *keys));
     copy_str(res->role, sizeof res->role, json_str(d, "role"));
     copy_str(res->auth, sizeof res->auth, json_str(d, "auth"));
     cJSON_Delete(o);

@@ -156,7 +156,7 @@ size_t text_split_list(const char *list, text_list_rule rule, text_span *out, si
         const char *e = item_end(p, rule), *t = e;
         while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
             t--;
-        if (t > p || rule == TEXT_LIST_URLS) {   /* an empty URL is the parser's error */
+        if (t > p || rule == TEXT_LIST_URLS) {   /* an empty URL: the parser's error */
             if (n < max)
                 out[n] = (text_span){ p, (size_t)(t - p) };
             n++;

@@ -114,7 +114,7 @@ static uint64_t sqs_call(sq_src *s, const char *action, const char *body, rd_htt
     sigv4_in in = { .method = "POST", .url = s->endpoint, .body = body,
                     .headers = sign_hdrs, .region = s->region, .service = "sqs",
                     .access_key = k->access_key, .secret_key = k->secret_key,
-                    .token = k->token, .when = time(NULL) };
+                    .token = k->token, .when = (time_t)clock_wall() };
     sigv4_out out;
     if (!sigv4_sign(&in, &out, why, cap))
         return 0;

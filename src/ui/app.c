@@ -369,7 +369,7 @@ static void app_fleet_models(ui_app *app, const char *dir)
         char *path = xasprintf("%s/%s.json", dir, session_system(s)->name);
         char why[160], err[256];
         char *json = text_read_file(path, 64u << 20, why, sizeof why);
-        if (json && !model_from_json(session_model(s), json, err, sizeof err))
+        if (json && !model_from_json(session_model(s), json, clock_wall(), err, sizeof err))
             fprintf(stderr, "redrive: %s: %s\n", path, err);
         free(json);
         free(path);
@@ -539,7 +539,7 @@ static bool app_headless_model(ui_app *app, const char *file)
         fprintf(stderr, "redrive: %s: %s\n", file, why);
         return false;
     }
-    bool ok = model_from_json(app->model, json, err, sizeof err);
+    bool ok = model_from_json(app->model, json, clock_wall(), err, sizeof err);
     free(json);
     if (!ok)
         fprintf(stderr, "redrive: %s: %s\n", file, err);
