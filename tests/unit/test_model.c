@@ -288,6 +288,14 @@ static void test_from_json_tolerant(void)
     CHECK(strstr(out, "\"id\":\tnull") != NULL);
     free(out);
     model_free(m);
+    /* without a "now" in the JSON, ages count back from the caller's now (the core reads
+     * no clock) */
+    m = model_new();
+    CHECK(model_from_json(m, "{\"workers\": [{\"heartbeat_age_s\": 30}], \"sources\": "
+                          "[{\"name\": \"pg\", \"age_ms\": 500}]}", 2000, err, sizeof err));
+    CHECK(m->workers.n == 1 && m->workers.items[0].heartbeat_at == 1970);
+    CHECK(m->sources.n == 1 && m->sources.items[0].last_ok == 1999.5);
+    model_free(m);
 }
 
 static void test_text(void)
