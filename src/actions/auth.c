@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/jsonget.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/http.h"
@@ -95,17 +96,14 @@ static bool jwt_claims(const char *tok, double *exp, char **ident)
         cJSON_Delete(o);
         return false;
     }
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "exp");
-    if (cJSON_IsNumber(e) && isfinite(e->valuedouble) && e->valuedouble > 0)
-        *exp = e->valuedouble;       /* "exp": 1e999 is not "never expires" */
+    double e = json_num(o, "exp", 0);   /* "exp": 1e999 is not "never expires" */
+    if (e > 0)
+        *exp = e;
     static const char *const keys[] = {"sub", "email", "preferred_username", "login"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys && ident; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
-        if (cJSON_IsString(v) && v->valuestring[0]) {
-            free(*ident);
-            *ident = xstrndup(v->valuestring, 128);
-            break;
-        }
+    const char *v = ident ? json_first_str(o, keys, sizeof keys / sizeof *keys) : NULL;
+    if (v) {
+        free(*ident);
+        *ident = xstrndup(v, 128);
     }
     cJSON_Delete(o);
     return true;
@@ -388,17 +386,12 @@ static void on_me(const rd_http_resp *r, void *ud)
     if (r->status != 200 || !r->body)
         return;
     cJSON *o = cJSON_ParseWithLength(r->body, r->body_len);
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
-    if (!cJSON_IsObject(d))
-        d = o;
+    const cJSON *d = json_obj(o, "data");
     static const char *const keys[] = {"login", "identity", "sub", "email", "name"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, keys[i]);
-        if (cJSON_IsString(v) && v->valuestring[0]) {
-            free(a->identity);
-            a->identity = xstrndup(v->valuestring, 128);
-            break;
-        }
+    const char *v = json_first_str(d ? d : o, keys, sizeof keys / sizeof *keys);
+    if (v) {
+        free(a->identity);
+        a->identity = xstrndup(v, 128);
     }
     cJSON_Delete(o);
 }

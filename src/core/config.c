@@ -339,22 +339,20 @@ static void check_url(parser *p, const sect *s, const char *key, const char *url
         err(p, key_line(s, key), "'%s' %s", key, urlrule_text(v));
 }
 
-/* Every URL of a list split at commas and blanks (sqs_queue_url, workers); with names_ok,
- * items without "://" are names, not URLs (sqs_dlq). */
+/* Every URL of a list (text_split_list: at commas and blanks; sqs_queue_url, workers); with
+ * names_ok, items without "://" are names, not URLs (sqs_dlq). */
 static void check_url_list(parser *p, const sect *s, const char *key, const char *list,
                            bool cred, bool names_ok)
 {
-    for (const char *q = list; q && *q;) {
-        q += strspn(q, ", \t");
-        size_t n = strcspn(q, ", \t");
-        if (n == 0)
-            break;
-        char *one = xstrndup(q, n);
+    size_t n;
+    text_span *sp = text_split_all(list, TEXT_LIST_WORDS, &n);
+    for (size_t i = 0; i < n; i++) {
+        char *one = xstrndup(sp[i].s, sp[i].len);
         if (!(names_ok && !strstr(one, "://")))
             check_url(p, s, key, one, cred);
         free(one);
-        q += n;
     }
+    free(sp);
 }
 
 static void check_auth(parser *p, const sect *s)

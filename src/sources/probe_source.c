@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../core/health.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/http.h"
@@ -239,13 +240,10 @@ rd_source *probe_source_new(const rd_source_ctx *ctx)
     s->base.ctx = *ctx;
     s->base.impl = s;
     s->t = xcalloc(PR_MAX_TARGETS, sizeof *s->t);
-    for (const char *p = cfg->workers; *p;) {
-        size_t n = strcspn(p, ", \t");
-        if (n > 0)
-            add_target(s, p, n);
-        p += n;
-        p += strspn(p, ", \t");
-    }
+    text_span sp[PR_MAX_TARGETS];
+    size_t n = text_split_list(cfg->workers, TEXT_LIST_WORDS, sp, PR_MAX_TARGETS);
+    for (size_t i = 0; i < n && i < PR_MAX_TARGETS; i++)
+        add_target(s, sp[i].s, sp[i].len);
     s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
     return &s->base;
 }

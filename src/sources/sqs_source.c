@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "../core/health.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/awscreds.h"
 #include "../io/clock.h"
@@ -113,7 +114,7 @@ static uint64_t sqs_call(sq_src *s, const char *action, const char *body, rd_htt
     sigv4_in in = { .method = "POST", .url = s->endpoint, .body = body,
                     .headers = sign_hdrs, .region = s->region, .service = "sqs",
                     .access_key = k->access_key, .secret_key = k->secret_key,
-                    .token = k->token, .when = time(NULL) };
+                    .token = k->token, .when = (time_t)clock_wall() };
     sigv4_out out;
     if (!sigv4_sign(&in, &out, why, cap))
         return 0;
@@ -483,26 +484,18 @@ static const rd_source_ops sqs_ops = {
 
 static void add_list(sq_src *s, const char *list, bool is_dlq)
 {
-    for (const char *p = list; p && *p;) {
-        size_t n = strcspn(p, ",");
-        char *one = xstrndup(p, n);
-        char *a = one, *b = one + strlen(one);
-        while (*a == ' ')
-            a++;
-        while (b > a && b[-1] == ' ')
-            *--b = '\0';
-        if (*a) {
-            char *u = strstr(a, "://") || !s->n ? xstrdup(a) : sibling_url(s->q[0].url, a);
-            if (!add_queue(s, u, is_dlq) && !s->setup_err[0])
-                snprintf(s->setup_err, sizeof s->setup_err, "sqs: bad queue URL '%.150s' "
-                         "(or more than %d queues)", u, SQ_MAX_QUEUES);
-            free(u);
-        }
-        free(one);
-        p += n;
-        if (*p == ',')
-            p++;
+    size_t n;
+    text_span *sp = text_split_all(list, TEXT_LIST_WORDS, &n);
+    for (size_t i = 0; i < n; i++) {
+        char *a = xstrndup(sp[i].s, sp[i].len);
+        char *u = strstr(a, "://") || !s->n ? xstrdup(a) : sibling_url(s->q[0].url, a);
+        if (!add_queue(s, u, is_dlq) && !s->setup_err[0])
+            snprintf(s->setup_err, sizeof s->setup_err, "sqs: bad queue URL '%.150s' "
+                     "(or more than %d queues)", u, SQ_MAX_QUEUES);
+        free(u);
+        free(a);
     }
+    free(sp);
 }
 
 static char *scheme_host(const char *url)

@@ -330,7 +330,7 @@ static bool app_headless_model(ui_app *app, const char *file)
         fprintf(stderr, "redrive: %s: %s\n", file, why);
         return false;
     }
-    bool ok = model_from_json(binding_model(app->bind), json, err, sizeof err);
+    bool ok = model_from_json(binding_model(app->bind), json, clock_wall(), err, sizeof err);
     free(json);
     if (!ok)
         fprintf(stderr, "redrive: %s: %s\n", file, err);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/model_json.h"
+#include "../io/clock.h"
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
@@ -218,7 +219,7 @@ static void binding_fleet_models(ui_binding *b, const char *dir)
         char *path = xasprintf("%s/%s.json", dir, session_system(s)->name);
         char why[160], err[256];
         char *json = text_read_file(path, 64u << 20, why, sizeof why);
-        if (json && !model_from_json(session_model(s), json, err, sizeof err))
+        if (json && !model_from_json(session_model(s), json, clock_wall(), err, sizeof err))
             fprintf(stderr, "redrive: %s: %s\n", path, err);
         free(json);
         free(path);

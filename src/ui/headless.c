@@ -16,6 +16,7 @@
 #include <wchar.h>
 
 #include "../core/model_json.h"
+#include "../io/clock.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../session/session.h"   /* RD_EXIT_* */
@@ -99,7 +100,7 @@ static bool headless_line(ui_app *app, char *line, int lineno)
     } else if (strcmp(line, "model") == 0) {
         char why[160], err[256];
         char *json = text_read_file(arg, 64u << 20, why, sizeof why);
-        bool read = json != NULL, ok = read && model_from_json(app_model(app), json, err, sizeof err);
+        bool read = json != NULL, ok = read && model_from_json(app_model(app), json, clock_wall(), err, sizeof err);
         free(json);
         if (!ok) {
             fprintf(stderr, "redrive: headless script line %d: %s: %s\n", lineno, arg, read ? err : why);
