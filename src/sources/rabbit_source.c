@@ -224,7 +224,7 @@ static void peek_next(http_poller *p)
     http_peek *k = &p->peek;
     size_t limit = s->n_dlq < RB_PEEK_QUEUES ? s->n_dlq : RB_PEEK_QUEUES;
     if (k->at >= limit) {
-        http_poller_peek_end(&s->hp);
+        http_poller_peek_end(p);
         return;
     }
     int count = RB_PEEK_COUNT * (k->pages > 0 ? k->pages : 1);
@@ -238,7 +238,7 @@ static void peek_next(http_poller *p)
     free(body);
     if (!k->req) {
         snprintf(k->err, sizeof k->err, "peek: request could not be started");
-        http_poller_peek_end(&s->hp);
+        http_poller_peek_end(p);
     }
 }
 

@@ -323,13 +323,13 @@ static void peek_next(http_poller *p)
     while (k->at < s->n && !s->q[k->at].is_dlq)
         k->at++;
     if (k->at >= s->n) {
-        http_poller_peek_end(&s->hp);
+        http_poller_peek_end(p);
         return;
     }
     const sq_queue *q = &s->q[k->at];
     char *qurl = url_escape_json(q->url, k->err, sizeof k->err);
     if (!qurl) {
-        http_poller_peek_end(&s->hp);
+        http_poller_peek_end(p);
         return;
     }
     char *body = xasprintf("{\"QueueUrl\":\"%s\",\"MaxNumberOfMessages\":%d,"
@@ -347,7 +347,7 @@ static void peek_next(http_poller *p)
     free(body);
     if (!k->req) {
         snprintf(k->err, sizeof k->err, "peek: %s", why);
-        http_poller_peek_end(&s->hp);
+        http_poller_peek_end(p);
     }
 }
 
