@@ -44,9 +44,8 @@ typedef struct rb_src {
     bool overview_asked;
     long page;
     rb_queue_page acc;               /* queues of the poll in progress */
-    char **dlq_names;                /* DLQ queues of the last good poll */
-    size_t n_dlq;
-    long dlq_depth;                  /* the peek reads dlq_names[hp.peek.at] */
+    char **dlq_names;                /* DLQ queues of the last good poll (the peek reads */
+    size_t n_dlq;                    /* dlq_names[hp.peek.at]) */
 } rb_src;
 
 static void start_auth(rb_src *s);
@@ -110,7 +109,6 @@ static void publish_queues(rb_src *s)
         s->dlq_names[s->n_dlq++] = xstrdup(q->name);
         depth += q->depth > 0 ? q->depth : 0;
     }
-    s->dlq_depth = depth;
     model_dlq_total(m, SRC_NAME, depth);
     model_set_queues(m, SRC_NAME, s->acc.items, s->acc.n);
     memset(&s->acc, 0, sizeof s->acc);

@@ -51,7 +51,6 @@ typedef struct sq_src {
     bool polling;
     int backoff_s;
     double resume_at;                /* mono: no poll before (throttled) */
-    uint64_t requests;               /* sent, for benchmarks */
     int peek_page;                   /* of the peek request in flight (of q[hp.peek.at]) */
 } sq_src;
 
@@ -112,8 +111,6 @@ static uint64_t sqs_call(sq_src *s, const char *action, const char *body, rd_htt
     sigv4_out_free(&out);
     if (!id)
         snprintf(why, cap, "SQS request not sent: %s", http_why(s->hp.base.ctx.http));
-    else
-        s->requests++;
     return id;
 }
 
