@@ -9,13 +9,8 @@
 
 #include "../core/health.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "pg_rows.h"
-
-static bool result_ok(const PGresult *r)
-{
-    ExecStatusType st = PQresultStatus(r);
-    return st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
-}
 
 static void result_error(const PGresult *r, qkind k, char *out, size_t cap)
 {
@@ -23,12 +18,6 @@ static void result_error(const PGresult *r, qkind k, char *out, size_t cap)
     if (!m || !*m)
         m = PQresultErrorMessage(r);
     snprintf(out, cap, "query %s: %s", pg_qnames[k], m && *m ? m : PQresStatus(PQresultStatus(r)));
-}
-
-static bool sqlstate_is(const PGresult *r, const char *code)
-{
-    const char *st = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    return st && strcmp(st, code) == 0;
 }
 
 /* A bad id typed by the operator (SQLSTATE class 22) is not a source failure. */
@@ -60,7 +49,7 @@ static bool load_variant(pg_src *s, const char *name, char *err, size_t cap)
     }
     rd_profile *p = xcalloc(1, sizeof *p);
     rd_diags d = {0};
-    bool ok = profile_load_near(name, s->pub.ctx.prof->path, p, &d);
+    bool ok = profile_load_near(name, s->base.ctx.prof->path, p, &d);
     if (!ok) {
         snprintf(err, cap, "profile %s: %s", name, d.n ? d.msgs[0] : "cannot load");
         diags_free(&d);
@@ -97,8 +86,8 @@ static void note_server(pg_src *s)
 void pg_apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
 {
     for (size_t i = 0; i < n; i++) {
-        qkind k = s->inflight[i];
-        if (!result_ok(res[i])) {
+        qkind k = pg_batch_kind(s->batch, i);
+        if (!pg_result_ok(res[i])) {
             if (!*err)
                 result_error(res[i], k, err, cap);
             continue;
@@ -109,7 +98,7 @@ void pg_apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
             free(s->extensions);
             s->extensions = xstrdup(v ? v : ",");
         } else if (k == Q_VARIANT && !load_variant(s, v ? v : "", err, cap)) {
-            s->prof = s->pub.ctx.prof;
+            s->prof = s->base.ctx.prof;
         }
     }
     note_server(s);
@@ -118,10 +107,10 @@ void pg_apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
 
 static pg_row_ctx row_ctx(const pg_src *s)
 {
-    pg_row_ctx x = { .now = now_s() };
+    pg_row_ctx x = { .now = clock_wall() };
     x.sem = pg_semantics_parse(s->prof->semantics);
-    if (s->pub.ctx.cfg)
-        x.health = s->pub.ctx.cfg->health;
+    if (s->base.ctx.cfg)
+        x.health = s->base.ctx.cfg->health;
     else
         health_defaults(&x.health);
     /* the profile's heartbeat_max_age (e.g. OpenAgents beats every 60 s) applies unless the
@@ -162,7 +151,7 @@ static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
     if (s->page_gen_inflight != s->page_gen)
         return;                       /* the page changed meanwhile; a new one is wanted */
     s->page_gen_applied = s->page_gen;
-    int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
+    int page = s->base.ctx.cfg && s->base.ctx.cfg->page_size > 0 ? s->base.ctx.cfg->page_size
                                                                : 100;
     rd_execution *v;
     size_t n = pg_rows_execs(r, x, &v);
@@ -351,31 +340,23 @@ static void notes_publish(pg_src *s)
 void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap)
 {
     pg_row_ctx x = row_ctx(s);
-    for (size_t i = 0; i < n && i < s->n_inflight; i++) {
-        qkind k = s->inflight[i];
+    for (size_t i = 0; i < n && i < pg_batch_n(s->batch); i++) {
+        qkind k = pg_batch_kind(s->batch, i);
         if (k == Q_SETTING)
             continue;
         if (k == Q_REPLICA) {         /* the lag: shown when read, never a failure */
-            pg_replica_apply(s, res[i]);
+            pg_replica_apply(s->replica, res[i]);
             continue;
         }
-        if (k == Q_PREPARE) {         /* named from now on; unnamed if it would not prepare */
-            s->prepared[s->prep_of[i]][s->prep_guarded[i]] = result_ok(res[i]);
-            continue;
-        }
-        if (!result_ok(res[i]) && sqlstate_is(res[i], "26000")) {
-            /* "prepared statement does not exist": a pooler hands out other sessions */
-            s->no_named = true;
-            memset(s->prepared, 0, sizeof s->prepared);
-        }
+        if (pg_batch_result(s->batch, i, res[i]))
+            continue;                 /* a statement prepared */
         if (k == Q_CHANGES) {
-            bool ok = result_ok(res[i]);
-            pg_changes_apply(s, res[i], ok);
+            bool ok = pg_result_ok(res[i]);
+            pg_changes_apply(s->changes, s->replica, res[i], ok);
             note_set(s, k, ok || pg_changes_unchanged(res[i]) ? NULL : res[i]);
             continue;
         }
-        if (s->chg_guarded[i] && pg_changes_skipped(s, k)) {
-            s->chg_skipped++;
+        if (pg_batch_guarded(s->batch, i) && pg_changes_skipped(s->changes, k)) {
             if (k == Q_EXECS && s->page_gen_inflight == s->page_gen)
                 s->page_gen_applied = s->page_gen;
             if (k == Q_WORKERS)
@@ -384,21 +365,23 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
         }
         if (PQresultStatus(res[i]) == PGRES_PIPELINE_ABORTED) {
             /* another query of its sync group failed: wanted again, a sync each */
-            s->chg_split = true;
+            pg_changes_query_failed(s->changes, true);
             if (k == Q_EXECS)
                 s->want_page = true;
             else
                 s->want_main = true;
             continue;
         }
-        if (s->chg_grouped && !result_ok(res[i]))
-            s->chg_split = true;
+        if (!pg_result_ok(res[i]))
+            pg_changes_query_failed(s->changes, false);
         if (k == Q_INDEXES) {         /* advice: a catalog it cannot read is no failure */
-            if (result_ok(res[i]))
-                pg_indexes_apply(s, res[i]);
+            if (pg_result_ok(res[i])) {
+                free(s->notes[Q_INDEXES]);
+                s->notes[Q_INDEXES] = pg_indexes_note(res[i]);
+            }
             continue;
         }
-        if (result_ok(res[i])) {
+        if (pg_result_ok(res[i])) {
             apply_one(s, k, res[i], &x);
             note_set(s, k, NULL);
         } else if (profile_query_optional(s->prof, pg_qnames[k])) {
