@@ -115,6 +115,7 @@ typedef struct draft {
     bool probe_forced;
     char limit[24], dlq_limit[24], budget[24];
     char *idx_param;
+    bool page_sent, running_sent; /* the executions page, the cockpit's running ones */
 } draft;
 
 static void draft_free(draft *b)
@@ -284,85 +285,64 @@ static void group_probe(pg_src *s, draft *b)
         b->q[i].no_sync = true;
 }
 
+/* The executions page: on a poll only while the list is on screen; one the operator asked
+ * for (filter, paging, jump) always, and never skipped. */
+static void build_page(pg_src *s, draft *b, const pg_wants *w, bool guard)
+{
+    bool page_shown = w->execs_shown || w->page_asked;
+    bool page_due = w->main || w->page;
+    pg_changes_leave_out(s->changes, Q_EXECS, page_due && !page_shown);
+    if (!page_due || !page_shown)
+        return;
+    int page = w->page_size;
+    snprintf(b->limit, sizeof b->limit, "%d", page + 1);
+    /* $6, the rows searched: a filter searches a bounded window per request */
+    snprintf(b->budget, sizeof b->budget, "%ld", w->filtered ? w->budget : (long)page + 1);
+    const char *sql = query(s, Q_EXECS);
+    const char *p[7] = { w->key, w->id, w->status, w->text, b->limit, b->budget, w->worker };
+    bool six = sql && strstr(sql, "$6");
+    bool seven = six && strstr(sql, "$7");   /* the worker filter (else on the page: pg_view) */
+    /* a cached generic plan for the first page only where the profile says it is
+     * fast for those parameters (first_page_plan = cached; checked at scale) */
+    const char *fp = profile_get(s->prof, "first_page_plan");
+    bool cached = six && fp && strcmp(fp, "cached") == 0 && !w->key && !w->filtered;
+    add_main(b, s, Q_EXECS, guard && !w->page_asked, seven ? 7 : six ? 6 : 5, p, cached);
+    b->page_sent = true;
+}
+
 static void build_main(pg_src *s, draft *b)
 {
+    pg_wants w;
+    pg_view_wants(s->view, &w);
     b->probe_at = MAX_Q;
     bool guard = false;
-    if (s->want_main) {
+    if (w.main) {
         build_indexes(s, b);
         guard = build_probe(s, b);
         if (!guard)                   /* no probe to carry a standby's lag */
             add(b, pg_replica_sql(s->replica), Q_REPLICA, 0, NULL, NULL, NULL, NULL, NULL);
         static const qkind main_q[] = { Q_COUNTS, Q_WORKERS, Q_QUEUES, Q_DLQ_COUNT, Q_FAILING };
         for (size_t i = 0; i < sizeof main_q / sizeof *main_q; i++) {
-            if (main_q[i] == Q_WORKERS && !(s->interest & RD_PANEL_WORKERS))
+            if (main_q[i] == Q_WORKERS && !w.workers_shown)
                 continue;
             add_main(b, s, main_q[i], guard, 0, (const char *const[6]){ NULL }, false);
         }
     }
-    /* the page on a poll only while the list is on screen; one the operator asked for
-     * (filter, paging, jump: page_gen moved) always */
-    bool page_shown = (s->interest & RD_PANEL_EXECS) || s->page_gen != s->page_gen_applied;
-    bool page_due = s->want_main || s->want_page;
-    pg_changes_leave_out(s->changes, Q_WORKERS,
-                         s->want_main && !(s->interest & RD_PANEL_WORKERS));
-    pg_changes_leave_out(s->changes, Q_EXECS, page_due && !page_shown);
-    if (page_due && page_shown) {
-        int page = s->base.ctx.cfg && s->base.ctx.cfg->page_size > 0 ? s->base.ctx.cfg->page_size
-                                                                   : 100;
-        snprintf(b->limit, sizeof b->limit, "%d", page + 1);
-        /* $6, the rows searched: a filter searches a bounded window per request */
-        bool filtered = s->filter.text || s->filter.status || s->filter.worker;
-        snprintf(b->budget, sizeof b->budget, "%ld", filtered ? scan_budget(s) : (long)page + 1);
-        const char *sql = query(s, Q_EXECS);
-        const char *p[7] = { s->start.key, s->start.id, s->filter.status, s->filter.text,
-                             b->limit, b->budget, s->filter.worker };
-        /* a page the operator just asked for is never skipped */
-        bool six = sql && strstr(sql, "$6");
-        bool seven = six && strstr(sql, "$7");   /* the worker filter (else on the page: pg_apply) */
-        /* a cached generic plan for the first page only where the profile says it is
-         * fast for those parameters (first_page_plan = cached; checked at scale) */
-        const char *fp = profile_get(s->prof, "first_page_plan");
-        bool cached = six && fp && strcmp(fp, "cached") == 0 && !s->start.key && !filtered;
-        add_main(b, s, Q_EXECS, guard && s->page_gen_applied == s->page_gen, seven ? 7 : six ? 6 : 5, p,
-                 cached);
-        s->page_gen_inflight = s->page_gen;
-    }
+    pg_changes_leave_out(s->changes, Q_WORKERS, w.main && !w.workers_shown);
+    build_page(s, b, &w, guard);
     group_probe(s, b);
-    if (s->want_chain)
-        add(b, query(s, Q_CHAIN), Q_CHAIN, 1, s->want_chain, NULL, NULL, NULL, NULL);
-    if (s->want_jump)
-        add(b, query(s, Q_LOOKUP), Q_LOOKUP, 1, s->want_jump, NULL, NULL, NULL, NULL);
-    if (s->want_worker && query(s, Q_RUNNING)) {
-        add(b, query(s, Q_RUNNING), Q_RUNNING, 1, s->want_worker, NULL, NULL, NULL, NULL);
-        free(s->worker_inflight);
-        s->worker_inflight = xstrdup(s->want_worker);
+    if (w.chain)
+        add(b, query(s, Q_CHAIN), Q_CHAIN, 1, w.chain, NULL, NULL, NULL, NULL);
+    if (w.jump)
+        add(b, query(s, Q_LOOKUP), Q_LOOKUP, 1, w.jump, NULL, NULL, NULL, NULL);
+    if (w.running && query(s, Q_RUNNING)) {
+        add(b, query(s, Q_RUNNING), Q_RUNNING, 1, w.running, NULL, NULL, NULL, NULL);
+        b->running_sent = true;
     }
-    if (s->want_dlq) {
+    if (w.dlq) {
         snprintf(b->dlq_limit, sizeof b->dlq_limit, "%d", DLQ_PAGE + 1);
-        add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, s->dlq_after.key, s->dlq_after.id,
-            NULL, NULL);
+        add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, w.dlq_key, w.dlq_id, NULL, NULL);
     }
-}
-
-/* Requests the profile cannot answer are answered empty at once (the UI must not wait). */
-static void drop_unanswerable(pg_src *s)
-{
-    if (s->want_chain && !query(s, Q_CHAIN)) {
-        model_set_chain(model(s), s->want_chain, NULL, 0);
-        free(s->want_chain);
-        s->want_chain = NULL;
-    }
-    if (s->want_jump && !query(s, Q_LOOKUP)) {
-        free(s->want_jump);
-        s->want_jump = NULL;
-    }
-    if (s->want_dlq && !query(s, Q_DLQ))
-        s->want_dlq = false;
-    rd_model *m = model(s);
-    if (s->want_worker && !query(s, Q_RUNNING) &&
-        (m->running_known || !m->running_worker || strcmp(m->running_worker, s->want_worker) != 0))
-        model_set_running(m, s->want_worker, NULL, 0, false);   /* the profile cannot say */
 }
 
 bool pg_batch_send(pg_src *s)
@@ -371,7 +351,10 @@ bool pg_batch_send(pg_src *s)
     if (!s->setup_done) {
         build_setup(s, &b);
     } else {
-        drop_unanswerable(s);
+        /* requests the profile cannot answer are answered empty at once (the UI must not
+         * wait) */
+        pg_view_drop(s->view, query(s, Q_CHAIN) != NULL, query(s, Q_LOOKUP) != NULL,
+                     query(s, Q_DLQ) != NULL, query(s, Q_RUNNING) != NULL);
         build_main(s, &b);
     }
     if (b.n == 0)
@@ -387,13 +370,7 @@ bool pg_batch_send(pg_src *s)
     memcpy(fl->prep_guarded, b.prep_guarded, b.n * sizeof *b.prep_guarded);
     fl->n = b.n;
     draft_free(&b);
-    if (s->setup_done) {
-        s->want_main = s->want_page = s->want_dlq = false;
-        free(s->chain_inflight);
-        free(s->jump_inflight);
-        s->chain_inflight = s->want_chain;
-        s->jump_inflight = s->want_jump;
-        s->want_chain = s->want_jump = NULL;
-    }
+    if (s->setup_done)
+        pg_view_sent(s->view, b.page_sent, b.running_sent);
     return true;
 }

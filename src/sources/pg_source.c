@@ -31,14 +31,6 @@ static const double CONNECT_DEADLINE_S = 5.0;
 static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0;
 
 
-static void cursor_take(cursor *dst, cursor *src)
-{
-    cursor_free(dst);
-    *dst = *src;
-    src->key = src->id = NULL;
-    src->budget = 0;
-}
-
 static void changed(pg_src *s)
 {
     if (s->base.ctx.on_change)
@@ -93,23 +85,10 @@ static void lost(pg_src *s, const char *err)
     s->failing = true;
     pg_replica_lost(s->replica, msg);
     /* what was in flight is wanted again after the reconnect */
-    for (size_t i = 0; i < pg_batch_n(s->batch); i++) {
-        qkind k = pg_batch_kind(s->batch, i);
-        if (k == Q_EXECS) s->want_page = true;
-        else if (k == Q_CHAIN && s->chain_inflight && !s->want_chain) {
-            s->want_chain = s->chain_inflight;
-            s->chain_inflight = NULL;
-        } else if (k == Q_LOOKUP && s->jump_inflight && !s->want_jump) {
-            s->want_jump = s->jump_inflight;
-            s->jump_inflight = NULL;
-        } else if (k == Q_DLQ) s->want_dlq = true;
-        else if (k != Q_SEARCH_PATH && k != Q_VARIANT && k != Q_EXTENSIONS)
-            s->want_main = true;
-    }
+    for (size_t i = 0; i < pg_batch_n(s->batch); i++)
+        pg_view_again(s->view, pg_batch_kind(s->batch, i));
     pg_batch_answered(s->batch);
-    free(s->chain_inflight);
-    free(s->jump_inflight);
-    s->chain_inflight = s->jump_inflight = NULL;
+    pg_view_answered(s->view);
     pg_conn_close(s->conn);
     struct timeval tv = { (time_t)s->backoff_s, 0 };
     evtimer_add(s->retry_ev, &tv);
@@ -123,7 +102,7 @@ static void on_ready(void *ud)
 {
     pg_src *s = ud;
     pg_replica_connected(s->replica, s->conn, s->secrets);
-    s->want_main = s->want_page = true;
+    pg_view_want_refresh(s->view);
     kick(s);
 }
 
@@ -131,7 +110,7 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_src *s = arg;
-    s->want_main = s->want_page = true;
+    pg_view_want_refresh(s->view);
     kick(s);
 }
 
@@ -159,9 +138,7 @@ static void on_batch(PGresult **res, size_t n, void *ud)
         return;
     }
     pg_batch_answered(s->batch);
-    free(s->chain_inflight);
-    free(s->jump_inflight);
-    s->chain_inflight = s->jump_inflight = NULL;
+    pg_view_answered(s->view);
     if (*err) {
         char msg[300];
         pg_secrets_redact(s->secrets, err, msg, sizeof msg);
@@ -192,7 +169,7 @@ static void op_start(rd_source *src)
 static void op_refresh(rd_source *src)
 {
     pg_src *s = src->impl;
-    s->want_main = s->want_page = true;
+    pg_view_want_refresh(s->view);
     pg_changes_force(s->changes);  /* the operator asked: everything, not the probe's word */
     if (!pg_conn_is_open(s->conn)) {
         evtimer_del(s->retry_ev);
@@ -215,69 +192,24 @@ static void on_soon(evutil_socket_t fd, short what, void *arg)
 static void op_set_interest(rd_source *src, unsigned panels)
 {
     pg_src *s = src->impl;
-    unsigned gained = panels & ~s->interest;
-    s->interest = panels;
-    if (gained & RD_PANEL_WORKERS)
-        s->want_main = true;
-    if (gained & RD_PANEL_EXECS)
-        s->want_page = true;
-    if (gained) {
+    if (pg_view_set_interest(s->view, panels)) {
         struct timeval now = {0, 0};
         evtimer_add(s->soon_ev, &now);
     }
 }
 
-static void stack_clear(pg_src *s)
-{
-    for (size_t i = 0; i < s->depth; i++)
-        cursor_free(&s->stack[i]);
-    s->depth = 0;
-    cursor_free(&s->start);
-    cursor_free(&s->next);
-}
-
-static char *dup_nonempty(const char *v) { return v && *v ? xstrdup(v) : NULL; }
-
 static void op_set_filter(rd_source *src, const rd_exec_filter *f)
 {
     pg_src *s = src->impl;
-    free(s->filter.status);
-    free(s->filter.text);
-    free(s->filter.fingerprint);
-    free(s->filter.worker);
-    s->filter.worker = dup_nonempty(f ? f->worker : NULL);
-    s->filter.status = dup_nonempty(f ? f->status : NULL);
-    s->filter.text = dup_nonempty(f ? f->text : NULL);
-    s->filter.fingerprint = dup_nonempty(f ? f->fingerprint : NULL);
-    stack_clear(s);
-    s->page_gen++;
-    s->want_page = true;
+    pg_view_set_filter(s->view, f);
     kick(s);
 }
 
 static void op_page(rd_source *src, int dir)
 {
     pg_src *s = src->impl;
-    if (dir == 0) {
-        stack_clear(s);
-    } else if (dir > 0) {
-        if (!s->next.key)
-            return;
-        if (s->depth == s->stack_cap)
-            xgrow(&s->stack, &s->stack_cap, s->depth + 1, sizeof *s->stack);
-        s->stack[s->depth] = s->start;
-        s->depth++;
-        s->start.key = s->start.id = NULL;
-        cursor_take(&s->start, &s->next);
-    } else {
-        if (s->depth == 0)
-            return;
-        cursor_free(&s->start);
-        s->start = s->stack[--s->depth];
-    }
-    s->page_gen++;
-    s->want_page = true;
-    kick(s);
+    if (pg_view_turn(s->view, dir))
+        kick(s);
 }
 
 static void op_jump(rd_source *src, const char *id)
@@ -285,18 +217,14 @@ static void op_jump(rd_source *src, const char *id)
     pg_src *s = src->impl;
     if (!id || !*id)
         return;
-    free(s->want_jump);
-    s->want_jump = xstrdup(id);
+    pg_view_want_jump(s->view, id);
     kick(s);
 }
 
 static void op_worker(rd_source *src, const char *id)
 {
     pg_src *s = src->impl;
-    free(s->want_worker);
-    s->want_worker = id && *id ? xstrdup(id) : NULL;
-    model_set_running(model(s), s->want_worker, NULL, 0, false);   /* not this worker's yet */
-    if (s->want_worker)
+    if (pg_view_want_worker(s->view, id))
         kick(s);
 }
 
@@ -305,19 +233,14 @@ static void op_chain(rd_source *src, const char *id)
     pg_src *s = src->impl;
     if (!id || !*id)
         return;
-    free(s->want_chain);
-    s->want_chain = xstrdup(id);
+    pg_view_want_chain(s->view, id);
     kick(s);
 }
 
 static void op_peek_dlq(rd_source *src, bool more)
 {
     pg_src *s = src->impl;
-    if (more && s->dlq_next.key)
-        cursor_take(&s->dlq_after, &s->dlq_next);
-    else if (!more)
-        cursor_free(&s->dlq_after);
-    s->want_dlq = true;
+    pg_view_want_dlq(s->view, more);
     kick(s);
 }
 
@@ -335,7 +258,7 @@ static bool op_idle(const rd_source *src)
     if (pg_batch_carries(s->batch, Q_CHAIN) || pg_batch_carries(s->batch, Q_DLQ) ||
         pg_batch_carries(s->batch, Q_LOOKUP))
         return false;
-    return !s->want_chain && !s->want_jump && !s->want_dlq && s->page_gen_applied == s->page_gen;
+    return pg_view_idle(s->view);
 }
 
 static void op_free(rd_source *src)
@@ -356,20 +279,7 @@ static void op_free(rd_source *src)
         free(s->variant);
     }
     free(s->extensions);
-    free(s->want_chain);
-    free(s->want_jump);
-    free(s->chain_inflight);
-    free(s->jump_inflight);
-    free(s->want_worker);
-    free(s->worker_inflight);
-    free(s->filter.status);
-    free(s->filter.text);
-    free(s->filter.fingerprint);
-    free(s->filter.worker);
-    stack_clear(s);
-    free(s->stack);
-    cursor_free(&s->dlq_after);
-    cursor_free(&s->dlq_next);
+    pg_view_free(s->view);
     free(s);
 }
 
@@ -403,7 +313,7 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     s->base.impl = s;
     s->prof = ctx->prof;
     s->backoff_s = BACKOFF_MIN_S;
-    s->interest = RD_PANEL_ALL;
+    s->view = pg_view_new(ctx->model, ctx->cfg->page_size);
     s->batch = pg_batch_new();
     s->changes = pg_changes_new();
     s->replica = pg_replica_new(ctx->model);
