@@ -1,8 +1,9 @@
 /*
- * Applying a PostgreSQL batch to the model (pg_source.c sends it). The setup batch picks
- * the schema-era variant profile (a sibling of the top profile, named by variant_query)
- * and records the extensions; a refresh batch sets counts, the executions page, workers,
- * queues, DLQ and chain. A query the profile marks optional that fails empties its panel
+ * Applying a PostgreSQL batch to the model (pg_batch.c builds and sends it). The setup
+ * batch picks the schema-era variant profile (a sibling of the top profile, named by
+ * variant_query) and records the extensions; a refresh batch sets counts, workers, queues,
+ * the DLQ size and failure rate, and hands the executions page, chain, lookup, cockpit and
+ * DLQ page to pg_view.c. A query the profile marks optional that fails empties its panel
  * and leaves a note on the source; a bad id typed by the operator is not a failure.
  */
 #include "pg_priv.h"

@@ -5,7 +5,7 @@
  * On any failure the connection is dropped, the model keeps its data and shows the
  * source stale (or down) with the error, and we reconnect with backoff 1 s → 30 s.
  *
- * Before each connect the secret references are resolved on the loop (io/secret.h): a
+ * Before each connect the secret references are resolved on the loop (pg_secret.c): a
  * `store = env:DATABASE_URL` (the whole conninfo, credentials included) and
  * `store_password`; the password goes to libpq as a keyword parameter, never into a
  * conninfo string. The connection's setup batch sets the search_path to the system's
@@ -16,9 +16,11 @@
  * a note on the source ("queues: relation ... does not exist"); the source stays ok. Each
  * query has its own sync in the pipeline, so one failure does not abort the others.
  *
- * This file: connection lifecycle, secrets, building batches, settling after a batch, the
- * rd_source ops. Applying results to the model (variant loading, rows, notes) is in
- * pg_apply.c; the shared struct is in pg_priv.h.
+ * This file: the wiring of the parts, the connection's lifecycle, settling after a batch,
+ * the rd_source ops. Building and sending a batch is pg_batch.c; applying its results
+ * (variant loading, rows, notes) pg_apply.c; what the UI asks for and its answers
+ * pg_view.c; the change probe pg_changes.c; the replica pg_replica.c. pg_priv.h holds
+ * their handles.
  */
 #include "pg_priv.h"
 
