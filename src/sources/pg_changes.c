@@ -1,6 +1,6 @@
 /*
- * Two things a refresh batch may carry besides the profile's queries (pg_source.c builds
- * the batch, this file the SQL and the reading of the answers):
+ * Two things a refresh batch may carry besides the profile's queries (pg_batch.c builds
+ * the batch, this file the SQL, the probe's memory and the reading of the answers):
  *
  * The change probe. A profile's `[query changes]` returns rows (query name, state): a
  * cheap text that changes whenever that query's answer may have (table counters, WAL
@@ -24,11 +24,18 @@
  * lacks (an index whose leading columns are those, in that order), and each missing one
  * becomes a note on the source (`redrive check` shows it as a warning).
  */
-#include "pg_priv.h"
+#include "pg_changes.h"
 
 #include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "../core/config.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "pg_rows.h"
 
 /* $1 states "name=state\n...", $2 force ('on'/'off'), $3 nonce, $4 the queries sharing
@@ -62,17 +69,114 @@ static const char PROBE_TAIL[] =
     "             THEN 'redrive-unchanged' ELSE '0' END)::int AS unchanged";
 static const char PROBE_FROM[] = "\n  FROM s";
 
-bool pg_changes_guardable(qkind k)
+struct pg_changes {
+    char *states;                 /* "name=state\n...": what the probe returned last time */
+    char *skip;                   /* ",counts,workers," — guarded results to ignore */
+    bool left[Q_N];               /* left out of the batch in flight (not on screen): it
+                                   * keeps the state of its last run */
+    bool broken;                  /* the probe failed on this connection: no guards */
+    bool force;                   /* next batch runs everything (user refresh, reconnect) */
+    double full_at;               /* when everything last ran */
+    char nonce[20];               /* marks this console's skip list in the session */
+    char group[160];              /* the probe's $4: queries sharing its sync ("counts,...") */
+    bool split;                   /* a grouped query failed on this connection: a sync each */
+    bool grouped;                 /* the batch in flight has a group */
+    bool indexes_checked;         /* the index check ran on this connection */
+    unsigned long skipped, batches;   /* counters (debug/bench) */
+};
+
+pg_changes *pg_changes_new(void)
 {
-    return k == Q_COUNTS || k == Q_WORKERS || k == Q_QUEUES || k == Q_DLQ_COUNT ||
-           k == Q_FAILING || k == Q_EXECS;
+    pg_changes *c = xcalloc(1, sizeof *c);
+    /* this console's mark on its skip list in the session */
+    snprintf(c->nonce, sizeof c->nonce, "%08lx%06lx",
+             (unsigned long)((uintptr_t)c ^ (uintptr_t)clock_wall() * 2654435761u) & 0xffffffffUL,
+             (unsigned long)getpid() & 0xffffffUL);
+    return c;
 }
 
-char *pg_changes_sql(const pg_src *s)
+void pg_changes_free(pg_changes *c)
 {
-    const char *body = query(s, Q_CHANGES);
-    if (!body || s->chg_broken)
-        return NULL;
+    if (!c)
+        return;
+    free(c->states);
+    free(c->skip);
+    free(c);
+}
+
+void pg_changes_reconnect(pg_changes *c)
+{
+    c->indexes_checked = c->broken = false;
+    c->force = true;
+    c->split = c->grouped = false;
+    c->group[0] = '\0';
+    free(c->skip);
+    c->skip = NULL;
+}
+
+void pg_changes_force(pg_changes *c) { c->force = true; }
+
+bool pg_changes_index_due(pg_changes *c)
+{
+    if (c->indexes_checked)
+        return false;
+    c->indexes_checked = true;
+    return true;
+}
+
+bool pg_changes_begin(pg_changes *c, const char *body, const char *max_age_v,
+                      const char *p[4], bool *forced)
+{
+    if (!body || c->broken)
+        return false;
+    double max_age = 30;
+    if (max_age_v && !(parse_duration(max_age_v, &max_age) && max_age > 0))
+        max_age = 30;
+    bool force = c->force || !c->states || clock_wall() - c->full_at >= max_age;
+    c->force = false;
+    /* $4, the queries sharing the probe's sync: filled in by pg_changes_group() */
+    c->group[0] = '\0';
+    p[0] = c->states;
+    p[1] = force ? "on" : "off";
+    p[2] = c->nonce;
+    p[3] = c->group;
+    *forced = force;
+    return true;
+}
+
+void pg_changes_leave_out(pg_changes *c, qkind k, bool left) { c->left[k] = left; }
+
+/* The steady state: when every guarded query of the batch follows the probe, they share
+ * its sync, so when none of them changed the probe's deliberate error makes the server skip
+ * them unbound. Not for a forced run (everything runs: each query its own sync, one failure
+ * does not abort the others), nor on a connection where a query of a group failed. */
+bool pg_changes_group(pg_changes *c, bool forced, const qkind *k, size_t n)
+{
+    c->grouped = false;
+    if (forced || c->split)
+        return false;
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = pg_qnames[k[i]];
+        if (len + strlen(name) + 2 > sizeof c->group) {
+            c->group[0] = '\0';
+            return false;
+        }
+        len += (size_t)snprintf(c->group + len, sizeof c->group - len, "%s%s",
+                                len ? "," : "", name);
+    }
+    c->grouped = len > 0;
+    return c->grouped;
+}
+
+void pg_changes_query_failed(pg_changes *c, bool aborted)
+{
+    if (aborted || c->grouped)
+        c->split = true;
+}
+
+char *pg_changes_sql(const char *body)
+{
     size_t n = strlen(body);
     while (n > 0 && (isspace((unsigned char)body[n - 1]) || body[n - 1] == ';'))
         n--;
@@ -81,7 +185,7 @@ char *pg_changes_sql(const pg_src *s)
                      PROBE_FROM);
 }
 
-char *pg_changes_guard(const pg_src *s, qkind k, const char *sql)
+char *pg_changes_guard(const pg_changes *c, qkind k, const char *sql)
 {
     /* strip trailing blanks and semicolons: the SQL becomes a subquery */
     size_t n = strlen(sql);
@@ -90,7 +194,7 @@ char *pg_changes_guard(const pg_src *s, qkind k, const char *sql)
     return xasprintf("SELECT * FROM (\n%.*s\n) rd_q\n"
                      "WHERE strpos(COALESCE(current_setting('redrive.skip', true), ''), '%s:') <> 1\n"
                      "   OR strpos(current_setting('redrive.skip', true), ',%s,') = 0",
-                     (int)n, sql, s->chg_nonce, pg_qnames[k]);
+                     (int)n, sql, c->nonce, pg_qnames[k]);
 }
 
 bool pg_changes_unchanged(const PGresult *r)
@@ -122,7 +226,7 @@ static const char *state_line(const char *states, const char *qname, size_t *len
  * screen) keeps the state it had when it last ran, the state of the data the console
  * holds: when the list comes back, the probe lets the server skip it only if nothing
  * changed since (none when it never ran: it runs). */
-static char *states_kept(const pg_src *s, const char *states, const char *before)
+static char *states_kept(const pg_changes *c, const char *states, const char *before)
 {
     if (!states)
         return NULL;
@@ -130,7 +234,7 @@ static char *states_kept(const pg_src *s, const char *states, const char *before
     char *out = xcalloc(1, cap), *w = out;
     for (int k = 0; k < Q_N; k++) {
         size_t len = 0;
-        const char *line = state_line(s->chg_left[k] ? before : states, pg_qnames[k], &len);
+        const char *line = state_line(c->left[k] ? before : states, pg_qnames[k], &len);
         if (!line)
             continue;
         if (w != out)
@@ -142,44 +246,47 @@ static char *states_kept(const pg_src *s, const char *states, const char *before
     return out;
 }
 
-void pg_changes_apply(pg_src *s, const PGresult *r, bool ok)
+void pg_changes_apply(pg_changes *c, pg_replica *rep, const PGresult *r, bool ok)
 {
-    s->chg_batches++;
-    if (!ok && s->chg_group[0] && pg_changes_unchanged(r)) {
+    c->batches++;
+    if (!ok && c->group[0] && pg_changes_unchanged(r)) {
         /* every query of the group unchanged: skipped, the states are the ones sent */
-        free(s->chg_skip);
-        s->chg_skip = xasprintf(",%s,", s->chg_group);
+        free(c->skip);
+        c->skip = xasprintf(",%s,", c->group);
         return;
     }
     if (!ok) {
         /* the session holds some earlier list: whatever the guarded queries of this batch
          * answered is ignored (the model keeps what it has); no guards from now on */
-        s->chg_broken = true;
-        free(s->chg_states);
-        s->chg_states = NULL;
-        free(s->chg_skip);
-        s->chg_skip = xstrdup(",counts,workers,queues,dlq_count,failing,executions,");
+        c->broken = true;
+        free(c->states);
+        c->states = NULL;
+        free(c->skip);
+        c->skip = xstrdup(",counts,workers,queues,dlq_count,failing,executions,");
         return;
     }
-    pg_replica_apply(s, r);
+    pg_replica_apply(rep, r);
     const char *skip = pg_text(r, 0, "skip"), *states = pg_text(r, 0, "states");
     const char *list = skip ? strchr(skip, ':') : NULL;
-    free(s->chg_skip);
-    s->chg_skip = xstrdup(list ? list + 1 : ",");
-    char *kept = states_kept(s, states, s->chg_states);
-    free(s->chg_states);
-    s->chg_states = kept;
-    if (strcmp(s->chg_skip, ",") == 0)
-        s->chg_full_at = now_s();
+    free(c->skip);
+    c->skip = xstrdup(list ? list + 1 : ",");
+    char *kept = states_kept(c, states, c->states);
+    free(c->states);
+    c->states = kept;
+    if (strcmp(c->skip, ",") == 0)
+        c->full_at = clock_wall();
 }
 
-bool pg_changes_skipped(const pg_src *s, qkind k)
+bool pg_changes_skipped(pg_changes *c, qkind k)
 {
-    if (!s->chg_skip)
+    if (!c->skip)
         return false;
     char pat[40];
     snprintf(pat, sizeof pat, ",%s,", pg_qnames[k]);
-    return strstr(s->chg_skip, pat) != NULL;
+    if (!strstr(c->skip, pat))
+        return false;
+    c->skipped++;
+    return true;
 }
 
 /* ---- parameters written in ---- */
@@ -341,14 +448,14 @@ static void index_lines(const char *qname, const char *sql, char **buf, size_t *
     }
 }
 
-const char *pg_indexes_sql(const pg_src *s, char **param)
+const char *pg_indexes_sql(const char *const sqls[Q_N], char **param)
 {
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (int k = 0; k < Q_N; k++) {
         if (k == Q_INDEXES || k == Q_CHANGES)
             continue;
-        const char *sql = query(s, (qkind)k);
+        const char *sql = sqls[k];
         if (sql)
             index_lines(pg_qnames[k], sql, &buf, &len, &cap);
     }
@@ -356,13 +463,11 @@ const char *pg_indexes_sql(const pg_src *s, char **param)
     return buf ? INDEX_SQL : NULL;
 }
 
-void pg_indexes_apply(pg_src *s, const PGresult *r)
+char *pg_indexes_note(const PGresult *r)
 {
-    free(s->notes[Q_INDEXES]);
-    s->notes[Q_INDEXES] = NULL;
     int n = PQntuples(r);
     if (n <= 0)
-        return;
+        return NULL;
     char msg[400];
     size_t o = (size_t)snprintf(msg, sizeof msg, "missing index:");
     for (int i = 0; i < n && o < sizeof msg; i++) {
@@ -371,5 +476,5 @@ void pg_indexes_apply(pg_src *s, const PGresult *r)
         o += (size_t)snprintf(msg + o, sizeof msg - o, "%s %s (%s) for %s", i ? ";" : "",
                               t ? t : "?", c ? c : "?", q ? q : "?");
     }
-    s->notes[Q_INDEXES] = xstrdup(msg);
+    return xstrdup(msg);
 }

@@ -13,9 +13,16 @@
  * of the last replayed transaction (grows while the primary is silent or unreachable);
  * unknown (NULL) before any transaction was replayed.
  */
-#include "pg_priv.h"
+#include "pg_replica.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "pg_qkind.h"
 #include "pg_rows.h"
 
 enum { PG_REPLICA_EVERY_S = 10 };
@@ -32,63 +39,82 @@ const char PG_REPLICA_COLUMNS[] = ",\n       pg_is_in_recovery() AS standby,\n  
 
 static const char REPLICA_SQL[] = "SELECT pg_is_in_recovery() AS standby, " LAG_SQL " AS lag_s";
 
-static void publish(pg_src *s, bool lag_known, double lag)
+struct pg_replica {
+    rd_model *model;
+    /* the host that answered on this connection, the one lost before (and why) until
+     * another answers, when the lag was last read */
+    char host[96], lost[96], why[120];
+    int hosts;                    /* hosts the conninfo names */
+    bool standby;
+    double read_at;
+};
+
+pg_replica *pg_replica_new(rd_model *m)
 {
-    bool multi = s->rep_hosts > 1;
-    model_source_replica(model(s), SRC_NAME, multi ? s->rep_host : NULL,
-                         s->rep_standby ? "standby" : multi ? "primary" : NULL,
-                         s->rep_standby && lag_known ? lag : -1);
+    pg_replica *r = xcalloc(1, sizeof *r);
+    r->model = m;
+    return r;
 }
 
-void pg_replica_connected(pg_src *s)
+void pg_replica_free(pg_replica *r) { free(r); }
+
+static void publish(pg_replica *s, bool lag_known, double lag)
 {
-    s->rep_host[0] = '\0';
-    pg_conn_peer(s->conn, s->rep_host, sizeof s->rep_host, &s->rep_hosts);
-    char named[sizeof s->rep_host];
-    pg_redact(s, s->rep_host, named, sizeof named);
-    memcpy(s->rep_host, named, sizeof named);
-    const char *hs = pg_conn_param(s->conn, "in_hot_standby");
-    s->rep_standby = hs && strcmp(hs, "on") == 0;
-    s->rep_read_at = 0;
+    bool multi = s->hosts > 1;
+    model_source_replica(s->model, SRC_NAME, multi ? s->host : NULL,
+                         s->standby ? "standby" : multi ? "primary" : NULL,
+                         s->standby && lag_known ? lag : -1);
+}
+
+void pg_replica_connected(pg_replica *s, const pg_conn *c, const pg_secrets *sec)
+{
+    s->host[0] = '\0';
+    pg_conn_peer(c, s->host, sizeof s->host, &s->hosts);
+    char named[sizeof s->host];
+    pg_secrets_redact(sec, s->host, named, sizeof named);
+    memcpy(s->host, named, sizeof named);
+    const char *hs = pg_conn_param(c, "in_hot_standby");
+    s->standby = hs && strcmp(hs, "on") == 0;
+    s->read_at = 0;
     publish(s, false, 0);
-    if (s->rep_lost[0] && strcmp(s->rep_lost, s->rep_host) != 0) {
+    if (s->lost[0] && strcmp(s->lost, s->host) != 0) {
         /* cut to the model's field when stored */
-        char *what = xasprintf("from %s (%s) to %s %s", s->rep_lost, s->rep_why, s->rep_host,
-                               s->rep_standby ? "standby" : "primary");
-        model_source_failover(model(s), SRC_NAME, what, now_s());
+        char *what = xasprintf("from %s (%s) to %s %s", s->lost, s->why, s->host,
+                               s->standby ? "standby" : "primary");
+        model_source_failover(s->model, SRC_NAME, what, clock_wall());
         free(what);
     }
-    s->rep_lost[0] = '\0';
+    s->lost[0] = '\0';
 }
 
-void pg_replica_lost(pg_src *s, const char *err)
+void pg_replica_lost(pg_replica *s, const char *err)
 {
-    if (!s->rep_host[0])
+    if (!s->host[0])
         return;                   /* a retry failing again: the first loss is the one */
-    snprintf(s->rep_lost, sizeof s->rep_lost, "%s", s->rep_host);
+    snprintf(s->lost, sizeof s->lost, "%s", s->host);
     /* the first line of libpq's message, enough to say why */
-    snprintf(s->rep_why, sizeof s->rep_why, "%.*s", (int)strcspn(err ? err : "", "\n"),
+    snprintf(s->why, sizeof s->why, "%.*s", (int)strcspn(err ? err : "", "\n"),
              err ? err : "");
-    s->rep_host[0] = '\0';
+    s->host[0] = '\0';
 }
 
-const char *pg_replica_sql(pg_src *s)
+const char *pg_replica_sql(pg_replica *s)
 {
-    if (!s->rep_standby || now_s() - s->rep_read_at < PG_REPLICA_EVERY_S)
+    if (!s->standby || clock_wall() - s->read_at < PG_REPLICA_EVERY_S)
         return NULL;
-    s->rep_read_at = now_s();
+    s->read_at = clock_wall();
     return REPLICA_SQL;
 }
 
-void pg_replica_apply(pg_src *s, const PGresult *r)
+void pg_replica_apply(pg_replica *s, const PGresult *r)
 {
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) < 1)
         return;
     const char *sb = pg_text(r, 0, "standby"), *lag = pg_text(r, 0, "lag_s");
     if (!sb)
         return;                   /* a probe without the columns */
-    s->rep_standby = strcmp(sb, "t") == 0;
-    s->rep_read_at = now_s();
+    s->standby = strcmp(sb, "t") == 0;
+    s->read_at = clock_wall();
     char *end = NULL;
     double v = lag ? strtod(lag, &end) : -1;
     publish(s, lag && end && end != lag && v >= 0, v);

@@ -111,6 +111,12 @@ char *pg_dup_capped(const char *s, size_t cap)
     return xstrndup(s, n);
 }
 
+bool pg_result_ok(const PGresult *r)
+{
+    ExecStatusType st = PQresultStatus(r);
+    return st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK;
+}
+
 const char *pg_text(const PGresult *r, int row, const char *col)
 {
     int k = PQfnumber(r, col);

@@ -26,6 +26,9 @@ typedef struct pg_row_ctx {
     rd_attune_backoff backoff;
 } pg_row_ctx;
 
+/* The query succeeded (rows or a command). */
+bool pg_result_ok(const PGresult *r);
+
 /* Text of column `col` in row i; NULL when the column is absent or the value NULL. */
 const char *pg_text(const PGresult *r, int row, const char *col);
 

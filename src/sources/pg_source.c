@@ -5,7 +5,7 @@
  * On any failure the connection is dropped, the model keeps its data and shows the
  * source stale (or down) with the error, and we reconnect with backoff 1 s → 30 s.
  *
- * Before each connect the secret references are resolved on the loop (io/secret.h): a
+ * Before each connect the secret references are resolved on the loop (pg_secret.c): a
  * `store = env:DATABASE_URL` (the whole conninfo, credentials included) and
  * `store_password`; the password goes to libpq as a keyword parameter, never into a
  * conninfo string. The connection's setup batch sets the search_path to the system's
@@ -16,64 +16,27 @@
  * a note on the source ("queues: relation ... does not exist"); the source stays ok. Each
  * query has its own sync in the pipeline, so one failure does not abort the others.
  *
- * This file: connection lifecycle, secrets, building batches, settling after a batch, the
- * rd_source ops. Applying results to the model (variant loading, rows, notes) is in
- * pg_apply.c; the shared struct is in pg_priv.h.
+ * This file: the wiring of the parts, the connection's lifecycle, settling after a batch,
+ * the rd_source ops. Building and sending a batch is pg_batch.c; applying its results
+ * (variant loading, rows, notes) pg_apply.c; what the UI asks for and its answers
+ * pg_view.c; the change probe pg_changes.c; the replica pg_replica.c. pg_priv.h holds
+ * their handles.
  */
 #include "pg_priv.h"
 
 #include <event2/event.h>
-#include <stdint.h>
-#include <unistd.h>
 
-#include "../core/redact.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 
-static const double CONNECT_DEADLINE_S = 5.0, QUERY_DEADLINE_S = 10.0;
-static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0, SECRET_TIMEOUT_S = 30.0;
+static const double CONNECT_DEADLINE_S = 5.0;
+static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0;
 
-const char *const pg_qnames[Q_N] = {
-    [Q_SEARCH_PATH] = "search_path",
-    [Q_VARIANT] = "variant", [Q_EXTENSIONS] = "extensions", [Q_COUNTS] = "counts",
-    [Q_EXECS] = "executions", [Q_WORKERS] = "workers", [Q_QUEUES] = "queues",
-    [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
-    [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
-    [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
-    [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running",
-};
-
-/* Statement names of the prepared refresh queries: [kind][guarded]. */
-static const char *stmt_name(qkind k, bool guarded)
-{
-    static const char *const names[][2] = {
-        [Q_COUNTS] = { "rd_counts", "rd_g_counts" },
-        [Q_WORKERS] = { "rd_workers", "rd_g_workers" },
-        [Q_QUEUES] = { "rd_queues", "rd_g_queues" },
-        [Q_DLQ_COUNT] = { "rd_dlq_count", "rd_g_dlq_count" },
-        [Q_FAILING] = { "rd_failing", "rd_g_failing" },
-        [Q_EXECS] = { "rd_execs1", "rd_g_execs1" },     /* the first page, no filter */
-    };
-    return (size_t)k < sizeof names / sizeof *names ? names[k][guarded] : NULL;
-}
-
-/* The schema first, public after it (era-1 Attune and extensions live there); the server
- * quotes the name. */
-static const char SQL_SEARCH_PATH[] =
-    "SELECT set_config('search_path', CASE WHEN $1 = 'public' THEN 'public' "
-    "ELSE quote_ident($1) || ', public' END, false)";
-
-static void cursor_take(cursor *dst, cursor *src)
-{
-    cursor_free(dst);
-    *dst = *src;
-    src->key = src->id = NULL;
-    src->budget = 0;
-}
 
 static void changed(pg_src *s)
 {
-    if (s->pub.ctx.on_change)
-        s->pub.ctx.on_change(s->pub.ctx.ud);
+    if (s->base.ctx.on_change)
+        s->base.ctx.on_change(s->base.ctx.ud);
 }
 
 /* ---- connection lifecycle ---- */
@@ -87,52 +50,13 @@ static void open_conn(pg_src *s)
         lost(s, pg_conn_error(s->conn));
 }
 
-static void secret_done(pg_src *s)
+static void on_secrets(const char *err, void *ud)
 {
-    if (--s->sec_pending > 0)
-        return;
-    if (s->sec_err[0])
-        lost(s, s->sec_err);
+    pg_src *s = ud;
+    if (err)
+        lost(s, err);
     else
         open_conn(s);
-}
-
-void pg_redact(const pg_src *s, const char *msg, char *out, size_t cap)
-{
-    if (s->store_value)
-        redact_ref(msg, s->store_value, s->pub.ctx.cfg->store.url, out, cap);
-    else
-        snprintf(out, cap, "%s", msg ? msg : "");
-}
-
-static void on_store_secret(bool ok, const char *value, const char *why, void *ud)
-{
-    pg_src *s = ud;
-    s->sec_store = NULL;
-    secret_free(s->store_value);
-    s->store_value = ok ? xstrdup(value) : NULL;
-    if (ok)
-        pg_conn_set_conninfo(s->conn, value, true);
-    else if (!s->sec_err[0]) {
-        char at[160];
-        config_key_where(s->pub.ctx.cfg, "store", at, sizeof at);
-        snprintf(s->sec_err, sizeof s->sec_err, "%s: %s", at, why);
-    }
-    secret_done(s);
-}
-
-static void on_password_secret(bool ok, const char *value, const char *why, void *ud)
-{
-    pg_src *s = ud;
-    s->sec_password = NULL;
-    if (ok)
-        pg_conn_set_param(s->conn, "password", value);
-    else if (!s->sec_err[0]) {
-        char at[160];
-        config_key_where(s->pub.ctx.cfg, "store_password", at, sizeof at);
-        snprintf(s->sec_err, sizeof s->sec_err, "%s: %s", at, why);
-    }
-    secret_done(s);
 }
 
 /* Resolves the references again at every connect (a cmd: may hand out short-lived
@@ -140,33 +64,11 @@ static void on_password_secret(bool ok, const char *value, const char *why, void
 static void connect_now(pg_src *s)
 {
     s->setup_done = false;
-    /* a new session: no skip list in it yet, indexes checked again */
-    s->indexes_checked = s->chg_broken = false;
-    memset(s->prepared, 0, sizeof s->prepared);
-    memset(s->prep_tried, 0, sizeof s->prep_tried);
-    s->chg_force = true;
-    s->chg_split = s->chg_grouped = false;
-    s->chg_group[0] = '\0';
-    free(s->chg_skip);
-    s->chg_skip = NULL;
+    /* a new session: no skip list in it yet, indexes checked again, nothing prepared */
+    pg_changes_reconnect(s->changes);
+    pg_batch_reconnect(s->batch);
     model_source(model(s), SRC_NAME);
-    if (s->sec_pending)
-        return;                       /* still resolving: connects when done */
-    const rd_system_cfg *cfg = s->pub.ctx.cfg;
-    bool store_ref = secret_is_ref(cfg->store.url);
-    bool password = cfg->store.password && *cfg->store.password;
-    if (!store_ref && !password) {
-        open_conn(s);
-        return;
-    }
-    s->sec_err[0] = '\0';
-    s->sec_pending = (int)store_ref + (int)password;
-    struct event_base *base = s->pub.ctx.base;
-    if (store_ref)
-        s->sec_store = secret_resolve(base, cfg->store.url, 0, SECRET_TIMEOUT_S, on_store_secret, s);
-    if (password)
-        s->sec_password = secret_resolve(base, cfg->store.password, 0, SECRET_TIMEOUT_S,
-                                         on_password_secret, s);
+    pg_secrets_resolve(s->secrets);   /* connects when done */
 }
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)
@@ -179,29 +81,16 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 static void lost(pg_src *s, const char *err)
 {
     char msg[300];
-    pg_redact(s, err && *err ? err : "connection lost", msg, sizeof msg);
-    model_source_fail(model(s), SRC_NAME, msg, now_s());
+    pg_secrets_redact(s->secrets, err && *err ? err : "connection lost", msg, sizeof msg);
+    model_source_fail(model(s), SRC_NAME, msg, clock_wall());
     s->settled = true;
     s->failing = true;
-    pg_replica_lost(s, msg);
+    pg_replica_lost(s->replica, msg);
     /* what was in flight is wanted again after the reconnect */
-    for (size_t i = 0; i < s->n_inflight; i++) {
-        qkind k = s->inflight[i];
-        if (k == Q_EXECS) s->want_page = true;
-        else if (k == Q_CHAIN && s->chain_inflight && !s->want_chain) {
-            s->want_chain = s->chain_inflight;
-            s->chain_inflight = NULL;
-        } else if (k == Q_LOOKUP && s->jump_inflight && !s->want_jump) {
-            s->want_jump = s->jump_inflight;
-            s->jump_inflight = NULL;
-        } else if (k == Q_DLQ) s->want_dlq = true;
-        else if (k != Q_SEARCH_PATH && k != Q_VARIANT && k != Q_EXTENSIONS)
-            s->want_main = true;
-    }
-    s->n_inflight = 0;
-    free(s->chain_inflight);
-    free(s->jump_inflight);
-    s->chain_inflight = s->jump_inflight = NULL;
+    for (size_t i = 0; i < pg_batch_n(s->batch); i++)
+        pg_view_again(s->view, pg_batch_kind(s->batch, i));
+    pg_batch_answered(s->batch);
+    pg_view_answered(s->view);
     pg_conn_close(s->conn);
     struct timeval tv = { (time_t)s->backoff_s, 0 };
     evtimer_add(s->retry_ev, &tv);
@@ -214,8 +103,8 @@ static void on_failed(const char *err, void *ud) { lost(ud, err); }
 static void on_ready(void *ud)
 {
     pg_src *s = ud;
-    pg_replica_connected(s);
-    s->want_main = s->want_page = true;
+    pg_replica_connected(s->replica, s->conn, s->secrets);
+    pg_view_want_refresh(s->view);
     kick(s);
 }
 
@@ -223,319 +112,14 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_src *s = arg;
-    s->want_main = s->want_page = true;
+    pg_view_want_refresh(s->view);
     kick(s);
-}
-
-/* ---- building a batch ---- */
-
-typedef struct batch {
-    pg_query q[MAX_Q];
-    qkind k[MAX_Q];
-    char *own[MAX_Q];             /* SQL built for this batch (probe, guarded queries) */
-    bool guarded[MAX_Q];
-    qkind prep_of[MAX_Q];
-    bool prep_guarded[MAX_Q];
-    size_t n;
-    size_t probe_at;              /* the probe's index (n when none) */
-    bool probe_forced;
-    char limit[24], dlq_limit[24], budget[24];
-    char *idx_param;
-} batch;
-
-static void batch_free(batch *b)
-{
-    for (size_t i = 0; i < b->n; i++)
-        free(b->own[i]);
-    free(b->idx_param);
-}
-
-static void add6(batch *b, const char *sql, qkind k, int np, const char *const *p)
-{
-    if (!sql || b->n >= MAX_Q)
-        return;
-    pg_query *q = &b->q[b->n];
-    memset(q, 0, sizeof *q);
-    q->sql = sql;
-    q->nparams = np;
-    for (int i = 0; i < np && i < PG_MAX_PARAMS; i++)
-        q->params[i] = p[i];
-    b->own[b->n] = NULL;
-    b->guarded[b->n] = false;
-    b->k[b->n++] = k;
-}
-
-static void add(batch *b, const char *sql, qkind k, int np, const char *p0, const char *p1,
-                const char *p2, const char *p3, const char *p4)
-{
-    const char *p[6] = { p0, p1, p2, p3, p4, NULL };
-    add6(b, sql, k, np, p);
-}
-
-/* A query of the refresh, wrapped in the change probe's guard when the batch has one. A
- * parameterless one runs as a named statement once prepared on this connection, and is
- * prepared (in the same batch, after running unnamed) the first time. So does the first
- * executions page without a filter (`generic`): its parameters are written into its SQL
- * (pg_sql_inline), so its one plan is kept and is exactly the plan for those values; a
- * deeper or filtered page stays unnamed, planned for its parameters. */
-static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const char *const *p,
-                     bool generic)
-{
-    const char *sql = query(s, k);
-    if (!sql || b->n + 2 > MAX_Q)
-        return;
-    /* prepared on this connection: the name alone, nothing built (a generic page's
-     * values are fixed: the page size) */
-    if ((np == 0 || generic) && !s->no_named && s->prepared[k][guard]) {
-        add6(b, "", k, 0, p);          /* the SQL is the prepared statement's */
-        b->q[b->n - 1].name = stmt_name(k, guard);
-        b->guarded[b->n - 1] = guard;
-        return;
-    }
-    char *inl = generic ? pg_sql_inline(sql, np, p) : NULL;
-    if (inl) {
-        sql = inl;
-        np = 0;
-    }
-    const char *name = np == 0 && !s->no_named ? stmt_name(k, guard) : NULL;
-    char *own = inl;
-    if (guard) {
-        own = pg_changes_guard(s, k, sql);
-        free(inl);
-    }
-    add6(b, own ? own : sql, k, np, p);
-    b->own[b->n - 1] = own;
-    b->guarded[b->n - 1] = guard;
-    if (name && !s->prep_tried[k][guard]) {
-        s->prep_tried[k][guard] = true;
-        add6(b, own ? own : sql, Q_PREPARE, 0, p);
-        b->q[b->n - 1].name = name;
-        b->q[b->n - 1].prepare = true;
-        b->prep_of[b->n - 1] = k;
-        b->prep_guarded[b->n - 1] = guard;
-    }
-}
-
-/* The system's schema: the config's, else the profile's `schema` setting, else none. */
-static const char *schema(const pg_src *s)
-{
-    const char *v = s->pub.ctx.cfg->store.schema;
-    if (!v || !*v)
-        v = profile_get(s->pub.ctx.prof, "schema");
-    return v && *v ? v : NULL;
-}
-
-static void build_setup(pg_src *s, batch *b)
-{
-    const rd_profile *top = s->pub.ctx.prof;
-    if (schema(s))
-        add(b, SQL_SEARCH_PATH, Q_SEARCH_PATH, 1, schema(s), NULL, NULL, NULL, NULL);
-    const char *vq = profile_get(top, "variant_query");
-    if (vq && *vq) {
-        const char *named = profile_query(top, vq);
-        add(b, named ? named : vq, Q_VARIANT, 0, NULL, NULL, NULL, NULL, NULL);
-    }
-    add(b, "SELECT ',' || string_agg(extname::text, ',') || ',' FROM pg_extension",
-        Q_EXTENSIONS, 0, NULL, NULL, NULL, NULL, NULL);
-}
-
-/* Once per connection: which of the indexes the profile's queries rely on are missing. */
-static void build_indexes(pg_src *s, batch *b)
-{
-    if (s->indexes_checked)
-        return;
-    s->indexes_checked = true;
-    const char *sql = pg_indexes_sql(s, &b->idx_param);
-    if (sql)
-        add(b, sql, Q_INDEXES, 1, b->idx_param, NULL, NULL, NULL, NULL);
-}
-
-/* The change probe first (when the profile has one); true when the batch is guarded. */
-static bool build_probe(pg_src *s, batch *b)
-{
-    if (!query(s, Q_CHANGES) || s->chg_broken)
-        return false;
-    double max_age = 30;
-    const char *v = profile_get(s->prof, "changes_max_age");
-    if (v && !(parse_duration(v, &max_age) && max_age > 0))
-        max_age = 30;
-    bool force = s->chg_force || !s->chg_states || now_s() - s->chg_full_at >= max_age;
-    s->chg_force = false;
-    /* $4, the queries sharing the probe's sync: filled in by group_probe() */
-    s->chg_group[0] = '\0';
-    b->probe_at = b->n;
-    b->probe_forced = force;
-    const char *p[6] = { s->chg_states, force ? "on" : "off", s->chg_nonce, s->chg_group,
-                         NULL, NULL };
-    /* named once prepared: its plan is cached (the parameters only feed the comparison) */
-    if (s->no_named)
-        s->prep_tried[Q_CHANGES][0] = true;
-    if (s->prepared[Q_CHANGES][0] && !s->no_named) {
-        add6(b, "", Q_CHANGES, 4, p);
-        b->q[b->n - 1].name = "rd_probe";
-        return true;
-    }
-    char *sql = pg_changes_sql(s);
-    add6(b, sql, Q_CHANGES, 4, p);
-    b->own[b->n - 1] = sql;
-    if (!s->prep_tried[Q_CHANGES][0]) {
-        s->prep_tried[Q_CHANGES][0] = true;
-        add6(b, sql, Q_PREPARE, 0, p);
-        b->q[b->n - 1].name = "rd_probe";
-        b->q[b->n - 1].prepare = true;
-        b->prep_of[b->n - 1] = Q_CHANGES;
-        b->prep_guarded[b->n - 1] = false;
-    }
-    return true;
-}
-
-/* The steady state: when every guarded query of the batch follows the probe, they share
- * its sync, so when none of them changed the probe's deliberate error makes the server skip
- * them unbound (pg_changes.c). Not for a forced run (everything runs: each query its own
- * sync, one failure does not abort the others), nor on a connection where a query of a
- * group failed. */
-static void group_probe(pg_src *s, batch *b)
-{
-    s->chg_grouped = false;
-    if (b->probe_at >= b->n || b->probe_forced || s->chg_split)
-        return;
-    size_t end = b->probe_at + 1;
-    while (end < b->n && b->guarded[end])
-        end++;
-    for (size_t i = end; i < b->n; i++)
-        if (b->guarded[i])
-            return;                   /* a guarded query apart: no group */
-    size_t len = 0;
-    for (size_t i = b->probe_at + 1; i < end; i++) {
-        const char *name = pg_qnames[b->k[i]];
-        if (len + strlen(name) + 2 > sizeof s->chg_group) {
-            s->chg_group[0] = '\0';
-            return;
-        }
-        len += (size_t)snprintf(s->chg_group + len, sizeof s->chg_group - len, "%s%s",
-                                len ? "," : "", name);
-    }
-    if (!len)
-        return;
-    for (size_t i = b->probe_at; i + 1 < end; i++)
-        b->q[i].no_sync = true;
-    s->chg_grouped = true;
-}
-
-static void build_main(pg_src *s, batch *b)
-{
-    b->probe_at = MAX_Q;
-    bool guard = false;
-    memset(s->chg_left, 0, sizeof s->chg_left);
-    if (s->want_main) {
-        build_indexes(s, b);
-        guard = build_probe(s, b);
-        if (!guard)                   /* no probe to carry a standby's lag */
-            add(b, pg_replica_sql(s), Q_REPLICA, 0, NULL, NULL, NULL, NULL, NULL);
-        static const qkind main_q[] = { Q_COUNTS, Q_WORKERS, Q_QUEUES, Q_DLQ_COUNT, Q_FAILING };
-        for (size_t i = 0; i < sizeof main_q / sizeof *main_q; i++) {
-            if (main_q[i] == Q_WORKERS && !(s->interest & RD_PANEL_WORKERS)) {
-                s->chg_left[Q_WORKERS] = true;
-                continue;
-            }
-            add_main(b, s, main_q[i], guard, 0, (const char *const[6]){ NULL }, false);
-        }
-    }
-    /* the page on a poll only while the list is on screen; one the operator asked for
-     * (filter, paging, jump: page_gen moved) always */
-    bool page_shown = (s->interest & RD_PANEL_EXECS) || s->page_gen != s->page_gen_applied;
-    bool page_due = s->want_main || s->want_page;
-    s->chg_left[Q_EXECS] = page_due && !page_shown;
-    if (page_due && page_shown) {
-        int page = s->pub.ctx.cfg && s->pub.ctx.cfg->ui.page_size > 0 ? s->pub.ctx.cfg->ui.page_size
-                                                                   : 100;
-        snprintf(b->limit, sizeof b->limit, "%d", page + 1);
-        /* $6, the rows searched: a filter searches a bounded window per request */
-        bool filtered = s->filter.text || s->filter.status || s->filter.worker;
-        snprintf(b->budget, sizeof b->budget, "%ld", filtered ? scan_budget(s) : (long)page + 1);
-        const char *sql = query(s, Q_EXECS);
-        const char *p[7] = { s->start.key, s->start.id, s->filter.status, s->filter.text,
-                             b->limit, b->budget, s->filter.worker };
-        /* a page the operator just asked for is never skipped */
-        bool six = sql && strstr(sql, "$6");
-        bool seven = six && strstr(sql, "$7");   /* the worker filter (else on the page: pg_apply) */
-        /* a cached generic plan for the first page only where the profile says it is
-         * fast for those parameters (first_page_plan = cached; checked at scale) */
-        const char *fp = profile_get(s->prof, "first_page_plan");
-        bool cached = six && fp && strcmp(fp, "cached") == 0 && !s->start.key && !filtered;
-        add_main(b, s, Q_EXECS, guard && s->page_gen_applied == s->page_gen, seven ? 7 : six ? 6 : 5, p,
-                 cached);
-        s->page_gen_inflight = s->page_gen;
-    }
-    group_probe(s, b);
-    if (s->want_chain)
-        add(b, query(s, Q_CHAIN), Q_CHAIN, 1, s->want_chain, NULL, NULL, NULL, NULL);
-    if (s->want_jump)
-        add(b, query(s, Q_LOOKUP), Q_LOOKUP, 1, s->want_jump, NULL, NULL, NULL, NULL);
-    if (s->want_worker && query(s, Q_RUNNING)) {
-        add(b, query(s, Q_RUNNING), Q_RUNNING, 1, s->want_worker, NULL, NULL, NULL, NULL);
-        free(s->worker_inflight);
-        s->worker_inflight = xstrdup(s->want_worker);
-    }
-    if (s->want_dlq) {
-        snprintf(b->dlq_limit, sizeof b->dlq_limit, "%d", DLQ_PAGE + 1);
-        add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, s->dlq_after.key, s->dlq_after.id,
-            NULL, NULL);
-    }
-}
-
-/* Requests the profile cannot answer are answered empty at once (the UI must not wait). */
-static void drop_unanswerable(pg_src *s)
-{
-    if (s->want_chain && !query(s, Q_CHAIN)) {
-        model_set_chain(model(s), s->want_chain, NULL, 0);
-        free(s->want_chain);
-        s->want_chain = NULL;
-    }
-    if (s->want_jump && !query(s, Q_LOOKUP)) {
-        free(s->want_jump);
-        s->want_jump = NULL;
-    }
-    if (s->want_dlq && !query(s, Q_DLQ))
-        s->want_dlq = false;
-    rd_model *m = model(s);
-    if (s->want_worker && !query(s, Q_RUNNING) &&
-        (m->running_known || !m->running_worker || strcmp(m->running_worker, s->want_worker) != 0))
-        model_set_running(m, s->want_worker, NULL, 0, false);   /* the profile cannot say */
 }
 
 static void kick(pg_src *s)
 {
-    if (!pg_conn_is_ready(s->conn))
-        return;
-    batch b = { .n = 0 };
-    if (!s->setup_done) {
-        build_setup(s, &b);
-    } else {
-        drop_unanswerable(s);
-        build_main(s, &b);
-    }
-    if (b.n == 0)
-        return;
-    if (!pg_conn_send(s->conn, b.q, b.n, QUERY_DEADLINE_S)) {
-        batch_free(&b);
+    if (pg_conn_is_ready(s->conn) && !pg_batch_send(s))
         lost(s, pg_conn_error(s->conn));
-        return;
-    }
-    memcpy(s->inflight, b.k, b.n * sizeof *b.k);
-    memcpy(s->chg_guarded, b.guarded, b.n * sizeof *b.guarded);
-    memcpy(s->prep_of, b.prep_of, b.n * sizeof *b.prep_of);
-    memcpy(s->prep_guarded, b.prep_guarded, b.n * sizeof *b.prep_guarded);
-    s->n_inflight = b.n;
-    batch_free(&b);
-    if (s->setup_done) {
-        s->want_main = s->want_page = s->want_dlq = false;
-        free(s->chain_inflight);
-        free(s->jump_inflight);
-        s->chain_inflight = s->want_chain;
-        s->jump_inflight = s->want_jump;
-        s->want_chain = s->want_jump = NULL;
-    }
 }
 
 /* ---- a batch came back: pg_apply.c applies it, we settle the source ---- */
@@ -551,20 +135,18 @@ static void on_batch(PGresult **res, size_t n, void *ud)
         pg_apply_results(s, res, n, err, sizeof err);
     if (setup && *err) {
         /* no schema or era: nothing can be read right; connect again later */
-        s->n_inflight = 0;
+        pg_batch_answered(s->batch);
         lost(s, err);
         return;
     }
-    s->n_inflight = 0;
-    free(s->chain_inflight);
-    free(s->jump_inflight);
-    s->chain_inflight = s->jump_inflight = NULL;
+    pg_batch_answered(s->batch);
+    pg_view_answered(s->view);
     if (*err) {
         char msg[300];
-        pg_redact(s, err, msg, sizeof msg);
-        model_source_fail(model(s), SRC_NAME, msg, now_s());
+        pg_secrets_redact(s->secrets, err, msg, sizeof msg);
+        model_source_fail(model(s), SRC_NAME, msg, clock_wall());
     } else if (!setup) {
-        model_source_ok(model(s), SRC_NAME, now_s());
+        model_source_ok(model(s), SRC_NAME, clock_wall());
         s->backoff_s = BACKOFF_MIN_S;
         s->failing = false;
     }
@@ -589,8 +171,8 @@ static void op_start(rd_source *src)
 static void op_refresh(rd_source *src)
 {
     pg_src *s = src->impl;
-    s->want_main = s->want_page = true;
-    s->chg_force = true;          /* the operator asked: everything, not the probe's word */
+    pg_view_want_refresh(s->view);
+    pg_changes_force(s->changes);  /* the operator asked: everything, not the probe's word */
     if (!pg_conn_is_open(s->conn)) {
         evtimer_del(s->retry_ev);
         connect_now(s);
@@ -612,69 +194,24 @@ static void on_soon(evutil_socket_t fd, short what, void *arg)
 static void op_set_interest(rd_source *src, unsigned panels)
 {
     pg_src *s = src->impl;
-    unsigned gained = panels & ~s->interest;
-    s->interest = panels;
-    if (gained & RD_PANEL_WORKERS)
-        s->want_main = true;
-    if (gained & RD_PANEL_EXECS)
-        s->want_page = true;
-    if (gained) {
+    if (pg_view_set_interest(s->view, panels)) {
         struct timeval now = {0, 0};
         evtimer_add(s->soon_ev, &now);
     }
 }
 
-static void stack_clear(pg_src *s)
-{
-    for (size_t i = 0; i < s->depth; i++)
-        cursor_free(&s->stack[i]);
-    s->depth = 0;
-    cursor_free(&s->start);
-    cursor_free(&s->next);
-}
-
-static char *dup_nonempty(const char *v) { return v && *v ? xstrdup(v) : NULL; }
-
 static void op_set_filter(rd_source *src, const rd_exec_filter *f)
 {
     pg_src *s = src->impl;
-    free(s->filter.status);
-    free(s->filter.text);
-    free(s->filter.fingerprint);
-    free(s->filter.worker);
-    s->filter.worker = dup_nonempty(f ? f->worker : NULL);
-    s->filter.status = dup_nonempty(f ? f->status : NULL);
-    s->filter.text = dup_nonempty(f ? f->text : NULL);
-    s->filter.fingerprint = dup_nonempty(f ? f->fingerprint : NULL);
-    stack_clear(s);
-    s->page_gen++;
-    s->want_page = true;
+    pg_view_set_filter(s->view, f);
     kick(s);
 }
 
 static void op_page(rd_source *src, int dir)
 {
     pg_src *s = src->impl;
-    if (dir == 0) {
-        stack_clear(s);
-    } else if (dir > 0) {
-        if (!s->next.key)
-            return;
-        if (s->depth == s->stack_cap)
-            xgrow(&s->stack, &s->stack_cap, s->depth + 1, sizeof *s->stack);
-        s->stack[s->depth] = s->start;
-        s->depth++;
-        s->start.key = s->start.id = NULL;
-        cursor_take(&s->start, &s->next);
-    } else {
-        if (s->depth == 0)
-            return;
-        cursor_free(&s->start);
-        s->start = s->stack[--s->depth];
-    }
-    s->page_gen++;
-    s->want_page = true;
-    kick(s);
+    if (pg_view_turn(s->view, dir))
+        kick(s);
 }
 
 static void op_jump(rd_source *src, const char *id)
@@ -682,18 +219,14 @@ static void op_jump(rd_source *src, const char *id)
     pg_src *s = src->impl;
     if (!id || !*id)
         return;
-    free(s->want_jump);
-    s->want_jump = xstrdup(id);
+    pg_view_want_jump(s->view, id);
     kick(s);
 }
 
 static void op_worker(rd_source *src, const char *id)
 {
     pg_src *s = src->impl;
-    free(s->want_worker);
-    s->want_worker = id && *id ? xstrdup(id) : NULL;
-    model_set_running(model(s), s->want_worker, NULL, 0, false);   /* not this worker's yet */
-    if (s->want_worker)
+    if (pg_view_want_worker(s->view, id))
         kick(s);
 }
 
@@ -702,19 +235,14 @@ static void op_chain(rd_source *src, const char *id)
     pg_src *s = src->impl;
     if (!id || !*id)
         return;
-    free(s->want_chain);
-    s->want_chain = xstrdup(id);
+    pg_view_want_chain(s->view, id);
     kick(s);
 }
 
 static void op_peek_dlq(rd_source *src, bool more)
 {
     pg_src *s = src->impl;
-    if (more && s->dlq_next.key)
-        cursor_take(&s->dlq_after, &s->dlq_next);
-    else if (!more)
-        cursor_free(&s->dlq_after);
-    s->want_dlq = true;
+    pg_view_want_dlq(s->view, more);
     kick(s);
 }
 
@@ -729,18 +257,19 @@ static bool op_idle(const rd_source *src)
     const pg_src *s = src->impl;
     if (s->failing)
         return true;     /* answered by the failure; retried after the reconnect */
-    for (size_t i = 0; i < s->n_inflight; i++)
-        if (s->inflight[i] == Q_CHAIN || s->inflight[i] == Q_DLQ || s->inflight[i] == Q_LOOKUP)
-            return false;
-    return !s->want_chain && !s->want_jump && !s->want_dlq && s->page_gen_applied == s->page_gen;
+    if (pg_batch_carries(s->batch, Q_CHAIN) || pg_batch_carries(s->batch, Q_DLQ) ||
+        pg_batch_carries(s->batch, Q_LOOKUP))
+        return false;
+    return pg_view_idle(s->view);
 }
 
 static void op_free(rd_source *src)
 {
     pg_src *s = src->impl;
-    secret_cancel(s->sec_store);
-    secret_cancel(s->sec_password);
-    secret_free(s->store_value);
+    pg_secrets_free(s->secrets);
+    pg_changes_free(s->changes);
+    pg_replica_free(s->replica);
+    pg_batch_free(s->batch);
     for (size_t i = 0; i < Q_N; i++)
         free(s->notes[i]);
     pg_conn_free(s->conn);
@@ -752,22 +281,7 @@ static void op_free(rd_source *src)
         free(s->variant);
     }
     free(s->extensions);
-    free(s->chg_states);
-    free(s->chg_skip);
-    free(s->want_chain);
-    free(s->want_jump);
-    free(s->chain_inflight);
-    free(s->jump_inflight);
-    free(s->want_worker);
-    free(s->worker_inflight);
-    free(s->filter.status);
-    free(s->filter.text);
-    free(s->filter.fingerprint);
-    free(s->filter.worker);
-    stack_clear(s);
-    free(s->stack);
-    cursor_free(&s->dlq_after);
-    cursor_free(&s->dlq_next);
+    pg_view_free(s->view);
     free(s);
 }
 
@@ -796,16 +310,15 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
         !ctx->cfg || !ctx->cfg->store.url)
         return NULL;
     pg_src *s = xcalloc(1, sizeof *s);
-    s->pub.ops = &pg_ops;
-    s->pub.ctx = *ctx;
-    s->pub.impl = s;
+    s->base.ops = &pg_ops;
+    s->base.ctx = *ctx;
+    s->base.impl = s;
     s->prof = ctx->prof;
     s->backoff_s = BACKOFF_MIN_S;
-    s->interest = RD_PANEL_ALL;
-    /* this console's mark on its skip list in the session (pg_changes.c) */
-    snprintf(s->chg_nonce, sizeof s->chg_nonce, "%08lx%06lx",
-             (unsigned long)((uintptr_t)s ^ (uintptr_t)now_s() * 2654435761u) & 0xffffffffUL,
-             (unsigned long)getpid() & 0xffffffUL);
+    s->view = pg_view_new(ctx->model, ctx->cfg->ui.page_size);
+    s->batch = pg_batch_new();
+    s->changes = pg_changes_new();
+    s->replica = pg_replica_new(ctx->model);
     pg_conn_cbs cbs = { .ready = on_ready, .failed = on_failed, .batch_done = on_batch,
                         .ud = s };
     const rd_system_cfg *cfg = ctx->cfg;
@@ -815,8 +328,9 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     pg_conn_set_param(s->conn, "sslrootcert", cfg->store.ssl.rootcert);
     pg_conn_set_param(s->conn, "sslcert", cfg->store.ssl.cert);
     pg_conn_set_param(s->conn, "sslkey", cfg->store.ssl.key);
+    s->secrets = pg_secrets_new(ctx->base, cfg, s->conn, on_secrets, s);
     s->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
     s->retry_ev = evtimer_new(ctx->base, on_retry, s);
     s->soon_ev = evtimer_new(ctx->base, on_soon, s);
-    return &s->pub;
+    return &s->base;
 }

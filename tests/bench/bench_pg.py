@@ -21,7 +21,7 @@ import benchlib as B  # noqa: E402
 RUNS = int(os.environ.get("BENCH_RUNS", "9"))
 PROFILE = "attune-era2"
 PAGE = 100   # config page_size default; the console asks for page + 1
-BUDGET = "2000"   # rows a new filtered search reads (SCAN_BUDGET, pg_priv.h)
+BUDGET = "2000"   # rows a new filtered search reads (SCAN_BUDGET, pg_view.c)
 BUDGET_NEXT = "20000"   # the next request, going on further back (x SCAN_GROWTH)
 
 

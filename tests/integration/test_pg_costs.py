@@ -36,7 +36,7 @@ from snaphelp import ROOT, need_env
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
 N_EXEC, N_WORKERS = 50_000, 500
-SCAN_BUDGET, SCAN_GROWTH, SCAN_BUDGET_MAX = 2_000, 10, 200_000   # src/sources/pg_priv.h
+SCAN_BUDGET, SCAN_GROWTH, SCAN_BUDGET_MAX = 2_000, 10, 200_000   # src/sources/pg_view.c
 WATCH = os.path.join(ROOT, "build", "tests", "integration", "rd-source-watch")
 # Buffers (shared hit + read) per query at N_EXEC / N_WORKERS; measured 2026-11-23:
 # counts 3, workers ~330, failing 3, executions page ~215, no-match text filter ~55

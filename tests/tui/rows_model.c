@@ -110,7 +110,7 @@ int main(void)
         cJSON_Delete(root);
         return 2;
     }
-    /* as the PostgreSQL source sets it up (pg_source.c row_ctx) with the default config */
+    /* as the PostgreSQL source sets it up (pg_apply.c row_ctx) with the default config */
     pg_row_ctx x = { .now = now->valuedouble, .sem = pg_semantics_parse(sem->valuestring) };
     health_defaults(&x.health);
     attune_backoff_defaults(&x.backoff);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/sources/pg_priv.h"
+#include "../../src/sources/pg_changes.h"
 #include "check.h"
 
 int main(void)

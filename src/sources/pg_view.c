@@ -1,0 +1,397 @@
+/*
+ * What the PostgreSQL source is asked to show, and publishing the answers (pg_view.h).
+ */
+#include "pg_view.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+
+/* Rows an executions page with a filter searches per request (its $6): SCAN_BUDGET for a
+ * new search, SCAN_GROWTH times more each time the operator goes on further back from
+ * where a search stopped without a page of matches, at most SCAN_BUDGET_MAX. */
+enum { SCAN_BUDGET = 2000, SCAN_GROWTH = 10, SCAN_BUDGET_MAX = 200000 };
+
+/* A page start; budget: the rows a filtered page from there searches (0: SCAN_BUDGET). */
+typedef struct cursor { char *key, *id; long budget; } cursor;
+
+struct pg_view {
+    rd_model *model;
+    int page_size;
+    /* what is wanted next */
+    bool want_main, want_page, want_dlq;
+    unsigned interest;            /* RD_PANEL_*: the lists on screen (sources.h) */
+    char *want_chain, *want_jump;
+    char *want_worker;            /* the drain cockpit's worker: its running executions are
+                                   * read on every poll while it is set */
+    /* what is in flight */
+    char *worker_inflight, *chain_inflight, *jump_inflight;
+    unsigned page_gen, page_gen_inflight, page_gen_applied;
+    /* executions page */
+    rd_exec_filter filter;
+    cursor start, next;
+    cursor *stack;
+    size_t depth, stack_cap;
+    cursor dlq_after, dlq_next;
+};
+
+static void cursor_free(cursor *c)
+{
+    free(c->key);
+    free(c->id);
+    c->key = c->id = NULL;
+    c->budget = 0;
+}
+
+static void cursor_take(cursor *dst, cursor *src)
+{
+    cursor_free(dst);
+    *dst = *src;
+    src->key = src->id = NULL;
+    src->budget = 0;
+}
+
+static void stack_push(pg_view *v)
+{
+    if (v->depth == v->stack_cap)
+        xgrow(&v->stack, &v->stack_cap, v->depth + 1, sizeof *v->stack);
+    v->stack[v->depth++] = v->start;
+    v->start.key = v->start.id = NULL;
+    v->start.budget = 0;
+}
+
+static void stack_clear(pg_view *v)
+{
+    for (size_t i = 0; i < v->depth; i++)
+        cursor_free(&v->stack[i]);
+    v->depth = 0;
+    cursor_free(&v->start);
+    cursor_free(&v->next);
+}
+
+static void filter_free(rd_exec_filter *f)
+{
+    free(f->status);
+    free(f->text);
+    free(f->fingerprint);
+    free(f->worker);
+}
+
+/* The rows the current filtered page searches (its $6). */
+static long scan_budget(const pg_view *v)
+{
+    return v->start.budget > 0 ? v->start.budget : SCAN_BUDGET;
+}
+
+static bool filtered(const pg_view *v)
+{
+    return v->filter.text || v->filter.status || v->filter.worker;
+}
+
+pg_view *pg_view_new(rd_model *m, int page_size)
+{
+    pg_view *v = xcalloc(1, sizeof *v);
+    v->model = m;
+    v->page_size = page_size > 0 ? page_size : 100;
+    v->interest = RD_PANEL_ALL;
+    return v;
+}
+
+void pg_view_free(pg_view *v)
+{
+    if (!v)
+        return;
+    free(v->want_chain);
+    free(v->want_jump);
+    free(v->chain_inflight);
+    free(v->jump_inflight);
+    free(v->want_worker);
+    free(v->worker_inflight);
+    filter_free(&v->filter);
+    stack_clear(v);
+    free(v->stack);
+    cursor_free(&v->dlq_after);
+    cursor_free(&v->dlq_next);
+    free(v);
+}
+
+/* ---- the ops ---- */
+
+void pg_view_want_refresh(pg_view *v) { v->want_main = v->want_page = true; }
+
+unsigned pg_view_set_interest(pg_view *v, unsigned panels)
+{
+    unsigned gained = panels & ~v->interest;
+    v->interest = panels;
+    if (gained & RD_PANEL_WORKERS)
+        v->want_main = true;
+    if (gained & RD_PANEL_EXECS)
+        v->want_page = true;
+    return gained;
+}
+
+static char *dup_nonempty(const char *s) { return s && *s ? xstrdup(s) : NULL; }
+
+void pg_view_set_filter(pg_view *v, const rd_exec_filter *f)
+{
+    filter_free(&v->filter);
+    v->filter.worker = dup_nonempty(f ? f->worker : NULL);
+    v->filter.status = dup_nonempty(f ? f->status : NULL);
+    v->filter.text = dup_nonempty(f ? f->text : NULL);
+    v->filter.fingerprint = dup_nonempty(f ? f->fingerprint : NULL);
+    stack_clear(v);
+    v->page_gen++;
+    v->want_page = true;
+}
+
+bool pg_view_turn(pg_view *v, int dir)
+{
+    if (dir == 0) {
+        stack_clear(v);
+    } else if (dir > 0) {
+        if (!v->next.key)
+            return false;
+        stack_push(v);
+        cursor_take(&v->start, &v->next);
+    } else {
+        if (v->depth == 0)
+            return false;
+        cursor_free(&v->start);
+        v->start = v->stack[--v->depth];
+    }
+    v->page_gen++;
+    v->want_page = true;
+    return true;
+}
+
+static void set_str(char **dst, const char *id)
+{
+    free(*dst);
+    *dst = id && *id ? xstrdup(id) : NULL;
+}
+
+void pg_view_want_jump(pg_view *v, const char *id) { set_str(&v->want_jump, id); }
+
+void pg_view_want_chain(pg_view *v, const char *id) { set_str(&v->want_chain, id); }
+
+bool pg_view_want_worker(pg_view *v, const char *id)
+{
+    set_str(&v->want_worker, id);
+    model_set_running(v->model, v->want_worker, NULL, 0, false);   /* not this worker's yet */
+    return v->want_worker != NULL;
+}
+
+void pg_view_want_dlq(pg_view *v, bool more)
+{
+    if (more && v->dlq_next.key)
+        cursor_take(&v->dlq_after, &v->dlq_next);
+    else if (!more)
+        cursor_free(&v->dlq_after);
+    v->want_dlq = true;
+}
+
+bool pg_view_idle(const pg_view *v)
+{
+    return !v->want_chain && !v->want_jump && !v->want_dlq && v->page_gen_applied == v->page_gen;
+}
+
+/* An in-flight request wanted again, unless a newer one took its place. */
+static void again_str(char **want, char **inflight)
+{
+    if (*inflight && !*want) {
+        *want = *inflight;
+        *inflight = NULL;
+    }
+}
+
+void pg_view_again(pg_view *v, qkind k)
+{
+    if (k == Q_EXECS) v->want_page = true;
+    else if (k == Q_CHAIN) again_str(&v->want_chain, &v->chain_inflight);
+    else if (k == Q_LOOKUP) again_str(&v->want_jump, &v->jump_inflight);
+    else if (k == Q_DLQ) v->want_dlq = true;
+    else if (k != Q_SEARCH_PATH && k != Q_VARIANT && k != Q_EXTENSIONS)
+        v->want_main = true;
+}
+
+/* ---- a batch ---- */
+
+void pg_view_wants(const pg_view *v, pg_wants *w)
+{
+    *w = (pg_wants){
+        .main = v->want_main, .page = v->want_page,
+        .workers_shown = v->interest & RD_PANEL_WORKERS,
+        .execs_shown = v->interest & RD_PANEL_EXECS,
+        .page_asked = v->page_gen != v->page_gen_applied,
+        .page_size = v->page_size, .filtered = filtered(v), .budget = scan_budget(v),
+        .key = v->start.key, .id = v->start.id,
+        .status = v->filter.status, .text = v->filter.text, .worker = v->filter.worker,
+        .chain = v->want_chain, .jump = v->want_jump, .running = v->want_worker,
+        .dlq = v->want_dlq, .dlq_key = v->dlq_after.key, .dlq_id = v->dlq_after.id,
+    };
+}
+
+void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running)
+{
+    if (v->want_chain && !chain) {
+        model_set_chain(v->model, v->want_chain, NULL, 0);
+        set_str(&v->want_chain, NULL);
+    }
+    if (v->want_jump && !jump)
+        set_str(&v->want_jump, NULL);
+    if (v->want_dlq && !dlq)
+        v->want_dlq = false;
+    rd_model *m = v->model;
+    if (v->want_worker && !running &&
+        (m->running_known || !m->running_worker || strcmp(m->running_worker, v->want_worker) != 0))
+        model_set_running(m, v->want_worker, NULL, 0, false);   /* the profile cannot say */
+}
+
+void pg_view_sent(pg_view *v, bool page, bool running)
+{
+    if (page)
+        v->page_gen_inflight = v->page_gen;
+    if (running)
+        set_str(&v->worker_inflight, v->want_worker);
+    v->want_main = v->want_page = v->want_dlq = false;
+    free(v->chain_inflight);
+    free(v->jump_inflight);
+    v->chain_inflight = v->want_chain;
+    v->jump_inflight = v->want_jump;
+    v->want_chain = v->want_jump = NULL;
+}
+
+void pg_view_answered(pg_view *v)
+{
+    free(v->chain_inflight);
+    free(v->jump_inflight);
+    v->chain_inflight = v->jump_inflight = NULL;
+}
+
+/* ---- the answers ---- */
+static bool same(const char *want, const char *have)
+{
+    return !want || !*want || (have && strcmp(have, want) == 0);
+}
+
+/* The filters applied to the page's rows: the fingerprint (computed here), and the
+ * worker for a profile whose query has no $7. */
+static void filter_fingerprint(const pg_view *v, rd_execution *e, size_t *n)
+{
+    if ((!v->filter.fingerprint || !*v->filter.fingerprint) && (!v->filter.worker || !*v->filter.worker))
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (same(v->filter.fingerprint, e[i].fingerprint) && same(v->filter.worker, e[i].worker))
+            e[k++] = e[i];
+        else
+            execution_clear(&e[i]);
+    }
+    *n = k;
+}
+
+void pg_view_got_execs(pg_view *v, const PGresult *r, const pg_row_ctx *x)
+{
+    if (v->page_gen_inflight != v->page_gen)
+        return;                       /* the page changed meanwhile; a new one is wanted */
+    v->page_gen_applied = v->page_gen;
+    if (!r) {
+        model_set_execs(v->model, NULL, 0, false);
+        return;
+    }
+    int page = v->page_size;
+    rd_execution *e;
+    size_t n = pg_rows_execs(r, x, &e);
+    int rows = PQntuples(r);
+    /* the row that ended the searched window (scan_end, $6): not a match, but where the
+     * next request goes on from */
+    const char *end = rows > 0 ? pg_text(r, rows - 1, "scan_end") : NULL;
+    bool at_end = end && (strcmp(end, "t") == 0 || strcmp(end, "true") == 0);
+    int matches = at_end ? rows - 1 : rows;
+    if (at_end && n == (size_t)rows)
+        execution_clear(&e[--n]);
+    int next_row = matches > page ? page : at_end ? rows - 1 : -1;
+    bool more = next_row >= 0;
+    cursor_free(&v->next);
+    bool narrowed = filtered(v);
+    if (more) {
+        v->next.key = xstrdup(pg_text(r, next_row, "sort_key"));
+        v->next.id = xstrdup(pg_text(r, next_row, "id"));
+        more = v->next.key && v->next.id;
+        /* the search stopped short of a page: going on searches SCAN_GROWTH times more */
+        long b = scan_budget(v);
+        v->next.budget = narrowed && matches <= page
+                             ? (b > SCAN_BUDGET_MAX / SCAN_GROWTH ? SCAN_BUDGET_MAX : b * SCAN_GROWTH)
+                             : 0;
+    }
+    while (n > (size_t)page)
+        execution_clear(&e[--n]);
+    filter_fingerprint(v, e, &n);
+    /* fewer matches than a page in the window: say how far the search went */
+    v->model->execs_searched = more && matches <= page && narrowed ? scan_budget(v) : 0;
+    v->model->execs_newer = v->start.key != NULL;   /* a later page, or a jump's */
+    model_set_execs(v->model, n ? e : NULL, n, more);
+    if (!n)
+        free(e);
+}
+
+void pg_view_got_lookup(pg_view *v, const PGresult *r)
+{
+    const char *key = pg_text(r, 0, "sort_key"), *id = pg_text(r, 0, "id");
+    if (!key || !id)
+        return;
+    stack_push(v);
+    v->start.key = xstrdup(key);
+    v->start.id = xstrdup(id);
+    v->start.budget = 0;
+    v->page_gen++;
+    v->want_page = true;
+}
+
+void pg_view_got_dlq(pg_view *v, const PGresult *r)
+{
+    rd_dlq_entry *d;
+    size_t n = pg_rows_dlq(r, &d);
+    cursor_free(&v->dlq_next);
+    if (PQntuples(r) > DLQ_PAGE) {
+        v->dlq_next.key = xstrdup(pg_text(r, DLQ_PAGE - 1, "sort_key"));
+        v->dlq_next.id = xstrdup(pg_text(r, DLQ_PAGE - 1, "id"));
+    }
+    while (n > DLQ_PAGE)
+        dlq_entry_clear(&d[--n]);
+    model_dlq_set(v->model, SRC_NAME, n ? d : NULL, n);
+    if (!n)
+        free(d);
+}
+
+
+void pg_view_got_unchanged(pg_view *v)
+{
+    if (v->page_gen_inflight == v->page_gen)
+        v->page_gen_applied = v->page_gen;
+}
+
+void pg_view_got_chain(pg_view *v, const PGresult *r, const pg_row_ctx *x)
+{
+    rd_execution *e = NULL;
+    size_t n = r ? pg_rows_execs(r, x, &e) : 0;
+    model_set_chain(v->model, v->chain_inflight, e, n);
+}
+
+void pg_view_got_running(pg_view *v, const PGresult *r, const pg_row_ctx *x)
+{
+    if (!r) {
+        model_set_running(v->model, v->want_worker, NULL, 0, false);
+        return;
+    }
+    rd_execution *e;
+    size_t n = pg_rows_execs(r, x, &e);
+    if (v->want_worker && v->worker_inflight && strcmp(v->want_worker, v->worker_inflight) == 0)
+        model_set_running(v->model, v->worker_inflight, e, n, true);
+    else {                            /* the cockpit moved to another worker meanwhile */
+        for (size_t i = 0; i < n; i++)
+            execution_clear(&e[i]);
+        free(e);
+    }
+}

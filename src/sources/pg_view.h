@@ -1,0 +1,74 @@
+#pragma once
+/*
+ * What the PostgreSQL source is asked to show (pg_view.c): the lists on screen, the
+ * executions page (filter, keyset cursors and the stack of earlier pages), the chain,
+ * id lookup, cockpit worker and DLQ page the UI wants, and the ones in flight. pg_source.c
+ * turns the rd_source ops into wants, pg_batch.c reads them into a batch (pg_view_wants)
+ * and hands them over (pg_view_sent), pg_apply.c hands the answers back (pg_view_got_*),
+ * which this file publishes to the model.
+ */
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+#include "../core/model.h"
+#include "pg_qkind.h"
+#include "pg_rows.h"
+#include "source.h"
+
+typedef struct pg_view pg_view;
+
+enum { DLQ_PAGE = 50 };           /* DLQ entries per page */
+
+/* What the next batch should carry (pointers valid until the view changes). */
+typedef struct pg_wants {
+    bool main;                    /* the refresh queries (counts, workers, queues, ...) */
+    bool page;                    /* the executions page */
+    bool workers_shown, execs_shown;
+    bool page_asked;              /* the operator moved the page (filter, paging, jump):
+                                   * read even when not on screen, never skipped */
+    int page_size;
+    bool filtered;                /* status, text or worker filter */
+    long budget;                  /* the rows a filtered page searches ($6) */
+    const char *key, *id;         /* the page's start (NULL: the newest) */
+    const char *status, *text, *worker;   /* the filter */
+    const char *chain, *jump, *running;   /* NULL: not wanted */
+    bool dlq;
+    const char *dlq_key, *dlq_id; /* the DLQ page's start */
+} pg_wants;
+
+pg_view *pg_view_new(rd_model *m, int page_size);
+void pg_view_free(pg_view *v);
+
+/* ---- the ops (pg_source.c) ---- */
+void pg_view_want_refresh(pg_view *v);                  /* the lists and the page */
+/* The lists on screen (RD_PANEL_*); returns the ones gained (wanted now). */
+unsigned pg_view_set_interest(pg_view *v, unsigned panels);
+void pg_view_set_filter(pg_view *v, const rd_exec_filter *f);
+/* dir 0: the newest page; > 0 older; < 0 back. False when there is nowhere to go. */
+bool pg_view_turn(pg_view *v, int dir);
+void pg_view_want_jump(pg_view *v, const char *id);
+void pg_view_want_chain(pg_view *v, const char *id);
+/* The cockpit's worker (NULL: none); true when one is wanted. */
+bool pg_view_want_worker(pg_view *v, const char *id);
+void pg_view_want_dlq(pg_view *v, bool more);
+/* Nothing the operator asked for is pending (a chain, lookup, DLQ page or page). */
+bool pg_view_idle(const pg_view *v);
+/* Query k of a batch that will not be answered is wanted again. */
+void pg_view_again(pg_view *v, qkind k);
+
+/* ---- a batch (pg_batch.c) ---- */
+void pg_view_wants(const pg_view *v, pg_wants *w);
+/* Requests the profile cannot answer (no such query) are answered empty at once. */
+void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running);
+/* The batch sent carries the wants (page: the executions page; running: the cockpit's). */
+void pg_view_sent(pg_view *v, bool page, bool running);
+/* The batch was answered or lost: nothing in flight. */
+void pg_view_answered(pg_view *v);
+
+/* ---- the answers (pg_apply.c); r NULL: an optional query failed (empty) ---- */
+void pg_view_got_execs(pg_view *v, const PGresult *r, const pg_row_ctx *x);
+void pg_view_got_unchanged(pg_view *v);   /* the page was skipped: unchanged */
+void pg_view_got_chain(pg_view *v, const PGresult *r, const pg_row_ctx *x);
+void pg_view_got_running(pg_view *v, const PGresult *r, const pg_row_ctx *x);
+void pg_view_got_lookup(pg_view *v, const PGresult *r);
+void pg_view_got_dlq(pg_view *v, const PGresult *r);
