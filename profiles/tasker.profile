@@ -41,25 +41,55 @@ SELECT v.name, v.state
                           ('dlq_count', e.dlq)) v(name, state)
 
 [query counts]
--- Steps by state: exact on small tables, planner statistics (marked ≈) on big ones.
+-- Steps by state. Every state present is found by a skip scan of the current-state index
+-- (one probe per distinct value), so a rare state is never missing; a step with no
+-- transition yet is `pending` (found among the unprocessed steps, on their partial index).
+-- Each is counted exactly (capped at 100,000, shown "100000+"), except a large terminal
+-- state of a big table, which comes from the planner's statistics and is marked ≈. Live
+-- states (pending, enqueued, in_progress, waiting_for_retry…) are exact at any table size.
+-- uses index: workflow_step_transitions (to_state)
 -- The statistics row is found by name (pg_stats over the catalogs' own indexes); joined
 -- on pg_class instead, it read the whole of pg_attribute.
-SELECT COALESCE(t.to_state, 'pending') AS status, count(*) AS count, false AS estimated
-  FROM workflow_steps s
-  LEFT JOIN workflow_step_transitions t
-         ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
- WHERE (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'workflow_steps'::regclass) < 50000
- GROUP BY 1
-UNION ALL
-SELECT u.v AS status, round(u.f * c.reltuples) AS count, true AS estimated
-  FROM pg_class c
-  JOIN pg_class tc ON tc.oid = to_regclass('workflow_step_transitions')
-  JOIN pg_namespace n ON n.oid = tc.relnamespace
-  JOIN pg_stats s ON s.schemaname = n.nspname
-                 AND s.tablename = 'workflow_step_transitions'
-                 AND s.attname = 'to_state',
-       unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
- WHERE c.oid = 'workflow_steps'::regclass AND c.reltuples >= 50000
+WITH RECURSIVE d(s) AS (
+  SELECT min(to_state) FROM workflow_step_transitions WHERE most_recent
+  UNION ALL
+  SELECT (SELECT min(t.to_state) FROM workflow_step_transitions t
+           WHERE t.most_recent AND t.to_state > d.s)
+    FROM d WHERE d.s IS NOT NULL),
+est AS (
+  SELECT u.v AS status, round(u.f * c.reltuples) AS count
+    FROM pg_class c
+    JOIN pg_class tc ON tc.oid = to_regclass('workflow_step_transitions')
+    JOIN pg_namespace n ON n.oid = tc.relnamespace
+    JOIN pg_stats s ON s.schemaname = n.nspname
+                   AND s.tablename = 'workflow_step_transitions'
+                   AND s.attname = 'to_state',
+         unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
+   WHERE c.oid = 'workflow_steps'::regclass AND c.reltuples >= 50000
+     AND u.v IN ('complete', 'error', 'cancelled', 'resolved_manually')
+     AND u.f * c.reltuples >= 10000),
+raw AS (
+  SELECT d.s::text AS status, COALESCE(est.count, least(x.n, 100000)) AS count,
+         est.count IS NOT NULL AS estimated, est.count IS NULL AND x.n > 100000 AS capped
+    FROM d
+    LEFT JOIN est ON est.status = d.s::text
+    LEFT JOIN LATERAL (SELECT count(*) AS n
+                         FROM (SELECT 1 FROM workflow_step_transitions t
+                                WHERE t.most_recent AND t.to_state = d.s LIMIT 100001) l
+                        WHERE est.count IS NULL) x ON true
+   WHERE d.s IS NOT NULL
+  UNION ALL
+  SELECT 'pending', least(count(*), 100000), false, count(*) > 100000
+    FROM (SELECT 1 FROM workflow_steps s
+           WHERE NOT s.processed
+             AND NOT EXISTS (SELECT 1 FROM workflow_step_transitions t
+                              WHERE t.workflow_step_uuid = s.workflow_step_uuid
+                                AND t.most_recent)
+           LIMIT 100001) p)
+SELECT status, sum(count) AS count, bool_or(estimated) AS estimated, bool_or(capped) AS capped
+  FROM raw
+ GROUP BY status
+HAVING sum(count) > 0
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget

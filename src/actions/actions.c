@@ -1,58 +1,22 @@
-/* The action layer: actors, rate-limited batches on frozen selections (actions.h). */
+/* The action layer's actor: who acts on which system, with which credentials, and whether
+ * it may (actions.h). Its batches are actions_batch.c; actions_priv.h is what the two share. */
 #include "actions.h"
 
-#include <event2/event.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
-#include "../io/clock.h"
-#include "../io/http.h"
-#include "../io/secret.h"
 #include "../io/url.h"
+#include "actions_priv.h"
 #include "auth.h"
 #include "journal.h"
 #include "request.h"
 #include "whoami.h"
 
-enum { ACT_HTTP_TIMEOUT_MS = 15000, ACT_MAX_HEADERS = 8 };
-static const double IDENTITY_WAIT_S = 3.0, IDENTITY_POLL_S = 0.02;
-
-typedef struct batch_item {
-    bool auth_retried;       /* a 401 already caused one credential refresh */
-    bool final;
-    bool journaled;          /* its "pending" line is in the journal: it gets an outcome */
-    bool in_flight;          /* sent, no response yet: it may have been applied */
-    unsigned long serial;    /* auth_serial() when the 401 came: re-send only if it moved */
-    rd_result unauth;        /* the 401's result, kept while credentials are renewed */
-    char *fp;                /* the target's error fingerprint for the journal, or NULL */
-    int attempt;             /* the target's attempt for the journal, <= 0 unknown */
-    char *override_;         /* what the operator overrode to send it (journaled), or NULL */
-    char *operator_;         /* who its "pending" line names: its outcome names the same */
-} batch_item;
-
-struct rd_batch {
-    rd_batch *next;          /* in the actor's list */
-    rd_actor *a;
-    rd_action kind;
-    rd_result *res;
-    batch_item *items;
-    size_t n, cursor, finished, succeeded;
-    char *reason;
-    rd_batch_cbs cbs;
-    void *ud;
-    struct event *tick;
-    double interval_s, last_send;
-    uint64_t http_id;        /* in flight */
-    bool waiting_auth, aborted, done_fired, dead;
-    double who_deadline;     /* clock_mono() until which a pending line waits for /auth/me */
-    int in_cb;
-    char id[17];             /* batch id for the journal, "" = not journaled as a batch */
-};
+enum { ACT_HTTP_TIMEOUT_MS = 15000 };
 
 struct rd_actor {
     struct event_base *base;
@@ -77,10 +41,8 @@ struct rd_actor {
     void *who_ud;
 };
 
-static void batch_schedule(rd_batch *b);
-
 /* The profile the store reads with now (a schema era falls back to prof for routes). */
-static const rd_profile *actor_profile(const rd_actor *a)
+const rd_profile *actor_profile(const rd_actor *a)
 {
     const rd_profile *p = a->profile_now ? a->profile_now(a->profile_ud) : NULL;
     return p ? p : a->prof;
@@ -117,23 +79,13 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *
     return a;
 }
 
-static void batch_destroy(rd_batch *b);
-static void batch_stop(rd_batch *b);
 static void preps_free(rd_actor *a);
 
 void actor_free(rd_actor *a)
 {
     if (!a)
         return;
-    while (a->batches) {
-        rd_batch *b = a->batches;
-        a->batches = b->next;
-        b->next = NULL;
-        batch_stop(b);   /* journals what is in flight, while b->a is still set */
-        b->a = NULL;
-        if (!b->in_cb)
-            batch_destroy(b);
-    }
+    batches_detach(&a->batches);   /* journals what is in flight, while the actor lives */
     whoami_cancel(a->who);
     preps_free(a);
     auth_free(a->auth);
@@ -185,7 +137,7 @@ static void on_whoami(const rd_whoami *w, void *ud)
 
 bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
 {
-    if (a->who || !a->cfg->core || !*a->cfg->core)
+    if (a->who || !a->cfg->core.url || !*a->cfg->core.url)
         return false;
     a->who_cb = cb;
     a->who_ud = ud;
@@ -196,11 +148,11 @@ bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
 bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
 {
     const rd_system_cfg *c = a->cfg;
-    bool would_prompt = c->auth && strcmp(c->auth, "jwt-login") == 0 && !c->password &&
+    bool would_prompt = c->core.auth && strcmp(c->core.auth, "jwt-login") == 0 && !c->core.password &&
                         !auth_has_token(a->auth);
     if (!would_prompt)
         return actor_whoami(a, cb, ud);
-    if (a->who || !c->core || !*c->core)
+    if (a->who || !c->core.url || !*c->core.url)
         return false;
     a->who_cb = cb;
     a->who_ud = ud;
@@ -210,7 +162,7 @@ bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
 
 bool actor_insecure(const rd_actor *a)
 {
-    return a->cfg->core && url_is_http(a->cfg->core) && !url_host_is_loopback(a->cfg->core);
+    return a->cfg->core.url && url_is_http(a->cfg->core.url) && !url_host_is_loopback(a->cfg->core.url);
 }
 
 bool actor_can_act(const rd_actor *a, char *why, size_t whycap)
@@ -221,16 +173,16 @@ bool actor_can_act(const rd_actor *a, char *why, size_t whycap)
                  c->read_only ? " for this system" : " (--read-only)");
         return false;
     }
-    if (!c->core || !*c->core) {
+    if (!c->core.url || !*c->core.url) {
         snprintf(why, whycap, "no core API configured for system '%s' (core = URL)",
                  c->name ? c->name : "?");
         return false;
     }
-    if (!url_is_http(c->core) && !url_is_https(c->core)) {
+    if (!url_is_http(c->core.url) && !url_is_https(c->core.url)) {
         snprintf(why, whycap, "core URL must be https:// (or http:// on loopback)");
         return false;
     }
-    if (actor_insecure(a) && !c->insecure) {
+    if (actor_insecure(a) && !c->http.insecure) {
         snprintf(why, whycap, "refusing plain http:// to a non-loopback core; use https:// "
                  "or set insecure = true");
         return false;
@@ -287,21 +239,31 @@ static void preps_free(rd_actor *a)
     }
 }
 
-static const char *operator_name(const rd_actor *a)
+const char *actor_operator(const rd_actor *a)
 {
     const char *id = auth_identity(a->auth);
     return id ? id : a->local_user;
 }
 
+/* ---- what a batch reads of its actor (actions_priv.h) ------------------------------ */
+
+struct event_base *actor_base(const rd_actor *a) { return a->base; }
+rd_http *actor_http(const rd_actor *a) { return a->http; }
+rd_auth *actor_auth(const rd_actor *a) { return a->auth; }
+const rd_system_cfg *actor_cfg(const rd_actor *a) { return a->cfg; }
+long actor_timeout_ms(const rd_actor *a) { return a->timeout_ms; }
+const char *actor_journal_path(const rd_actor *a) { return a->journal_path; }
+rd_batch **actor_batches(rd_actor *a) { return &a->batches; }
+
 /* ---- journal ---------------------------------------------------------------------- */
 
-static char *target_text(const char *id, const char *parent)
+char *action_target_text(const char *id, const char *parent)
 {
     return parent ? xasprintf("%s/%s", parent, id) : xstrdup(id ? id : "");
 }
 
 /* A journal write failed: the console's status line, else stderr (paths only). */
-static void journal_failed(rd_actor *a, const char *why)
+void actor_journal_failed(rd_actor *a, const char *why)
 {
     if (a->journal_err)
         a->journal_err(why, a->journal_err_ud);
@@ -312,347 +274,25 @@ static void journal_failed(rd_actor *a, const char *why)
     }
 }
 
-/* One line for item i as it stands: "pending" before sending, then its outcome. */
-static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, size_t whycap)
-{
-    const rd_result *r = &b->res[i];
-    const batch_item *it = &b->items[i];
-    char *t = target_text(r->id, r->parent);
-    const char *targets[] = {t};
-    rd_journal_rec rec = {
-        .operator_ = it->operator_ ? it->operator_ : operator_name(a),
-        .system = a->cfg->name, .action = action_name(r->action),
-        .targets = targets, .n_targets = 1,
-        .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
-        .http_status = r->code == RD_RES_PENDING ? 0 : r->http_status,
-        .result = r->code == RD_RES_PENDING ? "sending" : r->message,
-        .code = result_code_name(r->code),
-        .batch = b->id[0] ? b->id : NULL, .fp = it->fp, .attempt = it->attempt,
-        .override_ = it->override_, .syslog = a->cfg->journal_syslog};
-    bool ok = journal_append(a->journal_path, &rec, why, whycap);
-    free(t);
-    return ok;
-}
-
 static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
                             const char *why)
 {
     char err[256];
     char **ts = xcalloc(n ? n : 1, sizeof *ts);
     for (size_t i = 0; i < n; i++)
-        ts[i] = target_text(t[i].id, t[i].parent);
+        ts[i] = action_target_text(t[i].id, t[i].parent);
     rd_journal_rec rec = {
-        .operator_ = operator_name(a), .system = a->cfg->name,
+        .operator_ = actor_operator(a), .system = a->cfg->name,
         .action = action_name(kind), .targets = (const char *const *)ts, .n_targets = n,
         .result = why, .code = result_code_name(RD_RES_REFUSED), .syslog = a->cfg->journal_syslog};
     if (!journal_append(a->journal_path, &rec, err, sizeof err))
-        journal_failed(a, err);
+        actor_journal_failed(a, err);
     for (size_t i = 0; i < n; i++)
         free(ts[i]);
     free(ts);
 }
 
-/* ---- batch ------------------------------------------------------------------------ */
-
-static void batch_destroy(rd_batch *b)
-{
-    if (b->tick)
-        event_free(b->tick);
-    for (size_t i = 0; i < b->n; i++) {
-        free(b->res[i].id);
-        free(b->res[i].parent);
-        free(b->items[i].fp);
-        free(b->items[i].override_);
-        free(b->items[i].operator_);
-    }
-    free(b->res);
-    free(b->items);
-    free(b->reason);
-    free(b);
-}
-
-static void batch_unlink(rd_batch *b)
-{
-    if (!b->a)
-        return;
-    for (rd_batch **p = &b->a->batches; *p; p = &(*p)->next)
-        if (*p == b) {
-            *p = b->next;
-            break;
-        }
-}
-
-/* Runs a user callback; returns false when the batch was freed meanwhile. */
-static bool emit_item(rd_batch *b, size_t i)
-{
-    if (b->cbs.on_item) {
-        b->in_cb++;
-        b->cbs.on_item(b, i, &b->res[i], b->ud);
-        b->in_cb--;
-    }
-    if (b->dead && !b->in_cb) {
-        batch_destroy(b);
-        return false;
-    }
-    return !b->dead;
-}
-
-static bool maybe_done(rd_batch *b)
-{
-    if (b->done_fired || b->finished < b->n)
-        return true;
-    b->done_fired = true;
-    if (b->cbs.on_done) {
-        b->in_cb++;
-        b->cbs.on_done(b, b->ud);
-        b->in_cb--;
-    }
-    if (b->dead && !b->in_cb) {
-        batch_destroy(b);
-        return false;
-    }
-    return !b->dead;
-}
-
-/* Final result for item i: journal, count, callback. false when the batch is gone. */
-static bool item_final(rd_batch *b, size_t i)
-{
-    b->items[i].final = true;
-    b->items[i].in_flight = false;
-    b->finished++;
-    if (b->res[i].code == RD_RES_OK)
-        b->succeeded++;
-    char why[256];
-    if (b->a && (b->res[i].code != RD_RES_ABORTED || b->items[i].journaled) &&
-        !journal_result(b->a, b, i, why, sizeof why))
-        journal_failed(b->a, why);
-    return emit_item(b, i);
-}
-
-static bool fail_rest(rd_batch *b, rd_result_code code, const char *msg)
-{
-    for (size_t i = b->cursor; i < b->n; i++) {
-        if (b->items[i].final)
-            continue;
-        b->res[i].code = code;
-        b->res[i].http_status = 0;
-        snprintf(b->res[i].message, sizeof b->res[i].message, "%s", msg);
-        b->cursor = i + 1;
-        if (!item_final(b, i))
-            return false;
-    }
-    return maybe_done(b);
-}
-
-static void on_response(const rd_http_resp *resp, void *ud);
-
-static bool send_item(rd_batch *b, size_t i)
-{
-    rd_actor *a = b->a;
-    rd_result *r = &b->res[i];
-    rd_route route;
-    char why[256];
-    char *path = NULL, *body = NULL, *url = NULL;
-    char *cred[ACT_MAX_HEADERS] = {0};
-    bool ok = false;
-    if (!route_for(actor_profile(a), b->kind, &route)) {
-        snprintf(why, sizeof why, "this system's profile has no %s action", action_name(b->kind));
-        goto fail;
-    }
-    bool worker = action_on_worker(b->kind);
-    rd_tvars v = {.id = r->id, .task = r->parent, .worker = worker ? r->id : NULL,
-                  .reason = b->reason, .operator_ = operator_name(a)};
-    if (!(path = template_expand(route.path, &v, true, why, sizeof why)))
-        goto fail;
-    if (route.body && !(body = template_expand(route.body, &v, false, why, sizeof why)))
-        goto fail;
-    url = url_join(a->cfg->core, path);
-    char idem[64];
-    snprintf(idem, sizeof idem, "Idempotency-Key: %s", r->idem_key);
-    size_t nc = auth_headers(a->auth, cred, ACT_MAX_HEADERS - 4);
-    const char *hdrs[ACT_MAX_HEADERS];
-    size_t nh = 0;
-    for (size_t k = 0; k < nc; k++)
-        hdrs[nh++] = cred[k];
-    hdrs[nh++] = idem;
-    hdrs[nh++] = "Accept: application/json";
-    hdrs[nh] = NULL;
-    rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
-                       .cacert = a->cfg->cacert, .timeout_ms = a->timeout_ms,
-                       .max_body = 65536, .credential = nc > 0,
-                       .insecure_ok = a->cfg->insecure};
-    /* write-ahead: no request leaves without its "pending" line (a re-send after a 401
-     * is the same action: its line is already there) */
-    if (!b->items[i].journaled) {
-        char jwhy[200];
-        free(b->items[i].operator_);
-        b->items[i].operator_ = xstrdup(operator_name(a));
-        if (!journal_result(a, b, i, jwhy, sizeof jwhy)) {
-            journal_failed(a, jwhy);
-            snprintf(why, sizeof why, "not sent: the journal cannot be written (%s)", jwhy);
-            goto fail;
-        }
-        b->items[i].journaled = true;
-    }
-    b->last_send = clock_mono();
-    b->http_id = http_start(a->http, &req, on_response, b);
-    if (!b->http_id)
-        snprintf(why, sizeof why, "%s", http_why(a->http));
-    ok = b->http_id != 0;
-    b->items[i].in_flight = ok;
-fail:
-    for (size_t k = 0; k < ACT_MAX_HEADERS; k++)
-        secret_free(cred[k]);
-    free(path);
-    free(body);
-    free(url);
-    if (!ok) {
-        r->code = RD_RES_REFUSED;
-        snprintf(r->message, sizeof r->message, "%s", why);
-        b->cursor = i + 1;
-        if (!item_final(b, i) || !maybe_done(b))
-            return false;
-        batch_schedule(b);
-    }
-    return true;
-}
-
-/* After a 401 and a credential renewal: the same token again cannot do better. */
-static bool resend_pointless(rd_batch *b, size_t i)
-{
-    batch_item *it = &b->items[i];
-    if (!it->auth_retried || it->final || auth_serial(b->a->auth) != it->serial)
-        return false;
-    rd_result *r = &b->res[i];
-    r->code = it->unauth.code;
-    r->http_status = it->unauth.http_status;
-    memcpy(r->message, it->unauth.message, sizeof r->message);
-    b->cursor = i + 1;
-    if (item_final(b, i) && maybe_done(b))
-        batch_schedule(b);
-    return true;
-}
-
-/* Who the core says we are (GET /auth/me) may be on its way when the credentials are in
- * hand: the pending line waits for it, at most IDENTITY_WAIT_S, so that it and its
- * outcome name the operator the core knows (else both name the local user). */
-static bool identity_pending(rd_batch *b)
-{
-    if (b->cursor >= b->n || auth_identity(b->a->auth) || !auth_identity_coming(b->a->auth) ||
-        b->items[b->cursor].journaled)
-        return false;
-    double now = clock_mono();
-    if (b->who_deadline <= 0)
-        b->who_deadline = now + IDENTITY_WAIT_S;
-    return now < b->who_deadline;
-}
-
-static void on_auth(bool ok, const char *why, void *ud)
-{
-    rd_batch *b = ud;
-    b->waiting_auth = false;
-    if (b->cursor < b->n && ok && resend_pointless(b, b->cursor))
-        return;
-    if (b->aborted) {
-        fail_rest(b, RD_RES_ABORTED, "aborted before sending");
-        return;
-    }
-    if (!ok) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "not authorized: %s", why);
-        fail_rest(b, RD_RES_UNAUTHORIZED, msg);
-        return;
-    }
-    if (identity_pending(b)) {       /* asked again shortly: on_tick, auth_ensure, here */
-        struct timeval tv = clock_tv(IDENTITY_POLL_S);
-        event_add(b->tick, &tv);
-        return;
-    }
-    send_item(b, b->cursor);
-}
-
-static void on_response(const rd_http_resp *resp, void *ud)
-{
-    rd_batch *b = ud;
-    size_t i = b->cursor;
-    rd_result *r = &b->res[i];
-    b->http_id = 0;
-    b->items[i].in_flight = false;
-    if (resp->status == 401 && !b->items[i].auth_retried) {
-        /* not applied: obtain credentials again, once; re-send (same key) only when that
-         * gives a different token (resend_pointless) */
-        b->items[i].auth_retried = true;
-        b->items[i].serial = auth_serial(b->a->auth);
-        b->items[i].unauth = *r;
-        result_from_response(&b->items[i].unauth, resp);
-        auth_invalidate(b->a->auth);
-        b->waiting_auth = true;
-        auth_ensure(b->a->auth, on_auth, b);
-        return;
-    }
-    result_from_response(r, resp);
-    b->cursor = i + 1;
-    if (!item_final(b, i) || !maybe_done(b))
-        return;
-    batch_schedule(b);
-}
-
-static void on_tick(evutil_socket_t fd, short what, void *arg)
-{
-    rd_batch *b = arg;
-    (void)fd; (void)what;
-    if (b->http_id || b->waiting_auth || b->dead)
-        return;
-    if (b->aborted) {
-        fail_rest(b, RD_RES_ABORTED, "aborted before sending");
-        return;
-    }
-    if (b->cursor >= b->n) {
-        maybe_done(b);
-        return;
-    }
-    double wait = b->last_send + b->interval_s - clock_mono();
-    if (b->last_send > 0 && wait > 0.0005) {
-        struct timeval tv = clock_tv(wait);
-        event_add(b->tick, &tv);
-        return;
-    }
-    b->waiting_auth = true;
-    auth_ensure(b->a->auth, on_auth, b);
-}
-
-static void batch_schedule(rd_batch *b)
-{
-    struct timeval zero = {0, 0};
-    if (!b->dead)
-        event_add(b->tick, &zero);
-}
-
-static rd_batch *batch_new(rd_actor *a, rd_action kind, size_t n, const char *reason,
-                           const rd_batch_cbs *cbs, void *ud)
-{
-    rd_batch *b = xcalloc(1, sizeof *b);
-    b->a = a;
-    b->kind = kind;
-    b->n = n;
-    b->res = xcalloc(n ? n : 1, sizeof *b->res);
-    b->items = xcalloc(n ? n : 1, sizeof *b->items);
-    if (reason && *reason)
-        b->reason = xstrdup(reason);
-    else
-        b->reason = xstrdup(kind == RD_ACT_RETRY ? "manual_retry" : "operator request");
-    if (cbs)
-        b->cbs = *cbs;
-    b->ud = ud;
-    double rate = a->cfg->rate_limit > 0 ? a->cfg->rate_limit : 5;
-    b->interval_s = 1.0 / rate;
-    b->tick = evtimer_new(a->base, on_tick, b);
-    b->next = a->batches;
-    a->batches = b;
-    return b;
-}
-
-static bool refuse(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
+bool actor_refuses(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
                    char *why, size_t whycap)
 {
     if (!actor_can_act(a, why, whycap) || (unsigned)kind >= RD_ACT__COUNT) {
@@ -675,134 +315,4 @@ static bool refuse(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
         return true;
     }
     return false;
-}
-
-static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
-                     const char *reason, const rd_batch_cbs *cbs, void *ud, bool as_batch,
-                     char *why, size_t whycap)
-{
-    if (refuse(a, kind, targets, n, why, whycap))
-        return NULL;
-    rd_batch *b = batch_new(a, kind, n, reason, cbs, ud);
-    if (as_batch) {
-        char key[33];
-        idem_key_new(key);
-        memcpy(b->id, key, sizeof b->id - 1);   /* 64 random bits name the batch */
-    }
-    for (size_t i = 0; i < n; i++) {   /* the frozen selection */
-        b->res[i].action = kind;
-        b->res[i].id = xstrdup(targets[i].id);
-        b->res[i].parent = xstrdup(targets[i].parent);
-        b->res[i].code = RD_RES_PENDING;
-        idem_key_new(b->res[i].idem_key);
-        b->items[i].fp = xstrdup(targets[i].fp);
-        b->items[i].attempt = targets[i].attempt;
-        b->items[i].override_ = xstrdup(targets[i].override_);
-    }
-    batch_schedule(b);
-    return b;
-}
-
-rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
-                    const char *reason, const rd_batch_cbs *cbs, void *ud,
-                    char *why, size_t whycap)
-{
-    return run(a, kind, targets, n, reason, cbs, ud, false, why, whycap);
-}
-
-rd_batch *actor_run_batch(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
-                          const char *reason, const rd_batch_cbs *cbs, void *ud,
-                          char *why, size_t whycap)
-{
-    return run(a, kind, targets, n, reason, cbs, ud, true, why, whycap);
-}
-
-const char *batch_id(const rd_batch *b)
-{
-    return b->id;
-}
-
-rd_batch *actor_resend(rd_actor *a, const rd_result *prev, const char *reason,
-                       const rd_batch_cbs *cbs, void *ud, char *why, size_t whycap)
-{
-    rd_target t = {.id = prev->id, .parent = prev->parent};
-    if (refuse(a, prev->action, &t, 1, why, whycap))
-        return NULL;
-    rd_batch *b = batch_new(a, prev->action, 1, reason, cbs, ud);
-    b->res[0].action = prev->action;
-    b->res[0].id = xstrdup(prev->id);
-    b->res[0].parent = xstrdup(prev->parent);
-    b->res[0].code = RD_RES_PENDING;
-    memcpy(b->res[0].idem_key, prev->idem_key, sizeof b->res[0].idem_key);
-    if (!b->res[0].idem_key[0])
-        idem_key_new(b->res[0].idem_key);
-    batch_schedule(b);
-    return b;
-}
-
-size_t batch_count(const rd_batch *b) { return b->n; }
-size_t batch_finished(const rd_batch *b) { return b->finished; }
-size_t batch_succeeded(const rd_batch *b) { return b->succeeded; }
-bool batch_done(const rd_batch *b) { return b->finished >= b->n; }
-rd_action batch_action(const rd_batch *b) { return b->kind; }
-
-const rd_result *batch_result(const rd_batch *b, size_t i)
-{
-    return i < b->n ? &b->res[i] : NULL;
-}
-
-void batch_abort(rd_batch *b)
-{
-    if (!b || b->aborted)
-        return;
-    b->aborted = true;
-    if (!b->http_id && !b->waiting_auth && !b->in_cb)
-        batch_schedule(b);
-}
-
-/* Stops a batch for good (freed, or its actor is): the request in flight is cancelled
- * and journaled as "unknown" (it may have been applied); an item whose "pending" line is
- * written but which is not in flight (renewing credentials after a 401) was not applied. */
-static void batch_stop(rd_batch *b)
-{
-    b->dead = true;
-    rd_actor *a = b->a;
-    if (!a)
-        return;
-    if (b->http_id)
-        http_cancel(a->http, b->http_id);
-    b->http_id = 0;
-    auth_forget(a->auth, b);
-    event_del(b->tick);
-    for (size_t i = 0; i < b->n; i++) {
-        batch_item *it = &b->items[i];
-        if (it->final || !it->journaled)
-            continue;
-        rd_result *r = &b->res[i];
-        r->code = it->in_flight ? RD_RES_UNKNOWN : RD_RES_ABORTED;
-        r->http_status = 0;
-        snprintf(r->message, sizeof r->message, "%s",
-                 it->in_flight ? "unknown: may have been applied (redrive stopped while the "
-                                 "request was in flight; re-send with the same key)"
-                               : "not applied: redrive stopped before re-sending after a 401");
-        it->final = true;
-        it->in_flight = false;
-        char why[256];
-        if (!journal_result(a, b, i, why, sizeof why))
-            journal_failed(a, why);
-    }
-}
-
-void batch_free(rd_batch *b)
-{
-    if (!b || b->dead)
-        return;
-    if (b->a) {
-        batch_stop(b);
-        batch_unlink(b);
-    }
-    b->dead = true;
-    event_del(b->tick);
-    if (!b->in_cb)
-        batch_destroy(b);
 }

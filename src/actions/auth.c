@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/jsonget.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/http.h"
@@ -95,17 +96,14 @@ static bool jwt_claims(const char *tok, double *exp, char **ident)
         cJSON_Delete(o);
         return false;
     }
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "exp");
-    if (cJSON_IsNumber(e) && isfinite(e->valuedouble) && e->valuedouble > 0)
-        *exp = e->valuedouble;       /* "exp": 1e999 is not "never expires" */
+    double e = json_num(o, "exp", 0);   /* "exp": 1e999 is not "never expires" */
+    if (e > 0)
+        *exp = e;
     static const char *const keys[] = {"sub", "email", "preferred_username", "login"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys && ident; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
-        if (cJSON_IsString(v) && v->valuestring[0]) {
-            free(*ident);
-            *ident = xstrndup(v->valuestring, 128);
-            break;
-        }
+    const char *v = ident ? json_first_str(o, keys, sizeof keys / sizeof *keys) : NULL;
+    if (v) {
+        free(*ident);
+        *ident = xstrndup(v, 128);
     }
     cJSON_Delete(o);
     return true;
@@ -138,12 +136,12 @@ rd_auth *auth_new(struct event_base *base, rd_http *http, const rd_system_cfg *c
     a->base = base;
     a->http = http;
     a->cfg = cfg;
-    a->mode = parse_mode(cfg->auth);
+    a->mode = parse_mode(cfg->core.auth);
     a->deliver = evtimer_new(base, on_deliver, a);
-    if (a->mode == AUTH_DEV_USER && cfg->dev_user)
-        a->identity = xasprintf("dev:%s", cfg->dev_user);
-    else if (a->mode == AUTH_JWT_LOGIN && cfg->login)
-        a->identity = xstrdup(cfg->login);
+    if (a->mode == AUTH_DEV_USER && cfg->core.dev_user)
+        a->identity = xasprintf("dev:%s", cfg->core.dev_user);
+    else if (a->mode == AUTH_JWT_LOGIN && cfg->core.login)
+        a->identity = xstrdup(cfg->core.login);
     return a;
 }
 
@@ -217,34 +215,34 @@ bool auth_check(const rd_auth *a, char *why, size_t whycap)
     switch (a->mode) {
     case AUTH_INVALID:
         snprintf(why, whycap, "unknown auth mode '%s' (bearer, token-command, jwt-login, "
-                 "api-key, dev-user or none)", c->auth);
+                 "api-key, dev-user or none)", c->core.auth);
         return false;
     case AUTH_BEARER:
     case AUTH_API_KEY:
-        if (!c->token) {
+        if (!c->core.token) {
             snprintf(why, whycap, "auth = %s needs token = env:NAME, file:PATH or cmd:COMMAND",
-                     c->auth);
+                     c->core.auth);
             return false;
         }
         return true;
     case AUTH_TOKEN_CMD:
-        if (!c->token_command || !*c->token_command) {
+        if (!c->core.token_command || !*c->core.token_command) {
             snprintf(why, whycap, "auth = token-command needs token_command");
             return false;
         }
         return true;
     case AUTH_JWT_LOGIN:
-        if (!c->login || !*c->login) {
+        if (!c->core.login || !*c->core.login) {
             snprintf(why, whycap, "auth = jwt-login needs login");
             return false;
         }
         return true;
     case AUTH_DEV_USER:
-        if (!c->dev_user || !*c->dev_user) {
+        if (!c->core.dev_user || !*c->core.dev_user) {
             snprintf(why, whycap, "auth = dev-user needs dev_user");
             return false;
         }
-        if (!c->local || !url_host_is_loopback(c->core)) {
+        if (!c->local || !url_host_is_loopback(c->core.url)) {
             snprintf(why, whycap, "dev-user is refused: only for a loopback core URL on a "
                      "system marked local = true");
             return false;
@@ -366,11 +364,11 @@ size_t auth_headers(const rd_auth *a, char **hdrs, size_t cap)
     case AUTH_API_KEY:
         if (!a->token)
             return 0;
-        hdrs[0] = xasprintf("%s: %s", a->cfg->api_key_header && *a->cfg->api_key_header
-                                          ? a->cfg->api_key_header : "X-API-Key", a->token);
+        hdrs[0] = xasprintf("%s: %s", a->cfg->core.api_key_header && *a->cfg->core.api_key_header
+                                          ? a->cfg->core.api_key_header : "X-API-Key", a->token);
         return 1;
     case AUTH_DEV_USER:
-        hdrs[0] = xasprintf("x-dev-user: %s", a->cfg->dev_user);
+        hdrs[0] = xasprintf("x-dev-user: %s", a->cfg->core.dev_user);
         return 1;
     case AUTH_NONE:
     case AUTH_INVALID:
@@ -388,17 +386,12 @@ static void on_me(const rd_http_resp *r, void *ud)
     if (r->status != 200 || !r->body)
         return;
     cJSON *o = cJSON_ParseWithLength(r->body, r->body_len);
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
-    if (!cJSON_IsObject(d))
-        d = o;
+    const cJSON *d = json_obj(o, "data");
     static const char *const keys[] = {"login", "identity", "sub", "email", "name"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(d, keys[i]);
-        if (cJSON_IsString(v) && v->valuestring[0]) {
-            free(a->identity);
-            a->identity = xstrndup(v->valuestring, 128);
-            break;
-        }
+    const char *v = json_first_str(d ? d : o, keys, sizeof keys / sizeof *keys);
+    if (v) {
+        free(a->identity);
+        a->identity = xstrndup(v, 128);
     }
     cJSON_Delete(o);
 }
@@ -407,16 +400,16 @@ static void learn_identity(rd_auth *a)
 {
     if (a->token && jwt_claims(a->token, &a->token_exp, &a->identity) && a->identity)
         return;
-    if (a->identity || a->me_started || a->mode == AUTH_NONE || !a->cfg->core)
+    if (a->identity || a->me_started || a->mode == AUTH_NONE || !a->cfg->core.url)
         return;
     a->me_started = true;
-    char *url = url_join(a->cfg->core, "/auth/me");
+    char *url = url_join(a->cfg->core.url, "/auth/me");
     char *h[2] = {0};
     auth_headers(a, h, 1);
     const char *hdrs[] = {h[0], "Accept: application/json", NULL};
     rd_http_req req = {.method = "GET", .url = url, .headers = hdrs,
-                       .cacert = a->cfg->cacert, .timeout_ms = AUTH_HTTP_TIMEOUT_MS,
-                       .max_body = 65536, .credential = true, .insecure_ok = a->cfg->insecure};
+                       .cacert = a->cfg->http.cacert, .timeout_ms = AUTH_HTTP_TIMEOUT_MS,
+                       .max_body = 65536, .credential = true, .insecure_ok = a->cfg->http.insecure};
     a->me_id = http_start(a->http, &req, on_me, a);
     secret_free(h[0]);
     free(url);
@@ -488,11 +481,11 @@ static bool parse_tokens(rd_auth *a, const rd_http_resp *r)
 
 static void post_json(rd_auth *a, const char *path, const char *body, rd_http_cb cb)
 {
-    char *url = url_join(a->cfg->core, path);
+    char *url = url_join(a->cfg->core.url, path);
     const char *hdrs[] = {"Accept: application/json", NULL};
     rd_http_req req = {.method = "POST", .url = url, .body = body, .headers = hdrs,
-                       .cacert = a->cfg->cacert, .timeout_ms = AUTH_HTTP_TIMEOUT_MS,
-                       .max_body = 65536, .credential = true, .insecure_ok = a->cfg->insecure};
+                       .cacert = a->cfg->http.cacert, .timeout_ms = AUTH_HTTP_TIMEOUT_MS,
+                       .max_body = 65536, .credential = true, .insecure_ok = a->cfg->http.insecure};
     a->http_id = http_start(a->http, &req, cb, a);
     free(url);
     if (!a->http_id) {
@@ -512,7 +505,7 @@ static void on_login(const rd_http_resp *r, void *ud)
     }
     char why[256];
     if (r->status == 401 || r->status == 403)
-        snprintf(why, sizeof why, "login refused for '%s' (HTTP %ld)", a->cfg->login,
+        snprintf(why, sizeof why, "login refused for '%s' (HTTP %ld)", a->cfg->core.login,
                  r->status);
     else if (r->status == 0)
         snprintf(why, sizeof why, "login: core unreachable: %.150s", r->error);
@@ -524,7 +517,7 @@ static void on_login(const rd_http_resp *r, void *ud)
 static void login_with(rd_auth *a, const char *password)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "login", a->cfg->login);
+    cJSON_AddStringToObject(o, "login", a->cfg->core.login);
     cJSON_AddStringToObject(o, "password", password);
     char *body = cJSON_PrintUnformatted(o);
     cJSON *pw = cJSON_GetObjectItemCaseSensitive(o, "password");
@@ -550,7 +543,7 @@ static void on_password(bool ok, const char *pw, const char *why, void *ud)
 
 static void do_login(rd_auth *a)
 {
-    if (!a->cfg->password) {
+    if (!a->cfg->core.password) {
         if (!a->prompt) {
             finish(a, false, "no password source: set password = cmd:/env:/file: or run "
                              "where redrive can prompt");
@@ -558,12 +551,12 @@ static void do_login(rd_auth *a)
         }
         a->waiting_password = true;
         char prompt[200];
-        snprintf(prompt, sizeof prompt, "password for %s@%s: ", a->cfg->login,
+        snprintf(prompt, sizeof prompt, "password for %s@%s: ", a->cfg->core.login,
                  a->cfg->name ? a->cfg->name : "core");
         a->prompt(prompt, a->prompt_ud);
         return;
     }
-    a->secret = secret_resolve(a->base, a->cfg->password, 0, AUTH_CMD_TIMEOUT_S,
+    a->secret = secret_resolve(a->base, a->cfg->core.password, 0, AUTH_CMD_TIMEOUT_S,
                                on_password, a);
 }
 
@@ -598,11 +591,11 @@ static void acquire(rd_auth *a)
     switch (a->mode) {
     case AUTH_BEARER:
     case AUTH_API_KEY:
-        a->secret = secret_resolve(a->base, a->cfg->token, 0, AUTH_CMD_TIMEOUT_S,
+        a->secret = secret_resolve(a->base, a->cfg->core.token, 0, AUTH_CMD_TIMEOUT_S,
                                    on_token, a);
         return;
     case AUTH_TOKEN_CMD:
-        a->secret = secret_command(a->base, a->cfg->token_command, AUTH_CMD_TIMEOUT_S,
+        a->secret = secret_command(a->base, a->cfg->core.token_command, AUTH_CMD_TIMEOUT_S,
                                    on_token, a);
         return;
     case AUTH_JWT_LOGIN:

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/jsonget.h"
 #include "../core/fsperm.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
@@ -215,11 +216,7 @@ bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size
     return ok;
 }
 
-static char *get_str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) : NULL;
-}
+static char *get_str(const cJSON *o, const char *k) { return json_strdup(o, k, SIZE_MAX); }
 
 static void parse_entry(const char *line, size_t len, rd_journal_entry *e)
 {

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../io/clock.h"
 #include "../core/xalloc.h"
 
 enum { LOG_AUTHPRIV_INFO = 10 * 8 + 6 };   /* facility authpriv (10), severity info (6) */
@@ -23,7 +24,7 @@ bool jsyslog_send(const char *socket_path, const char *json, char *why, size_t w
     memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
     static const char *const months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                           "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
-    time_t now = time(NULL);
+    time_t now = (time_t)clock_wall();
     struct tm tm;
     localtime_r(&now, &tm);
     char *msg = xasprintf("<%d>%s %2d %02d:%02d:%02d redrive[%ld]: %s", LOG_AUTHPRIV_INFO,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "../core/jsonget.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/url.h"
@@ -180,20 +181,6 @@ void idem_key_new(char out[33])
 
 /* ---- responses -------------------------------------------------------------------- */
 
-static const char *json_str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static int json_int(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble < 1e9)
-        return (int)v->valuedouble;
-    return 0;
-}
-
 /* At most max bytes of s's first line: a result's message is one line, whatever the
  * server sent (a JSON "error" may hold "\n" too). */
 static void first_line(char *out, size_t cap, const char *s, size_t max)
@@ -229,13 +216,13 @@ static int find_attempt(const cJSON *o)
     if (!cJSON_IsObject(o))
         return 0;
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
-    int n = json_int(o, "attempt");
+    int n = (int)json_long(o, "attempt", 0, 999999999);
     if (!n && cJSON_IsObject(d))
-        n = json_int(d, "attempt");
+        n = (int)json_long(d, "attempt", 0, 999999999);
     if (!n)
-        n = json_int(o, "attempts");
+        n = (int)json_long(o, "attempts", 0, 999999999);
     if (!n && cJSON_IsObject(d))
-        n = json_int(d, "attempts");
+        n = (int)json_long(d, "attempts", 0, 999999999);
     return n;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/jsonget.h"
 #include "../core/xalloc.h"
 #include "../io/http.h"
 #include "../io/secret.h"
@@ -29,25 +30,24 @@ static void deliver(whoami_req *w, const rd_whoami *res)
     free(w);
 }
 
-static void copy_str(char *dst, size_t cap, const cJSON *o, const char *key)
+static void copy_str(char *dst, size_t cap, const char *v)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsString(v) && !dst[0])
-        snprintf(dst, cap, "%s", v->valuestring);
+    if (v && !dst[0])
+        snprintf(dst, cap, "%s", v);
 }
 
 /* data.identity / login / sub / email, data.role, data.auth (or the same at top level). */
 static void parse_me(const rd_http_resp *r, rd_whoami *res)
 {
     cJSON *o = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
-    if (!cJSON_IsObject(d))
+    const cJSON *d = json_obj(o, "data");
+    if (!d)
         d = o;
     static const char *const keys[] = {"identity", "login", "sub", "email", "name"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        copy_str(res->identity, sizeof res->identity, d, keys[i]);
-    copy_str(res->role, sizeof res->role, d, "role");
-    copy_str(res->auth, sizeof res->auth, d, "auth");
+    copy_str(res->identity, sizeof res->identity,
+             json_first_str(d, keys, sizeof keys / sizeof *keys));
+    copy_str(res->role, sizeof res->role, json_str(d, "role"));
+    copy_str(res->auth, sizeof res->auth, json_str(d, "auth"));
     cJSON_Delete(o);
     res->ok = res->identity[0] != '\0';
     if (!res->ok)
@@ -79,14 +79,14 @@ static void on_me(const rd_http_resp *r, void *ud)
 /* The request itself; false when it could not be started. */
 static bool send_me(whoami_req *w)
 {
-    char *url = url_join(w->cfg->core, "/auth/me");
+    char *url = url_join(w->cfg->core.url, "/auth/me");
     char *h[2] = {0};
     size_t nh = w->auth ? auth_headers(w->auth, h, 1) : 0;
     const char *hdrs[] = {nh ? h[0] : "Accept: application/json", "Accept: application/json",
                           NULL};
-    rd_http_req req = {.method = "GET", .url = url, .headers = hdrs, .cacert = w->cfg->cacert,
+    rd_http_req req = {.method = "GET", .url = url, .headers = hdrs, .cacert = w->cfg->http.cacert,
                        .timeout_ms = WHOAMI_TIMEOUT_MS, .max_body = 65536,
-                       .credential = nh > 0, .insecure_ok = w->cfg->insecure};
+                       .credential = nh > 0, .insecure_ok = w->cfg->http.insecure};
     w->http_id = http_start(w->http, &req, on_me, w);
     secret_free(h[0]);
     free(url);

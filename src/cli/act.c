@@ -417,7 +417,7 @@ static int confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target 
                 action_name(o->kind));
         return RD_EXIT_USAGE;
     }
-    char *name = sanitize_str(sys->name, san), *banner = sanitize_str(sys->banner, san);
+    char *name = sanitize_str(sys->name, san), *banner = sanitize_str(sys->ui.banner, san);
     fprintf(stderr, "%s %zu %s%s on %s%s%s%s:\n", action_name(o->kind), o->n,
             action_target_kind(o->kind), o->n == 1 ? "" : "s", name,
             banner[0] ? " [" : "", banner, banner[0] ? "]" : "");

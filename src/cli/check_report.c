@@ -169,7 +169,7 @@ static void store_tls(ck_report *r, const rd_system_cfg *cfg, const rd_source_st
                "your CA" : "use sslmode=verify-full with sslrootcert = your CA",
                "encrypted, but TLS NOT VERIFIED: the server's certificate and host name are "
                "not checked");
-    else if (store_is_local(cfg->store))
+    else if (store_is_local(cfg->store.url))
         ck_add(r, CK_OK, "store tls", NULL, "not used (local connection)");
     else
         ck_add(r, CK_WARN, "store tls", redis ? "use rediss:// with store_cacert"
@@ -232,8 +232,8 @@ static void store_features(ck_report *r, const rd_system_cfg *cfg, const rd_prof
     /* where this system's DLQ is: what the profile says AND the config has (a broker DLQ
      * needs a broker), the store's share whenever it counted one, SQS when configured */
     bool in_store = store_total >= 0 && (!from || profile_dlq_from(prof, "store"));
-    bool on_broker = from && profile_dlq_from(prof, "broker") && cfg->broker && *cfg->broker;
-    bool on_sqs = (cfg->sqs_queue_url && *cfg->sqs_queue_url) || (cfg->sqs_dlq && *cfg->sqs_dlq);
+    bool on_broker = from && profile_dlq_from(prof, "broker") && cfg->broker.url && *cfg->broker.url;
+    bool on_sqs = (cfg->sqs.queue_url && *cfg->sqs.queue_url) || (cfg->sqs.dlq && *cfg->sqs.dlq);
     if (in_store || on_broker || on_sqs) {
         char store[48] = "";
         if (in_store)
@@ -262,9 +262,9 @@ void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *p
     ck_add(r, CK_OK, "profile", NULL, "%s%s", prof && prof->name ? prof->name : "?",
            variant ? " (the schema era the store has)" : "");
     if (!redis) {
-        const char *schema = cfg->schema ? cfg->schema : prof ? profile_get(prof, "schema") : NULL;
+        const char *schema = cfg->store.schema ? cfg->store.schema : prof ? profile_get(prof, "schema") : NULL;
         ck_add(r, CK_OK, "schema", NULL, "%s%s", schema ? schema : "public",
-               cfg->schema ? "" : " (the profile's default; set schema = NAME to change it)");
+               cfg->store.schema ? "" : " (the profile's default; set schema = NAME to change it)");
         store_read_only(r, s);
     }
     for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
@@ -304,10 +304,10 @@ static void url_tls(ck_report *r, const char *what, const char *url, const rd_sy
 {
     if (url_is_https(url))
         ck_add(r, CK_OK, what, NULL, "https, certificate and host name verified (%s)",
-               cfg->cacert ? "cacert" : "system CAs");
+               cfg->http.cacert ? "cacert" : "system CAs");
     else if (url_host_is_loopback(url))
         ck_add(r, CK_OK, what, NULL, "plain http on loopback");
-    else if (cfg->insecure)
+    else if (cfg->http.insecure)
         ck_add(r, CK_WARN, what, "use https://", "plain http over the network (insecure = true)");
     else
         ck_add(r, CK_FAIL, what, "use https:// (or insecure = true, shown in the banner)",
@@ -330,8 +330,8 @@ static void broker_dlq(ck_report *r, const rd_system_cfg *cfg, const rd_model *m
                names, n > 4 ? ", …" : "");
     else
         ck_add(r, CK_WARN, "dlq", "set dlq = the dead-letter queue names or globs",
-               "no dead-letter queue found%s%s", cfg->dlq ? " matching " : "",
-               cfg->dlq ? cfg->dlq : "");
+               "no dead-letter queue found%s%s", cfg->broker.dlq ? " matching " : "",
+               cfg->broker.dlq ? cfg->broker.dlq : "");
 }
 
 void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *prof,
@@ -343,7 +343,7 @@ void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *
     else if (w)
         ck_add(r, CK_FAIL, "workers", "check workers = (the workers' /health URLs)", "%s",
                w->error[0] ? w->error : "no answer");
-    if (!cfg->broker || !*cfg->broker)
+    if (!cfg->broker.url || !*cfg->broker.url)
         return;
     const rd_source_status *s = source(m, "rabbitmq");
     if (!s || s->state != RD_SRC_OK) {
@@ -354,7 +354,7 @@ void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *
     ck_add(r, CK_OK, "broker", NULL, "RabbitMQ %s, %zu queue%s read",
            s->version[0] ? s->version : "(version not disclosed)", m->queues.n,
            m->queues.n == 1 ? "" : "s");
-    url_tls(r, "broker tls", cfg->broker, cfg);
+    url_tls(r, "broker tls", cfg->broker.url, cfg);
     if (profile_dlq_from(prof, "broker"))
         broker_dlq(r, cfg, m);
 }
@@ -394,11 +394,11 @@ static const char *sqs_fix(const char *err)
 
 void ck_report_sqs(ck_report *r, const rd_system_cfg *cfg, const rd_model *m)
 {
-    if (!cfg->sqs_queue_url || !*cfg->sqs_queue_url)
+    if (!cfg->sqs.queue_url || !*cfg->sqs.queue_url)
         return;
     const rd_source_status *s = source(m, "sqs");
-    url_tls(r, "sqs tls", cfg->sqs_endpoint && *cfg->sqs_endpoint ? cfg->sqs_endpoint
-                                                                  : cfg->sqs_queue_url, cfg);
+    url_tls(r, "sqs tls", cfg->sqs.endpoint && *cfg->sqs.endpoint ? cfg->sqs.endpoint
+                                                                  : cfg->sqs.queue_url, cfg);
     char *ecs_url = NULL, ecs_why[200];
     bool ecs_token;
     if (awsecs_endpoint_env(&ecs_url, &ecs_token, ecs_why, sizeof ecs_why) == AWSECS_REFUSED)
@@ -463,19 +463,19 @@ static void core_identity(ck_report *r, const rd_whoami *who)
 
 void ck_report_core(ck_report *r, const rd_system_cfg *cfg, rd_actor *a, const rd_whoami *who)
 {
-    if (!cfg->core || !*cfg->core) {
+    if (!cfg->core.url || !*cfg->core.url) {
         ck_add(r, CK_WARN, "core", "set core = the core API URL",
                "no core API configured: actions are disabled");
         return;
     }
-    url_tls(r, "core tls", cfg->core, cfg);
+    url_tls(r, "core tls", cfg->core.url, cfg);
     char why[256];
     if (a && !actor_can_act(a, why, sizeof why)) {
         bool ro = strncmp(why, "read-only", 9) == 0;
         ck_add(r, ro ? CK_OK : CK_FAIL, "auth", ro ? NULL : "see docs/core-api.md "
                "(Authentication)", "%s", why);
     } else {
-        ck_add(r, CK_OK, "auth", NULL, "%s", cfg->auth && *cfg->auth ? cfg->auth : "none");
+        ck_add(r, CK_OK, "auth", NULL, "%s", cfg->core.auth && *cfg->core.auth ? cfg->core.auth : "none");
     }
     if (who)
         core_identity(r, who);

@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "../core/fleet.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/views.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/loop.h"
 #include "../session/sessions.h"
 #include "cmdtable.h"
@@ -135,13 +135,6 @@ static void on_held(evutil_socket_t fd, short what, void *arg)
     on_change(r);
 }
 
-static double now_s(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
 /* Sources that never answered are reported as down, with why. */
 static bool finish_sources(rd_model *m)
 {
@@ -151,7 +144,7 @@ static bool finish_sources(rd_model *m)
         if (s->state == RD_SRC_CONNECTING) {
             char msg[64];
             snprintf(msg, sizeof msg, "no answer within %.0f s", SNAPSHOT_DEADLINE_S);
-            model_source_fail(m, s->name, msg, now_s());
+            model_source_fail(m, s->name, msg, clock_wall());
         }
         if (s->state != RD_SRC_OK)
             all = false;
@@ -159,7 +152,7 @@ static bool finish_sources(rd_model *m)
     if (m->core.state == RD_CORE_CHECKING) {
         char msg[64];
         snprintf(msg, sizeof msg, "no answer within %.0f s", SNAPSHOT_DEADLINE_S);
-        model_core_probe(m, RD_CORE_DOWN, NULL, msg, now_s());
+        model_core_probe(m, RD_CORE_DOWN, NULL, msg, clock_wall());
     }
     return all;
 }
@@ -198,7 +191,8 @@ static void run_sources(snap_run *r, const snap_opts *o)
 static int output(const rd_model *m, const snap_opts *o)
 {
     const char *view = o->view ? o->view->name : "overview";
-    char *text = o->json ? model_to_json(m, view) : model_to_text(m, view, now_s());
+    char *text = o->json ? model_to_json_at(m, view, clock_wall())
+                       : model_to_text(m, view, clock_wall());
     if (!text) {
         fputs("redrive snapshot: cannot render the model\n", stderr);
         return RD_EXIT_FAIL;
@@ -253,7 +247,7 @@ static int snapshot_fleet(const rd_opts *opts, const snap_opts *o)
     for (size_t i = 0; i < n; i++)
         all &= finish_sources(session_model(sessions_at(r.set, i)));
     rd_fleet_row *rows = xcalloc(n, sizeof *rows);
-    sessions_rows(r.set, now_s(), rows, NULL);
+    sessions_rows(r.set, clock_wall(), rows, NULL);
     char *text = o->json ? fleet_to_json(rows, n) : fleet_to_text(rows, n);
     int rc = RD_EXIT_FAIL;
     if (text) {

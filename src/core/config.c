@@ -26,61 +26,87 @@ typedef struct key_def {
     size_t off;
 } key_def;
 
+/* The one place where a key of the file maps to a field: offsetof accepts the nested
+ * member (store.tls.cacert), so every sub-struct's field is reached the same way. */
 #define F(m) offsetof(rd_system_cfg, m)
-#define H(m) (offsetof(rd_system_cfg, health) + offsetof(rd_health_cfg, m))
-#define L(m) (offsetof(rd_system_cfg, fleet) + offsetof(rd_fleet_cfg, m))
 static const key_def keys[] = {
-    { "profile", K_STR, F(profile) },          { "store", K_STR, F(store) },
-    { "store_user", K_STR, F(store_user) },
-    { "store_password", K_SECRET, F(store_password) },
-    { "store_cacert", K_STR, F(store_cacert) }, { "store_cert", K_STR, F(store_cert) },
-    { "store_key", K_STR, F(store_key) },      { "store_insecure", K_BOOL, F(store_insecure) },
-    { "broker", K_STR, F(broker) },            { "broker_user", K_STR, F(broker_user) },
-    { "broker_password", K_SECRET, F(broker_password) },
-    { "broker_vhost", K_STR, F(broker_vhost) }, { "dlq", K_STR, F(dlq) },
-    { "queues", K_STR, F(queues) },            { "core", K_STR, F(core) },
-    { "auth", K_STR, F(auth) },                { "token", K_SECRET, F(token) },
-    { "token_command", K_STR, F(token_command) }, { "login", K_STR, F(login) },
-    { "password", K_SECRET, F(password) },     { "api_key_header", K_STR, F(api_key_header) },
-    { "dev_user", K_STR, F(dev_user) },        { "banner", K_STR, F(banner) },
-    { "theme", K_STR, F(theme) },              { "keymap", K_STR, F(keymap) },
-    { "clipboard", K_STR, F(clipboard) },
-    { "execution_timeout", K_DUR, F(execution_timeout_s) },
-    { "workers", K_STR, F(workers) },          { "cacert", K_STR, F(cacert) },
-    { "read_only", K_BOOL, F(read_only) },     { "insecure", K_BOOL, F(insecure) },
-    { "local", K_BOOL, F(local) },             { "poll", K_DUR, F(poll_s) },
-    { "core_probe", K_DUR, F(core_probe_s) },
-    { "max_retries", K_INT, F(max_retries) },  { "prefix", K_STR, F(prefix) },
-    { "orphan_after", K_DUR, F(orphan_after_s) }, { "rate_limit", K_DOUBLE, F(rate_limit) },
-    { "page_size", K_INT, F(page_size) },      { "confirm_over", K_INT, F(confirm_over) },
-    { "confirm_quit", K_BOOL, F(confirm_quit) },
-    { "sqs_queue_url", K_STR, F(sqs_queue_url) }, { "sqs_region", K_STR, F(sqs_region) },
-    { "sqs_endpoint", K_STR, F(sqs_endpoint) }, { "sqs_dlq", K_STR, F(sqs_dlq) },
-    { "aws_profile", K_STR, F(aws_profile) },
+    { "profile", K_STR, F(profile) },
+    /* store: rd_store_cfg */
+    { "store", K_STR, F(store.url) },
+    { "store_user", K_STR, F(store.user) },
+    { "store_password", K_SECRET, F(store.password) },
+    { "schema", K_STR, F(store.schema) },
+    { "store_cacert", K_STR, F(store.tls.cacert) },
+    { "store_cert", K_STR, F(store.tls.cert) },
+    { "store_key", K_STR, F(store.tls.key) },
+    { "store_insecure", K_BOOL, F(store.tls.insecure) },
+    { "store_sslmode", K_STR, F(store.ssl.mode) },
+    { "store_sslrootcert", K_STR, F(store.ssl.rootcert) },
+    { "store_sslcert", K_STR, F(store.ssl.cert) },
+    { "store_sslkey", K_STR, F(store.ssl.key) },
+    /* broker: rd_broker_cfg */
+    { "broker", K_STR, F(broker.url) },
+    { "broker_user", K_STR, F(broker.user) },
+    { "broker_password", K_SECRET, F(broker.password) },
+    { "broker_vhost", K_STR, F(broker.vhost) },
+    { "dlq", K_STR, F(broker.dlq) },
+    { "queues", K_STR, F(broker.queues) },
+    /* sqs: rd_sqs_cfg */
+    { "sqs_queue_url", K_STR, F(sqs.queue_url) },
+    { "sqs_region", K_STR, F(sqs.region) },
+    { "sqs_endpoint", K_STR, F(sqs.endpoint) },
+    { "sqs_dlq", K_STR, F(sqs.dlq) },
+    { "aws_profile", K_STR, F(sqs.aws_profile) },
+    /* core: rd_core_cfg */
+    { "core", K_STR, F(core.url) },
+    { "auth", K_STR, F(core.auth) },
+    { "token", K_SECRET, F(core.token) },
+    { "token_command", K_STR, F(core.token_command) },
+    { "login", K_STR, F(core.login) },
+    { "password", K_SECRET, F(core.password) },
+    { "api_key_header", K_STR, F(core.api_key_header) },
+    { "dev_user", K_STR, F(core.dev_user) },
+    { "core_probe", K_DUR, F(core.probe_s) },
+    /* http: rd_http_cfg */
+    { "cacert", K_STR, F(http.cacert) },
+    { "insecure", K_BOOL, F(http.insecure) },
+    /* ui: rd_ui_cfg */
+    { "banner", K_STR, F(ui.banner) },
+    { "theme", K_STR, F(ui.theme) },
+    { "keymap", K_STR, F(ui.keymap) },
+    { "clipboard", K_STR, F(ui.clipboard) },
+    { "page_size", K_INT, F(ui.page_size) },
+    { "confirm_over", K_INT, F(ui.confirm_over) },
+    { "confirm_quit", K_BOOL, F(ui.confirm_quit) },
+    /* alakai: rd_alakai_cfg */
+    { "prefix", K_STR, F(alakai.prefix) },
+    { "max_retries", K_INT, F(alakai.max_retries) },
+    { "orphan_after", K_DUR, F(alakai.orphan_after_s) },
+    /* the system as a whole */
+    { "workers", K_STR, F(workers) },
     { "journal_syslog", K_STR, F(journal_syslog) },
-    /* PostgreSQL */
-    { "store_sslmode", K_STR, F(store_sslmode) },
-    { "store_sslrootcert", K_STR, F(store_sslrootcert) },
-    { "store_sslcert", K_STR, F(store_sslcert) },
-    { "store_sslkey", K_STR, F(store_sslkey) },
-    { "schema", K_STR, F(schema) },
-    { "heartbeat_max_age", K_DUR, H(heartbeat_max_age) },
-    { "failures_degraded", K_INT, H(failures_degraded) },
-    { "failures_unhealthy", K_INT, H(failures_unhealthy) },
-    { "depth_degraded", K_LONG, H(depth_degraded) },
-    { "depth_unhealthy", K_LONG, H(depth_unhealthy) },
-    { "rate_degraded", K_RATE, H(rate_degraded) },
-    { "rate_unhealthy", K_RATE, H(rate_unhealthy) },
-    { "fail_rate_warn", K_NUM, L(fail_rate_warn) },
-    { "fail_rate_crit", K_NUM, L(fail_rate_crit) },
-    { "fail_rate_rise", K_NUM, L(fail_rate_rise) },
-    { "dlq_warn", K_LONG, L(dlq_warn) },
-    { "dlq_crit", K_LONG, L(dlq_crit) },
-    { "unhealthy_workers_crit", K_LONG, L(unhealthy_workers_crit) },
+    { "read_only", K_BOOL, F(read_only) },
+    { "local", K_BOOL, F(local) },
+    { "poll", K_DUR, F(poll_s) },
+    { "rate_limit", K_DOUBLE, F(rate_limit) },
+    { "execution_timeout", K_DUR, F(execution_timeout_s) },
+    /* health: rd_health_cfg */
+    { "heartbeat_max_age", K_DUR, F(health.heartbeat_max_age) },
+    { "failures_degraded", K_INT, F(health.failures_degraded) },
+    { "failures_unhealthy", K_INT, F(health.failures_unhealthy) },
+    { "depth_degraded", K_LONG, F(health.depth_degraded) },
+    { "depth_unhealthy", K_LONG, F(health.depth_unhealthy) },
+    { "rate_degraded", K_RATE, F(health.rate_degraded) },
+    { "rate_unhealthy", K_RATE, F(health.rate_unhealthy) },
+    /* fleet: rd_fleet_cfg */
+    { "fail_rate_warn", K_NUM, F(fleet.fail_rate_warn) },
+    { "fail_rate_crit", K_NUM, F(fleet.fail_rate_crit) },
+    { "fail_rate_rise", K_NUM, F(fleet.fail_rate_rise) },
+    { "dlq_warn", K_LONG, F(fleet.dlq_warn) },
+    { "dlq_crit", K_LONG, F(fleet.dlq_crit) },
+    { "unhealthy_workers_crit", K_LONG, F(fleet.unhealthy_workers_crit) },
 };
 #undef F
-#undef H
-#undef L
 #define N_KEYS (sizeof keys / sizeof *keys)
 
 static const char *const auth_modes[] = {
@@ -198,17 +224,17 @@ static void system_defaults(rd_system_cfg *c)
 {
     memset(c, 0, sizeof *c);
     c->poll_s = 2;
-    c->core_probe_s = 30;
-    c->max_retries = 1;
-    c->prefix = xstrdup("alakai-executions");
-    c->orphan_after_s = 7200;
+    c->core.probe_s = 30;
+    c->alakai.max_retries = 1;
+    c->alakai.prefix = xstrdup("alakai-executions");
+    c->alakai.orphan_after_s = 7200;
     c->rate_limit = 5;
-    c->page_size = 100;
-    c->confirm_over = 10;
-    c->confirm_quit = true;
-    c->api_key_header = xstrdup("X-API-Key");
-    c->broker_vhost = xstrdup("/");
-    c->auth = xstrdup("none");
+    c->ui.page_size = 100;
+    c->ui.confirm_over = 10;
+    c->ui.confirm_quit = true;
+    c->core.api_key_header = xstrdup("X-API-Key");
+    c->broker.vhost = xstrdup("/");
+    c->core.auth = xstrdup("none");
     health_defaults(&c->health);
     fleet_cfg_defaults(&c->fleet);
 }
@@ -304,7 +330,7 @@ static int key_line(const sect *s, const char *name)
 static void check_url(parser *p, const sect *s, const char *key, const char *url, bool cred)
 {
     char host[256];
-    urlrule_verdict v = urlrule_check(url, !cred || s->cfg.insecure, host, sizeof host);
+    urlrule_verdict v = urlrule_check(url, !cred || s->cfg.http.insecure, host, sizeof host);
     if (v == URLR_PLAIN_REMOTE)
         err(p, key_line(s, key), "'%s' uses plain http:// to '%s', which is not a loopback "
             "host (localhost, 127.0.0.0/8, ::1): use https:// (or set insecure = yes, shown "
@@ -313,29 +339,27 @@ static void check_url(parser *p, const sect *s, const char *key, const char *url
         err(p, key_line(s, key), "'%s' %s", key, urlrule_text(v));
 }
 
-/* Every URL of a list split at commas and blanks (sqs_queue_url, workers); with names_ok,
- * items without "://" are names, not URLs (sqs_dlq). */
+/* Every URL of a list (text_split_list: at commas and blanks; sqs_queue_url, workers); with
+ * names_ok, items without "://" are names, not URLs (sqs_dlq). */
 static void check_url_list(parser *p, const sect *s, const char *key, const char *list,
                            bool cred, bool names_ok)
 {
-    for (const char *q = list; q && *q;) {
-        q += strspn(q, ", \t");
-        size_t n = strcspn(q, ", \t");
-        if (n == 0)
-            break;
-        char *one = xstrndup(q, n);
+    size_t n;
+    text_span *sp = text_split_all(list, TEXT_LIST_WORDS, &n);
+    for (size_t i = 0; i < n; i++) {
+        char *one = xstrndup(sp[i].s, sp[i].len);
         if (!(names_ok && !strstr(one, "://")))
             check_url(p, s, key, one, cred);
         free(one);
-        q += n;
     }
+    free(sp);
 }
 
 static void check_auth(parser *p, const sect *s)
 {
     const rd_system_cfg *c = &s->cfg;
     int line = key_line(s, "auth");
-    const char *a = c->auth ? c->auth : "none";
+    const char *a = c->core.auth ? c->core.auth : "none";
     size_t i = 0;
     while (i < sizeof auth_modes / sizeof *auth_modes && strcmp(auth_modes[i], a) != 0)
         i++;
@@ -344,23 +368,23 @@ static void check_auth(parser *p, const sect *s)
             "dev-user or none)", a);
         return;
     }
-    if ((!strcmp(a, "bearer") || !strcmp(a, "api-key")) && !c->token)
+    if ((!strcmp(a, "bearer") || !strcmp(a, "api-key")) && !c->core.token)
         err(p, line, "auth = %s needs 'token' (env:NAME, file:PATH or cmd:COMMAND)", a);
-    if (!strcmp(a, "token-command") && !c->token_command)
+    if (!strcmp(a, "token-command") && !c->core.token_command)
         err(p, line, "auth = token-command needs 'token_command'");
-    if (!strcmp(a, "jwt-login") && !c->login)
+    if (!strcmp(a, "jwt-login") && !c->core.login)
         err(p, line, "auth = jwt-login needs 'login'");
     if (!strcmp(a, "dev-user")) {
         char host[256];
-        if (!c->dev_user)
+        if (!c->core.dev_user)
             err(p, line, "auth = dev-user needs 'dev_user'");
-        if (!c->core || urlrule_check(c->core, true, host, sizeof host) != URLR_OK ||
+        if (!c->core.url || urlrule_check(c->core.url, true, host, sizeof host) != URLR_OK ||
             !host_is_loopback(host))
             err(p, line, "auth = dev-user is only allowed with a loopback core URL");
         else if (!c->local)
             err(p, line, "auth = dev-user needs the system marked 'local = true'");
     }
-    if (strcmp(a, "none") != 0 && !c->core)
+    if (strcmp(a, "none") != 0 && !c->core.url)
         err(p, line, "auth = %s set but no 'core' URL", a);
 }
 
@@ -376,21 +400,21 @@ static void check_redis_store(parser *p, const sect *s)
 {
     const rd_system_cfg *c = &s->cfg;
     static const char *const tls_keys[] = { "store_cacert", "store_cert", "store_key" };
-    const char *tls_vals[] = { c->store_cacert, c->store_cert, c->store_key };
-    bool ref = secret_is_ref(c->store), redis = !ref && is_redis_url(c->store);
-    if (redis && strchr(c->store, '@'))
+    const char *tls_vals[] = { c->store.tls.cacert, c->store.tls.cert, c->store.tls.key };
+    bool ref = secret_is_ref(c->store.url), redis = !ref && is_redis_url(c->store.url);
+    if (redis && strchr(c->store.url, '@'))
         err(p, key_line(s, "store"), "credentials in the store URL are not supported: set "
             "store_user and store_password = env:NAME|file:PATH|cmd:COMMAND, or make the "
             "whole store a reference (store = env:REDIS_URL)");
-    bool tls = strncmp(c->store, "rediss://", 9) == 0;
+    bool tls = strncmp(c->store.url, "rediss://", 9) == 0;
     if (redis && !tls) {
         for (size_t i = 0; i < 3; i++)
             if (tls_vals[i])
                 err(p, key_line(s, tls_keys[i]), "'%s' needs a rediss:// store", tls_keys[i]);
-        if (c->store_insecure)
+        if (c->store.tls.insecure)
             err(p, key_line(s, "store_insecure"), "'store_insecure' needs a rediss:// store");
     }
-    if (c->store_key && !c->store_cert)
+    if (c->store.tls.key && !c->store.tls.cert)
         err(p, key_line(s, "store_key"), "'store_key' needs 'store_cert'");
 }
 
@@ -444,18 +468,18 @@ static void check_pg(parser *p, const sect *s)
     static const char *const modes[] = { "disable", "allow", "prefer", "require", "verify-ca",
                                          "verify-full", NULL };
     const rd_system_cfg *c = &s->cfg;
-    bool redis = c->store && is_redis_url(c->store);
-    if (c->store && !redis && !secret_is_ref(c->store) && conninfo_has_password(c->store))
+    bool redis = c->store.url && is_redis_url(c->store.url);
+    if (c->store.url && !redis && !secret_is_ref(c->store.url) && conninfo_has_password(c->store.url))
         err(p, key_line(s, "store"), "a password in 'store' is refused: use store_password = "
             "env:NAME|file:PATH|cmd:COMMAND, or give the whole store as a reference "
             "(store = env:DATABASE_URL)");
-    if (c->store_sslmode) {
+    if (c->store.ssl.mode) {
         size_t i = 0;
-        while (modes[i] && strcmp(modes[i], c->store_sslmode) != 0)
+        while (modes[i] && strcmp(modes[i], c->store.ssl.mode) != 0)
             i++;
         if (!modes[i])
             err(p, key_line(s, "store_sslmode"), "unknown store_sslmode '%s' (disable, allow, "
-                "prefer, require, verify-ca or verify-full)", c->store_sslmode);
+                "prefer, require, verify-ca or verify-full)", c->store.ssl.mode);
     }
     static const char *const pg_only[] = { "store_sslmode", "store_sslrootcert", "store_sslcert",
                                            "store_sslkey", "schema", NULL };
@@ -463,9 +487,9 @@ static void check_pg(parser *p, const sect *s)
         for (size_t k = 0; k < N_KEYS; k++)
             if (strcmp(keys[k].name, pg_only[i]) == 0 && s->key_line[k])
                 err(p, s->key_line[k], "'%s' applies to a PostgreSQL store only", pg_only[i]);
-    if (c->schema && !schema_name_ok(c->schema))
+    if (c->store.schema && !schema_name_ok(c->store.schema))
         err(p, key_line(s, "schema"), "bad schema name '%s' (1-63 letters, digits, '_', '$' "
-            "or '-')", c->schema);
+            "or '-')", c->store.schema);
 }
 
 /* journal_syslog = yes | no | /socket/path, kept as the socket path (NULL: off). */
@@ -489,30 +513,30 @@ static void section_validate(parser *p, sect *s)
     const rd_system_cfg *c = &s->cfg;
     if (!c->profile)
         err(p, c->line, "system \"%s\": missing required key 'profile'", c->name);
-    if (!c->store)
+    if (!c->store.url)
         err(p, c->line, "system \"%s\": missing required key 'store'", c->name);
     else
         check_redis_store(p, s);
-    if (c->core)
-        check_url(p, s, "core", c->core, true);
-    if (c->broker)
-        check_url(p, s, "broker", c->broker, true);
-    if (c->sqs_endpoint)
-        check_url(p, s, "sqs_endpoint", c->sqs_endpoint, true);
-    check_url_list(p, s, "sqs_queue_url", c->sqs_queue_url, true, false);
-    check_url_list(p, s, "sqs_dlq", c->sqs_dlq, true, true);
+    if (c->core.url)
+        check_url(p, s, "core", c->core.url, true);
+    if (c->broker.url)
+        check_url(p, s, "broker", c->broker.url, true);
+    if (c->sqs.endpoint)
+        check_url(p, s, "sqs_endpoint", c->sqs.endpoint, true);
+    check_url_list(p, s, "sqs_queue_url", c->sqs.queue_url, true, false);
+    check_url_list(p, s, "sqs_dlq", c->sqs.dlq, true, true);
     check_url_list(p, s, "workers", c->workers, false, false);   /* /health: no credential */
     check_auth(p, s);
     check_pg(p, s);
     check_syslog(p, s);
     if (c->poll_s < 0.1)
         err(p, key_line(s, "poll"), "poll must be at least 100ms");
-    if (c->page_size < 1)
+    if (c->ui.page_size < 1)
         err(p, key_line(s, "page_size"), "page_size must be at least 1");
-    if (c->confirm_over < 0)
+    if (c->ui.confirm_over < 0)
         err(p, key_line(s, "confirm_over"), "confirm_over must be 0 or more");
-    if (c->clipboard && strcmp(c->clipboard, "osc52") != 0 && strcmp(c->clipboard, "off") != 0)
-        err(p, key_line(s, "clipboard"), "clipboard must be 'osc52' or 'off', not '%s'", c->clipboard);
+    if (c->ui.clipboard && strcmp(c->ui.clipboard, "osc52") != 0 && strcmp(c->ui.clipboard, "off") != 0)
+        err(p, key_line(s, "clipboard"), "clipboard must be 'osc52' or 'off', not '%s'", c->ui.clipboard);
     if (c->health.failures_degraded > c->health.failures_unhealthy ||
         c->health.depth_degraded > c->health.depth_unhealthy ||
         c->health.rate_degraded > c->health.rate_unhealthy)

@@ -11,27 +11,52 @@
 #include "fleet.h"
 #include "health.h"
 
-typedef struct rd_system_cfg {
-    char *name;
-    int line;                /* line of the section header */
-    char *profile;           /* attune | tasker | alakai | openagents | path */
-    char *store;             /* libpq conninfo/URI, redis[s]://host:port/db, redis+unix:///path,
+/* Redis TLS (rediss:// stores only). */
+typedef struct rd_store_tls_cfg {
+    char *cacert;            /* CA bundle (PEM); NULL = system store */
+    char *cert;              /* client certificate chain (PEM) */
+    char *key;               /* its private key (PEM); NULL = inside cert */
+    bool insecure;           /* no verification (shown as a banner) */
+} rd_store_tls_cfg;
+
+/* PostgreSQL TLS: libpq's sslmode, sslrootcert, sslcert, sslkey (NULL = libpq's default). */
+typedef struct rd_store_ssl_cfg {
+    char *mode, *rootcert, *cert, *key;
+} rd_store_ssl_cfg;
+
+/* The job store (keys store, store_*, schema). */
+typedef struct rd_store_cfg {
+    char *url;               /* libpq conninfo/URI, redis[s]://host:port/db, redis+unix:///path,
                                 or a secret ref (env:/file:/cmd:) giving one of those */
-    char *store_user;        /* Redis: AUTH user (ACL); NULL = password-only AUTH */
-    char *store_password;    /* secret ref; Redis: AUTH password */
-    char *store_cacert;      /* Redis TLS: CA bundle (PEM); NULL = system store */
-    char *store_cert;        /* Redis TLS: client certificate chain (PEM) */
-    char *store_key;         /* Redis TLS: its private key (PEM); NULL = inside store_cert */
-    /* PostgreSQL: libpq's sslmode, sslrootcert, sslcert, sslkey (NULL = libpq's default) */
-    char *store_sslmode, *store_sslrootcert, *store_sslcert, *store_sslkey;
+    char *user;              /* Redis: AUTH user (ACL); NULL = password-only AUTH */
+    char *password;          /* secret ref; Redis: AUTH password */
     char *schema;            /* PostgreSQL schema (search_path); NULL = the profile's */
-    char *broker;            /* RabbitMQ management base URL */
-    char *broker_user;
-    char *broker_password;   /* secret ref */
-    char *broker_vhost;      /* default "/" */
+    rd_store_tls_cfg tls;    /* Redis */
+    rd_store_ssl_cfg ssl;    /* PostgreSQL */
+} rd_store_cfg;
+
+/* The RabbitMQ management API (keys broker, broker_*, dlq, queues). */
+typedef struct rd_broker_cfg {
+    char *url;               /* management base URL */
+    char *user;
+    char *password;          /* secret ref */
+    char *vhost;             /* default "/" */
     char *dlq;               /* comma-separated names/globs */
     char *queues;            /* comma-separated globs; NULL = all */
-    char *core;              /* core API base URL */
+} rd_broker_cfg;
+
+/* Amazon SQS (alakai; keys sqs_*, aws_profile). */
+typedef struct rd_sqs_cfg {
+    char *queue_url;         /* comma-separated SQS queue URLs */
+    char *region;            /* NULL = from the URL host, the profile, AWS_REGION */
+    char *endpoint;          /* request endpoint override (emulator, VPC endpoint) */
+    char *dlq;               /* comma-separated DLQ URLs or names; default RedrivePolicy */
+    char *aws_profile;       /* NULL = AWS_PROFILE or "default" */
+} rd_sqs_cfg;
+
+/* The core API and how to authenticate to it (keys core, auth, token, ...). */
+typedef struct rd_core_cfg {
+    char *url;               /* core API base URL */
     char *auth;              /* bearer | token-command | jwt-login | api-key | dev-user | none */
     char *token;             /* secret ref */
     char *token_command;
@@ -39,33 +64,52 @@ typedef struct rd_system_cfg {
     char *password;          /* secret ref (cmd:/env:/file:) or NULL → prompt */
     char *api_key_header;    /* default X-API-Key */
     char *dev_user;
+    double probe_s;          /* GET /auth/me to show the core's state, default 30, 0 = off */
+} rd_core_cfg;
+
+/* HTTPS to the core API, the broker, SQS and worker /health URLs (keys cacert, insecure). */
+typedef struct rd_http_cfg {
+    char *cacert;            /* CA file */
+    bool insecure;           /* plain http:// with credentials to a remote host */
+} rd_http_cfg;
+
+/* How the terminal UI looks and asks (keys banner, theme, ..., confirm_quit). */
+typedef struct rd_ui_cfg {
     char *banner;            /* e.g. PROD */
     char *theme;
     char *keymap;
     char *clipboard;         /* "osc52": copy through the terminal (opt-in); NULL/"off": overlay */
-    double execution_timeout_s; /* longest an execution may run (drain cockpit); 0 = the profile's */
-    char *workers;           /* tasker: comma-separated /health URLs */
-    char *cacert;            /* CA file for the core API / broker */
-    char *sqs_queue_url;     /* comma-separated SQS queue URLs (alakai) */
-    char *sqs_region;        /* NULL = from the URL host, the profile, AWS_REGION */
-    char *sqs_endpoint;      /* request endpoint override (emulator, VPC endpoint) */
-    char *sqs_dlq;           /* comma-separated DLQ URLs or names; default RedrivePolicy */
-    char *aws_profile;       /* NULL = AWS_PROFILE or "default" */
-    char *journal_syslog;    /* syslog socket for a copy of each journal line; NULL = off
-                              * (config: yes = /dev/log, no, or a socket path) */
-    bool read_only;
-    bool insecure;
-    bool store_insecure;     /* Redis TLS without verification (shown as a banner) */
-    bool local;              /* explicitly a local system (dev-user allowed) */
-    double poll_s;           /* default 2 */
-    double core_probe_s;     /* GET /auth/me to show the core's state, default 30, 0 = off */
-    int max_retries;         /* alakai MAX_RETRIES, default 1 */
-    char *prefix;            /* alakai key prefix, default alakai-executions */
-    double orphan_after_s;   /* default 7200 */
-    double rate_limit;       /* bulk actions per second, default 5 */
     int page_size;           /* executions per page, default 100 */
     int confirm_over;        /* bulk actions above this many items: type the count, default 10 */
     bool confirm_quit;       /* q on the top view asks before quitting, default true */
+} rd_ui_cfg;
+
+/* Alakai's semantics (keys prefix, max_retries, orphan_after). */
+typedef struct rd_alakai_cfg {
+    char *prefix;            /* key prefix, default alakai-executions */
+    int max_retries;         /* MAX_RETRIES, default 1 */
+    double orphan_after_s;   /* default 7200 */
+} rd_alakai_cfg;
+
+typedef struct rd_system_cfg {
+    char *name;
+    int line;                /* line of the section header */
+    char *profile;           /* attune | tasker | alakai | openagents | path */
+    rd_store_cfg store;
+    rd_broker_cfg broker;
+    rd_sqs_cfg sqs;
+    rd_core_cfg core;
+    rd_http_cfg http;
+    rd_ui_cfg ui;
+    rd_alakai_cfg alakai;
+    char *workers;           /* tasker: comma-separated /health URLs */
+    char *journal_syslog;    /* syslog socket for a copy of each journal line; NULL = off
+                              * (config: yes = /dev/log, no, or a socket path) */
+    bool read_only;
+    bool local;              /* explicitly a local system (dev-user allowed) */
+    double poll_s;           /* default 2 */
+    double rate_limit;       /* bulk actions per second, default 5 */
+    double execution_timeout_s; /* longest an execution may run (drain cockpit); 0 = the profile's */
     rd_health_cfg health;    /* heartbeat_max_age etc. */
     rd_fleet_cfg fleet;      /* the fleet level's thresholds: fail_rate_warn etc. */
     /* where the section came from, for messages about a value that fails at run time

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "model_json.h"
+#include "model_fields.h"
 #include "sanitize.h"
 #include "views.h"
 #include "xalloc.h"
@@ -92,9 +93,10 @@ static void header(csv *c, const char *const *cols)
 
 static void csv_execs(csv *c, const rd_execution *e, size_t n)
 {
-    static const char *const cols[] = {"id", "parent_id", "name", "status", "attempt", "max_attempts", "eligible",
-                                       "worker", "created_at", "updated_at", "finished_at", "reason", "error",
-                                       "fingerprint", NULL};
+    static const char *const cols[] = {
+        MF_ID, MF_PARENT_ID, MF_NAME, MF_STATUS, MF_ATTEMPT, MF_MAX_ATTEMPTS, MF_ELIGIBLE,
+        MF_WORKER, MF_CREATED_AT, MF_UPDATED_AT, MF_FINISHED_AT, MF_REASON, MF_ERROR,
+        MF_FINGERPRINT, NULL};
     header(c, cols);
     for (size_t i = 0; i < n; i++, e++) {
         f_str(c, e->id, false);
@@ -117,9 +119,9 @@ static void csv_execs(csv *c, const rd_execution *e, size_t n)
 
 static void csv_workers(csv *c, const rd_model *m)
 {
-    static const char *const cols[] = {"id", "name", "status", "health", "health_reason", "heartbeat_at",
-                                       "queue_depth", "in_flight", "capacity", "failure_rate",
-                                       "consecutive_failures", "tags", NULL};
+    static const char *const cols[] = {
+        MF_ID, MF_NAME, MF_STATUS, MF_HEALTH, MF_HEALTH_REASON, MF_HEARTBEAT_AT, MF_QUEUE_DEPTH,
+        MF_IN_FLIGHT, MF_CAPACITY, MF_FAILURE_RATE, MF_CONSECUTIVE_FAILURES, MF_TAGS, NULL};
     header(c, cols);
     for (size_t i = 0; i < m->workers.n; i++) {
         const rd_worker *w = &m->workers.items[i];
@@ -141,8 +143,9 @@ static void csv_workers(csv *c, const rd_model *m)
 
 static void csv_queues(csv *c, const rd_model *m)
 {
-    static const char *const cols[] = {"name", "depth", "ready", "unacked", "consumers", "publish_rate",
-                                       "deliver_rate", "is_dlq", NULL};
+    static const char *const cols[] = {
+        MF_NAME, MF_DEPTH, MF_READY, MF_UNACKED, MF_CONSUMERS, MF_PUBLISH_RATE, MF_DELIVER_RATE,
+        MF_IS_DLQ, NULL};
     header(c, cols);
     for (size_t i = 0; i < m->queues.n; i++) {
         const rd_queue *q = &m->queues.items[i];
@@ -160,8 +163,9 @@ static void csv_queues(csv *c, const rd_model *m)
 
 static void csv_dlq(csv *c, const rd_model *m)
 {
-    static const char *const cols[] = {"id", "queue", "execution_id", "reason", "count", "origin_queue",
-                                       "first_death_at", "last_death_at", "redelivered", "payload", NULL};
+    static const char *const cols[] = {
+        MF_ID, MF_QUEUE, MF_EXECUTION_ID, MF_REASON, MF_COUNT, MF_ORIGIN_QUEUE, MF_FIRST_DEATH_AT,
+        MF_LAST_DEATH_AT, MF_REDELIVERED, MF_PAYLOAD, NULL};
     header(c, cols);
     for (size_t i = 0; i < m->dlq.n; i++) {
         const rd_dlq_entry *d = &m->dlq.items[i];

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "groups.h"
+#include "model_fields.h"
 #include "sanitize.h"
 #include "xalloc.h"
 #include "views.h"
@@ -82,76 +82,76 @@ static void add_time(cJSON *o, const char *k, double t) { add_num(o, k, ms(t), m
 static cJSON *exec_json(const rd_execution *e, double now)
 {
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "id", e->id);
-    add_str(o, "status", e->status);
-    cJSON_AddNumberToObject(o, "attempt", e->attempt);
-    add_long(o, "max_attempts", e->max_attempts);
-    cJSON_AddBoolToObject(o, "retry_eligible", e->elig.verdict == RD_ELIG_YES);
-    add_str(o, "chain_root", e->chain_root ? e->chain_root : e->id);
-    add_str(o, "error", e->error);
-    add_str(o, "worker", e->worker);
-    add_time(o, "next_retry_at", e->next_retry_min);
-    add_str(o, "name", e->name);
-    add_str(o, "parent_id", e->parent_id);
-    add_str(o, "eligibility", elig_name(e->elig.verdict));
-    add_str(o, "eligibility_reason", e->elig.why);
-    cJSON_AddBoolToObject(o, "flagged", e->elig.flagged);
-    add_str(o, "retry_of", e->retry_of);
-    add_str(o, "reason", e->reason);
-    add_str(o, "fingerprint", e->fingerprint);
-    add_time(o, "created_at", e->created_at);
-    add_time(o, "updated_at", e->updated_at);
-    add_time(o, "finished_at", e->finished_at);
-    add_time(o, "next_retry_min", e->next_retry_min);
-    add_time(o, "next_retry_max", e->next_retry_max);
-    cJSON_AddBoolToObject(o, "orphan_suspect", e->flags & RD_EXEC_ORPHAN);
-    cJSON_AddBoolToObject(o, "overlapping", e->flags & RD_EXEC_OVERLAP);
-    cJSON_AddBoolToObject(o, "malformed", e->flags & RD_EXEC_MALFORMED);
-    cJSON_AddBoolToObject(o, "oversized", e->flags & RD_EXEC_OVERSIZED);
+    add_str(o, MF_ID, e->id);
+    add_str(o, MF_STATUS, e->status);
+    cJSON_AddNumberToObject(o, MF_ATTEMPT, e->attempt);
+    add_long(o, MF_MAX_ATTEMPTS, e->max_attempts);
+    cJSON_AddBoolToObject(o, MF_RETRY_ELIGIBLE, e->elig.verdict == RD_ELIG_YES);
+    add_str(o, MF_CHAIN_ROOT, e->chain_root ? e->chain_root : e->id);
+    add_str(o, MF_ERROR, e->error);
+    add_str(o, MF_WORKER, e->worker);
+    add_time(o, MF_NEXT_RETRY_AT, e->next_retry_min);
+    add_str(o, MF_NAME, e->name);
+    add_str(o, MF_PARENT_ID, e->parent_id);
+    add_str(o, MF_ELIGIBILITY, elig_name(e->elig.verdict));
+    add_str(o, MF_ELIGIBILITY_REASON, e->elig.why);
+    cJSON_AddBoolToObject(o, MF_FLAGGED, e->elig.flagged);
+    add_str(o, MF_RETRY_OF, e->retry_of);
+    add_str(o, MF_REASON, e->reason);
+    add_str(o, MF_FINGERPRINT, e->fingerprint);
+    add_time(o, MF_CREATED_AT, e->created_at);
+    add_time(o, MF_UPDATED_AT, e->updated_at);
+    add_time(o, MF_FINISHED_AT, e->finished_at);
+    add_time(o, MF_NEXT_RETRY_MIN, e->next_retry_min);
+    add_time(o, MF_NEXT_RETRY_MAX, e->next_retry_max);
+    cJSON_AddBoolToObject(o, MF_ORPHAN_SUSPECT, e->flags & RD_EXEC_ORPHAN);
+    cJSON_AddBoolToObject(o, MF_OVERLAPPING, e->flags & RD_EXEC_OVERLAP);
+    cJSON_AddBoolToObject(o, MF_MALFORMED, e->flags & RD_EXEC_MALFORMED);
+    cJSON_AddBoolToObject(o, MF_OVERSIZED, e->flags & RD_EXEC_OVERSIZED);
     return o;
 }
 
 static cJSON *worker_json(const rd_worker *w, double now)
 {
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "id", w->id);
-    add_str(o, "name", w->name);
-    add_str(o, "status", w->status);
-    add_str(o, "health", health_name(w->health));
-    add_str(o, "health_reason", w->health_reason);
-    add_num(o, "heartbeat_age_s", ms(now - ms(w->heartbeat_at)),
+    add_str(o, MF_ID, w->id);
+    add_str(o, MF_NAME, w->name);
+    add_str(o, MF_STATUS, w->status);
+    add_str(o, MF_HEALTH, health_name(w->health));
+    add_str(o, MF_HEALTH_REASON, w->health_reason);
+    add_num(o, MF_HEARTBEAT_AGE_S, ms(now - ms(w->heartbeat_at)),
             ms(w->heartbeat_at) > 0);
-    add_long(o, "queue_depth", w->queue_depth);
-    add_str(o, "reported_health", w->reported_health);
-    add_long(o, "in_flight", w->in_flight);
-    add_long(o, "capacity", w->capacity);
-    add_num(o, "failure_rate", w->failure_rate, w->failure_rate >= 0);
-    add_long(o, "consecutive_failures", w->consecutive_failures);
-    add_str(o, "tags", w->tags);
-    add_time(o, "heartbeat_at", w->heartbeat_at);
-    cJSON_AddBoolToObject(o, "has_metrics", w->has_metrics);
+    add_long(o, MF_QUEUE_DEPTH, w->queue_depth);
+    add_str(o, MF_REPORTED_HEALTH, w->reported_health);
+    add_long(o, MF_IN_FLIGHT, w->in_flight);
+    add_long(o, MF_CAPACITY, w->capacity);
+    add_num(o, MF_FAILURE_RATE, w->failure_rate, w->failure_rate >= 0);
+    add_long(o, MF_CONSECUTIVE_FAILURES, w->consecutive_failures);
+    add_str(o, MF_TAGS, w->tags);
+    add_time(o, MF_HEARTBEAT_AT, w->heartbeat_at);
+    cJSON_AddBoolToObject(o, MF_HAS_METRICS, w->has_metrics);
     return o;
 }
 
 static cJSON *queue_json(const rd_queue *q, double now)
 {
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "name", q->name);
-    add_str(o, "source", q->source);
-    add_long(o, "depth", q->depth);
-    add_long(o, "consumers", q->consumers);
-    cJSON_AddBoolToObject(o, "is_dlq", q->is_dlq);
-    add_long(o, "ready", q->ready);
-    add_long(o, "unacked", q->unacked);
-    add_num(o, "publish_rate", q->publish_rate, q->publish_rate >= 0);
-    add_num(o, "deliver_rate", q->deliver_rate, q->deliver_rate >= 0);
-    add_str(o, "dead_letter_exchange", q->dead_letter_exchange);
-    add_long(o, "ttl_ms", q->ttl_ms);
+    add_str(o, MF_NAME, q->name);
+    add_str(o, MF_SOURCE, q->source);
+    add_long(o, MF_DEPTH, q->depth);
+    add_long(o, MF_CONSUMERS, q->consumers);
+    cJSON_AddBoolToObject(o, MF_IS_DLQ, q->is_dlq);
+    add_long(o, MF_READY, q->ready);
+    add_long(o, MF_UNACKED, q->unacked);
+    add_num(o, MF_PUBLISH_RATE, q->publish_rate, q->publish_rate >= 0);
+    add_num(o, MF_DELIVER_RATE, q->deliver_rate, q->deliver_rate >= 0);
+    add_str(o, MF_DEAD_LETTER_EXCHANGE, q->dead_letter_exchange);
+    add_long(o, MF_TTL_MS, q->ttl_ms);
     if (q->retention_s > 0) {        /* an SQS queue */
-        add_long(o, "delayed", q->delayed);
-        add_long(o, "max_receive", q->max_receive > 0 ? q->max_receive : -1);
-        add_long(o, "retention_s", q->retention_s);
-        cJSON_AddBoolToObject(o, "not_draining", q->not_draining);
+        add_long(o, MF_DELAYED, q->delayed);
+        add_long(o, MF_MAX_RECEIVE, q->max_receive > 0 ? q->max_receive : -1);
+        add_long(o, MF_RETENTION_S, q->retention_s);
+        cJSON_AddBoolToObject(o, MF_NOT_DRAINING, q->not_draining);
     }
     return o;
 }
@@ -159,24 +159,24 @@ static cJSON *queue_json(const rd_queue *q, double now)
 static cJSON *dlq_json(const rd_dlq_entry *d, double now)
 {
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "id", d->id);
-    add_str(o, "queue", d->queue);
-    add_str(o, "execution_id", d->execution_id);
+    add_str(o, MF_ID, d->id);
+    add_str(o, MF_QUEUE, d->queue);
+    add_str(o, MF_EXECUTION_ID, d->execution_id);
     if (d->step_id)
-        add_str(o, "step_id", d->step_id);
-    add_str(o, "reason", d->reason);
-    add_long(o, "count", d->count);
-    add_time(o, "first_death_at", d->first_death_at);
-    add_time(o, "last_death_at", d->last_death_at);
-    add_str(o, "payload", d->payload);
-    add_str(o, "origin_queue", d->origin_queue);
-    cJSON_AddBoolToObject(o, "redelivered", d->redelivered);
+        add_str(o, MF_STEP_ID, d->step_id);
+    add_str(o, MF_REASON, d->reason);
+    add_long(o, MF_COUNT, d->count);
+    add_time(o, MF_FIRST_DEATH_AT, d->first_death_at);
+    add_time(o, MF_LAST_DEATH_AT, d->last_death_at);
+    add_str(o, MF_PAYLOAD, d->payload);
+    add_str(o, MF_ORIGIN_QUEUE, d->origin_queue);
+    cJSON_AddBoolToObject(o, MF_REDELIVERED, d->redelivered);
     if (d->source)
-        add_str(o, "source", d->source);
+        add_str(o, MF_SOURCE, d->source);
     if (d->sent_at > 0) {            /* an SQS message */
-        add_long(o, "attempt", d->attempt > 0 ? d->attempt : -1);
-        add_str(o, "task_type", d->task_type);
-        add_time(o, "sent_at", d->sent_at);
+        add_long(o, MF_ATTEMPT, d->attempt > 0 ? d->attempt : -1);
+        add_str(o, MF_TASK_TYPE, d->task_type);
+        add_time(o, MF_SENT_AT, d->sent_at);
     }
     return o;
 }
@@ -186,10 +186,10 @@ static cJSON *dlq_part_json(const rd_dlq_part *p, double now)
 {
     (void)now;
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "source", p->owner);
-    add_long(o, "total", p->total);
-    add_long(o, "entries", (long)p->n);
-    cJSON_AddBoolToObject(o, "loaded", p->loaded);
+    add_str(o, MF_SOURCE, p->owner);
+    add_long(o, MF_TOTAL, p->total);
+    add_long(o, MF_ENTRIES, (long)p->n);
+    cJSON_AddBoolToObject(o, MF_LOADED, p->loaded);
     return o;
 }
 
@@ -198,14 +198,14 @@ static cJSON *dlq_part_json(const rd_dlq_part *p, double now)
 static cJSON *core_json(const rd_core_status *c)
 {
     cJSON *o = cJSON_CreateObject();
-    add_str(o, "state", core_state_name(c->state));
-    add_str(o, "identity", c->identity[0] ? c->identity : NULL);
-    add_str(o, "error", c->error[0] ? c->error : NULL);
-    add_time(o, "checked_at", c->checked_at);
-    add_time(o, "since", c->since);
-    add_str(o, "last_action", c->last_action[0] ? c->last_action : NULL);
-    cJSON_AddBoolToObject(o, "last_action_failed", c->last_action_failed);
-    add_time(o, "last_action_at", c->last_action_at);
+    add_str(o, MF_STATE, core_state_name(c->state));
+    add_str(o, MF_IDENTITY, c->identity[0] ? c->identity : NULL);
+    add_str(o, MF_ERROR, c->error[0] ? c->error : NULL);
+    add_time(o, MF_CHECKED_AT, c->checked_at);
+    add_time(o, MF_SINCE, c->since);
+    add_str(o, MF_LAST_ACTION, c->last_action[0] ? c->last_action : NULL);
+    cJSON_AddBoolToObject(o, MF_LAST_ACTION_FAILED, c->last_action_failed);
+    add_time(o, MF_LAST_ACTION_AT, c->last_action_at);
     return o;
 }
 
@@ -215,34 +215,34 @@ static cJSON *source_json(const rd_source_status *s, double now)
     char name[sizeof s->name + 1], err[sizeof s->error + 1];
     snprintf(name, sizeof name, "%.*s", (int)sizeof s->name, s->name);
     snprintf(err, sizeof err, "%.*s", (int)sizeof s->error, s->error);
-    add_str(o, "name", name);
-    add_str(o, "state", src_state_name(s->state));
-    add_str(o, "error", err[0] ? err : NULL);
+    add_str(o, MF_NAME, name);
+    add_str(o, MF_STATE, src_state_name(s->state));
+    add_str(o, MF_ERROR, err[0] ? err : NULL);
     /* an answer stamped a hair after `now` (rounding, another clock) is 0 old, never -1 */
-    add_num(o, "age_ms", fmax(0, floor((now - ms(s->last_ok)) * 1000)), ms(s->last_ok) > 0);
-    add_time(o, "last_ok", s->last_ok);
-    add_time(o, "since", s->since);
+    add_num(o, MF_AGE_MS, fmax(0, floor((now - ms(s->last_ok)) * 1000)), ms(s->last_ok) > 0);
+    add_time(o, MF_LAST_OK, s->last_ok);
+    add_time(o, MF_SINCE, s->since);
     if (s->tls[0]) {
         char tls[sizeof s->tls + 1];
         snprintf(tls, sizeof tls, "%.*s", (int)sizeof s->tls, s->tls);
-        add_str(o, "tls", tls);
-        cJSON_AddBoolToObject(o, "tls_verified", !s->tls_unverified);
+        add_str(o, MF_TLS, tls);
+        cJSON_AddBoolToObject(o, MF_TLS_VERIFIED, !s->tls_unverified);
     }
     if (s->creds[0]) {               /* the provider's name only, never a key */
         char creds[sizeof s->creds + 1];
         snprintf(creds, sizeof creds, "%.*s", (int)sizeof s->creds, s->creds);
-        add_str(o, "credentials", creds);
-        add_time(o, "credentials_expire", s->creds_expires);
+        add_str(o, MF_CREDENTIALS, creds);
+        add_time(o, MF_CREDENTIALS_EXPIRE, s->creds_expires);
     }
     if (s->host[0] || s->role[0] || s->failover[0]) {   /* reading from replicas */
-        cJSON *r = cJSON_AddObjectToObject(o, "replica");
-        add_str(r, "host", s->host[0] ? s->host : NULL);
-        add_str(r, "role", s->role[0] ? s->role : NULL);
-        add_num(r, "lag_s", s->lag_s, s->lag_known);
-        add_str(r, "failover", s->failover[0] ? s->failover : NULL);
-        add_time(r, "failover_at", s->failover_at);
+        cJSON *r = cJSON_AddObjectToObject(o, MF_REPLICA);
+        add_str(r, MF_HOST, s->host[0] ? s->host : NULL);
+        add_str(r, MF_ROLE, s->role[0] ? s->role : NULL);
+        add_num(r, MF_LAG_S, s->lag_s, s->lag_known);
+        add_str(r, MF_FAILOVER, s->failover[0] ? s->failover : NULL);
+        add_time(r, MF_FAILOVER_AT, s->failover_at);
     }
-    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    cJSON *notes = cJSON_AddArrayToObject(o, MF_NOTES);
     for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
         char note[RD_SRC_NOTE_LEN + 1];
         snprintf(note, sizeof note, "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
@@ -258,10 +258,10 @@ static cJSON *count_json(const rd_count *c, double now)
     cJSON *o = cJSON_CreateObject();
     char st[sizeof c->status + 1];
     snprintf(st, sizeof st, "%.*s", (int)sizeof c->status, c->status);
-    add_str(o, "status", st);
-    add_long(o, "count", c->count);
-    cJSON_AddBoolToObject(o, "estimated", c->estimated);
-    cJSON_AddBoolToObject(o, "capped", c->capped);
+    add_str(o, MF_STATUS, st);
+    add_long(o, MF_COUNT, c->count);
+    cJSON_AddBoolToObject(o, MF_ESTIMATED, c->estimated);
+    cJSON_AddBoolToObject(o, MF_CAPPED, c->capped);
     return o;
 }
 
@@ -270,33 +270,33 @@ static void add_groups(cJSON *root, const rd_model *m, double now)
 {
     rd_group *g = NULL;
     size_t n = groups_build(m->execs.items, m->execs.n, NULL, now, GROUPS_INTERVAL_S, &g);
-    cJSON_AddNumberToObject(root, "trend_interval_s", GROUPS_INTERVAL_S);
-    cJSON *arr = cJSON_AddArrayToObject(root, "groups");
+    cJSON_AddNumberToObject(root, MF_TREND_INTERVAL_S, GROUPS_INTERVAL_S);
+    cJSON *arr = cJSON_AddArrayToObject(root, MF_GROUPS);
     for (size_t i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
-        add_str(o, "fingerprint", g[i].fp);
-        cJSON_AddNumberToObject(o, "count", (double)g[i].count);
-        cJSON_AddNumberToObject(o, "retry_eligible", (double)g[i].eligible);
-        cJSON_AddNumberToObject(o, "recent", (double)g[i].recent);
-        cJSON_AddNumberToObject(o, "before", (double)g[i].before);
-        add_str(o, "trend", trend_name(g[i].trend));
-        add_time(o, "first_seen", g[i].first_seen);
-        add_time(o, "last_seen", g[i].last_seen);
-        cJSON *acts = cJSON_AddArrayToObject(o, "actions");
+        add_str(o, MF_FINGERPRINT, g[i].fp);
+        cJSON_AddNumberToObject(o, MF_COUNT, (double)g[i].count);
+        cJSON_AddNumberToObject(o, MF_RETRY_ELIGIBLE, (double)g[i].eligible);
+        cJSON_AddNumberToObject(o, MF_RECENT, (double)g[i].recent);
+        cJSON_AddNumberToObject(o, MF_BEFORE, (double)g[i].before);
+        add_str(o, MF_TREND, trend_name(g[i].trend));
+        add_time(o, MF_FIRST_SEEN, g[i].first_seen);
+        add_time(o, MF_LAST_SEEN, g[i].last_seen);
+        cJSON *acts = cJSON_AddArrayToObject(o, MF_ACTIONS);
         for (size_t k = 0; k < g[i].n_actions; k++) {
             cJSON *a = cJSON_CreateObject();
-            add_str(a, "name", g[i].actions[k].name);
-            cJSON_AddNumberToObject(a, "count", (double)g[i].actions[k].count);
+            add_str(a, MF_NAME, g[i].actions[k].name);
+            cJSON_AddNumberToObject(a, MF_COUNT, (double)g[i].actions[k].count);
             cJSON_AddItemToArray(acts, a);
         }
-        cJSON *ids = cJSON_AddArrayToObject(o, "members");
+        cJSON *ids = cJSON_AddArrayToObject(o, MF_MEMBERS);
         for (size_t k = 0; k < g[i].n_members; k++) {
             const char *id = m->execs.items[g[i].members[k]].id;
             char *clean = sanitize_utf8(id ? id : "", id ? strlen(id) : 0);
             cJSON_AddItemToArray(ids, cJSON_CreateString(clean));
             free(clean);
         }
-        add_str(o, "sample_error", g[i].sample);
+        add_str(o, MF_SAMPLE_ERROR, g[i].sample);
         cJSON_AddItemToArray(arr, o);
     }
     groups_free(g, n);
@@ -325,53 +325,53 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
 {
     unsigned v = view_mask(view);
     cJSON *root = cJSON_CreateObject();
-    add_str(root, "view", view ? view : "overview");
+    add_str(root, MF_VIEW, view ? view : "overview");
     if (v & VPART_SOURCES) {
-        ADD_ARRAY(root, "sources", m->sources, source_json);
+        ADD_ARRAY(root, MF_SOURCES, m->sources, source_json);
         if (m->core.state != RD_CORE_NONE)
-            cJSON_AddItemToObject(root, "core", core_json(&m->core));
+            cJSON_AddItemToObject(root, MF_CORE, core_json(&m->core));
     }
     if (v & VPART_COUNTS) {
-        ADD_ARRAY(root, "counts", m->counts, count_json);
-        add_long(root, "dlq_total", m->dlq_total);
-        add_long(root, "orphan_suspects", m->orphan_suspects);
-        add_num(root, "failing_rate", m->failing_rate, m->failing_rate >= 0);
+        ADD_ARRAY(root, MF_COUNTS, m->counts, count_json);
+        add_long(root, MF_DLQ_TOTAL, m->dlq_total);
+        add_long(root, MF_ORPHAN_SUSPECTS, m->orphan_suspects);
+        add_num(root, MF_FAILING_RATE, m->failing_rate, m->failing_rate >= 0);
         rd_backlog b;
         model_backlog(m, &b);
         if (b.queues || b.dlqs) {    /* SQS: the backlog and the queues not draining */
-            cJSON *o = cJSON_AddObjectToObject(root, "sqs_backlog");
-            add_long(o, "visible", b.visible);
-            add_long(o, "in_flight", b.in_flight);
-            add_long(o, "delayed", b.delayed);
-            add_long(o, "dlq", b.dead);
-            cJSON *nd = cJSON_AddArrayToObject(o, "not_draining");
+            cJSON *o = cJSON_AddObjectToObject(root, MF_SQS_BACKLOG);
+            add_long(o, MF_VISIBLE, b.visible);
+            add_long(o, MF_IN_FLIGHT, b.in_flight);
+            add_long(o, MF_DELAYED, b.delayed);
+            add_long(o, MF_DLQ, b.dead);
+            cJSON *nd = cJSON_AddArrayToObject(o, MF_NOT_DRAINING);
             for (size_t i = 0; i < m->queues.n; i++)
                 if (m->queues.items[i].not_draining && m->queues.items[i].name)
                     cJSON_AddItemToArray(nd, cJSON_CreateString(m->queues.items[i].name));
         }
     }
     if (v & VPART_EXECS) {
-        ADD_ARRAY(root, "executions", m->execs, exec_json);
-        cJSON_AddBoolToObject(root, "executions_more", m->execs_more);
+        ADD_ARRAY(root, MF_EXECUTIONS, m->execs, exec_json);
+        cJSON_AddBoolToObject(root, MF_EXECUTIONS_MORE, m->execs_more);
     }
     if (v & VPART_CHAIN) {
-        add_str(root, "chain_id", m->chain_id);
-        ADD_ARRAY(root, "chain", m->chain, exec_json);
+        add_str(root, MF_CHAIN_ID, m->chain_id);
+        ADD_ARRAY(root, MF_CHAIN, m->chain, exec_json);
     }
     if (v & VPART_WORKERS)
-        ADD_ARRAY(root, "workers", m->workers, worker_json);
+        ADD_ARRAY(root, MF_WORKERS, m->workers, worker_json);
     if (v & VPART_QUEUES)
-        ADD_ARRAY(root, "queues", m->queues, queue_json);
+        ADD_ARRAY(root, MF_QUEUES, m->queues, queue_json);
     if (v & VPART_DLQ) {
-        ADD_ARRAY(root, "dlq", m->dlq, dlq_json);
-        cJSON_AddBoolToObject(root, "dlq_loaded", m->dlq_loaded);
+        ADD_ARRAY(root, MF_DLQ, m->dlq, dlq_json);
+        cJSON_AddBoolToObject(root, MF_DLQ_LOADED, m->dlq_loaded);
         if (m->dlq_peek_off)   /* read-only: the broker's and SQS's peeks were not done */
-            cJSON_AddBoolToObject(root, "dlq_peek_off", true);
+            cJSON_AddBoolToObject(root, MF_DLQ_PEEK_OFF, true);
         if (!(v & VPART_COUNTS))
-            add_long(root, "dlq_total", m->dlq_total);
-        ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
+            add_long(root, MF_DLQ_TOTAL, m->dlq_total);
+        ADD_ARRAY(root, MF_DLQ_SOURCES, m->dlq_parts, dlq_part_json);
     } else if (v & VPART_DLQ_TOTALS) {
-        ADD_ARRAY(root, "dlq_sources", m->dlq_parts, dlq_part_json);
+        ADD_ARRAY(root, MF_DLQ_SOURCES, m->dlq_parts, dlq_part_json);
     }
     if (v & VPART_GROUPS)
         add_groups(root, m, now);
@@ -384,9 +384,3 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     return out;
 }
 
-char *model_to_json(const rd_model *m, const char *view)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return model_to_json_at(m, view, (double)tv.tv_sec + tv.tv_usec / 1e6);
-}

@@ -16,13 +16,13 @@
 #include <stddef.h>
 #include "model.h"
 
-/* Newly allocated JSON text; ages are computed against the current time. */
-char *model_to_json(const rd_model *m, const char *view);
-/* Same with an explicit "now" (epoch seconds) for deterministic output. */
+/* Newly allocated JSON text; ages are computed against now (epoch seconds: the caller's
+ * clock_wall(), or a fixed time for deterministic output). The core reads no clock. */
 char *model_to_json_at(const rd_model *m, const char *view, double now);
 /* Loads arrays present in json into m (replacing them); missing fields get
- * "unknown" defaults. False with a message in err on malformed input. */
-bool model_from_json(rd_model *m, const char *json, char *err, size_t errcap);
+ * "unknown" defaults. Ages in the JSON (heartbeat_age_s, age_ms) count back from its
+ * "now", else from the caller's now. False with a message in err on malformed input. */
+bool model_from_json(rd_model *m, const char *json, double now, char *err, size_t errcap);
 /* Printed JSON made terminal-safe, newly allocated: invalid UTF-8 → U+FFFD; DEL,
  * C1 (U+0080–U+009F), bidi controls (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069)
  * and U+2028/U+2029 → \uXXXX. Non-ASCII only occurs inside strings in printed JSON,

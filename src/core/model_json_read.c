@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
+#include "jsonget.h"
+#include "model_fields.h"
 #include "sanitize.h"
 #include "xalloc.h"
 
@@ -16,13 +17,7 @@
 
 /* ---- input ----------------------------------------------------------- */
 
-static char *get_str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsString(v) || !v->valuestring)
-        return NULL;
-    return xstrndup(v->valuestring, JSON_MAX_STR);
-}
+static char *dup_str(const cJSON *o, const char *k) { return json_strdup(o, k, JSON_MAX_STR); }
 
 /* Into a fixed buffer: valid UTF-8, cut on a character boundary (so that what
  * is written back out reads in again unchanged). */
@@ -43,23 +38,8 @@ static void fixed_copy(const char *s, char *out, size_t cap)
 
 static void get_fixed(const cJSON *o, const char *k, char *out, size_t cap)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    fixed_copy(cJSON_IsString(v) && v->valuestring ? v->valuestring : "", out, cap);
-}
-
-static double get_num(const cJSON *o, const char *k, double def)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        return def;
-    return v->valuedouble;
-}
-
-/* Integers: unknown (null/missing/negative/absurd) → def. */
-static long get_long(const cJSON *o, const char *k, long def, long max)
-{
-    double d = get_num(o, k, -1);
-    return d >= 0 && d <= (double)max ? (long)d : def;
+    const char *v = json_str(o, k);
+    fixed_copy(v ? v : "", out, cap);
 }
 
 /* Epoch seconds up to 1e11 (the year 5138): beyond that, milliseconds of them are no
@@ -71,62 +51,57 @@ static double sane_time(double t)
 
 static double get_time(const cJSON *o, const char *k)
 {
-    return sane_time(get_num(o, k, 0));
-}
-
-static bool get_bool(const cJSON *o, const char *k)
-{
-    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+    return sane_time(json_num(o, k, 0));
 }
 
 static rd_elig elig_parse(const cJSON *o)
 {
     char e[24];
-    get_fixed(o, "eligibility", e, sizeof e);
+    get_fixed(o, MF_ELIGIBILITY, e, sizeof e);
     static const rd_elig all[] = { RD_ELIG_YES, RD_ELIG_NO, RD_ELIG_CONFIG_ERROR,
                                    RD_ELIG_UNKNOWN };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (strcmp(e, elig_name(all[i])) == 0)
             return all[i];
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "retry_eligible");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, MF_RETRY_ELIGIBLE);
     return cJSON_IsBool(b) ? (cJSON_IsTrue(b) ? RD_ELIG_YES : RD_ELIG_NO) : RD_ELIG_UNKNOWN;
 }
 
 static void exec_parse(const cJSON *o, void *item, double now)
 {
     rd_execution *e = item;
-    e->id = get_str(o, "id");
-    e->status = get_str(o, "status");
-    e->attempt = (int)get_long(o, "attempt", 0, 1000000000);
-    e->max_attempts = (int)get_long(o, "max_attempts", -1, 1000000000);
+    e->id = dup_str(o, MF_ID);
+    e->status = dup_str(o, MF_STATUS);
+    e->attempt = (int)json_long(o, MF_ATTEMPT, 0, 1000000000);
+    e->max_attempts = (int)json_long(o, MF_MAX_ATTEMPTS, -1, 1000000000);
     e->elig.verdict = elig_parse(o);
-    get_fixed(o, "eligibility_reason", e->elig.why, sizeof e->elig.why);
-    e->elig.flagged = get_bool(o, "flagged");
-    e->chain_root = get_str(o, "chain_root");
+    get_fixed(o, MF_ELIGIBILITY_REASON, e->elig.why, sizeof e->elig.why);
+    e->elig.flagged = json_true(o, MF_FLAGGED);
+    e->chain_root = dup_str(o, MF_CHAIN_ROOT);
     if (e->chain_root && e->id && strcmp(e->chain_root, e->id) == 0) {
         free(e->chain_root);   /* the root is itself */
         e->chain_root = NULL;
     }
-    e->error = get_str(o, "error");
-    e->worker = get_str(o, "worker");
-    e->name = get_str(o, "name");
-    e->parent_id = get_str(o, "parent_id");
-    e->retry_of = get_str(o, "retry_of");
-    e->reason = get_str(o, "reason");
-    e->fingerprint = get_str(o, "fingerprint");
-    e->created_at = get_time(o, "created_at");
-    e->updated_at = get_time(o, "updated_at");
-    e->finished_at = get_time(o, "finished_at");
-    e->next_retry_min = get_time(o, "next_retry_min");
+    e->error = dup_str(o, MF_ERROR);
+    e->worker = dup_str(o, MF_WORKER);
+    e->name = dup_str(o, MF_NAME);
+    e->parent_id = dup_str(o, MF_PARENT_ID);
+    e->retry_of = dup_str(o, MF_RETRY_OF);
+    e->reason = dup_str(o, MF_REASON);
+    e->fingerprint = dup_str(o, MF_FINGERPRINT);
+    e->created_at = get_time(o, MF_CREATED_AT);
+    e->updated_at = get_time(o, MF_UPDATED_AT);
+    e->finished_at = get_time(o, MF_FINISHED_AT);
+    e->next_retry_min = get_time(o, MF_NEXT_RETRY_MIN);
     if (!e->next_retry_min)
-        e->next_retry_min = get_time(o, "next_retry_at");
-    e->next_retry_max = get_time(o, "next_retry_max");
+        e->next_retry_min = get_time(o, MF_NEXT_RETRY_AT);
+    e->next_retry_max = get_time(o, MF_NEXT_RETRY_MAX);
     if (!e->next_retry_max)
         e->next_retry_max = e->next_retry_min;
-    e->flags = (get_bool(o, "orphan_suspect") ? RD_EXEC_ORPHAN : 0) |
-               (get_bool(o, "overlapping") ? RD_EXEC_OVERLAP : 0) |
-               (get_bool(o, "malformed") ? RD_EXEC_MALFORMED : 0) |
-               (get_bool(o, "oversized") ? RD_EXEC_OVERSIZED : 0);
+    e->flags = (json_true(o, MF_ORPHAN_SUSPECT) ? RD_EXEC_ORPHAN : 0) |
+               (json_true(o, MF_OVERLAPPING) ? RD_EXEC_OVERLAP : 0) |
+               (json_true(o, MF_MALFORMED) ? RD_EXEC_MALFORMED : 0) |
+               (json_true(o, MF_OVERSIZED) ? RD_EXEC_OVERSIZED : 0);
 }
 
 static rd_health health_parse(const char *s)
@@ -142,72 +117,72 @@ static rd_health health_parse(const char *s)
 static void worker_parse(const cJSON *o, void *item, double now)
 {
     rd_worker *w = item;
-    w->id = get_str(o, "id");
-    w->name = get_str(o, "name");
-    w->status = get_str(o, "status");
+    w->id = dup_str(o, MF_ID);
+    w->name = dup_str(o, MF_NAME);
+    w->status = dup_str(o, MF_STATUS);
     char h[16];
-    get_fixed(o, "health", h, sizeof h);
+    get_fixed(o, MF_HEALTH, h, sizeof h);
     w->health = health_parse(h);
-    get_fixed(o, "health_reason", w->health_reason, sizeof w->health_reason);
-    w->heartbeat_at = get_time(o, "heartbeat_at");
-    double age = get_num(o, "heartbeat_age_s", NAN);
+    get_fixed(o, MF_HEALTH_REASON, w->health_reason, sizeof w->health_reason);
+    w->heartbeat_at = get_time(o, MF_HEARTBEAT_AT);
+    double age = json_num(o, MF_HEARTBEAT_AGE_S, NAN);
     if (!w->heartbeat_at && isfinite(age))
         w->heartbeat_at = sane_time(now - age);
-    w->queue_depth = get_long(o, "queue_depth", -1, 1L << 50);
-    w->reported_health = get_str(o, "reported_health");
-    w->in_flight = (int)get_long(o, "in_flight", -1, 1000000000);
-    w->capacity = (int)get_long(o, "capacity", -1, 1000000000);
-    w->failure_rate = get_num(o, "failure_rate", -1);
+    w->queue_depth = json_long(o, MF_QUEUE_DEPTH, -1, 1L << 50);
+    w->reported_health = dup_str(o, MF_REPORTED_HEALTH);
+    w->in_flight = (int)json_long(o, MF_IN_FLIGHT, -1, 1000000000);
+    w->capacity = (int)json_long(o, MF_CAPACITY, -1, 1000000000);
+    w->failure_rate = json_num(o, MF_FAILURE_RATE, -1);
     if (w->failure_rate < 0)
         w->failure_rate = -1;
-    w->consecutive_failures = (int)get_long(o, "consecutive_failures", -1, 1000000000);
-    w->tags = get_str(o, "tags");
-    w->has_metrics = get_bool(o, "has_metrics") || w->queue_depth >= 0 ||
+    w->consecutive_failures = (int)json_long(o, MF_CONSECUTIVE_FAILURES, -1, 1000000000);
+    w->tags = dup_str(o, MF_TAGS);
+    w->has_metrics = json_true(o, MF_HAS_METRICS) || w->queue_depth >= 0 ||
                      w->failure_rate >= 0 || w->consecutive_failures >= 0;
 }
 
 static double get_rate(const cJSON *o, const char *k)
 {
-    double r = get_num(o, k, -1);
+    double r = json_num(o, k, -1);
     return r >= 0 ? r : -1;
 }
 
 static void queue_parse(const cJSON *o, void *item, double now)
 {
     rd_queue *q = item;
-    q->name = get_str(o, "name");
-    q->depth = get_long(o, "depth", -1, 1L << 50);
-    q->consumers = (int)get_long(o, "consumers", -1, 1000000000);
-    q->is_dlq = get_bool(o, "is_dlq");
-    q->ready = get_long(o, "ready", -1, 1L << 50);
-    q->unacked = get_long(o, "unacked", -1, 1L << 50);
-    q->publish_rate = get_rate(o, "publish_rate");
-    q->deliver_rate = get_rate(o, "deliver_rate");
-    q->dead_letter_exchange = get_str(o, "dead_letter_exchange");
-    q->ttl_ms = get_long(o, "ttl_ms", -1, 1L << 50);
-    q->delayed = get_long(o, "delayed", 0, 1L << 50);
-    q->max_receive = get_long(o, "max_receive", 0, 1L << 50);
-    q->retention_s = get_long(o, "retention_s", 0, 1L << 50);
-    q->not_draining = get_bool(o, "not_draining");
+    q->name = dup_str(o, MF_NAME);
+    q->depth = json_long(o, MF_DEPTH, -1, 1L << 50);
+    q->consumers = (int)json_long(o, MF_CONSUMERS, -1, 1000000000);
+    q->is_dlq = json_true(o, MF_IS_DLQ);
+    q->ready = json_long(o, MF_READY, -1, 1L << 50);
+    q->unacked = json_long(o, MF_UNACKED, -1, 1L << 50);
+    q->publish_rate = get_rate(o, MF_PUBLISH_RATE);
+    q->deliver_rate = get_rate(o, MF_DELIVER_RATE);
+    q->dead_letter_exchange = dup_str(o, MF_DEAD_LETTER_EXCHANGE);
+    q->ttl_ms = json_long(o, MF_TTL_MS, -1, 1L << 50);
+    q->delayed = json_long(o, MF_DELAYED, 0, 1L << 50);
+    q->max_receive = json_long(o, MF_MAX_RECEIVE, 0, 1L << 50);
+    q->retention_s = json_long(o, MF_RETENTION_S, 0, 1L << 50);
+    q->not_draining = json_true(o, MF_NOT_DRAINING);
 }
 
 static void dlq_parse(const cJSON *o, void *item, double now)
 {
     rd_dlq_entry *d = item;
-    d->id = get_str(o, "id");
-    d->queue = get_str(o, "queue");
-    d->execution_id = get_str(o, "execution_id");
-    d->step_id = get_str(o, "step_id");
-    d->reason = get_str(o, "reason");
-    d->count = get_long(o, "count", -1, 1L << 50);
-    d->first_death_at = get_time(o, "first_death_at");
-    d->last_death_at = get_time(o, "last_death_at");
-    d->payload = get_str(o, "payload");
-    d->origin_queue = get_str(o, "origin_queue");
-    d->redelivered = get_bool(o, "redelivered");
-    d->attempt = (int)get_long(o, "attempt", 0, 1000000000);
-    d->task_type = get_str(o, "task_type");
-    d->sent_at = get_time(o, "sent_at");
+    d->id = dup_str(o, MF_ID);
+    d->queue = dup_str(o, MF_QUEUE);
+    d->execution_id = dup_str(o, MF_EXECUTION_ID);
+    d->step_id = dup_str(o, MF_STEP_ID);
+    d->reason = dup_str(o, MF_REASON);
+    d->count = json_long(o, MF_COUNT, -1, 1L << 50);
+    d->first_death_at = get_time(o, MF_FIRST_DEATH_AT);
+    d->last_death_at = get_time(o, MF_LAST_DEATH_AT);
+    d->payload = dup_str(o, MF_PAYLOAD);
+    d->origin_queue = dup_str(o, MF_ORIGIN_QUEUE);
+    d->redelivered = json_true(o, MF_REDELIVERED);
+    d->attempt = (int)json_long(o, MF_ATTEMPT, 0, 1000000000);
+    d->task_type = dup_str(o, MF_TASK_TYPE);
+    d->sent_at = get_time(o, MF_SENT_AT);
 }
 
 static void source_parse(const cJSON *o, void *item, double now)
@@ -215,21 +190,21 @@ static void source_parse(const cJSON *o, void *item, double now)
     rd_source_status *s = item;
     char st[16];
     memset(s, 0, sizeof *s);
-    get_fixed(o, "name", s->name, sizeof s->name);
-    get_fixed(o, "state", st, sizeof st);
+    get_fixed(o, MF_NAME, s->name, sizeof s->name);
+    get_fixed(o, MF_STATE, st, sizeof st);
     static const rd_src_state all[] = { RD_SRC_OK, RD_SRC_STALE, RD_SRC_DOWN };
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (strcmp(st, src_state_name(all[i])) == 0)
             s->state = all[i];
-    get_fixed(o, "error", s->error, sizeof s->error);
-    get_fixed(o, "tls", s->tls, sizeof s->tls);
-    s->tls_unverified = s->tls[0] && !get_bool(o, "tls_verified");
-    s->last_ok = get_time(o, "last_ok");
-    double age = get_num(o, "age_ms", NAN);
+    get_fixed(o, MF_ERROR, s->error, sizeof s->error);
+    get_fixed(o, MF_TLS, s->tls, sizeof s->tls);
+    s->tls_unverified = s->tls[0] && !json_true(o, MF_TLS_VERIFIED);
+    s->last_ok = get_time(o, MF_LAST_OK);
+    double age = json_num(o, MF_AGE_MS, NAN);
     if (!s->last_ok && isfinite(age))
         s->last_ok = sane_time(now - age / 1000);
-    s->since = get_time(o, "since");
-    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, "notes");
+    s->since = get_time(o, MF_SINCE);
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, MF_NOTES);
     const cJSON *it;
     if (cJSON_IsArray(notes))
         cJSON_ArrayForEach(it, notes) {
@@ -244,10 +219,10 @@ static void count_parse(const cJSON *o, void *item, double now)
 {
     rd_count *c = item;
     memset(c, 0, sizeof *c);
-    get_fixed(o, "status", c->status, sizeof c->status);
-    c->count = get_long(o, "count", -1, 1L << 50);
-    c->estimated = get_bool(o, "estimated");
-    c->capped = get_bool(o, "capped");
+    get_fixed(o, MF_STATUS, c->status, sizeof c->status);
+    c->count = json_long(o, MF_COUNT, -1, 1L << 50);
+    c->estimated = json_true(o, MF_ESTIMATED);
+    c->capped = json_true(o, MF_CAPPED);
 }
 
 static size_t array_objects(const cJSON *root, const char *key, const cJSON ***out)
@@ -308,7 +283,7 @@ static void load_parts(rd_model *m, const cJSON *root, const char *key, void *v,
     array_objects(root, key, &objs);
     char **owner = xcalloc(n ? n : 1, sizeof *owner);
     for (size_t i = 0; i < n; i++) {
-        owner[i] = get_str(objs[i], "source");
+        owner[i] = dup_str(objs[i], MF_SOURCE);
         if (!owner[i])
             owner[i] = xstrdup("snapshot");
     }
@@ -339,28 +314,28 @@ static void load_parts(rd_model *m, const cJSON *root, const char *key, void *v,
 static void load_dlq(rd_model *m, const cJSON *root, double now)
 {
     size_t n, np;
-    rd_dlq_entry *v = load_array(root, "dlq", sizeof *v, dlq_parse, now, &n);
+    rd_dlq_entry *v = load_array(root, MF_DLQ, sizeof *v, dlq_parse, now, &n);
     const cJSON **parts;
-    bool has_total = cJSON_GetObjectItemCaseSensitive(root, "dlq_total") != NULL;
+    bool has_total = cJSON_GetObjectItemCaseSensitive(root, MF_DLQ_TOTAL) != NULL;
     if (!v && !has_total)
         return;
     model_dlq_reset(m);
     if (v) {
-        load_parts(m, root, "dlq", v, n, sizeof *v, set_dlq_part);
+        load_parts(m, root, MF_DLQ, v, n, sizeof *v, set_dlq_part);
         /* an empty "dlq" array is a peek that found nothing, unless it says otherwise */
-        const cJSON *dl = cJSON_GetObjectItemCaseSensitive(root, "dlq_loaded");
+        const cJSON *dl = cJSON_GetObjectItemCaseSensitive(root, MF_DLQ_LOADED);
         if (!n && (!cJSON_IsBool(dl) || cJSON_IsTrue(dl)))
             model_dlq_set(m, "snapshot", NULL, 0);
     }
-    np = array_objects(root, "dlq_sources", &parts);
+    np = array_objects(root, MF_DLQ_SOURCES, &parts);
     if (np == (size_t)-1) {
-        model_dlq_total(m, "snapshot", get_long(root, "dlq_total", -1, 1L << 50));
+        model_dlq_total(m, "snapshot", json_long(root, MF_DLQ_TOTAL, -1, 1L << 50));
         return;
     }
     for (size_t i = 0; i < np; i++) {
-        char *o = get_str(parts[i], "source");
+        char *o = dup_str(parts[i], MF_SOURCE);
         if (o && *o)
-            model_dlq_total(m, o, get_long(parts[i], "total", -1, 1L << 50));
+            model_dlq_total(m, o, json_long(parts[i], MF_TOTAL, -1, 1L << 50));
         free(o);
     }
     free(parts);
@@ -368,66 +343,66 @@ static void load_dlq(rd_model *m, const cJSON *root, double now)
 
 static void load_core(rd_model *m, const cJSON *root)
 {
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "core");
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, MF_CORE);
     if (!cJSON_IsObject(o))
         return;
     rd_core_status *c = &m->core;
     char st[16];
-    get_fixed(o, "state", st, sizeof st);
+    get_fixed(o, MF_STATE, st, sizeof st);
     static const rd_core_state all[] = { RD_CORE_CHECKING, RD_CORE_OK, RD_CORE_ERROR,
                                          RD_CORE_DOWN };
     c->state = RD_CORE_NONE;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (strcmp(st, core_state_name(all[i])) == 0)
             c->state = all[i];
-    get_fixed(o, "identity", c->identity, sizeof c->identity);
-    get_fixed(o, "error", c->error, sizeof c->error);
-    c->checked_at = get_time(o, "checked_at");
-    c->since = get_time(o, "since");
-    get_fixed(o, "last_action", c->last_action, sizeof c->last_action);
-    c->last_action_failed = get_bool(o, "last_action_failed");
-    c->last_action_at = get_time(o, "last_action_at");
+    get_fixed(o, MF_IDENTITY, c->identity, sizeof c->identity);
+    get_fixed(o, MF_ERROR, c->error, sizeof c->error);
+    c->checked_at = get_time(o, MF_CHECKED_AT);
+    c->since = get_time(o, MF_SINCE);
+    get_fixed(o, MF_LAST_ACTION, c->last_action, sizeof c->last_action);
+    c->last_action_failed = json_true(o, MF_LAST_ACTION_FAILED);
+    c->last_action_at = get_time(o, MF_LAST_ACTION_AT);
 }
 
 static void load_model(rd_model *m, const cJSON *root, double now)
 {
     size_t n;
     void *v;
-    if ((v = load_array(root, "executions", sizeof(rd_execution), exec_parse, now, &n)))
-        model_set_execs(m, v, n, get_bool(root, "executions_more"));
-    if ((v = load_array(root, "chain", sizeof(rd_execution), exec_parse, now, &n))) {
-        char *id = get_str(root, "chain_id");
+    if ((v = load_array(root, MF_EXECUTIONS, sizeof(rd_execution), exec_parse, now, &n)))
+        model_set_execs(m, v, n, json_true(root, MF_EXECUTIONS_MORE));
+    if ((v = load_array(root, MF_CHAIN, sizeof(rd_execution), exec_parse, now, &n))) {
+        char *id = dup_str(root, MF_CHAIN_ID);
         model_set_chain(m, id, v, n);
         free(id);
     }
-    if ((v = load_array(root, "running", sizeof(rd_execution), exec_parse, now, &n))) {
-        char *w = get_str(root, "running_worker");   /* the drain cockpit's worker */
+    if ((v = load_array(root, MF_RUNNING, sizeof(rd_execution), exec_parse, now, &n))) {
+        char *w = dup_str(root, MF_RUNNING_WORKER);   /* the drain cockpit's worker */
         model_set_running(m, w, v, n, true);
         free(w);
     }
-    if ((v = load_array(root, "workers", sizeof(rd_worker), worker_parse, now, &n)))
+    if ((v = load_array(root, MF_WORKERS, sizeof(rd_worker), worker_parse, now, &n)))
         model_set_workers(m, v, n);
-    if ((v = load_array(root, "queues", sizeof(rd_queue), queue_parse, now, &n))) {
+    if ((v = load_array(root, MF_QUEUES, sizeof(rd_queue), queue_parse, now, &n))) {
         model_queues_reset(m);      /* a snapshot's queues replace the model's */
-        load_parts(m, root, "queues", v, n, sizeof(rd_queue), set_queue_part);
+        load_parts(m, root, MF_QUEUES, v, n, sizeof(rd_queue), set_queue_part);
     }
     load_dlq(m, root, now);
     load_core(m, root);
-    if ((v = load_array(root, "counts", sizeof(rd_count), count_parse, now, &n)))
+    if ((v = load_array(root, MF_COUNTS, sizeof(rd_count), count_parse, now, &n)))
         model_set_counts(m, v, n);
-    if ((v = load_array(root, "sources", sizeof(rd_source_status), source_parse, now, &n))) {
+    if ((v = load_array(root, MF_SOURCES, sizeof(rd_source_status), source_parse, now, &n))) {
         free(m->sources.items);
         m->sources.items = v;
         m->sources.n = m->sources.cap = n;
     }
-    if (cJSON_GetObjectItemCaseSensitive(root, "orphan_suspects"))
-        m->orphan_suspects = get_long(root, "orphan_suspects", -1, 1L << 50);
-    if (cJSON_GetObjectItemCaseSensitive(root, "failing_rate"))
-        m->failing_rate = get_rate(root, "failing_rate");
+    if (cJSON_GetObjectItemCaseSensitive(root, MF_ORPHAN_SUSPECTS))
+        m->orphan_suspects = json_long(root, MF_ORPHAN_SUSPECTS, -1, 1L << 50);
+    if (cJSON_GetObjectItemCaseSensitive(root, MF_FAILING_RATE))
+        m->failing_rate = get_rate(root, MF_FAILING_RATE);
     model_changed(m);
 }
 
-bool model_from_json(rd_model *m, const char *json, char *err, size_t errcap)
+bool model_from_json(rd_model *m, const char *json, double now, char *err, size_t errcap)
 {
     if (err && errcap)
         err[0] = '\0';
@@ -438,10 +413,7 @@ bool model_from_json(rd_model *m, const char *json, char *err, size_t errcap)
         cJSON_Delete(root);
         return false;
     }
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    double now = get_num(root, "now", (double)tv.tv_sec + tv.tv_usec / 1e6);
-    load_model(m, root, now);
+    load_model(m, root, json_num(root, MF_NOW, now));
     cJSON_Delete(root);
     return true;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "textutil.h"
 #include "xalloc.h"
 
 enum { MAX_PIECES = 1024 };
@@ -196,33 +197,21 @@ static bool conninfo_parts(pieces *ps, const char *v)
     return any;
 }
 
-/* "scheme://" starts at p (after blanks). */
-static bool at_scheme(const char *p)
-{
-    p += strspn(p, " \t");
-    size_t n = 0;
-    while (isalnum((unsigned char)p[n]) || p[n] == '+' || p[n] == '-' || p[n] == '.')
-        n++;
-    return n && strncmp(p + n, "://", 3) == 0;
-}
-
 /* A list of URLs ("redis://replica:6380, redis://primary:6379"): each item's parts. */
 static void url_list_parts(pieces *ps, const char *v)
 {
-    while (*v) {
-        v += strspn(v, " \t");
-        const char *e = v;
-        while (*e && !(*e == ',' && at_scheme(e + 1)))
-            e++;
-        char *item = xstrndup(v, (size_t)(e - v));
+    size_t n;
+    text_span *sp = text_split_all(v, TEXT_LIST_URLS, &n);
+    for (size_t i = 0; i < n; i++) {
+        char *item = xstrndup(sp[i].s, sp[i].len);
         if (strstr(item, "://"))
             url_parts(ps, item);
         else
             add_part(ps, item, strlen(item), "value");
         memset(item, 0, strlen(item));
         free(item);
-        v = *e ? e + 1 : e;
     }
+    free(sp);
 }
 
 static int by_length(const void *a, const void *b)

@@ -127,3 +127,49 @@ char *text_data_dir(void)
         return xasprintf("%s/.local/share/redrive", home);
     return NULL;
 }
+
+/* "scheme://" starts at p, after blanks. */
+static bool at_scheme(const char *p)
+{
+    p += strspn(p, " \t");
+    size_t n = 0;
+    while (isalnum((unsigned char)p[n]) || p[n] == '+' || p[n] == '-' || p[n] == '.')
+        n++;
+    return n && strncmp(p + n, "://", 3) == 0;
+}
+
+/* The end of the item that starts at p. */
+static const char *item_end(const char *p, text_list_rule rule)
+{
+    if (rule == TEXT_LIST_WORDS)
+        return p + strcspn(p, ", \t");
+    while (*p && !(*p == ',' && at_scheme(p + 1)))
+        p++;
+    return p;
+}
+
+size_t text_split_list(const char *list, text_list_rule rule, text_span *out, size_t max)
+{
+    size_t n = 0;
+    for (const char *p = list ? list : ""; *p;) {
+        p += strspn(p, rule == TEXT_LIST_WORDS ? ", \t" : " \t");
+        const char *e = item_end(p, rule), *t = e;
+        while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
+            t--;
+        if (t > p || rule == TEXT_LIST_URLS) {   /* an empty URL: the parser's error */
+            if (n < max)
+                out[n] = (text_span){ p, (size_t)(t - p) };
+            n++;
+        }
+        p = *e == ',' && rule == TEXT_LIST_URLS ? e + 1 : e;
+    }
+    return n;
+}
+
+text_span *text_split_all(const char *list, text_list_rule rule, size_t *n)
+{
+    *n = text_split_list(list, rule, NULL, 0);
+    text_span *v = xcalloc(*n ? *n : 1, sizeof *v);
+    text_split_list(list, rule, v, *n);
+    return v;
+}

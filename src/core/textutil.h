@@ -24,3 +24,22 @@ bool text_make_parent_dirs(const char *path, char *why, size_t whycap);
 /* The user's data directory for redrive: $XDG_DATA_HOME/redrive, else
  * ~/.local/share/redrive; NULL when neither is set (newly allocated). */
 char *text_data_dir(void);
+
+/* One item of a list: len bytes at s (not NUL-terminated: a span of the list). */
+typedef struct text_span {
+    const char *s;
+    size_t len;
+} text_span;
+/* How a list value is split (docs/config.md, "Lists"):
+ * TEXT_LIST_WORDS: items separated by commas and/or blanks (space, tab); empty items are
+ *   dropped ("a, b,,c d" = a b c d). queues, dlq, sqs_queue_url, sqs_dlq, workers.
+ * TEXT_LIST_URLS: URLs separated by a comma that is followed (after blanks) by a scheme
+ *   "name://", so that a comma or a blank inside a URL (a password) stays in it; blanks
+ *   around each item are dropped; an empty item is kept (", redis://x" is two items, the
+ *   first one empty, for the URL parser to refuse). store (Redis). */
+typedef enum { TEXT_LIST_WORDS, TEXT_LIST_URLS } text_list_rule;
+/* The one list splitter: writes the first max items of list (NULL = "") into out (may be
+ * NULL when max is 0) and returns how many items there are (can be more than max). */
+size_t text_split_list(const char *list, text_list_rule rule, text_span *out, size_t max);
+/* Every item, in a newly allocated array of *n spans (free it; never NULL). */
+text_span *text_split_all(const char *list, text_list_rule rule, size_t *n);

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "../core/ini.h"
+#include "../core/jsonget.h"
 #include "../core/rfc3339.h"
 #include "../core/xalloc.h"
 #include "awsecs.h"
@@ -104,13 +105,12 @@ bool awscreds_parse_json(const char *body, size_t len, rd_aws_creds *out, char *
         cJSON_Delete(j);
         return false;
     }
-    const char *ak = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "AccessKeyId"));
-    const char *sk = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j,
-                                                                          "SecretAccessKey"));
-    const char *tok = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "Token"));
+    const char *ak = json_str(j, "AccessKeyId");
+    const char *sk = json_str(j, "SecretAccessKey");
+    const char *tok = json_str(j, "Token");
     if (!tok)
-        tok = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "SessionToken"));
-    const char *exp = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "Expiration"));
+        tok = json_str(j, "SessionToken");
+    const char *exp = json_str(j, "Expiration");
     bool ok = ak && *ak && sk && *sk;
     double when = 0;
     if (!ok)

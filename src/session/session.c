@@ -174,7 +174,7 @@ static bool check_key(rd_session *s, const char *key, const char *path)
 
 static bool check_store(rd_session *s)
 {
-    const char *store = s->sys->store;
+    const char *store = s->sys->store.url;
     if (!store || !*store)
         return true;
     if (secret_is_ref(store))      /* what it names is checked when it is resolved */
@@ -205,20 +205,20 @@ static bool session_validate(rd_session *s, unsigned parts)
     bool ok = true;
     if (parts & SESSION_SOURCES) {
         ok &= check_store(s);
-        ok &= check_secret(s, "store_password", c->store_password);
+        ok &= check_secret(s, "store_password", c->store.password);
         /* no store_key: the key is inside store_cert */
-        ok &= check_key(s, c->store_key ? "store_key" : "store_cert",
-                        c->store_key ? c->store_key : c->store_cert);
-        ok &= check_key(s, "store_sslkey", c->store_sslkey);
-        if (c->broker && *c->broker)
-            ok &= check_secret(s, "broker_password", c->broker_password);
+        ok &= check_key(s, c->store.tls.key ? "store_key" : "store_cert",
+                        c->store.tls.key ? c->store.tls.key : c->store.tls.cert);
+        ok &= check_key(s, "store_sslkey", c->store.ssl.key);
+        if (c->broker.url && *c->broker.url)
+            ok &= check_secret(s, "broker_password", c->broker.password);
     }
     if (parts & SESSION_ACTOR) {
-        const char *auth = c->auth ? c->auth : "";
+        const char *auth = c->core.auth ? c->core.auth : "";
         if (strcmp(auth, "bearer") == 0 || strcmp(auth, "api-key") == 0)
-            ok &= check_secret(s, "token", c->token);
+            ok &= check_secret(s, "token", c->core.token);
         else if (strcmp(auth, "jwt-login") == 0)
-            ok &= check_secret(s, "password", c->password);
+            ok &= check_secret(s, "password", c->core.password);
     }
     return ok;
 }
@@ -305,8 +305,8 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
         }
         if (parts & (SESSION_ACTOR | SESSION_PROBE))
             build_actor(s, io);
-        if ((parts & SESSION_PROBE) && s->actor && s->sys->core && *s->sys->core &&
-            s->sys->core_probe_s > 0) {
+        if ((parts & SESSION_PROBE) && s->actor && s->sys->core.url && *s->sys->core.url &&
+            s->sys->core.probe_s > 0) {
             s->core_tick = event_new(io->base, -1, EV_PERSIST, on_core_tick, s);
             s->on_change = io->on_change;
             s->change_ud = io->change_ud;
@@ -321,7 +321,7 @@ void session_start(rd_session *s)
     if (s->src)
         sources_start(s->src);
     if (s->core_tick) {
-        struct timeval tv = clock_tv(s->sys->core_probe_s);
+        struct timeval tv = clock_tv(s->sys->core.probe_s);
         evtimer_add(s->core_tick, &tv);
         session_core_probe(s);
     }

@@ -169,7 +169,7 @@ void sessions_rows(const rd_sessions *f, double now, rd_fleet_row *rows, size_t 
     for (size_t i = 0; i < f->n; i++) {
         const slot *sl = &f->slots[i];
         const rd_system_cfg *c = session_system_at(sl->s, i);
-        fleet_row_fill(&rows[i], c->name, c->banner, c->profile, session_model(sl->s), &sl->trend,
+        fleet_row_fill(&rows[i], c->name, c->ui.banner, c->profile, session_model(sl->s), &sl->trend,
                        &c->fleet, now);
         idx[i] = i;
     }

@@ -15,6 +15,7 @@
 
 #include "../core/fsperm.h"
 #include "../core/model_json.h"
+#include "../io/clock.h"
 #include "../core/xalloc.h"
 
 enum { CACHE_MAX = 8u << 20, NAME_MAX_KEEP = 40 };
@@ -247,7 +248,7 @@ snapcache_status snapcache_load(const char *path, const char *system, rd_model *
         goto done;
     }
     char err[160];
-    if (!model_from_json(m, eol + 1, err, sizeof err)) {   /* m untouched unless it parses */
+    if (!model_from_json(m, eol + 1, clock_wall(), err, sizeof err)) {   /* m untouched unless it parses */
         snprintf(why, whycap, "%s", err);
         goto done;
     }

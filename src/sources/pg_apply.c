@@ -162,7 +162,7 @@ static void apply_execs(pg_src *s, const PGresult *r, const pg_row_ctx *x)
     if (s->page_gen_inflight != s->page_gen)
         return;                       /* the page changed meanwhile; a new one is wanted */
     s->page_gen_applied = s->page_gen;
-    int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
+    int page = s->pub.ctx.cfg && s->pub.ctx.cfg->ui.page_size > 0 ? s->pub.ctx.cfg->ui.page_size
                                                                : 100;
     rd_execution *v;
     size_t n = pg_rows_execs(r, x, &v);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/time.h>
 
+#include "../io/clock.h"
 #include "../io/secret.h"
 #include "pg_conn.h"
 #include "source.h"
@@ -98,12 +99,7 @@ typedef struct pg_src {
     double rep_read_at;
 } pg_src;
 
-static inline double now_s(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
+static inline double now_s(void) { return clock_wall(); }
 
 static inline void cursor_free(cursor *c)
 {

@@ -100,7 +100,7 @@ static void secret_done(pg_src *s)
 void pg_redact(const pg_src *s, const char *msg, char *out, size_t cap)
 {
     if (s->store_value)
-        redact_ref(msg, s->store_value, s->pub.ctx.cfg->store, out, cap);
+        redact_ref(msg, s->store_value, s->pub.ctx.cfg->store.url, out, cap);
     else
         snprintf(out, cap, "%s", msg ? msg : "");
 }
@@ -153,8 +153,8 @@ static void connect_now(pg_src *s)
     if (s->sec_pending)
         return;                       /* still resolving: connects when done */
     const rd_system_cfg *cfg = s->pub.ctx.cfg;
-    bool store_ref = secret_is_ref(cfg->store);
-    bool password = cfg->store_password && *cfg->store_password;
+    bool store_ref = secret_is_ref(cfg->store.url);
+    bool password = cfg->store.password && *cfg->store.password;
     if (!store_ref && !password) {
         open_conn(s);
         return;
@@ -163,9 +163,9 @@ static void connect_now(pg_src *s)
     s->sec_pending = (int)store_ref + (int)password;
     struct event_base *base = s->pub.ctx.base;
     if (store_ref)
-        s->sec_store = secret_resolve(base, cfg->store, 0, SECRET_TIMEOUT_S, on_store_secret, s);
+        s->sec_store = secret_resolve(base, cfg->store.url, 0, SECRET_TIMEOUT_S, on_store_secret, s);
     if (password)
-        s->sec_password = secret_resolve(base, cfg->store_password, 0, SECRET_TIMEOUT_S,
+        s->sec_password = secret_resolve(base, cfg->store.password, 0, SECRET_TIMEOUT_S,
                                          on_password_secret, s);
 }
 
@@ -319,7 +319,7 @@ static void add_main(batch *b, pg_src *s, qkind k, bool guard, int np, const cha
 /* The system's schema: the config's, else the profile's `schema` setting, else none. */
 static const char *schema(const pg_src *s)
 {
-    const char *v = s->pub.ctx.cfg->schema;
+    const char *v = s->pub.ctx.cfg->store.schema;
     if (!v || !*v)
         v = profile_get(s->pub.ctx.prof, "schema");
     return v && *v ? v : NULL;
@@ -447,7 +447,7 @@ static void build_main(pg_src *s, batch *b)
     bool page_due = s->want_main || s->want_page;
     s->chg_left[Q_EXECS] = page_due && !page_shown;
     if (page_due && page_shown) {
-        int page = s->pub.ctx.cfg && s->pub.ctx.cfg->page_size > 0 ? s->pub.ctx.cfg->page_size
+        int page = s->pub.ctx.cfg && s->pub.ctx.cfg->ui.page_size > 0 ? s->pub.ctx.cfg->ui.page_size
                                                                    : 100;
         snprintf(b->limit, sizeof b->limit, "%d", page + 1);
         /* $6, the rows searched: a filter searches a bounded window per request */
@@ -793,7 +793,7 @@ static const rd_source_ops pg_ops = {
 rd_source *pg_source_new(const rd_source_ctx *ctx)
 {
     if (!ctx->prof || !ctx->prof->store || strcmp(ctx->prof->store, "postgresql") != 0 ||
-        !ctx->cfg || !ctx->cfg->store)
+        !ctx->cfg || !ctx->cfg->store.url)
         return NULL;
     pg_src *s = xcalloc(1, sizeof *s);
     s->pub.ops = &pg_ops;
@@ -809,12 +809,12 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     pg_conn_cbs cbs = { .ready = on_ready, .failed = on_failed, .batch_done = on_batch,
                         .ud = s };
     const rd_system_cfg *cfg = ctx->cfg;
-    s->conn = pg_conn_new(ctx->base, secret_is_ref(cfg->store) ? "" : cfg->store, &cbs);
-    pg_conn_set_param(s->conn, "user", cfg->store_user);
-    pg_conn_set_param(s->conn, "sslmode", cfg->store_sslmode);
-    pg_conn_set_param(s->conn, "sslrootcert", cfg->store_sslrootcert);
-    pg_conn_set_param(s->conn, "sslcert", cfg->store_sslcert);
-    pg_conn_set_param(s->conn, "sslkey", cfg->store_sslkey);
+    s->conn = pg_conn_new(ctx->base, secret_is_ref(cfg->store.url) ? "" : cfg->store.url, &cbs);
+    pg_conn_set_param(s->conn, "user", cfg->store.user);
+    pg_conn_set_param(s->conn, "sslmode", cfg->store.ssl.mode);
+    pg_conn_set_param(s->conn, "sslrootcert", cfg->store.ssl.rootcert);
+    pg_conn_set_param(s->conn, "sslcert", cfg->store.ssl.cert);
+    pg_conn_set_param(s->conn, "sslkey", cfg->store.ssl.key);
     s->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
     s->retry_ev = evtimer_new(ctx->base, on_retry, s);
     s->soon_ev = evtimer_new(ctx->base, on_soon, s);

@@ -8,19 +8,19 @@
  *   answered garbage        → status "error", health unknown ("unreadable /health")
  *   no answer               → status "offline", health unhealthy ("unreachable: ...")
  */
-#include <event2/event.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/health.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/http.h"
 #include "../io/url.h"
+#include "http_poller.h"
 #include "probe_health.h"
-#include "source.h"
 
 enum { PR_TIMEOUT_MS = 3000, PR_CONNECT_MS = 2000, PR_MAX_BODY = 64 << 10,
        PR_MAX_TARGETS = 256 };
@@ -38,11 +38,9 @@ typedef struct pr_target {
 } pr_target;
 
 typedef struct pr_src {
-    rd_source base;
+    http_poller hp;                  /* its rd_source is hp.base */
     pr_target *t;
     size_t n;
-    struct event *ev_tick;
-    bool settled;
 } pr_src;
 
 /* ---- answers ------------------------------------------------------------------------------ */
@@ -86,7 +84,7 @@ static void worker_of(const pr_src *s, const pr_target *t, double now, rd_worker
     w->failure_rate = t->m.rate;
     w->consecutive_failures = t->m.failures;
     w->has_metrics = w->queue_depth >= 0 || w->failure_rate >= 0 || w->consecutive_failures >= 0;
-    health_classify(&s->base.ctx.cfg->health, w, now);
+    health_classify(&s->hp.base.ctx.cfg->health, w, now);
     if (t->kind == 4) {
         w->health = RD_HEALTH_UNHEALTHY;
         snprintf(w->health_reason, sizeof w->health_reason, "%.90s", t->note);
@@ -99,8 +97,11 @@ static void worker_of(const pr_src *s, const pr_target *t, double now, rd_worker
     }
 }
 
-static void publish(pr_src *s)
+static pr_src *of(http_poller *p) { return p->base.impl; }
+
+static void publish(http_poller *p)
 {
+    pr_src *s = of(p);
     double now = clock_wall();
     rd_worker *w = xcalloc(s->n + 1, sizeof *w);
     bool all = true;
@@ -115,13 +116,10 @@ static void publish(pr_src *s)
             worker_of(s, t, now, &w[i]);
         }
     }
-    model_set_workers(s->base.ctx.model, w, s->n);
-    if (all) {
-        model_source_ok(s->base.ctx.model, SRC_NAME, now);
-        s->settled = true;
-    }
-    if (s->base.ctx.on_change)
-        s->base.ctx.on_change(s->base.ctx.ud);
+    model_set_workers(s->hp.base.ctx.model, w, s->n);
+    if (all)
+        http_poller_ok(&s->hp, now);
+    http_poller_changed(&s->hp);
 }
 
 static void on_health(const rd_http_resp *r, void *ud)
@@ -129,20 +127,21 @@ static void on_health(const rd_http_resp *r, void *ud)
     pr_target *t = ud;
     t->req = 0;
     target_answer(t, r, clock_wall());
-    publish(t->s);
+    publish(&t->s->hp);
 }
 
-static void probe_all(pr_src *s)
+static void probe_all(http_poller *p)
 {
+    pr_src *s = of(p);
     for (size_t i = 0; i < s->n; i++) {
         pr_target *t = &s->t[i];
         if (t->req)
             continue;                /* still waiting for the previous probe */
         static const char *const hdr[] = { "Accept: application/json", NULL };
         rd_http_req req = { .method = "GET", .url = t->health_url, .headers = hdr,
-                            .cacert = s->base.ctx.cfg->cacert, .timeout_ms = PR_TIMEOUT_MS,
+                            .cacert = s->hp.base.ctx.cfg->http.cacert, .timeout_ms = PR_TIMEOUT_MS,
                             .connect_timeout_ms = PR_CONNECT_MS, .max_body = PR_MAX_BODY };
-        t->req = http_start(s->base.ctx.http, &req, on_health, t);
+        t->req = http_start(s->hp.base.ctx.http, &req, on_health, t);
         if (!t->req) {
             rd_http_resp fake = { .status = 0 };
             snprintf(fake.error, sizeof fake.error, "request could not be started");
@@ -151,64 +150,25 @@ static void probe_all(pr_src *s)
     }
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
+/* ---- the poller's hooks ------------------------------------------------------------------- */
+
+static void hook_clear(http_poller *p)
 {
-    probe_all(arg);
-}
-
-/* ---- ops ----------------------------------------------------------------------------------- */
-
-static pr_src *impl(const rd_source *src) { return src->impl; }
-
-static void op_start(rd_source *src)
-{
-    pr_src *s = impl(src);
-    model_source(s->base.ctx.model, SRC_NAME);
-    double every = fmax(s->base.ctx.cfg->poll_s, 1);
-    struct timeval tv = clock_tv(every);
-    evtimer_add(s->ev_tick, &tv);
-    publish(s);                      /* the configured workers, status unknown */
-    probe_all(s);
-}
-
-static void op_refresh(rd_source *src)
-{
-    probe_all(impl(src));
-}
-
-static bool op_settled(const rd_source *src)
-{
-    return impl(src)->settled;
-}
-
-static void op_free(rd_source *src)
-{
-    pr_src *s = impl(src);
+    pr_src *s = of(p);
     for (size_t i = 0; i < s->n; i++) {
         if (s->t[i].req)
-            http_cancel(s->base.ctx.http, s->t[i].req);
+            http_cancel(p->base.ctx.http, s->t[i].req);
         free(s->t[i].url);
         free(s->t[i].health_url);
         free(s->t[i].id);
     }
     free(s->t);
-    event_free(s->ev_tick);
-    free(s);
 }
 
-/* A new poll interval (the fleet slows systems not on screen): re-arms the running tick. */
-static void op_set_poll(rd_source *src, double every)
-{
-    pr_src *s = src->impl;
-    source_rearm(s->ev_tick, fmax(every, 1));
-}
-
-static const rd_source_ops probe_ops = {
-    .kind = "workers-http",
-    .start = op_start,
-    .refresh = op_refresh,
-    .settled = op_settled,
-    .free = op_free, .set_poll = op_set_poll,
+/* It starts by publishing the configured workers, status unknown. */
+static const http_poller_kind probe_kind = {
+    .name = SRC_NAME, .size = sizeof(pr_src), .at = offsetof(pr_src, hp), .min_poll_s = 1,
+    .poll = probe_all, .start = publish, .clear = hook_clear,
 };
 
 static void add_target(pr_src *s, const char *url, size_t n)
@@ -232,20 +192,13 @@ static void add_target(pr_src *s, const char *url, size_t n)
 rd_source *probe_source_new(const rd_source_ctx *ctx)
 {
     const rd_system_cfg *cfg = ctx ? ctx->cfg : NULL;
-    if (!cfg || !cfg->workers || !*cfg->workers || !ctx->http)
+    pr_src *s = http_poller_new(ctx, cfg ? cfg->workers : NULL, &probe_kind);
+    if (!s)
         return NULL;
-    pr_src *s = xcalloc(1, sizeof *s);
-    s->base.ops = &probe_ops;
-    s->base.ctx = *ctx;
-    s->base.impl = s;
     s->t = xcalloc(PR_MAX_TARGETS, sizeof *s->t);
-    for (const char *p = cfg->workers; *p;) {
-        size_t n = strcspn(p, ", \t");
-        if (n > 0)
-            add_target(s, p, n);
-        p += n;
-        p += strspn(p, ", \t");
-    }
-    s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
-    return &s->base;
+    text_span sp[PR_MAX_TARGETS];
+    size_t n = text_split_list(cfg->workers, TEXT_LIST_WORDS, sp, PR_MAX_TARGETS);
+    for (size_t i = 0; i < n && i < PR_MAX_TARGETS; i++)
+        add_target(s, sp[i].s, sp[i].len);
+    return &s->hp.base;
 }

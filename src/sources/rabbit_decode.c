@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/jsonget.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "redis_record.h"            /* alakai_parse_time: RFC 3339 / epoch text */
 
@@ -18,20 +20,11 @@ void rb_globs_parse(rb_globs *g, const char *csv)
     memset(g, 0, sizeof *g);
     if (!csv)
         return;
-    const char *p = csv;
-    while (*p) {
-        size_t n = strcspn(p, ",");
-        const char *a = p, *b = p + n;
-        while (a < b && (*a == ' ' || *a == '\t')) a++;
-        while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
-        if (b > a) {
-            g->v = xrealloc(g->v, (g->n + 1) * sizeof *g->v);
-            g->v[g->n++] = xstrndup(a, (size_t)(b - a));
-        }
-        p += n;
-        if (*p == ',')
-            p++;
-    }
+    text_span *sp = text_split_all(csv, TEXT_LIST_WORDS, &g->n);
+    g->v = xcalloc(g->n ? g->n : 1, sizeof *g->v);
+    for (size_t i = 0; i < g->n; i++)
+        g->v[i] = xstrndup(sp[i].s, sp[i].len);
+    free(sp);
 }
 
 void rb_globs_free(rb_globs *g)
@@ -82,19 +75,13 @@ static cJSON *parse(const char *body, size_t len)
 
 static long num_or(const cJSON *o, const char *key, long dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
-        v->valuedouble > 9e15)
-        return dflt;
-    return (long)v->valuedouble;
+    return json_long(o, key, dflt, 9000000000000000L);
 }
 
 static double rate_of(const cJSON *stats, const char *key)
 {
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(stats, key);
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(d, "rate");
-    return cJSON_IsNumber(r) && isfinite(r->valuedouble) && r->valuedouble >= 0
-        ? r->valuedouble : -1;
+    double r = json_num(json_obj(stats, key), "rate", -1);
+    return r >= 0 ? r : -1;
 }
 
 static char *capped(const char *s, size_t cap)
@@ -172,12 +159,6 @@ static double time_of(const cJSON *v)
     return t;
 }
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* An id as text: strings as they are, integral numbers without exponent. */
 static char *id_of(const cJSON *v)
 {
@@ -219,7 +200,7 @@ static void death_of(const cJSON *headers, rd_dlq_entry *d)
     for (e = xd ? xd->child : NULL; e; e = e->next) {
         double t = time_of(cJSON_GetObjectItemCaseSensitive(e, "time"));
         if (first) {                 /* newest first */
-            const char *reason = str_of(e, "reason"), *queue = str_of(e, "queue");
+            const char *reason = json_str(e, "reason"), *queue = json_str(e, "queue");
             d->reason = reason ? capped(reason, 64) : NULL;
             d->origin_queue = queue ? capped(queue, RB_NAME_CAP) : NULL;
             d->count = num_or(e, "count", -1);
@@ -230,10 +211,10 @@ static void death_of(const cJSON *headers, rd_dlq_entry *d)
         if (t > d->last_death_at)
             d->last_death_at = t;
     }
-    if (!d->reason && str_of(headers, "x-first-death-reason"))
-        d->reason = capped(str_of(headers, "x-first-death-reason"), 64);
-    if (!d->origin_queue && str_of(headers, "x-first-death-queue"))
-        d->origin_queue = capped(str_of(headers, "x-first-death-queue"), RB_NAME_CAP);
+    if (!d->reason && json_str(headers, "x-first-death-reason"))
+        d->reason = capped(json_str(headers, "x-first-death-reason"), 64);
+    if (!d->origin_queue && json_str(headers, "x-first-death-queue"))
+        d->origin_queue = capped(json_str(headers, "x-first-death-queue"), RB_NAME_CAP);
 }
 
 /* Standard base64 → bytes (NUL-terminated, *n = length); NULL when invalid. */
@@ -288,11 +269,11 @@ static void message_of(const cJSON *m, const char *queue, size_t idx, rd_dlq_ent
     d->count = -1;
     d->queue = xstrdup(queue);
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(m, "properties");
-    const char *mid = str_of(props, "message_id");
+    const char *mid = json_str(props, "message_id");
     d->id = mid && *mid ? capped(mid, 128) : xasprintf("%s#%zu", queue, idx + 1);
     death_of(cJSON_GetObjectItemCaseSensitive(props, "headers"), d);
     d->redelivered = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "redelivered"));
-    const char *payload = str_of(m, "payload"), *enc = str_of(m, "payload_encoding");
+    const char *payload = json_str(m, "payload"), *enc = json_str(m, "payload_encoding");
     if (payload)
         payload_of(payload, enc, d);
 }

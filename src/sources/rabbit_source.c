@@ -12,8 +12,8 @@
  * source is pending (not settled, no poll); a failure is the source's error.
  */
 #include <cjson/cJSON.h>
-#include <event2/event.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,58 +23,32 @@
 #include "../io/http.h"
 #include "../io/secret.h"
 #include "../io/url.h"
+#include "http_poller.h"
 #include "rabbit_decode.h"
-#include "source.h"
 
 enum { RB_MIN_POLL_S = 5, RB_PAGE_SIZE = 500, RB_MAX_PAGES = 40, RB_PEEK_COUNT = 20,
        RB_PEEK_MAX = 100, RB_PEEK_QUEUES = 10, RB_SECRET_TIMEOUT_S = 30 };
 static const char SRC_NAME[] = "rabbitmq";
 
 typedef struct rb_src {
-    rd_source base;
+    http_poller hp;                  /* its rd_source is hp.base */
     char *url;                       /* base URL without trailing '/' */
     char *vhost;                     /* URL-encoded */
     char *userpwd;                   /* "user:password" (wiped on free) */
     rd_secret *secret;               /* broker_password being resolved */
     char setup_err[320];             /* secret/URL problem: reported, never polls */
     rb_globs show, dlq;
-    struct event *ev_tick;
 
     uint64_t poll_req;               /* in flight, 0 none */
     uint64_t overview_req;           /* the version request (once), 0 none */
     bool overview_asked;
     long page;
     rb_queue_page acc;               /* queues of the poll in progress */
-    bool polled;                     /* one good poll done */
-    char **dlq_names;                /* DLQ queues of the last good poll */
-    size_t n_dlq;
-    long dlq_depth;
-
-    bool peek_wanted, peek_done;
-    int peek_pages;
-    uint64_t peek_req;
-    size_t peek_at;                  /* index into dlq_names */
-    rd_dlq_entry *peeked;
-    size_t n_peeked;
-    char peek_err[256];
-
-    bool settled;
+    char **dlq_names;                /* DLQ queues of the last good poll (the peek reads */
+    size_t n_dlq;                    /* dlq_names[hp.peek.at]) */
 } rb_src;
 
 static void start_auth(rb_src *s);
-
-static void changed(rb_src *s)
-{
-    if (s->base.ctx.on_change)
-        s->base.ctx.on_change(s->base.ctx.ud);
-}
-
-static void fail(rb_src *s, const char *msg)
-{
-    model_source_fail(s->base.ctx.model, SRC_NAME, msg, clock_wall());
-    s->settled = true;
-    changed(s);
-}
 
 /* ---- HTTP ----------------------------------------------------------------------------------- */
 
@@ -107,11 +81,11 @@ static uint64_t start(rb_src *s, const char *method, const char *url, const char
                                             "Accept: application/json", NULL };
     rd_http_req req = {
         .method = method, .url = url, .body = body, .headers = json_hdr,
-        .userpwd = s->userpwd, .cacert = s->base.ctx.cfg->cacert,
+        .userpwd = s->userpwd, .cacert = s->hp.base.ctx.cfg->http.cacert,
         .timeout_ms = 8000, .connect_timeout_ms = 3000, .max_body = max_body,
-        .insecure_ok = s->base.ctx.cfg->insecure,
+        .insecure_ok = s->hp.base.ctx.cfg->http.insecure,
     };
-    return http_start(s->base.ctx.http, &req, cb, s);
+    return http_start(s->hp.base.ctx.http, &req, cb, s);
 }
 
 /* ---- queue polling ------------------------------------------------------------------------- */
@@ -120,7 +94,7 @@ static void poll_page(rb_src *s);
 
 static void publish_queues(rb_src *s)
 {
-    rd_model *m = s->base.ctx.model;
+    rd_model *m = s->hp.base.ctx.model;
     for (size_t i = 0; i < s->n_dlq; i++)
         free(s->dlq_names[i]);
     free(s->dlq_names);
@@ -135,15 +109,13 @@ static void publish_queues(rb_src *s)
         s->dlq_names[s->n_dlq++] = xstrdup(q->name);
         depth += q->depth > 0 ? q->depth : 0;
     }
-    s->dlq_depth = depth;
     model_dlq_total(m, SRC_NAME, depth);
     model_set_queues(m, SRC_NAME, s->acc.items, s->acc.n);
     memset(&s->acc, 0, sizeof s->acc);
-    model_source_ok(m, SRC_NAME, clock_wall());
-    s->polled = s->settled = true;
+    http_poller_ok(&s->hp, clock_wall());
 }
 
-static void peek_next(rb_src *s);
+static void peek_next(http_poller *p);
 
 /* The broker's version, once after the first good poll, for `redrive check`. */
 static void on_overview(const rd_http_resp *r, void *ud)
@@ -154,7 +126,8 @@ static void on_overview(const rd_http_resp *r, void *ud)
     cJSON *o = http_problem(r, msg, sizeof msg) ? NULL
                                                 : cJSON_ParseWithLength(r->body, r->body_len);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "rabbitmq_version");
-    model_source_version(s->base.ctx.model, SRC_NAME, cJSON_IsString(v) ? v->valuestring : NULL);
+    model_source_version(s->hp.base.ctx.model, SRC_NAME,
+                         cJSON_IsString(v) ? v->valuestring : NULL);
     cJSON_Delete(o);
 }
 
@@ -178,9 +151,8 @@ static void on_queues(const rd_http_resp *r, void *ud)
                                sizeof msg);
     if (!ok) {
         rb_queue_page_free(&s->acc);
-        fail(s, msg);
-        if (s->peek_wanted && !s->peek_done && !s->polled)
-            s->peek_done = true;     /* nothing to peek: the source state says why */
+        http_poller_fail(&s->hp, msg);
+        http_poller_peek_drop(&s->hp);   /* nothing to peek: the source state says why */
         return;
     }
     if (s->acc.page_count > s->page && s->page < RB_MAX_PAGES) {
@@ -190,9 +162,7 @@ static void on_queues(const rd_http_resp *r, void *ud)
     }
     publish_queues(s);
     ask_overview(s);
-    changed(s);
-    if (s->peek_wanted && !s->peek_done && !s->peek_req)
-        peek_next(s);
+    http_poller_round_done(&s->hp);
 }
 
 static void poll_page(rb_src *s)
@@ -206,14 +176,17 @@ static void poll_page(rb_src *s)
     free(url);
     if (!s->poll_req) {
         rb_queue_page_free(&s->acc);
-        fail(s, http_why(s->base.ctx.http));
+        http_poller_fail(&s->hp, http_why(s->hp.base.ctx.http));
     }
 }
 
-static void poll_now(rb_src *s)
+static rb_src *of(http_poller *p) { return p->base.impl; }
+
+static void poll_now(http_poller *p)
 {
+    rb_src *s = of(p);
     if (s->setup_err[0]) {
-        fail(s, s->setup_err);
+        http_poller_fail(&s->hp, s->setup_err);
         return;
     }
     if (s->poll_req || s->secret)
@@ -224,141 +197,74 @@ static void poll_now(rb_src *s)
     poll_page(s);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
-{
-    poll_now(arg);
-}
-
 /* ---- DLQ peek (on demand only) --------------------------------------------------------------- */
-
-static void peek_free(rb_src *s)
-{
-    for (size_t i = 0; i < s->n_peeked; i++)
-        dlq_entry_clear(&s->peeked[i]);
-    free(s->peeked);
-    s->peeked = NULL;
-    s->n_peeked = 0;
-}
-
-/* Our entries replace our own share; other sources' entries (alakai, tasks_dlq) are kept
- * by the model. */
-static void publish_peek(rb_src *s)
-{
-    rd_model *m = s->base.ctx.model;
-    model_dlq_set(m, SRC_NAME, s->peeked, s->n_peeked);
-    s->peeked = NULL;
-    s->n_peeked = 0;
-    if (s->peek_err[0])
-        model_source_fail(m, SRC_NAME, s->peek_err, clock_wall());
-    s->peek_done = true;
-    changed(s);
-}
 
 static void on_peek(const rd_http_resp *r, void *ud)
 {
     rb_src *s = ud;
-    s->peek_req = 0;
+    http_peek *k = &s->hp.peek;
+    k->req = 0;
     char msg[256] = "";
-    const char *q = s->dlq_names[s->peek_at];
+    const char *q = s->dlq_names[k->at];
     if (http_problem(r, msg, sizeof msg) ||
-        !rb_decode_messages(r->body, r->body_len, q, &s->peeked, &s->n_peeked, msg,
-                            sizeof msg))
-        snprintf(s->peek_err, sizeof s->peek_err, "peek %.100s: %.140s", q, msg);
-    s->peek_at++;
-    peek_next(s);
-}
-
-static void peek_next(rb_src *s)
-{
-    if (s->peek_at == 0) {
-        peek_free(s);
-        s->peek_err[0] = '\0';
-    }
-    size_t limit = s->n_dlq < RB_PEEK_QUEUES ? s->n_dlq : RB_PEEK_QUEUES;
-    if (s->peek_at >= limit) {
-        publish_peek(s);
-        return;
-    }
-    int count = RB_PEEK_COUNT * (s->peek_pages > 0 ? s->peek_pages : 1);
-    if (count > RB_PEEK_MAX)
-        count = RB_PEEK_MAX;
-    char *qenc = url_escape_path(s->dlq_names[s->peek_at]);
-    char *url = xasprintf("%s/api/queues/%s/%s/get", s->url, s->vhost, qenc);
-    char *body = xasprintf("{\"count\":%d,\"ackmode\":\"ack_requeue_true\","
-                           "\"encoding\":\"auto\",\"truncate\":50000}", count);
-    s->peek_req = start(s, "POST", url, body, on_peek, (size_t)16 << 20);
-    free(qenc);
-    free(url);
-    free(body);
-    if (!s->peek_req) {
-        snprintf(s->peek_err, sizeof s->peek_err, "peek: request could not be started");
-        publish_peek(s);
-    }
-}
-
-/* ---- ops --------------------------------------------------------------------------------------- */
-
-static rb_src *impl(const rd_source *src) { return src->impl; }
-
-static void op_start(rd_source *src)
-{
-    rb_src *s = impl(src);
-    model_source(s->base.ctx.model, SRC_NAME);
-    double every = fmax(s->base.ctx.cfg->poll_s, RB_MIN_POLL_S);
-    model_source_every(s->base.ctx.model, SRC_NAME, every);   /* its freshness window */
-    struct timeval tv = clock_tv(every);
-    evtimer_add(s->ev_tick, &tv);
-    start_auth(s);
-    poll_now(s);
-}
-
-static void op_refresh(rd_source *src)
-{
-    poll_now(impl(src));
+        !rb_decode_messages(r->body, r->body_len, q, &k->got, &k->n_got, msg, sizeof msg))
+        snprintf(k->err, sizeof k->err, "peek %.100s: %.140s", q, msg);
+    k->at++;
+    peek_next(&s->hp);
 }
 
 /* A RabbitMQ get always returns the head of the queue (requeued messages keep their
- * place), so "more" asks for a larger page from the head: 20, 40, ... up to 100. */
-static void op_peek_dlq(rd_source *src, bool more)
+ * place), so "more" asks for a larger page from the head: 20, 40, ... up to 100
+ * (peek_max_pages). */
+static void peek_next(http_poller *p)
 {
-    rb_src *s = impl(src);
-    s->peek_pages = more && s->peek_wanted ? s->peek_pages + 1 : 1;
-    s->peek_wanted = true;
-    s->peek_done = false;
-    if (s->peek_req)
-        http_cancel(s->base.ctx.http, s->peek_req);
-    s->peek_req = 0;
-    s->peek_at = 0;
-    if (s->polled)
-        peek_next(s);
-    else if (s->settled && !s->poll_req)
-        s->peek_done = true;         /* broker down: the source state says why */
+    rb_src *s = of(p);
+    http_peek *k = &p->peek;
+    size_t limit = s->n_dlq < RB_PEEK_QUEUES ? s->n_dlq : RB_PEEK_QUEUES;
+    if (k->at >= limit) {
+        http_poller_peek_end(p);
+        return;
+    }
+    int count = RB_PEEK_COUNT * (k->pages > 0 ? k->pages : 1);
+    char *qenc = url_escape_path(s->dlq_names[k->at]);
+    char *url = xasprintf("%s/api/queues/%s/%s/get", s->url, s->vhost, qenc);
+    char *body = xasprintf("{\"count\":%d,\"ackmode\":\"ack_requeue_true\","
+                           "\"encoding\":\"auto\",\"truncate\":50000}", count);
+    k->req = start(s, "POST", url, body, on_peek, (size_t)16 << 20);
+    free(qenc);
+    free(url);
+    free(body);
+    if (!k->req) {
+        snprintf(k->err, sizeof k->err, "peek: request could not be started");
+        http_poller_peek_end(p);
+    }
 }
 
-static bool op_settled(const rd_source *src)
+/* ---- the poller's hooks ------------------------------------------------------------------- */
+
+/* The broker is down (no poll running, none done): the source state says why. */
+static bool hook_peek_hopeless(const http_poller *p)
 {
-    return impl(src)->settled;
+    const rb_src *s = p->base.impl;
+    return p->settled && !s->poll_req;
 }
 
-static bool op_idle(const rd_source *src)
+static void hook_start(http_poller *p)
 {
-    const rb_src *s = impl(src);
-    return !s->peek_wanted || s->peek_done;
+    double every = fmax(p->base.ctx.cfg->poll_s, RB_MIN_POLL_S);
+    model_source_every(p->base.ctx.model, SRC_NAME, every);   /* its freshness window */
+    start_auth(of(p));
 }
 
-static void op_free(rd_source *src)
+static void hook_clear(http_poller *p)
 {
-    rb_src *s = impl(src);
+    rb_src *s = of(p);
     secret_cancel(s->secret);
     if (s->poll_req)
-        http_cancel(s->base.ctx.http, s->poll_req);
-    if (s->peek_req)
-        http_cancel(s->base.ctx.http, s->peek_req);
+        http_cancel(p->base.ctx.http, s->poll_req);
     if (s->overview_req)
-        http_cancel(s->base.ctx.http, s->overview_req);
-    event_free(s->ev_tick);
+        http_cancel(p->base.ctx.http, s->overview_req);
     rb_queue_page_free(&s->acc);
-    peek_free(s);
     for (size_t i = 0; i < s->n_dlq; i++)
         free(s->dlq_names[i]);
     free(s->dlq_names);
@@ -367,77 +273,61 @@ static void op_free(rd_source *src)
     secret_free(s->userpwd);
     free(s->url);
     free(s->vhost);
-    free(s);
 }
 
-/* A new poll interval (the fleet slows systems not on screen): re-arms the running tick. */
-static void op_set_poll(rd_source *src, double every)
-{
-    rb_src *s = src->impl;
-    source_rearm(s->ev_tick, fmax(every, RB_MIN_POLL_S));
-}
-
-static const rd_source_ops rabbit_ops = {
-    .kind = "rabbitmq",
-    .start = op_start,
-    .refresh = op_refresh,
-    .peek_dlq = op_peek_dlq,
-    .settled = op_settled,
-    .idle = op_idle,
-    .free = op_free, .set_poll = op_set_poll,
+static const http_poller_kind rabbit_kind = {
+    .name = SRC_NAME, .size = sizeof(rb_src), .at = offsetof(rb_src, hp),
+    .min_poll_s = RB_MIN_POLL_S, .peek_max_pages = RB_PEEK_MAX / RB_PEEK_COUNT,
+    .poll = poll_now, .start = hook_start, .peek_next = peek_next,
+    .peek_hopeless = hook_peek_hopeless, .clear = hook_clear,
 };
 
 static void on_password(bool ok, const char *pw, const char *why, void *ud)
 {
     rb_src *s = ud;
     s->secret = NULL;
-    const rd_system_cfg *cfg = s->base.ctx.cfg;
+    const rd_system_cfg *cfg = s->hp.base.ctx.cfg;
     if (!ok) {
         char at[160];
         config_key_where(cfg, "broker_password", at, sizeof at);
         snprintf(s->setup_err, sizeof s->setup_err, "%s: %s", at, why);
-        if (s->peek_wanted)
-            s->peek_done = true;     /* nothing to peek: the source state says why */
-        fail(s, s->setup_err);
+        http_poller_peek_drop(&s->hp);   /* nothing to peek: the source state says why */
+        http_poller_fail(&s->hp, s->setup_err);
         return;
     }
-    s->userpwd = xasprintf("%s:%s", cfg->broker_user, pw);
-    poll_now(s);
+    s->userpwd = xasprintf("%s:%s", cfg->broker.user, pw);
+    poll_now(&s->hp);
 }
 
 /* Without broker_user there is no auth (the broker will say 401); without a password
  * the user has an empty one. */
 static void start_auth(rb_src *s)
 {
-    const rd_system_cfg *cfg = s->base.ctx.cfg;
-    if (s->setup_err[0] || s->userpwd || s->secret || !cfg->broker_user || !*cfg->broker_user)
+    const rd_system_cfg *cfg = s->hp.base.ctx.cfg;
+    if (s->setup_err[0] || s->userpwd || s->secret || !cfg->broker.user || !*cfg->broker.user)
         return;
-    if (!cfg->broker_password || !*cfg->broker_password) {
-        s->userpwd = xasprintf("%s:", cfg->broker_user);
+    if (!cfg->broker.password || !*cfg->broker.password) {
+        s->userpwd = xasprintf("%s:", cfg->broker.user);
         return;
     }
-    s->secret = secret_resolve(s->base.ctx.base, cfg->broker_password, 0,
+    s->secret = secret_resolve(s->hp.base.ctx.base, cfg->broker.password, 0,
                                RB_SECRET_TIMEOUT_S, on_password, s);
 }
 
 rd_source *rabbit_source_new(const rd_source_ctx *ctx)
 {
     const rd_system_cfg *cfg = ctx ? ctx->cfg : NULL;
-    if (!cfg || !cfg->broker || !*cfg->broker || !ctx->http)
+    rb_src *s = http_poller_new(ctx, cfg ? cfg->broker.url : NULL, &rabbit_kind);
+    if (!s)
         return NULL;
-    rb_src *s = xcalloc(1, sizeof *s);
-    s->base.ops = &rabbit_ops;
-    s->base.ctx = *ctx;
-    s->base.impl = s;
-    s->url = xstrdup(cfg->broker);
+    s->url = xstrdup(cfg->broker.url);
     for (size_t n = strlen(s->url); n > 0 && s->url[n - 1] == '/'; n--)
         s->url[n - 1] = '\0';
-    s->vhost = url_escape_path(cfg->broker_vhost && *cfg->broker_vhost ? cfg->broker_vhost
+    s->vhost = url_escape_path(cfg->broker.vhost && *cfg->broker.vhost ? cfg->broker.vhost
                                                                         : "/");
-    rb_globs_parse(&s->show, cfg->queues);
-    rb_globs_parse(&s->dlq, cfg->dlq);
+    rb_globs_parse(&s->show, cfg->broker.queues);
+    rb_globs_parse(&s->dlq, cfg->broker.dlq);
     if (!url_is_http(s->url) && !url_is_https(s->url))
         snprintf(s->setup_err, sizeof s->setup_err, "broker must be an http(s):// URL");
-    s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
-    return &s->base;
+    return &s->hp.base;
 }

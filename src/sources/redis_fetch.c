@@ -25,7 +25,7 @@
  *   HMGET key n...                → every attempt of at most 1 MiB; larger ones are listed
  *                                   as oversized, never fetched
  */
-#include "redis_priv.h"
+#include "redis_fetch.h"
 
 #include <event2/event.h>
 #include <hiredis/async.h>
@@ -37,7 +37,14 @@
 #include "../core/fingerprint.h"
 #include "../core/retry.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "redis_record.h"
+#include "redis_reply.h"
+
+enum {
+    RS_MAX_FIELDS = 64,             /* attempt fields read per task in a sweep */
+    RS_SWEEP_ALL_CAP = 256 << 10,   /* fetch all attempts (overlap) below this total */
+};
 
 typedef enum { JP_HLEN, JP_STRLEN, JP_HKEYS, JP_DATA, JP_DONE } rs_phase;
 
@@ -59,36 +66,44 @@ typedef struct rs_job {
 } rs_job;
 
 struct rs_batch {
-    rs_src *s;
+    const rs_fetch_env *env;
     rs_batch_kind kind;
+    rs_batch_done *done;
+    void *ud;
     size_t njobs, open;
     bool failed;
     char err[160];
     rs_job jobs[];
 };
 
-
-
 typedef void rs_cb(struct redisAsyncContext *, void *, void *);
 static rs_cb on_hlen, on_strlen, on_hkeys, on_data, on_all;
 static void job_done(rs_job *j);
 static void batch_finish(rs_batch *b);
 
-const char *rs_task_id(const rs_src *s, const char *key, size_t len, size_t *idlen)
+const char *rs_task_id(const char *prefix, const char *key, size_t len, size_t *idlen)
 {
-    size_t pl = strlen(s->prefix);
-    if (len <= pl + 1 || memcmp(key, s->prefix, pl) != 0 || key[pl] != ':')
+    size_t pl = strlen(prefix);
+    if (len <= pl + 1 || memcmp(key, prefix, pl) != 0 || key[pl] != ':')
         return NULL;
     *idlen = len - pl - 1;
     return *idlen <= 255 ? key + pl + 1 : NULL;
 }
 
-rs_batch *rs_batch_new(rs_src *s, rs_batch_kind kind, size_t n)
+rs_batch *rs_batch_new(const rs_fetch_env *env, rs_batch_kind kind, size_t n,
+                       rs_batch_done *done, void *ud)
 {
     rs_batch *b = xcalloc(1, sizeof *b + n * sizeof(rs_job));
-    b->s = s;
+    b->env = env;
     b->kind = kind;
+    b->done = done;
+    b->ud = ud;
     return b;
+}
+
+const char *rs_batch_error(const rs_batch *b)
+{
+    return b->failed ? b->err : NULL;
 }
 
 size_t rs_batch_size(const rs_batch *b)
@@ -123,7 +138,7 @@ static void batch_free(rs_batch *b)
 
 static bool job_send(rs_job *j, rs_cb *cb, int argc, const char **argv, const size_t *lens)
 {
-    if (!rs_command(j->b->s, cb, j, argc, argv, lens)) {
+    if (!rs_conn_command(j->b->env->conn, cb, j, argc, argv, lens)) {
         j->failed = true;
         if (!j->b->failed) {
             j->b->failed = true;
@@ -154,7 +169,7 @@ static bool job_reply(rs_job *j, const redisReply *r, const char *cmd)
         if (!b->failed) {
             b->failed = true;
             if (r)
-                rs_error_text(b->s, cmd, r->str, b->err, sizeof b->err);
+                rs_conn_error_text(b->env->conn, cmd, r->str, b->err, sizeof b->err);
             else
                 snprintf(b->err, sizeof b->err, "redis connection lost");
         }
@@ -188,35 +203,35 @@ static void job_fetch_all(rs_job *j)
 
 static void index_problem(rs_job *j, unsigned flags, const char *why)
 {
-    rs_src *s = j->b->s;
+    const rs_fetch_env *env = j->b->env;
     size_t idlen;
-    const char *id = rs_task_id(s, j->key, j->keylen, &idlen);
+    const char *id = rs_task_id(env->prefix, j->key, j->keylen, &idlen);
     if (!id)
         return;
     rix_sum sum = { .status = "unknown", .flags = flags, .error = why,
                     .attempt = j->nf > 0 ? j->nums[j->nf - 1] : 0, .nfields = j->nf };
-    rix_upsert(s->ix, id, idlen, &sum);
+    rix_upsert(env->ix, id, idlen, &sum);
 }
 
 static void index_remove(rs_job *j)
 {
-    rs_src *s = j->b->s;
+    const rs_fetch_env *env = j->b->env;
     size_t idlen;
-    const char *id = rs_task_id(s, j->key, j->keylen, &idlen);
+    const char *id = rs_task_id(env->prefix, j->key, j->keylen, &idlen);
     if (id)
-        rix_remove(s->ix, id, idlen);
+        rix_remove(env->ix, id, idlen);
 }
 
 static char *job_task_id(const rs_job *j)
 {
     size_t idlen;
-    const char *id = rs_task_id(j->b->s, j->key, j->keylen, &idlen);
+    const char *id = rs_task_id(j->b->env->prefix, j->key, j->keylen, &idlen);
     return id ? xstrndup(id, idlen) : xstrdup(j->key);
 }
 
 static void chain_problem(rs_job *j, const char *why, unsigned flags)
 {
-    rs_src *s = j->b->s;
+    const rs_fetch_env *env = j->b->env;
     rd_execution *e = xcalloc(1, sizeof *e);
     e->id = job_task_id(j);
     e->status = xstrdup(flags || j->failed ? "unknown" : "missing");
@@ -226,7 +241,7 @@ static void chain_problem(rs_job *j, const char *why, unsigned flags)
     e->flags = flags;
     if (j->nf > 0)
         e->attempt = j->nums[j->nf - 1];
-    model_set_chain(s->base.ctx.model, e->id, e, 1);
+    model_set_chain(env->model, e->id, e, 1);
 }
 
 /* ---- phases ----------------------------------------------------------------------- */
@@ -267,8 +282,8 @@ static void after_hlen(rs_job *j)
 static void on_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
 {
     rs_job *j = priv;
-    rs_src *s = j->b->s;
-    rs_reply_begin(s);
+    rs_conn *conn = j->b->env->conn;
+    rs_conn_reply_begin(conn);
     const redisReply *r = reply;
     if (!job_reply(j, r, "HLEN"))
         goto out;
@@ -279,7 +294,7 @@ static void on_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
                  r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
     after_hlen(j);
 out:
-    rs_reply_end(s);
+    rs_conn_reply_end(conn);
 }
 
 /* "non-numeric attempt fields: 'latest', '-1'" (as many as fit). */
@@ -301,8 +316,8 @@ static int cmp_int(const void *a, const void *b)
 static void on_hkeys(struct redisAsyncContext *ac, void *reply, void *priv)
 {
     rs_job *j = priv;
-    rs_src *s = j->b->s;
-    rs_reply_begin(s);
+    rs_conn *conn = j->b->env->conn;
+    rs_conn_reply_begin(conn);
     const redisReply *r = reply;
     if (!job_reply(j, r, "HKEYS"))
         goto out;
@@ -326,7 +341,7 @@ static void on_hkeys(struct redisAsyncContext *ac, void *reply, void *priv)
     else
         job_done(j);
 out:
-    rs_reply_end(s);
+    rs_conn_reply_end(conn);
 }
 
 /* A chain fetches every attempt within the record cap. */
@@ -368,8 +383,8 @@ static void send_fetch(rs_job *j)
 static void on_strlen(struct redisAsyncContext *ac, void *reply, void *priv)
 {
     rs_job *j = priv;
-    rs_src *s = j->b->s;
-    rs_reply_begin(s);
+    rs_conn *conn = j->b->env->conn;
+    rs_conn_reply_begin(conn);
     const redisReply *r = reply;
     if (!job_reply(j, r, "HSTRLEN"))
         goto out;
@@ -379,26 +394,26 @@ static void on_strlen(struct redisAsyncContext *ac, void *reply, void *priv)
     if (j->pending == 0)
         send_fetch(j);
 out:
-    rs_reply_end(s);
+    rs_conn_reply_end(conn);
 }
 
 /* ---- records ---------------------------------------------------------------------- */
 
-static int max_attempts(const rs_src *s)
+static int max_attempts(const rs_fetch_env *env)
 {
-    int m = s->base.ctx.cfg->max_retries;
+    int m = env->cfg->alakai.max_retries;
     return m >= 0 ? m + 1 : -1;
 }
 
-static void exec_from_rec(const rs_src *s, rd_execution *e, const char *id,
+static void exec_from_rec(const rs_fetch_env *env, rd_execution *e, const char *id,
                           const rd_alakai_rec *rec, bool ok, int attempt, int newest)
 {
-    const rd_system_cfg *cfg = s->base.ctx.cfg;
+    const rd_system_cfg *cfg = env->cfg;
     e->id = xstrdup(id);
     e->name = xstrdup(rec->name);
     e->status = xstrdup(ok && rec->status[0] ? rec->status : "unknown");
     e->attempt = attempt;
-    e->max_attempts = max_attempts(s);
+    e->max_attempts = max_attempts(env);
     e->reason = rec->code[0] ? xstrdup(rec->code) : NULL;
     e->error = xstrdup(ok ? rec->error : rec->why);
     e->fingerprint = e->error ? fingerprint_dup(e->error) : NULL;
@@ -407,9 +422,9 @@ static void exec_from_rec(const rs_src *s, rd_execution *e, const char *id,
     e->updated_at = rec->resolved_at > 0 ? rec->resolved_at : rec->dispatched_at;
     e->flags = ok ? 0 : RD_EXEC_MALFORMED;
     if (attempt == newest) {
-        e->elig = retry_alakai(e->status, attempt, cfg->max_retries);
+        e->elig = retry_alakai(e->status, attempt, cfg->alakai.max_retries);
         if (strcmp(e->status, "running") == 0 && rec->dispatched_at > 0 &&
-            rs_now() - rec->dispatched_at > cfg->orphan_after_s)
+            clock_wall() - rec->dispatched_at > cfg->alakai.orphan_after_s)
             e->flags |= RD_EXEC_ORPHAN;
     } else {
         e->elig.verdict = RD_ELIG_NO;
@@ -432,7 +447,7 @@ static void mark_overlaps(rd_execution *items, size_t n)
 
 static void chain_from_reply(rs_job *j, const redisReply *r)
 {
-    rs_src *s = j->b->s;
+    const rs_fetch_env *env = j->b->env;
     rd_execution *items = xcalloc((size_t)j->nf, sizeof *items);
     int newest = j->nums[j->nf - 1], k = 0;
     char *id = job_task_id(j);
@@ -447,19 +462,19 @@ static void chain_from_reply(rs_job *j, const redisReply *r)
                 memset(&rec, 0, sizeof rec);
                 snprintf(rec.why, sizeof rec.why, "attempt vanished while reading");
             }
-            exec_from_rec(s, e, id, &rec, ok, j->nums[i], newest);
+            exec_from_rec(env, e, id, &rec, ok, j->nums[i], newest);
             alakai_rec_clear(&rec);
             k++;
         } else {
             rd_alakai_rec rec = { .attempt = j->nums[i] };
             snprintf(rec.why, sizeof rec.why, "record is %lld bytes: not fetched",
                      j->sizes[i]);
-            exec_from_rec(s, e, id, &rec, false, j->nums[i], newest);
+            exec_from_rec(env, e, id, &rec, false, j->nums[i], newest);
             e->flags = (e->flags & ~(unsigned)RD_EXEC_MALFORMED) | RD_EXEC_OVERSIZED;
         }
     }
     mark_overlaps(items, (size_t)j->nf);
-    model_set_chain(s->base.ctx.model, id, items, (size_t)j->nf);
+    model_set_chain(env->model, id, items, (size_t)j->nf);
     free(id);
 }
 
@@ -486,9 +501,9 @@ static bool maybe_running(const char *p, size_t n)
 /* vals: the fetched records, oldest first, the newest last. */
 static void summary_from_values(rs_job *j, const redisReply *const *vals, size_t n)
 {
-    rs_src *s = j->b->s;
+    const rs_fetch_env *env = j->b->env;
     size_t idlen;
-    const char *id = rs_task_id(s, j->key, j->keylen, &idlen);
+    const char *id = rs_task_id(env->prefix, j->key, j->keylen, &idlen);
     if (!id || n == 0)
         return;
     const redisReply *v = vals[n - 1];
@@ -518,11 +533,11 @@ static void summary_from_values(rs_job *j, const redisReply *const *vals, size_t
             sum.flags |= RD_EXEC_OVERLAP;
         alakai_rec_clear(&orec);
     }
-    rix_upsert(s->ix, id, idlen, &sum);
+    rix_upsert(env->ix, id, idlen, &sum);
     alakai_rec_clear(&rec);
 }
 
-/* A value's length as the server sent it (an over-cap string arrives empty: redis_priv.h). */
+/* A value's length as the server sent it (an over-cap string arrives empty: redis_reply.h). */
 static size_t value_len(const redisReply *v)
 {
     if (v->type != REDIS_REPLY_STRING)
@@ -575,8 +590,8 @@ static void summary_from_hash(rs_job *j, const redisReply *r)
 static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
 {
     rs_job *j = priv;
-    rs_src *s = j->b->s;
-    rs_reply_begin(s);
+    rs_conn *conn = j->b->env->conn;
+    rs_conn_reply_begin(conn);
     const redisReply *r = reply;
     if (!job_reply(j, r, "HGETALL"))
         goto out;
@@ -591,14 +606,14 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
         summary_from_hash(j, r);
     job_done(j);
 out:
-    rs_reply_end(s);
+    rs_conn_reply_end(conn);
 }
 
 static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
 {
     rs_job *j = priv;
-    rs_src *s = j->b->s;
-    rs_reply_begin(s);
+    rs_conn *conn = j->b->env->conn;
+    rs_conn_reply_begin(conn);
     const redisReply *r = reply;
     if (!job_reply(j, r, "HMGET"))
         goto out;
@@ -611,7 +626,7 @@ static void on_data(struct redisAsyncContext *ac, void *reply, void *priv)
     }
     job_done(j);
 out:
-    rs_reply_end(s);
+    rs_conn_reply_end(conn);
 }
 
 /* ---- job and batch completion ----------------------------------------------------- */
@@ -668,65 +683,10 @@ void rs_batch_run(rs_batch *b)
         batch_finish(b);
 }
 
-/* The end of a sweep runs from its own zero-delay event, not inside the read event of the
- * last reply, in two steps of one walk of the whole index each, so that a key waits behind
- * one walk at most: rix_sweep_end, then (the event again) the publish. */
-void rs_sweep_finish(rs_src *s)
-{
-    if (s->publish_due) {
-        s->publish_due = false;
-        s->swept_once = true;
-        s->settled = true;
-        rs_publish(s, true);
-        return;
-    }
-    if (!s->sweeping || !s->cursor_done || s->batches > 0 || s->scan_inflight)
-        return;                      /* aborted, or another sweep since */
-    s->sweeping = false;
-    size_t removed = rix_sweep_end(s->ix);
-    double now = rs_now();
-    s->sweep_secs = now - s->sweep_started;
-    s->sweep_last = now;
-    if (s->debug)
-        fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.3f s, "
-                "costliest fetch callback %.2f ms CPU\n", s->sweep_keys, rix_size(s->ix), removed,
-                s->sweep_secs, s->cb_max * 1e3);
-    model_source_ok(s->base.ctx.model, "redis", now);
-    s->publish_due = true;
-    event_active(s->ev_sweep_done, EV_TIMEOUT, 0);
-}
-
 static void batch_finish(rs_batch *b)
 {
-    rs_src *s = b->s;
-    switch (b->kind) {
-    case RS_BATCH_SWEEP:
-        s->batches--;
-        if (b->failed || !s->sweeping) {
-            if (s->sweeping)
-                rs_fail(s, b->err);
-            s->sweeping = false;
-        } else if (s->cursor_done && s->batches == 0 && !s->scan_inflight) {
-            event_active(s->ev_sweep_done, EV_TIMEOUT, 0);
-        } else {
-            rs_sweep_continue(s);
-        }
-        break;
-    case RS_BATCH_DIRTY:
-        s->batches--;
-        if (b->failed)
-            rs_fail(s, b->err);
-        else
-            rs_publish(s, false);
-        break;
-    case RS_BATCH_CHAIN:
-        s->chain_busy = false;
-        if (b->failed)
-            chain_problem(&b->jobs[0], b->err, 0);
-        if (s->base.ctx.on_change)
-            s->base.ctx.on_change(s->base.ctx.ud);
-        rs_chain_fetch(s);           /* a newer request may be waiting */
-        break;
-    }
+    if (b->kind == RS_BATCH_CHAIN && b->failed)
+        chain_problem(&b->jobs[0], b->err, 0);
+    b->done(b, b->ud);
     batch_free(b);
 }

@@ -14,7 +14,7 @@
  * replica's link is up and its primary was heard from within the primary's ping period
  * (repl-ping-replica-period, 10 s by default); otherwise the seconds since it last was.
  */
-#include "redis_priv.h"
+#include "redis_conn_priv.h"
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/redact.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/secret.h"
@@ -30,49 +29,41 @@
 enum { RS_REPL_EVERY_S = 10, RS_PING_PERIOD_S = 10 };
 static const char SRC_NAME[] = "redis";
 
-static bool parse_item(const rs_src *s, size_t i, bool secret, rd_redis_url *out, char *err,
+static bool parse_item(const rs_conn *c, size_t i, bool secret, rd_redis_url *out, char *err,
                        size_t cap)
 {
-    return redis_url_parse_item(s->urls, i, secret, out, err, cap);
+    return redis_url_parse_item(c->urls.text, i, secret, out, err, cap);
 }
 
-bool rs_urls_set(rs_src *s, const char *text, bool secret, char *err, size_t cap)
+bool rs_urls_set(rs_conn *c, const char *text, bool secret, char *err, size_t cap)
 {
     if (!redis_url_check_list(text, secret, err, cap))
         return false;
     const char *st[REDIS_URL_LIST_MAX];
     size_t ln[REDIS_URL_LIST_MAX];
     size_t n = redis_url_split(text, st, ln, REDIS_URL_LIST_MAX);
-    rs_urls_free(s);
-    s->urls = xstrdup(text ? text : "");
-    s->n_urls = n ? n : 1;
-    if (s->url_i >= s->n_urls)
-        s->url_i = 0;
-    redis_url_clear(&s->url);
-    return parse_item(s, s->url_i, secret, &s->url, err, cap);
+    rs_urls_free(c);
+    c->urls.text = xstrdup(text ? text : "");
+    c->urls.n = n ? n : 1;
+    if (c->urls.i >= c->urls.n)
+        c->urls.i = 0;
+    redis_url_clear(&c->url);
+    return parse_item(c, c->urls.i, secret, &c->url, err, cap);
 }
 
-void rs_urls_free(rs_src *s)
+void rs_urls_free(rs_conn *c)
 {
-    secret_free(s->urls);
-    s->urls = NULL;
+    secret_free(c->urls.text);
+    c->urls.text = NULL;
 }
 
-void rs_redact(const rs_src *s, const char *msg, char *out, size_t cap)
+void rs_where(const rs_conn *c, char *out, size_t cap)
 {
-    if (s->store_is_ref && s->store_value)
-        redact_ref(msg, s->store_value, s->base.ctx.cfg->store, out, cap);
-    else
-        snprintf(out, cap, "%s", msg ? msg : "");
-}
-
-void rs_where(const rs_src *s, char *out, size_t cap)
-{
-    const rd_redis_url *u = &s->url;
-    if (s->store_is_ref && s->n_urls > 1)      /* the reference named, no part of it */
-        snprintf(out, cap, "URL %zu of %.60s", s->url_i + 1, s->base.ctx.cfg->store);
-    else if (s->store_is_ref)
-        snprintf(out, cap, "%.80s", s->base.ctx.cfg->store);
+    const rd_redis_url *u = &c->url;
+    if (c->sec.store_is_ref && c->urls.n > 1)      /* the reference named, no part of it */
+        snprintf(out, cap, "URL %zu of %.60s", c->urls.i + 1, c->cfg->store.url);
+    else if (c->sec.store_is_ref)
+        snprintf(out, cap, "%.80s", c->cfg->store.url);
     else if (u->path[0])
         snprintf(out, cap, "%.90s", u->path);
     else if (u->host[0])
@@ -82,49 +73,49 @@ void rs_where(const rs_src *s, char *out, size_t cap)
         snprintf(out, cap, "store");
 }
 
-double rs_urls_next(rs_src *s)
+double rs_urls_next(rs_conn *c)
 {
-    if (s->url_ok[0]) {                     /* the connection that answered is gone */
-        snprintf(s->url_lost, sizeof s->url_lost, "%s", s->url_ok);
-        snprintf(s->url_why, sizeof s->url_why, "%.119s", s->fail_why);
-        s->url_ok[0] = '\0';
+    if (c->urls.ok[0]) {                     /* the connection that answered is gone */
+        snprintf(c->urls.lost, sizeof c->urls.lost, "%s", c->urls.ok);
+        snprintf(c->urls.why, sizeof c->urls.why, "%.119s", c->urls.fail_why);
+        c->urls.ok[0] = '\0';
     }
-    if (s->n_urls < 2 || !s->urls)
+    if (c->urls.n < 2 || !c->urls.text)
         return -1;
-    s->url_i = (s->url_i + 1) % s->n_urls;
+    c->urls.i = (c->urls.i + 1) % c->urls.n;
     char err[256];
     rd_redis_url u;
-    if (!parse_item(s, s->url_i, s->store_is_ref, &u, err, sizeof err))
+    if (!parse_item(c, c->urls.i, c->sec.store_is_ref, &u, err, sizeof err))
         return -1;                          /* checked when set: cannot happen */
-    redis_url_clear(&s->url);
-    s->url = u;
-    s->ip[0] = '\0';
-    if (s->store_is_ref && !s->base.ctx.cfg->store_password)
-        s->creds_ready = false;             /* this URL's own credentials */
-    rs_sub_close(s);                        /* the subscription follows the connection */
-    model_source_replica(s->base.ctx.model, SRC_NAME, NULL, NULL, -1);
-    return ++s->url_tries < s->n_urls ? 0 : (s->url_tries = 0, -1);
+    redis_url_clear(&c->url);
+    c->url = u;
+    c->ip[0] = '\0';
+    if (c->sec.store_is_ref && !c->cfg->store.password)
+        c->sec.creds_ready = false;             /* this URL's own credentials */
+    rs_sub_close(c);                        /* the subscription follows the connection */
+    model_source_replica(c->model, SRC_NAME, NULL, NULL, -1);
+    return ++c->urls.tries < c->urls.n ? 0 : (c->urls.tries = 0, -1);
 }
 
-bool rs_urls_more(const rs_src *s)
+bool rs_urls_more(const rs_conn *c)
 {
-    return s->n_urls > 1 && s->url_tries + 1 < s->n_urls;
+    return c->urls.n > 1 && c->urls.tries + 1 < c->urls.n;
 }
 
-void rs_urls_connected(rs_src *s)
+void rs_urls_connected(rs_conn *c)
 {
-    s->url_tries = 0;
-    rs_where(s, s->url_ok, sizeof s->url_ok);
-    s->is_replica = false;
-    s->repl_at = 0;
-    if (s->url_lost[0] && strcmp(s->url_lost, s->url_ok) != 0) {
-        char *what = xasprintf("from %s (%s) to %s", s->url_lost, s->url_why, s->url_ok);
-        model_source_failover(s->base.ctx.model, SRC_NAME, what, rs_now());
+    c->urls.tries = 0;
+    rs_where(c, c->urls.ok, sizeof c->urls.ok);
+    c->urls.is_replica = false;
+    c->urls.repl_at = 0;
+    if (c->urls.lost[0] && strcmp(c->urls.lost, c->urls.ok) != 0) {
+        char *what = xasprintf("from %s (%s) to %s", c->urls.lost, c->urls.why, c->urls.ok);
+        model_source_failover(c->model, SRC_NAME, what, clock_wall());
         free(what);
     }
-    s->url_lost[0] = '\0';
-    model_source_replica(s->base.ctx.model, SRC_NAME, s->n_urls > 1 ? s->url_ok : NULL,
-                         s->n_urls > 1 ? "primary" : NULL, -1);
+    c->urls.lost[0] = '\0';
+    model_source_replica(c->model, SRC_NAME, c->urls.n > 1 ? c->urls.ok : NULL,
+                         c->urls.n > 1 ? "primary" : NULL, -1);
 }
 
 /* The value of "key:" in INFO text, copied (at most cap-1 bytes); false when absent. */
@@ -140,15 +131,15 @@ static bool info_get(const char *info, const char *key, char *out, size_t cap)
     return false;
 }
 
-void rs_replica_info(rs_src *s, const char *info)
+void rs_replica_info(rs_conn *c, const char *info)
 {
     char role[16], link[16] = "", io[24] = "", down[24] = "";
     if (!info || !info_get(info, "role", role, sizeof role))
         return;
-    s->repl_at = clock_mono();
-    s->is_replica = strcmp(role, "slave") == 0;
+    c->urls.repl_at = clock_mono();
+    c->urls.is_replica = strcmp(role, "slave") == 0;
     double lag = -1;
-    if (s->is_replica) {
+    if (c->urls.is_replica) {
         info_get(info, "master_link_status", link, sizeof link);
         info_get(info, "master_last_io_seconds_ago", io, sizeof io);
         info_get(info, "master_link_down_since_seconds", down, sizeof down);
@@ -158,42 +149,41 @@ void rs_replica_info(rs_src *s, const char *info)
         else if (v_down >= 0)
             lag = v_down;
     }
-    bool multi = s->n_urls > 1;
-    model_source_replica(s->base.ctx.model, SRC_NAME, multi ? s->url_ok : NULL,
-                         s->is_replica ? "replica" : multi ? "primary" : NULL, lag);
+    bool multi = c->urls.n > 1;
+    model_source_replica(c->model, SRC_NAME, multi ? c->urls.ok : NULL,
+                         c->urls.is_replica ? "replica" : multi ? "primary" : NULL, lag);
 }
 
 static void on_repl(redisAsyncContext *ac, void *reply, void *priv)
 {
     (void)ac;
-    rs_src *s = priv;
-    rs_reply_begin(s);
+    rs_conn *c = priv;
+    rs_conn_reply_begin(c);
     const redisReply *r = reply;
     if (r && r->type == REDIS_REPLY_STRING) {
-        rs_replica_info(s, r->str);
-        if (s->swept_once)            /* the poll's answer, as PING's */
-            model_source_ok(s->base.ctx.model, SRC_NAME, rs_now());
+        rs_replica_info(c, r->str);
+        c->cbs.answered(c->cbs.ud);   /* the poll's answer, as PING's */
     }
-    rs_reply_end(s);
+    rs_conn_reply_end(c);
 }
 
-bool rs_replica_poll(rs_src *s)
+bool rs_replica_poll(rs_conn *c)
 {
-    if (!(s->is_replica || s->n_urls > 1) || clock_mono() - s->repl_at < RS_REPL_EVERY_S)
+    if (!(c->urls.is_replica || c->urls.n > 1) || clock_mono() - c->urls.repl_at < RS_REPL_EVERY_S)
         return false;
-    s->repl_at = clock_mono();
+    c->urls.repl_at = clock_mono();
     const char *argv[2] = { "INFO", "replication" };
-    return rs_command(s, on_repl, s, 2, argv, NULL);
+    return rs_conn_command(c, on_repl, c, 2, argv, NULL);
 }
 
-void rs_notify_note(rs_src *s)
+void rs_notify_note(rs_conn *c)
 {
     char at[100];
-    rs_where(s, at, sizeof at);
+    rs_where(c, at, sizeof at);
     char *note = xasprintf("keyspace notifications off on %s (notify-keyspace-events needs K "
                            "and h or A; each replica has its own): changes show at the next "
                            "sweep", at);           /* cut to the note's size by the model */
     const char *v[1] = { note };
-    model_source_notes(s->base.ctx.model, SRC_NAME, v, s->notify_on ? 0 : 1);
+    model_source_notes(c->model, SRC_NAME, v, c->notify_on ? 0 : 1);
     free(note);
 }

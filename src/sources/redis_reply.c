@@ -12,7 +12,9 @@
  * linked into a reply, so hiredis never frees it; whatever nests inside it is dropped
  * too.
  */
-#include "redis_priv.h"
+#include "redis_reply.h"
+
+#include <stdbool.h>
 
 #include <hiredis/hiredis.h>
 
@@ -30,8 +32,8 @@ static bool past_cap(const redisReadTask *task)
 
 static const redisReplyObjectFunctions *defaults(const redisReadTask *task)
 {
-    const rs_src *s = task->privdata;
-    return s->reply_default;
+    const rs_reader *r = task->privdata;
+    return r->defaults;
 }
 
 static void *reply_string(const redisReadTask *task, char *str, size_t len)
@@ -67,16 +69,16 @@ static void *reply_nil(const redisReadTask *task)
     return past_cap(task) ? &dropped : defaults(task)->createNil(task);
 }
 
-void rs_reply_hook(rs_src *s, redisReader *rd)
+void rs_reply_hook(rs_reader *r, redisReader *rd)
 {
-    s->reply_default = rd->fn;
-    s->reply_fns = *rd->fn;
-    s->reply_fns.createString = reply_string;
-    s->reply_fns.createArray = reply_array;
-    s->reply_fns.createInteger = reply_integer;
-    s->reply_fns.createNil = reply_nil;
-    rd->fn = &s->reply_fns;
-    rd->privdata = s;
+    r->defaults = rd->fn;
+    r->fns = *rd->fn;
+    r->fns.createString = reply_string;
+    r->fns.createArray = reply_array;
+    r->fns.createInteger = reply_integer;
+    r->fns.createNil = reply_nil;
+    rd->fn = &r->fns;
+    rd->privdata = r;
 }
 
 size_t rs_reply_count(const redisReply *r)

@@ -14,7 +14,7 @@
  *
  * No message here ever contains the password: errors name the user and the command.
  */
-#include "redis_priv.h"
+#include "redis_conn_priv.h"
 
 #include <arpa/inet.h>
 #include <hiredis/async.h>
@@ -33,121 +33,130 @@ enum { RS_SECRET_TIMEOUT_S = 15 };
 
 /* ---- secrets --------------------------------------------------------------------------- */
 
-static void secret_next(rs_src *s);
+static void secret_next(rs_conn *c);
 
-static void creds_forget(rs_src *s)
+static void creds_forget(rs_conn *c)
 {
-    secret_free(s->password);
-    s->password = NULL;
-    s->creds_ready = false;
-    if (s->store_is_ref) {
-        redis_url_clear(&s->url);
-        s->url_ready = false;
+    secret_free(c->sec.password);
+    c->sec.password = NULL;
+    c->sec.creds_ready = false;
+    if (c->sec.store_is_ref) {
+        redis_url_clear(&c->url);
+        c->sec.url_ready = false;
     }
 }
 
 static void on_store_url(bool ok, const char *url, const char *why, void *ud)
 {
-    rs_src *s = ud;
-    s->secret = NULL;
+    rs_conn *c = ud;
+    c->sec.secret = NULL;
     char err[256];
     if (!ok) {
         char at[160];
-        config_key_where(s->base.ctx.cfg, "store", at, sizeof at);
+        config_key_where(c->cfg, "store", at, sizeof at);
         snprintf(err, sizeof err, "%.150s: %.100s", at, why);
-        rs_secret_failed(s, err, false);
+        rs_secret_failed(c, err, false);
         return;
     }
-    secret_free(s->store_value);
-    s->store_value = xstrdup(url);
-    if (!rs_urls_set(s, url, true, err, sizeof err)) {
+    secret_free(c->sec.store_value);
+    c->sec.store_value = xstrdup(url);
+    if (!rs_urls_set(c, url, true, err, sizeof err)) {
         char msg[300];
-        snprintf(msg, sizeof msg, "store (%.40s): %.240s", s->base.ctx.cfg->store, err);
-        rs_secret_failed(s, msg, true);
+        snprintf(msg, sizeof msg, "store (%.40s): %.240s", c->cfg->store.url, err);
+        rs_secret_failed(c, msg, true);
         return;
     }
-    s->url_ready = true;
-    secret_next(s);
+    c->sec.url_ready = true;
+    secret_next(c);
 }
 
 static void on_password(bool ok, const char *pw, const char *why, void *ud)
 {
-    rs_src *s = ud;
-    s->secret = NULL;
+    rs_conn *c = ud;
+    c->sec.secret = NULL;
     if (!ok) {
         char err[256], at[160];
-        config_key_where(s->base.ctx.cfg, "store_password", at, sizeof at);
+        config_key_where(c->cfg, "store_password", at, sizeof at);
         snprintf(err, sizeof err, "%.150s: %.100s", at, why);
-        rs_secret_failed(s, err, false);
+        rs_secret_failed(c, err, false);
         return;
     }
-    secret_free(s->password);
-    s->password = xstrdup(pw);
-    s->creds_ready = true;
-    secret_next(s);
+    secret_free(c->sec.password);
+    c->sec.password = xstrdup(pw);
+    c->sec.creds_ready = true;
+    secret_next(c);
 }
 
 /* Resolves what is missing, one reference at a time; true when nothing is. */
-static bool secret_step(rs_src *s)
+static bool secret_step(rs_conn *c)
 {
-    const rd_system_cfg *cfg = s->base.ctx.cfg;
-    if (!s->url_ready) {
-        s->state = RC_SECRET;
-        s->secret = secret_resolve(s->evb, cfg->store, 0, RS_SECRET_TIMEOUT_S, on_store_url, s);
+    const rd_system_cfg *cfg = c->cfg;
+    if (!c->sec.url_ready) {
+        c->state = RC_SECRET;
+        c->sec.secret = secret_resolve(c->evb, cfg->store.url, 0, RS_SECRET_TIMEOUT_S, on_store_url, c);
         return false;
     }
-    if (!s->creds_ready && cfg->store_password) {
-        s->state = RC_SECRET;
-        s->secret = secret_resolve(s->evb, cfg->store_password, 0, RS_SECRET_TIMEOUT_S,
-                                   on_password, s);
+    if (!c->sec.creds_ready && cfg->store.password) {
+        c->state = RC_SECRET;
+        c->sec.secret = secret_resolve(c->evb, cfg->store.password, 0, RS_SECRET_TIMEOUT_S,
+                                   on_password, c);
         return false;
     }
-    if (!s->creds_ready) {           /* no store_password: the URL's, if any */
-        secret_free(s->password);
-        s->password = s->url.password ? xstrdup(s->url.password) : NULL;
-        s->creds_ready = true;
+    if (!c->sec.creds_ready) {           /* no store_password: the URL's, if any */
+        secret_free(c->sec.password);
+        c->sec.password = c->url.password ? xstrdup(c->url.password) : NULL;
+        c->sec.creds_ready = true;
     }
     return true;
 }
 
 /* A reference was resolved: go on, and connect once everything is there. */
-static void secret_next(rs_src *s)
+static void secret_next(rs_conn *c)
 {
-    if (secret_step(s)) {
-        s->state = RC_NONE;
-        rs_conn_start(s);
+    if (secret_step(c)) {
+        c->state = RC_NONE;
+        rs_conn_start(c);
     }
 }
 
-bool rs_secure_ready(rs_src *s)
+bool rs_secure_ready(rs_conn *c)
 {
-    if (s->auth_failed) {            /* resolve again: the secret may have changed */
-        s->auth_failed = false;
-        creds_forget(s);
+    if (c->sec.auth_failed) {            /* resolve again: the secret may have changed */
+        c->sec.auth_failed = false;
+        creds_forget(c);
     }
-    return s->secret ? false : secret_step(s);
+    return c->sec.secret ? false : secret_step(c);
 }
 
-const char *rs_auth_user(const rs_src *s)
+static const char *rs_auth_user(const rs_conn *c)
 {
-    const rd_system_cfg *cfg = s->base.ctx.cfg;
-    if (cfg->store_user && *cfg->store_user)
-        return cfg->store_user;
-    return s->url.user && *s->url.user ? s->url.user : NULL;
+    const rd_system_cfg *cfg = c->cfg;
+    if (cfg->store.user && *cfg->store.user)
+        return cfg->store.user;
+    return c->url.user && *c->url.user ? c->url.user : NULL;
 }
 
-bool rs_auth_send(rs_src *s, struct redisAsyncContext *ac,
-                  void (*cb)(struct redisAsyncContext *, void *, void *))
+bool rs_auth_send(rs_conn *c, struct redisAsyncContext *ac, rs_reply_fn *cb)
 {
-    if (!s->password)
+    if (!c->sec.password)
         return false;
-    const char *user = rs_auth_user(s);
-    const char *argv[3] = { "AUTH", user ? user : s->password, s->password };
-    size_t lens[3] = { 4, strlen(argv[1]), strlen(s->password) };
-    return redisAsyncCommandArgv(ac, cb, s, user ? 3 : 2, argv, lens) == REDIS_OK;
+    const char *user = rs_auth_user(c);
+    const char *argv[3] = { "AUTH", user ? user : c->sec.password, c->sec.password };
+    size_t lens[3] = { 4, strlen(argv[1]), strlen(c->sec.password) };
+    return redisAsyncCommandArgv(ac, cb, c, user ? 3 : 2, argv, lens) == REDIS_OK;
 }
 
 /* ---- error text --------------------------------------------------------------------- */
+
+/* No part of the resolved store reference in what is shown. */
+void rs_redact(const rs_conn *c, const char *msg, char *out, size_t cap)
+{
+    if (c->sec.store_is_ref && c->sec.store_value)
+        redact_ref(msg, c->sec.store_value, c->cfg->store.url, out, cap);
+    else
+        snprintf(out, cap, "%s", msg ? msg : "");
+}
+
 
 bool rs_access_error(const char *err)
 {
@@ -170,9 +179,9 @@ static bool noperm_command(const char *err, char *out, size_t cap)
     return true;
 }
 
-void rs_error_text(const rs_src *s, const char *cmd, const char *err, char *out, size_t cap)
+void rs_conn_error_text(const rs_conn *c, const char *cmd, const char *err, char *out, size_t cap)
 {
-    const char *user = rs_auth_user(s);
+    const char *user = rs_auth_user(c);
     char who[160], named[64];
     snprintf(who, sizeof who, "user '%.120s'", user ? user : "default");
     if (!err)
@@ -180,7 +189,7 @@ void rs_error_text(const rs_src *s, const char *cmd, const char *err, char *out,
     if (strncmp(err, "WRONGPASS", 9) == 0 || strncmp(err, "ERR invalid password", 20) == 0)
         snprintf(out, cap, "authentication failed for %s (%s)", who,
                  err[0] == 'W' ? "WRONGPASS" : "invalid password");
-    else if (strncmp(err, "NOAUTH", 6) == 0 && !s->password)
+    else if (strncmp(err, "NOAUTH", 6) == 0 && !c->sec.password)
         snprintf(out, cap, "the server requires authentication (NOAUTH): set store_password "
                  "(and store_user for an ACL user)");
     else if (strncmp(err, "NOAUTH", 6) == 0)
@@ -202,9 +211,9 @@ void rs_error_text(const rs_src *s, const char *cmd, const char *err, char *out,
 
 static void on_tls(tlsb_event ev, const char *msg, void *ud)
 {
-    rs_src *s = ud;
+    rs_conn *c = ud;
     if (ev == TLSB_UP)
-        model_source_tls(s->base.ctx.model, "redis", msg, tlsb_insecure(s->tls));
+        model_source_tls(c->model, "redis", msg, tlsb_insecure(c->sec.tls));
 }
 
 static bool make_addr(const char *ip, int port, struct sockaddr_storage *ss, socklen_t *len)
@@ -227,65 +236,66 @@ static bool make_addr(const char *ip, int port, struct sockaddr_storage *ss, soc
     return false;
 }
 
-bool rs_bridge_ready(rs_src *s, char *err, size_t cap)
+bool rs_bridge_ready(rs_conn *c, char *err, size_t cap)
 {
-    const char *ip = s->url.needs_dns ? s->ip : s->url.host;
-    char key[sizeof s->tls_ip];         /* address and port: a list may hold both on one IP */
-    snprintf(key, sizeof key, "%.63s|%d", ip, s->url.port);
-    if (s->tls && strcmp(s->tls_ip, key) == 0)
+    const char *ip = c->url.needs_dns ? c->ip : c->url.host;
+    char key[sizeof c->sec.tls_ip];  /* address and port: a list may hold both on one IP */
+    snprintf(key, sizeof key, "%.63s|%d", ip, c->url.port);
+    if (c->sec.tls && strcmp(c->sec.tls_ip, key) == 0)
         return true;
-    rs_sub_close(s);                 /* contexts before their bridge */
-    tlsb_free(s->tls);
-    s->tls = NULL;
+    rs_sub_close(c);                 /* contexts before their bridge */
+    tlsb_free(c->sec.tls);
+    c->sec.tls = NULL;
     struct sockaddr_storage ss;
     socklen_t len;
-    if (!make_addr(ip, s->url.port, &ss, &len)) {
+    if (!make_addr(ip, c->url.port, &ss, &len)) {
         snprintf(err, cap, "TLS: bad address '%.64s'", ip);
         return false;
     }
-    const rd_system_cfg *cfg = s->base.ctx.cfg;
+    const rd_system_cfg *cfg = c->cfg;
     tlsb_opts o = {
-        .host = s->url.name, .cacert = cfg->store_cacert, .cert = cfg->store_cert,
-        .key = cfg->store_key, .insecure = cfg->store_insecure,
+        .host = c->url.name, .cacert = cfg->store.tls.cacert, .cert = cfg->store.tls.cert,
+        .key = cfg->store.tls.key, .insecure = cfg->store.tls.insecure,
         .timeout_s = RS_CONNECT_TIMEOUT,
     };
     char why[300];
-    s->tls = tlsb_new(s->evb, &o, (const struct sockaddr *)&ss, len, on_tls, s, why, sizeof why);
-    if (!s->tls) {
+    c->sec.tls = tlsb_new(c->evb, &o, (const struct sockaddr *)&ss, len, on_tls, c, why,
+                          sizeof why);
+    if (!c->sec.tls) {
         snprintf(err, cap, "TLS setup: %.200s", why);
         return false;
     }
-    snprintf(s->tls_ip, sizeof s->tls_ip, "%s", key);
+    snprintf(c->sec.tls_ip, sizeof c->sec.tls_ip, "%s", key);
     return true;
 }
 
-const char *rs_bridge_path(const rs_src *s)
+const char *rs_bridge_path(const rs_conn *c)
 {
-    return s->tls ? tlsb_path(s->tls) : NULL;
+    return c->sec.tls ? tlsb_path(c->sec.tls) : NULL;
 }
 
-void rs_bridge_clear_error(rs_src *s)
+void rs_bridge_clear_error(rs_conn *c)
 {
-    if (s->tls)
-        tlsb_clear_error(s->tls);
+    if (c->sec.tls)
+        tlsb_clear_error(c->sec.tls);
 }
 
-const char *rs_conn_error(const rs_src *s, const char *fallback)
+const char *rs_bridge_error(const rs_conn *c, const char *fallback)
 {
-    const char *e = s->tls ? tlsb_error(s->tls) : "";
+    const char *e = c->sec.tls ? tlsb_error(c->sec.tls) : "";
     return *e ? e : fallback;
 }
 
-void rs_secure_free(rs_src *s)
+void rs_secure_free(rs_conn *c)
 {
-    secret_cancel(s->secret);
-    s->secret = NULL;
-    tlsb_free(s->tls);               /* the caller freed the contexts first */
-    s->tls = NULL;
-    secret_free(s->password);
-    s->password = NULL;
-    secret_free(s->store_value);
-    s->store_value = NULL;
-    redis_url_clear(&s->url);
-    rs_urls_free(s);
+    secret_cancel(c->sec.secret);
+    c->sec.secret = NULL;
+    tlsb_free(c->sec.tls);               /* the caller freed the contexts first */
+    c->sec.tls = NULL;
+    secret_free(c->sec.password);
+    c->sec.password = NULL;
+    secret_free(c->sec.store_value);
+    c->sec.store_value = NULL;
+    redis_url_clear(&c->url);
+    rs_urls_free(c);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/resolve.h"
 #include "../io/secret.h"
@@ -214,36 +215,13 @@ static bool parse_url(const char *url, bool secret, rd_redis_url *out, char *err
     return false;
 }
 
-static bool at_scheme(const char *p)
-{
-    static const char *const schemes[] = { "redis://", "rediss://", "redis+unix://", "unix://" };
-    while (*p == ' ' || *p == '\t')
-        p++;
-    for (size_t i = 0; i < sizeof schemes / sizeof *schemes; i++)
-        if (strncmp(p, schemes[i], strlen(schemes[i])) == 0)
-            return true;
-    return false;
-}
-
 size_t redis_url_split(const char *list, const char **start, size_t *len, size_t max)
 {
-    size_t n = 0;
-    const char *p = list ? list : "";
-    while (*p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *e = p;
-        while (*e && !(*e == ',' && at_scheme(e + 1)))
-            e++;
-        const char *t = e;
-        while (t > p && (t[-1] == ' ' || t[-1] == '\t'))
-            t--;
-        if (n < max) {
-            start[n] = p;
-            len[n] = (size_t)(t - p);
-        }
-        n++;
-        p = *e ? e + 1 : e;
+    text_span sp[REDIS_URL_LIST_MAX];
+    size_t n = text_split_list(list, TEXT_LIST_URLS, sp, REDIS_URL_LIST_MAX);
+    for (size_t i = 0; i < n && i < max && i < REDIS_URL_LIST_MAX; i++) {
+        start[i] = sp[i].s;
+        len[i] = sp[i].len;
     }
     return n;
 }

@@ -27,7 +27,7 @@ typedef struct rd_redis_url {
 } rd_redis_url;
 
 /* A store may list several URLs, tried in order (failover, docs/sources.md "Reading from
- * standbys"): "redis://replica:6380, redis://primary:6379". Splits at each comma that is
+ * standbys"): "redis://replica:6380, redis://primary:6379". Splits (text_split_list, URLS) at each comma that is
  * followed (after blanks) by a scheme, so a comma inside a password stays; blanks around the
  * items are dropped. Fills up to max items (start, length); returns how many the list has. */
 enum { REDIS_URL_LIST_MAX = 8 };

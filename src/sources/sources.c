@@ -39,11 +39,11 @@ rd_sources *sources_new(struct event_base *base, rd_http *http, const rd_system_
     bool redis = prof && prof->store && strcmp(prof->store, "redis") == 0;
     s->store = redis ? redis_source_new(&s->ctx) : pg_source_new(&s->ctx);
     add(s, s->store);
-    if (cfg && cfg->broker && *cfg->broker && http) {
+    if (cfg && cfg->broker.url && *cfg->broker.url && http) {
         s->broker = rabbit_source_new(&s->ctx);
         add(s, s->broker);
     }
-    if (cfg && cfg->sqs_queue_url && *cfg->sqs_queue_url && http) {
+    if (cfg && cfg->sqs.queue_url && *cfg->sqs.queue_url && http) {
         s->sqs = sqs_source_new(&s->ctx);      /* alakai's real queue and DLQ */
         add(s, s->sqs);
     }

@@ -7,21 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/jsonget.h"
 #include "../core/xalloc.h"
-
-static const char *str(const cJSON *o, const char *k)
-{
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, k));
-}
 
 /* SQS sends numbers as strings ("12"); tolerate real numbers too. */
 static long num(const cJSON *o, const char *k, long def)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    if (cJSON_IsNumber(v))
-        return v->valuedouble >= 0 && v->valuedouble < 1e15 ? (long)v->valuedouble : def;
-    const char *s = cJSON_GetStringValue(v);
-    if (!s || !*s)
+    const char *s = json_str(o, k);
+    if (!s)
+        return json_long(o, k, def, 999999999999999L);
+    if (!*s)
         return def;
     char *end;
     long l = strtol(s, &end, 10);
@@ -48,10 +43,10 @@ bool sqs_decode_attrs(const char *body, size_t len, sqs_attrs *out, char *why, s
     out->in_flight = num(a, "ApproximateNumberOfMessagesNotVisible", -1);
     out->delayed = num(a, "ApproximateNumberOfMessagesDelayed", -1);
     out->retention_s = num(a, "MessageRetentionPeriod", -1);
-    const char *rp = str(a, "RedrivePolicy");
+    const char *rp = json_str(a, "RedrivePolicy");
     if (rp) {
         cJSON *p = cJSON_Parse(rp);
-        arn_name(str(p, "deadLetterTargetArn"), out->dlq_name, sizeof out->dlq_name);
+        arn_name(json_str(p, "deadLetterTargetArn"), out->dlq_name, sizeof out->dlq_name);
         out->max_receive = num(p, "maxReceiveCount", 0);
         cJSON_Delete(p);
     }
@@ -86,10 +81,10 @@ void sqs_decode_error(const char *body, size_t len, long status, char *msg, size
     char code[96] = "", text[160] = "";
     cJSON *j = body && len ? cJSON_ParseWithLength(body, len) : NULL;
     if (cJSON_IsObject(j)) {
-        const char *t = str(j, "__type");
-        const char *m = str(j, "message");
+        const char *t = json_str(j, "__type");
+        const char *m = json_str(j, "message");
         if (!m)
-            m = str(j, "Message");
+            m = json_str(j, "Message");
         const char *hash = t ? strrchr(t, '#') : NULL;
         snprintf(code, sizeof code, "%s", hash ? hash + 1 : t ? t : "");
         snprintf(text, sizeof text, "%s", m ? m : "");
@@ -144,7 +139,7 @@ static void body_fields(rd_dlq_entry *d, const char *text)
         d->execution_id = xasprintf("%.0f", id->valuedouble);   /* integral ids only */
     long att = num(b, "attempt", 0);
     d->attempt = att > 0 && att < 1000000 ? (int)att : 0;
-    const char *tt = str(b, "taskType");
+    const char *tt = json_str(b, "taskType");
     if (tt && *tt)
         d->task_type = xstrndup(tt, 128);
     cJSON_Delete(b);
@@ -153,9 +148,9 @@ static void body_fields(rd_dlq_entry *d, const char *text)
 static void one_message(const cJSON *m, const char *queue, rd_dlq_entry *d)
 {
     memset(d, 0, sizeof *d);
-    d->id = xstrndup(str(m, "MessageId"), SQS_ID_CAP);
+    d->id = xstrndup(json_str(m, "MessageId"), SQS_ID_CAP);
     d->queue = xstrdup(queue);
-    const char *text = str(m, "Body");
+    const char *text = json_str(m, "Body");
     const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(m, "Attributes");
     d->count = num(attrs, "ApproximateReceiveCount", -1);
     /* FIRST is the message's own sent time (kept when SQS moves it to the DLQ): its first
@@ -164,7 +159,7 @@ static void one_message(const cJSON *m, const char *queue, rd_dlq_entry *d)
     double first_rx = ms_attr(attrs, "ApproximateFirstReceiveTimestamp");
     d->first_death_at = d->sent_at > 0 && (first_rx <= 0 || d->sent_at < first_rx) ? d->sent_at : first_rx;
     char src[96] = "";
-    arn_name(str(attrs, "DeadLetterQueueSourceArn"), src, sizeof src);
+    arn_name(json_str(attrs, "DeadLetterQueueSourceArn"), src, sizeof src);
     if (src[0])
         d->origin_queue = xstrdup(src);
     if (text) {
@@ -172,7 +167,7 @@ static void one_message(const cJSON *m, const char *queue, rd_dlq_entry *d)
         d->payload = xstrndup(text, SQS_PAYLOAD_CAP);
     }
     const cJSON *ma = cJSON_GetObjectItemCaseSensitive(m, "MessageAttributes");
-    const char *tt = str(cJSON_GetObjectItemCaseSensitive(ma, "taskType"), "StringValue");
+    const char *tt = json_str(json_obj(ma, "taskType"), "StringValue");
     if (!d->task_type && tt && *tt)
         d->task_type = xstrndup(tt, 128);
     if (d->task_type)
@@ -197,7 +192,7 @@ bool sqs_decode_messages(const char *body, size_t len, const char *queue,
     }
     const cJSON *m;
     cJSON_ArrayForEach(m, msgs) {
-        const char *id = str(m, "MessageId");
+        const char *id = json_str(m, "MessageId");
         if (!cJSON_IsObject(m) || !id || !*id || seen(*items, *n, id))
             continue;
         *items = xrealloc(*items, (*n + 1) * sizeof **items);

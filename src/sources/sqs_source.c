@@ -10,21 +10,21 @@
  * Throttling backs off (doubling up to 60 s) and keeps the last data; every other
  * failure is the source's error, and the other sources keep going.
  */
-#include <event2/event.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../core/health.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/awscreds.h"
 #include "../io/clock.h"
 #include "../io/http.h"
 #include "../io/sigv4.h"
 #include "../io/url.h"
-#include "source.h"
+#include "http_poller.h"
 #include "sqs_decode.h"
 
 enum { SQ_MAX_QUEUES = 16, SQ_PEEK_PAGE = 10, SQ_PEEK_MAX_PAGES = 5, SQ_BACKOFF_MAX_S = 60 };
@@ -42,36 +42,20 @@ typedef struct sq_queue {
 } sq_queue;
 
 typedef struct sq_src {
-    rd_source base;
+    http_poller hp;                  /* its rd_source is hp.base */
     char *endpoint;                  /* request URL (override, or scheme://host of a queue) */
     char *region;
     rd_awscreds *creds;
     sq_queue q[SQ_MAX_QUEUES];
     size_t n;
     char setup_err[256];
-    struct event *ev_tick;
-    bool polling, settled, polled;
+    bool polling;
     int backoff_s;
     double resume_at;                /* mono: no poll before (throttled) */
-    uint64_t requests;               /* sent, for benchmarks */
-
-    bool peek_wanted, peek_done;
-    int peek_pages;
-    uint64_t peek_req;
-    int peek_page;                   /* of the request in flight */
-    size_t peek_at;
-    rd_dlq_entry *peeked;
-    size_t n_peeked;
-    char peek_err[256];
+    int peek_page;                   /* of the peek request in flight (of q[hp.peek.at]) */
 } sq_src;
 
-static void peek_next(sq_src *s);
-
-static void changed(sq_src *s)
-{
-    if (s->base.ctx.on_change)
-        s->base.ctx.on_change(s->base.ctx.ud);
-}
+static void peek_next(http_poller *p);
 
 static sq_queue *add_queue(sq_src *s, const char *url, bool is_dlq)
 {
@@ -113,23 +97,21 @@ static uint64_t sqs_call(sq_src *s, const char *action, const char *body, rd_htt
     sigv4_in in = { .method = "POST", .url = s->endpoint, .body = body,
                     .headers = sign_hdrs, .region = s->region, .service = "sqs",
                     .access_key = k->access_key, .secret_key = k->secret_key,
-                    .token = k->token, .when = time(NULL) };
+                    .token = k->token, .when = (time_t)clock_wall() };
     sigv4_out out;
     if (!sigv4_sign(&in, &out, why, cap))
         return 0;
-    model_source_creds(s->base.ctx.model, SRC_NAME, k->provider, k->expires);
+    model_source_creds(s->hp.base.ctx.model, SRC_NAME, k->provider, k->expires);
     const char *hdrs[] = { sign_hdrs[0], target, out.date_hdr, out.auth_hdr,
                            out.token_hdr, NULL };
     rd_http_req req = { .method = "POST", .url = s->endpoint, .body = body, .headers = hdrs,
-                        .cacert = s->base.ctx.cfg->cacert, .timeout_ms = 8000,
+                        .cacert = s->hp.base.ctx.cfg->http.cacert, .timeout_ms = 8000,
                         .connect_timeout_ms = 3000, .max_body = max_body,
-                        .credential = true, .insecure_ok = s->base.ctx.cfg->insecure };
-    uint64_t id = http_start(s->base.ctx.http, &req, cb, ud);
+                        .credential = true, .insecure_ok = s->hp.base.ctx.cfg->http.insecure };
+    uint64_t id = http_start(s->hp.base.ctx.http, &req, cb, ud);
     sigv4_out_free(&out);
     if (!id)
-        snprintf(why, cap, "SQS request not sent: %s", http_why(s->base.ctx.http));
-    else
-        s->requests++;
+        snprintf(why, cap, "SQS request not sent: %s", http_why(s->hp.base.ctx.http));
     return id;
 }
 
@@ -159,7 +141,7 @@ static bool answer_problem(const rd_http_resp *r, char *msg, size_t cap, bool *t
 
 static void publish(sq_src *s)
 {
-    rd_model *m = s->base.ctx.model;
+    rd_model *m = s->hp.base.ctx.model;
     size_t keep = 0;
     rd_queue *items = xcalloc(s->n + 1, sizeof *items);
     long dlq = 0;
@@ -198,14 +180,10 @@ static void round_done(sq_src *s)
             snprintf(first_err, sizeof first_err, "%.40s: %.200s", s->q[i].name, s->q[i].err);
     publish(s);
     if (first_err[0])
-        model_source_fail(s->base.ctx.model, SRC_NAME, first_err, clock_wall());
+        model_source_fail(s->hp.base.ctx.model, SRC_NAME, first_err, clock_wall());
     else
-        model_source_ok(s->base.ctx.model, SRC_NAME, clock_wall());
-    s->polled = true;
-    s->settled = true;
-    changed(s);
-    if (s->peek_wanted && !s->peek_done && !s->peek_req)
-        peek_next(s);                /* asked before the DLQs were known */
+        http_poller_ok(&s->hp, clock_wall());
+    http_poller_round_done(&s->hp);
 }
 
 static void poll_queue(sq_src *s, sq_queue *q);
@@ -246,7 +224,7 @@ static void on_attrs_call(const rd_http_resp *r, void *ud)
         q->a = a;
         queue_trend_note(&q->trend, a.visible, a.in_flight, a.delayed, clock_mono());
         s->backoff_s = 0;
-        if (a.dlq_name[0] && !s->base.ctx.cfg->sqs_dlq) {
+        if (a.dlq_name[0] && !s->hp.base.ctx.cfg->sqs.dlq) {
             char *u = sibling_url(q->url, a.dlq_name);
             sq_queue *d = add_queue(s, u, true);
             free(u);
@@ -278,23 +256,21 @@ static void poll_queue(sq_src *s, sq_queue *q)
     }
 }
 
-static void poll_now(sq_src *s)
+static sq_src *of(http_poller *p) { return p->base.impl; }
+
+static void poll_now(http_poller *p)
 {
+    sq_src *s = of(p);
     if (s->setup_err[0]) {
-        model_source_fail(s->base.ctx.model, SRC_NAME, s->setup_err, clock_wall());
-        s->settled = true;
-        changed(s);
+        http_poller_fail(&s->hp, s->setup_err);
         return;
     }
     if (s->polling || clock_mono() < s->resume_at)
         return;
     char why[256];
     if (!awscreds_get(s->creds, why, sizeof why)) {
-        if (strcmp(why, "AWS credentials pending") != 0) {
-            model_source_fail(s->base.ctx.model, SRC_NAME, why, clock_wall());
-            s->settled = true;
-            changed(s);
-        }
+        if (strcmp(why, "AWS credentials pending") != 0)
+            http_poller_fail(&s->hp, why);
         return;                      /* pending: the credentials callback polls */
     }
     s->polling = true;
@@ -307,66 +283,51 @@ static void poll_now(sq_src *s)
         round_done(s);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
-{
-    poll_now(arg);
-}
-
 static void on_creds(void *ud)
 {
     sq_src *s = ud;
-    poll_now(s);
+    poll_now(&s->hp);
 }
 
 /* ---- DLQ peek (on demand only) ---------------------------------------------------------------- */
 
-
-static void publish_peek(sq_src *s)
-{
-    rd_model *m = s->base.ctx.model;
-    model_dlq_set(m, SRC_NAME, s->peeked, s->n_peeked);   /* replaces only our share */
-    s->peeked = NULL;
-    s->n_peeked = 0;
-    if (s->peek_err[0])
-        model_source_fail(m, SRC_NAME, s->peek_err, clock_wall());
-    s->peek_done = true;
-    changed(s);
-}
-
 static void on_peek(const rd_http_resp *r, void *ud)
 {
     sq_src *s = ud;
+    http_peek *k = &s->hp.peek;
     int page = s->peek_page;
-    s->peek_req = 0;
-    const sq_queue *q = &s->q[s->peek_at];
+    k->req = 0;
+    const sq_queue *q = &s->q[k->at];
     char msg[200] = "";
     bool throttled;
-    size_t before = s->n_peeked;
+    size_t before = k->n_got;
     if (answer_problem(r, msg, sizeof msg, &throttled) ||
-        !sqs_decode_messages(r->body, r->body_len, q->name, &s->peeked, &s->n_peeked, msg,
+        !sqs_decode_messages(r->body, r->body_len, q->name, &k->got, &k->n_got, msg,
                              sizeof msg)) {
-        snprintf(s->peek_err, sizeof s->peek_err, "peek %.60s: %.180s", q->name, msg);
-    } else if (s->n_peeked > before && page + 1 < s->peek_pages) {
+        snprintf(k->err, sizeof k->err, "peek %.60s: %.180s", q->name, msg);
+    } else if (k->n_got > before && page + 1 < k->pages) {
         /* another page of the same queue: messages stay visible, duplicates dropped */
-        peek_next(s);
+        peek_next(&s->hp);
         return;
     }
-    s->peek_at++;
-    peek_next(s);
+    k->at++;
+    peek_next(&s->hp);
 }
 
-static void peek_next(sq_src *s)
+static void peek_next(http_poller *p)
 {
-    while (s->peek_at < s->n && !s->q[s->peek_at].is_dlq)
-        s->peek_at++;
-    if (s->peek_at >= s->n) {
-        publish_peek(s);
+    sq_src *s = of(p);
+    http_peek *k = &p->peek;
+    while (k->at < s->n && !s->q[k->at].is_dlq)
+        k->at++;
+    if (k->at >= s->n) {
+        http_poller_peek_end(p);
         return;
     }
-    const sq_queue *q = &s->q[s->peek_at];
-    char *qurl = url_escape_json(q->url, s->peek_err, sizeof s->peek_err);
+    const sq_queue *q = &s->q[k->at];
+    char *qurl = url_escape_json(q->url, k->err, sizeof k->err);
     if (!qurl) {
-        publish_peek(s);
+        http_poller_peek_end(p);
         return;
     }
     char *body = xasprintf("{\"QueueUrl\":\"%s\",\"MaxNumberOfMessages\":%d,"
@@ -376,133 +337,62 @@ static void peek_next(sq_src *s)
                            "\"MessageAttributeNames\":[\"All\"]}", qurl, SQ_PEEK_PAGE);
     free(qurl);
     size_t mine = 0;
-    for (size_t i = 0; i < s->n_peeked; i++)
-        mine += strcmp(s->peeked[i].queue, q->name) == 0;
+    for (size_t i = 0; i < k->n_got; i++)
+        mine += strcmp(k->got[i].queue, q->name) == 0;
     s->peek_page = (int)(mine / SQ_PEEK_PAGE);
     char why[200];
-    s->peek_req = sqs_call(s, "ReceiveMessage", body, on_peek, s, (size_t)4 << 20, why,
-                           sizeof why);
+    k->req = sqs_call(s, "ReceiveMessage", body, on_peek, s, (size_t)4 << 20, why, sizeof why);
     free(body);
-    if (!s->peek_req) {
-        snprintf(s->peek_err, sizeof s->peek_err, "peek: %s", why);
-        publish_peek(s);
+    if (!k->req) {
+        snprintf(k->err, sizeof k->err, "peek: %s", why);
+        http_poller_peek_end(p);
     }
 }
 
-/* ---- ops --------------------------------------------------------------------------------------- */
+/* ---- the poller's hooks ------------------------------------------------------------------- */
 
-static sq_src *impl(const rd_source *src) { return src->impl; }
-
-static void op_start(rd_source *src)
+/* A configuration that never polls has no DLQ to wait for: the source's error says why. */
+static bool hook_peek_hopeless(const http_poller *p)
 {
-    sq_src *s = impl(src);
-    model_source(s->base.ctx.model, SRC_NAME);
-    struct timeval tv = clock_tv(fmax(s->base.ctx.cfg->poll_s, 1));
-    evtimer_add(s->ev_tick, &tv);
-    poll_now(s);
+    const sq_src *s = p->base.impl;
+    return s->setup_err[0] != '\0';
 }
 
-static void op_refresh(rd_source *src)
+static void hook_clear(http_poller *p)
 {
-    poll_now(impl(src));
-}
-
-static void op_peek_dlq(rd_source *src, bool more)
-{
-    sq_src *s = impl(src);
-    s->peek_pages = more && s->peek_wanted ? s->peek_pages + 1 : 1;
-    if (s->peek_pages > SQ_PEEK_MAX_PAGES)
-        s->peek_pages = SQ_PEEK_MAX_PAGES;
-    s->peek_wanted = true;
-    s->peek_done = false;
-    if (s->peek_req)
-        http_cancel(s->base.ctx.http, s->peek_req);
-    s->peek_req = 0;
-    s->peek_at = 0;
-    for (size_t i = 0; i < s->n_peeked; i++)
-        dlq_entry_clear(&s->peeked[i]);
-    free(s->peeked);
-    s->peeked = NULL;
-    s->n_peeked = 0;
-    s->peek_err[0] = '\0';
-    if (s->setup_err[0])
-        s->peek_done = true;
-    else if (s->polled)
-        peek_next(s);
-    /* else: the first round finds the DLQs, then peeks (round_done) */
-}
-
-static bool op_settled(const rd_source *src)
-{
-    return impl(src)->settled;
-}
-
-static bool op_idle(const rd_source *src)
-{
-    const sq_src *s = impl(src);
-    return !s->peek_wanted || s->peek_done;
-}
-
-static void op_free(rd_source *src)
-{
-    sq_src *s = impl(src);
+    sq_src *s = of(p);
     for (size_t i = 0; i < s->n; i++) {
         if (s->q[i].req)
-            http_cancel(s->base.ctx.http, s->q[i].req);
+            http_cancel(p->base.ctx.http, s->q[i].req);
         free(s->q[i].url);
         free(s->q[i].name);
     }
-    if (s->peek_req)
-        http_cancel(s->base.ctx.http, s->peek_req);
-    for (size_t i = 0; i < s->n_peeked; i++)
-        dlq_entry_clear(&s->peeked[i]);
-    free(s->peeked);
     awscreds_free(s->creds);
-    event_free(s->ev_tick);
     free(s->endpoint);
     free(s->region);
-    free(s);
 }
 
-/* A new poll interval (the fleet slows systems not on screen): re-arms the running tick. */
-static void op_set_poll(rd_source *src, double every)
-{
-    sq_src *s = src->impl;
-    source_rearm(s->ev_tick, fmax(every, 1));
-}
-
-static const rd_source_ops sqs_ops = {
-    .kind = "sqs",
-    .start = op_start,
-    .refresh = op_refresh,
-    .peek_dlq = op_peek_dlq,
-    .settled = op_settled,
-    .idle = op_idle,
-    .free = op_free, .set_poll = op_set_poll,
+static const http_poller_kind sqs_kind = {
+    .name = SRC_NAME, .size = sizeof(sq_src), .at = offsetof(sq_src, hp),
+    .min_poll_s = 1, .peek_max_pages = SQ_PEEK_MAX_PAGES,
+    .poll = poll_now, .peek_next = peek_next, .peek_hopeless = hook_peek_hopeless,
+    .clear = hook_clear,
 };
 
 static void add_list(sq_src *s, const char *list, bool is_dlq)
 {
-    for (const char *p = list; p && *p;) {
-        size_t n = strcspn(p, ",");
-        char *one = xstrndup(p, n);
-        char *a = one, *b = one + strlen(one);
-        while (*a == ' ')
-            a++;
-        while (b > a && b[-1] == ' ')
-            *--b = '\0';
-        if (*a) {
-            char *u = strstr(a, "://") || !s->n ? xstrdup(a) : sibling_url(s->q[0].url, a);
-            if (!add_queue(s, u, is_dlq) && !s->setup_err[0])
-                snprintf(s->setup_err, sizeof s->setup_err, "sqs: bad queue URL '%.150s' "
-                         "(or more than %d queues)", u, SQ_MAX_QUEUES);
-            free(u);
-        }
-        free(one);
-        p += n;
-        if (*p == ',')
-            p++;
+    size_t n;
+    text_span *sp = text_split_all(list, TEXT_LIST_WORDS, &n);
+    for (size_t i = 0; i < n; i++) {
+        char *a = xstrndup(sp[i].s, sp[i].len);
+        char *u = strstr(a, "://") || !s->n ? xstrdup(a) : sibling_url(s->q[0].url, a);
+        if (!add_queue(s, u, is_dlq) && !s->setup_err[0])
+            snprintf(s->setup_err, sizeof s->setup_err, "sqs: bad queue URL '%.150s' "
+                     "(or more than %d queues)", u, SQ_MAX_QUEUES);
+        free(u);
+        free(a);
     }
+    free(sp);
 }
 
 static char *scheme_host(const char *url)
@@ -515,27 +405,24 @@ static char *scheme_host(const char *url)
 rd_source *sqs_source_new(const rd_source_ctx *ctx)
 {
     const rd_system_cfg *cfg = ctx ? ctx->cfg : NULL;
-    if (!cfg || !cfg->sqs_queue_url || !*cfg->sqs_queue_url || !ctx->http)
+    sq_src *s = http_poller_new(ctx, cfg ? cfg->sqs.queue_url : NULL, &sqs_kind);
+    if (!s)
         return NULL;
-    sq_src *s = xcalloc(1, sizeof *s);
-    s->base.ops = &sqs_ops;
-    s->base.ctx = *ctx;
-    s->base.impl = s;
-    add_list(s, cfg->sqs_queue_url, false);
-    add_list(s, cfg->sqs_dlq, true);
-    s->creds = awscreds_new(ctx->base, ctx->http, cfg->aws_profile, on_creds, s);
+    add_list(s, cfg->sqs.queue_url, false);
+    add_list(s, cfg->sqs.dlq, true);
+    s->creds = awscreds_new(ctx->base, ctx->http, cfg->sqs.aws_profile, on_creds, s);
     if (s->n == 0 && !s->setup_err[0])
         snprintf(s->setup_err, sizeof s->setup_err, "sqs: no queue URL");
     if (s->n) {
-        s->endpoint = cfg->sqs_endpoint && *cfg->sqs_endpoint ? xstrdup(cfg->sqs_endpoint)
+        s->endpoint = cfg->sqs.endpoint && *cfg->sqs.endpoint ? xstrdup(cfg->sqs.endpoint)
                                                               : scheme_host(s->q[0].url);
         char host[256] = "", region[64] = "";
         char *hp = url_host_port(s->q[0].url);
         if (hp)
             snprintf(host, sizeof host, "%s", hp);
         free(hp);
-        if (cfg->sqs_region && *cfg->sqs_region)
-            s->region = xstrdup(cfg->sqs_region);
+        if (cfg->sqs.region && *cfg->sqs.region)
+            s->region = xstrdup(cfg->sqs.region);
         else if (sigv4_region_from_host(host, region, sizeof region))
             s->region = xstrdup(region);
         else if (awscreds_region(s->creds))
@@ -544,6 +431,5 @@ rd_source *sqs_source_new(const rd_source_ctx *ctx)
             snprintf(s->setup_err, sizeof s->setup_err, "sqs: no region (set sqs_region, "
                      "or region in the AWS profile, or AWS_REGION)");
     }
-    s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
-    return &s->base;
+    return &s->hp.base;
 }

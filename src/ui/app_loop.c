@@ -1,6 +1,6 @@
 /* The console's event loop: keys before work, repaints paced from data changes, the tick,
  * signals (moved out of app.c). */
-#include "app.h"
+#include "app_priv.h"
 
 #include <event2/event.h>
 #include <signal.h>
@@ -9,36 +9,61 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "binding.h"
+#include "dialog.h"
+#include "input.h"
+#include "lastknown.h"
+#include "paint.h"
+#include "ui_term.h"
 
-static void latency_record(ui_app *app)
+enum { LAT_MAX = 64 };
+
+/* The loop's own state: repaint pacing, the next tick, the key-to-paint trace. */
+struct ui_loop {
+    double tick_due;           /* clock_mono() when the tick fires next */
+    double last_paint;         /* monotonic seconds */
+    bool repaint_pending;
+    FILE *latency;             /* REDRIVE_LATENCY_TRACE */
+    double lat_t0[LAT_MAX];
+    int n_lat;
+};
+
+static void latency_record(ui_loop *l)
 {
-    if (!app->latency || !app->n_lat)
+    if (!l->latency || !l->n_lat)
         return;
     double now = clock_mono();
-    for (int i = 0; i < app->n_lat; i++)
-        fprintf(app->latency, "%.0f\n", (now - app->lat_t0[i]) * 1e6);
-    fflush(app->latency);
-    app->n_lat = 0;
+    for (int i = 0; i < l->n_lat; i++)
+        fprintf(l->latency, "%.0f\n", (now - l->lat_t0[i]) * 1e6);
+    fflush(l->latency);
+    l->n_lat = 0;
+}
+
+static void latency_start(ui_loop *l, double t_ready)
+{
+    if (l->n_lat < LAT_MAX)
+        l->lat_t0[l->n_lat++] = t_ready;
 }
 
 static void schedule_repaint(ui_app *app)
 {
-    if (app->repaint_pending)
+    ui_loop *l = app->loop;
+    if (l->repaint_pending)
         return;
-    double wait = app->last_paint + 0.1 - clock_mono();   /* data-driven repaints: ~10 Hz */
-    if (wait < 0)
-        wait = 0;
-    struct timeval tv = {0, (long)(wait * 1e6)};
-    event_add(app->ev_repaint, &tv);
-    app->repaint_pending = true;
+    double wait = l->last_paint + 0.1 - clock_mono();   /* data-driven repaints: ~10 Hz */
+    term_arm(app->term, TERM_REPAINT, wait < 0 ? 0 : wait);
+    l->repaint_pending = true;
 }
 
 void app_paint(ui_app *app)
 {
     paint_frame(app);
-    app->last_paint = clock_mono();
-    latency_record(app);
+    if (app->loop) {
+        app->loop->last_paint = clock_mono();
+        latency_record(app->loop);
+    }
     if (app->quit)
         event_base_loopbreak(app->base);
 }
@@ -54,9 +79,8 @@ enum { TICK_MAX_S = 30 };
 
 static void tick_arm(ui_app *app, double wait)
 {
-    struct timeval tv = clock_tv(wait);
-    event_add(app->ev_tick, &tv);
-    app->tick_due = clock_mono() + wait;
+    term_arm(app->term, TERM_TICK, wait);
+    app->loop->tick_due = clock_mono() + wait;
 }
 
 static void tick_plan(ui_app *app)
@@ -71,7 +95,7 @@ static void tick_plan(ui_app *app)
 
 static void tick_soon(ui_app *app)
 {
-    if (app->ev_tick && app->tick_due > clock_mono() + 1.0)
+    if (term_events_on(app->term) && app->loop->tick_due > clock_mono() + 1.0)
         tick_arm(app, 1.0);
 }
 
@@ -79,7 +103,7 @@ static void on_repaint(evutil_socket_t fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
-    app->repaint_pending = false;
+    app->loop->repaint_pending = false;
     app_paint(app);
     tick_plan(app);
 }
@@ -87,18 +111,19 @@ static void on_repaint(evutil_socket_t fd, short what, void *ud)
 void app_request_paint(ui_app *app)
 {
     app->dirty = true;
-    if (app->base && app->ev_repaint)
+    if (app->base && app->loop && term_events_on(app->term))
         schedule_repaint(app);
 }
 
 void app_source_changed(void *ud)
 {
     ui_app *app = ud;
-    double cached = app->cache_at;
-    lastknown_update(app);
+    const ui_lastknown *cache = binding_cache(app->bind);
+    double cached = lastknown_at(cache);
+    binding_source_changed(app);
     /* an answer that changed nothing shown (the model's generation did not move, the
      * last-known mark is as it was) paints nothing: no work for a steady poll */
-    if (app->model->generation != app->painted_gen || app->cache_at != cached)
+    if (app_model(app)->generation != app->painted_gen || lastknown_at(cache) != cached)
         app_request_paint(app);
 }
 
@@ -112,23 +137,21 @@ static void on_input(evutil_socket_t fd, short what, void *ud)
     bool any = false;
     for (int guard = 0; guard < 4096; guard++) {
         wint_t ch;
-        int rc = wget_wch(app->input, &ch);
+        int rc = term_read_key(app->term, &ch);
         if (rc == ERR)
             break;
         if (rc == OK && ch == 27) {   /* alt-X arrives as ESC X in one read */
             wint_t next;
-            int rc2 = wget_wch(app->input, &next);
+            int rc2 = term_read_key(app->term, &next);
             if (rc2 != ERR) {
                 ui_key k = key_from_curses(rc2, (unsigned)next);
-                if (app->n_lat < LAT_MAX)
-                    app->lat_t0[app->n_lat++] = t_ready;
+                latency_start(app->loop, t_ready);
                 input_key(app, (k & UK_FN) ? k : (UK_ALT | k));
                 any = true;
                 continue;
             }
         }
-        if (app->n_lat < LAT_MAX)
-            app->lat_t0[app->n_lat++] = t_ready;
+        latency_start(app->loop, t_ready);
         input_key(app, key_from_curses(rc, (unsigned)ch));
         any = true;
         if (app->quit)
@@ -145,7 +168,7 @@ static void on_signal(evutil_socket_t sig, short what, void *ud)
     ui_app *app = ud;
     (void)what;
     if (sig == SIGWINCH) {
-        term_resize(app);
+        app_resized(app);
         app_paint(app);
         tick_soon(app);
         return;
@@ -162,7 +185,7 @@ static void on_tick(evutil_socket_t fd, short what, void *ud)
     /* Repaint only for a reason: a change not painted yet, a running action, or an age
      * on screen that now reads differently ("12s" -> "13s"). An idle console paints
      * nothing, so it writes nothing. */
-    if (app->dirty || app->model->generation != app->painted_gen || dialog_busy(app) ||
+    if (app->dirty || app_model(app)->generation != app->painted_gen || dialog_busy(app) ||
         ctx_ages_changed(&app->ctx, app_now(app))) {
         schedule_repaint(app);   /* which plans the next tick */
         tick_arm(app, 1.0);
@@ -176,7 +199,7 @@ static void on_model_poll(evutil_socket_t fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
-    rd_model *m = app->model;
+    rd_model *m = app_model(app);
     double now = app_now(app);
     for (size_t i = 0; i < m->sources.n; i++)
         if (m->sources.items[i].state == RD_SRC_OK)
@@ -214,36 +237,35 @@ struct event_base *app_loop_base(void)
 
 bool app_loop_events(ui_app *app)
 {
-    app->ev_input = event_new(app->base, STDIN_FILENO, EV_READ | EV_PERSIST, on_input, app);
-    event_priority_set(app->ev_input, LOOP_PRIO_KEYS);
-    app->ev_repaint = evtimer_new(app->base, on_repaint, app);
-    app->ev_tick = evtimer_new(app->base, on_tick, app);
-    int sigs[5] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGQUIT};
-    for (int i = 0; i < 5; i++) {
-        app->ev_sig[i] = evsignal_new(app->base, sigs[i], on_signal, app);
-        event_priority_set(app->ev_sig[i], LOOP_PRIO_KEYS);
-        event_add(app->ev_sig[i], NULL);
-    }
+    app->loop = xcalloc(1, sizeof *app->loop);
+    const char *lat = getenv("REDRIVE_LATENCY_TRACE");
+    if (lat && *lat)
+        app->loop->latency = fopen(lat, "w");
+    ui_term_events cb = {.on_input = on_input, .on_repaint = on_repaint, .on_tick = on_tick,
+                         .on_signal = on_signal};
+    bool ok = term_events_add(app->term, app->base, LOOP_PRIO_KEYS, &cb, app);
     tick_arm(app, 1.0);
     const char *poll = getenv("REDRIVE_MODEL_POLL");
-    if (app->model_only && poll && atof(poll) > 0) {
-        double p = atof(poll);
-        app->ev_poll = event_new(app->base, -1, EV_PERSIST, on_model_poll, app);
-        struct timeval tv = {(long)p, (long)((p - (double)(long)p) * 1e6)};
-        event_add(app->ev_poll, &tv);
-    }
-    return event_add(app->ev_input, NULL) == 0;
+    if (app->model_only && poll && atof(poll) > 0)
+        term_poll_every(app->term, app->base, atof(poll), on_model_poll, app);
+    return ok;
 }
 
 void app_loop_free_events(ui_app *app)
 {
-    struct event *evs[] = {app->ev_input, app->ev_repaint, app->ev_tick, app->ev_poll, app->ev_sig[0],
-                           app->ev_sig[1], app->ev_sig[2], app->ev_sig[3], app->ev_sig[4]};
-    for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
-        if (evs[i])
-            event_free(evs[i]);
+    term_events_free(app->term);
+    if (app->loop && app->loop->latency)
+        fclose(app->loop->latency);
+    free(app->loop);
+    app->loop = NULL;
 }
 
+void app_resized(ui_app *app)
+{
+    term_resize(app->term);
+    app->dirty = true;
+    app->full_redraw = true;
+}
 
 /* Bench and CI gate (REDRIVE_START_TRACE=FILE): the CPU the start cost, by phase, and
  * the shared libraries mapped when the first frame is on screen (what the dynamic loader

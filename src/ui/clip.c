@@ -12,7 +12,9 @@
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
-#include "app.h"
+#include "app_priv.h"
+#include "clip.h"
+#include "ui_term.h"
 #include "draw.h"
 
 enum { CLIP_MAX = 64 * 1024 };   /* terminals cap OSC 52; ids beyond this are left out */
@@ -74,7 +76,8 @@ void clip_copy(ui_app *app)
     }
     size_t n = 0;
     char *text = clip_text(&c->sel, &n);
-    bool osc = app->sys && app->sys->clipboard && strcmp(app->sys->clipboard, "osc52") == 0;
+    const rd_system_cfg *sys = app_sys(app);
+    bool osc = sys && sys->ui.clipboard && strcmp(sys->ui.clipboard, "osc52") == 0;
     if (osc && clip_osc52(app, text)) {
         ctx_msg(c, false, "copied %zu id%s to the clipboard (OSC 52)%s", n, n == 1 ? "" : "s",
                 n < c->sel.n ? ": the rest did not fit" : "");
@@ -83,8 +86,7 @@ void clip_copy(ui_app *app)
     }
     free(app->clip);
     app->clip = text;   /* the overlay: plain text the terminal can select */
-    if (app->mouse && !app->headless)
-        mousemask(0, NULL);   /* the terminal's own selection works again while it is up */
+    term_mouse(app->term, false);   /* the terminal's own selection works again while it is up */
     ctx_msg(c, false, "%zu id%s shown to select%s", n, n == 1 ? "" : "s",
             osc ? "" : " (clipboard = osc52 in the config copies directly)");
 }
@@ -93,13 +95,7 @@ void clip_close(ui_app *app)
 {
     free(app->clip);
     app->clip = NULL;
-    if (app->mouse && !app->headless && app->screen) {
-        mmask_t mask = BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED;
-#ifdef BUTTON5_PRESSED
-        mask |= BUTTON5_PRESSED;
-#endif
-        mousemask(mask, NULL);
-    }
+    term_mouse(app->term, true);
 }
 
 void clip_draw(ui_app *app, WINDOW *w)
@@ -205,7 +201,7 @@ void clip_export(ui_app *app, const char *arg, bool force)
     }
     const char *view = view_export_name(app);
     double now = app_now(app);
-    char *data = export_render(app->model, view, fmt[0] == 'c' ? EXPORT_CSV : EXPORT_JSON, now, err, sizeof err);
+    char *data = export_render(app_model(app), view, fmt[0] == 'c' ? EXPORT_CSV : EXPORT_JSON, now, err, sizeof err);
     if (!data) {
         ctx_msg(c, true, "%s", err);
         return;

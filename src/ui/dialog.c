@@ -8,7 +8,8 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
-#include "app.h"
+#include "app_priv.h"
+#include "dialog.h"
 #include "draw.h"
 
 enum { FP_GROUPS = 6 };
@@ -59,7 +60,7 @@ static size_t to_send(const ui_app *app, bool override)
 /* Over confirm_over (or sending an ineligible target by override): type the count. */
 static bool typed_count(const ui_app *app, size_t n, bool override)
 {
-    int over = app->sys ? app->sys->confirm_over : 10;
+    int over = app_sys(app) ? app_sys(app)->ui.confirm_over : 10;
     return (n > 1 && n > (size_t)(over < 0 ? 0 : over)) || (override && app->dlg.counts.ineligible);
 }
 
@@ -117,15 +118,15 @@ void dialog_start(ui_app *app, rd_action kind)
         ctx_msg(c, true, "read-only: %s is disabled", action_name(kind));
         return;
     }
-    if (!app->actor && !app->headless) {   /* headless screen tests show the dialog only */
+    if (!app_actor(app) && !app->headless) {   /* headless screen tests show the dialog only */
         ctx_msg(c, true, "%s: no core API for this system", action_name(kind));
         return;
     }
-    if (app->actor && !actor_can_act(app->actor, why, sizeof why)) {
+    if (app_actor(app) && !actor_can_act(app_actor(app), why, sizeof why)) {
         ctx_msg(c, true, "cannot %s: %s", action_name(kind), why);
         return;
     }
-    if (app->actor && !actor_supports(app->actor, kind)) {
+    if (app_actor(app) && !actor_supports(app_actor(app), kind)) {
         ctx_msg(c, true, "this system's profile has no '%s' action", action_name(kind));
         return;
     }
@@ -160,14 +161,14 @@ static void on_item(rd_batch *b, size_t index, const rd_result *r, void *ud)
 static void after_action(ui_app *app, const char *what, bool failed)
 {
     app_journal_reload(app);
-    model_core_action(app->model, what, failed, clock_wall());
+    model_core_action(app_model(app), what, failed, clock_wall());
     session_core_probe(app_live(app));
     app_request_paint(app);
-    if (!app->src)
+    if (!app_sources(app))
         return;
-    sources_refresh(app->src);
-    if (app->model && app->model->chain_id)
-        sources_request_chain(app->src, app->model->chain_id);
+    sources_refresh(app_sources(app));
+    if (app_model(app) && app_model(app)->chain_id)
+        sources_request_chain(app_sources(app), app_model(app)->chain_id);
 }
 
 static void on_done(rd_batch *b, void *ud)
@@ -210,11 +211,11 @@ static void dialog_resend(ui_app *app)
     d->state = DLG_PROGRESS;
     size_t i = (size_t)d->cur;
     const rd_result *prev = item_result(d, i);
-    if (!app->actor || prev->code != RD_RES_MAYBE_APPLIED)
+    if (!app_actor(app) || prev->code != RD_RES_MAYBE_APPLIED)
         return;
     static const rd_batch_cbs cbs = {on_item, on_resend_done};
     char why[256] = "";
-    rd_batch *b = actor_resend(app->actor, prev, NULL, &cbs, app, why, sizeof why);
+    rd_batch *b = actor_resend(app_actor(app), prev, NULL, &cbs, app, why, sizeof why);
     if (!b) {
         ctx_msg(&app->ctx, true, "re-send refused: %s", why);
         return;
@@ -249,7 +250,7 @@ static void dialog_ask_resend(ui_app *app)
 static void dialog_run(ui_app *app)
 {
     ui_dialog *d = &app->dlg;
-    if (!app->actor) {
+    if (!app_actor(app)) {
         ctx_msg(&app->ctx, true, "%s: no core API in headless mode: nothing was sent", action_name(d->kind));
         dialog_close(app);
         return;
@@ -276,9 +277,9 @@ static void dialog_run(ui_app *app)
     static const rd_batch_cbs cbs = {on_item, on_done};
     char why[256] = "";
     if (d->sel.group || n > 1)   /* one batch id on every line of its items */
-        d->batch = actor_run_batch(app->actor, d->kind, t, n, NULL, &cbs, app, why, sizeof why);
+        d->batch = actor_run_batch(app_actor(app), d->kind, t, n, NULL, &cbs, app, why, sizeof why);
     else
-        d->batch = actor_run(app->actor, d->kind, t, n, NULL, &cbs, app, why, sizeof why);
+        d->batch = actor_run(app_actor(app), d->kind, t, n, NULL, &cbs, app, why, sizeof why);
     free(t);
     if (!d->batch) {
         ctx_msg(&app->ctx, true, "refused: %s", why);
@@ -478,7 +479,7 @@ static void confirm_guard(ui_app *app, dlines *dl)
                                                c->send ? "not sent unless overridden" : "sending needs the override",
                                                ko, c->ineligible ? "; type the count" : ""));
     size_t n = to_send(app, false);
-    int over = app->sys ? app->sys->confirm_over : 10;
+    int over = app_sys(app) ? app_sys(app)->ui.confirm_over : 10;
     if (typed_count(app, n, false))
         dl_add(dl, TS_DIALOG, xasprintf("more than %d: confirm by typing the count", over));
 }
@@ -486,8 +487,8 @@ static void confirm_guard(ui_app *app, dlines *dl)
 static void confirm_lines(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
-    const char *sys = app->sys ? app->sys->name : "?";
-    const char *banner = app->sys && app->sys->banner ? app->sys->banner : "";
+    const char *sys = app_sys(app) ? app_sys(app)->name : "?";
+    const char *banner = app_sys(app) && app_sys(app)->ui.banner ? app_sys(app)->ui.banner : "";
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s %zu %s%s on %s%s%s%s?", action_name(d->kind), d->sel.n,
                                            action_target_kind(d->kind), d->sel.n == 1 ? "" : "s", sys,
                                            banner[0] ? " (" : "", banner, banner[0] ? ")" : ""));
@@ -509,8 +510,8 @@ static void confirm_lines(ui_app *app, dlines *dl)
             dl_add(dl, strstr(line, "WARNING") ? TS_DIALOG_DANGER : TS_DIALOG, line);
             p += n + (p[n] ? 1 : 0);
         }
-    if (d->sel.n > 1 && app->sys)
-        dl_add(dl, TS_DIALOG, xasprintf("sent at most %.0f per second", app->sys->rate_limit > 0 ? app->sys->rate_limit : 5.0));
+    if (d->sel.n > 1 && app_sys(app))
+        dl_add(dl, TS_DIALOG, xasprintf("sent at most %.0f per second", app_sys(app)->rate_limit > 0 ? app_sys(app)->rate_limit : 5.0));
 }
 
 static void progress_lines(ui_app *app, dlines *dl)
@@ -547,8 +548,8 @@ static void resend_lines(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
     const rd_result *r = item_result(d, (size_t)d->cur);
-    const char *sys = app->sys ? app->sys->name : "?";
-    const char *banner = app->sys && app->sys->banner ? app->sys->banner : "";
+    const char *sys = app_sys(app) ? app_sys(app)->name : "?";
+    const char *banner = app_sys(app) && app_sys(app)->ui.banner ? app_sys(app)->ui.banner : "";
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("re-send %s of %s %s on %s%s%s%s?", action_name(r->action),
                                            action_target_kind(r->action), r->id, sys, banner[0] ? " (" : "",
                                            banner, banner[0] ? ")" : ""));

@@ -9,19 +9,25 @@
  *                now EPOCH     (the clock from here on, as REDRIVE_NOW)
  *                # comment
  */
+#include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
 #include "../core/model_json.h"
+#include "../io/clock.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
+#include "../session/session.h"   /* RD_EXIT_* */
 #include "app.h"
+#include "headless.h"
+#include "input.h"
+#include "paint.h"
+#include "password.h"
 
-void headless_dump(ui_app *app, FILE *out)
+static void headless_dump(FILE *out)
 {
-    (void)app;
     int rows = getmaxy(stdscr), cols = getmaxx(stdscr);
     for (int y = 0; y < rows; y++) {
         char line[8192];
@@ -85,7 +91,7 @@ static bool headless_line(ui_app *app, char *line, int lineno)
         *arg++ = 0;
     if (strcmp(line, "dump") == 0) {
         paint_frame(app);
-        headless_dump(app, stdout);
+        headless_dump(stdout);
     } else if (strcmp(line, "resize") == 0) {
         int w, h;
         if (sscanf(arg, "%dx%d", &w, &h) != 2)
@@ -94,19 +100,19 @@ static bool headless_line(ui_app *app, char *line, int lineno)
     } else if (strcmp(line, "model") == 0) {
         char why[160], err[256];
         char *json = text_read_file(arg, 64u << 20, why, sizeof why);
-        bool read = json != NULL, ok = read && model_from_json(app->model, json, err, sizeof err);
+        bool read = json != NULL, ok = read && model_from_json(app_model(app), json, clock_wall(), err, sizeof err);
         free(json);
         if (!ok) {
             fprintf(stderr, "redrive: headless script line %d: %s: %s\n", lineno, arg, read ? err : why);
             return true;
         }
-        model_changed(app->model);
-        return !app->quit;   /* painted later (or by a key first), as a source's update is */
+        model_changed(app_model(app));
+        return !app_quitting(app);   /* painted later (or by a key first), as a source's update is */
     } else if (strcmp(line, "now") == 0) {
         double t = atof(arg);
         if (t <= 0)
             goto bad;
-        app->fixed_now = t;
+        app_set_now(app, t);
     } else if (strcmp(line, "password-prompt") == 0) {
         password_open(app, arg);
     } else if (strcmp(line, "type") == 0) {
@@ -121,7 +127,7 @@ static bool headless_line(ui_app *app, char *line, int lineno)
     } else
         goto bad;
     paint_frame(app);
-    return !app->quit;
+    return !app_quitting(app);
 bad:
     fprintf(stderr, "redrive: headless script line %d: cannot understand '%s %s'\n", lineno, line, arg);
     return true;
@@ -138,7 +144,7 @@ int headless_run(ui_app *app, const char *script)
     }
     paint_frame(app);
     if (!f) {
-        headless_dump(app, stdout);
+        headless_dump(stdout);
         return RD_EXIT_OK;
     }
     char buf[1024];

@@ -3,8 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "app_priv.h"
+#include "clip.h"
 #include "cmd.h"
+#include "dialog.h"
+#include "input.h"
+#include "password.h"
 
 static void cmd_hist_add(ui_cmd_hist *h, const char *line)
 {
@@ -155,7 +159,7 @@ static bool global_action(ui_app *app, ui_action a)
     case UA_BACK:
         if (app->n_hist) {
             app_back(app);
-        } else if (a == UA_QUIT && (!app->sys || app->sys->confirm_quit)) {
+        } else if (a == UA_QUIT && (!app_sys(app) || app_sys(app)->ui.confirm_quit)) {
             char yes[32] = "y";
             keymap_first(app->km, UA_CONFIRM, yes, sizeof yes);
             app->quit_ask = true;
@@ -231,7 +235,7 @@ static bool input_action(ui_app *app, ui_action a)
 bool input_key(ui_app *app, ui_key k)
 {
     if (k == (UK_FN | KEY_RESIZE)) {
-        term_resize(app);
+        app_resized(app);
         return true;
     }
     if (k == (UK_FN | KEY_MOUSE)) {

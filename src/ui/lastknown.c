@@ -1,5 +1,7 @@
 /* The last-known snapshot in the console: shown (marked stale) at start before the
  * system is opened, replaced by live data, written back after refreshes and at the end. */
+#include "lastknown.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,86 +10,111 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../session/snapcache.h"
-#include "app.h"
 
 enum { SAVE_EVERY_S = 60 };
 
+struct ui_lastknown {
+    char *path;       /* of the open system; NULL: none */
+    double at;        /* epoch the cached data on screen was written; 0: live data */
+    double saved;     /* monotonic time of the last write, 0: not yet */
+    uint64_t gen;     /* model generation written last */
+    bool live;        /* live data arrived: worth writing back */
+    int child;        /* pid of the process writing it (snapcache_save_child), 0: none */
+};
+
+ui_lastknown *lastknown_new(void)
+{
+    return xcalloc(1, sizeof(ui_lastknown));
+}
+
+void lastknown_free(ui_lastknown *lk)
+{
+    if (!lk)
+        return;
+    free(lk->path);
+    free(lk);
+}
+
+static void lastknown_forget(ui_lastknown *lk)
+{
+    free(lk->path);
+    lk->path = NULL;
+    lk->at = 0;
+    lk->live = false;
+}
+
 /* Loads the cache of system `name` into the (still empty) model; true when there is
  * something new to paint. A bad file is ignored with a note on the status line. */
-bool lastknown_open(ui_app *app, const char *name)
+bool lastknown_open(ui_lastknown *lk, rd_session *cfg, rd_session *live, const char *name, ui_ctx *ctx)
 {
-    free(app->cache_path);
-    app->cache_path = NULL;
-    app->cache_at = 0;
-    app->cache_saved = 0;
-    app->cache_live = false;
-    const rd_system_cfg *sys = session_find(app->session, name);
+    lastknown_forget(lk);
+    lk->saved = 0;
+    const rd_system_cfg *sys = session_find(cfg, name);
     const char *off = getenv("REDRIVE_NO_CACHE");
     if (!sys || (off && *off))
         return false;
-    app->cache_path = snapcache_path(session_config_path(app->session), sys->name);
-    if (!app->cache_path)
+    lk->path = snapcache_path(session_config_path(cfg), sys->name);
+    if (!lk->path)
         return false;
     /* the session on screen (in the fleet: already polling in the background); live data
      * there beats the file */
-    rd_model *m = session_model(app_live(app));
+    rd_model *m = session_model(live);
     for (size_t i = 0; i < m->sources.n; i++)
         if (m->sources.items[i].state == RD_SRC_OK) {
-            app->cache_live = true;
+            lk->live = true;
             return false;
         }
     char why[200];
     double at = 0;
-    snapcache_status st = snapcache_load(app->cache_path, sys->name, m, &at, why, sizeof why);
+    snapcache_status st = snapcache_load(lk->path, sys->name, m, &at, why, sizeof why);
     if (st == SNAPCACHE_IGNORED) {
-        ctx_msg(&app->ctx, true, "last-known snapshot ignored: %s (%s)", why, app->cache_path);
+        ctx_msg(ctx, true, "last-known snapshot ignored: %s (%s)", why, lk->path);
         return true;
     }
     if (st != SNAPCACHE_LOADED)
         return false;
-    app->cache_at = at;
+    lk->at = at;
     return true;
 }
 
-static void lastknown_failed(ui_app *app, const char *why)
+static void lastknown_failed(ui_lastknown *lk, const char *why, ui_ctx *ctx)
 {
-    ctx_msg(&app->ctx, true, "last-known snapshot not saved: %s", why);
-    free(app->cache_path);   /* once: no retry on every refresh */
-    app->cache_path = NULL;
+    ctx_msg(ctx, true, "last-known snapshot not saved: %s", why);
+    free(lk->path);   /* once: no retry on every refresh */
+    lk->path = NULL;
 }
 
 /* The writer of the last save, done? (wait: until it is) */
-static bool lastknown_reap(ui_app *app, bool wait)
+static bool lastknown_reap(ui_lastknown *lk, bool wait, ui_ctx *ctx)
 {
-    if (!app->cache_child)
+    if (!lk->child)
         return true;
-    snapcache_child_status st = snapcache_reap(app->cache_child, wait);
+    snapcache_child_status st = snapcache_reap(lk->child, wait);
     if (st == SNAPCHILD_RUNNING)
         return false;
-    app->cache_child = 0;
-    if (st == SNAPCHILD_FAILED && app->cache_path)
-        lastknown_failed(app, "its writer process failed");
+    lk->child = 0;
+    if (st == SNAPCHILD_FAILED && lk->path)
+        lastknown_failed(lk, "its writer process failed", ctx);
     return true;
 }
 
 /* While the console runs, a child process writes the file (the JSON of a few hundred rows
  * is ~10 ms: not in a loop callback, a key would wait for it); at the end, in place. */
-static void lastknown_save(ui_app *app, bool in_child)
+static void lastknown_save(ui_lastknown *lk, const rd_system_cfg *sys, const rd_model *m, bool in_child,
+                           ui_ctx *ctx)
 {
     char why[200] = "";
     int child = 0;
-    bool ok = !app->sys ? false
-              : in_child ? snapcache_save_child(app->cache_path, app->sys->name, app->model, clock_wall(),
-                                                &child, why, sizeof why)
-                         : snapcache_save(app->cache_path, app->sys->name, app->model, clock_wall(), why,
-                                          sizeof why);
+    bool ok = !sys ? false
+              : in_child ? snapcache_save_child(lk->path, sys->name, m, clock_wall(), &child, why, sizeof why)
+                         : snapcache_save(lk->path, sys->name, m, clock_wall(), why, sizeof why);
     if (!ok) {
-        lastknown_failed(app, why);
+        lastknown_failed(lk, why, ctx);
         return;
     }
-    app->cache_child = child;
-    app->cache_saved = clock_mono();
-    app->cache_gen = app->model->generation;
+    lk->child = child;
+    lk->saved = clock_mono();
+    lk->gen = m->generation;
 }
 
 /* A cached DLQ total whose source this session does not have would stay forever. */
@@ -102,11 +129,10 @@ static void lastknown_drop_orphans(rd_model *m)
 
 /* After a model update: once every source has answered (none still connecting, one at
  * least ok), the data on screen is live; it is saved then and at most once a minute. */
-void lastknown_update(ui_app *app)
+void lastknown_update(ui_lastknown *lk, const rd_system_cfg *sys, rd_model *m, bool has_sources, ui_ctx *ctx)
 {
-    if (!app->src || !app->model)
+    if (!has_sources || !m)
         return;
-    const rd_model *m = app->model;
     bool connecting = false, ok = false;
     for (size_t i = 0; i < m->sources.n; i++) {
         connecting |= m->sources.items[i].state == RD_SRC_CONNECTING;
@@ -115,33 +141,35 @@ void lastknown_update(ui_app *app)
     if (connecting || !ok)
         return;
     if (m->dlq_cached_at > 0)
-        lastknown_drop_orphans(app->model);
-    app->cache_at = 0;   /* the top bar loses its mark with the repaint this update asks */
-    app->cache_live = true;
-    if (lastknown_reap(app, false) && app->cache_path && m->generation != app->cache_gen &&
-        (app->cache_saved == 0 || clock_mono() - app->cache_saved >= SAVE_EVERY_S))
-        lastknown_save(app, true);
+        lastknown_drop_orphans(m);
+    lk->at = 0;   /* the top bar loses its mark with the repaint this update asks */
+    lk->live = true;
+    if (lastknown_reap(lk, false, ctx) && lk->path && m->generation != lk->gen &&
+        (lk->saved == 0 || clock_mono() - lk->saved >= SAVE_EVERY_S))
+        lastknown_save(lk, sys, m, true, ctx);
 }
 
 /* Before the system closes: the newest live data, once more. */
-void lastknown_close(ui_app *app)
+void lastknown_close(ui_lastknown *lk, const rd_system_cfg *sys, rd_model *m, ui_ctx *ctx)
 {
-    lastknown_reap(app, true);
-    if (app->cache_path && app->cache_live && app->model && app->model->generation != app->cache_gen)
-        lastknown_save(app, false);
-    free(app->cache_path);
-    app->cache_path = NULL;
-    app->cache_at = 0;
-    app->cache_live = false;
+    lastknown_reap(lk, true, ctx);
+    if (lk->path && lk->live && m && m->generation != lk->gen)
+        lastknown_save(lk, sys, m, false, ctx);
+    lastknown_forget(lk);
+}
+
+double lastknown_at(const ui_lastknown *lk)
+{
+    return lk ? lk->at : 0;
 }
 
 /* "stale (cached 17:42)" while the cache is what the screen shows; "" otherwise. */
-void lastknown_label(const ui_app *app, char *out, size_t cap)
+void lastknown_label(const ui_lastknown *lk, char *out, size_t cap)
 {
     out[0] = 0;
-    if (app->cache_at <= 0)
+    if (lastknown_at(lk) <= 0)
         return;
-    time_t t = (time_t)app->cache_at;
+    time_t t = (time_t)lk->at;
     struct tm tm;
     char hm[16] = "?";
     if (localtime_r(&t, &tm))

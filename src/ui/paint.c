@@ -5,8 +5,14 @@
 
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
-#include "app.h"
+#include "app_priv.h"
+#include "binding.h"
+#include "clip.h"
+#include "dialog.h"
 #include "draw.h"
+#include "lastknown.h"
+#include "paint.h"
+#include "password.h"
 
 static int put(WINDOW *w, int y, int x, int maxx, const char *clean, int attr)
 {
@@ -65,7 +71,7 @@ static int topbar_replica(ui_app *app, WINDOW *w, int x, int maxx, int bar,
 
 static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
 {
-    const rd_model *m = app->model;
+    const rd_model *m = app_model(app);
     for (size_t i = 0; i < m->sources.n && x < maxx; i++) {
         const rd_source_status *s = &m->sources.items[i];
         char age[24], t[96];
@@ -100,7 +106,7 @@ static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
 /* "core ok as alice (retry: 1 of 1 succeeded) " / "core down: connection refused ". */
 static int topbar_core(ui_app *app, WINDOW *w, int x, int maxx, int bar)
 {
-    const rd_core_status *k = &app->model->core;
+    const rd_core_status *k = &app_model(app)->core;
     char first[33], t[256];   /* the reason, short: the overview has it whole */
     int slot = TS_TOPBAR;
     if (k->state == RD_CORE_OK && k->identity[0])
@@ -130,25 +136,28 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     int bar = theme_attr(app->theme, TS_TOPBAR), danger = theme_attr(app->theme, TS_DANGER);
     draw_fill(w, 0, 0, cols, bar);
     int x = put_raw_tight(w, 0, 0, cols, " redrive ", bar, 0);
-    if (app->cur == VIEW_FLEET && app->fleet) {   /* every system: no one system's bar */
-        char *t = xasprintf("fleet: %zu systems", sessions_count(app->fleet));
+    const rd_sessions *fleet = binding_fleet(app->bind);
+    const rd_system_cfg *sys = app_sys(app);
+    rd_actor *actor = app_actor(app);
+    if (app->cur == VIEW_FLEET && fleet) {   /* every system: no one system's bar */
+        char *t = xasprintf("fleet: %zu systems", sessions_count(fleet));
         put_raw_tight(w, 0, x, cols, t, bar | A_BOLD, 0);
         free(t);
         return;
     }
-    x = put_raw_tight(w, 0, x, cols, app->sys ? app->sys->name : "(no system)", bar | A_BOLD, app->ctx.san);
+    x = put_raw_tight(w, 0, x, cols, sys ? sys->name : "(no system)", bar | A_BOLD, app->ctx.san);
     x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
-    if (app->sys && app->sys->banner && *app->sys->banner) {
-        char *b = xasprintf(" %s ", app->sys->banner);
+    if (sys && sys->ui.banner && *sys->ui.banner) {
+        char *b = xasprintf(" %s ", sys->ui.banner);
         x = put_raw_tight(w, 0, x, cols, b, danger, app->ctx.san);
         free(b);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
-    if ((app->sys && app->sys->insecure) || (app->actor && actor_insecure(app->actor))) {
+    if ((sys && sys->http.insecure) || (actor && actor_insecure(actor))) {
         x = put_raw_tight(w, 0, x, cols, " insecure ", danger, 0);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
-    if (app->sys && app->sys->store_insecure) {   /* Redis TLS without verification */
+    if (sys && sys->store.tls.insecure) {   /* Redis TLS without verification */
         x = put_raw_tight(w, 0, x, cols, " TLS NOT VERIFIED ", danger, 0);
         x = put_raw_tight(w, 0, x, cols, " ", bar, 0);
     }
@@ -158,12 +167,12 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
         x = put_raw_tight(w, 0, x, cols, app->ctx.abs_time ? (app->ctx.local_time ? "[clock local] " : "[clock UTC] ")
                                                            : "[local] ", bar, 0);
     char stale[48];   /* the data on screen is the last-known snapshot: before the rest */
-    lastknown_label(app, stale, sizeof stale);
+    lastknown_label(binding_cache(app->bind), stale, sizeof stale);
     if (stale[0]) {
         x = put_raw_tight(w, 0, x, cols, stale, theme_attr(app->theme, TS_STALE), 0);
     }
-    const char *who = app->actor ? actor_identity(app->actor) : NULL;
-    if (app->model->core.state != RD_CORE_NONE)
+    const char *who = actor ? actor_identity(actor) : NULL;
+    if (app_model(app)->core.state != RD_CORE_NONE)
         x = topbar_core(app, w, x, cols, bar);
     else if (who) {
         char *t = xasprintf("as %s ", who);
@@ -189,6 +198,7 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
               : app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND ? dlg_confirm
               : dialog_offers_resend(app)                                    ? dlg_resend
                                                                              : dlg_progress;
+    rd_actor *actor = app_actor(app);
     char keys[16][48], labels[16][48];
     int n = 0, total = 0;
     for (int i = 0; bar[i] != UA_NONE && n < 16; i++) {
@@ -196,7 +206,7 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
         if ((a->flags & UA_DANGER) && app->ctx.read_only)
             continue;
         rd_action kind;   /* the UI's action names the core action it starts */
-        if (app->actor && action_from_name(a->name, &kind) && !actor_supports(app->actor, kind))
+        if (actor && action_from_name(a->name, &kind) && !actor_supports(actor, kind))
             continue;     /* the profile has no such action: not offered */
         if (!keymap_first(app->km, bar[i], keys[n], sizeof keys[n]))
             continue;
@@ -250,10 +260,11 @@ void paint_frame(ui_app *app)
     app->ctx.now = app_now(app);
     if (app->cur == VIEW_FLEET)
         app_fleet_rows(app);
-    double poll = app->sys && app->sys->poll_s > 0 ? app->sys->poll_s : 2.0;
+    const rd_system_cfg *sys = app_sys(app);
+    double poll = sys && sys->poll_s > 0 ? sys->poll_s : 2.0;
     app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */
     app->ctx.poll_s = poll;            /* a source with a longer cadence: its own window */
-    app->ctx.exec_timeout_s = app_exec_timeout(app);
+    app->ctx.exec_timeout_s = binding_exec_timeout(app->bind);
     app->ctx.n_ages = 0;
     app->ctx.ages_overflow = false;
     werase(w);
@@ -285,6 +296,6 @@ void paint_frame(ui_app *app)
     }
     wnoutrefresh(w);
     doupdate();
-    app->painted_gen = app->model->generation;
+    app->painted_gen = app_model(app)->generation;
     app->dirty = false;
 }

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "../io/secret.h"
-#include "app.h"
+#include "app_priv.h"
+#include "password.h"
 #include "draw.h"
 
 static void password_wipe(ui_password *p)
@@ -40,12 +41,12 @@ static void password_answer(ui_app *app, bool ok)
     char buf[sizeof p->buf];
     memcpy(buf, p->buf, sizeof buf);
     password_close(app);
-    if (app->actor)
-        actor_supply_password(app->actor, ok ? buf : NULL);
+    if (app_actor(app))
+        actor_supply_password(app_actor(app), ok ? buf : NULL);
     secret_wipe(buf, sizeof buf);
     if (!ok)
         ctx_msg(&app->ctx, true, "password prompt cancelled: the action was not sent");
-    else if (!app->actor)
+    else if (!app_actor(app))
         ctx_msg(&app->ctx, true, "no core API here: the password was discarded");
     else
         ctx_msg(&app->ctx, false, "logging in ...");

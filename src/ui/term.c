@@ -1,5 +1,10 @@
-/* The terminal: curses set-up with fallbacks, restore on exit, signals and crashes. */
+/* The terminal: curses set-up with fallbacks, restore on exit, signals and crashes; the
+ * loop's events. */
+#include "ui_term.h"
+
+#include <curses.h>
 #include <errno.h>
+#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +13,18 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "app.h"
-
 #include <term.h>
+
+#include "../core/xalloc.h"
+#include "../io/clock.h"
+
+struct ui_term {
+    SCREEN *screen;
+    FILE *out, *in;            /* a virtual screen's streams (/dev/null), NULL on a real one */
+    WINDOW *input;             /* the key window: keypad, no delay */
+    bool colour, mouse, headless;
+    struct event *ev_input, *ev_tick, *ev_repaint, *ev_poll, *ev_sig[5];
+};
 
 /* The one piece of state a crash handler can reach: termios saved before curses
  * touched the terminal. Written once at start, read only by the handler. */
@@ -56,32 +70,32 @@ static SCREEN *term_try(const char *type, FILE *out, FILE *in)
     return newterm(type, out, in);
 }
 
-static bool term_start(ui_app *app, FILE *out, FILE *in, const char *type)
+static bool term_start(ui_term *t, FILE *out, FILE *in, const char *type, ui_ctx *ctx)
 {
     const char *fallbacks[] = {type, "xterm", "vt100"};
-    for (size_t i = 0; i < sizeof fallbacks / sizeof *fallbacks && !app->screen; i++) {
+    for (size_t i = 0; i < sizeof fallbacks / sizeof *fallbacks && !t->screen; i++) {
         if (i > 0 && type == NULL && !getenv("TERM"))
             continue;
-        app->screen = term_try(fallbacks[i], out, in);
-        if (app->screen && i > 0) {
+        t->screen = term_try(fallbacks[i], out, in);
+        if (t->screen && i > 0) {
             char msg[160];
             snprintf(msg, sizeof msg, "terminal type '%s' is unknown here: using %s (monochrome)",
                      type ? type : getenv("TERM") ? getenv("TERM") : "(unset)", fallbacks[i]);
-            ctx_msg(&app->ctx, true, "%s", msg);
-            app->colour = false;
+            ctx_msg(ctx, true, "%s", msg);
+            t->colour = false;
         }
     }
-    if (!app->screen) {
+    if (!t->screen) {
         fprintf(stderr, "redrive: cannot use terminal type '%s' (no terminfo entry); "
                         "set TERM to a known type such as xterm-256color or vt100\n",
                 getenv("TERM") ? getenv("TERM") : "(unset)");
         return false;
     }
-    set_term(app->screen);
+    set_term(t->screen);
     return true;
 }
 
-static void term_modes(ui_app *app)
+static void term_modes(ui_term *t, ui_theme *theme)
 {
     cbreak();
     noecho();
@@ -90,30 +104,24 @@ static void term_modes(ui_app *app)
     keypad(stdscr, TRUE);
     if (!getenv("ESCDELAY"))
         set_escdelay(25);
-    app->input = newwin(1, 1, 0, 0);
-    keypad(app->input, TRUE);
-    nodelay(app->input, TRUE);
+    t->input = newwin(1, 1, 0, 0);
+    keypad(t->input, TRUE);
+    nodelay(t->input, TRUE);
     /* no poll() of the keyboard inside every doupdate: the loop reads keys before it paints */
     typeahead(-1);
-    wnoutrefresh(app->input);
+    wnoutrefresh(t->input);
     curs_set(0);
     const char *nc = getenv("NO_COLOR");
     if (nc && *nc)
-        app->colour = false;
-    if (app->colour && has_colors()) {
+        t->colour = false;
+    if (t->colour && has_colors()) {
         start_color();
         use_default_colors();
-        app->colour = COLORS >= 8;
+        t->colour = COLORS >= 8;
     } else
-        app->colour = false;
-    theme_apply(app->theme, app->colour);
-    if (app->mouse) {
-        mmask_t mask = BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED;
-#ifdef BUTTON5_PRESSED
-        mask |= BUTTON5_PRESSED;
-#endif
-        mousemask(mask, NULL);
-    }
+        t->colour = false;
+    theme_apply(theme, t->colour);
+    term_mouse(t, true);
 }
 
 /*
@@ -133,22 +141,38 @@ static void term_batch_output(void)
     doupdate();
 }
 
-bool term_open(ui_app *app, const char *headless_size)
+ui_term *term_new(bool mouse)
 {
-    app->colour = true;
+    ui_term *t = xcalloc(1, sizeof *t);
+    t->mouse = mouse;
+    return t;
+}
+
+void term_free(ui_term *t)
+{
+    if (!t)
+        return;
+    term_events_free(t);
+    free(t);
+}
+
+bool term_open(ui_term *t, const char *headless_size, ui_theme *theme, ui_ctx *ctx)
+{
+    t->colour = true;
     if (headless_size) {
         int w = 80, h = 24;
         if (sscanf(headless_size, "%dx%d", &w, &h) != 2 || w < 20 || h < 5 || w > 1000 || h > 1000) {
             fprintf(stderr, "redrive: REDRIVE_HEADLESS wants WxH (e.g. 80x24), got '%s'\n", headless_size);
             return false;
         }
-        app->term_out = fopen("/dev/null", "w");
-        app->term_in = fopen("/dev/null", "r");
-        if (!app->term_out || !app->term_in || !term_start(app, app->term_out, app->term_in, "xterm-256color"))
+        t->headless = true;
+        t->out = fopen("/dev/null", "w");
+        t->in = fopen("/dev/null", "r");
+        if (!t->out || !t->in || !term_start(t, t->out, t->in, "xterm-256color", ctx))
             return false;
         resize_term(h, w);
-        app->mouse = false;
-        term_modes(app);
+        t->mouse = false;
+        term_modes(t, theme);
         return true;
     }
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -156,40 +180,116 @@ bool term_open(ui_app *app, const char *headless_size)
         return false;
     }
     term_crash_guard();
-    if (!term_start(app, stdout, stdin, NULL))
+    if (!term_start(t, stdout, stdin, NULL, ctx))
         return false;
     term_batch_output();   /* before colours and the mouse: nothing of theirs to reset */
-    term_modes(app);
+    term_modes(t, theme);
     return true;
 }
 
-void term_close(ui_app *app)
+void term_close(ui_term *t)
 {
-    if (!app->screen)
+    if (!t || !t->screen)
         return;
-    if (app->input)
-        delwin(app->input);
-    app->input = NULL;
-    if (app->mouse)
+    if (t->input)
+        delwin(t->input);
+    t->input = NULL;
+    if (t->mouse)
         mousemask(0, NULL);
     curs_set(1);
     endwin();
-    delscreen(app->screen);
-    app->screen = NULL;
-    if (app->term_out)
-        fclose(app->term_out);
-    if (app->term_in)
-        fclose(app->term_in);
-    app->term_out = app->term_in = NULL;
+    delscreen(t->screen);
+    t->screen = NULL;
+    if (t->out)
+        fclose(t->out);
+    if (t->in)
+        fclose(t->in);
+    t->out = t->in = NULL;
 }
 
-void term_resize(ui_app *app)
+bool term_is_open(const ui_term *t)
 {
-    if (!app->headless) {
+    return t && t->screen;
+}
+
+void term_resize(const ui_term *t)
+{
+    if (t && !t->headless) {
         struct winsize ws;
         if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
             resize_term(ws.ws_row, ws.ws_col);
     }
-    app->dirty = true;
-    app->full_redraw = true;
+}
+
+void term_apply_theme(const ui_term *t, ui_theme *theme)
+{
+    if (term_is_open(t))
+        theme_apply(theme, t->colour);
+}
+
+void term_mouse(const ui_term *t, bool on)
+{
+    if (!term_is_open(t) || !t->mouse)
+        return;
+    mmask_t mask = 0;
+    if (on) {
+        mask = BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED;
+#ifdef BUTTON5_PRESSED
+        mask |= BUTTON5_PRESSED;
+#endif
+    }
+    mousemask(mask, NULL);
+}
+
+int term_read_key(ui_term *t, wint_t *ch)
+{
+    return t->input ? wget_wch(t->input, ch) : ERR;
+}
+
+/* ---- the loop's events ---- */
+
+bool term_events_add(ui_term *t, struct event_base *base, int keys_prio, const ui_term_events *cb, void *ud)
+{
+    t->ev_input = event_new(base, STDIN_FILENO, EV_READ | EV_PERSIST, cb->on_input, ud);
+    event_priority_set(t->ev_input, keys_prio);
+    t->ev_repaint = evtimer_new(base, cb->on_repaint, ud);
+    t->ev_tick = evtimer_new(base, cb->on_tick, ud);
+    int sigs[5] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGQUIT};
+    for (int i = 0; i < 5; i++) {
+        t->ev_sig[i] = evsignal_new(base, sigs[i], cb->on_signal, ud);
+        event_priority_set(t->ev_sig[i], keys_prio);
+        event_add(t->ev_sig[i], NULL);
+    }
+    return event_add(t->ev_input, NULL) == 0;
+}
+
+bool term_events_on(const ui_term *t)
+{
+    return t && t->ev_repaint;
+}
+
+void term_arm(ui_term *t, term_timer which, double wait)
+{
+    struct event *ev = which == TERM_TICK ? t->ev_tick : t->ev_repaint;
+    struct timeval tv = clock_tv(wait);
+    if (ev)
+        event_add(ev, &tv);
+}
+
+void term_poll_every(ui_term *t, struct event_base *base, double every, term_event_fn cb, void *ud)
+{
+    t->ev_poll = event_new(base, -1, EV_PERSIST, cb, ud);
+    struct timeval tv = clock_tv(every);
+    event_add(t->ev_poll, &tv);
+}
+
+void term_events_free(ui_term *t)
+{
+    struct event **evs[] = {&t->ev_input, &t->ev_repaint, &t->ev_tick, &t->ev_poll, &t->ev_sig[0],
+                            &t->ev_sig[1], &t->ev_sig[2], &t->ev_sig[3], &t->ev_sig[4]};
+    for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
+        if (*evs[i]) {
+            event_free(*evs[i]);
+            *evs[i] = NULL;
+        }
 }

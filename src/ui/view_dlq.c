@@ -27,7 +27,7 @@ typedef struct dlq_st {
 /* An SQS system: peeking receives messages, so only on request. */
 static bool dlq_is_sqs(const ui_ctx *c)
 {
-    return c->cfg && c->cfg->sqs_queue_url && *c->cfg->sqs_queue_url;
+    return c->cfg && c->cfg->sqs.queue_url && *c->cfg->sqs.queue_url;
 }
 
 /* Turns spaces into line breaks so that no line of the ASCII text t passes width. */
@@ -276,7 +276,7 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
  * OpenAgents, Alakai's records) is only read: NULL. */
 static const char *dlq_peek_note(const ui_ctx *c)
 {
-    bool rabbit = c->cfg && c->cfg->broker && *c->cfg->broker, sqs = dlq_is_sqs(c);
+    bool rabbit = c->cfg && c->cfg->broker.url && *c->cfg->broker.url, sqs = dlq_is_sqs(c);
     for (size_t i = 0; i < c->model->dlq_parts.n; i++) {
         const char *o = c->model->dlq_parts.items[i].owner;
         rabbit |= strcmp(o, "rabbitmq") == 0;

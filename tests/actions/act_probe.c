@@ -140,9 +140,9 @@ static int run_whoami(int argc, char **argv)
         return 2;
     static char name[] = "probe", token[] = "env:RD_PROBE_TOKEN", login[] = "ops",
                 password[] = "env:RD_PROBE_PASSWORD", header[] = "X-API-Key";
-    rd_system_cfg cfg = {.name = name, .core = argv[2], .auth = argv[3], .token = token,
-                         .login = login, .password = password, .api_key_header = header,
-                         .insecure = argc >= 6 && !strcmp(argv[4], "--insecure") &&
+    rd_system_cfg cfg = {.name = name, .core.url = argv[2], .core.auth = argv[3], .core.token = token,
+                         .core.login = login, .core.password = password, .core.api_key_header = header,
+                         .http.insecure = argc >= 6 && !strcmp(argv[4], "--insecure") &&
                                      !strcmp(argv[5], "yes")};
     who_probe p = {.base = event_base_new()};
     rd_http *http = http_new(p.base);

@@ -167,26 +167,31 @@ def test_dev_user_local_loopback(act):
     assert a.journal()[-1]["operator"] == "dev:carol"
 
 
+def assert_config_refused(a, p, line, message):
+    """The config parser refuses the system: exit 2, `file:line: message`, nothing sent."""
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert p.stderr.splitlines()[0] == "%s:%d: %s" % (a.config, line, message), p.stderr
+    assert p.stdout == "", p.stdout
+
+
 def test_dev_user_refused_unless_local(act):
-    # refused by the config parser (exit 2) or, as a second line, by the action layer
     before = len(actlib.core_actions(os.environ["RD_CORE_URL_ATTUNE1"]))
     a = act("attune1", auth="dev-user", token=None, dev_user="carol", local=False)
     p = a.run("retry", MISSING, "--yes", "--force")
-    assert p.returncode in (1, 2)
-    assert "dev-user is refused" in p.stderr or "local = true" in p.stderr
+    assert_config_refused(a, p, 5, "auth = dev-user needs the system marked 'local = true'")
     a = act("attune1", core="https://core.example.invalid", auth="dev-user", token=None,
             dev_user="carol", local=True)
     p = a.run("retry", MISSING, "--yes", "--force")
-    assert p.returncode in (1, 2)
-    assert "dev-user is refused" in p.stderr or "loopback" in p.stderr
+    assert_config_refused(a, p, 5, "auth = dev-user is only allowed with a loopback core URL")
     assert len(actlib.core_actions(os.environ["RD_CORE_URL_ATTUNE1"])) == before
 
 
 def test_plain_http_non_loopback_refused(act):
     a = act("attune1", core="http://192.0.2.1:9")
     p = a.run("retry", MISSING, "--yes", "--force")
-    assert p.returncode in (1, 2)
-    assert "refusing plain http://" in p.stderr or "use https://" in p.stderr
+    assert_config_refused(a, p, 4, "'core' uses plain http:// to '192.0.2.1', which is not a "
+                          "loopback host (localhost, 127.0.0.0/8, ::1): use https:// "
+                          "(or set insecure = yes, shown in the banner)")
     a = act("attune1", core="http://192.0.2.1:9", insecure=True)
     p = a.run("retry", MISSING, "--yes", "--force", env={"REDRIVE_ACTION_TIMEOUT_MS": "1000"})
     assert p.returncode == 1

@@ -36,6 +36,7 @@ def main():
             b1, t1, w1 = c.nbytes, B.proc_cpu_ticks(pid), time.perf_counter()
             ns1, sl1 = B.proc_sched(pid)
             rss1 = B.proc_rss_kib(pid)
+            uss1 = B.proc_uss_kib(pid)
         finally:
             c.close()
     el = w1 - w0
@@ -50,6 +51,7 @@ def main():
     B.fig(bench, "bytes written to the terminal", b1 - b0, "bytes", "~0")
     B.fig(bench, "bytes per refresh (per 2 s)", (b1 - b0) / (el / 2.0), "bytes")
     B.fig(bench, "console RSS after idle", rss1 / 1024.0, "MiB", "<= 16 MB")
+    B.fig(bench, "console USS after idle", uss1 / 1024.0, "MiB", "<= 8 MiB")
 
 
 if __name__ == "__main__":

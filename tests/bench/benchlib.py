@@ -245,6 +245,18 @@ def proc_rss_kib(pid):
     return 0
 
 
+def proc_uss_kib(pid):
+    """Private memory (USS: Private_Clean + Private_Dirty of /proc/PID/smaps_rollup), KiB:
+    what this process costs the machine beyond the shared library pages RSS also counts."""
+    d = {}
+    with open("/proc/%d/smaps_rollup" % pid) as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 2 and p[0].endswith(":") and p[1].isdigit():
+                d[p[0][:-1]] = int(p[1])
+    return d["Private_Clean"] + d["Private_Dirty"]
+
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 

@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(!ok);   /* a NUL byte is always reported */
     char *text = fuzz_cstr(data, size);
     for (size_t i = 0; i < c.n; i++) {
-        FUZZ_ASSERT(c.systems[i].name && c.systems[i].profile && c.systems[i].store);
+        FUZZ_ASSERT(c.systems[i].name && c.systems[i].profile && c.systems[i].store.url);
         FUZZ_ASSERT(config_find(&c, c.systems[i].name) != NULL);
     }
     config_find(&c, NULL);

@@ -37,14 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fuzz_cstr(data, size);
     rd_model *m = model_new();
     char err[128];
-    if (model_from_json(m, text, err, sizeof err)) {
+    if (model_from_json(m, text, NOW, err, sizeof err)) {
         char *j1 = model_to_json_at(m, "all", NOW);
         assert_terminal_safe(j1);
         cJSON *chk = cJSON_Parse(j1);
         FUZZ_ASSERT(chk != NULL);
         cJSON_Delete(chk);
         rd_model *m2 = model_new();
-        FUZZ_ASSERT(model_from_json(m2, j1, err, sizeof err));
+        FUZZ_ASSERT(model_from_json(m2, j1, NOW, err, sizeof err));
         char *j2 = model_to_json_at(m2, "all", NOW);
         FUZZ_ASSERT(strcmp(j1, j2) == 0);
         static const char *const views[] = { NULL, "executions", "chain", "workers",

@@ -3,7 +3,7 @@ two schema eras; see tests/stack/README.md)."""
 import time
 
 import stack_fixtures as fx
-from snaphelp import assert_clean_text, by_id, snapshot, write_config
+from snaphelp import assert_clean_text, assert_hostile_row, by_id, snapshot, write_config
 
 
 def config(tmp_path, dsn):
@@ -93,9 +93,12 @@ def check_text(cfg):
     s = snapshot(cfg, "a")
     assert s.rc == 0, s.err
     assert_clean_text(s.out)
-    assert "SPOOFED LINE" in s.out          # the content is shown, defused
+    assert_hostile_row(s.out, "13")         # the content is shown, defused
     s = snapshot(cfg, "a", "--view", "chain", "13")
+    assert s.rc == 0, s.err
     assert_clean_text(s.out)
+    assert "\nRETRY CHAIN 13\n" in s.out, s.out
+    assert_hostile_row(s.out, "13")
 
 
 def check_speed(cfg):

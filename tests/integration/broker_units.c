@@ -422,8 +422,10 @@ static void test_url_lists(void)
           { "redis://127.0.0.1/0", "redis://127.0.0.1:99999/0" }, false, "URL 2 of 2: bad port" },
         { "redis://127.0.0.1/0,", false, 1, { "redis://127.0.0.1/0," }, false,
           "bad database number" },
-        { "redis://127.0.0.1/0, http://x/", false, 1, { "redis://127.0.0.1/0, http://x/" }, false,
-          "bad database number" },
+        { "redis://127.0.0.1/0, http://x/", false, 2, { "redis://127.0.0.1/0", "http://x/" },
+          false, "URL 2 of 2: " },               /* any scheme starts an item (textutil.h) */
+        { ", redis://127.0.0.1/0", false, 2, { "", "redis://127.0.0.1/0" }, false,
+          "URL 1 of 2: " },                      /* a stray comma is an empty item, refused */
         { "", false, 0, { NULL }, false, "not a Redis URL" },
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {

@@ -15,6 +15,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # What the sanitized text output must never contain (SPEC §8).
 FORBIDDEN = ["\x1b", "\r", "\b", "\x07", "\u202e", "\u202c"]
+# The start of stack_fixtures.HOSTILE as the text output shows it: every control character
+# replaced by its visible symbol, the words kept.
+HOSTILE_SHOWN = "boom \u241b[2J\u241b]52;c;cHduZWQ=\u2407 after-clear\u240dSPOOFED LINE\u2408\u2408\u2408"
 
 
 def rd_bin():
@@ -78,3 +81,11 @@ def by_id(rows):
 def assert_clean_text(text):
     for bad in FORBIDDEN:
         assert bad not in text, "unsanitized %r in text output" % bad
+
+
+def assert_hostile_row(text, row_id):
+    """The row whose first column is row_id is in the text output and shows the hostile
+    string defused (so a sanitize test cannot pass on output that leaves the row out)."""
+    rows = [ln for ln in text.split("\n") if ln.split("  ", 1)[0] == row_id]
+    assert len(rows) == 1, "row %s shown once, not %d times:\n%s" % (row_id, len(rows), text)
+    assert HOSTILE_SHOWN in rows[0], "row %s does not show the hostile string: %r" % (row_id, rows[0])

@@ -35,6 +35,7 @@
 #include "../../src/core/config.h"
 #include "../../src/core/model_json.h"
 #include "../../src/core/profile.h"
+#include "../../src/io/clock.h"
 #include "../../src/io/http.h"
 #include "../../src/sources/sources.h"
 
@@ -178,7 +179,7 @@ static void on_line(watch *w, const char *line)
         sources_peek_dlq(w->src, false);
         printf("ok\n");
     } else if (strcmp(cmd, "json") == 0) {
-        char *j = model_to_json(w->m, a1);
+        char *j = model_to_json_at(w->m, a1, clock_wall());
         for (char *c = j; c && *c; c++)
             if (*c == '\n' || *c == '\t')
                 *c = ' ';            /* JSON strings escape both: one line is the same JSON */

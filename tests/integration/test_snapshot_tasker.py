@@ -6,7 +6,7 @@ import psycopg2
 import pytest
 
 import stack_fixtures as fx
-from snaphelp import assert_clean_text, by_id, need_env, snapshot, write_config
+from snaphelp import assert_clean_text, assert_hostile_row, by_id, need_env, snapshot, write_config
 
 S = fx.TASKER_STEPS
 
@@ -93,10 +93,19 @@ def test_dlq_pending_entries(env):
 
 def test_text_is_sanitized(env):
     cfg, _ = env
-    for args in ((), ("--view", "dlq"), ("--view", "chain", S[9])):
+    chain = snapshot(cfg, "t", "--json", "--view", "chain", S[9]).json["chain"]
+    failed = [c["id"] for c in chain if c["status"] == "error"]
+    assert len(failed) == 1, chain
+    cases = (((), S[9]), (("--view", "dlq"), fx.TASKER_DLQ[4]),
+             (("--view", "chain", S[9]), failed[0]))
+    for args, row in cases:
         s = snapshot(cfg, "t", *args)
-        assert s.rc == 0
+        assert s.rc == 0, s.err
         assert_clean_text(s.out)
+        if args[:2] == ("--view", "dlq"):      # the hostile note is deep in the payload
+            assert "\n" + row + "  " in s.out, s.out
+        else:
+            assert_hostile_row(s.out, row)
 
 
 def test_real_error_fields(env):

@@ -4,13 +4,14 @@
 
 Regenerate after an intended change:
     REDRIVE_REGEN=1 /usr/bin/python3 -m pytest tests/tui/test_fleet_screens.py
+(those cases then skip with "regenerated FILE", never pass).
 """
 import os
 import subprocess
 
 import pytest
 
-from test_screens import BIN, HERE, NOW, screens
+from test_screens import BIN, HERE, NOW, check_screen, screens
 
 SIZES = ["80x24", "132x40"]
 
@@ -33,13 +34,7 @@ def run_fleet(size, script, home, args=()):
 @pytest.mark.parametrize("size", SIZES)
 def test_fleet_screens(tmp_path, size):
     out = run_fleet(size, "fleet", str(tmp_path))
-    path = os.path.join(HERE, "expected", "fleet_%s.txt" % size)
-    if os.environ.get("REDRIVE_REGEN"):
-        with open(path, "w") as f:
-            f.write(out)
-    with open(path) as f:
-        expected = f.read()
-    assert out == expected, "screen differs from %s (REDRIVE_REGEN=1 to update)" % path
+    check_screen(out, os.path.join(HERE, "expected", "fleet_%s.txt" % size))
 
 
 def test_fleet_order_and_open(tmp_path):

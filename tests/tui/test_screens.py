@@ -3,9 +3,12 @@ fixture model and a key script; each dump is compared with tests/tui/expected/*.
 
 Regenerate the expected files after an intended change:
     REDRIVE_REGEN=1 /usr/bin/python3 -m pytest tests/tui/test_screens.py
+(those cases then skip with "regenerated FILE": a regen run never counts as a pass; run
+again without it and review the diff).
 """
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -96,10 +99,16 @@ def test_screen(tmp_path, name, fixture, script, args, size):
         j.write_text("".join(json.dumps(x) + "\n" for x in JOURNALS[name]))
         j.chmod(0o600)
     out = run_headless(fixture, script, size, args, home=str(tmp_path))
-    path = os.path.join(HERE, "expected", "%s_%s.txt" % (name, size))
+    check_screen(out, os.path.join(HERE, "expected", "%s_%s.txt" % (name, size)))
+
+
+def check_screen(out, path):
+    """The screen equals the expected file. With REDRIVE_REGEN=1 the file is rewritten and
+    the test skips: a run that wrote its own expectation never counts as a pass."""
     if os.environ.get("REDRIVE_REGEN"):
         with open(path, "w") as f:
             f.write(out)
+        pytest.skip("regenerated %s" % path)
     with open(path) as f:
         expected = f.read()
     assert out == expected, "screen differs from %s (REDRIVE_REGEN=1 to update)" % path
@@ -160,13 +169,28 @@ def test_hostile_data_never_reaches_the_screen(tmp_path, size):
 # whole dump is compared in test_screen (case "every_view").
 VIEW_TITLES = [("overview", "Overview"), ("executions", "Executions"), ("workers", "Workers"),
                ("queues", "Queues"), ("dlq", "DLQ"), ("journal", "Journal"), ("help", "Help"),
-               ("chain 1042", "Retry chain of 1042")]
+               ("chain 1042", "Retry chain of 1042"), ("fleet", "Fleet"), ("groups", "Error groups"),
+               ("cockpit w3", "Drain cockpit  worker-03 (w3)")]
+
+
+def ui_view_names():
+    """The name of every view the console has (each src/ui/view_*.c's `.name = "..."`)."""
+    names = []
+    ui = os.path.join(ROOT, "src", "ui")
+    for f in sorted(os.listdir(ui)):
+        if f.startswith("view_") and f.endswith(".c"):
+            with open(os.path.join(ui, f)) as src:
+                names += re.findall(r'\.name = "([^"]+)"', src.read())
+    return sorted(names)
 
 
 def test_every_view_reachable_by_command(tmp_path):
+    """Each view of the console (drain cockpit, fleet and groups included) opens by its ':'
+    command: the script covers every view's name, and each screen shows that view's title."""
     with open(os.path.join(HERE, "scripts", "every_view.keys")) as f:
         cmds = [l[len("type :"):].strip() for l in f if l.startswith("type :")]
     assert cmds == [c for c, _ in VIEW_TITLES]
+    assert sorted(c.split()[0] for c in cmds) == ui_view_names()
     out = run_headless("attune", "every_view", "80x24", home=str(tmp_path))
     got = screens(out, len(VIEW_TITLES))
     for (cmd, title), screen in zip(VIEW_TITLES, got, strict=True):

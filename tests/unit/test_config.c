@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,18 +64,18 @@ static void test_good(void)
         goto out;
     CHECK(s->line == 2);
     CHECK_STR(s->profile, "attune");
-    CHECK_STR(s->store, "postgresql://ops_ro@db.internal/attune");
-    CHECK_STR(s->broker_password, "env:RABBIT_PASSWORD");
-    CHECK_STR(s->password, "cmd:pass show attune/ops");
-    CHECK_STR(s->banner, "PROD");
-    CHECK_STR(s->broker_vhost, "/");
-    CHECK_STR(s->api_key_header, "X-API-Key");
-    CHECK_STR(s->prefix, "alakai-executions");
-    CHECK_STR(s->theme, "dark");
-    CHECK_STR(s->keymap, "vi");
-    CHECK_STR(s->cacert, "/etc/ssl/private-ca.pem");
+    CHECK_STR(s->store.url, "postgresql://ops_ro@db.internal/attune");
+    CHECK_STR(s->broker.password, "env:RABBIT_PASSWORD");
+    CHECK_STR(s->core.password, "cmd:pass show attune/ops");
+    CHECK_STR(s->ui.banner, "PROD");
+    CHECK_STR(s->broker.vhost, "/");
+    CHECK_STR(s->core.api_key_header, "X-API-Key");
+    CHECK_STR(s->alakai.prefix, "alakai-executions");
+    CHECK_STR(s->ui.theme, "dark");
+    CHECK_STR(s->ui.keymap, "vi");
+    CHECK_STR(s->http.cacert, "/etc/ssl/private-ca.pem");
     CHECK(s->read_only);
-    CHECK(!s->insecure);
+    CHECK(!s->http.insecure);
     CHECK_NEAR(s->poll_s, 0.5);
     CHECK_NEAR(s->health.heartbeat_max_age, 60);
     CHECK(s->health.failures_degraded == 4);
@@ -83,20 +84,20 @@ static void test_good(void)
     CHECK(s->health.depth_degraded == 50);
     CHECK_NEAR(s->health.rate_degraded, 0.25);
     CHECK_NEAR(s->health.rate_unhealthy, 0.70);
-    CHECK(s->page_size == 50);
+    CHECK(s->ui.page_size == 50);
     CHECK_NEAR(s->rate_limit, 2.5);
-    CHECK(s->max_retries == 1);
-    CHECK_NEAR(s->orphan_after_s, 7200);
+    CHECK(s->alakai.max_retries == 1);
+    CHECK_NEAR(s->alakai.orphan_after_s, 7200);
     rd_system_cfg *a = config_find(&c, "alakai-local");
     CHECK(a != NULL);
     if (a) {
-        CHECK(a->max_retries == 2);
-        CHECK_NEAR(a->orphan_after_s, 5400);
+        CHECK(a->alakai.max_retries == 2);
+        CHECK_NEAR(a->alakai.orphan_after_s, 5400);
         CHECK_NEAR(a->poll_s, 2);
-        CHECK_STR(a->token_command, "gcloud auth print-identity-token");
-        CHECK_STR(a->dev_user, "alice");
+        CHECK_STR(a->core.token_command, "gcloud auth print-identity-token");
+        CHECK_STR(a->core.dev_user, "alice");
         CHECK(a->local);
-        CHECK(a->page_size == 100);
+        CHECK(a->ui.page_size == 100);
         CHECK_NEAR(a->rate_limit, 5);
     }
 out:
@@ -204,7 +205,7 @@ static void test_mixed(void)
 
     /* CRLF, empty text, NULL text */
     CHECK(config_parse("crlf", "[system \"x\"]\r\nprofile = attune\r\nstore = s\r\n", &c, &d));
-    CHECK(c.n == 1 && !strcmp(c.systems[0].store, "s"));
+    CHECK(c.n == 1 && !strcmp(c.systems[0].store.url, "s"));
     config_free(&c);
     CHECK(config_parse("e", "", &c, &d) && c.n == 0);
     config_free(&c);
@@ -365,13 +366,13 @@ static void test_pg_keys(void)
                        "store_sslrootcert=/ca\nschema=att\n", &c, &d));
     CHECK(c.n == 1);
     if (c.n == 1) {
-        CHECK_STR(c.systems[0].store, "env:U");
-        CHECK_STR(c.systems[0].store_user, "ops");
-        CHECK_STR(c.systems[0].store_password, "file:/p");
-        CHECK_STR(c.systems[0].store_sslmode, "verify-full");
-        CHECK_STR(c.systems[0].store_sslrootcert, "/ca");
-        CHECK(c.systems[0].store_sslcert == NULL);
-        CHECK_STR(c.systems[0].schema, "att");
+        CHECK_STR(c.systems[0].store.url, "env:U");
+        CHECK_STR(c.systems[0].store.user, "ops");
+        CHECK_STR(c.systems[0].store.password, "file:/p");
+        CHECK_STR(c.systems[0].store.ssl.mode, "verify-full");
+        CHECK_STR(c.systems[0].store.ssl.rootcert, "/ca");
+        CHECK(c.systems[0].store.ssl.cert == NULL);
+        CHECK_STR(c.systems[0].store.schema, "att");
     }
     config_free(&c);
     diags_free(&d);
@@ -451,7 +452,7 @@ static void test_nul(void)
         CHECK_STR(d.msgs[0], "nul.conf:4: NUL byte");
         CHECK_STR(d.msgs[1], "nul.conf:8: NUL byte");
     }
-    CHECK(c.n == 1 && config_find(&c, "c") && !strcmp(config_find(&c, "c")->store, "u"));
+    CHECK(c.n == 1 && config_find(&c, "c") && !strcmp(config_find(&c, "c")->store.url, "u"));
     config_free(&c);
     diags_free(&d);
 
@@ -515,6 +516,108 @@ static void test_key_where(void)
     diags_free(&d);
 }
 
+/* Every key lands in its own field of the sub-structs: the text is written from the same
+ * list that names each key's field, one distinct value per key. */
+typedef struct key_case {
+    const char *key, *val;
+    size_t off;              /* of the char * field in rd_system_cfg */
+} key_case;
+
+#define F(m) offsetof(rd_system_cfg, m)
+static const key_case redis_keys[] = {
+    { "profile", "alakai", F(profile) },
+    { "store", "rediss://127.0.0.1:6380/0", F(store.url) },
+    { "store_user", "su", F(store.user) },
+    { "store_password", "env:SP", F(store.password) },
+    { "store_cacert", "/sca", F(store.tls.cacert) },
+    { "store_cert", "/scert", F(store.tls.cert) },
+    { "store_key", "/skey", F(store.tls.key) },
+    { "broker", "https://broker.example", F(broker.url) },
+    { "broker_user", "bu", F(broker.user) },
+    { "broker_password", "env:BP", F(broker.password) },
+    { "broker_vhost", "bv", F(broker.vhost) },
+    { "dlq", "bd", F(broker.dlq) },
+    { "queues", "bq", F(broker.queues) },
+    { "sqs_queue_url", "https://sqs.eu-west-1.amazonaws.com/1/q", F(sqs.queue_url) },
+    { "sqs_region", "eu-west-1", F(sqs.region) },
+    { "sqs_endpoint", "https://sqs.example", F(sqs.endpoint) },
+    { "sqs_dlq", "sd", F(sqs.dlq) },
+    { "aws_profile", "ap", F(sqs.aws_profile) },
+    { "core", "https://core.example", F(core.url) },
+    { "auth", "api-key", F(core.auth) },
+    { "token", "env:CT", F(core.token) },
+    { "token_command", "ctc", F(core.token_command) },
+    { "login", "cl", F(core.login) },
+    { "password", "env:CP", F(core.password) },
+    { "api_key_header", "X-Ck", F(core.api_key_header) },
+    { "dev_user", "cdu", F(core.dev_user) },
+    { "cacert", "/hca", F(http.cacert) },
+    { "banner", "ub", F(ui.banner) },
+    { "theme", "ut", F(ui.theme) },
+    { "keymap", "uk", F(ui.keymap) },
+    { "clipboard", "osc52", F(ui.clipboard) },
+    { "prefix", "ap-x", F(alakai.prefix) },
+    { "workers", "https://w.example", F(workers) },
+    { "journal_syslog", "/run/log", F(journal_syslog) },
+};
+static const key_case pg_keys[] = {
+    { "profile", "attune", F(profile) },
+    { "store", "postgresql://h/db", F(store.url) },
+    { "store_sslmode", "verify-ca", F(store.ssl.mode) },
+    { "store_sslrootcert", "/pr", F(store.ssl.rootcert) },
+    { "store_sslcert", "/pc", F(store.ssl.cert) },
+    { "store_sslkey", "/pk", F(store.ssl.key) },
+    { "schema", "ps", F(store.schema) },
+};
+#undef F
+
+/* One system with keys k and then `tail`; checks each string key's field. */
+static rd_system_cfg *parse_cases(const key_case *k, size_t n, const char *tail, rd_config *c)
+{
+    char text[4096];
+    size_t len = (size_t)snprintf(text, sizeof text, "[system \"k\"]\n");
+    for (size_t i = 0; i < n && len < sizeof text; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s = %s\n", k[i].key, k[i].val);
+    if (len < sizeof text)
+        snprintf(text + len, sizeof text - len, "%s", tail);
+    rd_diags d = {0};
+    CHECK(config_parse("keys", text, c, &d));
+    for (size_t i = 0; i < d.n; i++)
+        fprintf(stderr, "unexpected: %s\n", d.msgs[i]);
+    diags_free(&d);
+    CHECK(c->n == 1);
+    if (c->n != 1)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *got = *(char *const *)(void *)((char *)&c->systems[0] + k[i].off);
+        CHECK_MSG(got && strcmp(got, k[i].val) == 0, k[i].key);
+    }
+    return &c->systems[0];
+}
+
+static void test_every_key(void)
+{
+    static const char tail[] =
+        "store_insecure = yes\ninsecure = yes\ncore_probe = 5s\npage_size = 7\n"
+        "confirm_over = 3\nconfirm_quit = no\nmax_retries = 4\norphan_after = 1h\n"
+        "read_only = yes\nlocal = yes\npoll = 3s\nrate_limit = 1.5\nexecution_timeout = 10m\n";
+    rd_config c;
+    rd_system_cfg *s = parse_cases(redis_keys, sizeof redis_keys / sizeof *redis_keys, tail, &c);
+    if (s) {
+        CHECK(s->store.tls.insecure && s->http.insecure && s->read_only && s->local);
+        CHECK(!s->ui.confirm_quit);
+        CHECK(s->ui.page_size == 7 && s->ui.confirm_over == 3 && s->alakai.max_retries == 4);
+        CHECK_NEAR(s->core.probe_s, 5);
+        CHECK_NEAR(s->alakai.orphan_after_s, 3600);
+        CHECK_NEAR(s->poll_s, 3);
+        CHECK_NEAR(s->rate_limit, 1.5);
+        CHECK_NEAR(s->execution_timeout_s, 600);
+    }
+    config_free(&c);
+    parse_cases(pg_keys, sizeof pg_keys / sizeof *pg_keys, "", &c);
+    config_free(&c);
+}
+
 int main(void)
 {
     test_pg_keys();
@@ -528,5 +631,6 @@ int main(void)
     test_load();
     test_nul();
     test_key_where();
+    test_every_key();
     return check_done("test_config");
 }

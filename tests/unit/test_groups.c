@@ -192,7 +192,7 @@ static void test_json(void)
         "{\"id\":\"c\",\"name\":\"x.run\",\"status\":\"completed\",\"attempt\":1}]}";
     rd_model *m = model_new();
     char err[200] = "";
-    CHECK_MSG(model_from_json(m, fixture, err, sizeof err), err);
+    CHECK_MSG(model_from_json(m, fixture, NOW, err, sizeof err), err);
     char *out = model_to_json_at(m, "groups", NOW);
     cJSON *o = cJSON_Parse(out);
     const cJSON *g = cJSON_GetObjectItem(o, "groups");

@@ -162,7 +162,7 @@ static void test_roundtrip(void)
     char *json = model_to_json_at(m, "all", NOW);
     rd_model *r = model_new();
     char err[128];
-    CHECK(model_from_json(r, json, err, sizeof err));
+    CHECK(model_from_json(r, json, NOW, err, sizeof err));
     char *json2 = model_to_json_at(r, "all", NOW);
     CHECK_STR(json2, json);
     CHECK(r->execs.n == 2 && r->execs_more);
@@ -256,12 +256,12 @@ static void test_from_json_tolerant(void)
     char err[64];
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         rd_model *m = model_new();
-        CHECK_MSG(!model_from_json(m, bad[i], err, sizeof err), bad[i]);
+        CHECK_MSG(!model_from_json(m, bad[i], NOW, err, sizeof err), bad[i]);
         CHECK(err[0] != '\0');
         model_free(m);
     }
     rd_model *m = model_new();
-    CHECK(!model_from_json(m, NULL, err, sizeof err));
+    CHECK(!model_from_json(m, NULL, NOW, err, sizeof err));
     const char *j = "{\"now\": 1000, \"executions\": [{}, 5, {\"id\": 7, \"attempt\": \"x\","
                     "\"max_attempts\": -3, \"retry_eligible\": true, \"created_at\": -1},"
                     "{\"attempt\": 1e300, \"error\": null}],"
@@ -269,7 +269,7 @@ static void test_from_json_tolerant(void)
                     " \"health\": \"bogus\"}],"
                     "\"sources\": [{\"name\": \"pg\", \"state\": \"ok\", \"age_ms\": 500,"
                     " \"error\": \"a very long error\"}], \"queues\": {}}";
-    CHECK(model_from_json(m, j, err, sizeof err));
+    CHECK(model_from_json(m, j, NOW, err, sizeof err));
     CHECK(m->execs.n == 3);
     if (m->execs.n == 3) {
         CHECK(m->execs.items[0].id == NULL && m->execs.items[0].max_attempts == -1);
@@ -287,6 +287,14 @@ static void test_from_json_tolerant(void)
     char *out = model_to_json_at(m, "all", 1000);   /* NULL ids print as null */
     CHECK(strstr(out, "\"id\":\tnull") != NULL);
     free(out);
+    model_free(m);
+    /* without a "now" in the JSON, ages count back from the caller's now (the core reads
+     * no clock) */
+    m = model_new();
+    CHECK(model_from_json(m, "{\"workers\": [{\"heartbeat_age_s\": 30}], \"sources\": "
+                          "[{\"name\": \"pg\", \"age_ms\": 500}]}", 2000, err, sizeof err));
+    CHECK(m->workers.n == 1 && m->workers.items[0].heartbeat_at == 1970);
+    CHECK(m->sources.n == 1 && m->sources.items[0].last_ok == 1999.5);
     model_free(m);
 }
 
@@ -371,7 +379,7 @@ static void test_json_escapes(void)
     /* the escapes read back as the same characters */
     rd_model *r = model_new();
     char err[128];
-    CHECK(model_from_json(r, j, err, sizeof err));
+    CHECK(model_from_json(r, j, NOW, err, sizeof err));
     char *j2 = model_to_json_at(r, "queues", NOW);
     CHECK_STR(j2, want);
     free(j2);
@@ -466,14 +474,15 @@ static void test_dlq_owners(void)
     char *json = model_to_json_at(m, "dlq", NOW);
     rd_model *r = model_new();
     char err[128];
-    CHECK(model_from_json(r, json, err, sizeof err));
+    CHECK(model_from_json(r, json, NOW, err, sizeof err));
     dlq_expect(r, "4|t3@postgresql m1@rabbitmq m2@rabbitmq");
     CHECK(r->dlq_parts.n == 3 && r->dlq_loaded);
     char *json2 = model_to_json_at(r, "dlq", NOW);
     CHECK_STR(json2, json);
     CHECK(strstr(json, "\"dlq_sources\"") != NULL);
     /* an older snapshot without sources: one share */
-    CHECK(model_from_json(r, "{\"dlq\":[{\"id\":\"x\"}],\"dlq_total\":9}", err, sizeof err));
+    CHECK(model_from_json(r, "{\"dlq\":[{\"id\":\"x\"}],\"dlq_total\":9}", NOW, err,
+                          sizeof err));
     dlq_expect(r, "9|x@snapshot");
     free(json);
     free(json2);
@@ -498,7 +507,7 @@ static void test_dlq_cached(void)
     for (int round = 0; round < 2; round++) {   /* twice: the second start reads the first's save */
         m = model_new();
         char err[160];
-        CHECK(model_from_json(m, json, err, sizeof err));
+        CHECK(model_from_json(m, json, NOW, err, sizeof err));
         model_dlq_mark_cached(m, 1000);
         CHECK(m->dlq_total == 5 && m->dlq_cached_at == 1000);
         model_dlq_total(m, "postgresql", 3);     /* live: replaces, never 3 + 3 */
@@ -513,7 +522,7 @@ static void test_dlq_cached(void)
 
     m = model_new();   /* an older cache file: one total of no source, dropped */
     char err[160];
-    CHECK(model_from_json(m, "{\"dlq_total\": 7}", err, sizeof err));
+    CHECK(model_from_json(m, "{\"dlq_total\": 7}", NOW, err, sizeof err));
     CHECK(m->dlq_total == 7);
     model_dlq_mark_cached(m, 1000);
     CHECK(m->dlq_total == -1 && m->dlq_cached_at == 0);
@@ -626,7 +635,7 @@ static void test_queue_owners(void)
     char *json = model_to_json_at(m, "queues", NOW), err[256];
     rd_model *r = model_new();
     model_set_queues(r, "sqs", queues_named(1, "old"), 1);            /* replaced by the snapshot */
-    CHECK(model_from_json(r, json, err, sizeof err));
+    CHECK(model_from_json(r, json, NOW, err, sizeof err));
     CHECK(r->queues.n == 3);
     CHECK(str_eq(r->queues.items[0].source, "postgresql") && str_eq(r->queues.items[2].source, "rabbitmq"));
     model_set_queues(r, "rabbitmq", queues_named(1, "new"), 1);

@@ -1,0 +1,525 @@
+/* The action layer's batches: a frozen selection sent one item at a time, rate-limited,
+ * journaled ahead, each item's outcome to the caller (actions.h). The actor that runs
+ * them is actions.c; actions_priv.h is what the two share. */
+#include "actions.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "../io/http.h"
+#include "../io/secret.h"
+#include "../io/url.h"
+#include "actions_priv.h"
+#include "auth.h"
+#include "journal.h"
+#include "request.h"
+
+enum { ACT_MAX_HEADERS = 8 };
+static const double IDENTITY_WAIT_S = 3.0, IDENTITY_POLL_S = 0.02;
+
+typedef struct batch_item {
+    bool auth_retried;       /* a 401 already caused one credential refresh */
+    bool final;
+    bool journaled;          /* its "pending" line is in the journal: it gets an outcome */
+    bool in_flight;          /* sent, no response yet: it may have been applied */
+    unsigned long serial;    /* auth_serial() when the 401 came: re-send only if it moved */
+    rd_result unauth;        /* the 401's result, kept while credentials are renewed */
+    char *fp;                /* the target's error fingerprint for the journal, or NULL */
+    int attempt;             /* the target's attempt for the journal, <= 0 unknown */
+    char *override_;         /* what the operator overrode to send it (journaled), or NULL */
+    char *operator_;         /* who its "pending" line names: its outcome names the same */
+} batch_item;
+
+struct rd_batch {
+    rd_batch *next;          /* in the actor's list */
+    rd_actor *a;
+    rd_action kind;
+    rd_result *res;
+    batch_item *items;
+    size_t n, cursor, finished, succeeded;
+    char *reason;
+    rd_batch_cbs cbs;
+    void *ud;
+    struct event *tick;
+    double interval_s, last_send;
+    uint64_t http_id;        /* in flight */
+    bool waiting_auth, aborted, done_fired, dead;
+    double who_deadline;     /* clock_mono() until which a pending line waits for /auth/me */
+    int in_cb;
+    char id[17];             /* batch id for the journal, "" = not journaled as a batch */
+};
+
+static void batch_schedule(rd_batch *b);
+
+/* ---- journal ---------------------------------------------------------------------- */
+
+/* One line for item i as it stands: "pending" before sending, then its outcome. */
+static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, size_t whycap)
+{
+    const rd_result *r = &b->res[i];
+    const batch_item *it = &b->items[i];
+    char *t = action_target_text(r->id, r->parent);
+    const char *targets[] = {t};
+    rd_journal_rec rec = {
+        .operator_ = it->operator_ ? it->operator_ : actor_operator(a),
+        .system = actor_cfg(a)->name, .action = action_name(r->action),
+        .targets = targets, .n_targets = 1,
+        .idempotency_key = r->idem_key[0] ? r->idem_key : NULL,
+        .http_status = r->code == RD_RES_PENDING ? 0 : r->http_status,
+        .result = r->code == RD_RES_PENDING ? "sending" : r->message,
+        .code = result_code_name(r->code),
+        .batch = b->id[0] ? b->id : NULL, .fp = it->fp, .attempt = it->attempt,
+        .override_ = it->override_, .syslog = actor_cfg(a)->journal_syslog};
+    bool ok = journal_append(actor_journal_path(a), &rec, why, whycap);
+    free(t);
+    return ok;
+}
+
+/* ---- batch ------------------------------------------------------------------------ */
+
+static void batch_destroy(rd_batch *b)
+{
+    if (b->tick)
+        event_free(b->tick);
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->res[i].id);
+        free(b->res[i].parent);
+        free(b->items[i].fp);
+        free(b->items[i].override_);
+        free(b->items[i].operator_);
+    }
+    free(b->res);
+    free(b->items);
+    free(b->reason);
+    free(b);
+}
+
+static void batch_unlink(rd_batch *b)
+{
+    if (!b->a)
+        return;
+    for (rd_batch **p = actor_batches(b->a); *p; p = &(*p)->next)
+        if (*p == b) {
+            *p = b->next;
+            break;
+        }
+}
+
+/* Runs a user callback; returns false when the batch was freed meanwhile. */
+static bool emit_item(rd_batch *b, size_t i)
+{
+    if (b->cbs.on_item) {
+        b->in_cb++;
+        b->cbs.on_item(b, i, &b->res[i], b->ud);
+        b->in_cb--;
+    }
+    if (b->dead && !b->in_cb) {
+        batch_destroy(b);
+        return false;
+    }
+    return !b->dead;
+}
+
+static bool maybe_done(rd_batch *b)
+{
+    if (b->done_fired || b->finished < b->n)
+        return true;
+    b->done_fired = true;
+    if (b->cbs.on_done) {
+        b->in_cb++;
+        b->cbs.on_done(b, b->ud);
+        b->in_cb--;
+    }
+    if (b->dead && !b->in_cb) {
+        batch_destroy(b);
+        return false;
+    }
+    return !b->dead;
+}
+
+/* Final result for item i: journal, count, callback. false when the batch is gone. */
+static bool item_final(rd_batch *b, size_t i)
+{
+    b->items[i].final = true;
+    b->items[i].in_flight = false;
+    b->finished++;
+    if (b->res[i].code == RD_RES_OK)
+        b->succeeded++;
+    char why[256];
+    if (b->a && (b->res[i].code != RD_RES_ABORTED || b->items[i].journaled) &&
+        !journal_result(b->a, b, i, why, sizeof why))
+        actor_journal_failed(b->a, why);
+    return emit_item(b, i);
+}
+
+static bool fail_rest(rd_batch *b, rd_result_code code, const char *msg)
+{
+    for (size_t i = b->cursor; i < b->n; i++) {
+        if (b->items[i].final)
+            continue;
+        b->res[i].code = code;
+        b->res[i].http_status = 0;
+        snprintf(b->res[i].message, sizeof b->res[i].message, "%s", msg);
+        b->cursor = i + 1;
+        if (!item_final(b, i))
+            return false;
+    }
+    return maybe_done(b);
+}
+
+static void on_response(const rd_http_resp *resp, void *ud);
+
+static bool send_item(rd_batch *b, size_t i)
+{
+    rd_actor *a = b->a;
+    rd_result *r = &b->res[i];
+    rd_route route;
+    char why[256];
+    char *path = NULL, *body = NULL, *url = NULL;
+    char *cred[ACT_MAX_HEADERS] = {0};
+    bool ok = false;
+    if (!route_for(actor_profile(a), b->kind, &route)) {
+        snprintf(why, sizeof why, "this system's profile has no %s action", action_name(b->kind));
+        goto fail;
+    }
+    bool worker = action_on_worker(b->kind);
+    rd_tvars v = {.id = r->id, .task = r->parent, .worker = worker ? r->id : NULL,
+                  .reason = b->reason, .operator_ = actor_operator(a)};
+    if (!(path = template_expand(route.path, &v, true, why, sizeof why)))
+        goto fail;
+    if (route.body && !(body = template_expand(route.body, &v, false, why, sizeof why)))
+        goto fail;
+    url = url_join(actor_cfg(a)->core.url, path);
+    char idem[64];
+    snprintf(idem, sizeof idem, "Idempotency-Key: %s", r->idem_key);
+    size_t nc = auth_headers(actor_auth(a), cred, ACT_MAX_HEADERS - 4);
+    const char *hdrs[ACT_MAX_HEADERS];
+    size_t nh = 0;
+    for (size_t k = 0; k < nc; k++)
+        hdrs[nh++] = cred[k];
+    hdrs[nh++] = idem;
+    hdrs[nh++] = "Accept: application/json";
+    hdrs[nh] = NULL;
+    rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
+                       .cacert = actor_cfg(a)->http.cacert, .timeout_ms = actor_timeout_ms(a),
+                       .max_body = 65536, .credential = nc > 0,
+                       .insecure_ok = actor_cfg(a)->http.insecure};
+    /* write-ahead: no request leaves without its "pending" line (a re-send after a 401
+     * is the same action: its line is already there) */
+    if (!b->items[i].journaled) {
+        char jwhy[200];
+        free(b->items[i].operator_);
+        b->items[i].operator_ = xstrdup(actor_operator(a));
+        if (!journal_result(a, b, i, jwhy, sizeof jwhy)) {
+            actor_journal_failed(a, jwhy);
+            snprintf(why, sizeof why, "not sent: the journal cannot be written (%s)", jwhy);
+            goto fail;
+        }
+        b->items[i].journaled = true;
+    }
+    b->last_send = clock_mono();
+    b->http_id = http_start(actor_http(a), &req, on_response, b);
+    if (!b->http_id)
+        snprintf(why, sizeof why, "%s", http_why(actor_http(a)));
+    ok = b->http_id != 0;
+    b->items[i].in_flight = ok;
+fail:
+    for (size_t k = 0; k < ACT_MAX_HEADERS; k++)
+        secret_free(cred[k]);
+    free(path);
+    free(body);
+    free(url);
+    if (!ok) {
+        r->code = RD_RES_REFUSED;
+        snprintf(r->message, sizeof r->message, "%s", why);
+        b->cursor = i + 1;
+        if (!item_final(b, i) || !maybe_done(b))
+            return false;
+        batch_schedule(b);
+    }
+    return true;
+}
+
+/* After a 401 and a credential renewal: the same token again cannot do better. */
+static bool resend_pointless(rd_batch *b, size_t i)
+{
+    batch_item *it = &b->items[i];
+    if (!it->auth_retried || it->final || auth_serial(actor_auth(b->a)) != it->serial)
+        return false;
+    rd_result *r = &b->res[i];
+    r->code = it->unauth.code;
+    r->http_status = it->unauth.http_status;
+    memcpy(r->message, it->unauth.message, sizeof r->message);
+    b->cursor = i + 1;
+    if (item_final(b, i) && maybe_done(b))
+        batch_schedule(b);
+    return true;
+}
+
+/* Who the core says we are (GET /auth/me) may be on its way when the credentials are in
+ * hand: the pending line waits for it, at most IDENTITY_WAIT_S, so that it and its
+ * outcome name the operator the core knows (else both name the local user). */
+static bool identity_pending(rd_batch *b)
+{
+    rd_auth *au = actor_auth(b->a);
+    if (b->cursor >= b->n || auth_identity(au) || !auth_identity_coming(au) ||
+        b->items[b->cursor].journaled)
+        return false;
+    double now = clock_mono();
+    if (b->who_deadline <= 0)
+        b->who_deadline = now + IDENTITY_WAIT_S;
+    return now < b->who_deadline;
+}
+
+static void on_auth(bool ok, const char *why, void *ud)
+{
+    rd_batch *b = ud;
+    b->waiting_auth = false;
+    if (b->cursor < b->n && ok && resend_pointless(b, b->cursor))
+        return;
+    if (b->aborted) {
+        fail_rest(b, RD_RES_ABORTED, "aborted before sending");
+        return;
+    }
+    if (!ok) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "not authorized: %s", why);
+        fail_rest(b, RD_RES_UNAUTHORIZED, msg);
+        return;
+    }
+    if (identity_pending(b)) {       /* asked again shortly: on_tick, auth_ensure, here */
+        struct timeval tv = clock_tv(IDENTITY_POLL_S);
+        event_add(b->tick, &tv);
+        return;
+    }
+    send_item(b, b->cursor);
+}
+
+static void on_response(const rd_http_resp *resp, void *ud)
+{
+    rd_batch *b = ud;
+    size_t i = b->cursor;
+    rd_result *r = &b->res[i];
+    b->http_id = 0;
+    b->items[i].in_flight = false;
+    if (resp->status == 401 && !b->items[i].auth_retried) {
+        /* not applied: obtain credentials again, once; re-send (same key) only when that
+         * gives a different token (resend_pointless) */
+        b->items[i].auth_retried = true;
+        b->items[i].serial = auth_serial(actor_auth(b->a));
+        b->items[i].unauth = *r;
+        result_from_response(&b->items[i].unauth, resp);
+        auth_invalidate(actor_auth(b->a));
+        b->waiting_auth = true;
+        auth_ensure(actor_auth(b->a), on_auth, b);
+        return;
+    }
+    result_from_response(r, resp);
+    b->cursor = i + 1;
+    if (!item_final(b, i) || !maybe_done(b))
+        return;
+    batch_schedule(b);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    rd_batch *b = arg;
+    (void)fd; (void)what;
+    if (b->http_id || b->waiting_auth || b->dead)
+        return;
+    if (b->aborted) {
+        fail_rest(b, RD_RES_ABORTED, "aborted before sending");
+        return;
+    }
+    if (b->cursor >= b->n) {
+        maybe_done(b);
+        return;
+    }
+    double wait = b->last_send + b->interval_s - clock_mono();
+    if (b->last_send > 0 && wait > 0.0005) {
+        struct timeval tv = clock_tv(wait);
+        event_add(b->tick, &tv);
+        return;
+    }
+    b->waiting_auth = true;
+    auth_ensure(actor_auth(b->a), on_auth, b);
+}
+
+static void batch_schedule(rd_batch *b)
+{
+    struct timeval zero = {0, 0};
+    if (!b->dead)
+        event_add(b->tick, &zero);
+}
+
+static rd_batch *batch_new(rd_actor *a, rd_action kind, size_t n, const char *reason,
+                           const rd_batch_cbs *cbs, void *ud)
+{
+    rd_batch *b = xcalloc(1, sizeof *b);
+    b->a = a;
+    b->kind = kind;
+    b->n = n;
+    b->res = xcalloc(n ? n : 1, sizeof *b->res);
+    b->items = xcalloc(n ? n : 1, sizeof *b->items);
+    if (reason && *reason)
+        b->reason = xstrdup(reason);
+    else
+        b->reason = xstrdup(kind == RD_ACT_RETRY ? "manual_retry" : "operator request");
+    if (cbs)
+        b->cbs = *cbs;
+    b->ud = ud;
+    double rate = actor_cfg(a)->rate_limit > 0 ? actor_cfg(a)->rate_limit : 5;
+    b->interval_s = 1.0 / rate;
+    b->tick = evtimer_new(actor_base(a), on_tick, b);
+    rd_batch **head = actor_batches(a);
+    b->next = *head;
+    *head = b;
+    return b;
+}
+
+static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                     const char *reason, const rd_batch_cbs *cbs, void *ud, bool as_batch,
+                     char *why, size_t whycap)
+{
+    if (actor_refuses(a, kind, targets, n, why, whycap))
+        return NULL;
+    rd_batch *b = batch_new(a, kind, n, reason, cbs, ud);
+    if (as_batch) {
+        char key[33];
+        idem_key_new(key);
+        memcpy(b->id, key, sizeof b->id - 1);   /* 64 random bits name the batch */
+    }
+    for (size_t i = 0; i < n; i++) {   /* the frozen selection */
+        b->res[i].action = kind;
+        b->res[i].id = xstrdup(targets[i].id);
+        b->res[i].parent = xstrdup(targets[i].parent);
+        b->res[i].code = RD_RES_PENDING;
+        idem_key_new(b->res[i].idem_key);
+        b->items[i].fp = xstrdup(targets[i].fp);
+        b->items[i].attempt = targets[i].attempt;
+        b->items[i].override_ = xstrdup(targets[i].override_);
+    }
+    batch_schedule(b);
+    return b;
+}
+
+rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                    const char *reason, const rd_batch_cbs *cbs, void *ud,
+                    char *why, size_t whycap)
+{
+    return run(a, kind, targets, n, reason, cbs, ud, false, why, whycap);
+}
+
+rd_batch *actor_run_batch(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
+                          const char *reason, const rd_batch_cbs *cbs, void *ud,
+                          char *why, size_t whycap)
+{
+    return run(a, kind, targets, n, reason, cbs, ud, true, why, whycap);
+}
+
+const char *batch_id(const rd_batch *b)
+{
+    return b->id;
+}
+
+rd_batch *actor_resend(rd_actor *a, const rd_result *prev, const char *reason,
+                       const rd_batch_cbs *cbs, void *ud, char *why, size_t whycap)
+{
+    rd_target t = {.id = prev->id, .parent = prev->parent};
+    if (actor_refuses(a, prev->action, &t, 1, why, whycap))
+        return NULL;
+    rd_batch *b = batch_new(a, prev->action, 1, reason, cbs, ud);
+    b->res[0].action = prev->action;
+    b->res[0].id = xstrdup(prev->id);
+    b->res[0].parent = xstrdup(prev->parent);
+    b->res[0].code = RD_RES_PENDING;
+    memcpy(b->res[0].idem_key, prev->idem_key, sizeof b->res[0].idem_key);
+    if (!b->res[0].idem_key[0])
+        idem_key_new(b->res[0].idem_key);
+    batch_schedule(b);
+    return b;
+}
+
+size_t batch_count(const rd_batch *b) { return b->n; }
+size_t batch_finished(const rd_batch *b) { return b->finished; }
+size_t batch_succeeded(const rd_batch *b) { return b->succeeded; }
+bool batch_done(const rd_batch *b) { return b->finished >= b->n; }
+rd_action batch_action(const rd_batch *b) { return b->kind; }
+
+const rd_result *batch_result(const rd_batch *b, size_t i)
+{
+    return i < b->n ? &b->res[i] : NULL;
+}
+
+void batch_abort(rd_batch *b)
+{
+    if (!b || b->aborted)
+        return;
+    b->aborted = true;
+    if (!b->http_id && !b->waiting_auth && !b->in_cb)
+        batch_schedule(b);
+}
+
+/* Stops a batch for good (freed, or its actor is): the request in flight is cancelled
+ * and journaled as "unknown" (it may have been applied); an item whose "pending" line is
+ * written but which is not in flight (renewing credentials after a 401) was not applied. */
+static void batch_stop(rd_batch *b)
+{
+    b->dead = true;
+    rd_actor *a = b->a;
+    if (!a)
+        return;
+    if (b->http_id)
+        http_cancel(actor_http(a), b->http_id);
+    b->http_id = 0;
+    auth_forget(actor_auth(a), b);
+    event_del(b->tick);
+    for (size_t i = 0; i < b->n; i++) {
+        batch_item *it = &b->items[i];
+        if (it->final || !it->journaled)
+            continue;
+        rd_result *r = &b->res[i];
+        r->code = it->in_flight ? RD_RES_UNKNOWN : RD_RES_ABORTED;
+        r->http_status = 0;
+        snprintf(r->message, sizeof r->message, "%s",
+                 it->in_flight ? "unknown: may have been applied (redrive stopped while the "
+                                 "request was in flight; re-send with the same key)"
+                               : "not applied: redrive stopped before re-sending after a 401");
+        it->final = true;
+        it->in_flight = false;
+        char why[256];
+        if (!journal_result(a, b, i, why, sizeof why))
+            actor_journal_failed(a, why);
+    }
+}
+
+void batch_free(rd_batch *b)
+{
+    if (!b || b->dead)
+        return;
+    if (b->a) {
+        batch_stop(b);
+        batch_unlink(b);
+    }
+    b->dead = true;
+    event_del(b->tick);
+    if (!b->in_cb)
+        batch_destroy(b);
+}
+
+void batches_detach(rd_batch **head)
+{
+    while (*head) {
+        rd_batch *b = *head;
+        *head = b->next;
+        b->next = NULL;
+        batch_stop(b);   /* journals what is in flight, while b->a is still set */
+        b->a = NULL;
+        if (!b->in_cb)
+            batch_destroy(b);
+    }
+}

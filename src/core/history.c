@@ -1,0 +1,378 @@
+/* One system's last hour (history.h): the ring keyed by absolute step, and its file. */
+#include "history.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsperm.h"
+
+#define HIST_MAGIC "redrive-history 1"
+enum { HIST_LINE_MAX = 4096 };
+
+static long step_of(double t)
+{
+    return t > 0 ? (long)floor(t / HIST_STEP_S) : 1;
+}
+
+static int slot_of(long step)
+{
+    return (int)(step % HIST_N);
+}
+
+static void clear_series(rd_history *h, int series)
+{
+    for (int i = 0; i < HIST_N; i++)
+        h->v[series][i] = NAN;
+}
+
+void history_init(rd_history *h)
+{
+    memset(h, 0, sizeof *h);
+    for (int s = 0; s < HIST_SERIES; s++)
+        clear_series(h, s);
+}
+
+/* The slot of step, emptied first when it last held an older step. */
+static int slot_claim(rd_history *h, long step)
+{
+    int slot = slot_of(step);
+    if (h->step[slot] != step) {
+        h->step[slot] = step;
+        for (int s = 0; s < HIST_SERIES; s++)
+            h->v[s][slot] = NAN;
+    }
+    return slot;
+}
+
+static void put(rd_history *h, int series, int slot, double v)
+{
+    h->v[series][slot] = v < 0 || isnan(v) ? NAN : (float)v;
+}
+
+int history_queue(const rd_history *h, const char *name)
+{
+    for (int i = 0; i < HIST_QUEUES; i++)
+        if (h->qname[i][0] && strcmp(h->qname[i], name) == 0)
+            return HIST_FIXED + i;
+    return -1;
+}
+
+static float series_peak(const rd_history *h, int series)
+{
+    float peak = -1;
+    for (int i = 0; i < HIST_N; i++)
+        if (!isnan(h->v[series][i]) && h->v[series][i] > peak)
+            peak = h->v[series][i];
+    return peak;
+}
+
+/* The queue slot for a queue new to the history: a free one, else the lowest peak among
+ * those not in keep (the queues being recorded now). */
+static int queue_claim(rd_history *h, const char *name, const bool *keep)
+{
+    int best = -1;
+    float best_peak = 0;
+    for (int i = 0; i < HIST_QUEUES; i++) {
+        if (!h->qname[i][0]) {
+            best = i;
+            break;
+        }
+        float p = series_peak(h, HIST_FIXED + i);
+        if (!keep[i] && (best < 0 || p < best_peak)) {
+            best = i;
+            best_peak = p;
+        }
+    }
+    if (best < 0)
+        return -1;
+    snprintf(h->qname[best], HIST_QNAME, "%s", name);
+    clear_series(h, HIST_FIXED + best);
+    return HIST_FIXED + best;
+}
+
+/* Indexes of the deepest min(nq, HIST_QUEUES) queues of s, deepest first. */
+static size_t deepest(const rd_hist_sample *s, size_t *idx)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nq; i++) {
+        if (!s->qnames[i] || !s->qnames[i][0] || !(s->qdepth[i] >= 0))
+            continue;
+        size_t at;
+        if (n < HIST_QUEUES)
+            at = n++;
+        else if (s->qdepth[i] > s->qdepth[idx[HIST_QUEUES - 1]])
+            at = HIST_QUEUES - 1;
+        else
+            continue;
+        idx[at] = i;
+        for (; at > 0 && s->qdepth[idx[at - 1]] < s->qdepth[idx[at]]; at--) {
+            size_t t = idx[at - 1];
+            idx[at - 1] = idx[at];
+            idx[at] = t;
+        }
+    }
+    return n;
+}
+
+static void add_queues(rd_history *h, int slot, const rd_hist_sample *s)
+{
+    size_t idx[HIST_QUEUES];
+    size_t n = deepest(s, idx);
+    bool keep[HIST_QUEUES] = {0};
+    for (size_t k = 0; k < n; k++) {
+        int q = history_queue(h, s->qnames[idx[k]]);
+        if (q >= 0)
+            keep[q - HIST_FIXED] = true;
+    }
+    for (size_t k = 0; k < n; k++) {
+        int q = history_queue(h, s->qnames[idx[k]]);
+        if (q < 0 && (q = queue_claim(h, s->qnames[idx[k]], keep)) >= 0)
+            keep[q - HIST_FIXED] = true;
+    }
+    /* every tracked queue the sample names gets its depth, deepest or not */
+    for (size_t i = 0; i < s->nq; i++) {
+        int q = s->qnames[i] ? history_queue(h, s->qnames[i]) : -1;
+        if (q >= 0)
+            put(h, q, slot, s->qdepth[i]);
+    }
+}
+
+void history_add(rd_history *h, double now, const rd_hist_sample *s)
+{
+    int slot = slot_claim(h, step_of(now));
+    put(h, HIST_FAIL_RATE, slot, s->fail_rate);
+    put(h, HIST_ELIGIBLE, slot, s->eligible);
+    put(h, HIST_DLQ, slot, s->dlq);
+    put(h, HIST_UNHEALTHY, slot, s->unhealthy);
+    if (s->nq && s->qnames && s->qdepth)
+        add_queues(h, slot, s);
+}
+
+void history_series(const rd_history *h, int series, double now, float *out, int n)
+{
+    long last = step_of(now);
+    if (n > HIST_N)
+        n = HIST_N;
+    for (int k = 0; k < n; k++) {
+        long st = last - (n - 1 - k);
+        int slot = slot_of(st);
+        bool ok = series >= 0 && series < HIST_SERIES && st > 0 && h->step[slot] == st;
+        out[k] = ok ? h->v[series][slot] : NAN;
+    }
+}
+
+bool history_last(const rd_history *h, int series, double now, int n, float *v)
+{
+    float buf[HIST_N];
+    if (n > HIST_N)
+        n = HIST_N;
+    history_series(h, series, now, buf, n);
+    for (int k = n - 1; k >= 0; k--)
+        if (!isnan(buf[k])) {
+            *v = buf[k];
+            return true;
+        }
+    return false;
+}
+
+/* ---- the file ---- */
+
+static bool name_safe(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           strchr("._:/-", c) != NULL;
+}
+
+static void name_encode(FILE *f, const char *name)
+{
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (name_safe(*p))
+            fputc(*p, f);
+        else
+            fprintf(f, "%%%02X", *p);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* false on a bad escape, a NUL, an unsafe raw byte or a name too long */
+static bool name_decode(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = in; *p; p++) {
+        int c = (unsigned char)*p;
+        if (c == '%') {
+            int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+            if (lo < 0 || (c = hi * 16 + lo) == 0)
+                return false;
+            p += 2;
+        } else if (!name_safe((unsigned char)c)) {
+            return false;
+        }
+        if (n + 1 >= cap)
+            return false;
+        out[n++] = (char)c;
+    }
+    out[n] = '\0';
+    return n > 0;
+}
+
+static void write_body(FILE *f, const rd_history *h)
+{
+    fprintf(f, "%s\n", HIST_MAGIC);
+    for (int i = 0; i < HIST_QUEUES; i++)
+        if (h->qname[i][0]) {
+            fprintf(f, "q %d ", i);
+            name_encode(f, h->qname[i]);
+            fputc('\n', f);
+        }
+    for (int slot = 0; slot < HIST_N; slot++) {
+        if (!h->step[slot])
+            continue;
+        fprintf(f, "s %ld", h->step[slot]);
+        for (int s = 0; s < HIST_SERIES; s++)
+            if (isnan(h->v[s][slot]))
+                fputs(" -", f);
+            else
+                fprintf(f, " %.7g", (double)h->v[s][slot]);
+        fputc('\n', f);
+    }
+}
+
+bool history_save(const rd_history *h, const char *path, char *why, size_t whycap)
+{
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
+        snprintf(why, whycap, "history file path too long");
+        return false;
+    }
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        snprintf(why, whycap, "cannot write history file %s: %s", tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    write_body(f, h);
+    bool ok = fflush(f) == 0 && !ferror(f) && fdatasync(fileno(f)) == 0;
+    int err = errno;
+    ok = fclose(f) == 0 && ok;
+    if (ok && rename(tmp, path) != 0) {
+        err = errno;
+        ok = false;
+    }
+    if (!ok) {
+        snprintf(why, whycap, "cannot write history file %s: %s", path, strerror(err));
+        unlink(tmp);
+    }
+    return ok;
+}
+
+static bool parse_float(const char *tok, float *out)
+{
+    if (strcmp(tok, "-") == 0) {
+        *out = NAN;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    double d = strtod(tok, &end);
+    if (errno || *end || end == tok || !isfinite(d) || d < 0)
+        return false;
+    *out = (float)d;
+    return true;
+}
+
+static bool parse_queue(rd_history *h, char *rest)
+{
+    char *sp = strchr(rest, ' ');
+    if (!sp)
+        return false;
+    *sp = '\0';
+    char *end;
+    long i = strtol(rest, &end, 10);
+    if (*end || end == rest || i < 0 || i >= HIST_QUEUES)
+        return false;
+    return name_decode(sp + 1, h->qname[i], HIST_QNAME);
+}
+
+static bool parse_sample(rd_history *h, char *rest)
+{
+    char *save = NULL, *tok = strtok_r(rest, " ", &save);
+    char *end;
+    long step = tok ? strtol(tok, &end, 10) : 0;
+    if (!tok || *end || step <= 0)
+        return false;
+    float v[HIST_SERIES];
+    for (int s = 0; s < HIST_SERIES; s++)
+        if (!(tok = strtok_r(NULL, " ", &save)) || !parse_float(tok, &v[s]))
+            return false;
+    if (strtok_r(NULL, " ", &save))
+        return false;
+    int slot = slot_of(step);
+    if (h->step[slot] > step)
+        return true;          /* an older step for a slot already newer: keep the newer */
+    h->step[slot] = step;
+    for (int s = 0; s < HIST_SERIES; s++)
+        h->v[s][slot] = v[s];
+    return true;
+}
+
+static bool parse_line(rd_history *h, char *line, int lineno)
+{
+    if (lineno == 1)
+        return strcmp(line, HIST_MAGIC) == 0;
+    if (strncmp(line, "q ", 2) == 0)
+        return parse_queue(h, line + 2);
+    if (strncmp(line, "s ", 2) == 0)
+        return parse_sample(h, line + 2);
+    return false;
+}
+
+bool history_load(rd_history *h, const char *path, bool *damaged, char *why, size_t whycap)
+{
+    history_init(h);
+    *damaged = false;
+    int fd = fsperm_open(path, O_RDONLY, 0, "history file", FSP_REGULAR | FSP_PRIVATE, NULL,
+                         why, whycap);
+    if (fd < 0)
+        return errno == ENOENT;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        snprintf(why, whycap, "cannot read history file %s: %s", path, strerror(errno));
+        close(fd);
+        return false;
+    }
+    char line[HIST_LINE_MAX];
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        bool whole = len && line[len - 1] == '\n';
+        if (whole)
+            line[--len] = '\0';
+        if (!whole || !parse_line(h, line, lineno)) {
+            *damaged = true;
+            snprintf(why, whycap, "%s:%d: damaged history line; the rest is dropped", path,
+                     lineno);
+            break;
+        }
+    }
+    fclose(f);
+    return true;
+}

@@ -1,0 +1,59 @@
+#pragma once
+/*
+ * One system's last hour: a fixed ring of one sample per HIST_STEP_S seconds for
+ * HIST_N steps. Slots are keyed by their absolute step (floor(t / HIST_STEP_S)), so a slot
+ * last written an hour ago, or before a restart that lasted longer than the gap, reads as a
+ * gap, never as zero. Series: failures per minute, retry-eligible executions, DLQ size,
+ * unhealthy workers, and the backlog of the deepest HIST_QUEUES queues (named).
+ * Pure: the caller gives the time; history_save/history_load keep the hour across a
+ * restart in a small text file (written whole to a temporary name, then renamed; a torn or
+ * damaged file loads every whole line before the damage).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+enum { HIST_N = 360, HIST_QUEUES = 6, HIST_QNAME = 64 };
+#define HIST_STEP_S 10.0
+
+typedef enum {
+    HIST_FAIL_RATE = 0,   /* failures per minute */
+    HIST_ELIGIBLE,        /* retry-eligible executions */
+    HIST_DLQ,             /* dead letters */
+    HIST_UNHEALTHY,       /* unhealthy workers */
+    HIST_FIXED,           /* the first queue series: HIST_FIXED + queue index */
+    HIST_SERIES = HIST_FIXED + HIST_QUEUES,
+} rd_hist_series;
+
+typedef struct rd_history {
+    long step[HIST_N];                 /* absolute step of each slot; 0 = never written */
+    float v[HIST_SERIES][HIST_N];      /* NAN = no sample (a gap) */
+    char qname[HIST_QUEUES][HIST_QNAME];   /* raw queue names; "" = free */
+} rd_history;
+
+/* One moment's values; a negative value is unknown (recorded as a gap). */
+typedef struct rd_hist_sample {
+    double fail_rate, eligible, dlq, unhealthy;
+    size_t nq;
+    const char *const *qnames;         /* nq queue names with their depths */
+    const double *qdepth;
+} rd_hist_sample;
+
+void history_init(rd_history *h);
+/* Records s at time now (its step's slot; a later sample in the same step replaces the
+ * earlier one). Queues: the deepest HIST_QUEUES of s are kept; a queue new to the history
+ * takes a free name or the one whose last hour peaked lowest (its series starts empty). */
+void history_add(rd_history *h, double now, const rd_hist_sample *s);
+/* The series' last n ≤ HIST_N steps ending at now's step, oldest first, gaps as NAN. */
+void history_series(const rd_history *h, int series, double now, float *out, int n);
+/* The queue series index of name (HIST_FIXED + i), or -1. */
+int history_queue(const rd_history *h, const char *name);
+/* The newest sample of a series within the last n steps; false when all are gaps. */
+bool history_last(const rd_history *h, int series, double now, int n, float *v);
+
+/* Writes the hour (mode 0600, temporary file then rename); false with why. */
+bool history_save(const rd_history *h, const char *path, char *why, size_t whycap);
+/* Reads a file written by history_save into h (initialized first). A missing file is an
+ * empty history (true). A damaged line stops the read there: every line before it is kept,
+ * *damaged is set, and why says where ("PATH:LINE: ..."). false only when the file cannot
+ * be opened or is not ours (fsperm: owner, no group/world access). */
+bool history_load(rd_history *h, const char *path, bool *damaged, char *why, size_t whycap);

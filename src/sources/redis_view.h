@@ -1,0 +1,30 @@
+#pragma once
+/*
+ * What the Redis source publishes (redis_view.c): the index turned into the model's
+ * counts, executions page (filtered, keyset paging), orphan suspects and DLQ share; the
+ * operator's filter and page; the chain and DLQ pages asked for until answered.
+ */
+#include <stdbool.h>
+
+#include "redis_index.h"
+#include "source.h"
+
+typedef struct rs_view rs_view;
+
+rs_view *rs_view_new(const rd_source_ctx *ctx, const rix *ix);   /* ix: borrowed */
+void rs_view_free(rs_view *v);
+/* Publishes to the model (and tells ctx.on_change) when something changed since the last
+ * time, or force. Only once the index has been complete. */
+void rs_view_publish(rs_view *v, bool force);
+void rs_view_set_filter(rs_view *v, const rd_exec_filter *f);
+bool rs_view_page(rs_view *v, int dir);     /* false: no such page (nothing to publish) */
+void rs_view_jump(rs_view *v, const char *id);
+void rs_view_want_chain(rs_view *v, const char *id);
+/* The chain to fetch now (marked busy until rs_view_chain_done), NULL when none waits. */
+const char *rs_view_chain_take(rs_view *v);
+void rs_view_chain_done(rs_view *v);
+void rs_view_want_dlq(rs_view *v, bool more);
+/* Answers a waiting chain / DLQ request with msg (the source cannot serve it now), so a
+ * one-shot reader (snapshot) does not wait for them. swept: the index has been complete. */
+void rs_view_answer(rs_view *v, const char *msg, bool swept);
+bool rs_view_idle(const rs_view *v);        /* no chain or DLQ request waiting */

@@ -1,0 +1,72 @@
+#pragma once
+/* The console's app context (app.c): what is on screen and how it got there. Seen by
+ * the files that own a part of it (app.c, app_loop.c, binding.c, input.c, paint.c) and
+ * those that draw over it (dialog.c, password.c, clip.c); the rest of ui has app.h.
+ * Its parts with their own owner are opaque here: the binding to the systems
+ * (binding.c), the terminal (term.c), the loop's pacing (app_loop.c). */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../actions/journal.h"
+#include "../session/session.h"
+#include "../sources/sources.h"
+#include "app.h"
+#include "dialog.h"
+#include "input.h"
+#include "keymap.h"
+#include "password.h"
+#include "theme.h"
+#include "view.h"
+
+enum { HIST_MAX = 16 };
+
+typedef struct ui_binding ui_binding;   /* binding.h */
+typedef struct ui_term ui_term;         /* ui_term.h */
+typedef struct ui_loop ui_loop;         /* app_loop.c */
+
+struct ui_app {
+    const rd_opts *opts;
+    ui_binding *bind;          /* the systems open and the one on screen (binding.c) */
+    ui_term *term;             /* the screen, its streams, the loop's events (term.c) */
+    ui_loop *loop;             /* repaint pacing, the latency trace (app_loop.c) */
+    struct event_base *base;
+    ui_theme *theme;
+    ui_keymap *km;
+    ui_view views[VIEW__COUNT];
+    ui_view_id cur;
+    ui_view_id hist[HIST_MAX];
+    int n_hist;
+    ui_ctx ctx;
+    ui_prompt prompt;          /* input.c */
+    ui_cmd_hist cmd_hist;      /* input.c */
+    ui_dialog dlg;             /* dialog.c */
+    ui_password pw;            /* password.c */
+    ui_key pending[KM_SEQ_MAX];
+    int n_pending;
+    bool quit, dirty, full_redraw;
+    bool quit_ask;             /* q on the top view asked "quit redrive?": the next key answers */
+    int quit_signal;           /* SIGTERM, SIGHUP, SIGINT, SIGQUIT that ended the loop, 0 none */
+    uint64_t painted_gen;
+    double start_cpu[3];   /* REDRIVE_START_TRACE: CPU after set-up, after the terminal, at the frame */
+    rd_journal_entry *journal;
+    size_t n_journal;
+    rd_retry_record *retries;  /* borrowed strings from journal, this system's only */
+    size_t n_retries;
+    char journal_err[256];
+    bool headless;
+    bool model_only;           /* the model comes from REDRIVE_HEADLESS_MODEL: no sources */
+    double fixed_now;          /* REDRIVE_NOW (tests), 0 = real clock */
+    char *clip;                /* the copy overlay's text (sanitized), NULL when closed */
+};
+
+/* app.c */
+void app_retries(ui_app *app);   /* this system's manual retries, from the journal read */
+void app_diag_msg(ui_app *app, rd_diags *d, size_t from);   /* diagnostics from `from` on */
+void app_fleet_rows(ui_app *app);   /* before painting: the fleet view's rows */
+
+/* app_loop.c */
+bool app_loop_events(ui_app *app);           /* input, repaint, tick, signals */
+void app_loop_free_events(ui_app *app);
+void app_start_trace(const ui_app *app);     /* REDRIVE_START_TRACE=FILE, at the first frame */
+void app_resized(ui_app *app);               /* the terminal's size changed */

@@ -1,0 +1,45 @@
+#pragma once
+/* Confirmation and progress dialogs for actions (dialog.c). */
+#include <curses.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../actions/actions.h"
+#include "../core/guard.h"
+#include "view.h"
+
+typedef struct ui_app ui_app;
+
+/* DLG_RESEND: "re-send item cur with the same Idempotency-Key?" over the results;
+ * DLG_TYPE: a bulk action above confirm_over: the operator types the count (raw keys) */
+typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS, DLG_RESEND, DLG_TYPE } dlg_state;
+
+typedef struct ui_dialog {
+    dlg_state state;
+    rd_action kind;
+    ui_sel sel;                /* the frozen selection (owned) */
+    rd_batch *batch;
+    rd_batch **resent;         /* per item: the latest deliberate re-send or NULL (owned) */
+    int cur;                   /* the selected result row */
+    bool moved;                /* the operator moved cur (else it follows the results) */
+    int scroll;
+    bool aborted;
+    bool override;             /* the operator overrode the guard (O): ineligible and loop retries too */
+    rd_guard_counts counts;    /* the guard's breakdown of sel (guard.h), counted when it opens */
+    size_t want;               /* DLG_TYPE: the count to type */
+    char typed[24];            /* DLG_TYPE: what was typed so far */
+    size_t typed_len;
+    size_t skipped;            /* targets the guard left out of the batch */
+} ui_dialog;
+
+void dialog_start(ui_app *app, rd_action kind);
+/* The same without the confirmation: sent at once (undrain from the drain cockpit). */
+void dialog_start_now(ui_app *app, rd_action kind);
+unsigned dialog_key(ui_app *app, ui_action a);
+void dialog_draw(ui_app *app, WINDOW *w);
+void dialog_close(ui_app *app);
+bool dialog_busy(const ui_app *app);   /* requests still running: keep repainting */
+bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
+bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
+void dialog_type_key(ui_app *app, ui_key k);   /* DLG_TYPE: digits, backspace, enter, escape */
+size_t dialog_held(const ui_app *app);          /* targets the confirmation sends only overridden */

@@ -1,0 +1,173 @@
+/* One system's last hour (core/history.h): the ring, gaps, queues, the file round trip,
+ * a torn file and a file that is not ours. */
+#include "history.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define T0 1700000000.0
+
+static rd_hist_sample plain(double fail, double elig, double dlq, double unh)
+{
+    rd_hist_sample s = {fail, elig, dlq, unh, 0, NULL, NULL};
+    return s;
+}
+
+static void ring_and_gaps(void)
+{
+    static rd_history h;
+    history_init(&h);
+    rd_hist_sample s = plain(2, 5, 7, 0);
+    history_add(&h, T0, &s);
+    s = plain(3, -1, 8, 1);                      /* eligible unknown: a gap */
+    history_add(&h, T0 + 10, &s);
+    s = plain(4, 6, 9, 1);                       /* same step as T0+10: replaces it */
+    history_add(&h, T0 + 15, &s);
+    float out[4];
+    history_series(&h, HIST_FAIL_RATE, T0 + 30, out, 4);
+    CHECK_NEAR(out[0], 2);
+    CHECK_NEAR(out[1], 4);
+    CHECK(isnan(out[2]) && isnan(out[3]));       /* nothing written: gaps, not zeros */
+    history_series(&h, HIST_ELIGIBLE, T0 + 10, out, 2);
+    CHECK_NEAR(out[0], 5);
+    CHECK_NEAR(out[1], 6);
+    s = plain(0, 0, 0, 0);                       /* a zero is a value */
+    history_add(&h, T0 + 20, &s);
+    history_series(&h, HIST_DLQ, T0 + 20, out, 1);
+    CHECK(!isnan(out[0]) && out[0] == 0);
+    float last;
+    CHECK(history_last(&h, HIST_UNHEALTHY, T0 + 60, 10, &last) && last == 0);
+    CHECK(!history_last(&h, HIST_UNHEALTHY, T0 + 600, 10, &last));
+    /* an hour later the same slots are old: gaps */
+    history_series(&h, HIST_FAIL_RATE, T0 + HIST_N * HIST_STEP_S, out, 4);
+    for (int i = 0; i < 4; i++)
+        CHECK(isnan(out[i]));
+    /* writing an hour later reuses the slot and clears its other series */
+    s = plain(9, -1, -1, -1);
+    history_add(&h, T0 + HIST_N * HIST_STEP_S, &s);
+    history_series(&h, HIST_DLQ, T0 + HIST_N * HIST_STEP_S, out, 1);
+    CHECK(isnan(out[0]));
+    /* a bad series index reads as gaps */
+    history_series(&h, HIST_SERIES, T0, out, 1);
+    CHECK(isnan(out[0]));
+}
+
+static void queues(void)
+{
+    static rd_history h;
+    history_init(&h);
+    const char *names[8] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+    double depth[8] = {1, 80, 3, 70, 5, 60, 7, 50};
+    rd_hist_sample s = plain(0, 0, 0, 0);
+    s.nq = 8;
+    s.qnames = names;
+    s.qdepth = depth;
+    history_add(&h, T0, &s);
+    /* the six deepest: b d f h g e */
+    CHECK(history_queue(&h, "b") >= 0 && history_queue(&h, "h") >= 0);
+    CHECK(history_queue(&h, "e") >= 0 && history_queue(&h, "g") >= 0);
+    CHECK(history_queue(&h, "a") < 0 && history_queue(&h, "c") < 0);
+    float out[1];
+    history_series(&h, history_queue(&h, "d"), T0, out, 1);
+    CHECK_NEAR(out[0], 70);
+    /* a new deep queue replaces the tracked one that peaked lowest (e at 5) */
+    depth[0] = 500;
+    history_add(&h, T0 + 10, &s);
+    CHECK(history_queue(&h, "a") >= 0);
+    CHECK(history_queue(&h, "e") < 0);
+    float two[2];
+    history_series(&h, history_queue(&h, "a"), T0 + 10, two, 2);
+    CHECK(isnan(two[0]));                        /* its series starts empty */
+    CHECK_NEAR(two[1], 500);
+}
+
+static char *tmpdir(void)
+{
+    static char dir[] = "/tmp/rd-hist-XXXXXX";
+    return mkdtemp(dir);
+}
+
+static void round_trip(const char *dir)
+{
+    static rd_history h, back;
+    char path[512], why[512];
+    snprintf(path, sizeof path, "%s/hist", dir);
+    history_init(&h);
+    const char *names[2] = {"odd name %\x1b[31m", "plain"};
+    double depth[2] = {12.5, 3};
+    for (int i = 0; i < 50; i++) {
+        rd_hist_sample s = plain(i % 3, i, i % 2 ? -1 : 40, 0);
+        s.nq = 2;
+        s.qnames = names;
+        s.qdepth = depth;
+        history_add(&h, T0 + i * 10, &s);
+    }
+    CHECK(history_save(&h, path, why, sizeof why));
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    bool damaged = true;
+    CHECK(history_load(&back, path, &damaged, why, sizeof why));
+    CHECK(!damaged);
+    CHECK(memcmp(back.step, h.step, sizeof h.step) == 0);
+    CHECK(strcmp(back.qname[history_queue(&h, names[0]) - HIST_FIXED], names[0]) == 0);
+    for (int s = 0; s < HIST_SERIES; s++) {
+        float a[HIST_N], b[HIST_N];
+        history_series(&h, s, T0 + 490, a, HIST_N);
+        history_series(&back, s, T0 + 490, b, HIST_N);
+        bool same = true;
+        for (int i = 0; i < HIST_N; i++)
+            same &= (isnan(a[i]) && isnan(b[i])) || a[i] == b[i];
+        CHECK_MSG(same, "series differs after the round trip");
+    }
+    /* torn: cut the file in the middle of a line; every whole line before it is kept */
+    FILE *f = fopen(path, "r");
+    char body[65536];
+    size_t n = fread(body, 1, sizeof body, f);
+    fclose(f);
+    char *cut = strstr(body, "\ns ");
+    for (int k = 0; k < 20 && cut; k++)
+        cut = strstr(cut + 1, "\ns ");
+    CHECK(cut != NULL);
+    size_t keep = (size_t)(cut - body) + 6;      /* "\ns 170" — mid-line */
+    CHECK(keep < n);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    CHECK(write(fd, body, keep) == (ssize_t)keep);
+    close(fd);
+    CHECK(history_load(&back, path, &damaged, why, sizeof why));
+    CHECK(damaged);
+    CHECK(strstr(why, "damaged history line") != NULL);
+    int kept = 0;
+    for (int i = 0; i < HIST_N; i++)
+        kept += back.step[i] != 0;
+    CHECK_MSG(kept == 20, why);    /* the s lines before the torn one */
+    /* garbage in a value: refused from that line */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    const char *bad = "redrive-history 1\ns 170000000 1 2 3 4 5 6 7 8 9 nan\n";
+    CHECK(write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
+    close(fd);
+    CHECK(history_load(&back, path, &damaged, why, sizeof why) && damaged);
+    CHECK(back.step[170000000 % HIST_N] == 0);
+    /* a file others can read is not ours to trust */
+    chmod(path, 0644);
+    CHECK(!history_load(&back, path, &damaged, why, sizeof why));
+    CHECK(strstr(why, "history file") != NULL);
+    unlink(path);
+    /* a missing file: an empty history, no error */
+    CHECK(history_load(&back, path, &damaged, why, sizeof why) && !damaged);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    ring_and_gaps();
+    queues();
+    round_trip(tmpdir());
+    return check_done("history");
+}
