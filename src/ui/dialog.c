@@ -573,18 +573,7 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
         bh = rows - 2;
     int y0 = (rows - bh) / 2, x0 = (cols - bw) / 2;
     int attr = theme_attr(app->theme, TS_DIALOG);
-    for (int y = 0; y < bh; y++)
-        draw_fill(w, y0 + y, x0, bw, attr);
-    wattrset(w, attr);
-    mvwhline(w, y0, x0, ACS_HLINE, bw);
-    mvwhline(w, y0 + bh - 1, x0, ACS_HLINE, bw);
-    mvwvline(w, y0, x0, ACS_VLINE, bh);
-    mvwvline(w, y0, x0 + bw - 1, ACS_VLINE, bh);
-    mvwaddch(w, y0, x0, ACS_ULCORNER);
-    mvwaddch(w, y0, x0 + bw - 1, ACS_URCORNER);
-    mvwaddch(w, y0 + bh - 1, x0, ACS_LLCORNER);
-    mvwaddch(w, y0 + bh - 1, x0 + bw - 1, ACS_LRCORNER);
-    wattrset(w, 0);
+    draw_box(w, (ui_rect){y0, x0, bh, bw}, attr);
     int body = bh - 3, skip = 0;
     bool results = app->dlg.state == DLG_PROGRESS;
     int head = 1;   /* lines before the results: the summary, the batch line */

@@ -53,6 +53,28 @@ void draw_fill(WINDOW *w, int y, int x, int cols, int attr)
     blanks(w, cols, attr);
 }
 
+void draw_panel(WINDOW *w, ui_rect b, int attr)
+{
+    for (int y = 0; y < b.h; y++)
+        draw_fill(w, b.y + y, b.x, b.w, attr);
+}
+
+void draw_box(WINDOW *w, ui_rect b, int attr)
+{
+    draw_panel(w, b, attr);
+    int bottom = b.y + b.h - 1, right = b.x + b.w - 1;
+    wattrset(w, attr);
+    mvwhline(w, b.y, b.x, ACS_HLINE, b.w);
+    mvwhline(w, bottom, b.x, ACS_HLINE, b.w);
+    mvwvline(w, b.y, b.x, ACS_VLINE, b.h);
+    mvwvline(w, b.y, right, ACS_VLINE, b.h);
+    mvwaddch(w, b.y, b.x, ACS_ULCORNER);
+    mvwaddch(w, b.y, right, ACS_URCORNER);
+    mvwaddch(w, bottom, b.x, ACS_LLCORNER);
+    mvwaddch(w, bottom, right, ACS_LRCORNER);
+    wattrset(w, 0);
+}
+
 static int cols_need(const ui_col *c, int n)
 {
     int need = 0, shown = 0;
@@ -135,10 +157,26 @@ void cols_header(WINDOW *w, int y, int x, const ui_col *c, int n, int attr)
         draw_fill(w, y, end, getmaxx(w) - end, attr);
 }
 
+static void cell_mid(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san)
+{
+    char *clean = sanitize_str(raw, san);
+    char buf[FIT_CAP];
+    int used = sanitize_fit_mid(clean, c->w, buf, sizeof buf, san);
+    free(clean);
+    wattrset(w, attr);
+    mvwaddstr(w, y, x + c->x, buf);
+    blanks(w, c->w - used, attr);
+    wattrset(w, 0);
+}
+
 void cols_cell(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san)
 {
     if (!c->w)
         return;
+    if (c->mid) {
+        cell_mid(w, y, x, c, raw, attr, san);
+        return;
+    }
     if (!c->right) {
         draw_raw(w, y, x + c->x, c->w, raw, attr, san);
         return;
@@ -149,20 +187,6 @@ void cols_cell(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int at
     draw_fill(w, y, x + c->x, pad, attr);
     draw_clean(w, y, x + c->x + pad, c->w - pad, clean, attr);
     free(clean);
-}
-
-void cols_cell_mid(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san)
-{
-    if (!c->w)
-        return;
-    char *clean = sanitize_str(raw, san);
-    char buf[FIT_CAP];
-    int used = sanitize_fit_mid(clean, c->w, buf, sizeof buf, san);
-    free(clean);
-    wattrset(w, attr);
-    mvwaddstr(w, y, x + c->x, buf);
-    blanks(w, c->w - used, attr);
-    wattrset(w, 0);
 }
 
 int text_cols(const char *raw, unsigned san)

@@ -11,6 +11,10 @@ int draw_raw(WINDOW *w, int y, int x, int cols, const char *raw, int attr, unsig
 /* Same for text we produced ourselves (still fitted; never data as a format). */
 int draw_clean(WINDOW *w, int y, int x, int cols, const char *clean, int attr);
 void draw_fill(WINDOW *w, int y, int x, int cols, int attr);
+/* Every row of b blanked in attr (a panel drawn over the view). */
+void draw_panel(WINDOW *w, ui_rect b, int attr);
+/* The same with a line frame on its edge (the dialogs' box). */
+void draw_box(WINDOW *w, ui_rect b, int attr);
 
 /* Table columns: when the minimums do not fit, columns with the highest drop are hidden. */
 typedef struct ui_col {
@@ -19,14 +23,14 @@ typedef struct ui_col {
     int weight;          /* share of the remaining space */
     int drop;            /* 0 = always shown; higher = hidden first */
     bool right;
+    bool mid;            /* cut in the middle (ids, names: they differ at their ends) */
     int x, w;            /* computed; w == 0 → hidden */
 } ui_col;
 
 void cols_layout(ui_col *c, int n, int width);
 void cols_header(WINDOW *w, int y, int x, const ui_col *c, int n, int attr);
+/* A cell of column c: cut at its end, or in its middle with c->mid; right-aligned with c->right. */
 void cols_cell(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san);
-/* The same with the ellipsis in the middle (ids, names: they differ at their ends). */
-void cols_cell_mid(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san);
 /* Display width of raw as drawn (sanitized). */
 int text_cols(const char *raw, unsigned san);
 /* An id/name column sized to its content (`widest`, text_cols of the rows shown), at most

@@ -108,18 +108,7 @@ void password_draw(ui_app *app, WINDOW *w)
     int bw = cols - 4 < 70 ? cols - 4 : 70, bh = 6;
     int y0 = (rows - bh) / 2, x0 = (cols - bw) / 2;
     int attr = theme_attr(app->theme, TS_DIALOG);
-    for (int y = 0; y < bh; y++)
-        draw_fill(w, y0 + y, x0, bw, attr);
-    wattrset(w, attr);
-    mvwhline(w, y0, x0, ACS_HLINE, bw);
-    mvwhline(w, y0 + bh - 1, x0, ACS_HLINE, bw);
-    mvwvline(w, y0, x0, ACS_VLINE, bh);
-    mvwvline(w, y0, x0 + bw - 1, ACS_VLINE, bh);
-    mvwaddch(w, y0, x0, ACS_ULCORNER);
-    mvwaddch(w, y0, x0 + bw - 1, ACS_URCORNER);
-    mvwaddch(w, y0 + bh - 1, x0, ACS_LLCORNER);
-    mvwaddch(w, y0 + bh - 1, x0 + bw - 1, ACS_LRCORNER);
-    wattrset(w, 0);
+    draw_box(w, (ui_rect){y0, x0, bh, bw}, attr);
     /* the prompt names the login and system from the config: outside text, sanitized */
     draw_raw(w, y0 + 1, x0 + 2, bw - 4, app->pw.prompt, theme_attr(app->theme, TS_DIALOG_DANGER), app->ctx.san);
     draw_clean(w, y0 + 2, x0 + 2, bw - 4, "(typing is not shown)", attr);

@@ -34,13 +34,13 @@ void picker_draw(const ui_picker *p, ui_ctx *c, WINDOW *w, ui_rect r, const char
         bh = r.h;
     int y0 = r.y + (r.h - bh) / 2, x0 = r.x + (r.w - bw) / 2;
     int attr = theme_attr(c->theme, TS_DIALOG);
-    for (int y = 0; y < bh; y++)
-        draw_fill(w, y0 + y, x0, bw, attr);
+    draw_panel(w, (ui_rect){y0, x0, bh, bw}, attr);
     draw_clean(w, y0, x0 + 1, bw - 2, title, attr | A_BOLD);
     int rows = bh - 3, top = p->cur >= rows ? p->cur - rows + 1 : 0;
     for (int i = 0; i < rows && top + i < p->n; i++) {
         int k = top + i, a = k == p->cur ? theme_attr(c->theme, TS_CURSOR) : attr;
-        ui_col lab = {"", 1, 1, 0, 0, false, 2, bw - cw - 5}, cnt = {"", 1, 1, 0, 0, true, bw - cw - 2, cw};
+        ui_col lab = {.title = "", .min = 1, .want = 1, .x = 2, .w = bw - cw - 5};
+        ui_col cnt = {.title = "", .min = 1, .want = 1, .right = true, .x = bw - cw - 2, .w = cw};
         draw_fill(w, y0 + 2 + i, x0 + 1, bw - 2, a);
         cols_cell(w, y0 + 2 + i, x0, &lab, p->label[k], a, c->san);
         cols_cell(w, y0 + 2 + i, x0, &cnt, p->count[k], a, c->san);

@@ -7,6 +7,7 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "table.h"
 #include "view.h"
 
 typedef struct chain_st {
@@ -118,6 +119,32 @@ static void chain_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, int
     free(raw);
 }
 
+static void chain_row(ui_ctx *c, const ui_table_row *row)
+{
+    const rd_model *m = c->model;
+    int idx = row->idx;
+    const rd_execution *e = &m->chain.items[idx];
+    bool cur = row->cur;
+    int base = row_base(c, row);
+    char num[16], gap[32], started[32];
+    snprintf(num, sizeof num, "%d", e->attempt);
+    gap_text(idx ? &m->chain.items[idx - 1] : NULL, e, gap, sizeof gap);
+    if (row->cols[5].w >= 19)
+        ctx_time(c, e->created_at, started, sizeof started);
+    else
+        ctx_age(c, e->created_at, started, sizeof started);
+    const char *text[] = {num, e->id ? e->id : "-", NULL, NULL, e->worker ? e->worker : "-", started, gap,
+                          e->error ? e->error : ""};
+    row_cells(c, row, text, base);
+    row_cell(c, row, 2, e->status ? e->status : "-",
+             cur ? base : theme_attr(c->theme, (ui_slot)slot_for_status(e->status)));
+    int loop = ctx_loop(c, e);
+    char lp[32];
+    snprintf(lp, sizeof lp, "LOOP #%d", loop + 1);   /* a retry now: manual retry #loop+1 */
+    row_cell(c, row, 3, loop > 0 ? lp : e->reason ? e->reason : "-",
+             loop > 0 && !cur ? theme_attr(c->theme, TS_WARNING) : base);
+}
+
 static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
@@ -139,54 +166,25 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         return;
     }
     ui_col cols[] = {
-        {"#", 3, 3, 0, 0, true, 0, 0},        {"ID", 8, 14, 1, 0, false, 0, 0},
-        {"STATUS", 9, 10, 0, 0, false, 0, 0}, {"REASON", 10, 18, 1, 2, false, 0, 0},
-        {"WORKER", 8, 12, 1, 3, false, 0, 0}, {"STARTED", 8, 19, 0, 0, false, 0, 0},
-        {"GAP", 6, 7, 0, 0, true, 0, 0},      {"ERROR", 12, 20, 4, 0, false, 0, 0},
+        {.title = "#", .min = 3, .want = 3, .right = true},
+        {.title = "ID", .min = 8, .want = 14, .weight = 1, .mid = true},
+        {.title = "STATUS", .min = 9, .want = 10},
+        {.title = "REASON", .min = 10, .want = 18, .weight = 1, .drop = 2},
+        {.title = "WORKER", .min = 8, .want = 12, .weight = 1, .drop = 3, .mid = true},
+        {.title = "STARTED", .min = 8, .want = 19},
+        {.title = "GAP", .min = 6, .want = 7, .right = true},
+        {.title = "ERROR", .min = 12, .want = 20, .weight = 4},
     };
-    int nc = (int)(sizeof cols / sizeof *cols);
     int idw = 0;   /* a chain is short: the id column fits the widest of them, up to 24 */
     for (size_t i = 0; i < m->chain.n; i++) {
         int n = text_cols(m->chain.items[i].id ? m->chain.items[i].id : "-", c->san);
         idw = n > idw ? n : idw;
     }
     col_content(&cols[1], idw, 12, 24);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 2, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     int detail_h = r.h >= 16 ? 6 : 4;
-    int rows = r.h - 3 - detail_h;
-    v->rows = rows < 1 ? 1 : rows;
-    v->list_y = r.y + 3;
-    v->list.n = (int)m->chain.n;
-    list_fit(&v->list, v->rows);
-    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
-        int idx = v->list.top + i;
-        const rd_execution *e = &m->chain.items[idx];
-        bool cur = idx == v->list.cur;
-        int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
-        int y = r.y + 3 + i;
-        char num[16], gap[32], started[32];
-        snprintf(num, sizeof num, "%d", e->attempt);
-        gap_text(idx ? &m->chain.items[idx - 1] : NULL, e, gap, sizeof gap);
-        if (cols[5].w >= 19)
-            ctx_time(c, e->created_at, started, sizeof started);
-        else
-            ctx_age(c, e->created_at, started, sizeof started);
-        draw_fill(w, y, r.x, r.w, base);
-        cols_cell(w, y, r.x, &cols[0], num, base, c->san);
-        cols_cell_mid(w, y, r.x, &cols[1], e->id ? e->id : "-", base, c->san);
-        cols_cell(w, y, r.x, &cols[2], e->status ? e->status : "-",
-                  cur ? base : theme_attr(c->theme, (ui_slot)slot_for_status(e->status)), c->san);
-        int loop = ctx_loop(c, e);
-        char lp[32];
-        snprintf(lp, sizeof lp, "LOOP #%d", loop + 1);   /* a retry now: manual retry #loop+1 */
-        cols_cell(w, y, r.x, &cols[3], loop > 0 ? lp : e->reason ? e->reason : "-",
-                  loop > 0 && !cur ? theme_attr(c->theme, TS_WARNING) : base, c->san);
-        cols_cell_mid(w, y, r.x, &cols[4], e->worker ? e->worker : "-", base, c->san);
-        cols_cell(w, y, r.x, &cols[5], started, base, c->san);
-        cols_cell(w, y, r.x, &cols[6], gap, base, c->san);
-        cols_cell(w, y, r.x, &cols[7], e->error ? e->error : "", base, c->san);
-    }
+    view_table(v, c, w, r, &(ui_table){
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 2, .rows = r.h - 3 - detail_h,
+        .n = (int)m->chain.n, .row = chain_row});
     chain_detail(&m->chain.items[v->list.cur], c, w, r.y + r.h - detail_h, detail_h, r);
 }
 

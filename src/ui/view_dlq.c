@@ -10,6 +10,7 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "table.h"
 #include "view.h"
 
 typedef struct dlq_st {
@@ -308,22 +309,19 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         draw_clean(w, r.y, r.x + used, r.w - used, note, theme_attr(c->theme, TS_WARNING));
 }
 
-static void dlq_row(const rd_dlq_entry *d, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
+static void dlq_row(ui_ctx *c, const ui_table_row *row)
 {
-    int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
+    const dlq_st *s = row->st;
+    const rd_dlq_entry *d = &c->model->dlq.items[s->rows[row->idx]];
+    int base = row_base(c, row);
     char cnt[32], first[32], last[32];
     fmt_long(d->count, cnt, sizeof cnt);
     ctx_age(c, d->first_death_at, first, sizeof first);
     ctx_age(c, d->last_death_at, last, sizeof last);
-    draw_fill(w, y, r.x, r.w, base);
-    cols_cell_mid(w, y, r.x, &cols[0], d->id ? d->id : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[1], d->queue ? d->queue : "-", base, c->san);
-    cols_cell_mid(w, y, r.x, &cols[2], d->execution_id ? d->execution_id : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[3], d->reason ? d->reason : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[4], cnt, base, c->san);
-    cols_cell(w, y, r.x, &cols[5], first, base, c->san);
-    cols_cell(w, y, r.x, &cols[6], last, base, c->san);
-    cols_cell(w, y, r.x, &cols[7], d->payload ? d->payload : "", base, c->san);
+    const char *text[] = {d->id ? d->id : "-", d->queue ? d->queue : "-",
+                          d->execution_id ? d->execution_id : "-", d->reason ? d->reason : "-", cnt, first, last,
+                          d->payload ? d->payload : ""};
+    row_cells(c, row, text, base);
 }
 
 static const char *dlq_row_id(const ui_ctx *c, const void *st, int row)
@@ -346,8 +344,9 @@ static void dlq_rows(ui_view *v, ui_ctx *c, dlq_st *s)
 
 /* The id columns as wide as the entries on screen need (up to 24: a message id cut in
  * the middle keeps its tail), the time columns as wide as clock times need. */
-static void dlq_widths(const ui_view *v, ui_ctx *c, const dlq_st *s, ui_col *cols)
+static void dlq_widths(const ui_view *v, const ui_ctx *c, ui_col *cols)
 {
+    const dlq_st *s = v->st;
     int id = 0, ex = 0;
     for (int i = v->list.top; i < v->list.top + v->rows && i < (int)s->n_rows; i++) {
         const rd_dlq_entry *d = &c->model->dlq.items[s->rows[i]];
@@ -361,6 +360,17 @@ static void dlq_widths(const ui_view *v, ui_ctx *c, const dlq_st *s, ui_col *col
     }
     col_clock(c, &cols[5]);
     col_clock(c, &cols[6]);
+}
+
+/* What the list says when it shows no entry (the SQS note before a peek is wrapped apart). */
+static const char *dlq_empty(const ui_ctx *c)
+{
+    const rd_model *m = c->model;
+    if (dlq_peek_off(c) && !m->dlq.n)
+        return m->dlq_loaded ? "no entries from the store" : NULL;
+    if (m->dlq.n)
+        return "no DLQ entry matches the filter";
+    return m->dlq_loaded ? "the DLQ is empty" : "waiting for the peek...";
 }
 
 static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -377,36 +387,27 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     s->detail = false;
     dlq_list_title(v, c, w, r);
     ui_col cols[] = {
-        {"ID", 8, 12, 1, 0, false, 0, 0},      {"QUEUE", 10, 18, 1, 3, false, 0, 0},
-        {"EXECUTION", 9, 12, 1, 0, false, 0, 0}, {"REASON", 8, 10, 0, 0, false, 0, 0},
-        {"N", 3, 4, 0, 0, true, 0, 0},          {"FIRST", 5, 6, 0, 0, true, 0, 0},
-        {"LAST", 5, 6, 0, 2, true, 0, 0},       {"PAYLOAD", 12, 20, 4, 0, false, 0, 0},
+        {.title = "ID", .min = 8, .want = 12, .weight = 1, .mid = true},
+        {.title = "QUEUE", .min = 10, .want = 18, .weight = 1, .drop = 3},
+        {.title = "EXECUTION", .min = 9, .want = 12, .weight = 1, .mid = true},
+        {.title = "REASON", .min = 8, .want = 10},
+        {.title = "N", .min = 3, .want = 4, .right = true},
+        {.title = "FIRST", .min = 5, .want = 6, .right = true},
+        {.title = "LAST", .min = 5, .want = 6, .drop = 2, .right = true},
+        {.title = "PAYLOAD", .min = 12, .want = 20, .weight = 4},
     };
-    int nc = (int)(sizeof cols / sizeof *cols);
     int panel = dlq_peek_off(c) ? peek_off_draw(c, w, (ui_rect){r.y + 2, r.x, r.h - 2, r.w}) : 0;
-    v->rows = r.h - 2 - panel < 1 ? 1 : r.h - 2 - panel;
-    v->list_y = r.y + 2;
-    list_fit(&v->list, v->rows);
-    dlq_widths(v, c, s, cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    if (dlq_peek_off(c) && !m->dlq.n) {
-        if (m->dlq_loaded)
-            draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no entries from the store", theme_attr(c->theme, TS_DIM));
-    } else if (dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n) {
+    bool sqs_note = !dlq_peek_off(c) && dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n;
+    view_table(v, c, w, r, &(ui_table){
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 2 - panel,
+        .n = (int)s->n_rows, .st = s, .fit = dlq_widths, .empty = sqs_note ? NULL : dlq_empty(c),
+        .row = dlq_row});
+    if (sqs_note) {
         lines_ctx lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2, 0, theme_attr(c->theme, TS_WARNING)};
         char *note = sqs_peek_note(c);
         word_breaks(note, r.w - 2);
         text_wrap(note, r.w - 2, detail_line, &lc);
         free(note);
-    } else if (m->dlq.n && !s->n_rows) {
-        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no DLQ entry matches the filter", theme_attr(c->theme, TS_DIM));
-    } else if (!m->dlq.n)
-        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, m->dlq_loaded ? "the DLQ is empty" : "waiting for the peek...",
-                   theme_attr(c->theme, TS_DIM));
-    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
-        int idx = v->list.top + i;
-        dlq_row(&m->dlq.items[s->rows[idx]], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
     }
 }
 

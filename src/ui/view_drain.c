@@ -11,6 +11,7 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "table.h"
 #include "view.h"
 
 enum { DRAIN_ROWS_MAX = 500, DRAIN_WINDOW_S = 300 };
@@ -209,6 +210,17 @@ static const char *drain_row_id(const ui_ctx *c, const void *st, int row)
                ? c->model->running.items[row].id : NULL;
 }
 
+static void drain_row(ui_ctx *c, const ui_table_row *row)
+{
+    const rd_execution *e = &c->model->running.items[row->idx];
+    int base = row_base(c, row);
+    char age[24], fin[24];
+    ctx_age(c, e->created_at, age, sizeof age);
+    ctx_eta(c, drain_expected_finish(e, c->exec_timeout_s), fin, sizeof fin);
+    const char *text[] = {e->id ? e->id : "", e->name ? e->name : "-", e->status ? e->status : "", age, fin};
+    row_cells(c, row, text, base);
+}
+
 static void drain_rows(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r, int y)
 {
     drain_st *s = st_of(v);
@@ -220,40 +232,21 @@ static void drain_rows(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r, int y)
              timeout[0] ? timeout : "unknown (no execution_timeout in the profile or config)");
     y = line(c, win, y + 1, r, TS_HEADER, t);
     ui_col cols[] = {
-        {"ID", 8, 16, 1, 0, false, 0, 0},   {"NAME", 10, 24, 3, 0, false, 0, 0},
-        {"STATUS", 7, 10, 0, 2, false, 0, 0}, {"AGE", 4, 8, 0, 0, true, 0, 0},
-        {"FINISH BY", 9, 12, 0, 1, true, 0, 0},
+        {.title = "ID", .min = 8, .want = 16, .weight = 1},
+        {.title = "NAME", .min = 10, .want = 24, .weight = 3},
+        {.title = "STATUS", .min = 7, .want = 10, .drop = 2},
+        {.title = "AGE", .min = 4, .want = 8, .right = true},
+        {.title = "FINISH BY", .min = 9, .want = 12, .drop = 1, .right = true},
     };
-    int nc = (int)(sizeof cols / sizeof *cols);
-    cols_layout(cols, nc, r.w);
     if (y >= r.y + r.h)
         return;
-    cols_header(win, y++, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    v->list_y = y;
-    v->rows = r.y + r.h - y < 1 ? 1 : r.y + r.h - y;
-    v->list.n = (int)s->n_rows;
-    list_follow(&v->list, c, "execution", drain_row_id, s);
-    list_fit(&v->list, v->rows);
-    if (!s->n_rows && y < r.y + r.h)
-        draw_clean(win, y, r.x + 2, r.w - 2,
-                   s->known ? "nothing running on this worker (the store, queried by this worker)"
-                            : "running executions unknown: the store has not answered for this worker "
-                              "(or the profile has no worker_running query)",
-                   theme_attr(c->theme, TS_DIM));
-    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
-        int idx = v->list.top + i;
-        const rd_execution *e = &c->model->running.items[idx];
-        int base = idx == v->list.cur ? theme_attr(c->theme, TS_CURSOR) : 0, yy = y + i;
-        char age[24], fin[24];
-        ctx_age(c, e->created_at, age, sizeof age);
-        ctx_eta(c, drain_expected_finish(e, c->exec_timeout_s), fin, sizeof fin);
-        draw_fill(win, yy, r.x, r.w, base);
-        cols_cell(win, yy, r.x, &cols[0], e->id, base, c->san);
-        cols_cell(win, yy, r.x, &cols[1], e->name ? e->name : "-", base, c->san);
-        cols_cell(win, yy, r.x, &cols[2], e->status, base, c->san);
-        cols_cell(win, yy, r.x, &cols[3], age, base, c->san);
-        cols_cell(win, yy, r.x, &cols[4], fin, base, c->san);
-    }
+    view_table(v, c, win, r, &(ui_table){
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = y, .rows = r.y + r.h - y - 1,
+        .n = (int)s->n_rows, .st = s, .row_id = drain_row_id, .what = "execution", .row = drain_row,
+        .empty = y + 1 >= r.y + r.h ? NULL : s->known
+                 ? "nothing running on this worker (the store, queried by this worker)"
+                 : "running executions unknown: the store has not answered for this worker "
+                   "(or the profile has no worker_running query)"});
 }
 
 static void drain_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)

@@ -8,6 +8,7 @@
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "picker.h"
+#include "table.h"
 #include "view.h"
 
 enum { SORT_NEWEST, SORT_OLDEST, SORT_STATUS, SORT_ATTEMPT, SORT_NAME, SORT__COUNT };
@@ -288,9 +289,9 @@ static int max_int(int a, int b) { return a > b ? a : b; }
 /* The id and worker columns as wide as the rows on screen need (ids up to ID_CAP: the
  * middle ellipsis keeps the tail), the time columns as wide as clock times need. */
 enum { ID_CAP = 24, WORKER_CAP = 20 };
-static void execs_widths(ui_view *v, ui_ctx *c, ui_col *cols)
+static void execs_widths(const ui_view *v, const ui_ctx *c, ui_col *cols)
 {
-    execs_st *s = st_of(v);
+    const execs_st *s = v->st;
     int id = 0, worker = 0;
     for (int i = v->list.top; i < v->list.top + v->rows && i < (int)s->n_rows; i++) {
         const rd_execution *e = &c->model->execs.items[s->rows[i]];
@@ -305,6 +306,24 @@ static void execs_widths(ui_view *v, ui_ctx *c, ui_col *cols)
     col_clock(c, &cols[7]);
 }
 
+static void exec_row(ui_ctx *c, const ui_table_row *row)
+{
+    const execs_st *s = row->st;
+    const rd_execution *e = &c->model->execs.items[s->rows[row->idx]];
+    bool cur = row->cur, marked = mark_find(s, e->id) >= 0;
+    int base = cur ? theme_attr(c->theme, TS_CURSOR) : marked ? theme_attr(c->theme, TS_MARKED) : 0;
+    char cells[6][64];
+    int loop = ctx_loop(c, e);
+    exec_cells(e, c, loop, cells);
+    int st_attr = cur ? base : theme_attr(c->theme, (e->flags & (RD_EXEC_ORPHAN | RD_EXEC_MALFORMED))
+                                                    ? TS_WARNING : (ui_slot)slot_for_status(e->status));
+    const char *text[] = {marked ? "*" : " ", cells[0], e->name ? e->name : "-", NULL, cells[1], NULL, cells[3],
+                          cells[4], e->worker ? e->worker : "-", e->error ? e->error : ""};
+    row_cells(c, row, text, base);
+    row_cell(c, row, 3, cells[5], st_attr);
+    row_cell(c, row, 5, cells[2], loop > 0 && !cur ? theme_attr(c->theme, TS_WARNING) : base);
+}
+
 static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
@@ -312,54 +331,27 @@ static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     execs_current(v, c, &kept, true);
     execs_title(v, c, w, r);
     ui_col cols[] = {
-        {"", 1, 1, 0, 0, false, 0, 0},          {"ID", 8, 12, 1, 0, false, 0, 0},
-        {"NAME", 10, 16, 2, 0, false, 0, 0},    {"STATUS", 9, 10, 0, 0, false, 0, 0},
-        {"ATT", 5, 5, 0, 0, true, 0, 0},        {"ELIG", 4, 4, 0, 0, false, 0, 0},
-        {"NEXT", 6, 7, 0, 2, false, 0, 0},      {"AGE", 4, 5, 0, 0, true, 0, 0},
-        {"WORKER", 8, 14, 1, 3, false, 0, 0},   {"ERROR", 24, 30, 5, 0, false, 0, 0},
+        {.title = "", .min = 1, .want = 1},
+        {.title = "ID", .min = 8, .want = 12, .weight = 1, .mid = true},
+        {.title = "NAME", .min = 10, .want = 16, .weight = 2},
+        {.title = "STATUS", .min = 9, .want = 10},
+        {.title = "ATT", .min = 5, .want = 5, .right = true},
+        {.title = "ELIG", .min = 4, .want = 4},
+        {.title = "NEXT", .min = 6, .want = 7, .drop = 2},
+        {.title = "AGE", .min = 4, .want = 5, .right = true},
+        {.title = "WORKER", .min = 8, .want = 14, .weight = 1, .drop = 3, .mid = true},
+        {.title = "ERROR", .min = 24, .want = 30, .weight = 5},
     };
-    int nc = (int)(sizeof cols / sizeof *cols);
-    int rows = r.h - 4;
-    v->rows = rows < 1 ? 1 : rows;
-    v->list_y = r.y + 2;
-    v->list.n = (int)s->n_rows;
-    list_fit(&v->list, v->rows);
-    execs_widths(v, c, cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    if (!s->n_rows && c->model->execs_searched > 0 && !c->model->execs.n) {
-        char t[160];   /* a bounded search: say how far it went, offer to go on */
-        snprintf(t, sizeof t, "searched the newest %ld rows from here, none found "
+    char empty[160];   /* a bounded search: say how far it went, offer to go on */
+    if (c->model->execs_searched > 0 && !c->model->execs.n)
+        snprintf(empty, sizeof empty, "searched the newest %ld rows from here, none found "
                  "- search further back? (next page)", c->model->execs_searched);
-        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, t, theme_attr(c->theme, TS_DIM));
-    } else if (!s->n_rows) {
-        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, c->model->execs.n ? "no executions match the filter"
-                   : "no executions (yet)", theme_attr(c->theme, TS_DIM));
-    }
-    for (int i = 0; i < v->rows && v->list.top + i < (int)s->n_rows; i++) {
-        int idx = v->list.top + i;
-        const rd_execution *e = &c->model->execs.items[s->rows[idx]];
-        bool cur = idx == v->list.cur, marked = mark_find(s, e->id) >= 0;
-        int base = cur ? theme_attr(c->theme, TS_CURSOR) : marked ? theme_attr(c->theme, TS_MARKED) : 0;
-        char cells[6][64];
-        int loop = ctx_loop(c, e);
-        exec_cells(e, c, loop, cells);
-        int y = r.y + 2 + i;
-        draw_fill(w, y, r.x, r.w, base);
-        int st_attr = cur ? base : theme_attr(c->theme, (e->flags & (RD_EXEC_ORPHAN | RD_EXEC_MALFORMED))
-                                                        ? TS_WARNING : (ui_slot)slot_for_status(e->status));
-        cols_cell(w, y, r.x, &cols[0], marked ? "*" : " ", base, c->san);
-        cols_cell_mid(w, y, r.x, &cols[1], cells[0], base, c->san);
-        cols_cell(w, y, r.x, &cols[2], e->name ? e->name : "-", base, c->san);
-        cols_cell(w, y, r.x, &cols[3], cells[5], st_attr, c->san);
-        cols_cell(w, y, r.x, &cols[4], cells[1], base, c->san);
-        cols_cell(w, y, r.x, &cols[5], cells[2], loop > 0 && !cur ? theme_attr(c->theme, TS_WARNING) : base,
-                  c->san);
-        cols_cell(w, y, r.x, &cols[6], cells[3], base, c->san);
-        cols_cell(w, y, r.x, &cols[7], cells[4], base, c->san);
-        cols_cell_mid(w, y, r.x, &cols[8], e->worker ? e->worker : "-", base, c->san);
-        cols_cell(w, y, r.x, &cols[9], e->error ? e->error : "", base, c->san);
-    }
+    else
+        snprintf(empty, sizeof empty, "%s", c->model->execs.n ? "no executions match the filter"
+                 : "no executions (yet)");
+    view_table(v, c, w, r, &(ui_table){
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 4,
+        .n = (int)s->n_rows, .st = s, .fit = execs_widths, .empty = empty, .row = exec_row});
     const rd_execution *e = s->n_rows ? &c->model->execs.items[s->rows[v->list.cur]] : NULL;
     if (e && r.h >= 6)
         execs_detail(e, c, w, r.y + r.h - 2, r);

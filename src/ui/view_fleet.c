@@ -7,6 +7,7 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "table.h"
 #include "view.h"
 
 static const ui_action fleet_bar[] = {UA_OPEN, UA_REFRESH, UA_COMMAND, UA_HELP, UA_QUIT, UA_NONE};
@@ -29,18 +30,19 @@ static const char *row_id(const ui_ctx *c, const void *st, int row)
     return row >= 0 && (size_t)row < c->n_fleet ? c->fleet[row].name : NULL;
 }
 
-static void fleet_row(ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, const rd_fleet_row *f, bool cur)
+static void fleet_row(ui_ctx *c, const ui_table_row *row)
 {
-    int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
-    int lvl = cur ? base : theme_attr(c->theme, (ui_slot)level_slot(f->level));
+    const rd_fleet_row *f = &c->fleet[row->idx];
+    int base = row_base(c, row);
+    int lvl = row->cur ? base : theme_attr(c->theme, (ui_slot)level_slot(f->level));
     char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
     fleet_row_cells(f, cells);
-    draw_fill(w, y, r.x, r.w, base);
+    row_fill(row, base);
     for (int k = 0; k < FLEET_COL__COUNT; k++) {
         int attr = k == FLEET_COL_LEVEL || k == FLEET_COL_SOURCES ? lvl : base;
-        if (k == FLEET_COL_ENV && !cur && f->banner[0])
+        if (k == FLEET_COL_ENV && !row->cur && f->banner[0])
             attr = theme_attr(c->theme, TS_DANGER);
-        cols_cell(w, y, r.x, &cols[k], cells[k], attr, c->san);
+        row_cell(c, row, k, cells[k], attr);
     }
 }
 
@@ -60,30 +62,22 @@ static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     snprintf(t, sizeof t, "Fleet  %zu systems, worst first  %zu failing or down", c->n_fleet, bad);
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, bad ? TS_WARNING : TS_TITLE));
     ui_col cols[FLEET_COL__COUNT] = {
-        [FLEET_COL_LEVEL] = {"STATE", 5, 5, 0, 0, false, 0, 0},
-        [FLEET_COL_SYSTEM] = {"SYSTEM", 8, 16, 0, 0, false, 0, 0},
-        [FLEET_COL_ENV] = {"ENV", 4, 8, 0, 4, false, 0, 0},
-        [FLEET_COL_SOURCES] = {"SOURCES", 8, 12, 0, 0, false, 0, 0},
-        [FLEET_COL_FAILING] = {"FAIL/MIN", 8, 8, 0, 0, true, 0, 0},
-        [FLEET_COL_ELIGIBLE] = {"RETRYABLE", 9, 9, 0, 3, true, 0, 0},
-        [FLEET_COL_DLQ] = {"DLQ", 5, 11, 0, 0, true, 0, 0},   /* "3 cached 2m" */
-        [FLEET_COL_TREND] = {"TREND", 5, 6, 0, 2, true, 0, 0},
-        [FLEET_COL_WORKERS] = {"WORKERS", 11, 12, 0, 1, false, 0, 0},
-        [FLEET_COL_QUEUED] = {"OLDEST QUEUED", 13, 13, 0, 5, true, 0, 0},
-        [FLEET_COL_WHY] = {"WHY", 16, 60, 1, 0, false, 0, 0},   /* the level's reasons */
+        [FLEET_COL_LEVEL] = {.title = "STATE", .min = 5, .want = 5},
+        [FLEET_COL_SYSTEM] = {.title = "SYSTEM", .min = 8, .want = 16},
+        [FLEET_COL_ENV] = {.title = "ENV", .min = 4, .want = 8, .drop = 4},
+        [FLEET_COL_SOURCES] = {.title = "SOURCES", .min = 8, .want = 12},
+        [FLEET_COL_FAILING] = {.title = "FAIL/MIN", .min = 8, .want = 8, .right = true},
+        [FLEET_COL_ELIGIBLE] = {.title = "RETRYABLE", .min = 9, .want = 9, .drop = 3, .right = true},
+        [FLEET_COL_DLQ] = {.title = "DLQ", .min = 5, .want = 11, .right = true},   /* "3 cached 2m" */
+        [FLEET_COL_TREND] = {.title = "TREND", .min = 5, .want = 6, .drop = 2, .right = true},
+        [FLEET_COL_WORKERS] = {.title = "WORKERS", .min = 11, .want = 12, .drop = 1},
+        [FLEET_COL_QUEUED] = {.title = "OLDEST QUEUED", .min = 13, .want = 13, .drop = 5, .right = true},
+        [FLEET_COL_WHY] = {.title = "WHY", .min = 16, .want = 60, .weight = 1},   /* the level's reasons */
     };
-    cols_layout(cols, FLEET_COL__COUNT, r.w);
-    cols_header(w, r.y + 1, r.x, cols, FLEET_COL__COUNT, theme_attr(c->theme, TS_HEADER));
-    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
-    v->list_y = r.y + 2;
-    v->list.n = (int)c->n_fleet;
-    list_follow(&v->list, c, "system", row_id, NULL);   /* the sort moved it: follow the name */
-    list_fit(&v->list, v->rows);
-    int y = r.y + 2;
-    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++, y++) {
-        int idx = v->list.top + i;
-        fleet_row(c, w, y, r, cols, &c->fleet[idx], idx == v->list.cur);
-    }
+    view_table(v, c, w, r, &(ui_table){   /* the sort moved a system: its name is followed */
+        .cols = cols, .n_cols = FLEET_COL__COUNT, .y = r.y + 1, .rows = r.h - 2, .n = (int)c->n_fleet,
+        .row_id = row_id, .what = "system", .row = fleet_row});
+    int y = v->list_y + table_shown(v);
     /* the cursor row's whole WHY (the column may be cut), then why a system is down */
     if (v->list.n && y + 2 < r.y + r.h) {
         char why[FLEET_CELL_MAX];

@@ -7,6 +7,7 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "table.h"
 #include "view.h"
 
 typedef struct groups_st {
@@ -100,9 +101,12 @@ static void groups_detail(const rd_group *g, ui_ctx *c, WINDOW *w, int y, ui_rec
     free(l2);
 }
 
-static void groups_row(const rd_group *g, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
+static void groups_row(ui_ctx *c, const ui_table_row *row)
 {
-    int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
+    const groups_st *s = row->st;
+    const rd_group *g = &s->g[row->idx];
+    bool cur = row->cur;
+    int base = row_base(c, row);
     char count[16], elig[16], loops[16], trend[32], first[24], last[24], acts[256];
     snprintf(count, sizeof count, "%zu", g->count);
     snprintf(elig, sizeof elig, "%zu", g->eligible);
@@ -112,15 +116,10 @@ static void groups_row(const rd_group *g, ui_ctx *c, WINDOW *w, int y, ui_rect r
     ctx_age(c, g->last_seen, last, sizeof last);
     actions_text(g, acts, sizeof acts);
     int trend_slot = g->trend == TREND_RISING || g->trend == TREND_NEW ? TS_FAILED : TS_DIM;
-    draw_fill(w, y, r.x, r.w, base);
-    cols_cell(w, y, r.x, &cols[0], count, base, c->san);
-    cols_cell(w, y, r.x, &cols[1], elig, base, c->san);
-    cols_cell(w, y, r.x, &cols[2], loops, g->loops && !cur ? theme_attr(c->theme, TS_WARNING) : base, c->san);
-    cols_cell(w, y, r.x, &cols[3], trend, cur ? base : theme_attr(c->theme, (ui_slot)trend_slot), c->san);
-    cols_cell(w, y, r.x, &cols[4], first, base, c->san);
-    cols_cell(w, y, r.x, &cols[5], last, base, c->san);
-    cols_cell(w, y, r.x, &cols[6], acts, base, c->san);
-    cols_cell(w, y, r.x, &cols[7], g->fp[0] ? g->fp : "(no error text)", base, c->san);
+    const char *text[] = {count, elig, NULL, NULL, first, last, acts, g->fp[0] ? g->fp : "(no error text)"};
+    row_cells(c, row, text, base);
+    row_cell(c, row, 2, loops, g->loops && !cur ? theme_attr(c->theme, TS_WARNING) : base);
+    row_cell(c, row, 3, trend, cur ? base : theme_attr(c->theme, (ui_slot)trend_slot));
 }
 
 static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -138,29 +137,22 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     if (used < r.w)
         draw_clean(w, r.y, r.x + used, r.w - used, "  trend: last 15m/before", theme_attr(c->theme, TS_TITLE));
     ui_col cols[] = {
-        {"COUNT", 5, 5, 0, 0, true, 0, 0},   {"ELIG", 4, 4, 0, 0, true, 0, 0},
-        {"LOOP", 4, 4, 0, 1, true, 0, 0},    {"TREND", 9, 14, 0, 0, false, 0, 0},
-        {"FIRST", 5, 5, 0, 2, true, 0, 0},   {"LAST", 4, 5, 0, 0, true, 0, 0},
-        {"ACTIONS", 10, 24, 1, 3, false, 0, 0}, {"ERROR", 20, 40, 4, 0, false, 0, 0},
+        {.title = "COUNT", .min = 5, .want = 5, .right = true},
+        {.title = "ELIG", .min = 4, .want = 4, .right = true},
+        {.title = "LOOP", .min = 4, .want = 4, .drop = 1, .right = true},
+        {.title = "TREND", .min = 9, .want = 14},
+        {.title = "FIRST", .min = 5, .want = 5, .drop = 2, .right = true},
+        {.title = "LAST", .min = 4, .want = 5, .right = true},
+        {.title = "ACTIONS", .min = 10, .want = 24, .weight = 1, .drop = 3},
+        {.title = "ERROR", .min = 20, .want = 40, .weight = 4},
     };
-    int nc = (int)(sizeof cols / sizeof *cols);
     col_clock(c, &cols[4]);
     col_clock(c, &cols[5]);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    int rows = r.h - 4;
-    v->rows = rows < 1 ? 1 : rows;
-    v->list_y = r.y + 2;
-    list_fit(&v->list, v->rows);
-    if (!s->n)
-        draw_clean(w, r.y + 2, r.x + 2, r.w - 2,
-                   s->all ? "no error group matches the filter"
-                   : c->model->execs.n ? "no failed executions among the loaded ones" : "no executions (yet)",
-                   theme_attr(c->theme, TS_DIM));
-    for (int i = 0; i < v->rows && v->list.top + i < (int)s->n; i++) {
-        int idx = v->list.top + i;
-        groups_row(&s->g[idx], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
-    }
+    view_table(v, c, w, r, &(ui_table){
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 4,
+        .n = (int)s->n, .st = s, .row = groups_row,
+        .empty = s->all ? "no error group matches the filter"
+                 : c->model->execs.n ? "no failed executions among the loaded ones" : "no executions (yet)"});
     if (s->n && r.h >= 6)
         groups_detail(&s->g[v->list.cur], c, w, r.y + r.h - 2, r);
 }

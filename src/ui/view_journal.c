@@ -5,6 +5,7 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "table.h"
 #include "view.h"
 
 static const ui_action journal_bar[] = {UA_REFRESH, UA_SEARCH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
@@ -27,14 +28,17 @@ static void journal_targets(const rd_journal_entry *e, char *out, size_t cap)
     }
 }
 
-static void journal_row(const rd_journal_entry *e, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols,
-                        bool cur)
+/* row->st: the indexes of the entries shown */
+static void journal_row(ui_ctx *c, const ui_table_row *row)
 {
-    int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
-    draw_fill(w, y, r.x, r.w, base);
+    const rd_journal_entry *e = &c->journal[((const size_t *)row->st)[row->idx]];
+    bool cur = row->cur;
+    int base = row_base(c, row);
     if (e->malformed) {
+        row_fill(row, base);
         char *t = xasprintf("(malformed line) %s", e->raw ? e->raw : "");
-        draw_raw(w, y, r.x, r.w, t, cur ? base : theme_attr(c->theme, TS_WARNING), c->san);
+        int attr = cur ? base : theme_attr(c->theme, TS_WARNING);
+        draw_raw(row->w, row->y, row->r.x, row->r.w, t, attr, c->san);
         free(t);
         return;
     }
@@ -49,19 +53,14 @@ static void journal_row(const rd_journal_entry *e, ui_ctx *c, WINDOW *w, int y, 
     bool ok = e->code && strcmp(e->code, "ok") == 0;
     bool open = e->code && (strcmp(e->code, "pending") == 0 || strcmp(e->code, "unknown") == 0);
     ui_slot slot = ok ? TS_OK : open ? TS_WARNING : TS_FAILED;
-    cols_cell(w, y, r.x, &cols[0], e->time ? e->time : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[1], e->operator_ ? e->operator_ : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[2], e->system ? e->system : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[3], e->action ? e->action : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[4], targets, base, c->san);
-    cols_cell(w, y, r.x, &cols[5], status, base, c->san);
-    cols_cell(w, y, r.x, &cols[6], e->code ? e->code : "-", cur ? base : theme_attr(c->theme, slot),
-              c->san);
     /* a batch's lines share its id (search it with /); an override says what it overrode */
     char *msg = xasprintf("%s%.8s%s%s%s%s%s", e->batch ? "[batch " : "", e->batch ? e->batch : "", e->batch ? "] " : "",
                           e->override_ ? "[override " : "", e->override_ ? e->override_ : "",
                           e->override_ ? "] " : "", e->result ? e->result : "");
-    cols_cell(w, y, r.x, &cols[7], msg, base, c->san);
+    const char *text[] = {e->time ? e->time : "-", e->operator_ ? e->operator_ : "-",
+                          e->system ? e->system : "-", e->action ? e->action : "-", targets, status, NULL, msg};
+    row_cells(c, row, text, base);
+    row_cell(c, row, 6, e->code ? e->code : "-", cur ? base : theme_attr(c->theme, slot));
     free(msg);
 }
 
@@ -78,17 +77,20 @@ static void journal_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     filter_title(c, w, r, tn, &c->filter[VIEW_JOURNAL]);
     ui_col cols[] = {
-        {"TIME", 19, 24, 0, 0, false, 0, 0},  {"OPERATOR", 8, 12, 1, 2, false, 0, 0},
-        {"SYSTEM", 8, 12, 1, 3, false, 0, 0}, {"ACTION", 7, 10, 0, 0, false, 0, 0},
-        {"TARGETS", 8, 16, 2, 0, false, 0, 0}, {"HTTP", 4, 4, 0, 4, true, 0, 0},
-        {"RESULT", 8, 13, 0, 0, false, 0, 0}, {"MESSAGE", 10, 20, 3, 1, false, 0, 0},
+        {.title = "TIME", .min = 19, .want = 24},
+        {.title = "OPERATOR", .min = 8, .want = 12, .weight = 1, .drop = 2},
+        {.title = "SYSTEM", .min = 8, .want = 12, .weight = 1, .drop = 3},
+        {.title = "ACTION", .min = 7, .want = 10},
+        {.title = "TARGETS", .min = 8, .want = 16, .weight = 2},
+        {.title = "HTTP", .min = 4, .want = 4, .drop = 4, .right = true},
+        {.title = "RESULT", .min = 8, .want = 13},
+        {.title = "MESSAGE", .min = 10, .want = 20, .weight = 3, .drop = 1},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
-    v->list_y = r.y + 2;
-    if (c->journal_error) {
+    if (c->journal_error) {   /* the header alone: the list keeps its rows */
+        table_head(c, w, r, r.y + 1, cols, nc);
+        v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
+        v->list_y = r.y + 2;
         char *e = xasprintf("cannot read the journal: %s", c->journal_error);
         draw_raw(w, r.y + 2, r.x + 2, r.w - 2, e, theme_attr(c->theme, TS_ERROR), c->san);
         free(e);
@@ -98,15 +100,10 @@ static void journal_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     for (size_t i = 0; i < c->n_journal && n < 4096; i++)
         if (journal_visible(&c->journal[i], c->filter[VIEW_JOURNAL].text))
             idx[n++] = i;
-    v->list.n = (int)n;
-    list_fit(&v->list, v->rows);
-    if (!n)
-        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, c->n_journal ? "no actions match the filter" : "no actions recorded yet",
-                   theme_attr(c->theme, TS_DIM));
-    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
-        int k = v->list.top + i;
-        journal_row(&c->journal[idx[k]], c, w, r.y + 2 + i, r, cols, k == v->list.cur);
-    }
+    view_table(v, c, w, r, &(ui_table){
+        .cols = cols, .n_cols = nc, .y = r.y + 1, .rows = r.h - 2, .n = (int)n, .st = idx,
+        .empty = c->n_journal ? "no actions match the filter" : "no actions recorded yet",
+        .row = journal_row});
 }
 
 static unsigned journal_key(ui_view *v, ui_ctx *c, ui_action a)

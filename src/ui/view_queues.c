@@ -5,6 +5,7 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "table.h"
 #include "view.h"
 
 typedef struct queues_st {
@@ -65,9 +66,11 @@ static void rate_text(double r, char *out, size_t cap)
         snprintf(out, cap, "%.1f", r);
 }
 
-static void queue_row(const rd_queue *q, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
+static void queue_row(ui_ctx *c, const ui_table_row *row)
 {
-    int base = cur ? theme_attr(c->theme, TS_CURSOR)
+    const queues_st *s = row->st;
+    const rd_queue *q = &c->model->queues.items[s->rows[row->idx]];
+    int base = row->cur ? theme_attr(c->theme, TS_CURSOR)
                : queue_alert(q) || q->not_draining ? theme_attr(c->theme, TS_ALERT)
                : q->is_dlq && q->depth > 0 ? theme_attr(c->theme, TS_WARNING) : 0;
     char cells[7][32];
@@ -81,18 +84,11 @@ static void queue_row(const rd_queue *q, ui_ctx *c, WINDOW *w, int y, ui_rect r,
         snprintf(cells[6], 32, "%lds", q->ttl_ms / 1000);
     else
         snprintf(cells[6], 32, "-");
-    draw_fill(w, y, r.x, r.w, base);
-    cols_cell(w, y, r.x, &cols[0], q->name ? q->name : "-", base, c->san);
-    cols_cell(w, y, r.x, &cols[1], cells[0], base, c->san);
-    cols_cell(w, y, r.x, &cols[2], cells[1], base, c->san);
-    cols_cell(w, y, r.x, &cols[3], cells[2], base, c->san);
-    cols_cell(w, y, r.x, &cols[4], cells[3], base, c->san);
-    cols_cell(w, y, r.x, &cols[5], cells[4], base, c->san);
-    cols_cell(w, y, r.x, &cols[6], cells[5], base, c->san);
-    cols_cell(w, y, r.x, &cols[7], q->is_dlq ? "DLQ" : "", base, c->san);
-    cols_cell(w, y, r.x, &cols[8], cells[6], base, c->san);
-    cols_cell(w, y, r.x, &cols[9], queue_alert(q) ? "no consumers!" : q->not_draining ? "NOT DRAINING"
-              : q->dead_letter_exchange ? q->dead_letter_exchange : "", base, c->san);
+    const char *note = queue_alert(q) ? "no consumers!" : q->not_draining ? "NOT DRAINING"
+                       : q->dead_letter_exchange ? q->dead_letter_exchange : "";
+    const char *text[] = {q->name ? q->name : "-", cells[0], cells[1], cells[2], cells[3], cells[4],
+                          cells[5], q->is_dlq ? "DLQ" : "", cells[6], note};
+    row_cells(c, row, text, base);
 }
 
 static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -114,28 +110,23 @@ static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, alerts ? TS_WARNING : TS_TITLE));
     filter_title(c, w, r, (int)strlen(t), &c->filter[VIEW_QUEUES]);
     ui_col cols[] = {
-        {"QUEUE", 14, 30, 3, 0, false, 0, 0}, {"DEPTH", 6, 7, 0, 0, true, 0, 0},
-        {"READY", 6, 7, 0, 2, true, 0, 0},    {"UNACK", 5, 6, 0, 3, true, 0, 0},
-        {"CONS", 4, 5, 0, 0, true, 0, 0},     {"IN/s", 5, 6, 0, 4, true, 0, 0},
-        {"OUT/s", 5, 6, 0, 4, true, 0, 0},    {"DLQ", 3, 3, 0, 0, false, 0, 0},
-        {"TTL", 4, 6, 0, 5, true, 0, 0},      {"NOTE", 10, 16, 1, 1, false, 0, 0},
+        {.title = "QUEUE", .min = 14, .want = 30, .weight = 3},
+        {.title = "DEPTH", .min = 6, .want = 7, .right = true},
+        {.title = "READY", .min = 6, .want = 7, .drop = 2, .right = true},
+        {.title = "UNACK", .min = 5, .want = 6, .drop = 3, .right = true},
+        {.title = "CONS", .min = 4, .want = 5, .right = true},
+        {.title = "IN/s", .min = 5, .want = 6, .drop = 4, .right = true},
+        {.title = "OUT/s", .min = 5, .want = 6, .drop = 4, .right = true},
+        {.title = "DLQ", .min = 3, .want = 3},
+        {.title = "TTL", .min = 4, .want = 6, .drop = 5, .right = true},
+        {.title = "NOTE", .min = 10, .want = 16, .weight = 1, .drop = 1},
     };
     int nc = (int)(sizeof cols / sizeof *cols);
     if (stuck)
         cols[nc - 1].min = 12;       /* "NOT DRAINING" whole */
-    cols_layout(cols, nc, r.w);
-    cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
-    v->list_y = r.y + 2;
-    v->list.n = (int)s->n_rows;
-    list_fit(&v->list, v->rows);
-    if (!s->n_rows)
-        draw_clean(w, r.y + 2, r.x + 2, r.w - 2, "no queues (no broker configured, or none match)",
-                   theme_attr(c->theme, TS_DIM));
-    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
-        int idx = v->list.top + i;
-        queue_row(&c->model->queues.items[s->rows[idx]], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
-    }
+    view_table(v, c, w, r, &(ui_table){
+        .cols = cols, .n_cols = nc, .y = r.y + 1, .rows = r.h - 2, .n = (int)s->n_rows, .st = s,
+        .empty = "no queues (no broker configured, or none match)", .row = queue_row});
 }
 
 static unsigned queues_key(ui_view *v, ui_ctx *c, ui_action a)

@@ -7,6 +7,7 @@
 #include "../core/drain.h"
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "table.h"
 #include "view.h"
 
 typedef struct workers_st {
@@ -121,6 +122,41 @@ static void workers_detail(const rd_worker *w, ui_ctx *c, WINDOW *win, int y, ui
     free(t);
 }
 
+/* The names on screen, whole up to 32 columns, else cut in the middle; the heartbeat as
+ * wide as clock times need. */
+static void workers_widths(const ui_view *v, const ui_ctx *c, ui_col *cols)
+{
+    const workers_st *s = v->st;
+    int namew = 0;
+    for (int i = v->list.top; i < v->list.top + v->rows && i < v->list.n; i++) {
+        const rd_worker *w = &c->model->workers.items[s->rows[i]];
+        int wn = text_cols(w->name ? w->name : w->id, c->san);
+        namew = wn > namew ? wn : namew;
+    }
+    if (s->n_rows)
+        col_content(&cols[0], namew, 20, 32);
+    col_clock(c, &cols[4]);
+}
+
+static void worker_row(ui_ctx *c, const ui_table_row *row)
+{
+    const workers_st *s = row->st;
+    const rd_worker *w = &c->model->workers.items[s->rows[row->idx]];
+    bool cur = row->cur;
+    int base = row_base(c, row);
+    char cells[6][64];
+    worker_cells(w, c, cells);
+    char *reason = health_disagrees(w) ? xasprintf("%s (reports %s)", w->health_reason, w->reported_health)
+                                       : xstrdup(w->health_reason);
+    const char *text[] = {w->name ? w->name : w->id, w->status ? w->status : "-", NULL, NULL, cells[0],
+                          cells[1], cells[2], cells[3], cells[4], w->tags ? w->tags : ""};
+    row_cells(c, row, text, base);
+    row_cell(c, row, 2, cells[5], cur ? base : theme_attr(c->theme, (ui_slot)slot_for_health(w->health)));
+    row_cell(c, row, 3, reason,
+             cur ? base : theme_attr(c->theme, health_disagrees(w) ? TS_WARNING : TS_NORMAL));
+    free(reason);
+}
+
 static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
 {
     workers_st *s = st_of(v);
@@ -134,53 +170,21 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
     draw_clean(win, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     filter_title(c, win, r, n, &c->filter[VIEW_WORKERS]);
     ui_col cols[] = {
-        {"NAME", 10, 18, 2, 0, false, 0, 0},  {"STATUS", 8, 9, 0, 0, false, 0, 0},
-        {"HEALTH", 10, 10, 0, 0, false, 0, 0}, {"REASON", 14, 24, 3, 0, false, 0, 0},
-        {"HB", 4, 5, 0, 0, true, 0, 0},       {"DEPTH", 5, 6, 0, 0, true, 0, 0},
-        {"LOAD", 5, 7, 0, 0, true, 0, 0},     {"FAIL", 4, 5, 0, 2, true, 0, 0},
-        {"CF", 3, 4, 0, 3, true, 0, 0},       {"TAGS", 8, 16, 1, 4, false, 0, 0},
+        {.title = "NAME", .min = 10, .want = 18, .weight = 2, .mid = true},
+        {.title = "STATUS", .min = 8, .want = 9},
+        {.title = "HEALTH", .min = 10, .want = 10},
+        {.title = "REASON", .min = 14, .want = 24, .weight = 3},
+        {.title = "HB", .min = 4, .want = 5, .right = true},
+        {.title = "DEPTH", .min = 5, .want = 6, .right = true},
+        {.title = "LOAD", .min = 5, .want = 7, .right = true},
+        {.title = "FAIL", .min = 4, .want = 5, .drop = 2, .right = true},
+        {.title = "CF", .min = 3, .want = 4, .drop = 3, .right = true},
+        {.title = "TAGS", .min = 8, .want = 16, .weight = 1, .drop = 4},
     };
-    int nc = (int)(sizeof cols / sizeof *cols);
-    v->rows = r.h - 3 < 1 ? 1 : r.h - 3;
-    v->list_y = r.y + 2;
-    v->list.n = (int)s->n_rows;
-    list_follow(&v->list, c, "worker", workers_row_id, s);   /* re-sorted by health */
-    list_fit(&v->list, v->rows);
-    int namew = 0;   /* the names on screen, whole up to 32 columns, else cut in the middle */
-    for (int i = v->list.top; i < v->list.top + v->rows && i < v->list.n; i++) {
-        const rd_worker *w = &c->model->workers.items[s->rows[i]];
-        int wn = text_cols(w->name ? w->name : w->id, c->san);
-        namew = wn > namew ? wn : namew;
-    }
-    if (s->n_rows)
-        col_content(&cols[0], namew, 20, 32);
-    col_clock(c, &cols[4]);
-    cols_layout(cols, nc, r.w);
-    cols_header(win, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
-    if (!s->n_rows)
-        draw_clean(win, r.y + 2, r.x + 2, r.w - 2, "no workers", theme_attr(c->theme, TS_DIM));
-    for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
-        int idx = v->list.top + i;
-        const rd_worker *w = &c->model->workers.items[s->rows[idx]];
-        bool cur = idx == v->list.cur;
-        int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0, y = r.y + 2 + i;
-        char cells[6][64];
-        worker_cells(w, c, cells);
-        draw_fill(win, y, r.x, r.w, base);
-        char *reason = health_disagrees(w) ? xasprintf("%s (reports %s)", w->health_reason, w->reported_health)
-                                           : xstrdup(w->health_reason);
-        cols_cell_mid(win, y, r.x, &cols[0], w->name ? w->name : w->id, base, c->san);
-        cols_cell(win, y, r.x, &cols[1], w->status ? w->status : "-", base, c->san);
-        cols_cell(win, y, r.x, &cols[2], cells[5], cur ? base : theme_attr(c->theme, (ui_slot)slot_for_health(w->health)), c->san);
-        cols_cell(win, y, r.x, &cols[3], reason, cur ? base : theme_attr(c->theme, health_disagrees(w) ? TS_WARNING : TS_NORMAL), c->san);
-        cols_cell(win, y, r.x, &cols[4], cells[0], base, c->san);
-        cols_cell(win, y, r.x, &cols[5], cells[1], base, c->san);
-        cols_cell(win, y, r.x, &cols[6], cells[2], base, c->san);
-        cols_cell(win, y, r.x, &cols[7], cells[3], base, c->san);
-        cols_cell(win, y, r.x, &cols[8], cells[4], base, c->san);
-        cols_cell(win, y, r.x, &cols[9], w->tags ? w->tags : "", base, c->san);
-        free(reason);
-    }
+    view_table(v, c, win, r, &(ui_table){   /* re-sorted by health: the worker is followed */
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 3,
+        .n = (int)s->n_rows, .st = s, .row_id = workers_row_id, .what = "worker", .fit = workers_widths,
+        .empty = "no workers", .row = worker_row});
     if (s->n_rows && r.h >= 5)
         workers_detail(&c->model->workers.items[s->rows[v->list.cur]], c, win, r.y + r.h - 1, r);
 }
