@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The first byte: the form in its low 2 bits; a prefixed id's digit count above them. */
 enum { F_PREFIXED = 0, F_UUID = 1, F_RAW = 2 };
+#define FORM(e) ((e)[0] & 3)
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -83,10 +85,8 @@ size_t rtid_encode(const char *id, size_t len, const rtid_parts *p, uint32_t pre
                    uint8_t *out)
 {
     if (p->prefixed) {
-        size_t n = 0;
-        out[n++] = F_PREFIXED;
-        n += varint_put(out + n, prefix_id);
-        out[n++] = p->ndigits;
+        out[0] = (uint8_t)(F_PREFIXED | p->ndigits << 2);
+        size_t n = 1 + varint_put(out + 1, prefix_id);
         return n + varint_put(out + n, p->num);
     }
     if (uuid_parse(id, len, out + 1)) {
@@ -103,7 +103,7 @@ size_t rtid_encode(const char *id, size_t len, const rtid_parts *p, uint32_t pre
 static size_t prefixed_get(const uint8_t *e, uint64_t *prefix, uint8_t *nd, uint64_t *num)
 {
     size_t n = 1 + varint_get(e + 1, prefix);
-    *nd = e[n++];
+    *nd = e[0] >> 2;
     return n + varint_get(e + n, num);
 }
 
@@ -111,7 +111,7 @@ size_t rtid_enc_len(const uint8_t *e)
 {
     uint64_t prefix, num;
     uint8_t nd;
-    switch (e[0]) {
+    switch (FORM(e)) {
     case F_PREFIXED: return prefixed_get(e, &prefix, &nd, &num);
     case F_UUID: return 17;
     default: return 2 + (size_t)e[1];
@@ -120,7 +120,7 @@ size_t rtid_enc_len(const uint8_t *e)
 
 uint32_t rtid_prefix(const uint8_t *e)
 {
-    if (e[0] != F_PREFIXED)
+    if (FORM(e) != F_PREFIXED)
         return 0;
     uint64_t prefix;
     varint_get(e + 1, &prefix);
@@ -129,7 +129,7 @@ uint32_t rtid_prefix(const uint8_t *e)
 
 size_t rtid_decode(const uint8_t *e, const char *prefix, size_t plen, char *out)
 {
-    if (e[0] == F_UUID) {
+    if (FORM(e) == F_UUID) {
         static const char hex[] = "0123456789abcdef";
         size_t o = 0;
         for (int i = 0; i < 16; i++) {
@@ -141,7 +141,7 @@ size_t rtid_decode(const uint8_t *e, const char *prefix, size_t plen, char *out)
         out[o] = '\0';
         return o;
     }
-    if (e[0] != F_PREFIXED) {
+    if (FORM(e) != F_PREFIXED) {
         memcpy(out, e + 2, e[1]);
         out[e[1]] = '\0';
         return e[1];
@@ -158,7 +158,7 @@ size_t rtid_decode(const uint8_t *e, const char *prefix, size_t plen, char *out)
 
 int rtid_quick_cmp(const uint8_t *a, const uint8_t *b)
 {
-    if (a[0] != F_PREFIXED || b[0] != F_PREFIXED)
+    if (FORM(a) != F_PREFIXED || FORM(b) != F_PREFIXED)
         return 2;
     uint64_t pa, pb, na, nb;
     uint8_t da, db;

@@ -4,7 +4,8 @@
  * forms, chosen from its bytes alone (so an id always encodes the same way and encoded ids
  * compare byte for byte):
  *   - prefixed number: a prefix without digits (≤ RTID_PREFIX_MAX bytes, interned by the
- *     caller) then 1–19 digits ("task-0000123": the prefix's id, the digit count, 123);
+ *     caller) then 1–19 digits ("task-0000123" in 3 bytes: the form with the digit
+ *     count, the prefix's id, 123);
  *   - UUID: 36 characters 8-4-4-4-12 of lower-case hex, kept as 16 bytes;
  *   - raw: the bytes themselves (anything else, ≤ 255 bytes).
  * The exact id always comes back. Pure (no allocation).

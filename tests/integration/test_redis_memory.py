@@ -25,7 +25,7 @@ from snaphelp import ROOT, rd_bin, write_config
 
 N, CHURN, SWEEPS = 20_000, 2_000, 10
 PREFIX = "mem-alakai"
-BYTES_PER_TASK = 37        # 35.2 measured (2026-11-27); ~60 before issue 27 (a 32-byte
+BYTES_PER_TASK = 36        # 35.0 measured (2026-11-27); 87 before issue 27 (a 32-byte
                            # entry, the id and the raw error text in an arena)
 ERRORS = ["Upstream returned 503 (transient)", "connection reset by peer", "timeout after 30 s"]
 
