@@ -114,8 +114,8 @@ def main():
             pubs = [float(m) for x in res for m in re.findall(r"publish \d+ tasks in [0-9.]+ ms \(CPU ([0-9.]+) ms\)",
                                                             x[6].decode(errors="replace"))]
             pubmax = max(pubs) if pubs else float("nan")
-            ixb = [int(m) for m in re.findall(r"publish \d+ tasks .*, index (\d+) bytes",
-                                              res[-1][6].decode(errors="replace"))]
+            ixb = [int(m) for x in res for m in re.findall(r"publish \d+ tasks .*, index (\d+) bytes",
+                                                           x[6].decode(errors="replace"))]
             B.note("%-5s index after the sweep: %s bytes" % (label, ixb[-1] if ixb else "?"))
             index_bytes[label] = ixb[-1] if ixb else float("nan")
             rows[label] = (size, wall, rss, codes, cmds, rcpu, cbmax, pubmax)
