@@ -5,38 +5,57 @@
 #include <string.h>
 
 #include "../core/fingerprint.h"
+#include "../core/intern.h"
 #include "../core/xalloc.h"
+#include "redis_taskid.h"
 
-enum { RIX_NAMES = 255 };          /* interned statuses / codes, index 0 reserved */
+enum {
+    RIX_NAMES = 255,                /* interned statuses / codes, index 0 reserved */
+    RIX_IDX_BITS = 22,              /* a hash slot: tag << RIX_IDX_BITS | (task index + 1) */
+    RIX_MIN_SLOTS = 1024,
+    RIX_DETAIL_HEAD = 3,            /* a detail: code, name, field count, then the error */
+};
+#define RIX_IDX_MASK ((1u << RIX_IDX_BITS) - 1)
 
 typedef struct rix_names {
     char *v[RIX_NAMES + 1];
     int n;                          /* used entries, from 1 */
 } rix_names;
 
+typedef struct rix_key {            /* an id in its compact form, and its hash */
+    uint8_t enc[RTID_ENC_MAX];
+    size_t len;
+    uint64_t h;
+} rix_key;
+
 struct rix {
     rix_task *tasks;
-    char *arena;                    /* task strings, append-only, compacted when sparse */
-    size_t alen, acap, agarbage;
+    uint64_t *marks;                /* a bit per task: upserted or touched by this sweep */
     size_t n, cap, max;
-    uint32_t *slots;                /* dense index + 1, 0 = empty */
-    uint16_t *tags;                 /* [nslots]: the top bits of each slot's id hash, so a
-                                     * probe compares an id only when they match */
-    size_t nslots;                  /* power of two */
+    uint8_t *arena;                 /* compact ids (redis_taskid.h), append-only, compacted */
+    size_t alen, acap, agarbage;
+    uint32_t *slots;                /* open addressing over [nslots], any size, 0 empty */
+    size_t nslots;
+    intern *details;                /* code, name, field count, error: see detail_add */
+    uint32_t *detail_fp;            /* [detail id]: rix_hash_fp of its error's fingerprint */
+    size_t fpcap;
+    intern *prefixes;               /* the digit-free prefixes of ids */
     rix_names statuses, codes, names;
-    uint8_t mark;
     bool overflow;
     uint64_t version;
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
+static uint64_t hash_bytes(const void *p, size_t n)
 {
+    const unsigned char *s = p;
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
+        h ^= s[i];
         h *= 1099511628211ull;
     }
-    return h ^ (h >> 29);
+    h ^= h >> 33;                   /* spread every bit over the high half (the home slot) */
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
 }
 
 uint32_t rix_hash_fp(const char *fingerprint)
@@ -50,10 +69,11 @@ uint32_t rix_hash_fp(const char *fingerprint)
 rix *rix_new(size_t max_tasks)
 {
     rix *ix = xcalloc(1, sizeof *ix);
-    ix->max = max_tasks;
-    ix->nslots = 1024;
+    ix->max = max_tasks < RIX_IDX_MASK ? max_tasks : RIX_IDX_MASK - 1;
+    ix->nslots = RIX_MIN_SLOTS;
     ix->slots = xcalloc(ix->nslots, sizeof *ix->slots);
-    ix->tags = xcalloc(ix->nslots, sizeof *ix->tags);
+    ix->details = intern_new();
+    ix->prefixes = intern_new();
     ix->statuses.n = ix->codes.n = ix->names.n = 1;
     ix->statuses.v[0] = xstrdup("unknown");
     ix->codes.v[0] = NULL;
@@ -72,8 +92,11 @@ void rix_free(rix *ix)
         return;
     free(ix->arena);
     free(ix->tasks);
+    free(ix->marks);
     free(ix->slots);
-    free(ix->tags);
+    free(ix->detail_fp);
+    intern_free(ix->details);
+    intern_free(ix->prefixes);
     names_free(&ix->statuses);
     names_free(&ix->codes);
     names_free(&ix->names);
@@ -86,7 +109,7 @@ bool rix_overflow(const rix *ix) { return ix->overflow; }
 uint64_t rix_version(const rix *ix) { return ix->version; }
 
 /* Interned name index; the last slot collects everything beyond the table. */
-static uint8_t intern(rix_names *nm, const char *s, uint8_t none)
+static uint8_t intern_name(rix_names *nm, const char *s, uint8_t none)
 {
     if (!s || !*s)
         return none;
@@ -116,131 +139,239 @@ const char *rix_status_name(const rix *ix, const rix_task *t)
     return ix->statuses.v[t->status];
 }
 
+static const unsigned char *detail_of(const rix *ix, const rix_task *t)
+{
+    return (const unsigned char *)intern_str(ix->details, t->detail);
+}
+
 const char *rix_code_name(const rix *ix, const rix_task *t)
 {
-    return t->code ? ix->codes.v[t->code] : NULL;
+    uint8_t code = detail_of(ix, t)[0];
+    return code ? ix->codes.v[code] : NULL;
 }
 
 const char *rix_task_name(const rix *ix, const rix_task *t)
 {
-    return t->name ? ix->names.v[t->name] : NULL;
+    uint8_t name = detail_of(ix, t)[1];
+    return name ? ix->names.v[name] : NULL;
 }
 
-static uint16_t tag_of(uint64_t h)
+const char *rix_error(const rix *ix, const rix_task *t)
 {
-    return (uint16_t)(h >> 48);
+    return (const char *)detail_of(ix, t) + RIX_DETAIL_HEAD;
 }
 
-/* The slot of id, or the free slot where it would go (*found false); *tag: its tag. */
-static size_t slot_find(const rix *ix, const char *id, size_t idlen, bool *found, uint16_t *tag)
+uint32_t rix_fp(const rix *ix, const rix_task *t) { return ix->detail_fp[t->detail]; }
+
+/* ---- ids and the hash slots ------------------------------------------------------ */
+
+static const uint8_t *entry_of(const rix *ix, const rix_task *t) { return ix->arena + t->id; }
+
+const char *rix_id(const rix *ix, const rix_task *t, rix_idbuf *buf)
 {
-    uint64_t h = hash_bytes(id, idlen);
-    size_t mask = ix->nslots - 1, i = (size_t)h & mask;
-    *tag = tag_of(h);
-    for (;; i = (i + 1) & mask) {
+    const uint8_t *e = entry_of(ix, t);
+    uint32_t p = rtid_prefix(e);
+    rtid_decode(e, p ? intern_str(ix->prefixes, p) : NULL, p ? intern_len(ix->prefixes, p) : 0,
+                buf->s);
+    return buf->s;
+}
+
+static void key_of_entry(const uint8_t *e, rix_key *k)
+{
+    k->len = rtid_enc_len(e);
+    memcpy(k->enc, e, k->len);
+    k->h = hash_bytes(k->enc, k->len);
+}
+
+static void key_make(const char *id, size_t idlen, const rtid_parts *p, uint32_t pid,
+                     rix_key *k)
+{
+    k->len = rtid_encode(id, idlen, p, pid, k->enc);
+    k->h = hash_bytes(k->enc, k->len);
+}
+
+/* The compact form of an id to look up; false when it cannot be in the index (unindexable,
+ * or its prefix is not held). */
+static bool key_find(const rix *ix, const char *id, size_t idlen, rix_key *k)
+{
+    rtid_parts p;
+    if (!rtid_split(id, idlen, &p))
+        return false;
+    uint32_t pid = p.prefixed ? intern_find(ix->prefixes, id, p.plen) : 0;
+    if (p.prefixed && !pid)
+        return false;
+    key_make(id, idlen, &p, pid, k);
+    return true;
+}
+
+static size_t home_of(const rix *ix, uint64_t h)
+{
+    return (size_t)(((h >> 32) * (uint64_t)ix->nslots) >> 32);
+}
+
+static uint32_t tag_of(uint64_t h) { return (uint32_t)(h & (0xFFFFFFFFu >> RIX_IDX_BITS)); }
+static size_t slot_next(const rix *ix, size_t i) { return i + 1 == ix->nslots ? 0 : i + 1; }
+
+/* The slot of k, or the free slot where it would go (*found false). */
+static size_t slot_find(const rix *ix, const rix_key *k, bool *found)
+{
+    uint32_t tag = tag_of(k->h);
+    for (size_t i = home_of(ix, k->h);; i = slot_next(ix, i)) {
         uint32_t v = ix->slots[i];
         if (!v) {
             *found = false;
             return i;
         }
-        if (ix->tags[i] != *tag)
+        if (v >> RIX_IDX_BITS != tag)
             continue;
-        const char *tid = ix->arena + ix->tasks[v - 1].str;
-        if (strncmp(tid, id, idlen) == 0 && tid[idlen] == '\0') {
+        const uint8_t *e = entry_of(ix, &ix->tasks[(v & RIX_IDX_MASK) - 1]);
+        if (rtid_enc_len(e) == k->len && memcmp(e, k->enc, k->len) == 0) {
             *found = true;
             return i;
         }
     }
 }
 
+static uint32_t slot_value(uint64_t h, size_t k)
+{
+    return tag_of(h) << RIX_IDX_BITS | (uint32_t)(k + 1);
+}
+
 static void rehash(rix *ix, size_t nslots)
 {
     free(ix->slots);
-    free(ix->tags);
     ix->nslots = nslots;
     ix->slots = xcalloc(nslots, sizeof *ix->slots);
-    ix->tags = xcalloc(nslots, sizeof *ix->tags);
-    size_t mask = nslots - 1;
     for (size_t k = 0; k < ix->n; k++) {    /* ids are distinct: the first free slot */
-        const char *id = ix->arena + ix->tasks[k].str;
-        uint64_t h = hash_bytes(id, strlen(id));
-        size_t i = (size_t)h & mask;
+        const uint8_t *e = entry_of(ix, &ix->tasks[k]);
+        uint64_t h = hash_bytes(e, rtid_enc_len(e));
+        size_t i = home_of(ix, h);
         while (ix->slots[i])
-            i = (i + 1) & mask;
-        ix->slots[i] = (uint32_t)k + 1;
-        ix->tags[i] = tag_of(h);
+            i = slot_next(ix, i);
+        ix->slots[i] = slot_value(h, k);
+    }
+}
+
+/* Slots for n tasks at most 80 % full. */
+static size_t slots_for(size_t n)
+{
+    size_t s = n + n / 4 + 64;
+    return s < RIX_MIN_SLOTS ? RIX_MIN_SLOTS : s;
+}
+
+/* Linear-probing deletion with backward shift (no tombstones). */
+static void slot_delete(rix *ix, size_t i)
+{
+    size_t j = i;
+    for (;;) {
+        ix->slots[i] = 0;
+        for (;;) {
+            j = slot_next(ix, j);
+            if (!ix->slots[j])
+                return;
+            const uint8_t *e = entry_of(ix, &ix->tasks[(ix->slots[j] & RIX_IDX_MASK) - 1]);
+            size_t home = home_of(ix, hash_bytes(e, rtid_enc_len(e)));
+            /* move j back to i unless its home lies cyclically in (i, j] */
+            bool stay = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+            if (!stay)
+                break;
+        }
+        ix->slots[i] = ix->slots[j];
+        i = j;
     }
 }
 
 const rix_task *rix_get(const rix *ix, const char *id, size_t idlen)
 {
+    rix_key k;
     bool found;
-    uint16_t tag;
-    size_t i = slot_find(ix, id, idlen, &found, &tag);
-    return found ? &ix->tasks[ix->slots[i] - 1] : NULL;
+    if (!key_find(ix, id, idlen, &k))
+        return NULL;
+    size_t i = slot_find(ix, &k, &found);
+    return found ? &ix->tasks[(ix->slots[i] & RIX_IDX_MASK) - 1] : NULL;
 }
 
-const char *rix_id(const rix *ix, const rix_task *t) { return ix->arena + t->str; }
-const char *rix_error(const rix *ix, const rix_task *t)
-{
-    return ix->arena + t->str + t->err_off;
-}
+/* ---- memory ----------------------------------------------------------------------- */
+
+static size_t marks_words(size_t cap) { return (cap + 63) / 64; }
 
 size_t rix_memory(const rix *ix)
 {
-    return ix->acap + ix->cap * sizeof *ix->tasks +
-           ix->nslots * (sizeof *ix->slots + sizeof *ix->tags);
+    return sizeof *ix + ix->cap * sizeof *ix->tasks + marks_words(ix->cap) * 8 + ix->acap +
+           ix->nslots * sizeof *ix->slots + ix->fpcap * sizeof *ix->detail_fp +
+           intern_bytes(ix->details) + intern_bytes(ix->prefixes);
 }
 
-static size_t str_len(const rix *ix, const rix_task *t)
+static void tasks_resize(rix *ix, size_t cap)
 {
-    return t->err_off + strlen(rix_error(ix, t)) + 1;
+    size_t old = marks_words(ix->cap);
+    ix->tasks = xrealloc(ix->tasks, cap * sizeof *ix->tasks);
+    ix->marks = xrealloc(ix->marks, marks_words(cap) * 8);
+    if (marks_words(cap) > old)
+        memset(ix->marks + old, 0, (marks_words(cap) - old) * 8);
+    ix->cap = cap;
 }
 
-/* Rewrites the arena without the garbage (O(n); amortised by the 50 % rule). */
-static void arena_compact(rix *ix)
+static bool mark_get(const rix *ix, size_t k) { return ix->marks[k / 64] >> (k % 64) & 1; }
+
+static void mark_set(rix *ix, size_t k, bool on)
 {
-    size_t live = ix->alen - ix->agarbage;
-    char *na = xmalloc(live + 1024);
+    uint64_t bit = 1ull << (k % 64);
+    ix->marks[k / 64] = on ? ix->marks[k / 64] | bit : ix->marks[k / 64] & ~bit;
+}
+
+/* Rewrites the arena without the garbage into `cap` bytes (O(n)). */
+static void arena_compact(rix *ix, size_t cap)
+{
+    uint8_t *na = xmalloc(cap);
     size_t off = 0;
     for (size_t k = 0; k < ix->n; k++) {
         rix_task *t = &ix->tasks[k];
-        size_t len = str_len(ix, t);
-        memcpy(na + off, ix->arena + t->str, len);
-        t->str = (uint32_t)off;
+        size_t len = rtid_enc_len(entry_of(ix, t));
+        memcpy(na + off, entry_of(ix, t), len);
+        t->id = (uint32_t)off;
         off += len;
     }
     free(ix->arena);
     ix->arena = na;
     ix->alen = off;
-    ix->acap = live + 1024;
+    ix->acap = cap;
     ix->agarbage = 0;
 }
 
-static uint32_t arena_add(rix *ix, const char *id, size_t idlen, const char *err, size_t elen)
+/* Room for need more bytes: the garbage goes first once it is an eighth of the arena, so
+ * an index under churn keeps its size instead of growing. */
+static void arena_room(rix *ix, size_t need)
 {
-    size_t need = idlen + elen + 2;
-    if (ix->alen + need > ix->acap) {
-        if (ix->agarbage > ix->alen / 2)
-            arena_compact(ix);
-        if (ix->alen + need > ix->acap) {
-            size_t cap = ix->acap ? ix->acap + ix->acap / 2 : 64 << 10;
-            while (cap < ix->alen + need)
-                cap += cap / 2;
-            ix->arena = xrealloc(ix->arena, cap);
-            ix->acap = cap;
-        }
+    if (ix->alen + need <= ix->acap)
+        return;
+    size_t live = ix->alen - ix->agarbage;
+    if (ix->agarbage >= ix->acap / 8 && live + need <= ix->acap) {
+        arena_compact(ix, ix->acap);
+        return;
     }
-    char *p = ix->arena + ix->alen;
-    memcpy(p, id, idlen);
-    p[idlen] = '\0';
-    if (elen)
-        memcpy(p + idlen + 1, err, elen);
-    p[idlen + 1 + elen] = '\0';
-    uint32_t off = (uint32_t)ix->alen;
-    ix->alen += need;
-    return off;
+    size_t cap = ix->acap ? ix->acap + ix->acap / 2 : 64 << 10;
+    while (cap < ix->alen + need)
+        cap += cap / 2;
+    ix->arena = xrealloc(ix->arena, cap);
+    ix->acap = cap;
 }
+
+/* After a sweep: every array back to what the tasks need plus a little room (the same
+ * sizes after every sweep over the same tasks, however much they churned in between). */
+static void trim(rix *ix)
+{
+    size_t live = ix->alen - ix->agarbage, acap = live + live / 16 + 4096;
+    if (ix->agarbage > 0 || ix->acap > acap + live / 16)
+        arena_compact(ix, acap);
+    if (ix->cap > ix->n + ix->n / 16 + 64)
+        tasks_resize(ix, ix->n + ix->n / 64 + 64);
+    size_t slots = slots_for(ix->n + ix->n / 32);
+    if (ix->nslots > slots + slots / 4)
+        rehash(ix, slots);
+}
+
+/* ---- upsert and remove ------------------------------------------------------------- */
 
 static size_t err_len(const char *err)
 {
@@ -253,181 +384,206 @@ static size_t err_len(const char *err)
     return elen;
 }
 
-/* Fills t from sum; the strings are stored unless `keep` (an equal string is there). */
-static void fill(rix *ix, rix_task *t, const char *id, size_t idlen, const rix_sum *sum,
-                 bool keep)
+/* The interned detail of sum (one more reference); its fingerprint is hashed once, when the
+ * text is new. */
+static uint32_t detail_add(rix *ix, const rix_sum *sum)
 {
+    char key[RIX_DETAIL_HEAD + RIX_ERROR_CAP];
     size_t elen = err_len(sum->error);
-    if (!keep) {
-        t->str = arena_add(ix, id, idlen, sum->error, elen);
-        t->err_off = (uint16_t)(idlen + 1);
+    key[0] = (char)intern_name(&ix->codes, sum->code, 0);
+    key[1] = (char)intern_name(&ix->names, sum->name, 0);
+    key[2] = (char)(sum->nfields < 0 ? 0 : sum->nfields > 255 ? 255 : sum->nfields);
+    if (elen)
+        memcpy(key + RIX_DETAIL_HEAD, sum->error, elen);
+    uint32_t d = intern_add(ix->details, key, RIX_DETAIL_HEAD + elen);
+    if (intern_refs(ix->details, d) > 1)
+        return d;
+    if (d >= ix->fpcap) {
+        size_t cap = ix->fpcap ? ix->fpcap * 2 : 64;
+        while (cap <= d)
+            cap *= 2;
+        ix->detail_fp = xrealloc(ix->detail_fp, cap * sizeof *ix->detail_fp);
+        ix->fpcap = cap;
     }
-    t->dispatched_at = sum->dispatched_at;
-    t->resolved_s = sum->resolved_at > 0 && sum->resolved_at < 4e9 ? (uint32_t)sum->resolved_at : 0;
+    ix->detail_fp[d] = 0;
     if (elen) {
         char fp[160];
-        fingerprint_make(rix_error(ix, t), fp, sizeof fp);
-        t->fp = rix_hash_fp(fp);
-    } else {
-        t->fp = 0;
+        fingerprint_make(intern_str(ix->details, d) + RIX_DETAIL_HEAD, fp, sizeof fp);
+        ix->detail_fp[d] = rix_hash_fp(fp);
     }
-    t->attempt = (uint16_t)(sum->attempt > 0 && sum->attempt < 65535 ? sum->attempt : 0);
-    t->nfields = (uint8_t)(sum->nfields < 0 ? 0 : sum->nfields > 255 ? 255 : sum->nfields);
-    t->status = intern(&ix->statuses, sum->status, 0);
-    t->code = intern(&ix->codes, sum->code, 0);
-    t->name = intern(&ix->names, sum->name, 0);
-    t->flags = (uint8_t)sum->flags;
-    t->mark = ix->mark;
+    return d;
 }
 
-static bool same_error(const rix *ix, const rix_task *t, const char *err)
+/* Fills t's summary from sum (the detail with a reference of its own). */
+static void fill(rix *ix, rix_task *t, const rix_sum *sum)
 {
-    size_t elen = err_len(err);
-    const char *old = rix_error(ix, t);
-    return strlen(old) == elen && (elen == 0 || memcmp(old, err, elen) == 0);
+    t->dispatched_at = sum->dispatched_at;
+    t->resolved_s = sum->resolved_at > 0 && sum->resolved_at < 4e9 ? (uint32_t)sum->resolved_at : 0;
+    t->attempt = (uint16_t)(sum->attempt > 0 && sum->attempt < 65535 ? sum->attempt : 0);
+    t->status = intern_name(&ix->statuses, sum->status, 0);
+    t->flags = (uint8_t)sum->flags;
+    t->detail = detail_add(ix, sum);
 }
 
 static bool same(const rix_task *a, const rix_task *b)
 {
     return a->dispatched_at == b->dispatched_at && a->resolved_s == b->resolved_s &&
-           a->attempt == b->attempt && a->nfields == b->nfields && a->status == b->status &&
-           a->code == b->code && a->name == b->name && a->flags == b->flags;
+           a->attempt == b->attempt && a->status == b->status && a->detail == b->detail &&
+           a->flags == b->flags;
 }
 
-bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
+static bool update(rix *ix, size_t k, const rix_sum *sum)
 {
-    if (idlen == 0 || idlen > 255)
-        return false;
+    rix_task *t = &ix->tasks[k], nt = *t;
+    fill(ix, &nt, sum);
+    intern_drop(ix->details, t->detail);
+    bool changed = !same(t, &nt);
+    *t = nt;
+    mark_set(ix, k, true);
+    if (changed)
+        ix->version++;
+    return changed;
+}
+
+static bool insert(rix *ix, const char *id, size_t idlen, const rtid_parts *p,
+                   const rix_sum *sum)
+{
+    rix_key k;
     bool found;
-    uint16_t tag;
-    size_t i = slot_find(ix, id, idlen, &found, &tag);
-    if (found) {
-        rix_task *t = &ix->tasks[ix->slots[i] - 1];
-        rix_task nt = *t;
-        bool keep = same_error(ix, t, sum->error);
-        if (!keep)
-            ix->agarbage += str_len(ix, t);
-        fill(ix, &nt, id, idlen, sum, keep);
-        bool changed = !keep || !same(t, &nt);
-        *t = nt;
-        if (changed)
-            ix->version++;
-        return changed;
-    }
     if (ix->n >= ix->max) {
         ix->overflow = true;
         return false;
     }
-    xgrow(&ix->tasks, &ix->cap, ix->n + 1, sizeof *ix->tasks);
-    fill(ix, &ix->tasks[ix->n], id, idlen, sum, false);
-    ix->slots[i] = (uint32_t)++ix->n;
-    ix->tags[i] = tag;
+    key_make(id, idlen, p, p->prefixed ? intern_add(ix->prefixes, id, p->plen) : 0, &k);
+    if (ix->n == ix->cap)
+        tasks_resize(ix, ix->cap ? ix->cap + ix->cap / 2 : 1024);
+    arena_room(ix, k.len);
+    rix_task *t = &ix->tasks[ix->n];
+    t->id = (uint32_t)ix->alen;
+    memcpy(ix->arena + ix->alen, k.enc, k.len);
+    ix->alen += k.len;
+    fill(ix, t, sum);
+    mark_set(ix, ix->n, true);
+    ix->slots[slot_find(ix, &k, &found)] = slot_value(k.h, ix->n);
+    ix->n++;
     if (ix->n * 5 > ix->nslots * 4)
-        rehash(ix, ix->nslots * 2);
+        rehash(ix, ix->nslots + ix->nslots / 2);
     ix->version++;
     return true;
+}
+
+bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
+{
+    rix_key k;
+    bool found = false;
+    rtid_parts p;
+    if (!rtid_split(id, idlen, &p))
+        return false;
+    size_t i = key_find(ix, id, idlen, &k) ? slot_find(ix, &k, &found) : 0;
+    if (found)
+        return update(ix, (ix->slots[i] & RIX_IDX_MASK) - 1, sum);
+    return insert(ix, id, idlen, &p, sum);
 }
 
 void rix_reserve(rix *ix, size_t n)
 {
     if (n > ix->max)
         n = ix->max;
-    size_t nslots = ix->nslots;
-    while (n * 5 > nslots * 4)
-        nslots *= 2;
-    if (nslots > ix->nslots)
-        rehash(ix, nslots);
+    if (slots_for(n) > ix->nslots)
+        rehash(ix, slots_for(n));
+    if (n > ix->cap)
+        tasks_resize(ix, n);
 }
 
-/* Linear-probing deletion with backward shift (no tombstones). */
-static void slot_delete(rix *ix, size_t i)
+/* Removes the task in slot i (task k): the last task moves into its place. */
+static void remove_at(rix *ix, size_t i)
 {
-    size_t mask = ix->nslots - 1, j = i;
-    for (;;) {
-        ix->slots[i] = 0;
-        for (;;) {
-            j = (j + 1) & mask;
-            if (!ix->slots[j])
-                return;
-            const char *id = ix->arena + ix->tasks[ix->slots[j] - 1].str;
-            size_t home = (size_t)hash_bytes(id, strlen(id)) & mask;
-            /* move j back to i unless its home lies cyclically in (i, j] */
-            bool stay = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-            if (!stay)
-                break;
-        }
-        ix->slots[i] = ix->slots[j];
-        ix->tags[i] = ix->tags[j];
-        i = j;
+    size_t k = (ix->slots[i] & RIX_IDX_MASK) - 1, last = ix->n - 1;
+    const uint8_t *e = entry_of(ix, &ix->tasks[k]);
+    slot_delete(ix, i);
+    ix->agarbage += rtid_enc_len(e);
+    intern_drop(ix->prefixes, rtid_prefix(e));
+    intern_drop(ix->details, ix->tasks[k].detail);
+    if (k != last) {
+        rix_key lk;
+        bool found;
+        key_of_entry(entry_of(ix, &ix->tasks[last]), &lk);
+        size_t li = slot_find(ix, &lk, &found);
+        ix->tasks[k] = ix->tasks[last];
+        mark_set(ix, k, mark_get(ix, last));
+        ix->slots[li] = slot_value(lk.h, k);
     }
+    ix->n--;
+    ix->version++;
 }
 
 bool rix_remove(rix *ix, const char *id, size_t idlen)
 {
+    rix_key k;
     bool found;
-    uint16_t tag;
-    size_t i = slot_find(ix, id, idlen, &found, &tag);
-    if (!found)
+    if (!key_find(ix, id, idlen, &k))
         return false;
-    size_t k = ix->slots[i] - 1;
-    slot_delete(ix, i);
-    ix->agarbage += str_len(ix, &ix->tasks[k]);
-    size_t last = ix->n - 1;
-    if (k != last) {
-        const char *lid = ix->arena + ix->tasks[last].str;
-        size_t li = slot_find(ix, lid, strlen(lid), &found, &tag);
-        ix->tasks[k] = ix->tasks[last];
-        ix->slots[li] = (uint32_t)k + 1;
-    }
-    ix->n--;
-    ix->version++;
-    return true;
+    size_t i = slot_find(ix, &k, &found);
+    if (found)
+        remove_at(ix, i);
+    return found;
 }
 
 void rix_sweep_begin(rix *ix)
 {
-    ix->mark++;
+    memset(ix->marks, 0, marks_words(ix->cap) * 8);
     ix->overflow = false;
 }
 
 void rix_touch(rix *ix, const char *id, size_t idlen)
 {
+    rix_key k;
     bool found;
-    uint16_t tag;
-    size_t i = slot_find(ix, id, idlen, &found, &tag);
+    if (!key_find(ix, id, idlen, &k))
+        return;
+    size_t i = slot_find(ix, &k, &found);
     if (found)
-        ix->tasks[ix->slots[i] - 1].mark = ix->mark;
+        mark_set(ix, (ix->slots[i] & RIX_IDX_MASK) - 1, true);
 }
 
 size_t rix_sweep_end(rix *ix)
 {
     size_t removed = 0;
     for (size_t k = ix->n; k-- > 0;) {
-        if (ix->tasks[k].mark == ix->mark)
+        if (mark_get(ix, k))
             continue;
-        char id[256];
-        snprintf(id, sizeof id, "%s", ix->arena + ix->tasks[k].str);
-        rix_remove(ix, id, strlen(id));
+        rix_key key;
+        bool found;
+        key_of_entry(entry_of(ix, &ix->tasks[k]), &key);
+        remove_at(ix, slot_find(ix, &key, &found));
         removed++;
     }
+    trim(ix);
     return removed;
 }
 
 /* ---- ordered selection ---------------------------------------------------------- */
 
-/* >0 when a is newer than b (dispatched_at desc, then id desc). */
-static int cmp_key(double at_a, const char *id_a, double at_b, const char *id_b)
-{
-    if (at_a != at_b)
-        return at_a > at_b ? 1 : -1;
-    return strcmp(id_a, id_b);
-}
-
+/* >0 when task a is newer than task b (dispatched_at desc, then id desc). */
 static int cmp_tasks(const rix *ix, uint32_t a, uint32_t b)
 {
     const rix_task *ta = &ix->tasks[a], *tb = &ix->tasks[b];
-    return cmp_key(ta->dispatched_at, ix->arena + ta->str, tb->dispatched_at,
-                   ix->arena + tb->str);
+    if (ta->dispatched_at != tb->dispatched_at)
+        return ta->dispatched_at > tb->dispatched_at ? 1 : -1;
+    int q = rtid_quick_cmp(entry_of(ix, ta), entry_of(ix, tb));
+    if (q != 2)
+        return q;
+    rix_idbuf ia, ib;
+    return strcmp(rix_id(ix, ta, &ia), rix_id(ix, tb, &ib));
+}
+
+/* >0 when t is newer than the cursor's position. */
+static int cmp_cursor(const rix *ix, const rix_task *t, const rix_cursor *c)
+{
+    if (t->dispatched_at != c->at)
+        return t->dispatched_at > c->at ? 1 : -1;
+    rix_idbuf id;
+    return strcmp(rix_id(ix, t, &id), c->id);
 }
 
 void rix_cursor_of(const rix *ix, const rix_task *t, bool inclusive, rix_cursor *c)
@@ -435,12 +591,8 @@ void rix_cursor_of(const rix *ix, const rix_task *t, bool inclusive, rix_cursor 
     c->set = true;
     c->inclusive = inclusive;
     c->at = t->dispatched_at;
-    const char *id = rix_id(ix, t);
-    size_t n = strlen(id);
-    if (n >= sizeof c->id)
-        n = sizeof c->id - 1;
-    memcpy(c->id, id, n);
-    c->id[n] = '\0';
+    rix_idbuf id;
+    snprintf(c->id, sizeof c->id, "%s", rix_id(ix, t, &id));
 }
 
 /* Binary heap of dense indices; sign +1 keeps the newest n (root = oldest kept),
@@ -510,7 +662,7 @@ size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from
     for (size_t k = 0; k < ix->n; k++) {
         const rix_task *t = &ix->tasks[k];
         if (from && from->set) {
-            int c = cmp_key(t->dispatched_at, rix_id(ix, t), from->at, from->id);
+            int c = cmp_cursor(ix, t, from);
             if (c > 0 || (c == 0 && !from->inclusive))
                 continue;
         }
@@ -537,7 +689,7 @@ size_t rix_select_before(const rix *ix, rix_pred pred, void *ud, const rix_curso
     heap h = { ix, xmalloc(n * sizeof(uint32_t)), 0, n, -1 };
     for (size_t k = 0; k < ix->n; k++) {
         const rix_task *t = &ix->tasks[k];
-        if (c && c->set && cmp_key(t->dispatched_at, rix_id(ix, t), c->at, c->id) <= 0)
+        if (c && c->set && cmp_cursor(ix, t, c) <= 0)
             continue;
         if (heap_rejects(&h, t->dispatched_at) || (pred && !pred(ix, t, ud)))
             continue;

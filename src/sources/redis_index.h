@@ -1,9 +1,11 @@
 #pragma once
 /*
- * The Alakai task index: one compact summary per task hash (~100 bytes), never the
- * records themselves, so 100,000 tasks stay within a few MB. Built by SCAN sweeps and
- * keyspace notifications; queried for pages (newest first by dispatchedAt), counts and
- * the DLQ view. Pure data structure (no I/O).
+ * The Alakai task index: one compact summary per task hash (~35 bytes: a 24-byte entry, the
+ * id in compact form, a hash slot), never the records themselves, so 1,000,000 tasks fit in
+ * ~35 MB. Texts that repeat are held once: the error (with the code, the task name and the
+ * field count) is interned per distinct text, an id's digit-free prefix per distinct prefix
+ * (redis_taskid.h). Built by SCAN sweeps and keyspace notifications; queried for pages
+ * (newest first by dispatchedAt), counts and the DLQ view. Pure data structure (no I/O).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,20 +15,18 @@ enum { RIX_ERROR_CAP = 120 };
 
 typedef struct rix rix;
 
-typedef struct rix_task {   /* 32 bytes; strings live in the index's arena */
+typedef struct rix_task {   /* 24 bytes */
     double dispatched_at;   /* newest attempt, 0 unknown */
     uint32_t resolved_s;    /* resolvedAt, whole epoch seconds, 0 unknown */
-    uint32_t str;           /* arena offset of "id\0error\0" (error may be empty) */
-    uint32_t fp;            /* hash of the error fingerprint, 0 none */
-    uint16_t err_off;       /* offset of the error from str */
+    uint32_t id;            /* the compact id's offset in the index's arena: rix_id */
+    uint32_t detail;        /* interned code, task name, field count and error: rix_error,
+                             * rix_code_name, rix_task_name, rix_fp */
     uint16_t attempt;       /* newest attempt number, 0 unknown */
-    uint8_t nfields;        /* attempt fields (capped at 255) */
     uint8_t status;         /* interned, see rix_status_name */
-    uint8_t code;           /* interned error code, 0 none */
-    uint8_t name;           /* interned task name (taskSnapshot), 0 none */
     uint8_t flags;          /* RD_EXEC_OVERLAP/MALFORMED/OVERSIZED */
-    uint8_t mark;           /* sweep generation */
 } rix_task;
+
+typedef struct rix_idbuf { char s[256]; } rix_idbuf;   /* an id written out */
 
 typedef struct rix_sum {    /* a fetch result for one task */
     const char *status;     /* lower-case; NULL → "unknown" */
@@ -59,8 +59,11 @@ void rix_sweep_begin(rix *ix);
 void rix_touch(rix *ix, const char *id, size_t idlen);
 size_t rix_sweep_end(rix *ix);
 
-const char *rix_id(const rix *ix, const rix_task *t);
+/* The task's exact id, written into buf (returns buf->s). */
+const char *rix_id(const rix *ix, const rix_task *t, rix_idbuf *buf);
 const char *rix_error(const rix *ix, const rix_task *t);       /* "" none */
+uint32_t rix_fp(const rix *ix, const rix_task *t);             /* rix_hash_fp of the error's
+                                                                  fingerprint, 0 none */
 const char *rix_status_name(const rix *ix, const rix_task *t);
 /* The interned id of status (compare with rix_task.status), -1 when no task has it. */
 int rix_status_id(const rix *ix, const char *status);
@@ -77,7 +80,9 @@ typedef struct rix_cursor {
     char id[256];
 } rix_cursor;
 void rix_cursor_of(const rix *ix, const rix_task *t, bool inclusive, rix_cursor *c);
-size_t rix_memory(const rix *ix);        /* bytes held (for tests and benchmarks) */
+/* Bytes the index holds (entries, arena, hash slots, interned texts), computed from sizes:
+ * the same on every machine (tests gate it; RD_REDIS_DEBUG prints it with each publish). */
+size_t rix_memory(const rix *ix);
 /* Up to n indices (valid until the next change) into out; *more when further match. */
 size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from,
                   size_t n, uint32_t *out, bool *more);

@@ -20,7 +20,7 @@
 enum {
     RS_SCAN_COUNT = 250,            /* SCAN COUNT hint per call: ~250 HGETALLs sent at once */
     RS_SWEEP_INFLIGHT = 8,          /* SCAN steps being fetched at once: ≤ ~2000 HGETALLs */
-    RS_MAX_TASKS = 400000,          /* index cap; beyond it counts are marked ≈ */
+    RS_MAX_TASKS = 2000000,         /* index cap (~35 B a task); beyond it counts are marked ≈ */
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
     RS_DIRTY_BATCH = 500,
     RS_RESYNC_S = 30,               /* with notifications: the least resync period */

@@ -73,12 +73,13 @@ static bool match_filter(const rix *ix, const rix_task *t, void *ud)
         if (!special)
             return false;
     }
-    if (f->fingerprint && *f->fingerprint && t->fp != p->v->filter_fp)
+    if (f->fingerprint && *f->fingerprint && rix_fp(ix, t) != p->v->filter_fp)
         return false;
     if (f->text && *f->text) {
         const char *code = rix_code_name(ix, t);
-        if (!strcasestr(rix_id(ix, t), f->text) && !strcasestr(rix_error(ix, t), f->text) &&
-            !strcasestr(st, f->text) && !(code && strcasestr(code, f->text)))
+        rix_idbuf id;                /* written out last: the other texts are at hand */
+        if (!strcasestr(rix_error(ix, t), f->text) && !strcasestr(st, f->text) &&
+            !(code && strcasestr(code, f->text)) && !strcasestr(rix_id(ix, t, &id), f->text))
             return false;
     }
     return true;
@@ -103,7 +104,8 @@ static void exec_from_task(const rs_view *v, const rix_task *t, const pred_ctx *
     const rd_system_cfg *cfg = v->ctx.cfg;
     const rix *ix = v->ix;
     const char *st = rix_status_name(ix, t);
-    e->id = xstrdup(rix_id(ix, t));
+    rix_idbuf id;
+    e->id = xstrdup(rix_id(ix, t, &id));
     e->status = xstrdup(st);
     e->attempt = t->attempt ? t->attempt : -1;
     e->max_attempts = cfg->alakai.max_retries >= 0 ? cfg->alakai.max_retries + 1 : -1;
@@ -194,9 +196,10 @@ static void publish_dlq(rs_view *v, pred_ctx *p, long dead)
         const rix_task *t = rix_at(ix, idx[i]);
         rd_dlq_entry *d = &items[i];
         bool orphan = is_orphan(p, t);
-        d->id = xstrdup(rix_id(ix, t));
+        rix_idbuf id;
+        d->id = xstrdup(rix_id(ix, t, &id));
         d->queue = xstrdup("alakai");
-        d->execution_id = xstrdup(rix_id(ix, t));
+        d->execution_id = xstrdup(id.s);
         d->reason = xstrdup(orphan ? "orphan suspect" : "budget exhausted");
         d->count = t->attempt;
         d->first_death_at = d->last_death_at = orphan ? t->dispatched_at : (double)t->resolved_s;
@@ -229,8 +232,9 @@ void rs_view_publish(rs_view *v, bool force)
     publish_page(v, &p);
     publish_dlq(v, &p, dead);
     if (getenv("RD_REDIS_DEBUG"))
-        fprintf(stderr, "redis: publish %zu tasks in %.1f ms (CPU %.1f ms)\n", rix_size(v->ix),
-                (clock_wall() - now) * 1000, (clock_cpu() - cpu0) * 1000);
+        fprintf(stderr, "redis: publish %zu tasks in %.1f ms (CPU %.1f ms), index %zu bytes\n",
+                rix_size(v->ix), (clock_wall() - now) * 1000, (clock_cpu() - cpu0) * 1000,
+                rix_memory(v->ix));
     v->published_version = rix_version(v->ix);
     v->published_orphans = orphans;
     v->dirty = false;

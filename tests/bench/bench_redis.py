@@ -94,7 +94,7 @@ def main():
         env = B.base_env(home)
         env["RD_REDIS_DEBUG"] = "1"      # stderr: the sweep's longest fetch callback
         argv = [B.binary(), "--config", conf, "snapshot", "--json"]
-        rows = {}
+        rows, index_bytes = {}, {}
         loaded = 0
         for label, size in (("empty", 0), ("N/10", n // 10), ("N", n)):
             t0 = time.perf_counter()
@@ -114,6 +114,10 @@ def main():
             pubs = [float(m) for x in res for m in re.findall(r"publish \d+ tasks in [0-9.]+ ms \(CPU ([0-9.]+) ms\)",
                                                             x[6].decode(errors="replace"))]
             pubmax = max(pubs) if pubs else float("nan")
+            ixb = [int(m) for x in res for m in re.findall(r"publish \d+ tasks .*, index (\d+) bytes",
+                                                           x[6].decode(errors="replace"))]
+            B.note("%-5s index after the sweep: %s bytes" % (label, ixb[-1] if ixb else "?"))
+            index_bytes[label] = ixb[-1] if ixb else float("nan")
             rows[label] = (size, wall, rss, codes, cmds, rcpu, cbmax, pubmax)
             B.note("%-5s %7d tasks: snapshot %7.1f ms, max RSS %5.1f MiB, exit %s, %d Redis commands, Redis CPU %.0f ms"
                    % (label, size, wall, rss, codes, cmds, rcpu))
@@ -141,6 +145,8 @@ def main():
         B.fig(bench, "max RSS empty store", rows["empty"][2], "MiB")
         B.fig(bench, "RSS growth N/10 -> N", rss - rows["N/10"][2], "MiB", "~0")
         B.fig(bench, "snapshot exit status (N)", ",".join(map(str, codes)), "code", "0")
+        B.fig(bench, "task index bytes per task (N, rix_memory)", index_bytes["N"] / size if size else 0.0,
+              "B", "~35 (issue 27; ~60 before)")
         bare_client(bench, r, rcpu)
         steady(bench, argv, conf, env, r, n, cmds, rcpu, now)
     if os.environ.get("BENCH_KEEP") != "1":
@@ -214,7 +220,7 @@ def steady(bench, argv, conf, env, r, n, sweep_cmds, sweep_cpu, now):
     secs = float(os.environ.get("BENCH_STEADY_S", "12"))
     child = pexpect.spawn(B.binary(), ["--config", conf], env=env, dimensions=(40, 120), timeout=10)
     try:
-        end = time.time() + 60
+        end = time.time() + 300             # a sweep of 1,000,000 tasks takes a while
         # wait for the initial sweep: the command counter settles
         last, stable = -1, 0
         while time.time() < end and stable < 3:
@@ -222,6 +228,10 @@ def steady(bench, argv, conf, env, r, n, sweep_cmds, sweep_cpu, now):
             c = cmd_total(r)
             stable = stable + 1 if c - last < 50 else 0
             last = c
+        rss, uss = B.proc_rss_kib(child.pid) / 1024.0, B.proc_uss_kib(child.pid) / 1024.0
+        B.note("console after the sweep of %d tasks: RSS %.1f MiB, USS %.1f MiB" % (n, rss, uss))
+        B.fig(bench, "console RSS after the sweep (N)", rss, "MiB", "<= 48 MiB at 1M (issue 27)")
+        B.fig(bench, "console USS after the sweep (N)", uss, "MiB")
         c0 = cmd_total(r)
         cpu0 = r.info("cpu")
         t0 = time.time()
