@@ -10,6 +10,11 @@ semantics = attune
 dlq_source = broker
 actions_from = attune         # action routes: attune.profile (they do not depend on the era)
 schema = attune
+# Attune's migrations notify these on every insert and status change of an execution
+# (docs/sources.md "Push"); a notification refreshes the lists on screen, running these
+# queries whatever the change probe says
+listen = execution_created execution_status_changed
+listen_refresh = counts executions failing
 first_page_plan = cached      # the first executions page (no filter) keeps one generic plan:
                               # checked at 1M rows (an index walk of 101 rows); see
                               # docs/profiles.md, "Change probe"

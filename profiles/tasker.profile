@@ -16,6 +16,11 @@ semantics = tasker
 dlq_source = store broker
 requires_queues = pgmq
 schema = tasker
+# with pgmq, tasker-core's pgmq_send_with_notify notifies every message sent (queue depths
+# pushed; task and step state stay polled: Tasker does not notify them)
+listen = pgmq_message_ready pgmq_queue_created
+requires_listen = pgmq
+listen_refresh = queues
 
 [query changes optional]
 -- The change probe (docs/profiles.md, "Change probe"): per query, a state that moves

@@ -276,6 +276,11 @@ void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *p
             ck_add(r, CK_WARN, "optional query", "grant the role access to it, or live without "
                    "that panel (the rest reads fine)", "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
     }
+    if (s->push[0]) {                 /* the store's notifications (docs/sources.md "Push") */
+        bool on = strncmp(s->push, "on", 2) == 0;
+        ck_add(r, on ? CK_OK : CK_WARN, "push", on ? NULL : "the console polls instead (every "
+               "`poll`): changes appear within it", "%.*s", (int)sizeof s->push, s->push);
+    }
     store_tls(r, cfg, s, redis);
     if (redis)
         store_keyspace(r, s);

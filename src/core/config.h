@@ -108,6 +108,8 @@ typedef struct rd_system_cfg {
     bool read_only;
     bool local;              /* explicitly a local system (dev-user allowed) */
     double poll_s;           /* default 2 */
+    bool push;               /* LISTEN where the store notifies (default true) */
+    double push_min_interval_s; /* at most one push-triggered refresh this often; default 0.25 */
     double rate_limit;       /* bulk actions per second, default 5 */
     double execution_timeout_s; /* longest an execution may run (drain cockpit); 0 = the profile's */
     rd_health_cfg health;    /* heartbeat_max_age etc. */

@@ -516,6 +516,15 @@ void model_source_creds(rd_model *m, const char *name, const char *provider, dou
     model_changed(m);
 }
 
+void model_source_push(rd_model *m, const char *name, const char *state)
+{
+    rd_source_status *s = model_source(m, name);
+    if (strncmp(s->push, state ? state : "", sizeof s->push - 1) == 0)
+        return;
+    snprintf(s->push, sizeof s->push, "%s", state ? state : "");
+    model_changed(m);
+}
+
 void model_source_notes(rd_model *m, const char *name, const char *const *notes, size_t n)
 {
     rd_source_status *s = model_source(m, name);

@@ -172,6 +172,10 @@ typedef struct rd_source_status {
     double lag_s;
     char failover[200];
     double failover_at;
+    /* Push (docs/sources.md "Push"): "on — LISTEN a, b" while the store's notifications
+     * drive the refresh, "off — standby" (or another reason) when they cannot; "" = the
+     * store does not notify (raw) */
+    char push[160];
 } rd_source_status;
 
 /* Facts a source may learn about its server (rd_source_status.facts). */
@@ -320,6 +324,8 @@ bool source_is_fresh(const rd_source_status *s, double poll_s, double now);
 void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified);
 /* Which credentials provider supplied the source's keys, and their expiry (0 = never). */
 void model_source_creds(rd_model *m, const char *name, const char *provider, double expires);
+/* Whether the source's refresh is pushed by the store's notifications (NULL/"" = n/a). */
+void model_source_push(rd_model *m, const char *name, const char *state);
 /* The host that answered (NULL/"" when the store names one), its role (NULL unknown) and
  * lag (< 0 unknown); the generation moves only when the shown text changes (lag in whole
  * seconds). */

@@ -78,6 +78,7 @@
 #define MF_NEXT_RETRY_MIN       "next_retry_min"
 #define MF_NOT_DRAINING         "not_draining"
 #define MF_NOTES                "notes"
+#define MF_PUSH                 "push"
 #define MF_NOW                  "now"
 #define MF_ORIGIN_QUEUE         "origin_queue"
 #define MF_ORPHAN_SUSPECT       "orphan_suspect"

@@ -242,6 +242,11 @@ static cJSON *source_json(const rd_source_status *s, double now)
         add_str(r, MF_FAILOVER, s->failover[0] ? s->failover : NULL);
         add_time(r, MF_FAILOVER_AT, s->failover_at);
     }
+    if (s->push[0]) {
+        char push[sizeof s->push + 1];
+        snprintf(push, sizeof push, "%.*s", (int)sizeof s->push, s->push);
+        add_str(o, MF_PUSH, push);
+    }
     cJSON *notes = cJSON_AddArrayToObject(o, MF_NOTES);
     for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
         char note[RD_SRC_NOTE_LEN + 1];

@@ -198,6 +198,7 @@ static void source_parse(const cJSON *o, void *item, double now)
             s->state = all[i];
     get_fixed(o, MF_ERROR, s->error, sizeof s->error);
     get_fixed(o, MF_TLS, s->tls, sizeof s->tls);
+    get_fixed(o, MF_PUSH, s->push, sizeof s->push);
     s->tls_unverified = s->tls[0] && !json_true(o, MF_TLS_VERIFIED);
     s->last_ok = get_time(o, MF_LAST_OK);
     double age = json_num(o, MF_AGE_MS, NAN);

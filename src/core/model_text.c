@@ -170,6 +170,9 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
         for (size_t k = 0; k < s->n_notes && k < RD_SRC_NOTES; k++)
             snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%snote: %.*s",
                      notes[0] ? "; " : "", (int)RD_SRC_NOTE_LEN, s->notes[k]);
+        if (s->push[0])
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%spush: %.*s",
+                     notes[0] ? "; " : "", (int)sizeof s->push, s->push);
         table_cell(&t, err[0] ? err : notes[0] ? notes : "-", WIDE_MAX);
     }
     table_end(&t, out);

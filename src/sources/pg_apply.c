@@ -230,6 +230,10 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
         qkind k = pg_batch_kind(s->batch, i);
         if (k == Q_SETTING)
             continue;
+        if (k == Q_LISTEN) {          /* push: a failure is its state, never the source's */
+            pg_push_listened(s->push, res[i]);
+            continue;
+        }
         if (k == Q_REPLICA) {         /* the lag: shown when read, never a failure */
             pg_replica_apply(s->replica, res[i]);
             continue;

@@ -21,7 +21,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_DLQ_COUNT] = "dlq_count", [Q_FAILING] = "failing", [Q_CHAIN] = "chain",
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
     [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
-    [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running",
+    [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running", [Q_LISTEN] = "listen",
 };
 
 struct pg_batch {
@@ -63,6 +63,8 @@ bool pg_batch_carries(const pg_batch *b, qkind k)
 }
 
 void pg_batch_answered(pg_batch *b) { b->n = 0; }
+
+bool pg_batch_pooled(const pg_batch *b) { return b->no_named; }
 
 bool pg_batch_result(pg_batch *b, size_t i, const PGresult *r)
 {
@@ -343,6 +345,11 @@ static void build_main(pg_src *s, draft *b)
         snprintf(b->dlq_limit, sizeof b->dlq_limit, "%d", DLQ_PAGE + 1);
         add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, w.dlq_key, w.dlq_id, NULL, NULL);
     }
+    /* LISTEN, once per connection, last and a sync each: its failure aborts nothing */
+    size_t nl = 0;
+    const char *const *listen = pg_push_listen_due(s->push, &nl);
+    for (size_t i = 0; listen && i < nl; i++)
+        add(b, listen[i], Q_LISTEN, 0, NULL, NULL, NULL, NULL, NULL);
 }
 
 bool pg_batch_send(pg_src *s)

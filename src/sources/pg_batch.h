@@ -34,3 +34,5 @@ void pg_batch_answered(pg_batch *b);
  * named from now on, or unnamed if it would not prepare); a statement that vanished (a
  * transaction pooler) means unnamed statements only from now on. */
 bool pg_batch_result(pg_batch *b, size_t i, const PGresult *r);
+/* A prepared statement vanished on this source (a transaction pooler). */
+bool pg_batch_pooled(const pg_batch *b);

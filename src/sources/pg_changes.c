@@ -71,6 +71,8 @@ static const char PROBE_FROM[] = "\n  FROM s";
 
 struct pg_changes {
     char *states;                 /* "name=state\n...": what the probe returned last time */
+    char *prev;                   /* the states before the last answer (pg_changes_moved) */
+    char *forget;                 /* queries the next probe runs anyway (pg_changes_forget) */
     char *skip;                   /* ",counts,workers," — guarded results to ignore */
     bool left[Q_N];               /* left out of the batch in flight (not on screen): it
                                    * keeps the state of its last run */
@@ -84,6 +86,10 @@ struct pg_changes {
     bool indexes_checked;         /* the index check ran on this connection */
     unsigned long skipped, batches;   /* counters (debug/bench) */
 };
+
+static bool each_name(const char *names, bool (*fn)(void *c, const char *n, size_t len),
+                      void *c);
+static bool forget_one(void *ctx, const char *name, size_t len);
 
 pg_changes *pg_changes_new(void)
 {
@@ -100,6 +106,8 @@ void pg_changes_free(pg_changes *c)
     if (!c)
         return;
     free(c->states);
+    free(c->prev);
+    free(c->forget);
     free(c->skip);
     free(c);
 }
@@ -132,6 +140,11 @@ bool pg_changes_begin(pg_changes *c, const char *body, const char *max_age_v,
     double max_age = 30;
     if (max_age_v && !(parse_duration(max_age_v, &max_age) && max_age > 0))
         max_age = 30;
+    if (c->forget) {
+        each_name(c->forget, forget_one, c);
+        free(c->forget);
+        c->forget = NULL;
+    }
     bool force = c->force || !c->states || clock_wall() - c->full_at >= max_age;
     c->force = false;
     /* $4, the queries sharing the probe's sync: filled in by pg_changes_group() */
@@ -253,6 +266,8 @@ void pg_changes_apply(pg_changes *c, pg_replica *rep, const PGresult *r, bool ok
         /* every query of the group unchanged: skipped, the states are the ones sent */
         free(c->skip);
         c->skip = xasprintf(",%s,", c->group);
+        free(c->prev);
+        c->prev = c->states ? xstrdup(c->states) : NULL;   /* nothing moved */
         return;
     }
     if (!ok) {
@@ -271,10 +286,77 @@ void pg_changes_apply(pg_changes *c, pg_replica *rep, const PGresult *r, bool ok
     free(c->skip);
     c->skip = xstrdup(list ? list + 1 : ",");
     char *kept = states_kept(c, states, c->states);
-    free(c->states);
+    free(c->prev);
+    c->prev = c->states;
     c->states = kept;
     if (strcmp(c->skip, ",") == 0)
         c->full_at = clock_wall();
+}
+
+/* Calls fn for each query name of the list "counts executions" (blanks or commas). */
+static bool each_name(const char *names, bool (*fn)(void *c, const char *n, size_t len),
+                      void *c)
+{
+    bool any = false;
+    for (const char *p = names; p && *p;) {
+        p += strspn(p, " ,\t");
+        size_t len = strcspn(p, " ,\t");
+        if (len > 0)
+            any |= fn(c, p, len);
+        p += len;
+    }
+    return any;
+}
+
+/* The state line of the query name[0..len) in states (NULL when none), its length. */
+static const char *state_of(const char *states, const char *name, size_t len, size_t *l)
+{
+    char q[40];
+    snprintf(q, sizeof q, "%.*s", (int)(len < sizeof q ? len : sizeof q - 1), name);
+    return state_line(states, q, l);
+}
+
+static bool forget_one(void *ctx, const char *name, size_t len)
+{
+    pg_changes *c = ctx;
+    size_t l = 0;
+    const char *line = state_of(c->states, name, len, &l);
+    if (!line)
+        return false;
+    /* cut the line (and its newline) out: the probe then runs that query */
+    char *at = c->states + (line - c->states);
+    size_t cut = l + (at[l] == '\n');
+    memmove(at, at + cut, strlen(at + cut) + 1);
+    return true;
+}
+
+void pg_changes_forget(pg_changes *c, const char *names)
+{
+    if (!names) {
+        c->force = true;
+        return;
+    }
+    /* applied when the next probe is built: a batch in flight would bring the states back */
+    if (c->forget && strstr(c->forget, names))
+        return;
+    char *both = c->forget ? xasprintf("%s %s", c->forget, names) : xstrdup(names);
+    free(c->forget);
+    c->forget = both;
+}
+
+static bool moved_one(void *ctx, const char *name, size_t len)
+{
+    const pg_changes *c = ctx;
+    size_t a = 0, b = 0;
+    const char *now = state_of(c->states, name, len, &a), *was = state_of(c->prev, name, len, &b);
+    return now && (!was || a != b || memcmp(now, was, a) != 0);
+}
+
+bool pg_changes_moved(pg_changes *c, const char *names)
+{
+    if (!c->prev)
+        return false;
+    return each_name(names, moved_one, c);
 }
 
 bool pg_changes_skipped(pg_changes *c, qkind k)

@@ -21,6 +21,11 @@ void pg_changes_free(pg_changes *c);
 void pg_changes_reconnect(pg_changes *c);
 /* The next batch runs everything (the operator asked: not the probe's word). */
 void pg_changes_force(pg_changes *c);
+/* The next probe runs the queries of names ("counts executions"; NULL: every query)
+ * whatever their state: a notification said their data changed (pg_push.c). */
+void pg_changes_forget(pg_changes *c, const char *names);
+/* The last probe's answer moved the state of one of the queries of names. */
+bool pg_changes_moved(pg_changes *c, const char *names);
 
 /* ---- building a batch (pg_batch.c) ---- */
 /* The probe for this batch: false when the profile has none (body NULL) or it failed on

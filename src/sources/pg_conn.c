@@ -382,9 +382,17 @@ static void idle_io(pg_conn *c)
         pgc_fail(c, PQerrorMessage(c->pg));
         return;
     }
+}
+
+/* Notifications libpq has read (between results too): handed over one by one. */
+static void drain_notifies(pg_conn *c)
+{
     PGnotify *n;
-    while ((n = PQnotifies(c->pg)) != NULL)
+    while (c->pg && (n = PQnotifies(c->pg)) != NULL) {
+        if (c->cbs.notify)
+            c->cbs.notify(n->relname, c->cbs.ud);
         PQfreemem(n);
+    }
 }
 
 static void on_io(evutil_socket_t fd, short what, void *arg)
@@ -397,6 +405,8 @@ static void on_io(evutil_socket_t fd, short what, void *arg)
     case C_READY: idle_io(c); break;
     default: break;
     }
+    if (c->state == C_READY || c->state == C_BUSY)
+        drain_notifies(c);
 }
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)

@@ -37,6 +37,9 @@ typedef struct pg_conn_cbs {
     /* Batch answered: res[i] is query i's result (never NULL; error results included).
      * The results are freed after the callback returns. */
     void (*batch_done)(PGresult **res, size_t n, void *ud);
+    /* A notification (LISTEN) arrived on channel; optional. Never called while a batch
+     * callback runs; the callee must not close the connection. */
+    void (*notify)(const char *channel, void *ud);
     void *ud;
 } pg_conn_cbs;
 

@@ -14,6 +14,7 @@
 #include "pg_batch.h"
 #include "pg_changes.h"
 #include "pg_conn.h"
+#include "pg_push.h"
 #include "pg_qkind.h"
 #include "pg_replica.h"
 #include "pg_secret.h"
@@ -30,6 +31,7 @@ typedef struct pg_src {
     pg_changes *changes;          /* the change probe, the index check (pg_changes.c) */
     pg_replica *replica;          /* standby, lag, failover (pg_replica.c) */
     pg_view *view;                /* what is asked for, what is shown (pg_view.c) */
+    pg_push *push;                /* LISTEN, notifications, why push is off (pg_push.c) */
     /* the schema era, read by the setup batch (pg_apply.c) */
     rd_profile *variant;          /* owned: the era profile chosen by variant_query */
     const rd_profile *prof;       /* effective profile (top or variant) */
@@ -37,6 +39,11 @@ typedef struct pg_src {
     bool setup_done;              /* variant/extension check done on this connection */
     char *notes[Q_N];             /* optional queries that failed: "queues: ..." */
     struct event *poll_ev, *retry_ev, *soon_ev;
+    struct event *push_ev;        /* the coalesced push refresh (pg_source.c) */
+    double poll_s;                /* the poll interval asked for (config or the fleet's pace);
+                                   * PG_PUSH_SLOW times it while push works */
+    bool push_was_on;             /* the poll timer is armed for push */
+    bool polled;                  /* the poll timer asked for the batch in flight */
     double backoff_s;
     bool settled, failing;
 } pg_src;

@@ -33,6 +33,19 @@ static const double CONNECT_DEADLINE_S = 5.0;
 static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0;
 
 
+/* The push state to the model; the poll slows to a safety net while push works. */
+static void push_sync(pg_src *s)
+{
+    model_source_push(model(s), SRC_NAME, pg_push_state(s->push));
+    bool on = pg_push_on(s->push);
+    if (on == s->push_was_on)
+        return;
+    s->push_was_on = on;
+    double every = s->poll_s * (on ? PG_PUSH_SLOW : 1);
+    source_rearm(s->poll_ev, every);
+    model_source_every(model(s), SRC_NAME, every);
+}
+
 static void changed(pg_src *s)
 {
     if (s->base.ctx.on_change)
@@ -67,6 +80,9 @@ static void connect_now(pg_src *s)
     /* a new session: no skip list in it yet, indexes checked again, nothing prepared */
     pg_changes_reconnect(s->changes);
     pg_batch_reconnect(s->batch);
+    pg_push_reconnect(s->push);
+    evtimer_del(s->push_ev);
+    push_sync(s);
     model_source(model(s), SRC_NAME);
     pg_secrets_resolve(s->secrets);   /* connects when done */
 }
@@ -112,8 +128,53 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_src *s = arg;
+    s->polled = true;
     pg_view_want_refresh(s->view);
     kick(s);
+}
+
+/* A notification: one refresh of the lists on screen per push_min_interval; the ones in
+ * between are folded into it. */
+static void on_notify(const char *channel, void *ud)
+{
+    pg_src *s = ud;
+    double due = pg_push_notified(s->push, channel, clock_mono());
+    if (due >= 0) {
+        struct timeval tv = clock_tv(due);
+        evtimer_add(s->push_ev, &tv);
+    }
+    push_sync(s);
+}
+
+static void on_push(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    pg_src *s = arg;
+    pg_push_fire(s->push, clock_mono());
+    pg_view_want_refresh(s->view);
+    /* the table counters the probe reads lag the commit: the pushed queries run anyway */
+    pg_changes_forget(s->changes, pg_push_refresh_queries(s->push));
+    kick(s);
+}
+
+/* After a batch: what the setup learned (channels, standby), a pooler, the silence check
+ * of a refresh the poll timer asked for. */
+static void push_after(pg_src *s, bool setup)
+{
+    if (setup) {
+        const char *hs = pg_conn_param(s->conn, "in_hot_standby");
+        pg_push_setup(s->push, s->prof, s->extensions, hs && strcmp(hs, "on") == 0);
+    } else {
+        if (pg_batch_pooled(s->batch))
+            pg_push_pooled(s->push);
+        if (s->polled && pg_batch_carries(s->batch, Q_CHANGES)) {
+            const char *q = pg_push_refresh_queries(s->push);
+            pg_push_polled(s->push, pg_changes_moved(s->changes, q ? q : "counts executions"),
+                           clock_mono(), s->poll_s);
+            s->polled = false;
+        }
+    }
+    push_sync(s);
 }
 
 static void kick(pg_src *s)
@@ -139,6 +200,7 @@ static void on_batch(PGresult **res, size_t n, void *ud)
         lost(s, err);
         return;
     }
+    push_after(s, setup);
     pg_batch_answered(s->batch);
     pg_view_answered(s->view);
     if (*err) {
@@ -161,8 +223,8 @@ static void on_batch(PGresult **res, size_t n, void *ud)
 static void op_start(rd_source *src)
 {
     pg_src *s = src->impl;
-    double poll = src->ctx.cfg && src->ctx.cfg->poll_s > 0 ? src->ctx.cfg->poll_s : 2.0;
-    struct timeval tv = { (time_t)poll, (suseconds_t)((poll - (double)(time_t)poll) * 1e6) };
+    double poll = s->poll_s * (s->push_was_on ? PG_PUSH_SLOW : 1);
+    struct timeval tv = clock_tv(poll);
     evtimer_add(s->poll_ev, &tv);
     model_source_every(model(s), SRC_NAME, poll);   /* its freshness window (a steady poll repaints nothing) */
     connect_now(s);
@@ -266,6 +328,12 @@ static bool op_idle(const rd_source *src)
 static void op_free(rd_source *src)
 {
     pg_src *s = src->impl;
+    if (getenv("RD_PG_DEBUG"))        /* tests and benches: what push cost */
+        fprintf(stderr, "pg push: notifications %lu, push refreshes %lu, state %s\n",
+                pg_push_notifications(s->push), pg_push_refreshes(s->push),
+                pg_push_state(s->push));
+    pg_push_free(s->push);
+    event_free(s->push_ev);
     pg_secrets_free(s->secrets);
     pg_changes_free(s->changes);
     pg_replica_free(s->replica);
@@ -294,7 +362,8 @@ static const rd_profile *op_profile(const rd_source *src)
 static void op_set_poll(rd_source *src, double every)
 {
     pg_src *s = src->impl;
-    source_rearm(s->poll_ev, every > 0 ? every : 2.0);
+    s->poll_s = every > 0 ? every : 2.0;
+    source_rearm(s->poll_ev, s->poll_s * (s->push_was_on ? PG_PUSH_SLOW : 1));
 }
 
 static const rd_source_ops pg_ops = {
@@ -315,12 +384,14 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     s->base.impl = s;
     s->prof = ctx->prof;
     s->backoff_s = BACKOFF_MIN_S;
+    s->poll_s = ctx->cfg->poll_s > 0 ? ctx->cfg->poll_s : 2.0;
+    s->push = pg_push_new(ctx->cfg->push, ctx->cfg->push_min_interval_s);
     s->view = pg_view_new(ctx->model, ctx->cfg->ui.page_size);
     s->batch = pg_batch_new();
     s->changes = pg_changes_new();
     s->replica = pg_replica_new(ctx->model);
     pg_conn_cbs cbs = { .ready = on_ready, .failed = on_failed, .batch_done = on_batch,
-                        .ud = s };
+                        .notify = on_notify, .ud = s };
     const rd_system_cfg *cfg = ctx->cfg;
     s->conn = pg_conn_new(ctx->base, secret_is_ref(cfg->store.url) ? "" : cfg->store.url, &cbs);
     pg_conn_set_param(s->conn, "user", cfg->store.user);
@@ -332,5 +403,6 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     s->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
     s->retry_ev = evtimer_new(ctx->base, on_retry, s);
     s->soon_ev = evtimer_new(ctx->base, on_soon, s);
+    s->push_ev = evtimer_new(ctx->base, on_push, s);
     return &s->base;
 }

@@ -78,6 +78,12 @@ static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
             draw_raw(w, y++, r.x, r.w, t, theme_attr(c->theme, TS_STALE), c->san);
             free(t);
         }
+        if (s->push[0]) {             /* the store's notifications (docs/sources.md "Push") */
+            t = xasprintf("  %-12s push: %.*s", "", (int)sizeof s->push, s->push);
+            bool on = strncmp(s->push, "on", 2) == 0;
+            draw_raw(w, y++, r.x, r.w, t, theme_attr(c->theme, on ? TS_DIM : TS_STALE), c->san);
+            free(t);
+        }
     }
     return overview_core(c, w, y, r);
 }

@@ -23,7 +23,8 @@ def stack_env():
 
 SMOKE_ENV = {"SCALE": "0.001", "BENCH_RUNS": "3", "BENCH_KEYS": "40", "BENCH_PACE": "0.02",
              "BENCH_IDLE_S": "2", "BENCH_STARTS": "2", "BENCH_MANY_S": "3", "BENCH_CONSOLES": "5",
-             "BENCH_STEADY_S": "2", "BENCH_FLEET_S": "2", "BENCH_SQS_S": "3", "BENCH_SQS_STALL_S": "3"}
+             "BENCH_STEADY_S": "2", "BENCH_FLEET_S": "2", "BENCH_SQS_S": "3", "BENCH_SQS_STALL_S": "3",
+             "BENCH_PUSH_N": "3", "BENCH_PUSH_S": "2"}
 
 EXPECT = {
     "pg": ["refresh: server time, all queries", "naive dashboard: server time", "snapshot --json max RSS"],
@@ -40,6 +41,8 @@ EXPECT = {
                 "PostgreSQL CPU, 5 redrive sources (rd-source-watch), store unchanged @2s"],
     "fleet": ["RSS, one system alone", "RSS, fleet view, 5 systems", "RSS, one system open, 4 in the background",
               "CPU of one core, fleet view, 5 systems"],
+    "push": ["attune push: write-to-screen p99", "attune poll 2s (push = false): write-to-screen p99",
+             "alakai keyspace notifications: write-to-screen p99"],
     "sqs": ["SQS requests per poll per queue", "requests other than GetQueueAttributes",
             "answering: key-to-paint p99", "stalled: key-to-paint p99",
             "SQS requests held during the stall"],

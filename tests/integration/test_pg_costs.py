@@ -161,8 +161,10 @@ class Proxy:
 class Watch:
     def __init__(self, tmp_path, store, poll="1s"):
         conf = tmp_path / "config"
+        # push = false: these gates count the poll's refreshes (push would slow the poll to
+        # a safety net and add LISTEN to the first batch: tests/integration/test_pg_push.py)
         conf.write_text('[system "cost"]\nprofile = attune-era2\nstore = %s\npoll = %s\n'
-                        'page_size = 100\n' % (store, poll))
+                        'page_size = 100\npush = false\n' % (store, poll))
         conf.chmod(0o600)
         env = dict(os.environ, REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
         self.p = subprocess.Popen([WATCH, str(conf)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

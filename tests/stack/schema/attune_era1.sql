@@ -69,6 +69,62 @@ CREATE TABLE execution (
 );
 CREATE TRIGGER execution_updated BEFORE UPDATE ON execution
     FOR EACH ROW EXECUTE FUNCTION update_updated_column();
+
+-- Attune's LISTEN/NOTIFY triggers, as its migration
+-- 20250101000008_notify_triggers.sql (phase-3 era) writes them: the console LISTENs on these channels (docs/sources.md "Push"). The
+-- enforcement lookup (rule_ref, trigger_ref) is left out: this schema has no enforcement
+-- table, and the payload is not read (a notification only says "refresh").
+CREATE OR REPLACE FUNCTION notify_execution_created() RETURNS trigger AS $$
+DECLARE
+    payload JSON;
+BEGIN
+    payload := json_build_object(
+        'entity_type', 'execution',
+        'entity_id', NEW.id,
+        'id', NEW.id,
+        'action_id', NEW.action,
+        'action_ref', NEW.action_ref,
+        'status', NEW.status,
+        'enforcement', NEW.enforcement,
+        'parent', NEW.parent,
+        'result', NEW.result,
+        'created', NEW.created,
+        'updated', NEW.updated
+    );
+    PERFORM pg_notify('execution_created', payload::text);
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE OR REPLACE FUNCTION notify_execution_status_changed() RETURNS trigger AS $$
+DECLARE
+    payload JSON;
+BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.status IS DISTINCT FROM NEW.status THEN
+        payload := json_build_object(
+            'entity_type', 'execution',
+            'entity_id', NEW.id,
+            'id', NEW.id,
+            'action_id', NEW.action,
+            'action_ref', NEW.action_ref,
+            'status', NEW.status,
+            'old_status', OLD.status,
+            'enforcement', NEW.enforcement,
+            'parent', NEW.parent,
+            'result', NEW.result,
+            'created', NEW.created,
+            'updated', NEW.updated
+        );
+        PERFORM pg_notify('execution_status_changed', payload::text);
+    END IF;
+    RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+
+CREATE TRIGGER execution_created_notify AFTER INSERT ON execution
+    FOR EACH ROW EXECUTE FUNCTION notify_execution_created();
+CREATE TRIGGER execution_status_changed_notify AFTER UPDATE ON execution
+    FOR EACH ROW EXECUTE FUNCTION notify_execution_status_changed();
 CREATE INDEX idx_execution_created_id ON execution (created DESC, id DESC);
 CREATE INDEX idx_execution_status ON execution (status);
 CREATE INDEX idx_execution_failed ON execution (created DESC, id DESC) WHERE status = 'failed';

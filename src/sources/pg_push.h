@@ -1,0 +1,66 @@
+#pragma once
+/*
+ * Push for the PostgreSQL source (pg_push.c): LISTEN on the channels the store notifies
+ * (the profile's `listen`), and what comes of it. A notification asks for a refresh of the
+ * lists on screen, at most one per `push_min_interval`; while push works the poll slows to
+ * a safety net. Push falls back to polling, visibly (the model's `push` text), on a hot
+ * standby (no NOTIFY), behind a transaction pooler, when LISTEN fails, or when the
+ * channels stay silent while the change probe sees the data move. pg_source.c owns the
+ * timers; this file decides. No clock: callers pass `now`.
+ */
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../core/profile.h"
+
+typedef struct pg_push pg_push;
+
+enum {
+    PG_PUSH_SLOW = 5,             /* the poll interval times this while push works */
+    PG_PUSH_MAX_CHANNELS = 8,
+};
+/* Silent: polls saw the pushed queries' data change, with no notification around them,
+ * for this long (and at least PG_PUSH_SILENT_POLLS times): push is off. */
+#define PG_PUSH_SILENT_S 300.0
+enum { PG_PUSH_SILENT_POLLS = 3 };
+
+/* enabled: the config's `push`; min_interval_s: `push_min_interval`. */
+pg_push *pg_push_new(bool enabled, double min_interval_s);
+void pg_push_free(pg_push *p);
+
+/* A new connection: nothing is listened to on it. */
+void pg_push_reconnect(pg_push *p);
+/* The connection is set up: the channels of the profile in use (`listen`; none unless the
+ * extension `requires_listen` names is in extensions, ",pgmq,plpgsql,"); standby: the
+ * server said it is a hot standby. */
+void pg_push_setup(pg_push *p, const rd_profile *prof, const char *extensions, bool standby);
+/* The LISTEN statements due in the next batch (once per connection): *n of them, valid
+ * until the next call into this file. NULL when none is due. */
+const char *const *pg_push_listen_due(pg_push *p, size_t *n);
+/* The answer of one LISTEN statement (an error turns push off, naming why). */
+void pg_push_listened(pg_push *p, const PGresult *r);
+/* A transaction pooler hands the console other server sessions (a prepared statement
+ * vanished): LISTEN cannot hold. */
+void pg_push_pooled(pg_push *p);
+
+/* A notification on channel at now: seconds until the push refresh is due (0 = at once),
+ * or < 0 when one is already pending (coalesced) or push is off. */
+double pg_push_notified(pg_push *p, const char *channel, double now);
+/* The pending push refresh goes out now. */
+void pg_push_fire(pg_push *p, double now);
+/* A refresh the poll timer sent answered: changed says whether the change probe saw the
+ * data of the pushed queries move. May turn push off (silent) or the poll back. */
+void pg_push_polled(pg_push *p, bool changed, double now, double poll_s);
+
+/* Notifications drive the refresh (the poll is the slow safety net). */
+bool pg_push_on(const pg_push *p);
+/* "on — LISTEN a, b", "off — standby", ...; "" when the store does not notify. */
+const char *pg_push_state(pg_push *p);
+/* The queries a push refresh runs whatever the change probe says (the profile's
+ * `listen_refresh`: the table counters the probe reads lag the commit by up to a second),
+ * as "counts executions ..."; NULL: every query of the refresh. */
+const char *pg_push_refresh_queries(const pg_push *p);
+/* Counters (RD_PG_DEBUG, tests): notifications received, push refreshes sent. */
+unsigned long pg_push_notifications(const pg_push *p);
+unsigned long pg_push_refreshes(const pg_push *p);
