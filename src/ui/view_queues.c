@@ -5,6 +5,7 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "histdraw.h"
 #include "view.h"
 
 typedef struct queues_st {
@@ -65,7 +66,8 @@ static void rate_text(double r, char *out, size_t cap)
         snprintf(out, cap, "%.1f", r);
 }
 
-static void queue_row(const rd_queue *q, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool cur)
+static void queue_row(const rd_queue *q, ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols,
+                      int ncols, bool cur)
 {
     int base = cur ? theme_attr(c->theme, TS_CURSOR)
                : queue_alert(q) || q->not_draining ? theme_attr(c->theme, TS_ALERT)
@@ -93,6 +95,10 @@ static void queue_row(const rd_queue *q, ui_ctx *c, WINDOW *w, int y, ui_rect r,
     cols_cell(w, y, r.x, &cols[8], cells[6], base, c->san);
     cols_cell(w, y, r.x, &cols[9], queue_alert(q) ? "no consumers!" : q->not_draining ? "NOT DRAINING"
               : q->dead_letter_exchange ? q->dead_letter_exchange : "", base, c->san);
+    int series = q->name ? histd_queue(c->hist, q->name) : -1;
+    if (ncols > 10 && cols[10].w > 0 && series >= 0)
+        histd_spark(c, w, y, r.x + cols[10].x, cols[10].w, c->hist, series,
+                    cur ? base : theme_attr(c->theme, TS_RUNNING));
 }
 
 static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -119,10 +125,11 @@ static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {"CONS", 4, 5, 0, 0, true, 0, 0},     {"IN/s", 5, 6, 0, 4, true, 0, 0},
         {"OUT/s", 5, 6, 0, 4, true, 0, 0},    {"DLQ", 3, 3, 0, 0, false, 0, 0},
         {"TTL", 4, 6, 0, 5, true, 0, 0},      {"NOTE", 10, 16, 1, 1, false, 0, 0},
+        {"DEPTH 1H", 8, 24, 0, 6, false, 0, 0},   /* the depth's last hour (histdraw.h) */
     };
-    int nc = (int)(sizeof cols / sizeof *cols);
+    int nc = (int)(sizeof cols / sizeof *cols) - (histd_queues(c->hist) ? 0 : 1);
     if (stuck)
-        cols[nc - 1].min = 12;       /* "NOT DRAINING" whole */
+        cols[9].min = 12;       /* "NOT DRAINING" whole */
     cols_layout(cols, nc, r.w);
     cols_header(w, r.y + 1, r.x, cols, nc, theme_attr(c->theme, TS_HEADER));
     v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
@@ -134,7 +141,7 @@ static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
                    theme_attr(c->theme, TS_DIM));
     for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++) {
         int idx = v->list.top + i;
-        queue_row(&c->model->queues.items[s->rows[idx]], c, w, r.y + 2 + i, r, cols, idx == v->list.cur);
+        queue_row(&c->model->queues.items[s->rows[idx]], c, w, r.y + 2 + i, r, cols, nc, idx == v->list.cur);
     }
 }
 
