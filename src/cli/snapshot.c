@@ -236,6 +236,20 @@ static int output(const rd_model *m, const snap_opts *o, const rd_system_cfg *sy
     return fflush(stdout) == 0 ? RD_EXIT_OK : RD_EXIT_FAIL;
 }
 
+/* ---- --view history: the file the console keeps, no source ---- */
+
+static int snapshot_history(const rd_opts *opts, const snap_opts *o)
+{
+    rd_session *ss = session_new(opts);
+    rd_session_status st = session_open(ss, opts->system, NULL);
+    session_print_diags(ss, 0, stderr);
+    int rc = session_exit_code(st);
+    if (st == SESSION_OK)
+        rc = output(session_model(ss), o, session_system(ss));
+    session_free(ss);
+    return rc;
+}
+
 /* ---- --view fleet: every configured system at once ---- */
 
 typedef struct fleet_run {
@@ -301,6 +315,8 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
         return RD_EXIT_USAGE;
     if (o.view && !o.view->mask)                  /* fleet: every system */
         return snapshot_fleet(opts, &o);
+    if (o.view && o.view->mask == VPART_HISTORY)  /* the console's samples: no source asked */
+        return snapshot_history(opts, &o);
     snap_run r = { .base = event_base_new() };
     rd_session *ss = session_new(opts);
     rd_session_io io = { .base = r.base, .parts = SESSION_SOURCES | SESSION_PROBE,

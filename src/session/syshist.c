@@ -60,6 +60,8 @@ bool syshist_read(const char *system, rd_history *h, char *why, size_t whycap)
     why[0] = '\0';
     history_init(h);
     bool ok = !path || history_load(h, path, &damaged, why, whycap);
+    if (ok && !damaged)
+        why[0] = '\0';   /* a missing file: an empty hour, nothing to say */
     free(path);
     return ok;
 }
@@ -164,6 +166,8 @@ rd_syshist *syshist_open(const char *system, struct event_base *base, const rd_m
         history_init(&sh->h);   /* refused (not ours): kept in memory only, never written */
         free(sh->path);
         sh->path = NULL;
+    } else if (!damaged) {
+        why[0] = '\0';   /* a missing file: an empty hour, nothing to say */
     }
     if (base) {
         sh->tick = evtimer_new(base, on_tick, sh);
@@ -178,7 +182,8 @@ void syshist_start(rd_syshist *sh)
     if (!sh->tick)
         return;
     arm_tick(sh);
-    struct timeval tv = clock_tv(SYSHIST_SAVE_S);
+    const char *every = getenv("REDRIVE_HISTORY_SAVE_S");   /* tests: a save sooner */
+    struct timeval tv = clock_tv(every && atof(every) > 0 ? atof(every) : SYSHIST_SAVE_S);
     if (sh->save)
         evtimer_add(sh->save, &tv);
 }

@@ -20,7 +20,7 @@
 
 struct event_base;
 
-#define SYSHIST_SAVE_S 60.0
+#define SYSHIST_SAVE_S 60.0   /* REDRIVE_HISTORY_SAVE_S=SECONDS (tests) */
 
 typedef struct rd_syshist rd_syshist;
 

@@ -10,11 +10,21 @@
 #include "histdraw.h"
 #include "view.h"
 
-/* The table: fleet.h's columns with the failures' last hour after FAIL/MIN. */
+/* The table: fleet.h's columns with the failures' last hour after FAIL/MIN, when a
+ * system has one (spark). */
 enum { SPARK_AT = FLEET_COL_FAILING + 1, NCOL = FLEET_COL__COUNT + 1 };
-static int lay_of(int k)
+static int lay_of(int k, bool spark)
 {
-    return k < SPARK_AT ? k : k + 1;
+    return spark && k >= SPARK_AT ? k + 1 : k;
+}
+
+static bool fleet_has_history(const ui_ctx *c)
+{
+    float v[HIST_N];
+    for (size_t i = 0; c->fleet_hist && i < c->n_fleet; i++)
+        if (histd_series(c->fleet_hist[i], HIST_FAIL_RATE, c->now, v))
+            return true;
+    return false;
 }
 
 static const ui_action fleet_bar[] = {UA_OPEN, UA_REFRESH, UA_COMMAND, UA_HELP, UA_QUIT, UA_NONE};
@@ -37,7 +47,8 @@ static const char *row_id(const ui_ctx *c, const void *st, int row)
     return row >= 0 && (size_t)row < c->n_fleet ? c->fleet[row].name : NULL;
 }
 
-static void fleet_row(ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, size_t idx, bool cur)
+static void fleet_row(ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols, bool spark,
+                      size_t idx, bool cur)
 {
     const rd_fleet_row *f = &c->fleet[idx];
     int base = cur ? theme_attr(c->theme, TS_CURSOR) : 0;
@@ -49,10 +60,10 @@ static void fleet_row(ui_ctx *c, WINDOW *w, int y, ui_rect r, const ui_col *cols
         int attr = k == FLEET_COL_LEVEL || k == FLEET_COL_SOURCES ? lvl : base;
         if (k == FLEET_COL_ENV && !cur && f->banner[0])
             attr = theme_attr(c->theme, TS_DANGER);
-        cols_cell(w, y, r.x, &cols[lay_of(k)], cells[k], attr, c->san);
+        cols_cell(w, y, r.x, &cols[lay_of(k, spark)], cells[k], attr, c->san);
     }
     const ui_col *sp = &cols[SPARK_AT];
-    if (sp->w > 0 && c->fleet_hist)
+    if (spark && sp->w > 0)
         histd_spark(c, w, y, r.x + sp->x, sp->w, c->fleet_hist[idx], HIST_FAIL_RATE,
                     cur ? base : theme_attr(c->theme, TS_FAILED));
 }
@@ -85,12 +96,15 @@ static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         [FLEET_COL_QUEUED] = {"OLDEST QUEUED", 13, 13, 0, 5, true, 0, 0},
         [FLEET_COL_WHY] = {"WHY", 16, 60, 1, 0, false, 0, 0},   /* the level's reasons */
     };
+    bool spark = fleet_has_history(c);
     ui_col lay[NCOL];
     for (int k = 0; k < FLEET_COL__COUNT; k++)
-        lay[lay_of(k)] = cols[k];
-    lay[SPARK_AT] = (ui_col){"FAIL 1H", 8, 16, 0, 4, false, 0, 0};
-    cols_layout(lay, NCOL, r.w);
-    cols_header(w, r.y + 1, r.x, lay, NCOL, theme_attr(c->theme, TS_HEADER));
+        lay[lay_of(k, spark)] = cols[k];
+    if (spark)
+        lay[SPARK_AT] = (ui_col){"FAIL 1H", 8, 16, 0, 4, false, 0, 0};
+    int ncol = spark ? NCOL : FLEET_COL__COUNT;
+    cols_layout(lay, ncol, r.w);
+    cols_header(w, r.y + 1, r.x, lay, ncol, theme_attr(c->theme, TS_HEADER));
     v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
     v->list_y = r.y + 2;
     v->list.n = (int)c->n_fleet;
@@ -99,7 +113,7 @@ static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     int y = r.y + 2;
     for (int i = 0; i < v->rows && v->list.top + i < v->list.n; i++, y++) {
         int idx = v->list.top + i;
-        fleet_row(c, w, y, r, lay, (size_t)idx, idx == v->list.cur);
+        fleet_row(c, w, y, r, lay, spark, (size_t)idx, idx == v->list.cur);
     }
     /* the cursor row's whole WHY (the column may be cut), then why a system is down */
     if (v->list.n && y + 2 < r.y + r.h) {

@@ -115,10 +115,10 @@ static void history_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     v->rows = (r.h - 1) / per < 1 ? 1 : (r.h - 1) / per;
     v->list.n = n;
     list_fit(&v->list, v->rows);
-    int y = r.y + 2;
-    for (int i = v->list.top; i < n && y + per - 1 <= r.y + r.h; i++)
+    int y = r.y + 2, i = v->list.top;
+    for (; i < n && y + per - 1 <= r.y + r.h; i++)
         y += chart(c, w, y, r, series[i], height) + 1;
-    if (v->list.top + v->rows < n && y < r.y + r.h)
+    if (i < n && y < r.y + r.h)
         draw_clean(w, r.y + r.h - 1, r.x, r.w, "more below: down / page-down", theme_attr(c->theme, TS_DIM));
 }
 
