@@ -12,6 +12,7 @@
 
 #include "../core/fleet.h"
 #include "../core/fsperm.h"
+#include "../actions/journal.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 
@@ -26,13 +27,14 @@ struct rd_syshist {
     pid_t child;               /* a save running, 0 none */
 };
 
+/* The journal's directory (actions/journal.h: $XDG_STATE_HOME/redrive or its default). */
 static char *state_base(void)
 {
-    const char *x = getenv("XDG_STATE_HOME");
-    if (x && x[0] == '/')
-        return xasprintf("%s/redrive", x);
-    const char *home = getenv("HOME");
-    return home && *home ? xasprintf("%s/.local/state/redrive", home) : NULL;
+    char *j = journal_default_path();
+    char *slash = j ? strrchr(j, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    return j;
 }
 
 char *syshist_path(const char *system)
