@@ -213,3 +213,38 @@ def test_snapshot_view_history(tmp_path):
     assert [v for _, v in fail if v is not None] == pytest.approx([v for v in want if v is not None], rel=1e-6)
     assert sorted(h["queues"]) == ["worker.w1.executions", "worker.w3.executions"]
     assert h["queues"]["worker.w1.executions"][-1][1] == sample(N - 1)[5]
+
+
+def test_history_view_readable_under_no_color(tmp_path):
+    """A real terminal (pexpect + pyte) with NO_COLOR: no colour is sent, and the charts
+    are still there, in characters (blocks for values, blank for the gap)."""
+    import re
+    import pexpect
+    import pyte
+    import pyte_rep  # noqa: F401
+    write_history(str(tmp_path), "attune-prod", now=int(time.time()))
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+           "TERM": "xterm-256color", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "NO_COLOR": "1", "REDRIVE_HEADLESS_MODEL": os.path.join(HERE, "fixtures", "attune.json")}
+    screen = pyte.Screen(100, 30)
+    stream = pyte.ByteStream(screen)
+    raw = bytearray()
+    child = pexpect.spawn(BIN, ["--config", os.path.join(HERE, "fixtures", "test.conf")], env=env,
+                          dimensions=(30, 100), timeout=10)
+    try:
+        child.send("H")
+        end = time.time() + 8
+        while time.time() < end and "failures/min  now" not in "\n".join(screen.display):
+            try:
+                data = child.read_nonblocking(65536, timeout=0.1)
+                raw += data
+                stream.feed(data)
+            except pexpect.TIMEOUT:
+                pass
+        text = "\n".join(screen.display)
+        assert "failures/min  now 4.0" in text and "\u2524" in text, text
+        chart = chart_rows(text, "failures/min")
+        assert any(set(r.strip()) & BLOCKS for r in chart)
+        assert not re.search(rb"\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7])(;[0-9]+)*m", bytes(raw))
+    finally:
+        child.terminate(force=True)
