@@ -78,11 +78,12 @@ static int chart(ui_ctx *c, WINDOW *w, int y, ui_rect r, int series, int height)
     snprintf(title, sizeof title, "%s%s  now %s", queue ? "queue " : "",
              queue ? h->qname[series - HIST_FIXED] : fixed[fi].label, nowv);
     draw_raw(w, y, r.x, r.w, title, theme_attr(c->theme, TS_HEADER), c->san);
-    if (!any) {
-        draw_clean(w, y + 1, r.x + 2, r.w - 2, "no samples in the last hour", theme_attr(c->theme, TS_DIM));
+    int width = r.w - AXIS_W > CHART_W_MAX ? CHART_W_MAX : r.w - AXIS_W;
+    if (!any || width < 8) {
+        draw_clean(w, y + 1, r.x + 2, r.w - 2, any ? "too narrow for a chart" : "no samples in the last hour",
+                   theme_attr(c->theme, TS_DIM));
         return 2;
     }
-    int width = r.w - AXIS_W > CHART_W_MAX ? CHART_W_MAX : r.w - AXIS_W;
     char buf[CHART_H_MAX][CHART_W_MAX * 3 + 1];
     char *lines[CHART_H_MAX];
     for (int i = 0; i < height; i++)
