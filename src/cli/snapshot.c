@@ -8,6 +8,7 @@
 #include "cli.h"
 
 #include <event2/event.h>
+#include <langinfo.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +22,15 @@
 #include "../io/clock.h"
 #include "../io/loop.h"
 #include "../session/sessions.h"
+#include "../session/syshist.h"
 #include "cmdtable.h"
 
 static const double SNAPSHOT_DEADLINE_S = 8.0;
 
 typedef struct snap_opts {
     bool json;
+    bool history;              /* --history: the last hour (the console's samples) too */
+    bool ascii;                /* --ascii, or a locale that is not UTF-8: text charts in ASCII */
     const rd_view *view;       /* core/views.h; NULL: the overview */
     const char *chain_id;
     const char *status, *filter;
@@ -67,6 +71,8 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
         }
         if (strcmp(argv[i], "--json") == 0) {
             o->json = true;
+        } else if (strcmp(argv[i], "--history") == 0) {
+            o->history = true;
         } else if (opt_value(argc, argv, &i, "--view", &v)) {
             if (!v || !(o->view = view_find(v)) || !o->view->listed) {
                 char names[200];
@@ -188,11 +194,36 @@ static void run_sources(snap_run *r, const snap_opts *o)
     event_free(deadline);
 }
 
-static int output(const rd_model *m, const snap_opts *o)
+/* The system's last hour as the console recorded it (session/syshist.h); NULL when not
+ * asked for. A file refused is said on stderr; the output has an empty hour. */
+static rd_history *read_history(const rd_system_cfg *sys, const snap_opts *o)
+{
+    bool want = o->history || (o->view && (o->view->mask & VPART_HISTORY));
+    if (!want || !sys)
+        return NULL;
+    rd_history *h = xmalloc(sizeof *h);
+    char why[400];
+    if (!syshist_read(sys->name, h, why, sizeof why) || why[0]) {
+        char *msg = xasprintf("redrive snapshot: history: %s", why);
+        err_line(msg);
+        free(msg);
+    }
+    return h;
+}
+
+static char *render(const rd_model *m, const snap_opts *o, const rd_history *h, double now)
 {
     const char *view = o->view ? o->view->name : "overview";
-    char *text = o->json ? model_to_json_at(m, view, clock_wall())
-                       : model_to_text(m, view, clock_wall());
+    if (o->view && (o->view->mask & VPART_HISTORY) && !o->json)
+        return history_to_text(h, now, HIST_N / 6, o->ascii);
+    return o->json ? model_to_json_hist(m, view, now, h) : model_to_text(m, view, now);
+}
+
+static int output(const rd_model *m, const snap_opts *o, const rd_system_cfg *sys)
+{
+    rd_history *h = read_history(sys, o);
+    char *text = render(m, o, h, clock_wall());
+    free(h);
     if (!text) {
         fputs("redrive snapshot: cannot render the model\n", stderr);
         return RD_EXIT_FAIL;
@@ -203,6 +234,20 @@ static int output(const rd_model *m, const snap_opts *o)
         fputc('\n', stdout);
     free(text);
     return fflush(stdout) == 0 ? RD_EXIT_OK : RD_EXIT_FAIL;
+}
+
+/* ---- --view history: the file the console keeps, no source ---- */
+
+static int snapshot_history(const rd_opts *opts, const snap_opts *o)
+{
+    rd_session *ss = session_new(opts);
+    rd_session_status st = session_open(ss, opts->system, NULL);
+    session_print_diags(ss, 0, stderr);
+    int rc = session_exit_code(st);
+    if (st == SESSION_OK)
+        rc = output(session_model(ss), o, session_system(ss));
+    session_free(ss);
+    return rc;
 }
 
 /* ---- --view fleet: every configured system at once ---- */
@@ -265,11 +310,13 @@ static int snapshot_fleet(const rd_opts *opts, const snap_opts *o)
 
 int cli_snapshot(const rd_opts *opts, int argc, char **argv)
 {
-    snap_opts o = {0};
+    snap_opts o = {.ascii = opts->ascii || strcmp(nl_langinfo(CODESET), "UTF-8") != 0};
     if (!parse_args(argc, argv, &o))
         return RD_EXIT_USAGE;
     if (o.view && !o.view->mask)                  /* fleet: every system */
         return snapshot_fleet(opts, &o);
+    if (o.view && o.view->mask == VPART_HISTORY)  /* the console's samples: no source asked */
+        return snapshot_history(opts, &o);
     snap_run r = { .base = event_base_new() };
     rd_session *ss = session_new(opts);
     rd_session_io io = { .base = r.base, .parts = SESSION_SOURCES | SESSION_PROBE,
@@ -284,7 +331,7 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
         run_sources(&r, &o);
         rd_model *m = session_model(ss);
         bool all = finish_sources(m);
-        rc = output(m, &o);
+        rc = output(m, &o, session_system(ss));
         if (rc == RD_EXIT_OK && !all)
             rc = RD_EXIT_PARTIAL;
     }

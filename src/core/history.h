@@ -50,6 +50,16 @@ int history_queue(const rd_history *h, const char *name);
 /* The newest sample of a series within the last n steps; false when all are gaps. */
 bool history_last(const rd_history *h, int series, double now, int n, float *v);
 
+/* The hour into a cJSON object as "history": {"step_s": 10, "series": {"failures_per_min":
+ * [[t, v], ...], "retry_eligible", "dlq", "unhealthy_workers"}, "queues": {NAME: [[t, v],
+ * ...]}}, t the step's start in epoch seconds, v null for a gap, HIST_N pairs each, oldest
+ * first, ending at now's step (history_out.c). */
+struct cJSON;
+void history_json(struct cJSON *into, const rd_history *h, double now);
+/* The hour as text: one sparkline per series (width cells; ASCII when ascii) with its
+ * newest value and top, a time axis; allocated (history_out.c). */
+char *history_to_text(const rd_history *h, double now, int width, bool ascii);
+
 /* Writes the hour (mode 0600, temporary file then rename); false with why. */
 bool history_save(const rd_history *h, const char *path, char *why, size_t whycap);
 /* Reads a file written by history_save into h (initialized first). A missing file is an

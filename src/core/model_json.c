@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "groups.h"
+#include "history.h"
 #include "model_fields.h"
 #include "sanitize.h"
 #include "xalloc.h"
@@ -328,6 +329,11 @@ static unsigned view_mask(const char *view)
 
 char *model_to_json_at(const rd_model *m, const char *view, double now)
 {
+    return model_to_json_hist(m, view, now, NULL);
+}
+
+char *model_to_json_hist(const rd_model *m, const char *view, double now, const rd_history *h)
+{
     unsigned v = view_mask(view);
     cJSON *root = cJSON_CreateObject();
     add_str(root, MF_VIEW, view ? view : "overview");
@@ -380,6 +386,8 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
     }
     if (v & VPART_GROUPS)
         add_groups(root, m, now);
+    if (h)
+        history_json(root, h, now);
     char *txt = cJSON_Print(root);
     cJSON_Delete(root);
     if (!txt)

@@ -19,6 +19,10 @@
 /* Newly allocated JSON text; ages are computed against now (epoch seconds: the caller's
  * clock_wall(), or a fixed time for deterministic output). The core reads no clock. */
 char *model_to_json_at(const rd_model *m, const char *view, double now);
+/* The same with the system's last hour as "history" (history_json), h NULL: none. */
+struct rd_history;
+char *model_to_json_hist(const rd_model *m, const char *view, double now,
+                         const struct rd_history *h);
 /* Loads arrays present in json into m (replacing them); missing fields get
  * "unknown" defaults. Ages in the JSON (heartbeat_age_s, age_ms) count back from its
  * "now", else from the caller's now. False with a message in err on malformed input. */

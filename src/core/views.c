@@ -15,6 +15,7 @@ static const rd_view views[] = {
     { "dlq", VPART_SOURCES | VPART_DLQ, false, true, true, "dead-letter messages (peeked)" },
     { "groups", VPART_SOURCES | VPART_GROUPS, false, false, true, "failed executions by error fingerprint" },
     { "fleet", 0, false, false, true, "every configured system, one row each" },
+    { "history", VPART_HISTORY, false, false, true, "the last hour: failures, DLQ, backlog (the console's samples)" },
     /* fixtures: every loaded array */
     { "all", VPART_SOURCES | ARRAYS | VPART_DLQ | VPART_CHAIN, false, false, false, NULL },
     /* the last-known snapshot file (session/snapcache.h): no sources, no DLQ */

@@ -20,6 +20,7 @@
 #include "../io/http.h"
 #include "../io/secret.h"
 #include "../sources/redis_url.h"
+#include "syshist.h"
 
 struct rd_session {
     const rd_opts *opts;
@@ -37,6 +38,7 @@ struct rd_session {
     rd_http *http;
     rd_sources *src;
     rd_actor *actor;
+    rd_syshist *hist;          /* SESSION_HISTORY: the last hour */
     struct event *core_tick;   /* the core probe's timer, NULL when there is none */
     rd_change_cb on_change;    /* told when the core state changed */
     void *change_ud;
@@ -287,8 +289,16 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
             diags_add(&s->diags, s->config_path, 0, "no system configured");
         return SESSION_NO_SYSTEM;
     }
-    unsigned parts = io ? io->parts : 0;
+    unsigned parts = io ? io->parts & ~(unsigned)SESSION_HISTORY : 0;
     bool valid = true;
+    if (io && (io->parts & SESSION_HISTORY)) {
+        char why[400];
+        s->hist = syshist_open(s->sys->name, parts ? io->base : NULL, s->model, s->sys, why,
+                               sizeof why);
+        if (why[0])
+            diags_add(&s->diags, s->config_path, s->sys->line, "system \"%s\": history: %s",
+                      s->sys->name, why);
+    }
     if (parts) {
         assert(io->base);
         if (!profile_load(s->sys->profile, &s->prof, &s->diags)) {
@@ -318,6 +328,8 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
 
 void session_start(rd_session *s)
 {
+    if (s->hist)
+        syshist_start(s->hist);
     if (s->src)
         sources_start(s->src);
     if (s->core_tick) {
@@ -329,6 +341,8 @@ void session_start(rd_session *s)
 
 void session_close(rd_session *s)
 {
+    syshist_free(s->hist);        /* saved while the model it samples is still here */
+    s->hist = NULL;
     sources_free(s->src);
     s->src = NULL;
     if (s->core_tick)
@@ -351,6 +365,7 @@ rd_system_cfg *session_system(const rd_session *s) { return s->sys; }
 rd_model *session_model(const rd_session *s) { return s->model; }
 rd_sources *session_sources(const rd_session *s) { return s->src; }
 rd_actor *session_actor(const rd_session *s) { return s->actor; }
+const rd_history *session_history(const rd_session *s) { return s->hist ? syshist_get(s->hist) : NULL; }
 rd_diags *session_diags(rd_session *s) { return &s->diags; }
 const char *session_config_path(const rd_session *s) { return s->config_path; }
 const char *session_operator(const rd_session *s) { return s->user; }

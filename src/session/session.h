@@ -20,6 +20,7 @@
 #include "../actions/actions.h"
 #include "../core/config.h"
 #include "../core/diag.h"
+#include "../core/history.h"
 #include "../core/model.h"
 #include "../core/profile.h"
 #include "../sources/sources.h"
@@ -57,6 +58,9 @@ enum {
      * built for it when SESSION_ACTOR is not asked: then its credentials are not checked
      * as configuration, a failure shows in the core state */
     SESSION_PROBE = 1u << 2,
+    /* the system's last hour (syshist.h): loaded from the state directory; with a loop
+     * also sampled every step from session_start on and saved (periodically, at close) */
+    SESSION_HISTORY = 1u << 3,
 };
 
 typedef struct rd_session_io {
@@ -101,6 +105,8 @@ const rd_profile *session_profile(const rd_session *s);
 rd_model *session_model(const rd_session *s);          /* owned by the session; never NULL */
 rd_sources *session_sources(const rd_session *s);      /* NULL unless SESSION_SOURCES */
 rd_actor *session_actor(const rd_session *s);          /* NULL unless SESSION_ACTOR */
+/* The last hour (core/history.h); NULL unless SESSION_HISTORY. */
+const rd_history *session_history(const rd_session *s);
 rd_diags *session_diags(rd_session *s);                /* stable for the session's life */
 const char *session_config_path(const rd_session *s);
 const char *session_operator(const rd_session *s);     /* local login name, or NULL */

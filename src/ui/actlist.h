@@ -38,6 +38,7 @@ enum {
     X(VIEW_JOURNAL, "view-journal", "journal", "journal of your actions", "6 J", 0) \
     X(VIEW_FLEET, "view-fleet", "fleet", "fleet view: every configured system, worst first", "0", 0) \
     X(VIEW_GROUPS, "view-groups", "groups", "error groups: failed executions by error fingerprint", "7 E", 0) \
+    X(VIEW_HISTORY, "view-history", "history", "history: the last hour as charts", "H", 0) \
     X(REFRESH, "refresh", "refresh", "refresh now (in the DLQ view: peek again)", "ctrl-r f5", 0) \
     X(REDRAW, "redraw", "redraw", "redraw the whole screen", "ctrl-l", UA_NAV) \
     X(NEXT_PAGE, "next-page", "older", "next (older) page of executions", "] n", 0) \

@@ -30,6 +30,7 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_FLEET] = &view_fleet_ops,
     [VIEW_GROUPS] = &view_groups_ops,
     [VIEW_DRAIN] = &view_drain_ops,
+    [VIEW_HISTORY] = &view_history_ops,
 };
 
 enum { JOURNAL_TAIL = 500 };
@@ -64,6 +65,7 @@ void app_fleet_rows(ui_app *app)
     if (!rows)
         return;
     app->ctx.fleet = rows;
+    app->ctx.fleet_hist = binding_fleet_hist(app->bind);
     app->ctx.n_fleet = n;
 }
 
@@ -299,11 +301,11 @@ void app_command(ui_app *app, const char *line)
                                        [CMD_WORKERS] = VIEW_WORKERS,   [CMD_QUEUES] = VIEW_QUEUES,
                                        [CMD_DLQ] = VIEW_DLQ,           [CMD_JOURNAL] = VIEW_JOURNAL,
                                        [CMD_HELP] = VIEW_HELP,         [CMD_FLEET] = VIEW_FLEET,
-                                       [CMD_GROUPS] = VIEW_GROUPS};
+                                       [CMD_GROUPS] = VIEW_GROUPS,     [CMD_HISTORY] = VIEW_HISTORY};
     switch (id) {
     case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
     case CMD_OVERVIEW: case CMD_EXECS: case CMD_WORKERS: case CMD_QUEUES: case CMD_DLQ:
-    case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET: case CMD_GROUPS:
+    case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET: case CMD_GROUPS: case CMD_HISTORY:
         app_open_view(app, views[id], NULL, true);
         break;
     case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;

@@ -23,6 +23,8 @@ struct ui_binding {
     rd_sessions *fleet;
     int fleet_cur;
     rd_fleet_row *fleet_rows;  /* for the fleet view, refreshed before each paint */
+    const rd_history **fleet_hist;   /* each row's system's last hour (NULL: none) */
+    size_t *fleet_idx;
     /* borrowed from the session on screen, refreshed by binding_bind() */
     rd_system_cfg *sys;        /* current system, NULL when none */
     rd_model *model;
@@ -45,6 +47,8 @@ void binding_free(ui_binding *b)
         return;
     sessions_free(b->fleet);
     free(b->fleet_rows);
+    free(b->fleet_hist);
+    free(b->fleet_idx);
     lastknown_free(b->cache);
     session_free(b->session);
     free(b);
@@ -79,10 +83,20 @@ const rd_fleet_row *binding_fleet_rows(ui_binding *b, double now, size_t *n)
     if (!b->fleet)
         return NULL;
     *n = sessions_count(b->fleet);
-    if (!b->fleet_rows)
+    if (!b->fleet_rows) {
         b->fleet_rows = xcalloc(*n ? *n : 1, sizeof *b->fleet_rows);
-    sessions_rows(b->fleet, now, b->fleet_rows, NULL);
+        b->fleet_hist = xcalloc(*n ? *n : 1, sizeof *b->fleet_hist);
+        b->fleet_idx = xcalloc(*n ? *n : 1, sizeof *b->fleet_idx);
+    }
+    sessions_rows(b->fleet, now, b->fleet_rows, b->fleet_idx);
+    for (size_t i = 0; i < *n; i++)
+        b->fleet_hist[i] = session_history(sessions_at(b->fleet, b->fleet_idx[i]));
     return b->fleet_rows;
+}
+
+const rd_history *const *binding_fleet_hist(const ui_binding *b)
+{
+    return b->fleet_hist;
 }
 
 /* The lists a view shows (sources.h, RD_PANEL_*); -1 for one that shows none of the
@@ -91,7 +105,7 @@ const rd_fleet_row *binding_fleet_rows(ui_binding *b, double now, size_t *n)
 static int view_panels(ui_view_id v)
 {
     switch (v) {
-    case VIEW_OVERVIEW: case VIEW_WORKERS: return RD_PANEL_WORKERS;
+    case VIEW_OVERVIEW: case VIEW_WORKERS: case VIEW_HISTORY: return RD_PANEL_WORKERS;
     case VIEW_EXECS: case VIEW_CHAIN: case VIEW_GROUPS: return RD_PANEL_EXECS;
     case VIEW_QUEUES: case VIEW_DLQ: return 0;
     case VIEW_HELP: case VIEW_JOURNAL: return -1;
@@ -139,6 +153,7 @@ void binding_bind(ui_app *app)
     b->actor = session_actor(live);
     app->ctx.model = b->model;
     app->ctx.cfg = b->sys;
+    app->ctx.hist = session_history(live);
 }
 
 void binding_preview(ui_app *app, const char *name)
@@ -237,7 +252,7 @@ void binding_start_fleet(ui_app *app, bool live)
     if (app->model_only || (!live && !fixed) || session_system_count(b->session) < 2)
         return;
     rd_sessions_io io = {.base = app->base,
-                         .parts = live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0,
+                         .parts = SESSION_HISTORY | (live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0),
                          .on_change = on_fleet_change, .change_ud = app,
                          .on_password = on_password_prompt, .password_ud = app};
     b->fleet = sessions_new(app->opts, &io);
@@ -274,7 +289,7 @@ void binding_start_system(ui_app *app, const char *name)
         binding_focus(b, app->cur);
     }
     rd_session_io io = {.base = app->base,
-                        .parts = live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0,
+                        .parts = SESSION_HISTORY | (live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0),
                         .on_change = app_source_changed, .change_ud = app,
                         .on_password = on_password_prompt, .password_ud = app};
     size_t before = session_diags(ss)->n;

@@ -34,6 +34,8 @@ ui_lastknown *binding_cache(const ui_binding *b);
 double binding_exec_timeout(const ui_binding *b);
 /* Before painting the fleet view: its rows (n of them; NULL without a fleet). */
 const rd_fleet_row *binding_fleet_rows(ui_binding *b, double now, size_t *n);
+/* Each of those rows' system's last hour, in the same order (NULL entries: none). */
+const rd_history *const *binding_fleet_hist(const ui_binding *b);
 /* The view on screen: which systems poll at their own rate and which lists they poll. */
 void binding_focus(ui_binding *b, ui_view_id cur);
 

@@ -13,6 +13,7 @@
     X(JOURNAL, "journal", NULL, "journal", "your actions from the audit journal", false) \
     X(FLEET, "fleet", NULL, "fleet", "every configured system, worst first", false) \
     X(GROUPS, "groups", "errors", "groups", "error groups: failed executions by error fingerprint", false) \
+    X(HISTORY, "history", NULL, "history", "the last hour as charts", false) \
     X(HELP, "help", "h", "help", "keys and commands", false) \
     X(CHAIN, "chain", NULL, "chain ID", "the retry chain of an execution", true) \
     X(JUMP, "jump", NULL, "jump ID", "executions page starting at ID", true) \

@@ -146,7 +146,7 @@ static bool global_action(ui_app *app, ui_action a)
         {UA_VIEW_OVERVIEW, VIEW_OVERVIEW}, {UA_VIEW_EXECS, VIEW_EXECS}, {UA_VIEW_WORKERS, VIEW_WORKERS},
         {UA_VIEW_QUEUES, VIEW_QUEUES}, {UA_VIEW_DLQ, VIEW_DLQ}, {UA_VIEW_JOURNAL, VIEW_JOURNAL},
         {UA_HELP, VIEW_HELP}, {UA_VIEW_FLEET, VIEW_FLEET},
-        {UA_VIEW_GROUPS, VIEW_GROUPS},
+        {UA_VIEW_GROUPS, VIEW_GROUPS}, {UA_VIEW_HISTORY, VIEW_HISTORY},
         {UA_HELP, VIEW_HELP},
     };
     for (size_t i = 0; i < sizeof jumps / sizeof *jumps; i++)
@@ -215,7 +215,7 @@ static bool input_action(ui_app *app, ui_action a)
         return true;
     }
     ui_view *v = &app->views[app->cur];
-    bool is_view_switch = a >= UA_VIEW_OVERVIEW && a <= UA_VIEW_GROUPS;
+    bool is_view_switch = a >= UA_VIEW_OVERVIEW && a <= UA_VIEW_HISTORY;
     unsigned ch = UI_CH_UNHANDLED;
     if (!is_view_switch && a != UA_HELP && a != UA_COMMAND && a != UA_SEARCH)
         ch = v->ops->key ? v->ops->key(v, c, a) : UI_CH_UNHANDLED;

@@ -13,6 +13,7 @@
 #include "../core/config.h"
 #include "../core/fleet.h"
 #include "../core/groups.h"
+#include "../core/history.h"
 #include "../core/guard.h"
 #include "../core/model.h"
 #include "actlist.h"
@@ -55,7 +56,7 @@ typedef struct ui_effect {
 
 typedef enum {
     VIEW_OVERVIEW, VIEW_EXECS, VIEW_CHAIN, VIEW_WORKERS, VIEW_QUEUES, VIEW_DLQ,
-    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW_DRAIN, VIEW__COUNT
+    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW_DRAIN, VIEW_HISTORY, VIEW__COUNT
 } ui_view_id;
 
 /* Each view keeps its own filter (ctx.filter[view]) and shows it in its title: a search
@@ -110,7 +111,9 @@ typedef struct ui_ctx {
     const char *journal_error;     /* NULL when read fine */
     const rd_diags *diags;         /* config/theme/keymap problems, for the overview */
     const rd_fleet_row *fleet;     /* every system, worst first; NULL: one system only */
+    const rd_history *const *fleet_hist;   /* each fleet row's last hour (entries may be NULL) */
     size_t n_fleet;
+    const rd_history *hist;        /* the system's last hour (core/history.h); NULL: none */
     ui_effect fx[4];
     int n_fx;
     char msg[256];                 /* status line message (clean text) */
@@ -162,7 +165,7 @@ struct ui_view {
 
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
     view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
-    view_fleet_ops, view_groups_ops, view_drain_ops;
+    view_fleet_ops, view_groups_ops, view_drain_ops, view_history_ops;
 
 /* ctx helpers (view.c) */
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text);

@@ -7,8 +7,26 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "histdraw.h"
 #include "table.h"
 #include "view.h"
+
+/* The table: fleet.h's columns with the failures' last hour after FAIL/MIN, when a
+ * system has one (spark). */
+enum { SPARK_AT = FLEET_COL_FAILING + 1, NCOL = FLEET_COL__COUNT + 1 };
+static int lay_of(int k, bool spark)
+{
+    return spark && k >= SPARK_AT ? k + 1 : k;
+}
+
+static bool fleet_has_history(const ui_ctx *c)
+{
+    float v[HIST_N];
+    for (size_t i = 0; c->fleet_hist && i < c->n_fleet; i++)
+        if (histd_series(c->fleet_hist[i], HIST_FAIL_RATE, c->now, v))
+            return true;
+    return false;
+}
 
 static const ui_action fleet_bar[] = {UA_OPEN, UA_REFRESH, UA_COMMAND, UA_HELP, UA_QUIT, UA_NONE};
 
@@ -33,6 +51,7 @@ static const char *row_id(const ui_ctx *c, const void *st, int row)
 static void fleet_row(ui_ctx *c, const ui_table_row *row)
 {
     const rd_fleet_row *f = &c->fleet[row->idx];
+    bool spark = *(const bool *)row->st;
     int base = row_base(c, row);
     int lvl = row->cur ? base : theme_attr(c->theme, (ui_slot)level_slot(f->level));
     char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
@@ -42,8 +61,12 @@ static void fleet_row(ui_ctx *c, const ui_table_row *row)
         int attr = k == FLEET_COL_LEVEL || k == FLEET_COL_SOURCES ? lvl : base;
         if (k == FLEET_COL_ENV && !row->cur && f->banner[0])
             attr = theme_attr(c->theme, TS_DANGER);
-        row_cell(c, row, k, cells[k], attr);
+        row_cell(c, row, lay_of(k, spark), cells[k], attr);
     }
+    const ui_col *sp = &row->cols[SPARK_AT];
+    if (spark && sp->w > 0)
+        histd_spark(c, row->w, row->y, row->r.x + sp->x, sp->w, c->fleet_hist[row->idx],
+                    HIST_FAIL_RATE, row->cur ? base : theme_attr(c->theme, TS_FAILED));
 }
 
 static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -74,9 +97,15 @@ static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         [FLEET_COL_QUEUED] = {.title = "OLDEST QUEUED", .min = 13, .want = 13, .drop = 5, .right = true},
         [FLEET_COL_WHY] = {.title = "WHY", .min = 16, .want = 60, .weight = 1},   /* the level's reasons */
     };
+    bool spark = fleet_has_history(c);
+    ui_col lay[NCOL];
+    for (int k = 0; k < FLEET_COL__COUNT; k++)
+        lay[lay_of(k, spark)] = cols[k];
+    if (spark)
+        lay[SPARK_AT] = (ui_col){.title = "FAIL 1H", .min = 8, .want = 16, .drop = 4};
     view_table(v, c, w, r, &(ui_table){   /* the sort moved a system: its name is followed */
-        .cols = cols, .n_cols = FLEET_COL__COUNT, .y = r.y + 1, .rows = r.h - 2, .n = (int)c->n_fleet,
-        .row_id = row_id, .what = "system", .row = fleet_row});
+        .cols = lay, .n_cols = spark ? NCOL : FLEET_COL__COUNT, .y = r.y + 1, .rows = r.h - 2,
+        .n = (int)c->n_fleet, .st = &spark, .row_id = row_id, .what = "system", .row = fleet_row});
     int y = v->list_y + table_shown(v);
     /* the cursor row's whole WHY (the column may be cut), then why a system is down */
     if (v->list.n && y + 2 < r.y + r.h) {

@@ -6,6 +6,7 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "histdraw.h"
 #include "view.h"
 
 static const ui_action overview_bar[] = {UA_VIEW_EXECS, UA_VIEW_WORKERS, UA_VIEW_QUEUES, UA_VIEW_DLQ,
@@ -172,6 +173,39 @@ static int overview_health(ui_ctx *c, WINDOW *w, int y, ui_rect r)
     return overview_backlog(c, w, y, r);
 }
 
+/* The last hour beside the numbers above: failures/min, DLQ and backlog (nothing while
+ * the history has no sample of them). */
+static int overview_history(ui_ctx *c, WINDOW *w, int y, ui_rect r)
+{
+    static const struct { const char *label; int series; bool rate; int slot; } rows[] = {
+        {"failures/min", HIST_FAIL_RATE, true, TS_FAILED},
+        {"DLQ", HIST_DLQ, false, TS_WARNING},
+        {"backlog", HISTD_BACKLOG, false, TS_RUNNING},
+    };
+    float v[HIST_N];
+    bool any = false;
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        any |= histd_series(c->hist, rows[i].series, c->now, v);
+    int width = r.w - 16 - 12;
+    if (!any || width < 8 || y + 4 > r.y + r.h)
+        return y;
+    if (width > HIST_N / 3)
+        width = HIST_N / 3;
+    draw_clean(w, y++, r.x, r.w, "Last hour", theme_attr(c->theme, TS_HEADER));
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++, y++) {
+        char t[32], top[16];
+        snprintf(t, sizeof t, "  %-13s", rows[i].label);
+        draw_clean(w, y, r.x, 16, t, theme_attr(c->theme, TS_NORMAL));
+        float max = histd_spark(c, w, y, r.x + 16, width, c->hist, rows[i].series,
+                                theme_attr(c->theme, (ui_slot)rows[i].slot));
+        histd_value(max, rows[i].rate, top, sizeof top);
+        snprintf(t, sizeof t, " max %s", top);
+        if (histd_series(c->hist, rows[i].series, c->now, v))
+            draw_clean(w, y, r.x + 16 + width, r.w - 16 - width, t, theme_attr(c->theme, TS_DIM));
+    }
+    return y;
+}
+
 static void overview_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const char *sys = c->cfg ? c->cfg->name : "no system configured";
@@ -182,6 +216,7 @@ static void overview_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     int y = overview_sources(c, w, r.y + 2, r);
     y = overview_counts(c, w, y + 1, r);
     y = overview_health(c, w, y + 1, r);
+    y = overview_history(c, w, y + 1, r) - 1;
     if (c->diags && c->diags->n && y + 2 < r.y + r.h) {
         y++;
         draw_clean(w, y++, r.x, r.w, "Problems in the configuration files", theme_attr(c->theme, TS_WARNING));

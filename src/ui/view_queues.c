@@ -5,6 +5,7 @@
 
 #include "../core/xalloc.h"
 #include "draw.h"
+#include "histdraw.h"
 #include "table.h"
 #include "view.h"
 
@@ -87,8 +88,12 @@ static void queue_row(ui_ctx *c, const ui_table_row *row)
     const char *note = queue_alert(q) ? "no consumers!" : q->not_draining ? "NOT DRAINING"
                        : q->dead_letter_exchange ? q->dead_letter_exchange : "";
     const char *text[] = {q->name ? q->name : "-", cells[0], cells[1], cells[2], cells[3], cells[4],
-                          cells[5], q->is_dlq ? "DLQ" : "", cells[6], note};
+                          cells[5], q->is_dlq ? "DLQ" : "", cells[6], note, NULL};
     row_cells(c, row, text, base);
+    int series = q->name ? histd_queue(c->hist, q->name) : -1;
+    if (row->n_cols > 10 && row->cols[10].w > 0 && series >= 0)
+        histd_spark(c, row->w, row->y, row->r.x + row->cols[10].x, row->cols[10].w, c->hist, series,
+                    row->cur ? base : theme_attr(c->theme, TS_RUNNING));
 }
 
 static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -120,10 +125,11 @@ static void queues_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {.title = "DLQ", .min = 3, .want = 3},
         {.title = "TTL", .min = 4, .want = 6, .drop = 5, .right = true},
         {.title = "NOTE", .min = 10, .want = 16, .weight = 1, .drop = 1},
+        {.title = "DEPTH 1H", .min = 8, .want = 24, .drop = 6},   /* the depth's last hour (histdraw.h) */
     };
-    int nc = (int)(sizeof cols / sizeof *cols);
+    int nc = (int)(sizeof cols / sizeof *cols) - (histd_queues(c->hist) ? 0 : 1);
     if (stuck)
-        cols[nc - 1].min = 12;       /* "NOT DRAINING" whole */
+        cols[9].min = 12;       /* "NOT DRAINING" whole */
     view_table(v, c, w, r, &(ui_table){
         .cols = cols, .n_cols = nc, .y = r.y + 1, .rows = r.h - 2, .n = (int)s->n_rows, .st = s,
         .empty = "no queues (no broker configured, or none match)", .row = queue_row});

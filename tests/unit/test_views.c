@@ -12,7 +12,7 @@ static void test_table(void)
 {
     char names[200];
     view_names(names, sizeof names, false);
-    CHECK_STR(names, "overview, executions, chain, workers, queues, dlq, groups, fleet");
+    CHECK_STR(names, "overview, executions, chain, workers, queues, dlq, groups, fleet, history");
     view_names(names, sizeof names, true);
     CHECK_STR(names, "executions, chain, workers, queues, dlq");
     const rd_view *v;
@@ -22,6 +22,7 @@ static void test_table(void)
     }
     CHECK(view_find("chain")->needs_id && !view_find("dlq")->needs_id);
     CHECK(view_find("fleet")->mask == 0);              /* every system, not one model */
+    CHECK(view_find("history")->mask == VPART_HISTORY && !view_find("history")->exportable);
     CHECK(!view_find("all")->listed && !view_find("cache")->listed);
     CHECK(view_find("nope") == NULL && view_find(NULL) == NULL);
     view_names(names, 12, false);                      /* truncated at a whole name */

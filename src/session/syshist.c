@@ -1,0 +1,212 @@
+/* A system's last hour, sampled from its session's model and kept on disk (syshist.h). */
+#include "syshist.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../core/fleet.h"
+#include "../core/fsperm.h"
+#include "../actions/journal.h"
+#include "../core/xalloc.h"
+#include "../io/clock.h"
+
+struct rd_syshist {
+    rd_history h;
+    char *path;                /* NULL: nowhere to keep it */
+    const rd_model *m;         /* borrowed */
+    const rd_system_cfg *c;
+    struct event *tick;        /* one sample per step; NULL without a loop */
+    struct event *save;        /* the periodic save */
+    bool dirty;                /* a sample since the last save */
+    pid_t child;               /* a save running, 0 none */
+};
+
+/* The journal's directory (actions/journal.h: $XDG_STATE_HOME/redrive or its default). */
+static char *state_base(void)
+{
+    char *j = journal_default_path();
+    char *slash = j ? strrchr(j, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    return j;
+}
+
+char *syshist_path(const char *system)
+{
+    char *base = state_base();
+    if (!base || !system || !*system)
+        return free(base), NULL;
+    size_t n = strlen(system);
+    char *name = xmalloc(n * 3 + 1), *o = name;
+    for (const unsigned char *p = (const unsigned char *)system; *p; p++) {
+        bool keep = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || (*p == '.' && p != (const unsigned char *)system);
+        o += keep ? sprintf(o, "%c", *p) : sprintf(o, "%%%02X", *p);
+    }
+    char *path = xasprintf("%s/history/%s.hist", base, name);
+    free(name);
+    free(base);
+    return path;
+}
+
+bool syshist_read(const char *system, rd_history *h, char *why, size_t whycap)
+{
+    char *path = syshist_path(system);
+    bool damaged = false;
+    why[0] = '\0';
+    history_init(h);
+    bool ok = !path || history_load(h, path, &damaged, why, whycap);
+    if (ok && !damaged)
+        why[0] = '\0';   /* a missing file: an empty hour, nothing to say */
+    free(path);
+    return ok;
+}
+
+/* The model's values now, as history_add takes them: none while a source is not
+ * answering (its part of the model may be old). */
+void syshist_sample(rd_syshist *sh, double now)
+{
+    rd_fleet_row r;
+    const rd_model *m = sh->m;
+    fleet_row_fill(&r, "", NULL, NULL, m, NULL, sh->c ? &sh->c->fleet : NULL, now);
+    if (!r.n_sources || r.src_state != RD_SRC_OK)
+        return;
+    size_t n = 0;
+    const char **names = xcalloc(m->queues.n + 1, sizeof *names);
+    double *depth = xcalloc(m->queues.n + 1, sizeof *depth);
+    for (size_t i = 0; i < m->queues.n; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (q->is_dlq || !q->name || q->depth < 0)
+            continue;
+        names[n] = q->name;
+        depth[n++] = (double)q->depth;
+    }
+    rd_hist_sample s = {.fail_rate = r.failing_rate, .eligible = (double)r.eligible,
+                        .dlq = (double)r.dlq, .unhealthy = (double)r.unhealthy, .nq = n,
+                        .qnames = names, .qdepth = depth};
+    history_add(&sh->h, now, &s);
+    sh->dirty = true;
+    free(names);
+    free(depth);
+}
+
+/* The next step's start plus a second (sources answering on the step boundary are in). */
+static void arm_tick(rd_syshist *sh)
+{
+    double now = clock_wall();
+    double next = (floor(now / HIST_STEP_S) + 1) * HIST_STEP_S + 1 - now;
+    struct timeval tv = clock_tv(next);
+    evtimer_add(sh->tick, &tv);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *ud)
+{
+    (void)fd, (void)what;
+    rd_syshist *sh = ud;
+    syshist_sample(sh, clock_wall());
+    arm_tick(sh);
+}
+
+static void reap(rd_syshist *sh, bool wait)
+{
+    if (!sh->child)
+        return;
+    pid_t r;
+    while ((r = waitpid(sh->child, NULL, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
+        ;
+    if (r != 0)
+        sh->child = 0;
+}
+
+/* The state directory (created 0700) must be ours and nobody else's to write. */
+static bool dir_ready(const char *path, char *why, size_t whycap)
+{
+    char *dir = xstrdup(path);
+    *strrchr(dir, '/') = '\0';
+    bool ok = fsperm_mkdirs(dir, why, whycap) &&
+              fsperm_dir_ok(dir, "state directory", 0, why, whycap);
+    free(dir);
+    return ok;
+}
+
+/* history_save (with its fdatasync) in a child: the loop goes on at once. */
+static void on_save(evutil_socket_t fd, short what, void *ud)
+{
+    (void)fd, (void)what;
+    rd_syshist *sh = ud;
+    reap(sh, false);
+    char why[300];
+    if (!sh->dirty || sh->child || !dir_ready(sh->path, why, sizeof why))
+        return;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(history_save(&sh->h, sh->path, why, sizeof why) ? 0 : 1);
+    if (pid > 0) {
+        sh->child = pid;
+        sh->dirty = false;
+    }
+}
+
+rd_syshist *syshist_open(const char *system, struct event_base *base, const rd_model *m,
+                         const rd_system_cfg *c, char *why, size_t whycap)
+{
+    rd_syshist *sh = xcalloc(1, sizeof *sh);
+    sh->m = m;
+    sh->c = c;
+    sh->path = syshist_path(system);
+    why[0] = '\0';
+    bool damaged = false;
+    history_init(&sh->h);
+    if (sh->path && !history_load(&sh->h, sh->path, &damaged, why, whycap)) {
+        history_init(&sh->h);   /* refused (not ours): kept in memory only, never written */
+        free(sh->path);
+        sh->path = NULL;
+    } else if (!damaged) {
+        why[0] = '\0';   /* a missing file: an empty hour, nothing to say */
+    }
+    if (base) {
+        sh->tick = evtimer_new(base, on_tick, sh);
+        if (sh->path)
+            sh->save = event_new(base, -1, EV_PERSIST, on_save, sh);
+    }
+    return sh;
+}
+
+void syshist_start(rd_syshist *sh)
+{
+    if (!sh->tick)
+        return;
+    arm_tick(sh);
+    const char *every = getenv("REDRIVE_HISTORY_SAVE_S");   /* tests: a save sooner */
+    struct timeval tv = clock_tv(every && atof(every) > 0 ? atof(every) : SYSHIST_SAVE_S);
+    if (sh->save)
+        evtimer_add(sh->save, &tv);
+}
+
+void syshist_free(rd_syshist *sh)
+{
+    if (!sh)
+        return;
+    reap(sh, true);
+    char why[300];
+    if (sh->dirty && sh->path && dir_ready(sh->path, why, sizeof why))
+        history_save(&sh->h, sh->path, why, sizeof why);
+    if (sh->tick)
+        event_free(sh->tick);
+    if (sh->save)
+        event_free(sh->save);
+    free(sh->path);
+    free(sh);
+}
+
+const rd_history *syshist_get(const rd_syshist *sh)
+{
+    return &sh->h;
+}

@@ -1,0 +1,95 @@
+/* A system's last hour kept by its session (session/syshist.h): the file's name, a sample
+ * only while every source answers (else a gap), DLQ queues out of the backlog, the save at
+ * close and the load at the next open. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "../../src/core/xalloc.h"
+#include "../../src/session/syshist.h"
+
+static const double NOW = 1767225600;
+
+static void test_path(void)
+{
+    setenv("XDG_STATE_HOME", "/st", 1);
+    char *p = syshist_path("prod eu/1");
+    CHECK_STR(p, "/st/redrive/history/prod%20eu%2F1.hist");
+    free(p);
+    p = syshist_path(".x");            /* never a hidden name or a path part */
+    CHECK_STR(p, "/st/redrive/history/%2Ex.hist");
+    free(p);
+    setenv("XDG_STATE_HOME", "relative", 1);
+    setenv("HOME", "/h", 1);
+    p = syshist_path("a");
+    CHECK_STR(p, "/h/.local/state/redrive/history/a.hist");
+    free(p);
+    unsetenv("XDG_STATE_HOME");
+    unsetenv("HOME");
+    CHECK(syshist_path("a") == NULL);
+}
+
+static rd_model *model(void)
+{
+    rd_model *m = model_new();
+    model_source_ok(m, "postgresql", NOW - 1);
+    model_set_failing_rate(m, 2.5);
+    model_dlq_total(m, "rabbitmq", 7);
+    rd_queue *q = xcalloc(2, sizeof *q);
+    q[0] = (rd_queue){ xstrdup("work"), 40, 40, 0, 1, -1, -1, false, NULL, -1, 0, 0, 0, false, NULL };
+    q[1] = (rd_queue){ xstrdup("dead"), 9, 9, 0, 0, -1, -1, true, NULL, -1, 0, 0, 0, false, NULL };
+    model_set_queues(m, "rabbitmq", q, 2);
+    return m;
+}
+
+static void test_sample_save_load(void)
+{
+    char dir[] = "/tmp/rd-syshist-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("XDG_STATE_HOME", dir, 1);
+    rd_model *m = model();
+    char why[300];
+    rd_syshist *h = syshist_open("sys", NULL, m, NULL, why, sizeof why);
+    CHECK_STR(why, "");                          /* no file yet: an empty hour, no word */
+    syshist_sample(h, NOW);
+    float v;
+    CHECK(history_last(syshist_get(h), HIST_FAIL_RATE, NOW, 1, &v) && v == 2.5f);
+    CHECK(history_last(syshist_get(h), HIST_DLQ, NOW, 1, &v) && v == 7);
+    CHECK(history_queue(syshist_get(h), "work") >= 0);
+    CHECK(history_queue(syshist_get(h), "dead") == -1);   /* a DLQ is the DLQ series */
+    model_source_fail(m, "postgresql", "down", NOW + 10);
+    syshist_sample(h, NOW + 10);                 /* a source down: a gap, not its old values */
+    CHECK(!history_last(syshist_get(h), HIST_FAIL_RATE, NOW + 10, 1, &v));
+    syshist_free(h);                             /* saved at close */
+
+    char *path = syshist_path("sys");
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    rd_history back;
+    CHECK(syshist_read("sys", &back, why, sizeof why) && !why[0]);
+    CHECK(history_last(&back, HIST_FAIL_RATE, NOW, 1, &v) && v == 2.5f);
+    CHECK(!history_last(&back, HIST_FAIL_RATE, NOW + 10, 1, &v));
+
+    chmod(path, 0644);                           /* readable by others: refused, said, unused */
+    h = syshist_open("sys", NULL, m, NULL, why, sizeof why);
+    CHECK(strstr(why, path) != NULL);
+    CHECK(!history_last(syshist_get(h), HIST_FAIL_RATE, NOW, 1, &v));
+    model_source_ok(m, "postgresql", NOW + 19);
+    syshist_sample(h, NOW + 20);
+    CHECK(history_last(syshist_get(h), HIST_FAIL_RATE, NOW + 20, 1, &v));   /* kept in memory */
+    syshist_free(h);                             /* and never written over */
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
+    unlink(path);
+    free(path);
+    model_free(m);
+}
+
+int main(void)
+{
+    test_path();
+    test_sample_save_load();
+    return check_done("syshist");
+}
