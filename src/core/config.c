@@ -18,7 +18,7 @@
 #include "textutil.h"
 #include "xalloc.h"
 
-typedef enum { K_STR, K_SECRET, K_BOOL, K_DUR, K_INT, K_LONG, K_DOUBLE, K_RATE, K_NUM } key_type;
+typedef enum { K_STR, K_SECRET, K_BOOL, K_DUR, K_INT, K_LONG, K_DOUBLE, K_RATE, K_NUM, K_PCT } key_type;
 
 typedef struct key_def {
     const char *name;
@@ -53,6 +53,7 @@ static const key_def keys[] = {
     { "max_retries", K_INT, F(max_retries) },  { "prefix", K_STR, F(prefix) },
     { "orphan_after", K_DUR, F(orphan_after_s) }, { "rate_limit", K_DOUBLE, F(rate_limit) },
     { "page_size", K_INT, F(page_size) },      { "confirm_over", K_INT, F(confirm_over) },
+    { "sweep_budget", K_PCT, F(sweep_budget) },
     { "confirm_quit", K_BOOL, F(confirm_quit) },
     { "sqs_queue_url", K_STR, F(sqs_queue_url) }, { "sqs_region", K_STR, F(sqs_region) },
     { "sqs_endpoint", K_STR, F(sqs_endpoint) }, { "sqs_dlq", K_STR, F(sqs_dlq) },
@@ -194,6 +195,25 @@ static bool parse_double(const char *s, double lo, double hi, double *out)
     return true;
 }
 
+/* "25%" or "25" (a percentage, 0 to 100) as a share: 0.25. */
+static bool parse_percent(const char *s, double *out)
+{
+    char buf[32];
+    size_t n = strlen(s);
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, s, n + 1);
+    if (buf[n - 1] == '%')
+        buf[--n] = '\0';
+    while (n && buf[n - 1] == ' ')
+        buf[--n] = '\0';
+    double v;
+    if (!n || !parse_double(buf, 0, 100, &v))
+        return false;
+    *out = v / 100;
+    return true;
+}
+
 static void system_defaults(rd_system_cfg *c)
 {
     memset(c, 0, sizeof *c);
@@ -204,6 +224,7 @@ static void system_defaults(rd_system_cfg *c)
     c->orphan_after_s = 7200;
     c->rate_limit = 5;
     c->page_size = 100;
+    c->sweep_budget = 0.25;
     c->confirm_over = 10;
     c->confirm_quit = true;
     c->api_key_header = xstrdup("X-API-Key");
@@ -233,6 +254,7 @@ static bool set_typed(const key_def *k, void *field, const char *v)
     case K_DOUBLE: return parse_double(v, 0.001, 1e6, field);
     case K_RATE: return parse_double(v, 0, 1, field);
     case K_NUM: return parse_double(v, 0, 1e9, field);
+    case K_PCT: return parse_percent(v, field);
     case K_INT:
         if (!parse_long(v, 0, INT_MAX, &l))
             return false;
@@ -253,6 +275,7 @@ static const char *type_help(key_type t)
     case K_DOUBLE: return "bad number (expected a positive number)";
     case K_RATE: return "bad rate (expected a number between 0 and 1)";
     case K_NUM: return "bad number (expected a number, 0 or more)";
+    case K_PCT: return "bad share (expected a percentage from 0 to 100, e.g. 25%)";
     case K_INT:
     case K_LONG: return "bad integer (expected a non-negative whole number)";
     case K_STR:
@@ -509,6 +532,8 @@ static void section_validate(parser *p, sect *s)
         err(p, key_line(s, "poll"), "poll must be at least 100ms");
     if (c->page_size < 1)
         err(p, key_line(s, "page_size"), "page_size must be at least 1");
+    if (c->sweep_budget > 0 && c->sweep_budget < 0.01)
+        err(p, key_line(s, "sweep_budget"), "sweep_budget must be 0 (unbudgeted) or at least 1%%");
     if (c->confirm_over < 0)
         err(p, key_line(s, "confirm_over"), "confirm_over must be 0 or more");
     if (c->clipboard && strcmp(c->clipboard, "osc52") != 0 && strcmp(c->clipboard, "off") != 0)

@@ -64,6 +64,8 @@ typedef struct rd_system_cfg {
     double orphan_after_s;   /* default 7200 */
     double rate_limit;       /* bulk actions per second, default 5 */
     int page_size;           /* executions per page, default 100 */
+    double sweep_budget;     /* Redis sweep: share of one server core, default 0.25 (25 %);
+                                0 = unbudgeted (as fast as the server allows) */
     int confirm_over;        /* bulk actions above this many items: type the count, default 10 */
     bool confirm_quit;       /* q on the top view asks before quitting, default true */
     rd_health_cfg health;    /* heartbeat_max_age etc. */

@@ -242,6 +242,15 @@ static cJSON *source_json(const rd_source_status *s, double now)
         add_str(r, "failover", s->failover[0] ? s->failover : NULL);
         add_time(r, "failover_at", s->failover_at);
     }
+    if (s->progress.active) {        /* a long first read: the views are partial */
+        char text[200];
+        source_progress_text(s, text, sizeof text);
+        cJSON *p = cJSON_AddObjectToObject(o, "progress");
+        add_long(p, "done", s->progress.done);
+        add_long(p, "total", s->progress.total);
+        add_num(p, "share", s->progress.share, s->progress.share >= 0);
+        add_str(p, "text", text);
+    }
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
         char note[RD_SRC_NOTE_LEN + 1];
@@ -331,6 +340,8 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
         if (m->core.state != RD_CORE_NONE)
             cJSON_AddItemToObject(root, "core", core_json(&m->core));
     }
+    if ((v & (VPART_COUNTS | VPART_DLQ | VPART_GROUPS)) && model_partial(m))
+        cJSON_AddBoolToObject(root, "partial", true);   /* a first sweep is under way */
     if (v & VPART_COUNTS) {
         ADD_ARRAY(root, "counts", m->counts, count_json);
         add_long(root, "dlq_total", m->dlq_total);
