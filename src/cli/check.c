@@ -156,8 +156,9 @@ static void check_system(ck_run *r, ck_report *rep)
     run_parts(r, cfg);
     rd_model *m = session_model(r->ss);
     double now = clock_wall();
-    for (size_t i = 0; i < m->sources.n; i++)   /* never answered: down, with why */
-        if (m->sources.items[i].state == RD_SRC_CONNECTING)
+    for (size_t i = 0; i < m->sources.n; i++)   /* never answered: down, with why (a first
+                                                   sweep under way has answered) */
+        if (m->sources.items[i].state == RD_SRC_CONNECTING && !m->sources.items[i].progress.active)
             model_source_fail(m, m->sources.items[i].name, "no answer within 8 s", now);
     report_secrets(rep, r);
     ck_report_store(rep, cfg, session_profile(r->ss), m);

@@ -489,6 +489,21 @@ bool model_partial(const rd_model *m)
     return false;
 }
 
+bool model_partial_text(const rd_model *m, char *out, size_t cap)
+{
+    for (size_t i = 0; i < m->sources.n; i++) {
+        char t[200];
+        source_progress_text(&m->sources.items[i], t, sizeof t);
+        if (t[0]) {
+            snprintf(out, cap, "partial: %s", t);
+            return true;
+        }
+    }
+    if (cap)
+        out[0] = '\0';
+    return false;
+}
+
 /* 1234567 → "1,234,567" */
 static void thousands(long v, char *out, size_t cap)
 {

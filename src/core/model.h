@@ -192,6 +192,7 @@ enum {
     RD_FACT_TLS       = 1u << 3,   /* the connection is encrypted */
     RD_FACT_TLS_VERIFIED = 1u << 4, /* ... and the server's certificate and name are checked */
     RD_FACT_VERSION   = 1u << 5,   /* the server was asked its version (may stay "") */
+    RD_FACT_REPLICA   = 1u << 6,   /* Redis: the server read from is a replica (INFO role) */
 };
 
 /* The core API as the last probe (GET /auth/me, at a low rate and after each action) and
@@ -322,6 +323,8 @@ void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds)
 void model_source_progress(rd_model *m, const char *name, const rd_progress *p);
 /* Some source's first read is under way: counts, the DLQ and the groups are partial. */
 bool model_partial(const rd_model *m);
+/* "partial: reading tasks: ..." of the first source reading (out ""; false when none). */
+bool model_partial_text(const rd_model *m, char *out, size_t cap);
 /* "reading tasks: 420,000 of ~1,000,000 (42 %), 25 % of one Redis core"; "" when none. */
 void source_progress_text(const rd_source_status *s, char *out, size_t cap);
 /* The source polls every `every_s` seconds, not at the system's poll (model_source_fresh). */
