@@ -24,6 +24,7 @@ typedef struct rs_sweep_cbs {
     void (*changed)(void *ud);      /* notified keys fetched into the index */
     void (*chain_done)(void *ud);   /* the chain asked for is in the model */
     void (*partial)(void *ud);      /* the first sweep's index so far may be published */
+    void (*progress)(void *ud);     /* the first sweep's progress moved (in the model) */
     void *ud;
 } rs_sweep_cbs;
 
