@@ -336,7 +336,8 @@ void rs_sweep_start(rs_sweep *sw)
     sw->budget.read_at = clock_mono();
     charge(sw, rs_cost_read(sw->budget.cost));     /* the baseline */
     sw->prog.frac = 0;
-    sw->prog.shown_at = sw->prog.partial_at = clock_mono();
+    sw->prog.shown_at = clock_mono();   /* the first progress after RS_PROGRESS_EVERY_S, */
+    sw->prog.partial_at = sw->prog.shown_at - RS_PARTIAL_EVERY_S;   /* published with it */
     rix_sweep_begin(sw->env.ix);
     if (!sw->sized) {
         sw->sized = true;
