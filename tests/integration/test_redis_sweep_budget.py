@@ -9,7 +9,8 @@ sweep's figures (its wall time, the flights the budget held back, the share it c
   server's figures read on the connection.
 - `sweep_budget = 1%`: `redrive check` does not wait for the whole store: it says where the
   sweep runs (the primary: no replica configured), its budget, and how far it got; the
-  DLQ count is "so far".
+  DLQ count is "so far". The console (a real terminal: pexpect + pyte) shows the progress
+  on the overview's source line and marks the counts partial while the sweep runs.
 """
 import json
 import os
@@ -154,3 +155,30 @@ def test_check_reports_the_sweep_under_way(store, tmp_path):
     assert re.search(r"features: DLQ in the store \(\d+ pending so far\)", out), out
     assert re.search(r"store: Redis \d+\.\d+\.\d+, connected\n", out), out
     assert took < 8, "check waited %.1f s for the sweep" % took
+
+
+def test_console_shows_the_progress(store, tmp_path):
+    import pexpect
+    import pyte
+    cfg = config(tmp_path, "1%")
+    env = dict(env_of(tmp_path), TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8",
+               XDG_STATE_HOME=str(tmp_path / "state"))
+    env.pop("RD_REDIS_DEBUG")
+    screen = pyte.Screen(120, 30)
+    stream = pyte.ByteStream(screen)
+    child = pexpect.spawn(rd_bin(), ["--config", cfg], env=env, dimensions=(30, 120), timeout=10)
+    try:
+        want = re.compile(r"redis +reading tasks: [0-9,]+ of ~[0-9,]+ \(\d+ %\), \d+ % of one Redis core")
+        end, text = time.time() + 10, ""
+        while time.time() < end:
+            try:
+                stream.feed(child.read_nonblocking(65536, timeout=0.1))
+            except pexpect.TIMEOUT:
+                pass
+            text = "\n".join(screen.display)
+            if want.search(text) and "Executions by status (partial: reading tasks:" in text:
+                break
+        assert want.search(text), text
+        assert "Executions by status (partial: reading tasks:" in text, text
+    finally:
+        child.terminate(force=True)
