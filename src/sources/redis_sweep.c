@@ -210,7 +210,7 @@ static void sweep_finish(rs_sweep *sw)
     sw->times.secs = now - sw->times.started;
     sw->times.last = now;
     if (sw->debug)
-        fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.3f s, "
+        fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.4f s, "
                 "costliest fetch callback %.2f ms CPU, budget %.2f, share %.3f, "
                 "%u flights held back\n", sw->scan.keys, rix_size(ix), removed,
                 sw->times.secs, rs_conn_cb_max(sw->env.conn) * 1e3, sw->budget.pace.share,
