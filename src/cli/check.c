@@ -61,12 +61,27 @@ static bool versions_known(const rd_model *m)
     return true;
 }
 
+/* Every source answered, one of them still in a long first read (the Redis sweep under
+ * its budget): `check` reports its progress rather than wait for the whole store. */
+static bool answered_reading(const rd_model *m)
+{
+    bool reading = false;
+    for (size_t i = 0; i < m->sources.n; i++) {
+        const rd_source_status *s = &m->sources.items[i];
+        reading |= s->progress.active;
+        if (s->state == RD_SRC_CONNECTING && !s->progress.active)
+            return false;
+    }
+    return reading;
+}
+
 static void maybe_done(ck_run *r)
 {
     rd_sources *src = session_sources(r->ss);
+    const rd_model *m = session_model(r->ss);
     if (!r->started || r->secrets_pending || r->who_pending)
         return;
-    if (src && (!sources_settled(src) || !versions_known(session_model(r->ss))))
+    if (src && (!(sources_settled(src) || answered_reading(m)) || !versions_known(m)))
         return;
     event_base_loopbreak(r->base);
 }
@@ -156,8 +171,9 @@ static void check_system(ck_run *r, ck_report *rep)
     run_parts(r, cfg);
     rd_model *m = session_model(r->ss);
     double now = clock_wall();
-    for (size_t i = 0; i < m->sources.n; i++)   /* never answered: down, with why */
-        if (m->sources.items[i].state == RD_SRC_CONNECTING)
+    for (size_t i = 0; i < m->sources.n; i++)   /* never answered: down, with why (a first
+                                                   sweep under way has answered) */
+        if (m->sources.items[i].state == RD_SRC_CONNECTING && !m->sources.items[i].progress.active)
             model_source_fail(m, m->sources.items[i].name, "no answer within 8 s", now);
     report_secrets(rep, r);
     ck_report_store(rep, cfg, session_profile(r->ss), m);

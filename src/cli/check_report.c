@@ -205,6 +205,27 @@ static void store_keyspace(ck_report *r, const rd_source_status *s)
                "redis.conf)", "notifications off: changes are seen at the next sweep");
 }
 
+/* Where the Redis sweep runs and what it may take: "on a replica" / "on the primary (no
+ * replica configured)", its budget, and its progress while the first sweep runs. */
+static void store_sweep(ck_report *r, const rd_system_cfg *cfg, const rd_source_status *s)
+{
+    bool replica = false, known = fact(s, RD_FACT_REPLICA, &replica);
+    bool listed = cfg->store.url && strchr(cfg->store.url, ',');
+    const char *where = !known ? "on a server of unknown role (INFO refused)"
+                        : replica ? "on a replica"
+                        : listed ? "on the primary (no replica of the store's list answers)"
+                                 : "on the primary (no replica configured)";
+    char budget[64], prog[200];
+    if (cfg->alakai.sweep_budget > 0)
+        snprintf(budget, sizeof budget, "at most %.0f %% of one Redis core",
+                 cfg->alakai.sweep_budget * 100);
+    else
+        snprintf(budget, sizeof budget, "unbudgeted (sweep_budget = 0)");
+    source_progress_text(s, prog, sizeof prog);
+    ck_add(r, CK_OK, "sweep", NULL, "runs %s, %s%s%s", where, budget, prog[0] ? "; " : "",
+           prog[0] ? prog : "");
+}
+
 /* Whether a profile query of this store needs an extension (requires_<query> = NAME). */
 static bool profile_uses(const rd_profile *p, const char *ext)
 {
@@ -237,7 +258,8 @@ static void store_features(ck_report *r, const rd_system_cfg *cfg, const rd_prof
     if (in_store || on_broker || on_sqs) {
         char store[48] = "";
         if (in_store)
-            snprintf(store, sizeof store, "in the store (%ld pending)", store_total);
+            snprintf(store, sizeof store, "in the store (%ld pending%s)", store_total,
+                     s->progress.active ? " so far" : "");
         snprintf(dlq, sizeof dlq, "DLQ %s%s%s%s%s", store, in_store && on_broker ? " and " : "",
                  on_broker ? "on the broker" : "", (in_store || on_broker) && on_sqs ? " and " : "",
                  on_sqs ? "on SQS" : "");
@@ -250,7 +272,8 @@ void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *p
 {
     bool redis = prof && prof->store && strcmp(prof->store, "redis") == 0;
     const rd_source_status *s = source(m, redis ? "redis" : "postgresql");
-    if (!s || s->state != RD_SRC_OK) {
+    bool reading = s && s->state == RD_SRC_CONNECTING && s->progress.active;
+    if (!s || (s->state != RD_SRC_OK && !reading)) {
         const char *err = s && s->error[0] ? s->error : "no answer";
         ck_add(r, CK_FAIL, "store", store_fix(err, redis), "%s: %s",
                redis ? "Redis" : "PostgreSQL", err);
@@ -282,8 +305,10 @@ void ck_report_store(ck_report *r, const rd_system_cfg *cfg, const rd_profile *p
                "`poll`): changes appear within it", "%.*s", (int)sizeof s->push, s->push);
     }
     store_tls(r, cfg, s, redis);
-    if (redis)
+    if (redis) {
         store_keyspace(r, s);
+        store_sweep(r, cfg, s);
+    }
     store_features(r, cfg, prof, s, m);
 }
 
@@ -351,7 +376,8 @@ void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *
     if (!cfg->broker.url || !*cfg->broker.url)
         return;
     const rd_source_status *s = source(m, "rabbitmq");
-    if (!s || s->state != RD_SRC_OK) {
+    bool reading = s && s->state == RD_SRC_CONNECTING && s->progress.active;
+    if (!s || (s->state != RD_SRC_OK && !reading)) {
         const char *err = s && s->error[0] ? s->error : "no answer";
         ck_add(r, CK_FAIL, "broker", broker_fix(err), "RabbitMQ: %s", err);
         return;
@@ -424,7 +450,8 @@ void ck_report_sqs(ck_report *r, const rd_system_cfg *cfg, const rd_model *m)
         ck_add(r, CK_FAIL, "sqs credentials", "give AWS credentials (docs/config.md, SQS "
                "credentials)", "no AWS credentials used: %s", err);
     }
-    if (!s || s->state != RD_SRC_OK) {
+    bool reading = s && s->state == RD_SRC_CONNECTING && s->progress.active;
+    if (!s || (s->state != RD_SRC_OK && !reading)) {
         const char *err = s && s->error[0] ? s->error : "no answer";
         ck_add(r, CK_FAIL, "sqs", sqs_fix(err), "%s", err);
         return;

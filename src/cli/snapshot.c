@@ -44,6 +44,8 @@ typedef struct snap_run {
     bool want_idle;
     bool started;
     bool held;                 /* the --for time has passed (or none was asked) */
+    struct event *deadline;
+    long progress_seen;        /* a first read's items at the last deadline, -1 none */
 } snap_run;
 
 static void err_line(const char *msg)
@@ -133,6 +135,32 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(arg);
 }
 
+/* Items read by the long first reads under way (the Redis sweep), -1 when none runs. */
+static long progress_done(const rd_model *m)
+{
+    long done = -1;
+    for (size_t i = 0; i < m->sources.n; i++)
+        if (m->sources.items[i].progress.active)
+            done = (done < 0 ? 0 : done) + m->sources.items[i].progress.done;
+    return done;
+}
+
+/* The deadline, extended while a long first read still moves (a large store read under
+ * its sweep_budget): the output waits for the whole index unless the read stalls. */
+static void on_run_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd; (void)what;
+    snap_run *r = arg;
+    long done = progress_done(session_model(r->ss));
+    if (done >= 0 && done != r->progress_seen) {
+        r->progress_seen = done;
+        struct timeval tv = { (time_t)SNAPSHOT_DEADLINE_S, 0 };
+        evtimer_add(r->deadline, &tv);
+        return;
+    }
+    event_base_loopbreak(r->base);
+}
+
 static void on_held(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd; (void)what;
@@ -148,8 +176,12 @@ static bool finish_sources(rd_model *m)
     for (size_t i = 0; i < m->sources.n; i++) {
         rd_source_status *s = &m->sources.items[i];
         if (s->state == RD_SRC_CONNECTING) {
-            char msg[64];
-            snprintf(msg, sizeof msg, "no answer within %.0f s", SNAPSHOT_DEADLINE_S);
+            char msg[240], prog[200];
+            source_progress_text(s, prog, sizeof prog);
+            if (prog[0])              /* answered, but the first read stalled: partial */
+                snprintf(msg, sizeof msg, "stopped while %s", prog);
+            else
+                snprintf(msg, sizeof msg, "no answer within %.0f s", SNAPSHOT_DEADLINE_S);
             model_source_fail(m, s->name, msg, clock_wall());
         }
         if (s->state != RD_SRC_OK)
@@ -181,7 +213,8 @@ static void run_sources(snap_run *r, const snap_opts *o)
         sources_peek_dlq(r->src, false);
     r->started = true;
     r->held = o->hold_s <= 0;
-    struct event *deadline = evtimer_new(r->base, on_deadline, r->base);
+    r->progress_seen = -1;
+    struct event *deadline = r->deadline = evtimer_new(r->base, on_run_deadline, r);
     struct timeval tv = { (time_t)(SNAPSHOT_DEADLINE_S + o->hold_s), 0 };
     evtimer_add(deadline, &tv);
     struct event *hold = evtimer_new(r->base, on_held, r);

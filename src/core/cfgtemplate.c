@@ -35,6 +35,8 @@ static const trow rows[] = {
     { "prefix", T_ALAKAI, false, "alakai-executions", "key prefix of the execution hashes" },
     { "max_retries", T_ALAKAI, false, "1", "the orchestrator's MAX_RETRIES (must match it)" },
     { "orphan_after", T_ALAKAI, false, "2h", "running longer than this = orphan suspect" },
+    { "sweep_budget", T_ALAKAI, false, "25%",
+      "the task sweep's share of one Redis core (0 = as fast as the server allows)" },
     { "sqs_queue_url", T_ALAKAI, false, "https://sqs.eu-west-1.amazonaws.com/123456789012/alakai-dispatch",
       "Amazon SQS dispatch queue URLs, comma-separated (adds the sqs source)" },
     { "sqs_region", T_ALAKAI, false, "eu-west-1", "signing region (default: from the queue URL)" },

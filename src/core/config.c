@@ -18,7 +18,7 @@
 #include "textutil.h"
 #include "xalloc.h"
 
-typedef enum { K_STR, K_SECRET, K_BOOL, K_DUR, K_INT, K_LONG, K_DOUBLE, K_RATE, K_NUM } key_type;
+typedef enum { K_STR, K_SECRET, K_BOOL, K_DUR, K_INT, K_LONG, K_DOUBLE, K_RATE, K_NUM, K_PCT } key_type;
 
 typedef struct key_def {
     const char *name;
@@ -82,6 +82,7 @@ static const key_def keys[] = {
     { "prefix", K_STR, F(alakai.prefix) },
     { "max_retries", K_INT, F(alakai.max_retries) },
     { "orphan_after", K_DUR, F(alakai.orphan_after_s) },
+    { "sweep_budget", K_PCT, F(alakai.sweep_budget) },
     /* the system as a whole */
     { "workers", K_STR, F(workers) },
     { "journal_syslog", K_STR, F(journal_syslog) },
@@ -222,6 +223,25 @@ static bool parse_double(const char *s, double lo, double hi, double *out)
     return true;
 }
 
+/* "25%" or "25" (a percentage, 0 to 100) as a share: 0.25. */
+static bool parse_percent(const char *s, double *out)
+{
+    char buf[32];
+    size_t n = strlen(s);
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, s, n + 1);
+    if (buf[n - 1] == '%')
+        buf[--n] = '\0';
+    while (n && buf[n - 1] == ' ')
+        buf[--n] = '\0';
+    double v;
+    if (!n || !parse_double(buf, 0, 100, &v))
+        return false;
+    *out = v / 100;
+    return true;
+}
+
 static void system_defaults(rd_system_cfg *c)
 {
     memset(c, 0, sizeof *c);
@@ -239,6 +259,7 @@ static void system_defaults(rd_system_cfg *c)
     c->core.api_key_header = xstrdup("X-API-Key");
     c->broker.vhost = xstrdup("/");
     c->core.auth = xstrdup("none");
+    c->alakai.sweep_budget = 0.25;
     health_defaults(&c->health);
     fleet_cfg_defaults(&c->fleet);
 }
@@ -263,6 +284,7 @@ static bool set_typed(const key_def *k, void *field, const char *v)
     case K_DOUBLE: return parse_double(v, 0.001, 1e6, field);
     case K_RATE: return parse_double(v, 0, 1, field);
     case K_NUM: return parse_double(v, 0, 1e9, field);
+    case K_PCT: return parse_percent(v, field);
     case K_INT:
         if (!parse_long(v, 0, INT_MAX, &l))
             return false;
@@ -283,6 +305,7 @@ static const char *type_help(key_type t)
     case K_DOUBLE: return "bad number (expected a positive number)";
     case K_RATE: return "bad rate (expected a number between 0 and 1)";
     case K_NUM: return "bad number (expected a number, 0 or more)";
+    case K_PCT: return "bad share (expected a percentage from 0 to 100, e.g. 25%)";
     case K_INT:
     case K_LONG: return "bad integer (expected a non-negative whole number)";
     case K_STR:
@@ -539,6 +562,8 @@ static void section_validate(parser *p, sect *s)
         err(p, key_line(s, "push_min_interval"), "push_min_interval must be between 0 and 60s");
     if (c->ui.page_size < 1)
         err(p, key_line(s, "page_size"), "page_size must be at least 1");
+    if (c->alakai.sweep_budget > 0 && c->alakai.sweep_budget < 0.01)
+        err(p, key_line(s, "sweep_budget"), "sweep_budget must be 0 (unbudgeted) or at least 1%%");
     if (c->ui.confirm_over < 0)
         err(p, key_line(s, "confirm_over"), "confirm_over must be 0 or more");
     if (c->ui.clipboard && strcmp(c->ui.clipboard, "osc52") != 0 && strcmp(c->ui.clipboard, "off") != 0)

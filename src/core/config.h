@@ -84,11 +84,14 @@ typedef struct rd_ui_cfg {
     bool confirm_quit;       /* q on the top view asks before quitting, default true */
 } rd_ui_cfg;
 
-/* Alakai's semantics (keys prefix, max_retries, orphan_after). */
+/* Alakai's semantics and its store's sweep (keys prefix, max_retries, orphan_after,
+ * sweep_budget). */
 typedef struct rd_alakai_cfg {
     char *prefix;            /* key prefix, default alakai-executions */
     int max_retries;         /* MAX_RETRIES, default 1 */
     double orphan_after_s;   /* default 7200 */
+    double sweep_budget;     /* Redis sweep: share of one server core, default 0.25 (25 %);
+                                0 = unbudgeted (as fast as the server allows) */
 } rd_alakai_cfg;
 
 typedef struct rd_system_cfg {

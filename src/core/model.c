@@ -394,6 +394,7 @@ rd_source_status *model_source(rd_model *m, const char *name)
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "%s", name);
     s->state = RD_SRC_CONNECTING;
+    s->progress = (rd_progress){ .total = -1, .share = -1 };
     model_changed(m);
     return s;
 }
@@ -466,6 +467,75 @@ void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds)
     rd_source_status *s = model_source(m, name);
     s->facts_known |= fact;
     s->facts = holds ? s->facts | fact : s->facts & ~fact;
+}
+
+void model_source_progress(rd_model *m, const char *name, const rd_progress *p)
+{
+    rd_source_status *s = model_source(m, name);
+    rd_progress now = p && p->active ? *p : (rd_progress){ .total = -1, .share = -1 };
+    const rd_progress *was = &s->progress;
+    if (now.active == was->active && now.done == was->done && now.total == was->total &&
+        now.share == was->share)
+        return;
+    s->progress = now;
+    model_changed(m);
+}
+
+bool model_partial(const rd_model *m)
+{
+    for (size_t i = 0; i < m->sources.n; i++)
+        if (m->sources.items[i].progress.active)
+            return true;
+    return false;
+}
+
+bool model_partial_text(const rd_model *m, char *out, size_t cap)
+{
+    for (size_t i = 0; i < m->sources.n; i++) {
+        char t[200];
+        source_progress_text(&m->sources.items[i], t, sizeof t);
+        if (t[0]) {
+            snprintf(out, cap, "partial: %s", t);
+            return true;
+        }
+    }
+    if (cap)
+        out[0] = '\0';
+    return false;
+}
+
+/* 1234567 → "1,234,567" */
+static void thousands(long v, char *out, size_t cap)
+{
+    char d[32];
+    int n = snprintf(d, sizeof d, "%ld", v < 0 ? 0 : v), o = 0;
+    for (int i = 0; i < n && (size_t)o + 2 < cap; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            out[o++] = ',';
+        out[o++] = d[i];
+    }
+    out[o] = '\0';
+}
+
+void source_progress_text(const rd_source_status *s, char *out, size_t cap)
+{
+    const rd_progress *p = &s->progress;
+    if (cap)
+        out[0] = '\0';
+    if (!p->active || !cap)
+        return;
+    char done[32], total[32], pct[16] = "", share[80] = "";
+    thousands(p->done, done, sizeof done);
+    thousands(p->total, total, sizeof total);
+    if (p->total > 0) {             /* an estimate: never "100 %" before the end */
+        double f = 100.0 * (double)p->done / (double)p->total;
+        snprintf(pct, sizeof pct, " (%.0f %%)", f < 99 ? f : 99);
+    }
+    if (p->share >= 0)
+        snprintf(share, sizeof share, ", %.0f %% of one %.31s core", fmin(p->share, 9.99) * 100,
+                 strcmp(s->name, "redis") == 0 ? "Redis" : s->name);
+    snprintf(out, cap, "reading tasks: %s%s%s%s%s", done, p->total > 0 ? " of ~" : "",
+             p->total > 0 ? total : "", pct, share);
 }
 
 void model_source_tls(rd_model *m, const char *name, const char *info, bool unverified)

@@ -139,6 +139,15 @@ typedef enum {
 
 enum { RD_SRC_NOTES = 6, RD_SRC_NOTE_LEN = 200 };
 
+/* A source's long first read (the Redis source's first sweep of the task hashes): while
+ * `active`, the views that need the whole index (counts, DLQ, groups) are partial. */
+typedef struct rd_progress {
+    bool active;
+    long done;              /* items read so far */
+    long total;             /* estimated total (DBSIZE or a sample), -1 unknown */
+    double share;           /* measured share of one server core, -1 unknown */
+} rd_progress;
+
 typedef struct rd_source_status {
     char name[32];          /* "postgresql", "redis", "rabbitmq", "workers-http" */
     rd_src_state state;
@@ -176,6 +185,7 @@ typedef struct rd_source_status {
      * drive the refresh, "off — standby" (or another reason) when they cannot; "" = the
      * store does not notify (raw) */
     char push[160];
+    rd_progress progress;   /* a long first read under way (the Redis sweep) */
 } rd_source_status;
 
 /* Facts a source may learn about its server (rd_source_status.facts). */
@@ -186,6 +196,7 @@ enum {
     RD_FACT_TLS       = 1u << 3,   /* the connection is encrypted */
     RD_FACT_TLS_VERIFIED = 1u << 4, /* ... and the server's certificate and name are checked */
     RD_FACT_VERSION   = 1u << 5,   /* the server was asked its version (may stay "") */
+    RD_FACT_REPLICA   = 1u << 6,   /* Redis: the server read from is a replica (INFO role) */
 };
 
 /* The core API as the last probe (GET /auth/me, at a low rate and after each action) and
@@ -312,6 +323,14 @@ void model_source_fail(rd_model *m, const char *name, const char *error, double 
  * server would not say; either way RD_FACT_VERSION becomes known) and a fact. */
 void model_source_version(rd_model *m, const char *name, const char *version);
 void model_source_fact(rd_model *m, const char *name, unsigned fact, bool holds);
+/* The source's first read: progress (NULL or !active: none runs, the views are whole). */
+void model_source_progress(rd_model *m, const char *name, const rd_progress *p);
+/* Some source's first read is under way: counts, the DLQ and the groups are partial. */
+bool model_partial(const rd_model *m);
+/* "partial: reading tasks: ..." of the first source reading (out ""; false when none). */
+bool model_partial_text(const rd_model *m, char *out, size_t cap);
+/* "reading tasks: 420,000 of ~1,000,000 (42 %), 25 % of one Redis core"; "" when none. */
+void source_progress_text(const rd_source_status *s, char *out, size_t cap);
 /* The source polls every `every_s` seconds, not at the system's poll (model_source_fresh). */
 void model_source_every(rd_model *m, const char *name, double every_s);
 /* Whether the source's data is fresh at `now`: answered within one missed poll of ITS

@@ -248,6 +248,15 @@ static cJSON *source_json(const rd_source_status *s, double now)
         snprintf(push, sizeof push, "%.*s", (int)sizeof s->push, s->push);
         add_str(o, MF_PUSH, push);
     }
+    if (s->progress.active) {        /* a long first read: the views are partial */
+        char text[200];
+        source_progress_text(s, text, sizeof text);
+        cJSON *p = cJSON_AddObjectToObject(o, MF_PROGRESS);
+        add_long(p, MF_PROGRESS_DONE, s->progress.done);
+        add_long(p, MF_TOTAL, s->progress.total);
+        add_num(p, MF_PROGRESS_SHARE, s->progress.share, s->progress.share >= 0);
+        add_str(p, MF_PROGRESS_TEXT, text);
+    }
     cJSON *notes = cJSON_AddArrayToObject(o, MF_NOTES);
     for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
         char note[RD_SRC_NOTE_LEN + 1];
@@ -342,6 +351,8 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
         if (m->core.state != RD_CORE_NONE)
             cJSON_AddItemToObject(root, MF_CORE, core_json(&m->core));
     }
+    if ((v & (VPART_COUNTS | VPART_DLQ | VPART_GROUPS)) && model_partial(m))
+        cJSON_AddBoolToObject(root, MF_PARTIAL, true);   /* a first sweep is under way */
     if (v & VPART_COUNTS) {
         ADD_ARRAY(root, MF_COUNTS, m->counts, count_json);
         add_long(root, MF_DLQ_TOTAL, m->dlq_total);

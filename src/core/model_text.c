@@ -165,8 +165,14 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
         table_cell(&t, src_state_name(s->state), CELL_MAX);
         table_age(&t, s->last_ok, now);
         table_age(&t, s->since, now);
-        char notes[RD_SRC_NOTES * RD_SRC_NOTE_LEN + 400] = "";
+        char notes[RD_SRC_NOTES * RD_SRC_NOTE_LEN + 600] = "";
         replica_text(s, notes, sizeof notes);
+        if (s->progress.active) {
+            size_t l = strlen(notes);
+            snprintf(notes + l, sizeof notes - l, "%s", l ? "; " : "");
+            l = strlen(notes);
+            source_progress_text(s, notes + l, sizeof notes - l);
+        }
         for (size_t k = 0; k < s->n_notes && k < RD_SRC_NOTES; k++)
             snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "%snote: %.*s",
                      notes[0] ? "; " : "", (int)RD_SRC_NOTE_LEN, s->notes[k]);
@@ -179,9 +185,24 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
     text_tls(m, out);
 }
 
+/* "PARTIAL: reading tasks: ... (counts, DLQ and groups so far)", a line per source reading. */
+static void text_partial(const rd_model *m, tbuf *out)
+{
+    for (size_t i = 0; i < m->sources.n; i++) {
+        char t[200];
+        source_progress_text(&m->sources.items[i], t, sizeof t);
+        if (!t[0])
+            continue;
+        tb_str(out, "PARTIAL: ");
+        tb_str(out, t);
+        tb_str(out, " (counts, DLQ and groups so far)\n\n");
+    }
+}
+
 static void text_counts(const rd_model *m, double now, tbuf *out)
 {
     (void)now;
+    text_partial(m, out);
     static const char *const h[] = { "STATUS", "COUNT" };
     table t;
     table_begin(&t, "COUNTS", h, 2);

@@ -138,6 +138,7 @@ void rs_replica_info(rs_conn *c, const char *info)
         return;
     c->urls.repl_at = clock_mono();
     c->urls.is_replica = strcmp(role, "slave") == 0;
+    model_source_fact(c->model, SRC_NAME, RD_FACT_REPLICA, c->urls.is_replica);
     double lag = -1;
     if (c->urls.is_replica) {
         info_get(info, "master_link_status", link, sizeof link);

@@ -140,6 +140,19 @@ static void sweep_changed(void *ud)
     publish(ud, false);
 }
 
+static void sweep_partial(void *ud)    /* the first sweep's index so far (the model's
+                                          progress says it is partial) */
+{
+    rs_src *s = ud;
+    if (!s->freeing)
+        rs_view_publish(s->view, true);
+}
+
+static void sweep_progress(void *ud)
+{
+    changed(ud);
+}
+
 static void sweep_chain_done(void *ud)
 {
     rs_src *s = ud;
@@ -282,7 +295,8 @@ rd_source *redis_source_new(const rd_source_ctx *ctx)
     s->conn = rs_conn_new(ctx, match, &cc);
     free(match);
     rs_sweep_cbs sc = { .swept = sweep_swept, .changed = sweep_changed,
-                        .chain_done = sweep_chain_done, .ud = s };
+                        .chain_done = sweep_chain_done, .partial = sweep_partial,
+                        .progress = sweep_progress, .ud = s };
     s->sweep = rs_sweep_new(ctx, s->conn, prefix, &sc);
     s->view = rs_view_new(ctx, rs_sweep_index(s->sweep));
     s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/pace.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "redis_cost.h"
 #include "redis_fetch.h"
 
 enum {
@@ -26,6 +28,27 @@ enum {
     RS_RESYNC_S = 30,               /* with notifications: the least resync period */
 };
 
+static const double RS_READ_EVERY_S = 0.1;     /* the server's figures, while sweeping */
+static const double RS_PROGRESS_EVERY_S = 0.25;   /* the first sweep's progress, to the model */
+static const double RS_PARTIAL_EVERY_S = 1.0;  /* ... and its partial index, published */
+static const double RS_PACE_BURST_S = 0.04;    /* wall time the server may spend ahead of
+                                                  the budget: 10 ms of CPU at 25 % */
+
+typedef struct rs_budget {          /* sweep_budget: the sweep paced to a share of a core */
+    rd_pace pace;                   /* on clock_mono */
+    rs_cost *cost;
+    struct event *ev_pace;          /* the next flight, when the budget allows it */
+    double credit;                  /* overcharged so far (s), taken off the next charges */
+    double read_at;                 /* the last reading of the server's figures */
+    unsigned held;                  /* flights held back this sweep */
+} rs_budget;
+
+typedef struct rs_progress_st {     /* the first sweep's progress */
+    long dbsize;                    /* DBSIZE, -1 unknown */
+    double frac;                    /* share of the keyspace SCAN has walked */
+    double shown_at, partial_at;    /* clock_mono of the last progress / partial publish */
+} rs_progress_st;
+
 typedef struct rs_dirty {           /* keys named by keyspace notifications */
     char **keys;
     size_t n, cap;
@@ -36,6 +59,7 @@ typedef struct rs_scan {            /* the SCAN walk of the sweep under way */
     char cursor[32];
     bool inflight, done;
     unsigned keys;                  /* keys handed to batches */
+    unsigned fetched;               /* ... whose batch is done */
 } rs_scan;
 
 typedef struct rs_times {           /* the clock of sweeps (clock_wall) */
@@ -56,9 +80,98 @@ struct rs_sweep {
     rs_scan scan;
     rs_times times;
     rs_dirty dirty;
+    rs_budget budget;
+    rs_progress_st prog;
 };
 
 static void sweep_continue(rs_sweep *sw);
+
+/* ---- the budget ------------------------------------------------------------------------ */
+
+/* Server CPU spent (estimated, or a measured correction), less any credit. */
+static void charge(rs_sweep *sw, double cost)
+{
+    rs_budget *bu = &sw->budget;
+    double off = bu->credit < cost ? bu->credit : cost;
+    bu->credit -= off;
+    pace_spent(&bu->pace, clock_mono(), cost - off);
+}
+
+static void on_cost(double correction, void *ud)
+{
+    rs_sweep *sw = ud;
+    if (correction >= 0)
+        charge(sw, correction);
+    else
+        sw->budget.credit -= correction;     /* overcharged: the next flights pay less */
+}
+
+static void read_cost_if_due(rs_sweep *sw)
+{
+    double now = clock_mono();
+    if (now - sw->budget.read_at < RS_READ_EVERY_S)
+        return;
+    sw->budget.read_at = now;
+    charge(sw, rs_cost_read(sw->budget.cost));
+}
+
+/* Whether the next flight may start now; if not, it starts when the budget allows. */
+static bool budget_allows(rs_sweep *sw)
+{
+    rs_budget *bu = &sw->budget;
+    double now = clock_mono(), at = pace_next(&bu->pace, now);
+    if (at <= now)
+        return true;
+    if (!evtimer_pending(bu->ev_pace, NULL)) {
+        struct timeval tv = clock_tv(at - now);
+        evtimer_add(bu->ev_pace, &tv);
+        bu->held++;
+    }
+    return false;
+}
+
+static void on_pace(evutil_socket_t fd, short what, void *arg)
+{
+    sweep_continue(arg);
+}
+
+/* ---- the first sweep's progress ---------------------------------------------------------- */
+
+/* The share of the keyspace a SCAN cursor has walked: its bits reversed are the buckets
+ * visited, over 2^64 whatever the table's size. */
+static double cursor_frac(const char *cursor)
+{
+    unsigned long long v = strtoull(cursor, NULL, 10), r = 0;
+    for (int i = 0; i < 64; i++, v >>= 1)
+        r = (r << 1) | (v & 1);
+    return (double)r / 18446744073709551616.0;
+}
+
+static void progress_show(rs_sweep *sw, bool force)
+{
+    rs_progress_st *pr = &sw->prog;
+    double now = clock_mono();
+    if (sw->swept_once || (!force && now - pr->shown_at < RS_PROGRESS_EVERY_S))
+        return;
+    pr->shown_at = now;
+    double share = sw->budget.pace.started >= 0 ? pace_share_used(&sw->budget.pace, now) : -1;
+    long total = pr->dbsize;
+    if (pr->frac >= 0.02) {          /* keys so far over the keyspace walked: a sample */
+        long sample = (long)((double)sw->scan.keys / pr->frac);
+        total = total >= 0 && total < sample ? total : sample;
+    }
+    if (sw->scan.done)
+        total = (long)sw->scan.keys;
+    rd_progress p = { .active = true, .done = (long)sw->scan.fetched, .total = total,
+                      .share = share };
+    model_source_progress(sw->env.model, "redis", &p);
+    if (now - pr->partial_at >= RS_PARTIAL_EVERY_S) {
+        pr->partial_at = now;
+        sw->cbs.partial(sw->cbs.ud);     /* tells the model's watchers too */
+    } else {
+        sw->cbs.progress(sw->cbs.ud);
+    }
+}
 
 /* Glob-escaped for SCAN MATCH / PSUBSCRIBE. */
 char *rs_key_pattern(const char *prefix)
@@ -97,9 +210,12 @@ static void sweep_finish(rs_sweep *sw)
     sw->times.secs = now - sw->times.started;
     sw->times.last = now;
     if (sw->debug)
-        fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.3f s, "
-                "costliest fetch callback %.2f ms CPU\n", sw->scan.keys, rix_size(ix), removed,
-                sw->times.secs, rs_conn_cb_max(sw->env.conn) * 1e3);
+        fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.4f s, "
+                "costliest fetch callback %.2f ms CPU, budget %.2f, share %.3f, "
+                "%u flights held back\n", sw->scan.keys, rix_size(ix), removed,
+                sw->times.secs, rs_conn_cb_max(sw->env.conn) * 1e3, sw->budget.pace.share,
+                pace_share_used(&sw->budget.pace, clock_mono()), sw->budget.held);
+    model_source_progress(sw->env.model, "redis", NULL);
     model_source_ok(sw->env.model, "redis", now);
     sw->publish_due = true;
     event_active(sw->ev_done, EV_TIMEOUT, 0);
@@ -115,6 +231,7 @@ static void on_sweep_batch(const rs_batch *b, void *ud)
     rs_sweep *sw = ud;
     const char *err = rs_batch_error(b);
     sw->batches--;
+    sw->scan.fetched += (unsigned)rs_batch_size(b);
     if (err || !sw->sweeping) {
         if (sw->sweeping)
             rs_conn_fail(sw->env.conn, err);
@@ -149,6 +266,7 @@ static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
     }
     snprintf(sw->scan.cursor, sizeof sw->scan.cursor, "%s", r->element[0]->str);
     sw->scan.done = strcmp(sw->scan.cursor, "0") == 0;
+    sw->prog.frac = sw->scan.done ? 1 : cursor_frac(sw->scan.cursor);
     const redisReply *keys = r->element[1];
     rs_batch *b = rs_batch_new(&sw->env, RS_BATCH_SWEEP, keys->elements, on_sweep_batch, sw);
     for (size_t i = 0; i < keys->elements; i++) {
@@ -159,15 +277,19 @@ static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
     }
     sw->scan.keys += (unsigned)rs_batch_size(b);
     sw->batches++;
+    charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_HGETALL, (unsigned)rs_batch_size(b)));
     sweep_continue(sw);              /* overlap the next SCAN with this batch */
     rs_batch_run(b);
+    read_cost_if_due(sw);
+    progress_show(sw, false);
 out:
     rs_conn_reply_end(conn);
 }
 
 static void sweep_continue(rs_sweep *sw)
 {
-    if (!sw->sweeping || sw->scan.inflight || sw->scan.done || sw->batches >= RS_SWEEP_INFLIGHT)
+    if (!sw->sweeping || sw->scan.inflight || sw->scan.done || sw->batches >= RS_SWEEP_INFLIGHT ||
+        !budget_allows(sw))
         return;
     char count[16];
     snprintf(count, sizeof count, "%d", RS_SCAN_COUNT);
@@ -179,6 +301,7 @@ static void sweep_continue(rs_sweep *sw)
         return;
     }
     sw->scan.inflight = true;
+    charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_SCAN, 1));
 }
 
 /* DBSIZE (the whole database: an upper bound, capped by the index) sizes the index once,
@@ -191,6 +314,8 @@ static void on_dbsize(struct redisAsyncContext *ac, void *reply, void *priv)
     const redisReply *r = reply;
     if (r && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
         rix_reserve(sw->env.ix, (size_t)r->integer);
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        sw->prog.dbsize = (long)r->integer;
     rs_conn_reply_end(sw->env.conn);
 }
 
@@ -201,9 +326,18 @@ void rs_sweep_start(rs_sweep *sw)
     sw->sweeping = true;
     sw->resync_wanted = false;
     sw->scan.done = false;
-    sw->scan.keys = 0;
+    sw->scan.keys = sw->scan.fetched = 0;
     sw->times.started = clock_wall();
     snprintf(sw->scan.cursor, sizeof sw->scan.cursor, "0");
+    double share = sw->env.cfg->alakai.sweep_budget;
+    pace_init(&sw->budget.pace, share, share * RS_PACE_BURST_S);
+    sw->budget.held = 0;
+    sw->budget.credit = 0;
+    sw->budget.read_at = clock_mono();
+    charge(sw, rs_cost_read(sw->budget.cost));     /* the baseline */
+    sw->prog.frac = 0;
+    sw->prog.shown_at = clock_mono();   /* the first progress after RS_PROGRESS_EVERY_S, */
+    sw->prog.partial_at = sw->prog.shown_at - RS_PARTIAL_EVERY_S;   /* published with it */
     rix_sweep_begin(sw->env.ix);
     if (!sw->sized) {
         sw->sized = true;
@@ -325,12 +459,18 @@ rs_sweep *rs_sweep_new(const rd_source_ctx *ctx, rs_conn *conn, const char *pref
     sw->cbs = *cbs;
     sw->debug = getenv("RD_REDIS_DEBUG") != NULL;
     sw->ev_done = evtimer_new(ctx->base, on_done, sw);
+    sw->budget.cost = rs_cost_new(conn, on_cost, sw);
+    sw->budget.ev_pace = evtimer_new(ctx->base, on_pace, sw);
+    pace_init(&sw->budget.pace, 0, 0);
+    sw->prog.dbsize = -1;
     return sw;
 }
 
 void rs_sweep_free(rs_sweep *sw)
 {
     event_free(sw->ev_done);
+    event_free(sw->budget.ev_pace);
+    rs_cost_free(sw->budget.cost);
     rix_free(sw->env.ix);
     dirty_free(&sw->dirty);
     free(sw->prefix);
@@ -345,4 +485,8 @@ void rs_sweep_resync(rs_sweep *sw) { sw->resync_wanted = true; }
 void rs_sweep_stop(rs_sweep *sw)
 {
     sw->sweeping = sw->scan.inflight = false;
+    evtimer_del(sw->budget.ev_pace);
+    rs_cost_forget(sw->budget.cost);
 }
+
+unsigned rs_sweep_held(const rs_sweep *sw) { return sw->budget.held; }

@@ -4,7 +4,10 @@
  * SCAN sweep on connect; the keys named by keyspace notifications refetched; a full resync
  * anyway every max(30 s, 300 × last sweep time) while notifications arrive (a safety net:
  * they are fire-and-forget), else every max(poll, 10 × last sweep time), so sweeping stays
- * below ~10 % duty. Also the chain's key on request. Keys become fetch batches
+ * below ~10 % duty. Each sweep is paced to `sweep_budget` of one server core (its cost
+ * measured on the connection: redis_cost.h); the first one's progress goes to the model
+ * (rd_progress) and its index so far is published now and then (partial). Also the
+ * chain's key on request. Keys become fetch batches
  * (redis_fetch.h); the sweep counts them, reports through callbacks.
  */
 #include <stdbool.h>
@@ -20,6 +23,8 @@ typedef struct rs_sweep_cbs {
     void (*swept)(void *ud);        /* a sweep is complete (the first one settles) */
     void (*changed)(void *ud);      /* notified keys fetched into the index */
     void (*chain_done)(void *ud);   /* the chain asked for is in the model */
+    void (*partial)(void *ud);      /* the first sweep's index so far may be published */
+    void (*progress)(void *ud);     /* the first sweep's progress moved (in the model) */
     void *ud;
 } rs_sweep_cbs;
 
@@ -40,3 +45,6 @@ void rs_sweep_resync(rs_sweep *sw);              /* events may be lost: resync w
 void rs_sweep_notified(rs_sweep *sw, const char *key, size_t len);   /* a key changed */
 void rs_sweep_stop(rs_sweep *sw);                /* the connection is being torn down */
 void rs_sweep_chain(rs_sweep *sw, const char *id);  /* fetch one task's attempts */
+/* The last sweep's pacing, for RD_REDIS_DEBUG and tests: flights held back by the budget,
+ * and the share of a server core it used (as charged and measured). */
+unsigned rs_sweep_held(const rs_sweep *sw);

@@ -304,7 +304,10 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
                       : !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     int used = filter_title(c, w, r, tn, &c->filter[VIEW_DLQ]) + 2;
+    char part[220];
     const char *note = dlq_peek_off(c) ? "peeking is off in read-only" : dlq_peek_note(c);
+    if (!note && model_partial_text(m, part, sizeof part))
+        note = part;                 /* the store's DLQ so far: a first sweep runs */
     if (note && used < r.w)
         draw_clean(w, r.y, r.x + used, r.w - used, note, theme_attr(c->theme, TS_WARNING));
 }

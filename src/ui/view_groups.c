@@ -134,7 +134,11 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
                       shown, s->all, s->all == 1 ? "" : "s", s->failed, c->model->execs.n);
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     int used = filter_title(c, w, r, tn, &c->filter[VIEW_GROUPS]);   /* before the legend */
-    if (used < r.w)
+    char part[220];
+    if (used < r.w && model_partial_text(c->model, part + 2, sizeof part - 2)) {
+        part[0] = part[1] = ' ';     /* the groups of the tasks read so far */
+        draw_clean(w, r.y, r.x + used, r.w - used, part, theme_attr(c->theme, TS_WARNING));
+    } else if (used < r.w)
         draw_clean(w, r.y, r.x + used, r.w - used, "  trend: last 15m/before", theme_attr(c->theme, TS_TITLE));
     ui_col cols[] = {
         {.title = "COUNT", .min = 5, .want = 5, .right = true},

@@ -67,6 +67,10 @@ static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
         } else if (s->state == RD_SRC_DOWN) {
             ctx_age(c, s->since, since, sizeof since);
             t = xasprintf("  %-12s DOWN      for %s: %s", s->name, since, s->error);
+        } else if (s->progress.active) {   /* the first sweep, long: how far */
+            char prog[200];
+            source_progress_text(s, prog, sizeof prog);
+            t = xasprintf("  %-12s %s", s->name, prog);
         } else
             t = xasprintf("  %-12s connecting", s->name);
         int slot = s->state == RD_SRC_OK ? TS_OK : s->state == RD_SRC_STALE ? TS_STALE
@@ -92,7 +96,13 @@ static int overview_sources(ui_ctx *c, WINDOW *w, int y, ui_rect r)
 static int overview_counts(ui_ctx *c, WINDOW *w, int y, ui_rect r)
 {
     const rd_model *m = c->model;
-    draw_clean(w, y++, r.x, r.w, "Executions by status", theme_attr(c->theme, TS_HEADER));
+    char part[220];
+    if (model_partial_text(m, part, sizeof part)) {   /* counts of the tasks read so far */
+        char *h = xasprintf("Executions by status (%s)", part);
+        draw_clean(w, y++, r.x, r.w, h, theme_attr(c->theme, TS_WARNING));
+        free(h);
+    } else
+        draw_clean(w, y++, r.x, r.w, "Executions by status", theme_attr(c->theme, TS_HEADER));
     int x = r.x + 2;
     if (!m->counts.n)
         draw_clean(w, y, x, r.w - 2, "no counts yet", theme_attr(c->theme, TS_DIM));

@@ -21,7 +21,7 @@ KEYS = {
     "tasker": COMMON | {"schema", "store_sslmode", "store_sslrootcert", "broker", "broker_user",
                         "broker_password", "broker_vhost", "dlq", "workers"},
     "alakai": COMMON | {"store_user", "store_password", "store_cacert", "prefix", "max_retries", "orphan_after",
-                        "sqs_queue_url", "sqs_region", "aws_profile"},
+                        "sweep_budget", "sqs_queue_url", "sqs_region", "aws_profile"},
     "openagents": COMMON | {"schema", "store_sslmode", "store_sslrootcert"},
 }
 

@@ -307,3 +307,14 @@ def test_redis_console_fails_over_when_the_replica_dies(sb, tmp_path):
     assert src["replica"]["role"] == "primary" and src["replica"]["lag_s"] is None, src
     assert doc["executions"], doc
     standbys_up(sb["DIR"])
+
+
+def test_redis_check_says_the_sweep_reads_the_replica(sb, tmp_path):
+    """`check` says where the sweep runs: the replica here (the primary alone is in
+    test_redis_sweep_budget.py)."""
+    cfg = write_config(tmp_path, {"al": alakai_cfg(sb)})
+    p = subprocess.run([BIN, "--config", cfg, "check", "--system", "al"], capture_output=True,
+                       timeout=60, env=dict(os.environ, HOME=str(tmp_path), LANG="C"))
+    out = p.stdout.decode(errors="replace")
+    sweep = [ln for ln in out.splitlines() if "sweep:" in ln]
+    assert sweep == ["  ok   sweep: runs on a replica, at most 25 % of one Redis core"], out

@@ -189,6 +189,33 @@ static void test_bad(void)
     diags_free(&d);
 }
 
+/* sweep_budget: a percentage of one Redis core; 0 = unbudgeted; the default 25 %. */
+static void test_sweep_budget(void)
+{
+    static const struct { const char *v; double want; const char *err; } cases[] = {
+        { NULL, 0.25, NULL }, { "10%", 0.10, NULL }, { "40", 0.40, NULL }, { "0", 0, NULL },
+        { "100 %", 1.0, NULL }, { "0.5%", -1, "at least 1%" }, { "150%", -1, "bad share" },
+        { "-5%", -1, "bad share" }, { "%", -1, "bad share" }, { "fast", -1, "bad share" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "[system \"a\"]\nprofile = alakai\nstore = redis://127.0.0.1/0\n"
+                 "%s%s\n", cases[i].v ? "sweep_budget = " : "", cases[i].v ? cases[i].v : "");
+        rd_config c;
+        rd_diags d = { 0 };
+        bool ok = config_parse("b.ini", text, &c, &d);
+        if (cases[i].err) {
+            CHECK_MSG(!ok && has(&d, "b.ini:4: ", cases[i].err), cases[i].v);
+        } else {
+            CHECK_MSG(ok && c.n == 1, cases[i].v ? cases[i].v : "(default)");
+            if (ok && c.n == 1)
+                CHECK_NEAR(c.systems[0].alakai.sweep_budget, cases[i].want);
+        }
+        config_free(&c);
+        diags_free(&d);
+    }
+}
+
 static void test_mixed(void)
 {
     const char *t = "[system \"ok\"]\nprofile=tasker\nstore=postgresql:///t\n"
@@ -620,6 +647,7 @@ static void test_every_key(void)
 
 int main(void)
 {
+    test_sweep_budget();
     test_pg_keys();
     test_good();
     test_bad();

@@ -700,8 +700,61 @@ static void test_replica(void)
     model_free(m);
 }
 
+/* A source's long first read: its text, the generation, the partial marks in JSON and text. */
+static void test_progress(void)
+{
+    rd_model *m = model_new();
+    rd_source_status *s = model_source(m, "redis");
+    char t[200];
+    source_progress_text(s, t, sizeof t);
+    CHECK_STR(t, "");
+    CHECK(!model_partial(m));
+    rd_progress p = { .active = true, .done = 420000, .total = 1000000, .share = 0.25 };
+    uint64_t g = m->generation;
+    model_source_progress(m, "redis", &p);
+    CHECK(m->generation != g);
+    g = m->generation;
+    model_source_progress(m, "redis", &p);           /* the same: nothing moves */
+    CHECK(m->generation == g);
+    source_progress_text(model_source(m, "redis"), t, sizeof t);
+    CHECK_STR(t, "reading tasks: 420,000 of ~1,000,000 (42 %), 25 % of one Redis core");
+    CHECK(model_partial(m));
+    char *json = model_to_json_at(m, "overview", 1000);
+    cJSON *doc = cJSON_Parse(json);
+    const cJSON *src = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "sources"), 0);
+    const cJSON *pj = cJSON_GetObjectItem(src, "progress");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(doc, "partial")));
+    CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(pj, "done")), 420000);
+    CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(pj, "total")), 1000000);
+    CHECK_NEAR(cJSON_GetNumberValue(cJSON_GetObjectItem(pj, "share")), 0.25);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(pj, "text")),
+              "reading tasks: 420,000 of ~1,000,000 (42 %), 25 % of one Redis core");
+    cJSON_Delete(doc);
+    free(json);
+    char *text = model_to_text(m, "overview", 1000);
+    CHECK(strstr(text, "PARTIAL: reading tasks: 420,000 of ~1,000,000 (42 %), 25 % of one Redis "
+                       "core (counts, DLQ and groups so far)") != NULL);
+    free(text);
+    /* unknown total and share; past the estimate it never says 100 % */
+    p = (rd_progress){ .active = true, .done = 1234, .total = -1, .share = -1 };
+    model_source_progress(m, "redis", &p);
+    source_progress_text(model_source(m, "redis"), t, sizeof t);
+    CHECK_STR(t, "reading tasks: 1,234");
+    p = (rd_progress){ .active = true, .done = 1200, .total = 1000, .share = 0 };
+    model_source_progress(m, "redis", &p);
+    source_progress_text(model_source(m, "redis"), t, sizeof t);
+    CHECK_STR(t, "reading tasks: 1,200 of ~1,000 (99 %), 0 % of one Redis core");
+    model_source_progress(m, "redis", NULL);          /* done: whole again */
+    CHECK(!model_partial(m));
+    json = model_to_json_at(m, "overview", 1000);
+    CHECK(strstr(json, "partial") == NULL && strstr(json, "progress") == NULL);
+    free(json);
+    model_free(m);
+}
+
 int main(void)
 {
+    test_progress();
     test_replica();
     test_basics();
     test_roundtrip();
