@@ -230,3 +230,26 @@ def test_selection_refused_without_yes_sends_nothing_and_keeps_no_record(act, co
     assert p.returncode == 2 and "not both" in p.stderr
     p = a.run("retry", "--status", "failed", "--since", "soon", "--yes")
     assert p.returncode == 2 and "--since: not a duration" in p.stderr
+
+
+@pytest.fixture
+def tasker_core(stack, tmp_path):
+    actlib.reload_fixture("tasker")
+    c = actlib.CoreServer("tasker", tmp_path)
+    yield c
+    c.stop()
+    actlib.reload_fixture("tasker")
+
+
+def test_tasker_steps_across_pages_carry_their_task(act, tasker_core):
+    """Tasker's route needs the step's task: the selection keeps it from the store's row."""
+    a = act("tasker", core=tasker_core.url, page_size=3)
+    p = a.run("retry", "--status", "error", "--rate", "500", "--yes")
+    assert p.returncode == 1, p.stdout + p.stderr          # 3 ineligible held back
+    assert "redrive: selected 5 executions (status=error) from 2 pages of the store" in p.stderr
+    assert "redrive: breakdown: 2 eligible, 3 ineligible (not sent), 0 loop retries" in p.stderr
+    routes = sorted(x["route"] for x in tasker_core.actions())
+    assert routes == [
+        "/v1/tasks/00000000-0000-4000-8000-100000000002/workflow_steps/00000000-0000-4000-8000-200000000003",
+        "/v1/tasks/00000000-0000-4000-8000-100000000006/workflow_steps/00000000-0000-4000-8000-200000000009",
+    ], routes
