@@ -158,16 +158,16 @@ static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n,
         return RD_EXIT_USAGE;
     }
     char *name = sanitize_str(sys->name, san);
-    int over = sys->ui.confirm_over > 0 ? sys->ui.confirm_over : 10;
+    size_t over = sys->ui.confirm_over > 0 ? (size_t)sys->ui.confirm_over : 0;  /* 0: always */
     char want[32], ans[32];
     snprintf(want, sizeof want, "%zu", n);
-    if (n > (size_t)over)
+    if (n > over)
         fprintf(stderr, "retry %zu executions on %s: type %zu to proceed: ", n, name, n);
     else
         fprintf(stderr, "retry %zu execution%s on %s? [y/N] ", n, n == 1 ? "" : "s", name);
     free(name);
     bool ok = read_line_tty(stdin, ans, sizeof ans, true) &&
-              (n > (size_t)over ? strcmp(ans, want) == 0 : (ans[0] == 'y' || ans[0] == 'Y'));
+              (n > over ? strcmp(ans, want) == 0 : (ans[0] == 'y' || ans[0] == 'Y'));
     if (!ok)
         fputs("redrive: not confirmed: nothing sent\n", stderr);
     return ok ? RD_EXIT_OK : RD_EXIT_FAIL;
