@@ -191,6 +191,24 @@ rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_
 rd_batch *actor_run_batch(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
                           const char *reason, const rd_batch_cbs *cbs, void *ud,
                           char *why, size_t whycap);
+/* A part of a resumable batch (batchrec.h): its items are journaled with its record's
+ * batch id and their item number in it ("item"), so `redrive batch list` and a resume
+ * know each item's state from the journal alone. */
+typedef struct rd_batch_opts {
+    const char *id;             /* the batch id (16 hex digits); NULL = a new one */
+    const size_t *items;        /* each target's item number in the record */
+    double rate;                /* requests per second; <= 0: the system's rate_limit */
+    double last_send;           /* clock_mono() of the batch's previous request (its
+                                 * previous part), 0 = none: the pace goes on across parts */
+    /* NULL, or one Idempotency-Key per target (NULL or "": a new one): the re-send of an
+     * item whose outcome is unknown keeps its key, so the core applies it at most once */
+    const char *const *keys;
+} rd_batch_opts;
+rd_batch *actor_run_batch_opts(rd_actor *a, rd_action kind, const rd_target *targets,
+                               size_t n, const char *reason, const rd_batch_opts *bo,
+                               const rd_batch_cbs *cbs, void *ud, char *why, size_t whycap);
+/* clock_mono() of the batch's latest request, 0 = none yet. */
+double batch_last_send(const rd_batch *b);
 /* The batch id (16 hex digits), "" for a batch not journaled as one. */
 const char *batch_id(const rd_batch *b);
 /* Explicit operator re-send of one earlier result with the SAME Idempotency-Key. */

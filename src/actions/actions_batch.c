@@ -32,6 +32,7 @@ typedef struct batch_item {
     int attempt;             /* the target's attempt for the journal, <= 0 unknown */
     char *override_;         /* what the operator overrode to send it (journaled), or NULL */
     char *operator_;         /* who its "pending" line names: its outcome names the same */
+    size_t item;             /* its number in the batch record (has_item) */
 } batch_item;
 
 struct rd_batch {
@@ -50,6 +51,7 @@ struct rd_batch {
     bool waiting_auth, aborted, done_fired, dead;
     double who_deadline;     /* clock_mono() until which a pending line waits for /auth/me */
     int in_cb;
+    bool has_item;           /* part of a batch record: items journaled with "item" */
     char id[17];             /* batch id for the journal, "" = not journaled as a batch */
 };
 
@@ -73,7 +75,8 @@ static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, 
         .result = r->code == RD_RES_PENDING ? "sending" : r->message,
         .code = result_code_name(r->code),
         .batch = b->id[0] ? b->id : NULL, .fp = it->fp, .attempt = it->attempt,
-        .override_ = it->override_, .syslog = actor_cfg(a)->journal_syslog};
+        .override_ = it->override_, .has_item = b->has_item, .item = it->item,
+        .syslog = actor_cfg(a)->journal_syslog};
     bool ok = journal_append(actor_journal_path(a), &rec, why, whycap);
     free(t);
     return ok;
@@ -381,9 +384,20 @@ static rd_batch *batch_new(rd_actor *a, rd_action kind, size_t n, const char *re
     return b;
 }
 
+/* The options of a batch record's part: its id, item numbers, pace and keys. */
+static void batch_take_opts(rd_batch *b, const rd_batch_opts *bo)
+{
+    if (bo->id && strlen(bo->id) == sizeof b->id - 1)
+        memcpy(b->id, bo->id, sizeof b->id - 1);
+    b->has_item = bo->items != NULL;
+    if (bo->rate > 0)
+        b->interval_s = 1.0 / bo->rate;
+    b->last_send = bo->last_send;
+}
+
 static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
                      const char *reason, const rd_batch_cbs *cbs, void *ud, bool as_batch,
-                     char *why, size_t whycap)
+                     const rd_batch_opts *bo, char *why, size_t whycap)
 {
     if (actor_refuses(a, kind, targets, n, why, whycap))
         return NULL;
@@ -393,12 +407,19 @@ static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size
         idem_key_new(key);
         memcpy(b->id, key, sizeof b->id - 1);   /* 64 random bits name the batch */
     }
+    if (bo)
+        batch_take_opts(b, bo);
     for (size_t i = 0; i < n; i++) {   /* the frozen selection */
         b->res[i].action = kind;
         b->res[i].id = xstrdup(targets[i].id);
         b->res[i].parent = xstrdup(targets[i].parent);
         b->res[i].code = RD_RES_PENDING;
-        idem_key_new(b->res[i].idem_key);
+        const char *key = bo && bo->keys ? bo->keys[i] : NULL;
+        if (key && strlen(key) == sizeof b->res[i].idem_key - 1)
+            memcpy(b->res[i].idem_key, key, sizeof b->res[i].idem_key);
+        else
+            idem_key_new(b->res[i].idem_key);
+        b->items[i].item = bo && bo->items ? bo->items[i] : i;
         b->items[i].fp = xstrdup(targets[i].fp);
         b->items[i].attempt = targets[i].attempt;
         b->items[i].override_ = xstrdup(targets[i].override_);
@@ -411,14 +432,26 @@ rd_batch *actor_run(rd_actor *a, rd_action kind, const rd_target *targets, size_
                     const char *reason, const rd_batch_cbs *cbs, void *ud,
                     char *why, size_t whycap)
 {
-    return run(a, kind, targets, n, reason, cbs, ud, false, why, whycap);
+    return run(a, kind, targets, n, reason, cbs, ud, false, NULL, why, whycap);
 }
 
 rd_batch *actor_run_batch(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
                           const char *reason, const rd_batch_cbs *cbs, void *ud,
                           char *why, size_t whycap)
 {
-    return run(a, kind, targets, n, reason, cbs, ud, true, why, whycap);
+    return run(a, kind, targets, n, reason, cbs, ud, true, NULL, why, whycap);
+}
+
+rd_batch *actor_run_batch_opts(rd_actor *a, rd_action kind, const rd_target *targets,
+                               size_t n, const char *reason, const rd_batch_opts *bo,
+                               const rd_batch_cbs *cbs, void *ud, char *why, size_t whycap)
+{
+    return run(a, kind, targets, n, reason, cbs, ud, true, bo, why, whycap);
+}
+
+double batch_last_send(const rd_batch *b)
+{
+    return b->last_send;
 }
 
 const char *batch_id(const rd_batch *b)

@@ -92,6 +92,8 @@ static char *record_json(const rd_journal_rec *rec)
         cJSON_AddNumberToObject(o, "attempt", rec->attempt);
     if (rec->override_)
         cJSON_AddStringToObject(o, "override", rec->override_);
+    if (rec->batch && rec->has_item)
+        cJSON_AddNumberToObject(o, "item", (double)rec->item);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;

@@ -16,7 +16,8 @@
  * and attempt when it was retried: the retry-loop breaker reads them back) and
  * "override" (what the operator overrode to send it: "loop_retry", the retry-loop
  * breaker; "ineligible", the retry eligibility (core/guard.h); "drain_warning", the CLI
- * drain's warnings). Never a token.
+ * drain's warnings); an item of a resumable batch also "item" (its number in the batch
+ * record, batchrec.h). Never a token.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,6 +38,9 @@ typedef struct rd_journal_rec {
     const char *fp;              /* error fingerprint of the target, NULL = not written */
     int attempt;                 /* the target's attempt, <= 0 = not written */
     const char *override_;       /* "loop_retry", "ineligible", "drain_warning", else NULL */
+    bool has_item;               /* with batch: "item", the target's number in the batch
+                                  * record (batchrec.h) */
+    size_t item;
     const char *syslog;          /* config journal_syslog: a syslog socket that gets a copy
                                   * of the line (jsyslog.h), NULL = none */
 } rd_journal_rec;

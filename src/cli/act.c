@@ -31,19 +31,8 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "../io/loop.h"
+#include "act_priv.h"
 #include "cmdtable.h"
-
-typedef struct act_opts {
-    rd_opts opts;              /* the global options, with those given after the verb */
-    rd_action kind;
-    const char *reason;
-    const char *idem_key;
-    char **ids;
-    size_t n;
-    bool override_loop;        /* --override-loop: retry loop retries too (journaled) */
-    bool force;                /* --force: send what the guards hold back (journaled) */
-    size_t held;               /* targets the guards left out */
-} act_opts;
 
 typedef struct act_run {
     struct event_base *base;
@@ -57,6 +46,8 @@ typedef struct act_run {
 static const char act_usage[] =
     "usage: redrive [--config F] [--system NAME] [--read-only] retry ID... [--yes] "
     "[--reason TEXT]\n"
+    "       redrive [options] retry --status S|--group FINGERPRINT [--filter TEXT]\n"
+    "               [--since DUR] [--limit N] [--rate N] [--yes]   (every page of the store)\n"
     "       redrive [options] drain|undrain|deactivate|activate WORKER... [--yes] "
     "[--reason TEXT]\n"
     "       --idempotency-key KEY   re-send one earlier request with the same key\n"
@@ -66,7 +57,7 @@ static const char act_usage[] =
     "                               loop retries, a drain with warnings (journaled)\n"
     "  tasker steps: STEP_UUID (its task is read from the store) or TASK_UUID/STEP_UUID\n";
 
-static void err_clean(unsigned san, const char *fmt_prefix, const char *msg)
+void err_clean(unsigned san, const char *fmt_prefix, const char *msg)
 {
     char *c = sanitize_str(msg, san);
     fprintf(stderr, "%s%s\n", fmt_prefix, c);
@@ -100,6 +91,12 @@ static bool parse_args(int argc, char **argv, act_opts *o)
         else if (take(argc, argv, &i, "--idempotency-key", &v)) slot = &o->idem_key;
         else if (take(argc, argv, &i, "--config", &v)) slot = &o->opts.config_path;
         else if (take(argc, argv, &i, "--system", &v)) slot = &o->opts.system;
+        else if (take(argc, argv, &i, "--status", &v)) slot = &o->status;
+        else if (take(argc, argv, &i, "--filter", &v)) slot = &o->filter;
+        else if (take(argc, argv, &i, "--group", &v)) slot = &o->group;
+        else if (take(argc, argv, &i, "--since", &v)) slot = &o->since;
+        else if (take(argc, argv, &i, "--rate", &v)) slot = &o->rate;
+        else if (take(argc, argv, &i, "--limit", &v)) slot = &o->limit;
         if (slot) {
             if (!v) {
                 fprintf(stderr, "redrive: %s needs a value\n", a);
@@ -124,7 +121,21 @@ static bool parse_args(int argc, char **argv, act_opts *o)
             o->ids[o->n++] = argv[i];
         }
     }
-    if (o->n == 0) {
+    bool select = o->status || o->group;
+    if (select && o->n) {
+        fputs("redrive: retry either IDs or a selection (--status / --group), not both\n", stderr);
+        return false;
+    }
+    if (!select && (o->filter || o->since || o->limit || o->rate)) {
+        fputs("redrive: --filter, --since, --limit and --rate go with --status or --group\n",
+              stderr);
+        return false;
+    }
+    if (select && o->idem_key) {
+        fputs("redrive: --idempotency-key re-sends exactly one target\n", stderr);
+        return false;
+    }
+    if (o->n == 0 && !select) {
         fprintf(stderr, "redrive %s: which %s?\n", action_name(o->kind),
                 action_target_kind(o->kind));
         return false;
@@ -136,18 +147,10 @@ static bool parse_args(int argc, char **argv, act_opts *o)
     return true;
 }
 
-/* Finding a Tasker step's task in the store: the sources run only for that. */
-typedef struct lookup_run {
-    struct event_base *base;
-    rd_session *ss;
-    bool started;
-    bool looking;              /* in lookup_exec: a settled store ends its loop */
-} lookup_run;
-
 static const double LOOKUP_DEADLINE_S = 8.0;
 enum { LOOP_JOURNAL_TAIL = 500 };     /* as the console reads it */
 
-static void on_lookup_change(void *ud)
+void act_on_change(void *ud)
 {
     lookup_run *l = ud;
     rd_sources *src = session_sources(l->ss);
@@ -165,7 +168,7 @@ static void on_lookup_deadline(evutil_socket_t fd, short what, void *arg)
 /* Runs the sources until they settle (or the deadline); jump_id: the executions page
  * that starts at it (sources_jump), NULL the first pages. The model read as the console
  * reads it. */
-static const rd_model *lookup_settle(lookup_run *l, const char *jump_id)
+const rd_model *lookup_settle(lookup_run *l, const char *jump_id)
 {
     rd_sources *src = session_sources(l->ss);
     if (!l->started) {
@@ -185,7 +188,7 @@ static const rd_model *lookup_settle(lookup_run *l, const char *jump_id)
 }
 
 /* The first source that failed: true with "name: error" in why. */
-static bool lookup_failed(const rd_model *m, char *why, size_t cap)
+bool lookup_failed(const rd_model *m, char *why, size_t cap)
 {
     for (size_t i = 0; i < m->sources.n; i++)
         if (m->sources.items[i].state != RD_SRC_OK && m->sources.items[i].error[0]) {
@@ -251,7 +254,7 @@ static void guard_read(lookup_run *l, rd_target *x, const rd_retry_record *recs,
 }
 
 /* The line for a target the guard holds back, with the option that sends it. */
-static void guard_say(const rd_guard_item *it, unsigned san)
+void act_guard_say(const rd_guard_item *it, unsigned san)
 {
     char line[700], item[560];
     if (guard_kind(it) == GUARD_LOOP)
@@ -265,6 +268,22 @@ static void guard_say(const rd_guard_item *it, unsigned san)
     err_clean(san, "redrive: ", line);
 }
 
+/* This system's manual retries the core accepted, from the journal's tail (the retry-loop
+ * breaker's memory, groups.h): *je owns the strings. */
+rd_retry_record *act_loop_records(rd_session *ss, rd_journal_entry **je, size_t *nje,
+                                  size_t *nrec, unsigned san)
+{
+    char why[400];
+    *je = NULL;
+    *nje = 0;
+    char *path = session_journal_path();
+    if (path && !journal_read_tail(path, LOOP_JOURNAL_TAIL, je, nje, why, sizeof why))
+        err_clean(san, "redrive: journal unreadable, no retry-loop check: ", why);
+    free(path);
+    const rd_system_cfg *sys = session_system(ss);
+    return journal_retries(*je, *nje, sys ? sys->name : NULL, nrec);
+}
+
 /* The guard (core/guard.h), as the console's confirmation: each execution to retry is
  * read from the store and checked against this system's manual retries in the journal;
  * the breakdown goes to stderr, then each target held back with its reason. Only the
@@ -276,12 +295,7 @@ static void retry_guard(act_opts *o, lookup_run *l, rd_target *t, size_t *n, cha
     rd_journal_entry *je = NULL;
     size_t nje = 0, nrec = 0, keep = 0;
     char why[400], down[400] = "";
-    char *path = session_journal_path();
-    if (path && !journal_read_tail(path, LOOP_JOURNAL_TAIL, &je, &nje, why, sizeof why))
-        err_clean(san, "redrive: journal unreadable, no retry-loop check: ", why);
-    free(path);
-    const rd_system_cfg *sys = session_system(l->ss);
-    rd_retry_record *recs = journal_retries(je, nje, sys ? sys->name : NULL, &nrec);
+    rd_retry_record *recs = act_loop_records(l->ss, &je, &nje, &nrec, san);
     rd_guard_item *items = xcalloc(*n ? *n : 1, sizeof *items);
     char (*whys)[400] = xcalloc(*n ? *n : 1, sizeof *whys);
     for (size_t i = 0; i < *n; i++) {
@@ -294,7 +308,7 @@ static void retry_guard(act_opts *o, lookup_run *l, rd_target *t, size_t *n, cha
     for (size_t i = 0; i < *n; i++) {
         rd_guard_kind k = guard_kind(&items[i]);
         if (!guard_sends(k, o->force || (k == GUARD_LOOP && o->override_loop))) {
-            guard_say(&items[i], san);
+            act_guard_say(&items[i], san);
             o->held++;
             continue;
         }
@@ -386,7 +400,7 @@ static int make_targets(const act_opts *o, lookup_run *l, rd_target *t, char **p
     return RD_EXIT_OK;
 }
 
-static bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo)
+bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo)
 {
     struct termios old, raw;
     int fd = fileno(in);
@@ -437,7 +451,7 @@ static int confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target 
     return RD_EXIT_FAIL;
 }
 
-static void on_password(rd_actor *a, const char *prompt, void *ud)
+void act_on_password(rd_actor *a, const char *prompt, void *ud)
 {
     (void)ud;
     FILE *tty = fopen("/dev/tty", "r+");
@@ -457,11 +471,16 @@ static void on_item(rd_batch *b, size_t i, const rd_result *r, void *ud)
 {
     act_run *run = ud;
     (void)b; (void)i;
+    act_print_result(r, run->san);
+}
+
+void act_print_result(const rd_result *r, unsigned san)
+{
     char line[640];
     snprintf(line, sizeof line, "%s%s%s: %s: %s (HTTP %ld, key %s)",
              r->parent ? r->parent : "", r->parent ? "/" : "", r->id, result_code_name(r->code),
              r->message, r->http_status, r->idem_key[0] ? r->idem_key : "-");
-    char *c = sanitize_str(line, run->san);
+    char *c = sanitize_str(line, san);
     fprintf(stdout, "%s\n", c);
     fflush(stdout);
     free(c);
@@ -555,12 +574,16 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     lookup_run look = {.base = base, .ss = ss};
     /* the sources are built but start only when a Tasker step needs its task looked up */
     rd_session_io io = {.base = base, .parts = SESSION_ACTOR | SESSION_SOURCES,
-                        .on_password = on_password, .on_change = on_lookup_change,
+                        .on_password = act_on_password, .on_change = act_on_change,
                         .change_ud = &look};
     rd_session_status st = session_open(ss, o.opts.system, &io);
     session_print_diags(ss, 0, stderr);
     if (st != SESSION_OK) {
         rc = session_exit_code(st);
+        goto out;
+    }
+    if (o.status || o.group) {
+        rc = act_select(&o, &look, san);
         goto out;
     }
     n_ids = o.n;

@@ -8,4 +8,5 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv);   /* cli/snapshot.
 int cli_action(const rd_opts *opts, int argc, char **argv);     /* cli/act.c */
 int cli_check(const rd_opts *opts, int argc, char **argv);      /* cli/check.c */
 int cli_version(void);                                          /* cli/version.c */
+int cli_batch(const rd_opts *opts, int argc, char **argv);      /* cli/batch.c */
 int cli_config(const rd_opts *opts, int argc, char **argv);     /* cli/config_init.c */

@@ -13,6 +13,7 @@ enum {
     CMD_GLOBAL = 1, CMD_SNAPSHOT = 2, CMD_CHECK = 4, CMD_RETRY = 8,
     CMD_WORKER = 16,        /* drain, undrain, deactivate, activate */
     CMD_CONFIG = 32,        /* config init */
+    CMD_BATCH = 64,         /* batch list|resume|abandon */
 };
 
 /* What an option's value is, for the completions. */

@@ -81,6 +81,8 @@ int main(int argc, char **argv)
         return cli_snapshot(&opts, argc - i, argv + i);
     if (strcmp(argv[i], "config") == 0)
         return cli_config(&opts, argc - i, argv + i);
+    if (strcmp(argv[i], "batch") == 0)
+        return cli_batch(&opts, argc - i, argv + i);
     if (strcmp(argv[i], "check") == 0)
         return cli_check(&opts, argc - i, argv + i);
     if (cli_command(argv[i]) & (CMD_RETRY | CMD_WORKER))

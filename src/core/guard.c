@@ -9,16 +9,22 @@ rd_guard_kind guard_kind(const rd_guard_item *it)
     return it->loops > 0 ? GUARD_LOOP : GUARD_SEND;
 }
 
+rd_guard_kind guard_add(rd_guard_counts *c, const rd_guard_item *it)
+{
+    rd_guard_kind k = guard_kind(it);
+    c->total++;
+    c->eligible += k != GUARD_INELIGIBLE;
+    c->ineligible += k == GUARD_INELIGIBLE;
+    c->loops += k == GUARD_LOOP;
+    c->send += k == GUARD_SEND;
+    return k;
+}
+
 rd_guard_counts guard_count(const rd_guard_item *items, size_t n)
 {
-    rd_guard_counts c = {.total = n};
-    for (size_t i = 0; i < n; i++) {
-        rd_guard_kind k = guard_kind(&items[i]);
-        c.eligible += k != GUARD_INELIGIBLE;
-        c.ineligible += k == GUARD_INELIGIBLE;
-        c.loops += k == GUARD_LOOP;
-        c.send += k == GUARD_SEND;
-    }
+    rd_guard_counts c = {0};
+    for (size_t i = 0; i < n; i++)
+        guard_add(&c, &items[i]);
     return c;
 }
 

@@ -36,6 +36,8 @@ typedef struct rd_guard_counts {
 
 rd_guard_kind guard_kind(const rd_guard_item *it);
 rd_guard_counts guard_count(const rd_guard_item *items, size_t n);
+/* One more target into c (a selection streamed page by page); its kind. */
+rd_guard_kind guard_add(rd_guard_counts *c, const rd_guard_item *it);
 /* Whether a target of this kind is sent: always when eligible, else only overridden. */
 bool guard_sends(rd_guard_kind k, bool override);
 /* The journal's "override" for a target of this kind sent by override: NULL when

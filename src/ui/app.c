@@ -14,6 +14,7 @@
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
+#include "../actions/batchrec.h"
 #include "binding.h"
 #include "clip.h"
 #include "cmd.h"
@@ -123,6 +124,32 @@ static void app_read_journal(ui_app *app)
     app->ctx.n_journal = app->n_journal;
     app->ctx.journal_error = app->journal_err[0] ? app->journal_err : NULL;
     app_retries(app);
+}
+
+/* Unfinished batches (a store-wide retry stopped by a quit, a crash or kill -9) are
+ * offered at start: the status line names them and the command that resumes them
+ * (`redrive batch resume ID`, batchrec.h). Read after the first frame, as the journal. */
+static void app_offer_batches(ui_app *app)
+{
+    char *path = session_journal_path(), why[256];
+    rd_batch_info *v = NULL;
+    size_t n = 0, open = 0, last = 0;
+    if (path && batchrec_list(path, &v, &n, why, sizeof why))
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(batch_info_state(&v[i]), "open") == 0) {
+                open++;
+                last = i;
+            }
+    if (open) {
+        char *sys = sanitize_str(v[last].system, 0);
+        size_t left = v[last].total - (v[last].ok + v[last].failed + v[last].unknown);
+        ctx_msg(&app->ctx, false, "%zu unfinished batch%s: %s on %s, %zu of %zu left: redrive batch "
+                "resume %s (redrive batch list)", open, open == 1 ? "" : "es", v[last].action, sys,
+                left, v[last].total, v[last].id);
+        free(sys);
+    }
+    batch_infos_free(v, n);
+    free(path);
 }
 
 void app_journal_reload(ui_app *app)
@@ -391,6 +418,7 @@ static int app_run_headless(ui_app *app, const char *size)
     app_read_journal(app);
     binding_start_fleet(app, false);
     binding_start_system(app, app->opts->system);
+    app_offer_batches(app);
     if (!term_open(app->term, size, app->theme, &app->ctx))
         return RD_EXIT_FAIL;
     const char *view = getenv("REDRIVE_HEADLESS_VIEW");
@@ -432,6 +460,7 @@ static int app_run_console(ui_app *app)
     binding_start_fleet(app, !app->model_only);
     binding_start_system(app, app->opts->system);
     rd_diags *d = session_diags(binding_session(app->bind));
+    app_offer_batches(app);
     if (d->n)
         app_diag_msg(app, d, 0);
     app_paint(app);

@@ -29,7 +29,7 @@ profile = alakai
 store = redis://127.0.0.1:1/0
 """
 GLOBAL = "--config --system --theme --keymap --read-only --ascii --no-mouse --yes --help --version".split()
-COMMANDS = "snapshot check retry drain undrain deactivate activate config".split()
+COMMANDS = "snapshot check retry drain undrain deactivate activate config batch".split()
 VIEWS = "overview executions chain workers queues dlq groups fleet history".split()
 ACT = "--config --system --read-only --yes --reason --idempotency-key".split()
 PROFILES = "alakai attune attune-era1 attune-era2 openagents tasker".split()
@@ -195,7 +195,9 @@ CASES = [
     ("redrive --system alakai check --", ["--ascii", "--json", "--system"]),
     ("redrive check --system ", ["alakai", "attune-prod", "tasker dev"]),
     ("redrive drain --", sorted(ACT + ["--force"])),
-    ("redrive retry --", sorted(ACT + ["--force", "--override-loop"])),
+    ("redrive retry --", sorted(ACT + ["--force", "--override-loop", "--status", "--filter",
+                                       "--group", "--since", "--limit", "--rate"])),
+    ("redrive batch --", sorted("--config --system --yes --json --rate --resend-unknown".split())),
     ("redrive retry --o", ["--override-loop"]),
     ("redrive drain w", []),
     ("redrive config ", ["init"]),

@@ -1,0 +1,84 @@
+#pragma once
+/*
+ * Resumable batches: the record of a store-wide action's frozen selection, one 0600 file
+ * STATE/batches/ID.batch beside the journal (its state directory, journal.h). JSON lines:
+ *
+ *   {"batch":ID,"system":S,"action":"retry","reason":R,"selection":TEXT,"created":T,
+ *    "operator":O}                              the header
+ *   ["ID","PARENT"|null,"FP"|null,ATTEMPT,"OVERRIDE"|null]   one line per item, in order
+ *   {"total":N}                                 the end: the record is complete
+ *   {"abandoned":T,"operator":O}                `redrive batch abandon` (appended)
+ *
+ * Written as ID.batch.tmp, synced and renamed into place by batchrec_commit: a record that
+ * exists is complete. How far a batch got is never written here: the journal's lines of
+ * its items (batch id + "item", the item's number) say it, written ahead of each request
+ * (journal.h). An item is
+ *   - none: no line (never sent, or aborted before sending): a resume sends it;
+ *   - unknown: a "pending" line without an outcome, or an outcome "unknown" /
+ *     "maybe_applied": it may have reached the core; a resume sends it only when asked
+ *     (--resend-unknown), with the key of its pending line (the core applies it once);
+ *   - ok / failed: an outcome: never sent again.
+ * Reading is streamed: memory grows with one byte per item, not with the batch's lines.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "actions.h"
+
+typedef enum { BITEM_NONE, BITEM_OK, BITEM_FAILED, BITEM_UNKNOWN } rd_bitem;
+
+typedef struct rd_batch_info {
+    char id[17];
+    char *system, *action, *reason, *selection, *created, *operator_;
+    char *path;                /* the record file */
+    size_t total;
+    size_t ok, failed, unknown;   /* from the journal; done = ok + failed + unknown */
+    bool abandoned;
+} rd_batch_info;
+
+/* An unknown item's Idempotency-Key (its latest pending line's). */
+typedef struct rd_bitem_key {
+    size_t item;
+    char key[33];
+} rd_bitem_key;
+
+/* ---- writing a record ---- */
+typedef struct rd_batchrec rd_batchrec;
+/* A new record (new id) for journal `journal` (NULL: the default journal). NULL with why. */
+rd_batchrec *batchrec_create(const char *journal, const char *system, const char *operator_,
+                             rd_action kind, const char *reason, const char *selection,
+                             char *why, size_t whycap);
+bool batchrec_add(rd_batchrec *r, const rd_target *t, char *why, size_t whycap);
+size_t batchrec_count(const rd_batchrec *r);
+const char *batchrec_id(const rd_batchrec *r);
+/* Ends, syncs and renames the record into place; false with why. */
+bool batchrec_commit(rd_batchrec *r, char *why, size_t whycap);
+/* Frees r; a record not committed is removed. */
+void batchrec_free(rd_batchrec *r);
+
+/* ---- reading ---- */
+/* Every complete record of this journal's state directory, oldest first, with its counts
+ * from the journal. */
+bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *why,
+                   size_t whycap);
+/* One record by id (its counts too); false with why ("no batch ID"). */
+bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char *why,
+                   size_t whycap);
+void batch_info_clear(rd_batch_info *b);
+void batch_infos_free(rd_batch_info *v, size_t n);
+/* "open" (items left or unknown), "done", "abandoned". */
+const char *batch_info_state(const rd_batch_info *b);
+/* Each item's state (rd_bitem, one byte each, b->total of them) and the keys of the
+ * unknown ones, from one pass over the journal. Allocated. */
+bool batchrec_states(const char *journal, const rd_batch_info *b, unsigned char **states,
+                     rd_bitem_key **keys, size_t *nkeys, char *why, size_t whycap);
+/* Appends the abandon line: the batch is no longer offered nor resumable. */
+bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap);
+
+/* The items of a record in order, streamed. */
+typedef struct rd_batchrd rd_batchrd;
+rd_batchrd *batchrd_open(const char *path, char *why, size_t whycap);
+/* The next item: its number and target (strings valid until the next call); false at the
+ * end. */
+bool batchrd_next(rd_batchrd *r, size_t *item, rd_target *t);
+void batchrd_close(rd_batchrd *r);

@@ -1,0 +1,47 @@
+#pragma once
+/*
+ * Runs what is left of a batch record (batchrec.h): its items read from the record in
+ * parts of BATCHRUN_PART, each part an actor batch (actions.h) journaled with the
+ * record's id and the items' numbers, paced across parts. Memory holds one part, never the
+ * whole selection: a 20,000-item batch runs in the memory of a 256-item one.
+ * An item with an outcome in the journal is never sent again. A run sends the items never
+ * sent; with resend_unknown exactly the items that may have reached the core (unknown,
+ * batchrec.h) instead, each with the key of its pending line (the core applies it once).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "actions.h"
+#include "batchrec.h"
+
+enum { BATCHRUN_PART = 256 };
+
+typedef struct rd_batchrun rd_batchrun;
+
+typedef struct rd_batchrun_cbs {
+    /* after each item's final result; item = its number in the record */
+    void (*on_item)(rd_batchrun *r, size_t item, const rd_result *res, void *ud);
+    /* once, when nothing is left to send (or after an abort); free r from here or later */
+    void (*on_done)(rd_batchrun *r, void *ud);
+} rd_batchrun_cbs;
+
+typedef struct rd_batchrun_opts {
+    double rate;              /* requests per second; <= 0: the system's rate_limit */
+    bool resend_unknown;      /* only the items that may have reached the core */
+} rd_batchrun_opts;
+
+/* Starts (the first part is sent from the loop); NULL with why when refused or unreadable.
+ * b is copied. */
+rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchrun_opts *o,
+                            const rd_batchrun_cbs *cbs, void *ud, char *why, size_t whycap);
+size_t batchrun_todo(const rd_batchrun *r);       /* items this run sends */
+size_t batchrun_finished(const rd_batchrun *r);   /* of them, with a final result */
+size_t batchrun_ok(const rd_batchrun *r);
+size_t batchrun_held(const rd_batchrun *r);       /* unknown items left alone (not resend) */
+/* Seconds left at the pace so far (the rate before the first answer); < 0 unknown. */
+double batchrun_eta(const rd_batchrun *r);
+/* Why the run stopped short ("" when it did not): a refusal of a part. */
+const char *batchrun_why(const rd_batchrun *r);
+/* Stops sending: what is in flight finishes; the rest stays for a resume. */
+void batchrun_abort(rd_batchrun *r);
+void batchrun_free(rd_batchrun *r);

@@ -1,0 +1,58 @@
+#pragma once
+/* Between the CLI's action commands: `redrive retry|drain|...` (act.c), the store-wide
+ * retry (act_select.c) and the batches (batch.c). */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../actions/actions.h"
+#include "../actions/batchrun.h"
+#include "../actions/journal.h"
+#include "../core/guard.h"
+#include "cli.h"
+
+typedef struct act_opts {
+    rd_opts opts;              /* the global options, with those given after the verb */
+    rd_action kind;
+    const char *reason;
+    const char *idem_key;
+    char **ids;
+    size_t n;
+    bool override_loop;        /* --override-loop: retry loop retries too (journaled) */
+    bool force;                /* --force: send what the guards hold back (journaled) */
+    size_t held;               /* targets the guards left out */
+    /* the store-wide selection (act_select.c): retry --status / --group */
+    const char *status, *filter, *group, *since, *rate, *limit;
+} act_opts;
+
+/* Finding a Tasker step's task in the store: the sources run only for that. */
+typedef struct lookup_run {
+    struct event_base *base;
+    rd_session *ss;
+    bool started;
+    bool looking;              /* in lookup_exec: a settled store ends its loop */
+} lookup_run;
+
+const rd_model *lookup_settle(lookup_run *l, const char *jump_id);
+/* The first source that failed: true with "name: error" in why. */
+bool lookup_failed(const rd_model *m, char *why, size_t cap);
+void act_on_change(void *ud);
+void act_on_password(rd_actor *a, const char *prompt, void *ud);
+void err_clean(unsigned san, const char *prefix, const char *msg);
+bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo);
+/* One result line on stdout: "ID: CODE: MESSAGE (HTTP N, key K)", sanitized. */
+void act_print_result(const rd_result *r, unsigned san);
+/* The line for a target the guard holds back, with the option that sends it (stderr). */
+void act_guard_say(const rd_guard_item *it, unsigned san);
+rd_retry_record *act_loop_records(rd_session *ss, rd_journal_entry **je, size_t *nje,
+                                  size_t *nrec, unsigned san);
+
+/* act_select.c: retry --status S / --group FP across the store's pages, guarded, as a
+ * resumable batch. The exit code. */
+int act_select(act_opts *o, lookup_run *l, unsigned san);
+/* batch.c: runs what is left of a batch record to the end (progress on stderr, Ctrl-C
+ * stops sending); the exit code (0 when every item sent is ok). */
+int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,
+               const rd_batchrun_opts *o, unsigned san);
+/* "5" "2.5" "0.5" requests per second: false unless 0 < rate <= 1000. */
+bool act_parse_rate(const char *s, double *out);

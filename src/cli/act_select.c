@@ -1,0 +1,246 @@
+/*
+ * redrive retry --status S [--filter TEXT] [--since DUR] [--limit N] [--rate N] --yes
+ * redrive retry --group FINGERPRINT [--status S] [--since DUR] [--limit N] [--rate N] --yes
+ *
+ * The selection is made by the store when asked: the executions query's pages (the
+ * store's own keyset paging and indexes, the status and text filters in SQL, the
+ * fingerprint computed in C on each row as core/fingerprint.c does), newest first, until
+ * the window (--since) or the last page; at most --limit executions (default 100,000,
+ * said when hit). Each execution is judged by the system's own rule and the retry-loop
+ * breaker (core/guard.h) as it is read, and only the ones to send are frozen, streamed
+ * into a batch record (actions/batchrec.h): memory does not grow with the selection.
+ * Then the breakdown, the confirmation (typed count above confirm_over), and the run
+ * (batch.c), resumable with `redrive batch resume ID`.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../actions/batchrec.h"
+#include "../core/groups.h"
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "act_priv.h"
+
+enum { SELECT_LIMIT = 100000, SELECT_LIMIT_MAX = 1000000, HELD_SHOWN = 10 };
+
+typedef struct select_run {
+    act_opts *o;
+    lookup_run *l;
+    unsigned san;
+    rd_batchrec *rec;
+    rd_retry_record *recs;
+    size_t nrec;
+    double cutoff;             /* epoch seconds: older rows are outside the window; 0 none */
+    long limit;
+    rd_guard_counts c;
+    size_t held_shown, pages;
+    bool capped, past;
+    char why[400];
+} select_run;
+
+bool act_parse_rate(const char *s, double *out)
+{
+    char *end;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || end == s || *end || !(v > 0) || v > 1000)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_opts(const act_opts *o, double *since_s, double *rate, long *limit)
+{
+    *since_s = 0;
+    *rate = 0;
+    *limit = SELECT_LIMIT;
+    if (o->kind != RD_ACT_RETRY) {
+        fputs("redrive: --status and --group select executions to retry\n", stderr);
+        return false;
+    }
+    if (o->since && (!parse_duration(o->since, since_s) || *since_s <= 0)) {
+        err_clean(0, "redrive: --since: not a duration (30m, 1h, 2d): ", o->since);
+        return false;
+    }
+    if (o->rate && !act_parse_rate(o->rate, rate)) {
+        err_clean(0, "redrive: --rate: requests per second, 0 < N <= 1000: ", o->rate);
+        return false;
+    }
+    char *end;
+    if (o->limit && ((*limit = strtol(o->limit, &end, 10)) < 1 || *end || *limit > SELECT_LIMIT_MAX)) {
+        err_clean(0, "redrive: --limit: a count from 1 to 1000000: ", o->limit);
+        return false;
+    }
+    if (o->group && !*o->group) {
+        fputs("redrive: --group: an empty fingerprint\n", stderr);
+        return false;
+    }
+    return true;
+}
+
+/* "status=failed text=boom group=... since=1h", for the record and the confirmation. */
+static char *selection_text(const act_opts *o)
+{
+    char *s = xasprintf("%s%s%s%s%s%s%s%s", o->status ? "status=" : "", o->status ? o->status : "",
+                     o->filter ? " text=" : "", o->filter ? o->filter : "",
+                     o->group ? " group=" : "", o->group ? o->group : "",
+                     o->since ? " since=" : "", o->since ? o->since : "");
+    if (s[0] == ' ')
+        memmove(s, s + 1, strlen(s));
+    return s;
+}
+
+/* One execution of the page: judged, and frozen into the record when it is sent. */
+static bool select_one(select_run *s, const rd_execution *e)
+{
+    const act_opts *o = s->o;
+    if (s->cutoff > 0 && (e->created_at <= 0 || e->created_at < s->cutoff)) {
+        s->past = true;            /* newest first: the rest is older still */
+        return true;
+    }
+    if (o->group && (!e->fingerprint || strcmp(e->fingerprint, o->group) != 0))
+        return true;
+    if (s->c.total >= (size_t)s->limit) {
+        s->capped = true;
+        return true;
+    }
+    rd_guard_item it = {.id = e->id, .elig = e->elig.verdict, .why = e->elig.why,
+                        .loops = loop_count(e, s->recs, s->nrec)};
+    rd_guard_kind k = guard_add(&s->c, &it);
+    if (!guard_sends(k, o->force || (k == GUARD_LOOP && o->override_loop))) {
+        if (s->held_shown++ < HELD_SHOWN)
+            act_guard_say(&it, s->san);
+        return true;
+    }
+    rd_target t = {.id = e->id, .parent = e->parent_id, .fp = e->fingerprint,
+                   .attempt = e->attempt, .override_ = guard_override_name(k)};
+    return batchrec_add(s->rec, &t, s->why, sizeof s->why);
+}
+
+/* Every page of the filter, until the window or the limit; false with s->why. */
+static bool select_pages(select_run *s)
+{
+    rd_sources *src = session_sources(s->l->ss);
+    rd_exec_filter f = {.status = (char *)(uintptr_t)s->o->status,
+                        .text = (char *)(uintptr_t)s->o->filter,
+                        .fingerprint = (char *)(uintptr_t)s->o->group};
+    sources_set_filter(src, &f);
+    const rd_model *m = lookup_settle(s->l, NULL);
+    for (;;) {
+        if (lookup_failed(m, s->why, sizeof s->why))
+            return false;
+        if (!sources_idle(src)) {
+            snprintf(s->why, sizeof s->why, "the store did not answer in time");
+            return false;
+        }
+        s->pages++;
+        for (size_t i = 0; i < m->execs.n && !s->past && !s->capped; i++)
+            if (!select_one(s, &m->execs.items[i]))
+                return false;
+        if (s->past || s->capped || !m->execs_more)
+            return true;
+        sources_page(src, +1);
+        m = lookup_settle(s->l, NULL);
+    }
+}
+
+/* RD_EXIT_OK to go ahead: --yes, else on a terminal y/N, or the typed count above
+ * confirm_over (the console's rule). */
+static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san)
+{
+    if (o->opts.yes)
+        return RD_EXIT_OK;
+    if (!isatty(STDIN_FILENO)) {
+        fputs("redrive: stdin is not a terminal: refusing to retry without --yes\n", stderr);
+        return RD_EXIT_USAGE;
+    }
+    char *name = sanitize_str(sys->name, san);
+    size_t over = sys->ui.confirm_over > 0 ? (size_t)sys->ui.confirm_over : 0;  /* 0: always */
+    char want[32], ans[32];
+    snprintf(want, sizeof want, "%zu", n);
+    if (n > over)
+        fprintf(stderr, "retry %zu executions on %s: type %zu to proceed: ", n, name, n);
+    else
+        fprintf(stderr, "retry %zu execution%s on %s? [y/N] ", n, n == 1 ? "" : "s", name);
+    free(name);
+    bool ok = read_line_tty(stdin, ans, sizeof ans, true) &&
+              (n > over ? strcmp(ans, want) == 0 : (ans[0] == 'y' || ans[0] == 'Y'));
+    if (!ok)
+        fputs("redrive: not confirmed: nothing sent\n", stderr);
+    return ok ? RD_EXIT_OK : RD_EXIT_FAIL;
+}
+
+static void say_selection(const select_run *s, const char *sel, unsigned san)
+{
+    char line[700];
+    snprintf(line, sizeof line, "selected %zu execution%s (%s) from %zu page%s of the store%s",
+             s->c.total, s->c.total == 1 ? "" : "s", sel, s->pages, s->pages == 1 ? "" : "s",
+             s->past ? ", to the window's start" : "");
+    err_clean(san, "redrive: ", line);
+    if (s->capped)
+        fprintf(stderr, "redrive: capped at %ld executions (--limit): older ones were not read\n",
+                s->limit);
+    guard_breakdown(&s->c, line, sizeof line);
+    fprintf(stderr, "redrive: %s\n", line);
+    if (s->held_shown > HELD_SHOWN)
+        fprintf(stderr, "redrive: ... and %zu more not sent\n", s->held_shown - HELD_SHOWN);
+}
+
+int act_select(act_opts *o, lookup_run *l, unsigned san)
+{
+    double since_s, rate;
+    select_run s = {.o = o, .l = l, .san = san};
+    if (!parse_opts(o, &since_s, &rate, &s.limit))
+        return RD_EXIT_USAGE;
+    rd_actor *actor = session_actor(l->ss);
+    const rd_system_cfg *sys = session_system(l->ss);
+    char why[512];
+    if (!actor_can_act(actor, why, sizeof why) || !actor_supports(actor, RD_ACT_RETRY)) {
+        if (actor_can_act(actor, why, sizeof why))
+            snprintf(why, sizeof why, "this system's profile has no retry action");
+        err_clean(san, "redrive: refused: ", why);
+        return RD_EXIT_FAIL;
+    }
+    s.cutoff = since_s > 0 ? clock_wall() - since_s : 0;
+    rd_journal_entry *je;
+    size_t nje;
+    s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
+    char *sel = selection_text(o), *jpath = session_journal_path();
+    int rc = RD_EXIT_FAIL;
+    s.rec = batchrec_create(jpath, sys->name, actor_identity(actor), RD_ACT_RETRY,
+                            o->reason, sel, s.why, sizeof s.why);
+    if (!s.rec || !select_pages(&s)) {
+        err_clean(san, "redrive: nothing sent: ", s.why);
+        goto out;
+    }
+    say_selection(&s, sel, san);
+    size_t n = batchrec_count(s.rec);
+    if (n == 0)
+        goto out;                       /* nothing to send (the breakdown said why) */
+    if ((rc = select_confirm(o, sys, n, san)) != RD_EXIT_OK)
+        goto out;
+    rd_batch_info b = {0};
+    if (!batchrec_commit(s.rec, s.why, sizeof s.why) ||
+        !batchrec_find(jpath, batchrec_id(s.rec), &b, s.why, sizeof s.why)) {
+        err_clean(san, "redrive: nothing sent: ", s.why);
+        rc = RD_EXIT_FAIL;
+        goto out;
+    }
+    fprintf(stderr, "redrive: batch %s: %zu to send (if stopped: redrive batch resume %s)\n",
+            b.id, n, b.id);
+    rd_batchrun_opts ro = {.rate = rate};
+    rc = batch_exec(l->ss, l->base, &b, &ro, san);
+    if (rc == RD_EXIT_OK && s.c.total > n)
+        rc = RD_EXIT_FAIL;              /* not every execution selected was sent */
+    batch_info_clear(&b);
+out:
+    batchrec_free(s.rec);
+    free(sel);
+    free(jpath);
+    free(s.recs);
+    journal_entries_free(je, nje);
+    return rc;
+}

@@ -1,0 +1,296 @@
+/*
+ * redrive batch list [--json]
+ * redrive batch resume ID [--rate N] [--resend-unknown] [--yes]
+ * redrive batch abandon ID
+ *
+ * The resumable batches (actions/batchrec.h): a store-wide retry's frozen selection, and
+ * how far it got from the journal. A resume sends the items never sent; the ones that may
+ * have reached the core (a pending line with no outcome) only with --resend-unknown, and
+ * then exactly those, with their keys (the core applies each once). No item with an
+ * outcome is ever sent again.
+ */
+#include <cjson/cJSON.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../actions/batchrec.h"
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "../io/loop.h"
+#include "act_priv.h"
+#include "cmdtable.h"
+
+static const double PROGRESS_EVERY_S = 2.0;
+
+typedef struct bx {
+    struct event_base *base;
+    rd_batchrun *run;
+    const char *id;
+    unsigned san;
+    int interrupts, signo;
+    double last_progress;
+} bx;
+
+static void progress(bx *x)
+{
+    double eta = batchrun_eta(x->run);
+    fprintf(stderr, "redrive: batch %s: %zu/%zu sent, %zu ok, ETA %.0fs (Ctrl-C stops sending)\n",
+            x->id, batchrun_finished(x->run), batchrun_todo(x->run), batchrun_ok(x->run),
+            eta > 0 ? eta : 0);
+}
+
+static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
+{
+    bx *x = ud;
+    (void)r; (void)item;
+    act_print_result(res, x->san);
+    double now = clock_mono();
+    if (now - x->last_progress >= PROGRESS_EVERY_S) {
+        x->last_progress = now;
+        progress(x);
+    }
+}
+
+static void on_done(rd_batchrun *r, void *ud)
+{
+    (void)r;
+    event_base_loopexit(((bx *)ud)->base, NULL);
+}
+
+static void on_signal(evutil_socket_t fd, short what, void *arg)
+{
+    bx *x = arg;
+    (void)what;
+    x->signo = (int)fd;
+    if (fd == SIGINT && x->interrupts++ == 0) {
+        fputs("redrive: interrupted: not sending the rest (a request in flight finishes)\n",
+              stderr);
+        batchrun_abort(x->run);
+    } else {
+        event_base_loopexit(x->base, NULL);   /* batchrun_free journals what is in flight */
+    }
+}
+
+int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,
+               const rd_batchrun_opts *o, unsigned san)
+{
+    bx x = {.base = base, .id = b->id, .san = san, .last_progress = clock_mono()};
+    char why[512];
+    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
+    x.run = batchrun_start(session_actor(ss), b, o, &cbs, &x, why, sizeof why);
+    if (!x.run) {
+        err_clean(san, "redrive: not sent: ", why);
+        return RD_EXIT_FAIL;
+    }
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct event *sig[3];
+    for (int k = 0; k < 3; k++) {
+        sig[k] = evsignal_new(base, sigs[k], on_signal, &x);
+        event_add(sig[k], NULL);
+    }
+    loop_run(base);
+    for (int k = 0; k < 3; k++)
+        event_free(sig[k]);
+    size_t todo = batchrun_todo(x.run), fin = batchrun_finished(x.run), ok = batchrun_ok(x.run);
+    if (batchrun_why(x.run)[0])
+        err_clean(san, "redrive: stopped: ", batchrun_why(x.run));
+    fprintf(stderr, "redrive: batch %s: %zu of %zu %s", b->id, ok, todo, action_past(RD_ACT_RETRY));
+    if (fin < todo)
+        fprintf(stderr, "; %zu not sent (redrive batch resume %s)", todo - fin, b->id);
+    fputc('\n', stderr);
+    batchrun_free(x.run);
+    if (x.signo && x.signo != SIGINT)
+        return 128 + x.signo;
+    if (x.signo)
+        return 128 + SIGINT;
+    return fin == todo && ok == todo ? RD_EXIT_OK : RD_EXIT_FAIL;
+}
+
+/* ---- the subcommand ------------------------------------------------------------------ */
+
+typedef struct batch_opts {
+    rd_opts opts;
+    const char *verb, *id, *rate;
+    bool json, resend_unknown;
+} batch_opts;
+
+static const char batch_usage[] =
+    "usage: redrive batch list [--json]\n"
+    "       redrive batch resume ID [--rate N] [--resend-unknown] [--yes]\n"
+    "       redrive batch abandon ID\n";
+
+static bool parse(int argc, char **argv, batch_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_option_unknown(CMD_BATCH, a, "redrive"))
+            return false;
+        const cli_option *opt = cli_option_find(CMD_BATCH, a);
+        const char *v = NULL;
+        if (opt && opt->value != OV_FLAG) {
+            const char *eq = strchr(a, '=');
+            v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v) {
+                fprintf(stderr, "redrive: %s needs a value\n", opt->name);
+                return false;
+            }
+        }
+        if (!opt) {
+            if (!o->verb) o->verb = a;
+            else if (!o->id) o->id = a;
+            else return false;
+        } else if (!strcmp(opt->name, "--json")) o->json = true;
+        else if (!strcmp(opt->name, "--resend-unknown")) o->resend_unknown = true;
+        else if (!strcmp(opt->name, "--yes")) o->opts.yes = true;
+        else if (!strcmp(opt->name, "--rate")) o->rate = v;
+        else if (!strcmp(opt->name, "--config")) o->opts.config_path = v;
+        else if (!strcmp(opt->name, "--system")) o->opts.system = v;
+        else if (!strcmp(opt->name, "--read-only")) o->opts.read_only = true;
+    }
+    bool list = o->verb && !strcmp(o->verb, "list");
+    bool one = o->verb && (!strcmp(o->verb, "resume") || !strcmp(o->verb, "abandon"));
+    return (list && !o->id) || (one && o->id);
+}
+
+static void json_row(cJSON *arr, const rd_batch_info *b)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", b->id);
+    cJSON_AddStringToObject(o, "system", b->system ? b->system : "");
+    cJSON_AddStringToObject(o, "action", b->action);
+    cJSON_AddNumberToObject(o, "total", (double)b->total);
+    cJSON_AddNumberToObject(o, "done", (double)(b->ok + b->failed + b->unknown));
+    cJSON_AddNumberToObject(o, "ok", (double)b->ok);
+    cJSON_AddNumberToObject(o, "failed", (double)b->failed);
+    cJSON_AddNumberToObject(o, "unknown", (double)b->unknown);
+    cJSON_AddStringToObject(o, "state", batch_info_state(b));
+    cJSON_AddStringToObject(o, "created", b->created ? b->created : "");
+    cJSON_AddStringToObject(o, "selection", b->selection ? b->selection : "");
+    cJSON_AddItemToArray(arr, o);
+}
+
+static int list(const batch_opts *o, unsigned san)
+{
+    char *jpath = session_journal_path(), why[512] = "";
+    rd_batch_info *v;
+    size_t n;
+    bool ok = batchrec_list(jpath, &v, &n, why, sizeof why);
+    free(jpath);
+    if (!ok && !n) {
+        err_clean(san, "redrive: batch list: ", why);
+        return RD_EXIT_FAIL;
+    }
+    if (o->json) {
+        cJSON *arr = cJSON_CreateArray();
+        for (size_t i = 0; i < n; i++)
+            json_row(arr, &v[i]);
+        char *s = cJSON_Print(arr);
+        puts(s);
+        free(s);
+        cJSON_Delete(arr);
+    } else {
+        printf("%-16s  %-12s  %-7s %7s %7s %7s %7s %7s  %-9s  %s\n", "ID", "SYSTEM", "ACTION",
+               "TOTAL", "DONE", "OK", "FAILED", "UNKNOWN", "STATE", "SELECTION");
+        for (size_t i = 0; i < n; i++) {
+            const rd_batch_info *b = &v[i];
+            char *sys = sanitize_str(b->system, san), *sel = sanitize_str(b->selection, san);
+            printf("%-16s  %-12.12s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, sys,
+                   b->action, b->total, b->ok + b->failed + b->unknown, b->ok, b->failed,
+                   b->unknown, batch_info_state(b), sel);
+            free(sys);
+            free(sel);
+        }
+    }
+    batch_infos_free(v, n);
+    return RD_EXIT_OK;
+}
+
+static int abandon(const rd_batch_info *b, unsigned san)
+{
+    char why[512];
+    const char *user = getenv("USER");
+    if (!batchrec_abandon(b, user && *user ? user : "?", why, sizeof why)) {
+        err_clean(san, "redrive: ", why);
+        return RD_EXIT_FAIL;
+    }
+    size_t done = b->ok + b->failed + b->unknown;
+    fprintf(stderr, "redrive: batch %s abandoned: %zu of %zu never sent\n", b->id,
+            b->total - done, b->total);
+    return RD_EXIT_OK;
+}
+
+static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
+{
+    rd_batchrun_opts ro = {.resend_unknown = o->resend_unknown};
+    if (o->rate && !act_parse_rate(o->rate, &ro.rate)) {
+        err_clean(0, "redrive: --rate: requests per second, 0 < N <= 1000: ", o->rate);
+        return RD_EXIT_USAGE;
+    }
+    size_t done = b->ok + b->failed + b->unknown;
+    size_t n = o->resend_unknown ? b->unknown : b->total - done;
+    fprintf(stderr, "redrive: batch %s (%s): %zu of %zu %s%s\n", b->id, b->action, n, b->total,
+            o->resend_unknown ? "may have reached the core: re-sent with their keys"
+                              : "never sent", n ? "" : ": nothing to do");
+    if (b->unknown && !o->resend_unknown)
+        fprintf(stderr, "redrive: %zu may have reached the core (sent, no outcome): not re-sent; "
+                "--resend-unknown re-sends exactly those with their keys\n", b->unknown);
+    if (!n)
+        return b->unknown && !o->resend_unknown ? RD_EXIT_FAIL : RD_EXIT_OK;
+    if (!o->opts.yes) {
+        char ans[16];
+        if (!isatty(STDIN_FILENO)) {
+            fputs("redrive: stdin is not a terminal: refusing to resume without --yes\n", stderr);
+            return RD_EXIT_USAGE;
+        }
+        fputs("Proceed? [y/N] ", stderr);
+        if (!read_line_tty(stdin, ans, sizeof ans, true) || (ans[0] != 'y' && ans[0] != 'Y')) {
+            fputs("redrive: not confirmed: nothing sent\n", stderr);
+            return RD_EXIT_FAIL;
+        }
+    }
+    o->opts.system = b->system;          /* the record's system, whatever --system says */
+    rd_session *ss = session_new(&o->opts);
+    struct event_base *base = event_base_new();
+    rd_session_io io = {.base = base, .parts = SESSION_ACTOR, .on_password = act_on_password};
+    rd_session_status st = session_open(ss, o->opts.system, &io);
+    session_print_diags(ss, 0, stderr);
+    int rc = st == SESSION_OK ? batch_exec(ss, base, b, &ro, san) : session_exit_code(st);
+    session_free(ss);
+    event_base_free(base);
+    return rc;
+}
+
+int cli_batch(const rd_opts *opts, int argc, char **argv)
+{
+    batch_opts o = {.opts = *opts};
+    unsigned san = MB_CUR_MAX > 1 ? 0 : SAN_ASCII;
+    if (!parse(argc, argv, &o)) {
+        fputs(batch_usage, stderr);
+        return RD_EXIT_USAGE;
+    }
+    if (!strcmp(o.verb, "list"))
+        return list(&o, san);
+    rd_batch_info b;
+    char why[512];
+    char *jpath = session_journal_path();
+    bool found = batchrec_find(jpath, o.id, &b, why, sizeof why);
+    free(jpath);
+    if (!found) {
+        err_clean(san, "redrive: ", why);
+        return RD_EXIT_FAIL;
+    }
+    int rc;
+    if (b.abandoned) {
+        fprintf(stderr, "redrive: batch %s was abandoned\n", b.id);
+        rc = RD_EXIT_FAIL;
+    } else {
+        rc = !strcmp(o.verb, "abandon") ? abandon(&b, san) : resume(&o, &b, san);
+    }
+    batch_info_clear(&b);
+    return rc;
+}
