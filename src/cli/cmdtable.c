@@ -47,6 +47,7 @@ static const cli_option options[] = {
     { "--status", NULL, OV_TEXT, "STATUS", CMD_SNAPSHOT, "only executions of this status" },
     { "--filter", NULL, OV_TEXT, "TEXT", CMD_SNAPSHOT, "only executions matching the text" },
     { "--for", NULL, OV_TEXT, "SECONDS", CMD_SNAPSHOT, "keep polling this long first (trends; 0 to 600)" },
+    { "--since", NULL, OV_TEXT, "DURATION", CMD_SNAPSHOT, "--view groups: the window of failures (default 1h)" },
     { "--reason", NULL, OV_TEXT, "TEXT", ACT, "why, for the audit journal and the core" },
     { "--idempotency-key", NULL, OV_TEXT, "KEY", ACT, "re-send one earlier request with the same key" },
     { "--override-loop", NULL, OV_FLAG, NULL, CMD_RETRY,

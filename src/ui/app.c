@@ -12,6 +12,7 @@
 #include "../io/loop.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
+#include "../core/storegroups.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "binding.h"
@@ -165,6 +166,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
         }
         break;
     case FX_PEEK: if (src) sources_peek_dlq(src, e->arg != 0); break;
+    case FX_GROUPS: if (src) sources_request_groups(src, e->arg, sgroups_cap_default()); break;
     case FX_REFRESH:
         for (size_t i = 0; e->arg < 0 && fleet && i < sessions_count(fleet); i++)
             if (session_sources(sessions_at(fleet, i)))
