@@ -64,6 +64,13 @@ void sgroups_finish(rd_sgroups *s)
 {
     groups_free(s->g, s->n);
     s->n = groups_merge(s->protos.items, s->tally, s->protos.n, &s->g);
+    /* the trend compares rates: the earlier part of the window is longer than the last
+     * interval, so its failures are scaled to the interval's length first */
+    double rest = s->window_s - GROUPS_INTERVAL_S;
+    for (size_t i = 0; i < s->n && rest > 0; i++) {
+        size_t before = s->g[i].before, scaled = (size_t)(before * GROUPS_INTERVAL_S / rest + 0.5);
+        s->g[i].trend = trend_of(s->g[i].recent, before && !scaled ? 1 : scaled);
+    }
 }
 
 size_t sgroups_n(const rd_sgroups *s) { return s ? s->n : 0; }
