@@ -133,29 +133,26 @@ SELECT e.id::text AS id,
 -- action, status, retry columns: eligibility is the system's own rule, in C) with its
 -- tally; the fingerprints are made in C (one definition). A failure is failed, timeout or
 -- abandoned, created in the window; first/last seen are its updated time (when it ended).
--- failed is read through its partial index, the others by the window's walk of
--- (created, id); each read stops at $2 + 1 rows, and `capped` says the bound was hit.
+-- failed is read through its partial index, timeout and abandoned as the planner finds
+-- best; each read stops at $2 rows, and `capped` says a read reached its bound.
 -- uses index: execution (created, id)
 -- uses index: execution (original_execution)
 WITH f AS MATERIALIZED (
-  (SELECT e.id, e.action_ref, e.status, e.retry_count, e.max_retries, e.config, e.result,
-          e.original_execution, e.created, e.updated
+  (SELECT 1 AS b, e.id, e.action_ref, e.status, e.retry_count, e.max_retries, e.config, e.result,
+          e.original_execution, e.updated
      FROM execution e
     WHERE e.status = 'failed' AND e.created > now() - make_interval(secs => $1::float8)
     ORDER BY e.created DESC, e.id DESC
-    LIMIT $2::int + 1)
+    LIMIT $2::int)
   UNION ALL
-  (SELECT e.id, e.action_ref, e.status, e.retry_count, e.max_retries, e.config, e.result,
-          e.original_execution, e.created, e.updated
+  (SELECT 2 AS b, e.id, e.action_ref, e.status, e.retry_count, e.max_retries, e.config, e.result,
+          e.original_execution, e.updated
      FROM execution e
     WHERE e.status IN ('timeout', 'abandoned') AND e.created > now() - make_interval(secs => $1::float8)
     ORDER BY e.created DESC, e.id DESC
-    LIMIT $2::int + 1)),
-w AS (SELECT f.*, row_number() OVER (ORDER BY f.created DESC, f.id DESC) AS rn,
-             count(*) OVER () > $2::int AS capped
-        FROM f),
+    LIMIT $2::int)),
 x AS (
-  SELECT w.id, w.updated, w.capped, w.action_ref AS name, w.status::text AS status,
+  SELECT w.id, w.updated, w.action_ref AS name, w.status::text AS status,
          COALESCE(NULLIF(w.retry_count, 0), CASE WHEN w.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (w.config->>'retry_count')::int END, w.retry_count) AS retry_count,
          COALESCE(NULLIF(w.max_retries, 0), CASE WHEN w.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (w.config->>'max_retries')::int END, w.max_retries) AS max_retries,
          left(COALESCE(w.result->>'error', w.result->>'message'), 4096) AS error,
@@ -163,14 +160,15 @@ x AS (
            AND EXISTS (SELECT 1 FROM execution r
                         WHERE r.original_execution = COALESCE(w.original_execution, w.id)
                           AND r.retry_count > w.retry_count) AS superseded
-    FROM w
-   WHERE w.rn <= $2::int)
+    FROM f w),
+c AS (SELECT count(*) FILTER (WHERE f.b = 1) >= $2::int
+             OR count(*) FILTER (WHERE f.b = 2) >= $2::int AS capped FROM f)
 SELECT min(x.id)::text AS id, x.name, x.status, x.retry_count, x.max_retries, x.error,
        x.superseded, count(*) AS n,
        count(*) FILTER (WHERE x.updated > now() - interval '15 minutes') AS recent,
        extract(epoch FROM min(x.updated)) AS first_at,
        extract(epoch FROM max(x.updated)) AS last_at,
-       bool_or(x.capped) AS capped
+       (SELECT c.capped FROM c) AS capped
   FROM x
  GROUP BY x.name, x.status, x.retry_count, x.max_retries, x.error, x.superseded
 

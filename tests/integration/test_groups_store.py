@@ -107,15 +107,16 @@ def test_bad_window_is_refused(incident_db, tmp_path):
 def test_cap_is_hit_and_said(incident_db, tmp_path, monkeypatch):
     monkeypatch.setenv("REDRIVE_GROUPS_CAP", "1000")
     doc = groups(tmp_path, incident_db)
-    assert (doc["groups_capped"], doc["groups_cap"], doc["groups_failures"]) == (True, 1000, 1000)
+    # the failed ones stop at the bound; the 6 timeouts are read apart (their own bound)
+    assert (doc["groups_capped"], doc["groups_cap"], doc["groups_failures"]) == (True, 1000, 1006)
     cfg = write_config(tmp_path, {"s": {"profile": "attune", "store": incident_db}})
     s = snapshot(cfg, "s", "--view", "groups")
     assert s.rc == 0, s.err
-    assert "ERROR GROUPS (the store's failures of the last 1h: 1000, by error fingerprint) capped at 1000 failures" in s.out
+    assert "ERROR GROUPS (the store's failures of the last 1h: 1006, by error fingerprint) capped at 1000 failures" in s.out
 
 
 def test_groups_query_reads_bounded_rows(incident_db):
-    """The cost gate: the profile's groups query, at a bound of 1,000, reads at most 1,001
+    """The cost gate: the profile's groups query, at a bound of 1,000, reads at most 1,000
     rows from each execution scan, and a bounded number of buffers."""
     import psycopg2
     import stack_fixtures  # noqa: F401  (the stack's environment)
@@ -142,7 +143,7 @@ def test_groups_query_reads_bounded_rows(incident_db):
              and n.get("Parent Relationship") != "SubPlan"]
     assert scans and all(n["Node Type"] != "Seq Scan" for n in scans), [n["Node Type"] for n in scans]
     for n in scans:
-        assert n["Actual Rows"] * n.get("Actual Loops", 1) <= 1001, n
+        assert n["Actual Rows"] * n.get("Actual Loops", 1) <= 1000, n
     buf = doc[0]["Plan"].get("Shared Hit Blocks", 0) + doc[0]["Plan"].get("Shared Read Blocks", 0)
     assert buf < 5000, buf
     conn.close()
