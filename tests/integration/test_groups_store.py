@@ -147,3 +147,24 @@ def test_groups_query_reads_bounded_rows(incident_db):
     buf = doc[0]["Plan"].get("Shared Hit Blocks", 0) + doc[0]["Plan"].get("Shared Read Blocks", 0)
     assert buf < 5000, buf
     conn.close()
+
+
+def _fill_era1(c):
+    c.execute("ALTER TABLE execution DISABLE TRIGGER USER")
+    c.execute("INSERT INTO execution (action_ref, status, created, updated, result)"
+              " SELECT 'core.echo', CASE WHEN g <= 300 THEN 'failed' ELSE 'completed' END::execution_status_enum,"
+              " now() - g * interval '1 second', now() - g * interval '1 second',"
+              " CASE WHEN g <= 300 THEN jsonb_build_object('error', format('timeout after %%sms', g)) ELSE '{}' END"
+              " FROM generate_series(1, 2000) g")
+
+
+@pytest.fixture(scope="module")
+def era1_db():
+    need_env("RD_PG_DSN_ATTUNE2")
+    yield from _db("groups_era1", "attune_era1.sql", "attune", _fill_era1)
+
+
+def test_era1_groups_the_store(era1_db, tmp_path):
+    doc = groups(tmp_path, era1_db)
+    assert doc["groups_scope"] == "store" and doc["groups_failures"] == 300
+    assert [(g["fingerprint"], g["count"]) for g in doc["groups"]] == [("timeout after <n>ms", 300)]
