@@ -154,7 +154,7 @@ def _fill_era1(c):
     c.execute("INSERT INTO execution (action_ref, status, created, updated, result)"
               " SELECT 'core.echo', CASE WHEN g <= 300 THEN 'failed' ELSE 'completed' END::execution_status_enum,"
               " now() - g * interval '1 second', now() - g * interval '1 second',"
-              " CASE WHEN g <= 300 THEN jsonb_build_object('error', format('timeout after %%sms', g)) ELSE '{}' END"
+              " CASE WHEN g <= 300 THEN jsonb_build_object('error', format('timeout after %sms', g)) ELSE '{}' END"
               " FROM generate_series(1, 2000) g")
 
 
