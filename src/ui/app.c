@@ -306,7 +306,7 @@ void app_command(ui_app *app, const char *line)
     case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
     case CMD_OVERVIEW: case CMD_EXECS: case CMD_WORKERS: case CMD_QUEUES: case CMD_DLQ:
     case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET: case CMD_GROUPS:
-        app_open_view(app, views[id], NULL, true);
+        app_open_view(app, views[id], id == CMD_GROUPS ? arg : NULL, true);   /* groups: the window */
         break;
     case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
     case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;
