@@ -132,6 +132,55 @@ SELECT e.id::text AS id,
  ORDER BY e.created DESC, e.id DESC
  LIMIT $5::int
 
+[query groups optional]
+-- Error groups across the store (docs/error-groups.md): $1 the window in seconds, $2 the
+-- failures read at most (the newest of the window). One row per distinct raw error (and
+-- action, status, retry columns: eligibility is the system's own rule, in C) with its
+-- tally; the fingerprints are made in C (one definition). A failure is failed, timeout or
+-- abandoned, created in the window; first/last seen are its updated time (when it ended).
+-- failed is read through its partial index, timeout and abandoned as the planner finds
+-- best; each read stops at $2 rows, and `capped` says a read reached its bound. The text
+-- is grouped in the "C" collation (bytes: a sort in the database's locale cost more than
+-- the rest of the query).
+-- uses index: execution (created, id)
+-- uses index: execution (original_execution)
+WITH f AS MATERIALIZED (
+  (SELECT 1 AS b, e.id, e.action_ref, e.status, e.retry_count, e.max_retries, e.config, e.result,
+          e.original_execution, e.updated
+     FROM execution e
+    WHERE e.status = 'failed' AND e.created > now() - make_interval(secs => $1::float8)
+    ORDER BY e.created DESC, e.id DESC
+    LIMIT $2::int)
+  UNION ALL
+  (SELECT 2 AS b, e.id, e.action_ref, e.status, e.retry_count, e.max_retries, e.config, e.result,
+          e.original_execution, e.updated
+     FROM execution e
+    WHERE e.status IN ('timeout', 'abandoned') AND e.created > now() - make_interval(secs => $1::float8)
+    ORDER BY e.created DESC, e.id DESC
+    LIMIT $2::int)),
+x AS (
+  SELECT w.id, w.updated, w.action_ref COLLATE "C" AS name, w.status::text COLLATE "C" AS status,
+         COALESCE(NULLIF(w.retry_count, 0), CASE WHEN w.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (w.config->>'retry_count')::int END, w.retry_count) AS retry_count,
+         COALESCE(NULLIF(w.max_retries, 0), CASE WHEN w.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (w.config->>'max_retries')::int END, w.max_retries) AS max_retries,
+         left(COALESCE(w.result->>'error', w.result->>'message'), 4096) COLLATE "C" AS error,
+         w.status = 'failed' AND COALESCE(w.retry_count, 0) < COALESCE(w.max_retries, 0)
+           AND EXISTS (SELECT 1 FROM execution r
+                        WHERE (r.config ? 'retry_of' AND (r.config->>'retry_of')::bigint = w.id)
+                           OR (r.original_execution = w.id AND r.retry_count > w.retry_count)
+                           OR (r.original_execution = w.original_execution
+                               AND r.retry_count > w.retry_count)) AS superseded
+    FROM f w),
+c AS (SELECT count(*) FILTER (WHERE f.b = 1) >= $2::int
+             OR count(*) FILTER (WHERE f.b = 2) >= $2::int AS capped FROM f)
+SELECT min(x.id)::text AS id, x.name, x.status, x.retry_count, x.max_retries, x.error,
+       x.superseded, count(*) AS n,
+       count(*) FILTER (WHERE x.updated > now() - interval '15 minutes') AS recent,
+       extract(epoch FROM min(x.updated)) AS first_at,
+       extract(epoch FROM max(x.updated)) AS last_at,
+       (SELECT c.capped FROM c) AS capped
+  FROM x
+ GROUP BY x.name, x.status, x.retry_count, x.max_retries, x.error, x.superseded
+
 [query execution]
 -- $1 id: one row, for jumping to it
 -- uses index: execution (id)

@@ -48,7 +48,7 @@ static const cli_option options[] = {
     { "--status", NULL, OV_TEXT, "STATUS", CMD_SNAPSHOT | CMD_RETRY, "only executions of this status (retry: every page of the store)" },
     { "--filter", NULL, OV_TEXT, "TEXT", CMD_SNAPSHOT | CMD_RETRY, "only executions matching the text" },
     { "--group", NULL, OV_TEXT, "FINGERPRINT", CMD_RETRY, "retry the error group with this fingerprint (every page of the store)" },
-    { "--since", NULL, OV_TEXT, "DUR", CMD_RETRY, "only executions created in this window (30m, 1h, 2d)" },
+    { "--since", NULL, OV_TEXT, "DUR", CMD_RETRY | CMD_SNAPSHOT, "retry: only executions created in this window (30m, 1h, 2d); snapshot --view groups: the window of failures (default 1h)" },
     { "--limit", NULL, OV_TEXT, "N", CMD_RETRY, "select at most N executions (default 100000)" },
     { "--rate", NULL, OV_TEXT, "N", CMD_RETRY | CMD_BATCH, "requests per second (default: the system's rate_limit)" },
     { "--resend-unknown", NULL, OV_FLAG, NULL, CMD_BATCH, "resume: re-send exactly the items that may have reached the core, with their keys" },

@@ -17,6 +17,7 @@
 #include "../core/fleet.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
+#include "../core/storegroups.h"
 #include "../core/views.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
@@ -35,6 +36,7 @@ typedef struct snap_opts {
     const char *chain_id;
     const char *status, *filter;
     double hold_s;             /* --for: keep polling this long (trends between polls) */
+    double since_s;            /* --since: the error groups' window (0: the default) */
 } snap_opts;
 
 typedef struct snap_run {
@@ -94,6 +96,11 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
             o->hold_s = v ? strtod(v, &end) : -1;
             if (!v || end == v || *end || !(o->hold_s >= 0 && o->hold_s <= 600)) {
                 fprintf(stderr, "redrive snapshot: --for needs seconds (0 to 600)\n");
+                return false;
+            }
+        } else if (opt_value(argc, argv, &i, "--since", &v)) {
+            if (!sgroups_parse_window(v, &o->since_s)) {
+                fprintf(stderr, "redrive snapshot: --since needs a duration from 1m to 30d (e.g. 6h)\n");
                 return false;
             }
         } else if (opt_value(argc, argv, &i, "--status", &v)) {
@@ -200,7 +207,8 @@ static bool finish_sources(rd_model *m)
 static void run_sources(snap_run *r, const snap_opts *o)
 {
     bool dlq = o->view && (o->view->mask & VPART_DLQ);
-    r->want_idle = o->chain_id || dlq;
+    bool groups = o->view && (o->view->mask & VPART_GROUPS);
+    r->want_idle = o->chain_id || dlq || groups;
     if (o->status || o->filter) {
         rd_exec_filter f = { .status = (char *)(uintptr_t)o->status,
                              .text = (char *)(uintptr_t)o->filter };
@@ -211,6 +219,9 @@ static void run_sources(snap_run *r, const snap_opts *o)
         sources_request_chain(r->src, o->chain_id);
     if (dlq)
         sources_peek_dlq(r->src, false);
+    if (groups)   /* computed where the data is (a store that cannot: the loaded page) */
+        sources_request_groups(r->src, o->since_s > 0 ? o->since_s : SGROUPS_WINDOW_S,
+                               sgroups_cap_default());
     r->started = true;
     r->held = o->hold_s <= 0;
     r->progress_seen = -1;

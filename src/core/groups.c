@@ -47,16 +47,16 @@ static const char *fp_of(const rd_execution *e)
     return e->fingerprint ? e->fingerprint : "";
 }
 
-static void group_add_action(rd_group *g, const char *name)
+static void group_add_action(rd_group *g, const char *name, size_t count)
 {
     name = name && *name ? name : "-";
     for (size_t i = 0; i < g->n_actions; i++)
         if (strcmp(g->actions[i].name, name) == 0) {
-            g->actions[i].count++;
+            g->actions[i].count += count;
             return;
         }
     g->actions = xrealloc(g->actions, (g->n_actions + 1) * sizeof *g->actions);
-    g->actions[g->n_actions++] = (rd_action_count){name, 1};
+    g->actions[g->n_actions++] = (rd_action_count){name, count};
 }
 
 static void group_add(rd_group *g, const rd_execution *execs, size_t idx, int loops, double now,
@@ -79,7 +79,7 @@ static void group_add(rd_group *g, const rd_execution *execs, size_t idx, int lo
     }
     if (!g->sample)
         g->sample = e->error;
-    group_add_action(g, e->name);
+    group_add_action(g, e->name, 1);
     g->members = xrealloc(g->members, (g->n_members + 1) * sizeof *g->members);
     size_t j = g->n_members++;
     while (j > 0 && exec_failed_at(&execs[g->members[j - 1]]) < at) {   /* newest first */
@@ -107,25 +107,23 @@ static int group_cmp(const void *pa, const void *pb)
     return strcmp(a->fp, b->fp);
 }
 
-size_t groups_build(const rd_execution *execs, size_t n, const int *loops, double now,
-                    double interval, rd_group **out)
+/* The group of fingerprint fp in g[0..*ng), added (zeroed) when there is none. */
+static rd_group *group_slot(rd_group **g, size_t *ng, size_t *cap, const char *fp)
 {
-    rd_group *g = NULL;
-    size_t ng = 0, cap = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!exec_failed(&execs[i]))
-            continue;
-        const char *fp = fp_of(&execs[i]);
-        size_t k = 0;
-        while (k < ng && strcmp(g[k].fp, fp) != 0)
-            k++;
-        if (k == ng) {
-            xgrow(&g, &cap, ng + 1, sizeof *g);
-            memset(&g[ng], 0, sizeof *g);
-            g[ng++].fp = fp;
-        }
-        group_add(&g[k], execs, i, loops ? loops[i] : 0, now, interval);
+    size_t k = 0;
+    while (k < *ng && strcmp((*g)[k].fp, fp) != 0)
+        k++;
+    if (k == *ng) {
+        xgrow(g, cap, *ng + 1, sizeof **g);
+        memset(&(*g)[*ng], 0, sizeof **g);
+        (*g)[(*ng)++].fp = fp;
     }
+    return &(*g)[k];
+}
+
+/* Actions most frequent first, the trend, and the groups in their order. */
+static size_t groups_done(rd_group *g, size_t ng, rd_group **out)
+{
     for (size_t k = 0; k < ng; k++) {
         qsort(g[k].actions, g[k].n_actions, sizeof *g[k].actions, action_cmp);
         g[k].trend = trend_of(g[k].recent, g[k].before);
@@ -134,6 +132,45 @@ size_t groups_build(const rd_execution *execs, size_t n, const int *loops, doubl
         qsort(g, ng, sizeof *g, group_cmp);
     *out = g;
     return ng;
+}
+
+size_t groups_build(const rd_execution *execs, size_t n, const int *loops, double now,
+                    double interval, rd_group **out)
+{
+    rd_group *g = NULL;
+    size_t ng = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!exec_failed(&execs[i]))
+            continue;
+        group_add(group_slot(&g, &ng, &cap, fp_of(&execs[i])), execs, i, loops ? loops[i] : 0,
+                  now, interval);
+    }
+    return groups_done(g, ng, out);
+}
+
+size_t groups_merge(const rd_execution *protos, const rd_group_tally *t, size_t n,
+                    rd_group **out)
+{
+    rd_group *g = NULL;
+    size_t ng = 0, cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i].count)
+            continue;
+        rd_group *k = group_slot(&g, &ng, &cap, fp_of(&protos[i]));
+        size_t recent = t[i].recent < t[i].count ? t[i].recent : t[i].count;
+        k->count += t[i].count;
+        k->eligible += protos[i].elig.verdict == RD_ELIG_YES ? t[i].count : 0;
+        k->recent += recent;
+        k->before += t[i].count - recent;
+        if (t[i].first_seen > 0 && (k->first_seen == 0 || t[i].first_seen < k->first_seen))
+            k->first_seen = t[i].first_seen;
+        if (!k->sample || t[i].last_seen > k->last_seen)
+            k->sample = protos[i].error;
+        if (t[i].last_seen > k->last_seen)
+            k->last_seen = t[i].last_seen;
+        group_add_action(k, protos[i].name, t[i].count);
+    }
+    return groups_done(g, ng, out);
 }
 
 void groups_free_one(rd_group *g)

@@ -51,6 +51,20 @@ typedef struct rd_group {
 size_t groups_build(const rd_execution *execs, size_t n, const int *loops, double now,
                     double interval, rd_group **out);
 void groups_free(rd_group *g, size_t n);
+
+/* A store-wide grouping (storegroups.h): one distinct raw error of a window, tallied where
+ * the data is. */
+typedef struct rd_group_tally {
+    size_t count, recent;      /* failures with it / those within the trend's interval */
+    double first_seen, last_seen;   /* from the store's timestamps (0 unknown) */
+} rd_group_tally;
+
+/* Merges n prototypes (each with its fingerprint, error, action, status and eligibility)
+ * and their tallies into groups by fingerprint: counts, eligible counts (a prototype's
+ * verdict times its count), first/last seen, actions and trend add up; no members. Sorted
+ * as groups_build sorts. Returns the number of groups; *out owned (groups_free). */
+size_t groups_merge(const rd_execution *protos, const rd_group_tally *t, size_t n,
+                    rd_group **out);
 void groups_free_one(rd_group *g);   /* what one group owns (not g itself) */
 /* The trend rule: before == 0 → new (quiet when recent == 0 too); recent == 0 → quiet;
  * recent > before → rising; recent * 2 < before → falling; else steady. */

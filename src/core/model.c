@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "storegroups.h"
 #include "xalloc.h"
 
 rd_model *model_new(void)
@@ -135,6 +136,7 @@ void model_free(rd_model *m)
     free(m->dlq.items);             /* shallow copies of the parts' entries */
     free(m->counts.items);
     free(m->sources.items);
+    sgroups_free(m->sgroups);
     free(m);
 }
 
@@ -406,6 +408,22 @@ void model_set_failing_rate(rd_model *m, double per_min)
     if (m->failing_rate == per_min)
         return;                     /* a steady poll moves nothing */
     m->failing_rate = per_min;
+    model_changed(m);
+}
+
+void model_set_sgroups(rd_model *m, struct rd_sgroups *g)
+{
+    if (g != m->sgroups)
+        sgroups_free(m->sgroups);
+    m->sgroups = g;
+    model_changed(m);
+}
+
+void model_sgroups_pending(rd_model *m, bool pending)
+{
+    if (m->sgroups_pending == pending)
+        return;
+    m->sgroups_pending = pending;
     model_changed(m);
 }
 

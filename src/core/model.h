@@ -272,6 +272,10 @@ typedef struct rd_model {
     rd_core_status core;            /* the core API's reachability (model_core_*) */
     long orphan_suspects;           /* alakai; -1 n/a */
     double failing_rate;            /* failures per minute in the last window, -1 unknown */
+    /* error groups across the store in a window (storegroups.h), as a store's source last
+     * computed them on demand; NULL: never asked or the source cannot */
+    struct rd_sgroups *sgroups;
+    bool sgroups_pending;           /* asked for, not answered yet */
 } rd_model;
 
 rd_model *model_new(void);
@@ -301,6 +305,10 @@ void model_dlq_total(rd_model *m, const char *owner, long total);
 void model_dlq_peek_off(rd_model *m, bool off);
 /* failures per minute (< 0: unknown); the generation moves only when it changed */
 void model_set_failing_rate(rd_model *m, double per_min);
+/* The store-wide error groups (the model takes g; NULL drops them). */
+void model_set_sgroups(rd_model *m, struct rd_sgroups *g);
+/* A source is computing them (asked, not answered yet). */
+void model_sgroups_pending(rd_model *m, bool pending);
 /* " (redis 2 + sqs 0)": each DLQ source's known total when more than one source has one
  * (the overview's DLQ size is their sum), "" otherwise. */
 void model_dlq_breakdown(const rd_model *m, char *out, size_t cap);

@@ -8,6 +8,7 @@
 
 #include "groups.h"
 #include "history.h"
+#include "storegroups.h"
 #include "model_fields.h"
 #include "sanitize.h"
 #include "xalloc.h"
@@ -280,11 +281,31 @@ static cJSON *count_json(const rd_count *c, double now)
     return o;
 }
 
-/* The error groups of the loaded executions (groups.h), trend over GROUPS_INTERVAL_S. */
+/* The window of the store's groups, the bound, whether it was hit, when computed; or the
+ * scope "loaded" (the loaded executions' groups). */
+static void add_groups_scope(cJSON *root, const rd_model *m)
+{
+    const rd_sgroups *s = m->sgroups;
+    add_str(root, MF_GROUPS_SCOPE, s ? "store" : "loaded");
+    if (!s)
+        return;
+    char win[16];
+    sgroups_window_text(sgroups_window(s), win, sizeof win);
+    add_str(root, MF_WINDOW, win);
+    cJSON_AddNumberToObject(root, MF_WINDOW_S, sgroups_window(s));
+    cJSON_AddNumberToObject(root, MF_GROUPS_CAP, (double)sgroups_cap(s));
+    cJSON_AddBoolToObject(root, MF_GROUPS_CAPPED, sgroups_capped(s));
+    cJSON_AddNumberToObject(root, MF_GROUPS_FAILURES, (double)sgroups_failures(s));
+    add_time(root, MF_GROUPS_COMPUTED_AT, sgroups_time(s));
+}
+
+/* The error groups (the store's in a window, else the loaded executions'), trend over
+ * GROUPS_INTERVAL_S. */
 static void add_groups(cJSON *root, const rd_model *m, double now)
 {
     rd_group *g = NULL;
-    size_t n = groups_build(m->execs.items, m->execs.n, NULL, now, GROUPS_INTERVAL_S, &g);
+    size_t n = sgroups_of_model(m, NULL, now, &g);
+    add_groups_scope(root, m);
     cJSON_AddNumberToObject(root, MF_TREND_INTERVAL_S, GROUPS_INTERVAL_S);
     cJSON *arr = cJSON_AddArrayToObject(root, MF_GROUPS);
     for (size_t i = 0; i < n; i++) {

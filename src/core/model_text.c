@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "groups.h"
+#include "storegroups.h"
 #include "health.h"
 #include "sanitize.h"
 #include "views.h"
@@ -408,9 +409,19 @@ static void text_groups(const rd_model *m, double now, tbuf *out)
     static const char *const h[] = { "COUNT", "ELIGIBLE", "TREND", "LAST 15M", "BEFORE", "FIRST",
                                      "LAST", "ACTIONS", "ERROR" };
     rd_group *g = NULL;
-    size_t n = groups_build(m->execs.items, m->execs.n, NULL, now, GROUPS_INTERVAL_S, &g);
+    size_t n = sgroups_of_model(m, NULL, now, &g);
+    char title[160] = "ERROR GROUPS (failed executions loaded, by error fingerprint)";
+    if (m->sgroups) {
+        char win[16];
+        sgroups_window_text(sgroups_window(m->sgroups), win, sizeof win);
+        snprintf(title, sizeof title, "ERROR GROUPS (the store's failures of the last %s: %zu, by error fingerprint)",
+                 win, sgroups_failures(m->sgroups));
+        if (sgroups_capped(m->sgroups))
+            snprintf(title + strlen(title), sizeof title - strlen(title), " capped at %ld failures",
+                     sgroups_cap(m->sgroups));
+    }
     table t;
-    table_begin(&t, "ERROR GROUPS (failed executions loaded, by error fingerprint)", h, 9);
+    table_begin(&t, title, h, 9);
     for (size_t i = 0; i < n; i++) {
         char acts[256] = "";
         size_t used = 0;

@@ -22,6 +22,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
     [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
     [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running", [Q_LISTEN] = "listen",
+    [Q_GROUPS] = "groups",
 };
 
 struct pg_batch {
@@ -118,6 +119,7 @@ typedef struct draft {
     char limit[24], dlq_limit[24], budget[24];
     char *idx_param;
     bool page_sent, running_sent; /* the executions page, the cockpit's running ones */
+    bool groups_sent;             /* the error groups */
 } draft;
 
 static void draft_free(draft *b)
@@ -345,6 +347,11 @@ static void build_main(pg_src *s, draft *b)
         snprintf(b->dlq_limit, sizeof b->dlq_limit, "%d", DLQ_PAGE + 1);
         add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, w.dlq_key, w.dlq_id, NULL, NULL);
     }
+    /* the error groups: on demand only (the view opens, ^r), never on a poll */
+    if (w.groups_window && query(s, Q_GROUPS) && b->n < MAX_Q) {
+        add(b, query(s, Q_GROUPS), Q_GROUPS, 2, w.groups_window, w.groups_cap, NULL, NULL, NULL);
+        b->groups_sent = true;
+    }
     /* LISTEN, once per connection, last and a sync each: its failure aborts nothing */
     size_t nl = 0;
     const char *const *listen = pg_push_listen_due(s->push, &nl);
@@ -361,7 +368,8 @@ bool pg_batch_send(pg_src *s)
         /* requests the profile cannot answer are answered empty at once (the UI must not
          * wait) */
         pg_view_drop(s->view, query(s, Q_CHAIN) != NULL, query(s, Q_LOOKUP) != NULL,
-                     query(s, Q_DLQ) != NULL, query(s, Q_RUNNING) != NULL);
+                     query(s, Q_DLQ) != NULL, query(s, Q_RUNNING) != NULL,
+                     query(s, Q_GROUPS) != NULL);
         build_main(s, &b);
     }
     if (b.n == 0)
@@ -378,6 +386,6 @@ bool pg_batch_send(pg_src *s)
     fl->n = b.n;
     draft_free(&b);
     if (s->setup_done)
-        pg_view_sent(s->view, b.page_sent, b.running_sent);
+        pg_view_sent(s->view, b.page_sent, b.running_sent, b.groups_sent);
     return true;
 }

@@ -357,6 +357,14 @@ static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *i
     return true;
 }
 
+bool pg_row_exec(const PGresult *r, int i, const pg_row_ctx *x, rd_execution *e)
+{
+    if (exec_from_row(r, i, x, e))
+        return true;
+    memset(e, 0, sizeof *e);
+    return false;
+}
+
 size_t pg_rows_execs(const PGresult *r, const pg_row_ctx *x, rd_execution **out)
 {
     return rows_collect(r, x, sizeof **out, exec_from_row, out);

@@ -35,6 +35,9 @@ const char *pg_text(const PGresult *r, int row, const char *col);
 /* Each returns the number of rows converted and a newly allocated array (NULL when 0).
  * Rows without an id (or queue name) are skipped. */
 size_t pg_rows_execs(const PGresult *r, const pg_row_ctx *x, rd_execution **out);
+/* Row i as one execution into *e (its eligibility and fingerprint computed); false (e
+ * zeroed) when the row has no id. */
+bool pg_row_exec(const PGresult *r, int i, const pg_row_ctx *x, rd_execution *e);
 size_t pg_rows_workers(const PGresult *r, const pg_row_ctx *x, rd_worker **out);
 size_t pg_rows_queues(const PGresult *r, rd_queue **out);
 size_t pg_rows_dlq(const PGresult *r, rd_dlq_entry **out);

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/storegroups.h"
 #include "../core/xalloc.h"
+#include "pg_groups.h"
 
 /* Rows an executions page with a filter searches per request (its $6): SCAN_BUDGET for a
  * new search, SCAN_GROWTH times more each time the operator goes on further back from
@@ -34,6 +36,11 @@ struct pg_view {
     cursor *stack;
     size_t depth, stack_cap;
     cursor dlq_after, dlq_next;
+    /* the error groups: the window and bound asked for ($1, $2), wanted / in flight */
+    double groups_window_s;
+    long groups_cap;
+    char groups_p1[32], groups_p2[24];
+    bool want_groups, groups_inflight;
 };
 
 static void cursor_free(cursor *c)
@@ -191,9 +198,20 @@ void pg_view_want_dlq(pg_view *v, bool more)
     v->want_dlq = true;
 }
 
+void pg_view_want_groups(pg_view *v, double window_s, long cap)
+{
+    v->groups_window_s = window_s;
+    v->groups_cap = cap;
+    snprintf(v->groups_p1, sizeof v->groups_p1, "%.0f", window_s);
+    snprintf(v->groups_p2, sizeof v->groups_p2, "%ld", cap);
+    v->want_groups = true;
+    model_sgroups_pending(v->model, true);
+}
+
 bool pg_view_idle(const pg_view *v)
 {
-    return !v->want_chain && !v->want_jump && !v->want_dlq && v->page_gen_applied == v->page_gen;
+    return !v->want_chain && !v->want_jump && !v->want_dlq && !v->want_groups &&
+           !v->groups_inflight && v->page_gen_applied == v->page_gen;
 }
 
 /* An in-flight request wanted again, unless a newer one took its place. */
@@ -211,6 +229,7 @@ void pg_view_again(pg_view *v, qkind k)
     else if (k == Q_CHAIN) again_str(&v->want_chain, &v->chain_inflight);
     else if (k == Q_LOOKUP) again_str(&v->want_jump, &v->jump_inflight);
     else if (k == Q_DLQ) v->want_dlq = true;
+    else if (k == Q_GROUPS) v->want_groups = !(v->groups_inflight = false);
     else if (k != Q_SEARCH_PATH && k != Q_VARIANT && k != Q_EXTENSIONS)
         v->want_main = true;
 }
@@ -229,11 +248,18 @@ void pg_view_wants(const pg_view *v, pg_wants *w)
         .status = v->filter.status, .text = v->filter.text, .worker = v->filter.worker,
         .chain = v->want_chain, .jump = v->want_jump, .running = v->want_worker,
         .dlq = v->want_dlq, .dlq_key = v->dlq_after.key, .dlq_id = v->dlq_after.id,
+        .groups_window = v->want_groups ? v->groups_p1 : NULL,
+        .groups_cap = v->want_groups ? v->groups_p2 : NULL,
     };
 }
 
-void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running)
+void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running, bool groups)
 {
+    if (v->want_groups && !groups) {   /* the profile cannot: the console groups the page */
+        v->want_groups = false;
+        model_set_sgroups(v->model, NULL);
+        model_sgroups_pending(v->model, false);
+    }
     if (v->want_chain && !chain) {
         model_set_chain(v->model, v->want_chain, NULL, 0);
         set_str(&v->want_chain, NULL);
@@ -248,8 +274,12 @@ void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running)
         model_set_running(m, v->want_worker, NULL, 0, false);   /* the profile cannot say */
 }
 
-void pg_view_sent(pg_view *v, bool page, bool running)
+void pg_view_sent(pg_view *v, bool page, bool running, bool groups)
 {
+    if (groups) {
+        v->groups_inflight = true;
+        v->want_groups = false;
+    }
     if (page)
         v->page_gen_inflight = v->page_gen;
     if (running)
@@ -264,6 +294,10 @@ void pg_view_sent(pg_view *v, bool page, bool running)
 
 void pg_view_answered(pg_view *v)
 {
+    if (v->groups_inflight) {      /* not answered (the query failed): not pending */
+        v->groups_inflight = false;
+        model_sgroups_pending(v->model, v->want_groups);
+    }
     free(v->chain_inflight);
     free(v->jump_inflight);
     v->chain_inflight = v->jump_inflight = NULL;
@@ -394,4 +428,13 @@ void pg_view_got_running(pg_view *v, const PGresult *r, const pg_row_ctx *x)
             execution_clear(&e[i]);
         free(e);
     }
+}
+
+void pg_view_got_groups(pg_view *v, const PGresult *r, const pg_row_ctx *x)
+{
+    v->groups_inflight = false;
+    if (v->want_groups)
+        return;                       /* asked again meanwhile (another window) */
+    model_set_sgroups(v->model, r ? pg_groups_read(r, x, v->groups_window_s, v->groups_cap) : NULL);
+    model_sgroups_pending(v->model, false);
 }

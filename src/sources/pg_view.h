@@ -34,6 +34,8 @@ typedef struct pg_wants {
     const char *chain, *jump, *running;   /* NULL: not wanted */
     bool dlq;
     const char *dlq_key, *dlq_id; /* the DLQ page's start */
+    const char *groups_window, *groups_cap;   /* the error groups ($1 seconds, $2 the
+                                   * failures read at most); NULL: not wanted */
 } pg_wants;
 
 pg_view *pg_view_new(rd_model *m, int page_size);
@@ -51,6 +53,8 @@ void pg_view_want_chain(pg_view *v, const char *id);
 /* The cockpit's worker (NULL: none); true when one is wanted. */
 bool pg_view_want_worker(pg_view *v, const char *id);
 void pg_view_want_dlq(pg_view *v, bool more);
+/* The error groups of the store's last window_s seconds, reading at most cap failures. */
+void pg_view_want_groups(pg_view *v, double window_s, long cap);
 /* Nothing the operator asked for is pending (a chain, lookup, DLQ page or page). */
 bool pg_view_idle(const pg_view *v);
 /* Query k of a batch that will not be answered is wanted again. */
@@ -59,9 +63,9 @@ void pg_view_again(pg_view *v, qkind k);
 /* ---- a batch (pg_batch.c) ---- */
 void pg_view_wants(const pg_view *v, pg_wants *w);
 /* Requests the profile cannot answer (no such query) are answered empty at once. */
-void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running);
+void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running, bool groups);
 /* The batch sent carries the wants (page: the executions page; running: the cockpit's). */
-void pg_view_sent(pg_view *v, bool page, bool running);
+void pg_view_sent(pg_view *v, bool page, bool running, bool groups);
 /* The batch was answered or lost: nothing in flight. */
 void pg_view_answered(pg_view *v);
 
@@ -72,3 +76,4 @@ void pg_view_got_chain(pg_view *v, const PGresult *r, const pg_row_ctx *x);
 void pg_view_got_running(pg_view *v, const PGresult *r, const pg_row_ctx *x);
 void pg_view_got_lookup(pg_view *v, const PGresult *r);
 void pg_view_got_dlq(pg_view *v, const PGresult *r);
+void pg_view_got_groups(pg_view *v, const PGresult *r, const pg_row_ctx *x);

@@ -28,6 +28,9 @@ typedef struct rd_source_ops {
      * (model_set_running); may be NULL */
     void (*worker)(rd_source *s, const char *id);
     void (*peek_dlq)(rd_source *s, bool more);                   /* may be NULL */
+    /* the error groups of the store's last window_s seconds, at most cap failures read
+     * (model_set_sgroups); may be NULL: the console groups the loaded page */
+    void (*groups)(rd_source *s, double window_s, long cap);
     bool (*settled)(const rd_source *s);
     bool (*idle)(const rd_source *s);
     void (*free)(rd_source *s);

@@ -173,6 +173,17 @@ void sources_peek_dlq(rd_sources *s, bool more)
     model_dlq_peek_off(s->ctx.model, off);
 }
 
+bool sources_request_groups(rd_sources *s, double window_s, long cap)
+{
+    bool asked = false;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->groups) {
+            s->src[i]->ops->groups(s->src[i], window_s, cap);
+            asked = true;
+        }
+    return asked;
+}
+
 bool sources_settled(const rd_sources *s)
 {
     for (size_t i = 0; i < s->n; i++)

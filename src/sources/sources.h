@@ -44,6 +44,10 @@ void sources_request_chain(rd_sources *s, const char *id);
 void sources_request_worker(rd_sources *s, const char *id);
 /* Explicit DLQ peek (RabbitMQ requeues!): first page, or the next one with more=true. */
 void sources_peek_dlq(rd_sources *s, bool more);
+/* The error groups across the store in the last window_s seconds (docs/error-groups.md),
+ * computed once where the data is and published to the model (model_set_sgroups); false
+ * when no source can (the console then groups the loaded executions). */
+bool sources_request_groups(rd_sources *s, double window_s, long cap);
 /* Read-only (--read-only, read_only = true): sources_peek_dlq skips the broker's and
  * SQS's peeks, which change the messages, and says so in the model (dlq_peek_off). */
 void sources_set_read_only(rd_sources *s, bool read_only);

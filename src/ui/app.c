@@ -12,6 +12,7 @@
 #include "../io/loop.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
+#include "../core/storegroups.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../actions/batchrec.h"
@@ -194,6 +195,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
         }
         break;
     case FX_PEEK: if (src) sources_peek_dlq(src, e->arg != 0); break;
+    case FX_GROUPS: if (src) sources_request_groups(src, e->arg, sgroups_cap_default()); break;
     case FX_REFRESH:
         for (size_t i = 0; e->arg < 0 && fleet && i < sessions_count(fleet); i++)
             if (session_sources(sessions_at(fleet, i)))
@@ -333,7 +335,7 @@ void app_command(ui_app *app, const char *line)
     case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
     case CMD_OVERVIEW: case CMD_EXECS: case CMD_WORKERS: case CMD_QUEUES: case CMD_DLQ:
     case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET: case CMD_GROUPS: case CMD_HISTORY:
-        app_open_view(app, views[id], NULL, true);
+        app_open_view(app, views[id], id == CMD_GROUPS ? arg : NULL, true);   /* groups: the window */
         break;
     case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
     case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;

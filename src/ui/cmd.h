@@ -12,7 +12,7 @@
     X(DLQ, "dlq", NULL, "dlq", "peek the DLQ (RabbitMQ requeues peeked messages)", false) \
     X(JOURNAL, "journal", NULL, "journal", "your actions from the audit journal", false) \
     X(FLEET, "fleet", NULL, "fleet", "every configured system, worst first", false) \
-    X(GROUPS, "groups", "errors", "groups", "error groups: failed executions by error fingerprint", false) \
+    X(GROUPS, "groups", "errors", "groups [DURATION]", "error groups: the store's failures of the last hour (or DURATION) by error fingerprint", false) \
     X(HISTORY, "history", NULL, "history", "the last hour as charts", false) \
     X(HELP, "help", "h", "help", "keys and commands", false) \
     X(CHAIN, "chain", NULL, "chain ID", "the retry chain of an execution", true) \

@@ -44,6 +44,7 @@ typedef enum {
     FX_JOURNAL,   /* (re)read the journal */
     FX_SYSTEM,    /* text = system name: open it (`:system NAME`) */
     FX_COPY,      /* the ids in ctx->sel to the clipboard (OSC 52) or the copy overlay */
+    FX_GROUPS,    /* arg = window in seconds: the error groups across the store, computed now */
 } fx_kind;
 
 enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };

@@ -1,10 +1,13 @@
-/* Error groups: the loaded failed executions grouped by error fingerprint (groups.h), with
- * count, retry-eligible members, loop retries, trend, first/last seen and the actions
- * affected. Enter lists a group's executions; retry retries its eligible members. */
+/* Error groups: the failures of the store's last hour (or the window `:groups 6h` asks for)
+ * grouped by error fingerprint, computed by the store's source when the view opens and on
+ * ^r (storegroups.h); a store that cannot compute them: the loaded failed executions
+ * (groups.h). Count, retry-eligible members, loop retries, trend, first/last seen and the
+ * actions affected. Enter lists a group's executions; retry retries its eligible members. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/storegroups.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "table.h"
@@ -17,6 +20,8 @@ typedef struct groups_st {
     size_t all, shown;     /* groups built / left by the view's filter (s->n == shown) */
     int *loops;            /* per loaded execution: ctx_loop */
     size_t cap_loops;
+    double window_s;       /* the store's window asked for (0: not yet) */
+    bool store;            /* the groups shown are the store's (else the loaded page's) */
 } groups_st;
 
 static const ui_action groups_bar[] = {UA_OPEN, UA_RETRY, UA_REFRESH, UA_VIEW_EXECS, UA_HELP, UA_QUIT, UA_NONE};
@@ -68,7 +73,8 @@ static const rd_group *groups_current(ui_view *v, ui_ctx *c, bool *kept)
         s->loops[i] = ctx_loop(c, &m->execs.items[i]);
         s->failed += exec_failed(&m->execs.items[i]);
     }
-    s->n = groups_build(m->execs.items, m->execs.n, s->loops, c->now, GROUPS_INTERVAL_S, &s->g);
+    s->store = m->sgroups || m->sgroups_pending;
+    s->n = sgroups_of_model(m, s->loops, c->now, &s->g);
     s->all = s->n;
     groups_filter(s, c->filter[VIEW_GROUPS].text);
     s->n = s->shown;
@@ -122,6 +128,27 @@ static void groups_row(ui_ctx *c, const ui_table_row *row)
     row_cell(c, row, 3, trend, cur ? base : theme_attr(c->theme, (ui_slot)trend_slot));
 }
 
+/* The title: the store's window, the failures read, the age of the result and whether the
+ * bound was hit; or the loaded page's. */
+static int groups_title(const groups_st *s, ui_ctx *c, const char *shown, char *t, size_t cap)
+{
+    const rd_model *m = c->model;
+    if (!s->store)
+        return snprintf(t, cap, "Error groups  %s%zu group%s of %zu failed executions among the %zu loaded",
+                        shown, s->all, s->all == 1 ? "" : "s", s->failed, m->execs.n);
+    const rd_sgroups *g = m->sgroups;
+    char win[16], age[24] = "", capped[64] = "";
+    sgroups_window_text(g ? sgroups_window(g) : s->window_s, win, sizeof win);
+    if (g)
+        ctx_age(c, sgroups_time(g), age, sizeof age);
+    if (g && sgroups_capped(g))
+        snprintf(capped, sizeof capped, "  capped at %ld failures", sgroups_cap(g));
+    return snprintf(t, cap, "Error groups  last %s: %s%zu group%s of %zu failures in the store  %s%s%s%s",
+                    win, shown, s->all, s->all == 1 ? "" : "s", g ? sgroups_failures(g) : 0,
+                    m->sgroups_pending ? "computing…" : "computed ", m->sgroups_pending ? "" : age,
+                    m->sgroups_pending ? "" : " ago", capped);
+}
+
 static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     groups_st *s = st_of(v);
@@ -130,8 +157,7 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     char t[256], shown[48] = "";
     if (s->n != s->all)
         snprintf(shown, sizeof shown, "%zu shown of ", s->n);
-    int tn = snprintf(t, sizeof t, "Error groups  %s%zu group%s of %zu failed executions among the %zu loaded",
-                      shown, s->all, s->all == 1 ? "" : "s", s->failed, c->model->execs.n);
+    int tn = groups_title(s, c, shown, t, sizeof t);
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     int used = filter_title(c, w, r, tn, &c->filter[VIEW_GROUPS]);   /* before the legend */
     char part[220];
@@ -156,6 +182,7 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 4,
         .n = (int)s->n, .st = s, .row = groups_row,
         .empty = s->all ? "no error group matches the filter"
+                 : s->store ? (c->model->sgroups_pending ? "computing the error groups…" : "no failures in the window")
                  : c->model->execs.n ? "no failed executions among the loaded ones" : "no executions (yet)"});
     if (s->n && r.h >= 6)
         groups_detail(&s->g[v->list.cur], c, w, r.y + r.h - 2, r);
@@ -169,6 +196,11 @@ static void groups_retry(ui_ctx *c, const rd_group *g)
     const rd_model *m = c->model;
     for (size_t k = 0; k < g->n_members; k++)
         sel_add_exec(&c->sel, c, &m->execs.items[g->members[k]]);
+    for (size_t k = 0; !g->n_members && k < m->execs.n; k++) {   /* a store's group: its loaded members */
+        const rd_execution *e = &m->execs.items[k];
+        if (exec_failed(e) && strcmp(e->fingerprint ? e->fingerprint : "", g->fp) == 0)
+            sel_add_exec(&c->sel, c, e);
+    }
     c->sel.group = true;
     sel_note(&c->sel, "error group: %s", g->fp[0] ? g->fp : "(no error text)");
     ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
@@ -197,15 +229,24 @@ static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
         ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         return UI_CH_REDRAW;
     case UA_RETRY: groups_retry(c, g); return UI_CH_REDRAW;
-    case UA_REFRESH: ctx_fx(c, FX_REFRESH, 0, NULL); return UI_CH_REDRAW;
+    case UA_REFRESH:
+        ctx_fx(c, FX_REFRESH, 0, NULL);
+        ctx_fx(c, FX_GROUPS, (int)s->window_s, NULL);   /* computed again, on demand only */
+        return UI_CH_REDRAW;
     default: return UI_CH_UNHANDLED;
     }
 }
 
+/* `:groups 6h`: the window (default the last hour); the store computes the groups now. */
 static void groups_open(ui_view *v, ui_ctx *c, const char *arg)
 {
-    (void)v, (void)arg;
+    groups_st *s = st_of(v);
+    double w = s->window_s > 0 ? s->window_s : SGROUPS_WINDOW_S;
+    if (arg && *arg && !sgroups_parse_window(arg, &w))
+        ctx_msg(c, true, "groups: the window is a duration from 1m to 30d (e.g. 6h), not '%.40s'", arg);
+    s->window_s = w;
     ctx_fx(c, FX_JOURNAL, 0, NULL);   /* loop retries: the journal as it is now */
+    ctx_fx(c, FX_GROUPS, (int)w, NULL);
 }
 
 static void groups_view_free(ui_view *v)

@@ -62,6 +62,51 @@ def measure(cur, name, stmt):
     return {"name": name, "server": B.median(server), "client": B.median(client), "buffers": buf, "seq": seq}
 
 
+INCIDENT = 20000   # issue 24: failures of one error in the last hour
+
+
+def bench_groups(db, bench="pg"):
+    """Error groups across the store (the profile's [query groups]) over an hour with an
+    incident of INCIDENT failures of one error, added in a transaction rolled back after:
+    server time (planning + execution, median of RUNS) and the rows the execution scans
+    read, at the default bound (200,000) and at a bound below the incident (10,000)."""
+    import psycopg2
+    conn = psycopg2.connect(B.pg_dsn(db, admin=True))
+    cur = conn.cursor()
+    cur.execute("SET search_path = attune, public")
+    cur.execute("SET plan_cache_mode = force_custom_plan")
+    cur.execute("SELECT max(id) FROM execution")
+    top = cur.fetchone()[0]
+    cur.execute("INSERT INTO execution (id, action, action_ref, status, result, created, updated, retry_count,"
+                " max_retries) SELECT %s + g, 1, 'core.http_request', 'failed',"
+                " jsonb_build_object('error', format('connection refused to host 10.0.%%s.%%s:5432 (job %%s)',"
+                " g %% 250, g %% 200, g)), now() - interval '3590 seconds' + g * interval '0.179 seconds',"
+                " now() - interval '3589 seconds' + g * interval '0.179 seconds', 0,"
+                " CASE WHEN g %% 10 < 3 THEN 3 ELSE 0 END FROM generate_series(1, %s) g", (top, INCIDENT))
+    sql = B.profile_queries(PROFILE)["groups"]
+    for cap in (200000, 10000):
+        stmt = B.inline_params(sql, ["3600", str(cap)])
+        times, rows, buf = [], 0, 0
+        for _ in range(RUNS):
+            cur.execute("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) " + stmt)
+            doc = cur.fetchone()[0]
+            doc = json.loads(doc) if isinstance(doc, str) else doc
+            top_plan = doc[0]
+            times.append(top_plan.get("Planning Time", 0.0) + top_plan.get("Execution Time", 0.0))
+            nodes = walk(top_plan["Plan"], [])
+            rows = sum(n.get("Actual Rows", 0) * n.get("Actual Loops", 1) for n in nodes
+                       if n.get("Relation Name") == "execution" and n.get("Parent Relationship") != "SubPlan"
+                       and "Scan" in n.get("Node Type", ""))
+            buf = top_plan["Plan"].get("Shared Hit Blocks", 0) + top_plan["Plan"].get("Shared Read Blocks", 0)
+        B.note("groups over the last hour (%d-failure incident), bound %d: server %.2f ms, rows scanned %d, buffers %d"
+               % (INCIDENT, cap, B.median(times), rows, buf))
+        B.fig(bench, "groups, last hour with a %d-failure incident, bound %d (server)" % (INCIDENT, cap),
+              B.median(times), "ms", "<= 100 ms")
+        B.fig(bench, "groups, bound %d: rows read by the execution scans" % cap, rows, "rows", "<= bound + 1 per scan")
+    conn.rollback()
+    conn.close()
+
+
 def main():
     B.need_env("RD_PG_HOST", "RD_PG_PORT")
     db, n, nw, load_s = B.ensure_bench_attune()
@@ -192,6 +237,7 @@ def main():
     for l in seqs:
         B.note("seq scan in: %s (%s)" % (l, ",".join(res[l]["seq"])))
     conn.close()
+    bench_groups(db, bench)
 
     # redrive snapshot --json against the same database
     with tempfile.TemporaryDirectory() as home:

@@ -190,7 +190,7 @@ CASES = [
     ("redrive snapshot --view ", sorted(VIEWS)),
     ("redrive snapshot --view f", ["fleet"]),
     ("redrive snapshot --view g", ["groups"]),
-    ("redrive snapshot --", sorted("--json --view --status --filter --for --history".split())),
+    ("redrive snapshot --", sorted("--json --view --status --filter --for --history --since".split())),
     ("redrive snapshot --f", ["--filter", "--for"]),
     ("redrive --system alakai check --", ["--ascii", "--json", "--system"]),
     ("redrive check --system ", ["alakai", "attune-prod", "tasker dev"]),

@@ -128,3 +128,22 @@ def test_group_retry_typed_confirmation_and_loop_override(tmp_path, ledger_group
         assert_restored(t.raw)
     finally:
         core.stop()
+
+
+def test_groups_cover_the_store_window_on_demand(tmp_path, ledger_group):
+    """The view's groups are the store's, in a window: the last hour by default, `:groups
+    6h` another; the title gives the window, the failures read and the age of the result."""
+    t = Term(tmp_path, cols=160, rows=32)
+    t.wait_for("postgresql")
+    t.send("7")
+    t.wait_for("Error groups  last 1h:")
+    t.wait_for("computed ")
+    t.wait_for(FP)
+    row = [ln for ln in t.screen.display if FP in ln][0]
+    assert row.split()[:2] == ["6", "4"], row               # count, eligible
+    t.send(":groups 6h\r")
+    t.wait_for("Error groups  last 6h:")
+    t.send(":groups 6x\r")
+    t.wait_for("groups: the window is a duration from 1m to 30d (e.g. 6h), not '6x'")
+    t.send(":q\r")
+    assert t.finish() == 0

@@ -8,6 +8,8 @@
 
 #include "check.h"
 #include "model_json.h"
+#include "storegroups.h"
+#include "xalloc.h"
 
 /* the model holds char *: the cases are string literals it never writes */
 #define W(s) ((char *)(uintptr_t)(s))
@@ -223,8 +225,50 @@ static void test_json(void)
     model_free(m);
 }
 
+/* The store's rows: distinct raw errors with one fingerprint merge; eligibility is each
+ * prototype's verdict times its count; first/last seen and actions add up; the trend
+ * compares rates over the window. */
+static void test_store_groups(void)
+{
+    rd_sgroups *sg = sgroups_new(HOUR, 1000, NOW);
+    struct { const char *fp, *name; rd_elig el; rd_group_tally t; } rows[] = {
+        { "refused <ip>", "a", RD_ELIG_YES, { 6000, 1500, NOW - 3590, NOW - 10 } },
+        { "refused <ip>", "b", RD_ELIG_NO, { 14000, 3500, NOW - 3500, NOW - 5 } },
+        { "disk full", "c", RD_ELIG_NO, { 3, 3, NOW - 600, NOW - 60 } },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        rd_execution e = {0};
+        e.id = xstrdup("1");
+        e.name = xstrdup(rows[i].name);
+        e.status = xstrdup("failed");
+        e.fingerprint = xstrdup(rows[i].fp);
+        e.error = xstrdup(rows[i].fp);
+        e.elig.verdict = rows[i].el;
+        sgroups_add(sg, &e, &rows[i].t);
+    }
+    sgroups_set_capped(sg, true);
+    sgroups_finish(sg);
+    CHECK(sgroups_n(sg) == 2 && sgroups_failures(sg) == 20003 && sgroups_capped(sg));
+    const rd_group *g = sgroups_at(sg, 0);
+    CHECK(strcmp(g->fp, "refused <ip>") == 0 && g->count == 20000 && g->eligible == 6000);
+    CHECK(g->first_seen == NOW - 3590 && g->last_seen == NOW - 5);
+    CHECK(g->recent == 5000 && g->before == 15000 && g->trend == TREND_STEADY);   /* a steady hour */
+    CHECK(g->n_actions == 2 && strcmp(g->actions[0].name, "b") == 0 && g->actions[0].count == 14000);
+    CHECK(sgroups_at(sg, 1)->trend == TREND_NEW);
+    sgroups_free(sg);
+    double w = 0;
+    CHECK(sgroups_parse_window("6h", &w) && w == 6 * HOUR);
+    CHECK(!sgroups_parse_window("30s", &w) && !sgroups_parse_window("31d", &w) && !sgroups_parse_window("6x", &w));
+    char t[16];
+    sgroups_window_text(6 * HOUR, t, sizeof t);
+    CHECK(strcmp(t, "6h") == 0);
+    sgroups_window_text(90 * 60, t, sizeof t);
+    CHECK(strcmp(t, "90m") == 0);
+}
+
 int main(void)
 {
+    test_store_groups();
     test_failed();
     test_trend();
     test_build();

@@ -1,0 +1,135 @@
+#include "storegroups.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "xalloc.h"
+
+struct rd_sgroups {
+    double window_s, at;
+    long cap;
+    bool capped;
+    RD_VEC(rd_execution) protos;   /* the distinct raw errors; the groups borrow their text */
+    rd_group_tally *tally;
+    size_t tally_cap;
+    rd_group *g;
+    size_t n;
+    size_t failures;
+};
+
+long sgroups_cap_default(void)
+{
+    const char *v = getenv("REDRIVE_GROUPS_CAP");
+    char *end = NULL;
+    long n = v ? strtol(v, &end, 10) : 0;
+    return v && end != v && !*end && n > 0 && n <= SGROUPS_CAP ? n : SGROUPS_CAP;
+}
+
+rd_sgroups *sgroups_new(double window_s, long cap, double at)
+{
+    rd_sgroups *s = xcalloc(1, sizeof *s);
+    s->window_s = window_s;
+    s->cap = cap;
+    s->at = at;
+    return s;
+}
+
+void sgroups_free(rd_sgroups *s)
+{
+    if (!s)
+        return;
+    groups_free(s->g, s->n);
+    for (size_t i = 0; i < s->protos.n; i++)
+        execution_clear(&s->protos.items[i]);
+    free(s->protos.items);
+    free(s->tally);
+    free(s);
+}
+
+void sgroups_add(rd_sgroups *s, rd_execution *proto, const rd_group_tally *t)
+{
+    xgrow(&s->protos.items, &s->protos.cap, s->protos.n + 1, sizeof *s->protos.items);
+    xgrow(&s->tally, &s->tally_cap, s->protos.n + 1, sizeof *s->tally);
+    s->protos.items[s->protos.n] = *proto;
+    memset(proto, 0, sizeof *proto);
+    s->tally[s->protos.n++] = *t;
+    s->failures += t->count;
+}
+
+void sgroups_set_capped(rd_sgroups *s, bool capped) { s->capped = capped; }
+
+void sgroups_finish(rd_sgroups *s)
+{
+    groups_free(s->g, s->n);
+    s->n = groups_merge(s->protos.items, s->tally, s->protos.n, &s->g);
+    /* the trend compares rates: the earlier part of the window is longer than the last
+     * interval, so its failures are scaled to the interval's length first */
+    double rest = s->window_s - GROUPS_INTERVAL_S;
+    for (size_t i = 0; i < s->n && rest > 0; i++) {
+        size_t before = s->g[i].before, scaled = (size_t)(before * GROUPS_INTERVAL_S / rest + 0.5);
+        s->g[i].trend = trend_of(s->g[i].recent, before && !scaled ? 1 : scaled);
+    }
+}
+
+size_t sgroups_n(const rd_sgroups *s) { return s ? s->n : 0; }
+const rd_group *sgroups_at(const rd_sgroups *s, size_t i) { return &s->g[i]; }
+double sgroups_window(const rd_sgroups *s) { return s->window_s; }
+double sgroups_time(const rd_sgroups *s) { return s->at; }
+long sgroups_cap(const rd_sgroups *s) { return s->cap; }
+bool sgroups_capped(const rd_sgroups *s) { return s->capped; }
+size_t sgroups_failures(const rd_sgroups *s) { return s->failures; }
+
+bool sgroups_parse_window(const char *text, double *out)
+{
+    double v;
+    if (!text || !parse_duration(text, &v) || v < 60 || v > 30 * 86400.0)
+        return false;
+    *out = v;
+    return true;
+}
+
+void sgroups_window_text(double w, char *out, size_t cap)
+{
+    long s = (long)(w + 0.5);
+    if (s >= 86400 && s % 86400 == 0)
+        snprintf(out, cap, "%ldd", s / 86400);
+    else if (s >= 3600 && s % 3600 == 0)
+        snprintf(out, cap, "%ldh", s / 3600);
+    else if (s >= 60 && s % 60 == 0)
+        snprintf(out, cap, "%ldm", s / 60);
+    else
+        snprintf(out, cap, "%lds", s);
+}
+
+/* The store's groups, copied so the view can filter them (groups_free); their LOOP column
+ * counts the loop retries among the loaded executions (the journal names executions). */
+static size_t store_groups(const rd_model *m, const int *loops, rd_group **out)
+{
+    size_t n = sgroups_n(m->sgroups);
+    rd_group *g = n ? xcalloc(n, sizeof *g) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        g[i] = *sgroups_at(m->sgroups, i);
+        const rd_action_count *a = g[i].actions;
+        g[i].actions = g[i].n_actions ? xmalloc(g[i].n_actions * sizeof *a) : NULL;
+        if (g[i].actions)
+            memcpy(g[i].actions, a, g[i].n_actions * sizeof *a);
+        g[i].members = NULL;
+        g[i].n_members = 0;
+        g[i].loops = 0;
+        for (size_t k = 0; k < m->execs.n; k++) {
+            const rd_execution *e = &m->execs.items[k];
+            g[i].loops += loops && loops[k] > 0 && exec_failed(e) && strcmp(e->fingerprint ? e->fingerprint : "", g[i].fp) == 0;
+        }
+    }
+    *out = g;
+    return n;
+}
+
+size_t sgroups_of_model(const rd_model *m, const int *loops, double now, rd_group **out)
+{
+    if (m->sgroups || m->sgroups_pending)
+        return store_groups(m, loops, out);
+    return groups_build(m->execs.items, m->execs.n, loops, now, GROUPS_INTERVAL_S, out);
+}

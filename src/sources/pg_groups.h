@@ -1,0 +1,15 @@
+#pragma once
+/*
+ * The error groups of a PostgreSQL store (the profile's [query groups]): its rows are the
+ * distinct raw errors of the window, each with the columns of an executions row (error,
+ * name, status, the retry columns: eligibility by the system's own rule, pg_rows.c) and
+ * its tally: `n` failures, `recent` of them within the trend's interval, `first_at` and
+ * `last_at` (epoch), and `capped` (more failures in the window than $2). Normalized to
+ * fingerprints and merged in C (storegroups.h): one definition of a fingerprint.
+ */
+#include <libpq-fe.h>
+
+#include "../core/storegroups.h"
+#include "pg_rows.h"
+
+rd_sgroups *pg_groups_read(const PGresult *r, const pg_row_ctx *x, double window_s, long cap);
