@@ -154,6 +154,44 @@ SELECT s.workflow_step_uuid::text AS id,
   LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
  WHERE s.workflow_step_uuid = CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END
 
+[query execution_detail optional]
+-- $1 step uuid, or one of its transitions' uuids (a chain row): the step in full, read when
+-- the detail pane opens (never on a poll): its results' error and backtrace, its inputs
+-- (the parameters) and results as JSON, every timestamp, the chain position (attempts of
+-- max_attempts; the step's transitions).
+-- uses index: workflow_steps (workflow_step_uuid)
+-- uses index: workflow_step_transitions (workflow_step_transition_uuid)
+WITH x AS (
+  SELECT CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END AS u)
+SELECT s.workflow_step_uuid::text AS id,
+       ns.name AS name,
+       COALESCE(t.to_state, 'pending') AS status,
+       NULL::text AS worker,
+       s.attempts AS attempt,
+       s.max_attempts AS max_attempts,
+       s.workflow_step_uuid::text AS chain_root,
+       (SELECT count(*) FROM workflow_step_transitions c
+         WHERE c.workflow_step_uuid = s.workflow_step_uuid) AS chain_length,
+       s.task_uuid::text AS parent_id,
+       left(s.results->'error'->>'error_type', 2000) AS reason,
+       left(COALESCE(s.results->'error'->>'message', t.metadata->>'error'), 65536) AS error,
+       left(COALESCE(s.results->'error'->>'backtrace', s.results->>'backtrace'), 65536) AS backtrace,
+       left(s.inputs::text, 262144) AS params,
+       left(s.results::text, 262144) AS result,
+       s.retryable AS retryable,
+       extract(epoch FROM s.created_at AT TIME ZONE 'UTC') AS created_at,
+       extract(epoch FROM s.last_attempted_at AT TIME ZONE 'UTC') AS last_attempted_at,
+       extract(epoch FROM s.processed_at AT TIME ZONE 'UTC') AS processed_at,
+       extract(epoch FROM s.updated_at AT TIME ZONE 'UTC') AS updated_at
+  FROM x, workflow_steps s
+  LEFT JOIN workflow_step_transitions t
+         ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
+  LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
+ WHERE s.workflow_step_uuid = x.u
+    OR s.workflow_step_uuid = (SELECT w.workflow_step_uuid FROM workflow_step_transitions w
+                                WHERE w.workflow_step_transition_uuid = x.u)
+ LIMIT 1
+
 [query chain]
 -- $1 step uuid: its transitions by sort_key; or a task uuid (a tasks_dlq entry names its
 -- task): the transitions of the task's steps. attempt = the step's enqueued transitions so

@@ -229,6 +229,10 @@ typedef struct rd_model {
                                      * searched (the next page searches further back) */
     RD_VEC(rd_execution) chain;     /* current chain, oldest first */
     char *chain_id;                 /* which execution the chain was asked for */
+    /* One execution in full (detail.h), read only when asked (the detail pane, snapshot
+     * --view execution): the id asked for, its record as JSON (NULL: none) and why there
+     * is none ("no such execution", the profile has no query for it) */
+    char *detail_id, *detail, *detail_why;
     /* The drain cockpit's worker: its running executions as the store says (a query by
      * that worker, not the page on screen); running_known false: not asked, not answered
      * or the profile cannot say */
@@ -271,6 +275,8 @@ void dlq_entry_clear(rd_dlq_entry *d);
 /* Replace a list wholesale; the model takes ownership of items (array and members). */
 void model_set_execs(rd_model *m, rd_execution *items, size_t n, bool more);
 void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n);
+/* The record of execution id: json (taken; NULL none, `why` says why). */
+void model_set_detail(rd_model *m, const char *id, char *json, const char *why);
 void model_set_workers(rd_model *m, rd_worker *items, size_t n);
 /* The running executions of `worker` (the model takes items; known false: unknown). */
 void model_set_running(rd_model *m, const char *worker, rd_execution *items, size_t n, bool known);

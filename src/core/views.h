@@ -15,7 +15,8 @@
 enum {
     VPART_SOURCES = 1, VPART_COUNTS = 2, VPART_EXECS = 4, VPART_WORKERS = 8, VPART_QUEUES = 16,
     VPART_DLQ = 32, VPART_CHAIN = 64, VPART_GROUPS = 128 /* not in "all": derived, not loaded */,
-    VPART_DLQ_TOTALS = 256 /* each source's DLQ total, no entries: the last-known cache only */
+    VPART_DLQ_TOTALS = 256 /* each source's DLQ total, no entries: the last-known cache only */,
+    VPART_DETAIL = 512 /* one execution in full (detail.h) */
 };
 
 typedef struct rd_view {

@@ -7,6 +7,7 @@
  */
 #include "pg_priv.h"
 
+#include "../core/detail.h"
 #include "../core/health.h"
 #include "../core/xalloc.h"
 #include "pg_rows.h"
@@ -214,6 +215,26 @@ static void apply_jump(pg_src *s, const PGresult *r)
     s->want_page = true;
 }
 
+/* One execution in full: the row's columns by name (core/detail.h), none: no record. */
+static void apply_detail(pg_src *s, const PGresult *r)
+{
+    if (!s->detail_inflight)
+        return;
+    if (PQntuples(r) < 1) {
+        model_set_detail(model(s), s->detail_inflight, NULL, "no such execution in the store");
+        return;
+    }
+    int nf = PQnfields(r);
+    const char **names = xcalloc((size_t)nf + 1, sizeof *names), **vals = xcalloc((size_t)nf + 1, sizeof *vals);
+    for (int i = 0; i < nf; i++) {
+        names[i] = PQfname(r, i);
+        vals[i] = PQgetisnull(r, 0, i) ? NULL : PQgetvalue(r, 0, i);
+    }
+    model_set_detail(model(s), s->detail_inflight, detail_from_row(names, vals, (size_t)nf), NULL);
+    free(names);
+    free(vals);
+}
+
 static void apply_dlq(pg_src *s, const PGresult *r)
 {
     rd_dlq_entry *v;
@@ -272,6 +293,7 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
         break;
     }
     case Q_LOOKUP: apply_jump(s, r); break;
+    case Q_DETAIL: apply_detail(s, r); break;
     case Q_RUNNING: {
         rd_execution *v;
         size_t n = pg_rows_execs(r, x, &v);
@@ -317,6 +339,7 @@ static void apply_empty(pg_src *s, qkind k)
         }
         break;
     case Q_CHAIN: model_set_chain(m, s->chain_inflight, NULL, 0); break;
+    case Q_DETAIL: model_set_detail(m, s->detail_inflight, NULL, "the store could not read it"); break;
     case Q_RUNNING: model_set_running(m, s->want_worker, NULL, 0, false); break;
     case Q_DLQ: model_dlq_set(m, SRC_NAME, NULL, 0); break;
     case Q_DLQ_COUNT: model_dlq_total(m, SRC_NAME, -1); break;
@@ -407,7 +430,9 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
         } else {
             if (k == Q_CHAIN)
                 model_set_chain(model(s), s->chain_inflight, NULL, 0);
-            if (!(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP)) && !*err)
+            if (k == Q_DETAIL)
+                apply_empty(s, k);
+            if (!(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP || k == Q_DETAIL)) && !*err)
                 result_error(res[i], k, err, cap);
         }
     }

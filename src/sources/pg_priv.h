@@ -25,7 +25,7 @@ enum { DLQ_PAGE = 50, MAX_Q = 24, SCAN_BUDGET = 2000, SCAN_GROWTH = 10,
 typedef enum {
     Q_SEARCH_PATH, Q_VARIANT, Q_EXTENSIONS, Q_COUNTS, Q_EXECS, Q_WORKERS, Q_QUEUES,
     Q_DLQ_COUNT, Q_FAILING, Q_CHAIN, Q_DLQ, Q_LOOKUP, Q_INDEXES, Q_CHANGES, Q_PREPARE,
-    Q_SETTING, Q_REPLICA, Q_RUNNING, Q_N
+    Q_SETTING, Q_REPLICA, Q_RUNNING, Q_DETAIL, Q_N
 } qkind;
 
 extern const char *const pg_qnames[Q_N];
@@ -60,6 +60,7 @@ typedef struct pg_src {
     qkind inflight[MAX_Q];
     size_t n_inflight;
     char *chain_inflight, *jump_inflight;
+    char *want_detail, *detail_inflight;   /* one execution in full: asked, in flight */
     unsigned page_gen, page_gen_inflight, page_gen_applied;
     /* executions page */
     rd_exec_filter filter;

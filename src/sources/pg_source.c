@@ -40,6 +40,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
     [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
     [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running",
+    [Q_DETAIL] = "execution_detail",
 };
 
 /* Statement names of the prepared refresh queries: [kind][guarded]. */
@@ -74,6 +75,15 @@ static void changed(pg_src *s)
 {
     if (s->pub.ctx.on_change)
         s->pub.ctx.on_change(s->pub.ctx.ud);
+}
+
+/* The one-shot requests of the batch that was in flight are answered (or wanted again). */
+static void inflight_clear(pg_src *s)
+{
+    free(s->chain_inflight);
+    free(s->jump_inflight);
+    free(s->detail_inflight);
+    s->chain_inflight = s->jump_inflight = s->detail_inflight = NULL;
 }
 
 /* ---- connection lifecycle ---- */
@@ -194,14 +204,15 @@ static void lost(pg_src *s, const char *err)
         } else if (k == Q_LOOKUP && s->jump_inflight && !s->want_jump) {
             s->want_jump = s->jump_inflight;
             s->jump_inflight = NULL;
+        } else if (k == Q_DETAIL && s->detail_inflight && !s->want_detail) {
+            s->want_detail = s->detail_inflight;
+            s->detail_inflight = NULL;
         } else if (k == Q_DLQ) s->want_dlq = true;
         else if (k != Q_SEARCH_PATH && k != Q_VARIANT && k != Q_EXTENSIONS)
             s->want_main = true;
     }
     s->n_inflight = 0;
-    free(s->chain_inflight);
-    free(s->jump_inflight);
-    s->chain_inflight = s->jump_inflight = NULL;
+    inflight_clear(s);
     pg_conn_close(s->conn);
     struct timeval tv = { (time_t)s->backoff_s, 0 };
     evtimer_add(s->retry_ev, &tv);
@@ -472,6 +483,8 @@ static void build_main(pg_src *s, batch *b)
         add(b, query(s, Q_CHAIN), Q_CHAIN, 1, s->want_chain, NULL, NULL, NULL, NULL);
     if (s->want_jump)
         add(b, query(s, Q_LOOKUP), Q_LOOKUP, 1, s->want_jump, NULL, NULL, NULL, NULL);
+    if (s->want_detail)
+        add(b, query(s, Q_DETAIL), Q_DETAIL, 1, s->want_detail, NULL, NULL, NULL, NULL);
     if (s->want_worker && query(s, Q_RUNNING)) {
         add(b, query(s, Q_RUNNING), Q_RUNNING, 1, s->want_worker, NULL, NULL, NULL, NULL);
         free(s->worker_inflight);
@@ -498,6 +511,11 @@ static void drop_unanswerable(pg_src *s)
     }
     if (s->want_dlq && !query(s, Q_DLQ))
         s->want_dlq = false;
+    if (s->want_detail && !query(s, Q_DETAIL)) {
+        model_set_detail(model(s), s->want_detail, NULL, "the profile has no [query execution_detail]");
+        free(s->want_detail);
+        s->want_detail = NULL;
+    }
     rd_model *m = model(s);
     if (s->want_worker && !query(s, Q_RUNNING) &&
         (m->running_known || !m->running_worker || strcmp(m->running_worker, s->want_worker) != 0))
@@ -530,11 +548,11 @@ static void kick(pg_src *s)
     batch_free(&b);
     if (s->setup_done) {
         s->want_main = s->want_page = s->want_dlq = false;
-        free(s->chain_inflight);
-        free(s->jump_inflight);
+        inflight_clear(s);
         s->chain_inflight = s->want_chain;
         s->jump_inflight = s->want_jump;
-        s->want_chain = s->want_jump = NULL;
+        s->detail_inflight = s->want_detail;
+        s->want_chain = s->want_jump = s->want_detail = NULL;
     }
 }
 
@@ -556,9 +574,7 @@ static void on_batch(PGresult **res, size_t n, void *ud)
         return;
     }
     s->n_inflight = 0;
-    free(s->chain_inflight);
-    free(s->jump_inflight);
-    s->chain_inflight = s->jump_inflight = NULL;
+    inflight_clear(s);
     if (*err) {
         char msg[300];
         pg_redact(s, err, msg, sizeof msg);
@@ -707,6 +723,16 @@ static void op_chain(rd_source *src, const char *id)
     kick(s);
 }
 
+static void op_detail(rd_source *src, const char *id)
+{
+    pg_src *s = src->impl;
+    if (!id || !*id)
+        return;
+    free(s->want_detail);
+    s->want_detail = xstrdup(id);
+    kick(s);
+}
+
 static void op_peek_dlq(rd_source *src, bool more)
 {
     pg_src *s = src->impl;
@@ -730,9 +756,10 @@ static bool op_idle(const rd_source *src)
     if (s->failing)
         return true;     /* answered by the failure; retried after the reconnect */
     for (size_t i = 0; i < s->n_inflight; i++)
-        if (s->inflight[i] == Q_CHAIN || s->inflight[i] == Q_DLQ || s->inflight[i] == Q_LOOKUP)
+        if (s->inflight[i] == Q_CHAIN || s->inflight[i] == Q_DLQ || s->inflight[i] == Q_LOOKUP ||
+            s->inflight[i] == Q_DETAIL)
             return false;
-    return !s->want_chain && !s->want_jump && !s->want_dlq && s->page_gen_applied == s->page_gen;
+    return !s->want_chain && !s->want_jump && !s->want_detail && !s->want_dlq && s->page_gen_applied == s->page_gen;
 }
 
 static void op_free(rd_source *src)
@@ -756,8 +783,8 @@ static void op_free(rd_source *src)
     free(s->chg_skip);
     free(s->want_chain);
     free(s->want_jump);
-    free(s->chain_inflight);
-    free(s->jump_inflight);
+    free(s->want_detail);
+    inflight_clear(s);
     free(s->want_worker);
     free(s->worker_inflight);
     free(s->filter.status);
@@ -785,7 +812,7 @@ static void op_set_poll(rd_source *src, double every)
 
 static const rd_source_ops pg_ops = {
     .kind = SRC_NAME, .start = op_start, .refresh = op_refresh, .set_filter = op_set_filter,
-    .page = op_page, .jump = op_jump, .chain = op_chain, .worker = op_worker, .peek_dlq = op_peek_dlq,
+    .page = op_page, .jump = op_jump, .chain = op_chain, .detail = op_detail, .worker = op_worker, .peek_dlq = op_peek_dlq,
     .settled = op_settled, .idle = op_idle, .free = op_free, .set_poll = op_set_poll, .profile = op_profile,
     .set_interest = op_set_interest,
 };

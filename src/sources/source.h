@@ -24,6 +24,7 @@ typedef struct rd_source_ops {
     void (*page)(rd_source *s, int dir);                         /* may be NULL */
     void (*jump)(rd_source *s, const char *id);                  /* may be NULL */
     void (*chain)(rd_source *s, const char *id);                 /* may be NULL */
+    void (*detail)(rd_source *s, const char *id);                /* may be NULL */
     /* the drain cockpit's worker (NULL: none): read its running executions on every poll
      * (model_set_running); may be NULL */
     void (*worker)(rd_source *s, const char *id);

@@ -140,6 +140,18 @@ void sources_request_chain(rd_sources *s, const char *id)
             s->src[i]->ops->chain(s->src[i], id);
 }
 
+void sources_request_detail(rd_sources *s, const char *id)
+{
+    bool asked = false;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->detail) {
+            s->src[i]->ops->detail(s->src[i], id);
+            asked = true;
+        }
+    if (!asked && s->n)
+        model_set_detail(s->src[0]->ctx.model, id, NULL, "no source of this system reads one execution in full");
+}
+
 /* The profile may say where its DLQ lives (dlq_source = store, broker or both); by
  * default every source that can peek is asked. A configured SQS DLQ is always asked: it
  * is the system's real dead-letter queue. */

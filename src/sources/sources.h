@@ -39,6 +39,9 @@ void sources_set_filter(rd_sources *s, const rd_exec_filter *f);
 void sources_page(rd_sources *s, int dir);
 void sources_jump(rd_sources *s, const char *id);  /* page that starts at id */
 void sources_request_chain(rd_sources *s, const char *id);
+/* One execution in full (model detail, core/detail.h), read once now: never on a poll.
+ * Without a source that can, the model says the profile cannot. */
+void sources_request_detail(rd_sources *s, const char *id);
 /* The drain cockpit follows worker `id` (NULL: none): the store's source reads its running
  * executions on every poll; without a source that can, they are unknown. */
 void sources_request_worker(rd_sources *s, const char *id);

@@ -34,10 +34,11 @@ enum {
     X(VIEW_EXECS, "view-executions", "execs", "executions view", "2 e", 0) \
     X(VIEW_WORKERS, "view-workers", "workers", "workers view", "3 w", 0) \
     X(VIEW_QUEUES, "view-queues", "queues", "queues view", "4 u", 0) \
-    X(VIEW_DLQ, "view-dlq", "dlq", "DLQ view (peeks: RabbitMQ requeues peeked messages)", "5 d", 0) \
+    X(VIEW_DLQ, "view-dlq", "dlq", "DLQ view (peeks: RabbitMQ requeues peeked messages)", "5", 0) \
     X(VIEW_JOURNAL, "view-journal", "journal", "journal of your actions", "6 J", 0) \
     X(VIEW_FLEET, "view-fleet", "fleet", "fleet view: every configured system, worst first", "0", 0) \
     X(VIEW_GROUPS, "view-groups", "groups", "error groups: failed executions by error fingerprint", "7 E", 0) \
+    X(DETAIL, "detail", "detail", "one execution in full: whole error, backtrace, parameters, result (c copies the payload)", "d", 0) \
     X(REFRESH, "refresh", "refresh", "refresh now (in the DLQ view: peek again)", "ctrl-r f5", 0) \
     X(REDRAW, "redraw", "redraw", "redraw the whole screen", "ctrl-l", UA_NAV) \
     X(NEXT_PAGE, "next-page", "older", "next (older) page of executions", "] n", 0) \

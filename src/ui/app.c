@@ -30,6 +30,7 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_FLEET] = &view_fleet_ops,
     [VIEW_GROUPS] = &view_groups_ops,
     [VIEW_DRAIN] = &view_drain_ops,
+    [VIEW_DETAIL] = &view_detail_ops,
 };
 
 enum { JOURNAL_TAIL = 500 };
@@ -146,6 +147,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
     switch (e->kind) {
     case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
     case FX_CHAIN: if (src) sources_request_chain(src, e->text); break;
+    case FX_DETAIL: if (src) sources_request_detail(src, e->text); break;
     case FX_WORKER: if (src) sources_request_worker(src, e->text); break;
     case FX_PAGE: if (src) sources_page(src, e->arg); break;
     case FX_JUMP:
@@ -307,6 +309,7 @@ void app_command(ui_app *app, const char *line)
         app_open_view(app, views[id], NULL, true);
         break;
     case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
+    case CMD_DETAIL: app_open_view(app, VIEW_DETAIL, arg, true); break;
     case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;
     case CMD_FILTER: app_command_filter(app, arg); break;
     case CMD_SYSTEM: binding_switch(app, arg); break;
