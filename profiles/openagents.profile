@@ -157,7 +157,7 @@ SELECT j.job_id AS id,
        j.retry_count + 1 AS attempt,
        j.max_retries + 1 AS max_attempts,
        j.job_id AS chain_root,
-       1 AS chain_length,
+       j.retry_count + 1 AS chain_length,
        j.batch_id AS parent_id,
        left(CASE WHEN json_typeof(j.error) = 'object'
                  THEN COALESCE(j.error->>'message', j.error->>'error', j.error::text)

@@ -177,7 +177,8 @@ static void head_lines(buf *b, const cJSON *o)
     if (len >= 0)
         snprintf(l, sizeof l, ", %ld attempt%s in all", len, len == 1 ? "" : "s");
     putf(b, "chain position: attempt %s%s  chain root %s%s\n", a, m, str_or(o, "chain_root", str_or(o, "id", "-")), l);
-    putf(b, "worker %s\n", str_or(o, "worker", "-"));
+    putf(b, "worker %s%s%s\n", str_or(o, "worker", "-"), json_str(o, "parent_id") ? "  parent " : "",
+         str_or(o, "parent_id", ""));
     if (json_str(o, "reason"))
         putf(b, "reason %s\n", json_str(o, "reason"));
 }
@@ -211,7 +212,7 @@ static void section(buf *b, const char *title, const cJSON *v)
 static bool standard(const char *k)
 {
     static const char *const keys[] = {"id", "name", "status", "worker", "attempt", "max_attempts",
-                                       "chain_root", "chain_length", "reason", "error", "backtrace",
+                                       "chain_root", "chain_length", "parent_id", "reason", "error", "backtrace",
                                        "params", "result"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(k, keys[i]) == 0)
@@ -236,7 +237,7 @@ char *detail_text(const char *json, unsigned san)
     section(&b, "result", cJSON_GetObjectItemCaseSensitive(o, "result"));
     const cJSON *it;
     cJSON_ArrayForEach(it, o)
-        if (it->string && !standard(it->string))
+        if (it->string && !standard(it->string) && !cJSON_IsNull(it))
             section(&b, it->string, it);
     cJSON_Delete(o);
     char *clean = sanitize_str(b.s, san | SAN_KEEP_NL);
