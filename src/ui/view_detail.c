@@ -152,6 +152,6 @@ static void detail_free(ui_view *v)
 }
 
 const ui_view_ops view_detail_ops = {
-    .name = "execution", .title = "Execution", .bar = detail_bar,
+    .name = "detail", .title = "Execution", .bar = detail_bar,
     .open = detail_open, .draw = detail_draw, .key = detail_key, .free = detail_free,
 };
