@@ -231,11 +231,30 @@ SELECT count(*) AS total
   FROM (SELECT 1 FROM tasks_dlq WHERE resolution_status = 'pending' LIMIT 1000001) d
 
 [query dlq optional]
--- $1 limit $2 after sort_key $3 after id (NULL = first page): pending entries, newest first;
--- step_id: the task's newest step in error, what a retry of the entry resets (the route
--- needs the task and the step)
+-- $1 limit $2 after sort_key $3 after id (NULL = first page) $4 'oldest': oldest first (`G`),
+-- else newest first $5 text searched in the entry (NULL = all): pending entries; step_id:
+-- the task's newest step in error, what a retry of the entry resets (the route needs the
+-- task and the step). Each order is its own branch, so each walks the index its way.
 -- uses index: tasks_dlq (dlq_timestamp, dlq_entry_uuid)
 -- uses index: workflow_steps (task_uuid)
+WITH d AS (
+  (SELECT d.* FROM tasks_dlq d
+    WHERE $4::text IS NULL AND d.resolution_status = 'pending'
+      AND ($2::text IS NULL OR (d.dlq_timestamp, d.dlq_entry_uuid) < ($2::timestamp, $3::uuid))
+      AND ($5::text IS NULL OR strpos(lower(d.dlq_entry_uuid::text || ' ' || d.task_uuid::text || ' '
+          || d.dlq_reason::text || ' ' || COALESCE(d.original_state, '') || ' '
+          || COALESCE(d.metadata::text, '')), lower($5)) > 0)
+    ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
+    LIMIT $1::int)
+  UNION ALL
+  (SELECT d.* FROM tasks_dlq d
+    WHERE $4::text = 'oldest' AND d.resolution_status = 'pending'
+      AND ($2::text IS NULL OR (d.dlq_timestamp, d.dlq_entry_uuid) > ($2::timestamp, $3::uuid))
+      AND ($5::text IS NULL OR strpos(lower(d.dlq_entry_uuid::text || ' ' || d.task_uuid::text || ' '
+          || d.dlq_reason::text || ' ' || COALESCE(d.original_state, '') || ' '
+          || COALESCE(d.metadata::text, '')), lower($5)) > 0)
+    ORDER BY d.dlq_timestamp, d.dlq_entry_uuid
+    LIMIT $1::int))
 SELECT d.dlq_entry_uuid::text AS id,
        'tasks_dlq' AS queue,
        d.task_uuid::text AS execution_id,
@@ -254,11 +273,10 @@ SELECT d.dlq_entry_uuid::text AS id,
        left(jsonb_build_object('task_snapshot', d.task_snapshot, 'metadata', d.metadata,
                                'resolution_notes', d.resolution_notes)::text, 65536) AS payload,
        d.dlq_timestamp::text AS sort_key
-  FROM tasks_dlq d
- WHERE d.resolution_status = 'pending'
-   AND ($2::text IS NULL OR (d.dlq_timestamp, d.dlq_entry_uuid) < ($2::timestamp, $3::uuid))
- ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
- LIMIT $1::int
+  FROM d
+ ORDER BY CASE WHEN $4::text = 'oldest' THEN d.dlq_timestamp END,
+          CASE WHEN $4::text = 'oldest' THEN d.dlq_entry_uuid END,
+          d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
 
 [query queues optional]
 -- Only when the pgmq extension is installed (requires_queues above).

@@ -313,6 +313,14 @@ void model_dlq_peek_off(rd_model *m, bool off)
     model_changed(m);
 }
 
+void model_dlq_page(rd_model *m, long first, bool more, bool oldest)
+{
+    m->dlq_first = first;
+    m->dlq_more = more;
+    m->dlq_oldest = oldest;
+    model_changed(m);
+}
+
 void model_dlq_total(rd_model *m, const char *owner, long total)
 {
     rd_dlq_part *p = dlq_part(m, owner);

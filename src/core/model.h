@@ -254,6 +254,11 @@ typedef struct rd_model {
     /* read-only: a peek with side effects (a RabbitMQ get, an SQS receive) was asked for
      * and not done (model_dlq_peek_off) */
     bool dlq_peek_off;
+    /* the store's DLQ share is read a page at a time (model_dlq_page): the position of
+     * its page's first entry (1-based, 0: not paged), whether a page follows, and the
+     * order (oldest first after G) */
+    long dlq_first;
+    bool dlq_more, dlq_oldest;
     double dlq_cached_at;           /* > 0: some of dlq_total is cached (the oldest such
                                      * part's time); 0: every known part is live */
     RD_VEC(rd_count) counts;
@@ -290,6 +295,8 @@ void model_queues_reset(rd_model *m);    /* every source's queues dropped */
 void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n);
 void model_dlq_total(rd_model *m, const char *owner, long total);
 void model_dlq_peek_off(rd_model *m, bool off);
+/* The store's DLQ page just read: its first entry's position, a page follows, the order. */
+void model_dlq_page(rd_model *m, long first, bool more, bool oldest);
 /* failures per minute (< 0: unknown); the generation moves only when it changed */
 void model_set_failing_rate(rd_model *m, double per_min);
 /* " (redis 2 + sqs 0)": each DLQ source's known total when more than one source has one

@@ -235,22 +235,6 @@ static void apply_detail(pg_src *s, const PGresult *r)
     free(vals);
 }
 
-static void apply_dlq(pg_src *s, const PGresult *r)
-{
-    rd_dlq_entry *v;
-    size_t n = pg_rows_dlq(r, &v);
-    cursor_free(&s->dlq_next);
-    if (PQntuples(r) > DLQ_PAGE) {
-        s->dlq_next.key = xstrdup(pg_text(r, DLQ_PAGE - 1, "sort_key"));
-        s->dlq_next.id = xstrdup(pg_text(r, DLQ_PAGE - 1, "id"));
-    }
-    while (n > DLQ_PAGE)
-        dlq_entry_clear(&v[--n]);
-    model_dlq_set(model(s), SRC_NAME, n ? v : NULL, n);
-    if (!n)
-        free(v);
-}
-
 static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
 {
     double d;
@@ -306,7 +290,7 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
         }
         break;
     }
-    case Q_DLQ: apply_dlq(s, r); break;
+    case Q_DLQ: pg_dlq_apply(s, r); break;
     case Q_DLQ_COUNT: case Q_FAILING: apply_scalar(s, k, r); break;
     default: break;
     }

@@ -68,6 +68,12 @@ typedef struct pg_src {
     cursor *stack;
     size_t depth, stack_cap;
     cursor dlq_after, dlq_next;
+    /* the store's DLQ pages (pg_dlq.c): the starts of the pages before this one, the order
+     * (oldest first after G) and the text searched ($4, $5 of [query dlq]) */
+    cursor *dlq_stack;
+    size_t dlq_depth, dlq_stack_cap;
+    bool dlq_oldest;
+    char *dlq_text;
     /* indexes the profile's queries rely on (`-- uses index:`): checked once per connection */
     bool indexes_checked;
     /* change probe ([query changes], pg_changes.c): the states it returned last time, the
@@ -170,6 +176,15 @@ void pg_replica_lost(pg_src *s, const char *err);
 const char *pg_replica_sql(pg_src *s);
 /* The probe's row or the lag statement's: standby (bool), lag_s (seconds or NULL). */
 void pg_replica_apply(pg_src *s, const PGresult *r);
+
+/* pg_dlq.c: the store's DLQ read a page at a time, either order, searched. */
+/* The parameters of [query dlq] for the page wanted (p: 5 slots, limit the page size + 1
+ * as text); returns how many the profile's SQL takes (3, 4 or 5). */
+int pg_dlq_params(const pg_src *s, const char *sql, const char *limit, const char **p);
+void pg_dlq_page(pg_src *s, int dir);        /* +1 the next (older) page, -1 the one before */
+void pg_dlq_order(pg_src *s, bool oldest, const char *text);   /* from the first page */
+void pg_dlq_apply(pg_src *s, const PGresult *r);
+void pg_dlq_free(pg_src *s);
 
 /* pg_apply.c: the results of the setup batch (variant, extensions), then of a refresh. */
 void pg_apply_setup(pg_src *s, PGresult **res, size_t n, char *err, size_t cap);

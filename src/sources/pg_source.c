@@ -492,8 +492,9 @@ static void build_main(pg_src *s, batch *b)
     }
     if (s->want_dlq) {
         snprintf(b->dlq_limit, sizeof b->dlq_limit, "%d", DLQ_PAGE + 1);
-        add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, s->dlq_after.key, s->dlq_after.id,
-            NULL, NULL);
+        const char *p[6] = { NULL };
+        int np = pg_dlq_params(s, query(s, Q_DLQ), b->dlq_limit, p);
+        add(b, query(s, Q_DLQ), Q_DLQ, np, p[0], p[1], p[2], p[3], p[4]);
     }
 }
 
@@ -736,10 +737,26 @@ static void op_detail(rd_source *src, const char *id)
 static void op_peek_dlq(rd_source *src, bool more)
 {
     pg_src *s = src->impl;
-    if (more && s->dlq_next.key)
-        cursor_take(&s->dlq_after, &s->dlq_next);
-    else if (!more)
-        cursor_free(&s->dlq_after);
+    if (more)
+        pg_dlq_page(s, +1);
+    else
+        pg_dlq_order(s, s->dlq_oldest, s->dlq_text);
+    s->want_dlq = true;
+    kick(s);
+}
+
+static void op_dlq_page(rd_source *src, int dir)
+{
+    pg_src *s = src->impl;
+    pg_dlq_page(s, dir);
+    s->want_dlq = true;
+    kick(s);
+}
+
+static void op_dlq_order(rd_source *src, bool oldest, const char *text)
+{
+    pg_src *s = src->impl;
+    pg_dlq_order(s, oldest, text);
     s->want_dlq = true;
     kick(s);
 }
@@ -793,8 +810,7 @@ static void op_free(rd_source *src)
     free(s->filter.worker);
     stack_clear(s);
     free(s->stack);
-    cursor_free(&s->dlq_after);
-    cursor_free(&s->dlq_next);
+    pg_dlq_free(s);
     free(s);
 }
 
@@ -813,6 +829,7 @@ static void op_set_poll(rd_source *src, double every)
 static const rd_source_ops pg_ops = {
     .kind = SRC_NAME, .start = op_start, .refresh = op_refresh, .set_filter = op_set_filter,
     .page = op_page, .jump = op_jump, .chain = op_chain, .detail = op_detail, .worker = op_worker, .peek_dlq = op_peek_dlq,
+    .dlq_page = op_dlq_page, .dlq_order = op_dlq_order,
     .settled = op_settled, .idle = op_idle, .free = op_free, .set_poll = op_set_poll, .profile = op_profile,
     .set_interest = op_set_interest,
 };

@@ -29,6 +29,11 @@ typedef struct rd_source_ops {
      * (model_set_running); may be NULL */
     void (*worker)(rd_source *s, const char *id);
     void (*peek_dlq)(rd_source *s, bool more);                   /* may be NULL */
+    /* a store's DLQ, read a page at a time (may be NULL: a peek only grows): the page
+     * before (-1) or after (+1); the order (oldest first) and a text searched, from the
+     * first page */
+    void (*dlq_page)(rd_source *s, int dir);
+    void (*dlq_order)(rd_source *s, bool oldest, const char *text);
     bool (*settled)(const rd_source *s);
     bool (*idle)(const rd_source *s);
     void (*free)(rd_source *s);

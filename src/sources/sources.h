@@ -47,6 +47,11 @@ void sources_request_detail(rd_sources *s, const char *id);
 void sources_request_worker(rd_sources *s, const char *id);
 /* Explicit DLQ peek (RabbitMQ requeues!): first page, or the next one with more=true. */
 void sources_peek_dlq(rd_sources *s, bool more);
+/* A store's DLQ a page at a time (sources without pages are left alone): the page before
+ * (-1) or after (+1); oldest first or newest first, searched for text (NULL: all), from the
+ * first page. */
+void sources_dlq_page(rd_sources *s, int dir);
+void sources_dlq_order(rd_sources *s, bool oldest, const char *text);
 /* Read-only (--read-only, read_only = true): sources_peek_dlq skips the broker's and
  * SQS's peeks, which change the messages, and says so in the model (dlq_peek_off). */
 void sources_set_read_only(rd_sources *s, bool read_only);
