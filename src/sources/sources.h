@@ -47,6 +47,9 @@ void sources_request_detail(rd_sources *s, const char *id);
 void sources_request_worker(rd_sources *s, const char *id);
 /* Explicit DLQ peek (RabbitMQ requeues!): first page, or the next one with more=true. */
 void sources_peek_dlq(rd_sources *s, bool more);
+/* A RabbitMQ peek reads at most this many messages a queue, of at most RD_RABBIT_PEEK_QUEUES
+ * dead-letter queues: each get requeues them (redelivered). */
+enum { RD_RABBIT_PEEK_MAX = 100, RD_RABBIT_PEEK_QUEUES = 10 };
 /* A store's DLQ a page at a time (sources without pages are left alone): the page before
  * (-1) or after (+1); oldest first or newest first, searched for text (NULL: all), from the
  * first page. */

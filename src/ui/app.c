@@ -148,6 +148,11 @@ static void app_effect(ui_app *app, const ui_effect *e)
     case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
     case FX_CHAIN: if (src) sources_request_chain(src, e->text); break;
     case FX_DETAIL: if (src) sources_request_detail(src, e->text); break;
+    case FX_DLQ_PAGE: if (src) sources_dlq_page(src, e->arg); break;
+    case FX_DLQ_ORDER:
+        if (src)
+            sources_dlq_order(src, e->arg != 0, app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
+        break;
     case FX_WORKER: if (src) sources_request_worker(src, e->text); break;
     case FX_PAGE: if (src) sources_page(src, e->arg); break;
     case FX_JUMP:
@@ -164,6 +169,9 @@ static void app_effect(ui_app *app, const ui_effect *e)
             app_filter(app);   /* the one filter the sources search with */
         } else if (e->arg >= 0 && e->arg < VIEW__COUNT) {
             app->views[e->arg].list.cur = 0;   /* the followed row, when it is still shown */
+            if (e->arg == VIEW_DLQ && src && app->ctx.model->dlq_first > 0)   /* the store searches */
+                sources_dlq_order(src, app->ctx.model->dlq_oldest,
+                                  app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
         }
         break;
     case FX_PEEK: if (src) sources_peek_dlq(src, e->arg != 0); break;

@@ -44,6 +44,8 @@ typedef enum {
     FX_SYSTEM,    /* text = system name: open it (`:system NAME`) */
     FX_COPY,      /* the ids in ctx->sel to the clipboard (OSC 52) or the copy overlay */
     FX_DETAIL,    /* text = execution id: read it in full (model detail), once */
+    FX_DLQ_PAGE,  /* arg = -1 the store's DLQ page before, +1 the one after */
+    FX_DLQ_ORDER, /* arg = 1 oldest first (G), 0 newest first; the DLQ view's search */
 } fx_kind;
 
 enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/sanitize.h"
+#include "../sources/sources.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "view.h"
@@ -287,6 +288,42 @@ static const char *dlq_peek_note(const ui_ctx *c)
          : rabbit ? "peeking a RabbitMQ queue requeues its messages (redelivered)" : NULL;
 }
 
+/* The RabbitMQ peek stopped at its cap on some queue: how many it reads, said on screen. */
+static bool rabbit_capped(const rd_model *m)
+{
+    for (size_t i = 0; i < m->dlq_parts.n; i++) {
+        const rd_dlq_part *p = &m->dlq_parts.items[i];
+        if (strcmp(p->owner, "rabbitmq") != 0)
+            continue;
+        for (size_t a = 0; a < p->n; a++) {
+            size_t same = 0;
+            for (size_t b = 0; b < p->n; b++)
+                same += p->items[a].queue && p->items[b].queue && strcmp(p->items[a].queue, p->items[b].queue) == 0;
+            if (same >= RD_RABBIT_PEEK_MAX)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Where the rows are in the DLQ: the store's page (entries 51-100, oldest first) and the
+ * RabbitMQ peek's cap when it was reached. */
+static void dlq_where(const ui_ctx *c, char *out, size_t cap)
+{
+    const rd_model *m = c->model;
+    size_t own = 0;
+    for (size_t i = 0; i < m->dlq_parts.n; i++)
+        if (strcmp(m->dlq_parts.items[i].owner, "postgresql") == 0)
+            own = m->dlq_parts.items[i].n;
+    int n = 0;
+    if (m->dlq_first > 0 && own)
+        n = snprintf(out, cap, "  entries %ld-%ld%s%s", m->dlq_first, m->dlq_first + (long)own - 1,
+                     m->dlq_oldest ? " oldest first" : "", m->dlq_more ? " (pgdn: more)" : "");
+    if (n >= 0 && (size_t)n < cap && rabbit_capped(m))
+        snprintf(out + n, cap - (size_t)n, "  RabbitMQ peek capped at %d a queue, %d queues",
+                 RD_RABBIT_PEEK_MAX, RD_RABBIT_PEEK_QUEUES);
+}
+
 static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
@@ -295,10 +332,11 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     char t[256];
     bool sqs = dlq_is_sqs(c), asked = !sqs || st_of(v)->sqs_asked;
     dlq_st *s = st_of(v);
-    char shown[48] = "";
+    char shown[48] = "", where[96] = "";
     if (s->n_rows != m->dlq.n)
         snprintf(shown, sizeof shown, "%zu shown of ", s->n_rows);
-    int tn = snprintf(t, sizeof t, "DLQ  %s%zu peeked of %s%s", shown, m->dlq.n, tot,
+    dlq_where(c, where, sizeof where);
+    int tn = snprintf(t, sizeof t, "DLQ  %s%zu peeked of %s%s%s", shown, m->dlq.n, tot, where,
                       dlq_peek_off(c) && !m->dlq_loaded ? "  (not peeked: read-only)"
                       : !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
@@ -479,6 +517,45 @@ static unsigned dlq_retry(ui_ctx *c, const rd_dlq_entry *d)
     return UI_CH_REDRAW;
 }
 
+/* The cursor goes to row `row` of the page asked for (1 << 30: its last), following none. */
+static unsigned dlq_turn(ui_view *v, ui_ctx *c, fx_kind k, int arg, int row)
+{
+    list_unpin(&v->list);
+    v->list.cur = row;
+    v->list.top = 0;
+    ctx_fx(c, k, arg, NULL);
+    return UI_CH_REDRAW;
+}
+
+/* A DLQ of thousands a screen at a time: past the last row loaded, the next page (the
+ * store's) or a bigger peek (RabbitMQ, to its cap); before the first, the store's page
+ * before; G the oldest (the store reads it oldest first), g back to the newest. */
+static unsigned dlq_page_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    const rd_model *m = c->model;
+    bool paged = m->dlq_first > 0, at_end = v->list.cur >= v->list.n - 1, at_top = v->list.cur <= 0;
+    if ((a == UA_PAGE_DOWN || a == UA_DOWN) && at_end && v->list.n) {
+        if (paged && m->dlq_more)
+            return dlq_turn(v, c, FX_DLQ_PAGE, 1, 0);
+        if (!paged && rabbit_capped(m)) {
+            ctx_msg(c, false, "the RabbitMQ peek stops at %d messages a queue (%d queues): each get requeues them",
+                    RD_RABBIT_PEEK_MAX, RD_RABBIT_PEEK_QUEUES);
+            return UI_CH_REDRAW;
+        }
+        if (!paged && a == UA_PAGE_DOWN) {
+            ctx_fx(c, FX_PEEK, 1, NULL);   /* a bigger peek, as peek-more */
+            return UI_CH_REDRAW;
+        }
+    }
+    if ((a == UA_PAGE_UP || a == UA_UP) && at_top && paged && m->dlq_first > 1)
+        return dlq_turn(v, c, FX_DLQ_PAGE, -1, 1 << 30);
+    if (a == UA_BOTTOM && paged && !m->dlq_oldest)
+        return dlq_turn(v, c, FX_DLQ_ORDER, 1, 0);
+    if (a == UA_TOP && paged && (m->dlq_oldest || m->dlq_first > 1))
+        return dlq_turn(v, c, FX_DLQ_ORDER, 0, 0);
+    return UI_CH_UNHANDLED;
+}
+
 static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     const rd_model *m = c->model;
@@ -511,6 +588,11 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
         unsigned ch = dlq_detail_key(v, c, a);
         if (!(ch & UI_CH_UNHANDLED))
             return ch;
+    }
+    if (!s->detail) {
+        unsigned pg = dlq_page_key(v, c, a);
+        if (!(pg & UI_CH_UNHANDLED))
+            return pg;
     }
     unsigned ch = list_nav(&v->list, a, v->rows);
     if (!(ch & UI_CH_UNHANDLED)) {
