@@ -51,6 +51,7 @@ enum {
     X(MARK, "mark", "mark", "mark / unmark the selected row", "space", 0) \
     X(MARK_RANGE, "mark-range", "range", "mark every row from the last mark to here", "v", 0) \
     X(MARK_CLEAR, "unmark-all", "unmark", "clear all marks", "M", 0) \
+    X(GROUP_BY, "group-by", "group", "DLQ: group the entries by reason, by queue, or not (enter: a group's entries)", "b", 0) \
     X(PEEK_MORE, "peek-more", "more", "DLQ: peek the next page", "m", 0) \
     X(RETRY, "retry", "retry", "retry the selected or marked executions (error groups: every eligible member)", "r", UA_DANGER) \
     X(DRAIN, "drain", "drain", "drain (cordon) the selected worker", "D", UA_DANGER) \

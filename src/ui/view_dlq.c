@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/dlqgroup.h"
 #include "../core/sanitize.h"
 #include "../sources/sources.h"
 #include "../core/xalloc.h"
@@ -22,6 +23,10 @@ typedef struct dlq_st {
     bool sqs_asked;        /* SQS: the operator asked for a peek since the view opened */
     size_t *rows;          /* indexes into model->dlq the view's filter lets through */
     size_t n_rows, cap_rows;
+    rd_dlq_by by;          /* grouped by reason or by queue (the group-by key), or not */
+    rd_dlq_group *groups;  /* of the rows, at the last draw */
+    size_t n_groups;
+    ui_list glist;         /* the cursor among the groups */
 } dlq_st;
 
 /* An SQS system: peeking receives messages, so only on request. */
@@ -109,7 +114,7 @@ static char *sqs_peek_note(const ui_ctx *c)
                      "peek (10 messages a page, %s for more).", peek, more);
 }
 
-static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
+static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_GROUP_BY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
 
 static dlq_st *st_of(ui_view *v)
 {
@@ -401,11 +406,78 @@ static void dlq_widths(const ui_view *v, ui_ctx *c, const dlq_st *s, ui_col *col
     col_clock(c, &cols[6]);
 }
 
+/* The rows grouped by reason or queue: one line a group, largest first (Enter: its entries,
+ * searched for its key: the store searches all of its DLQ). */
+static void dlq_groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, dlq_st *s)
+{
+    const rd_model *m = c->model;
+    const rd_dlq_entry **rows = xcalloc(s->n_rows + 1, sizeof *rows);
+    for (size_t i = 0; i < s->n_rows; i++)
+        rows[i] = &m->dlq.items[s->rows[i]];
+    free(s->groups);
+    s->n_groups = dlq_group(rows, s->n_rows, s->by, &s->groups);
+    free(rows);
+    char *t = xasprintf("DLQ by %s  %zu group%s of the %zu entries loaded (enter: the entries of one%s)",
+                        dlq_by_name(s->by), s->n_groups, s->n_groups == 1 ? "" : "s", s->n_rows,
+                        m->dlq_first > 0 ? ", searched in the whole store" : "");
+    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    free(t);
+    ui_col cols[] = {
+        {s->by == DLQ_BY_REASON ? "REASON" : "QUEUE", 12, 40, 2, 0, false, 0, 0},
+        {"N", 5, 7, 0, 0, true, 0, 0}, {"FIRST", 5, 6, 0, 0, true, 0, 0}, {"LAST", 5, 6, 0, 1, true, 0, 0},
+    };
+    col_clock(c, &cols[2]);
+    col_clock(c, &cols[3]);
+    cols_layout(cols, 4, r.w);
+    cols_header(w, r.y + 1, r.x, cols, 4, theme_attr(c->theme, TS_HEADER));
+    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
+    v->list_y = r.y + 2;
+    s->glist.n = (int)s->n_groups;
+    list_fit(&s->glist, v->rows);
+    for (int i = 0; i < v->rows && s->glist.top + i < s->glist.n; i++) {
+        const rd_dlq_group *g = &s->groups[s->glist.top + i];
+        int base = s->glist.top + i == s->glist.cur ? theme_attr(c->theme, TS_CURSOR) : 0;
+        char n[24], first[32], last[32];
+        snprintf(n, sizeof n, "%zu", g->count);
+        ctx_age(c, g->first, first, sizeof first);
+        ctx_age(c, g->last, last, sizeof last);
+        draw_fill(w, r.y + 2 + i, r.x, r.w, base);
+        cols_cell(w, r.y + 2 + i, r.x, &cols[0], g->key, base, c->san);
+        cols_cell(w, r.y + 2 + i, r.x, &cols[1], n, base, c->san);
+        cols_cell(w, r.y + 2 + i, r.x, &cols[2], first, base, c->san);
+        cols_cell(w, r.y + 2 + i, r.x, &cols[3], last, base, c->san);
+    }
+}
+
+/* Grouped: the cursor moves among the groups; Enter shows one group's entries (the view
+ * searched for its key), back or the group-by key again leaves the grouping. */
+static unsigned dlq_groups_key(ui_view *v, ui_ctx *c, ui_action a, dlq_st *s)
+{
+    if (a == UA_GROUP_BY || a == UA_BACK) {
+        s->by = a == UA_BACK ? DLQ_BY_NONE : (rd_dlq_by)((s->by + 1) % DLQ_BY__COUNT);
+        s->glist.cur = s->glist.top = 0;
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_OPEN && s->glist.cur < (int)s->n_groups) {
+        snprintf(c->filter[VIEW_DLQ].text, sizeof c->filter[VIEW_DLQ].text, "%s", s->groups[s->glist.cur].key);
+        s->by = DLQ_BY_NONE;
+        list_unpin(&v->list);
+        ctx_fx(c, FX_FILTER, VIEW_DLQ, NULL);
+        return UI_CH_REDRAW;
+    }
+    s->glist.n = (int)s->n_groups;
+    return list_nav(&s->glist, a, v->rows);
+}
+
 static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
     dlq_rows(v, c, s);
+    if (s->by != DLQ_BY_NONE && !s->detail) {
+        dlq_groups_draw(v, c, w, r, s);
+        return;
+    }
     list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);   /* a re-peek reorders */
     list_fit(&v->list, v->rows);
     if (s->detail && s->n_rows) {
@@ -561,6 +633,12 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
     dlq_rows(v, c, s);
+    if (s->by != DLQ_BY_NONE && !s->detail && a != UA_REFRESH && a != UA_PEEK_MORE)
+        return dlq_groups_key(v, c, a, s);
+    if (a == UA_GROUP_BY && !s->detail) {
+        s->by = DLQ_BY_REASON;
+        return UI_CH_REDRAW;
+    }
     bool kept = list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);
     const rd_dlq_entry *d = s->n_rows ? &m->dlq.items[s->rows[v->list.cur < v->list.n ? v->list.cur : 0]] : NULL;
     if (!kept && (a == UA_RETRY || a == UA_OPEN)) {
@@ -622,6 +700,7 @@ static void dlq_free(ui_view *v)
         free(s->shown_id);
         free(s->pretty);
         free(s->rows);
+        free(s->groups);
     }
     free(s);
     v->st = NULL;

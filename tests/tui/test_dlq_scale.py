@@ -109,6 +109,22 @@ def test_a_dlq_of_thousands(tmp_path):
         assert first_id(t).endswith(oldest[-6:]), (oldest, t.text())
         t.send("g")
         wait_where(t, (1, 50, False))
+        t.send("b")                                             # grouped by reason
+        t.wait_for("DLQ by reason  2 groups of the 50 entries loaded")
+        rows = [r.split() for r in t.screen.display[3:5]]
+        assert [r[:2] for r in rows] == [["max_retries_exceeded", "34"], ["worker_unavailable", "16"]], t.text()
+        t.send("b")                                             # by queue
+        t.wait_for("DLQ by queue  1 group of the 50 entries loaded")
+        assert t.screen.display[3].split()[:2] == ["tasks_dlq", "50"], t.text()
+        t.send("b")                                             # b, reason, Enter: the group's
+        t.send("b")                                             # entries, searched by the store
+        t.wait_for("DLQ by reason")
+        t.send("j\r")
+        t.wait_for("filter: text=worker_unavailable")
+        wait_where(t, (1, 50, False))
+        assert first_id(t).endswith("00003"), t.text()        # every third entry, past the
+        assert "-800000000075 " in t.text(), t.text()          # 50 loaded before
+        t.send("C")                                             # clear: all of them again
         t.send("/needle-1234\r")                                # the store searches all 2,400
         t.wait_for("DLQ  1 peeked")
         assert first_id(t).endswith("01234"), t.text()
