@@ -4,13 +4,13 @@
 #include "check.h"
 #include "dlqgroup.h"
 
-static char rej[] = "rejected", exp[] = "expired", qa[] = "a_dlq", qb[] = "b_dlq", none[] = "";
+static char rej[] = "rejected", expd[] = "expired", qa[] = "a_dlq", qb[] = "b_dlq", none[] = "";
 
 static void test_group(void)
 {
     rd_dlq_entry e[] = {
         {.reason = rej, .queue = qa, .first_death_at = 50, .last_death_at = 60},
-        {.reason = exp, .queue = qa, .first_death_at = 10, .last_death_at = 20},
+        {.reason = expd, .queue = qa, .first_death_at = 10, .last_death_at = 20},
         {.reason = rej, .queue = qb, .first_death_at = 30, .last_death_at = 90},
         {.reason = NULL, .queue = none, .first_death_at = 0, .last_death_at = 0},
         {.reason = rej, .queue = qb, .first_death_at = 0, .last_death_at = 5},
