@@ -209,6 +209,36 @@ SELECT e.id::text AS id,
   FROM execution e
  WHERE e.id = CASE WHEN $1 ~ '^[0-9]{1,18}$' THEN $1::bigint END
 
+[query execution_detail optional]
+-- $1 id: one execution in full, read when the detail pane opens (never on a poll): the
+-- whole error and its backtrace, the parameters (config: env_vars is never read, it holds
+-- secrets) and the result as JSON, every timestamp, the worker, the chain position.
+-- uses index: execution (id)
+-- uses index: execution (original_execution)
+SELECT e.id::text AS id,
+       e.action_ref AS name,
+       e.status::text AS status,
+       NULL::text AS worker,
+       COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) + 1 AS attempt,
+       COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) + 1 AS max_attempts,
+       r.root::text AS chain_root,
+       (SELECT count(*) FROM execution c WHERE c.id = r.root OR c.original_execution = r.root) AS chain_length,
+       e.parent::text AS parent_id,
+       left(COALESCE(NULLIF(e.retry_reason, ''), e.config->>'retry_reason'), 2000) AS reason,
+       left(COALESCE(e.result->>'error', e.result->>'message'), 65536) AS error,
+       left(COALESCE(e.result->>'backtrace', e.result->>'traceback', e.result->>'stack_trace',
+                     e.result->>'stack'), 65536) AS backtrace,
+       left(e.config::text, 262144) AS params,
+       left(e.result::text, 262144) AS result,
+       extract(epoch FROM e.created) AS created_at,
+       NULL::double precision AS started_at,
+       extract(epoch FROM e.updated) AS updated_at,
+       CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
+            THEN extract(epoch FROM e.updated) END AS finished_at
+  FROM execution e,
+       LATERAL (SELECT COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END, e.id) AS root) r
+ WHERE e.id = CASE WHEN $1 ~ '^[0-9]{1,18}$' THEN $1::bigint END
+
 [query chain]
 -- $1 id of any attempt: the whole chain, oldest first
 -- uses index: execution (id)

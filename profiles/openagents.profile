@@ -145,6 +145,37 @@ SELECT j.job_id AS id,
   FROM jobs j
  WHERE j.job_id = $1
 
+[query execution_detail optional]
+-- $1 job id: the job in full, read when the detail pane opens (never on a poll): its error
+-- (JSON: message, traceback), payload (the parameters) and result as JSON, every
+-- timestamp, the worker; retries reuse the row (attempt = retry_count + 1).
+-- uses index: jobs (job_id)
+SELECT j.job_id AS id,
+       j.name AS name,
+       lower(j.status) AS status,
+       j.worker_id AS worker,
+       j.retry_count + 1 AS attempt,
+       j.max_retries + 1 AS max_attempts,
+       j.job_id AS chain_root,
+       j.retry_count + 1 AS chain_length,
+       j.batch_id AS parent_id,
+       left(CASE WHEN json_typeof(j.error) = 'object'
+                 THEN COALESCE(j.error->>'message', j.error->>'error', j.error::text)
+                 ELSE COALESCE(j.error #>> '{}', j.error::text) END, 65536) AS error,
+       left(CASE WHEN json_typeof(j.error) = 'object'
+                 THEN COALESCE(j.error->>'traceback', j.error->>'backtrace', j.error->>'stack') END,
+            65536) AS backtrace,
+       left(j.payload::text, 262144) AS params,
+       left(j.result::text, 262144) AS result,
+       left(j.retry_policy::text, 4000) AS retry_policy,
+       left(j.metadata::text, 65536) AS metadata,
+       j.created_at AS created_at,
+       j.started_at AS started_at,
+       j.updated_at AS updated_at,
+       j.completed_at AS finished_at
+  FROM jobs j
+ WHERE j.job_id = $1
+
 [query worker_running optional]
 -- $1 worker id: the jobs running on that worker now, as the store says (the drain cockpit:
 -- never the page on screen), oldest first. The columns of [query execution].

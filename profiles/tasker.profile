@@ -159,6 +159,44 @@ SELECT s.workflow_step_uuid::text AS id,
   LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
  WHERE s.workflow_step_uuid = CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END
 
+[query execution_detail optional]
+-- $1 step uuid, or one of its transitions' uuids (a chain row): the step in full, read when
+-- the detail pane opens (never on a poll): its results' error and backtrace, its inputs
+-- (the parameters) and results as JSON, every timestamp, the chain position (attempts of
+-- max_attempts; the step's transitions).
+-- uses index: workflow_steps (workflow_step_uuid)
+-- uses index: workflow_step_transitions (workflow_step_transition_uuid)
+WITH x AS (
+  SELECT CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END AS u)
+SELECT s.workflow_step_uuid::text AS id,
+       ns.name AS name,
+       COALESCE(t.to_state, 'pending') AS status,
+       NULL::text AS worker,
+       s.attempts AS attempt,
+       s.max_attempts AS max_attempts,
+       s.workflow_step_uuid::text AS chain_root,
+       (SELECT count(*) FROM workflow_step_transitions c
+         WHERE c.workflow_step_uuid = s.workflow_step_uuid AND c.to_state = 'enqueued') AS chain_length,
+       s.task_uuid::text AS parent_id,
+       left(s.results->'error'->>'error_type', 2000) AS reason,
+       left(COALESCE(s.results->'error'->>'message', t.metadata->>'error'), 65536) AS error,
+       left(COALESCE(s.results->'error'->>'backtrace', s.results->>'backtrace'), 65536) AS backtrace,
+       left(s.inputs::text, 262144) AS params,
+       left(s.results::text, 262144) AS result,
+       s.retryable::text AS retryable,
+       extract(epoch FROM s.created_at AT TIME ZONE 'UTC') AS created_at,
+       extract(epoch FROM s.last_attempted_at AT TIME ZONE 'UTC') AS last_attempted_at,
+       extract(epoch FROM s.processed_at AT TIME ZONE 'UTC') AS processed_at,
+       extract(epoch FROM s.updated_at AT TIME ZONE 'UTC') AS updated_at
+  FROM x, workflow_steps s
+  LEFT JOIN workflow_step_transitions t
+         ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
+  LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
+ WHERE s.workflow_step_uuid = x.u
+    OR s.workflow_step_uuid = (SELECT w.workflow_step_uuid FROM workflow_step_transitions w
+                                WHERE w.workflow_step_transition_uuid = x.u)
+ LIMIT 1
+
 [query chain]
 -- $1 step uuid: its transitions by sort_key; or a task uuid (a tasks_dlq entry names its
 -- task): the transitions of the task's steps. attempt = the step's enqueued transitions so
@@ -198,11 +236,30 @@ SELECT count(*) AS total
   FROM (SELECT 1 FROM tasks_dlq WHERE resolution_status = 'pending' LIMIT 1000001) d
 
 [query dlq optional]
--- $1 limit $2 after sort_key $3 after id (NULL = first page): pending entries, newest first;
--- step_id: the task's newest step in error, what a retry of the entry resets (the route
--- needs the task and the step)
+-- $1 limit $2 after sort_key $3 after id (NULL = first page) $4 'oldest': oldest first (`G`),
+-- else newest first $5 text searched in the entry (NULL = all): pending entries; step_id:
+-- the task's newest step in error, what a retry of the entry resets (the route needs the
+-- task and the step). Each order is its own branch, so each walks the index its way.
 -- uses index: tasks_dlq (dlq_timestamp, dlq_entry_uuid)
 -- uses index: workflow_steps (task_uuid)
+WITH d AS (
+  (SELECT d.* FROM tasks_dlq d
+    WHERE $4::text IS NULL AND d.resolution_status = 'pending'
+      AND ($2::text IS NULL OR (d.dlq_timestamp, d.dlq_entry_uuid) < ($2::timestamp, $3::uuid))
+      AND ($5::text IS NULL OR strpos(lower(d.dlq_entry_uuid::text || ' ' || d.task_uuid::text || ' '
+          || d.dlq_reason::text || ' ' || COALESCE(d.original_state, '') || ' '
+          || COALESCE(d.metadata::text, '')), lower($5)) > 0)
+    ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
+    LIMIT $1::int)
+  UNION ALL
+  (SELECT d.* FROM tasks_dlq d
+    WHERE $4::text = 'oldest' AND d.resolution_status = 'pending'
+      AND ($2::text IS NULL OR (d.dlq_timestamp, d.dlq_entry_uuid) > ($2::timestamp, $3::uuid))
+      AND ($5::text IS NULL OR strpos(lower(d.dlq_entry_uuid::text || ' ' || d.task_uuid::text || ' '
+          || d.dlq_reason::text || ' ' || COALESCE(d.original_state, '') || ' '
+          || COALESCE(d.metadata::text, '')), lower($5)) > 0)
+    ORDER BY d.dlq_timestamp, d.dlq_entry_uuid
+    LIMIT $1::int))
 SELECT d.dlq_entry_uuid::text AS id,
        'tasks_dlq' AS queue,
        d.task_uuid::text AS execution_id,
@@ -221,11 +278,10 @@ SELECT d.dlq_entry_uuid::text AS id,
        left(jsonb_build_object('task_snapshot', d.task_snapshot, 'metadata', d.metadata,
                                'resolution_notes', d.resolution_notes)::text, 65536) AS payload,
        d.dlq_timestamp::text AS sort_key
-  FROM tasks_dlq d
- WHERE d.resolution_status = 'pending'
-   AND ($2::text IS NULL OR (d.dlq_timestamp, d.dlq_entry_uuid) < ($2::timestamp, $3::uuid))
- ORDER BY d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
- LIMIT $1::int
+  FROM d
+ ORDER BY CASE WHEN $4::text = 'oldest' THEN d.dlq_timestamp END,
+          CASE WHEN $4::text = 'oldest' THEN d.dlq_entry_uuid END,
+          d.dlq_timestamp DESC, d.dlq_entry_uuid DESC
 
 [query queues optional]
 -- Only when the pgmq extension is installed (requires_queues above).

@@ -215,7 +215,9 @@ static void run_sources(snap_run *r, const snap_opts *o)
         sources_set_filter(r->src, &f);
     }
     session_start(r->ss);            /* the sources, and the core probe */
-    if (o->chain_id)
+    if (o->chain_id && (o->view->mask & VPART_DETAIL))
+        sources_request_detail(r->src, o->chain_id);   /* one execution in full */
+    else if (o->chain_id)
         sources_request_chain(r->src, o->chain_id);
     if (dlq)
         sources_peek_dlq(r->src, false);

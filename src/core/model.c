@@ -126,6 +126,9 @@ void model_free(rd_model *m)
     execs_free(m->execs.items, m->execs.n);
     execs_free(m->chain.items, m->chain.n);
     free(m->chain_id);
+    free(m->detail_id);
+    free(m->detail);
+    free(m->detail_why);
     execs_free(m->running.items, m->running.n);
     free(m->running_worker);
     workers_free(m->workers.items, m->workers.n);
@@ -164,6 +167,18 @@ void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n)
     m->chain_id = nid;
     m->chain.items = items;
     m->chain.n = m->chain.cap = items ? n : 0;
+    model_changed(m);
+}
+
+void model_set_detail(rd_model *m, const char *id, char *json, const char *why)
+{
+    char *nid = xstrdup(id);
+    free(m->detail_id);
+    free(m->detail);
+    free(m->detail_why);
+    m->detail_id = nid;
+    m->detail = json;
+    m->detail_why = json ? NULL : xstrdup(why ? why : "no such execution");
     model_changed(m);
 }
 
@@ -297,6 +312,14 @@ void model_dlq_peek_off(rd_model *m, bool off)
     if (m->dlq_peek_off == off)
         return;
     m->dlq_peek_off = off;
+    model_changed(m);
+}
+
+void model_dlq_page(rd_model *m, long first, bool more, bool oldest)
+{
+    m->dlq_first = first;
+    m->dlq_more = more;
+    m->dlq_oldest = oldest;
     model_changed(m);
 }
 

@@ -244,6 +244,10 @@ typedef struct rd_model {
                                      * searched (the next page searches further back) */
     RD_VEC(rd_execution) chain;     /* current chain, oldest first */
     char *chain_id;                 /* which execution the chain was asked for */
+    /* One execution in full (detail.h), read only when asked (the detail pane, snapshot
+     * --view execution): the id asked for, its record as JSON (NULL: none) and why there
+     * is none ("no such execution", the profile has no query for it) */
+    char *detail_id, *detail, *detail_why;
     /* The drain cockpit's worker: its running executions as the store says (a query by
      * that worker, not the page on screen); running_known false: not asked, not answered
      * or the profile cannot say */
@@ -265,6 +269,11 @@ typedef struct rd_model {
     /* read-only: a peek with side effects (a RabbitMQ get, an SQS receive) was asked for
      * and not done (model_dlq_peek_off) */
     bool dlq_peek_off;
+    /* the store's DLQ share is read a page at a time (model_dlq_page): the position of
+     * its page's first entry (1-based, 0: not paged), whether a page follows, and the
+     * order (oldest first after G) */
+    long dlq_first;
+    bool dlq_more, dlq_oldest;
     double dlq_cached_at;           /* > 0: some of dlq_total is cached (the oldest such
                                      * part's time); 0: every known part is live */
     RD_VEC(rd_count) counts;
@@ -290,6 +299,8 @@ void dlq_entry_clear(rd_dlq_entry *d);
 /* Replace a list wholesale; the model takes ownership of items (array and members). */
 void model_set_execs(rd_model *m, rd_execution *items, size_t n, bool more);
 void model_set_chain(rd_model *m, const char *id, rd_execution *items, size_t n);
+/* The record of execution id: json (taken; NULL none, `why` says why). */
+void model_set_detail(rd_model *m, const char *id, char *json, const char *why);
 void model_set_workers(rd_model *m, rd_worker *items, size_t n);
 /* The running executions of `worker` (the model takes items; known false: unknown). */
 void model_set_running(rd_model *m, const char *worker, rd_execution *items, size_t n, bool known);
@@ -303,6 +314,8 @@ void model_queues_reset(rd_model *m);    /* every source's queues dropped */
 void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n);
 void model_dlq_total(rd_model *m, const char *owner, long total);
 void model_dlq_peek_off(rd_model *m, bool off);
+/* The store's DLQ page just read: its first entry's position, a page follows, the order. */
+void model_dlq_page(rd_model *m, long first, bool more, bool oldest);
 /* failures per minute (< 0: unknown); the generation moves only when it changed */
 void model_set_failing_rate(rd_model *m, double per_min);
 /* The store-wide error groups (the model takes g; NULL drops them). */

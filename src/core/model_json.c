@@ -349,6 +349,16 @@ static unsigned view_mask(const char *view)
     return v && v->mask ? v->mask : view_find("overview")->mask;
 }
 
+/* One execution in full (detail.h): its record as an object, null with why when none. */
+static void add_detail(cJSON *root, const rd_model *m)
+{
+    add_str(root, MF_EXECUTION_ID, m->detail_id);
+    cJSON *d = m->detail ? cJSON_Parse(m->detail) : NULL;
+    cJSON_AddItemToObject(root, MF_EXECUTION, d ? d : cJSON_CreateNull());
+    if (!d)
+        add_str(root, MF_EXECUTION_WHY, m->detail_why ? m->detail_why : "not read");
+}
+
 /* Every *_json(item, now) builder, over one of the model's vectors. */
 #define ADD_ARRAY(root, key, vec, fn)                                  \
     do {                                                               \
@@ -401,6 +411,8 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
         add_str(root, MF_CHAIN_ID, m->chain_id);
         ADD_ARRAY(root, MF_CHAIN, m->chain, exec_json);
     }
+    if (v & VPART_DETAIL)
+        add_detail(root, m);
     if (v & VPART_WORKERS)
         ADD_ARRAY(root, MF_WORKERS, m->workers, worker_json);
     if (v & VPART_QUEUES)

@@ -8,6 +8,7 @@
 #include "groups.h"
 #include "storegroups.h"
 #include "health.h"
+#include "detail.h"
 #include "sanitize.h"
 #include "views.h"
 #include "xalloc.h"
@@ -458,6 +459,21 @@ static void text_chain(const rd_model *m, double now, tbuf *out)
     free(title);
 }
 
+static void text_detail(const rd_model *m, double now, tbuf *out)
+{
+    (void)now;
+    char *t = m->detail ? detail_text(m->detail, 0) : NULL;
+    if (!t) {
+        char *raw = xasprintf("EXECUTION %s: %s", m->detail_id ? m->detail_id : "-",
+                              m->detail_why ? m->detail_why : "not read");
+        t = sanitize_str(raw, 0);
+        free(raw);
+    }
+    tb_str(out, t);
+    tb_str(out, "\n");
+    free(t);
+}
+
 /* The text renderer of a view is its mask (views.h): one table per part, in this order. */
 static const struct {
     unsigned part;
@@ -465,7 +481,7 @@ static const struct {
 } sections[] = {
     { VPART_SOURCES, text_sources }, { VPART_COUNTS, text_counts }, { VPART_EXECS, text_loaded },
     { VPART_CHAIN, text_chain },     { VPART_WORKERS, text_workers },  { VPART_QUEUES, text_queues },
-    { VPART_DLQ, text_dlq },         { VPART_GROUPS, text_groups },
+    { VPART_DLQ, text_dlq },         { VPART_GROUPS, text_groups },   { VPART_DETAIL, text_detail },
 };
 
 char *model_to_text(const rd_model *m, const char *view, double now)

@@ -10,6 +10,8 @@ static const rd_view views[] = {
       "counts, executions, workers and queues (the default)" },
     { "executions", VPART_SOURCES | VPART_EXECS, false, true, true, "the loaded executions" },
     { "chain", VPART_SOURCES | VPART_CHAIN, true, true, true, "one execution's retry chain (ID)" },
+    { "execution", VPART_SOURCES | VPART_DETAIL, true, false, true,
+      "one execution in full: error, backtrace, parameters, result (ID)" },
     { "workers", VPART_SOURCES | VPART_WORKERS, false, true, true, "workers and their health" },
     { "queues", VPART_SOURCES | VPART_QUEUES, false, true, true, "queues, depths and rates" },
     { "dlq", VPART_SOURCES | VPART_DLQ, false, true, true, "dead-letter messages (peeked)" },

@@ -16,7 +16,8 @@ enum {
     VPART_SOURCES = 1, VPART_COUNTS = 2, VPART_EXECS = 4, VPART_WORKERS = 8, VPART_QUEUES = 16,
     VPART_DLQ = 32, VPART_CHAIN = 64, VPART_GROUPS = 128 /* not in "all": derived, not loaded */,
     VPART_DLQ_TOTALS = 256 /* each source's DLQ total, no entries: the last-known cache only */,
-    VPART_HISTORY = 512 /* the last hour (core/history.h): not the model's; snapshot reads its file */
+    VPART_HISTORY = 512 /* the last hour (core/history.h): not the model's; snapshot reads its file */,
+    VPART_DETAIL = 1024 /* one execution in full (detail.h) */
 };
 
 typedef struct rd_view {

@@ -163,6 +163,7 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
     case Q_EXECS: pg_view_got_execs(s->view, r, x); break;
     case Q_CHAIN: pg_view_got_chain(s->view, r, x); break;
     case Q_LOOKUP: pg_view_got_lookup(s->view, r); break;
+    case Q_DETAIL: pg_view_got_detail(s->view, r); break;
     case Q_RUNNING: pg_view_got_running(s->view, r, x); break;
     case Q_DLQ: pg_view_got_dlq(s->view, r); break;
     case Q_GROUPS: pg_view_got_groups(s->view, r, x); break;
@@ -196,6 +197,7 @@ static void apply_empty(pg_src *s, qkind k, const pg_row_ctx *x)
     case Q_RUNNING: pg_view_got_running(s->view, NULL, x); break;
     case Q_DLQ: model_dlq_set(m, SRC_NAME, NULL, 0); break;
     case Q_GROUPS: pg_view_got_groups(s->view, NULL, x); break;
+    case Q_DETAIL: pg_view_got_detail(s->view, NULL); break;
     case Q_DLQ_COUNT: model_dlq_total(m, SRC_NAME, -1); break;
     case Q_FAILING: model_set_failing_rate(m, -1); break;
     default: break;
@@ -279,7 +281,9 @@ void pg_apply_results(pg_src *s, PGresult **res, size_t n, char *err, size_t cap
         } else {
             if (k == Q_CHAIN)
                 pg_view_got_chain(s->view, NULL, &x);
-            if (!(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP)) && !*err)
+            if (k == Q_DETAIL)
+                pg_view_got_detail(s->view, NULL);
+            if (!(is_data_error(res[i]) && (k == Q_CHAIN || k == Q_LOOKUP || k == Q_DETAIL)) && !*err)
                 result_error(res[i], k, err, cap);
         }
     }

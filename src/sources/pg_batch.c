@@ -22,7 +22,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
     [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
     [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running", [Q_LISTEN] = "listen",
-    [Q_GROUPS] = "groups",
+    [Q_GROUPS] = "groups", [Q_DETAIL] = "execution_detail",
 };
 
 struct pg_batch {
@@ -339,13 +339,18 @@ static void build_main(pg_src *s, draft *b)
         add(b, query(s, Q_CHAIN), Q_CHAIN, 1, w.chain, NULL, NULL, NULL, NULL);
     if (w.jump)
         add(b, query(s, Q_LOOKUP), Q_LOOKUP, 1, w.jump, NULL, NULL, NULL, NULL);
+    /* one execution in full: on demand only (the pane opens, ^r), never on a poll */
+    if (w.detail)
+        add(b, query(s, Q_DETAIL), Q_DETAIL, 1, w.detail, NULL, NULL, NULL, NULL);
     if (w.running && query(s, Q_RUNNING)) {
         add(b, query(s, Q_RUNNING), Q_RUNNING, 1, w.running, NULL, NULL, NULL, NULL);
         b->running_sent = true;
     }
     if (w.dlq) {
         snprintf(b->dlq_limit, sizeof b->dlq_limit, "%d", DLQ_PAGE + 1);
-        add(b, query(s, Q_DLQ), Q_DLQ, 3, b->dlq_limit, w.dlq_key, w.dlq_id, NULL, NULL);
+        const char *p[5] = { NULL };
+        int np = pg_dlq_params(w.dlq_at, query(s, Q_DLQ), b->dlq_limit, p);
+        add(b, query(s, Q_DLQ), Q_DLQ, np, p[0], p[1], p[2], p[3], p[4]);
     }
     /* the error groups: on demand only (the view opens, ^r), never on a poll */
     if (w.groups_window && query(s, Q_GROUPS) && b->n < MAX_Q) {
@@ -369,7 +374,7 @@ bool pg_batch_send(pg_src *s)
          * wait) */
         pg_view_drop(s->view, query(s, Q_CHAIN) != NULL, query(s, Q_LOOKUP) != NULL,
                      query(s, Q_DLQ) != NULL, query(s, Q_RUNNING) != NULL,
-                     query(s, Q_GROUPS) != NULL);
+                     query(s, Q_GROUPS) != NULL, query(s, Q_DETAIL) != NULL);
         build_main(s, &b);
     }
     if (b.n == 0)

@@ -308,6 +308,29 @@ static void op_peek_dlq(rd_source *src, bool more)
     kick(s);
 }
 
+static void op_detail(rd_source *src, const char *id)
+{
+    pg_src *s = src->impl;
+    if (!id || !*id)
+        return;
+    pg_view_want_detail(s->view, id);
+    kick(s);
+}
+
+static void op_dlq_page(rd_source *src, int dir)
+{
+    pg_src *s = src->impl;
+    pg_view_dlq_page(s->view, dir);
+    kick(s);
+}
+
+static void op_dlq_order(rd_source *src, bool oldest, const char *text)
+{
+    pg_src *s = src->impl;
+    pg_view_dlq_order(s->view, oldest, text);
+    kick(s);
+}
+
 static void op_groups(rd_source *src, double window_s, long cap)
 {
     pg_src *s = src->impl;
@@ -327,7 +350,8 @@ static bool op_idle(const rd_source *src)
     if (s->failing)
         return true;     /* answered by the failure; retried after the reconnect */
     if (pg_batch_carries(s->batch, Q_CHAIN) || pg_batch_carries(s->batch, Q_DLQ) ||
-        pg_batch_carries(s->batch, Q_LOOKUP) || pg_batch_carries(s->batch, Q_GROUPS))
+        pg_batch_carries(s->batch, Q_LOOKUP) || pg_batch_carries(s->batch, Q_GROUPS) ||
+        pg_batch_carries(s->batch, Q_DETAIL))
         return false;
     return pg_view_idle(s->view);
 }
@@ -375,8 +399,8 @@ static void op_set_poll(rd_source *src, double every)
 
 static const rd_source_ops pg_ops = {
     .kind = SRC_NAME, .start = op_start, .refresh = op_refresh, .set_filter = op_set_filter,
-    .page = op_page, .jump = op_jump, .chain = op_chain, .worker = op_worker, .peek_dlq = op_peek_dlq,
-    .groups = op_groups,
+    .page = op_page, .jump = op_jump, .chain = op_chain, .detail = op_detail, .worker = op_worker,
+    .peek_dlq = op_peek_dlq, .dlq_page = op_dlq_page, .dlq_order = op_dlq_order, .groups = op_groups,
     .settled = op_settled, .idle = op_idle, .free = op_free, .set_poll = op_set_poll, .profile = op_profile,
     .set_interest = op_set_interest,
 };

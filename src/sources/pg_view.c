@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/detail.h"
 #include "../core/storegroups.h"
 #include "../core/xalloc.h"
 #include "pg_groups.h"
@@ -25,17 +26,18 @@ struct pg_view {
     bool want_main, want_page, want_dlq;
     unsigned interest;            /* RD_PANEL_*: the lists on screen (sources.h) */
     char *want_chain, *want_jump;
+    char *want_detail;            /* one execution in full (the detail pane) */
     char *want_worker;            /* the drain cockpit's worker: its running executions are
                                    * read on every poll while it is set */
     /* what is in flight */
-    char *worker_inflight, *chain_inflight, *jump_inflight;
+    char *worker_inflight, *chain_inflight, *jump_inflight, *detail_inflight;
     unsigned page_gen, page_gen_inflight, page_gen_applied;
     /* executions page */
     rd_exec_filter filter;
     cursor start, next;
     cursor *stack;
     size_t depth, stack_cap;
-    cursor dlq_after, dlq_next;
+    pg_dlq *dlq;                  /* the DLQ's pages (pg_dlq.c) */
     /* the error groups: the window and bound asked for ($1, $2), wanted / in flight */
     double groups_window_s;
     long groups_cap;
@@ -102,6 +104,7 @@ pg_view *pg_view_new(rd_model *m, int page_size)
     v->model = m;
     v->page_size = page_size > 0 ? page_size : 100;
     v->interest = RD_PANEL_ALL;
+    v->dlq = pg_dlq_new();
     return v;
 }
 
@@ -113,13 +116,14 @@ void pg_view_free(pg_view *v)
     free(v->want_jump);
     free(v->chain_inflight);
     free(v->jump_inflight);
+    free(v->want_detail);
+    free(v->detail_inflight);
     free(v->want_worker);
     free(v->worker_inflight);
     filter_free(&v->filter);
     stack_clear(v);
     free(v->stack);
-    cursor_free(&v->dlq_after);
-    cursor_free(&v->dlq_next);
+    pg_dlq_free(v->dlq);
     free(v);
 }
 
@@ -191,12 +195,26 @@ bool pg_view_want_worker(pg_view *v, const char *id)
 
 void pg_view_want_dlq(pg_view *v, bool more)
 {
-    if (more && v->dlq_next.key)
-        cursor_take(&v->dlq_after, &v->dlq_next);
-    else if (!more)
-        cursor_free(&v->dlq_after);
+    if (more)
+        pg_dlq_page(v->dlq, +1);
+    else
+        pg_dlq_first(v->dlq);
     v->want_dlq = true;
 }
+
+void pg_view_dlq_page(pg_view *v, int dir)
+{
+    pg_dlq_page(v->dlq, dir);
+    v->want_dlq = true;
+}
+
+void pg_view_dlq_order(pg_view *v, bool oldest, const char *text)
+{
+    pg_dlq_order(v->dlq, oldest, text);
+    v->want_dlq = true;
+}
+
+void pg_view_want_detail(pg_view *v, const char *id) { set_str(&v->want_detail, id); }
 
 void pg_view_want_groups(pg_view *v, double window_s, long cap)
 {
@@ -210,7 +228,7 @@ void pg_view_want_groups(pg_view *v, double window_s, long cap)
 
 bool pg_view_idle(const pg_view *v)
 {
-    return !v->want_chain && !v->want_jump && !v->want_dlq && !v->want_groups &&
+    return !v->want_chain && !v->want_jump && !v->want_detail && !v->want_dlq && !v->want_groups &&
            !v->groups_inflight && v->page_gen_applied == v->page_gen;
 }
 
@@ -228,6 +246,7 @@ void pg_view_again(pg_view *v, qkind k)
     if (k == Q_EXECS) v->want_page = true;
     else if (k == Q_CHAIN) again_str(&v->want_chain, &v->chain_inflight);
     else if (k == Q_LOOKUP) again_str(&v->want_jump, &v->jump_inflight);
+    else if (k == Q_DETAIL) again_str(&v->want_detail, &v->detail_inflight);
     else if (k == Q_DLQ) v->want_dlq = true;
     else if (k == Q_GROUPS) v->want_groups = !(v->groups_inflight = false);
     else if (k != Q_SEARCH_PATH && k != Q_VARIANT && k != Q_EXTENSIONS)
@@ -247,14 +266,19 @@ void pg_view_wants(const pg_view *v, pg_wants *w)
         .key = v->start.key, .id = v->start.id,
         .status = v->filter.status, .text = v->filter.text, .worker = v->filter.worker,
         .chain = v->want_chain, .jump = v->want_jump, .running = v->want_worker,
-        .dlq = v->want_dlq, .dlq_key = v->dlq_after.key, .dlq_id = v->dlq_after.id,
+        .dlq = v->want_dlq, .dlq_at = v->dlq,
+        .detail = v->want_detail,
         .groups_window = v->want_groups ? v->groups_p1 : NULL,
         .groups_cap = v->want_groups ? v->groups_p2 : NULL,
     };
 }
 
-void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running, bool groups)
+void pg_view_drop(pg_view *v, bool chain, bool jump, bool dlq, bool running, bool groups, bool detail)
 {
+    if (v->want_detail && !detail) {
+        model_set_detail(v->model, v->want_detail, NULL, "the profile has no [query execution_detail]");
+        set_str(&v->want_detail, NULL);
+    }
     if (v->want_groups && !groups) {   /* the profile cannot: the console groups the page */
         v->want_groups = false;
         model_set_sgroups(v->model, NULL);
@@ -287,9 +311,11 @@ void pg_view_sent(pg_view *v, bool page, bool running, bool groups)
     v->want_main = v->want_page = v->want_dlq = false;
     free(v->chain_inflight);
     free(v->jump_inflight);
+    free(v->detail_inflight);
     v->chain_inflight = v->want_chain;
     v->jump_inflight = v->want_jump;
-    v->want_chain = v->want_jump = NULL;
+    v->detail_inflight = v->want_detail;
+    v->want_chain = v->want_jump = v->want_detail = NULL;
 }
 
 void pg_view_answered(pg_view *v)
@@ -300,7 +326,8 @@ void pg_view_answered(pg_view *v)
     }
     free(v->chain_inflight);
     free(v->jump_inflight);
-    v->chain_inflight = v->jump_inflight = NULL;
+    free(v->detail_inflight);
+    v->chain_inflight = v->jump_inflight = v->detail_inflight = NULL;
 }
 
 /* ---- the answers ---- */
@@ -383,22 +410,31 @@ void pg_view_got_lookup(pg_view *v, const PGresult *r)
     v->want_page = true;
 }
 
-void pg_view_got_dlq(pg_view *v, const PGresult *r)
-{
-    rd_dlq_entry *d;
-    size_t n = pg_rows_dlq(r, &d);
-    cursor_free(&v->dlq_next);
-    if (PQntuples(r) > DLQ_PAGE) {
-        v->dlq_next.key = xstrdup(pg_text(r, DLQ_PAGE - 1, "sort_key"));
-        v->dlq_next.id = xstrdup(pg_text(r, DLQ_PAGE - 1, "id"));
-    }
-    while (n > DLQ_PAGE)
-        dlq_entry_clear(&d[--n]);
-    model_dlq_set(v->model, SRC_NAME, n ? d : NULL, n);
-    if (!n)
-        free(d);
-}
+void pg_view_got_dlq(pg_view *v, const PGresult *r) { pg_dlq_got(v->dlq, v->model, r); }
 
+/* One execution in full: the row's columns by name (core/detail.h); none: no record. */
+void pg_view_got_detail(pg_view *v, const PGresult *r)
+{
+    if (!v->detail_inflight)
+        return;
+    if (!r) {
+        model_set_detail(v->model, v->detail_inflight, NULL, "the store could not read it");
+        return;
+    }
+    if (PQntuples(r) < 1) {
+        model_set_detail(v->model, v->detail_inflight, NULL, "no such execution in the store");
+        return;
+    }
+    int nf = PQnfields(r);
+    const char **names = xcalloc((size_t)nf + 1, sizeof *names), **vals = xcalloc((size_t)nf + 1, sizeof *vals);
+    for (int i = 0; i < nf; i++) {
+        names[i] = PQfname(r, i);
+        vals[i] = PQgetisnull(r, 0, i) ? NULL : PQgetvalue(r, 0, i);
+    }
+    model_set_detail(v->model, v->detail_inflight, detail_from_row(names, vals, (size_t)nf), NULL);
+    free(names);
+    free(vals);
+}
 
 void pg_view_got_unchanged(pg_view *v)
 {

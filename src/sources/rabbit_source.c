@@ -27,7 +27,7 @@
 #include "rabbit_decode.h"
 
 enum { RB_MIN_POLL_S = 5, RB_PAGE_SIZE = 500, RB_MAX_PAGES = 40, RB_PEEK_COUNT = 20,
-       RB_PEEK_MAX = 100, RB_PEEK_QUEUES = 10, RB_SECRET_TIMEOUT_S = 30 };
+       RB_PEEK_MAX = RD_RABBIT_PEEK_MAX, RB_PEEK_QUEUES = RD_RABBIT_PEEK_QUEUES, RB_SECRET_TIMEOUT_S = 30 };
 static const char SRC_NAME[] = "rabbitmq";
 
 typedef struct rb_src {

@@ -242,6 +242,7 @@ static void chain_problem(rs_job *j, const char *why, unsigned flags)
     if (j->nf > 0)
         e->attempt = j->nums[j->nf - 1];
     model_set_chain(env->model, e->id, e, 1);
+    model_set_detail(env->model, e->id, NULL, why);   /* the detail pane reads it this way */
 }
 
 /* ---- phases ----------------------------------------------------------------------- */
@@ -474,6 +475,12 @@ static void chain_from_reply(rs_job *j, const redisReply *r)
         }
     }
     mark_overlaps(items, (size_t)j->nf);
+    /* the task in full (the detail pane, snapshot --view execution): its newest record */
+    const redisReply *nv = j->nfetch > 0 && j->fetch[j->nfetch - 1] == j->nf - 1 &&
+                           (size_t)(j->nfetch - 1) < r->elements ? r->element[j->nfetch - 1] : NULL;
+    bool nok = nv && nv->type == REDIS_REPLY_STRING;
+    model_set_detail(env->model, id, alakai_rec_detail(id, nok ? nv->str : NULL, nok ? nv->len : 0, j->nf,
+                                                       max_attempts(env)), NULL);
     model_set_chain(env->model, id, items, (size_t)j->nf);
     free(id);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/detail.h"
 #include "../core/rfc3339.h"
 #include "../core/xalloc.h"
 
@@ -494,4 +495,34 @@ bool alakai_rec_decode(const char *data, size_t len, rd_alakai_rec *out)
     if (alakai_rec_scan(data, len, out, &valid))
         return valid;
     return alakai_rec_decode_tree(data, len, out);
+}
+
+char *alakai_rec_detail(const char *id, const char *data, size_t len, int attempts, int max_attempts)
+{
+    rd_alakai_rec rec;
+    memset(&rec, 0, sizeof rec);
+    bool ok = data && alakai_rec_decode(data, len, &rec);
+    cJSON *o = data ? cJSON_ParseWithLength(data, len) : NULL;
+    const cJSON *snap = cJSON_GetObjectItemCaseSensitive(o, "taskSnapshot");
+    char *params = snap ? cJSON_PrintUnformatted(snap) : NULL;
+    char *raw = data ? xstrndup(data, len) : NULL;
+    char at[16], n[16], mx[16], disp[32], res[32];
+    snprintf(at, sizeof at, "%d", rec.attempt > 0 ? rec.attempt : attempts);
+    snprintf(n, sizeof n, "%d", attempts);
+    snprintf(mx, sizeof mx, "%d", max_attempts);
+    snprintf(disp, sizeof disp, "%.3f", rec.dispatched_at);
+    snprintf(res, sizeof res, "%.3f", rec.resolved_at);
+    const char *names[] = {"id", "name", "status", "attempt", "max_attempts", "chain_root", "chain_length",
+                           "reason", "error", "params", "result", "dispatched_at", "resolved_at", "malformed"};
+    const char *vals[] = {id, rec.name, ok && rec.status[0] ? rec.status : "unknown", at,
+                          max_attempts > 0 ? mx : NULL, id, n, rec.code[0] ? rec.code : NULL, rec.error,
+                          params, raw, rec.dispatched_at > 0 ? disp : NULL,
+                          rec.resolved_at > 0 ? res : NULL,
+                          ok ? NULL : data ? rec.why : "the record is too large: not fetched"};
+    char *out = detail_from_row(names, vals, sizeof names / sizeof *names);
+    cJSON_free(params);
+    cJSON_Delete(o);
+    free(raw);
+    alakai_rec_clear(&rec);
+    return out;
 }

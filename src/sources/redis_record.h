@@ -29,6 +29,10 @@ bool alakai_rec_decode(const char *data, size_t len, rd_alakai_rec *out);
 bool alakai_rec_scan(const char *data, size_t len, rd_alakai_rec *out, bool *valid);
 bool alakai_rec_decode_tree(const char *data, size_t len, rd_alakai_rec *out);
 void alakai_rec_clear(rd_alakai_rec *r);
+/* One task in full (core/detail.h) from its newest attempt's record data[0..len) (NULL:
+ * not fetched, too large): the decoded fields, taskSnapshot as the parameters, the whole
+ * record as the result; attempts = the task's attempt count; malloc'd JSON. */
+char *alakai_rec_detail(const char *id, const char *data, size_t len, int attempts, int max_attempts);
 /* Epoch seconds from a JSON-ish timestamp: RFC 3339 text, or a number / numeric text
  * in seconds or milliseconds (values > 1e11 are read as ms). false when unreadable. */
 bool alakai_parse_time(const char *s, double *out);

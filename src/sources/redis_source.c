@@ -225,6 +225,12 @@ static void op_chain(rd_source *src, const char *id)
         answer_if_down(s);
 }
 
+/* One task in full: its chain's fetch reads every record; the newest is the detail. */
+static void op_detail(rd_source *src, const char *id)
+{
+    op_chain(src, id);
+}
+
 static void op_peek_dlq(rd_source *src, bool more)
 {
     rs_src *s = impl(src);
@@ -272,6 +278,7 @@ static const rd_source_ops redis_ops = {
     .page = op_page,
     .jump = op_jump,
     .chain = op_chain,
+    .detail = op_detail,
     .peek_dlq = op_peek_dlq,
     .settled = op_settled,
     .idle = op_idle,

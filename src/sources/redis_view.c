@@ -344,6 +344,7 @@ void rs_view_answer(rs_view *v, const char *msg, bool swept)
         e->error = xstrdup(msg);
         e->attempt = e->max_attempts = -1;
         model_set_chain(v->ctx.model, v->chain_id, e, 1);
+        model_set_detail(v->ctx.model, v->chain_id, NULL, msg);
         v->chain_wanted = false;
     }
     if (v->dlq_wanted && !swept)

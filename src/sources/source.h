@@ -24,6 +24,7 @@ typedef struct rd_source_ops {
     void (*page)(rd_source *s, int dir);                         /* may be NULL */
     void (*jump)(rd_source *s, const char *id);                  /* may be NULL */
     void (*chain)(rd_source *s, const char *id);                 /* may be NULL */
+    void (*detail)(rd_source *s, const char *id);                /* may be NULL */
     /* the drain cockpit's worker (NULL: none): read its running executions on every poll
      * (model_set_running); may be NULL */
     void (*worker)(rd_source *s, const char *id);
@@ -31,6 +32,11 @@ typedef struct rd_source_ops {
     /* the error groups of the store's last window_s seconds, at most cap failures read
      * (model_set_sgroups); may be NULL: the console groups the loaded page */
     void (*groups)(rd_source *s, double window_s, long cap);
+    /* a store's DLQ, read a page at a time (may be NULL: a peek only grows): the page
+     * before (-1) or after (+1); the order (oldest first) and a text searched, from the
+     * first page */
+    void (*dlq_page)(rd_source *s, int dir);
+    void (*dlq_order)(rd_source *s, bool oldest, const char *text);
     bool (*settled)(const rd_source *s);
     bool (*idle)(const rd_source *s);
     void (*free)(rd_source *s);

@@ -140,6 +140,32 @@ void sources_request_chain(rd_sources *s, const char *id)
             s->src[i]->ops->chain(s->src[i], id);
 }
 
+void sources_request_detail(rd_sources *s, const char *id)
+{
+    bool asked = false;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->detail) {
+            s->src[i]->ops->detail(s->src[i], id);
+            asked = true;
+        }
+    if (!asked && s->n)
+        model_set_detail(s->src[0]->ctx.model, id, NULL, "no source of this system reads one execution in full");
+}
+
+void sources_dlq_page(rd_sources *s, int dir)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->dlq_page)
+            s->src[i]->ops->dlq_page(s->src[i], dir);
+}
+
+void sources_dlq_order(rd_sources *s, bool oldest, const char *text)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->src[i]->ops->dlq_order)
+            s->src[i]->ops->dlq_order(s->src[i], oldest, text);
+}
+
 /* The profile may say where its DLQ lives (dlq_source = store, broker or both); by
  * default every source that can peek is asked. A configured SQS DLQ is always asked: it
  * is the system's real dead-letter queue. */

@@ -39,6 +39,9 @@ void sources_set_filter(rd_sources *s, const rd_exec_filter *f);
 void sources_page(rd_sources *s, int dir);
 void sources_jump(rd_sources *s, const char *id);  /* page that starts at id */
 void sources_request_chain(rd_sources *s, const char *id);
+/* One execution in full (model detail, core/detail.h), read once now: never on a poll.
+ * Without a source that can, the model says the profile cannot. */
+void sources_request_detail(rd_sources *s, const char *id);
 /* The drain cockpit follows worker `id` (NULL: none): the store's source reads its running
  * executions on every poll; without a source that can, they are unknown. */
 void sources_request_worker(rd_sources *s, const char *id);
@@ -48,6 +51,14 @@ void sources_peek_dlq(rd_sources *s, bool more);
  * computed once where the data is and published to the model (model_set_sgroups); false
  * when no source can (the console then groups the loaded executions). */
 bool sources_request_groups(rd_sources *s, double window_s, long cap);
+/* A RabbitMQ peek reads at most this many messages a queue, of at most RD_RABBIT_PEEK_QUEUES
+ * dead-letter queues: each get requeues them (redelivered). */
+enum { RD_RABBIT_PEEK_MAX = 100, RD_RABBIT_PEEK_QUEUES = 10 };
+/* A store's DLQ a page at a time (sources without pages are left alone): the page before
+ * (-1) or after (+1); oldest first or newest first, searched for text (NULL: all), from the
+ * first page. */
+void sources_dlq_page(rd_sources *s, int dir);
+void sources_dlq_order(rd_sources *s, bool oldest, const char *text);
 /* Read-only (--read-only, read_only = true): sources_peek_dlq skips the broker's and
  * SQS's peeks, which change the messages, and says so in the model (dlq_peek_off). */
 void sources_set_read_only(rd_sources *s, bool read_only);

@@ -34,11 +34,12 @@ enum {
     X(VIEW_EXECS, "view-executions", "execs", "executions view", "2 e", 0) \
     X(VIEW_WORKERS, "view-workers", "workers", "workers view", "3 w", 0) \
     X(VIEW_QUEUES, "view-queues", "queues", "queues view", "4 u", 0) \
-    X(VIEW_DLQ, "view-dlq", "dlq", "DLQ view (peeks: RabbitMQ requeues peeked messages)", "5 d", 0) \
+    X(VIEW_DLQ, "view-dlq", "dlq", "DLQ view (peeks: RabbitMQ requeues peeked messages)", "5", 0) \
     X(VIEW_JOURNAL, "view-journal", "journal", "journal of your actions", "6 J", 0) \
     X(VIEW_FLEET, "view-fleet", "fleet", "fleet view: every configured system, worst first", "0", 0) \
     X(VIEW_GROUPS, "view-groups", "groups", "error groups: failed executions by error fingerprint", "7 E", 0) \
     X(VIEW_HISTORY, "view-history", "history", "history: the last hour as charts", "H", 0) \
+    X(DETAIL, "detail", "detail", "one execution in full: whole error, backtrace, parameters, result (c copies the payload)", "d", 0) \
     X(REFRESH, "refresh", "refresh", "refresh now (in the DLQ view: peek again)", "ctrl-r f5", 0) \
     X(REDRAW, "redraw", "redraw", "redraw the whole screen", "ctrl-l", UA_NAV) \
     X(NEXT_PAGE, "next-page", "older", "next (older) page of executions", "] n", 0) \
@@ -51,6 +52,7 @@ enum {
     X(MARK, "mark", "mark", "mark / unmark the selected row", "space", 0) \
     X(MARK_RANGE, "mark-range", "range", "mark every row from the last mark to here", "v", 0) \
     X(MARK_CLEAR, "unmark-all", "unmark", "clear all marks", "M", 0) \
+    X(GROUP_BY, "group-by", "group", "DLQ: group the entries by reason, by queue, or not (enter: a group's entries)", "b", 0) \
     X(PEEK_MORE, "peek-more", "more", "DLQ: peek the next page", "m", 0) \
     X(RETRY, "retry", "retry", "retry the selected or marked executions (error groups: every eligible member)", "r", UA_DANGER) \
     X(DRAIN, "drain", "drain", "drain (cordon) the selected worker", "D", UA_DANGER) \

@@ -33,6 +33,7 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_GROUPS] = &view_groups_ops,
     [VIEW_DRAIN] = &view_drain_ops,
     [VIEW_HISTORY] = &view_history_ops,
+    [VIEW_DETAIL] = &view_detail_ops,
 };
 
 enum { JOURNAL_TAIL = 500 };
@@ -176,6 +177,12 @@ static void app_effect(ui_app *app, const ui_effect *e)
     switch (e->kind) {
     case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
     case FX_CHAIN: if (src) sources_request_chain(src, e->text); break;
+    case FX_DETAIL: if (src) sources_request_detail(src, e->text); break;
+    case FX_DLQ_PAGE: if (src) sources_dlq_page(src, e->arg); break;
+    case FX_DLQ_ORDER:
+        if (src)
+            sources_dlq_order(src, e->arg != 0, app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
+        break;
     case FX_WORKER: if (src) sources_request_worker(src, e->text); break;
     case FX_PAGE: if (src) sources_page(src, e->arg); break;
     case FX_JUMP:
@@ -192,6 +199,9 @@ static void app_effect(ui_app *app, const ui_effect *e)
             app_filter(app);   /* the one filter the sources search with */
         } else if (e->arg >= 0 && e->arg < VIEW__COUNT) {
             app->views[e->arg].list.cur = 0;   /* the followed row, when it is still shown */
+            if (e->arg == VIEW_DLQ && src && app->ctx.model->dlq_first > 0)   /* the store searches */
+                sources_dlq_order(src, app->ctx.model->dlq_oldest,
+                                  app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
         }
         break;
     case FX_PEEK: if (src) sources_peek_dlq(src, e->arg != 0); break;
@@ -338,6 +348,7 @@ void app_command(ui_app *app, const char *line)
         app_open_view(app, views[id], id == CMD_GROUPS ? arg : NULL, true);   /* groups: the window */
         break;
     case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
+    case CMD_DETAIL: app_open_view(app, VIEW_DETAIL, arg, true); break;
     case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;
     case CMD_FILTER: app_command_filter(app, arg); break;
     case CMD_SYSTEM: binding_switch(app, arg); break;

@@ -107,7 +107,7 @@ static int view_panels(ui_view_id v)
     switch (v) {
     case VIEW_OVERVIEW: case VIEW_WORKERS: case VIEW_HISTORY: return RD_PANEL_WORKERS;
     case VIEW_EXECS: case VIEW_CHAIN: case VIEW_GROUPS: return RD_PANEL_EXECS;
-    case VIEW_QUEUES: case VIEW_DLQ: return 0;
+    case VIEW_QUEUES: case VIEW_DLQ: case VIEW_DETAIL: return 0;
     case VIEW_HELP: case VIEW_JOURNAL: return -1;
     default: return RD_PANEL_ALL;   /* the fleet, the drain cockpit */
     }

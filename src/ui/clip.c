@@ -78,17 +78,30 @@ void clip_copy(ui_app *app)
     char *text = clip_text(&c->sel, &n);
     const rd_system_cfg *sys = app_sys(app);
     bool osc = sys && sys->ui.clipboard && strcmp(sys->ui.clipboard, "osc52") == 0;
+    /* one labelled item (the detail pane's payload) is named by its label */
+    const char *what = c->sel.n == 1 && c->sel.labels && c->sel.labels[0] ? c->sel.labels[0] : NULL;
+    if (n == 0 && what) {
+        ctx_msg(c, true, "the %s is larger than a terminal's clipboard takes (64 KiB)", what);
+        free(text);
+        return;
+    }
     if (osc && clip_osc52(app, text)) {
-        ctx_msg(c, false, "copied %zu id%s to the clipboard (OSC 52)%s", n, n == 1 ? "" : "s",
-                n < c->sel.n ? ": the rest did not fit" : "");
+        if (what)
+            ctx_msg(c, false, "copied the %s to the clipboard (OSC 52)", what);
+        else
+            ctx_msg(c, false, "copied %zu id%s to the clipboard (OSC 52)%s", n, n == 1 ? "" : "s",
+                    n < c->sel.n ? ": the rest did not fit" : "");
         free(text);
         return;
     }
     free(app->clip);
     app->clip = text;   /* the overlay: plain text the terminal can select */
     term_mouse(app->term, false);   /* the terminal's own selection works again while it is up */
-    ctx_msg(c, false, "%zu id%s shown to select%s", n, n == 1 ? "" : "s",
-            osc ? "" : " (clipboard = osc52 in the config copies directly)");
+    if (what)
+        ctx_msg(c, false, "the %s shown to select%s", what, osc ? "" : " (clipboard = osc52 in the config copies directly)");
+    else
+        ctx_msg(c, false, "%zu id%s shown to select%s", n, n == 1 ? "" : "s",
+                osc ? "" : " (clipboard = osc52 in the config copies directly)");
 }
 
 void clip_close(ui_app *app)

@@ -16,6 +16,7 @@
     X(HISTORY, "history", NULL, "history", "the last hour as charts", false) \
     X(HELP, "help", "h", "help", "keys and commands", false) \
     X(CHAIN, "chain", NULL, "chain ID", "the retry chain of an execution", true) \
+    X(DETAIL, "detail", NULL, "detail ID", "one execution in full: error, backtrace, parameters, result", true) \
     X(JUMP, "jump", NULL, "jump ID", "executions page starting at ID", true) \
     X(FILTER, "filter", "f", "filter status=S text=T error=FP", "filter executions (no argument: clear)", false) \
     X(SYSTEM, "system", NULL, "system NAME", "switch to another configured system", true) \

@@ -45,6 +45,9 @@ typedef enum {
     FX_SYSTEM,    /* text = system name: open it (`:system NAME`) */
     FX_COPY,      /* the ids in ctx->sel to the clipboard (OSC 52) or the copy overlay */
     FX_GROUPS,    /* arg = window in seconds: the error groups across the store, computed now */
+    FX_DETAIL,    /* text = execution id: read it in full (model detail), once */
+    FX_DLQ_PAGE,  /* arg = -1 the store's DLQ page before, +1 the one after */
+    FX_DLQ_ORDER, /* arg = 1 oldest first (G), 0 newest first; the DLQ view's search */
 } fx_kind;
 
 enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };
@@ -57,7 +60,7 @@ typedef struct ui_effect {
 
 typedef enum {
     VIEW_OVERVIEW, VIEW_EXECS, VIEW_CHAIN, VIEW_WORKERS, VIEW_QUEUES, VIEW_DLQ,
-    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW_DRAIN, VIEW_HISTORY, VIEW__COUNT
+    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW_DRAIN, VIEW_HISTORY, VIEW_DETAIL, VIEW__COUNT
 } ui_view_id;
 
 /* Each view keeps its own filter (ctx.filter[view]) and shows it in its title: a search
@@ -166,7 +169,7 @@ struct ui_view {
 
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
     view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
-    view_fleet_ops, view_groups_ops, view_drain_ops, view_history_ops;
+    view_fleet_ops, view_groups_ops, view_drain_ops, view_history_ops, view_detail_ops;
 
 /* ctx helpers (view.c) */
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text);

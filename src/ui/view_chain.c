@@ -14,7 +14,7 @@ typedef struct chain_st {
     char id[256];        /* the execution the chain was asked for */
 } chain_st;
 
-static const ui_action chain_bar[] = {UA_RETRY, UA_BACK, UA_REFRESH, UA_HELP, UA_QUIT, UA_NONE};
+static const ui_action chain_bar[] = {UA_OPEN, UA_RETRY, UA_BACK, UA_REFRESH, UA_HELP, UA_QUIT, UA_NONE};
 
 static chain_st *st_of(ui_view *v)
 {
@@ -197,6 +197,11 @@ static unsigned chain_key(ui_view *v, ui_ctx *c, ui_action a)
         return ch;
     if (a == UA_REFRESH) {
         chain_open(v, c, NULL);
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_OPEN || a == UA_DETAIL) {   /* the attempt under the cursor, in full */
+        if (v->list.n && v->list.cur >= 0 && v->list.cur < v->list.n && m->chain.items[v->list.cur].id)
+            ctx_fx(c, FX_VIEW, VIEW_DETAIL, m->chain.items[v->list.cur].id);
         return UI_CH_REDRAW;
     }
     if (a == UA_COPY) {

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/dlqgroup.h"
 #include "../core/sanitize.h"
+#include "../sources/sources.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "table.h"
@@ -22,6 +24,10 @@ typedef struct dlq_st {
     bool sqs_asked;        /* SQS: the operator asked for a peek since the view opened */
     size_t *rows;          /* indexes into model->dlq the view's filter lets through */
     size_t n_rows, cap_rows;
+    rd_dlq_by by;          /* grouped by reason or by queue (the group-by key), or not */
+    rd_dlq_group *groups;  /* of the rows, at the last draw */
+    size_t n_groups;
+    ui_list glist;         /* the cursor among the groups */
 } dlq_st;
 
 /* An SQS system: peeking receives messages, so only on request. */
@@ -109,7 +115,7 @@ static char *sqs_peek_note(const ui_ctx *c)
                      "peek (10 messages a page, %s for more).", peek, more);
 }
 
-static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
+static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_GROUP_BY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
 
 static dlq_st *st_of(ui_view *v)
 {
@@ -288,6 +294,42 @@ static const char *dlq_peek_note(const ui_ctx *c)
          : rabbit ? "peeking a RabbitMQ queue requeues its messages (redelivered)" : NULL;
 }
 
+/* The RabbitMQ peek stopped at its cap on some queue: how many it reads, said on screen. */
+static bool rabbit_capped(const rd_model *m)
+{
+    for (size_t i = 0; i < m->dlq_parts.n; i++) {
+        const rd_dlq_part *p = &m->dlq_parts.items[i];
+        if (strcmp(p->owner, "rabbitmq") != 0)
+            continue;
+        for (size_t a = 0; a < p->n; a++) {
+            size_t same = 0;
+            for (size_t b = 0; b < p->n; b++)
+                same += p->items[a].queue && p->items[b].queue && strcmp(p->items[a].queue, p->items[b].queue) == 0;
+            if (same >= RD_RABBIT_PEEK_MAX)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Where the rows are in the DLQ: the store's page (entries 51-100, oldest first) and the
+ * RabbitMQ peek's cap when it was reached. */
+static void dlq_where(const ui_ctx *c, char *out, size_t cap)
+{
+    const rd_model *m = c->model;
+    size_t own = 0;
+    for (size_t i = 0; i < m->dlq_parts.n; i++)
+        if (strcmp(m->dlq_parts.items[i].owner, "postgresql") == 0)
+            own = m->dlq_parts.items[i].n;
+    int n = 0;
+    if (m->dlq_first > 0 && own)
+        n = snprintf(out, cap, "  entries %ld-%ld%s%s", m->dlq_first, m->dlq_first + (long)own - 1,
+                     m->dlq_oldest ? " oldest first" : "", m->dlq_more ? " (pgdn: more)" : "");
+    if (n >= 0 && (size_t)n < cap && rabbit_capped(m))
+        snprintf(out + n, cap - (size_t)n, "  RabbitMQ peek capped at %d a queue, %d queues",
+                 RD_RABBIT_PEEK_MAX, RD_RABBIT_PEEK_QUEUES);
+}
+
 static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
@@ -296,10 +338,11 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     char t[256];
     bool sqs = dlq_is_sqs(c), asked = !sqs || st_of(v)->sqs_asked;
     dlq_st *s = st_of(v);
-    char shown[48] = "";
+    char shown[48] = "", where[96] = "";
     if (s->n_rows != m->dlq.n)
         snprintf(shown, sizeof shown, "%zu shown of ", s->n_rows);
-    int tn = snprintf(t, sizeof t, "DLQ  %s%zu peeked of %s%s", shown, m->dlq.n, tot,
+    dlq_where(c, where, sizeof where);
+    int tn = snprintf(t, sizeof t, "DLQ  %s%zu peeked of %s%s%s", shown, m->dlq.n, tot, where,
                       dlq_peek_off(c) && !m->dlq_loaded ? "  (not peeked: read-only)"
                       : !asked ? "  (not peeked yet)" : m->dlq_loaded ? "" : "  (peeking...)");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
@@ -376,11 +419,80 @@ static const char *dlq_empty(const ui_ctx *c)
     return m->dlq_loaded ? "the DLQ is empty" : "waiting for the peek...";
 }
 
+/* The rows grouped by reason or queue: one line a group, largest first (Enter: its entries,
+ * searched for its key: the store searches all of its DLQ). */
+static void dlq_groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, dlq_st *s)
+{
+    const rd_model *m = c->model;
+    const rd_dlq_entry **rows = xcalloc(s->n_rows + 1, sizeof *rows);
+    for (size_t i = 0; i < s->n_rows; i++)
+        rows[i] = &m->dlq.items[s->rows[i]];
+    free(s->groups);
+    s->n_groups = dlq_group(rows, s->n_rows, s->by, &s->groups);
+    free(rows);
+    char *t = xasprintf("DLQ by %s  %zu group%s of the %zu entries loaded (enter: the entries of one%s)",
+                        dlq_by_name(s->by), s->n_groups, s->n_groups == 1 ? "" : "s", s->n_rows,
+                        m->dlq_first > 0 ? ", searched in the whole store" : "");
+    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    free(t);
+    ui_col cols[] = {
+        {.title = s->by == DLQ_BY_REASON ? "REASON" : "QUEUE", .min = 12, .want = 40, .weight = 2},
+        {.title = "N", .min = 5, .want = 7, .right = true},
+        {.title = "FIRST", .min = 5, .want = 6, .right = true},
+        {.title = "LAST", .min = 5, .want = 6, .drop = 1, .right = true},
+    };
+    col_clock(c, &cols[2]);
+    col_clock(c, &cols[3]);
+    cols_layout(cols, 4, r.w);
+    cols_header(w, r.y + 1, r.x, cols, 4, theme_attr(c->theme, TS_HEADER));
+    v->rows = r.h - 2 < 1 ? 1 : r.h - 2;
+    v->list_y = r.y + 2;
+    s->glist.n = (int)s->n_groups;
+    list_fit(&s->glist, v->rows);
+    for (int i = 0; i < v->rows && s->glist.top + i < s->glist.n; i++) {
+        const rd_dlq_group *g = &s->groups[s->glist.top + i];
+        int base = s->glist.top + i == s->glist.cur ? theme_attr(c->theme, TS_CURSOR) : 0;
+        char n[24], first[32], last[32];
+        snprintf(n, sizeof n, "%zu", g->count);
+        ctx_age(c, g->first, first, sizeof first);
+        ctx_age(c, g->last, last, sizeof last);
+        draw_fill(w, r.y + 2 + i, r.x, r.w, base);
+        cols_cell(w, r.y + 2 + i, r.x, &cols[0], g->key, base, c->san);
+        cols_cell(w, r.y + 2 + i, r.x, &cols[1], n, base, c->san);
+        cols_cell(w, r.y + 2 + i, r.x, &cols[2], first, base, c->san);
+        cols_cell(w, r.y + 2 + i, r.x, &cols[3], last, base, c->san);
+    }
+}
+
+/* Grouped: the cursor moves among the groups; Enter shows one group's entries (the view
+ * searched for its key), back or the group-by key again leaves the grouping. */
+static unsigned dlq_groups_key(ui_view *v, ui_ctx *c, ui_action a, dlq_st *s)
+{
+    if (a == UA_GROUP_BY || a == UA_BACK) {
+        s->by = a == UA_BACK ? DLQ_BY_NONE : (rd_dlq_by)((s->by + 1) % DLQ_BY__COUNT);
+        s->glist.cur = s->glist.top = 0;
+        return UI_CH_REDRAW;
+    }
+    if (a == UA_OPEN && s->glist.cur < (int)s->n_groups) {
+        snprintf(c->filter[VIEW_DLQ].text, sizeof c->filter[VIEW_DLQ].text, "%s", s->groups[s->glist.cur].key);
+        s->by = DLQ_BY_NONE;
+        list_unpin(&v->list);
+        ctx_fx(c, FX_FILTER, VIEW_DLQ, NULL);
+        return UI_CH_REDRAW;
+    }
+    s->glist.n = (int)s->n_groups;
+    return list_nav(&s->glist, a, v->rows);
+}
+
 static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
     dlq_rows(v, c, s);
+    if (s->by != DLQ_BY_NONE && !s->detail) {
+        dlq_groups_draw(v, c, w, r, s);
+        return;
+    }
     list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);   /* a re-peek reorders */
     list_fit(&v->list, v->rows);
     if (s->detail && s->n_rows) {
@@ -483,11 +595,56 @@ static unsigned dlq_retry(ui_ctx *c, const rd_dlq_entry *d)
     return UI_CH_REDRAW;
 }
 
+/* The cursor goes to row `row` of the page asked for (1 << 30: its last), following none. */
+static unsigned dlq_turn(ui_view *v, ui_ctx *c, fx_kind k, int arg, int row)
+{
+    list_unpin(&v->list);
+    v->list.cur = row;
+    v->list.top = 0;
+    ctx_fx(c, k, arg, NULL);
+    return UI_CH_REDRAW;
+}
+
+/* A DLQ of thousands a screen at a time: past the last row loaded, the next page (the
+ * store's) or a bigger peek (RabbitMQ, to its cap); before the first, the store's page
+ * before; G the oldest (the store reads it oldest first), g back to the newest. */
+static unsigned dlq_page_key(ui_view *v, ui_ctx *c, ui_action a)
+{
+    const rd_model *m = c->model;
+    bool paged = m->dlq_first > 0, at_end = v->list.cur >= v->list.n - 1, at_top = v->list.cur <= 0;
+    if ((a == UA_PAGE_DOWN || a == UA_DOWN) && at_end && v->list.n) {
+        if (paged && m->dlq_more)
+            return dlq_turn(v, c, FX_DLQ_PAGE, 1, 0);
+        if (!paged && rabbit_capped(m)) {
+            ctx_msg(c, false, "the RabbitMQ peek stops at %d messages a queue (%d queues): each get requeues them",
+                    RD_RABBIT_PEEK_MAX, RD_RABBIT_PEEK_QUEUES);
+            return UI_CH_REDRAW;
+        }
+        if (!paged && a == UA_PAGE_DOWN) {
+            ctx_fx(c, FX_PEEK, 1, NULL);   /* a bigger peek, as peek-more */
+            return UI_CH_REDRAW;
+        }
+    }
+    if ((a == UA_PAGE_UP || a == UA_UP) && at_top && paged && m->dlq_first > 1)
+        return dlq_turn(v, c, FX_DLQ_PAGE, -1, 1 << 30);
+    if (a == UA_BOTTOM && paged && !m->dlq_oldest)
+        return dlq_turn(v, c, FX_DLQ_ORDER, 1, 0);
+    if (a == UA_TOP && paged && (m->dlq_oldest || m->dlq_first > 1))
+        return dlq_turn(v, c, FX_DLQ_ORDER, 0, 0);
+    return UI_CH_UNHANDLED;
+}
+
 static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
     dlq_rows(v, c, s);
+    if (s->by != DLQ_BY_NONE && !s->detail && a != UA_REFRESH && a != UA_PEEK_MORE)
+        return dlq_groups_key(v, c, a, s);
+    if (a == UA_GROUP_BY && !s->detail) {
+        s->by = DLQ_BY_REASON;
+        return UI_CH_REDRAW;
+    }
     bool kept = list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);
     const rd_dlq_entry *d = s->n_rows ? &m->dlq.items[s->rows[v->list.cur < v->list.n ? v->list.cur : 0]] : NULL;
     if (!kept && (a == UA_RETRY || a == UA_OPEN)) {
@@ -515,6 +672,11 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
         unsigned ch = dlq_detail_key(v, c, a);
         if (!(ch & UI_CH_UNHANDLED))
             return ch;
+    }
+    if (!s->detail) {
+        unsigned pg = dlq_page_key(v, c, a);
+        if (!(pg & UI_CH_UNHANDLED))
+            return pg;
     }
     unsigned ch = list_nav(&v->list, a, v->rows);
     if (!(ch & UI_CH_UNHANDLED)) {
@@ -544,6 +706,7 @@ static void dlq_free(ui_view *v)
         free(s->shown_id);
         free(s->pretty);
         free(s->rows);
+        free(s->groups);
     }
     free(s);
     v->st = NULL;

@@ -512,7 +512,7 @@ static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_ex
 /* Keys that act on the execution under the cursor. */
 static bool execs_acts_on_row(ui_action a)
 {
-    return a == UA_OPEN || a == UA_RETRY || a == UA_MARK || a == UA_MARK_RANGE || a == UA_FILTER_FP;
+    return a == UA_OPEN || a == UA_DETAIL || a == UA_RETRY || a == UA_MARK || a == UA_MARK_RANGE || a == UA_FILTER_FP;
 }
 
 static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
@@ -537,8 +537,9 @@ static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
     }
     switch (a) {
     case UA_OPEN:
+    case UA_DETAIL:
         if (e)
-            ctx_fx(c, FX_VIEW, VIEW_CHAIN, e->id);
+            ctx_fx(c, FX_VIEW, a == UA_OPEN ? VIEW_CHAIN : VIEW_DETAIL, e->id);
         return UI_CH_REDRAW;
     case UA_SORT: s->sort = (s->sort + 1) % SORT__COUNT; return UI_CH_REDRAW;
     case UA_NEXT_PAGE:

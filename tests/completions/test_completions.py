@@ -30,7 +30,7 @@ store = redis://127.0.0.1:1/0
 """
 GLOBAL = "--config --system --theme --keymap --read-only --ascii --no-mouse --yes --help --version".split()
 COMMANDS = "snapshot check retry drain undrain deactivate activate config batch".split()
-VIEWS = "overview executions chain workers queues dlq groups fleet history".split()
+VIEWS = "overview executions chain execution workers queues dlq groups fleet history".split()
 ACT = "--config --system --read-only --yes --reason --idempotency-key".split()
 PROFILES = "alakai attune attune-era1 attune-era2 openagents tasker".split()
 

@@ -170,7 +170,8 @@ def test_hostile_data_never_reaches_the_screen(tmp_path, size):
 VIEW_TITLES = [("overview", "Overview"), ("executions", "Executions"), ("workers", "Workers"),
                ("queues", "Queues"), ("dlq", "DLQ"), ("journal", "Journal"), ("help", "Help"),
                ("chain 1042", "Retry chain of 1042"), ("fleet", "Fleet"), ("groups", "Error groups"),
-               ("cockpit w3", "Drain cockpit  worker-03 (w3)"), ("history", "History")]
+               ("cockpit w3", "Drain cockpit  worker-03 (w3)"), ("history", "History"),
+               ("detail 1042", "Execution 1042")]
 
 
 def ui_view_names():

@@ -75,8 +75,8 @@ static void test_complete(void)
         { "sys", "system ", "system", 1 },
         { ":wo", ":workers ", "workers", 1 },
         { "  ch", "  chain ", "chain", 1 },
-        { "", "", "overview executions workers queues dlq journal fleet groups history help chain jump "
-              "filter system theme keymap refresh cockpit export export! quit", 21 },
+        { "", "", "overview executions workers queues dlq journal fleet groups history help chain detail jump "
+              "filter system theme keymap refresh cockpit export export! quit", 22 },
         { "zz", "zz", "", 0 },
         { "chain 12", "chain 12", "", 0 },      /* past the name: nothing to complete */
         { "w", "workers ", "workers", 1 },       /* names only: the alias "w" is not offered */

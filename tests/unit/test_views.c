@@ -12,7 +12,7 @@ static void test_table(void)
 {
     char names[200];
     view_names(names, sizeof names, false);
-    CHECK_STR(names, "overview, executions, chain, workers, queues, dlq, groups, fleet, history");
+    CHECK_STR(names, "overview, executions, chain, execution, workers, queues, dlq, groups, fleet, history");
     view_names(names, sizeof names, true);
     CHECK_STR(names, "executions, chain, workers, queues, dlq");
     const rd_view *v;
@@ -21,6 +21,7 @@ static void test_table(void)
         CHECK_MSG(!v->listed || (v->help && *v->help), v->name);
     }
     CHECK(view_find("chain")->needs_id && !view_find("dlq")->needs_id);
+    CHECK(view_find("execution")->needs_id && view_find("execution")->mask == (VPART_SOURCES | VPART_DETAIL));
     CHECK(view_find("fleet")->mask == 0);              /* every system, not one model */
     CHECK(view_find("history")->mask == VPART_HISTORY && !view_find("history")->exportable);
     CHECK(!view_find("all")->listed && !view_find("cache")->listed);
@@ -36,7 +37,7 @@ static void test_writers_follow_the_mask(void)
     static const struct { const char *view, *text, *json; } cases[] = {
         { "executions", "EXECUTIONS", "\"executions\":" }, { "workers", "WORKERS", "\"workers\":" },
         { "queues", "QUEUES", "\"queues\":" },             { "groups", "ERROR GROUPS", "\"groups\":" },
-        { "chain", "RETRY CHAIN", "\"chain\":" },
+        { "chain", "RETRY CHAIN", "\"chain\":" },        { "execution", "EXECUTION", "\"execution\":" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *t = model_to_text(m, cases[i].view, 0);

@@ -1,0 +1,51 @@
+#include "dlqgroup.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+static const char *key_of(const rd_dlq_entry *d, rd_dlq_by by)
+{
+    const char *k = by == DLQ_BY_REASON ? d->reason : d->queue;
+    return k && *k ? k : "-";
+}
+
+static int by_count(const void *a, const void *b)
+{
+    const rd_dlq_group *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+size_t dlq_group(const rd_dlq_entry *const *rows, size_t n, rd_dlq_by by, rd_dlq_group **out)
+{
+    rd_dlq_group *g = NULL;
+    size_t ng = 0, cap = 0;
+    for (size_t i = 0; i < n && by != DLQ_BY_NONE; i++) {
+        const char *k = key_of(rows[i], by);
+        size_t j = 0;
+        while (j < ng && strcmp(g[j].key, k) != 0)
+            j++;
+        if (j == ng) {
+            xgrow(&g, &cap, ng + 1, sizeof *g);
+            g[ng++] = (rd_dlq_group){k, 0, 0, 0};
+        }
+        g[j].count++;
+        double f = rows[i]->first_death_at, l = rows[i]->last_death_at;
+        if (f > 0 && (g[j].first <= 0 || f < g[j].first))
+            g[j].first = f;
+        if (l > g[j].last)
+            g[j].last = l;
+    }
+    if (ng)
+        qsort(g, ng, sizeof *g, by_count);
+    *out = g;
+    return ng;
+}
+
+const char *dlq_by_name(rd_dlq_by by)
+{
+    return by == DLQ_BY_REASON ? "reason" : by == DLQ_BY_QUEUE ? "queue" : "none";
+}
