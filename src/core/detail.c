@@ -3,7 +3,6 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "jsonget.h"
 #include "sanitize.h"
+#include "textutil.h"
 #include "xalloc.h"
 
 static bool ends_with(const char *s, const char *tail)
@@ -103,33 +103,6 @@ char *detail_pretty_json(const char *raw)
     return out;
 }
 
-/* A growing text. */
-typedef struct buf { char *s; size_t n, cap; } buf;
-
-static void put(buf *b, const char *s)
-{
-    size_t k = strlen(s);
-    xgrow(&b->s, &b->cap, b->n + k + 1, 1);
-    memcpy(b->s + b->n, s, k + 1);
-    b->n += k;
-}
-
-static void putf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    va_list ap2;
-    va_copy(ap2, ap);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *t = xmalloc((size_t)(k < 0 ? 0 : k) + 1);
-    vsnprintf(t, (size_t)(k < 0 ? 0 : k) + 1, fmt, ap2);
-    va_end(ap2);
-    put(b, t);
-    free(t);
-}
-
 static void utc_text(double t, char *out, size_t cap)
 {
     if (!(t > 0) || t > 253402300799.0) {
@@ -163,9 +136,9 @@ static char *value_text(const cJSON *v)
     return out;
 }
 
-static void head_lines(buf *b, const cJSON *o)
+static void head_lines(text_buf *b, const cJSON *o)
 {
-    putf(b, "execution %s  %s  status %s\n", str_or(o, "id", "-"), str_or(o, "name", "-"),
+    text_buf_printf(b, "execution %s  %s  status %s\n", str_or(o, "id", "-"), str_or(o, "name", "-"),
          str_or(o, "status", "-"));
     long at = json_long(o, "attempt", -1, 1000000000), mx = json_long(o, "max_attempts", -1, 1000000000);
     long len = json_long(o, "chain_length", -1, 1000000000);
@@ -176,36 +149,36 @@ static void head_lines(buf *b, const cJSON *o)
         snprintf(m, sizeof m, " of %ld allowed", mx);
     if (len >= 0)
         snprintf(l, sizeof l, ", %ld attempt%s in all", len, len == 1 ? "" : "s");
-    putf(b, "chain position: attempt %s%s  chain root %s%s\n", a, m, str_or(o, "chain_root", str_or(o, "id", "-")), l);
-    putf(b, "worker %s%s%s\n", str_or(o, "worker", "-"), json_str(o, "parent_id") ? "  parent " : "",
+    text_buf_printf(b, "chain position: attempt %s%s  chain root %s%s\n", a, m, str_or(o, "chain_root", str_or(o, "id", "-")), l);
+    text_buf_printf(b, "worker %s%s%s\n", str_or(o, "worker", "-"), json_str(o, "parent_id") ? "  parent " : "",
          str_or(o, "parent_id", ""));
     if (json_str(o, "reason"))
-        putf(b, "reason %s\n", json_str(o, "reason"));
+        text_buf_printf(b, "reason %s\n", json_str(o, "reason"));
 }
 
-static void time_lines(buf *b, const cJSON *o)
+static void time_lines(text_buf *b, const cJSON *o)
 {
-    put(b, "\ntimes (UTC):\n");
+    text_buf_str(b, "\ntimes (UTC):\n");
     const cJSON *it;
     cJSON_ArrayForEach(it, o) {
         if (!it->string || !ends_with(it->string, "_at"))
             continue;
         char t[48];
         utc_text(cJSON_IsNumber(it) ? it->valuedouble : 0, t, sizeof t);
-        putf(b, "  %-20s %s\n", it->string, t);
+        text_buf_printf(b, "  %-20s %s\n", it->string, t);
     }
 }
 
-static void section(buf *b, const char *title, const cJSON *v)
+static void section(text_buf *b, const char *title, const cJSON *v)
 {
-    putf(b, "\n%s:\n", title);
+    text_buf_printf(b, "\n%s:\n", title);
     if (!v || cJSON_IsNull(v)) {
-        put(b, "  (none)\n");
+        text_buf_str(b, "  (none)\n");
         return;
     }
     char *t = cJSON_IsObject(v) || cJSON_IsArray(v) ? pretty_item(v) : value_text(v);
-    put(b, t);
-    put(b, "\n");
+    text_buf_str(b, t);
+    text_buf_str(b, "\n");
     free(t);
 }
 
@@ -227,8 +200,8 @@ char *detail_text(const char *json, unsigned san)
         cJSON_Delete(o);
         return xstrdup("(no record)");
     }
-    buf b = {0};
-    put(&b, "");
+    text_buf b = {0};
+    text_buf_str(&b, "");
     head_lines(&b, o);
     time_lines(&b, o);
     section(&b, "error", cJSON_GetObjectItemCaseSensitive(o, "error"));
@@ -240,8 +213,8 @@ char *detail_text(const char *json, unsigned san)
         if (it->string && !standard(it->string) && !cJSON_IsNull(it))
             section(&b, it->string, it);
     cJSON_Delete(o);
-    char *clean = sanitize_str(b.s, san | SAN_KEEP_NL);
-    free(b.s);
+    char *clean = sanitize_str(b.p, san | SAN_KEEP_NL);
+    free(b.p);
     return clean;
 }
 

@@ -11,6 +11,7 @@
 #include "health.h"
 #include "model_json.h"
 #include "sanitize.h"
+#include "textutil.h"
 #include "xalloc.h"
 
 /* ---- the DLQ trend ---- */
@@ -444,16 +445,6 @@ char *fleet_to_json(const rd_fleet_row *rows, size_t n)
     return safe;
 }
 
-typedef struct tbuf { char *p; size_t n, cap; } tbuf;
-
-static void tb_str(tbuf *b, const char *s)
-{
-    size_t k = strlen(s);
-    xgrow(&b->p, &b->cap, b->n + k + 1, 1);
-    memcpy(b->p + b->n, s, k + 1);
-    b->n += k;
-}
-
 char *fleet_to_text(const rd_fleet_row *rows, size_t n)
 {
     enum { W = 32 };   /* the widest cell kept whole, but WHY (the last column) */
@@ -472,27 +463,26 @@ char *fleet_to_text(const rd_fleet_row *rows, size_t n)
             w[c] = cw > w[c] ? cw : w[c];
         }
     }
-    tbuf b = {0};
-    tb_str(&b, "FLEET\n");
+    text_buf b = {0};
+    text_buf_str(&b, "FLEET\n");
     for (size_t i = 0; i <= n; i++) {
         for (int c = 0; c < FLEET_COL__COUNT; c++) {
             const char *s = i == 0 ? fleet_col_heads[c] : fit[i - 1][c];
-            tb_str(&b, s);
+            text_buf_str(&b, s);
             for (int k = c + 1 < FLEET_COL__COUNT ? w[c] - sanitize_width(s) + 2 : 0; k > 0; k--)
-                tb_str(&b, " ");
+                text_buf_str(&b, " ");
         }
-        while (b.n && b.p[b.n - 1] == ' ')
-            b.p[--b.n] = '\0';
-        tb_str(&b, "\n");
+        text_buf_rtrim(&b);
+        text_buf_str(&b, "\n");
     }
     if (!n)
-        tb_str(&b, "(no systems configured)\n");
+        text_buf_str(&b, "(no systems configured)\n");
     for (size_t i = 0; i < n; i++)
         if (rows[i].src_error[0]) {
             char *clean = sanitize_str(rows[i].src_error, 0);
             char *name = sanitize_str(rows[i].name, 0);
             char *t = xasprintf("%s: %s\n", name, clean);
-            tb_str(&b, t);
+            text_buf_str(&b, t);
             free(t), free(name), free(clean);
         }
     free(fit);

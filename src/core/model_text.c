@@ -10,6 +10,7 @@
 #include "health.h"
 #include "detail.h"
 #include "sanitize.h"
+#include "textutil.h"
 #include "views.h"
 #include "xalloc.h"
 
@@ -17,17 +18,6 @@
 #define WIDE_MAX 72     /* for error / payload columns */
 #define MAX_COLS 12
 
-typedef struct tbuf { char *p; size_t n, cap; } tbuf;
-
-static void tb_add(tbuf *b, const char *s, size_t n)
-{
-    xgrow(&b->p, &b->cap, b->n + n + 1, 1);
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void tb_str(tbuf *b, const char *s) { tb_add(b, s, strlen(s)); }
 
 typedef struct table {
     const char *title;
@@ -76,13 +66,13 @@ static void table_age(table *t, double at, double now)
     table_cell(t, b, CELL_MAX);
 }
 
-static void pad(tbuf *b, int n)
+static void pad(text_buf *b, int n)
 {
     for (; n > 0; n--)
-        tb_add(b, " ", 1);
+        text_buf_add(b, " ", 1);
 }
 
-static void table_end(table *t, tbuf *out)
+static void table_end(table *t, text_buf *out)
 {
     int w[MAX_COLS];
     size_t nrows = t->ncells / t->ncols;
@@ -93,22 +83,21 @@ static void table_end(table *t, tbuf *out)
             w[c] = cw > w[c] ? cw : w[c];
         }
     }
-    tb_str(out, t->title);
-    tb_str(out, "\n");
+    text_buf_str(out, t->title);
+    text_buf_str(out, "\n");
     for (size_t r = 0; r <= nrows; r++) {
         for (size_t c = 0; c < t->ncols; c++) {
             const char *s = r == 0 ? t->heads[c] : t->cells[(r - 1) * t->ncols + c];
-            tb_str(out, s);
+            text_buf_str(out, s);
             if (c + 1 < t->ncols)
                 pad(out, w[c] - sanitize_width(s) + 2);
         }
-        while (out->n && out->p[out->n - 1] == ' ')
-            out->p[--out->n] = '\0';
-        tb_str(out, "\n");
+        text_buf_rtrim(out);
+        text_buf_str(out, "\n");
     }
     if (!nrows)
-        tb_str(out, "(none)\n");
-    tb_str(out, "\n");
+        text_buf_str(out, "(none)\n");
+    text_buf_str(out, "\n");
     for (size_t i = 0; i < t->ncells; i++)
         free(t->cells[i]);
     free(t->cells);
@@ -130,7 +119,7 @@ static void replica_text(const rd_source_status *s, char *out, size_t cap)
 
 /* Each encrypted source's TLS state under the table, from what the source saw on its
  * connection: an unverified one is a warning (the console's top bar says TLS NOT VERIFIED). */
-static void text_tls(const rd_model *m, tbuf *out)
+static void text_tls(const rd_model *m, text_buf *out)
 {
     bool any = false;
     for (size_t i = 0; i < m->sources.n; i++) {
@@ -140,9 +129,9 @@ static void text_tls(const rd_model *m, tbuf *out)
         char name[sizeof s->name + 1];
         snprintf(name, sizeof name, "%.*s", (int)sizeof s->name, s->name);
         char *clean = sanitize_str(name, 0);
-        tb_str(out, s->facts & RD_FACT_TLS_VERIFIED ? "" : "WARNING: ");
-        tb_str(out, clean);
-        tb_str(out, s->facts & RD_FACT_TLS_VERIFIED
+        text_buf_str(out, s->facts & RD_FACT_TLS_VERIFIED ? "" : "WARNING: ");
+        text_buf_str(out, clean);
+        text_buf_str(out, s->facts & RD_FACT_TLS_VERIFIED
                         ? ": TLS verified (certificate and host name)\n"
                         : ": TLS NOT VERIFIED (the server's certificate and host name are not "
                           "checked)\n");
@@ -150,10 +139,10 @@ static void text_tls(const rd_model *m, tbuf *out)
         any = true;
     }
     if (any)
-        tb_str(out, "\n");
+        text_buf_str(out, "\n");
 }
 
-static void text_sources(const rd_model *m, double now, tbuf *out)
+static void text_sources(const rd_model *m, double now, text_buf *out)
 {
     static const char *const h[] = { "SOURCE", "STATE", "LAST OK", "SINCE", "ERROR" };
     table t;
@@ -188,20 +177,20 @@ static void text_sources(const rd_model *m, double now, tbuf *out)
 }
 
 /* "PARTIAL: reading tasks: ... (counts, DLQ and groups so far)", a line per source reading. */
-static void text_partial(const rd_model *m, tbuf *out)
+static void text_partial(const rd_model *m, text_buf *out)
 {
     for (size_t i = 0; i < m->sources.n; i++) {
         char t[200];
         source_progress_text(&m->sources.items[i], t, sizeof t);
         if (!t[0])
             continue;
-        tb_str(out, "PARTIAL: ");
-        tb_str(out, t);
-        tb_str(out, " (counts, DLQ and groups so far)\n\n");
+        text_buf_str(out, "PARTIAL: ");
+        text_buf_str(out, t);
+        text_buf_str(out, " (counts, DLQ and groups so far)\n\n");
     }
 }
 
-static void text_counts(const rd_model *m, double now, tbuf *out)
+static void text_counts(const rd_model *m, double now, text_buf *out)
 {
     (void)now;
     text_partial(m, out);
@@ -231,24 +220,24 @@ static void text_counts(const rd_model *m, double now, tbuf *out)
         snprintf(orph, sizeof orph, "%ld", m->orphan_suspects);
     snprintf(line, sizeof line, "DLQ size: %s  orphan suspects: %s  failing now: %s\n%s", dlq,
              orph, rate, m->queues.n ? "" : "\n");
-    tb_str(out, line);
+    text_buf_str(out, line);
     rd_backlog b;
     model_backlog(m, &b);
     if (b.queues || b.dlqs) {
         snprintf(line, sizeof line, "SQS backlog: %ld visible, %ld in flight, %ld delayed  "
                  "DLQ: %ld%s\n", b.visible, b.in_flight, b.delayed, b.dead,
                  b.not_draining ? "  NOT DRAINING" : "");
-        tb_str(out, line);
+        text_buf_str(out, line);
         if (b.stuck) {               /* the name is outside data: sanitized like the rest */
             char *name = sanitize_str(b.stuck, 0);
-            tb_str(out, "not draining: ");
-            tb_str(out, name);
-            tb_str(out, "\n");
+            text_buf_str(out, "not draining: ");
+            text_buf_str(out, name);
+            text_buf_str(out, "\n");
             free(name);
         }
     }
     if (m->queues.n)
-        tb_str(out, "\n");
+        text_buf_str(out, "\n");
 }
 
 static void exec_row(table *t, const rd_execution *e, double now, bool chain)
@@ -289,7 +278,7 @@ static void exec_row(table *t, const rd_execution *e, double now, bool chain)
 }
 
 static void text_execs(const char *title, const rd_execution *items, size_t n, double now,
-                       bool chain, tbuf *out)
+                       bool chain, text_buf *out)
 {
     static const char *const h[] = { "ID", "NAME", "STATUS", "ATTEMPT", "ELIGIBLE",
                                      "NEXT RETRY", "AGE", "WORKER", "ERROR" };
@@ -302,7 +291,7 @@ static void text_execs(const char *title, const rd_execution *items, size_t n, d
     table_end(&t, out);
 }
 
-static void text_workers(const rd_model *m, double now, tbuf *out)
+static void text_workers(const rd_model *m, double now, text_buf *out)
 {
     static const char *const h[] = { "ID", "NAME", "STATUS", "HEALTH", "WHY", "HEARTBEAT",
                                      "DEPTH", "IN-FLIGHT", "FAIL RATE", "FAILS", "TAGS" };
@@ -352,7 +341,7 @@ static void rate_cell(table *t, double r)
     table_cell(t, r >= 0 ? b : "-", CELL_MAX);
 }
 
-static void text_queues(const rd_model *m, double now, tbuf *out)
+static void text_queues(const rd_model *m, double now, text_buf *out)
 {
     (void)now;
     static const char *const h[] = { "QUEUE", "DEPTH", "READY", "UNACKED", "CONSUMERS",
@@ -374,7 +363,7 @@ static void text_queues(const rd_model *m, double now, tbuf *out)
     table_end(&t, out);
 }
 
-static void text_dlq(const rd_model *m, double now, tbuf *out)
+static void text_dlq(const rd_model *m, double now, text_buf *out)
 {
     static const char *const h[] = { "ID", "QUEUE", "EXECUTION", "REASON", "COUNT",
                                      "FIRST DEATH", "LAST DEATH", "PAYLOAD" };
@@ -396,16 +385,16 @@ static void text_dlq(const rd_model *m, double now, tbuf *out)
         char total[32] = "unknown";
         if (m->dlq_total >= 0)
             snprintf(total, sizeof total, "%ld", m->dlq_total);
-        tb_str(out, "note: peeking is off in read-only (a RabbitMQ get requeues the messages, an SQS receive "
+        text_buf_str(out, "note: peeking is off in read-only (a RabbitMQ get requeues the messages, an SQS receive "
                     "raises their receive count): DLQ size ");
-        tb_str(out, total);
-        tb_str(out, " from the broker's statistics; see the queues view\n\n");
+        text_buf_str(out, total);
+        text_buf_str(out, " from the broker's statistics; see the queues view\n\n");
     }
     if (m->dlq.n && m->dlq.items[0].queue && strcmp(m->dlq.items[0].queue, "tasks_dlq") != 0)
-        tb_str(out, "note: peeking a RabbitMQ queue requeues the messages (redelivered)\n\n");
+        text_buf_str(out, "note: peeking a RabbitMQ queue requeues the messages (redelivered)\n\n");
 }
 
-static void text_groups(const rd_model *m, double now, tbuf *out)
+static void text_groups(const rd_model *m, double now, text_buf *out)
 {
     static const char *const h[] = { "COUNT", "ELIGIBLE", "TREND", "LAST 15M", "BEFORE", "FIRST",
                                      "LAST", "ACTIONS", "ERROR" };
@@ -445,12 +434,12 @@ static void text_groups(const rd_model *m, double now, tbuf *out)
     groups_free(g, n);
 }
 
-static void text_loaded(const rd_model *m, double now, tbuf *out)
+static void text_loaded(const rd_model *m, double now, text_buf *out)
 {
     text_execs("EXECUTIONS", m->execs.items, m->execs.n, now, false, out);
 }
 
-static void text_chain(const rd_model *m, double now, tbuf *out)
+static void text_chain(const rd_model *m, double now, text_buf *out)
 {
     char *title = xasprintf("RETRY CHAIN %s", m->chain_id ? m->chain_id : "");
     char *clean = sanitize_str(title, 0);
@@ -459,7 +448,7 @@ static void text_chain(const rd_model *m, double now, tbuf *out)
     free(title);
 }
 
-static void text_detail(const rd_model *m, double now, tbuf *out)
+static void text_detail(const rd_model *m, double now, text_buf *out)
 {
     (void)now;
     char *t = m->detail ? detail_text(m->detail, 0) : NULL;
@@ -469,15 +458,15 @@ static void text_detail(const rd_model *m, double now, tbuf *out)
         t = sanitize_str(raw, 0);
         free(raw);
     }
-    tb_str(out, t);
-    tb_str(out, "\n");
+    text_buf_str(out, t);
+    text_buf_str(out, "\n");
     free(t);
 }
 
 /* The text renderer of a view is its mask (views.h): one table per part, in this order. */
 static const struct {
     unsigned part;
-    void (*render)(const rd_model *m, double now, tbuf *out);
+    void (*render)(const rd_model *m, double now, text_buf *out);
 } sections[] = {
     { VPART_SOURCES, text_sources }, { VPART_COUNTS, text_counts }, { VPART_EXECS, text_loaded },
     { VPART_CHAIN, text_chain },     { VPART_WORKERS, text_workers },  { VPART_QUEUES, text_queues },
@@ -486,8 +475,8 @@ static const struct {
 
 char *model_to_text(const rd_model *m, const char *view, double now)
 {
-    tbuf out = { NULL, 0, 0 };
-    tb_str(&out, "");
+    text_buf out = { NULL, 0, 0 };
+    text_buf_str(&out, "");
     const rd_view *v = view_find(view);
     unsigned mask = v && v->mask ? v->mask : view_find("overview")->mask;
     for (size_t i = 0; i < sizeof sections / sizeof *sections; i++)

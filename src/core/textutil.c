@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,4 +173,37 @@ text_span *text_split_all(const char *list, text_list_rule rule, size_t *n)
     text_span *v = xcalloc(*n ? *n : 1, sizeof *v);
     text_split_list(list, rule, v, *n);
     return v;
+}
+
+void text_buf_add(text_buf *b, const char *s, size_t n)
+{
+    xgrow(&b->p, &b->cap, b->n + n + 1, 1);
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void text_buf_str(text_buf *b, const char *s)
+{
+    text_buf_add(b, s, strlen(s));
+}
+
+void text_buf_printf(text_buf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    size_t n = k < 0 ? 0 : (size_t)k;
+    xgrow(&b->p, &b->cap, b->n + n + 1, 1);
+    vsnprintf(b->p + b->n, n + 1, fmt, ap2);
+    va_end(ap2);
+    b->n += n;
+}
+
+void text_buf_rtrim(text_buf *b)
+{
+    while (b->n && b->p[b->n - 1] == ' ')
+        b->p[--b->n] = '\0';
 }

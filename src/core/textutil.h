@@ -25,6 +25,17 @@ bool text_make_parent_dirs(const char *path, char *why, size_t whycap);
  * ~/.local/share/redrive; NULL when neither is set (newly allocated). */
 char *text_data_dir(void);
 
+/* A growing NUL-terminated text (p is NULL until the first add; the caller frees p). */
+typedef struct text_buf {
+    char *p;
+    size_t n, cap;
+} text_buf;
+void text_buf_add(text_buf *b, const char *s, size_t n);
+void text_buf_str(text_buf *b, const char *s);
+void text_buf_printf(text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Drops trailing blanks. */
+void text_buf_rtrim(text_buf *b);
+
 /* One item of a list: len bytes at s (not NUL-terminated: a span of the list). */
 typedef struct text_span {
     const char *s;
