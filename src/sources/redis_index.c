@@ -531,7 +531,8 @@ bool rix_remove(rix *ix, const char *id, size_t idlen)
 
 void rix_sweep_begin(rix *ix)
 {
-    memset(ix->marks, 0, marks_words(ix->cap) * 8);
+    if (ix->marks)                     /* none before the first task */
+        memset(ix->marks, 0, marks_words(ix->cap) * 8);
     ix->overflow = false;
 }
 
@@ -675,7 +676,8 @@ size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from
     uint32_t *sorted = xmalloc((total + 1) * sizeof *sorted);
     heap_drain_newest_first(&h, sorted);
     size_t got = total > n ? n : total;
-    memcpy(out, sorted, got * sizeof *out);
+    if (got)
+        memcpy(out, sorted, got * sizeof *out);
     free(sorted);
     free(h.v);
     return got;
