@@ -144,8 +144,14 @@ def check_dlq(t, d):
 def check_groups(t, g, one):
     lines = screen_lines(t, "Error groups")
     failed = sum(x["count"] for x in g["groups"])
-    assert lines[1].startswith("Error groups  %d groups of %d failed executions among the %d loaded"
-                               % (len(g["groups"]), failed, len(one["executions"]))), lines[1]
+    if g["groups_scope"] == "store":      # the store's failures of the window (Attune)
+        assert failed == g["groups_failures"], g
+        assert lines[1].startswith("Error groups  last %s: %d groups of %d failures in the store"
+                                   % (g["window"], len(g["groups"]), failed)), lines[1]
+    else:
+        assert g["groups_scope"] == "loaded", g
+        assert lines[1].startswith("Error groups  %d groups of %d failed executions among the %d loaded"
+                                   % (len(g["groups"]), failed, len(one["executions"]))), lines[1]
     for x, l in zip(g["groups"], lines[3:3 + len(g["groups"])]):
         assert l.split()[:2] == [str(x["count"]), str(x["retry_eligible"])], (l, x)
 

@@ -22,9 +22,11 @@ def test_a_search_filters_only_the_view_it_was_typed_in(tmp_path):
     t.wait_for("26/26 rows")
     t.send("7")
     t.wait_for("Error groups")
+    t.send(":groups 30d\r")         # the store's groups of every fixture failure
+    t.wait_for("last 30d: 13 groups")
     t.send("/payments\r")
     t.wait_for("filter: text=payments")
-    assert "Error groups  2 shown of 13 groups" in title(t), title(t)
+    assert "Error groups  last 30d: 2 shown of 13 groups" in title(t), title(t)
     t.send("2")                     # the executions: all 26 rows, no filter
     t.wait_for("Executions")
     t.pump(1.0)
