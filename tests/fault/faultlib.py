@@ -554,7 +554,8 @@ def quit_while_hung(workdir, service):
 
 def journal_lines(workdir):
     out = []
-    for p in glob.glob(os.path.join(str(workdir), "state", "redrive", "*")):
+    p = os.path.join(str(workdir), "state", "redrive", "journal.jsonl")   # beside it: history
+    if os.path.exists(p):
         for line in open(p):
             line = line.strip()
             if line:
