@@ -89,3 +89,52 @@ def assert_hostile_row(text, row_id):
     rows = [ln for ln in text.split("\n") if ln.split("  ", 1)[0] == row_id]
     assert len(rows) == 1, "row %s shown once, not %d times:\n%s" % (row_id, len(rows), text)
     assert HOSTILE_SHOWN in rows[0], "row %s does not show the hostile string: %r" % (row_id, rows[0])
+
+
+class SourceWatch:
+    """rd-source-watch (tests/integration/source_watch.c): the sources of one config's system
+    on a loop, driven by line commands ("ready" once it answered). env adds variables (a
+    debug switch), stderr is where its diagnostics go (a file, subprocess.PIPE; None: ours)."""
+
+    def __init__(self, config, system=None, ready_timeout=15, env=None, stderr=None):
+        build = os.path.dirname(os.path.dirname(os.path.dirname(rd_bin())))
+        exe = os.path.join(build, "tests", "integration", "rd-source-watch")
+        if not os.path.exists(exe):
+            pytest.fail("rd-source-watch not built: %s" % exe)
+        full = dict(os.environ, TZ="UTC", REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
+        full.update(env or {})
+        args = [exe, str(config)] + ([system] if system else [])
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=stderr, env=full, text=True, bufsize=1)
+        self.started()
+        self.expect("ready", ready_timeout)
+
+    def started(self):
+        """Called once the process runs, before "ready" is awaited (a reader of its stderr
+        starts here, so that a full pipe never stalls it)."""
+
+    def line(self, timeout):
+        import select
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        assert r, "rd-source-watch did not answer within %s s" % timeout
+        return self.p.stdout.readline().strip()
+
+    def expect(self, word, timeout):
+        got = self.line(timeout)
+        assert got.startswith(word), got
+        return got
+
+    def ask(self, cmd, timeout=30):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        return self.line(timeout)
+
+    def close(self):
+        if self.p.poll() is None:
+            try:
+                self.p.stdin.write("quit\n")
+                self.p.stdin.flush()
+                self.p.wait(5)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.p.kill()
+                self.p.wait()

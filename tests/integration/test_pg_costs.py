@@ -32,12 +32,11 @@ import time
 
 import pytest
 
-from snaphelp import ROOT, need_env
+from snaphelp import ROOT, SourceWatch, need_env
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
 N_EXEC, N_WORKERS = 50_000, 500
 SCAN_BUDGET, SCAN_GROWTH, SCAN_BUDGET_MAX = 2_000, 10, 200_000   # src/sources/pg_view.c
-WATCH = os.path.join(ROOT, "build", "tests", "integration", "rd-source-watch")
 # Buffers (shared hit + read) per query at N_EXEC / N_WORKERS; measured 2026-11-23:
 # counts 3, workers ~330, failing 3, executions page ~215, no-match text filter ~55
 # (2,000 rows; ~250 at 5,000).
@@ -158,7 +157,7 @@ class Proxy:
 
 # ---- the source, driven by rd-source-watch -----------------------------------------------
 
-class Watch:
+class Watch(SourceWatch):
     def __init__(self, tmp_path, store, poll="1s"):
         conf = tmp_path / "config"
         # push = false: these gates count the poll's refreshes (push would slow the poll to
@@ -166,28 +165,7 @@ class Watch:
         conf.write_text('[system "cost"]\nprofile = attune-era2\nstore = %s\npoll = %s\n'
                         'page_size = 100\npush = false\n' % (store, poll))
         conf.chmod(0o600)
-        env = dict(os.environ, REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
-        self.p = subprocess.Popen([WATCH, str(conf)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, env=env)
-        assert self.read(30) == "ready"
-
-    def read(self, secs):
-        r, _, _ = select.select([self.p.stdout], [], [], secs)
-        assert r, "rd-source-watch said nothing in %s s" % secs
-        return self.p.stdout.readline().strip()
-
-    def ask(self, line, secs=30):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        return self.read(secs)
-
-    def close(self):
-        try:
-            self.p.stdin.write("quit\n")
-            self.p.stdin.flush()
-            self.p.wait(5)
-        except Exception:
-            self.p.kill()
+        super().__init__(conf, ready_timeout=30)
 
 
 def page_fields(line):

@@ -10,24 +10,22 @@ as Attune's migrations write them), so the store notifies as a real one does:
 """
 import math
 import os
-import select
 import subprocess
 import sys
 import time
 
 import pytest
 
-from snaphelp import ROOT, need_env, snapshot, write_config
+from snaphelp import ROOT, SourceWatch, need_env, snapshot, write_config
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
 from actlib import admin_sql  # noqa: E402
 
-WATCH = os.path.join(ROOT, "build", "tests", "integration", "rd-source-watch")
 MIN_INTERVAL = 0.25          # push_min_interval's default
 NEW_ID = 990001
 
 
-class Watch:
+class Watch(SourceWatch):
     """rd-source-watch on a config of one Attune era-2 system, its stderr kept."""
 
     def __init__(self, tmp_path, store, poll="30s", extra=""):
@@ -35,22 +33,12 @@ class Watch:
         conf.write_text('[system "push"]\nprofile = attune\nstore = %s\nschema = attune\n'
                         'poll = %s\n%s' % (store, poll, extra))
         conf.chmod(0o600)
-        env = dict(os.environ, REDRIVE_PROFILES=os.path.join(ROOT, "profiles"), RD_PG_DEBUG="1")
         self.err = tmp_path / "stderr"
-        self.p = subprocess.Popen([WATCH, str(conf)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=open(self.err, "w"),
-                                  text=True, env=env)
-        assert self.read(30) == "ready"
-
-    def read(self, secs):
-        r, _, _ = select.select([self.p.stdout], [], [], secs)
-        assert r, "rd-source-watch said nothing in %s s" % secs
-        return self.p.stdout.readline().strip()
+        with open(self.err, "w") as err:
+            super().__init__(conf, ready_timeout=30, env={"RD_PG_DEBUG": "1"}, stderr=err)
 
     def ask(self, line, secs=60):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        return self.read(secs)
+        return super().ask(line, secs)
 
     def close(self):
         """Quits; the source's push counters (notifications, refreshes)."""

@@ -13,7 +13,8 @@ import time
 import pytest
 
 import stack_fixtures as fx
-from snaphelp import ROOT, assert_clean_text, by_id, need_env, rd_bin, snapshot, write_config
+from snaphelp import (ROOT, SourceWatch, assert_clean_text, by_id, need_env, rd_bin, snapshot,
+                      write_config)
 
 P = fx.ALAKAI_PREFIX
 
@@ -43,45 +44,7 @@ def free_port():
     return p
 
 
-class Watch:
-    """rd-source-watch: the source set on a loop, driven by line commands."""
-
-    def __init__(self, config, system=None, ready_timeout=15):
-        build = os.path.dirname(os.path.dirname(os.path.dirname(rd_bin())))
-        exe = os.path.join(build, "tests", "integration", "rd-source-watch")
-        if not os.path.exists(exe):
-            pytest.fail("rd-source-watch not built: %s" % exe)
-        env = dict(os.environ, TZ="UTC", REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
-        args = [exe, config] + ([system] if system else [])
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  env=env, text=True, bufsize=1)
-        self.expect("ready", ready_timeout)
-
-    def line(self, timeout):
-        import select
-        r, _, _ = select.select([self.p.stdout], [], [], timeout)
-        assert r, "rd-source-watch did not answer within %s s" % timeout
-        return self.p.stdout.readline().strip()
-
-    def expect(self, word, timeout):
-        got = self.line(timeout)
-        assert got.startswith(word), got
-        return got
-
-    def ask(self, cmd, timeout=30):
-        self.p.stdin.write(cmd + "\n")
-        self.p.stdin.flush()
-        return self.line(timeout)
-
-    def close(self):
-        if self.p.poll() is None:
-            try:
-                self.p.stdin.write("quit\n")
-                self.p.stdin.flush()
-                self.p.wait(5)
-            except (BrokenPipeError, subprocess.TimeoutExpired):
-                self.p.kill()
-                self.p.wait()
+Watch = SourceWatch          # (test_dlq_owners, test_secret_runtime import it from here)
 
 
 # ---- snapshot views -------------------------------------------------------------------

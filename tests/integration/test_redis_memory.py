@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from snaphelp import ROOT, rd_bin, write_config
+from snaphelp import ROOT, SourceWatch, rd_bin, write_config
 
 N, CHURN, SWEEPS = 20_000, 2_000, 10
 PREFIX = "mem-alakai"
@@ -82,30 +82,20 @@ def redis_plain(tmp_path):
     p.wait()
 
 
-class Watch:
+class Watch(SourceWatch):
     """rd-source-watch with its stderr read by a thread (the sweep and publish lines)."""
 
     def __init__(self, config):
-        build = os.path.dirname(os.path.dirname(os.path.dirname(rd_bin())))
-        exe = os.path.join(build, "tests", "integration", "rd-source-watch")
-        env = dict(os.environ, TZ="UTC", RD_REDIS_DEBUG="1",
-                   REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
-        self.p = subprocess.Popen([exe, config], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env, text=True, bufsize=1)
         self.err = queue.Queue()
+        super().__init__(config, ready_timeout=60, env={"RD_REDIS_DEBUG": "1"},
+                         stderr=subprocess.PIPE)
+
+    def started(self):
         threading.Thread(target=self._read_err, daemon=True).start()
-        import select
-        ready, _, _ = select.select([self.p.stdout], [], [], 60)
-        assert ready and self.p.stdout.readline().strip() == "ready"
 
     def _read_err(self):
         for line in self.p.stderr:
             self.err.put(line.strip())
-
-    def ask(self, cmd):
-        self.p.stdin.write(cmd + "\n")
-        self.p.stdin.flush()
-        return self.p.stdout.readline().strip()
 
     def sweep(self, timeout=60):
         """The next sweep's task count and the index's bytes at the publish after it."""
@@ -122,15 +112,6 @@ class Watch:
             if m and tasks is not None:
                 return tasks, int(m.group(1))
         pytest.fail("no sweep and publish within %d s" % timeout)
-
-    def close(self):
-        try:
-            self.p.stdin.write("quit\n")
-            self.p.stdin.flush()
-            self.p.wait(5)
-        except (BrokenPipeError, subprocess.TimeoutExpired):
-            self.p.kill()
-            self.p.wait()
 
 
 def test_index_memory_flat_over_sweeps_with_churn(redis_plain, tmp_path):
