@@ -47,7 +47,8 @@ def emulator(tmp_path_factory):
     if not os.path.exists(os.path.join(ROOT, "tools/sqs-emulator/node_modules/local-aws-sqs")):
         pytest.fail("SQS emulator not installed: run scripts/setup.sh")
     d = tmp_path_factory.mktemp("sqsstack")
-    base = int(os.environ.get("RD_PORT_BASE", "25400")) + 1   # beside the stack's own (+30)
+    # a free port of its own: the stack's +30 is its own emulator and +31 its standby
+    base = free_port() - 30
     r = subprocess.run(["bash", os.path.join(ROOT, "tests/stack/sqs.sh"), "start", str(d),
                         str(base)], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
