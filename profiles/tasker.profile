@@ -298,7 +298,9 @@ method = PATCH
 path = /v1/tasks/{task}/workflow_steps/{id}
 body = {"action_type":"reset_for_retry","reason":"{reason}","reset_by":"{operator}"}
 
-[action dlq_update]
+# resolve: a tasks_dlq entry marked manually_resolved through the core's dlq_update route
+# (`redrive resolve ENTRY`, `redrive resolve --dlq`; the reason becomes its notes)
+[action resolve]
 method = PATCH
 path = /v1/dlq/entry/{id}
 body = {"resolution_status":"manually_resolved","resolution_notes":"{reason}","resolved_by":"{operator}"}

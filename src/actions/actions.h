@@ -1,6 +1,7 @@
 #pragma once
 /*
- * The action layer (SPEC §3, §4): retry / drain / undrain / deactivate / activate through
+ * The action layer (SPEC §3, §4): retry / drain / undrain / deactivate / activate / resolve
+ * (a store's DLQ entry: Tasker's dlq_update) through
  * the system's core HTTP API, authenticated as the operator. Used by the console and
  * by the CLI subcommands. Never blocks the loop: credentials (token commands, password
  * commands, login/refresh) are obtained asynchronously, requests go through rd_http.
@@ -41,7 +42,8 @@ typedef struct rd_batch rd_batch;
     X(DRAIN, "drain", "drained", "worker", "drain workers")                        \
     X(UNDRAIN, "undrain", "undrained", "worker", "undrain workers")                \
     X(DEACTIVATE, "deactivate", "deactivated", "worker", "deactivate workers")     \
-    X(ACTIVATE, "activate", "activated", "worker", "activate workers")
+    X(ACTIVATE, "activate", "activated", "worker", "activate workers")             \
+    X(RESOLVE, "resolve", "resolved", "DLQ entry", "update DLQ entries")
 
 typedef enum {
 #define RD_X_(e, n, p, t, f) RD_ACT_##e,
@@ -52,7 +54,7 @@ typedef enum {
 
 const char *action_name(rd_action a);          /* "retry" */
 const char *action_past(rd_action a);          /* "retried" */
-const char *action_target_kind(rd_action a);   /* "execution" | "worker" */
+const char *action_target_kind(rd_action a);   /* "execution" | "worker" | "DLQ entry" */
 bool action_on_worker(rd_action a);
 bool action_from_name(const char *name, rd_action *out);
 

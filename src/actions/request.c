@@ -82,6 +82,7 @@ static const rd_route default_routes[RD_ACT__COUNT] = {
     [RD_ACT_DEACTIVATE] = {"POST", "/workers/{worker}/deactivate",
                            "{\"reason\":\"{reason}\"}"},
     [RD_ACT_ACTIVATE] = {"POST", "/workers/{worker}/activate", NULL},
+    [RD_ACT_RESOLVE] = {NULL, NULL, NULL},   /* only a profile's [action resolve] */
 };
 
 bool route_for(const rd_profile *prof, rd_action kind, rd_route *out)
@@ -98,7 +99,7 @@ bool route_for(const rd_profile *prof, rd_action kind, rd_route *out)
         return true;
     }
     *out = default_routes[kind];
-    return true;
+    return out->path != NULL;
 }
 
 /* ---- templates -------------------------------------------------------------------- */
@@ -243,7 +244,7 @@ static void render_error(rd_result *r, const cJSON *o, const rd_http_resp *resp)
 {
     char txt[200];
     server_text(o, resp, txt, sizeof txt);
-    const char *what = action_on_worker(r->action) ? "worker" : "execution";
+    const char *what = action_target_kind(r->action);
     static const char *const forbidden[] = {
 #define RD_X_(e, n, p, t, f) f,
         RD_ACTION_LIST(RD_X_)

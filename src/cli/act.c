@@ -48,6 +48,9 @@ static const char act_usage[] =
     "[--reason TEXT]\n"
     "       redrive [options] retry --status S|--group FINGERPRINT [--filter TEXT]\n"
     "               [--since DUR] [--limit N] [--rate N] [--yes]   (every page of the store)\n"
+    "       redrive [options] retry|resolve --dlq [--dlq-reason R] [--dlq-queue Q] [--filter TEXT]\n"
+    "               [--limit N] [--rate N] [--yes]   (every page of the store's DLQ)\n"
+    "       redrive [options] resolve ENTRY... [--yes] [--reason TEXT]   (a DLQ entry: Tasker)\n"
     "       redrive [options] drain|undrain|deactivate|activate WORKER... [--yes] "
     "[--reason TEXT]\n"
     "       --idempotency-key KEY   re-send one earlier request with the same key\n"
@@ -97,6 +100,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
         else if (take(argc, argv, &i, "--since", &v)) slot = &o->since;
         else if (take(argc, argv, &i, "--rate", &v)) slot = &o->rate;
         else if (take(argc, argv, &i, "--limit", &v)) slot = &o->limit;
+        else if (take(argc, argv, &i, "--dlq-reason", &v)) slot = &o->dlq_reason;
+        else if (take(argc, argv, &i, "--dlq-queue", &v)) slot = &o->dlq_queue;
         if (slot) {
             if (!v) {
                 fprintf(stderr, "redrive: %s needs a value\n", a);
@@ -105,6 +110,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
             *slot = v;
         } else if (!strcmp(a, "--yes") || !strcmp(a, "-y")) {
             o->opts.yes = true;
+        } else if (!strcmp(a, "--dlq")) {
+            o->dlq = true;
         } else if (!strcmp(a, "--override-loop")) {
             o->override_loop = true;
         } else if (!strcmp(a, "--force")) {
@@ -121,14 +128,23 @@ static bool parse_args(int argc, char **argv, act_opts *o)
             o->ids[o->n++] = argv[i];
         }
     }
-    bool select = o->status || o->group;
+    bool select = o->status || o->group || o->dlq;
     if (select && o->n) {
-        fputs("redrive: retry either IDs or a selection (--status / --group), not both\n", stderr);
+        fprintf(stderr, "redrive: %s either IDs or a selection (--status / --group / --dlq), not both\n",
+                action_name(o->kind));
         return false;
     }
     if (!select && (o->filter || o->since || o->limit || o->rate)) {
-        fputs("redrive: --filter, --since, --limit and --rate go with --status or --group\n",
+        fputs("redrive: --filter, --since, --limit and --rate go with --status, --group or --dlq\n",
               stderr);
+        return false;
+    }
+    if ((o->dlq_reason || o->dlq_queue) && !o->dlq) {
+        fputs("redrive: --dlq-reason and --dlq-queue go with --dlq\n", stderr);
+        return false;
+    }
+    if (o->dlq && (o->status || o->group || o->since)) {
+        fputs("redrive: --dlq selects the DLQ's entries: not with --status, --group or --since\n", stderr);
         return false;
     }
     if (select && o->idem_key) {
@@ -230,8 +246,8 @@ static char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap)
 /* What the guard knows of target x: its verdict from the store (the fingerprint and
  * attempt go into the journal with the retry) and its loop count against this system's
  * manual retries in the journal. *down: the store failed once (no more waiting on it). */
-static void guard_read(lookup_run *l, rd_target *x, const rd_retry_record *recs, size_t nrec,
-                       rd_guard_item *it, char *why, size_t cap, char **fp, char *down)
+void act_guard_read(lookup_run *l, rd_target *x, const rd_retry_record *recs, size_t nrec,
+                    rd_guard_item *it, char *why, size_t cap, char **fp, char *down)
 {
     char w[400];
     const rd_execution *e = down[0] ? NULL : lookup_exec(l, x->id, w, sizeof w);
@@ -300,7 +316,7 @@ static void retry_guard(act_opts *o, lookup_run *l, rd_target *t, size_t *n, cha
     char (*whys)[400] = xcalloc(*n ? *n : 1, sizeof *whys);
     for (size_t i = 0; i < *n; i++) {
         items[i] = (rd_guard_item){.id = o->ids[i], .why = whys[i]};
-        guard_read(l, &t[i], recs, nrec, &items[i], whys[i], sizeof whys[i], &fps[i], down);
+        act_guard_read(l, &t[i], recs, nrec, &items[i], whys[i], sizeof whys[i], &fps[i], down);
     }
     rd_guard_counts c = guard_count(items, *n);
     guard_breakdown(&c, why, sizeof why);
@@ -582,8 +598,8 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
         rc = session_exit_code(st);
         goto out;
     }
-    if (o.status || o.group) {
-        rc = act_select(&o, &look, san);
+    if (o.status || o.group || o.dlq) {
+        rc = o.dlq ? act_dlq(&o, &look, san) : act_select(&o, &look, san);
         goto out;
     }
     n_ids = o.n;

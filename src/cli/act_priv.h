@@ -23,6 +23,9 @@ typedef struct act_opts {
     size_t held;               /* targets the guards left out */
     /* the store-wide selection (act_select.c): retry --status / --group */
     const char *status, *filter, *group, *since, *rate, *limit;
+    /* the DLQ's set (act_dlq.c): retry|resolve --dlq [--dlq-reason R] [--dlq-queue Q] */
+    bool dlq;
+    const char *dlq_reason, *dlq_queue;
 } act_opts;
 
 /* Finding a Tasker step's task in the store: the sources run only for that. */
@@ -42,6 +45,11 @@ void err_clean(unsigned san, const char *prefix, const char *msg);
 bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo);
 /* One result line on stdout: "ID: CODE: MESSAGE (HTTP N, key K)", sanitized. */
 void act_print_result(const rd_result *r, unsigned san);
+/* What the guard knows of retry target x (act.c): its verdict read from the store as the
+ * console reads it (why: the reason; x->fp = *fp allocated, x->attempt), its loop count
+ * against recs. down (400 bytes, "" at first): the store failed once: no more waiting. */
+void act_guard_read(lookup_run *l, rd_target *x, const rd_retry_record *recs, size_t nrec,
+                    rd_guard_item *it, char *why, size_t cap, char **fp, char *down);
 /* The line for a target the guard holds back, with the option that sends it (stderr). */
 void act_guard_say(const rd_guard_item *it, unsigned san);
 rd_retry_record *act_loop_records(rd_session *ss, rd_journal_entry **je, size_t *nje,
@@ -50,6 +58,15 @@ rd_retry_record *act_loop_records(rd_session *ss, rd_journal_entry **je, size_t 
 /* act_select.c: retry --status S / --group FP across the store's pages, guarded, as a
  * resumable batch. The exit code. */
 int act_select(act_opts *o, lookup_run *l, unsigned san);
+/* act_dlq.c: retry --dlq (the entries' executions) or resolve --dlq (the entries) across
+ * every page of the store's DLQ, guarded, as a resumable batch. The exit code. */
+int act_dlq(act_opts *o, lookup_run *l, unsigned san);
+/* act_select.c, shared with act_dlq.c: the parsed --rate and --limit (false: said why);
+ * the confirmation (--yes, y/N, or the typed count above confirm_over); the selection's
+ * end: the batch record committed and run. */
+bool act_select_limits(const act_opts *o, double *rate, long *limit);
+int act_select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san);
+int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san);
 /* batch.c: runs what is left of a batch record to the end (progress on stderr, Ctrl-C
  * stops sending); the exit code (0 when every item sent is ok). */
 int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,

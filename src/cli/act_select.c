@@ -52,19 +52,10 @@ bool act_parse_rate(const char *s, double *out)
     return true;
 }
 
-static bool parse_opts(const act_opts *o, double *since_s, double *rate, long *limit)
+bool act_select_limits(const act_opts *o, double *rate, long *limit)
 {
-    *since_s = 0;
     *rate = 0;
     *limit = SELECT_LIMIT;
-    if (o->kind != RD_ACT_RETRY) {
-        fputs("redrive: --status and --group select executions to retry\n", stderr);
-        return false;
-    }
-    if (o->since && (!parse_duration(o->since, since_s) || *since_s <= 0)) {
-        err_clean(0, "redrive: --since: not a duration (30m, 1h, 2d): ", o->since);
-        return false;
-    }
     if (o->rate && !act_parse_rate(o->rate, rate)) {
         err_clean(0, "redrive: --rate: requests per second, 0 < N <= 1000: ", o->rate);
         return false;
@@ -74,6 +65,22 @@ static bool parse_opts(const act_opts *o, double *since_s, double *rate, long *l
         err_clean(0, "redrive: --limit: a count from 1 to 1000000: ", o->limit);
         return false;
     }
+    return true;
+}
+
+static bool parse_opts(const act_opts *o, double *since_s, double *rate, long *limit)
+{
+    *since_s = 0;
+    if (o->kind != RD_ACT_RETRY) {
+        fputs("redrive: --status and --group select executions to retry\n", stderr);
+        return false;
+    }
+    if (o->since && (!parse_duration(o->since, since_s) || *since_s <= 0)) {
+        err_clean(0, "redrive: --since: not a duration (30m, 1h, 2d): ", o->since);
+        return false;
+    }
+    if (!act_select_limits(o, rate, limit))
+        return false;
     if (o->group && !*o->group) {
         fputs("redrive: --group: an empty fingerprint\n", stderr);
         return false;
@@ -149,22 +156,24 @@ static bool select_pages(select_run *s)
 
 /* RD_EXIT_OK to go ahead: --yes, else on a terminal y/N, or the typed count above
  * confirm_over (the console's rule). */
-static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san)
+int act_select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san)
 {
     if (o->opts.yes)
         return RD_EXIT_OK;
     if (!isatty(STDIN_FILENO)) {
-        fputs("redrive: stdin is not a terminal: refusing to retry without --yes\n", stderr);
+        fprintf(stderr, "redrive: stdin is not a terminal: refusing to %s without --yes\n",
+                action_name(o->kind));
         return RD_EXIT_USAGE;
     }
     char *name = sanitize_str(sys->name, san);
     size_t over = sys->ui.confirm_over > 0 ? (size_t)sys->ui.confirm_over : 0;  /* 0: always */
     char want[32], ans[32];
     snprintf(want, sizeof want, "%zu", n);
+    const char *what = action_target_kind(o->kind);
     if (n > over)
-        fprintf(stderr, "retry %zu executions on %s: type %zu to proceed: ", n, name, n);
+        fprintf(stderr, "%s %zu %ss on %s: type %zu to proceed: ", action_name(o->kind), n, what, name, n);
     else
-        fprintf(stderr, "retry %zu execution%s on %s? [y/N] ", n, n == 1 ? "" : "s", name);
+        fprintf(stderr, "%s %zu %s%s on %s? [y/N] ", action_name(o->kind), n, what, n == 1 ? "" : "s", name);
     free(name);
     bool ok = read_line_tty(stdin, ans, sizeof ans, true) &&
               (n > over ? strcmp(ans, want) == 0 : (ans[0] == 'y' || ans[0] == 'Y'));
@@ -187,6 +196,25 @@ static void say_selection(const select_run *s, const char *sel, unsigned san)
     fprintf(stderr, "redrive: %s\n", line);
     if (s->held_shown > HELD_SHOWN)
         fprintf(stderr, "redrive: ... and %zu more not sent\n", s->held_shown - HELD_SHOWN);
+}
+
+int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san)
+{
+    char *jpath = session_journal_path(), why[400];
+    rd_batch_info b = {0};
+    int rc = RD_EXIT_FAIL;
+    if (!batchrec_commit(rec, why, sizeof why) ||
+        !batchrec_find(jpath, batchrec_id(rec), &b, why, sizeof why))
+        err_clean(san, "redrive: nothing sent: ", why);
+    else {
+        fprintf(stderr, "redrive: batch %s: %zu to send (if stopped: redrive batch resume %s)\n",
+                b.id, b.total, b.id);
+        rd_batchrun_opts ro = {.rate = rate};
+        rc = batch_exec(l->ss, l->base, &b, &ro, san);
+    }
+    batch_info_clear(&b);
+    free(jpath);
+    return rc;
 }
 
 int act_select(act_opts *o, lookup_run *l, unsigned san)
@@ -220,22 +248,11 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
     size_t n = batchrec_count(s.rec);
     if (n == 0)
         goto out;                       /* nothing to send (the breakdown said why) */
-    if ((rc = select_confirm(o, sys, n, san)) != RD_EXIT_OK)
+    if ((rc = act_select_confirm(o, sys, n, san)) != RD_EXIT_OK)
         goto out;
-    rd_batch_info b = {0};
-    if (!batchrec_commit(s.rec, s.why, sizeof s.why) ||
-        !batchrec_find(jpath, batchrec_id(s.rec), &b, s.why, sizeof s.why)) {
-        err_clean(san, "redrive: nothing sent: ", s.why);
-        rc = RD_EXIT_FAIL;
-        goto out;
-    }
-    fprintf(stderr, "redrive: batch %s: %zu to send (if stopped: redrive batch resume %s)\n",
-            b.id, n, b.id);
-    rd_batchrun_opts ro = {.rate = rate};
-    rc = batch_exec(l->ss, l->base, &b, &ro, san);
+    rc = act_select_run(l, s.rec, rate, san);
     if (rc == RD_EXIT_OK && s.c.total > n)
         rc = RD_EXIT_FAIL;              /* not every execution selected was sent */
-    batch_info_clear(&b);
 out:
     batchrec_free(s.rec);
     free(sel);

@@ -99,7 +99,9 @@ int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,
     size_t todo = batchrun_todo(x.run), fin = batchrun_finished(x.run), ok = batchrun_ok(x.run);
     if (batchrun_why(x.run)[0])
         err_clean(san, "redrive: stopped: ", batchrun_why(x.run));
-    fprintf(stderr, "redrive: batch %s: %zu of %zu %s", b->id, ok, todo, action_past(RD_ACT_RETRY));
+    rd_action kind = RD_ACT_RETRY;
+    action_from_name(b->action, &kind);
+    fprintf(stderr, "redrive: batch %s: %zu of %zu %s", b->id, ok, todo, action_past(kind));
     if (fin < todo)
         fprintf(stderr, "; %zu not sent (redrive batch resume %s)", todo - fin, b->id);
     fputc('\n', stderr);

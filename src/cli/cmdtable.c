@@ -24,11 +24,12 @@ static const cli_cmd commands[] = {
     { "undrain", CMD_WORKER, NULL, "WORKER...", "undrain (uncordon) a worker" },
     { "deactivate", CMD_WORKER, NULL, "WORKER...", "mark a worker inactive" },
     { "activate", CMD_WORKER, NULL, "WORKER...", "mark a worker active" },
+    { "resolve", CMD_RESOLVE, NULL, "ENTRY...", "resolve DLQ entries (Tasker's tasks_dlq, through the core)" },
     { "config", CMD_CONFIG, "init", "[PATH]", "write a commented config template" },
     { "batch", CMD_BATCH, NULL, "list|resume ID|abandon ID", "resumable batches: list, resume, abandon" },
 };
 
-enum { ACT = CMD_RETRY | CMD_WORKER };
+enum { ACT = CMD_RETRY | CMD_WORKER | CMD_RESOLVE, DLQ_SET = CMD_RETRY | CMD_RESOLVE };
 
 static const cli_option options[] = {
     { "--config", NULL, OV_FILE, "FILE", CMD_GLOBAL | ACT | CMD_BATCH,
@@ -46,11 +47,14 @@ static const cli_option options[] = {
     { "--json", NULL, OV_FLAG, NULL, CMD_SNAPSHOT | CMD_CHECK | CMD_BATCH, "JSON output" },
     { "--view", NULL, OV_VIEW, "VIEW", CMD_SNAPSHOT, "the view to print (views below)" },
     { "--status", NULL, OV_TEXT, "STATUS", CMD_SNAPSHOT | CMD_RETRY, "only executions of this status (retry: every page of the store)" },
-    { "--filter", NULL, OV_TEXT, "TEXT", CMD_SNAPSHOT | CMD_RETRY, "only executions matching the text" },
+    { "--filter", NULL, OV_TEXT, "TEXT", CMD_SNAPSHOT | DLQ_SET, "only executions matching the text (--dlq: entries)" },
+    { "--dlq", NULL, OV_FLAG, NULL, DLQ_SET, "the store's DLQ entries (every page): retry their executions, or resolve them" },
+    { "--dlq-reason", NULL, OV_TEXT, "REASON", DLQ_SET, "with --dlq: only the entries of this reason" },
+    { "--dlq-queue", NULL, OV_TEXT, "QUEUE", DLQ_SET, "with --dlq: only the entries of this queue" },
     { "--group", NULL, OV_TEXT, "FINGERPRINT", CMD_RETRY, "retry the error group with this fingerprint (every page of the store)" },
     { "--since", NULL, OV_TEXT, "DUR", CMD_RETRY | CMD_SNAPSHOT, "retry: only executions created in this window (30m, 1h, 2d); snapshot --view groups: the window of failures (default 1h)" },
-    { "--limit", NULL, OV_TEXT, "N", CMD_RETRY, "select at most N executions (default 100000)" },
-    { "--rate", NULL, OV_TEXT, "N", CMD_RETRY | CMD_BATCH, "requests per second (default: the system's rate_limit)" },
+    { "--limit", NULL, OV_TEXT, "N", DLQ_SET, "select at most N executions (default 100000)" },
+    { "--rate", NULL, OV_TEXT, "N", DLQ_SET | CMD_BATCH, "requests per second (default: the system's rate_limit)" },
     { "--resend-unknown", NULL, OV_FLAG, NULL, CMD_BATCH, "resume: re-send exactly the items that may have reached the core, with their keys" },
     { "--for", NULL, OV_TEXT, "SECONDS", CMD_SNAPSHOT, "keep polling this long first (trends; 0 to 600)" },
     { "--history", NULL, OV_FLAG, NULL, CMD_SNAPSHOT, "with --json: the last hour the console recorded, as \"history\"" },

@@ -14,6 +14,7 @@ enum {
     CMD_WORKER = 16,        /* drain, undrain, deactivate, activate */
     CMD_CONFIG = 32,        /* config init */
     CMD_BATCH = 64,         /* batch list|resume|abandon */
+    CMD_RESOLVE = 128,      /* resolve a store's DLQ entries (Tasker's dlq_update) */
 };
 
 /* What an option's value is, for the completions. */

@@ -85,7 +85,7 @@ int main(int argc, char **argv)
         return cli_batch(&opts, argc - i, argv + i);
     if (strcmp(argv[i], "check") == 0)
         return cli_check(&opts, argc - i, argv + i);
-    if (cli_command(argv[i]) & (CMD_RETRY | CMD_WORKER))
+    if (cli_command(argv[i]) & (CMD_RETRY | CMD_WORKER | CMD_RESOLVE))
         return cli_action(&opts, argc - i, argv + i);
     char *clean = sanitize_str(argv[i], 0);
     fprintf(stderr, "redrive: unknown command '%.100s'\nsee redrive --help\n", clean);

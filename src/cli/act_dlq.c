@@ -1,0 +1,253 @@
+/*
+ * redrive retry --dlq [--dlq-reason R] [--dlq-queue Q] [--filter TEXT] [--limit N] [--rate N] --yes
+ * redrive resolve --dlq [the same] --yes
+ *
+ * The dead letters as a set, across every page of the store's DLQ (Tasker's tasks_dlq,
+ * OpenAgents' dead jobs: [query dlq], read as the console pages it, pg_dlq.c), never only a
+ * page: the store searches the text (--filter, else the reason) where its query can, and
+ * each entry is kept when its reason and queue are exactly the ones asked and it holds the
+ * text. retry: each entry's execution (a Tasker task's failed step) is judged by the
+ * system's own rule and the retry-loop breaker (core/guard.h), as `retry --status` does;
+ * resolve: each pending entry is resolved through the core's dlq_update route ([action
+ * resolve]). Only the targets to send are frozen into a batch record (actions/batchrec.h),
+ * then the breakdown, the confirmation and the run (act_select_run): resumable with
+ * `redrive batch resume ID`. A broker's or SQS's dead letters are not a store's: refused.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/groups.h"
+#include "../core/xalloc.h"
+#include "act_priv.h"
+
+enum { HELD_SHOWN = 10 };
+
+/* One entry of a page, copied: the page is gone once the store is asked about a target. */
+typedef struct dlq_pick {
+    char *entry, *target, *parent;
+} dlq_pick;
+
+typedef struct dlq_run {
+    const act_opts *o;
+    lookup_run *l;
+    unsigned san;
+    rd_batchrec *rec;
+    rd_retry_record *recs;
+    size_t nrec;
+    long limit;
+    bool need_task;            /* the retry route names {task}: an entry needs its task */
+    rd_guard_counts c;
+    size_t held_shown, pages;
+    bool capped;
+    char down[400];            /* the store failed while judging: the rest is unknown */
+    char why[400];
+} dlq_run;
+
+static bool has_text(const char *field, const char *text)
+{
+    return field && strcasestr(field, text);
+}
+
+/* The entry is in the set: its reason and queue exactly, the text in one of the fields
+ * the store searches (the store did the search already where its query takes $5). */
+static bool dlq_match(const act_opts *o, const rd_dlq_entry *d)
+{
+    if (o->dlq_reason && (!d->reason || strcasecmp(d->reason, o->dlq_reason) != 0))
+        return false;
+    if (o->dlq_queue && (!d->queue || strcmp(d->queue, o->dlq_queue) != 0))
+        return false;
+    const char *t = o->filter;
+    return !t || has_text(d->id, t) || has_text(d->queue, t) || has_text(d->execution_id, t) ||
+           has_text(d->reason, t) || has_text(d->origin_queue, t) || has_text(d->payload, t);
+}
+
+static const rd_dlq_part *store_part(const rd_model *m)
+{
+    for (size_t i = 0; i < m->dlq_parts.n; i++)
+        if (strcmp(m->dlq_parts.items[i].owner, "postgresql") == 0)
+            return &m->dlq_parts.items[i];
+    return NULL;
+}
+
+/* The matching entries of the page read: what a retry targets (a Tasker task's failed
+ * step with its task, else the execution), or the entry itself for a resolve. */
+static dlq_pick *page_picks(const dlq_run *s, const rd_dlq_part *p, size_t *n)
+{
+    dlq_pick *v = xcalloc(p->n + 1, sizeof *v);
+    *n = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const rd_dlq_entry *d = &p->items[i];
+        if (!d->id || !dlq_match(s->o, d))
+            continue;
+        dlq_pick *k = &v[(*n)++];
+        k->entry = xstrdup(d->id);
+        const char *target = s->o->kind == RD_ACT_RESOLVE ? d->id : d->step_id ? d->step_id : d->execution_id;
+        k->target = target ? xstrdup(target) : NULL;
+        k->parent = s->o->kind == RD_ACT_RETRY && d->step_id && d->execution_id ? xstrdup(d->execution_id) : NULL;
+    }
+    return v;
+}
+
+static void picks_free(dlq_pick *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].entry);
+        free(v[i].target);
+        free(v[i].parent);
+    }
+    free(v);
+}
+
+/* One entry judged, and frozen into the record when it is sent; false with s->why. */
+static bool dlq_one(dlq_run *s, const dlq_pick *k)
+{
+    if (s->c.total >= (size_t)s->limit) {
+        s->capped = true;
+        return true;
+    }
+    rd_target t = {.id = k->target, .parent = k->parent};
+    rd_guard_item it = {.id = k->target ? k->target : k->entry, .elig = RD_ELIG_YES, .why = ""};
+    char why[400] = "", *fp = NULL;
+    if (s->o->kind == RD_ACT_RETRY) {
+        if (!k->target || (s->need_task && !k->parent)) {
+            it.elig = RD_ELIG_NO;
+            snprintf(why, sizeof why, "DLQ entry %.60s names no %s to retry", k->entry,
+                     k->target ? "failed step" : "execution");
+        } else
+            act_guard_read(s->l, &t, s->recs, s->nrec, &it, why, sizeof why, &fp, s->down);
+        it.why = why;
+    }
+    rd_guard_kind g = guard_add(&s->c, &it);
+    bool ok = true;
+    if (!guard_sends(g, s->o->force || (g == GUARD_LOOP && s->o->override_loop))) {
+        if (s->held_shown++ < HELD_SHOWN)
+            act_guard_say(&it, s->san);
+    } else {
+        t.override_ = guard_override_name(g);
+        ok = batchrec_add(s->rec, &t, s->why, sizeof s->why);
+    }
+    free(fp);
+    return ok;
+}
+
+/* Every page of the store's DLQ, newest first, until the last or the limit. */
+static bool dlq_pages(dlq_run *s)
+{
+    rd_sources *src = session_sources(s->l->ss);
+    sources_dlq_order(src, false, s->o->filter ? s->o->filter : s->o->dlq_reason);
+    const rd_model *m = lookup_settle(s->l, NULL);
+    for (;;) {
+        if (lookup_failed(m, s->why, sizeof s->why))
+            return false;
+        if (!sources_idle(src)) {
+            snprintf(s->why, sizeof s->why, "the store did not answer in time");
+            return false;
+        }
+        const rd_dlq_part *p = store_part(m);
+        if (!p || m->dlq_first <= 0) {
+            snprintf(s->why, sizeof s->why, "this system's store has no DLQ to read a page at a time "
+                     "(its profile's [query dlq]): a broker's dead letters are acted on one by one");
+            return false;
+        }
+        s->pages++;
+        size_t n;
+        dlq_pick *v = page_picks(s, p, &n);
+        bool more = m->dlq_more, ok = true;
+        for (size_t i = 0; i < n && ok && !s->capped; i++)
+            ok = dlq_one(s, &v[i]);
+        picks_free(v, n);
+        if (!ok || s->capped || !more)
+            return ok;
+        sources_dlq_page(src, +1);
+        m = lookup_settle(s->l, NULL);
+    }
+}
+
+/* "dlq reason=R queue=Q text=T", for the record and the confirmation. */
+static char *selection_text(const act_opts *o)
+{
+    return xasprintf("dlq%s%s%s%s%s%s", o->dlq_reason ? " reason=" : "", o->dlq_reason ? o->dlq_reason : "",
+                     o->dlq_queue ? " queue=" : "", o->dlq_queue ? o->dlq_queue : "",
+                     o->filter ? " text=" : "", o->filter ? o->filter : "");
+}
+
+static void say_selection(const dlq_run *s, const char *sel)
+{
+    char line[700];
+    bool retry = s->o->kind == RD_ACT_RETRY;
+    const char *what = retry ? (s->c.total == 1 ? "DLQ entry's execution" : "DLQ entries' executions")
+                             : (s->c.total == 1 ? "DLQ entry" : "DLQ entries");
+    snprintf(line, sizeof line, "selected %zu %s (%s) from %zu page%s of the store's DLQ", s->c.total, what,
+             sel, s->pages, s->pages == 1 ? "" : "s");
+    err_clean(s->san, "redrive: ", line);
+    if (s->capped)
+        fprintf(stderr, "redrive: capped at %ld entries (--limit): older ones were not read\n", s->limit);
+    if (retry) {
+        guard_breakdown(&s->c, line, sizeof line);
+        fprintf(stderr, "redrive: %s\n", line);
+    }
+    if (s->held_shown > HELD_SHOWN)
+        fprintf(stderr, "redrive: ... and %zu more not sent\n", s->held_shown - HELD_SHOWN);
+}
+
+/* The actor may act and its profile routes the action; false having said why. */
+static bool dlq_may(const dlq_run *s, rd_actor *actor)
+{
+    char why[512];
+    if (!actor_can_act(actor, why, sizeof why))
+        ;
+    else if (!actor_supports(actor, s->o->kind))
+        snprintf(why, sizeof why, "this system's profile has no %s action%s", action_name(s->o->kind),
+                 s->o->kind == RD_ACT_RESOLVE ? " ([action resolve]: the core's DLQ update route)" : "");
+    else
+        return true;
+    err_clean(s->san, "redrive: refused: ", why);
+    return false;
+}
+
+int act_dlq(act_opts *o, lookup_run *l, unsigned san)
+{
+    double rate;
+    dlq_run s = {.o = o, .l = l, .san = san};
+    if (o->kind != RD_ACT_RETRY && o->kind != RD_ACT_RESOLVE) {
+        fputs("redrive: --dlq selects dead letters to retry or resolve\n", stderr);
+        return RD_EXIT_USAGE;
+    }
+    if (!act_select_limits(o, &rate, &s.limit))
+        return RD_EXIT_USAGE;
+    rd_actor *actor = session_actor(l->ss);
+    const rd_system_cfg *sys = session_system(l->ss);
+    if (!dlq_may(&s, actor))
+        return RD_EXIT_FAIL;
+    const rd_profile_action *pa = profile_action(session_profile(l->ss), action_name(o->kind));
+    s.need_task = pa && pa->path && strstr(pa->path, "{task}");
+    rd_journal_entry *je = NULL;
+    size_t nje = 0;
+    if (o->kind == RD_ACT_RETRY)
+        s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
+    char *sel = selection_text(o), *jpath = session_journal_path();
+    int rc = RD_EXIT_FAIL;
+    s.rec = batchrec_create(jpath, sys->name, actor_identity(actor), o->kind, o->reason, sel, s.why,
+                            sizeof s.why);
+    if (!s.rec || !dlq_pages(&s)) {
+        err_clean(san, "redrive: nothing sent: ", s.why);
+        goto out;
+    }
+    say_selection(&s, sel);
+    size_t n = batchrec_count(s.rec);
+    if (n == 0)
+        goto out;                       /* nothing to send (the breakdown said why) */
+    if ((rc = act_select_confirm(o, sys, n, san)) != RD_EXIT_OK)
+        goto out;
+    rc = act_select_run(l, s.rec, rate, san);
+    if (rc == RD_EXIT_OK && s.c.total > n)
+        rc = RD_EXIT_FAIL;              /* not every entry selected was sent */
+out:
+    batchrec_free(s.rec);
+    free(sel);
+    free(jpath);
+    free(s.recs);
+    journal_entries_free(je, nje);
+    return rc;
+}
