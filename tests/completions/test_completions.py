@@ -29,7 +29,7 @@ profile = alakai
 store = redis://127.0.0.1:1/0
 """
 GLOBAL = "--config --system --theme --keymap --read-only --ascii --no-mouse --yes --help --version".split()
-COMMANDS = "snapshot check retry drain undrain deactivate activate config batch".split()
+COMMANDS = "snapshot check retry drain undrain deactivate activate resolve config batch".split()
 VIEWS = "overview executions chain execution workers queues dlq groups fleet history".split()
 ACT = "--config --system --read-only --yes --reason --idempotency-key".split()
 PROFILES = "alakai attune attune-era1 attune-era2 openagents tasker".split()
@@ -196,7 +196,10 @@ CASES = [
     ("redrive check --system ", ["alakai", "attune-prod", "tasker dev"]),
     ("redrive drain --", sorted(ACT + ["--force"])),
     ("redrive retry --", sorted(ACT + ["--force", "--override-loop", "--status", "--filter",
-                                       "--group", "--since", "--limit", "--rate"])),
+                                       "--group", "--since", "--limit", "--rate", "--dlq",
+                                       "--dlq-reason", "--dlq-queue"])),
+    ("redrive resolve --", sorted(ACT + ["--force", "--filter", "--limit", "--rate", "--dlq",
+                                         "--dlq-reason", "--dlq-queue"])),
     ("redrive batch --", sorted("--config --system --yes --json --rate --resend-unknown".split())),
     ("redrive retry --o", ["--override-loop"]),
     ("redrive drain w", []),
