@@ -243,9 +243,21 @@ static char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap)
     return NULL;
 }
 
-/* What the guard knows of target x: its verdict from the store (the fingerprint and
- * attempt go into the journal with the retry) and its loop count against this system's
- * manual retries in the journal. *down: the store failed once (no more waiting on it). */
+/* Target x judged from its row e (the fingerprint and attempt go into the journal with
+ * the retry), its loop count against this system's manual retries in the journal. */
+void act_guard_judge(const rd_execution *e, rd_target *x, const rd_retry_record *recs, size_t nrec,
+                     rd_guard_item *it, char *why, size_t cap, char **fp)
+{
+    if (e->fingerprint)
+        x->fp = *fp = xstrdup(e->fingerprint);
+    x->attempt = e->attempt;
+    it->elig = e->elig.verdict;
+    snprintf(why, cap, "%s", e->elig.why);
+    it->loops = loop_count(e, recs, nrec);
+}
+
+/* What the guard knows of target x: its verdict from the store, judged (act_guard_judge).
+ * *down: the store failed once (no more waiting on it). */
 void act_guard_read(lookup_run *l, rd_target *x, const rd_retry_record *recs, size_t nrec,
                     rd_guard_item *it, char *why, size_t cap, char **fp, char *down)
 {
@@ -261,12 +273,7 @@ void act_guard_read(lookup_run *l, rd_target *x, const rd_retry_record *recs, si
             snprintf(why, cap, "no such execution in the store");
         return;
     }
-    if (e->fingerprint)
-        x->fp = *fp = xstrdup(e->fingerprint);
-    x->attempt = e->attempt;
-    it->elig = e->elig.verdict;
-    snprintf(why, cap, "%s", e->elig.why);
-    it->loops = loop_count(e, recs, nrec);
+    act_guard_judge(e, x, recs, nrec, it, why, cap, fp);
 }
 
 /* The line for a target the guard holds back, with the option that sends it. */

@@ -99,6 +99,17 @@ static void picks_free(dlq_pick *v, size_t n)
     free(v);
 }
 
+/* Execution id among the executions the model holds now (a lookup jumps to a page that
+ * starts at its target: the entries after it often name the rows after it), or NULL. */
+static const rd_execution *loaded(lookup_run *l, const char *id)
+{
+    const rd_model *m = session_model(l->ss);
+    for (size_t i = 0; i < m->execs.n; i++)
+        if (m->execs.items[i].id && strcasecmp(m->execs.items[i].id, id) == 0)
+            return &m->execs.items[i];
+    return NULL;
+}
+
 /* One entry judged, and frozen into the record when it is sent; false with s->why. */
 static bool dlq_one(dlq_run *s, const dlq_pick *k)
 {
@@ -109,12 +120,15 @@ static bool dlq_one(dlq_run *s, const dlq_pick *k)
     rd_target t = {.id = k->target, .parent = k->parent};
     rd_guard_item it = {.id = k->target ? k->target : k->entry, .elig = RD_ELIG_YES, .why = ""};
     char why[400] = "", *fp = NULL;
+    const rd_execution *e;
     if (s->o->kind == RD_ACT_RETRY) {
         if (!k->target || (s->need_task && !k->parent)) {
             it.elig = RD_ELIG_NO;
             snprintf(why, sizeof why, "DLQ entry %.60s names no %s to retry", k->entry,
                      k->target ? "failed step" : "execution");
-        } else
+        } else if ((e = loaded(s->l, k->target)))   /* on the page the last lookup brought */
+            act_guard_judge(e, &t, s->recs, s->nrec, &it, why, sizeof why, &fp);
+        else
             act_guard_read(s->l, &t, s->recs, s->nrec, &it, why, sizeof why, &fp, s->down);
         it.why = why;
     }

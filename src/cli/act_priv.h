@@ -50,6 +50,9 @@ void act_print_result(const rd_result *r, unsigned san);
  * against recs. down (400 bytes, "" at first): the store failed once: no more waiting. */
 void act_guard_read(lookup_run *l, rd_target *x, const rd_retry_record *recs, size_t nrec,
                     rd_guard_item *it, char *why, size_t cap, char **fp, char *down);
+/* The same, judged from a row already read (the page a lookup brought). */
+void act_guard_judge(const rd_execution *e, rd_target *x, const rd_retry_record *recs, size_t nrec,
+                     rd_guard_item *it, char *why, size_t cap, char **fp);
 /* The line for a target the guard holds back, with the option that sends it (stderr). */
 void act_guard_say(const rd_guard_item *it, unsigned san);
 rd_retry_record *act_loop_records(rd_session *ss, rd_journal_entry **je, size_t *nje,

@@ -177,3 +177,30 @@ def test_resolve_one_entry_and_refusals(act, core):
     o = act("openagents", core=core.url)                           # no [action resolve]
     p = o.run("resolve", "--dlq", "--yes")
     assert p.returncode == 1 and "this system's profile has no resolve action" in p.stderr, p.stderr
+
+
+def test_resolve_set_kill9_then_resume_once_each(act, core):
+    """The set is a batch record like every store-wide action: a kill -9 mid-run, then
+    `redrive batch resume` resolves the rest, no entry twice (the core's request log)."""
+    import signal
+    import subprocess
+    rows = fill()
+    ours = {uid("8", i) for i in rows if i % 2 and i % 13 == 0} | {"00000000-0000-4000-8000-300000000004"}
+    a = act("tasker", core=core.url)
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(str(a.tmpdir), "state"), TZ="UTC", LANG="C.UTF-8")
+    p = subprocess.Popen([actlib.redrive_bin(), "--config", a.config, "resolve", "--dlq", "--dlq-reason",
+                          "staleness_timeout", "--rate", "2", "--yes"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, stdin=subprocess.DEVNULL)
+    for _ in range(2):
+        assert p.stdout.readline(), p.stderr.read()
+    p.send_signal(signal.SIGKILL)
+    p.wait(10)
+    [b] = batches(a)
+    assert b["action"] == "resolve" and b["state"] == "open" and b["total"] == len(ours), b
+    r = a.run("batch", "resume", b["id"], "--rate", "1000", "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = sent(core, "dlq_update")
+    assert set(got.values()) == {1}, got
+    assert set(got) <= ours and len(ours) - len(got) <= b["unknown"], (got, b)
+    st = dlq_states()
+    assert all(st[e][0] == "manually_resolved" for e in got)
