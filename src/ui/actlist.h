@@ -59,6 +59,7 @@ enum {
     X(UNDRAIN, "undrain", "undrain", "undrain (uncordon) the selected worker", "U", UA_DANGER) \
     X(DEACTIVATE, "deactivate", "deactivate", "mark the selected worker inactive", "X", UA_DANGER) \
     X(ACTIVATE, "activate", "activate", "mark the selected worker active", "A", UA_DANGER) \
+    X(RESOLVE, "resolve", "resolve", "DLQ: resolve the selected entry through the core (Tasker's DLQ update)", "V", UA_DANGER) \
     X(COPY, "copy", "copy", "copy the selected or marked ids (OSC 52 with clipboard = osc52, else shown to select)", "c", 0) \
     X(TOGGLE_TIME, "toggle-time", "abs-time", "times as ages (12s) or as clock times", "T", 0) \
     X(TOGGLE_TZ, "toggle-timezone", "utc/local", "clock times in UTC or in the local zone", "Z", 0) \

@@ -595,6 +595,21 @@ static unsigned dlq_retry(ui_ctx *c, const rd_dlq_entry *d)
     return UI_CH_REDRAW;
 }
 
+/* The entry itself resolved through the core ([action resolve]: Tasker's DLQ update); the
+ * dialog says when the profile has no such action. A broker's message is not the store's. */
+static unsigned dlq_resolve(ui_ctx *c, const rd_dlq_entry *d)
+{
+    if (!d || !d->id || !d->source || strcmp(d->source, "postgresql") != 0) {
+        ctx_msg(c, true, "only a store's DLQ entry resolves (a broker's message is not the store's)");
+        return UI_CH_REDRAW;
+    }
+    sel_clear(&c->sel);
+    sel_add(&c->sel, d->id, NULL, NULL, NULL);
+    sel_note(&c->sel, "DLQ entry of %s, %s", d->execution_id ? d->execution_id : "-", d->reason ? d->reason : "-");
+    ctx_fx(c, FX_ACT, RD_ACT_RESOLVE, NULL);
+    return UI_CH_REDRAW;
+}
+
 /* The cursor goes to row `row` of the page asked for (1 << 30: its last), following none. */
 static unsigned dlq_turn(ui_view *v, ui_ctx *c, fx_kind k, int arg, int row)
 {
@@ -647,7 +662,7 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
     }
     bool kept = list_follow(&v->list, c, "DLQ entry", dlq_row_id, s);
     const rd_dlq_entry *d = s->n_rows ? &m->dlq.items[s->rows[v->list.cur < v->list.n ? v->list.cur : 0]] : NULL;
-    if (!kept && (a == UA_RETRY || a == UA_OPEN)) {
+    if (!kept && (a == UA_RETRY || a == UA_RESOLVE || a == UA_OPEN)) {
         char was[sizeof c->msg];   /* never act on the entry that slid under the cursor */
         memcpy(was, c->msg, sizeof was);
         ctx_msg(c, true, "%.200s: nothing done", was);
@@ -655,6 +670,8 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
     }
     if (a == UA_RETRY)
         return dlq_retry(c, d);
+    if (a == UA_RESOLVE)
+        return dlq_resolve(c, d);
     if (a == UA_COPY) {   /* the entry's message id (its execution's id is in the detail) */
         sel_clear(&c->sel);
         if (d)
