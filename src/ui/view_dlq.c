@@ -464,6 +464,21 @@ static void dlq_groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, dlq_st 
     }
 }
 
+/* r or V on a group: the whole group is every page of the store's DLQ, which the command
+ * line acts on as a guarded, resumable batch (the console acts on one entry). */
+static unsigned dlq_group_act(ui_ctx *c, ui_action a, const dlq_st *s)
+{
+    if (c->model->dlq_first <= 0) {
+        ctx_msg(c, true, "a broker's dead letters are acted on one entry at a time (enter: the group's entries)");
+        return UI_CH_REDRAW;
+    }
+    char *key = sanitize_str(s->groups[s->glist.cur].key, c->san);
+    ctx_msg(c, false, "the whole group, every page: redrive %s --dlq --dlq-%s '%s' (enter: its entries, one at a time)",
+            a == UA_RESOLVE ? "resolve" : "retry", dlq_by_name(s->by), key);
+    free(key);
+    return UI_CH_REDRAW;
+}
+
 /* Grouped: the cursor moves among the groups; Enter shows one group's entries (the view
  * searched for its key), back or the group-by key again leaves the grouping. */
 static unsigned dlq_groups_key(ui_view *v, ui_ctx *c, ui_action a, dlq_st *s)
@@ -480,6 +495,8 @@ static unsigned dlq_groups_key(ui_view *v, ui_ctx *c, ui_action a, dlq_st *s)
         ctx_fx(c, FX_FILTER, VIEW_DLQ, NULL);
         return UI_CH_REDRAW;
     }
+    if ((a == UA_RETRY || a == UA_RESOLVE) && s->glist.cur < (int)s->n_groups)
+        return dlq_group_act(c, a, s);
     s->glist.n = (int)s->n_groups;
     return list_nav(&s->glist, a, v->rows);
 }
