@@ -209,15 +209,13 @@ static void say_selection(const dlq_run *s, const char *sel)
 static bool dlq_may(const dlq_run *s, rd_actor *actor)
 {
     char why[512];
-    if (!actor_can_act(actor, why, sizeof why))
-        ;
-    else if (!actor_supports(actor, s->o->kind))
+    bool ok = actor_can_act(actor, why, sizeof why);
+    if (ok && !(ok = actor_supports(actor, s->o->kind)))
         snprintf(why, sizeof why, "this system's profile has no %s action%s", action_name(s->o->kind),
                  s->o->kind == RD_ACT_RESOLVE ? " ([action resolve]: the core's DLQ update route)" : "");
-    else
-        return true;
-    err_clean(s->san, "redrive: refused: ", why);
-    return false;
+    if (!ok)
+        err_clean(s->san, "redrive: refused: ", why);
+    return ok;
 }
 
 int act_dlq(act_opts *o, lookup_run *l, unsigned san)
