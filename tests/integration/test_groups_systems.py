@@ -238,3 +238,44 @@ def test_alakai_groups_the_swept_index(alakai_store, tmp_path):
         run_system(tmp_path, cfg, "a", ["t%02d" % i for i in range(len(IN_WINDOW))])
     finally:
         NOW = real
+
+
+# ---- Alakai while the first sweep runs: the groups of the tasks read so far, said partial -----
+
+from test_redis_sweep_budget import config as budget_config, env_of, store  # noqa: E402,F401
+
+
+def test_alakai_groups_partial_while_the_first_sweep_runs(store, tmp_path):
+    """A sweep held to 1 % of a Redis core over 30,000 tasks: the groups view (`7`) shows the
+    store's groups of the tasks read so far and says they are partial."""
+    import re
+    import pexpect
+    import pyte
+    from snaphelp import rd_bin
+    env = dict(env_of(tmp_path), TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8",
+               XDG_STATE_HOME=str(tmp_path / "state"))
+    env.pop("RD_REDIS_DEBUG")
+    screen = pyte.Screen(220, 30)
+    stream = pyte.ByteStream(screen)
+    child = pexpect.spawn(rd_bin(), ["--config", budget_config(tmp_path, "1%")], env=env,
+                          dimensions=(30, 220), timeout=10)
+    title = re.compile(r"Error groups  last 1h: 1 group of ([0-9,]+) failures in the store  computed \S+ ago"
+                       r"  partial: reading tasks: [0-9,]+ of ~[0-9,]+")
+    try:
+        end, text, sent = time.time() + 12, "", False
+        while time.time() < end:
+            try:
+                stream.feed(child.read_nonblocking(65536, timeout=0.1))
+            except pexpect.TIMEOUT:
+                pass
+            text = "\n".join(screen.display)
+            if not sent and "reading tasks" in text:
+                child.send("7")
+                sent = True
+            if title.search(text) and "Upstream returned <n> (transient)" in text:
+                break
+        m = title.search(text)
+        assert m and int(m.group(1).replace(",", "")) > 0, text
+        assert "Upstream returned <n> (transient)" in text, text
+    finally:
+        child.terminate(force=True)
