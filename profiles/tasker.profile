@@ -150,7 +150,8 @@ SELECT s.workflow_step_uuid::text AS id,
 -- name and the columns of Tasker's own rule (attempts, max_attempts, retryable: eligibility
 -- in C), with its tally; the fingerprints are made in C (one definition). The read walks
 -- the current-state index's `error` entries (Tasker has no index on a transition's time),
--- stops at $2 rows, and `capped` says it reached them. Texts grouped in the "C" collation.
+-- stops at $2 rows, and `capped` says it reached them; each step of them is read by its key
+-- (a lookup per failure read: never a walk of every step). Texts grouped in the "C" collation.
 -- uses index: workflow_step_transitions (to_state)
 -- uses index: workflow_steps (workflow_step_uuid)
 WITH f AS MATERIALIZED (
@@ -168,7 +169,8 @@ x AS (
          CASE WHEN f.metadata->>'event' ~ '^\s*\{.*\}\s*$'
               THEN left(f.metadata->>'event', 65536) END COLLATE "C" AS error_json
     FROM f
-    JOIN workflow_steps s ON s.workflow_step_uuid = f.workflow_step_uuid
+    JOIN LATERAL (SELECT w.* FROM workflow_steps w
+                   WHERE w.workflow_step_uuid = f.workflow_step_uuid LIMIT 1) s ON true
     LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid)
 SELECT min(x.id) AS id, x.name, 'error' AS status, x.attempts, x.max_attempts, x.retryable,
        x.error, CASE WHEN x.error IS NULL THEN x.error_json END AS error_json,

@@ -279,3 +279,112 @@ def test_alakai_groups_partial_while_the_first_sweep_runs(store, tmp_path):
         assert "Upstream returned <n> (transient)" in text, text
     finally:
         child.terminate(force=True)
+
+
+# ---- the cost gate: the groups queries read bounded rows ------------------------------------
+
+N_FAIL, CAP = 5000, 1000
+
+
+def plan_scans(dsn, profile, schema, relation):
+    """EXPLAIN ANALYZE of the profile's groups query over the last hour at a bound of CAP:
+    the scans of `relation` (not in a subplan) and the plan's buffers."""
+    import psycopg2
+    import sys
+    from snaphelp import ROOT
+    sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
+    import benchlib as B
+    conn = psycopg2.connect(dsn)
+    cur = conn.cursor()
+    cur.execute("SET search_path = %s, public" % schema)
+    cur.execute("EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) "
+                + B.inline_params(B.profile_queries(profile)["groups"], ["3600", str(CAP)]))
+    doc = cur.fetchone()[0]
+    doc = json.loads(doc) if isinstance(doc, str) else doc
+    conn.close()
+    nodes = []
+
+    def walk(p):
+        nodes.append(p)
+        for c in p.get("Plans", []):
+            walk(c)
+    walk(doc[0]["Plan"])
+    return [n for n in nodes if n.get("Relation Name") == relation and "Scan" in n["Node Type"]
+            and n.get("Parent Relationship") != "SubPlan"]
+
+
+def _fill_oa_cost(c):
+    c.execute("INSERT INTO jobs (job_id, name, status, created_at, error)"
+              " SELECT 'ok-' || g, 'bulk', 'completed', extract(epoch FROM now()) - g, NULL"
+              " FROM generate_series(1, 10000) g")
+    c.execute("INSERT INTO jobs (job_id, name, status, created_at, completed_at, error, max_retries)"
+              " SELECT 'f-' || g, 'bulk', CASE WHEN g %% 2 = 0 THEN 'failed' ELSE 'FAILED' END,"
+              " extract(epoch FROM now()) - g * (3500.0 / %s), extract(epoch FROM now()) - g * (3500.0 / %s),"
+              " json_build_object('message', 'timeout after ' || g || 'ms'), 3"
+              " FROM generate_series(1, %s) g", (N_FAIL, N_FAIL, N_FAIL))
+
+
+@pytest.fixture(scope="module")
+def oa_cost_db():
+    need_env("RD_PG_DSN_ATTUNE2")
+    yield from _db("groups_oa_cost", "openagents.sql", "public", _fill_oa_cost)
+
+
+def test_openagents_groups_query_reads_bounded_rows(oa_cost_db, tmp_path):
+    """The failed jobs' partial index, its range of the window only (the planner has no
+    statistics for lower(status): it reads the window's failures, then keeps the newest
+    CAP), never the table."""
+    scans = plan_scans(oa_cost_db, "openagents", "public", "jobs")
+    assert scans and all(n["Node Type"] != "Seq Scan" for n in scans), [n["Node Type"] for n in scans]
+    for n in scans:
+        assert n["Actual Rows"] * n.get("Actual Loops", 1) <= N_FAIL, n
+    cfg = write_config(tmp_path, {"o": {"profile": "openagents", "store": oa_cost_db}})
+    doc = groups_doc(cfg, "o", env={"REDRIVE_GROUPS_CAP": str(CAP)})
+    assert (doc["groups_capped"], doc["groups_failures"]) == (True, CAP)
+    assert [(g["fingerprint"], g["count"], g["retry_eligible"]) for g in doc["groups"]] == \
+        [("timeout after <n>ms", CAP, CAP)]
+
+
+def _fill_tasker_cost(c):
+    _fill_tasker_base(c)
+    c.execute("INSERT INTO workflow_steps (workflow_step_uuid, task_uuid, named_step_uuid, attempts, results)"
+              " SELECT md5('s' || g)::uuid, %s, %s, 1,"
+              " CASE WHEN g <= %s THEN jsonb_build_object('error', jsonb_build_object('message',"
+              " 'timeout after ' || g || 'ms')) END"
+              " FROM generate_series(1, 10000) g", (_u(2, 1), _u(3, 1), N_FAIL))
+    c.execute("INSERT INTO workflow_step_transitions (workflow_step_transition_uuid, workflow_step_uuid,"
+              " to_state, sort_key, most_recent, created_at, updated_at)"
+              " SELECT md5('t' || g)::uuid, md5('s' || g)::uuid, CASE WHEN g <= %s THEN 'error' ELSE 'complete' END,"
+              " 1, true, (now() AT TIME ZONE 'UTC') - g * interval '0.7 seconds',"
+              " (now() AT TIME ZONE 'UTC') - g * interval '0.7 seconds'"
+              " FROM generate_series(1, 10000) g", (N_FAIL,))
+
+
+def _fill_tasker_base(c):
+    c.execute("INSERT INTO named_tasks (named_task_uuid, name) VALUES (%s, 'order')", (_u(1, 1),))
+    c.execute("INSERT INTO tasks (task_uuid, named_task_uuid, identity_hash, correlation_id) VALUES (%s, %s, 'h', %s)",
+              (_u(2, 1), _u(1, 1), _u(9, 1)))
+    c.execute("INSERT INTO named_steps (named_step_uuid, name) VALUES (%s, 'bulk')", (_u(3, 1),))
+
+
+@pytest.fixture(scope="module")
+def tasker_cost_db():
+    need_env("RD_PG_DSN_ATTUNE2")
+    yield from _db("groups_tasker_cost", "tasker.sql", "tasker", _fill_tasker_cost)
+
+
+def test_tasker_groups_query_reads_bounded_rows(tasker_cost_db, tmp_path):
+    """Tasker has no index on a transition's time: the read walks the current-state index's
+    `error` entries (the steps in error now, never the whole table) and reads at most CAP
+    steps."""
+    trans = plan_scans(tasker_cost_db, "tasker", "tasker", "workflow_step_transitions")
+    assert trans and all(n["Node Type"] != "Seq Scan" for n in trans), [n["Node Type"] for n in trans]
+    for n in trans:
+        assert n["Actual Rows"] * n.get("Actual Loops", 1) <= N_FAIL, n
+    for n in plan_scans(tasker_cost_db, "tasker", "tasker", "workflow_steps"):
+        assert n["Actual Rows"] * n.get("Actual Loops", 1) <= CAP, n
+    cfg = write_config(tmp_path, {"t": {"profile": "tasker", "store": tasker_cost_db}})
+    doc = groups_doc(cfg, "t", env={"REDRIVE_GROUPS_CAP": str(CAP)})
+    assert (doc["groups_capped"], doc["groups_failures"]) == (True, CAP)
+    assert [(g["fingerprint"], g["count"], g["retry_eligible"]) for g in doc["groups"]] == \
+        [("timeout after <n>ms", CAP, CAP)]
