@@ -42,23 +42,27 @@ static int by_key(const void *pa, const void *pb)
     return k ? k : (a->i > b->i) - (a->i < b->i);
 }
 
-/* The failures of the window, in f (owned); their number. */
-static size_t window_failures(const rix *ix, double since, double now, rs_fail **f)
+/* Whether the interned status id k is a failure (status_failed: the one list), looked up
+ * once per id. */
+static bool failed_status(const rix *ix, signed char *known, uint8_t k)
 {
-    static const char *const failed[] = {"failed", "error", "timeout", "abandoned", "lost", "dead"};
-    int ids[sizeof failed / sizeof *failed];
-    size_t nids = 0, n = 0, cap = 0;
-    for (size_t k = 0; k < sizeof failed / sizeof *failed; k++)
-        if ((ids[nids] = rix_status_id(ix, failed[k])) >= 0)
-            nids++;
+    if (!known[k]) {
+        rix_task probe = { .status = k };
+        known[k] = status_failed(rix_status_name(ix, &probe)) ? 1 : -1;
+    }
+    return known[k] > 0;
+}
+
+/* The failures of the window, in f (owned); their number. */
+static size_t window_failures(const rix *ix, double since, rs_fail **f)
+{
+    signed char known[256] = { 0 };
+    size_t n = 0, cap = 0;
     *f = NULL;
-    for (size_t i = 0; i < rix_size(ix) && nids; i++) {
+    for (size_t i = 0; i < rix_size(ix); i++) {
         const rix_task *t = rix_at(ix, i);
         double at = failed_at(t);
-        bool fail = false;
-        for (size_t k = 0; k < nids && !fail; k++)
-            fail = t->status == ids[k];
-        if (!fail || at <= since || at > now + 60)
+        if (at <= since || !failed_status(ix, known, t->status))
             continue;
         xgrow(f, &cap, n + 1, sizeof **f);
         (*f)[n++] = (rs_fail){ at, (uint32_t)i, t->detail, t->attempt, t->status };
@@ -71,7 +75,7 @@ rd_sgroups *rs_groups_build(const rix *ix, double now, double window_s, long cap
 {
     rd_sgroups *g = sgroups_new(window_s, cap, now);
     rs_fail *f;
-    size_t n = window_failures(ix, now - window_s, now, &f);
+    size_t n = window_failures(ix, now - window_s, &f);
     if (cap > 0 && n > (size_t)cap) {            /* the newest cap of them */
         qsort(f, n, sizeof *f, newest_first);
         n = (size_t)cap;
