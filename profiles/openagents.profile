@@ -117,6 +117,35 @@ SELECT j.job_id AS id,
  ORDER BY j.created_at DESC, j.job_id DESC
  LIMIT $5::int
 
+[query groups optional]
+-- Error groups across the store (docs/error-groups.md): $1 the window in seconds, $2 the
+-- failures read at most (the newest of the window). A failure is a failed job (either
+-- case) created in the window; first/last seen are when it ended (completed_at, else
+-- updated_at). One row per distinct raw error (the error JSON, decoded in C as for the
+-- executions list) and per job name and the columns of OpenAgents' own rule (status,
+-- retry_count, max_retries: eligibility in C), with its tally; the fingerprints are made
+-- in C (one definition). The read walks the failed jobs' partial index newest first and
+-- stops at $2 rows; `capped` says it reached them. Texts grouped in the "C" collation.
+-- uses index: jobs (created_at, job_id)
+WITH f AS MATERIALIZED (
+  SELECT j.job_id, j.name, j.status, j.retry_count, j.max_retries, j.error,
+         COALESCE(j.completed_at, j.updated_at, j.created_at) AS ended_at
+    FROM jobs j
+   WHERE lower(j.status) = 'failed'
+     AND j.created_at > extract(epoch FROM now()) - $1::float8
+   ORDER BY j.created_at DESC, j.job_id DESC
+   LIMIT $2::int)
+SELECT min(f.job_id) AS id, f.name COLLATE "C" AS name, lower(f.status) COLLATE "C" AS status,
+       f.retry_count, f.max_retries, left(f.error::text, 65536) COLLATE "C" AS error_json,
+       count(*) AS n,
+       count(*) FILTER (WHERE f.ended_at > extract(epoch FROM now()) - 900) AS recent,
+       min(f.ended_at) AS first_at,
+       max(f.ended_at) AS last_at,
+       (SELECT count(*) >= $2::int FROM f) AS capped
+  FROM f
+ GROUP BY f.name COLLATE "C", lower(f.status) COLLATE "C", f.retry_count, f.max_retries,
+          left(f.error::text, 65536) COLLATE "C"
+
 [query execution]
 -- $1 job id: one row, for jumping to it
 -- uses index: jobs (job_id)

@@ -142,6 +142,47 @@ SELECT s.workflow_step_uuid::text AS id,
  ORDER BY s.created_at DESC, s.workflow_step_uuid DESC
  LIMIT $5::int
 
+[query groups optional]
+-- Error groups across the store (docs/error-groups.md): $1 the window in seconds, $2 the
+-- failures read at most (the newest of the window). A failure is a step in `error` now (its
+-- most_recent transition), entered in the window (that transition's created_at, UTC). One
+-- row per distinct raw error (the executions query's error and error_json) and per step
+-- name and the columns of Tasker's own rule (attempts, max_attempts, retryable: eligibility
+-- in C), with its tally; the fingerprints are made in C (one definition). The read walks
+-- the current-state index's `error` entries (Tasker has no index on a transition's time),
+-- stops at $2 rows, and `capped` says it reached them; each step of them is read by its key
+-- (a lookup per failure read: never a walk of every step). Texts grouped in the "C" collation.
+-- uses index: workflow_step_transitions (to_state)
+-- uses index: workflow_steps (workflow_step_uuid)
+WITH f AS MATERIALIZED (
+  SELECT t.workflow_step_uuid, t.created_at, t.metadata
+    FROM workflow_step_transitions t
+   WHERE t.most_recent AND t.to_state = 'error'
+     AND t.created_at > (now() AT TIME ZONE 'UTC') - make_interval(secs => $1::float8)
+   ORDER BY t.created_at DESC
+   LIMIT $2::int),
+x AS (
+  SELECT s.workflow_step_uuid::text AS id, f.created_at, ns.name COLLATE "C" AS name,
+         s.attempts, s.max_attempts, s.retryable,
+         left(COALESCE(s.results->'error'->>'message', s.results->>'error',
+                       f.metadata->>'error'), 4096) COLLATE "C" AS error,
+         CASE WHEN f.metadata->>'event' ~ '^\s*\{.*\}\s*$'
+              THEN left(f.metadata->>'event', 65536) END COLLATE "C" AS error_json
+    FROM f
+    JOIN LATERAL (SELECT w.* FROM workflow_steps w
+                   WHERE w.workflow_step_uuid = f.workflow_step_uuid LIMIT 1) s ON true
+    LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid)
+SELECT min(x.id) AS id, x.name, 'error' AS status, x.attempts, x.max_attempts, x.retryable,
+       x.error, CASE WHEN x.error IS NULL THEN x.error_json END AS error_json,
+       count(*) AS n,
+       count(*) FILTER (WHERE x.created_at > (now() AT TIME ZONE 'UTC') - interval '15 minutes') AS recent,
+       extract(epoch FROM min(x.created_at) AT TIME ZONE 'UTC') AS first_at,
+       extract(epoch FROM max(x.created_at) AT TIME ZONE 'UTC') AS last_at,
+       (SELECT count(*) >= $2::int FROM f) AS capped
+  FROM x
+ GROUP BY x.name, x.attempts, x.max_attempts, x.retryable, x.error,
+          CASE WHEN x.error IS NULL THEN x.error_json END
+
 [query execution]
 -- $1 step uuid: one row, for jumping to it
 SELECT s.workflow_step_uuid::text AS id,

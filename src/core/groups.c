@@ -7,15 +7,20 @@
 
 #include "xalloc.h"
 
-bool exec_failed(const rd_execution *e)
+bool status_failed(const char *status)
 {
     static const char *const failed[] = {"failed", "error", "timeout", "abandoned", "lost", "dead"};
-    if (!e->status)
+    if (!status)
         return false;
     for (size_t i = 0; i < sizeof failed / sizeof *failed; i++)
-        if (strcasecmp(e->status, failed[i]) == 0)
+        if (strcasecmp(status, failed[i]) == 0)
             return true;
     return false;
+}
+
+bool exec_failed(const rd_execution *e)
+{
+    return status_failed(e->status);
 }
 
 double exec_failed_at(const rd_execution *e)

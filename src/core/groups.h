@@ -19,7 +19,8 @@
 #define GROUPS_INTERVAL_S 900.0
 
 /* failed, error, timeout, abandoned, lost, dead (any case): a failure to group. */
-bool exec_failed(const rd_execution *e);
+bool status_failed(const char *status);
+bool exec_failed(const rd_execution *e);   /* status_failed(e->status) */
 /* When it failed: finished_at, else updated_at, else created_at (0 unknown). */
 double exec_failed_at(const rd_execution *e);
 

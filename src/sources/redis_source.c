@@ -132,6 +132,7 @@ static void sweep_swept(void *ud)
 {
     rs_src *s = ud;
     s->settled = true;
+    rs_view_whole(s->view);
     publish(s, true);
 }
 
@@ -241,6 +242,17 @@ static void op_peek_dlq(rd_source *src, bool more)
         answer_if_down(s);
 }
 
+/* The error groups of the window, computed from the index on demand (the view opens,
+ * ^r, :groups DUR; never on a poll): now when the index has been whole, else at the next
+ * publish of the first sweep (partial, the model says) and again at its end. */
+static void op_groups(rd_source *src, double window_s, long cap)
+{
+    rs_src *s = impl(src);
+    rs_view_want_groups(s->view, window_s, cap);
+    if (rs_sweep_done_once(s->sweep))
+        publish(s, true);
+}
+
 static bool op_settled(const rd_source *src)
 {
     return impl(src)->settled;
@@ -280,6 +292,7 @@ static const rd_source_ops redis_ops = {
     .chain = op_chain,
     .detail = op_detail,
     .peek_dlq = op_peek_dlq,
+    .groups = op_groups,
     .settled = op_settled,
     .idle = op_idle,
     .free = op_free, .set_poll = op_set_poll,

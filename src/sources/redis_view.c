@@ -15,6 +15,7 @@
 #include "../core/retry.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "redis_groups.h"
 
 static const char SRC_NAME[] = "redis";   /* our share of the model's DLQ */
 
@@ -33,6 +34,11 @@ struct rs_view {
     uint64_t published_version;     /* rix_version when published */
     long published_orphans;
     bool dirty;                     /* filter or page changed since */
+    /* the error groups asked for (their window and bound), computed at the next publish;
+     * asked again while the index is not whole (the first sweep runs: partial) */
+    double groups_window_s;
+    long groups_cap;
+    bool groups_wanted, whole;
 };
 
 /* ---- publishing to the model ------------------------------------------------------------ */
@@ -179,6 +185,25 @@ static void publish_counts(rs_view *v, pred_ctx *p, long *orphans, long *dead)
     m->failing_rate = fails_recent / 5.0;
 }
 
+static void group_proto(const rix_task *t, rd_execution *e, void *ud)
+{
+    const pred_ctx *p = ud;
+    exec_from_task(p->v, t, p, e);
+}
+
+/* The store's error groups, on demand only (rs_view_want_groups), from the index: while
+ * the first sweep runs they are those of the tasks read so far (the model says partial),
+ * computed again once the index is whole. */
+static void publish_groups(rs_view *v, pred_ctx *p)
+{
+    if (!v->groups_wanted)
+        return;
+    model_set_sgroups(v->ctx.model, rs_groups_build(v->ix, p->now, v->groups_window_s,
+                                                    v->groups_cap, group_proto, p));
+    model_sgroups_pending(v->ctx.model, false);
+    v->groups_wanted = !v->whole;
+}
+
 /* Our DLQ entries ("alakai") replace only our own share of the model's DLQ. */
 static void publish_dlq(rs_view *v, pred_ctx *p, long dead)
 {
@@ -231,6 +256,7 @@ void rs_view_publish(rs_view *v, bool force)
     publish_counts(v, &p, &orphans, &dead);
     publish_page(v, &p);
     publish_dlq(v, &p, dead);
+    publish_groups(v, &p);
     if (getenv("RD_REDIS_DEBUG"))
         fprintf(stderr, "redis: publish %zu tasks in %.1f ms (CPU %.1f ms), index %zu bytes\n",
                 rix_size(v->ix), (clock_wall() - now) * 1000, (clock_cpu() - cpu0) * 1000,
@@ -333,6 +359,19 @@ void rs_view_want_dlq(rs_view *v, bool more)
     v->dlq_pages = more && v->dlq_wanted ? v->dlq_pages + 1 : 1;
     v->dlq_wanted = true;
     v->dlq_sent = false;
+}
+
+void rs_view_want_groups(rs_view *v, double window_s, long cap)
+{
+    v->groups_window_s = window_s;
+    v->groups_cap = cap;
+    v->groups_wanted = true;
+    model_sgroups_pending(v->ctx.model, true);
+}
+
+void rs_view_whole(rs_view *v)
+{
+    v->whole = true;
 }
 
 void rs_view_answer(rs_view *v, const char *msg, bool swept)

@@ -24,6 +24,12 @@ void rs_view_want_chain(rs_view *v, const char *id);
 const char *rs_view_chain_take(rs_view *v);
 void rs_view_chain_done(rs_view *v);
 void rs_view_want_dlq(rs_view *v, bool more);
+/* The error groups of the window_s seconds before the next publish, at most cap failures
+ * read (redis_groups.h): computed then, once (again at the publish after the first sweep
+ * when computed over a partial index). */
+void rs_view_want_groups(rs_view *v, double window_s, long cap);
+/* The index is whole: the first sweep is complete. */
+void rs_view_whole(rs_view *v);
 /* Answers a waiting chain / DLQ request with msg (the source cannot serve it now), so a
  * one-shot reader (snapshot) does not wait for them. swept: the index has been complete. */
 void rs_view_answer(rs_view *v, const char *msg, bool swept);

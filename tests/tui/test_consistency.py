@@ -144,10 +144,11 @@ def check_dlq(t, d):
 def check_groups(t, g, one):
     lines = screen_lines(t, "Error groups")
     failed = sum(x["count"] for x in g["groups"])
-    if g["groups_scope"] == "store":      # the store's failures of the window (Attune)
+    if g["groups_scope"] == "store":      # the store's failures of the window (every shipped system)
         assert failed == g["groups_failures"], g
-        assert lines[1].startswith("Error groups  last %s: %d groups of %d failures in the store"
-                                   % (g["window"], len(g["groups"]), failed)), lines[1]
+        assert lines[1].startswith("Error groups  last %s: %d group%s of %d failures in the store"
+                                   % (g["window"], len(g["groups"]), "" if len(g["groups"]) == 1 else "s",
+                                      failed)), lines[1]
     else:
         assert g["groups_scope"] == "loaded", g
         assert lines[1].startswith("Error groups  %d groups of %d failed executions among the %d loaded"

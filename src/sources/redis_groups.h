@@ -1,0 +1,20 @@
+#pragma once
+/*
+ * The error groups of the Alakai index (docs/error-groups.md), computed in C where the
+ * data is: the failures (failed, lost) of the window — by when each failed: resolvedAt,
+ * else the newest attempt's dispatchedAt — the newest `cap` of them at most, tallied per
+ * distinct raw error, task name, status and attempt (what the system's rule reads), then
+ * normalized and merged by storegroups.c (fingerprint.c: the one definition). Pure over
+ * the index (no I/O); the index in memory is walked once.
+ */
+#include "../core/storegroups.h"
+#include "redis_index.h"
+
+/* Fills e (zeroed) as a row of the executions list would be: id, status, name, error and
+ * its fingerprint, eligibility by the system's rule. */
+typedef void (*rs_groups_proto)(const rix_task *t, rd_execution *e, void *ud);
+
+/* The groups of the failures of the window_s seconds before now, at most cap read (the
+ * newest; capped when more failed). */
+rd_sgroups *rs_groups_build(const rix *ix, double now, double window_s, long cap,
+                            rs_groups_proto proto, void *ud);
