@@ -23,6 +23,7 @@ typedef struct act_opts {
     size_t held;               /* targets the guards left out */
     /* the store-wide selection (act_select.c): retry --status / --group */
     const char *status, *filter, *group, *since, *rate, *limit;
+    bool select_only;          /* --select-only: select, stage the record, report, send nothing */
 } act_opts;
 
 /* Finding a Tasker step's task in the store: the sources run only for that. */
@@ -50,6 +51,9 @@ rd_retry_record *act_loop_records(rd_session *ss, rd_journal_entry **je, size_t 
 /* act_select.c: retry --status S / --group FP across the store's pages, guarded, as a
  * resumable batch. The exit code. */
 int act_select(act_opts *o, lookup_run *l, unsigned san);
+/* The password prompt of --select-only: none (it sends nothing, the console owns the
+ * terminal). */
+void act_no_password(rd_actor *a, const char *prompt, void *ud);
 /* batch.c: runs what is left of a batch record to the end (progress on stderr, Ctrl-C
  * stops sending); the exit code (0 when every item sent is ok). */
 int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,
