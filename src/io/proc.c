@@ -147,7 +147,7 @@ static void lines_out(rd_proc *p, bool end)
         }
     if (p->on_line && end && start < p->len)
         p->on_line(p->out + start, p->ud);
-    if (p->on_line && (start || end)) {
+    if (p->on_line && p->out && (start || end)) {
         size_t left = end ? 0 : p->len - start;
         memmove(p->out, p->out + p->len - left, left);
         p->len = left;

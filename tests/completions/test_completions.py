@@ -196,7 +196,7 @@ CASES = [
     ("redrive check --system ", ["alakai", "attune-prod", "tasker dev"]),
     ("redrive drain --", sorted(ACT + ["--force"])),
     ("redrive retry --", sorted(ACT + ["--force", "--override-loop", "--status", "--filter",
-                                       "--group", "--since", "--limit", "--rate"])),
+                                       "--group", "--since", "--limit", "--rate", "--select-only"])),
     ("redrive batch --", sorted("--config --system --yes --json --rate --resend-unknown".split())),
     ("redrive retry --o", ["--override-loop"]),
     ("redrive drain w", []),
