@@ -183,7 +183,7 @@ static bool may_retry(ui_app *app)
     char why[256] = "";
     if (c->read_only)
         ctx_msg(c, true, "read-only: retry is disabled");
-    else if (!app_actor(app) || !app_sources(app) || !app_sys(app))
+    else if (!app_actor(app) || !app_sources(app) || !app_sys(app) || !app->base)   /* headless: no loop */
         ctx_msg(c, true, "retry: a whole-set retry needs the store and the core API");
     else if (!actor_can_act(app_actor(app), why, sizeof why))
         ctx_msg(c, true, "cannot retry: %s", why);
@@ -220,7 +220,7 @@ void setretry_begin(ui_app *app, int window_s, const char *what)
         return;
     }
     dialog_close(app);
-    s->proc = proc_run_argv(app->base ? app->base : app_loop_base(), a.v, SELECT_TIMEOUT_S, on_line, on_selected, s);
+    s->proc = proc_run_argv(app->base, a.v, SELECT_TIMEOUT_S, on_line, on_selected, s);
     args_free(&a);
     if (!s->proc) {
         ctx_msg(&app->ctx, true, "retry: cannot start the selection");

@@ -148,6 +148,10 @@ def test_escape_while_selecting_sends_nothing(tmp_path, core):
     insert("Widget jammed in slot %d", 15)
     t = Term(tmp_path, cols=140, rows=36, core=core.url, extra_conf=CONF)
     t.wait_for("postgresql")
+    t.send("2R")                                          # no filter: never the whole store
+    t.wait_for("retry: retry everything matching a filter: pick a status (f) or an error (F) first")
+    t.send(":retry-all 6x\r")
+    t.wait_for("retry-all: the window is a duration (30m, 6h, 2d), not '6x'")
     t.send(":filter status=failed text=Widget\r")
     t.wait_for("Widget jammed in slot")
     lock = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
