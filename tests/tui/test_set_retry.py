@@ -87,7 +87,7 @@ def confirm_typed(t, n):
 
 
 def test_group_retry_sends_the_whole_group_in_the_window(tmp_path, core):
-    ids, bad = insert(GIZMO, 35)                        # 35 in the last hour, 3 exhausted
+    ids, bad = insert(GIZMO, 24)                        # 24 in the last hour, 2 exhausted
     old, _ = insert(GIZMO, 4, secs_ago=7200, exhausted_every=0)   # outside the 1h window
     t = Term(tmp_path, cols=140, rows=36, core=core.url, extra_conf=CONF)
     t.wait_for("postgresql")
@@ -96,21 +96,21 @@ def test_group_retry_sends_the_whole_group_in_the_window(tmp_path, core):
     t.send("/Gizmo\r")
     t.wait_for("1 shown of")
     row = [ln for ln in t.screen.display if GIZMO_FP in ln][0]
-    assert row.split()[:2] == ["35", "32"], row          # the store's count: 35, 32 eligible
+    assert row.split()[:2] == ["24", "22"], row          # the store's count: 24, 22 eligible
     t.send("r")
-    t.wait_for("breakdown: 32 eligible, 3 ineligible (not sent), 0 loop retries", secs=20)
+    t.wait_for("breakdown: 22 eligible, 2 ineligible (not sent), 0 loop retries", secs=20)
     t.wait_for("selected by the store: group=%s since=3600s" % GIZMO_FP)
     t.wait_for("%s: not sent: budget exhausted (3/3 retries)" % bad[0])
     assert sent(core) == Counter()                       # the breakdown first: nothing yet
-    confirm_typed(t, 32)
-    t.wait_for("retry: 32/32 done, 32 ok, 0 failed", secs=30)
-    t.wait_for("retry: 32 of 32 succeeded")
+    confirm_typed(t, 22)
+    t.wait_for("retry: 22/22 done, 22 ok, 0 failed", secs=30)
+    t.wait_for("retry: 22 of 22 succeeded")
     got = sent(core)
     assert sorted(got) == sorted(set(ids) - set(bad)), "exactly the eligible ids of the window"
     assert set(got.values()) == {1}, "none twice"
     assert not set(old) & set(got)
     [b] = batch_list(tmp_path)
-    assert (b["system"], b["total"], b["done"], b["ok"], b["state"]) == ("attune2", 32, 32, 32, "done"), b
+    assert (b["system"], b["total"], b["done"], b["ok"], b["state"]) == ("attune2", 22, 22, 22, "done"), b
     assert b["selection"] == "group=%s since=3600s" % GIZMO_FP
     assert batch_files(tmp_path) == [b["id"] + ".batch"]
     t.send("n")
@@ -119,25 +119,25 @@ def test_group_retry_sends_the_whole_group_in_the_window(tmp_path, core):
 
 
 def test_filter_retry_covers_every_page(tmp_path, core):
-    ids, bad = insert("Widget jammed in slot %d", 27)
+    ids, bad = insert("Widget jammed in slot %d", 23)
     other, _ = insert("Sprocket slipped %d", 6, exhausted_every=0)
     t = Term(tmp_path, cols=140, rows=36, core=core.url, extra_conf=CONF)
     t.wait_for("postgresql")
     t.send(":filter status=failed text=Widget\r")
     t.wait_for("Widget jammed in slot")
     t.send("R")
-    t.wait_for("breakdown: 25 eligible, 2 ineligible (not sent), 0 loop retries", secs=20)
-    t.wait_for("selected by the store: status=failed text=Widget, 27 read from 3 pages")
-    confirm_typed(t, 25)
-    t.wait_for("retry: 25/25 done, 25 ok, 0 failed", secs=30)
+    t.wait_for("breakdown: 21 eligible, 2 ineligible (not sent), 0 loop retries", secs=20)
+    t.wait_for("selected by the store: status=failed text=Widget, 23 read from 3 pages")
+    confirm_typed(t, 21)
+    t.wait_for("retry: 21/21 done, 21 ok, 0 failed", secs=30)
     got = sent(core)
     assert sorted(got) == sorted(set(ids) - set(bad)) and set(got.values()) == {1}
     assert not set(other) & set(got)
     [b] = batch_list(tmp_path)
-    assert (b["total"], b["ok"], b["selection"]) == (25, 25, "status=failed text=Widget"), b
+    assert (b["total"], b["ok"], b["selection"]) == (21, 21, "status=failed text=Widget"), b
     journal = [json.loads(x) for x in (tmp_path / "state" / "redrive" / "journal.jsonl").read_text().splitlines()]
     items = [j for j in journal if j.get("batch") == b["id"] and j.get("code") != "pending"]
-    assert sorted(j["item"] for j in items) == list(range(25))
+    assert sorted(j["item"] for j in items) == list(range(21))
     t.send("n")
     t.send(":q\r")
     assert t.finish() == 0
@@ -170,5 +170,11 @@ def test_escape_while_selecting_sends_nothing(tmp_path, core):
     time.sleep(1.5)
     assert sent(core) == Counter()
     assert batch_files(tmp_path) == [] and batch_list(tmp_path) == []
+    # selected again, then cancelled at the confirmation: the staged record goes too
+    t.send("R")
+    t.wait_for("breakdown: 14 eligible, 1 ineligible (not sent), 0 loop retries", secs=20)
+    t.send("n")
+    t.wait_for("retry cancelled: nothing was sent")
+    assert sent(core) == Counter() and batch_files(tmp_path) == []
     t.send(":q\r")
     assert t.finish() == 0

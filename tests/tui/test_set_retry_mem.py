@@ -69,3 +69,7 @@ def test_console_memory_flat_20k_vs_2k(tmp_path, core):
     assert peak[20000] - peak[2000] <= BOUND_KB, peak
     t.send(":q\r")
     assert t.finish() == 0
+    t = Term(tmp_path, cols=140, rows=36, core=core.url)   # a restart offers them
+    t.wait_for("2 unfinished batches: retry on attune2")
+    t.send(":q\r")
+    assert t.finish() == 0
