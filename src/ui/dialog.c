@@ -508,6 +508,12 @@ static void confirm_guard(ui_app *app, dlines *dl)
         dl_add(dl, TS_DIALOG, xasprintf("more than %d: confirm by typing the count", over));
 }
 
+static void rate_line(const ui_app *app, dlines *dl)
+{
+    if (app_sys(app))
+        dl_add(dl, TS_DIALOG, xasprintf("sent at most %.0f per second", app_sys(app)->rate_limit > 0 ? app_sys(app)->rate_limit : 5.0));
+}
+
 static void confirm_lines(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
@@ -516,8 +522,7 @@ static void confirm_lines(ui_app *app, dlines *dl)
     if (d->set) {   /* a whole-set retry: the store's selection, counted, not listed */
         setretry_lines(app, dl_addcb, dl);
         confirm_guard(app, dl);
-        if (app_sys(app))
-            dl_add(dl, TS_DIALOG, xasprintf("sent at most %.0f per second", app_sys(app)->rate_limit > 0 ? app_sys(app)->rate_limit : 5.0));
+        rate_line(app, dl);
         return;
     }
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s %zu %s%s on %s%s%s%s?", action_name(d->kind), d->sel.n,
@@ -541,8 +546,8 @@ static void confirm_lines(ui_app *app, dlines *dl)
             dl_add(dl, strstr(line, "WARNING") ? TS_DIALOG_DANGER : TS_DIALOG, line);
             p += n + (p[n] ? 1 : 0);
         }
-    if (d->sel.n > 1 && app_sys(app))
-        dl_add(dl, TS_DIALOG, xasprintf("sent at most %.0f per second", app_sys(app)->rate_limit > 0 ? app_sys(app)->rate_limit : 5.0));
+    if (d->sel.n > 1)
+        rate_line(app, dl);
 }
 
 static void progress_lines(ui_app *app, dlines *dl)

@@ -348,22 +348,22 @@ void setretry_lines(const ui_app *app, setretry_add add, void *ud)
 {
     const ui_setretry *s = app->dlg.set;
     const rd_system_cfg *sys = app_sys(app);
-    const char *name = sys ? sys->name : "?", *banner = sys && sys->ui.banner ? sys->ui.banner : "";
+    const char *banner = sys && sys->ui.banner ? sys->ui.banner : "";
+    char on[200];   /* "attune-prod (PROD)" */
+    snprintf(on, sizeof on, "%s%s%s%s", sys ? sys->name : "?", banner[0] ? " (" : "", banner, banner[0] ? ")" : "");
     if (app->dlg.state == DLG_PROGRESS && s->run) {
         progress_lines(s, add, ud);
         return;
     }
     if (app->dlg.state == DLG_SELECT) {
-        add(ud, TS_DIALOG_DANGER, xasprintf("retry everything matching %s on %s%s%s%s", s->what, name,
-                                            banner[0] ? " (" : "", banner, banner[0] ? ")" : ""));
+        add(ud, TS_DIALOG_DANGER, xasprintf("retry everything matching %s on %s", s->what, on));
         add(ud, TS_DIALOG, xasprintf("selecting: %zu read, %zu selected, %zu page%s of the store…", s->read,
                                      s->selected, s->pages, s->pages == 1 ? "" : "s"));
         add(ud, TS_DIALOG, xstrdup("each execution judged by the system's rule and the loop breaker; nothing is sent yet"));
         return;
     }
     size_t total = app->dlg.counts.total;
-    add(ud, TS_DIALOG_DANGER, xasprintf("retry %zu execution%s on %s%s%s%s?", total, total == 1 ? "" : "s", name,
-                                        banner[0] ? " (" : "", banner, banner[0] ? ")" : ""));
+    add(ud, TS_DIALOG_DANGER, xasprintf("retry %zu execution%s on %s?", total, total == 1 ? "" : "s", on));
     add(ud, TS_DIALOG, xasprintf("selected by the store: %s, %zu read from %zu page%s%s", s->selection ? s->selection : s->what,
                                  s->read, s->pages, s->pages == 1 ? "" : "s", s->past ? ", to the window's start" : ""));
     if (s->capped)
