@@ -23,7 +23,7 @@ struct rd_batchrec {
     char *tmp, *path;
     FILE *f;
     size_t n;
-    bool committed;
+    bool committed;            /* renamed into place, or staged: the file stays */
 };
 
 struct rd_batchrd {
@@ -140,7 +140,8 @@ bool batchrec_add(rd_batchrec *r, const rd_target *t, char *why, size_t whycap)
 size_t batchrec_count(const rd_batchrec *r) { return r->n; }
 const char *batchrec_id(const rd_batchrec *r) { return r->id; }
 
-bool batchrec_commit(rd_batchrec *r, char *why, size_t whycap)
+/* The end line, synced and closed; false with why. */
+static bool rec_end(rd_batchrec *r, char *why, size_t whycap)
 {
     cJSON *end = cJSON_CreateObject();
     cJSON_AddNumberToObject(end, "total", (double)r->n);
@@ -149,12 +150,69 @@ bool batchrec_commit(rd_batchrec *r, char *why, size_t whycap)
     bool ok = fflush(r->f) == 0 && fsync(fileno(r->f)) == 0;
     ok = (fclose(r->f) == 0) && ok;
     r->f = NULL;
-    if (!ok || rename(r->tmp, r->path) != 0) {
+    if (!ok)
+        snprintf(why, whycap, "cannot write the batch record %s: %s", r->tmp, strerror(errno));
+    return ok;
+}
+
+bool batchrec_commit(rd_batchrec *r, char *why, size_t whycap)
+{
+    if (!rec_end(r, why, whycap))
+        return false;
+    if (rename(r->tmp, r->path) != 0) {
         snprintf(why, whycap, "cannot write the batch record %s: %s", r->path, strerror(errno));
         return false;
     }
     r->committed = true;
     return true;
+}
+
+bool batchrec_stage(rd_batchrec *r, char *why, size_t whycap)
+{
+    if (!rec_end(r, why, whycap))
+        return false;
+    r->committed = true;
+    return true;
+}
+
+/* STATE/batches/ID.batch (+ ".tmp" when staged); NULL with why. */
+static char *rec_path(const char *journal, const char *id, bool staged, char *why, size_t whycap)
+{
+    if (!valid_id(id)) {
+        snprintf(why, whycap, "no batch %.40s", id ? id : "");
+        return NULL;
+    }
+    char *dir = batch_dir(journal, false, why, whycap);
+    char *path = dir ? xasprintf("%s/%s.batch%s", dir, id, staged ? ".tmp" : "") : NULL;
+    free(dir);
+    return path;
+}
+
+static bool read_header(const char *path, rd_batch_info *b, char *why, size_t whycap);
+
+bool batchrec_adopt(const char *journal, const char *id, char *why, size_t whycap)
+{
+    char *tmp = rec_path(journal, id, true, why, whycap);
+    char *path = rec_path(journal, id, false, why, whycap);
+    rd_batch_info b;
+    bool ok = tmp && path && read_header(tmp, &b, why, whycap);
+    if (ok) {
+        batch_info_clear(&b);
+        if (!(ok = rename(tmp, path) == 0))
+            snprintf(why, whycap, "cannot write the batch record %s: %s", path, strerror(errno));
+    }
+    free(tmp);
+    free(path);
+    return ok;
+}
+
+void batchrec_discard(const char *journal, const char *id)
+{
+    char why[64];
+    char *tmp = rec_path(journal, id, true, why, sizeof why);
+    if (tmp)
+        unlink(tmp);
+    free(tmp);
 }
 
 void batchrec_free(rd_batchrec *r)

@@ -53,7 +53,14 @@ size_t batchrec_count(const rd_batchrec *r);
 const char *batchrec_id(const rd_batchrec *r);
 /* Ends, syncs and renames the record into place; false with why. */
 bool batchrec_commit(rd_batchrec *r, char *why, size_t whycap);
-/* Frees r; a record not committed is removed. */
+/* A record staged, not committed (the console's whole-set retry: a child process selects,
+ * the operator confirms): ended and synced, left as ID.batch.tmp, which no list shows.
+ * batchrec_adopt renames it into place (confirmed: it is a batch from then on);
+ * batchrec_discard removes it (cancelled). */
+bool batchrec_stage(rd_batchrec *r, char *why, size_t whycap);
+bool batchrec_adopt(const char *journal, const char *id, char *why, size_t whycap);
+void batchrec_discard(const char *journal, const char *id);
+/* Frees r; a record neither committed nor staged is removed. */
 void batchrec_free(rd_batchrec *r);
 
 /* ---- reading ---- */

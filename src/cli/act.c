@@ -48,6 +48,7 @@ static const char act_usage[] =
     "[--reason TEXT]\n"
     "       redrive [options] retry --status S|--group FINGERPRINT [--filter TEXT]\n"
     "               [--since DUR] [--limit N] [--rate N] [--yes]   (every page of the store)\n"
+    "               [--select-only]   select and stage, send nothing (JSON lines: the console)\n"
     "       redrive [options] retry|resolve --dlq [--dlq-reason R] [--dlq-queue Q] [--filter TEXT]\n"
     "               [--limit N] [--rate N] [--yes]   (every page of the store's DLQ)\n"
     "       redrive [options] resolve ENTRY... [--yes] [--reason TEXT]   (a DLQ entry: Tasker)\n"
@@ -116,6 +117,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
             o->override_loop = true;
         } else if (!strcmp(a, "--force")) {
             o->force = true;
+        } else if (!strcmp(a, "--select-only")) {
+            o->select_only = true;
         } else if (!strcmp(a, "--read-only")) {
             o->opts.read_only = true;
         } else if (!strcmp(a, "--")) {
@@ -145,6 +148,10 @@ static bool parse_args(int argc, char **argv, act_opts *o)
     }
     if (o->dlq && (o->status || o->group || o->since)) {
         fputs("redrive: --dlq selects the DLQ's entries: not with --status, --group or --since\n", stderr);
+        return false;
+    }
+    if (o->select_only && !(o->status || o->group)) {
+        fputs("redrive: --select-only goes with --status or --group\n", stderr);
         return false;
     }
     if (select && o->idem_key) {
@@ -597,10 +604,11 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     lookup_run look = {.base = base, .ss = ss};
     /* the sources are built but start only when a Tasker step needs its task looked up */
     rd_session_io io = {.base = base, .parts = SESSION_ACTOR | SESSION_SOURCES,
-                        .on_password = act_on_password, .on_change = act_on_change,
+                        .on_password = o.select_only ? act_no_password : act_on_password,
+                        .on_change = act_on_change,
                         .change_ud = &look};
     rd_session_status st = session_open(ss, o.opts.system, &io);
-    session_print_diags(ss, 0, stderr);
+    session_print_diags(ss, 0, o.select_only ? stdout : stderr);   /* the console shows them */
     if (st != SESSION_OK) {
         rc = session_exit_code(st);
         goto out;

@@ -26,6 +26,7 @@ typedef struct act_opts {
     /* the DLQ's set (act_dlq.c): retry|resolve --dlq [--dlq-reason R] [--dlq-queue Q] */
     bool dlq;
     const char *dlq_reason, *dlq_queue;
+    bool select_only;          /* --select-only: select, stage the record, report, send nothing */
 } act_opts;
 
 /* Finding a Tasker step's task in the store: the sources run only for that. */
@@ -70,6 +71,9 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san);
 bool act_select_limits(const act_opts *o, double *rate, long *limit);
 int act_select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san);
 int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san);
+/* The password prompt of --select-only: none (it sends nothing, the console owns the
+ * terminal). */
+void act_no_password(rd_actor *a, const char *prompt, void *ud);
 /* batch.c: runs what is left of a batch record to the end (progress on stderr, Ctrl-C
  * stops sending); the exit code (0 when every item sent is ok). */
 int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,

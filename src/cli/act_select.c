@@ -11,7 +11,15 @@
  * into a batch record (actions/batchrec.h): memory does not grow with the selection.
  * Then the breakdown, the confirmation (typed count above confirm_over), and the run
  * (batch.c), resumable with `redrive batch resume ID`.
+ *
+ * --select-only: the console's whole-set retry (ui/setretry.c) runs this as a child
+ * process: the same selection, reported as JSON lines on stdout ({"started":ID}, then
+ * {"read":N,"selected":N,"pages":P} after each page, {"held":LINE} for the first ones held
+ * back, then the breakdown {"batch":ID,"total":..,"send":..} or {"error":WHY}); the record
+ * is staged (batchrec_stage), not committed: the console adopts it once the operator
+ * confirms. Nothing is sent and the terminal is never touched.
  */
+#include <cjson/cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,10 +45,40 @@ typedef struct select_run {
     double cutoff;             /* epoch seconds: older rows are outside the window; 0 none */
     long limit;
     rd_guard_counts c;
-    size_t held_shown, pages;
+    size_t held_shown, pages, read;
     bool capped, past;
     char why[400];
 } select_run;
+
+/* --select-only: one JSON object as a line on stdout, now (the console reads it). */
+static void say_json(cJSON *o)
+{
+    char *t = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (t)
+        printf("%s\n", t);
+    free(t);
+    fflush(stdout);
+}
+
+static void say_str(const char *key, const char *val)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, key, val);
+    say_json(o);
+}
+
+/* A target held back: the CLI's line on stderr, or the console's JSON line. */
+static void say_held(const select_run *s, const rd_guard_item *it)
+{
+    if (!s->o->select_only) {
+        act_guard_say(it, s->san);
+        return;
+    }
+    char line[600];
+    guard_item_line(it, line, sizeof line);
+    say_str("held", line);
+}
 
 bool act_parse_rate(const char *s, double *out)
 {
@@ -119,7 +157,7 @@ static bool select_one(select_run *s, const rd_execution *e)
     rd_guard_kind k = guard_add(&s->c, &it);
     if (!guard_sends(k, o->force || (k == GUARD_LOOP && o->override_loop))) {
         if (s->held_shown++ < HELD_SHOWN)
-            act_guard_say(&it, s->san);
+            say_held(s, &it);
         return true;
     }
     rd_target t = {.id = e->id, .parent = e->parent_id, .fp = e->fingerprint,
@@ -144,9 +182,17 @@ static bool select_pages(select_run *s)
             return false;
         }
         s->pages++;
+        s->read += m->execs.n;
         for (size_t i = 0; i < m->execs.n && !s->past && !s->capped; i++)
             if (!select_one(s, &m->execs.items[i]))
                 return false;
+        if (s->o->select_only) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddNumberToObject(o, "read", (double)s->read);
+            cJSON_AddNumberToObject(o, "selected", (double)s->c.total);
+            cJSON_AddNumberToObject(o, "pages", (double)s->pages);
+            say_json(o);
+        }
         if (s->past || s->capped || !m->execs_more)
             return true;
         sources_page(src, +1);
@@ -217,6 +263,39 @@ int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san)
     return rc;
 }
 
+/* --select-only: the record staged and its breakdown on stdout; the exit code. */
+static int select_report(select_run *s, const char *sel)
+{
+    char why[400];
+    if (!batchrec_stage(s->rec, why, sizeof why)) {
+        say_str("error", why);
+        return RD_EXIT_FAIL;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "batch", batchrec_id(s->rec));
+    cJSON_AddStringToObject(o, "selection", sel);
+    cJSON_AddNumberToObject(o, "pages", (double)s->pages);
+    cJSON_AddNumberToObject(o, "read", (double)s->read);
+    cJSON_AddNumberToObject(o, "total", (double)s->c.total);
+    cJSON_AddNumberToObject(o, "eligible", (double)s->c.eligible);
+    cJSON_AddNumberToObject(o, "ineligible", (double)s->c.ineligible);
+    cJSON_AddNumberToObject(o, "loops", (double)s->c.loops);
+    cJSON_AddNumberToObject(o, "send", (double)batchrec_count(s->rec));
+    cJSON_AddNumberToObject(o, "held_more", (double)(s->held_shown > HELD_SHOWN ? s->held_shown - HELD_SHOWN : 0));
+    cJSON_AddBoolToObject(o, "past", s->past);
+    if (s->capped)
+        cJSON_AddNumberToObject(o, "capped", (double)s->limit);
+    say_json(o);
+    return RD_EXIT_OK;
+}
+
+void act_no_password(rd_actor *a, const char *prompt, void *ud)
+{
+    (void)prompt;
+    (void)ud;
+    actor_supply_password(a, NULL);   /* --select-only sends nothing: no login */
+}
+
 int act_select(act_opts *o, lookup_run *l, unsigned san)
 {
     double since_s, rate;
@@ -229,7 +308,10 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
     if (!actor_can_act(actor, why, sizeof why) || !actor_supports(actor, RD_ACT_RETRY)) {
         if (actor_can_act(actor, why, sizeof why))
             snprintf(why, sizeof why, "this system's profile has no retry action");
-        err_clean(san, "redrive: refused: ", why);
+        if (o->select_only)
+            say_str("error", why);
+        else
+            err_clean(san, "redrive: refused: ", why);
         return RD_EXIT_FAIL;
     }
     s.cutoff = since_s > 0 ? clock_wall() - since_s : 0;
@@ -240,8 +322,17 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
     int rc = RD_EXIT_FAIL;
     s.rec = batchrec_create(jpath, sys->name, actor_identity(actor), RD_ACT_RETRY,
                             o->reason, sel, s.why, sizeof s.why);
+    if (s.rec && o->select_only)
+        say_str("started", batchrec_id(s.rec));
     if (!s.rec || !select_pages(&s)) {
-        err_clean(san, "redrive: nothing sent: ", s.why);
+        if (o->select_only)
+            say_str("error", s.why);
+        else
+            err_clean(san, "redrive: nothing sent: ", s.why);
+        goto out;
+    }
+    if (o->select_only) {
+        rc = select_report(&s, sel);
         goto out;
     }
     say_selection(&s, sel, san);

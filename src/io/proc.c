@@ -22,6 +22,7 @@ struct rd_proc {
     struct event *rd, *timer, *reap;
     double timeout_s;
     rd_proc_cb cb;
+    rd_proc_line_cb on_line;         /* proc_run_argv: each line as it arrives */
     void *ud;
     char *out;
     size_t len, cap;
@@ -134,6 +135,26 @@ static void keep(rd_proc *p, const char *buf, size_t n)
     p->out[p->len] = '\0';
 }
 
+/* proc_run_argv: the complete lines kept so far to on_line (all of it at the end). */
+static void lines_out(rd_proc *p, bool end)
+{
+    size_t start = 0;
+    for (size_t i = 0; p->on_line && i < p->len; i++)
+        if (p->out[i] == '\n') {
+            p->out[i] = '\0';
+            p->on_line(p->out + start, p->ud);
+            start = i + 1;
+        }
+    if (p->on_line && end && start < p->len)
+        p->on_line(p->out + start, p->ud);
+    if (p->on_line && p->out && (start || end)) {
+        size_t left = end ? 0 : p->len - start;
+        memmove(p->out, p->out + p->len - left, left);
+        p->len = left;
+        p->out[left] = '\0';
+    }
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg)
 {
     rd_proc *p = arg;
@@ -143,6 +164,7 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         ssize_t n = read(fd, buf, sizeof buf);
         if (n > 0) {
             keep(p, buf, (size_t)n);
+            lines_out(p, false);
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -154,6 +176,8 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
         break;                       /* EOF or error */
     }
     wipe(buf, sizeof buf);
+    if (!p->too_big)
+        lines_out(p, true);
     event_del(p->rd);
     close(p->fd);
     p->fd = -1;
@@ -170,8 +194,9 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
     proc_finish(p, false, why);
 }
 
-/* In the child: only async-signal-safe calls until exec. */
-static void child_exec(const char *command, int outfd)
+/* In the child: only async-signal-safe calls until exec. argv: run directly, else
+ * `sh -c command`. */
+static void child_exec(const char *command, char *const argv[], int outfd)
 {
     setpgid(0, 0);
     sigset_t none;
@@ -182,19 +207,22 @@ static void child_exec(const char *command, int outfd)
     if (null < 0 || dup2(null, 0) < 0 || dup2(null, 2) < 0 || dup2(outfd, 1) < 0)
         _exit(126);
     closefrom(3);                    /* the app's sockets are none of the child's business */
-    execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+    if (argv)
+        execv(argv[0], argv);
+    else
+        execl("/bin/sh", "sh", "-c", command, (char *)NULL);
     _exit(127);
 }
 
-rd_proc *proc_run(struct event_base *base, const char *command, double timeout_s,
-                  rd_proc_cb cb, void *ud)
+static rd_proc *proc_start(struct event_base *base, const char *command, char *const argv[],
+                           double timeout_s, rd_proc_cb cb, void *ud)
 {
     int fds[2];
-    if (!base || !command || !*command || !cb || pipe2(fds, O_CLOEXEC) != 0)
+    if (!base || !cb || pipe2(fds, O_CLOEXEC) != 0)
         return NULL;
     pid_t pid = fork();
     if (pid == 0)
-        child_exec(command, fds[1]);
+        child_exec(command, argv, fds[1]);
     close(fds[1]);
     if (pid < 0) {
         close(fds[0]);
@@ -214,6 +242,25 @@ rd_proc *proc_run(struct event_base *base, const char *command, double timeout_s
     struct timeval tv = clock_tv(p->timeout_s);
     event_add(p->rd, NULL);
     event_add(p->timer, &tv);
+    return p;
+}
+
+rd_proc *proc_run(struct event_base *base, const char *command, double timeout_s,
+                  rd_proc_cb cb, void *ud)
+{
+    if (!command || !*command)
+        return NULL;
+    return proc_start(base, command, NULL, timeout_s, cb, ud);
+}
+
+rd_proc *proc_run_argv(struct event_base *base, char *const argv[], double timeout_s,
+                       rd_proc_line_cb on_line, rd_proc_cb cb, void *ud)
+{
+    if (!argv || !argv[0] || !on_line)
+        return NULL;
+    rd_proc *p = proc_start(base, NULL, argv, timeout_s, cb, ud);
+    if (p)
+        p->on_line = on_line;
     return p;
 }
 

@@ -26,6 +26,14 @@ enum { PROC_OUT_MAX = 64 << 10 };    /* stdout cap */
  * timeout_s <= 0 means 30 s. */
 rd_proc *proc_run(struct event_base *base, const char *command, double timeout_s,
                   rd_proc_cb cb, void *ud);
+/* A line of a streamed child's stdout (proc_run_argv), without its newline; valid only
+ * during the call. proc_cancel is not called from here. */
+typedef void (*rd_proc_line_cb)(const char *line, void *ud);
+/* argv[0] (a path) run directly with argv, no shell: nothing in argv is ever parsed by
+ * one. Its stdout streamed to on_line line by line as it comes (a line longer than the
+ * cap fails the run); then cb once (out empty on success: the lines were given). */
+rd_proc *proc_run_argv(struct event_base *base, char *const argv[], double timeout_s,
+                       rd_proc_line_cb on_line, rd_proc_cb cb, void *ud);
 /* Kills the process group and reaps the child; no callback afterwards. NULL ok.
  * Ignored from inside the run's own callback (the run is finished then). */
 void proc_cancel(rd_proc *p);

@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "dialog.h"
 #include "headless.h"
+#include "setretry.h"
 #include "ui.h"
 #include "ui_term.h"
 
@@ -221,6 +222,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
             dialog_start(app, (rd_action)e->arg);
         break;
     case FX_COPY: clip_copy(app); break;
+    case FX_RETRY_SET: setretry_begin(app, e->arg, e->text); break;
     case FX_PROMPT:
         memset(&app->prompt, 0, sizeof app->prompt);
         app->prompt.active = true;
@@ -332,6 +334,21 @@ static void app_command_filter(ui_app *app, char *arg)
         ctx_fx(&app->ctx, FX_VIEW, VIEW_EXECS, NULL);
 }
 
+/* `:retry-all [DUR]`: the executions view's filter, every page (in the window DUR). */
+static void app_command_retry_all(ui_app *app, const char *arg)
+{
+    double w = 0;
+    if (arg[0] && (!parse_duration(arg, &w) || w < 1 || w > 366 * 86400.0)) {
+        ctx_msg(&app->ctx, true, "retry-all: the window is a duration (30m, 6h, 2d), not '%.40s'", arg);
+        return;
+    }
+    if (app->ctx.read_only) {
+        ctx_msg(&app->ctx, true, "read-only: 'retry-all' is disabled");
+        return;
+    }
+    ctx_fx(&app->ctx, FX_RETRY_SET, (int)w, "filter");
+}
+
 void app_command(ui_app *app, const char *line)
 {
     char arg[256], err[160];
@@ -355,6 +372,7 @@ void app_command(ui_app *app, const char *line)
     case CMD_THEME: app_theme_command(app, arg); break;
     case CMD_KEYMAP: app_load_keymap(app, arg); break;
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
+    case CMD_RETRY_ALL: app_command_retry_all(app, arg); break;
     case CMD_COCKPIT: app_open_view(app, VIEW_DRAIN, arg, true); break;
     case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;
     case CMD_QUIT: app->quit = true; break;

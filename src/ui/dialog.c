@@ -11,6 +11,7 @@
 #include "app_priv.h"
 #include "dialog.h"
 #include "draw.h"
+#include "setretry.h"
 
 enum { FP_GROUPS = 6 };
 
@@ -74,6 +75,7 @@ void dialog_close(ui_app *app)
     free(d->resent);
     if (d->batch)
         batch_free(d->batch);
+    setretry_free(d->set);
     sel_clear(&d->sel);
     memset(d, 0, sizeof *d);
 }
@@ -97,7 +99,7 @@ static bool resends_running(const ui_dialog *d)
 bool dialog_busy(const ui_app *app)
 {
     const ui_dialog *d = &app->dlg;
-    return d->batch && (!batch_done(d->batch) || resends_running(d));
+    return (d->batch && (!batch_done(d->batch) || resends_running(d))) || setretry_busy(d->set);
 }
 
 static bool any_maybe_applied(const ui_dialog *d)
@@ -158,7 +160,7 @@ static void on_item(rd_batch *b, size_t index, const rd_result *r, void *ud)
 /* After a batch or a re-send: the journal (the loop breaker knows these retries from now
  * on), the core's state, and the data it changed: the sources and the retry chain on
  * screen (a retry adds an attempt to it). */
-static void after_action(ui_app *app, const char *what, bool failed)
+void dialog_after_action(ui_app *app, const char *what, bool failed)
 {
     app_journal_reload(app);
     model_core_action(app_model(app), what, failed, clock_wall());
@@ -185,7 +187,7 @@ static void on_done(rd_batch *b, void *ud)
                 d->cur = (int)i;
                 break;
             }
-    after_action(app, msg, batch_succeeded(b) != batch_count(b));
+    dialog_after_action(app, msg, batch_succeeded(b) != batch_count(b));
 }
 
 static void on_resend_done(rd_batch *b, void *ud)
@@ -196,7 +198,7 @@ static void on_resend_done(rd_batch *b, void *ud)
             r->idem_key, result_code_name(r->code), r->replayed ? " (the core answered from its idempotency cache)" : "");
     char what[160];
     snprintf(what, sizeof what, "re-sent %s of %.60s: %s", action_name(r->action), r->id, result_code_name(r->code));
-    after_action(app, what, r->code != RD_RES_OK);
+    dialog_after_action(app, what, r->code != RD_RES_OK);
 }
 
 bool dialog_offers_resend(const ui_app *app)
@@ -250,6 +252,10 @@ static void dialog_ask_resend(ui_app *app)
 static void dialog_run(ui_app *app)
 {
     ui_dialog *d = &app->dlg;
+    if (d->set) {
+        setretry_run(app);
+        return;
+    }
     if (!app_actor(app)) {
         ctx_msg(&app->ctx, true, "%s: no core API in headless mode: nothing was sent", action_name(d->kind));
         dialog_close(app);
@@ -302,6 +308,11 @@ static void dialog_confirm(ui_app *app, bool override)
     char ky[48] = "y", ko[48] = "O";
     keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
     keymap_first(app->km, UA_OVERRIDE, ko, sizeof ko);
+    if (d->set && (override || !n)) {   /* the record holds the eligible ones only */
+        ctx_msg(&app->ctx, !n, "%s", n ? "a whole-set retry sends the eligible ones only (the others: their rows, or "
+                "redrive retry --force)" : "retry: every selected execution is held back: nothing to send");
+        return;
+    }
     if (override && !dialog_held(app)) {
         ctx_msg(&app->ctx, false, "every target is eligible, nothing to override: %s confirms", ky);
         return;
@@ -380,6 +391,10 @@ bool dialog_nav(ui_action a)
 unsigned dialog_key(ui_app *app, ui_action a)
 {
     ui_dialog *d = &app->dlg;
+    if (d->set && (d->state == DLG_SELECT || d->state == DLG_PROGRESS)) {
+        setretry_key(app, a);
+        return UI_CH_REDRAW;
+    }
     if (d->state == DLG_CONFIRM) {
         if (a == UA_CONFIRM || a == UA_OVERRIDE)
             dialog_confirm(app, a == UA_OVERRIDE);
@@ -425,6 +440,11 @@ static void dl_add(dlines *d, int slot, char *line)
     d->slot[d->n++] = slot;
 }
 
+static void dl_addcb(void *ud, int slot, char *line)
+{
+    dl_add(ud, slot, line);
+}
+
 static void confirm_fps(const ui_sel *s, dlines *dl)
 {
     const char *fp[FP_GROUPS];
@@ -460,6 +480,8 @@ static void confirm_guard(ui_app *app, dlines *dl)
     guard_breakdown(c, line, sizeof line);
     size_t held = dialog_held(app), shown = 0;
     dl_add(dl, held ? TS_DIALOG_DANGER : TS_DIALOG, xstrdup(line));
+    if (d->set && held)
+        setretry_held_lines(app, dl_addcb, dl);
     for (size_t i = 0; i < d->sel.n && held; i++) {
         rd_guard_item it = sel_guard_item(&d->sel, i);
         if (guard_kind(&it) == GUARD_SEND)
@@ -474,7 +496,9 @@ static void confirm_guard(ui_app *app, dlines *dl)
     if (c->loops)
         dl_add(dl, TS_DIALOG_DANGER, xstrdup(c->loops == 1 ? "loop retry: retried by hand, failed again the same way"
                                                            : "loop retries: retried by hand, failed again the same way"));
-    if (held)
+    if (held && d->set)
+        dl_add(dl, TS_DIALOG_DANGER, xstrdup("not sent: a whole-set retry sends the eligible ones only"));
+    else if (held)
         dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %s (journaled as an override%s)",
                                                c->send ? "not sent unless overridden" : "sending needs the override",
                                                ko, c->ineligible ? "; type the count" : ""));
@@ -484,11 +508,23 @@ static void confirm_guard(ui_app *app, dlines *dl)
         dl_add(dl, TS_DIALOG, xasprintf("more than %d: confirm by typing the count", over));
 }
 
+static void rate_line(const ui_app *app, dlines *dl)
+{
+    if (app_sys(app))
+        dl_add(dl, TS_DIALOG, xasprintf("sent at most %.0f per second", app_sys(app)->rate_limit > 0 ? app_sys(app)->rate_limit : 5.0));
+}
+
 static void confirm_lines(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
     const char *sys = app_sys(app) ? app_sys(app)->name : "?";
     const char *banner = app_sys(app) && app_sys(app)->ui.banner ? app_sys(app)->ui.banner : "";
+    if (d->set) {   /* a whole-set retry: the store's selection, counted, not listed */
+        setretry_lines(app, dl_addcb, dl);
+        confirm_guard(app, dl);
+        rate_line(app, dl);
+        return;
+    }
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s %zu %s%s on %s%s%s%s?", action_name(d->kind), d->sel.n,
                                            action_target_kind(d->kind), d->sel.n == 1 ? "" : "s", sys,
                                            banner[0] ? " (" : "", banner, banner[0] ? ")" : ""));
@@ -510,8 +546,8 @@ static void confirm_lines(ui_app *app, dlines *dl)
             dl_add(dl, strstr(line, "WARNING") ? TS_DIALOG_DANGER : TS_DIALOG, line);
             p += n + (p[n] ? 1 : 0);
         }
-    if (d->sel.n > 1 && app_sys(app))
-        dl_add(dl, TS_DIALOG, xasprintf("sent at most %.0f per second", app_sys(app)->rate_limit > 0 ? app_sys(app)->rate_limit : 5.0));
+    if (d->sel.n > 1)
+        rate_line(app, dl);
 }
 
 static void progress_lines(ui_app *app, dlines *dl)
@@ -575,7 +611,7 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
     int attr = theme_attr(app->theme, TS_DIALOG);
     draw_box(w, (ui_rect){y0, x0, bh, bw}, attr);
     int body = bh - 3, skip = 0;
-    bool results = app->dlg.state == DLG_PROGRESS;
+    bool results = app->dlg.state == DLG_PROGRESS && !app->dlg.set;
     int head = 1;   /* lines before the results: the summary, the batch line */
     if (results && app->dlg.batch && (batch_id(app->dlg.batch)[0] || app->dlg.skipped))
         head = 2;
@@ -594,7 +630,16 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
         draw_raw(w, y0 + 1 + i, x0 + 2, bw - 4, dl->l[k], a, app->ctx.san);
     }
     char ky[48], kn[48], kr[48], line[320];
-    if (app->dlg.state == DLG_TYPE) {
+    if (app->dlg.state == DLG_SELECT) {
+        keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
+        snprintf(line, sizeof line, "%s: stop selecting (nothing is sent)", kn);
+    } else if (app->dlg.state == DLG_CONFIRM && app->dlg.set) {
+        keymap_first(app->km, UA_CONFIRM, ky, sizeof ky);
+        keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
+        bool typed = typed_count(app, to_send(app, false), false);
+        snprintf(line, sizeof line, "%s: %s %zu (%zu not sent)   %s: cancel", ky, typed ? "confirm, then type" : "confirm",
+                 to_send(app, false), dialog_held(app), kn);
+    } else if (app->dlg.state == DLG_TYPE) {
         snprintf(line, sizeof line, "type %zu and Enter to %s %zu: %s_   Escape: back", app->dlg.want,
                  action_name(app->dlg.kind), app->dlg.want, app->dlg.typed);
     } else if (app->dlg.state == DLG_CONFIRM && dialog_held(app)) {
@@ -663,7 +708,9 @@ void dialog_draw(ui_app *app, WINDOW *w)
     if (app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_TYPE) {
         confirm_lines(app, &dl);
         dl_wrap_warnings(&dl, inner, app->ctx.san);
-    } else if (app->dlg.state == DLG_RESEND)
+    } else if (app->dlg.set)
+        setretry_lines(app, dl_addcb, &dl);
+    else if (app->dlg.state == DLG_RESEND)
         resend_lines(app, &dl);
     else if (app->dlg.batch)
         progress_lines(app, &dl);

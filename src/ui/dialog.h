@@ -11,8 +11,11 @@
 typedef struct ui_app ui_app;
 
 /* DLG_RESEND: "re-send item cur with the same Idempotency-Key?" over the results;
- * DLG_TYPE: a bulk action above confirm_over: the operator types the count (raw keys) */
-typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS, DLG_RESEND, DLG_TYPE } dlg_state;
+ * DLG_TYPE: a bulk action above confirm_over: the operator types the count (raw keys);
+ * DLG_SELECT: a whole-set retry's selection is being made by the store (setretry.h) */
+typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS, DLG_RESEND, DLG_TYPE, DLG_SELECT } dlg_state;
+
+typedef struct ui_setretry ui_setretry;
 
 typedef struct ui_dialog {
     dlg_state state;
@@ -30,6 +33,7 @@ typedef struct ui_dialog {
     char typed[24];            /* DLG_TYPE: what was typed so far */
     size_t typed_len;
     size_t skipped;            /* targets the guard left out of the batch */
+    ui_setretry *set;          /* a whole-set retry (setretry.h, owned): no sel, no batch */
 } ui_dialog;
 
 void dialog_start(ui_app *app, rd_action kind);
@@ -43,3 +47,5 @@ bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
 bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
 void dialog_type_key(ui_app *app, ui_key k);   /* DLG_TYPE: digits, backspace, enter, escape */
 size_t dialog_held(const ui_app *app);          /* targets the confirmation sends only overridden */
+/* After an action: the journal, the core's state, the sources and the chain read again. */
+void dialog_after_action(ui_app *app, const char *what, bool failed);

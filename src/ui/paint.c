@@ -194,7 +194,7 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
     static const ui_action dlg_resend[] = {UA_RESEND, UA_ABORT, UA_CANCEL, UA_NONE};
     if (!bar)
         bar = app->dlg.state == DLG_TYPE                                     ? dlg_type
-              : app->dlg.state == DLG_CONFIRM && dialog_held(app)           ? dlg_loops
+              : app->dlg.state == DLG_CONFIRM && dialog_held(app) && !app->dlg.set ? dlg_loops
               : app->dlg.state == DLG_CONFIRM || app->dlg.state == DLG_RESEND ? dlg_confirm
               : dialog_offers_resend(app)                                    ? dlg_resend
                                                                              : dlg_progress;

@@ -48,6 +48,8 @@ typedef enum {
     FX_DETAIL,    /* text = execution id: read it in full (model detail), once */
     FX_DLQ_PAGE,  /* arg = -1 the store's DLQ page before, +1 the one after */
     FX_DLQ_ORDER, /* arg = 1 oldest first (G), 0 newest first; the DLQ view's search */
+    FX_RETRY_SET, /* text "group:FP" or "filter" (the executions view's), arg = window s (0 none):
+                     a whole-set retry selected by the store (setretry.h) */
 } fx_kind;
 
 enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };

@@ -568,6 +568,7 @@ static unsigned execs_key(ui_view *v, ui_ctx *c, ui_action a)
     case UA_MARK: case UA_MARK_RANGE: case UA_MARK_CLEAR:
         return execs_marks(v, c, a, e);
     case UA_RETRY: execs_retry(v, c, e); return UI_CH_REDRAW;
+    case UA_RETRY_ALL: ctx_fx(c, FX_RETRY_SET, 0, "filter"); return UI_CH_REDRAW;   /* every page */
     case UA_COPY: execs_copy(v, c, e); return UI_CH_REDRAW;
     case UA_REFRESH: ctx_fx(c, FX_REFRESH, 0, NULL); return UI_CH_REDRAW;
     default: return UI_CH_UNHANDLED;

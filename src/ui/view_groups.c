@@ -2,7 +2,8 @@
  * grouped by error fingerprint, computed by the store's source when the view opens and on
  * ^r (storegroups.h); a store that cannot compute them: the loaded failed executions
  * (groups.h). Count, retry-eligible members, loop retries, trend, first/last seen and the
- * actions affected. Enter lists a group's executions; retry retries its eligible members. */
+ * actions affected. Enter lists a group's executions; retry retries the whole group in the
+ * window (setretry.h), the store selecting it when asked. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,22 @@ static void groups_retry(ui_ctx *c, const rd_group *g)
     ctx_fx(c, FX_ACT, RD_ACT_RETRY, NULL);
 }
 
+/* A store's group: the whole group in the view's window, selected by the store now
+ * (setretry.h), not the rows loaded; the loaded page's groups: their members. */
+static void groups_retry_whole(const groups_st *s, ui_ctx *c, const rd_group *g)
+{
+    if (!s->store) {
+        groups_retry(c, g);
+        return;
+    }
+    char what[sizeof ((ui_effect *)0)->text];
+    if (snprintf(what, sizeof what, "group:%s", g->fp) >= (int)sizeof what) {
+        ctx_msg(c, true, "this group's fingerprint is too long to select by: retry its rows instead");
+        return;
+    }
+    ctx_fx(c, FX_RETRY_SET, (int)(s->window_s > 0 ? s->window_s : SGROUPS_WINDOW_S), what);
+}
+
 static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     groups_st *s = st_of(v);
@@ -216,7 +233,7 @@ static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
         list_pin(&v->list, c, groups_row_id, s);
         return ch;
     }
-    if ((a == UA_OPEN || a == UA_RETRY) && (!kept || !g)) {
+    if ((a == UA_OPEN || a == UA_RETRY || a == UA_RETRY_ALL) && (!kept || !g)) {
         if (!g)
             ctx_msg(c, true, "no error group selected");
         return UI_CH_REDRAW;   /* never act on a group that slid under the cursor */
@@ -228,7 +245,7 @@ static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
         ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
         ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         return UI_CH_REDRAW;
-    case UA_RETRY: groups_retry(c, g); return UI_CH_REDRAW;
+    case UA_RETRY: case UA_RETRY_ALL: groups_retry_whole(s, c, g); return UI_CH_REDRAW;
     case UA_REFRESH:
         ctx_fx(c, FX_REFRESH, 0, NULL);
         ctx_fx(c, FX_GROUPS, (int)s->window_s, NULL);   /* computed again, on demand only */

@@ -121,3 +121,25 @@ def test_selection_refused_without_yes_sends_nothing_and_keeps_no_record(act, co
     assert p.returncode == 2 and "not both" in p.stderr
     p = a.run("retry", "--status", "failed", "--since", "soon", "--yes")
     assert p.returncode == 2 and "--since: not a duration" in p.stderr
+
+
+def test_select_only_stages_the_record_and_sends_nothing(act, core):
+    """--select-only (the console's whole-set retry): JSON lines on stdout, the record staged
+    as ID.batch.tmp (no batch until the console adopts it), nothing sent."""
+    ids, bad = insert_bulk("staged boom", N)
+    a = act("attune2", core=core.url, page_size=PAGE)
+    p = a.run("retry", "--status", "failed", "--filter", "staged boom", "--select-only")
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    bid = lines[0]["started"]
+    assert [x["read"] for x in lines if "pages" in x and "batch" not in x] == [10, 20, 25], lines
+    held = [x["held"] for x in lines if "held" in x]
+    assert held == ["%s: not sent: budget exhausted (3/3 retries)" % b for b in bad], held
+    rep = lines[-1]
+    assert (rep["batch"], rep["total"], rep["eligible"], rep["ineligible"], rep["loops"], rep["send"],
+            rep["pages"], rep["selection"]) == (bid, 25, 23, 2, 0, 23, 3, "status=failed text=staged boom"), rep
+    assert sent(core) == Counter() and batches(a) == []
+    d = os.path.join(str(a.tmpdir), "state", "redrive", "batches")
+    assert os.listdir(d) == [bid + ".batch.tmp"]
+    p = a.run("retry", "--filter", "x", "--select-only")
+    assert p.returncode == 2 and "--filter, --since, --limit and --rate go with --status or --group" in p.stderr

@@ -197,7 +197,7 @@ CASES = [
     ("redrive drain --", sorted(ACT + ["--force"])),
     ("redrive retry --", sorted(ACT + ["--force", "--override-loop", "--status", "--filter",
                                        "--group", "--since", "--limit", "--rate", "--dlq",
-                                       "--dlq-reason", "--dlq-queue"])),
+                                       "--dlq-reason", "--dlq-queue", "--select-only"])),
     ("redrive resolve --", sorted(ACT + ["--force", "--filter", "--limit", "--rate", "--dlq",
                                          "--dlq-reason", "--dlq-queue"])),
     ("redrive batch --", sorted("--config --system --yes --json --rate --resend-unknown".split())),

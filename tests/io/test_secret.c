@@ -6,6 +6,7 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,49 @@ static void test_status_text(void)
     }
 }
 
+/* proc_run_argv: the lines as they come (the last one without a newline too), an argument
+ * given verbatim (no shell reads it), then the exit callback once. */
+typedef struct streamed { struct event_base *base; char lines[8][128]; int n, done; bool ok; } streamed;
+
+static void on_stream_line(const char *line, void *ud)
+{
+    streamed *s = ud;
+    if (s->n < 8)
+        snprintf(s->lines[s->n++], sizeof s->lines[0], "%s", line);
+}
+
+static void on_stream_done(bool ok, const char *out, size_t len, const char *why, void *ud)
+{
+    streamed *s = ud;
+    (void)out, (void)len, (void)why;
+    s->ok = ok;
+    s->done++;
+    event_base_loopbreak(s->base);
+}
+
+static void test_stream_argv(void)
+{
+    static const struct { const char *args[5]; int n; const char *want[3]; } t[] = {
+        {{"/bin/sh", "-c", "printf 'a\\nbb\\n'; sleep 0.1; printf 'ccc'", NULL}, 3, {"a", "bb", "ccc"}},
+        {{"/bin/echo", "$(touch /tmp/rd-no); `x` 'q' ; a", NULL}, 1, {"$(touch /tmp/rd-no); `x` 'q' ; a"}},
+        {{"/bin/sh", "-c", "printf ''", NULL}, 0, {NULL}},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        streamed s = {.base = event_base_new()};
+        rd_proc *p = proc_run_argv(s.base, (char *const *)(uintptr_t)t[i].args, 5, on_stream_line, on_stream_done, &s);
+        CHECK(p != NULL);
+        alarm(GUARD_S);
+        while (p && !s.done)
+            event_base_loop(s.base, EVLOOP_ONCE);
+        alarm(0);
+        CHECK(s.done == 1 && s.ok);
+        CHECK_MSG(s.n == t[i].n, t[i].args[2] ? t[i].args[2] : t[i].args[1]);
+        for (int k = 0; k < t[i].n && k < s.n; k++)
+            CHECK_STR(s.lines[k], t[i].want[k]);
+        event_base_free(s.base);
+    }
+}
+
 int main(void)
 {
     signal(SIGALRM, on_alarm);
@@ -360,6 +404,7 @@ int main(void)
     test_status_text();
     test_cancel();
     test_group_killed();
+    test_stream_argv();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

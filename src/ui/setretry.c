@@ -1,0 +1,410 @@
+/* The console's whole-set retry (setretry.h): the selecting child, the staged record, the
+ * run with its progress bar. */
+#include "setretry.h"
+
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../actions/batchrec.h"
+#include "../actions/batchrun.h"
+#include "../core/jsonget.h"
+#include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "../io/proc.h"
+#include "app_priv.h"
+#include "dialog.h"
+
+enum { HELD_MAX = 10, FAILS_MAX = 4, ARGS_MAX = 24, BAR_W = 40 };
+static const double SELECT_TIMEOUT_S = 1800;   /* 100,000 rows at the slowest store */
+
+struct ui_setretry {
+    ui_app *app;
+    rd_proc *proc;             /* the selecting child, NULL once it ended */
+    char *journal;             /* where the record is staged (the journal's state dir) */
+    char id[17];               /* the staged record ({"started"}) */
+    bool adopted;              /* confirmed: a batch from then on */
+    char *what;                /* the selection as asked, for the title */
+    char *selection;           /* the record's selection text (the report) */
+    size_t read, selected, pages, send, held_more;
+    long capped;               /* the --limit hit, 0 not */
+    bool past, reported;
+    char *held[HELD_MAX];
+    size_t n_held;
+    char error[320];
+    rd_batchrun *run;
+    size_t todo, finished, ok;
+    char *fails[FAILS_MAX];    /* the newest failures, a ring */
+    size_t n_fails;
+    bool done;
+};
+
+static void str_set(char **dst, const char *src)
+{
+    free(*dst);
+    *dst = src ? xstrdup(src) : NULL;
+}
+
+static size_t num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e12 ? (size_t)v->valuedouble : 0;
+}
+
+/* The report: the breakdown into the dialog's counts, the confirmation next. */
+static void on_report(ui_setretry *s, const cJSON *o)
+{
+    ui_dialog *d = &s->app->dlg;
+    char *sel = json_strdup(o, "selection", 1024);
+    str_set(&s->selection, sel);
+    free(sel);
+    s->pages = num(o, "pages");
+    s->read = num(o, "read");
+    s->send = num(o, "send");
+    s->held_more = num(o, "held_more");
+    s->capped = (long)num(o, "capped");
+    s->past = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "past"));
+    d->counts = (rd_guard_counts){.total = num(o, "total"), .eligible = num(o, "eligible"),
+                                  .ineligible = num(o, "ineligible"), .loops = num(o, "loops")};
+    d->counts.send = s->send;
+    s->reported = true;
+}
+
+static void on_line(const char *line, void *ud)
+{
+    ui_setretry *s = ud;
+    cJSON *o = line[0] == '{' ? cJSON_Parse(line) : NULL;
+    if (!o) {                  /* a diagnostic (config, store): the reason if it fails */
+        if (line[0])
+            snprintf(s->error, sizeof s->error, "%s", line);
+        return;
+    }
+    char *v;
+    if ((v = json_strdup(o, "started", 64)) && strlen(v) == 16)
+        memcpy(s->id, v, 17);
+    free(v);
+    if ((v = json_strdup(o, "held", 600)) && s->n_held < HELD_MAX)
+        s->held[s->n_held++] = v;
+    else
+        free(v);
+    if ((v = json_strdup(o, "error", 300)))
+        snprintf(s->error, sizeof s->error, "%s", v);
+    free(v);
+    if (cJSON_GetObjectItemCaseSensitive(o, "batch"))
+        on_report(s, o);
+    else if (cJSON_GetObjectItemCaseSensitive(o, "read")) {
+        s->read = num(o, "read");
+        s->selected = num(o, "selected");
+        s->pages = num(o, "pages");
+    }
+    cJSON_Delete(o);
+    app_request_paint(s->app);
+}
+
+static void on_selected(bool ok, const char *out, size_t len, const char *why, void *ud)
+{
+    ui_setretry *s = ud;
+    ui_app *app = s->app;
+    (void)out, (void)len;
+    s->proc = NULL;
+    if (!ok || !s->reported) {
+        ctx_msg(&app->ctx, true, "retry: the selection failed: %s", s->error[0] ? s->error : why ? why : "no report");
+        dialog_close(app);
+    } else if (app->dlg.counts.total == 0) {
+        ctx_msg(&app->ctx, false, "retry: nothing matches %s: nothing to retry", s->what);
+        dialog_close(app);
+    } else {
+        app->dlg.state = DLG_CONFIRM;
+    }
+    app_request_paint(app);
+}
+
+/* The child's argv: this binary, its config and system, the selection. */
+typedef struct argvb { char *v[ARGS_MAX]; int n; } argvb;
+
+static void arg(argvb *a, char *s)
+{
+    if (a->n < ARGS_MAX - 1)
+        a->v[a->n++] = s;
+    else
+        free(s);
+}
+
+static void args_free(argvb *a)
+{
+    for (int i = 0; i < a->n; i++)
+        free(a->v[i]);
+}
+
+/* The selection asked for, as options (and s->what for the title); false with why. */
+static bool select_args(ui_app *app, argvb *a, int window_s, const char *what, ui_setretry *s,
+                        char *why, size_t whycap)
+{
+    const ui_filter *f = &app->ctx.filter[VIEW_EXECS];
+    char win[48] = "";
+    if (window_s > 0)
+        snprintf(win, sizeof win, " in the last %ds", window_s);
+    if (strncmp(what, "group:", 6) == 0) {
+        if (!what[6]) {
+            snprintf(why, whycap, "this group has no error text to select by: retry its rows instead");
+            return false;
+        }
+        arg(a, xasprintf("--group=%s", what + 6));
+        s->what = xasprintf("error group %s%s", what + 6, win);
+    } else {
+        if (f->worker[0]) {
+            snprintf(why, whycap, "a worker's executions are retried from their rows (marks), not as a set");
+            return false;
+        }
+        if (!f->status[0] && !f->fp[0]) {
+            snprintf(why, whycap, "retry everything matching a filter: pick a status (f) or an error (F) first");
+            return false;
+        }
+        if (f->status[0])
+            arg(a, xasprintf("--status=%s", f->status));
+        if (f->fp[0])
+            arg(a, xasprintf("--group=%s", f->fp));
+        if (f->text[0])
+            arg(a, xasprintf("--filter=%s", f->text));
+        s->what = xasprintf("the filter %s%s%s%s%s%s%s", f->status[0] ? "status=" : "", f->status,
+                            f->text[0] ? " text=" : "", f->text, f->fp[0] ? " error=" : "", f->fp, win);
+    }
+    if (window_s > 0)
+        arg(a, xasprintf("--since=%ds", window_s));
+    return true;
+}
+
+/* Refused with a reason on the status line: read-only, no core API, no retry route. */
+static bool may_retry(ui_app *app)
+{
+    ui_ctx *c = &app->ctx;
+    char why[256] = "";
+    if (c->read_only)
+        ctx_msg(c, true, "read-only: retry is disabled");
+    else if (!app_actor(app) || !app_sources(app) || !app_sys(app) || !app->base)   /* headless: no loop */
+        ctx_msg(c, true, "retry: a whole-set retry needs the store and the core API");
+    else if (!actor_can_act(app_actor(app), why, sizeof why))
+        ctx_msg(c, true, "cannot retry: %s", why);
+    else if (!actor_supports(app_actor(app), RD_ACT_RETRY))
+        ctx_msg(c, true, "this system's profile has no 'retry' action");
+    else
+        return true;
+    return false;
+}
+
+void setretry_begin(ui_app *app, int window_s, const char *what)
+{
+    char exe[PATH_MAX], why[256];
+    if (!may_retry(app))
+        return;
+    if (!realpath("/proc/self/exe", exe)) {
+        ctx_msg(&app->ctx, true, "retry: cannot find the redrive binary to select with");
+        return;
+    }
+    ui_setretry *s = xcalloc(1, sizeof *s);
+    s->app = app;
+    s->journal = session_journal_path();
+    argvb a = {0};
+    arg(&a, xstrdup(exe));
+    arg(&a, xstrdup("retry"));
+    arg(&a, xstrdup("--select-only"));
+    if (app->opts->config_path)
+        arg(&a, xasprintf("--config=%s", app->opts->config_path));
+    arg(&a, xasprintf("--system=%s", app_sys(app)->name));
+    if (!select_args(app, &a, window_s, what, s, why, sizeof why)) {
+        ctx_msg(&app->ctx, true, "retry: %s", why);
+        args_free(&a);
+        setretry_free(s);
+        return;
+    }
+    dialog_close(app);
+    s->proc = proc_run_argv(app->base, a.v, SELECT_TIMEOUT_S, on_line, on_selected, s);
+    args_free(&a);
+    if (!s->proc) {
+        ctx_msg(&app->ctx, true, "retry: cannot start the selection");
+        setretry_free(s);
+        return;
+    }
+    app->dlg.state = DLG_SELECT;
+    app->dlg.kind = RD_ACT_RETRY;
+    app->dlg.set = s;
+}
+
+/* ---- the run -------------------------------------------------------------------------- */
+
+static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
+{
+    ui_setretry *s = ud;
+    (void)item;
+    s->finished = batchrun_finished(r);
+    s->ok = batchrun_ok(r);
+    if (res->code != RD_RES_OK) {
+        size_t k = s->n_fails++ % FAILS_MAX;
+        free(s->fails[k]);
+        s->fails[k] = xasprintf("%s  %s  %s", res->id, result_code_name(res->code), res->message);
+    }
+    app_request_paint(s->app);
+}
+
+static void on_done(rd_batchrun *r, void *ud)
+{
+    ui_setretry *s = ud;
+    s->done = true;
+    s->finished = batchrun_finished(r);
+    s->ok = batchrun_ok(r);
+    char msg[200];
+    snprintf(msg, sizeof msg, "retry: %zu of %zu succeeded%s", s->ok, s->todo,
+             s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "");
+    ctx_msg(&s->app->ctx, s->ok != s->todo, "%s", msg);
+    dialog_after_action(s->app, msg, s->ok != s->todo);
+}
+
+void setretry_run(ui_app *app)
+{
+    ui_setretry *s = app->dlg.set;
+    char why[400];
+    rd_batch_info b = {0};
+    if (!batchrec_adopt(s->journal, s->id, why, sizeof why) ||
+        !batchrec_find(s->journal, s->id, &b, why, sizeof why)) {
+        ctx_msg(&app->ctx, true, "retry: nothing sent: %s", why);
+        dialog_close(app);
+        return;
+    }
+    s->adopted = true;
+    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
+    rd_batchrun_opts ro = {0};
+    s->run = batchrun_start(app_actor(app), &b, &ro, &cbs, s, why, sizeof why);
+    batch_info_clear(&b);
+    if (!s->run) {
+        ctx_msg(&app->ctx, true, "retry: refused: %s (batch %s: redrive batch resume)", why, s->id);
+        dialog_close(app);
+        return;
+    }
+    s->todo = batchrun_todo(s->run);
+    app->dlg.state = DLG_PROGRESS;
+}
+
+void setretry_key(ui_app *app, ui_action a)
+{
+    ui_setretry *s = app->dlg.set;
+    if (app->dlg.state == DLG_SELECT) {
+        if (a == UA_CANCEL || a == UA_ABORT) {
+            ctx_msg(&app->ctx, false, "retry: selection stopped: nothing was sent");
+            dialog_close(app);
+        }
+        return;
+    }
+    if (a == UA_ABORT && s->run && !s->done) {
+        batchrun_abort(s->run);
+        ctx_msg(&app->ctx, true, "aborted: unsent items were not sent (batch %s: redrive batch resume)", s->id);
+    } else if (a == UA_CANCEL && (!s->run || s->done))
+        dialog_close(app);
+    else if (a == UA_CANCEL)
+        ctx_msg(&app->ctx, false, "still running: abort first");
+}
+
+/* ---- lines ---------------------------------------------------------------------------- */
+
+static void eta_text(double eta, char *out, size_t cap)
+{
+    long t = eta > 0 ? (long)(eta + 0.5) : 0;
+    if (eta < 0)
+        snprintf(out, cap, "-");
+    else if (t < 60)
+        snprintf(out, cap, "%lds", t);
+    else if (t < 3600)
+        snprintf(out, cap, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(out, cap, "%ldh%02ldm", t / 3600, t / 60 % 60);
+}
+
+static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
+{
+    size_t fin = s->finished, todo = s->todo ? s->todo : 1;
+    add(ud, TS_DIALOG_DANGER, xasprintf("retry: %zu/%zu done, %zu ok, %zu failed%s", fin, s->todo, s->ok, fin - s->ok,
+                                        s->done ? "" : batchrun_why(s->run)[0] ? " (stopped)" : " ..."));
+    char bar[BAR_W + 1], eta[24];
+    size_t full = fin * BAR_W / todo;
+    for (size_t i = 0; i < BAR_W; i++)
+        bar[i] = i < full ? '#' : '.';
+    bar[BAR_W] = 0;
+    eta_text(s->done ? 0 : batchrun_eta(s->run), eta, sizeof eta);
+    add(ud, TS_DIALOG, xasprintf("[%s] %3zu%%  ETA %s", bar, fin * 100 / todo, eta));
+    size_t held = s->app->dlg.counts.total - s->send;
+    add(ud, TS_DIALOG, xasprintf("batch %s  %zu not sent (ineligible or loop retr%s); resumable: redrive batch "
+                                 "resume %s", s->id, held, held == 1 ? "y" : "ies", s->id));
+    if (batchrun_held(s->run))
+        add(ud, TS_DIALOG_DANGER, xasprintf("%zu may have reached the core earlier: not re-sent", batchrun_held(s->run)));
+    size_t n = s->n_fails < FAILS_MAX ? s->n_fails : FAILS_MAX;
+    if (n)
+        add(ud, TS_DIALOG_DANGER, xstrdup("newest failures:"));
+    for (size_t i = 0; i < n; i++)
+        add(ud, TS_DIALOG_DANGER, xasprintf("  %s", s->fails[(s->n_fails - 1 - i) % FAILS_MAX]));
+}
+
+void setretry_lines(const ui_app *app, setretry_add add, void *ud)
+{
+    const ui_setretry *s = app->dlg.set;
+    const rd_system_cfg *sys = app_sys(app);
+    const char *banner = sys && sys->ui.banner ? sys->ui.banner : "";
+    char on[200];   /* "attune-prod (PROD)" */
+    snprintf(on, sizeof on, "%s%s%s%s", sys ? sys->name : "?", banner[0] ? " (" : "", banner, banner[0] ? ")" : "");
+    if (app->dlg.state == DLG_PROGRESS && s->run) {
+        progress_lines(s, add, ud);
+        return;
+    }
+    if (app->dlg.state == DLG_SELECT) {
+        add(ud, TS_DIALOG_DANGER, xasprintf("retry everything matching %s on %s", s->what, on));
+        add(ud, TS_DIALOG, xasprintf("selecting: %zu read, %zu selected, %zu page%s of the store…", s->read,
+                                     s->selected, s->pages, s->pages == 1 ? "" : "s"));
+        add(ud, TS_DIALOG, xstrdup("each execution judged by the system's rule and the loop breaker; nothing is sent yet"));
+        return;
+    }
+    size_t total = app->dlg.counts.total;
+    add(ud, TS_DIALOG_DANGER, xasprintf("retry %zu execution%s on %s?", total, total == 1 ? "" : "s", on));
+    add(ud, TS_DIALOG, xasprintf("selected by the store: %s, %zu read from %zu page%s%s", s->selection ? s->selection : s->what,
+                                 s->read, s->pages, s->pages == 1 ? "" : "s", s->past ? ", to the window's start" : ""));
+    if (s->capped)
+        add(ud, TS_DIALOG_DANGER, xasprintf("capped at %ld executions: older ones were not read", s->capped));
+    add(ud, TS_DIALOG, xasprintf("frozen as batch %s: %zu to send", s->id, s->send));
+}
+
+void setretry_held_lines(const ui_app *app, setretry_add add, void *ud)
+{
+    const ui_setretry *s = app->dlg.set;
+    for (size_t i = 0; i < s->n_held && i < 4; i++)
+        add(ud, TS_DIALOG_DANGER, xasprintf("  %s", s->held[i]));
+    size_t more = s->held_more + (s->n_held > 4 ? s->n_held - 4 : 0);
+    if (more)
+        add(ud, TS_DIALOG_DANGER, xasprintf("  ... and %zu more not sent", more));
+}
+
+bool setretry_busy(const ui_setretry *s)
+{
+    return s && (s->proc || setretry_running(s));
+}
+
+bool setretry_running(const ui_setretry *s)
+{
+    return s && s->run && !s->done;
+}
+
+void setretry_free(ui_setretry *s)
+{
+    if (!s)
+        return;
+    proc_cancel(s->proc);
+    if (s->id[0] && !s->adopted)
+        batchrec_discard(s->journal, s->id);   /* never confirmed: never a batch */
+    batchrun_free(s->run);
+    for (size_t i = 0; i < s->n_held; i++)
+        free(s->held[i]);
+    for (size_t i = 0; i < FAILS_MAX; i++)
+        free(s->fails[i]);
+    free(s->journal);
+    free(s->what);
+    free(s->selection);
+    free(s);
+}

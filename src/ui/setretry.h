@@ -1,0 +1,41 @@
+#pragma once
+/*
+ * The console's whole-set retry (setretry.c): `r` on a store error group (the whole group
+ * in the view's window) and `R` / `:retry-all [DUR]` in the executions view (everything
+ * its filter matches, every page). The selection is made by the store when asked, off the
+ * loop: a child `redrive retry --select-only ...` (cli/act_select.c) reads the pages,
+ * judges each execution by the system's rule and the loop breaker (core/guard.h) and
+ * stages a batch record (actions/batchrec.h) while the dialog shows "selecting: N read";
+ * escape kills it and nothing is sent. Then the same confirmation as every retry path
+ * (dialog.c: the breakdown first, the typed count above confirm_over), and the run: the
+ * staged record is adopted (a resumable batch from then on, `redrive batch list`) and sent
+ * part by part (actions/batchrun.h) at the rate limit, with a progress bar, ETA and abort.
+ * The console holds the counts and a few lines, never the selection: memory is flat.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "view.h"
+
+typedef struct ui_app ui_app;
+typedef struct ui_setretry ui_setretry;
+
+/* From FX_RETRY_SET: text "group:FP" (arg: the window in seconds) or "filter" (the
+ * executions view's filter; arg: a window in seconds, 0 none). Opens the dialog in its
+ * selecting state, or says on the status line why not. */
+void setretry_begin(ui_app *app, int window_s, const char *what);
+/* Keys while selecting (cancel/abort: stop, nothing sent) and while running (abort). */
+void setretry_key(ui_app *app, ui_action a);
+/* After the confirmation (and the typed count): adopt the record and send it. */
+void setretry_run(ui_app *app);
+/* The dialog's lines for its state: selecting, the confirmation's head (title, selection,
+ * record), the confirmation's held-back examples, or the run's progress. */
+typedef void (*setretry_add)(void *ud, int slot, char *line);   /* line: allocated, taken */
+void setretry_lines(const ui_app *app, setretry_add add, void *ud);
+void setretry_held_lines(const ui_app *app, setretry_add add, void *ud);
+/* Still selecting or sending: keep repainting. */
+bool setretry_busy(const ui_setretry *s);
+bool setretry_running(const ui_setretry *s);   /* sending (not done) */
+/* Stops the child (its staged record removed unless adopted) and frees the run: what is
+ * in flight is journaled as unknown, the rest stays for `redrive batch resume`. */
+void setretry_free(ui_setretry *s);
