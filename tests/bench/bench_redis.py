@@ -82,7 +82,8 @@ def snap(argv, env, r):
     c0 = cmd_total(r)
     cpu0 = r.info("cpu")
     k0 = children_cpu()
-    w, rss, code, out, err = B.run_rss(argv, env)
+    # a sweep of 1,000,000 tasks on a busy machine, under a budget: minutes
+    w, rss, code, out, err = B.run_rss(argv, env, timeout=max(60, 60 * B.scale()))
     k1 = children_cpu()
     c1 = cmd_total(r)
     cpu1 = r.info("cpu")
