@@ -3,7 +3,8 @@
  * A reference-counted set of byte strings: one copy of each distinct text, however many
  * holders it has (the Redis task index keeps one error text for the thousands of tasks that
  * failed the same way). Ids are small integers from 1, reused once their last holder drops
- * them, so a table under churn stays the size of what is held. Pure data structure.
+ * them, so a table under churn stays the size of what is held (the texts in one arena:
+ * ~len + 1 bytes a text, dropped ones reclaimed when it would grow). Pure data structure.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,7 +21,8 @@ uint32_t intern_add(intern *in, const char *s, size_t len);
 uint32_t intern_find(const intern *in, const char *s, size_t len);
 /* One reference less; the text is freed with the last one. id 0 is ignored. */
 void intern_drop(intern *in, uint32_t id);
-/* The text of a held id (NUL-terminated after its len bytes), and its length. */
+/* The text of a held id (NUL-terminated after its len bytes; valid until the next
+ * intern_add: the texts share one arena, which may move), and its length. */
 const char *intern_str(const intern *in, uint32_t id);
 size_t intern_len(const intern *in, uint32_t id);
 uint32_t intern_refs(const intern *in, uint32_t id);

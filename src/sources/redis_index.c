@@ -398,10 +398,9 @@ static uint32_t detail_add(rix *ix, const rix_sum *sum)
     uint32_t d = intern_add(ix->details, key, RIX_DETAIL_HEAD + elen);
     if (intern_refs(ix->details, d) > 1)
         return d;
-    if (d >= ix->fpcap) {
-        size_t cap = ix->fpcap ? ix->fpcap * 2 : 64;
-        while (cap <= d)
-            cap *= 2;
+    if (d >= ix->fpcap) {            /* by an eighth, as the details' ids grow */
+        size_t cap = ix->fpcap + ix->fpcap / 8 + 64;
+        cap = cap > d ? cap : (size_t)d + 1;
         ix->detail_fp = xrealloc(ix->detail_fp, cap * sizeof *ix->detail_fp);
         ix->fpcap = cap;
     }

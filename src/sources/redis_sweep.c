@@ -18,10 +18,21 @@
 #include "../io/clock.h"
 #include "redis_cost.h"
 #include "redis_fetch.h"
+#include "redis_keyq.h"
 
 enum {
-    RS_SCAN_COUNT = 250,            /* SCAN COUNT hint per call: ~250 HGETALLs sent at once */
-    RS_SWEEP_INFLIGHT = 8,          /* SCAN steps being fetched at once: ≤ ~2000 HGETALLs */
+    /* SCAN runs ahead of the fetches: its keys wait in a queue (redis_keyq.h), a new SCAN
+     * is sent while fewer than RS_SCAN_AHEAD steps of keys wait, and the fetches are sent
+     * from the queue in batches of RS_FETCH_BATCH keys whenever fewer than
+     * RS_FETCH_INFLIGHT wait at the server. A SCAN reply queues behind the fetches sent
+     * before it; the fetches never wait for it, so the server is not idle while the
+     * client reads the replies before it. */
+    RS_SCAN_COUNT_FAST = 1000,      /* SCAN COUNT hint, unbudgeted */
+    RS_SCAN_COUNT_PACED = 250,      /* ... budgeted: smaller flights, a smoother pace */
+    RS_SCAN_AHEAD = 2,              /* SCAN steps of keys that may wait in the queue */
+    RS_FETCH_BATCH = 125,           /* HGETALLs a batch, sent when there is room for all */
+    RS_FETCH_INFLIGHT = 1500,       /* HGETALLs at the server (~4 ms of its CPU) */
+    RS_FETCH_SEND_MAX = 250,        /* HGETALLs formatted in one callback (~0.1-0.3 ms) */
     RS_MAX_TASKS = 2000000,         /* index cap (~35 B a task); beyond it counts are marked ≈ */
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
     RS_DIRTY_BATCH = 500,
@@ -58,8 +69,10 @@ typedef struct rs_dirty {           /* keys named by keyspace notifications */
 typedef struct rs_scan {            /* the SCAN walk of the sweep under way */
     char cursor[32];
     bool inflight, done;
+    unsigned seen;                  /* keys SCAN returned */
     unsigned keys;                  /* keys handed to batches */
     unsigned fetched;               /* ... whose batch is done */
+    rs_keyq *ahead;                 /* seen, not yet handed to a batch */
 } rs_scan;
 
 typedef struct rs_times {           /* the clock of sweeps (clock_wall) */
@@ -85,6 +98,7 @@ struct rs_sweep {
 };
 
 static void sweep_continue(rs_sweep *sw);
+static unsigned scan_count(const rs_sweep *sw);
 
 /* ---- the budget ------------------------------------------------------------------------ */
 
@@ -157,7 +171,7 @@ static void progress_show(rs_sweep *sw, bool force)
     double share = sw->budget.pace.started >= 0 ? pace_share_used(&sw->budget.pace, now) : -1;
     long total = pr->dbsize;
     if (pr->frac >= 0.02) {          /* keys so far over the keyspace walked: a sample */
-        long sample = (long)((double)sw->scan.keys / pr->frac);
+        long sample = (long)((double)sw->scan.seen / pr->frac);
         total = total >= 0 && total < sample ? total : sample;
     }
     if (sw->scan.done)
@@ -201,7 +215,8 @@ static void sweep_finish(rs_sweep *sw)
         sw->cbs.swept(sw->cbs.ud);
         return;
     }
-    if (!sw->sweeping || !sw->scan.done || sw->batches > 0 || sw->scan.inflight)
+    if (!sw->sweeping || !sw->scan.done || sw->batches > 0 || sw->scan.inflight ||
+        rs_keyq_len(sw->scan.ahead) > 0)
         return;                      /* aborted, or another sweep since */
     sw->sweeping = false;
     rix *ix = sw->env.ix;
@@ -236,7 +251,8 @@ static void on_sweep_batch(const rs_batch *b, void *ud)
         if (sw->sweeping)
             rs_conn_fail(sw->env.conn, err);
         sw->sweeping = false;
-    } else if (sw->scan.done && sw->batches == 0 && !sw->scan.inflight) {
+    } else if (sw->scan.done && sw->batches == 0 && !sw->scan.inflight &&
+               rs_keyq_len(sw->scan.ahead) == 0) {
         event_active(sw->ev_done, EV_TIMEOUT, 0);
     } else {
         sweep_continue(sw);
@@ -268,31 +284,60 @@ static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
     sw->scan.done = strcmp(sw->scan.cursor, "0") == 0;
     sw->prog.frac = sw->scan.done ? 1 : cursor_frac(sw->scan.cursor);
     const redisReply *keys = r->element[1];
-    rs_batch *b = rs_batch_new(&sw->env, RS_BATCH_SWEEP, keys->elements, on_sweep_batch, sw);
+    unsigned n = 0;
     for (size_t i = 0; i < keys->elements; i++) {
         const redisReply *k = keys->element[i];
         size_t idlen;                /* SCAN duplicates are rare and harmless */
-        if (k->type == REDIS_REPLY_STRING && rs_task_id(sw->prefix, k->str, k->len, &idlen))
-            rs_batch_add(b, k->str, k->len);
+        if (k->type == REDIS_REPLY_STRING && rs_task_id(sw->prefix, k->str, k->len, &idlen)) {
+            rs_keyq_push(sw->scan.ahead, k->str, k->len);
+            n++;
+        }
     }
-    sw->scan.keys += (unsigned)rs_batch_size(b);
-    sw->batches++;
-    charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_HGETALL, (unsigned)rs_batch_size(b)));
-    sweep_continue(sw);              /* overlap the next SCAN with this batch */
-    rs_batch_run(b);
+    sw->scan.seen += n;
+    charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_HGETALL, n));   /* committed */
+    sweep_continue(sw);
+    if (sw->scan.done && sw->batches == 0 && rs_keyq_len(sw->scan.ahead) == 0)
+        event_active(sw->ev_done, EV_TIMEOUT, 0);    /* the last step was empty */
     read_cost_if_due(sw);
     progress_show(sw, false);
 out:
     rs_conn_reply_end(conn);
 }
 
+static unsigned scan_count(const rs_sweep *sw)
+{
+    return sw->budget.pace.share > 0 ? RS_SCAN_COUNT_PACED : RS_SCAN_COUNT_FAST;
+}
+
+/* Fetches from the keys read ahead while a batch more fits RS_FETCH_INFLIGHT at the
+ * server (at most RS_FETCH_SEND_MAX from one callback). */
+static void fetch_ahead(rs_sweep *sw)
+{
+    unsigned sent = 0;
+    while (sw->sweeping && sw->scan.keys - sw->scan.fetched + RS_FETCH_BATCH <= RS_FETCH_INFLIGHT &&
+           sent < RS_FETCH_SEND_MAX && rs_keyq_len(sw->scan.ahead) > 0) {
+        size_t n = rs_keyq_len(sw->scan.ahead), len;
+        n = n < RS_FETCH_BATCH ? n : RS_FETCH_BATCH;
+        rs_batch *b = rs_batch_new(&sw->env, RS_BATCH_SWEEP, n, on_sweep_batch, sw);
+        for (size_t i = 0; i < n; i++) {
+            const char *key = rs_keyq_pop(sw->scan.ahead, &len);
+            rs_batch_add(b, key, len);
+        }
+        sw->scan.keys += (unsigned)n;
+        sent += (unsigned)n;
+        sw->batches++;
+        rs_batch_run(b);
+    }
+}
+
 static void sweep_continue(rs_sweep *sw)
 {
-    if (!sw->sweeping || sw->scan.inflight || sw->scan.done || sw->batches >= RS_SWEEP_INFLIGHT ||
-        !budget_allows(sw))
+    fetch_ahead(sw);
+    if (!sw->sweeping || sw->scan.inflight || sw->scan.done ||
+        rs_keyq_len(sw->scan.ahead) >= RS_SCAN_AHEAD * scan_count(sw) || !budget_allows(sw))
         return;
     char count[16];
-    snprintf(count, sizeof count, "%d", RS_SCAN_COUNT);
+    snprintf(count, sizeof count, "%u", scan_count(sw));
     const char *cur = sw->scan.cursor;
     const char *argv[6] = { "SCAN", cur, "MATCH", sw->match, "COUNT", count };
     size_t lens[6] = { 4, strlen(cur), 5, strlen(sw->match), 5, strlen(count) };
@@ -326,7 +371,8 @@ void rs_sweep_start(rs_sweep *sw)
     sw->sweeping = true;
     sw->resync_wanted = false;
     sw->scan.done = false;
-    sw->scan.keys = sw->scan.fetched = 0;
+    sw->scan.seen = sw->scan.keys = sw->scan.fetched = 0;
+    rs_keyq_clear(sw->scan.ahead);
     sw->times.started = clock_wall();
     snprintf(sw->scan.cursor, sizeof sw->scan.cursor, "0");
     double share = sw->env.cfg->alakai.sweep_budget;
@@ -463,6 +509,7 @@ rs_sweep *rs_sweep_new(const rd_source_ctx *ctx, rs_conn *conn, const char *pref
     sw->budget.ev_pace = evtimer_new(ctx->base, on_pace, sw);
     pace_init(&sw->budget.pace, 0, 0);
     sw->prog.dbsize = -1;
+    sw->scan.ahead = rs_keyq_new();
     return sw;
 }
 
@@ -472,6 +519,7 @@ void rs_sweep_free(rs_sweep *sw)
     event_free(sw->budget.ev_pace);
     rs_cost_free(sw->budget.cost);
     rix_free(sw->env.ix);
+    rs_keyq_free(sw->scan.ahead);
     dirty_free(&sw->dirty);
     free(sw->prefix);
     free(sw->match);
@@ -485,6 +533,7 @@ void rs_sweep_resync(rs_sweep *sw) { sw->resync_wanted = true; }
 void rs_sweep_stop(rs_sweep *sw)
 {
     sw->sweeping = sw->scan.inflight = false;
+    rs_keyq_clear(sw->scan.ahead);
     evtimer_del(sw->budget.ev_pace);
     rs_cost_forget(sw->budget.cost);
 }

@@ -70,14 +70,25 @@ def cmd_total(r):
     return sum(v["calls"] for k, v in r.info("commandstats").items() if k != "cmdstat_info")
 
 
+def children_cpu():
+    import resource
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def snap(argv, env, r):
+    """(wall ms, max RSS MiB, exit code, Redis commands, Redis CPU ms, stdout, stderr,
+    the snapshot's own CPU ms: user + sys of the whole process)."""
     c0 = cmd_total(r)
     cpu0 = r.info("cpu")
-    w, rss, code, out, err = B.run_rss(argv, env)
+    k0 = children_cpu()
+    # a sweep of 1,000,000 tasks on a busy machine, under a budget: minutes
+    w, rss, code, out, err = B.run_rss(argv, env, timeout=max(60, 60 * B.scale()))
+    k1 = children_cpu()
     c1 = cmd_total(r)
     cpu1 = r.info("cpu")
     rcpu = sum(cpu1[k] - cpu0[k] for k in ("used_cpu_sys", "used_cpu_user"))
-    return w * 1000, rss / 1024.0, code, c1 - c0, rcpu * 1000, out, err
+    return w * 1000, rss / 1024.0, code, c1 - c0, rcpu * 1000, out, err, (k1 - k0) * 1000
 
 
 def main():
@@ -95,7 +106,7 @@ def main():
         env = B.base_env(home)
         env["RD_REDIS_DEBUG"] = "1"      # stderr: the sweep's longest fetch callback
         argv = [B.binary(), "--config", conf, "snapshot", "--json"]
-        rows, index_bytes, sweeps = {}, {}, {}
+        rows, index_bytes, sweeps, ccpu = {}, {}, {}, {}
         loaded = 0
         for label, size in (("empty", 0), ("N/10", n // 10), ("N", n)):
             t0 = time.perf_counter()
@@ -120,6 +131,7 @@ def main():
             B.note("%-5s index after the sweep: %s bytes" % (label, ixb[-1] if ixb else "?"))
             index_bytes[label] = ixb[-1] if ixb else float("nan")
             rows[label] = (size, wall, rss, codes, cmds, rcpu, cbmax, pubmax)
+            ccpu[label] = B.median([x[7] for x in res])
             sweeps[label] = B.median([sweep_secs(x[6]) for x in res]) * 1000
             B.note("%-5s %7d tasks: snapshot %7.1f ms, max RSS %5.1f MiB, exit %s, %d Redis commands, Redis CPU %.0f ms"
                    % (label, size, wall, rss, codes, cmds, rcpu))
@@ -152,9 +164,12 @@ def main():
         B.fig(bench, "sweep wall in the console, unbudgeted (N)", sweeps["N"], "ms")
         B.fig(bench, "sweep wall / Redis CPU, unbudgeted (N)", sweeps["N"] / rcpu if rcpu else 0.0, "x",
               "<= 1.15")
+        # the sweep cannot be faster than the slower side: above 1, the client is the bound
+        B.fig(bench, "snapshot process CPU (user + sys), unbudgeted (N)", ccpu["N"], "ms")
+        B.fig(bench, "snapshot process CPU / Redis CPU (N)", ccpu["N"] / rcpu if rcpu else 0.0, "x", "< 1")
         budgeted(bench, home, env, r)
         bare_client(bench, r, rcpu)
-        steady(bench, argv, conf, env, r, n, cmds, rcpu, now)
+        steady(bench, home, conf, r, n, cmds, rcpu, now)
     if os.environ.get("BENCH_KEEP") != "1":
         clear(r)
 
@@ -254,20 +269,113 @@ def bare_client(bench, r, sweep_cpu):
           "x")
 
 
-def steady(bench, argv, conf, env, r, n, sweep_cmds, sweep_cpu, now):
-    """The console at poll 2s: Redis commands + CPU per 2 s refresh in steady state."""
-    import pexpect
+def hgetalls(r):
+    return r.info("commandstats").get("cmdstat_hgetall", {}).get("calls", 0)
+
+
+class SweepWatch:
+    """A thread that reads the server's HGETALL count every 50 ms: the console's first
+    sweep runs while it moves (nothing else reads these keys). moved: the last time it
+    moved; settled(): it moved, then not for 1.5 s."""
+
+    def __init__(self, port):
+        import threading
+        import redis
+        self.r = redis.Redis(host="127.0.0.1", port=port, db=DB)
+        self.last, self.moved, self.stop = hgetalls(self.r), time.perf_counter(), False
+        self.started = False
+        self.t = threading.Thread(target=self._run, daemon=True)
+        self.t.start()
+
+    def _run(self):
+        while not self.stop:
+            c = hgetalls(self.r)
+            if c != self.last:
+                self.last, self.moved, self.started = c, time.perf_counter(), True
+            time.sleep(0.05)
+
+    def settled(self):
+        return self.started and time.perf_counter() - self.moved > 1.5
+
+    def close(self):
+        self.stop = True
+        self.t.join()
+        return self.moved
+
+
+def sweep_keys(c, pace, n_max):
+    """Keys sent to the console every `pace` s while its first sweep runs, each changing
+    the screen (executions list j/k, view switches 2/1), key-to-paint from outside as
+    bench_latency measures it: key written -> the first output after it; a key without
+    output in its slot waits for the next. Returns [(sent at, latency ms)]."""
+    cycle = ["2"] + ["j"] * 6 + ["k"] * 6 + ["1"]
+    out, pending = [], []
+    t0 = time.perf_counter()
+    for i in range(n_max):
+        c.child.send(cycle[i % len(cycle)])
+        pending.append(time.perf_counter())
+        slot_end = t0 + (i + 1) * pace
+        while True:
+            got = c.pump(0.001, feed=False)
+            now = time.perf_counter()
+            if got:
+                out.extend((ts, (now - ts) * 1000) for ts in pending)
+                pending = []
+            if now >= slot_end:
+                break
+        if c.sweep_done():
+            break
+    end = time.perf_counter() + 1.0
+    while pending and time.perf_counter() < end:
+        if c.pump(0.001, feed=False):
+            break
+    now = time.perf_counter()
+    out.extend((ts, (now - ts) * 1000) for ts in pending)
+    return out
+
+
+def keys_during_sweep(bench, c, watch, n):
+    """Key-to-paint while the console's first (unbudgeted) sweep of N tasks runs. The keys
+    start once the first progress is on screen (the index so far published: the executions
+    list has rows to move through) and stop when the sweep ends; only keys sent before the
+    last HGETALL count."""
+    pace = float(os.environ.get("BENCH_PACE", "0.04"))
+    n_max = int(os.environ.get("BENCH_KEYS", "300"))
+    end = time.perf_counter() + 120
+    while "reading tasks:" not in c.text():
+        if watch.settled() or time.perf_counter() > end:
+            B.note("during the sweep: no progress on screen (the sweep ended first)")
+            return
+        c.pump(0.01)
+    m0 = time.monotonic()
+    c.sweep_done = watch.settled
+    lat = sweep_keys(c, pace, n_max)
+    c.window = (m0, time.monotonic())
+    end = watch.moved
+    during = [ms for ts, ms in lat if ts <= end]
+    B.note("during the sweep: %d keys sent, %d before its last HGETALL" % (len(lat), len(during)))
+    B.fig(bench, "keys sent during the sweep (N)", len(during), "keys")
+    if during:
+        B.fig(bench, "key-to-paint p50 during the sweep (N)", B.pct(during, 50), "ms")
+        B.fig(bench, "key-to-paint p99 during the sweep (N)", B.pct(during, 99), "ms", "<= 3 ms")
+        B.fig(bench, "key-to-paint max during the sweep (N)", max(during), "ms")
+
+
+def steady(bench, home, conf, r, n, sweep_cmds, sweep_cpu, now):
+    """The console at poll 2s: key-to-paint while its first sweep runs, RSS/USS after it,
+    then Redis commands + CPU per 2 s refresh in steady state."""
     secs = float(os.environ.get("BENCH_STEADY_S", "12"))
-    child = pexpect.spawn(B.binary(), ["--config", conf], env=env, dimensions=(40, 120), timeout=10)
+    watch = SweepWatch(int(os.environ["RD_REDIS_PORT"]))
+    loop_trace = os.path.join(home, "loop-sweep.txt")
+    c = B.Console(conf, home, extra_env={"REDRIVE_LOOP_TRACE": loop_trace})
+    c.window = None
+    child = c.child
     try:
-        end = time.time() + 300             # a sweep of 1,000,000 tasks takes a while
-        # wait for the initial sweep: the command counter settles
-        last, stable = -1, 0
-        while time.time() < end and stable < 3:
+        keys_during_sweep(bench, c, watch, n)
+        end = time.time() + 600             # a sweep of 1,000,000 tasks takes a while
+        while time.time() < end and not watch.settled():   # the initial sweep's end
             _drain(child, 0.5)
-            c = cmd_total(r)
-            stable = stable + 1 if c - last < 50 else 0
-            last = c
+        watch.close()
         rss, uss = B.proc_rss_kib(child.pid) / 1024.0, B.proc_uss_kib(child.pid) / 1024.0
         B.note("console after the sweep of %d tasks: RSS %.1f MiB, USS %.1f MiB" % (n, rss, uss))
         B.fig(bench, "console RSS after the sweep (N)", rss, "MiB", "<= 48 MiB at 1M (issue 27)")
@@ -298,7 +406,10 @@ def steady(bench, argv, conf, env, r, n, sweep_cmds, sweep_cpu, now):
         B.fig(bench, "steady refresh / sweep (Redis CPU)", 100.0 * cpu_per / sweep_cpu if sweep_cpu else 0.0, "%",
               "<= 5 %")
     finally:
-        child.terminate(force=True)
+        watch.stop = True
+        c.close()
+    if c.window:                            # written when the console quits
+        B.loop_figures(bench, "during the sweep", B.read_loop_trace(loop_trace, *c.window))
 
 
 def _drain(child, secs):

@@ -147,13 +147,14 @@ def run_rusage(argv, env, timeout=60):
         return wall, ru.ru_maxrss, code, fo.read(), fe.read()
 
 
-def run_rss(argv, env):
+def run_rss(argv, env, timeout=60):
     """(wall s, max RSS KiB, status, stdout, stderr) of argv started by /usr/bin/time.
     ru_maxrss of a child forked from this Python would include this Python's pages (the
     kernel keeps the high-water mark of the address space replaced at exec): ~20 MiB here.
     GNU time is ~1 MiB, so its wait4 figure is redrive's own."""
     with tempfile.NamedTemporaryFile() as f:
-        w, _, code, out, err = run_rusage(["/usr/bin/time", "-f", "%M", "-o", f.name] + argv, env)
+        w, _, code, out, err = run_rusage(["/usr/bin/time", "-f", "%M", "-o", f.name] + argv, env,
+                                          timeout)
         f.seek(0)
         text = f.read().decode().split()
     return w, int(text[-1]) if text else 0, code, out, err

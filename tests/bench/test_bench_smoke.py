@@ -29,7 +29,8 @@ SMOKE_ENV = {"SCALE": "0.001", "BENCH_RUNS": "3", "BENCH_KEYS": "40", "BENCH_PAC
 EXPECT = {
     "pg": ["refresh: server time, all queries", "naive dashboard: server time", "snapshot --json max RSS"],
     "redis": ["snapshot wall, N tasks (full sweep)", "max RSS at N", "steady refresh / sweep (commands)",
-              "sweep wall / Redis CPU, unbudgeted (N)", "budgeted sweep: measured share of one Redis core"],
+              "sweep wall / Redis CPU, unbudgeted (N)", "budgeted sweep: measured share of one Redis core",
+              "snapshot process CPU / Redis CPU (N)"],
     "latency": ["normal: key-to-paint p99", "stalled: key-to-paint p99",
                 "normal: in-console trace p99", "stalled: in-console trace p99"],
     "idle": ["CPU of one core, idle at poll 2s", "CPU of one core, idle at poll 2s (schedstat)",

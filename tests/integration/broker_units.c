@@ -410,6 +410,32 @@ static void test_index_memory(void)
     rix_free(ix);
 }
 
+/* The worst case of the interned errors: every task failed with a text of its own (38
+ * characters). Each text is held once, in the texts' arena: 138 bytes a task when each
+ * text was a block of its own. */
+static void test_index_memory_distinct(void)
+{
+    enum { N = 20000 };
+    rix *ix = rix_new(4 * N);
+    rix_reserve(ix, N);
+    char id[32], err[64];
+    rix_sweep_begin(ix);
+    for (int i = 0; i < N; i++) {
+        snprintf(id, sizeof id, "task-%07d", 100000 + i);
+        snprintf(err, sizeof err, "connect to 10.0.%d.%d:5432 refused", i / 250, i % 250);
+        rix_sum s = { .status = "failed", .attempt = 1, .nfields = 1, .name = "bench.job",
+                      .code = "E_CONN", .error = err, .dispatched_at = 1.7e9 + i };
+        rix_upsert(ix, id, strlen(id), &s);
+    }
+    rix_sweep_end(ix);
+    char msg[120];
+    snprintf(msg, sizeof msg, "%zu bytes for %d tasks with distinct errors: %.1f B a task",
+             rix_memory(ix), N, (double)rix_memory(ix) / N);
+    fprintf(stderr, "index memory: %s\n", msg);
+    CHECK_MSG(rix_memory(ix) <= (size_t)N * 120, msg);
+    rix_free(ix);
+}
+
 /* Ids of every form come back exactly, errors are held once however many tasks share them. */
 static void test_index_forms(void)
 {
@@ -554,6 +580,7 @@ int main(void)
     test_records();
     test_index();
     test_index_memory();
+    test_index_memory_distinct();
     test_index_forms();
     test_rabbit();
     if (failures)

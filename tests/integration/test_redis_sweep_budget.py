@@ -182,3 +182,47 @@ def test_console_shows_the_progress(store, tmp_path):
         assert "Executions by status (partial: reading tasks:" in text, text
     finally:
         child.terminate(force=True)
+
+
+def test_views_while_the_sweep_runs(store, tmp_path):
+    """While the first sweep runs (1 %: ~10 s for N tasks), the executions view lists the
+    newest of the tasks read so far without waiting for the end, and the views that need
+    the whole index say they are partial: the DLQ's title and the groups' title."""
+    import pexpect
+    import pyte
+    cfg = config(tmp_path, "1%")
+    env = dict(env_of(tmp_path), TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8",
+               XDG_STATE_HOME=str(tmp_path / "state"))
+    env.pop("RD_REDIS_DEBUG")
+    screen = pyte.Screen(140, 30)
+    stream = pyte.ByteStream(screen)
+    child = pexpect.spawn(rd_bin(), ["--config", cfg], env=env, dimensions=(30, 140), timeout=10)
+
+    def wait(pred, secs=8):
+        end, text = time.time() + secs, ""
+        while time.time() < end:
+            try:
+                stream.feed(child.read_nonblocking(65536, timeout=0.1))
+            except pexpect.TIMEOUT:
+                pass
+            text = "\n".join(screen.display)
+            if pred(text):
+                return text
+        raise AssertionError(text)
+
+    partial = re.compile(r"partial: reading tasks: ([0-9,]+) of ~[0-9,]+ \(\d+ %\)")
+    try:
+        wait(lambda t: "reading tasks:" in t)
+        child.send("2")
+        text = wait(lambda t: len(re.findall(r"task-\d{5}", t)) >= 5)
+        rows = len(re.findall(r"task-\d{5}", text))
+        child.send(":dlq\r")
+        text = wait(lambda t: re.search(r"^DLQ .*" + partial.pattern, t, re.M))
+        done = int(partial.search(text).group(1).replace(",", ""))
+        assert 0 < done < N, text    # the executions' rows above came before the end
+        child.send(":groups\r")
+        text = wait(lambda t: partial.search(t) and "trend: last 15m/before" not in t)
+        assert 0 < int(partial.search(text).group(1).replace(",", "")) < N, text
+        print("executions rows %d while %d of %d tasks were read" % (rows, done, N))
+    finally:
+        child.terminate(force=True)
