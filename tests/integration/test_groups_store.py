@@ -192,6 +192,32 @@ def test_console_session_never_jit_compiles_the_groups_query(incident_real_db):
     assert "JIT" not in _plan(incident_real_db, sql, opts)
 
 
+def test_one_query_per_group_build(incident_db, tmp_path):
+    """The cost gate on queries: building the groups (`snapshot --view groups`) runs the
+    profile's groups query exactly once, counted in the stack's server log with
+    log_statement = all for the console's role in this database."""
+    import os
+    import stacklib
+    log = os.path.join(os.environ.get("RD_STACK_DIR", ""), "pg", "postgres.log")
+    assert os.path.exists(log), log
+    marker = "FROM f c) AS capped"        # only the groups query has it
+    assert marker in _bench().profile_queries("attune-era2")["groups"]
+    logged = lambda: open(log, errors="replace").read().count(marker)  # noqa: E731
+    srv = stacklib.pg_server_admin(os.environ)
+    srv.autocommit = True
+    k = srv.cursor()
+    k.execute("ALTER ROLE redrive_ro IN DATABASE groups_incident SET log_statement = 'all'")
+    try:
+        before = logged()
+        doc = groups(tmp_path, incident_db)
+        assert doc["groups_failures"] == N_INCIDENT + 18
+        time.sleep(0.5)                   # the server's log line written
+        assert logged() - before == 1
+    finally:
+        k.execute("ALTER ROLE redrive_ro IN DATABASE groups_incident RESET log_statement")
+        srv.close()
+
+
 def _fill_era1(c):
     c.execute("ALTER TABLE execution DISABLE TRIGGER USER")
     c.execute("INSERT INTO execution (action_ref, status, created, updated, result)"
