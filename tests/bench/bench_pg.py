@@ -220,6 +220,10 @@ def main():
     skip = cur.fetchone()[0]
     B.note("probe skip list: %s" % skip)
     for label, stmt in refresh + extra + naive:
+        if (label, stmt) == naive[0]:
+            # the naive dashboard is no console: without the console's 5 s statement
+            # timeout (at 10M under load its count passed it)
+            cur.execute("SET statement_timeout = 0")
         r = measure(cur, label, stmt)
         res[label] = r
         B.note("%-40s server %8.2f ms  client %8.2f ms  buffers %7d%s" %
