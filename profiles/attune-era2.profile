@@ -138,46 +138,51 @@ SELECT e.id::text AS id,
 -- action, status, retry columns: eligibility is the system's own rule, in C) with its
 -- tally; the fingerprints are made in C (one definition). A failure is failed, timeout or
 -- abandoned, created in the window; first/last seen are its updated time (when it ended).
--- failed is read through its partial index, timeout and abandoned as the planner finds
--- best; each read stops at $2 rows, and `capped` says a read reached its bound. The text
--- is grouped in the "C" collation (bytes: a sort in the database's locale cost more than
--- the rest of the query).
--- uses index: execution (created, id)
+-- Each status is a range of Attune's own (status, created) index, newest first, read up
+-- to $2 rows (timeout and abandoned together: $2); `capped` says a read reached its
+-- bound. Costs, measured at 1M executions with 20,000 failures in the hour
+-- (tests/bench/README.md): the reads carry no JSON document past the row they come from
+-- (the materialized rows are the few columns grouped); the superseded probe is one
+-- index probe per retry-eligible failure; the error text is the first grouping key and
+-- grouped in the "C" collation (a sort whose first key is a shared action name compares
+-- every later key of every pair: twice the time).
+-- uses index: execution (status, created)
 -- uses index: execution (original_execution)
 WITH f AS MATERIALIZED (
-  (SELECT 1 AS b, e.id, e.action_ref, e.status, e.retry_count, e.max_retries, e.config, e.result,
-          e.original_execution, e.updated
+  (SELECT 1 AS b, e.id, e.updated, e.action_ref COLLATE "C" AS name, e.status::text COLLATE "C" AS status,
+          COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
+          COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
+          left(COALESCE(e.result->>'error', e.result->>'message'), 4096) COLLATE "C" AS error,
+          COALESCE(e.retry_count, 0) < COALESCE(e.max_retries, 0)
+            AND EXISTS (SELECT 1 FROM execution r
+                         WHERE r.original_execution = COALESCE(e.original_execution, e.id)
+                           AND r.retry_count > e.retry_count) AS superseded
      FROM execution e
     WHERE e.status = 'failed' AND e.created > now() - make_interval(secs => $1::float8)
-    ORDER BY e.created DESC, e.id DESC
+    ORDER BY e.created DESC
     LIMIT $2::int)
   UNION ALL
-  (SELECT 2 AS b, e.id, e.action_ref, e.status, e.retry_count, e.max_retries, e.config, e.result,
-          e.original_execution, e.updated
-     FROM execution e
-    WHERE e.status IN ('timeout', 'abandoned') AND e.created > now() - make_interval(secs => $1::float8)
-    ORDER BY e.created DESC, e.id DESC
-    LIMIT $2::int)),
-x AS (
-  SELECT w.id, w.updated, w.action_ref COLLATE "C" AS name, w.status::text COLLATE "C" AS status,
-         COALESCE(NULLIF(w.retry_count, 0), CASE WHEN w.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (w.config->>'retry_count')::int END, w.retry_count) AS retry_count,
-         COALESCE(NULLIF(w.max_retries, 0), CASE WHEN w.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (w.config->>'max_retries')::int END, w.max_retries) AS max_retries,
-         left(COALESCE(w.result->>'error', w.result->>'message'), 4096) COLLATE "C" AS error,
-         w.status = 'failed' AND COALESCE(w.retry_count, 0) < COALESCE(w.max_retries, 0)
-           AND EXISTS (SELECT 1 FROM execution r
-                        WHERE r.original_execution = COALESCE(w.original_execution, w.id)
-                          AND r.retry_count > w.retry_count) AS superseded
-    FROM f w),
-c AS (SELECT count(*) FILTER (WHERE f.b = 1) >= $2::int
-             OR count(*) FILTER (WHERE f.b = 2) >= $2::int AS capped FROM f)
-SELECT min(x.id)::text AS id, x.name, x.status, x.retry_count, x.max_retries, x.error,
-       x.superseded, count(*) AS n,
-       count(*) FILTER (WHERE x.updated > now() - interval '15 minutes') AS recent,
-       extract(epoch FROM min(x.updated)) AS first_at,
-       extract(epoch FROM max(x.updated)) AS last_at,
-       (SELECT c.capped FROM c) AS capped
-  FROM x
- GROUP BY x.name, x.status, x.retry_count, x.max_retries, x.error, x.superseded
+  (SELECT 2 AS b, t.id, t.updated, t.action_ref COLLATE "C", t.status::text COLLATE "C",
+          COALESCE(NULLIF(t.retry_count, 0), CASE WHEN t.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (t.config->>'retry_count')::int END, t.retry_count),
+          COALESCE(NULLIF(t.max_retries, 0), CASE WHEN t.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (t.config->>'max_retries')::int END, t.max_retries),
+          left(COALESCE(t.result->>'error', t.result->>'message'), 4096) COLLATE "C", false
+     FROM ((SELECT * FROM execution e
+             WHERE e.status = 'timeout' AND e.created > now() - make_interval(secs => $1::float8)
+             ORDER BY e.created DESC LIMIT $2::int)
+           UNION ALL
+           (SELECT * FROM execution e
+             WHERE e.status = 'abandoned' AND e.created > now() - make_interval(secs => $1::float8)
+             ORDER BY e.created DESC LIMIT $2::int)
+           ORDER BY created DESC LIMIT $2::int) t))
+SELECT min(f.id)::text AS id, f.name, f.status, f.retry_count, f.max_retries, f.error,
+       f.superseded, count(*) AS n,
+       count(*) FILTER (WHERE f.updated > now() - interval '15 minutes') AS recent,
+       extract(epoch FROM min(f.updated)) AS first_at,
+       extract(epoch FROM max(f.updated)) AS last_at,
+       (SELECT count(*) FILTER (WHERE c.b = 1) >= $2::int
+               OR count(*) FILTER (WHERE c.b = 2) >= $2::int FROM f c) AS capped
+  FROM f
+ GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded
 
 [query execution]
 -- $1 id: one row, for jumping to it

@@ -50,9 +50,22 @@ def need_env(*names):
         sys.exit("bench: needs the local stack env (missing %s): . DIR/env" % ", ".join(missing))
 
 
-# The session settings the console's PostgreSQL source always adds (src/sources/pg_conn.h).
-CONSOLE_OPTIONS = ("-c default_transaction_read_only=on -c statement_timeout=5000 "
-                   "-c max_parallel_workers_per_gather=0")
+def _console_options():
+    """The session settings the console's PostgreSQL source always adds, read from
+    src/sources/pg_conn.h (PG_SESSION_OPTIONS: its string literals joined)."""
+    text = open(os.path.join(ROOT, "src", "sources", "pg_conn.h"), encoding="utf-8").read()
+    m = re.search(r"#define PG_SESSION_OPTIONS((?:[^\n]*\\\n)*[^\n]*)", text)
+    return "".join(re.findall(r'"([^"]*)"', m.group(1)))
+
+
+CONSOLE_OPTIONS = _console_options()
+
+
+def console_settings(cur):
+    """SETs the console's session settings on an open session (one that had to write first)."""
+    for name, value in re.findall(r"-c (\w+)=(\S+)", CONSOLE_OPTIONS):
+        if name != "default_transaction_read_only":
+            cur.execute("SET %s = %s" % (name, value))
 
 
 def pg_dsn(db, admin=False, console=False):
@@ -264,7 +277,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 # ---- the bench Attune database (era 2 schema, its own database: fixtures untouched) ----
 
 ATTUNE_DB = "bench_attune"
-ATTUNE_DATA_VERSION = 1
+ATTUNE_DATA_VERSION = 2   # 2: Attune's own (status, created) index in the schema
 N_EXEC_FULL, N_WORKERS_FULL = 1_000_000, 10_000
 
 ERRORS = ["Connection refused by upstream (transient)", "Worker queue TTL expired",
@@ -404,6 +417,85 @@ SELECT i, 1 + i %% 5, (ARRAY['core.http_request', 'core.shell', 'deploy.rollout'
     k.execute("GRANT SELECT ON public.bench_meta TO redrive_ro")
     c.close()
     return ATTUNE_DB, n_exec, nw, time.perf_counter() - t0
+
+
+# Attune's execution indexes as its own migration creates them (AndroxxTraxxon/attune,
+# migrations/20250101000005_execution_and_operations.sql; the GIN indexes on result and
+# env_vars and the unique enforcement index left out: no query of redrive's reads them,
+# and each costs minutes to build at 10M). No (created, id), no partial index on failed,
+# no index on config.
+ATTUNE_REAL_INDEXES = [
+    "idx_execution_action ON execution (action)",
+    "idx_execution_action_ref ON execution (action_ref)",
+    "idx_execution_parent ON execution (parent)",
+    "idx_execution_enforcement ON execution (enforcement)",
+    "idx_execution_executor ON execution (executor)",
+    "idx_execution_worker ON execution (worker)",
+    "idx_execution_status ON execution (status)",
+    "idx_execution_created ON execution (created DESC)",
+    "idx_execution_updated ON execution (updated DESC)",
+    "idx_execution_status_created ON execution (status, created DESC)",
+    "idx_execution_status_updated ON execution (status, updated DESC)",
+    "idx_execution_action_status ON execution (action, status)",
+    "idx_execution_worker_created ON execution (worker, created DESC)",
+    "idx_execution_parent_created ON execution (parent, created DESC)",
+    "idx_execution_original_execution ON execution (original_execution) WHERE original_execution IS NOT NULL",
+    "idx_execution_status_retry ON execution (status, retry_count)"
+    " WHERE status = 'failed' AND retry_count < COALESCE(max_retries, 0)",
+    "idx_execution_top_level_created ON execution (created DESC) WHERE parent IS NULL",
+]
+
+
+def use_real_indexes(cur):
+    """Replaces every index of attune.execution but its primary key by ATTUNE_REAL_INDEXES."""
+    cur.execute("SET search_path = attune, public")
+    cur.execute("SET maintenance_work_mem = '256MB'")
+    cur.execute("SELECT indexname FROM pg_indexes WHERE schemaname = 'attune' AND tablename = 'execution' "
+                "AND indexname <> 'execution_pkey'")
+    for (name,) in cur.fetchall():
+        cur.execute("DROP INDEX attune.%s" % name)
+    for ddl in ATTUNE_REAL_INDEXES:
+        cur.execute("CREATE INDEX " + ddl)
+    cur.execute("ANALYZE attune.execution")
+
+
+def ensure_real_attune(db):
+    """<db>_real: a copy of the bench database (same rows, same load) whose execution table
+    has only the indexes of Attune's own migration (ATTUNE_REAL_INDEXES). Reused while it
+    holds the same load as <db> (its newest execution). Returns (name, seconds spent)."""
+    real = db + "_real"
+    def newest(name):
+        try:
+            c = _connect(name)
+        except Exception:
+            return None
+        k = c.cursor()
+        try:
+            k.execute("SELECT max(created)::text, (SELECT version FROM public.bench_meta) FROM attune.execution")
+            return k.fetchone()
+        except Exception:
+            return None
+        finally:
+            c.close()
+    want = newest(db)
+    if want is not None and newest(real) == want:
+        return real, 0.0
+    t0 = time.perf_counter()
+    admin = _connect("postgres")
+    cur = admin.cursor()
+    cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname IN (%s, %s) "
+                "AND pid <> pg_backend_pid()", (db, real))
+    cur.execute('DROP DATABASE IF EXISTS "%s"' % real)
+    cur.execute('CREATE DATABASE "%s" TEMPLATE "%s"' % (real, db))
+    cur.execute('ALTER DATABASE "%s" SET search_path = attune, public' % real)
+    cur.execute("SELECT 1 FROM pg_roles WHERE rolname = 'redrive_ro'")
+    if cur.fetchone():
+        cur.execute('GRANT CONNECT ON DATABASE "%s" TO redrive_ro' % real)
+    admin.close()
+    c = _connect(real)
+    use_real_indexes(c.cursor())
+    c.close()
+    return real, time.perf_counter() - t0
 
 
 def write_config(path, systems):

@@ -27,7 +27,13 @@ SMOKE_ENV = {"SCALE": "0.001", "BENCH_RUNS": "3", "BENCH_KEYS": "40", "BENCH_PAC
              "BENCH_PUSH_N": "3", "BENCH_PUSH_S": "2"}
 
 EXPECT = {
-    "pg": ["refresh: server time, all queries", "naive dashboard: server time", "snapshot --json max RSS"],
+    "pg": ["refresh: server time, all queries", "naive dashboard: server time", "snapshot --json max RSS"]
+    + ["groups (%s), last hour with a 20000-failure incident, bound %d (server)" % (s, b)
+       for s in ("bench schema", "Attune's own indexes") for b in (200000, 10000)]
+    + ["groups (%s), bound %d: rows examined by the execution scans" % (s, b)
+       for s in ("bench schema", "Attune's own indexes") for b in (200000, 10000)]
+    + ["refresh query counts, exact live counts (%s), %s (server)" % (s, p)
+       for s in ("bench schema", "Attune's own indexes") for p in ("planned each time", "plan kept")],
     "redis": ["snapshot wall, N tasks (full sweep)", "max RSS at N", "steady refresh / sweep (commands)",
               "sweep wall / Redis CPU, unbudgeted (N)", "budgeted sweep: measured share of one Redis core",
               "snapshot process CPU / Redis CPU (N)"],
@@ -82,6 +88,13 @@ def test_bench_runs_and_prints_figures(bench):
         assert figs["requests other than GetQueueAttributes"] == "0", out
         for label in ("answering", "stalled"):
             assert figs["%s: keys never answered" % label] == "0", out
+    if bench == "pg":
+        # the groups' cost gate on both index sets: at a bound of 10,000 below the 20,000
+        # failures, the reads examine the bound and the smoke store's own few failures
+        # (1,000 executions), never the hour's whole 21,000 rows
+        for store in ("bench schema", "Attune's own indexes"):
+            rows = int(figs["groups (%s), bound 10000: rows examined by the execution scans" % store])
+            assert 10000 <= rows <= 11000, (store, rows, out)
     if bench == "pg_many":
         assert figs["redrive sources that failed to start"] == "0", out
     if bench == "latency":

@@ -127,6 +127,8 @@ CREATE TRIGGER execution_status_changed_notify AFTER UPDATE ON execution
     FOR EACH ROW EXECUTE FUNCTION notify_execution_status_changed();
 CREATE INDEX idx_execution_created_id ON execution (created DESC, id DESC);
 CREATE INDEX idx_execution_status ON execution (status);
+-- Attune's own index (its execution migration)
+CREATE INDEX idx_execution_status_created ON execution (status, created DESC);
 CREATE INDEX idx_execution_failed ON execution (created DESC, id DESC) WHERE status = 'failed';
 CREATE INDEX idx_execution_action_ref ON execution (action_ref);
 CREATE INDEX idx_execution_parent ON execution (parent);
