@@ -43,10 +43,13 @@ typedef struct pg_conn_cbs {
     void *ud;
 } pg_conn_cbs;
 
-/* Session settings the source always adds (read-only, statement timeout, name). */
+/* Session settings the source always adds (read-only, statement timeout, name). The
+ * console's statements are small index walks whose plan cost can still pass
+ * jit_above_cost (a LIMIT 100001 count): JIT compiling them costs ~50 ms quiet and over a
+ * second on a loaded server, for a query that runs in 1-20 ms (the push latency). */
 #define PG_SESSION_OPTIONS \
     "-c default_transaction_read_only=on -c statement_timeout=5000 " \
-    "-c max_parallel_workers_per_gather=0"
+    "-c max_parallel_workers_per_gather=0 -c jit=off"
 
 pg_conn *pg_conn_new(struct event_base *base, const char *conninfo, const pg_conn_cbs *cbs);
 void pg_conn_free(pg_conn *c);

@@ -30,6 +30,7 @@ struct pg_push {
     bool due;                     /* the LISTEN statements go in the next batch */
     bool pooled;                  /* sticky: a pooler hands out other sessions */
     const char *refresh;          /* the profile's listen_refresh (borrowed) */
+    bool covers_execs;            /* it names the executions (or is unset) */
     char text[160];
     char why[120];                /* P_FAILED: the server's message */
     /* coalescing */
@@ -102,10 +103,22 @@ static bool requirement_met(const rd_profile *prof, const char *extensions)
     return extensions && strstr(extensions, pat);
 }
 
+static bool list_has(const char *list, const char *word)
+{
+    size_t n;
+    text_span *sp = text_split_all(list, TEXT_LIST_WORDS, &n);
+    bool found = false;
+    for (size_t i = 0; i < n && !found; i++)
+        found = sp[i].len == strlen(word) && memcmp(sp[i].s, word, sp[i].len) == 0;
+    free(sp);
+    return found;
+}
+
 void pg_push_setup(pg_push *p, const rd_profile *prof, const char *extensions, bool standby)
 {
     channels_free(p);
     p->refresh = profile_get(prof, "listen_refresh");
+    p->covers_execs = !p->refresh || list_has(p->refresh, "executions");
     const char *list = requirement_met(prof, extensions) ? profile_get(prof, "listen") : NULL;
     text_span sp[PG_PUSH_MAX_CHANNELS];
     size_t n = text_split_list(list, TEXT_LIST_WORDS, sp, PG_PUSH_MAX_CHANNELS);
@@ -217,6 +230,8 @@ void pg_push_polled(pg_push *p, bool changed, double now, double poll_s)
 }
 
 bool pg_push_on(const pg_push *p) { return p->state == P_ON; }
+
+bool pg_push_slows_poll(const pg_push *p) { return p->state == P_ON && p->covers_execs; }
 
 const char *pg_push_state(pg_push *p)
 {

@@ -53,8 +53,12 @@ void pg_push_fire(pg_push *p, double now);
  * data of the pushed queries move. May turn push off (silent) or the poll back. */
 void pg_push_polled(pg_push *p, bool changed, double now, double poll_s);
 
-/* Notifications drive the refresh (the poll is the slow safety net). */
+/* Notifications drive the refresh. */
 bool pg_push_on(const pg_push *p);
+/* Push is on and its notifications cover the executions (the profile's listen_refresh
+ * names them, or is unset): the poll may slow to a safety net. Tasker notifies queue
+ * activity only (pgmq), so its steps stay on the poll. */
+bool pg_push_slows_poll(const pg_push *p);
 /* "on — LISTEN a, b", "off — standby", ...; "" when the store does not notify. */
 const char *pg_push_state(pg_push *p);
 /* The queries a push refresh runs whatever the change probe says (the profile's

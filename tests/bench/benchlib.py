@@ -52,7 +52,7 @@ def need_env(*names):
 
 # The session settings the console's PostgreSQL source always adds (src/sources/pg_conn.h).
 CONSOLE_OPTIONS = ("-c default_transaction_read_only=on -c statement_timeout=5000 "
-                   "-c max_parallel_workers_per_gather=0")
+                   "-c max_parallel_workers_per_gather=0 -c jit=off")
 
 
 def pg_dsn(db, admin=False, console=False):

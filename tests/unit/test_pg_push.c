@@ -51,6 +51,7 @@ static void burst(const rd_profile *p)
 {
     pg_push *push = listening(p, 0.25);
     CHECK(pg_push_on(push));
+    CHECK(pg_push_slows_poll(push));      /* the executions are pushed: the poll is a net */
     CHECK_STR(pg_push_state(push), "on — LISTEN execution_created, execution_status_changed");
     CHECK_STR(pg_push_refresh_queries(push), "counts executions failing");
     double fire_at = -1;
@@ -146,6 +147,13 @@ static void requires(void)
     CHECK(sql && n == 2);
     if (sql && n == 2)
         CHECK_STR(sql[0], "LISTEN \"pgmq_message_ready\"");
+    PGresult *ok = PQmakeEmptyPGresult(NULL, PGRES_COMMAND_OK);
+    pg_push_listened(push, ok);
+    pg_push_listened(push, ok);
+    PQclear(ok);
+    CHECK(pg_push_on(push));
+    /* queue activity only: the steps (task state) stay on the poll, which does not slow */
+    CHECK(!pg_push_slows_poll(push));
     pg_push_free(push);
     profile_free(&p);
 
