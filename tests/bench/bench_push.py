@@ -13,9 +13,10 @@ random (BENCH_PUSH_GAP, 0.6-1.2 s) so they do not lock to the poll's phase.
 Target (issue 25): p99 <= 300 ms with push.
 
 50 consoles: BENCH_CONSOLES rd-source-watch processes (the console's PostgreSQL source on its
-loop) at poll 2 s while one writer makes 100 status changes per second (each a
-notification), PostgreSQL CPU over BENCH_PUSH_S (bench_pg_many's measure: the postmaster and
-its children), with push on and with push = false. Target: <= 5 % of one core with push.
+loop) at poll 2 s while the writers (BENCH_PUSH_WRITERS sessions, default 4) make 100 status
+changes per second, one commit and one notification each; PostgreSQL CPU over BENCH_PUSH_S
+(bench_pg_many's measure: the postmaster and its children), with push on and with
+push = false. Target: <= 5 % of one core with push.
 
 The bench database is bench_attune (benchlib); the notify triggers of
 tests/stack/schema/attune_era2.sql are added to it when it lacks them.
@@ -153,8 +154,12 @@ def consoles_cpu(n, secs, push, rate=100.0):
                            stderr=subprocess.DEVNULL, text=True, env=env) for _ in range(n)]
     stop = threading.Event()
     changes = [0]
+    lock = threading.Lock()
+    writers = int(os.environ.get("BENCH_PUSH_WRITERS", "4"))
 
     def writer():
+        """One of `writers` sessions, each rate/writers changes a second, one commit each
+        (several, so that one slow commit on a loaded machine does not hold the rate)."""
         c = B._connect(B.attune_db())
         cur = c.cursor()
         cur.execute("SELECT max(id) FROM execution")
@@ -164,8 +169,9 @@ def consoles_cpu(n, secs, push, rate=100.0):
             cur.execute("UPDATE execution SET status = CASE WHEN status = 'running' THEN "
                         "'scheduled'::execution_status_enum ELSE 'running' END WHERE id = %s",
                         (top - random.randrange(200),))
-            changes[0] += 1
-            t += 1.0 / rate
+            with lock:
+                changes[0] += 1
+            t += writers / rate
             time.sleep(max(0.0, t - time.perf_counter()))
         c.close()
 
@@ -173,15 +179,17 @@ def consoles_cpu(n, secs, push, rate=100.0):
     try:
         for p in ps:
             errs += p.stdout.readline().strip() != "ready"
-        th = threading.Thread(target=writer)
-        th.start()
+        ths = [threading.Thread(target=writer) for _ in range(writers)]
+        for th in ths:
+            th.start()
         time.sleep(6)                                  # warm-up: steady state
         t0, w0, c0 = pg_cpu_s(), time.perf_counter(), changes[0]
         time.sleep(secs)
         cpu = 100.0 * (pg_cpu_s() - t0) / (time.perf_counter() - w0)
         per_s = (changes[0] - c0) / (time.perf_counter() - w0)
         stop.set()
-        th.join()
+        for th in ths:
+            th.join()
     finally:
         stop.set()
         for p in ps:
