@@ -30,10 +30,14 @@ struct pg_push {
     bool due;                     /* the LISTEN statements go in the next batch */
     bool pooled;                  /* sticky: a pooler hands out other sessions */
     const char *refresh;          /* the profile's listen_refresh (borrowed) */
+    bool covers_execs;            /* it names the executions (or is unset) */
     char text[160];
     char why[120];                /* P_FAILED: the server's message */
-    /* coalescing */
+    /* coalescing: the interval between push refreshes doubles while notifications keep
+     * coming (up to PG_PUSH_BUSY_FACTOR x min_interval_s) and is back to min_interval_s
+     * after a quiet interval */
     bool pending;
+    double interval_s;
     double last_fire, last_notify;
     /* silence: polls that saw the data move with no notification around them */
     double prev_poll_at, silent_since;
@@ -46,6 +50,7 @@ pg_push *pg_push_new(bool enabled, double min_interval_s)
     pg_push *p = xcalloc(1, sizeof *p);
     p->enabled = enabled;
     p->min_interval_s = min_interval_s >= 0 ? min_interval_s : 0.25;
+    p->interval_s = p->min_interval_s;
     p->last_fire = -1e18;          /* never: the first notification refreshes at once */
     return p;
 }
@@ -102,10 +107,22 @@ static bool requirement_met(const rd_profile *prof, const char *extensions)
     return extensions && strstr(extensions, pat);
 }
 
+static bool list_has(const char *list, const char *word)
+{
+    size_t n;
+    text_span *sp = text_split_all(list, TEXT_LIST_WORDS, &n);
+    bool found = false;
+    for (size_t i = 0; i < n && !found; i++)
+        found = sp[i].len == strlen(word) && memcmp(sp[i].s, word, sp[i].len) == 0;
+    free(sp);
+    return found;
+}
+
 void pg_push_setup(pg_push *p, const rd_profile *prof, const char *extensions, bool standby)
 {
     channels_free(p);
     p->refresh = profile_get(prof, "listen_refresh");
+    p->covers_execs = !p->refresh || list_has(p->refresh, "executions");
     const char *list = requirement_met(prof, extensions) ? profile_get(prof, "listen") : NULL;
     text_span sp[PG_PUSH_MAX_CHANNELS];
     size_t n = text_split_list(list, TEXT_LIST_WORDS, sp, PG_PUSH_MAX_CHANNELS);
@@ -176,6 +193,7 @@ void pg_push_pooled(pg_push *p)
 double pg_push_notified(pg_push *p, const char *channel, double now)
 {
     (void)channel;
+    double quiet = now - p->last_notify;
     p->notifications++;
     p->last_notify = now;
     p->silent_since = 0;
@@ -185,8 +203,15 @@ double pg_push_notified(pg_push *p, const char *channel, double now)
     if ((p->state != P_ON && p->state != P_LISTENING) || p->pending)
         return -1;
     p->pending = true;
-    double at = p->last_fire + p->min_interval_s;
-    return at > now ? at - now : 0;
+    if (quiet >= p->interval_s)
+        p->interval_s = p->min_interval_s;   /* a quiet store: back to the short interval */
+    double at = p->last_fire + p->interval_s;
+    if (at <= now)
+        return 0;                 /* the first change after a quiet interval: at once */
+    /* a store that keeps notifying: the next refresh trails, the one after it later */
+    double top = p->min_interval_s * PG_PUSH_BUSY_FACTOR;
+    p->interval_s = p->interval_s * 2 < top ? p->interval_s * 2 : top;
+    return at - now;
 }
 
 void pg_push_fire(pg_push *p, double now)
@@ -217,6 +242,8 @@ void pg_push_polled(pg_push *p, bool changed, double now, double poll_s)
 }
 
 bool pg_push_on(const pg_push *p) { return p->state == P_ON; }
+
+bool pg_push_slows_poll(const pg_push *p) { return p->state == P_ON && p->covers_execs; }
 
 const char *pg_push_state(pg_push *p)
 {

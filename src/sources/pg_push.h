@@ -19,6 +19,10 @@ typedef struct pg_push pg_push;
 enum {
     PG_PUSH_SLOW = 5,             /* the poll interval times this while push works */
     PG_PUSH_MAX_CHANNELS = 8,
+    /* A store that keeps notifying is refreshed at most every this many
+     * push_min_interval (2 s at the default 250 ms): 50 consoles on a store taking 100
+     * changes a second would otherwise each refresh 4 times a second */
+    PG_PUSH_BUSY_FACTOR = 8,
 };
 /* Silent: polls saw the pushed queries' data change, with no notification around them,
  * for this long (and at least PG_PUSH_SILENT_POLLS times): push is off. */
@@ -45,7 +49,9 @@ void pg_push_listened(pg_push *p, const PGresult *r);
 void pg_push_pooled(pg_push *p);
 
 /* A notification on channel at now: seconds until the push refresh is due (0 = at once),
- * or < 0 when one is already pending (coalesced) or push is off. */
+ * or < 0 when one is already pending (coalesced) or push is off. The first notification
+ * after a quiet interval refreshes at once; while notifications keep coming the refreshes
+ * trail, min_interval apart, then twice that, up to PG_PUSH_BUSY_FACTOR x min_interval. */
 double pg_push_notified(pg_push *p, const char *channel, double now);
 /* The pending push refresh goes out now. */
 void pg_push_fire(pg_push *p, double now);
@@ -53,8 +59,12 @@ void pg_push_fire(pg_push *p, double now);
  * data of the pushed queries move. May turn push off (silent) or the poll back. */
 void pg_push_polled(pg_push *p, bool changed, double now, double poll_s);
 
-/* Notifications drive the refresh (the poll is the slow safety net). */
+/* Notifications drive the refresh. */
 bool pg_push_on(const pg_push *p);
+/* Push is on and its notifications cover the executions (the profile's listen_refresh
+ * names them, or is unset): the poll may slow to a safety net. Tasker notifies queue
+ * activity only (pgmq), so its steps stay on the poll. */
+bool pg_push_slows_poll(const pg_push *p);
 /* "on — LISTEN a, b", "off — standby", ...; "" when the store does not notify. */
 const char *pg_push_state(pg_push *p);
 /* The queries a push refresh runs whatever the change probe says (the profile's

@@ -33,11 +33,12 @@ static const double CONNECT_DEADLINE_S = 5.0;
 static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0;
 
 
-/* The push state to the model; the poll slows to a safety net while push works. */
+/* The push state to the model; the poll slows to a safety net while push works and
+ * covers the executions (Tasker's pgmq channels do not: its steps stay on the poll). */
 static void push_sync(pg_src *s)
 {
     model_source_push(model(s), SRC_NAME, pg_push_state(s->push));
-    bool on = pg_push_on(s->push);
+    bool on = pg_push_slows_poll(s->push);
     if (on == s->push_was_on)
         return;
     s->push_was_on = on;

@@ -23,7 +23,7 @@ enum { LAT_MAX = 64 };
 /* The loop's own state: repaint pacing, the next tick, the key-to-paint trace. */
 struct ui_loop {
     double tick_due;           /* clock_mono() when the tick fires next */
-    double last_paint;         /* monotonic seconds */
+    double last_data_paint;    /* monotonic seconds: the last paint that showed new data */
     bool repaint_pending;
     FILE *latency;             /* REDRIVE_LATENCY_TRACE */
     double lat_t0[LAT_MAX];
@@ -47,21 +47,26 @@ static void latency_start(ui_loop *l, double t_ready)
         l->lat_t0[l->n_lat++] = t_ready;
 }
 
+/* Data-driven repaints are paced at ~10 Hz from the last paint that showed new data: a
+ * paint of the ages alone (the tick) or of a key does not hold back the data that
+ * arrives right after it (a pushed write would wait up to 100 ms for nothing). */
 static void schedule_repaint(ui_app *app)
 {
     ui_loop *l = app->loop;
     if (l->repaint_pending)
         return;
-    double wait = l->last_paint + 0.1 - clock_mono();   /* data-driven repaints: ~10 Hz */
+    double wait = l->last_data_paint + 0.1 - clock_mono();
     term_arm(app->term, TERM_REPAINT, wait < 0 ? 0 : wait);
     l->repaint_pending = true;
 }
 
 void app_paint(ui_app *app)
 {
+    bool data = app_model(app)->generation != app->painted_gen;
     paint_frame(app);
     if (app->loop) {
-        app->loop->last_paint = clock_mono();
+        if (data)
+            app->loop->last_data_paint = clock_mono();
         latency_record(app->loop);
     }
     if (app->quit)

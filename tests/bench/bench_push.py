@@ -13,9 +13,12 @@ random (BENCH_PUSH_GAP, 0.6-1.2 s) so they do not lock to the poll's phase.
 Target (issue 25): p99 <= 300 ms with push.
 
 50 consoles: BENCH_CONSOLES rd-source-watch processes (the console's PostgreSQL source on its
-loop) at poll 2 s while one writer makes 100 status changes per second (each a
-notification), PostgreSQL CPU over BENCH_PUSH_S (bench_pg_many's measure: the postmaster and
-its children), with push on and with push = false. Target: <= 5 % of one core with push.
+loop) at poll 2 s while the writers (BENCH_PUSH_WRITERS sessions, default 4) make 100 status
+changes per second, one commit and one notification each; PostgreSQL CPU over BENCH_PUSH_S
+(bench_pg_many's measure: the postmaster and its children), with push on and with
+push = false. Target: <= 5 % of one core with push. Beside it, a diagnostic: as many plain
+sessions that only LISTEN (no query at all) under the same writes, what PostgreSQL's
+delivery of the notifications alone costs.
 
 The bench database is bench_attune (benchlib); the notify triggers of
 tests/stack/schema/attune_era2.sql are added to it when it lacks them.
@@ -23,6 +26,7 @@ tests/stack/schema/attune_era2.sql are added to it when it lacks them.
 import os
 import random
 import re
+import select
 import subprocess
 import sys
 import tempfile
@@ -140,19 +144,15 @@ def latency_figs(label, lat, target="-"):
     B.fig(BENCH, "%s: write-to-screen max" % label, "%.1f" % max(lat), "ms")
 
 
-def consoles_cpu(n, secs, push, rate=100.0):
-    """n sources (rd-source-watch) at poll 2 s while a writer makes `rate` status changes a
-    second: PostgreSQL CPU in % of one core over secs."""
-    watch = B.watch_binary()
-    home = tempfile.mkdtemp(prefix="rd-push-")
-    conf = B.write_config(os.path.join(home, "config"), [
-        ("many", {"profile": "attune-era2", "poll": "2s", "push": push,
-                  "store": B.pg_dsn(B.attune_db()).replace("redrive-bench", "redrive")})])
-    env = dict(B.base_env(home), REDRIVE_PROFILES=os.path.join(B.ROOT, "profiles"))
-    ps = [subprocess.Popen([watch, conf], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True, env=env) for _ in range(n)]
+def under_writes(secs, rate=100.0):
+    """The writers (BENCH_PUSH_WRITERS sessions, default 4, one commit per status change,
+    so that one slow commit on a loaded machine does not hold the rate) make `rate` status
+    changes a second; after a 6 s warm-up, PostgreSQL CPU in % of one core over secs and
+    the changes a second reached."""
     stop = threading.Event()
     changes = [0]
+    lock = threading.Lock()
+    writers = int(os.environ.get("BENCH_PUSH_WRITERS", "4"))
 
     def writer():
         c = B._connect(B.attune_db())
@@ -164,26 +164,44 @@ def consoles_cpu(n, secs, push, rate=100.0):
             cur.execute("UPDATE execution SET status = CASE WHEN status = 'running' THEN "
                         "'scheduled'::execution_status_enum ELSE 'running' END WHERE id = %s",
                         (top - random.randrange(200),))
-            changes[0] += 1
-            t += 1.0 / rate
+            with lock:
+                changes[0] += 1
+            t += writers / rate
             time.sleep(max(0.0, t - time.perf_counter()))
         c.close()
 
+    ths = [threading.Thread(target=writer) for _ in range(writers)]
+    try:
+        for th in ths:
+            th.start()
+        time.sleep(6)                                  # warm-up: steady state
+        t0, w0, c0 = pg_cpu_s(), time.perf_counter(), changes[0]
+        time.sleep(secs)
+        el = time.perf_counter() - w0
+        return 100.0 * (pg_cpu_s() - t0) / el, (changes[0] - c0) / el
+    finally:
+        stop.set()
+        for th in ths:
+            th.join()
+
+
+def consoles_cpu(n, secs, push):
+    """n sources (rd-source-watch) at poll 2 s under the writers: (PostgreSQL CPU in % of
+    one core, changes a second, sources that failed to start)."""
+    watch = B.watch_binary()
+    home = tempfile.mkdtemp(prefix="rd-push-")
+    conf = B.write_config(os.path.join(home, "config"), [
+        ("many", {"profile": "attune-era2", "poll": "2s", "push": push,
+                  "store": B.pg_dsn(B.attune_db()).replace("redrive-bench", "redrive")})])
+    env = dict(B.base_env(home), REDRIVE_PROFILES=os.path.join(B.ROOT, "profiles"))
+    ps = [subprocess.Popen([watch, conf], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, env=env) for _ in range(n)]
     errs = 0
     try:
         for p in ps:
             errs += p.stdout.readline().strip() != "ready"
-        th = threading.Thread(target=writer)
-        th.start()
-        time.sleep(6)                                  # warm-up: steady state
-        t0, w0, c0 = pg_cpu_s(), time.perf_counter(), changes[0]
-        time.sleep(secs)
-        cpu = 100.0 * (pg_cpu_s() - t0) / (time.perf_counter() - w0)
-        per_s = (changes[0] - c0) / (time.perf_counter() - w0)
-        stop.set()
-        th.join()
+        cpu, per_s = under_writes(secs)
     finally:
-        stop.set()
         for p in ps:
             try:
                 p.stdin.write("quit\n")
@@ -198,6 +216,40 @@ def consoles_cpu(n, secs, push, rate=100.0):
     return cpu, per_s, errs
 
 
+def listeners_cpu(n, secs):
+    """Diagnostic: n plain sessions that only LISTEN on Attune's channels (and read what
+    arrives), no query at all, under the writers: what delivering the notifications alone
+    costs PostgreSQL. (CPU %, changes a second, notifications read a second.)"""
+    import psycopg2
+    conns = []
+    for _ in range(n):
+        c = psycopg2.connect(B.pg_dsn(B.attune_db()))
+        c.autocommit = True
+        c.cursor().execute("LISTEN execution_created; LISTEN execution_status_changed")
+        conns.append(c)
+    stop = threading.Event()
+    got = [0]
+
+    def reader():
+        while not stop.is_set():
+            for c in select.select(conns, [], [], 0.2)[0]:
+                c.poll()
+                got[0] += len(c.notifies)
+                c.notifies.clear()
+
+    th = threading.Thread(target=reader)
+    th.start()
+    try:
+        w0, g0 = time.perf_counter(), got[0]
+        cpu, per_s = under_writes(secs)
+        return cpu, per_s, (got[0] - g0) / (time.perf_counter() - w0)
+    finally:
+        stop.set()
+        th.join()
+        for c in conns:
+            c.close()
+
+
 def main():
     B.need_env("RD_PG_HOST", "RD_STACK_DIR", "RD_REDIS_URL")
     db, n_exec, _, _ = B.ensure_bench_attune()
@@ -210,7 +262,7 @@ def main():
     latency_figs("alakai keyspace notifications", alakai_latency(home, n))
     consoles = int(os.environ.get("BENCH_CONSOLES", "50"))
     secs = float(os.environ.get("BENCH_PUSH_S", "20"))
-    base, per_s, _ = consoles_cpu(0, secs, "true")     # the writer alone (its triggers too)
+    base, per_s, _ = consoles_cpu(0, secs, "true")     # the writers alone (their triggers too)
     B.fig(BENCH, "PostgreSQL CPU, no consoles, store taking %.0f status changes/s" % per_s,
           "%.2f" % base, "% core")
     for push, target in (("true", "<= 5 %"), ("false", "-")):
@@ -221,6 +273,12 @@ def main():
         B.fig(BENCH, "PostgreSQL CPU of the consoles (less the writer alone), " + label,
               "%.2f" % (cpu - base), "% core", target)
         B.fig(BENCH, "sources that failed to start (push %s)" % push, errs, "sources", "0")
+    cpu, per_s, notes = listeners_cpu(consoles, secs)
+    label = "%d sessions that only LISTEN (no query), store taking %.0f status changes/s" % (
+        consoles, per_s)
+    B.fig(BENCH, "diagnostic: notifications delivered, " + label, "%.0f" % notes, "per s")
+    B.fig(BENCH, "diagnostic: PostgreSQL CPU less the writers alone, " + label,
+          "%.2f" % (cpu - base), "% core")
 
 
 if __name__ == "__main__":

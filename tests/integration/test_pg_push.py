@@ -6,10 +6,13 @@ as Attune's migrations write them), so the store notifies as a real one does:
 - a burst of 1,000 notifications costs a handful of refreshes (one per push_min_interval),
   counted by the source itself (RD_PG_DEBUG prints its counters when it is freed);
 - on a hot standby (no NOTIFY there) push is off, and `snapshot --json` and `check` say
-  "push: off — standby".
+  "push: off — standby";
+- the console's session never JIT-compiles (the counts query, JIT'ed, made the push
+  refresh 0.3-1.2 s under load instead of ~20 ms).
 """
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -130,3 +133,39 @@ def test_standby_push_off_in_snapshot_and_check(tmp_path):
     lines = [l for l in p.stdout.splitlines() if "push:" in l]
     assert len(lines) == 1 and "push: off — standby" in lines[0], p.stdout
     assert "✓" not in lines[0], lines[0]         # a warning, not ok
+
+
+JIT_ROLE = "rd_push_jit"
+
+
+def test_console_session_never_jit_compiles(tmp_path, store):
+    """auto_explain logs every plan of a role that would JIT everything (jit_above_cost 0):
+    the console's statements show no JIT section."""
+    need_env("RD_STACK_DIR")
+    admin_sql("DROP ROLE IF EXISTS %s" % JIT_ROLE)
+    admin_sql("CREATE ROLE %s LOGIN IN ROLE redrive_ro" % JIT_ROLE)
+    for k, v in (("session_preload_libraries", "auto_explain"),
+                 ("auto_explain.log_min_duration", "0"), ("jit_above_cost", "0"),
+                 ("jit", "on")):
+        admin_sql("ALTER ROLE %s SET %s = '%s'" % (JIT_ROLE, k, v))
+    log = os.path.join(os.environ["RD_STACK_DIR"], "pg", "postgres.log")
+    start = os.path.getsize(log)
+    w = Watch(tmp_path, store.replace("user=redrive_ro", "user=" + JIT_ROLE), poll="1s")
+    try:
+        pids = admin_sql("SELECT pid FROM pg_stat_activity WHERE usename = %s", (JIT_ROLE,))
+        assert len(pids) == 1, pids
+        assert w.ask("fresh postgresql 10").startswith("ok "), "no refresh"
+        time.sleep(0.5)
+    finally:
+        w.close()
+        admin_sql("DROP ROLE IF EXISTS %s" % JIT_ROLE)
+    with open(log, encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        text = f.read()
+    # one message per line with the prefix '%m [%p] %d '; a plan's lines follow it
+    msgs = re.split(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ \w+ \[)", text)
+    mine = [m for m in msgs if " [%d] " % pids[0][0] in m.split("\n", 1)[0]]
+    plans = [m for m in mine if "Query Text:" in m]
+    assert len(plans) >= 5, mine[:5]             # the setup and a refresh were explained
+    jit = [m for m in plans if re.search(r"^\s*JIT:", m, re.M)]
+    assert not jit, jit[0]

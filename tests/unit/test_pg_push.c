@@ -51,6 +51,7 @@ static void burst(const rd_profile *p)
 {
     pg_push *push = listening(p, 0.25);
     CHECK(pg_push_on(push));
+    CHECK(pg_push_slows_poll(push));      /* the executions are pushed: the poll is a net */
     CHECK_STR(pg_push_state(push), "on — LISTEN execution_created, execution_status_changed");
     CHECK_STR(pg_push_refresh_queries(push), "counts executions failing");
     double fire_at = -1;
@@ -69,10 +70,28 @@ static void burst(const rd_profile *p)
     if (fire_at >= 0)
         pg_push_fire(push, fire_at);
     CHECK(pg_push_notifications(push) == 1000);
-    /* at 0 (the first at once), 0.25, 0.5, 0.75, 1.0 */
-    CHECK(pg_push_refreshes(push) == 5);
-    /* a quiet store: the next notification refreshes at once */
+    /* at 0 (the first at once), then trailing, the interval doubling while they keep
+     * coming: 0.25, 0.75, 1.75 (never two within min_interval) */
+    CHECK(pg_push_refreshes(push) == 4);
+    CHECK_NEAR(fire_at, 1.75);
+    /* a quiet store: the next notification refreshes at once, and the interval is back to
+     * min_interval */
     CHECK_NEAR(pg_push_notified(push, "execution_created", 10.0), 0.0);
+    pg_push_fire(push, 10.0);
+    CHECK_NEAR(pg_push_notified(push, "execution_created", 10.1), 0.15);
+    pg_push_fire(push, 10.25);
+    /* a store that never stops: refreshes 2 s apart (PG_PUSH_BUSY_FACTOR x 0.25) */
+    double t = 10.3, last = 10.25, gap = 0;
+    for (int i = 0; i < 40; i++, t += 0.01) {
+        double d = pg_push_notified(push, "execution_status_changed", t);
+        if (d > 0) {
+            gap = t + d - last;
+            last = t + d;
+            pg_push_fire(push, last);
+            t = last;
+        }
+    }
+    CHECK_NEAR(gap, 2.0);
     pg_push_free(push);
 }
 
@@ -146,6 +165,13 @@ static void requires(void)
     CHECK(sql && n == 2);
     if (sql && n == 2)
         CHECK_STR(sql[0], "LISTEN \"pgmq_message_ready\"");
+    PGresult *ok = PQmakeEmptyPGresult(NULL, PGRES_COMMAND_OK);
+    pg_push_listened(push, ok);
+    pg_push_listened(push, ok);
+    PQclear(ok);
+    CHECK(pg_push_on(push));
+    /* queue activity only: the steps (task state) stay on the poll, which does not slow */
+    CHECK(!pg_push_slows_poll(push));
     pg_push_free(push);
     profile_free(&p);
 
