@@ -27,8 +27,10 @@ def stack_env():
     if not os.environ.get("RD_STACK_DIR"):
         pytest.fail("needs the local stack env (tests/stack/stack.sh start DIR; . DIR/env)")
     # the known dataset: earlier suites (the simulator, action tests) leave other rows,
-    # and heartbeats that keep ageing between the snapshot and the console's reading
-    for name in ("attune2", "tasker", "openagents"):
+    # and heartbeats that keep ageing between the snapshot and the console's reading; the
+    # broker too: its worker queues' 300 s TTL moves 180 messages into Attune's DLQ five
+    # minutes after its last load, which may fall between the snapshot and the screen
+    for name in ("attune2", "tasker", "openagents", "rabbit"):
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "stack", "fixtures.py"),
                         "reload", name], check=True, capture_output=True, timeout=120)
 
