@@ -12,7 +12,8 @@
  * Then the breakdown, the confirmation (typed count above confirm_over), and the run
  * (batch.c), resumable with `redrive batch resume ID`.
  *
- * --select-only: the console's whole-set retry (ui/setretry.c) runs this as a child
+ * --select-only: the console's whole-set retry (ui/setretry.c) runs this (and
+ * act_dlq.c's DLQ sets, reported by the same act_report_* functions) as a child
  * process: the same selection, reported as JSON lines on stdout ({"started":ID}, then
  * {"read":N,"selected":N,"pages":P} after each page, {"held":LINE} for the first ones held
  * back, then the breakdown {"batch":ID,"total":..,"send":..} or {"error":WHY}); the record
