@@ -50,7 +50,7 @@ static const char act_usage[] =
     "               [--since DUR] [--limit N] [--rate N] [--yes]   (every page of the store)\n"
     "               [--select-only]   select and stage, send nothing (JSON lines: the console)\n"
     "       redrive [options] retry|resolve --dlq [--dlq-reason R] [--dlq-queue Q] [--filter TEXT]\n"
-    "               [--limit N] [--rate N] [--yes]   (every page of the store's DLQ)\n"
+    "               [--limit N] [--rate N] [--yes] [--select-only]   (the store's DLQ)\n"
     "       redrive [options] resolve ENTRY... [--yes] [--reason TEXT]   (a DLQ entry: Tasker)\n"
     "       redrive [options] drain|undrain|deactivate|activate WORKER... [--yes] "
     "[--reason TEXT]\n"
@@ -150,8 +150,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
         fputs("redrive: --dlq selects the DLQ's entries: not with --status, --group or --since\n", stderr);
         return false;
     }
-    if (o->select_only && !(o->status || o->group)) {
-        fputs("redrive: --select-only goes with --status or --group\n", stderr);
+    if (o->select_only && !(o->status || o->group || o->dlq)) {
+        fputs("redrive: --select-only goes with --status, --group or --dlq\n", stderr);
         return false;
     }
     if (select && o->idem_key) {

@@ -12,6 +12,8 @@
  * resolve]). Only the targets to send are frozen into a batch record (actions/batchrec.h),
  * then the breakdown, the confirmation and the run (act_select_run): resumable with
  * `redrive batch resume ID`. A broker's or SQS's dead letters are not a store's: refused.
+ * --select-only: the console's whole-set action on the DLQ (ui/setretry.c): the same
+ * selection, reported as act_select.c reports it (act_report_*), the record staged.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +22,6 @@
 #include "../core/groups.h"
 #include "../core/xalloc.h"
 #include "act_priv.h"
-
-enum { HELD_SHOWN = 10 };
 
 /* One entry of a page, copied: the page is gone once the store is asked about a target. */
 typedef struct dlq_pick {
@@ -32,14 +32,10 @@ typedef struct dlq_run {
     const act_opts *o;
     lookup_run *l;
     unsigned san;
-    rd_batchrec *rec;
+    act_tally t;
     rd_retry_record *recs;
     size_t nrec;
-    long limit;
     bool need_task;            /* the retry route names {task}: an entry needs its task */
-    rd_guard_counts c;
-    size_t held_shown, pages;
-    bool capped;
     char down[400];            /* the store failed while judging: the rest is unknown */
     char why[400];
 } dlq_run;
@@ -113,8 +109,8 @@ static const rd_execution *loaded(lookup_run *l, const char *id)
 /* One entry judged, and frozen into the record when it is sent; false with s->why. */
 static bool dlq_one(dlq_run *s, const dlq_pick *k)
 {
-    if (s->c.total >= (size_t)s->limit) {
-        s->capped = true;
+    if (s->t.c.total >= (size_t)s->t.limit) {
+        s->t.capped = true;
         return true;
     }
     rd_target t = {.id = k->target, .parent = k->parent};
@@ -132,14 +128,13 @@ static bool dlq_one(dlq_run *s, const dlq_pick *k)
             act_guard_read(s->l, &t, s->recs, s->nrec, &it, why, sizeof why, &fp, s->down);
         it.why = why;
     }
-    rd_guard_kind g = guard_add(&s->c, &it);
+    rd_guard_kind g = guard_add(&s->t.c, &it);
     bool ok = true;
-    if (!guard_sends(g, s->o->force || (g == GUARD_LOOP && s->o->override_loop))) {
-        if (s->held_shown++ < HELD_SHOWN)
-            act_guard_say(&it, s->san);
-    } else {
+    if (!guard_sends(g, s->o->force || (g == GUARD_LOOP && s->o->override_loop)))
+        act_report_held(s->o, &s->t, &it, s->san);
+    else {
         t.override_ = guard_override_name(g);
-        ok = batchrec_add(s->rec, &t, s->why, sizeof s->why);
+        ok = batchrec_add(s->t.rec, &t, s->why, sizeof s->why);
     }
     free(fp);
     return ok;
@@ -164,14 +159,17 @@ static bool dlq_pages(dlq_run *s)
                      "(its profile's [query dlq]): a broker's dead letters are acted on one by one");
             return false;
         }
-        s->pages++;
+        s->t.pages++;
+        s->t.read += p->n;
         size_t n;
         dlq_pick *v = page_picks(s, p, &n);
         bool more = m->dlq_more, ok = true;
-        for (size_t i = 0; i < n && ok && !s->capped; i++)
+        for (size_t i = 0; i < n && ok && !s->t.capped; i++)
             ok = dlq_one(s, &v[i]);
         picks_free(v, n);
-        if (!ok || s->capped || !more)
+        if (ok && s->o->select_only)
+            act_report_page(&s->t);
+        if (!ok || s->t.capped || !more)
             return ok;
         sources_dlq_page(src, +1);
         m = lookup_settle(s->l, NULL);
@@ -189,20 +187,21 @@ static char *selection_text(const act_opts *o)
 static void say_selection(const dlq_run *s, const char *sel)
 {
     char line[700];
+    const act_tally *t = &s->t;
     bool retry = s->o->kind == RD_ACT_RETRY;
-    const char *what = retry ? (s->c.total == 1 ? "DLQ entry's execution" : "DLQ entries' executions")
-                             : (s->c.total == 1 ? "DLQ entry" : "DLQ entries");
-    snprintf(line, sizeof line, "selected %zu %s (%s) from %zu page%s of the store's DLQ", s->c.total, what,
-             sel, s->pages, s->pages == 1 ? "" : "s");
+    const char *what = retry ? (t->c.total == 1 ? "DLQ entry's execution" : "DLQ entries' executions")
+                             : (t->c.total == 1 ? "DLQ entry" : "DLQ entries");
+    snprintf(line, sizeof line, "selected %zu %s (%s) from %zu page%s of the store's DLQ", t->c.total, what,
+             sel, t->pages, t->pages == 1 ? "" : "s");
     err_clean(s->san, "redrive: ", line);
-    if (s->capped)
-        fprintf(stderr, "redrive: capped at %ld entries (--limit): older ones were not read\n", s->limit);
+    if (t->capped)
+        fprintf(stderr, "redrive: capped at %ld entries (--limit): older ones were not read\n", t->limit);
     if (retry) {
-        guard_breakdown(&s->c, line, sizeof line);
+        guard_breakdown(&t->c, line, sizeof line);
         fprintf(stderr, "redrive: %s\n", line);
     }
-    if (s->held_shown > HELD_SHOWN)
-        fprintf(stderr, "redrive: ... and %zu more not sent\n", s->held_shown - HELD_SHOWN);
+    if (t->held_shown > ACT_HELD_SHOWN)
+        fprintf(stderr, "redrive: ... and %zu more not sent\n", t->held_shown - ACT_HELD_SHOWN);
 }
 
 /* The actor may act and its profile routes the action; false having said why. */
@@ -213,7 +212,9 @@ static bool dlq_may(const dlq_run *s, rd_actor *actor)
     if (ok && !(ok = actor_supports(actor, s->o->kind)))
         snprintf(why, sizeof why, "this system's profile has no %s action%s", action_name(s->o->kind),
                  s->o->kind == RD_ACT_RESOLVE ? " ([action resolve]: the core's DLQ update route)" : "");
-    if (!ok)
+    if (!ok && s->o->select_only)
+        act_report_str("error", why);
+    else if (!ok)
         err_clean(s->san, "redrive: refused: ", why);
     return ok;
 }
@@ -226,7 +227,7 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san)
         fputs("redrive: --dlq selects dead letters to retry or resolve\n", stderr);
         return RD_EXIT_USAGE;
     }
-    if (!act_select_limits(o, &rate, &s.limit))
+    if (!act_select_limits(o, &rate, &s.t.limit))
         return RD_EXIT_USAGE;
     rd_actor *actor = session_actor(l->ss);
     const rd_system_cfg *sys = session_system(l->ss);
@@ -240,23 +241,32 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san)
         s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
     char *sel = selection_text(o), *jpath = session_journal_path();
     int rc = RD_EXIT_FAIL;
-    s.rec = batchrec_create(jpath, sys->name, actor_identity(actor), o->kind, o->reason, sel, s.why,
-                            sizeof s.why);
-    if (!s.rec || !dlq_pages(&s)) {
-        err_clean(san, "redrive: nothing sent: ", s.why);
+    s.t.rec = batchrec_create(jpath, sys->name, actor_identity(actor), o->kind, o->reason, sel, s.why,
+                              sizeof s.why);
+    if (s.t.rec && o->select_only)
+        act_report_str("started", batchrec_id(s.t.rec));
+    if (!s.t.rec || !dlq_pages(&s)) {
+        if (o->select_only)
+            act_report_str("error", s.why);
+        else
+            err_clean(san, "redrive: nothing sent: ", s.why);
+        goto out;
+    }
+    if (o->select_only) {               /* the console's whole-set action (ui/setretry.c) */
+        rc = act_report_end(&s.t, sel);
         goto out;
     }
     say_selection(&s, sel);
-    size_t n = batchrec_count(s.rec);
+    size_t n = batchrec_count(s.t.rec);
     if (n == 0)
         goto out;                       /* nothing to send (the breakdown said why) */
     if ((rc = act_select_confirm(o, sys, n, san)) != RD_EXIT_OK)
         goto out;
-    rc = act_select_run(l, s.rec, rate, san);
-    if (rc == RD_EXIT_OK && s.c.total > n)
+    rc = act_select_run(l, s.t.rec, rate, san);
+    if (rc == RD_EXIT_OK && s.t.c.total > n)
         rc = RD_EXIT_FAIL;              /* not every entry selected was sent */
 out:
-    batchrec_free(s.rec);
+    batchrec_free(s.t.rec);
     free(sel);
     free(jpath);
     free(s.recs);

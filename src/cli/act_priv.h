@@ -71,6 +71,23 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san);
 bool act_select_limits(const act_opts *o, double *rate, long *limit);
 int act_select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san);
 int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san);
+/* What a store-wide selection (act_select.c, act_dlq.c) has read and frozen so far. */
+enum { ACT_HELD_SHOWN = 10 };   /* the first held-back targets named; the rest counted */
+typedef struct act_tally {
+    rd_batchrec *rec;          /* the targets to send, frozen as they are judged */
+    rd_guard_counts c;
+    size_t held_shown, pages, read;
+    long limit;                /* --limit */
+    bool capped, past;         /* the limit hit; the window's start reached */
+} act_tally;
+/* --select-only's report on stdout, one JSON object a line (the console reads it, see
+ * act_select.c): {"KEY":VAL}; a held-back target (the first ACT_HELD_SHOWN: stderr's line,
+ * or {"held":LINE} with --select-only); a page read; the end: the record staged and the
+ * breakdown, the exit code. */
+void act_report_str(const char *key, const char *val);
+void act_report_held(const act_opts *o, act_tally *t, const rd_guard_item *it, unsigned san);
+void act_report_page(const act_tally *t);
+int act_report_end(const act_tally *t, const char *sel);
 /* The password prompt of --select-only: none (it sends nothing, the console owns the
  * terminal). */
 void act_no_password(rd_actor *a, const char *prompt, void *ud);

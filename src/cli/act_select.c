@@ -12,7 +12,8 @@
  * Then the breakdown, the confirmation (typed count above confirm_over), and the run
  * (batch.c), resumable with `redrive batch resume ID`.
  *
- * --select-only: the console's whole-set retry (ui/setretry.c) runs this as a child
+ * --select-only: the console's whole-set retry (ui/setretry.c) runs this (and
+ * act_dlq.c's DLQ sets, reported by the same act_report_* functions) as a child
  * process: the same selection, reported as JSON lines on stdout ({"started":ID}, then
  * {"read":N,"selected":N,"pages":P} after each page, {"held":LINE} for the first ones held
  * back, then the breakdown {"batch":ID,"total":..,"send":..} or {"error":WHY}); the record
@@ -33,20 +34,16 @@
 #include "../io/clock.h"
 #include "act_priv.h"
 
-enum { SELECT_LIMIT = 100000, SELECT_LIMIT_MAX = 1000000, HELD_SHOWN = 10 };
+enum { SELECT_LIMIT = 100000, SELECT_LIMIT_MAX = 1000000 };
 
 typedef struct select_run {
     act_opts *o;
     lookup_run *l;
     unsigned san;
-    rd_batchrec *rec;
+    act_tally t;
     rd_retry_record *recs;
     size_t nrec;
     double cutoff;             /* epoch seconds: older rows are outside the window; 0 none */
-    long limit;
-    rd_guard_counts c;
-    size_t held_shown, pages, read;
-    bool capped, past;
     char why[400];
 } select_run;
 
@@ -61,23 +58,33 @@ static void say_json(cJSON *o)
     fflush(stdout);
 }
 
-static void say_str(const char *key, const char *val)
+void act_report_str(const char *key, const char *val)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, key, val);
     say_json(o);
 }
 
-/* A target held back: the CLI's line on stderr, or the console's JSON line. */
-static void say_held(const select_run *s, const rd_guard_item *it)
+void act_report_held(const act_opts *o, act_tally *t, const rd_guard_item *it, unsigned san)
 {
-    if (!s->o->select_only) {
-        act_guard_say(it, s->san);
+    if (t->held_shown++ >= ACT_HELD_SHOWN)
+        return;
+    if (!o->select_only) {
+        act_guard_say(it, san);
         return;
     }
     char line[600];
     guard_item_line(it, line, sizeof line);
-    say_str("held", line);
+    act_report_str("held", line);
+}
+
+void act_report_page(const act_tally *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "read", (double)t->read);
+    cJSON_AddNumberToObject(o, "selected", (double)t->c.total);
+    cJSON_AddNumberToObject(o, "pages", (double)t->pages);
+    say_json(o);
 }
 
 bool act_parse_rate(const char *s, double *out)
@@ -143,26 +150,25 @@ static bool select_one(select_run *s, const rd_execution *e)
 {
     const act_opts *o = s->o;
     if (s->cutoff > 0 && (e->created_at <= 0 || e->created_at < s->cutoff)) {
-        s->past = true;            /* newest first: the rest is older still */
+        s->t.past = true;          /* newest first: the rest is older still */
         return true;
     }
     if (o->group && (!e->fingerprint || strcmp(e->fingerprint, o->group) != 0))
         return true;
-    if (s->c.total >= (size_t)s->limit) {
-        s->capped = true;
+    if (s->t.c.total >= (size_t)s->t.limit) {
+        s->t.capped = true;
         return true;
     }
     rd_guard_item it = {.id = e->id, .elig = e->elig.verdict, .why = e->elig.why,
                         .loops = loop_count(e, s->recs, s->nrec)};
-    rd_guard_kind k = guard_add(&s->c, &it);
+    rd_guard_kind k = guard_add(&s->t.c, &it);
     if (!guard_sends(k, o->force || (k == GUARD_LOOP && o->override_loop))) {
-        if (s->held_shown++ < HELD_SHOWN)
-            say_held(s, &it);
+        act_report_held(o, &s->t, &it, s->san);
         return true;
     }
     rd_target t = {.id = e->id, .parent = e->parent_id, .fp = e->fingerprint,
                    .attempt = e->attempt, .override_ = guard_override_name(k)};
-    return batchrec_add(s->rec, &t, s->why, sizeof s->why);
+    return batchrec_add(s->t.rec, &t, s->why, sizeof s->why);
 }
 
 /* Every page of the filter, until the window or the limit; false with s->why. */
@@ -181,19 +187,14 @@ static bool select_pages(select_run *s)
             snprintf(s->why, sizeof s->why, "the store did not answer in time");
             return false;
         }
-        s->pages++;
-        s->read += m->execs.n;
-        for (size_t i = 0; i < m->execs.n && !s->past && !s->capped; i++)
+        s->t.pages++;
+        s->t.read += m->execs.n;
+        for (size_t i = 0; i < m->execs.n && !s->t.past && !s->t.capped; i++)
             if (!select_one(s, &m->execs.items[i]))
                 return false;
-        if (s->o->select_only) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "read", (double)s->read);
-            cJSON_AddNumberToObject(o, "selected", (double)s->c.total);
-            cJSON_AddNumberToObject(o, "pages", (double)s->pages);
-            say_json(o);
-        }
-        if (s->past || s->capped || !m->execs_more)
+        if (s->o->select_only)
+            act_report_page(&s->t);
+        if (s->t.past || s->t.capped || !m->execs_more)
             return true;
         sources_page(src, +1);
         m = lookup_settle(s->l, NULL);
@@ -231,17 +232,18 @@ int act_select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, un
 static void say_selection(const select_run *s, const char *sel, unsigned san)
 {
     char line[700];
+    const act_tally *t = &s->t;
     snprintf(line, sizeof line, "selected %zu execution%s (%s) from %zu page%s of the store%s",
-             s->c.total, s->c.total == 1 ? "" : "s", sel, s->pages, s->pages == 1 ? "" : "s",
-             s->past ? ", to the window's start" : "");
+             t->c.total, t->c.total == 1 ? "" : "s", sel, t->pages, t->pages == 1 ? "" : "s",
+             t->past ? ", to the window's start" : "");
     err_clean(san, "redrive: ", line);
-    if (s->capped)
+    if (t->capped)
         fprintf(stderr, "redrive: capped at %ld executions (--limit): older ones were not read\n",
-                s->limit);
-    guard_breakdown(&s->c, line, sizeof line);
+                t->limit);
+    guard_breakdown(&t->c, line, sizeof line);
     fprintf(stderr, "redrive: %s\n", line);
-    if (s->held_shown > HELD_SHOWN)
-        fprintf(stderr, "redrive: ... and %zu more not sent\n", s->held_shown - HELD_SHOWN);
+    if (t->held_shown > ACT_HELD_SHOWN)
+        fprintf(stderr, "redrive: ... and %zu more not sent\n", t->held_shown - ACT_HELD_SHOWN);
 }
 
 int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san)
@@ -263,28 +265,28 @@ int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san)
     return rc;
 }
 
-/* --select-only: the record staged and its breakdown on stdout; the exit code. */
-static int select_report(select_run *s, const char *sel)
+int act_report_end(const act_tally *t, const char *sel)
 {
     char why[400];
-    if (!batchrec_stage(s->rec, why, sizeof why)) {
-        say_str("error", why);
+    if (!batchrec_stage(t->rec, why, sizeof why)) {
+        act_report_str("error", why);
         return RD_EXIT_FAIL;
     }
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "batch", batchrec_id(s->rec));
+    cJSON_AddStringToObject(o, "batch", batchrec_id(t->rec));
     cJSON_AddStringToObject(o, "selection", sel);
-    cJSON_AddNumberToObject(o, "pages", (double)s->pages);
-    cJSON_AddNumberToObject(o, "read", (double)s->read);
-    cJSON_AddNumberToObject(o, "total", (double)s->c.total);
-    cJSON_AddNumberToObject(o, "eligible", (double)s->c.eligible);
-    cJSON_AddNumberToObject(o, "ineligible", (double)s->c.ineligible);
-    cJSON_AddNumberToObject(o, "loops", (double)s->c.loops);
-    cJSON_AddNumberToObject(o, "send", (double)batchrec_count(s->rec));
-    cJSON_AddNumberToObject(o, "held_more", (double)(s->held_shown > HELD_SHOWN ? s->held_shown - HELD_SHOWN : 0));
-    cJSON_AddBoolToObject(o, "past", s->past);
-    if (s->capped)
-        cJSON_AddNumberToObject(o, "capped", (double)s->limit);
+    cJSON_AddNumberToObject(o, "pages", (double)t->pages);
+    cJSON_AddNumberToObject(o, "read", (double)t->read);
+    cJSON_AddNumberToObject(o, "total", (double)t->c.total);
+    cJSON_AddNumberToObject(o, "eligible", (double)t->c.eligible);
+    cJSON_AddNumberToObject(o, "ineligible", (double)t->c.ineligible);
+    cJSON_AddNumberToObject(o, "loops", (double)t->c.loops);
+    cJSON_AddNumberToObject(o, "send", (double)batchrec_count(t->rec));
+    cJSON_AddNumberToObject(o, "held_more",
+                            (double)(t->held_shown > ACT_HELD_SHOWN ? t->held_shown - ACT_HELD_SHOWN : 0));
+    cJSON_AddBoolToObject(o, "past", t->past);
+    if (t->capped)
+        cJSON_AddNumberToObject(o, "capped", (double)t->limit);
     say_json(o);
     return RD_EXIT_OK;
 }
@@ -300,7 +302,7 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
 {
     double since_s, rate;
     select_run s = {.o = o, .l = l, .san = san};
-    if (!parse_opts(o, &since_s, &rate, &s.limit))
+    if (!parse_opts(o, &since_s, &rate, &s.t.limit))
         return RD_EXIT_USAGE;
     rd_actor *actor = session_actor(l->ss);
     const rd_system_cfg *sys = session_system(l->ss);
@@ -309,7 +311,7 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
         if (actor_can_act(actor, why, sizeof why))
             snprintf(why, sizeof why, "this system's profile has no retry action");
         if (o->select_only)
-            say_str("error", why);
+            act_report_str("error", why);
         else
             err_clean(san, "redrive: refused: ", why);
         return RD_EXIT_FAIL;
@@ -320,32 +322,32 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
     s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
     char *sel = selection_text(o), *jpath = session_journal_path();
     int rc = RD_EXIT_FAIL;
-    s.rec = batchrec_create(jpath, sys->name, actor_identity(actor), RD_ACT_RETRY,
-                            o->reason, sel, s.why, sizeof s.why);
-    if (s.rec && o->select_only)
-        say_str("started", batchrec_id(s.rec));
-    if (!s.rec || !select_pages(&s)) {
+    s.t.rec = batchrec_create(jpath, sys->name, actor_identity(actor), RD_ACT_RETRY,
+                              o->reason, sel, s.why, sizeof s.why);
+    if (s.t.rec && o->select_only)
+        act_report_str("started", batchrec_id(s.t.rec));
+    if (!s.t.rec || !select_pages(&s)) {
         if (o->select_only)
-            say_str("error", s.why);
+            act_report_str("error", s.why);
         else
             err_clean(san, "redrive: nothing sent: ", s.why);
         goto out;
     }
     if (o->select_only) {
-        rc = select_report(&s, sel);
+        rc = act_report_end(&s.t, sel);
         goto out;
     }
     say_selection(&s, sel, san);
-    size_t n = batchrec_count(s.rec);
+    size_t n = batchrec_count(s.t.rec);
     if (n == 0)
         goto out;                       /* nothing to send (the breakdown said why) */
     if ((rc = act_select_confirm(o, sys, n, san)) != RD_EXIT_OK)
         goto out;
-    rc = act_select_run(l, s.rec, rate, san);
-    if (rc == RD_EXIT_OK && s.c.total > n)
+    rc = act_select_run(l, s.t.rec, rate, san);
+    if (rc == RD_EXIT_OK && s.t.c.total > n)
         rc = RD_EXIT_FAIL;              /* not every execution selected was sent */
 out:
-    batchrec_free(s.rec);
+    batchrec_free(s.t.rec);
     free(sel);
     free(jpath);
     free(s.recs);

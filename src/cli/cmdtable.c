@@ -54,7 +54,7 @@ static const cli_option options[] = {
     { "--group", NULL, OV_TEXT, "FINGERPRINT", CMD_RETRY, "retry the error group with this fingerprint (every page of the store)" },
     { "--since", NULL, OV_TEXT, "DUR", CMD_RETRY | CMD_SNAPSHOT, "retry: only executions created in this window (30m, 1h, 2d); snapshot --view groups: the window of failures (default 1h)" },
     { "--limit", NULL, OV_TEXT, "N", DLQ_SET, "select at most N executions (default 100000)" },
-    { "--select-only", NULL, OV_FLAG, NULL, CMD_RETRY, "with --status/--group: select and stage the batch record, send nothing; JSON lines on stdout (the console's whole-set retry)" },
+    { "--select-only", NULL, OV_FLAG, NULL, DLQ_SET, "with --status/--group/--dlq: select and stage the batch record, send nothing; JSON lines on stdout (the console's whole-set actions)" },
     { "--rate", NULL, OV_TEXT, "N", DLQ_SET | CMD_BATCH, "requests per second (default: the system's rate_limit)" },
     { "--resend-unknown", NULL, OV_FLAG, NULL, CMD_BATCH, "resume: re-send exactly the items that may have reached the core, with their keys" },
     { "--for", NULL, OV_TEXT, "SECONDS", CMD_SNAPSHOT, "keep polling this long first (trends; 0 to 600)" },

@@ -55,7 +55,7 @@ enum {
     X(GROUP_BY, "group-by", "group", "DLQ: group the entries by reason, by queue, or not (enter: a group's entries)", "b", 0) \
     X(PEEK_MORE, "peek-more", "more", "DLQ: peek the next page", "m", 0) \
     X(RETRY, "retry", "retry", "retry the selected or marked executions (error groups: the whole group in the window)", "r", UA_DANGER) \
-    X(RETRY_ALL, "retry-all", "retry-all", "retry everything the executions filter matches, every page of the store (:retry-all DUR: in a window); error groups: the whole group", "R", UA_DANGER) \
+    X(RETRY_ALL, "retry-all", "retry-all", "retry everything the executions filter matches, every page of the store (:retry-all DUR: in a window); error groups: the whole group; DLQ: every entry its search matches", "R", UA_DANGER) \
     X(DRAIN, "drain", "drain", "drain (cordon) the selected worker", "D", UA_DANGER) \
     X(UNDRAIN, "undrain", "undrain", "undrain (uncordon) the selected worker", "U", UA_DANGER) \
     X(DEACTIVATE, "deactivate", "deactivate", "mark the selected worker inactive", "X", UA_DANGER) \

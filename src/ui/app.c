@@ -223,6 +223,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
         break;
     case FX_COPY: clip_copy(app); break;
     case FX_RETRY_SET: setretry_begin(app, e->arg, e->text); break;
+    case FX_DLQ_SET: setretry_begin_dlq(app, (rd_action)e->arg, e->text); break;
     case FX_PROMPT:
         memset(&app->prompt, 0, sizeof app->prompt);
         app->prompt.active = true;
@@ -334,7 +335,8 @@ static void app_command_filter(ui_app *app, char *arg)
         ctx_fx(&app->ctx, FX_VIEW, VIEW_EXECS, NULL);
 }
 
-/* `:retry-all [DUR]`: the executions view's filter, every page (in the window DUR). */
+/* `:retry-all [DUR]`: the executions view's filter, every page (in the window DUR); in the
+ * DLQ view, its search's entries (the DLQ has no window). */
 static void app_command_retry_all(ui_app *app, const char *arg)
 {
     double w = 0;
@@ -346,7 +348,12 @@ static void app_command_retry_all(ui_app *app, const char *arg)
         ctx_msg(&app->ctx, true, "read-only: 'retry-all' is disabled");
         return;
     }
-    ctx_fx(&app->ctx, FX_RETRY_SET, (int)w, "filter");
+    if (app->cur == VIEW_DLQ && arg[0])
+        ctx_msg(&app->ctx, true, "retry-all: the DLQ's set has no window: its search, every page");
+    else if (app->cur == VIEW_DLQ)
+        ctx_fx(&app->ctx, FX_DLQ_SET, RD_ACT_RETRY, "filter");
+    else
+        ctx_fx(&app->ctx, FX_RETRY_SET, (int)w, "filter");
 }
 
 void app_command(ui_app *app, const char *line)

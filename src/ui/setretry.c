@@ -1,7 +1,8 @@
-/* The console's whole-set retry (setretry.h): the selecting child, the staged record, the
- * run with its progress bar. */
+/* The console's whole-set retry (setretry.h), and the DLQ's sets (retry, resolve): the
+ * selecting child, the staged record, the run with its progress bar. */
 #include "setretry.h"
 
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ static const double SELECT_TIMEOUT_S = 1800;   /* 100,000 rows at the slowest st
 
 struct ui_setretry {
     ui_app *app;
+    rd_action kind;            /* retry, or resolve (the DLQ's entries) */
+    bool dlq;                  /* the store's DLQ entries, not its executions */
     rd_proc *proc;             /* the selecting child, NULL once it ended */
     char *journal;             /* where the record is staged (the journal's state dir) */
     char id[17];               /* the staged record ({"started"}) */
@@ -110,10 +113,12 @@ static void on_selected(bool ok, const char *out, size_t len, const char *why, v
     (void)out, (void)len;
     s->proc = NULL;
     if (!ok || !s->reported) {
-        ctx_msg(&app->ctx, true, "retry: the selection failed: %s", s->error[0] ? s->error : why ? why : "no report");
+        ctx_msg(&app->ctx, true, "%s: the selection failed: %s", action_name(s->kind),
+                s->error[0] ? s->error : why ? why : "no report");
         dialog_close(app);
     } else if (app->dlg.counts.total == 0) {
-        ctx_msg(&app->ctx, false, "retry: nothing matches %s: nothing to retry", s->what);
+        ctx_msg(&app->ctx, false, "%s: nothing matches %s: nothing to %s", action_name(s->kind), s->what,
+                action_name(s->kind));
         dialog_close(app);
     } else {
         app->dlg.state = DLG_CONFIRM;
@@ -136,6 +141,34 @@ static void args_free(argvb *a)
 {
     for (int i = 0; i < a->n; i++)
         free(a->v[i]);
+}
+
+/* The DLQ's set asked for ("reason:R", "queue:Q" or "filter": the DLQ view's search), as
+ * options (and s->what for the title); false with why. */
+static bool dlq_args(ui_app *app, argvb *a, const char *what, ui_setretry *s, char *why, size_t whycap)
+{
+    const char *text = app->ctx.filter[VIEW_DLQ].text;
+    arg(a, xstrdup("--dlq"));
+    if (strncmp(what, "reason:", 7) == 0 || strncmp(what, "queue:", 6) == 0) {
+        bool reason = what[0] == 'r';
+        const char *key = what + (reason ? 7 : 6);
+        if (!key[0] || strcmp(key, "-") == 0) {
+            snprintf(why, whycap, "these entries name no %s: act on them one at a time (enter)",
+                     reason ? "reason" : "queue");
+            return false;
+        }
+        arg(a, xasprintf("--dlq-%s=%s", reason ? "reason" : "queue", key));
+        s->what = xasprintf("the DLQ's %s %s", reason ? "reason" : "queue", key);
+        return true;
+    }
+    if (!text[0]) {
+        snprintf(why, whycap, "%s every DLQ entry matching a search: search (/) or group (b) first",
+                 action_name(s->kind));
+        return false;
+    }
+    arg(a, xasprintf("--filter=%s", text));
+    s->what = xasprintf("the DLQ's search text=%s", text);
+    return true;
 }
 
 /* The selection asked for, as options (and s->what for the title); false with why. */
@@ -176,45 +209,50 @@ static bool select_args(ui_app *app, argvb *a, int window_s, const char *what, u
     return true;
 }
 
-/* Refused with a reason on the status line: read-only, no core API, no retry route. */
-static bool may_retry(ui_app *app)
+/* Refused with a reason on the status line: read-only, no core API, no route for kind. */
+static bool may_act(ui_app *app, rd_action kind)
 {
     ui_ctx *c = &app->ctx;
+    const char *name = action_name(kind);
     char why[256] = "";
     if (c->read_only)
-        ctx_msg(c, true, "read-only: retry is disabled");
+        ctx_msg(c, true, "read-only: %s is disabled", name);
     else if (!app_actor(app) || !app_sources(app) || !app_sys(app) || !app->base)   /* headless: no loop */
-        ctx_msg(c, true, "retry: a whole-set retry needs the store and the core API");
+        ctx_msg(c, true, "%s: a whole-set %s needs the store and the core API", name, name);
     else if (!actor_can_act(app_actor(app), why, sizeof why))
-        ctx_msg(c, true, "cannot retry: %s", why);
-    else if (!actor_supports(app_actor(app), RD_ACT_RETRY))
-        ctx_msg(c, true, "this system's profile has no 'retry' action");
+        ctx_msg(c, true, "cannot %s: %s", name, why);
+    else if (!actor_supports(app_actor(app), kind))
+        ctx_msg(c, true, "this system's profile has no '%s' action", name);
     else
         return true;
     return false;
 }
 
-void setretry_begin(ui_app *app, int window_s, const char *what)
+/* The child `redrive KIND --select-only ...` started with the selection's options and the
+ * dialog in its selecting state, or the status line says why not. */
+static void begin(ui_app *app, rd_action kind, bool dlq, int window_s, const char *what)
 {
     char exe[PATH_MAX], why[256];
-    if (!may_retry(app))
+    if (!may_act(app, kind))
         return;
     if (!realpath("/proc/self/exe", exe)) {
-        ctx_msg(&app->ctx, true, "retry: cannot find the redrive binary to select with");
+        ctx_msg(&app->ctx, true, "%s: cannot find the redrive binary to select with", action_name(kind));
         return;
     }
     ui_setretry *s = xcalloc(1, sizeof *s);
     s->app = app;
+    s->kind = kind;
+    s->dlq = dlq;
     s->journal = session_journal_path();
     argvb a = {0};
     arg(&a, xstrdup(exe));
-    arg(&a, xstrdup("retry"));
+    arg(&a, xstrdup(action_name(kind)));
     arg(&a, xstrdup("--select-only"));
     if (app->opts->config_path)
         arg(&a, xasprintf("--config=%s", app->opts->config_path));
     arg(&a, xasprintf("--system=%s", app_sys(app)->name));
-    if (!select_args(app, &a, window_s, what, s, why, sizeof why)) {
-        ctx_msg(&app->ctx, true, "retry: %s", why);
+    if (!(dlq ? dlq_args(app, &a, what, s, why, sizeof why) : select_args(app, &a, window_s, what, s, why, sizeof why))) {
+        ctx_msg(&app->ctx, true, "%s: %s", action_name(kind), why);
         args_free(&a);
         setretry_free(s);
         return;
@@ -223,13 +261,24 @@ void setretry_begin(ui_app *app, int window_s, const char *what)
     s->proc = proc_run_argv(app->base, a.v, SELECT_TIMEOUT_S, on_line, on_selected, s);
     args_free(&a);
     if (!s->proc) {
-        ctx_msg(&app->ctx, true, "retry: cannot start the selection");
+        ctx_msg(&app->ctx, true, "%s: cannot start the selection", action_name(kind));
         setretry_free(s);
         return;
     }
     app->dlg.state = DLG_SELECT;
-    app->dlg.kind = RD_ACT_RETRY;
+    app->dlg.kind = kind;
     app->dlg.set = s;
+}
+
+void setretry_begin(ui_app *app, int window_s, const char *what)
+{
+    begin(app, RD_ACT_RETRY, false, window_s, what);
+}
+
+void setretry_begin_dlq(ui_app *app, rd_action kind, const char *what)
+{
+    assert(kind == RD_ACT_RETRY || kind == RD_ACT_RESOLVE);
+    begin(app, kind, true, 0, what);
 }
 
 /* ---- the run -------------------------------------------------------------------------- */
@@ -255,7 +304,7 @@ static void on_done(rd_batchrun *r, void *ud)
     s->finished = batchrun_finished(r);
     s->ok = batchrun_ok(r);
     char msg[200];
-    snprintf(msg, sizeof msg, "retry: %zu of %zu succeeded%s", s->ok, s->todo,
+    snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s", action_name(s->kind), s->ok, s->todo,
              s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "");
     ctx_msg(&s->app->ctx, s->ok != s->todo, "%s", msg);
     dialog_after_action(s->app, msg, s->ok != s->todo);
@@ -268,7 +317,7 @@ void setretry_run(ui_app *app)
     rd_batch_info b = {0};
     if (!batchrec_adopt(s->journal, s->id, why, sizeof why) ||
         !batchrec_find(s->journal, s->id, &b, why, sizeof why)) {
-        ctx_msg(&app->ctx, true, "retry: nothing sent: %s", why);
+        ctx_msg(&app->ctx, true, "%s: nothing sent: %s", action_name(s->kind), why);
         dialog_close(app);
         return;
     }
@@ -278,7 +327,7 @@ void setretry_run(ui_app *app)
     s->run = batchrun_start(app_actor(app), &b, &ro, &cbs, s, why, sizeof why);
     batch_info_clear(&b);
     if (!s->run) {
-        ctx_msg(&app->ctx, true, "retry: refused: %s (batch %s: redrive batch resume)", why, s->id);
+        ctx_msg(&app->ctx, true, "%s: refused: %s (batch %s: redrive batch resume)", action_name(s->kind), why, s->id);
         dialog_close(app);
         return;
     }
@@ -291,7 +340,7 @@ void setretry_key(ui_app *app, ui_action a)
     ui_setretry *s = app->dlg.set;
     if (app->dlg.state == DLG_SELECT) {
         if (a == UA_CANCEL || a == UA_ABORT) {
-            ctx_msg(&app->ctx, false, "retry: selection stopped: nothing was sent");
+            ctx_msg(&app->ctx, false, "%s: selection stopped: nothing was sent", action_name(s->kind));
             dialog_close(app);
         }
         return;
@@ -323,7 +372,8 @@ static void eta_text(double eta, char *out, size_t cap)
 static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
 {
     size_t fin = s->finished, todo = s->todo ? s->todo : 1;
-    add(ud, TS_DIALOG_DANGER, xasprintf("retry: %zu/%zu done, %zu ok, %zu failed%s", fin, s->todo, s->ok, fin - s->ok,
+    add(ud, TS_DIALOG_DANGER, xasprintf("%s: %zu/%zu done, %zu ok, %zu failed%s", action_name(s->kind), fin, s->todo,
+                                        s->ok, fin - s->ok,
                                         s->done ? "" : batchrun_why(s->run)[0] ? " (stopped)" : " ..."));
     char bar[BAR_W + 1], eta[24];
     size_t full = fin * BAR_W / todo;
@@ -355,19 +405,25 @@ void setretry_lines(const ui_app *app, setretry_add add, void *ud)
         progress_lines(s, add, ud);
         return;
     }
+    const char *name = action_name(s->kind);
     if (app->dlg.state == DLG_SELECT) {
-        add(ud, TS_DIALOG_DANGER, xasprintf("retry everything matching %s on %s", s->what, on));
-        add(ud, TS_DIALOG, xasprintf("selecting: %zu read, %zu selected, %zu page%s of the store…", s->read,
-                                     s->selected, s->pages, s->pages == 1 ? "" : "s"));
-        add(ud, TS_DIALOG, xstrdup("each execution judged by the system's rule and the loop breaker; nothing is sent yet"));
+        add(ud, TS_DIALOG_DANGER, xasprintf("%s everything matching %s on %s", name, s->what, on));
+        add(ud, TS_DIALOG, xasprintf("selecting: %zu read, %zu selected, %zu page%s of the store%s…", s->read,
+                                     s->selected, s->pages, s->pages == 1 ? "" : "s", s->dlq ? "'s DLQ" : ""));
+        add(ud, TS_DIALOG, xstrdup(s->kind == RD_ACT_RESOLVE ? "each entry resolved through the core's DLQ update; nothing is sent yet"
+                                   : "each execution judged by the system's rule and the loop breaker; nothing is sent yet"));
         return;
     }
     size_t total = app->dlg.counts.total;
-    add(ud, TS_DIALOG_DANGER, xasprintf("retry %zu execution%s on %s?", total, total == 1 ? "" : "s", on));
+    const char *what = s->kind == RD_ACT_RESOLVE ? (total == 1 ? "DLQ entry" : "DLQ entries")
+                       : s->dlq ? (total == 1 ? "DLQ entry's execution" : "DLQ entries' executions")
+                                : (total == 1 ? "execution" : "executions");
+    add(ud, TS_DIALOG_DANGER, xasprintf("%s %zu %s on %s?", name, total, what, on));
     add(ud, TS_DIALOG, xasprintf("selected by the store: %s, %zu read from %zu page%s%s", s->selection ? s->selection : s->what,
                                  s->read, s->pages, s->pages == 1 ? "" : "s", s->past ? ", to the window's start" : ""));
     if (s->capped)
-        add(ud, TS_DIALOG_DANGER, xasprintf("capped at %ld executions: older ones were not read", s->capped));
+        add(ud, TS_DIALOG_DANGER, xasprintf("capped at %ld %s: older ones were not read", s->capped,
+                                            s->dlq ? "entries" : "executions"));
     add(ud, TS_DIALOG, xasprintf("frozen as batch %s: %zu to send", s->id, s->send));
 }
 

@@ -24,6 +24,10 @@ typedef struct ui_setretry ui_setretry;
  * executions view's filter; arg: a window in seconds, 0 none). Opens the dialog in its
  * selecting state, or says on the status line why not. */
 void setretry_begin(ui_app *app, int window_s, const char *what);
+/* From FX_DLQ_SET: the store's DLQ entries as a set (cli/act_dlq.c): kind retry (their
+ * executions, guarded) or resolve (the entries, the core's DLQ update); what "reason:R",
+ * "queue:Q" (a group of the DLQ view) or "filter" (the DLQ view's search). The same dialog. */
+void setretry_begin_dlq(ui_app *app, rd_action kind, const char *what);
 /* Keys while selecting (cancel/abort: stop, nothing sent) and while running (abort). */
 void setretry_key(ui_app *app, ui_action a);
 /* After the confirmation (and the typed count): adopt the record and send it. */

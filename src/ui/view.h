@@ -50,6 +50,8 @@ typedef enum {
     FX_DLQ_ORDER, /* arg = 1 oldest first (G), 0 newest first; the DLQ view's search */
     FX_RETRY_SET, /* text "group:FP" or "filter" (the executions view's), arg = window s (0 none):
                      a whole-set retry selected by the store (setretry.h) */
+    FX_DLQ_SET,   /* arg = rd_action (retry, resolve), text "reason:R", "queue:Q" or "filter" (the
+                     DLQ view's search): the store's DLQ entries as a set (setretry.h) */
 } fx_kind;
 
 enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };

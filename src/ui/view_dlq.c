@@ -464,19 +464,27 @@ static void dlq_groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, dlq_st 
     }
 }
 
-/* r or V on a group: the whole group is every page of the store's DLQ, which the command
- * line acts on as a guarded, resumable batch (the console acts on one entry). */
-static unsigned dlq_group_act(ui_ctx *c, ui_action a, const dlq_st *s)
+/* r or V on a group, R on the search: the whole set is every page of the store's DLQ,
+ * selected by the store and acted on as a guarded, resumable batch (setretry.h). A
+ * broker's dead letters are not the store's: one entry at a time. */
+static unsigned dlq_set_act(ui_ctx *c, ui_action a, const char *what)
 {
     if (c->model->dlq_first <= 0) {
-        ctx_msg(c, true, "a broker's dead letters are acted on one entry at a time (enter: the group's entries)");
+        ctx_msg(c, true, "a broker's dead letters are acted on one entry at a time (enter: the entries)");
         return UI_CH_REDRAW;
     }
-    char *key = sanitize_str(s->groups[s->glist.cur].key, c->san);
-    ctx_msg(c, false, "the whole group, every page: redrive %s --dlq --dlq-%s '%s' (enter: its entries, one at a time)",
-            a == UA_RESOLVE ? "resolve" : "retry", dlq_by_name(s->by), key);
-    free(key);
+    ctx_fx(c, FX_DLQ_SET, a == UA_RESOLVE ? RD_ACT_RESOLVE : RD_ACT_RETRY, what);
     return UI_CH_REDRAW;
+}
+
+static unsigned dlq_group_act(ui_ctx *c, ui_action a, const dlq_st *s)
+{
+    char what[200];
+    if (snprintf(what, sizeof what, "%s:%s", dlq_by_name(s->by), s->groups[s->glist.cur].key) >= (int)sizeof what) {
+        ctx_msg(c, true, "this group's key is too long to select by: enter, then its entries one at a time");
+        return UI_CH_REDRAW;
+    }
+    return dlq_set_act(c, a, what);
 }
 
 /* Grouped: the cursor moves among the groups; Enter shows one group's entries (the view
@@ -671,6 +679,8 @@ static unsigned dlq_key(ui_view *v, ui_ctx *c, ui_action a)
     const rd_model *m = c->model;
     dlq_st *s = st_of(v);
     dlq_rows(v, c, s);
+    if (a == UA_RETRY_ALL && !s->detail)   /* everything the search matches, every page */
+        return dlq_set_act(c, a, "filter");
     if (s->by != DLQ_BY_NONE && !s->detail && a != UA_REFRESH && a != UA_PEEK_MORE)
         return dlq_groups_key(v, c, a, s);
     if (a == UA_GROUP_BY && !s->detail) {

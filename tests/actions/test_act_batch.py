@@ -142,4 +142,4 @@ def test_select_only_stages_the_record_and_sends_nothing(act, core):
     d = os.path.join(str(a.tmpdir), "state", "redrive", "batches")
     assert os.listdir(d) == [bid + ".batch.tmp"]
     p = a.run("retry", "--filter", "x", "--select-only")
-    assert p.returncode == 2 and "--filter, --since, --limit and --rate go with --status or --group" in p.stderr
+    assert p.returncode == 2 and "--filter, --since, --limit and --rate go with --status, --group or --dlq" in p.stderr

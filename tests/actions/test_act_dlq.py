@@ -230,3 +230,35 @@ def test_resolve_set_kill9_then_resume_once_each(act, core):
     assert set(got) <= ours and len(ours) - len(got) <= b["unknown"], (got, b)
     st = dlq_states()
     assert all(st[e][0] == "manually_resolved" for e in got)
+
+
+def test_select_only_reports_and_stages_sending_nothing(act, core):
+    """--select-only with --dlq (the console's DLQ sets, ui/setretry.c): the selection as
+    JSON lines on stdout, the shape of `retry --status --select-only`; the record staged,
+    never a batch until the console adopts it; nothing sent."""
+    rows = fill()
+    a = act("tasker", core=core.url)
+    p = a.run("retry", "--dlq", "--dlq-reason", "worker_unavailable", "--select-only")
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = [json.loads(x) for x in p.stdout.splitlines()]
+    assert list(lines[0]) == ["started"] and len(lines[0]["started"]) == 16, lines[0]
+    assert [x for x in lines if "read" in x and "batch" not in x] == [
+        {"read": 50, "selected": 50, "pages": 1}, {"read": 66, "selected": 66, "pages": 2}]
+    held = [x["held"] for x in lines if "held" in x]
+    assert len(held) == 10 and held[0] == "%s: not sent: budget exhausted (3/3)" % rows[2][1], held
+    end = lines[-1]
+    good = len([i for i in rows if i % 2 == 0 and rows[i][2]])
+    assert end == {"batch": lines[0]["started"], "selection": "dlq reason=worker_unavailable", "pages": 2,
+                   "read": 66, "total": 66, "eligible": good, "ineligible": 66 - good, "loops": 0,
+                   "send": good, "held_more": 66 - good - 10, "past": False}, end
+    p = a.run("resolve", "--dlq", "--dlq-reason", "staleness_timeout", "--select-only")
+    assert p.returncode == 0, p.stdout + p.stderr
+    end = json.loads(p.stdout.splitlines()[-1])
+    assert (end["selection"], end["total"], end["send"]) == ("dlq reason=staleness_timeout", 6, 6), end
+    assert sent(core, "step") == Counter() and sent(core, "dlq_update") == Counter()
+    assert batches(a) == [], "staged, not a batch"
+    o = act("openagents", core=core.url)                           # refused: a JSON line too
+    p = o.run("resolve", "--dlq", "--select-only")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert json.loads(p.stdout.splitlines()[-1]) == {
+        "error": "this system's profile has no resolve action ([action resolve]: the core's DLQ update route)"}

@@ -199,7 +199,7 @@ CASES = [
                                        "--group", "--since", "--limit", "--rate", "--dlq",
                                        "--dlq-reason", "--dlq-queue", "--select-only"])),
     ("redrive resolve --", sorted(ACT + ["--force", "--filter", "--limit", "--rate", "--dlq",
-                                         "--dlq-reason", "--dlq-queue"])),
+                                         "--dlq-reason", "--dlq-queue", "--select-only"])),
     ("redrive batch --", sorted("--config --system --yes --json --rate --resend-unknown".split())),
     ("redrive retry --o", ["--override-loop"]),
     ("redrive drain w", []),

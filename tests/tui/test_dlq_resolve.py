@@ -52,12 +52,7 @@ def test_resolve_an_entry_from_the_dlq_view(tmp_path):
         t.send("5")
         t.wait_for("DLQ  4 peeked of 4")
         assert t.screen.display[3].split()[0].endswith("00001"), t.text()   # the newest: entry 1
-        t.send("b")                                   # by reason: r on a group names the set's command
-        t.wait_for("DLQ by reason  4 groups")
-        t.send("r")
-        t.wait_for("the whole group, every page: redrive retry --dlq --dlq-reason ")
-        t.send("\x1b")                                # back to the entries
-        t.wait_for("DLQ  4 peeked of 4")
+        # (r / V on a group of the DLQ act on the whole set: test_dlq_set.py)
         t.send("V")
         t.wait_for("resolve 1 DLQ entry on tasker")
         t.send("y")
