@@ -37,7 +37,8 @@ enum {
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
     RS_DIRTY_BATCH = 500,
     RS_RESYNC_S = 30,               /* with notifications: the least resync period */
-    RS_END_SLICE = 16384,           /* tasks a slice of a sweep's end (~0.2-0.5 ms) */
+    RS_END_SLICE = 16384,
+    RS_PARTIAL_TASKS_S = 100000,    /* a partial publish at most every N/this seconds */           /* tasks a slice of a sweep's end (~0.2-0.5 ms) */
 };
 
 static const double RS_READ_EVERY_S = 0.1;     /* the server's figures, while sweeping */
@@ -181,12 +182,17 @@ static void progress_show(rs_sweep *sw, bool force)
     rd_progress p = { .active = true, .done = (long)sw->scan.fetched, .total = total,
                       .share = share };
     model_source_progress(sw->env.model, "redis", &p);
-    if (now - pr->partial_at >= RS_PARTIAL_EVERY_S) {
+    if (now - pr->partial_at >= rs_partial_every(rix_size(sw->env.ix))) {
         pr->partial_at = now;
         sw->cbs.partial(sw->cbs.ud);     /* tells the model's watchers too */
     } else {
         sw->cbs.progress(sw->cbs.ud);
     }
+}
+
+double rs_partial_every(size_t n)
+{
+    return fmax(RS_PARTIAL_EVERY_S, (double)n / RS_PARTIAL_TASKS_S);
 }
 
 /* Glob-escaped for SCAN MATCH / PSUBSCRIBE. */

@@ -11,6 +11,7 @@
 #include "../../src/sources/rabbit_decode.h"
 #include "../../src/sources/redis_index.h"
 #include "../../src/sources/redis_record.h"
+#include "../../src/sources/redis_sweep.h"
 #include "../../src/sources/redis_url.h"
 
 static int failures;
@@ -511,6 +512,10 @@ static void test_index_end_slices(void)
     CHECK(index_same(whole, sliced));
     rix_free(sliced);
     rix_free(whole);
+    /* the partial publishes of the first sweep: once a second up to 100,000 tasks, then
+     * rarer (each walks the whole index) */
+    CHECK(rs_partial_every(0) == 1.0 && rs_partial_every(100000) == 1.0);
+    CHECK(rs_partial_every(300000) == 3.0 && rs_partial_every(1000000) == 10.0);
 }
 
 /* Ids of every form come back exactly, errors are held once however many tasks share them. */
