@@ -1,5 +1,6 @@
 #include "redis_index.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,18 @@ enum {
     RIX_DETAIL_HEAD = 3,            /* a detail: code, name, field count, then the error */
 };
 #define RIX_IDX_MASK ((1u << RIX_IDX_BITS) - 1)
+
+enum { RIX_END_NONE, RIX_END_WALK, RIX_END_COMPACT, RIX_END_REHASH };
+
+typedef struct rix_end {            /* a sweep's end under way, in slices (rix_sweep_end_step) */
+    int phase;                      /* RIX_END_*: the walk, then the arena, then the slots */
+    size_t k;                       /* the phase's next task (the walk goes down from n) */
+    size_t removed, work;           /* tasks removed so far; touched by the last slice */
+    uint8_t *arena;                 /* COMPACT: the new arena, holding tasks [0, k) */
+    size_t alen, acap;
+    uint32_t *slots;                /* REHASH: the new slots, holding tasks [0, k) */
+    size_t nslots;
+} rix_end;
 
 typedef struct rix_names {
     char *v[RIX_NAMES + 1];
@@ -43,7 +56,10 @@ struct rix {
     rix_names statuses, codes, names;
     bool overflow;
     uint64_t version;
+    rix_end end;
 };
+
+static void end_finish(rix *ix);
 
 static uint64_t hash_bytes(const void *p, size_t n)
 {
@@ -90,6 +106,8 @@ void rix_free(rix *ix)
 {
     if (!ix)
         return;
+    free(ix->end.arena);
+    free(ix->end.slots);
     free(ix->arena);
     free(ix->tasks);
     free(ix->marks);
@@ -165,7 +183,13 @@ uint32_t rix_fp(const rix *ix, const rix_task *t) { return ix->detail_fp[t->deta
 
 /* ---- ids and the hash slots ------------------------------------------------------ */
 
-static const uint8_t *entry_of(const rix *ix, const rix_task *t) { return ix->arena + t->id; }
+/* While the arena is compacted in slices, tasks [0, end.k) are already in the new one. */
+static const uint8_t *entry_of(const rix *ix, const rix_task *t)
+{
+    if (ix->end.phase == RIX_END_COMPACT && (size_t)(t - ix->tasks) < ix->end.k)
+        return ix->end.arena + t->id;
+    return ix->arena + t->id;
+}
 
 const char *rix_id(const rix *ix, const rix_task *t, rix_idbuf *buf)
 {
@@ -237,19 +261,24 @@ static uint32_t slot_value(uint64_t h, size_t k)
     return tag_of(h) << RIX_IDX_BITS | (uint32_t)(k + 1);
 }
 
+/* Task k into a table being built (ids are distinct: the first free slot). */
+static void slot_put(const rix *ix, uint32_t *slots, size_t nslots, size_t k)
+{
+    const uint8_t *e = entry_of(ix, &ix->tasks[k]);
+    uint64_t h = hash_bytes(e, rtid_enc_len(e));
+    size_t i = (size_t)(((h >> 32) * (uint64_t)nslots) >> 32);
+    while (slots[i])
+        i = i + 1 == nslots ? 0 : i + 1;
+    slots[i] = slot_value(h, k);
+}
+
 static void rehash(rix *ix, size_t nslots)
 {
     free(ix->slots);
     ix->nslots = nslots;
     ix->slots = xcalloc(nslots, sizeof *ix->slots);
-    for (size_t k = 0; k < ix->n; k++) {    /* ids are distinct: the first free slot */
-        const uint8_t *e = entry_of(ix, &ix->tasks[k]);
-        uint64_t h = hash_bytes(e, rtid_enc_len(e));
-        size_t i = home_of(ix, h);
-        while (ix->slots[i])
-            i = slot_next(ix, i);
-        ix->slots[i] = slot_value(h, k);
-    }
+    for (size_t k = 0; k < ix->n; k++)
+        slot_put(ix, ix->slots, nslots, k);
 }
 
 /* Slots for n tasks at most 80 % full. */
@@ -299,7 +328,8 @@ size_t rix_memory(const rix *ix)
 {
     return sizeof *ix + ix->cap * sizeof *ix->tasks + marks_words(ix->cap) * 8 + ix->acap +
            ix->nslots * sizeof *ix->slots + ix->fpcap * sizeof *ix->detail_fp +
-           intern_bytes(ix->details) + intern_bytes(ix->prefixes);
+           intern_bytes(ix->details) + intern_bytes(ix->prefixes) + ix->end.acap +
+           ix->end.nslots * sizeof *ix->end.slots;
 }
 
 static void tasks_resize(rix *ix, size_t cap)
@@ -320,23 +350,46 @@ static void mark_set(rix *ix, size_t k, bool on)
     ix->marks[k / 64] = on ? ix->marks[k / 64] | bit : ix->marks[k / 64] & ~bit;
 }
 
-/* Rewrites the arena without the garbage into `cap` bytes (O(n)). */
+/* Compaction: the live ids, in task order, into a new arena of `cap` bytes; between its
+ * slices (rix_sweep_end_step) tasks [0, end.k) are in the new arena, the rest in the old. */
+static void compact_begin(rix *ix, size_t cap)
+{
+    ix->end = (rix_end){ .phase = RIX_END_COMPACT, .removed = ix->end.removed,
+                         .work = ix->end.work, .arena = xmalloc(cap), .acap = cap };
+}
+
+static size_t compact_slice(rix *ix, size_t budget)
+{
+    rix_end *e = &ix->end;
+    size_t done = 0;
+    for (; e->k < ix->n && done < budget; done++) {
+        rix_task *t = &ix->tasks[e->k];
+        size_t len = rtid_enc_len(entry_of(ix, t));
+        memcpy(e->arena + e->alen, entry_of(ix, t), len);
+        t->id = (uint32_t)e->alen;
+        e->alen += len;
+        e->k++;
+    }
+    return done;
+}
+
+static void compact_done(rix *ix)
+{
+    free(ix->arena);
+    ix->arena = ix->end.arena;
+    ix->alen = ix->end.alen;
+    ix->acap = ix->end.acap;
+    ix->agarbage = 0;
+    ix->end.arena = NULL;
+}
+
+/* Rewrites the arena without the garbage into `cap` bytes at once (O(n)). */
 static void arena_compact(rix *ix, size_t cap)
 {
-    uint8_t *na = xmalloc(cap);
-    size_t off = 0;
-    for (size_t k = 0; k < ix->n; k++) {
-        rix_task *t = &ix->tasks[k];
-        size_t len = rtid_enc_len(entry_of(ix, t));
-        memcpy(na + off, entry_of(ix, t), len);
-        t->id = (uint32_t)off;
-        off += len;
-    }
-    free(ix->arena);
-    ix->arena = na;
-    ix->alen = off;
-    ix->acap = cap;
-    ix->agarbage = 0;
+    compact_begin(ix, cap);
+    compact_slice(ix, ix->n);
+    compact_done(ix);
+    ix->end = (rix_end){ .phase = RIX_END_NONE };
 }
 
 /* Room for need more bytes: the garbage goes first once it is an eighth of the arena, so
@@ -355,20 +408,6 @@ static void arena_room(rix *ix, size_t need)
         cap += cap / 2;
     ix->arena = xrealloc(ix->arena, cap);
     ix->acap = cap;
-}
-
-/* After a sweep: every array back to what the tasks need plus a little room (the same
- * sizes after every sweep over the same tasks, however much they churned in between). */
-static void trim(rix *ix)
-{
-    size_t live = ix->alen - ix->agarbage, acap = live + live / 16 + 4096;
-    if (ix->agarbage > 0 || ix->acap > acap + live / 16)
-        arena_compact(ix, acap);
-    if (ix->cap > ix->n + ix->n / 16 + 64)
-        tasks_resize(ix, ix->n + ix->n / 64 + 64);
-    size_t slots = slots_for(ix->n + ix->n / 32);
-    if (ix->nslots > slots + slots / 4)
-        rehash(ix, slots);
 }
 
 /* ---- upsert and remove ------------------------------------------------------------- */
@@ -449,6 +488,7 @@ static bool insert(rix *ix, const char *id, size_t idlen, const rtid_parts *p,
 {
     rix_key k;
     bool found;
+    end_finish(ix);
     if (ix->n >= ix->max) {
         ix->overflow = true;
         return false;
@@ -486,6 +526,7 @@ bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum)
 
 void rix_reserve(rix *ix, size_t n)
 {
+    end_finish(ix);
     if (n > ix->max)
         n = ix->max;
     if (slots_for(n) > ix->nslots)
@@ -520,6 +561,7 @@ bool rix_remove(rix *ix, const char *id, size_t idlen)
 {
     rix_key k;
     bool found;
+    end_finish(ix);
     if (!key_find(ix, id, idlen, &k))
         return false;
     size_t i = slot_find(ix, &k, &found);
@@ -530,6 +572,7 @@ bool rix_remove(rix *ix, const char *id, size_t idlen)
 
 void rix_sweep_begin(rix *ix)
 {
+    end_finish(ix);
     if (ix->marks)                     /* none before the first task */
         memset(ix->marks, 0, marks_words(ix->cap) * 8);
     ix->overflow = false;
@@ -546,20 +589,108 @@ void rix_touch(rix *ix, const char *id, size_t idlen)
         mark_set(ix, (ix->slots[i] & RIX_IDX_MASK) - 1, true);
 }
 
-size_t rix_sweep_end(rix *ix)
+/* ---- the end of a sweep, in slices ------------------------------------------------ */
+
+/* Removes the unmarked tasks, from the last down (a removal moves the last task, already
+ * walked, into the hole). */
+static size_t walk_slice(rix *ix, size_t budget)
 {
-    size_t removed = 0;
-    for (size_t k = ix->n; k-- > 0;) {
+    rix_end *e = &ix->end;
+    size_t done = 0;
+    for (; e->k > 0 && done < budget; done++) {
+        size_t k = --e->k;
         if (mark_get(ix, k))
             continue;
         rix_key key;
         bool found;
         key_of_entry(entry_of(ix, &ix->tasks[k]), &key);
         remove_at(ix, slot_find(ix, &key, &found));
-        removed++;
+        e->removed++;
     }
-    trim(ix);
+    return done;
+}
+
+static size_t rehash_slice(rix *ix, size_t budget)
+{
+    rix_end *e = &ix->end;
+    size_t done = 0;
+    for (; e->k < ix->n && done < budget; done++, e->k++)
+        slot_put(ix, e->slots, e->nslots, e->k);
+    return done;
+}
+
+/* The phase after a finished one: every array back to what the tasks need plus a little
+ * room (the same sizes after every sweep over the same tasks, however much they churned). */
+static void end_next(rix *ix)
+{
+    rix_end *e = &ix->end;
+    size_t live = ix->alen - ix->agarbage, acap = live + live / 16 + 4096;
+    if (e->phase == RIX_END_WALK && (ix->agarbage > 0 || ix->acap > acap + live / 16)) {
+        compact_begin(ix, acap);
+        return;
+    }
+    if (e->phase == RIX_END_COMPACT)
+        compact_done(ix);
+    if (e->phase == RIX_END_REHASH) {
+        free(ix->slots);
+        ix->slots = e->slots;
+        ix->nslots = e->nslots;
+        e->slots = NULL;
+    } else {
+        if (ix->cap > ix->n + ix->n / 16 + 64)
+            tasks_resize(ix, ix->n + ix->n / 64 + 64);
+        size_t slots = slots_for(ix->n + ix->n / 32);
+        if (ix->nslots > slots + slots / 4) {
+            e->slots = xcalloc(slots, sizeof *e->slots);
+            e->nslots = slots;
+            e->k = 0;
+            e->phase = RIX_END_REHASH;
+            return;
+        }
+    }
+    *e = (rix_end){ .phase = RIX_END_NONE, .removed = e->removed, .work = e->work };
+}
+
+static bool phase_over(const rix *ix)
+{
+    return ix->end.phase == RIX_END_WALK ? ix->end.k == 0 : ix->end.k == ix->n;
+}
+
+bool rix_sweep_end_step(rix *ix, size_t budget, size_t *removed)
+{
+    rix_end *e = &ix->end;
+    if (e->phase == RIX_END_NONE)
+        *e = (rix_end){ .phase = RIX_END_WALK, .k = ix->n };
+    e->work = 0;
+    while (e->phase != RIX_END_NONE && e->work < budget) {
+        size_t left = budget - e->work;
+        e->work += e->phase == RIX_END_WALK      ? walk_slice(ix, left)
+                   : e->phase == RIX_END_COMPACT ? compact_slice(ix, left)
+                                                 : rehash_slice(ix, left);
+        if (phase_over(ix))
+            end_next(ix);
+    }
+    if (removed)
+        *removed = e->removed;
+    return e->phase == RIX_END_NONE;
+}
+
+size_t rix_sweep_end(rix *ix)
+{
+    size_t removed = 0;
+    rix_sweep_end_step(ix, SIZE_MAX, &removed);
     return removed;
+}
+
+bool rix_sweep_ending(const rix *ix) { return ix->end.phase != RIX_END_NONE; }
+size_t rix_sweep_end_work(const rix *ix) { return ix->end.work; }
+
+/* A change the slices do not expect (a new task, a removal, a new sweep) first finishes the
+ * end under way: the index is then exactly what one rix_sweep_end would have left. */
+static void end_finish(rix *ix)
+{
+    if (ix->end.phase != RIX_END_NONE)
+        rix_sweep_end_step(ix, SIZE_MAX, NULL);
 }
 
 /* ---- ordered selection ---------------------------------------------------------- */

@@ -58,6 +58,14 @@ const rix_task *rix_get(const rix *ix, const char *id, size_t idlen);
 void rix_sweep_begin(rix *ix);
 void rix_touch(rix *ix, const char *id, size_t idlen);
 size_t rix_sweep_end(rix *ix);
+/* The same end in slices, so that the event loop runs between them: each call removes,
+ * moves or rehashes at most `budget` tasks and returns true once the end is over (*removed:
+ * the tasks removed so far). Queries between slices see a consistent index (ids being
+ * removed may still show); any other change (an insert, a removal, rix_reserve, a new
+ * rix_sweep_begin) first finishes the end, so the result is rix_sweep_end's exactly. */
+bool rix_sweep_end_step(rix *ix, size_t budget, size_t *removed);
+bool rix_sweep_ending(const rix *ix);            /* an end is under way */
+size_t rix_sweep_end_work(const rix *ix);        /* tasks the last slice touched */
 
 /* The task's exact id, written into buf (returns buf->s). */
 const char *rix_id(const rix *ix, const rix_task *t, rix_idbuf *buf);

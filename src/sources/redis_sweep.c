@@ -37,6 +37,8 @@ enum {
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
     RS_DIRTY_BATCH = 500,
     RS_RESYNC_S = 30,               /* with notifications: the least resync period */
+    RS_END_SLICE = 16384,
+    RS_PARTIAL_TASKS_S = 100000,    /* a partial publish at most every N/this seconds */           /* tasks a slice of a sweep's end (~0.2-0.5 ms) */
 };
 
 static const double RS_READ_EVERY_S = 0.1;     /* the server's figures, while sweeping */
@@ -88,7 +90,8 @@ struct rs_sweep {
 
     bool sweeping, swept_once, resync_wanted;
     bool sized;                     /* DBSIZE sent ahead of the first sweep */
-    bool publish_due;               /* sweep_finish's second step (the publish) is next */
+    bool ending;                    /* the index's end of the sweep, in slices, under way */
+    bool publish_due;               /* sweep_finish's last step (the publish) is next */
     int batches;                    /* sweep and notified-key batches in flight */
     rs_scan scan;
     rs_times times;
@@ -179,12 +182,17 @@ static void progress_show(rs_sweep *sw, bool force)
     rd_progress p = { .active = true, .done = (long)sw->scan.fetched, .total = total,
                       .share = share };
     model_source_progress(sw->env.model, "redis", &p);
-    if (now - pr->partial_at >= RS_PARTIAL_EVERY_S) {
+    if (now - pr->partial_at >= rs_partial_every(rix_size(sw->env.ix))) {
         pr->partial_at = now;
         sw->cbs.partial(sw->cbs.ud);     /* tells the model's watchers too */
     } else {
         sw->cbs.progress(sw->cbs.ud);
     }
+}
+
+double rs_partial_every(size_t n)
+{
+    return fmax(RS_PARTIAL_EVERY_S, (double)n / RS_PARTIAL_TASKS_S);
 }
 
 /* Glob-escaped for SCAN MATCH / PSUBSCRIBE. */
@@ -204,23 +212,24 @@ char *rs_key_pattern(const char *prefix)
 
 /* ---- finishing ------------------------------------------------------------------------ */
 
-/* The end of a sweep runs from its own zero-delay event, not inside the read event of the
- * last reply, in two steps of one walk of the whole index each, so that a key waits behind
- * one walk at most: rix_sweep_end, then (the event again) the publish. */
-static void sweep_finish(rs_sweep *sw)
+/* The next step of the sweep's end after the loop's next wait for I/O (a zero timeout, not
+ * event_active, which would run it in the same iteration), so that keys come first. */
+static void finish_later(rs_sweep *sw)
 {
-    if (sw->publish_due) {
-        sw->publish_due = false;
-        sw->swept_once = true;
-        sw->cbs.swept(sw->cbs.ud);
+    struct timeval tv = { 0, 0 };
+    evtimer_add(sw->ev_done, &tv);
+}
+
+/* One slice of the index's end (rix_sweep_end_step); after the last, the figures. */
+static void end_slice(rs_sweep *sw)
+{
+    rix *ix = sw->env.ix;
+    size_t removed;
+    if (!rix_sweep_end_step(ix, RS_END_SLICE, &removed)) {
+        finish_later(sw);
         return;
     }
-    if (!sw->sweeping || !sw->scan.done || sw->batches > 0 || sw->scan.inflight ||
-        rs_keyq_len(sw->scan.ahead) > 0)
-        return;                      /* aborted, or another sweep since */
-    sw->sweeping = false;
-    rix *ix = sw->env.ix;
-    size_t removed = rix_sweep_end(ix);
+    sw->ending = false;
     double now = clock_wall();
     sw->times.secs = now - sw->times.started;
     sw->times.last = now;
@@ -233,7 +242,31 @@ static void sweep_finish(rs_sweep *sw)
     model_source_progress(sw->env.model, "redis", NULL);
     model_source_ok(sw->env.model, "redis", now);
     sw->publish_due = true;
-    event_active(sw->ev_done, EV_TIMEOUT, 0);
+    finish_later(sw);
+}
+
+/* The end of a sweep runs from its own event, not inside the read event of the last reply,
+ * in steps with the loop free between them: the index's end in slices of RS_END_SLICE
+ * tasks (the walk over the index, the arena's compaction, the slots' rehash), then the
+ * publish. A key waits behind one slice or the publish at most. */
+static void sweep_finish(rs_sweep *sw)
+{
+    if (sw->publish_due) {
+        sw->publish_due = false;
+        sw->swept_once = true;
+        sw->cbs.swept(sw->cbs.ud);
+        return;
+    }
+    if (sw->ending) {
+        end_slice(sw);
+        return;
+    }
+    if (!sw->sweeping || !sw->scan.done || sw->batches > 0 || sw->scan.inflight ||
+        rs_keyq_len(sw->scan.ahead) > 0)
+        return;                      /* aborted, or another sweep since */
+    sw->sweeping = false;
+    sw->ending = true;
+    end_slice(sw);
 }
 
 static void on_done(evutil_socket_t fd, short what, void *arg)
@@ -366,7 +399,7 @@ static void on_dbsize(struct redisAsyncContext *ac, void *reply, void *priv)
 
 void rs_sweep_start(rs_sweep *sw)
 {
-    if (sw->sweeping || !rs_conn_ready(sw->env.conn))
+    if (sw->sweeping || sw->ending || !rs_conn_ready(sw->env.conn))
         return;
     sw->sweeping = true;
     sw->resync_wanted = false;
@@ -470,6 +503,8 @@ static void dirty_flush(rs_sweep *sw)
 
 void rs_sweep_step(rs_sweep *sw, bool notified)
 {
+    if (sw->ending)
+        return;                      /* notified keys wait for the end's last slice */
     if (!sw->sweeping && resync_due(sw, notified, clock_wall()))
         rs_sweep_start(sw);
     else if (!sw->sweeping)
@@ -532,6 +567,9 @@ void rs_sweep_resync(rs_sweep *sw) { sw->resync_wanted = true; }
 
 void rs_sweep_stop(rs_sweep *sw)
 {
+    if (sw->ending)                  /* the index complete; the figures and publish dropped */
+        rix_sweep_end(sw->env.ix);
+    sw->ending = false;
     sw->sweeping = sw->scan.inflight = false;
     rs_keyq_clear(sw->scan.ahead);
     evtimer_del(sw->budget.ev_pace);

@@ -31,6 +31,9 @@ typedef struct rs_sweep_cbs {
 /* The SCAN MATCH / PSUBSCRIBE pattern of a prefix's keys: "{escaped prefix}:*" (freed by
  * the caller). */
 char *rs_key_pattern(const char *prefix);
+/* Seconds between two partial publishes of the first sweep's index of n tasks so far: each
+ * walks the whole index (~1 ms a 100,000 tasks), so they grow rarer as it grows. */
+double rs_partial_every(size_t n);
 
 rs_sweep *rs_sweep_new(const rd_source_ctx *ctx, rs_conn *conn, const char *prefix,
                        const rs_sweep_cbs *cbs);

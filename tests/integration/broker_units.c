@@ -11,6 +11,7 @@
 #include "../../src/sources/rabbit_decode.h"
 #include "../../src/sources/redis_index.h"
 #include "../../src/sources/redis_record.h"
+#include "../../src/sources/redis_sweep.h"
 #include "../../src/sources/redis_url.h"
 
 static int failures;
@@ -436,6 +437,87 @@ static void test_index_memory_distinct(void)
     rix_free(ix);
 }
 
+/* A sweep begun over every `step`th task of [0, n), its end left to the caller. */
+static rix *index_swept(int n, int step)
+{
+    rix *ix = rix_new(4 * (size_t)n);
+    rix_reserve(ix, 3 * (size_t)n);         /* DBSIZE far above the tasks: the slots shrink */
+    char id[32];
+    for (int pass = 0; pass < 2; pass++) {
+        rix_sweep_begin(ix);
+        for (int i = 0; i < n; i += pass ? step : 1) {
+            snprintf(id, sizeof id, "task-%07d", 100000 + i);
+            rix_sum s = { .status = i % 5 ? "succeeded" : "failed", .attempt = 1,
+                          .error = i % 5 ? NULL : "boom", .dispatched_at = 1.7e9 + i };
+            rix_upsert(ix, id, strlen(id), &s);
+        }
+        if (pass == 0)
+            rix_sweep_end(ix);
+    }
+    return ix;
+}
+
+/* Every task found again by its id. */
+static bool index_whole(const rix *ix)
+{
+    rix_idbuf ib;
+    for (size_t k = 0; k < rix_size(ix); k++) {
+        const char *id = rix_id(ix, rix_at(ix, k), &ib);
+        if (rix_get(ix, id, strlen(id)) != rix_at(ix, k))
+            return false;
+    }
+    return true;
+}
+
+static bool index_same(const rix *a, const rix *b)
+{
+    rix_idbuf ia, ib;
+    if (rix_size(a) != rix_size(b) || rix_memory(a) != rix_memory(b))
+        return false;
+    for (size_t k = 0; k < rix_size(a); k++) {
+        const char *id = rix_id(b, rix_at(b, k), &ib);
+        if (strcmp(rix_id(a, rix_at(a, k), &ia), id) != 0 ||
+            rix_get(b, id, strlen(id)) != rix_at(b, k))
+            return false;
+    }
+    return true;
+}
+
+/* Issue 27: the end of a sweep (the walk, the arena's compaction, the slots' rehash) runs in
+ * slices of at most a budget of tasks, the loop free between them; queries work between
+ * slices, and the index ends exactly as with one rix_sweep_end. */
+static void test_index_end_slices(void)
+{
+    enum { N = 30000, BUDGET = 1000 };
+    rix *whole = index_swept(N, 3), *sliced = index_swept(N, 3);
+    size_t removed = rix_sweep_end(whole), got = 0, steps = 1, worst = 0;
+    for (; !rix_sweep_end_step(sliced, BUDGET, &got); steps++) {
+        worst = rix_sweep_end_work(sliced) > worst ? rix_sweep_end_work(sliced) : worst;
+        CHECK(rix_sweep_ending(sliced) && index_whole(sliced));
+    }
+    char msg[120];
+    snprintf(msg, sizeof msg, "%zu slices, the costliest %zu tasks, %zu removed of %zu",
+             steps, worst, got, removed);
+    fprintf(stderr, "index end: %s\n", msg);
+    CHECK_MSG(worst <= BUDGET && steps >= (N + 2 * (N / 3)) / BUDGET, msg); /* walk, arena, slots */
+    CHECK_MSG(got == removed && removed == N - N / 3 && !rix_sweep_ending(sliced), msg);
+    CHECK(index_same(whole, sliced));
+    rix_free(sliced);
+    sliced = index_swept(N, 3);                 /* a new task mid-end finishes it first */
+    rix_sweep_end_step(sliced, BUDGET, NULL);
+    rix_sum s = { .status = "failed", .dispatched_at = 1.8e9 };
+    rix_upsert(sliced, "task-9999999", 12, &s);
+    CHECK(!rix_sweep_ending(sliced) && rix_size(sliced) == rix_size(whole) + 1);
+    rix_remove(sliced, "task-9999999", 12);
+    CHECK(index_same(whole, sliced));
+    rix_free(sliced);
+    rix_free(whole);
+    /* the partial publishes of the first sweep: once a second up to 100,000 tasks, then
+     * rarer (each walks the whole index) */
+    CHECK(rs_partial_every(0) == 1.0 && rs_partial_every(100000) == 1.0);
+    CHECK(rs_partial_every(300000) == 3.0 && rs_partial_every(1000000) == 10.0);
+}
+
 /* Ids of every form come back exactly, errors are held once however many tasks share them. */
 static void test_index_forms(void)
 {
@@ -581,6 +663,7 @@ int main(void)
     test_index();
     test_index_memory();
     test_index_memory_distinct();
+    test_index_end_slices();
     test_index_forms();
     test_rabbit();
     if (failures)
