@@ -66,7 +66,7 @@ est AS (
          unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
    WHERE c.oid = 'execution'::regclass AND c.reltuples >= 50000
      AND u.v IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
-     AND u.f * c.reltuples >= 10000)
+     AND u.f * c.reltuples >= 2000)
 SELECT d.s::text AS status,
        COALESCE(est.count, least(x.n, 100000)) AS count,
        est.count IS NOT NULL AS estimated,

@@ -59,7 +59,7 @@ est AS (
          unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
    WHERE c.oid = 'jobs'::regclass AND c.reltuples >= 50000
      AND lower(u.v) IN ('completed', 'failed', 'cancelled')
-     AND u.f * c.reltuples >= 10000),
+     AND u.f * c.reltuples >= 2000),
 raw AS (
   SELECT d.s AS status, COALESCE(est.count, least(x.n, 100000)) AS count,
          est.count IS NOT NULL AS estimated, est.count IS NULL AND x.n > 100000 AS capped
