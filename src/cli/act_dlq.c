@@ -10,7 +10,7 @@
  * system's own rule and the retry-loop breaker (core/guard.h), as `retry --status` does;
  * resolve: each pending entry is resolved through the core's dlq_update route ([action
  * resolve]). Only the targets to send are frozen into a batch record (actions/batchrec.h),
- * then the breakdown, the confirmation and the run (act_select_run): resumable with
+ * then the breakdown, the confirmation and the run (act_tally_send): resumable with
  * `redrive batch resume ID`. A broker's or SQS's dead letters are not a store's: refused.
  * --select-only: the console's whole-set action on the DLQ (ui/setretry.c): the same
  * selection, reported as act_select.c reports it (act_report_*), the record staged.
@@ -257,14 +257,7 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san)
         goto out;
     }
     say_selection(&s, sel);
-    size_t n = batchrec_count(s.t.rec);
-    if (n == 0)
-        goto out;                       /* nothing to send (the breakdown said why) */
-    if ((rc = act_select_confirm(o, sys, n, san)) != RD_EXIT_OK)
-        goto out;
-    rc = act_select_run(l, s.t.rec, rate, san);
-    if (rc == RD_EXIT_OK && s.t.c.total > n)
-        rc = RD_EXIT_FAIL;              /* not every entry selected was sent */
+    rc = act_tally_send(o, l, &s.t, sys, rate, san);
 out:
     batchrec_free(s.t.rec);
     free(sel);

@@ -65,12 +65,8 @@ int act_select(act_opts *o, lookup_run *l, unsigned san);
 /* act_dlq.c: retry --dlq (the entries' executions) or resolve --dlq (the entries) across
  * every page of the store's DLQ, guarded, as a resumable batch. The exit code. */
 int act_dlq(act_opts *o, lookup_run *l, unsigned san);
-/* act_select.c, shared with act_dlq.c: the parsed --rate and --limit (false: said why);
- * the confirmation (--yes, y/N, or the typed count above confirm_over); the selection's
- * end: the batch record committed and run. */
+/* act_select.c, shared with act_dlq.c: the parsed --rate and --limit (false: said why). */
 bool act_select_limits(const act_opts *o, double *rate, long *limit);
-int act_select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san);
-int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san);
 /* What a store-wide selection (act_select.c, act_dlq.c) has read and frozen so far. */
 enum { ACT_HELD_SHOWN = 10 };   /* the first held-back targets named; the rest counted */
 typedef struct act_tally {
@@ -88,6 +84,11 @@ void act_report_str(const char *key, const char *val);
 void act_report_held(const act_opts *o, act_tally *t, const rd_guard_item *it, unsigned san);
 void act_report_page(const act_tally *t);
 int act_report_end(const act_tally *t, const char *sel);
+/* The selection's end (act_select.c, shared with act_dlq.c): the confirmation (--yes,
+ * y/N, or the typed count above confirm_over), then the batch record committed and run;
+ * the exit code (1 when nothing was to send or a selected target was held back). */
+int act_tally_send(const act_opts *o, lookup_run *l, const act_tally *t, const rd_system_cfg *sys,
+                   double rate, unsigned san);
 /* The password prompt of --select-only: none (it sends nothing, the console owns the
  * terminal). */
 void act_no_password(rd_actor *a, const char *prompt, void *ud);

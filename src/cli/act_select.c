@@ -203,7 +203,7 @@ static bool select_pages(select_run *s)
 
 /* RD_EXIT_OK to go ahead: --yes, else on a terminal y/N, or the typed count above
  * confirm_over (the console's rule). */
-int act_select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san)
+static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san)
 {
     if (o->opts.yes)
         return RD_EXIT_OK;
@@ -246,7 +246,7 @@ static void say_selection(const select_run *s, const char *sel, unsigned san)
         fprintf(stderr, "redrive: ... and %zu more not sent\n", t->held_shown - ACT_HELD_SHOWN);
 }
 
-int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san)
+static int record_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san)
 {
     char *jpath = session_journal_path(), why[400];
     rd_batch_info b = {0};
@@ -262,6 +262,21 @@ int act_select_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san)
     }
     batch_info_clear(&b);
     free(jpath);
+    return rc;
+}
+
+int act_tally_send(const act_opts *o, lookup_run *l, const act_tally *t, const rd_system_cfg *sys,
+                   double rate, unsigned san)
+{
+    size_t n = batchrec_count(t->rec);
+    if (n == 0)
+        return RD_EXIT_FAIL;            /* nothing to send (the breakdown said why) */
+    int rc = select_confirm(o, sys, n, san);
+    if (rc != RD_EXIT_OK)
+        return rc;
+    rc = record_run(l, t->rec, rate, san);
+    if (rc == RD_EXIT_OK && t->c.total > n)
+        rc = RD_EXIT_FAIL;              /* not every target selected was sent */
     return rc;
 }
 
@@ -338,14 +353,7 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
         goto out;
     }
     say_selection(&s, sel, san);
-    size_t n = batchrec_count(s.t.rec);
-    if (n == 0)
-        goto out;                       /* nothing to send (the breakdown said why) */
-    if ((rc = act_select_confirm(o, sys, n, san)) != RD_EXIT_OK)
-        goto out;
-    rc = act_select_run(l, s.t.rec, rate, san);
-    if (rc == RD_EXIT_OK && s.t.c.total > n)
-        rc = RD_EXIT_FAIL;              /* not every execution selected was sent */
+    rc = act_tally_send(o, l, &s.t, sys, rate, san);
 out:
     batchrec_free(s.t.rec);
     free(sel);

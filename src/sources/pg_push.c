@@ -17,6 +17,7 @@ typedef enum {
     P_LISTENING,                  /* LISTEN sent, not answered yet */
     P_ON,
     P_STANDBY, P_POOLER, P_SILENT, P_FAILED,
+    P_BUSY,                       /* UNLISTENed: notifications came too fast; polling */
 } push_state;
 
 struct pg_push {
@@ -42,6 +43,11 @@ struct pg_push {
     /* silence: polls that saw the data move with no notification around them */
     double prev_poll_at, silent_since;
     unsigned silent_polls;
+    /* busy: the notification rate over windows of PG_PUSH_RATE_WINDOW_S */
+    double window_at, busy_rate, relisten_at, relisten_s;
+    unsigned long window_n;
+    unsigned busy_windows;
+    bool unlisten_due;
     unsigned long notifications, refreshes;
 };
 
@@ -52,6 +58,7 @@ pg_push *pg_push_new(bool enabled, double min_interval_s)
     p->min_interval_s = min_interval_s >= 0 ? min_interval_s : 0.25;
     p->interval_s = p->min_interval_s;
     p->last_fire = -1e18;          /* never: the first notification refreshes at once */
+    p->relisten_s = PG_PUSH_RELISTEN_S;
     return p;
 }
 
@@ -75,10 +82,11 @@ void pg_push_free(pg_push *p)
 void pg_push_reconnect(pg_push *p)
 {
     p->due = false;
+    p->unlisten_due = false;
     p->answered = 0;
     p->pending = false;
     if (p->state == P_LISTENING || p->state == P_ON || p->state == P_STANDBY ||
-        p->state == P_FAILED)
+        p->state == P_FAILED || p->state == P_BUSY)
         p->state = P_NONE;        /* decided again once the new connection is set up */
 }
 
@@ -153,7 +161,13 @@ void pg_push_setup(pg_push *p, const rd_profile *prof, const char *extensions, b
 
 const char *const *pg_push_listen_due(pg_push *p, size_t *n)
 {
+    static const char *const unlisten[] = { "UNLISTEN *" };
     *n = 0;
+    if (p->unlisten_due) {
+        p->unlisten_due = false;
+        *n = 1;
+        return unlisten;
+    }
     if (!p->due)
         return NULL;
     p->due = false;
@@ -164,6 +178,8 @@ const char *const *pg_push_listen_due(pg_push *p, size_t *n)
 void pg_push_listened(pg_push *p, const PGresult *r)
 {
     ExecStatusType st = PQresultStatus(r);
+    if (p->state == P_BUSY)
+        return;                   /* the UNLISTEN (or a LISTEN sent before it) */
     if (st == PGRES_COMMAND_OK) {
         if (++p->answered == p->n_chan && p->state == P_LISTENING)
             p->state = P_ON;
@@ -190,11 +206,48 @@ void pg_push_pooled(pg_push *p)
         p->state = P_POOLER;
 }
 
+/* The rate over the window that ends now; two busy windows in a row: UNLISTEN. */
+static void busy_check(pg_push *p, double now)
+{
+    if (p->window_at == 0) {
+        p->window_at = now;
+        p->window_n = 0;
+    }
+    p->window_n++;
+    double span = now - p->window_at;
+    if (span < PG_PUSH_RATE_WINDOW_S)
+        return;
+    double rate = (double)p->window_n / span;
+    p->window_at = now;
+    p->window_n = 0;
+    if (rate <= PG_PUSH_BUSY_RATE) {
+        p->busy_windows = 0;
+        p->relisten_s = PG_PUSH_RELISTEN_S;   /* a calm window: the next spell starts short */
+        return;
+    }
+    if (++p->busy_windows < 2)
+        return;
+    p->state = P_BUSY;
+    p->busy_rate = rate;
+    p->busy_windows = 0;
+    p->unlisten_due = true;
+    p->due = false;
+    p->pending = false;
+    p->relisten_at = now + p->relisten_s;
+    p->relisten_s = p->relisten_s * 2 < PG_PUSH_RELISTEN_MAX_S ? p->relisten_s * 2
+                                                               : PG_PUSH_RELISTEN_MAX_S;
+}
+
 double pg_push_notified(pg_push *p, const char *channel, double now)
 {
     (void)channel;
     double quiet = now - p->last_notify;
     p->notifications++;
+    if (p->state == P_BUSY)
+        return -1;                /* sent before the UNLISTEN reached the server */
+    busy_check(p, now);
+    if (p->state == P_BUSY)
+        return -1;
     p->last_notify = now;
     p->silent_since = 0;
     p->silent_polls = 0;
@@ -225,6 +278,13 @@ void pg_push_polled(pg_push *p, bool changed, double now, double poll_s)
 {
     double prev = p->prev_poll_at;
     p->prev_poll_at = now;
+    if (p->state == P_BUSY && now >= p->relisten_at) {
+        p->state = P_LISTENING;   /* listen again: the rate decides anew */
+        p->answered = 0;
+        p->due = true;
+        p->window_at = 0;
+        return;
+    }
     if (p->state != P_ON || prev == 0 || !changed)
         return;
     /* a notification since (shortly before) the previous poll explains the change: the
@@ -255,6 +315,10 @@ const char *pg_push_state(pg_push *p)
     case P_STANDBY: return "off — standby";
     case P_POOLER: return "off — pgbouncer transaction pooling";
     case P_SILENT: return "off — no notifications seen";
+    case P_BUSY:
+        snprintf(w->text, sizeof w->text, "off — busy store (%.0f notifications/s): polling, "
+                 "listening again after %.0f s", p->busy_rate, p->relisten_at - p->window_at);
+        return w->text;
     case P_FAILED:
         snprintf(w->text, sizeof w->text, "off — LISTEN failed: %s", p->why);
         return w->text;

@@ -174,7 +174,9 @@ def under_writes(secs, rate=100.0):
     try:
         for th in ths:
             th.start()
-        time.sleep(6)                                  # warm-up: steady state
+        # warm-up: the steady state (consoles run for hours); 15 s covers the busy-store
+        # check of push (src/sources/pg_push.h: two 5 s windows over PG_PUSH_BUSY_RATE)
+        time.sleep(float(os.environ.get("BENCH_PUSH_WARMUP", "15")))
         t0, w0, c0 = pg_cpu_s(), time.perf_counter(), changes[0]
         time.sleep(secs)
         el = time.perf_counter() - w0

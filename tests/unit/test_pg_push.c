@@ -183,10 +183,66 @@ static void requires(void)
     profile_free(&none);
 }
 
+/* A store that keeps notifying faster than PG_PUSH_BUSY_RATE for two windows: UNLISTEN,
+ * poll, listen again after PG_PUSH_RELISTEN_S, twice as long when it is still busy, back
+ * to the short spell after a calm window. One burst alone is not busy. */
+static int notify_for(pg_push *push, double from, double secs, double rate)
+{
+    int n = 0;
+    for (double t = from; t < from + secs; t += 1.0 / rate, n++)
+        pg_push_notified(push, "execution_status_changed", t);
+    return n;
+}
+
+static void busy(const rd_profile *p)
+{
+    pg_push *push = listening(p, 0.25);
+    size_t n = 0;
+    for (int i = 0; i < 1000; i++)                          /* a burst, then calm */
+        pg_push_notified(push, "execution_created", 1.0 + i * 0.0005);
+    notify_for(push, 7.0, 10.0, 2.0);
+    CHECK(pg_push_on(push));
+    CHECK(pg_push_listen_due(push, &n) == NULL);
+
+    notify_for(push, 20.0, 10.5, 100.0);                    /* 100 a second for 10 s */
+    CHECK(!pg_push_on(push));
+    CHECK(!pg_push_slows_poll(push));                       /* the poll at its own rate */
+    CHECK_STR(pg_push_state(push), "off — busy store (100 notifications/s): polling, "
+              "listening again after 30 s");
+    const char *const *sql = pg_push_listen_due(push, &n);
+    CHECK(sql && n == 1 && strcmp(sql[0], "UNLISTEN *") == 0);
+    CHECK(pg_push_listen_due(push, &n) == NULL);
+    CHECK(pg_push_notified(push, "execution_created", 31.0) < 0);   /* in flight: ignored */
+    pg_push_polled(push, true, 40.0, 2.0);                  /* before the spell ends */
+    CHECK(pg_push_listen_due(push, &n) == NULL);
+    pg_push_polled(push, true, 61.0, 2.0);                  /* listen again */
+    sql = pg_push_listen_due(push, &n);
+    CHECK(sql && n == 2 && strcmp(sql[0], "LISTEN \"execution_created\"") == 0);
+    PGresult *ok = PQmakeEmptyPGresult(NULL, PGRES_COMMAND_OK);
+    pg_push_listened(push, ok);
+    pg_push_listened(push, ok);
+    CHECK(pg_push_on(push));
+    notify_for(push, 62.0, 10.5, 50.0);                     /* still busy: a longer spell */
+    CHECK_STR(pg_push_state(push), "off — busy store (50 notifications/s): polling, "
+              "listening again after 60 s");
+    pg_push_listen_due(push, &n);
+    pg_push_polled(push, false, 200.0, 2.0);
+    pg_push_listen_due(push, &n);
+    pg_push_listened(push, ok);
+    pg_push_listened(push, ok);
+    notify_for(push, 201.0, 6.0, 1.0);                      /* a calm window */
+    notify_for(push, 210.0, 16.0, 40.0);                    /* busy again: the short spell */
+    CHECK_STR(pg_push_state(push), "off — busy store (40 notifications/s): polling, "
+              "listening again after 30 s");
+    PQclear(ok);
+    pg_push_free(push);
+}
+
 int main(void)
 {
     rd_profile p = prof(ATTUNE);
     burst(&p);
+    busy(&p);
     silent(&p);
     off_reasons(&p);
     requires();
