@@ -53,11 +53,23 @@ def db():
     name, n, nw, _ = B.ensure_bench_attune()
     assert (n, nw) == (N_EXEC, N_WORKERS)
     # as autovacuum keeps a production table: the visibility map set (the database is
-    # reused, and a VACUUM that ran beside an older snapshot, a standby's feedback
-    # included, may have left it unset: every index-only count then reads the heap)
+    # reused, and a VACUUM that ran beside an older snapshot may have left it unset: every
+    # index-only count then reads the heap)
+    # A standby's feedback holds the horizon back until it has replayed the load: again
+    # until the map is set (or say why not).
     c = admin(name)
-    c.cursor().execute("VACUUM (ANALYZE) attune.execution")
+    cur = c.cursor()
+    deadline = time.monotonic() + 120
+    while True:
+        cur.execute("VACUUM (ANALYZE) attune.execution")
+        cur.execute("SELECT relallvisible, relpages FROM pg_class WHERE oid = 'attune.execution'::regclass")
+        visible, pages = cur.fetchone()
+        if visible >= 0.95 * pages or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     c.close()
+    assert visible >= 0.95 * pages, ("VACUUM could not set the visibility map (a horizon held "
+                                     "back: a standby's feedback, an old transaction)", visible, pages)
     return name
 
 

@@ -314,7 +314,7 @@ def test_redis_check_says_the_sweep_reads_the_replica(sb, tmp_path):
     test_redis_sweep_budget.py)."""
     cfg = write_config(tmp_path, {"al": alakai_cfg(sb)})
     p = subprocess.run([BIN, "--config", cfg, "check", "--system", "al"], capture_output=True,
-                       timeout=60, env=dict(os.environ, HOME=str(tmp_path), LANG="C"))
+                       timeout=60, env=dict(os.environ, HOME=str(tmp_path), LANG="C", LC_ALL="C"))
     out = p.stdout.decode(errors="replace")
     sweep = [ln for ln in out.splitlines() if "sweep:" in ln]
     # on a loaded machine the first sweep may still run when check reports: then the line
