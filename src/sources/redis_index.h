@@ -79,7 +79,10 @@ const char *rix_code_name(const rix *ix, const rix_task *t);   /* NULL none */
 const char *rix_task_name(const rix *ix, const rix_task *t);   /* NULL none */
 uint32_t rix_hash_fp(const char *fingerprint);                 /* 0 for ""/NULL */
 
-/* Ordered selection, newest first (dispatched_at desc, id desc). */
+/* The task's id in its compact form (redis_taskid.h), for rtid_quick_cmp. */
+const uint8_t *rix_entry(const rix *ix, const rix_task *t);
+
+/* Ordered selection, newest first (dispatched_at desc, id desc): redis_select.c. */
 typedef bool (*rix_pred)(const rix *ix, const rix_task *t, void *ud);
 typedef struct rix_cursor {
     bool set;               /* false = from the start */
