@@ -53,32 +53,51 @@ static bool failed_status(const rix *ix, signed char *known, uint8_t k)
     return known[k] > 0;
 }
 
-/* The failures of the window, in f (owned); their number. */
-static size_t window_failures(const rix *ix, double since, rs_fail **f)
+struct rs_groups_job {               /* the failures of the window, gathered in slices */
+    const rix *ix;
+    double now, window_s, since;
+    long cap;
+    signed char known[256];         /* failed_status, per interned status id */
+    rs_fail *f;
+    size_t n, fcap;
+};
+
+rs_groups_job *rs_groups_begin(const rix *ix, double now, double window_s, long cap)
 {
-    signed char known[256] = { 0 };
-    size_t n = 0, cap = 0;
-    *f = NULL;
-    for (size_t i = 0; i < rix_size(ix); i++) {
-        const rix_task *t = rix_at(ix, i);
-        double at = failed_at(t);
-        if (at <= since || !failed_status(ix, known, t->status))
-            continue;
-        xgrow(f, &cap, n + 1, sizeof **f);
-        (*f)[n++] = (rs_fail){ at, (uint32_t)i, t->detail, t->attempt, t->status };
-    }
-    return n;
+    rs_groups_job *g = xcalloc(1, sizeof *g);
+    *g = (rs_groups_job){ .ix = ix, .now = now, .window_s = window_s,
+                          .since = now - window_s, .cap = cap };
+    return g;
 }
 
-rd_sgroups *rs_groups_build(const rix *ix, double now, double window_s, long cap,
-                            rs_groups_proto proto, void *ud)
+void rs_groups_offer(rs_groups_job *g, size_t i)
 {
-    rd_sgroups *g = sgroups_new(window_s, cap, now);
-    rs_fail *f;
-    size_t n = window_failures(ix, now - window_s, &f);
-    if (cap > 0 && n > (size_t)cap) {            /* the newest cap of them */
+    const rix_task *t = rix_at(g->ix, i);
+    double at = failed_at(t);
+    if (at <= g->since || !failed_status(g->ix, g->known, t->status))
+        return;
+    xgrow(&g->f, &g->fcap, g->n + 1, sizeof *g->f);
+    g->f[g->n++] = (rs_fail){ at, (uint32_t)i, t->detail, t->attempt, t->status };
+}
+
+void rs_groups_cancel(rs_groups_job *g)
+{
+    if (!g)
+        return;
+    free(g->f);
+    free(g);
+}
+
+rd_sgroups *rs_groups_end(rs_groups_job *job, rs_groups_proto proto, void *ud)
+{
+    const rix *ix = job->ix;
+    double now = job->now;
+    rd_sgroups *g = sgroups_new(job->window_s, job->cap, now);
+    rs_fail *f = job->f;
+    size_t n = job->n;
+    if (job->cap > 0 && n > (size_t)job->cap) {            /* the newest cap of them */
         qsort(f, n, sizeof *f, newest_first);
-        n = (size_t)cap;
+        n = (size_t)job->cap;
         sgroups_set_capped(g, true);
     }
     qsort(f, n, sizeof *f, by_key);
@@ -95,7 +114,16 @@ rd_sgroups *rs_groups_build(const rix *ix, double now, double window_s, long cap
         proto(rix_at(ix, f[a].i), &e, ud);
         sgroups_add(g, &e, &tl);
     }
-    free(f);
+    rs_groups_cancel(job);
     sgroups_finish(g);
     return g;
+}
+
+rd_sgroups *rs_groups_build(const rix *ix, double now, double window_s, long cap,
+                            rs_groups_proto proto, void *ud)
+{
+    rs_groups_job *g = rs_groups_begin(ix, now, window_s, cap);
+    for (size_t i = 0; i < rix_size(ix); i++)
+        rs_groups_offer(g, i);
+    return rs_groups_end(g, proto, ud);
 }

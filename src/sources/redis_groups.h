@@ -5,7 +5,8 @@
  * else the newest attempt's dispatchedAt — the newest `cap` of them at most, tallied per
  * distinct raw error, task name, status and attempt (what the system's rule reads), then
  * normalized and merged by storegroups.c (fingerprint.c: the one definition). Pure over
- * the index (no I/O); the index in memory is walked once.
+ * the index (no I/O); the index in memory is walked once, whole (rs_groups_build) or in
+ * slices (rs_groups_begin, _offer each task once, _end: the publish job of redis_view.c).
  */
 #include "../core/storegroups.h"
 #include "redis_index.h"
@@ -18,3 +19,10 @@ typedef void (*rs_groups_proto)(const rix_task *t, rd_execution *e, void *ud);
  * newest; capped when more failed). */
 rd_sgroups *rs_groups_build(const rix *ix, double now, double window_s, long cap,
                             rs_groups_proto proto, void *ud);
+
+/* The same in slices: no removal from the index between begin and end (rix_layout). */
+typedef struct rs_groups_job rs_groups_job;
+rs_groups_job *rs_groups_begin(const rix *ix, double now, double window_s, long cap);
+void rs_groups_offer(rs_groups_job *g, size_t i);
+rd_sgroups *rs_groups_end(rs_groups_job *g, rs_groups_proto proto, void *ud);   /* frees g */
+void rs_groups_cancel(rs_groups_job *g);

@@ -56,6 +56,7 @@ struct rix {
     rix_names statuses, codes, names;
     bool overflow;
     uint64_t version;
+    uint64_t layout;                /* rix_layout: bumped by every removal */
     rix_end end;
 };
 
@@ -125,6 +126,7 @@ size_t rix_size(const rix *ix) { return ix->n; }
 const rix_task *rix_at(const rix *ix, size_t i) { return &ix->tasks[i]; }
 bool rix_overflow(const rix *ix) { return ix->overflow; }
 uint64_t rix_version(const rix *ix) { return ix->version; }
+uint64_t rix_layout(const rix *ix) { return ix->layout; }
 
 /* Interned name index; the last slot collects everything beyond the table. */
 static uint8_t intern_name(rix_names *nm, const char *s, uint8_t none)
@@ -557,6 +559,7 @@ static void remove_at(rix *ix, size_t i)
     }
     ix->n--;
     ix->version++;
+    ix->layout++;
 }
 
 bool rix_remove(rix *ix, const char *id, size_t idlen)

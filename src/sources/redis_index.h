@@ -45,6 +45,9 @@ size_t rix_size(const rix *ix);
 const rix_task *rix_at(const rix *ix, size_t i);
 bool rix_overflow(const rix *ix);        /* some tasks were not indexed (cap) */
 uint64_t rix_version(const rix *ix);     /* bumped by every change */
+/* Bumped whenever a task's position (its i for rix_at) changes or a position goes: by a
+ * removal, which moves the last task into the hole (a sweep's end removes in slices). */
+uint64_t rix_layout(const rix *ix);
 
 /* Insert or replace; returns true when the summary changed. */
 bool rix_upsert(rix *ix, const char *id, size_t idlen, const rix_sum *sum);
@@ -97,6 +100,14 @@ size_t rix_memory(const rix *ix);
 /* Up to n indices (valid until the next change) into out; *more when further match. */
 size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from,
                   size_t n, uint32_t *out, bool *more);
+/* The same selection fed in slices: tasks offered one by one (any order, each once), then
+ * finished into out (rix_sel_finish frees it). Between offers the index may take appends
+ * and in-place updates (they are picked up or missed), never a removal (rix_layout). */
+typedef struct rix_sel rix_sel;
+rix_sel *rix_sel_new(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from, size_t n);
+void rix_sel_offer(rix_sel *s, size_t k);
+size_t rix_sel_finish(rix_sel *s, uint32_t *out, bool *more);
+void rix_sel_free(rix_sel *s);
 /* As rix_select but backwards: the n tasks just before the cursor, returned in
  * newest-first order (for "previous page"). */
 size_t rix_select_before(const rix *ix, rix_pred pred, void *ud, const rix_cursor *c,

@@ -1,7 +1,8 @@
 /*
  * Ordered selection over the Redis task index (redis_index.h): the newest n tasks that
  * match a predicate from a cursor, or the n just before it, newest first (dispatched_at
- * desc, then id desc), with a bounded heap: one pass over the index, n + 1 entries kept.
+ * desc, then id desc), with a bounded heap: one pass over the index, n + 1 entries kept;
+ * the pass may be fed in slices (rix_sel_*: the publish job of redis_view.c).
  * Reads the index through its accessors only.
  */
 #include <stdint.h>
@@ -104,31 +105,70 @@ static void heap_drain_newest_first(heap *h, uint32_t *v)
     }
 }
 
-size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from,
-                  size_t n, uint32_t *out, bool *more)
+struct rix_sel {                    /* a selection fed in slices */
+    heap h;                         /* n + 1 kept: the one past the page says "more" */
+    rix_pred pred;
+    void *ud;
+    rix_cursor from;                /* unset: from the newest */
+    size_t n;
+};
+
+rix_sel *rix_sel_new(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from, size_t n)
 {
-    heap h = { ix, xmalloc((n + 1) * sizeof(uint32_t)), 0, n + 1, +1 };
-    for (size_t k = 0, n_ix = rix_size(ix); k < n_ix; k++) {
-        const rix_task *t = rix_at(ix, k);
-        if (from && from->set) {
-            int c = cmp_cursor(ix, t, from);
-            if (c > 0 || (c == 0 && !from->inclusive))
-                continue;
-        }
-        if (heap_rejects(&h, t->dispatched_at) || (pred && !pred(ix, t, ud)))
-            continue;
-        heap_offer(&h, (uint32_t)k);
+    rix_sel *s = xcalloc(1, sizeof *s);
+    s->h = (heap){ ix, xmalloc((n + 1) * sizeof(uint32_t)), 0, n + 1, +1 };
+    s->pred = pred;
+    s->ud = ud;
+    if (from)
+        s->from = *from;
+    s->n = n;
+    return s;
+}
+
+void rix_sel_offer(rix_sel *s, size_t k)
+{
+    const rix *ix = s->h.ix;
+    const rix_task *t = rix_at(ix, k);
+    if (s->from.set) {
+        int c = cmp_cursor(ix, t, &s->from);
+        if (c > 0 || (c == 0 && !s->from.inclusive))
+            return;
     }
-    *more = h.n > n;
-    size_t total = h.n;
+    if (heap_rejects(&s->h, t->dispatched_at) || (s->pred && !s->pred(ix, t, s->ud)))
+        return;
+    heap_offer(&s->h, (uint32_t)k);
+}
+
+void rix_sel_free(rix_sel *s)
+{
+    if (!s)
+        return;
+    free(s->h.v);
+    free(s);
+}
+
+size_t rix_sel_finish(rix_sel *s, uint32_t *out, bool *more)
+{
+    heap *h = &s->h;
+    *more = h->n > s->n;
+    size_t total = h->n;
     uint32_t *sorted = xmalloc((total + 1) * sizeof *sorted);
-    heap_drain_newest_first(&h, sorted);
-    size_t got = total > n ? n : total;
+    heap_drain_newest_first(h, sorted);
+    size_t got = total > s->n ? s->n : total;
     if (got)
         memcpy(out, sorted, got * sizeof *out);
     free(sorted);
-    free(h.v);
+    rix_sel_free(s);
     return got;
+}
+
+size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from,
+                  size_t n, uint32_t *out, bool *more)
+{
+    rix_sel *s = rix_sel_new(ix, pred, ud, from, n);
+    for (size_t k = 0, n_ix = rix_size(ix); k < n_ix; k++)
+        rix_sel_offer(s, k);
+    return rix_sel_finish(s, out, more);
 }
 
 size_t rix_select_before(const rix *ix, rix_pred pred, void *ud, const rix_cursor *c,

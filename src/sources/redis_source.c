@@ -253,9 +253,9 @@ static void op_groups(rd_source *src, double window_s, long cap)
         publish(s, true);
 }
 
-static bool op_settled(const rd_source *src)
+static bool op_settled(const rd_source *src)   /* and its publish, if any, is over */
 {
-    return impl(src)->settled;
+    return impl(src)->settled && !rs_view_busy(impl(src)->view);
 }
 
 static bool op_idle(const rd_source *src)

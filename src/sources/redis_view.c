@@ -5,6 +5,8 @@
  */
 #include "redis_view.h"
 
+#include <event2/event.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,35 @@
 
 static const char SRC_NAME[] = "redis";   /* our share of the model's DLQ */
 
-enum { RS_PAGE_MAX = 500, RS_DLQ_PAGE = 100 };
+enum {
+    RS_PAGE_MAX = 500, RS_DLQ_PAGE = 100,
+    RS_PUBLISH_SLICE = 16384,       /* tasks a step of the publish job visits */
+};
+
+typedef struct pred_ctx {           /* a publish's predicates: statuses by interned ids */
+    const struct rs_view *v;
+    double now;
+    double orphan_before;           /* dispatched before this and running: orphan */
+    int running, failed;            /* rix_status_id, -1 none */
+} pred_ctx;
+
+typedef struct rs_pubjob {          /* a publish under way: one walk over the index, in
+                                     * slices, every figure and selection fed at once */
+    bool on;
+    size_t k;                       /* the next task */
+    uint64_t version, layout;       /* the index's, when the walk began */
+    pred_ctx p;
+    long by[256];                   /* tasks by interned status */
+    long orphans, dead, fails_recent;
+    double young;                   /* the oldest dispatch of a running task not yet an
+                                     * orphan: the first to turn one (HUGE_VAL: none) */
+    rix_sel *page, *dlq;            /* dlq NULL: not wanted */
+    size_t page_n, dlq_n;
+    rs_groups_job *groups;          /* NULL: not wanted */
+    bool whole;                     /* the index was whole when the walk began */
+    int steps, restarts;
+    double wall0, cpu, cpu_max;     /* for RD_REDIS_DEBUG */
+} rs_pubjob;
 
 struct rs_view {
     rd_source_ctx ctx;              /* the model, cfg, on_change */
@@ -31,9 +61,13 @@ struct rs_view {
     bool chain_wanted, chain_busy;
     bool dlq_wanted, dlq_sent;
     int dlq_pages;
-    uint64_t published_version;     /* rix_version when published */
-    long published_orphans;
-    bool dirty;                     /* filter or page changed since */
+    uint64_t published_version;     /* rix_version when the last publish began */
+    double published_young;         /* its rs_pubjob.young */
+    bool dirty;                     /* filter, page or a request changed since */
+    rs_pubjob job;
+    struct event *ev_step;          /* the job's next step, from the loop */
+    size_t slice;                   /* tasks a step, 0: RS_PUBLISH_SLICE */
+    bool debug;                     /* RD_REDIS_DEBUG: each publish's figures on stderr */
     /* the error groups asked for (their window and bound), computed at the next publish;
      * asked again while the index is not whole (the first sweep runs: partial) */
     double groups_window_s;
@@ -43,14 +77,22 @@ struct rs_view {
 
 /* ---- publishing to the model ------------------------------------------------------------ */
 
-/* The publish's context: statuses compared by their interned ids (a publish walks every
- * task, several times). */
-typedef struct pred_ctx {
-    const rs_view *v;
-    double now;
-    double orphan_before;           /* dispatched before this and running: orphan */
-    int running, failed;            /* rix_status_id, -1 none */
-} pred_ctx;
+static void job_drop(rs_pubjob *j)
+{
+    rix_sel_free(j->page);
+    rix_sel_free(j->dlq);
+    rs_groups_cancel(j->groups);
+    j->page = j->dlq = NULL;
+    j->groups = NULL;
+    j->on = false;
+}
+
+static void job_account(rs_pubjob *j, double cpu)
+{
+    j->steps++;
+    j->cpu += cpu;
+    j->cpu_max = cpu > j->cpu_max ? cpu : j->cpu_max;
+}
 
 static pred_ctx pred_of(const rs_view *v, double now)
 {
@@ -139,133 +181,217 @@ static void exec_from_task(const rs_view *v, const rix_task *t, const pred_ctx *
     }
 }
 
-static void publish_page(rs_view *v, pred_ctx *p)
-{
-    size_t n = v->ctx.cfg->ui.page_size > 0 ? (size_t)v->ctx.cfg->ui.page_size : 100;
-    if (n > RS_PAGE_MAX)
-        n = RS_PAGE_MAX;
-    uint32_t *idx = xmalloc(n * sizeof *idx);
-    bool more;
-    size_t got = rix_select(v->ix, match_filter, p, &v->page_from, n, idx, &more);
-    rd_execution *items = got ? xcalloc(got, sizeof *items) : NULL;
-    for (size_t i = 0; i < got; i++)
-        exec_from_task(v, rix_at(v->ix, idx[i]), p, &items[i]);
-    free(idx);
-    model_set_execs(v->ctx.model, items, got, more);
-}
-
-static void publish_counts(rs_view *v, pred_ctx *p, long *orphans, long *dead)
-{
-    long by[256] = { 0 };
-    double now = p->now;
-    long fails_recent = 0;
-    *orphans = *dead = 0;
-    for (size_t i = 0; i < rix_size(v->ix); i++) {
-        const rix_task *t = rix_at(v->ix, i);
-        by[t->status]++;
-        *orphans += is_orphan(p, t);
-        *dead += is_dead(v->ix, t, p);
-        fails_recent += t->status == p->failed && (double)t->resolved_s > now - 300 &&
-                        (double)t->resolved_s <= now;
-    }
-    size_t nc = 0;
-    rd_count *c = xcalloc(256, sizeof *c);
-    for (size_t k = 0; k < 256; k++) {
-        if (!by[k])
-            continue;
-        rix_task probe = { .status = (uint8_t)k };
-        snprintf(c[nc].status, sizeof c[nc].status, "%s", rix_status_name(v->ix, &probe));
-        c[nc].count = by[k];
-        c[nc].estimated = rix_overflow(v->ix);
-        nc++;
-    }
-    rd_model *m = v->ctx.model;
-    model_set_counts(m, c, nc);
-    m->orphan_suspects = *orphans;
-    m->failing_rate = fails_recent / 5.0;
-}
-
 static void group_proto(const rix_task *t, rd_execution *e, void *ud)
 {
     const pred_ctx *p = ud;
     exec_from_task(p->v, t, p, e);
 }
 
-/* The store's error groups, on demand only (rs_view_want_groups), from the index: while
- * the first sweep runs they are those of the tasks read so far (the model says partial),
- * computed again once the index is whole. */
-static void publish_groups(rs_view *v, pred_ctx *p)
+/* ---- the publish job: one walk over the index, in slices --------------------------------- */
+
+/* Starts the walk over (a publish's parameters taken now: the filter, the page, the DLQ
+ * and groups wanted); the running job, if any, is dropped. */
+static void job_begin(rs_view *v, double now)
 {
-    if (!v->groups_wanted)
-        return;
-    model_set_sgroups(v->ctx.model, rs_groups_build(v->ix, p->now, v->groups_window_s,
-                                                    v->groups_cap, group_proto, p));
-    model_sgroups_pending(v->ctx.model, false);
-    v->groups_wanted = !v->whole;
+    rs_pubjob *j = &v->job;
+    job_drop(j);
+    *j = (rs_pubjob){ .on = true, .version = rix_version(v->ix), .layout = rix_layout(v->ix),
+                      .p = pred_of(v, now), .young = HUGE_VAL, .whole = v->whole,
+                      .wall0 = clock_wall(), .restarts = j->restarts };
+    size_t n = v->ctx.cfg->ui.page_size > 0 ? (size_t)v->ctx.cfg->ui.page_size : 100;
+    j->page_n = n > RS_PAGE_MAX ? RS_PAGE_MAX : n;
+    j->page = rix_sel_new(v->ix, match_filter, &j->p, &v->page_from, j->page_n);
+    if (v->dlq_wanted) {
+        j->dlq_n = (size_t)RS_DLQ_PAGE * (size_t)(v->dlq_pages > 0 ? v->dlq_pages : 1);
+        j->dlq = rix_sel_new(v->ix, is_dead, &j->p, NULL, j->dlq_n);
+    }
+    if (v->groups_wanted)
+        j->groups = rs_groups_begin(v->ix, now, v->groups_window_s, v->groups_cap);
+    v->dirty = false;
+}
+
+/* One task, into every figure and selection of the publish. */
+static void job_visit(rs_pubjob *j, const rix *ix, size_t k)
+{
+    const rix_task *t = rix_at(ix, k);
+    const pred_ctx *p = &j->p;
+    bool orphan = is_orphan(p, t);
+    j->by[t->status]++;
+    j->orphans += orphan;
+    if (!orphan && t->status == p->running && t->dispatched_at > 0 && t->dispatched_at < j->young)
+        j->young = t->dispatched_at;
+    j->dead += is_dead(ix, t, &j->p);
+    j->fails_recent += t->status == p->failed && (double)t->resolved_s > p->now - 300 &&
+                       (double)t->resolved_s <= p->now;
+    rix_sel_offer(j->page, k);
+    if (j->dlq)
+        rix_sel_offer(j->dlq, k);
+    if (j->groups)
+        rs_groups_offer(j->groups, k);
+}
+
+static void set_counts(rs_view *v, const rs_pubjob *j)
+{
+    size_t nc = 0;
+    rd_count *c = xcalloc(256, sizeof *c);
+    for (size_t k = 0; k < 256; k++) {
+        if (!j->by[k])
+            continue;
+        rix_task probe = { .status = (uint8_t)k };
+        snprintf(c[nc].status, sizeof c[nc].status, "%s", rix_status_name(v->ix, &probe));
+        c[nc].count = j->by[k];
+        c[nc].estimated = rix_overflow(v->ix);
+        nc++;
+    }
+    rd_model *m = v->ctx.model;
+    model_set_counts(m, c, nc);
+    m->orphan_suspects = j->orphans;
+    m->failing_rate = j->fails_recent / 5.0;
+}
+
+static void set_page(rs_view *v, rs_pubjob *j)
+{
+    uint32_t *idx = xmalloc(j->page_n * sizeof *idx);
+    bool more;
+    size_t got = rix_sel_finish(j->page, idx, &more);
+    j->page = NULL;
+    rd_execution *items = got ? xcalloc(got, sizeof *items) : NULL;
+    for (size_t i = 0; i < got; i++)
+        exec_from_task(v, rix_at(v->ix, idx[i]), &j->p, &items[i]);
+    free(idx);
+    model_set_execs(v->ctx.model, items, got, more);
+}
+
+static void dlq_entry(const rix *ix, const rix_task *t, const pred_ctx *p, rd_dlq_entry *d)
+{
+    bool orphan = is_orphan(p, t);
+    rix_idbuf id;
+    d->id = xstrdup(rix_id(ix, t, &id));
+    d->queue = xstrdup("alakai");
+    d->execution_id = xstrdup(id.s);
+    d->reason = xstrdup(orphan ? "orphan suspect" : "budget exhausted");
+    d->count = t->attempt;
+    d->first_death_at = d->last_death_at = orphan ? t->dispatched_at : (double)t->resolved_s;
+    d->payload = *rix_error(ix, t) ? xstrdup(rix_error(ix, t)) : NULL;
 }
 
 /* Our DLQ entries ("alakai") replace only our own share of the model's DLQ. */
-static void publish_dlq(rs_view *v, pred_ctx *p, long dead)
+static void set_dlq(rs_view *v, rs_pubjob *j)
 {
     rd_model *m = v->ctx.model;
-    model_dlq_total(m, SRC_NAME, dead);
-    if (!v->dlq_wanted)
+    model_dlq_total(m, SRC_NAME, j->dead);
+    if (!j->dlq)
         return;
-    size_t want = (size_t)RS_DLQ_PAGE * (size_t)(v->dlq_pages > 0 ? v->dlq_pages : 1);
-    uint32_t *idx = xmalloc(want * sizeof *idx);
+    uint32_t *idx = xmalloc(j->dlq_n * sizeof *idx);
     bool more;
-    size_t got = rix_select(v->ix, is_dead, p, NULL, want, idx, &more);
+    size_t got = rix_sel_finish(j->dlq, idx, &more);
+    j->dlq = NULL;
     rd_dlq_entry *items = xcalloc(got + 1, sizeof *items);
-    for (size_t i = 0; i < got; i++) {
-        const rix *ix = v->ix;
-        const rix_task *t = rix_at(ix, idx[i]);
-        rd_dlq_entry *d = &items[i];
-        bool orphan = is_orphan(p, t);
-        rix_idbuf id;
-        d->id = xstrdup(rix_id(ix, t, &id));
-        d->queue = xstrdup("alakai");
-        d->execution_id = xstrdup(id.s);
-        d->reason = xstrdup(orphan ? "orphan suspect" : "budget exhausted");
-        d->count = t->attempt;
-        d->first_death_at = d->last_death_at = orphan ? t->dispatched_at : (double)t->resolved_s;
-        d->payload = *rix_error(ix, t) ? xstrdup(rix_error(ix, t)) : NULL;
-    }
+    for (size_t i = 0; i < got; i++)
+        dlq_entry(v->ix, rix_at(v->ix, idx[i]), &j->p, &items[i]);
     free(idx);
     model_dlq_set(m, SRC_NAME, got ? items : NULL, got);
     if (!got)
         free(items);
-    v->dlq_sent = true;
+    if (!v->dirty)                   /* no newer request since the job began */
+        v->dlq_sent = true;
+}
+
+/* The store's error groups, on demand only (rs_view_want_groups), from the index: while
+ * the first sweep runs they are those of the tasks read so far (the model says partial),
+ * computed again once the index is whole. */
+static void set_groups(rs_view *v, rs_pubjob *j)
+{
+    if (!j->groups)
+        return;
+    model_set_sgroups(v->ctx.model, rs_groups_end(j->groups, group_proto, &j->p));
+    j->groups = NULL;
+    model_sgroups_pending(v->ctx.model, false);
+    if (!v->dirty)
+        v->groups_wanted = !j->whole;
+}
+
+/* The walk is over: the model set at once (never a half-counted state), then told. */
+static void job_finish(rs_view *v)
+{
+    rs_pubjob *j = &v->job;
+    double cpu0 = clock_cpu();
+    set_counts(v, j);
+    set_page(v, j);
+    set_dlq(v, j);
+    set_groups(v, j);
+    job_account(j, clock_cpu() - cpu0);
+    if (v->debug)
+        fprintf(stderr, "redis: publish %zu tasks in %.1f ms (CPU %.2f ms) a step at most, "
+                "%d steps, %d restarts, CPU %.1f ms in all, index %zu bytes\n",
+                rix_size(v->ix), (clock_wall() - j->wall0) * 1000, j->cpu_max * 1000,
+                j->steps, j->restarts, j->cpu * 1000, rix_memory(v->ix));
+    v->published_version = j->version;
+    v->published_young = j->young;
+    j->on = false;
+    j->restarts = 0;
+    if (v->ctx.on_change)
+        v->ctx.on_change(v->ctx.ud);
+}
+
+static size_t slice_of(const rs_view *v)
+{
+    return v->slice ? v->slice : RS_PUBLISH_SLICE;
+}
+
+size_t rs_view_step(rs_view *v)
+{
+    rs_pubjob *j = &v->job;
+    if (!j->on)
+        return 0;
+    double cpu0 = clock_cpu();
+    if (rix_layout(v->ix) != j->layout) {        /* positions moved: walk again */
+        j->restarts++;
+        job_begin(v, clock_wall());
+    }
+    j->p.running = rix_status_id(v->ix, "running");   /* interned since, maybe */
+    j->p.failed = rix_status_id(v->ix, "failed");
+    size_t n = rix_size(v->ix), from = j->k, to = n - from > slice_of(v) ? from + slice_of(v) : n;
+    for (; j->k < to; j->k++)
+        job_visit(j, v->ix, j->k);
+    job_account(j, clock_cpu() - cpu0);
+    if (j->k >= rix_size(v->ix)) {
+        if (v->ev_step)
+            evtimer_del(v->ev_step);
+        job_finish(v);
+    } else if (v->ev_step) {
+        struct timeval tv = { 0, 0 };   /* after the loop's next wait for I/O: keys first */
+        evtimer_add(v->ev_step, &tv);
+    }
+    return to - from;
+}
+
+static void on_step(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    rs_view *v = arg;
+    if (v->ev_step)
+        rs_view_step(v);
+    else
+        while (v->job.on)
+            rs_view_step(v);
 }
 
 void rs_view_publish(rs_view *v, bool force)
 {
     double now = clock_wall();
-    long orphans, dead;
-    if (!force && !v->dirty && rix_version(v->ix) == v->published_version &&
-        !(v->dlq_wanted && !v->dlq_sent)) {
-        /* only the clock moved: republish when the orphan count changes */
-        long o = 0;
-        pred_ctx p = pred_of(v, now);
-        for (size_t i = 0; i < rix_size(v->ix); i++)
-            o += is_orphan(&p, rix_at(v->ix, i));
-        if (o == v->published_orphans)
-            return;
-    }
-    pred_ctx p = pred_of(v, now);
-    double cpu0 = clock_cpu();
-    publish_counts(v, &p, &orphans, &dead);
-    publish_page(v, &p);
-    publish_dlq(v, &p, dead);
-    publish_groups(v, &p);
-    if (getenv("RD_REDIS_DEBUG"))
-        fprintf(stderr, "redis: publish %zu tasks in %.1f ms (CPU %.1f ms), index %zu bytes\n",
-                rix_size(v->ix), (clock_wall() - now) * 1000, (clock_cpu() - cpu0) * 1000,
-                rix_memory(v->ix));
-    v->published_version = rix_version(v->ix);
-    v->published_orphans = orphans;
-    v->dirty = false;
-    if (v->ctx.on_change)
-        v->ctx.on_change(v->ctx.ud);
+    bool fresh = v->dirty || rix_version(v->ix) != v->published_version ||
+                 (v->dlq_wanted && !v->dlq_sent);
+    /* only the clock moved: republish when a running task turned orphan (O(1)) */
+    if (!force && !fresh && (v->job.on ||
+                             !(v->published_young < now - v->ctx.cfg->alakai.orphan_after_s)))
+        return;
+    /* the job under way publishes; what changed since, the next publish after it */
+    if (!force && !v->dirty && v->job.on)
+        return;
+    job_begin(v, now);
+    on_step(-1, 0, v);
 }
 
 /* Previous page: the n matching tasks just newer than c become the page. */
@@ -359,6 +485,7 @@ void rs_view_want_dlq(rs_view *v, bool more)
     v->dlq_pages = more && v->dlq_wanted ? v->dlq_pages + 1 : 1;
     v->dlq_wanted = true;
     v->dlq_sent = false;
+    v->dirty = true;
 }
 
 void rs_view_want_groups(rs_view *v, double window_s, long cap)
@@ -366,6 +493,7 @@ void rs_view_want_groups(rs_view *v, double window_s, long cap)
     v->groups_window_s = window_s;
     v->groups_cap = cap;
     v->groups_wanted = true;
+    v->dirty = true;
     model_sgroups_pending(v->ctx.model, true);
 }
 
@@ -392,7 +520,18 @@ void rs_view_answer(rs_view *v, const char *msg, bool swept)
 
 bool rs_view_idle(const rs_view *v)
 {
-    return !v->chain_wanted && !v->chain_busy && !(v->dlq_wanted && !v->dlq_sent);
+    return !v->chain_wanted && !v->chain_busy && !(v->dlq_wanted && !v->dlq_sent) &&
+           !v->job.on;
+}
+
+bool rs_view_busy(const rs_view *v)
+{
+    return v->job.on;
+}
+
+void rs_view_set_slice(rs_view *v, size_t tasks)
+{
+    v->slice = tasks;
 }
 
 /* ---- life ------------------------------------------------------------------------------ */
@@ -402,11 +541,18 @@ rs_view *rs_view_new(const rd_source_ctx *ctx, const rix *ix)
     rs_view *v = xcalloc(1, sizeof *v);
     v->ctx = *ctx;
     v->ix = ix;
+    v->published_young = HUGE_VAL;
+    v->debug = getenv("RD_REDIS_DEBUG") != NULL;
+    if (ctx->base)
+        v->ev_step = evtimer_new(ctx->base, on_step, v);
     return v;
 }
 
 void rs_view_free(rs_view *v)
 {
+    job_drop(&v->job);
+    if (v->ev_step)
+        event_free(v->ev_step);
     filter_copy(&v->filter, NULL);
     free(v->chain_id);
     free(v);
