@@ -105,6 +105,9 @@ size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from
  * and in-place updates (they are picked up or missed), never a removal (rix_layout). */
 typedef struct rix_sel rix_sel;
 rix_sel *rix_sel_new(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from, size_t n);
+/* ... the n just before the cursor, as rix_select_before (never *more) */
+rix_sel *rix_sel_new_before(const rix *ix, rix_pred pred, void *ud, const rix_cursor *c,
+                            size_t n);
 void rix_sel_offer(rix_sel *s, size_t k);
 size_t rix_sel_finish(rix_sel *s, uint32_t *out, bool *more);
 void rix_sel_free(rix_sel *s);

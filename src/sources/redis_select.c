@@ -111,6 +111,7 @@ struct rix_sel {                    /* a selection fed in slices */
     void *ud;
     rix_cursor from;                /* unset: from the newest */
     size_t n;
+    bool before;                    /* the n just newer than from (rix_select_before) */
 };
 
 rix_sel *rix_sel_new(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from, size_t n)
@@ -125,15 +126,27 @@ rix_sel *rix_sel_new(const rix *ix, rix_pred pred, void *ud, const rix_cursor *f
     return s;
 }
 
+rix_sel *rix_sel_new_before(const rix *ix, rix_pred pred, void *ud, const rix_cursor *c,
+                            size_t n)
+{
+    rix_sel *s = rix_sel_new(ix, pred, ud, c, n);
+    s->h.cap = n;
+    s->h.sign = -1;
+    s->before = true;
+    return s;
+}
+
 void rix_sel_offer(rix_sel *s, size_t k)
 {
     const rix *ix = s->h.ix;
     const rix_task *t = rix_at(ix, k);
     if (s->from.set) {
         int c = cmp_cursor(ix, t, &s->from);
-        if (c > 0 || (c == 0 && !s->from.inclusive))
+        if (s->before ? c <= 0 : c > 0 || (c == 0 && !s->from.inclusive))
             return;
     }
+    if (s->h.cap == 0)
+        return;
     if (heap_rejects(&s->h, t->dispatched_at) || (s->pred && !s->pred(ix, t, s->ud)))
         return;
     heap_offer(&s->h, (uint32_t)k);
@@ -174,19 +187,9 @@ size_t rix_select(const rix *ix, rix_pred pred, void *ud, const rix_cursor *from
 size_t rix_select_before(const rix *ix, rix_pred pred, void *ud, const rix_cursor *c,
                          size_t n, uint32_t *out)
 {
-    if (n == 0)
-        return 0;
-    heap h = { ix, xmalloc(n * sizeof(uint32_t)), 0, n, -1 };
-    for (size_t k = 0, n_ix = rix_size(ix); k < n_ix; k++) {
-        const rix_task *t = rix_at(ix, k);
-        if (c && c->set && cmp_cursor(ix, t, c) <= 0)
-            continue;
-        if (heap_rejects(&h, t->dispatched_at) || (pred && !pred(ix, t, ud)))
-            continue;
-        heap_offer(&h, (uint32_t)k);
-    }
-    size_t got = h.n;
-    heap_drain_newest_first(&h, out);
-    free(h.v);
-    return got;
+    rix_sel *s = rix_sel_new_before(ix, pred, ud, c, n);
+    for (size_t k = 0, n_ix = rix_size(ix); k < n_ix; k++)
+        rix_sel_offer(s, k);
+    bool more;
+    return rix_sel_finish(s, out, &more);
 }

@@ -43,6 +43,7 @@ typedef struct rs_pubjob {          /* a publish under way: one walk over the in
     long orphans, dead, fails_recent;
     double young;                   /* the oldest dispatch of a running task not yet an
                                      * orphan: the first to turn one (HUGE_VAL: none) */
+    rix_sel *before;                /* PgUp: first the page just newer than prev_from */
     rix_sel *page, *dlq;            /* dlq NULL: not wanted */
     size_t page_n, dlq_n;
     rs_groups_job *groups;          /* NULL: not wanted */
@@ -57,6 +58,9 @@ struct rs_view {
     rd_exec_filter filter;
     uint32_t filter_fp;             /* rix_hash_fp of filter.fingerprint */
     rix_cursor page_from;           /* the page's first task; unset: the newest */
+    rix_cursor prev_from;           /* PgUp from this task (the page's first) ... */
+    size_t prev_n;                  /* ... that many: the publish's walk finds them */
+    bool prev_wanted;
     char *chain_id;                 /* requested chain, pending until answered */
     bool chain_wanted, chain_busy;
     bool dlq_wanted, dlq_sent;
@@ -79,10 +83,11 @@ struct rs_view {
 
 static void job_drop(rs_pubjob *j)
 {
+    rix_sel_free(j->before);
     rix_sel_free(j->page);
     rix_sel_free(j->dlq);
     rs_groups_cancel(j->groups);
-    j->page = j->dlq = NULL;
+    j->before = j->page = j->dlq = NULL;
     j->groups = NULL;
     j->on = false;
 }
@@ -200,7 +205,10 @@ static void job_begin(rs_view *v, double now)
                       .wall0 = clock_wall(), .restarts = j->restarts };
     size_t n = v->ctx.cfg->ui.page_size > 0 ? (size_t)v->ctx.cfg->ui.page_size : 100;
     j->page_n = n > RS_PAGE_MAX ? RS_PAGE_MAX : n;
-    j->page = rix_sel_new(v->ix, match_filter, &j->p, &v->page_from, j->page_n);
+    if (v->prev_wanted)
+        j->before = rix_sel_new_before(v->ix, match_filter, &j->p, &v->prev_from, v->prev_n);
+    else
+        j->page = rix_sel_new(v->ix, match_filter, &j->p, &v->page_from, j->page_n);
     if (v->dlq_wanted) {
         j->dlq_n = (size_t)RS_DLQ_PAGE * (size_t)(v->dlq_pages > 0 ? v->dlq_pages : 1);
         j->dlq = rix_sel_new(v->ix, is_dead, &j->p, NULL, j->dlq_n);
@@ -334,6 +342,24 @@ static void job_finish(rs_view *v)
         v->ctx.on_change(v->ctx.ud);
 }
 
+/* PgUp's first walk is over: the n matching tasks just newer than the page's first become
+ * the page (from the newest of them); then the publish's walk, from the first task. */
+static void prev_found(rs_view *v, rs_pubjob *j)
+{
+    uint32_t *idx = xmalloc((v->prev_n ? v->prev_n : 1) * sizeof *idx);
+    bool more;
+    size_t got = rix_sel_finish(j->before, idx, &more);
+    j->before = NULL;
+    if (got > 0)
+        rix_cursor_of(v->ix, rix_at(v->ix, idx[0]), true, &v->page_from);
+    else
+        v->page_from.set = false;
+    free(idx);
+    v->prev_wanted = false;
+    j->page = rix_sel_new(v->ix, match_filter, &j->p, &v->page_from, j->page_n);
+    j->k = 0;
+}
+
 static size_t slice_of(const rs_view *v)
 {
     return v->slice ? v->slice : RS_PUBLISH_SLICE;
@@ -352,8 +378,14 @@ size_t rs_view_step(rs_view *v)
     j->p.running = rix_status_id(v->ix, "running");   /* interned since, maybe */
     j->p.failed = rix_status_id(v->ix, "failed");
     size_t n = rix_size(v->ix), from = j->k, to = n - from > slice_of(v) ? from + slice_of(v) : n;
-    for (; j->k < to; j->k++)
-        job_visit(j, v->ix, j->k);
+    for (; j->k < to; j->k++) {
+        if (j->before)
+            rix_sel_offer(j->before, j->k);
+        else
+            job_visit(j, v->ix, j->k);
+    }
+    if (j->before && j->k >= rix_size(v->ix))
+        prev_found(v, j);
     job_account(j, clock_cpu() - cpu0);
     if (j->k >= rix_size(v->ix)) {
         if (v->ev_step)
@@ -394,17 +426,6 @@ void rs_view_publish(rs_view *v, bool force)
     on_step(-1, 0, v);
 }
 
-/* Previous page: the n matching tasks just newer than c become the page. */
-static void page_prev(rs_view *v, const rix_cursor *c, size_t n, uint32_t *idx)
-{
-    pred_ctx p = pred_of(v, clock_wall());
-    size_t got = rix_select_before(v->ix, match_filter, &p, c, n, idx);
-    if (got > 0)
-        rix_cursor_of(v->ix, rix_at(v->ix, idx[0]), true, &v->page_from);
-    else
-        v->page_from.set = false;
-}
-
 /* ---- the operator's requests ---------------------------------------------------------- */
 
 static void filter_copy(rd_exec_filter *dst, const rd_exec_filter *f)
@@ -422,6 +443,7 @@ void rs_view_set_filter(rs_view *v, const rd_exec_filter *f)
     filter_copy(&v->filter, f);
     v->filter_fp = rix_hash_fp(v->filter.fingerprint);
     v->page_from.set = false;
+    v->prev_wanted = false;
     v->dirty = true;
 }
 
@@ -440,13 +462,13 @@ bool rs_view_page(rs_view *v, int dir)
         const rd_execution *first = &m->execs.items[0];
         if (!(t = rix_get(v->ix, first->id, strlen(first->id))))
             return false;
-        rix_cursor c;
-        rix_cursor_of(v->ix, t, false, &c);
-        size_t n = m->execs.n;
-        uint32_t *idx = xmalloc((n ? n : 1) * sizeof *idx);
-        page_prev(v, &c, n, idx);
-        free(idx);
+        rix_cursor_of(v->ix, t, false, &v->prev_from);   /* the walk finds the page */
+        v->prev_n = m->execs.n;
+        v->prev_wanted = true;
+        v->dirty = true;
+        return true;
     }
+    v->prev_wanted = false;
     v->dirty = true;
     return true;
 }
@@ -454,8 +476,10 @@ bool rs_view_page(rs_view *v, int dir)
 void rs_view_jump(rs_view *v, const char *id)
 {
     const rix_task *t = id ? rix_get(v->ix, id, strlen(id)) : NULL;
-    if (t)
+    if (t) {
         rix_cursor_of(v->ix, t, true, &v->page_from);
+        v->prev_wanted = false;
+    }
     v->dirty = true;
 }
 

@@ -185,6 +185,21 @@ static void test_slices(struct event_base *base, const rd_system_cfg *cfg)
     visited = 0;
     drive(&a, &visited);
     CHECK(a.changes == 2 && a.m->execs.n == 50);
+    char *second = strdup(a.m->execs.items[0].id);
+
+    /* and back (PgUp: a first walk finds the page just newer, then the publish's walk) */
+    CHECK(rs_view_page(a.v, -1));
+    rs_view_publish(a.v, true);
+    CHECK(strcmp(a.m->execs.items[0].id, second) == 0);     /* still the page shown */
+    visited = 0;
+    drive(&a, &visited);
+    CHECK(visited == 2 * N - SLICE);
+    CHECK(a.changes == 3 && equals_one_shot(&a, base, cfg, ix, true, true, &f));
+    CHECK(rs_view_page(a.v, +1));
+    rs_view_publish(a.v, true);
+    drive(&a, &visited);
+    CHECK(a.m->execs.n == 50 && strcmp(a.m->execs.items[0].id, second) == 0);
+    free(second);
     side_close(&a);
     rix_free(ix);
 }
