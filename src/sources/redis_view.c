@@ -26,6 +26,8 @@ enum {
     RS_PUBLISH_SLICE = 16384,       /* tasks a step of the publish job visits */
 };
 
+static const double RS_AGAIN_S = 0.05;  /* as the source's kick after a notification */
+
 typedef struct pred_ctx {           /* a publish's predicates: statuses by interned ids */
     const struct rs_view *v;
     double now;
@@ -72,6 +74,8 @@ struct rs_view {
     struct event *ev_step;          /* the job's next step, from the loop */
     size_t slice;                   /* tasks a step, 0: RS_PUBLISH_SLICE */
     bool debug;                     /* RD_REDIS_DEBUG: each publish's figures on stderr */
+    bool again;                     /* ev_step: a publish after RS_AGAIN_S (the index
+                                     * changed while the last one walked it) */
     /* the error groups asked for (their window and bound), computed at the next publish;
      * asked again while the index is not whole (the first sweep runs: partial) */
     double groups_window_s;
@@ -216,6 +220,7 @@ static void job_begin(rs_view *v, double now)
     if (v->groups_wanted)
         j->groups = rs_groups_begin(v->ix, now, v->groups_window_s, v->groups_cap);
     v->dirty = false;
+    v->again = false;
 }
 
 /* One task, into every figure and selection of the publish. */
@@ -338,6 +343,11 @@ static void job_finish(rs_view *v)
     v->published_young = j->young;
     j->on = false;
     j->restarts = 0;
+    if (v->whole && v->ev_step && rix_version(v->ix) != j->version) {
+        struct timeval tv = clock_tv(RS_AGAIN_S);  /* changed during the walk: again soon */
+        v->again = true;
+        evtimer_add(v->ev_step, &tv);
+    }
     if (v->ctx.on_change)
         v->ctx.on_change(v->ctx.ud);
 }
@@ -403,11 +413,15 @@ static void on_step(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     rs_view *v = arg;
-    if (v->ev_step)
+    if (!v->job.on && v->again) {
+        v->again = false;
+        rs_view_publish(v, false);
+    } else if (v->ev_step) {
         rs_view_step(v);
-    else
-        while (v->job.on)
+    } else {
+        while (v->job.on)             /* no loop to run the steps on */
             rs_view_step(v);
+    }
 }
 
 void rs_view_publish(rs_view *v, bool force)
