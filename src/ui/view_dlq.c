@@ -115,7 +115,7 @@ static char *sqs_peek_note(const ui_ctx *c)
                      "peek (10 messages a page, %s for more).", peek, more);
 }
 
-static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_GROUP_BY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
+static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_RETRY_ALL, UA_GROUP_BY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
 
 static dlq_st *st_of(ui_view *v)
 {
