@@ -477,7 +477,12 @@ static void confirm_guard(ui_app *app, dlines *dl)
     const rd_guard_counts *c = &d->counts;
     char ko[48] = "O", line[400];
     keymap_first(app->km, UA_OVERRIDE, ko, sizeof ko);
-    guard_breakdown(c, line, sizeof line);
+    bool resolve = d->kind == RD_ACT_RESOLVE;   /* a DLQ set resolved: no retry, no loops */
+    if (resolve)
+        snprintf(line, sizeof line, "breakdown: %zu to resolve, %zu not resolvable (not sent)",
+                 c->eligible, c->ineligible);
+    else
+        guard_breakdown(c, line, sizeof line);
     size_t held = dialog_held(app), shown = 0;
     dl_add(dl, held ? TS_DIALOG_DANGER : TS_DIALOG, xstrdup(line));
     if (d->set && held)
@@ -493,11 +498,12 @@ static void confirm_guard(ui_app *app, dlines *dl)
         guard_item_line(&it, line, sizeof line);
         dl_add(dl, TS_DIALOG_DANGER, xasprintf("  %s", line));
     }
-    if (c->loops)
+    if (c->loops && !resolve)
         dl_add(dl, TS_DIALOG_DANGER, xstrdup(c->loops == 1 ? "loop retry: retried by hand, failed again the same way"
                                                            : "loop retries: retried by hand, failed again the same way"));
     if (held && d->set)
-        dl_add(dl, TS_DIALOG_DANGER, xstrdup("not sent: a whole-set retry sends the eligible ones only"));
+        dl_add(dl, TS_DIALOG_DANGER, xstrdup(resolve ? "not sent: a whole-set resolve sends the resolvable ones only"
+                                                     : "not sent: a whole-set retry sends the eligible ones only"));
     else if (held)
         dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %s (journaled as an override%s)",
                                                c->send ? "not sent unless overridden" : "sending needs the override",

@@ -383,8 +383,9 @@ static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
     eta_text(s->done ? 0 : batchrun_eta(s->run), eta, sizeof eta);
     add(ud, TS_DIALOG, xasprintf("[%s] %3zu%%  ETA %s", bar, fin * 100 / todo, eta));
     size_t held = s->app->dlg.counts.total - s->send;
-    add(ud, TS_DIALOG, xasprintf("batch %s  %zu not sent (ineligible or loop retr%s); resumable: redrive batch "
-                                 "resume %s", s->id, held, held == 1 ? "y" : "ies", s->id));
+    add(ud, TS_DIALOG, xasprintf("batch %s  %zu not sent (%s); resumable: redrive batch resume %s", s->id, held,
+                                 s->kind == RD_ACT_RESOLVE ? "not resolvable"
+                                 : held == 1 ? "ineligible or a loop retry" : "ineligible or loop retries", s->id));
     if (batchrun_held(s->run))
         add(ud, TS_DIALOG_DANGER, xasprintf("%zu may have reached the core earlier: not re-sent", batchrun_held(s->run)));
     size_t n = s->n_fails < FAILS_MAX ? s->n_fails : FAILS_MAX;

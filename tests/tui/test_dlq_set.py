@@ -106,6 +106,8 @@ def test_group_retry_and_resolve_cover_every_page(tmp_path):
         t.send("jj")                                  # staleness_timeout: 2 loaded, 6 in the store
         t.send("V")
         t.wait_for("resolve 6 DLQ entries on tasker?", secs=30)
+        t.wait_for("breakdown: 6 to resolve, 0 not resolvable (not sent)")
+        assert "retr" not in t.text().split("resolve 6 DLQ entries")[1], "a resolve set's breakdown speaks of resolving"
         t.send("y")
         t.wait_for("resolve: 6 of 6 succeeded", secs=30)
         ours = {uid("8", i) for i in rows if i % 2 and i % 13 == 0} | {STALE}
