@@ -379,6 +379,7 @@ void app_command(ui_app *app, const char *line)
     case CMD_THEME: app_theme_command(app, arg); break;
     case CMD_KEYMAP: app_load_keymap(app, arg); break;
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
+    case CMD_BATCH: dialog_show(app); break;
     case CMD_RETRY_ALL: app_command_retry_all(app, arg); break;
     case CMD_COCKPIT: app_open_view(app, VIEW_DRAIN, arg, true); break;
     case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;

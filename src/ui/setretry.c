@@ -217,6 +217,8 @@ static bool may_act(ui_app *app, rd_action kind)
     char why[256] = "";
     if (c->read_only)
         ctx_msg(c, true, "read-only: %s is disabled", name);
+    else if (dialog_in_background(app, name))
+        return false;   /* it said why */
     else if (!app_actor(app) || !app_sources(app) || !app_sys(app) || !app->base)   /* headless: no loop */
         ctx_msg(c, true, "%s: a whole-set %s needs the store and the core API", name, name);
     else if (!actor_can_act(app_actor(app), why, sizeof why))
@@ -350,8 +352,13 @@ void setretry_key(ui_app *app, ui_action a)
         ctx_msg(&app->ctx, true, "aborted: unsent items were not sent (batch %s: redrive batch resume)", s->id);
     } else if (a == UA_CANCEL && (!s->run || s->done))
         dialog_close(app);
-    else if (a == UA_CANCEL)
-        ctx_msg(&app->ctx, false, "still running: abort first");
+}
+
+void setretry_counts(const ui_setretry *s, size_t *finished, size_t *todo, size_t *ok)
+{
+    *finished = s->finished;
+    *todo = s->todo;
+    *ok = s->ok;
 }
 
 /* ---- lines ---------------------------------------------------------------------------- */
