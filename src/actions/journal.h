@@ -61,6 +61,12 @@ char *journal_default_path(void);
 /* Appends one record (path NULL = default) and syncs it to disk. Creates directories 0700
  * and the file 0600. false with a reason on failure (then nothing may be sent). */
 bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap);
+/* The two halves of journal_append: the record's line (JSON and a newline, its time taken
+ * now), and the one write path (the line appended and synced, then its syslog copy when
+ * syslog is not NULL). jwriter.h runs the second off the loop. */
+char *journal_line(const rd_journal_rec *rec);
+bool journal_write_line(const char *path, const char *line, const char *syslog, char *why,
+                        size_t whycap);
 /* Creates the directory (0700) and the file (0600) if needed, with the checks above:
  * false with a reason when the journal cannot be written (actions are then refused). */
 bool journal_check(const char *path, char *why, size_t whycap);
