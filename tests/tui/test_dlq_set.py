@@ -12,10 +12,7 @@ Few requests (the reference core takes ~0.4 s a Tasker request on a loaded machi
 
 Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it.
 """
-import json
 import os
-import subprocess
-import sys
 import time
 from collections import Counter
 
@@ -23,13 +20,9 @@ import psycopg2
 
 import pyte_rep  # noqa: F401
 import stack_fixtures as fx
+from setlib import actlib, batch_files, batch_list, sent, stack_env  # noqa: F401
+from test_act_dlq import fill, uid
 from test_dlq_resolve import CoreTaskerTerm, states
-from test_live import BIN, stack_env  # noqa: F401
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
-import actlib  # noqa: E402
-from test_act_dlq import fill, uid  # noqa: E402
 
 STALE = "00000000-0000-4000-8000-300000000004"   # the fixture's staleness_timeout entry
 
@@ -47,24 +40,6 @@ class FastTerm(CoreTaskerTerm):
         import pexpect
         self.child = pexpect.spawn(self.child.command, self.child.args[1:], env=self.child.env,
                                    dimensions=(30, 140), timeout=10)
-
-
-def sent(core, action):
-    return Counter(a["target"] for a in core.actions() if a["action"] == action)
-
-
-def batch_list(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
-    env.update(PATH="/usr/bin:/bin", HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
-    p = subprocess.run([BIN, "--config", str(tmp_path / "config"), "batch", "list", "--json"],
-                       env=env, capture_output=True, text=True, timeout=20)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
-
-
-def batch_files(tmp_path):
-    d = tmp_path / "state" / "redrive" / "batches"
-    return sorted(os.listdir(d)) if d.exists() else []
 
 
 def open_dlq(t):
