@@ -221,6 +221,16 @@ bool lookup_failed(const rd_model *m, char *why, size_t cap)
     return false;
 }
 
+bool lookup_page_ok(const rd_model *m, rd_sources *src, char *why, size_t cap)
+{
+    if (lookup_failed(m, why, cap))
+        return false;
+    if (sources_idle(src))
+        return true;
+    snprintf(why, cap, "the store did not answer in time");
+    return false;
+}
+
 /* Execution `id` read as the console reads it. Points into the session's model (valid
  * until the loop runs again), or NULL with why ("not in the store" when it is not). */
 static const rd_execution *lookup_exec(lookup_run *l, const char *id, char *why, size_t cap)

@@ -147,12 +147,8 @@ static bool dlq_pages(dlq_run *s)
     sources_dlq_order(src, false, s->o->filter ? s->o->filter : s->o->dlq_reason);
     const rd_model *m = lookup_settle(s->l, NULL);
     for (;;) {
-        if (lookup_failed(m, s->why, sizeof s->why))
+        if (!lookup_page_ok(m, src, s->why, sizeof s->why))
             return false;
-        if (!sources_idle(src)) {
-            snprintf(s->why, sizeof s->why, "the store did not answer in time");
-            return false;
-        }
         const rd_dlq_part *p = store_part(m);
         if (!p || m->dlq_first <= 0) {
             snprintf(s->why, sizeof s->why, "this system's store has no DLQ to read a page at a time "

@@ -40,6 +40,9 @@ typedef struct lookup_run {
 const rd_model *lookup_settle(lookup_run *l, const char *jump_id);
 /* The first source that failed: true with "name: error" in why. */
 bool lookup_failed(const rd_model *m, char *why, size_t cap);
+/* A page of a store-wide selection came: false with why when a source failed or the store
+ * did not answer in time (its sources not idle). */
+bool lookup_page_ok(const rd_model *m, rd_sources *src, char *why, size_t cap);
 void act_on_change(void *ud);
 void act_on_password(rd_actor *a, const char *prompt, void *ud);
 void err_clean(unsigned san, const char *prefix, const char *msg);

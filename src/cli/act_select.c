@@ -181,12 +181,8 @@ static bool select_pages(select_run *s)
     sources_set_filter(src, &f);
     const rd_model *m = lookup_settle(s->l, NULL);
     for (;;) {
-        if (lookup_failed(m, s->why, sizeof s->why))
+        if (!lookup_page_ok(m, src, s->why, sizeof s->why))
             return false;
-        if (!sources_idle(src)) {
-            snprintf(s->why, sizeof s->why, "the store did not answer in time");
-            return false;
-        }
         s->t.pages++;
         s->t.read += m->execs.n;
         for (size_t i = 0; i < m->execs.n && !s->t.past && !s->t.capped; i++)

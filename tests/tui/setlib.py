@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections import Counter
 
+import psycopg2
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -49,3 +51,23 @@ def batch_list(tmp_path):
 def batch_files(tmp_path):
     d = tmp_path / "state" / "redrive" / "batches"
     return sorted(os.listdir(d)) if d.exists() else []
+
+
+def escape_while_selecting(t, tmp_path, core, dsn_env, table, action="retry"):
+    """With table locked (the store hangs), R starts the selection; escape stops it: nothing
+    is sent, no batch is staged or left."""
+    lock = psycopg2.connect(os.environ[dsn_env])
+    try:
+        lock.cursor().execute("LOCK TABLE %s IN ACCESS EXCLUSIVE MODE" % table)
+        t.send("R")
+        t.wait_for("selecting: 0 read, 0 selected", secs=10)
+        t.wait_for("stop selecting (nothing is sent)")
+        t.send("\x1b", wait=0.5)
+        t.wait_for("retry: selection stopped: nothing was sent")
+        assert "selecting:" not in t.text()
+    finally:
+        lock.rollback()
+        lock.close()
+    time.sleep(1.5)
+    assert sent(core, action) == Counter()
+    assert batch_files(tmp_path) == [] and batch_list(tmp_path) == []

@@ -12,11 +12,9 @@ by `redrive batch list` like a CLI batch.
 Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it.
 """
 import json
-import os
-import time
 from collections import Counter
 
-from setlib import actlib, batch_files, batch_list, core, sent, stack_env  # noqa: F401
+from setlib import actlib, batch_files, batch_list, core, escape_while_selecting, sent, stack_env  # noqa: F401
 from test_live import Term
 
 PAGE = 10
@@ -105,7 +103,6 @@ def test_filter_retry_covers_every_page(tmp_path, core):
 
 
 def test_escape_while_selecting_sends_nothing(tmp_path, core):
-    import psycopg2
     insert("Widget jammed in slot %d", 15)
     t = Term(tmp_path, cols=140, rows=36, core=core.url, extra_conf=CONF)
     t.wait_for("postgresql")
@@ -115,22 +112,7 @@ def test_escape_while_selecting_sends_nothing(tmp_path, core):
     t.wait_for("retry-all: the window is a duration (30m, 6h, 2d), not '6x'")
     t.send(":filter status=failed text=Widget\r")
     t.wait_for("Widget jammed in slot")
-    lock = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
-    try:
-        cur = lock.cursor()
-        cur.execute("LOCK TABLE attune.execution IN ACCESS EXCLUSIVE MODE")   # the store hangs
-        t.send("R")
-        t.wait_for("selecting: 0 read, 0 selected", secs=10)
-        t.wait_for("stop selecting (nothing is sent)")
-        t.send("\x1b", wait=0.5)
-        t.wait_for("retry: selection stopped: nothing was sent")
-        assert "selecting:" not in t.text()
-    finally:
-        lock.rollback()
-        lock.close()
-    time.sleep(1.5)
-    assert sent(core) == Counter()
-    assert batch_files(tmp_path) == [] and batch_list(tmp_path) == []
+    escape_while_selecting(t, tmp_path, core, "RD_PG_ADMIN_DSN_ATTUNE2", "attune.execution")   # the store hangs
     # selected again, then cancelled at the confirmation: the staged record goes too
     t.send("R")
     t.wait_for("breakdown: 14 eligible, 1 ineligible (not sent), 0 loop retries", secs=20)
