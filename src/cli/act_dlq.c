@@ -222,12 +222,7 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san)
     size_t nje = 0;
     if (o->kind == RD_ACT_RETRY)
         s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
-    char *sel = selection_text(o);
-    act_stage st = {.t = &s.t, .kind = o->kind, .sel = sel, .read = read_pages, .say = say,
-                    .ud = &s, .why = s.why, .whycap = sizeof s.why};
-    int rc = act_stage_run(o, l, &st, rate, san);
-    free(sel);
-    free(s.recs);
-    journal_entries_free(je, nje);
-    return rc;
+    act_stage st = {.t = &s.t, .kind = o->kind, .sel = selection_text(o), .recs = s.recs, .je = je,
+                    .nje = nje, .read = read_pages, .say = say, .ud = &s, .why = s.why, .whycap = sizeof s.why};
+    return act_stage_run(o, l, &st, rate, san);
 }

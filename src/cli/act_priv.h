@@ -103,11 +103,14 @@ bool act_select_may(const act_opts *o, rd_actor *actor, rd_action kind, unsigned
 /* The part every store-wide selection shares (act_select.c, act_dlq.c): the batch record
  * staged (its id to the console with --select-only), the pages read (read: false with
  * why), then the report with --select-only, else the selection said (say) and
- * act_tally_send. The exit code; t->rec freed. */
+ * act_tally_send. The exit code; t->rec, sel, recs and je freed. */
 typedef struct act_stage {
     act_tally *t;
     rd_action kind;
-    const char *sel;                        /* the selection in words, the record's */
+    char *sel;                              /* the selection in words, the record's (taken) */
+    rd_retry_record *recs;                  /* the loop breaker's records (taken) */
+    rd_journal_entry *je;                   /* the journal they point into (taken) */
+    size_t nje;
     bool (*read)(void *ud);                 /* every page; false with why */
     void (*say)(void *ud, const char *sel); /* what was selected, before the confirmation */
     void *ud;

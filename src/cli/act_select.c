@@ -346,6 +346,9 @@ int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double 
     batchrec_free(t->rec);
     t->rec = NULL;
     free(jpath);
+    free(st->sel);
+    free(st->recs);
+    journal_entries_free(st->je, st->nje);
     return rc;
 }
 
@@ -365,12 +368,7 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
     rd_journal_entry *je;
     size_t nje;
     s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
-    char *sel = selection_text(o);
-    act_stage st = {.t = &s.t, .kind = RD_ACT_RETRY, .sel = sel, .read = read_pages, .say = say,
-                    .ud = &s, .why = s.why, .whycap = sizeof s.why};
-    int rc = act_stage_run(o, l, &st, rate, san);
-    free(sel);
-    free(s.recs);
-    journal_entries_free(je, nje);
-    return rc;
+    act_stage st = {.t = &s.t, .kind = RD_ACT_RETRY, .sel = selection_text(o), .recs = s.recs, .je = je,
+                    .nje = nje, .read = read_pages, .say = say, .ud = &s, .why = s.why, .whycap = sizeof s.why};
+    return act_stage_run(o, l, &st, rate, san);
 }
