@@ -432,7 +432,7 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     s->t = xcalloc(1, sizeof *s->t);
     s->t->backoff_s = BACKOFF_MIN_S;
     s->t->poll_s = ctx->cfg->poll_s > 0 ? ctx->cfg->poll_s : 2.0;
-    s->push = pg_push_new(ctx->cfg->push, ctx->cfg->push_min_interval_s);
+    s->push = pg_push_new(ctx->cfg->store.push, ctx->cfg->store.push_min_interval_s);
     s->view = pg_view_new(ctx->model, ctx->cfg->ui.page_size);
     s->batch = pg_batch_new();
     s->changes = pg_changes_new();
