@@ -55,6 +55,10 @@ rd_system_cfg *app_sys(const ui_app *app) { return binding_sys(app->bind); }
 rd_model *app_model(const ui_app *app) { return binding_model(app->bind); }
 rd_sources *app_sources(const ui_app *app) { return binding_sources(app->bind); }
 rd_actor *app_actor(const ui_app *app) { return binding_actor(app->bind); }
+ui_ctx *app_ctx(ui_app *app) { return &app->ctx; }
+ui_dialog *app_dialog(ui_app *app) { return &app->dlg; }
+struct event_base *app_base(const ui_app *app) { return app->base; }
+const char *app_config_path(const ui_app *app) { return app->opts ? app->opts->config_path : NULL; }
 rd_session *app_live(const ui_app *app) { return binding_live(app->bind); }
 
 bool app_quitting(const ui_app *app)
