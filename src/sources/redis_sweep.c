@@ -305,7 +305,7 @@ static void on_sweep_batch(const rs_batch *b, void *ud)
         sw->sweeping = false;
     } else if (sw->scan.done && sw->batches == 0 && !sw->scan.inflight &&
                rs_keyq_len(sw->scan.ahead) == 0) {
-        event_active(sw->ev_done, EV_TIMEOUT, 0);
+        finish_later(sw);            /* not in this read event's loop iteration */
     } else {
         sweep_continue(sw);
     }
@@ -349,7 +349,7 @@ static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
     charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_HGETALL, n));   /* committed */
     sweep_continue(sw);
     if (sw->scan.done && sw->batches == 0 && rs_keyq_len(sw->scan.ahead) == 0)
-        event_active(sw->ev_done, EV_TIMEOUT, 0);    /* the last step was empty */
+        finish_later(sw);            /* the last step was empty */
     read_cost_if_due(sw);
     progress_later(sw);
 out:
