@@ -102,3 +102,5 @@ s/(\b(cfg|sys|c|s|a)->|\.systems\[[^]]*\]\.|config_find\([^)]*\)->)core([^._[:al
 s/(\b(cfg|sys|c|s)->|\.systems\[[^]]*\]\.|config_find\([^)]*\)->)auth\b/\1core.auth/g
 s/(\b(cfg|sys|c)->|\.systems\[[^]]*\]\.|config_find\([^)]*\)->)dlq\b/\1broker.dlq/g
 s/(\bs->core\.auth, "jwt-login"\) == 0 && !s->)password\b/\1core.password/g
+s/(\b(ctx->cfg|cfg|sys|c)->|\.systems\[[^]]*\]\.|config_find\([^)]*\)->)push_min_interval_s\b/\1store.push_min_interval_s/g
+s/(\b(ctx->cfg|cfg|sys|c)->|\.systems\[[^]]*\]\.|config_find\([^)]*\)->)push\b/\1store.push/g

@@ -13,6 +13,7 @@
 #include "actions_priv.h"
 #include "auth.h"
 #include "journal.h"
+#include "jwriter.h"
 #include "request.h"
 #include "whoami.h"
 
@@ -29,6 +30,7 @@ struct rd_actor {
     bool read_only;
     rd_auth *auth;
     char *journal_path;
+    rd_jwriter *jw;          /* the journal's writer thread (NULL without a loop) */
     rd_password_prompt prompt;
     void *prompt_ud;
     rd_journal_error_fn journal_err;
@@ -75,6 +77,7 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *
     a->local_user = xasprintf("unknown (local user %s)", user);
     a->read_only = env->read_only || env->cfg->read_only;
     a->auth = auth_new(base, http, env->cfg);
+    a->jw = base ? jwriter_new(base) : NULL;
     a->timeout_ms = ACT_HTTP_TIMEOUT_MS;
     return a;
 }
@@ -86,6 +89,7 @@ void actor_free(rd_actor *a)
     if (!a)
         return;
     batches_detach(&a->batches);   /* journals what is in flight, while the actor lives */
+    jwriter_free(a->jw);           /* every queued line on disk */
     whoami_cancel(a->who);
     preps_free(a);
     auth_free(a->auth);
@@ -253,6 +257,7 @@ rd_auth *actor_auth(const rd_actor *a) { return a->auth; }
 const rd_system_cfg *actor_cfg(const rd_actor *a) { return a->cfg; }
 long actor_timeout_ms(const rd_actor *a) { return a->timeout_ms; }
 const char *actor_journal_path(const rd_actor *a) { return a->journal_path; }
+rd_jwriter *actor_jwriter(const rd_actor *a) { return a->jw; }
 rd_batch **actor_batches(rd_actor *a) { return &a->batches; }
 
 /* ---- journal ---------------------------------------------------------------------- */
@@ -285,6 +290,8 @@ static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, siz
         .operator_ = actor_operator(a), .system = a->cfg->name,
         .action = action_name(kind), .targets = (const char *const *)ts, .n_targets = n,
         .result = why, .code = result_code_name(RD_RES_REFUSED), .syslog = a->cfg->journal_syslog};
+    if (a->jw)
+        jwriter_drain(a->jw);   /* after the lines already queued */
     if (!journal_append(a->journal_path, &rec, err, sizeof err))
         actor_journal_failed(a, err);
     for (size_t i = 0; i < n; i++)

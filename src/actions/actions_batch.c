@@ -16,6 +16,7 @@
 #include "actions_priv.h"
 #include "auth.h"
 #include "journal.h"
+#include "jwriter.h"
 #include "request.h"
 
 enum { ACT_MAX_HEADERS = 8 };
@@ -48,6 +49,8 @@ struct rd_batch {
     struct event *tick;
     double interval_s, last_send;
     uint64_t http_id;        /* in flight */
+    bool syncing;            /* the cursor's "pending" line is being written (jwriter.h) */
+    uint64_t jticket;        /* its ticket (jwriter_forget) */
     bool waiting_auth, aborted, done_fired, dead;
     double who_deadline;     /* clock_mono() until which a pending line waits for /auth/me */
     int in_cb;
@@ -59,9 +62,13 @@ static void batch_schedule(rd_batch *b);
 
 /* ---- journal ---------------------------------------------------------------------- */
 
-/* One line for item i as it stands: "pending" before sending, then its outcome. */
-static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, size_t whycap)
+/* One line for item i as it stands: "pending" before sending, then its outcome. Through
+ * the actor's writer thread when it has one (done runs on the loop once the line is on
+ * disk; every line of the actor goes that way, so they stay in order), else written at
+ * once (done called before this returns). The ticket, 0 when written at once. */
+static uint64_t journal_item(rd_batch *b, size_t i, rd_jwriter_done done, void *ud)
 {
+    rd_actor *a = b->a;
     const rd_result *r = &b->res[i];
     const batch_item *it = &b->items[i];
     char *t = action_target_text(r->id, r->parent);
@@ -77,9 +84,29 @@ static bool journal_result(rd_actor *a, const rd_batch *b, size_t i, char *why, 
         .batch = b->id[0] ? b->id : NULL, .fp = it->fp, .attempt = it->attempt,
         .override_ = it->override_, .has_item = b->has_item, .item = it->item,
         .syslog = actor_cfg(a)->journal_syslog};
-    bool ok = journal_append(actor_journal_path(a), &rec, why, whycap);
+    uint64_t ticket = 0;
+    if (actor_jwriter(a))
+        ticket = jwriter_append(actor_jwriter(a), actor_journal_path(a), &rec, done, ud);
+    else {
+        char why[256];
+        bool ok = journal_append(actor_journal_path(a), &rec, why, sizeof why);
+        if (done)
+            done(ok, why, ud);
+    }
     free(t);
-    return ok;
+    return ticket;
+}
+
+static void on_outcome_written(bool ok, const char *why, void *ud)
+{
+    if (!ok)
+        actor_journal_failed(ud, why);
+}
+
+/* Item i's outcome line (a failure to write it reaches the status line). */
+static void journal_outcome(rd_batch *b, size_t i)
+{
+    journal_item(b, i, on_outcome_written, b->a);
 }
 
 /* ---- batch ------------------------------------------------------------------------ */
@@ -152,10 +179,8 @@ static bool item_final(rd_batch *b, size_t i)
     b->finished++;
     if (b->res[i].code == RD_RES_OK)
         b->succeeded++;
-    char why[256];
-    if (b->a && (b->res[i].code != RD_RES_ABORTED || b->items[i].journaled) &&
-        !journal_result(b->a, b, i, why, sizeof why))
-        actor_journal_failed(b->a, why);
+    if (b->a && (b->res[i].code != RD_RES_ABORTED || b->items[i].journaled))
+        journal_outcome(b, i);
     return emit_item(b, i);
 }
 
@@ -176,7 +201,21 @@ static bool fail_rest(rd_batch *b, rd_result_code code, const char *msg)
 
 static void on_response(const rd_http_resp *resp, void *ud);
 
-static bool send_item(rd_batch *b, size_t i)
+/* Item i not sent: refused with why. false when the batch is gone. */
+static bool item_refused(rd_batch *b, size_t i, const char *why)
+{
+    rd_result *r = &b->res[i];
+    r->code = RD_RES_REFUSED;
+    snprintf(r->message, sizeof r->message, "%s", why);
+    b->cursor = i + 1;
+    if (!item_final(b, i) || !maybe_done(b))
+        return false;
+    batch_schedule(b);
+    return true;
+}
+
+/* Item i on its way to the core (its "pending" line is on disk). */
+static bool send_request(rd_batch *b, size_t i)
 {
     rd_actor *a = b->a;
     rd_result *r = &b->res[i];
@@ -211,19 +250,6 @@ static bool send_item(rd_batch *b, size_t i)
                        .cacert = actor_cfg(a)->http.cacert, .timeout_ms = actor_timeout_ms(a),
                        .max_body = 65536, .credential = nc > 0,
                        .insecure_ok = actor_cfg(a)->http.insecure};
-    /* write-ahead: no request leaves without its "pending" line (a re-send after a 401
-     * is the same action: its line is already there) */
-    if (!b->items[i].journaled) {
-        char jwhy[200];
-        free(b->items[i].operator_);
-        b->items[i].operator_ = xstrdup(actor_operator(a));
-        if (!journal_result(a, b, i, jwhy, sizeof jwhy)) {
-            actor_journal_failed(a, jwhy);
-            snprintf(why, sizeof why, "not sent: the journal cannot be written (%s)", jwhy);
-            goto fail;
-        }
-        b->items[i].journaled = true;
-    }
     b->last_send = clock_mono();
     b->http_id = http_start(actor_http(a), &req, on_response, b);
     if (!b->http_id)
@@ -236,14 +262,41 @@ fail:
     free(path);
     free(body);
     free(url);
+    return ok || item_refused(b, i, why);
+}
+
+/* The "pending" line of the item at the cursor is on disk (or could not be written). */
+static void on_pending_written(bool ok, const char *why, void *ud)
+{
+    rd_batch *b = ud;
+    size_t i = b->cursor;
+    b->syncing = false;
+    b->jticket = 0;
     if (!ok) {
-        r->code = RD_RES_REFUSED;
-        snprintf(r->message, sizeof r->message, "%s", why);
-        b->cursor = i + 1;
-        if (!item_final(b, i) || !maybe_done(b))
-            return false;
-        batch_schedule(b);
+        char msg[300];
+        actor_journal_failed(b->a, why);
+        snprintf(msg, sizeof msg, "not sent: the journal cannot be written (%s)", why);
+        item_refused(b, i, msg);
+        return;
     }
+    b->items[i].journaled = true;
+    if (b->aborted)   /* aborted while its line was written: it gets an outcome, unsent */
+        fail_rest(b, RD_RES_ABORTED, "aborted before sending");
+    else
+        send_request(b, i);
+}
+
+/* Write-ahead: no request leaves without its "pending" line on disk (a re-send after a 401
+ * is the same action: its line is already there). With the writer thread the request
+ * leaves from on_pending_written; the loop does not wait for the disk. */
+static bool send_item(rd_batch *b, size_t i)
+{
+    if (b->items[i].journaled)
+        return send_request(b, i);
+    free(b->items[i].operator_);
+    b->items[i].operator_ = xstrdup(actor_operator(b->a));
+    b->syncing = true;
+    b->jticket = journal_item(b, i, on_pending_written, b);
     return true;
 }
 
@@ -332,7 +385,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
     rd_batch *b = arg;
     (void)fd; (void)what;
-    if (b->http_id || b->waiting_auth || b->dead)
+    if (b->http_id || b->waiting_auth || b->syncing || b->dead)
         return;
     if (b->aborted) {
         fail_rest(b, RD_RES_ABORTED, "aborted before sending");
@@ -493,7 +546,7 @@ void batch_abort(rd_batch *b)
     if (!b || b->aborted)
         return;
     b->aborted = true;
-    if (!b->http_id && !b->waiting_auth && !b->in_cb)
+    if (!b->http_id && !b->waiting_auth && !b->syncing && !b->in_cb)
         batch_schedule(b);
 }
 
@@ -511,6 +564,13 @@ static void batch_stop(rd_batch *b)
     b->http_id = 0;
     auth_forget(actor_auth(a), b);
     event_del(b->tick);
+    size_t unsent = b->n;   /* its "pending" line on its way to disk: never sent */
+    if (b->syncing) {
+        jwriter_forget(actor_jwriter(a), b->jticket);
+        b->syncing = false;
+        unsent = b->cursor;
+        b->items[unsent].journaled = true;   /* its outcome is queued after that line */
+    }
     for (size_t i = 0; i < b->n; i++) {
         batch_item *it = &b->items[i];
         if (it->final || !it->journaled)
@@ -521,12 +581,11 @@ static void batch_stop(rd_batch *b)
         snprintf(r->message, sizeof r->message, "%s",
                  it->in_flight ? "unknown: may have been applied (redrive stopped while the "
                                  "request was in flight; re-send with the same key)"
+                 : i == unsent ? "not applied: redrive stopped before sending it"
                                : "not applied: redrive stopped before re-sending after a 401");
         it->final = true;
         it->in_flight = false;
-        char why[256];
-        if (!journal_result(a, b, i, why, sizeof why))
-            actor_journal_failed(a, why);
+        journal_outcome(b, i);
     }
 }
 

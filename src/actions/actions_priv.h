@@ -15,6 +15,8 @@ rd_auth *actor_auth(const rd_actor *a);
 const rd_system_cfg *actor_cfg(const rd_actor *a);
 long actor_timeout_ms(const rd_actor *a);
 const char *actor_journal_path(const rd_actor *a);   /* NULL: journal_default_path() */
+/* The journal's writer (jwriter.h), NULL when the actor has no loop: write directly. */
+struct rd_jwriter *actor_jwriter(const rd_actor *a);
 /* The profile in use now (a schema era's variant, else the system's). */
 const rd_profile *actor_profile(const rd_actor *a);
 /* Who the journal names: the core's identity once known, else the local user. */

@@ -446,33 +446,47 @@ static void on_token(bool ok, const char *tok, const char *why, void *ud)
 
 /* ---- jwt-login -------------------------------------------------------------------- */
 
-static bool parse_tokens(rd_auth *a, const rd_http_resp *r)
+/* The core's token response ({"data": {...}} or bare). false, with why: not JSON, no
+ * access_token, or an expires_in below 0 or not finite (1e999 reads as inf): the response
+ * is refused whole and the credentials held stay as they were. */
+static bool parse_tokens(rd_auth *a, const rd_http_resp *r, char *why, size_t cap)
 {
     cJSON *o = r->body ? cJSON_ParseWithLength(r->body, r->body_len) : NULL;
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "data");
-    if (!cJSON_IsObject(d))
+    const cJSON *d = json_obj(o, "data");
+    if (!d)
         d = o;
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(d, "access_token");
     const cJSON *rt = cJSON_GetObjectItemCaseSensitive(d, "refresh_token");
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(d, "expires_in");
-    bool ok = cJSON_IsString(at) && at->valuestring[0];
+    bool ok = false;
+    if (!o)
+        snprintf(why, cap, "the core's token response is not JSON");
+    else if (!cJSON_IsString(at) || !at->valuestring[0])
+        snprintf(why, cap, "the core's token response has no access_token");
+    else if (cJSON_IsNumber(ex) && !(isfinite(ex->valuedouble) && ex->valuedouble >= 0))
+        snprintf(why, cap, "the core's token response has expires_in %s; its token is not used",
+                 isfinite(ex->valuedouble) ? "below 0" : "out of range (not a finite number)");
+    else
+        ok = true;
     if (ok) {
         drop_token(a);
         a->token = xstrdup(at->valuestring);
-        secret_wipe(at->valuestring, strlen(at->valuestring));
         token_installed(a);
         double exp = 0;
         jwt_claims(a->token, &exp, &a->identity);
-        if (cJSON_IsNumber(ex) && ex->valuedouble > 0)
+        if (cJSON_IsNumber(ex) && ex->valuedouble > 0)   /* 0 or absent: the JWT's exp */
             exp = clock_wall() + ex->valuedouble;
         a->token_exp = exp;
         a->token_got = clock_wall();
         if (cJSON_IsString(rt) && rt->valuestring[0]) {
             secret_free(a->refresh);
             a->refresh = xstrdup(rt->valuestring);
-            secret_wipe(rt->valuestring, strlen(rt->valuestring));
         }
     }
+    if (cJSON_IsString(at))
+        secret_wipe(at->valuestring, strlen(at->valuestring));
+    if (cJSON_IsString(rt))
+        secret_wipe(rt->valuestring, strlen(rt->valuestring));
     cJSON_Delete(o);
     if (r->body)
         secret_wipe(r->body, r->body_len);
@@ -499,12 +513,14 @@ static void on_login(const rd_http_resp *r, void *ud)
 {
     rd_auth *a = ud;
     a->http_id = 0;
-    if (r->status == 200 && parse_tokens(a, r)) {
+    char why[256], bad[200];
+    if (r->status == 200 && parse_tokens(a, r, bad, sizeof bad)) {
         finish(a, true, NULL);
         return;
     }
-    char why[256];
-    if (r->status == 401 || r->status == 403)
+    if (r->status == 200)
+        snprintf(why, sizeof why, "login: %s", bad);
+    else if (r->status == 401 || r->status == 403)
         snprintf(why, sizeof why, "login refused for '%s' (HTTP %ld)", a->cfg->core.login,
                  r->status);
     else if (r->status == 0)
@@ -576,8 +592,15 @@ static void on_refresh(const rd_http_resp *r, void *ud)
 {
     rd_auth *a = ud;
     a->http_id = 0;
-    if (r->status == 200 && parse_tokens(a, r)) {
+    char why[200];
+    if (r->status == 200 && parse_tokens(a, r, why, sizeof why)) {
         finish(a, true, NULL);
+        return;
+    }
+    if (r->status == 200) {   /* a bad answer: said, not retried in a loop */
+        char msg[sizeof a->last_why];
+        snprintf(msg, sizeof msg, "refresh: %s", why);
+        finish(a, false, msg);
         return;
     }
     /* refresh refused or failed: log in again */

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/fsperm.h"
 #include "../core/jsonget.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "journal.h"
 #include "request.h"
 
@@ -454,6 +456,19 @@ static int by_created(const void *x, const void *y)
     return c ? c : strcmp(a->id, b->id);
 }
 
+/* A staged record (ID.batch.tmp) that no console adopted or discarded within a day: the
+ * console that asked for it is gone (a crash, a kill); nothing of it was ever sent. */
+#define STAGED_MAX_AGE_S (24 * 3600)
+static void stale_staged_drop(const char *dir, const char *name)
+{
+    char *path = xasprintf("%s/%s", dir, name);
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        clock_wall() - (double)st.st_mtime > STAGED_MAX_AGE_S)
+        unlink(path);
+    free(path);
+}
+
 bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *why,
                    size_t whycap)
 {
@@ -466,6 +481,10 @@ bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *wh
     size_t cap = 0;
     for (struct dirent *e; d && (e = readdir(d));) {
         size_t len = strlen(e->d_name);
+        if (len == 26 && strcmp(e->d_name + 16, ".batch.tmp") == 0) {
+            stale_staged_drop(dir, e->d_name);
+            continue;
+        }
         if (len != 22 || strcmp(e->d_name + 16, ".batch") != 0)
             continue;
         char *path = xasprintf("%s/%s", dir, e->d_name);

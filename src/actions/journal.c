@@ -169,14 +169,15 @@ bool journal_check(const char *path, char *why, size_t whycap)
 }
 
 /* journal_syslog: the same line (without its newline) to syslog, best effort (jsyslog.h). */
-static void journal_copy_to_syslog(const rd_journal_rec *rec, char *line, size_t len)
+static void journal_copy_to_syslog(const char *syslog, const char *line)
 {
     char ignored[128];
-    if (!rec->syslog)
+    if (!syslog)
         return;
-    line[len - 1] = '\0';
-    jsyslog_send(rec->syslog, line, ignored, sizeof ignored);
-    line[len - 1] = '\n';
+    size_t len = strlen(line);
+    char *copy = xstrndup(line, len && line[len - 1] == '\n' ? len - 1 : len);
+    jsyslog_send(syslog, copy, ignored, sizeof ignored);
+    free(copy);
 }
 
 /* The one write path: the line, on disk (fdatasync) before this returns true. */
@@ -200,21 +201,34 @@ static bool journal_write(const char *path, const char *line, char *why, size_t 
     return ok;
 }
 
-bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap)
+char *journal_line(const rd_journal_rec *rec)
+{
+    char *json = record_json(rec);
+    char *line = xasprintf("%s\n", json);
+    free(json);
+    return line;
+}
+
+bool journal_write_line(const char *path, const char *line, const char *syslog, char *why,
+                        size_t whycap)
 {
     char *def = NULL;
     if (!path && !(path = def = journal_default_path())) {
         snprintf(why, whycap, "no journal path (set XDG_STATE_HOME or HOME)");
         return false;
     }
-    char *json = record_json(rec);
-    char *line = xasprintf("%s\n", json);
-    free(json);
     bool ok = journal_write(path, line, why, whycap);
     if (ok)
-        journal_copy_to_syslog(rec, line, strlen(line));
-    free(line);
+        journal_copy_to_syslog(syslog, line);
     free(def);
+    return ok;
+}
+
+bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap)
+{
+    char *line = journal_line(rec);
+    bool ok = journal_write_line(path, line, rec->syslog, why, whycap);
+    free(line);
     return ok;
 }
 

@@ -6,7 +6,8 @@
  * else can write; the file a regular file of ours that nobody else can write (made 0600
  * when others can read it), opened without blocking (a FIFO there is refused at once).
  * Each line is on disk (fdatasync; the directory fsynced when the file is created) before
- * journal_append returns true. Written ahead: a request is journaled with code "pending"
+ * journal_append returns true; the actor writes its lines through a writer thread
+ * (jwriter.h), so the console's loop never waits for the disk. Written ahead: a request is journaled with code "pending"
  * before it is sent, then a second line with the same
  * idempotency_key gives its outcome ("ok", "not_found", ..., "unknown" when redrive
  * stopped while it was in flight). A refusal before anything is sent is one line.
@@ -61,6 +62,12 @@ char *journal_default_path(void);
 /* Appends one record (path NULL = default) and syncs it to disk. Creates directories 0700
  * and the file 0600. false with a reason on failure (then nothing may be sent). */
 bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size_t whycap);
+/* The two halves of journal_append: the record's line (JSON and a newline, its time taken
+ * now), and the one write path (the line appended and synced, then its syslog copy when
+ * syslog is not NULL). jwriter.h runs the second off the loop. */
+char *journal_line(const rd_journal_rec *rec);
+bool journal_write_line(const char *path, const char *line, const char *syslog, char *why,
+                        size_t whycap);
 /* Creates the directory (0700) and the file (0600) if needed, with the checks above:
  * false with a reason when the journal cannot be written (actions are then refused). */
 bool journal_check(const char *path, char *why, size_t whycap);

@@ -221,6 +221,16 @@ bool lookup_failed(const rd_model *m, char *why, size_t cap)
     return false;
 }
 
+bool lookup_page_ok(const rd_model *m, rd_sources *src, char *why, size_t cap)
+{
+    if (lookup_failed(m, why, cap))
+        return false;
+    if (sources_idle(src))
+        return true;
+    snprintf(why, cap, "the store did not answer in time");
+    return false;
+}
+
 /* Execution `id` read as the console reads it. Points into the session's model (valid
  * until the loop runs again), or NULL with why ("not in the store" when it is not). */
 static const rd_execution *lookup_exec(lookup_run *l, const char *id, char *why, size_t cap)
@@ -450,9 +460,7 @@ bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo)
     return ok;
 }
 
-/* RD_EXIT_OK to go ahead, RD_EXIT_FAIL when declined, RD_EXIT_USAGE without a TTY. */
-static int confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target *t,
-                   unsigned san)
+int act_must_ask(const act_opts *o)
 {
     if (o->opts.yes)
         return RD_EXIT_OK;
@@ -461,6 +469,16 @@ static int confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target 
                 action_name(o->kind));
         return RD_EXIT_USAGE;
     }
+    return -1;
+}
+
+/* RD_EXIT_OK to go ahead, RD_EXIT_FAIL when declined, RD_EXIT_USAGE without a TTY. */
+static int confirm(const act_opts *o, const rd_system_cfg *sys, const rd_target *t,
+                   unsigned san)
+{
+    int rc = act_must_ask(o);
+    if (rc >= 0)
+        return rc;
     char *name = sanitize_str(sys->name, san), *banner = sanitize_str(sys->ui.banner, san);
     fprintf(stderr, "%s %zu %s%s on %s%s%s%s:\n", action_name(o->kind), o->n,
             action_target_kind(o->kind), o->n == 1 ? "" : "s", name,

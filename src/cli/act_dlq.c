@@ -147,12 +147,8 @@ static bool dlq_pages(dlq_run *s)
     sources_dlq_order(src, false, s->o->filter ? s->o->filter : s->o->dlq_reason);
     const rd_model *m = lookup_settle(s->l, NULL);
     for (;;) {
-        if (lookup_failed(m, s->why, sizeof s->why))
+        if (!lookup_page_ok(m, src, s->why, sizeof s->why))
             return false;
-        if (!sources_idle(src)) {
-            snprintf(s->why, sizeof s->why, "the store did not answer in time");
-            return false;
-        }
         const rd_dlq_part *p = store_part(m);
         if (!p || m->dlq_first <= 0) {
             snprintf(s->why, sizeof s->why, "this system's store has no DLQ to read a page at a time "
@@ -204,20 +200,8 @@ static void say_selection(const dlq_run *s, const char *sel)
         fprintf(stderr, "redrive: ... and %zu more not sent\n", t->held_shown - ACT_HELD_SHOWN);
 }
 
-/* The actor may act and its profile routes the action; false having said why. */
-static bool dlq_may(const dlq_run *s, rd_actor *actor)
-{
-    char why[512];
-    bool ok = actor_can_act(actor, why, sizeof why);
-    if (ok && !(ok = actor_supports(actor, s->o->kind)))
-        snprintf(why, sizeof why, "this system's profile has no %s action%s", action_name(s->o->kind),
-                 s->o->kind == RD_ACT_RESOLVE ? " ([action resolve]: the core's DLQ update route)" : "");
-    if (!ok && s->o->select_only)
-        act_report_str("error", why);
-    else if (!ok)
-        err_clean(s->san, "redrive: refused: ", why);
-    return ok;
-}
+static bool read_pages(void *ud) { return dlq_pages(ud); }
+static void say(void *ud, const char *sel) { say_selection(ud, sel); }
 
 int act_dlq(act_opts *o, lookup_run *l, unsigned san)
 {
@@ -230,8 +214,7 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san)
     if (!act_select_limits(o, &rate, &s.t.limit))
         return RD_EXIT_USAGE;
     rd_actor *actor = session_actor(l->ss);
-    const rd_system_cfg *sys = session_system(l->ss);
-    if (!dlq_may(&s, actor))
+    if (!act_select_may(o, actor, o->kind, san))
         return RD_EXIT_FAIL;
     const rd_profile_action *pa = profile_action(session_profile(l->ss), action_name(o->kind));
     s.need_task = pa && pa->path && strstr(pa->path, "{task}");
@@ -239,30 +222,7 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san)
     size_t nje = 0;
     if (o->kind == RD_ACT_RETRY)
         s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
-    char *sel = selection_text(o), *jpath = session_journal_path();
-    int rc = RD_EXIT_FAIL;
-    s.t.rec = batchrec_create(jpath, sys->name, actor_identity(actor), o->kind, o->reason, sel, s.why,
-                              sizeof s.why);
-    if (s.t.rec && o->select_only)
-        act_report_str("started", batchrec_id(s.t.rec));
-    if (!s.t.rec || !dlq_pages(&s)) {
-        if (o->select_only)
-            act_report_str("error", s.why);
-        else
-            err_clean(san, "redrive: nothing sent: ", s.why);
-        goto out;
-    }
-    if (o->select_only) {               /* the console's whole-set action (ui/setretry.c) */
-        rc = act_report_end(&s.t, sel);
-        goto out;
-    }
-    say_selection(&s, sel);
-    rc = act_tally_send(o, l, &s.t, sys, rate, san);
-out:
-    batchrec_free(s.t.rec);
-    free(sel);
-    free(jpath);
-    free(s.recs);
-    journal_entries_free(je, nje);
-    return rc;
+    act_stage st = {.t = &s.t, .kind = o->kind, .sel = selection_text(o), .recs = s.recs, .je = je,
+                    .nje = nje, .read = read_pages, .say = say, .ud = &s, .why = s.why, .whycap = sizeof s.why};
+    return act_stage_run(o, l, &st, rate, san);
 }

@@ -40,9 +40,15 @@ typedef struct lookup_run {
 const rd_model *lookup_settle(lookup_run *l, const char *jump_id);
 /* The first source that failed: true with "name: error" in why. */
 bool lookup_failed(const rd_model *m, char *why, size_t cap);
+/* A page of a store-wide selection came: false with why when a source failed or the store
+ * did not answer in time (its sources not idle). */
+bool lookup_page_ok(const rd_model *m, rd_sources *src, char *why, size_t cap);
 void act_on_change(void *ud);
 void act_on_password(rd_actor *a, const char *prompt, void *ud);
 void err_clean(unsigned san, const char *prefix, const char *msg);
+/* Before a confirmation (act.c): -1 to ask on the terminal, RD_EXIT_OK with --yes, or
+ * RD_EXIT_USAGE having said that stdin is not a terminal. */
+int act_must_ask(const act_opts *o);
 bool read_line_tty(FILE *in, char *buf, size_t cap, bool echo);
 /* One result line on stdout: "ID: CODE: MESSAGE (HTTP N, key K)", sanitized. */
 void act_print_result(const rd_result *r, unsigned san);
@@ -89,6 +95,29 @@ int act_report_end(const act_tally *t, const char *sel);
  * the exit code (1 when nothing was to send or a selected target was held back). */
 int act_tally_send(const act_opts *o, lookup_run *l, const act_tally *t, const rd_system_cfg *sys,
                    double rate, unsigned san);
+/* A store-wide selection stopped before sending: {"error":WHY} to the console with
+ * --select-only, else PREFIX WHY on stderr (sanitized). */
+void act_report_error(const act_opts *o, const char *prefix, const char *why, unsigned san);
+/* The actor may act and its profile routes kind; false having said why (as above). */
+bool act_select_may(const act_opts *o, rd_actor *actor, rd_action kind, unsigned san);
+/* The part every store-wide selection shares (act_select.c, act_dlq.c): the batch record
+ * staged (its id to the console with --select-only), the pages read (read: false with
+ * why), then the report with --select-only, else the selection said (say) and
+ * act_tally_send. The exit code; t->rec, sel, recs and je freed. */
+typedef struct act_stage {
+    act_tally *t;
+    rd_action kind;
+    char *sel;                              /* the selection in words, the record's (taken) */
+    rd_retry_record *recs;                  /* the loop breaker's records (taken) */
+    rd_journal_entry *je;                   /* the journal they point into (taken) */
+    size_t nje;
+    bool (*read)(void *ud);                 /* every page; false with why */
+    void (*say)(void *ud, const char *sel); /* what was selected, before the confirmation */
+    void *ud;
+    char *why;
+    size_t whycap;
+} act_stage;
+int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double rate, unsigned san);
 /* The password prompt of --select-only: none (it sends nothing, the console owns the
  * terminal). */
 void act_no_password(rd_actor *a, const char *prompt, void *ud);

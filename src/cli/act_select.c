@@ -181,12 +181,8 @@ static bool select_pages(select_run *s)
     sources_set_filter(src, &f);
     const rd_model *m = lookup_settle(s->l, NULL);
     for (;;) {
-        if (lookup_failed(m, s->why, sizeof s->why))
+        if (!lookup_page_ok(m, src, s->why, sizeof s->why))
             return false;
-        if (!sources_idle(src)) {
-            snprintf(s->why, sizeof s->why, "the store did not answer in time");
-            return false;
-        }
         s->t.pages++;
         s->t.read += m->execs.n;
         for (size_t i = 0; i < m->execs.n && !s->t.past && !s->t.capped; i++)
@@ -205,13 +201,9 @@ static bool select_pages(select_run *s)
  * confirm_over (the console's rule). */
 static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san)
 {
-    if (o->opts.yes)
-        return RD_EXIT_OK;
-    if (!isatty(STDIN_FILENO)) {
-        fprintf(stderr, "redrive: stdin is not a terminal: refusing to %s without --yes\n",
-                action_name(o->kind));
-        return RD_EXIT_USAGE;
-    }
+    int rc = act_must_ask(o);
+    if (rc >= 0)
+        return rc;
     char *name = sanitize_str(sys->name, san);
     size_t over = sys->ui.confirm_over > 0 ? (size_t)sys->ui.confirm_over : 0;  /* 0: always */
     char want[32], ans[32];
@@ -313,6 +305,56 @@ void act_no_password(rd_actor *a, const char *prompt, void *ud)
     actor_supply_password(a, NULL);   /* --select-only sends nothing: no login */
 }
 
+void act_report_error(const act_opts *o, const char *prefix, const char *why, unsigned san)
+{
+    if (o->select_only)
+        act_report_str("error", why);
+    else
+        err_clean(san, prefix, why);
+}
+
+bool act_select_may(const act_opts *o, rd_actor *actor, rd_action kind, unsigned san)
+{
+    char why[512];
+    bool ok = actor_can_act(actor, why, sizeof why);
+    if (ok && !(ok = actor_supports(actor, kind)))
+        snprintf(why, sizeof why, "this system's profile has no %s action%s", action_name(kind),
+                 kind == RD_ACT_RESOLVE ? " ([action resolve]: the core's DLQ update route)" : "");
+    if (!ok)
+        act_report_error(o, "redrive: refused: ", why, san);
+    return ok;
+}
+
+int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double rate, unsigned san)
+{
+    const rd_system_cfg *sys = session_system(l->ss);
+    char *jpath = session_journal_path();
+    int rc = RD_EXIT_FAIL;
+    act_tally *t = st->t;
+    t->rec = batchrec_create(jpath, sys->name, actor_identity(session_actor(l->ss)), st->kind, o->reason,
+                             st->sel, st->why, st->whycap);
+    if (t->rec && o->select_only)
+        act_report_str("started", batchrec_id(t->rec));
+    if (!t->rec || !st->read(st->ud)) {
+        act_report_error(o, "redrive: nothing sent: ", st->why, san);
+    } else if (o->select_only) {        /* the console's whole-set action (ui/setretry.c) */
+        rc = act_report_end(t, st->sel);
+    } else {
+        st->say(st->ud, st->sel);
+        rc = act_tally_send(o, l, t, sys, rate, san);
+    }
+    batchrec_free(t->rec);
+    t->rec = NULL;
+    free(jpath);
+    free(st->sel);
+    free(st->recs);
+    journal_entries_free(st->je, st->nje);
+    return rc;
+}
+
+static bool read_pages(void *ud) { return select_pages(ud); }
+static void say(void *ud, const char *sel) { say_selection(ud, sel, ((select_run *)ud)->san); }
+
 int act_select(act_opts *o, lookup_run *l, unsigned san)
 {
     double since_s, rate;
@@ -320,45 +362,13 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
     if (!parse_opts(o, &since_s, &rate, &s.t.limit))
         return RD_EXIT_USAGE;
     rd_actor *actor = session_actor(l->ss);
-    const rd_system_cfg *sys = session_system(l->ss);
-    char why[512];
-    if (!actor_can_act(actor, why, sizeof why) || !actor_supports(actor, RD_ACT_RETRY)) {
-        if (actor_can_act(actor, why, sizeof why))
-            snprintf(why, sizeof why, "this system's profile has no retry action");
-        if (o->select_only)
-            act_report_str("error", why);
-        else
-            err_clean(san, "redrive: refused: ", why);
+    if (!act_select_may(o, actor, RD_ACT_RETRY, san))
         return RD_EXIT_FAIL;
-    }
     s.cutoff = since_s > 0 ? clock_wall() - since_s : 0;
     rd_journal_entry *je;
     size_t nje;
     s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
-    char *sel = selection_text(o), *jpath = session_journal_path();
-    int rc = RD_EXIT_FAIL;
-    s.t.rec = batchrec_create(jpath, sys->name, actor_identity(actor), RD_ACT_RETRY,
-                              o->reason, sel, s.why, sizeof s.why);
-    if (s.t.rec && o->select_only)
-        act_report_str("started", batchrec_id(s.t.rec));
-    if (!s.t.rec || !select_pages(&s)) {
-        if (o->select_only)
-            act_report_str("error", s.why);
-        else
-            err_clean(san, "redrive: nothing sent: ", s.why);
-        goto out;
-    }
-    if (o->select_only) {
-        rc = act_report_end(&s.t, sel);
-        goto out;
-    }
-    say_selection(&s, sel, san);
-    rc = act_tally_send(o, l, &s.t, sys, rate, san);
-out:
-    batchrec_free(s.t.rec);
-    free(sel);
-    free(jpath);
-    free(s.recs);
-    journal_entries_free(je, nje);
-    return rc;
+    act_stage st = {.t = &s.t, .kind = RD_ACT_RETRY, .sel = selection_text(o), .recs = s.recs, .je = je,
+                    .nje = nje, .read = read_pages, .say = say, .ud = &s, .why = s.why, .whycap = sizeof s.why};
+    return act_stage_run(o, l, &st, rate, san);
 }

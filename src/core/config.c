@@ -89,8 +89,8 @@ static const key_def keys[] = {
     { "read_only", K_BOOL, F(read_only) },
     { "local", K_BOOL, F(local) },
     { "poll", K_DUR, F(poll_s) },
-    { "push", K_BOOL, F(push) },
-    { "push_min_interval", K_DUR, F(push_min_interval_s) },
+    { "push", K_BOOL, F(store.push) },
+    { "push_min_interval", K_DUR, F(store.push_min_interval_s) },
     { "rate_limit", K_DOUBLE, F(rate_limit) },
     { "execution_timeout", K_DUR, F(execution_timeout_s) },
     /* health: rd_health_cfg */
@@ -246,8 +246,8 @@ static void system_defaults(rd_system_cfg *c)
 {
     memset(c, 0, sizeof *c);
     c->poll_s = 2;
-    c->push = true;
-    c->push_min_interval_s = 0.25;
+    c->store.push = true;
+    c->store.push_min_interval_s = 0.25;
     c->core.probe_s = 30;
     c->alakai.max_retries = 1;
     c->alakai.prefix = xstrdup("alakai-executions");
@@ -558,7 +558,7 @@ static void section_validate(parser *p, sect *s)
     check_syslog(p, s);
     if (c->poll_s < 0.1)
         err(p, key_line(s, "poll"), "poll must be at least 100ms");
-    if (c->push_min_interval_s < 0 || c->push_min_interval_s > 60)
+    if (c->store.push_min_interval_s < 0 || c->store.push_min_interval_s > 60)
         err(p, key_line(s, "push_min_interval"), "push_min_interval must be between 0 and 60s");
     if (c->ui.page_size < 1)
         err(p, key_line(s, "page_size"), "page_size must be at least 1");

@@ -33,6 +33,8 @@ typedef struct rd_store_cfg {
     char *schema;            /* PostgreSQL schema (search_path); NULL = the profile's */
     rd_store_tls_cfg tls;    /* Redis */
     rd_store_ssl_cfg ssl;    /* PostgreSQL */
+    bool push;               /* LISTEN where the store notifies (default true) */
+    double push_min_interval_s; /* at most one push-triggered refresh this often; default 0.25 */
 } rd_store_cfg;
 
 /* The RabbitMQ management API (keys broker, broker_*, dlq, queues). */
@@ -111,8 +113,6 @@ typedef struct rd_system_cfg {
     bool read_only;
     bool local;              /* explicitly a local system (dev-user allowed) */
     double poll_s;           /* default 2 */
-    bool push;               /* LISTEN where the store notifies (default true) */
-    double push_min_interval_s; /* at most one push-triggered refresh this often; default 0.25 */
     double rate_limit;       /* bulk actions per second, default 5 */
     double execution_timeout_s; /* longest an execution may run (drain cockpit); 0 = the profile's */
     rd_health_cfg health;    /* heartbeat_max_age etc. */

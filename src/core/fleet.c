@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "health.h"
+#include "model_fields.h"
 #include "model_json.h"
 #include "sanitize.h"
 #include "textutil.h"
@@ -432,7 +433,7 @@ static cJSON *row_json(const rd_fleet_row *r)
 char *fleet_to_json(const rd_fleet_row *rows, size_t n)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "view", "fleet");
+    cJSON_AddStringToObject(root, MF_VIEW, "fleet");
     cJSON *arr = cJSON_AddArrayToObject(root, "systems");
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(arr, row_json(&rows[i]));

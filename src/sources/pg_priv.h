@@ -3,8 +3,9 @@
  * lifecycle, the rd_source ops), shared with pg_batch.c (building a batch from what is
  * wanted) and pg_apply.c (applying a batch's results to the model). The connection, its
  * secrets, the change probe, the replica, the batch in flight and the view (what is asked
- * for and shown) are each owned by one file behind its own header; pg_src holds their
- * handles and the schema era the setup batch reads. */
+ * for and shown), push and the source's own timers are each owned by one file behind its
+ * own header or, for the timers, opaque here (pg_source.c); pg_src holds their handles and
+ * the schema era the setup batch reads. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 #include "pg_view.h"
 #include "source.h"
 
-struct event;
+typedef struct pg_timing pg_timing;
 
 typedef struct pg_src {
     rd_source base;
@@ -38,14 +39,7 @@ typedef struct pg_src {
     char *extensions;             /* ",pgmq,plpgsql," of the connected database */
     bool setup_done;              /* variant/extension check done on this connection */
     char *notes[Q_N];             /* optional queries that failed: "queues: ..." */
-    struct event *poll_ev, *retry_ev, *soon_ev;
-    struct event *push_ev;        /* the coalesced push refresh (pg_source.c) */
-    double poll_s;                /* the poll interval asked for (config or the fleet's pace);
-                                   * PG_PUSH_SLOW times it while push works */
-    bool push_was_on;             /* the poll timer is armed for push */
-    bool polled;                  /* the poll timer asked for the batch in flight */
-    double backoff_s;
-    bool settled, failing;
+    pg_timing *t;                 /* timers, poll interval, backoff, settled (pg_source.c) */
 } pg_src;
 
 static inline rd_model *model(pg_src *s) { return s->base.ctx.model; }

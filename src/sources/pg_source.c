@@ -32,6 +32,18 @@
 static const double CONNECT_DEADLINE_S = 5.0;
 static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0;
 
+/* The source's timers and pacing: only the wiring here reads them. */
+struct pg_timing {
+    struct event *poll_ev, *retry_ev, *soon_ev;
+    struct event *push_ev;        /* the coalesced push refresh */
+    double poll_s;                /* the poll interval asked for (config or the fleet's pace);
+                                   * PG_PUSH_SLOW times it while push works */
+    bool push_was_on;             /* the poll timer is armed for push */
+    bool polled;                  /* the poll timer asked for the batch in flight */
+    double backoff_s;
+    bool settled, failing;
+};
+
 
 /* The push state to the model; the poll slows to a safety net while push works and
  * covers the executions (Tasker's pgmq channels do not: its steps stay on the poll). */
@@ -39,11 +51,11 @@ static void push_sync(pg_src *s)
 {
     model_source_push(model(s), SRC_NAME, pg_push_state(s->push));
     bool on = pg_push_slows_poll(s->push);
-    if (on == s->push_was_on)
+    if (on == s->t->push_was_on)
         return;
-    s->push_was_on = on;
-    double every = s->poll_s * (on ? PG_PUSH_SLOW : 1);
-    source_rearm(s->poll_ev, every);
+    s->t->push_was_on = on;
+    double every = s->t->poll_s * (on ? PG_PUSH_SLOW : 1);
+    source_rearm(s->t->poll_ev, every);
     model_source_every(model(s), SRC_NAME, every);
 }
 
@@ -82,7 +94,7 @@ static void connect_now(pg_src *s)
     pg_changes_reconnect(s->changes);
     pg_batch_reconnect(s->batch);
     pg_push_reconnect(s->push);
-    evtimer_del(s->push_ev);
+    evtimer_del(s->t->push_ev);
     push_sync(s);
     model_source(model(s), SRC_NAME);
     pg_secrets_resolve(s->secrets);   /* connects when done */
@@ -100,8 +112,8 @@ static void lost(pg_src *s, const char *err)
     char msg[300];
     pg_secrets_redact(s->secrets, err && *err ? err : "connection lost", msg, sizeof msg);
     model_source_fail(model(s), SRC_NAME, msg, clock_wall());
-    s->settled = true;
-    s->failing = true;
+    s->t->settled = true;
+    s->t->failing = true;
     pg_replica_lost(s->replica, msg);
     /* what was in flight is wanted again after the reconnect */
     for (size_t i = 0; i < pg_batch_n(s->batch); i++)
@@ -109,9 +121,9 @@ static void lost(pg_src *s, const char *err)
     pg_batch_answered(s->batch);
     pg_view_answered(s->view);
     pg_conn_close(s->conn);
-    struct timeval tv = { (time_t)s->backoff_s, 0 };
-    evtimer_add(s->retry_ev, &tv);
-    s->backoff_s = s->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : s->backoff_s * 2;
+    struct timeval tv = { (time_t)s->t->backoff_s, 0 };
+    evtimer_add(s->t->retry_ev, &tv);
+    s->t->backoff_s = s->t->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : s->t->backoff_s * 2;
     changed(s);
 }
 
@@ -129,7 +141,7 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_src *s = arg;
-    s->polled = true;
+    s->t->polled = true;
     pg_view_want_refresh(s->view);
     kick(s);
 }
@@ -142,7 +154,7 @@ static void on_notify(const char *channel, void *ud)
     double due = pg_push_notified(s->push, channel, clock_mono());
     if (due >= 0) {
         struct timeval tv = clock_tv(due);
-        evtimer_add(s->push_ev, &tv);
+        evtimer_add(s->t->push_ev, &tv);
     }
     push_sync(s);
 }
@@ -168,11 +180,11 @@ static void push_after(pg_src *s, bool setup)
     } else {
         if (pg_batch_pooled(s->batch))
             pg_push_pooled(s->push);
-        if (s->polled && pg_batch_carries(s->batch, Q_CHANGES)) {
+        if (s->t->polled && pg_batch_carries(s->batch, Q_CHANGES)) {
             const char *q = pg_push_refresh_queries(s->push);
             pg_push_polled(s->push, pg_changes_moved(s->changes, q ? q : "counts executions"),
-                           clock_mono(), s->poll_s);
-            s->polled = false;
+                           clock_mono(), s->t->poll_s);
+            s->t->polled = false;
         }
     }
     push_sync(s);
@@ -210,11 +222,11 @@ static void on_batch(PGresult **res, size_t n, void *ud)
         model_source_fail(model(s), SRC_NAME, msg, clock_wall());
     } else if (!setup) {
         model_source_ok(model(s), SRC_NAME, clock_wall());
-        s->backoff_s = BACKOFF_MIN_S;
-        s->failing = false;
+        s->t->backoff_s = BACKOFF_MIN_S;
+        s->t->failing = false;
     }
     if (!setup || *err)
-        s->settled = true;
+        s->t->settled = true;
     changed(s);
     kick(s);
 }
@@ -224,9 +236,9 @@ static void on_batch(PGresult **res, size_t n, void *ud)
 static void op_start(rd_source *src)
 {
     pg_src *s = src->impl;
-    double poll = s->poll_s * (s->push_was_on ? PG_PUSH_SLOW : 1);
+    double poll = s->t->poll_s * (s->t->push_was_on ? PG_PUSH_SLOW : 1);
     struct timeval tv = clock_tv(poll);
-    evtimer_add(s->poll_ev, &tv);
+    evtimer_add(s->t->poll_ev, &tv);
     model_source_every(model(s), SRC_NAME, poll);   /* its freshness window (a steady poll repaints nothing) */
     connect_now(s);
 }
@@ -237,7 +249,7 @@ static void op_refresh(rd_source *src)
     pg_view_want_refresh(s->view);
     pg_changes_force(s->changes);  /* the operator asked: everything, not the probe's word */
     if (!pg_conn_is_open(s->conn)) {
-        evtimer_del(s->retry_ev);
+        evtimer_del(s->t->retry_ev);
         connect_now(s);
     } else {
         kick(s);
@@ -259,7 +271,7 @@ static void op_set_interest(rd_source *src, unsigned panels)
     pg_src *s = src->impl;
     if (pg_view_set_interest(s->view, panels)) {
         struct timeval now = {0, 0};
-        evtimer_add(s->soon_ev, &now);
+        evtimer_add(s->t->soon_ev, &now);
     }
 }
 
@@ -342,13 +354,13 @@ static void op_groups(rd_source *src, double window_s, long cap)
 static bool op_settled(const rd_source *src)
 {
     const pg_src *s = src->impl;
-    return s->settled;
+    return s->t->settled;
 }
 
 static bool op_idle(const rd_source *src)
 {
     const pg_src *s = src->impl;
-    if (s->failing)
+    if (s->t->failing)
         return true;     /* answered by the failure; retried after the reconnect */
     if (pg_batch_carries(s->batch, Q_CHAIN) || pg_batch_carries(s->batch, Q_DLQ) ||
         pg_batch_carries(s->batch, Q_LOOKUP) || pg_batch_carries(s->batch, Q_GROUPS) ||
@@ -365,7 +377,7 @@ static void op_free(rd_source *src)
                 pg_push_notifications(s->push), pg_push_refreshes(s->push),
                 pg_push_state(s->push));
     pg_push_free(s->push);
-    event_free(s->push_ev);
+    event_free(s->t->push_ev);
     pg_secrets_free(s->secrets);
     pg_changes_free(s->changes);
     pg_replica_free(s->replica);
@@ -373,15 +385,16 @@ static void op_free(rd_source *src)
     for (size_t i = 0; i < Q_N; i++)
         free(s->notes[i]);
     pg_conn_free(s->conn);
-    event_free(s->poll_ev);
-    event_free(s->retry_ev);
-    event_free(s->soon_ev);
+    event_free(s->t->poll_ev);
+    event_free(s->t->retry_ev);
+    event_free(s->t->soon_ev);
     if (s->variant) {
         profile_free(s->variant);
         free(s->variant);
     }
     free(s->extensions);
     pg_view_free(s->view);
+    free(s->t);
     free(s);
 }
 
@@ -394,8 +407,8 @@ static const rd_profile *op_profile(const rd_source *src)
 static void op_set_poll(rd_source *src, double every)
 {
     pg_src *s = src->impl;
-    s->poll_s = every > 0 ? every : 2.0;
-    source_rearm(s->poll_ev, s->poll_s * (s->push_was_on ? PG_PUSH_SLOW : 1));
+    s->t->poll_s = every > 0 ? every : 2.0;
+    source_rearm(s->t->poll_ev, s->t->poll_s * (s->t->push_was_on ? PG_PUSH_SLOW : 1));
 }
 
 static const rd_source_ops pg_ops = {
@@ -416,9 +429,10 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     s->base.ctx = *ctx;
     s->base.impl = s;
     s->prof = ctx->prof;
-    s->backoff_s = BACKOFF_MIN_S;
-    s->poll_s = ctx->cfg->poll_s > 0 ? ctx->cfg->poll_s : 2.0;
-    s->push = pg_push_new(ctx->cfg->push, ctx->cfg->push_min_interval_s);
+    s->t = xcalloc(1, sizeof *s->t);
+    s->t->backoff_s = BACKOFF_MIN_S;
+    s->t->poll_s = ctx->cfg->poll_s > 0 ? ctx->cfg->poll_s : 2.0;
+    s->push = pg_push_new(ctx->cfg->store.push, ctx->cfg->store.push_min_interval_s);
     s->view = pg_view_new(ctx->model, ctx->cfg->ui.page_size);
     s->batch = pg_batch_new();
     s->changes = pg_changes_new();
@@ -433,9 +447,9 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     pg_conn_set_param(s->conn, "sslcert", cfg->store.ssl.cert);
     pg_conn_set_param(s->conn, "sslkey", cfg->store.ssl.key);
     s->secrets = pg_secrets_new(ctx->base, cfg, s->conn, on_secrets, s);
-    s->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
-    s->retry_ev = evtimer_new(ctx->base, on_retry, s);
-    s->soon_ev = evtimer_new(ctx->base, on_soon, s);
-    s->push_ev = evtimer_new(ctx->base, on_push, s);
+    s->t->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
+    s->t->retry_ev = evtimer_new(ctx->base, on_retry, s);
+    s->t->soon_ev = evtimer_new(ctx->base, on_soon, s);
+    s->t->push_ev = evtimer_new(ctx->base, on_push, s);
     return &s->base;
 }

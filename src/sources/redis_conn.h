@@ -61,4 +61,6 @@ void rs_conn_fail(rs_conn *c, const char *why);  /* the source fails (keeps its 
 void rs_conn_error_text(const rs_conn *c, const char *cmd, const char *err, char *out,
                         size_t cap);
 bool rs_access_error(const char *err);      /* NOAUTH, WRONGPASS, NOPERM */
-double rs_conn_cb_max(const rs_conn *c);    /* RD_REDIS_DEBUG: costliest read event, CPU s */
+/* RD_REDIS_DEBUG: the costliest read event, thread CPU s (unpreempted: of those the
+ * scheduler did not preempt; every event where it cannot be told). */
+double rs_conn_cb_max(const rs_conn *c, bool unpreempted);

@@ -76,7 +76,8 @@ struct rs_conn {
     bool drop_pending;              /* teardown requested from inside a callback */
     char drop_why[160];
     rs_reader reader;               /* ac's reply constructors (redis_reply.h) */
-    double cb_max;                  /* costliest read event, CPU s (debug only) */
+    double cb_max, cb_max_run;      /* costliest read event, CPU s (debug only); of those
+                                       not preempted */
 
     struct redisAsyncContext *sub;  /* keyspace notifications (second connection) */
     rs_conn_state sub_state;

@@ -15,8 +15,19 @@ enum {
     RIX_IDX_BITS = 22,              /* a hash slot: tag << RIX_IDX_BITS | (task index + 1) */
     RIX_MIN_SLOTS = 1024,
     RIX_DETAIL_HEAD = 3,            /* a detail: code, name, field count, then the error */
+    RIX_CHUNK_BITS = 14,            /* the ids' arena in chunks of 16 KiB: an id's offset is
+                                     * chunk << RIX_CHUNK_BITS | its offset in the chunk */
 };
 #define RIX_IDX_MASK ((1u << RIX_IDX_BITS) - 1)
+#define RIX_CHUNK ((size_t)1 << RIX_CHUNK_BITS)
+
+/* The compact ids back to back in chunks of RIX_CHUNK bytes (an id never spans two): the
+ * arena grows a chunk at a time and is never copied, however many tasks a sweep brings. */
+typedef struct rix_arena {
+    uint8_t **chunk;
+    size_t n, cap;                  /* chunks, room for their pointers */
+    size_t used;                    /* bytes used in the last chunk */
+} rix_arena;
 
 enum { RIX_END_NONE, RIX_END_WALK, RIX_END_COMPACT, RIX_END_REHASH };
 
@@ -24,8 +35,8 @@ typedef struct rix_end {            /* a sweep's end under way, in slices (rix_s
     int phase;                      /* RIX_END_*: the walk, then the arena, then the slots */
     size_t k;                       /* the phase's next task (the walk goes down from n) */
     size_t removed, work;           /* tasks removed so far; touched by the last slice */
-    uint8_t *arena;                 /* COMPACT: the new arena, holding tasks [0, k) */
-    size_t alen, acap;
+    rix_arena arena;                /* COMPACT: the new arena, holding tasks [0, k) */
+    size_t alen;
     uint32_t *slots;                /* REHASH: the new slots, holding tasks [0, k) */
     size_t nslots;
 } rix_end;
@@ -45,8 +56,8 @@ struct rix {
     rix_task *tasks;
     uint64_t *marks;                /* a bit per task: upserted or touched by this sweep */
     size_t n, cap, max;
-    uint8_t *arena;                 /* compact ids (redis_taskid.h), append-only, compacted */
-    size_t alen, acap, agarbage;
+    rix_arena arena;                /* compact ids (redis_taskid.h), append-only, compacted */
+    size_t alen, agarbage;          /* bytes appended; of them, ids removed since */
     uint32_t *slots;                /* open addressing over [nslots], any size, 0 empty */
     size_t nslots;
     intern *details;                /* code, name, field count, error: see detail_add */
@@ -57,10 +68,45 @@ struct rix {
     bool overflow;
     uint64_t version;
     uint64_t layout;                /* rix_layout: bumped by every removal */
+    size_t moved;                   /* bytes of tasks and slots copied by growth */
     rix_end end;
 };
 
 static void end_finish(rix *ix);
+
+/* ---- the ids' arena ------------------------------------------------------------------ */
+
+static const uint8_t *arena_at(const rix_arena *a, uint32_t off)
+{
+    return a->chunk[off >> RIX_CHUNK_BITS] + (off & (RIX_CHUNK - 1));
+}
+
+/* Appends len bytes (len <= RTID_ENC_MAX); returns their offset. */
+static uint32_t arena_put(rix_arena *a, const uint8_t *p, size_t len)
+{
+    if (a->n == 0 || a->used + len > RIX_CHUNK) {
+        xgrow(&a->chunk, &a->cap, a->n + 1, sizeof *a->chunk);
+        a->chunk[a->n++] = xmalloc(RIX_CHUNK);
+        a->used = 0;
+    }
+    uint32_t off = (uint32_t)((a->n - 1) << RIX_CHUNK_BITS | a->used);
+    memcpy(a->chunk[a->n - 1] + a->used, p, len);
+    a->used += len;
+    return off;
+}
+
+static size_t arena_bytes(const rix_arena *a)
+{
+    return a->n * RIX_CHUNK + a->cap * sizeof *a->chunk;
+}
+
+static void arena_free(rix_arena *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->chunk[i]);
+    free(a->chunk);
+    *a = (rix_arena){ 0 };
+}
 
 static uint64_t hash_bytes(const void *p, size_t n)
 {
@@ -107,9 +153,9 @@ void rix_free(rix *ix)
 {
     if (!ix)
         return;
-    free(ix->end.arena);
+    arena_free(&ix->end.arena);
     free(ix->end.slots);
-    free(ix->arena);
+    arena_free(&ix->arena);
     free(ix->tasks);
     free(ix->marks);
     free(ix->slots);
@@ -189,8 +235,8 @@ uint32_t rix_fp(const rix *ix, const rix_task *t) { return ix->detail_fp[t->deta
 static const uint8_t *entry_of(const rix *ix, const rix_task *t)
 {
     if (ix->end.phase == RIX_END_COMPACT && (size_t)(t - ix->tasks) < ix->end.k)
-        return ix->end.arena + t->id;
-    return ix->arena + t->id;
+        return arena_at(&ix->end.arena, t->id);
+    return arena_at(&ix->arena, t->id);
 }
 
 const uint8_t *rix_entry(const rix *ix, const rix_task *t) { return entry_of(ix, t); }
@@ -278,6 +324,7 @@ static void slot_put(const rix *ix, uint32_t *slots, size_t nslots, size_t k)
 
 static void rehash(rix *ix, size_t nslots)
 {
+    ix->moved += ix->n * sizeof *ix->slots;
     free(ix->slots);
     ix->nslots = nslots;
     ix->slots = xcalloc(nslots, sizeof *ix->slots);
@@ -330,15 +377,18 @@ static size_t marks_words(size_t cap) { return (cap + 63) / 64; }
 
 size_t rix_memory(const rix *ix)
 {
-    return sizeof *ix + ix->cap * sizeof *ix->tasks + marks_words(ix->cap) * 8 + ix->acap +
-           ix->nslots * sizeof *ix->slots + ix->fpcap * sizeof *ix->detail_fp +
-           intern_bytes(ix->details) + intern_bytes(ix->prefixes) + ix->end.acap +
+    return sizeof *ix + ix->cap * sizeof *ix->tasks + marks_words(ix->cap) * 8 +
+           arena_bytes(&ix->arena) + ix->nslots * sizeof *ix->slots +
+           ix->fpcap * sizeof *ix->detail_fp + intern_bytes(ix->details) +
+           intern_bytes(ix->prefixes) + arena_bytes(&ix->end.arena) +
            ix->end.nslots * sizeof *ix->end.slots;
 }
 
 static void tasks_resize(rix *ix, size_t cap)
 {
     size_t old = marks_words(ix->cap);
+    if (cap > ix->cap)
+        ix->moved += ix->n * sizeof *ix->tasks;
     ix->tasks = xrealloc(ix->tasks, cap * sizeof *ix->tasks);
     ix->marks = xrealloc(ix->marks, marks_words(cap) * 8);
     if (marks_words(cap) > old)
@@ -354,12 +404,12 @@ static void mark_set(rix *ix, size_t k, bool on)
     ix->marks[k / 64] = on ? ix->marks[k / 64] | bit : ix->marks[k / 64] & ~bit;
 }
 
-/* Compaction: the live ids, in task order, into a new arena of `cap` bytes; between its
- * slices (rix_sweep_end_step) tasks [0, end.k) are in the new arena, the rest in the old. */
-static void compact_begin(rix *ix, size_t cap)
+/* Compaction: the live ids, in task order, into a new arena; between its slices
+ * (rix_sweep_end_step) tasks [0, end.k) are in the new arena, the rest in the old. */
+static void compact_begin(rix *ix)
 {
     ix->end = (rix_end){ .phase = RIX_END_COMPACT, .removed = ix->end.removed,
-                         .work = ix->end.work, .arena = xmalloc(cap), .acap = cap };
+                         .work = ix->end.work };
 }
 
 static size_t compact_slice(rix *ix, size_t budget)
@@ -368,9 +418,9 @@ static size_t compact_slice(rix *ix, size_t budget)
     size_t done = 0;
     for (; e->k < ix->n && done < budget; done++) {
         rix_task *t = &ix->tasks[e->k];
-        size_t len = rtid_enc_len(entry_of(ix, t));
-        memcpy(e->arena + e->alen, entry_of(ix, t), len);
-        t->id = (uint32_t)e->alen;
+        const uint8_t *p = entry_of(ix, t);
+        size_t len = rtid_enc_len(p);
+        t->id = arena_put(&e->arena, p, len);
         e->alen += len;
         e->k++;
     }
@@ -379,39 +429,11 @@ static size_t compact_slice(rix *ix, size_t budget)
 
 static void compact_done(rix *ix)
 {
-    free(ix->arena);
+    arena_free(&ix->arena);
     ix->arena = ix->end.arena;
     ix->alen = ix->end.alen;
-    ix->acap = ix->end.acap;
     ix->agarbage = 0;
-    ix->end.arena = NULL;
-}
-
-/* Rewrites the arena without the garbage into `cap` bytes at once (O(n)). */
-static void arena_compact(rix *ix, size_t cap)
-{
-    compact_begin(ix, cap);
-    compact_slice(ix, ix->n);
-    compact_done(ix);
-    ix->end = (rix_end){ .phase = RIX_END_NONE };
-}
-
-/* Room for need more bytes: the garbage goes first once it is an eighth of the arena, so
- * an index under churn keeps its size instead of growing. */
-static void arena_room(rix *ix, size_t need)
-{
-    if (ix->alen + need <= ix->acap)
-        return;
-    size_t live = ix->alen - ix->agarbage;
-    if (ix->agarbage >= ix->acap / 8 && live + need <= ix->acap) {
-        arena_compact(ix, ix->acap);
-        return;
-    }
-    size_t cap = ix->acap ? ix->acap + ix->acap / 2 : 64 << 10;
-    while (cap < ix->alen + need)
-        cap += cap / 2;
-    ix->arena = xrealloc(ix->arena, cap);
-    ix->acap = cap;
+    ix->end.arena = (rix_arena){ 0 };
 }
 
 /* ---- upsert and remove ------------------------------------------------------------- */
@@ -500,10 +522,8 @@ static bool insert(rix *ix, const char *id, size_t idlen, const rtid_parts *p,
     key_make(id, idlen, p, p->prefixed ? intern_add(ix->prefixes, id, p->plen) : 0, &k);
     if (ix->n == ix->cap)
         tasks_resize(ix, ix->cap ? ix->cap + ix->cap / 2 : 1024);
-    arena_room(ix, k.len);
     rix_task *t = &ix->tasks[ix->n];
-    t->id = (uint32_t)ix->alen;
-    memcpy(ix->arena + ix->alen, k.enc, k.len);
+    t->id = arena_put(&ix->arena, k.enc, k.len);
     ix->alen += k.len;
     fill(ix, t, sum);
     mark_set(ix, ix->n, true);
@@ -629,9 +649,8 @@ static size_t rehash_slice(rix *ix, size_t budget)
 static void end_next(rix *ix)
 {
     rix_end *e = &ix->end;
-    size_t live = ix->alen - ix->agarbage, acap = live + live / 16 + 4096;
-    if (e->phase == RIX_END_WALK && (ix->agarbage > 0 || ix->acap > acap + live / 16)) {
-        compact_begin(ix, acap);
+    if (e->phase == RIX_END_WALK && ix->agarbage > 0) {   /* the removed ids' bytes back */
+        compact_begin(ix);
         return;
     }
     if (e->phase == RIX_END_COMPACT)
@@ -688,6 +707,7 @@ size_t rix_sweep_end(rix *ix)
 }
 
 bool rix_sweep_ending(const rix *ix) { return ix->end.phase != RIX_END_NONE; }
+size_t rix_moved(const rix *ix) { return ix->moved; }
 size_t rix_sweep_end_work(const rix *ix) { return ix->end.work; }
 
 /* A change the slices do not expect (a new task, a removal, a new sweep) first finishes the

@@ -69,6 +69,10 @@ size_t rix_sweep_end(rix *ix);
 bool rix_sweep_end_step(rix *ix, size_t budget, size_t *removed);
 bool rix_sweep_ending(const rix *ix);            /* an end is under way */
 size_t rix_sweep_end_work(const rix *ix);        /* tasks the last slice touched */
+/* Bytes of tasks and hash slots copied by growth since rix_new: a machine-independent count
+ * of the O(index) work an insert can hide, 0 while a reserve covers the tasks (the ids'
+ * arena grows a chunk at a time and is never copied). */
+size_t rix_moved(const rix *ix);
 
 /* The task's exact id, written into buf (returns buf->s). */
 const char *rix_id(const rix *ix, const rix_task *t, rix_idbuf *buf);

@@ -87,6 +87,7 @@ struct rs_sweep {
     char *prefix, *match;
     bool debug;                     /* RD_REDIS_DEBUG: sweep figures on stderr */
     struct event *ev_done;          /* sweep_finish, out of the last reply's callback */
+    struct event *ev_progress;      /* progress_show, out of the SCAN reply's read event */
 
     bool sweeping, swept_once, resync_wanted;
     bool sized;                     /* DBSIZE sent ahead of the first sweep */
@@ -190,6 +191,23 @@ static void progress_show(rs_sweep *sw, bool force)
     }
 }
 
+/* The progress (and the partial publish, which walks the whole index read so far) in a loop
+ * iteration of its own after the next wait for I/O, never inside a read event: a read event
+ * then costs what its replies cost, and a key waits behind one or the other. */
+static void progress_later(rs_sweep *sw)
+{
+    struct timeval tv = { 0, 0 };
+    if (!sw->swept_once && !evtimer_pending(sw->ev_progress, NULL))
+        evtimer_add(sw->ev_progress, &tv);
+}
+
+static void on_progress(evutil_socket_t fd, short what, void *arg)
+{
+    rs_sweep *sw = arg;
+    if (sw->sweeping)
+        progress_show(sw, false);
+}
+
 double rs_partial_every(size_t n)
 {
     return fmax(RS_PARTIAL_EVERY_S, (double)n / RS_PARTIAL_TASKS_S);
@@ -235,9 +253,10 @@ static void end_slice(rs_sweep *sw)
     sw->times.last = now;
     if (sw->debug)
         fprintf(stderr, "redis: sweep %u keys, %zu tasks, %zu removed, %.4f s, "
-                "costliest fetch callback %.2f ms CPU, budget %.2f, share %.3f, "
-                "%u flights held back\n", sw->scan.keys, rix_size(ix), removed,
-                sw->times.secs, rs_conn_cb_max(sw->env.conn) * 1e3, sw->budget.pace.share,
+                "costliest fetch callback %.2f ms CPU (%.2f unpreempted), budget %.2f, "
+                "share %.3f, %u flights held back\n", sw->scan.keys, rix_size(ix), removed,
+                sw->times.secs, rs_conn_cb_max(sw->env.conn, false) * 1e3,
+                rs_conn_cb_max(sw->env.conn, true) * 1e3, sw->budget.pace.share,
                 pace_share_used(&sw->budget.pace, clock_mono()), sw->budget.held);
     model_source_progress(sw->env.model, "redis", NULL);
     model_source_ok(sw->env.model, "redis", now);
@@ -286,7 +305,7 @@ static void on_sweep_batch(const rs_batch *b, void *ud)
         sw->sweeping = false;
     } else if (sw->scan.done && sw->batches == 0 && !sw->scan.inflight &&
                rs_keyq_len(sw->scan.ahead) == 0) {
-        event_active(sw->ev_done, EV_TIMEOUT, 0);
+        finish_later(sw);            /* not in this read event's loop iteration */
     } else {
         sweep_continue(sw);
     }
@@ -330,9 +349,9 @@ static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
     charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_HGETALL, n));   /* committed */
     sweep_continue(sw);
     if (sw->scan.done && sw->batches == 0 && rs_keyq_len(sw->scan.ahead) == 0)
-        event_active(sw->ev_done, EV_TIMEOUT, 0);    /* the last step was empty */
+        finish_later(sw);            /* the last step was empty */
     read_cost_if_due(sw);
-    progress_show(sw, false);
+    progress_later(sw);
 out:
     rs_conn_reply_end(conn);
 }
@@ -540,6 +559,7 @@ rs_sweep *rs_sweep_new(const rd_source_ctx *ctx, rs_conn *conn, const char *pref
     sw->cbs = *cbs;
     sw->debug = getenv("RD_REDIS_DEBUG") != NULL;
     sw->ev_done = evtimer_new(ctx->base, on_done, sw);
+    sw->ev_progress = evtimer_new(ctx->base, on_progress, sw);
     sw->budget.cost = rs_cost_new(conn, on_cost, sw);
     sw->budget.ev_pace = evtimer_new(ctx->base, on_pace, sw);
     pace_init(&sw->budget.pace, 0, 0);
@@ -551,6 +571,7 @@ rs_sweep *rs_sweep_new(const rd_source_ctx *ctx, rs_conn *conn, const char *pref
 void rs_sweep_free(rs_sweep *sw)
 {
     event_free(sw->ev_done);
+    event_free(sw->ev_progress);
     event_free(sw->budget.ev_pace);
     rs_cost_free(sw->budget.cost);
     rix_free(sw->env.ix);
@@ -573,6 +594,7 @@ void rs_sweep_stop(rs_sweep *sw)
     sw->sweeping = sw->scan.inflight = false;
     rs_keyq_clear(sw->scan.ahead);
     evtimer_del(sw->budget.ev_pace);
+    evtimer_del(sw->ev_progress);
     rs_cost_forget(sw->budget.cost);
 }
 

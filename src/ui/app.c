@@ -55,6 +55,10 @@ rd_system_cfg *app_sys(const ui_app *app) { return binding_sys(app->bind); }
 rd_model *app_model(const ui_app *app) { return binding_model(app->bind); }
 rd_sources *app_sources(const ui_app *app) { return binding_sources(app->bind); }
 rd_actor *app_actor(const ui_app *app) { return binding_actor(app->bind); }
+ui_ctx *app_ctx(ui_app *app) { return &app->ctx; }
+ui_dialog *app_dialog(ui_app *app) { return &app->dlg; }
+struct event_base *app_base(const ui_app *app) { return app->base; }
+const char *app_config_path(const ui_app *app) { return app->opts ? app->opts->config_path : NULL; }
 rd_session *app_live(const ui_app *app) { return binding_live(app->bind); }
 
 bool app_quitting(const ui_app *app)
@@ -379,6 +383,7 @@ void app_command(ui_app *app, const char *line)
     case CMD_THEME: app_theme_command(app, arg); break;
     case CMD_KEYMAP: app_load_keymap(app, arg); break;
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
+    case CMD_BATCH: dialog_show(app); break;
     case CMD_RETRY_ALL: app_command_retry_all(app, arg); break;
     case CMD_COCKPIT: app_open_view(app, VIEW_DRAIN, arg, true); break;
     case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;

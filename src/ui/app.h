@@ -2,12 +2,14 @@
 /* The console (app.c, app_loop.c) as the rest of ui sees it: an opaque ui_app and the
  * few things asked of it. The files that own a part of it (app.c, app_loop.c,
  * binding.c, input.c, paint.c) and those that draw over it (dialog.c, password.c,
- * clip.c) see its fields through app_priv.h. Views never see it: they get a ui_ctx. */
+ * clip.c) see its fields through app_priv.h. Views never see it: they get a ui_ctx; the
+ * whole-set retry (setretry.c) gets the parts it works on through the accessors here. */
 #include <stdbool.h>
 
 #include "view.h"   /* ui_view_id, and through it config.h, model.h, actions.h */
 
 typedef struct ui_app ui_app;
+typedef struct ui_dialog ui_dialog;
 typedef struct rd_session rd_session;
 typedef struct rd_sources rd_sources;
 struct event_base;
@@ -22,6 +24,10 @@ rd_sources *app_sources(const ui_app *app);
 rd_actor *app_actor(const ui_app *app);
 rd_session *app_live(const ui_app *app);   /* its session (in the fleet: the current system's) */
 bool app_quitting(const ui_app *app);
+ui_ctx *app_ctx(ui_app *app);                  /* what the views are handed */
+ui_dialog *app_dialog(ui_app *app);            /* the dialog on screen (dialog.h) */
+struct event_base *app_base(const ui_app *app);   /* the loop; NULL headless */
+const char *app_config_path(const ui_app *app);   /* --config, NULL: the default */
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
 void app_effects(ui_app *app);

@@ -327,6 +327,8 @@ bool binding_switch(ui_app *app, const char *name)
                 session_has_systems(b->session) ? session_config_path(b->session) : "the config");
         return false;
     }
+    if (dialog_in_background(app, "switching systems"))
+        return false;
     binding_teardown(app);   /* close one session's system, open the other */
     memset(app->ctx.filter, 0, sizeof app->ctx.filter);   /* every view's */
     if (!app->opts->theme)

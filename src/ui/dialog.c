@@ -102,6 +102,59 @@ bool dialog_busy(const ui_app *app)
     return (d->batch && (!batch_done(d->batch) || resends_running(d))) || setretry_busy(d->set);
 }
 
+bool dialog_modal(const ui_app *app)
+{
+    return app->dlg.state != DLG_NONE && !app->dlg.hidden;
+}
+
+bool dialog_in_background(ui_app *app, const char *what)
+{
+    ui_dialog *d = &app->dlg;
+    if (d->state == DLG_NONE || !d->hidden)
+        return false;
+    if (!dialog_busy(app)) {
+        dialog_close(app);
+        return false;
+    }
+    char abort_key[32] = "x";
+    keymap_first(app->km, UA_ABORT, abort_key, sizeof abort_key);
+    ctx_msg(&app->ctx, true, "%s: the %s batch is still running (:batch shows it, %s there aborts it)", what,
+            action_name(d->kind), abort_key);
+    return true;
+}
+
+void dialog_show(ui_app *app)
+{
+    if (app->dlg.state == DLG_NONE)
+        ctx_msg(&app->ctx, false, "no batch: nothing was put away");
+    app->dlg.hidden = false;
+}
+
+/* Escape on a running batch: the views take the keys again. */
+static void dialog_hide(ui_app *app)
+{
+    app->dlg.hidden = true;
+    ctx_msg(&app->ctx, false, "the %s batch goes on in the background: :batch shows it", action_name(app->dlg.kind));
+}
+
+void dialog_status(const ui_app *app, char *out, size_t cap)
+{
+    const ui_dialog *d = &app->dlg;
+    out[0] = 0;
+    if (d->state == DLG_NONE || !d->hidden)
+        return;
+    size_t fin, todo, ok;
+    if (d->set)
+        setretry_counts(d->set, &fin, &todo, &ok);
+    else {
+        fin = batch_finished(d->batch);
+        todo = batch_count(d->batch);
+        ok = batch_succeeded(d->batch);
+    }
+    snprintf(out, cap, "%s batch: %zu/%zu done, %zu ok, %zu failed%s  (:batch)", action_name(d->kind), fin, todo, ok,
+             fin - ok, dialog_busy(app) ? " ..." : "");
+}
+
 static bool any_maybe_applied(const ui_dialog *d)
 {
     if (!d->batch || !batch_done(d->batch))
@@ -120,6 +173,8 @@ void dialog_start(ui_app *app, rd_action kind)
         ctx_msg(c, true, "read-only: %s is disabled", action_name(kind));
         return;
     }
+    if (dialog_in_background(app, action_name(kind)))
+        return;
     if (!app_actor(app) && !app->headless) {   /* headless screen tests show the dialog only */
         ctx_msg(c, true, "%s: no core API for this system", action_name(kind));
         return;
@@ -392,7 +447,10 @@ unsigned dialog_key(ui_app *app, ui_action a)
 {
     ui_dialog *d = &app->dlg;
     if (d->set && (d->state == DLG_SELECT || d->state == DLG_PROGRESS)) {
-        setretry_key(app, a);
+        if (d->state == DLG_PROGRESS && a == UA_CANCEL && setretry_running(d->set))
+            dialog_hide(app);
+        else
+            setretry_key(app, a);
         return UI_CH_REDRAW;
     }
     if (d->state == DLG_CONFIRM) {
@@ -424,7 +482,7 @@ unsigned dialog_key(ui_app *app, ui_action a)
     } else if (a == UA_CANCEL && d->batch && batch_done(d->batch) && !resends_running(d))
         dialog_close(app);
     else if (a == UA_CANCEL)
-        ctx_msg(&app->ctx, false, "still running: abort first");
+        dialog_hide(app);
     return UI_CH_REDRAW;
 }
 
@@ -477,7 +535,12 @@ static void confirm_guard(ui_app *app, dlines *dl)
     const rd_guard_counts *c = &d->counts;
     char ko[48] = "O", line[400];
     keymap_first(app->km, UA_OVERRIDE, ko, sizeof ko);
-    guard_breakdown(c, line, sizeof line);
+    bool resolve = d->kind == RD_ACT_RESOLVE;   /* a DLQ set resolved: no retry, no loops */
+    if (resolve)
+        snprintf(line, sizeof line, "breakdown: %zu to resolve, %zu not resolvable (not sent)",
+                 c->eligible, c->ineligible);
+    else
+        guard_breakdown(c, line, sizeof line);
     size_t held = dialog_held(app), shown = 0;
     dl_add(dl, held ? TS_DIALOG_DANGER : TS_DIALOG, xstrdup(line));
     if (d->set && held)
@@ -493,11 +556,12 @@ static void confirm_guard(ui_app *app, dlines *dl)
         guard_item_line(&it, line, sizeof line);
         dl_add(dl, TS_DIALOG_DANGER, xasprintf("  %s", line));
     }
-    if (c->loops)
+    if (c->loops && !resolve)
         dl_add(dl, TS_DIALOG_DANGER, xstrdup(c->loops == 1 ? "loop retry: retried by hand, failed again the same way"
                                                            : "loop retries: retried by hand, failed again the same way"));
     if (held && d->set)
-        dl_add(dl, TS_DIALOG_DANGER, xstrdup("not sent: a whole-set retry sends the eligible ones only"));
+        dl_add(dl, TS_DIALOG_DANGER, xstrdup(resolve ? "not sent: a whole-set resolve sends the resolvable ones only"
+                                                     : "not sent: a whole-set retry sends the eligible ones only"));
     else if (held)
         dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %s (journaled as an override%s)",
                                                c->send ? "not sent unless overridden" : "sending needs the override",

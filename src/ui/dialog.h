@@ -34,6 +34,8 @@ typedef struct ui_dialog {
     size_t typed_len;
     size_t skipped;            /* targets the guard left out of the batch */
     ui_setretry *set;          /* a whole-set retry (setretry.h, owned): no sel, no batch */
+    bool hidden;               /* a running batch put away (escape): the views take the keys,
+                                  the status line shows its progress, :batch shows it again */
 } ui_dialog;
 
 void dialog_start(ui_app *app, rd_action kind);
@@ -43,6 +45,14 @@ unsigned dialog_key(ui_app *app, ui_action a);
 void dialog_draw(ui_app *app, WINDOW *w);
 void dialog_close(ui_app *app);
 bool dialog_busy(const ui_app *app);   /* requests still running: keep repainting */
+bool dialog_modal(const ui_app *app);  /* a dialog on screen: it takes the keys */
+/* A batch put away: while it runs, `what` (a new action, a system switch, quitting) is
+ * refused with a message and true; once done it is closed (its results are in the journal)
+ * and false. */
+bool dialog_in_background(ui_app *app, const char *what);
+void dialog_show(ui_app *app);         /* :batch: the batch put away, on screen again */
+/* The status line's text for a batch put away ("" when none). */
+void dialog_status(const ui_app *app, char *out, size_t cap);
 bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
 bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
 void dialog_type_key(ui_app *app, ui_key k);   /* DLG_TYPE: digits, backspace, enter, escape */

@@ -8,6 +8,7 @@
 
 #include "../core/health.h"
 #include "../core/sanitize.h"
+#include "../core/xalloc.h"
 
 enum { FIT_CAP = 2048 };
 
@@ -307,6 +308,17 @@ int text_wrap(const char *clean, int width, void (*line)(const char *s, size_t n
 int text_wrap_words(const char *clean, int width, void (*line)(const char *s, size_t n, void *ud), void *ud)
 {
     return wrap(clean, width, true, line, ud);
+}
+
+void draw_lines_cb(const char *s, size_t n, void *ud)
+{
+    ui_lines *p = ud;
+    if (p->count++ < p->skip || p->left <= 0)
+        return;
+    char *line = xstrndup(s, n);
+    draw_clean(p->w, p->y++, p->x, p->cols, line, p->attr);
+    free(line);
+    p->left--;
 }
 
 typedef struct wrap_draw { WINDOW *w; int y, x, cols, left, drawn, attr; } wrap_draw;

@@ -50,6 +50,13 @@ int text_wrap(const char *clean, int width, void (*line)(const char *s, size_t n
 /* The same, breaking at the last blank that fits (a word longer than width is cut into
  * pieces); the blank at a break is dropped. For sentences: warnings wrap, never cut. */
 int text_wrap_words(const char *clean, int width, void (*line)(const char *s, size_t n, void *ud), void *ud);
+/* A wrapped text's lines down a window (text_wrap's line callback, ud a ui_lines): the
+ * first skip lines passed over, then at most left drawn from row y on; count counts all. */
+typedef struct ui_lines {
+    WINDOW *w;
+    int y, x, cols, skip, left, count, attr;
+} ui_lines;
+void draw_lines_cb(const char *s, size_t n, void *ud);
 /* Draws raw (sanitized) word-wrapped into cols from y on, at most max_lines lines; returns
  * the lines drawn. */
 int draw_wrap(WINDOW *w, int y, int x, int cols, int max_lines, const char *raw, int attr, unsigned san);

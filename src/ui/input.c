@@ -204,7 +204,7 @@ static bool input_action(ui_app *app, ui_action a)
 {
     ui_ctx *c = &app->ctx;
     c->msg[0] = 0;
-    if (app->dlg.state != DLG_NONE) {
+    if (dialog_modal(app)) {
         dialog_key(app, a);
         app_effects(app);   /* a view it opened (the drain cockpit) may have asked for data */
         return true;
@@ -232,7 +232,20 @@ static bool input_action(ui_app *app, ui_action a)
     return true;
 }
 
+static bool input_key1(ui_app *app, ui_key k);
+
+/* A key; quitting waits for a batch put away that still runs (it is shown again). */
 bool input_key(ui_app *app, ui_key k)
+{
+    bool r = input_key1(app, k);
+    if (app->quit && dialog_in_background(app, "quit")) {
+        app->quit = false;
+        app->dlg.hidden = false;
+    }
+    return r;
+}
+
+static bool input_key1(ui_app *app, ui_key k)
 {
     if (k == (UK_FN | KEY_RESIZE)) {
         app_resized(app);
@@ -268,7 +281,7 @@ bool input_key(ui_app *app, ui_key k)
     }
     app->pending[app->n_pending++] = k;
     ui_action a = UA_NONE;
-    bool in_dlg = app->dlg.state != DLG_NONE;
+    bool in_dlg = dialog_modal(app);
     km_match m = keymap_match(app->km, app->pending, app->n_pending, in_dlg, &a);
     if (m == KM_NONE && in_dlg) {   /* a dialog also takes the movement keys (result rows) */
         ui_action nav = UA_NONE;
@@ -284,7 +297,7 @@ bool input_key(ui_app *app, ui_key k)
     if (m != KM_ACTION) {
         char name[32];
         key_text(k, false, name, sizeof name);
-        if (app->dlg.state == DLG_NONE)
+        if (!in_dlg)
             ctx_msg(&app->ctx, false, "%s%s is not bound (? for help)", n > 1 ? "that sequence ending in " : "", name);
         return true;
     }
@@ -294,7 +307,7 @@ bool input_key(ui_app *app, ui_key k)
 void input_mouse(ui_app *app)
 {
     MEVENT ev;
-    if (getmouse(&ev) != OK || app->dlg.state != DLG_NONE || app->prompt.active || app->pw.active)
+    if (getmouse(&ev) != OK || dialog_modal(app) || app->prompt.active || app->pw.active)
         return;
     ui_view *v = &app->views[app->cur];
     if (ev.bstate & BUTTON4_PRESSED) {

@@ -186,7 +186,7 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
 static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
 {
     draw_fill(w, y, 0, cols, theme_attr(app->theme, TS_BOTTOMBAR));
-    const ui_action *bar = app->dlg.state != DLG_NONE ? NULL : app->views[app->cur].ops->bar;
+    const ui_action *bar = dialog_modal(app) ? NULL : app->views[app->cur].ops->bar;
     static const ui_action dlg_confirm[] = {UA_CONFIRM, UA_CANCEL, UA_NONE};
     static const ui_action dlg_loops[] = {UA_CONFIRM, UA_OVERRIDE, UA_CANCEL, UA_NONE};
     static const ui_action dlg_type[] = {UA_NONE};   /* raw keys: the box says what to type */
@@ -249,8 +249,14 @@ static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
         draw_clean(w, y, 0, cols, t, theme_attr(app->theme, TS_WARNING));
         return;
     }
-    draw_raw(w, y, 0, cols, app->ctx.msg,
+    char bg[160];   /* a batch put away: its progress at the right end */
+    dialog_status(app, bg, sizeof bg);
+    int bw = bg[0] ? (int)strlen(bg) : 0;
+    bw = bw + 2 < cols ? bw : 0;
+    draw_raw(w, y, 0, cols - (bw ? bw + 2 : 0), app->ctx.msg,
              theme_attr(app->theme, app->ctx.msg_error ? TS_ERROR : TS_MESSAGE), app->ctx.san);
+    if (bw)
+        draw_clean(w, y, cols - bw, bw, bg, theme_attr(app->theme, TS_WARNING));
 }
 
 void paint_frame(ui_app *app)
@@ -277,7 +283,7 @@ void paint_frame(ui_app *app)
         v->ops->draw(v, &app->ctx, w, r);
         paint_status(app, w, rows - 2, cols);
         paint_bottombar(app, w, rows - 1, cols);
-        if (app->dlg.state != DLG_NONE)
+        if (dialog_modal(app))
             dialog_draw(app, w);
         if (app->clip)
             clip_draw(app, w);

@@ -15,7 +15,8 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/proc.h"
-#include "app_priv.h"
+#include "../session/session.h"
+#include "app.h"
 #include "dialog.h"
 
 enum { HELD_MAX = 10, FAILS_MAX = 4, ARGS_MAX = 24, BAR_W = 40 };
@@ -59,7 +60,7 @@ static size_t num(const cJSON *o, const char *k)
 /* The report: the breakdown into the dialog's counts, the confirmation next. */
 static void on_report(ui_setretry *s, const cJSON *o)
 {
-    ui_dialog *d = &s->app->dlg;
+    ui_dialog *d = app_dialog(s->app);
     char *sel = json_strdup(o, "selection", 1024);
     str_set(&s->selection, sel);
     free(sel);
@@ -113,15 +114,15 @@ static void on_selected(bool ok, const char *out, size_t len, const char *why, v
     (void)out, (void)len;
     s->proc = NULL;
     if (!ok || !s->reported) {
-        ctx_msg(&app->ctx, true, "%s: the selection failed: %s", action_name(s->kind),
+        ctx_msg(app_ctx(app), true, "%s: the selection failed: %s", action_name(s->kind),
                 s->error[0] ? s->error : why ? why : "no report");
         dialog_close(app);
-    } else if (app->dlg.counts.total == 0) {
-        ctx_msg(&app->ctx, false, "%s: nothing matches %s: nothing to %s", action_name(s->kind), s->what,
+    } else if (app_dialog(app)->counts.total == 0) {
+        ctx_msg(app_ctx(app), false, "%s: nothing matches %s: nothing to %s", action_name(s->kind), s->what,
                 action_name(s->kind));
         dialog_close(app);
     } else {
-        app->dlg.state = DLG_CONFIRM;
+        app_dialog(app)->state = DLG_CONFIRM;
     }
     app_request_paint(app);
 }
@@ -147,7 +148,7 @@ static void args_free(argvb *a)
  * options (and s->what for the title); false with why. */
 static bool dlq_args(ui_app *app, argvb *a, const char *what, ui_setretry *s, char *why, size_t whycap)
 {
-    const char *text = app->ctx.filter[VIEW_DLQ].text;
+    const char *text = app_ctx(app)->filter[VIEW_DLQ].text;
     arg(a, xstrdup("--dlq"));
     if (strncmp(what, "reason:", 7) == 0 || strncmp(what, "queue:", 6) == 0) {
         bool reason = what[0] == 'r';
@@ -175,7 +176,7 @@ static bool dlq_args(ui_app *app, argvb *a, const char *what, ui_setretry *s, ch
 static bool select_args(ui_app *app, argvb *a, int window_s, const char *what, ui_setretry *s,
                         char *why, size_t whycap)
 {
-    const ui_filter *f = &app->ctx.filter[VIEW_EXECS];
+    const ui_filter *f = &app_ctx(app)->filter[VIEW_EXECS];
     char win[48] = "";
     if (window_s > 0)
         snprintf(win, sizeof win, " in the last %ds", window_s);
@@ -212,12 +213,14 @@ static bool select_args(ui_app *app, argvb *a, int window_s, const char *what, u
 /* Refused with a reason on the status line: read-only, no core API, no route for kind. */
 static bool may_act(ui_app *app, rd_action kind)
 {
-    ui_ctx *c = &app->ctx;
+    ui_ctx *c = app_ctx(app);
     const char *name = action_name(kind);
     char why[256] = "";
     if (c->read_only)
         ctx_msg(c, true, "read-only: %s is disabled", name);
-    else if (!app_actor(app) || !app_sources(app) || !app_sys(app) || !app->base)   /* headless: no loop */
+    else if (dialog_in_background(app, name))
+        return false;   /* it said why */
+    else if (!app_actor(app) || !app_sources(app) || !app_sys(app) || !app_base(app))   /* headless: no loop */
         ctx_msg(c, true, "%s: a whole-set %s needs the store and the core API", name, name);
     else if (!actor_can_act(app_actor(app), why, sizeof why))
         ctx_msg(c, true, "cannot %s: %s", name, why);
@@ -236,7 +239,7 @@ static void begin(ui_app *app, rd_action kind, bool dlq, int window_s, const cha
     if (!may_act(app, kind))
         return;
     if (!realpath("/proc/self/exe", exe)) {
-        ctx_msg(&app->ctx, true, "%s: cannot find the redrive binary to select with", action_name(kind));
+        ctx_msg(app_ctx(app), true, "%s: cannot find the redrive binary to select with", action_name(kind));
         return;
     }
     ui_setretry *s = xcalloc(1, sizeof *s);
@@ -248,26 +251,26 @@ static void begin(ui_app *app, rd_action kind, bool dlq, int window_s, const cha
     arg(&a, xstrdup(exe));
     arg(&a, xstrdup(action_name(kind)));
     arg(&a, xstrdup("--select-only"));
-    if (app->opts->config_path)
-        arg(&a, xasprintf("--config=%s", app->opts->config_path));
+    if (app_config_path(app))
+        arg(&a, xasprintf("--config=%s", app_config_path(app)));
     arg(&a, xasprintf("--system=%s", app_sys(app)->name));
     if (!(dlq ? dlq_args(app, &a, what, s, why, sizeof why) : select_args(app, &a, window_s, what, s, why, sizeof why))) {
-        ctx_msg(&app->ctx, true, "%s: %s", action_name(kind), why);
+        ctx_msg(app_ctx(app), true, "%s: %s", action_name(kind), why);
         args_free(&a);
         setretry_free(s);
         return;
     }
     dialog_close(app);
-    s->proc = proc_run_argv(app->base, a.v, SELECT_TIMEOUT_S, on_line, on_selected, s);
+    s->proc = proc_run_argv(app_base(app), a.v, SELECT_TIMEOUT_S, on_line, on_selected, s);
     args_free(&a);
     if (!s->proc) {
-        ctx_msg(&app->ctx, true, "%s: cannot start the selection", action_name(kind));
+        ctx_msg(app_ctx(app), true, "%s: cannot start the selection", action_name(kind));
         setretry_free(s);
         return;
     }
-    app->dlg.state = DLG_SELECT;
-    app->dlg.kind = kind;
-    app->dlg.set = s;
+    app_dialog(app)->state = DLG_SELECT;
+    app_dialog(app)->kind = kind;
+    app_dialog(app)->set = s;
 }
 
 void setretry_begin(ui_app *app, int window_s, const char *what)
@@ -306,18 +309,18 @@ static void on_done(rd_batchrun *r, void *ud)
     char msg[200];
     snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s", action_name(s->kind), s->ok, s->todo,
              s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "");
-    ctx_msg(&s->app->ctx, s->ok != s->todo, "%s", msg);
+    ctx_msg(app_ctx(s->app), s->ok != s->todo, "%s", msg);
     dialog_after_action(s->app, msg, s->ok != s->todo);
 }
 
 void setretry_run(ui_app *app)
 {
-    ui_setretry *s = app->dlg.set;
+    ui_setretry *s = app_dialog(app)->set;
     char why[400];
     rd_batch_info b = {0};
     if (!batchrec_adopt(s->journal, s->id, why, sizeof why) ||
         !batchrec_find(s->journal, s->id, &b, why, sizeof why)) {
-        ctx_msg(&app->ctx, true, "%s: nothing sent: %s", action_name(s->kind), why);
+        ctx_msg(app_ctx(app), true, "%s: nothing sent: %s", action_name(s->kind), why);
         dialog_close(app);
         return;
     }
@@ -327,31 +330,36 @@ void setretry_run(ui_app *app)
     s->run = batchrun_start(app_actor(app), &b, &ro, &cbs, s, why, sizeof why);
     batch_info_clear(&b);
     if (!s->run) {
-        ctx_msg(&app->ctx, true, "%s: refused: %s (batch %s: redrive batch resume)", action_name(s->kind), why, s->id);
+        ctx_msg(app_ctx(app), true, "%s: refused: %s (batch %s: redrive batch resume)", action_name(s->kind), why, s->id);
         dialog_close(app);
         return;
     }
     s->todo = batchrun_todo(s->run);
-    app->dlg.state = DLG_PROGRESS;
+    app_dialog(app)->state = DLG_PROGRESS;
 }
 
 void setretry_key(ui_app *app, ui_action a)
 {
-    ui_setretry *s = app->dlg.set;
-    if (app->dlg.state == DLG_SELECT) {
+    ui_setretry *s = app_dialog(app)->set;
+    if (app_dialog(app)->state == DLG_SELECT) {
         if (a == UA_CANCEL || a == UA_ABORT) {
-            ctx_msg(&app->ctx, false, "%s: selection stopped: nothing was sent", action_name(s->kind));
+            ctx_msg(app_ctx(app), false, "%s: selection stopped: nothing was sent", action_name(s->kind));
             dialog_close(app);
         }
         return;
     }
     if (a == UA_ABORT && s->run && !s->done) {
         batchrun_abort(s->run);
-        ctx_msg(&app->ctx, true, "aborted: unsent items were not sent (batch %s: redrive batch resume)", s->id);
+        ctx_msg(app_ctx(app), true, "aborted: unsent items were not sent (batch %s: redrive batch resume)", s->id);
     } else if (a == UA_CANCEL && (!s->run || s->done))
         dialog_close(app);
-    else if (a == UA_CANCEL)
-        ctx_msg(&app->ctx, false, "still running: abort first");
+}
+
+void setretry_counts(const ui_setretry *s, size_t *finished, size_t *todo, size_t *ok)
+{
+    *finished = s->finished;
+    *todo = s->todo;
+    *ok = s->ok;
 }
 
 /* ---- lines ---------------------------------------------------------------------------- */
@@ -382,9 +390,10 @@ static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
     bar[BAR_W] = 0;
     eta_text(s->done ? 0 : batchrun_eta(s->run), eta, sizeof eta);
     add(ud, TS_DIALOG, xasprintf("[%s] %3zu%%  ETA %s", bar, fin * 100 / todo, eta));
-    size_t held = s->app->dlg.counts.total - s->send;
-    add(ud, TS_DIALOG, xasprintf("batch %s  %zu not sent (ineligible or loop retr%s); resumable: redrive batch "
-                                 "resume %s", s->id, held, held == 1 ? "y" : "ies", s->id));
+    size_t held = app_dialog(s->app)->counts.total - s->send;
+    add(ud, TS_DIALOG, xasprintf("batch %s  %zu not sent (%s); resumable: redrive batch resume %s", s->id, held,
+                                 s->kind == RD_ACT_RESOLVE ? "not resolvable"
+                                 : held == 1 ? "ineligible or a loop retry" : "ineligible or loop retries", s->id));
     if (batchrun_held(s->run))
         add(ud, TS_DIALOG_DANGER, xasprintf("%zu may have reached the core earlier: not re-sent", batchrun_held(s->run)));
     size_t n = s->n_fails < FAILS_MAX ? s->n_fails : FAILS_MAX;
@@ -394,19 +403,19 @@ static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
         add(ud, TS_DIALOG_DANGER, xasprintf("  %s", s->fails[(s->n_fails - 1 - i) % FAILS_MAX]));
 }
 
-void setretry_lines(const ui_app *app, setretry_add add, void *ud)
+void setretry_lines(ui_app *app, setretry_add add, void *ud)
 {
-    const ui_setretry *s = app->dlg.set;
+    const ui_setretry *s = app_dialog(app)->set;
     const rd_system_cfg *sys = app_sys(app);
     const char *banner = sys && sys->ui.banner ? sys->ui.banner : "";
     char on[200];   /* "attune-prod (PROD)" */
     snprintf(on, sizeof on, "%s%s%s%s", sys ? sys->name : "?", banner[0] ? " (" : "", banner, banner[0] ? ")" : "");
-    if (app->dlg.state == DLG_PROGRESS && s->run) {
+    if (app_dialog(app)->state == DLG_PROGRESS && s->run) {
         progress_lines(s, add, ud);
         return;
     }
     const char *name = action_name(s->kind);
-    if (app->dlg.state == DLG_SELECT) {
+    if (app_dialog(app)->state == DLG_SELECT) {
         add(ud, TS_DIALOG_DANGER, xasprintf("%s everything matching %s on %s", name, s->what, on));
         add(ud, TS_DIALOG, xasprintf("selecting: %zu read, %zu selected, %zu page%s of the store%s…", s->read,
                                      s->selected, s->pages, s->pages == 1 ? "" : "s", s->dlq ? "'s DLQ" : ""));
@@ -414,7 +423,7 @@ void setretry_lines(const ui_app *app, setretry_add add, void *ud)
                                    : "each execution judged by the system's rule and the loop breaker; nothing is sent yet"));
         return;
     }
-    size_t total = app->dlg.counts.total;
+    size_t total = app_dialog(app)->counts.total;
     const char *what = s->kind == RD_ACT_RESOLVE ? (total == 1 ? "DLQ entry" : "DLQ entries")
                        : s->dlq ? (total == 1 ? "DLQ entry's execution" : "DLQ entries' executions")
                                 : (total == 1 ? "execution" : "executions");
@@ -427,9 +436,9 @@ void setretry_lines(const ui_app *app, setretry_add add, void *ud)
     add(ud, TS_DIALOG, xasprintf("frozen as batch %s: %zu to send", s->id, s->send));
 }
 
-void setretry_held_lines(const ui_app *app, setretry_add add, void *ud)
+void setretry_held_lines(ui_app *app, setretry_add add, void *ud)
 {
-    const ui_setretry *s = app->dlg.set;
+    const ui_setretry *s = app_dialog(app)->set;
     for (size_t i = 0; i < s->n_held && i < 4; i++)
         add(ud, TS_DIALOG_DANGER, xasprintf("  %s", s->held[i]));
     size_t more = s->held_more + (s->n_held > 4 ? s->n_held - 4 : 0);

@@ -35,11 +35,12 @@ void setretry_run(ui_app *app);
 /* The dialog's lines for its state: selecting, the confirmation's head (title, selection,
  * record), the confirmation's held-back examples, or the run's progress. */
 typedef void (*setretry_add)(void *ud, int slot, char *line);   /* line: allocated, taken */
-void setretry_lines(const ui_app *app, setretry_add add, void *ud);
-void setretry_held_lines(const ui_app *app, setretry_add add, void *ud);
+void setretry_lines(ui_app *app, setretry_add add, void *ud);
+void setretry_held_lines(ui_app *app, setretry_add add, void *ud);
 /* Still selecting or sending: keep repainting. */
 bool setretry_busy(const ui_setretry *s);
 bool setretry_running(const ui_setretry *s);   /* sending (not done) */
+void setretry_counts(const ui_setretry *s, size_t *finished, size_t *todo, size_t *ok);
 /* Stops the child (its staged record removed unless adopted) and frees the run: what is
  * in flight is journaled as unknown, the rest stays for `redrive batch resume`. */
 void setretry_free(ui_setretry *s);

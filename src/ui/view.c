@@ -336,6 +336,15 @@ void list_fit(ui_list *l, int rows)
         l->top = 0;
 }
 
+unsigned list_key(ui_list *l, ui_ctx *c, ui_action a, int page)
+{
+    unsigned ch = list_nav(l, a, page);
+    if (!(ch & UI_CH_UNHANDLED) || a != UA_REFRESH)
+        return ch;
+    ctx_fx(c, FX_REFRESH, 0, NULL);
+    return UI_CH_REDRAW;
+}
+
 unsigned list_nav(ui_list *l, ui_action a, int page)
 {
     if (page < 1)

@@ -239,5 +239,7 @@ int filter_title(ui_ctx *c, WINDOW *w, ui_rect r, int used, const ui_filter *f);
 
 /* list navigation shared by list views: returns UI_CH_REDRAW or UI_CH_UNHANDLED */
 unsigned list_nav(ui_list *l, ui_action a, int page);
+/* The same, and refresh (FX_REFRESH): the keys a read-only list view takes. */
+unsigned list_key(ui_list *l, ui_ctx *c, ui_action a, int page);
 void list_fit(ui_list *l, int rows);   /* clamp cur, scroll top so cur is visible */
 bool ui_match(const char *hay, const char *needle);   /* case-insensitive substring */

@@ -44,22 +44,6 @@ static void detail_open(ui_view *v, ui_ctx *c, const char *arg)
         ctx_fx(c, FX_DETAIL, 0, s->id);
 }
 
-typedef struct pane_ctx {
-    WINDOW *w;
-    int y, x, cols, skip, left, count, attr;
-} pane_ctx;
-
-static void pane_line(const char *s, size_t n, void *ud)
-{
-    pane_ctx *p = ud;
-    if (p->count++ < p->skip || p->left <= 0)
-        return;
-    char *line = xstrndup(s, n);
-    draw_clean(p->w, p->y++, p->x, p->cols, line, p->attr);
-    free(line);
-    p->left--;
-}
-
 /* The one-line title above the text: the id and what part of the text shows. */
 static void detail_title(const detail_st *s, ui_ctx *c, WINDOW *w, ui_rect r, int rows)
 {
@@ -96,8 +80,8 @@ static void detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         s->text = detail_text(m->detail, c->san);
         s->text_of = m->detail;
     }
-    pane_ctx p = {w, r.y + 1, r.x, r.w, s->scroll, v->rows, 0, 0};
-    text_wrap(s->text, r.w, pane_line, &p);
+    ui_lines p = {w, r.y + 1, r.x, r.w, s->scroll, v->rows, 0, 0};
+    text_wrap(s->text, r.w, draw_lines_cb, &p);
     s->lines = p.count;
     if (s->scroll > s->lines - v->rows && s->lines > v->rows) {   /* narrower now: clamp */
         s->scroll = s->lines - v->rows;

@@ -115,7 +115,7 @@ static char *sqs_peek_note(const ui_ctx *c)
                      "peek (10 messages a page, %s for more).", peek, more);
 }
 
-static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_GROUP_BY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
+static const ui_action dlq_bar[] = {UA_OPEN, UA_RETRY, UA_RETRY_ALL, UA_GROUP_BY, UA_PEEK_MORE, UA_REFRESH, UA_BACK, UA_HELP, UA_QUIT, UA_NONE};
 
 static dlq_st *st_of(ui_view *v)
 {
@@ -168,27 +168,6 @@ static char *payload_pretty(const char *raw, unsigned san)
     return clean;
 }
 
-typedef struct lines_ctx {
-    WINDOW *w;
-    int y, x, cols, skip, left, count, attr;
-} lines_ctx;
-
-static void detail_line(const char *s, size_t n, void *ud)
-{
-    lines_ctx *lc = ud;
-    lc->count++;
-    if (lc->skip > 0) {
-        lc->skip--;
-        return;
-    }
-    if (lc->left <= 0)
-        return;
-    char *line = xstrndup(s, n);
-    draw_clean(lc->w, lc->y++, lc->x, lc->cols, line, lc->attr);
-    free(line);
-    lc->left--;
-}
-
 /* The store answered that it has no such record (redis: one entry, status "missing"). */
 static bool chain_missing(const rd_model *m)
 {
@@ -204,7 +183,7 @@ static const char *dlq_target(const rd_dlq_entry *d)
     return d->step_id ? d->step_id : d->execution_id;
 }
 
-static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
+static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, ui_lines *lc)
 {
     const rd_model *m = c->model;
     const char *x = dlq_target(d);
@@ -220,7 +199,7 @@ static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
         head = xasprintf("\nlinked retry chain of %s: %zu attempt(s)", x, m->chain.n);
     char *clean = sanitize_str(head, c->san | SAN_KEEP_NL);
     lc->attr = theme_attr(c->theme, TS_HEADER);
-    text_wrap(clean, lc->cols, detail_line, lc);
+    text_wrap(clean, lc->cols, draw_lines_cb, lc);
     free(clean);
     free(head);
     if (!m->chain_id || !x || strcmp(m->chain_id, x) != 0 ||
@@ -234,7 +213,7 @@ static void dlq_chain_lines(const rd_dlq_entry *d, ui_ctx *c, lines_ctx *lc)
                             t, e->reason ? e->reason : "-", e->error ? e->error : "");
         char *cl = sanitize_str(l, c->san);
         lc->attr = theme_attr(c->theme, (ui_slot)slot_for_status(e->status));
-        text_wrap(cl, lc->cols, detail_line, lc);
+        text_wrap(cl, lc->cols, draw_lines_cb, lc);
         free(cl);
         free(l);
     }
@@ -270,8 +249,8 @@ static void dlq_detail_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const r
                        d->redelivered ? "  redelivered" : "");
     draw_raw(w, r.y + 1, r.x, r.w, h2, theme_attr(c->theme, TS_DIM), c->san);
     free(h2);
-    lines_ctx lc = {w, r.y + 2, r.x, r.w, s->scroll, r.h - 2, 0, 0};
-    text_wrap(s->pretty, r.w, detail_line, &lc);
+    ui_lines lc = {w, r.y + 2, r.x, r.w, s->scroll, r.h - 2, 0, 0};
+    text_wrap(s->pretty, r.w, draw_lines_cb, &lc);
     dlq_chain_lines(d, c, &lc);
     s->detail_lines = lc.count;
     v->rows = r.h - 2;
@@ -543,10 +522,10 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         .n = (int)s->n_rows, .st = s, .fit = dlq_widths, .empty = sqs_note ? NULL : dlq_empty(c),
         .row = dlq_row});
     if (sqs_note) {
-        lines_ctx lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2, 0, theme_attr(c->theme, TS_WARNING)};
+        ui_lines lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2, 0, theme_attr(c->theme, TS_WARNING)};
         char *note = sqs_peek_note(c);
         word_breaks(note, r.w - 2);
-        text_wrap(note, r.w - 2, detail_line, &lc);
+        text_wrap(note, r.w - 2, draw_lines_cb, &lc);
         free(note);
     }
 }

@@ -133,13 +133,9 @@ static unsigned history_key(ui_view *v, ui_ctx *c, ui_action a)
             v->list.cur = a == UA_DOWN ? v->list.top + v->rows : v->list.top - 1;
         return can ? UI_CH_REDRAW : UI_CH_NONE;
     }
-    unsigned ch = list_nav(&v->list, a, v->rows);
+    unsigned ch = list_key(&v->list, c, a, v->rows);
     if (!(ch & UI_CH_UNHANDLED))
         return ch;
-    if (a == UA_REFRESH) {
-        ctx_fx(c, FX_REFRESH, 0, NULL);
-        return UI_CH_REDRAW;
-    }
     return UI_CH_UNHANDLED;
 }
 

@@ -140,13 +140,9 @@ static unsigned queues_key(ui_view *v, ui_ctx *c, ui_action a)
     queues_st *s = st_of(v);
     queues_rows(s, c);
     v->list.n = (int)s->n_rows;
-    unsigned ch = list_nav(&v->list, a, v->rows);
+    unsigned ch = list_key(&v->list, c, a, v->rows);
     if (!(ch & UI_CH_UNHANDLED))
         return ch;
-    if (a == UA_REFRESH) {
-        ctx_fx(c, FX_REFRESH, 0, NULL);
-        return UI_CH_REDRAW;
-    }
     if (a == UA_OPEN && s->n_rows) {
         const rd_queue *q = &c->model->queues.items[s->rows[v->list.cur]];
         if (q->is_dlq)

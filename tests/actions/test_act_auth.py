@@ -203,3 +203,23 @@ def test_auth_none_gets_401(act):
     a = act("attune1", auth="none", token=None)
     p = a.run("retry", MISSING, "--yes", "--force")
     assert p.returncode == 1 and "not authorized" in p.stdout
+
+
+@pytest.mark.parametrize("text,why", [("1e999", "out of range (not a finite number)"),
+                                      ("-5", "below 0")])
+def test_jwt_login_bad_expires_in_refused(act, tmp_path, text, why):
+    """A token response whose expires_in is not finite or below 0 is refused, said, and
+    nothing is sent (before: 1e999 made a token that never expired, -5 was ignored)."""
+    srv = actlib.CoreServer("attune1", tmp_path, "--expires-in", text, quiet=False)
+    try:
+        a = act("attune1", core=srv.url, auth="jwt-login", token=None,
+                login=os.environ["RD_CORE_LOGIN"], password="env:RD_CORE_PASSWORD")
+        p = a.run("retry", MISSING, "--yes", "--force")
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert ("login: the core's token response has expires_in %s; its token is not used"
+                % why) in p.stdout, p.stdout + p.stderr
+        log = srv.access_log()
+        assert log.count("POST /auth/login") == 1
+        assert "/retry" not in log and "/executions" not in log, log
+    finally:
+        srv.stop()

@@ -5,6 +5,7 @@ into a batch record that `redrive batch list` shows. Resuming: test_act_batch_re
 Real store (attune2), a private reference core server, the journal in a private state dir.
 """
 import json
+import time
 import os
 from collections import Counter
 
@@ -141,5 +142,13 @@ def test_select_only_stages_the_record_and_sends_nothing(act, core):
     assert sent(core) == Counter() and batches(a) == []
     d = os.path.join(str(a.tmpdir), "state", "redrive", "batches")
     assert os.listdir(d) == [bid + ".batch.tmp"]
+    # a staged record a day old is a crashed console's: `batch list` drops it; a fresh one stays
+    p = a.run("retry", "--status", "failed", "--filter", "staged boom", "--select-only")
+    assert p.returncode == 0, p.stdout + p.stderr
+    fresh = json.loads(p.stdout.splitlines()[0])["started"]
+    old = time.time() - 24 * 3600 - 60
+    os.utime(os.path.join(d, bid + ".batch.tmp"), (old, old))
+    assert batches(a) == []
+    assert os.listdir(d) == [fresh + ".batch.tmp"]
     p = a.run("retry", "--filter", "x", "--select-only")
     assert p.returncode == 2 and "--filter, --since, --limit and --rate go with --status, --group or --dlq" in p.stderr

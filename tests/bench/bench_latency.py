@@ -59,48 +59,20 @@ def run(label, home, stalled_port, n_keys, pace):
     # --system: the bench system on screen, the stalled ones polled by their background sessions
     c = B.Console(conf, home, extra_env={"REDRIVE_LATENCY_TRACE": trace, "REDRIVE_LOOP_TRACE": loop},
                   args=("--system", "bench"))
-    lat = [None] * n_keys
-    late = 0
     try:
         c.wait_for("redrive bench")
         c.wait_for("Executions by status")
         c.pump(1.0)
         open(trace, "w").close()              # the keys of the run only, not the start
-        pending = []                          # (key index, time sent), oldest first
-        t0 = time.perf_counter()
         m0 = time.monotonic()
-        for i, k in enumerate(keys(n_keys)):
-            c.child.send(k)
-            pending.append((i, time.perf_counter()))
-            slot_end = t0 + (i + 1) * pace
-            # steady pace; keep draining the pty (pyte off: only bytes are counted here)
-            while True:
-                got = c.pump(0.001, feed=False)
-                now = time.perf_counter()
-                if got:
-                    for j, ts in pending:
-                        lat[j] = (now - ts) * 1000
-                    pending = []
-                if now >= slot_end:
-                    break
-            late += sum(1 for j, _ in pending if j == i)
-        end = time.perf_counter() + max(0.5, 10 * pace)
-        while pending and time.perf_counter() < end:
-            if c.pump(0.001, feed=False):
-                now = time.perf_counter()
-                for j, ts in pending:
-                    lat[j] = (now - ts) * 1000
-                pending = []
-        now = time.perf_counter()
-        for j, ts in pending:                 # never answered: at least this long
-            lat[j] = (now - ts) * 1000
+        lat, late, unanswered, t0 = B.keys_to_paint(c, keys(n_keys), pace)
         c.pump(0.3, feed=False)
         dur = time.perf_counter() - t0
         m1 = time.monotonic()
         vals = read_trace(trace)              # before 'Q': its paint is not a bench key
     finally:
         c.close()
-    return lat, late, len(pending), vals, dur, B.read_loop_trace(loop, m0, m1)
+    return lat, late, unanswered, vals, dur, B.read_loop_trace(loop, m0, m1)
 
 
 def figures(bench, label, n_keys, pace, lat, late, unanswered, vals, loop):
@@ -114,19 +86,20 @@ def figures(bench, label, n_keys, pace, lat, late, unanswered, vals, loop):
     B.fig(bench, "%s: keys not answered within the pace slot" % label, late, "keys",
           ">= %.0f ms each" % (pace * 1000))
     B.fig(bench, "%s: keys never answered" % label, unanswered, "keys", "0")
-    B.fig(bench, "%s: keys traced in the console" % label, len(vals), "keys", "%d sent" % n_keys)
-    B.fig(bench, "%s: in-console trace p50" % label, B.pct(vals, 50), "ms")
-    B.fig(bench, "%s: in-console trace p99" % label, B.pct(vals, 99), "ms", t_in)
-    B.fig(bench, "%s: in-console trace max" % label, max(vals) if vals else float("nan"), "ms")
+    if vals is not None:                  # None: the run had no in-console trace
+        B.fig(bench, "%s: keys traced in the console" % label, len(vals), "keys", "%d sent" % n_keys)
+        B.fig(bench, "%s: in-console trace p50" % label, B.pct(vals, 50), "ms")
+        B.fig(bench, "%s: in-console trace p99" % label, B.pct(vals, 99), "ms", t_in)
+        B.fig(bench, "%s: in-console trace max" % label, max(vals) if vals else float("nan"), "ms")
     B.loop_figures(bench, label, loop)
     slow = [i for i, v in enumerate(lat) if v > 5.0]
     if slow:
         ks = keys(n_keys)
         B.note("%s: key-to-paint > 5 ms at key #%s" % (label, ", ".join(
             "%d %r (%.0f ms)" % (i, ks[i], lat[i]) for i in slow[:8])))
-    if late or unanswered or len(vals) != n_keys:
-        B.note("%s: %d keys late, %d never answered, %d of %d traced" % (
-            label, late, unanswered, len(vals), n_keys))
+    if late or unanswered or (vals is not None and len(vals) != n_keys):
+        B.note("%s: %d keys late, %d never answered, %s of %d traced" % (
+            label, late, unanswered, "-" if vals is None else len(vals), n_keys))
 
 
 def main():

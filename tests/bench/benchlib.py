@@ -570,6 +570,43 @@ class Console:
         self.child.terminate(force=True)
 
 
+def keys_to_paint(c, seq, pace):
+    """Sends the keys of seq to the console c (a Console) one every pace seconds and times
+    each from outside: key written to the pty -> the first byte of output after it. A key
+    with no output within its slot stays pending and is answered by the next output; one
+    never answered counts with the time it waited by the end. Returns (latencies in ms, one
+    per key; keys late for their slot; keys never answered; perf_counter at the start)."""
+    lat = [None] * len(seq)
+    late = 0
+    pending = []                          # (key index, time sent), oldest first
+    t0 = time.perf_counter()
+
+    def answer(now):
+        for j, ts in pending:
+            lat[j] = (now - ts) * 1000
+        pending.clear()
+
+    for i, k in enumerate(seq):
+        c.child.send(k)
+        pending.append((i, time.perf_counter()))
+        slot_end = t0 + (i + 1) * pace
+        while True:                       # steady pace; keep draining the pty (bytes only)
+            got = c.pump(0.001, feed=False)
+            now = time.perf_counter()
+            if got:
+                answer(now)
+            if now >= slot_end:
+                break
+        late += sum(1 for j, _ in pending if j == i)
+    end = time.perf_counter() + max(0.5, 10 * pace)
+    while pending and time.perf_counter() < end:
+        if c.pump(0.001, feed=False):
+            answer(time.perf_counter())
+    unanswered = len(pending)
+    answer(time.perf_counter())           # never answered: at least this long
+    return lat, late, unanswered, t0
+
+
 class StalledListener:
     """A TCP listener that accepts connections and never answers (a stalled store)."""
 

@@ -518,6 +518,37 @@ static void test_index_end_slices(void)
     CHECK(rs_partial_every(300000) == 3.0 && rs_partial_every(1000000) == 10.0);
 }
 
+/* Issue 27: an insert does no O(index) work once the first sweep's DBSIZE reserve covers the
+ * tasks: no task, hash slot or id copied into a grown array, with ids of several forms and
+ * sizes (the ids' arena grows a chunk at a time). Without a reserve, growth copies. */
+static void test_index_no_growth(void)
+{
+    enum { N = 60000 };
+    rix *ix = rix_new(4 * N), *plain = rix_new(4 * N);
+    rix_reserve(ix, N);
+    char id[64];
+    rix_sum s = { .status = "failed", .attempt = 1, .nfields = 1, .code = "E_TRANSIENT",
+                  .error = "Upstream returned 503 (transient)", .dispatched_at = 1.7e9 };
+    for (int i = 0; i < N; i++) {
+        if (i % 3 == 0)
+            snprintf(id, sizeof id, "task-%07d", i);
+        else if (i % 3 == 1)
+            snprintf(id, sizeof id, "%08x-e29b-41d4-a716-%012d", i, i);
+        else
+            snprintf(id, sizeof id, "job.%d.with-a-longer-name-%d", i % 97, i);
+        CHECK(rix_upsert(ix, id, strlen(id), &s) && rix_upsert(plain, id, strlen(id), &s));
+    }
+    char msg[120];
+    snprintf(msg, sizeof msg, "reserved: %zu bytes copied by growth; unreserved: %zu",
+             rix_moved(ix), rix_moved(plain));
+    fprintf(stderr, "index growth: %s\n", msg);
+    CHECK_MSG(rix_size(ix) == N && rix_moved(ix) == 0, msg);
+    CHECK_MSG(rix_moved(plain) >= (size_t)N * sizeof(rix_task), msg);   /* the counter counts */
+    CHECK(index_whole(ix) && index_whole(plain));
+    rix_free(plain);
+    rix_free(ix);
+}
+
 /* Ids of every form come back exactly, errors are held once however many tasks share them. */
 static void test_index_forms(void)
 {
@@ -664,6 +695,7 @@ int main(void)
     test_index_memory();
     test_index_memory_distinct();
     test_index_end_slices();
+    test_index_no_growth();
     test_index_forms();
     test_rabbit();
     if (failures)

@@ -12,24 +12,15 @@ Few requests (the reference core takes ~0.4 s a Tasker request on a loaded machi
 
 Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it.
 """
-import json
-import os
-import subprocess
-import sys
-import time
 from collections import Counter
 
-import psycopg2
+import pytest
 
 import pyte_rep  # noqa: F401
 import stack_fixtures as fx
+from setlib import actlib, batch_files, batch_list, escape_while_selecting, sent, stack_env  # noqa: F401
+from test_act_dlq import fill, uid
 from test_dlq_resolve import CoreTaskerTerm, states
-from test_live import BIN, stack_env  # noqa: F401
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
-import actlib  # noqa: E402
-from test_act_dlq import fill, uid  # noqa: E402
 
 STALE = "00000000-0000-4000-8000-300000000004"   # the fixture's staleness_timeout entry
 
@@ -49,119 +40,88 @@ class FastTerm(CoreTaskerTerm):
                                    dimensions=(30, 140), timeout=10)
 
 
-def sent(core, action):
-    return Counter(a["target"] for a in core.actions() if a["action"] == action)
-
-
-def batch_list(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
-    env.update(PATH="/usr/bin:/bin", HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
-    p = subprocess.run([BIN, "--config", str(tmp_path / "config"), "batch", "list", "--json"],
-                       env=env, capture_output=True, text=True, timeout=20)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
-
-
-def batch_files(tmp_path):
-    d = tmp_path / "state" / "redrive" / "batches"
-    return sorted(os.listdir(d)) if d.exists() else []
-
-
 def open_dlq(t):
     t.wait_for("postgresql ok")
     t.send("5")
     t.wait_for("DLQ  50 peeked of")
 
 
-def test_group_retry_and_resolve_cover_every_page(tmp_path):
+@pytest.fixture
+def dlq(tmp_path):
+    """Tasker's DLQ filled past a page (test_act_dlq.fill), its core, and its console on the
+    DLQ view: (rows, core, terminal)."""
     fx.reload("tasker")
     rows = fill()
     core = actlib.CoreServer("tasker", tmp_path)
     try:
         t = FastTerm(tmp_path, core.url)
         open_dlq(t)
-        t.send("b")
-        t.wait_for("DLQ by reason  3 groups of the 50 entries loaded")
-        assert t.screen.display[3].split()[:2] == ["worker_unavailable", "25"], t.text()
-        t.send("r")                                   # the whole reason: 65 bulk entries + the fixture's
-        t.wait_for("breakdown: 16 eligible, 50 ineligible (not sent), 0 loop retries", secs=30)
-        t.wait_for("selected by the store: dlq reason=worker_unavailable, 66 read from 2 pages")
-        t.wait_for("retry 66 DLQ entries' executions on tasker?")
-        assert sent(core, "step") == Counter()        # the breakdown first: nothing yet
-        t.wait_for("more than 10: confirm by typing the count")
-        t.send("y")
-        t.wait_for("type 16 and Enter to retry 16")
-        t.send("16\r")
-        t.wait_for("retry: 16 of 16 succeeded", secs=40)
-        got = sent(core, "step")
-        want = [rows[i][1] for i in rows if i % 2 == 0 and rows[i][2]]
-        assert sorted(got) == sorted(want), "exactly the eligible steps of the reason, every page"
-        assert set(got.values()) == {1}, "each sent once"
-        [b] = batch_list(tmp_path)
-        assert (b["system"], b["action"], b["total"], b["ok"], b["state"], b["selection"]) == \
-            ("tasker", "retry", 16, 16, "done", "dlq reason=worker_unavailable"), b
-        t.send("\x1b")
-        t.wait_for("DLQ by reason  3 groups")
-        before = states()
-        t.send("jj")                                  # staleness_timeout: 2 loaded, 6 in the store
-        t.send("V")
-        t.wait_for("resolve 6 DLQ entries on tasker?", secs=30)
-        t.send("y")
-        t.wait_for("resolve: 6 of 6 succeeded", secs=30)
-        ours = {uid("8", i) for i in rows if i % 2 and i % 13 == 0} | {STALE}
-        assert sent(core, "dlq_update") == Counter({e: 1 for e in ours})
-        after = states()
-        assert {e for e in after if after[e] != before[e]} == ours, "exactly the entries of the reason"
-        assert all(after[e][0] == "manually_resolved" for e in ours)
-        assert sorted(x["action"] for x in batch_list(tmp_path)) == ["resolve", "retry"]
-        t.send("\x1b")
-        t.send("Q")
-        assert t.finish() == 0
+        yield rows, core, t
     finally:
         core.stop()
         fx.reload("tasker")
 
 
-def test_search_retry_and_escape_while_selecting(tmp_path):
-    fx.reload("tasker")
-    rows = fill()
-    core = actlib.CoreServer("tasker", tmp_path)
-    try:
-        t = FastTerm(tmp_path, core.url)
-        open_dlq(t)
-        t.send("R")                                   # no search: never the whole DLQ
-        t.wait_for("retry: retry every DLQ entry matching a search: search (/) or group (b) first")
-        t.send(":retry-all 1h\r")
-        t.wait_for("retry-all: the DLQ's set has no window: its search, every page")
-        t.send("/800000000016\r")                     # entry 16 alone (its step is eligible)
-        t.wait_for("DLQ  1 peeked")
-        lock = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_TASKER"])
-        try:
-            cur = lock.cursor()
-            cur.execute("LOCK TABLE tasker.tasks_dlq IN ACCESS EXCLUSIVE MODE")   # the store hangs
-            t.send("R")
-            t.wait_for("selecting: 0 read, 0 selected", secs=10)
-            t.wait_for("stop selecting (nothing is sent)")
-            t.send("\x1b", wait=0.5)
-            t.wait_for("retry: selection stopped: nothing was sent")
-            assert "selecting:" not in t.text()
-        finally:
-            lock.rollback()
-            lock.close()
-        time.sleep(1.5)
-        assert sent(core, "step") == Counter()
-        assert batch_files(tmp_path) == [] and batch_list(tmp_path) == []
-        t.send(":retry-all\r")                        # again, to the end
-        t.wait_for("retry 1 DLQ entry's execution on tasker?", secs=30)
-        t.wait_for("breakdown: 1 eligible, 0 ineligible (not sent), 0 loop retries")
-        t.send("y")
-        t.wait_for("retry: 1 of 1 succeeded", secs=30)
-        assert sent(core, "step") == Counter({rows[16][1]: 1})
-        [b] = batch_list(tmp_path)
-        assert (b["action"], b["total"], b["ok"], b["selection"]) == ("retry", 1, 1, "dlq text=800000000016"), b
-        t.send("\x1b")
-        t.send("Q")
-        assert t.finish() == 0
-    finally:
-        core.stop()
-        fx.reload("tasker")
+def test_group_retry_and_resolve_cover_every_page(tmp_path, dlq):
+    rows, core, t = dlq
+    t.send("b")
+    t.wait_for("DLQ by reason  3 groups of the 50 entries loaded")
+    assert t.screen.display[3].split()[:2] == ["worker_unavailable", "25"], t.text()
+    t.send("r")                                   # the whole reason: 65 bulk entries + the fixture's
+    t.wait_for("breakdown: 16 eligible, 50 ineligible (not sent), 0 loop retries", secs=30)
+    t.wait_for("selected by the store: dlq reason=worker_unavailable, 66 read from 2 pages")
+    t.wait_for("retry 66 DLQ entries' executions on tasker?")
+    assert sent(core, "step") == Counter()        # the breakdown first: nothing yet
+    t.wait_for("more than 10: confirm by typing the count")
+    t.send("y")
+    t.wait_for("type 16 and Enter to retry 16")
+    t.send("16\r")
+    t.wait_for("retry: 16 of 16 succeeded", secs=40)
+    got = sent(core, "step")
+    want = [rows[i][1] for i in rows if i % 2 == 0 and rows[i][2]]
+    assert sorted(got) == sorted(want), "exactly the eligible steps of the reason, every page"
+    assert set(got.values()) == {1}, "each sent once"
+    [b] = batch_list(tmp_path)
+    assert (b["system"], b["action"], b["total"], b["ok"], b["state"], b["selection"]) == \
+        ("tasker", "retry", 16, 16, "done", "dlq reason=worker_unavailable"), b
+    t.send("\x1b")
+    t.wait_for("DLQ by reason  3 groups")
+    before = states()
+    t.send("jj")                                  # staleness_timeout: 2 loaded, 6 in the store
+    t.send("V")
+    t.wait_for("resolve 6 DLQ entries on tasker?", secs=30)
+    t.wait_for("breakdown: 6 to resolve, 0 not resolvable (not sent)")
+    assert "retr" not in t.text().split("resolve 6 DLQ entries")[1], "a resolve set's breakdown speaks of resolving"
+    t.send("y")
+    t.wait_for("resolve: 6 of 6 succeeded", secs=30)
+    ours = {uid("8", i) for i in rows if i % 2 and i % 13 == 0} | {STALE}
+    assert sent(core, "dlq_update") == Counter({e: 1 for e in ours})
+    after = states()
+    assert {e for e in after if after[e] != before[e]} == ours, "exactly the entries of the reason"
+    assert all(after[e][0] == "manually_resolved" for e in ours)
+    assert sorted(x["action"] for x in batch_list(tmp_path)) == ["resolve", "retry"]
+    t.send("\x1b")
+    t.send("Q")
+    assert t.finish() == 0
+
+
+def test_search_retry_and_escape_while_selecting(tmp_path, dlq):
+    rows, core, t = dlq
+    t.send("R")                                   # no search: never the whole DLQ
+    t.wait_for("retry: retry every DLQ entry matching a search: search (/) or group (b) first")
+    t.send(":retry-all 1h\r")
+    t.wait_for("retry-all: the DLQ's set has no window: its search, every page")
+    t.send("/800000000016\r")                     # entry 16 alone (its step is eligible)
+    t.wait_for("DLQ  1 peeked")
+    escape_while_selecting(t, tmp_path, core, "RD_PG_ADMIN_DSN_TASKER", "tasker.tasks_dlq", "step")
+    t.send(":retry-all\r")                        # again, to the end
+    t.wait_for("retry 1 DLQ entry's execution on tasker?", secs=30)
+    t.wait_for("breakdown: 1 eligible, 0 ineligible (not sent), 0 loop retries")
+    t.send("y")
+    t.wait_for("retry: 1 of 1 succeeded", secs=30)
+    assert sent(core, "step") == Counter({rows[16][1]: 1})
+    [b] = batch_list(tmp_path)
+    assert (b["action"], b["total"], b["ok"], b["selection"]) == ("retry", 1, 1, "dlq text=800000000016"), b
+    t.send("\x1b")
+    t.send("Q")
+    assert t.finish() == 0

@@ -12,38 +12,15 @@ by `redrive batch list` like a CLI batch.
 Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it.
 """
 import json
-import os
-import subprocess
-import sys
-import time
 from collections import Counter
 
-import pytest
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
-import actlib  # noqa: E402
-from test_live import BIN, Term  # noqa: E402
+from setlib import actlib, batch_files, batch_list, core, escape_while_selecting, sent, stack_env  # noqa: F401
+from test_live import Term
 
 PAGE = 10
 CONF = "page_size = %d\nrate_limit = 200\n" % PAGE
 GIZMO = "Gizmo exploded on shard %d"
 GIZMO_FP = "Gizmo exploded on shard <n>"
-
-
-@pytest.fixture(autouse=True)
-def stack_env():
-    if not os.environ.get("RD_PG_ADMIN_DSN_ATTUNE2") or not os.environ.get("RD_STACK_DIR"):
-        pytest.fail("needs the local stack env (tests/stack/stack.sh start DIR; . DIR/env)")
-
-
-@pytest.fixture
-def core(tmp_path):
-    actlib.reload_fixture("attune2")
-    c = actlib.CoreServer("attune2", tmp_path)
-    yield c
-    c.stop()
-    actlib.reload_fixture("attune2")
 
 
 def insert(error, n, secs_ago=1, exhausted_every=10):
@@ -59,24 +36,6 @@ def insert(error, n, secs_ago=1, exhausted_every=10):
         " RETURNING id, retry_count", (error.replace("%d", "%s"), secs_ago, exhausted_every,
                                        max(exhausted_every, 1), n))
     return [str(r[0]) for r in rows], [str(r[0]) for r in rows if r[1] == 3]
-
-
-def sent(core):
-    return Counter(a["target"] for a in core.actions() if a["action"] == "retry")
-
-
-def batch_list(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
-    env.update(PATH="/usr/bin:/bin", HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
-    p = subprocess.run([BIN, "--config", str(tmp_path / "config"), "batch", "list", "--json"],
-                       env=env, capture_output=True, text=True, timeout=20)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
-
-
-def batch_files(tmp_path):
-    d = tmp_path / "state" / "redrive" / "batches"
-    return sorted(os.listdir(d)) if d.exists() else []
 
 
 def confirm_typed(t, n):
@@ -144,7 +103,6 @@ def test_filter_retry_covers_every_page(tmp_path, core):
 
 
 def test_escape_while_selecting_sends_nothing(tmp_path, core):
-    import psycopg2
     insert("Widget jammed in slot %d", 15)
     t = Term(tmp_path, cols=140, rows=36, core=core.url, extra_conf=CONF)
     t.wait_for("postgresql")
@@ -154,22 +112,7 @@ def test_escape_while_selecting_sends_nothing(tmp_path, core):
     t.wait_for("retry-all: the window is a duration (30m, 6h, 2d), not '6x'")
     t.send(":filter status=failed text=Widget\r")
     t.wait_for("Widget jammed in slot")
-    lock = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
-    try:
-        cur = lock.cursor()
-        cur.execute("LOCK TABLE attune.execution IN ACCESS EXCLUSIVE MODE")   # the store hangs
-        t.send("R")
-        t.wait_for("selecting: 0 read, 0 selected", secs=10)
-        t.wait_for("stop selecting (nothing is sent)")
-        t.send("\x1b", wait=0.5)
-        t.wait_for("retry: selection stopped: nothing was sent")
-        assert "selecting:" not in t.text()
-    finally:
-        lock.rollback()
-        lock.close()
-    time.sleep(1.5)
-    assert sent(core) == Counter()
-    assert batch_files(tmp_path) == [] and batch_list(tmp_path) == []
+    escape_while_selecting(t, tmp_path, core, "RD_PG_ADMIN_DSN_ATTUNE2", "attune.execution")   # the store hangs
     # selected again, then cancelled at the confirmation: the staged record goes too
     t.send("R")
     t.wait_for("breakdown: 14 eligible, 1 ineligible (not sent), 0 loop retries", secs=20)

@@ -7,34 +7,12 @@ per-item struct would be megabytes). Real store (attune2), a private core server
 
 Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it.
 """
-import os
-import sys
 import time
 
-import pytest
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
-import actlib  # noqa: E402
-from test_live import Term  # noqa: E402
-from test_set_retry import batch_list  # noqa: E402
+from setlib import actlib, batch_list, core, stack_env  # noqa: F401
+from test_live import Term
 
 BOUND_KB = 1536
-
-
-@pytest.fixture(autouse=True)
-def stack_env():
-    if not os.environ.get("RD_PG_ADMIN_DSN_ATTUNE2") or not os.environ.get("RD_STACK_DIR"):
-        pytest.fail("needs the local stack env (tests/stack/stack.sh start DIR; . DIR/env)")
-
-
-@pytest.fixture
-def core(tmp_path):
-    actlib.reload_fixture("attune2")
-    c = actlib.CoreServer("attune2", tmp_path)
-    yield c
-    c.stop()
-    actlib.reload_fixture("attune2")
 
 
 def peak_kb(pid):

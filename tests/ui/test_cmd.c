@@ -76,7 +76,7 @@ static void test_complete(void)
         { ":wo", ":workers ", "workers", 1 },
         { "  ch", "  chain ", "chain", 1 },
         { "", "", "overview executions workers queues dlq journal fleet groups history help chain detail jump "
-              "filter system theme keymap retry-all refresh cockpit export export! quit", 23 },
+              "filter system theme keymap retry-all batch refresh cockpit export export! quit", 24 },
         { "zz", "zz", "", 0 },
         { "chain 12", "chain 12", "", 0 },      /* past the name: nothing to complete */
         { "w", "workers ", "workers", 1 },       /* names only: the alias "w" is not offered */

@@ -645,8 +645,27 @@ static void test_every_key(void)
     config_free(&c);
 }
 
+/* push and push_min_interval are the store's (store.push, store.push_min_interval_s). */
+static void test_push_keys(void)
+{
+    const char *text = "[system \"a\"]\nprofile = attune\nstore = host=db dbname=a\n"
+                       "[system \"b\"]\nprofile = attune\nstore = host=db dbname=b\npush = no\n"
+                       "push_min_interval = 2s\n";
+    rd_config c;
+    rd_diags d = { 0 };
+    CHECK(config_parse("p.ini", text, &c, &d) && c.n == 2);
+    if (c.n == 2) {
+        CHECK(c.systems[0].store.push && !c.systems[1].store.push);
+        CHECK_NEAR(c.systems[0].store.push_min_interval_s, 0.25);
+        CHECK_NEAR(c.systems[1].store.push_min_interval_s, 2);
+    }
+    config_free(&c);
+    diags_free(&d);
+}
+
 int main(void)
 {
+    test_push_keys();
     test_sweep_budget();
     test_pg_keys();
     test_good();

@@ -93,7 +93,8 @@ class Server(ThreadingHTTPServer):
         self.opts = opts
         self.env = env
         creds = {k: env.get(k, os.environ.get(k, v)) for k, v in cs_auth.DEFAULT_CREDENTIALS.items()}
-        self.auth = Authenticator(creds, opts.jwt_ttl, opts.refresh_ttl, opts.dev_user_enabled)
+        self.auth = Authenticator(creds, opts.jwt_ttl, opts.refresh_ttl, opts.dev_user_enabled,
+                                  opts.expires_in)
         self.system = make_system(opts.system, env, opts)
         self.routes = routes_for(opts.system)
         self.stall_re = re.compile(opts.stall_route) if opts.stall_route else None
@@ -150,7 +151,11 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(n) if n > 0 else b""
 
     def send_json(self, status, body, extra_headers=None):
-        data = json.dumps(body).encode() + b"\n"
+        text = json.dumps(body)
+        auth = self.server.auth
+        if auth.expires_text:
+            text = text.replace('"%s"' % auth.EXPIRES_MARK, auth.expires_text)
+        data = text.encode() + b"\n"
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -403,6 +408,8 @@ def main(argv=None):
     ap.add_argument("--log", help="action log (JSON lines); default DIR/core-<system>.log")
     ap.add_argument("--jwt-ttl", type=int, default=900, help="access token lifetime, seconds")
     ap.add_argument("--refresh-ttl", type=int, default=86400, help="refresh token lifetime")
+    ap.add_argument("--expires-in", default=None,
+                    help="tests: the token response's expires_in as JSON text, verbatim (1e999, -5)")
     ap.add_argument("--max-retries", type=int, default=None,
                     help="alakai MAX_RETRIES (default: env MAX_RETRIES or 1)")
     ap.add_argument("--prefix", default=None, help="alakai key prefix")

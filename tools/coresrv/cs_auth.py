@@ -95,8 +95,13 @@ def is_loopback(addr):
 
 
 class Authenticator:
-    def __init__(self, creds, access_ttl, refresh_ttl, dev_user_enabled):
+    # --expires-in TEXT (tests): the token response's expires_in, sent verbatim as JSON text
+    # ("1e999", "-5"): issue() puts this mark in its place and send_json swaps it in.
+    EXPIRES_MARK = "@@coresrv-expires-in@@"
+
+    def __init__(self, creds, access_ttl, refresh_ttl, dev_user_enabled, expires_text=None):
         self.c = creds
+        self.expires_text = expires_text
         self.secret = creds["RD_CORE_JWT_SECRET"]
         self.access_ttl = access_ttl
         self.refresh_ttl = refresh_ttl
@@ -123,7 +128,8 @@ class Authenticator:
         refresh = dict(base, typ="refresh", exp=now + self.refresh_ttl, jti=uuid.uuid4().hex)
         return {"access_token": jwt_encode(access, self.secret),
                 "refresh_token": jwt_encode(refresh, self.secret),
-                "token_type": "Bearer", "expires_in": self.access_ttl}
+                "token_type": "Bearer",
+                "expires_in": self.EXPIRES_MARK if self.expires_text else self.access_ttl}
 
     def refresh(self, token):
         if not isinstance(token, str) or not token:

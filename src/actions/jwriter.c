@@ -1,0 +1,193 @@
+/* The journal's writer thread (jwriter.h). */
+#include "jwriter.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/xalloc.h"
+
+typedef struct jw_job {
+    struct jw_job *next;
+    uint64_t ticket;
+    char *path, *line, *syslog;
+    rd_jwriter_done done;
+    void *ud;
+    bool ok;
+    char why[256];
+} jw_job;
+
+typedef struct jw_list { jw_job *head, *tail; } jw_list;
+
+struct rd_jwriter {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t work, idle;
+    jw_list todo, done;       /* under mu */
+    jw_job *cur;              /* being written by the thread (under mu) */
+    bool stop;
+    int wake[2];              /* thread -> loop: completions to run */
+    struct event *ev;
+    uint64_t next_ticket;
+    size_t queued;            /* loop side: appended, completion not yet run */
+};
+
+static void list_push(jw_list *l, jw_job *j)
+{
+    j->next = NULL;
+    if (l->tail)
+        l->tail->next = j;
+    else
+        l->head = j;
+    l->tail = j;
+}
+
+static jw_job *list_pop(jw_list *l)
+{
+    jw_job *j = l->head;
+    if (j && !(l->head = j->next))
+        l->tail = NULL;
+    return j;
+}
+
+static void job_free(jw_job *j)
+{
+    free(j->path);
+    free(j->line);
+    free(j->syslog);
+    free(j);
+}
+
+static void *writer_main(void *arg)
+{
+    rd_jwriter *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->todo.head && !w->stop)
+            pthread_cond_wait(&w->work, &w->mu);
+        jw_job *j = list_pop(&w->todo);
+        if (!j)
+            break;   /* stopped, nothing left */
+        w->cur = j;
+        pthread_mutex_unlock(&w->mu);
+        j->ok = journal_write_line(j->path, j->line, j->syslog, j->why, sizeof j->why);
+        pthread_mutex_lock(&w->mu);
+        w->cur = NULL;
+        list_push(&w->done, j);
+        if (!w->todo.head)
+            pthread_cond_broadcast(&w->idle);
+        ssize_t n = write(w->wake[1], "", 1);   /* full pipe: a wake is pending anyway */
+        (void)n;
+    }
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* On the loop: the completions, in the order the lines were queued. */
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+    rd_jwriter *w = arg;
+    char buf[256];
+    (void)what;
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+    pthread_mutex_lock(&w->mu);
+    jw_list done = w->done;
+    w->done = (jw_list){0};
+    pthread_mutex_unlock(&w->mu);
+    for (jw_job *j; (j = list_pop(&done));) {
+        w->queued--;
+        if (j->done)
+            j->done(j->ok, j->why, j->ud);
+        job_free(j);
+    }
+}
+
+rd_jwriter *jwriter_new(struct event_base *base)
+{
+    rd_jwriter *w = xcalloc(1, sizeof *w);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->work, NULL);
+    pthread_cond_init(&w->idle, NULL);
+    if (pipe2(w->wake, O_NONBLOCK | O_CLOEXEC) != 0 ||
+        pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        fprintf(stderr, "redrive: cannot start the journal writer: %s\n", strerror(errno));
+        abort();
+    }
+    w->ev = event_new(base, w->wake[0], EV_READ | EV_PERSIST, on_wake, w);
+    event_add(w->ev, NULL);
+    return w;
+}
+
+uint64_t jwriter_append(rd_jwriter *w, const char *path, const rd_journal_rec *rec,
+                        rd_jwriter_done done, void *ud)
+{
+    jw_job *j = xcalloc(1, sizeof *j);
+    j->path = path ? xstrdup(path) : NULL;
+    j->line = journal_line(rec);
+    j->syslog = rec->syslog ? xstrdup(rec->syslog) : NULL;
+    j->done = done;
+    j->ud = ud;
+    j->ticket = ++w->next_ticket;
+    w->queued++;
+    pthread_mutex_lock(&w->mu);
+    list_push(&w->todo, j);
+    pthread_cond_signal(&w->work);
+    pthread_mutex_unlock(&w->mu);
+    return j->ticket;
+}
+
+static void forget_in(jw_job *j, uint64_t ticket)
+{
+    for (; j; j = j->next)
+        if (j->ticket == ticket)
+            j->done = NULL;
+}
+
+void jwriter_forget(rd_jwriter *w, uint64_t ticket)
+{
+    pthread_mutex_lock(&w->mu);
+    forget_in(w->todo.head, ticket);
+    forget_in(w->cur, ticket);
+    forget_in(w->done.head, ticket);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void jwriter_drain(rd_jwriter *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (w->todo.head || w->cur)
+        pthread_cond_wait(&w->idle, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+size_t jwriter_queued(const rd_jwriter *w)
+{
+    return w->queued;
+}
+
+void jwriter_free(rd_jwriter *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    pthread_cond_signal(&w->work);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);   /* the thread writes every queued line first */
+    for (jw_job *j; (j = list_pop(&w->done));)
+        job_free(j);
+    event_free(w->ev);
+    close(w->wake[0]);
+    close(w->wake[1]);
+    pthread_cond_destroy(&w->work);
+    pthread_cond_destroy(&w->idle);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}

@@ -1,0 +1,33 @@
+#pragma once
+/*
+ * The journal's writer (jwriter.c): journal lines appended off the event loop. One
+ * thread opens, writes and fdatasyncs each line (journal_write_line, the one write path)
+ * in the order they were queued; each completion runs on the loop, in that order. A
+ * request that must be journaled ahead waits for its line's completion before it leaves,
+ * so the loop never waits for the disk (an fdatasync can take milliseconds, far more on a
+ * network home directory) and the write-ahead rule still holds.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "journal.h"
+
+struct event_base;
+typedef struct rd_jwriter rd_jwriter;
+
+/* Runs on the loop once the line is on disk (ok) or could not be written (why). */
+typedef void (*rd_jwriter_done)(bool ok, const char *why, void *ud);
+
+rd_jwriter *jwriter_new(struct event_base *base);
+/* Every queued line written first (blocks), then the thread joined; no callback runs. */
+void jwriter_free(rd_jwriter *w);
+/* Queues rec's line (its time taken now) for path (NULL: the default journal). done may
+ * be NULL. The ticket names it for jwriter_forget. */
+uint64_t jwriter_append(rd_jwriter *w, const char *path, const rd_journal_rec *rec,
+                        rd_jwriter_done done, void *ud);
+/* The owner of a callback is gone: its line is still written, the callback never runs. */
+void jwriter_forget(rd_jwriter *w, uint64_t ticket);
+/* Blocks until every queued line is written (before a line written directly, in order). */
+void jwriter_drain(rd_jwriter *w);
+/* Lines queued and not yet completed on the loop (tests, and a busy console's repaint). */
+size_t jwriter_queued(const rd_jwriter *w);
