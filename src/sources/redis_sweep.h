@@ -32,7 +32,8 @@ typedef struct rs_sweep_cbs {
  * the caller). */
 char *rs_key_pattern(const char *prefix);
 /* Seconds between two partial publishes of the first sweep's index of n tasks so far: each
- * walks the whole index (~1 ms a 100,000 tasks), so they grow rarer as it grows. */
+ * is a walk of the whole index (~1 ms of CPU a 100,000 tasks, spread over the publish job's
+ * steps, redis_view.c), so they grow rarer as it grows. */
 double rs_partial_every(size_t n);
 
 rs_sweep *rs_sweep_new(const rd_source_ctx *ctx, rs_conn *conn, const char *prefix,
