@@ -51,6 +51,8 @@ EXPECT = {
               "CPU of one core, fleet view, 5 systems"],
     "push": ["attune push: write-to-screen p99", "attune poll 2s (push = false): write-to-screen p99",
              "alakai keyspace notifications: write-to-screen p99"],
+    "batch": ["whole-set selection of 100 (the store, off the loop), wall",
+              "retries sent while the keys were sent", "during a 100-item batch: key-to-paint p99"],
     "sqs": ["SQS requests per poll per queue", "requests other than GetQueueAttributes",
             "answering: key-to-paint p99", "stalled: key-to-paint p99",
             "SQS requests held during the stall"],
@@ -95,6 +97,10 @@ def test_bench_runs_and_prints_figures(bench):
         for store in ("bench schema", "Attune's own indexes"):
             rows = int(figs["groups (%s), bound 10000: rows examined by the execution scans" % store])
             assert 10000 <= rows <= 11000, (store, rows, out)
+    if bench == "batch":
+        # every key answered while the batch went on (put away), and the batch outlasted them
+        assert figs["during a 100-item batch: keys never answered"] == "0", out
+        assert int(figs["retries sent while the keys were sent"]) < 100, out
     if bench == "pg_many":
         assert figs["redrive sources that failed to start"] == "0", out
     if bench == "latency":
