@@ -41,7 +41,9 @@ def start_retry(tmp_path, core, text, opened):
     assert os.path.exists(SHIM), SHIM
     [eid], _ = insert(text + " %d", 1, exhausted_every=0)
     t = Term(tmp_path, cols=140, rows=36, core=core.url,
-             extra_env={"LD_PRELOAD": SHIM, "RD_SYNC_GATE": str(gate)})
+             extra_env={"LD_PRELOAD": SHIM, "RD_SYNC_GATE": str(gate),
+                        # an ASan build (RD_BIN) accepts a preloaded shim ahead of its runtime
+                        "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"})
     opened.append(t)
     t.wait_for("postgresql")
     t.send(":filter status=failed text=%s\r" % text)
