@@ -34,6 +34,8 @@ typedef struct batch_item {
     char *override_;         /* what the operator overrode to send it (journaled), or NULL */
     char *operator_;         /* who its "pending" line names: its outcome names the same */
     size_t item;             /* its number in the batch record (has_item) */
+    uint64_t oticket;        /* its outcome line on its way to disk (jwriter.h), else 0 */
+    struct rd_batch *owner;
 } batch_item;
 
 struct rd_batch {
@@ -171,17 +173,42 @@ static bool maybe_done(rd_batch *b)
     return !b->dead;
 }
 
-/* Final result for item i: journal, count, callback. false when the batch is gone. */
+/* Item i counted and told to the caller. false when the batch is gone. */
+static bool item_told(rd_batch *b, size_t i)
+{
+    b->finished++;
+    if (b->res[i].code == RD_RES_OK)
+        b->succeeded++;
+    return emit_item(b, i);
+}
+
+/* Its outcome line is on disk: what a caller shows as done is in the journal (a kill -9
+ * after it was shown cannot turn it back into "may have been applied"). */
+static void on_outcome_item(bool ok, const char *why, void *ud)
+{
+    batch_item *it = ud;
+    rd_batch *b = it->owner;
+    it->oticket = 0;
+    if (!ok)
+        actor_journal_failed(b->a, why);
+    if (item_told(b, (size_t)(it - b->items)))
+        maybe_done(b);
+}
+
+/* Final result for item i: its outcome journaled, then counted and told (with the writer
+ * thread, once the line is on disk). false when the batch is gone. */
 static bool item_final(rd_batch *b, size_t i)
 {
     b->items[i].final = true;
     b->items[i].in_flight = false;
-    b->finished++;
-    if (b->res[i].code == RD_RES_OK)
-        b->succeeded++;
-    if (b->a && (b->res[i].code != RD_RES_ABORTED || b->items[i].journaled))
+    if (!b->a || (b->res[i].code == RD_RES_ABORTED && !b->items[i].journaled))
+        return item_told(b, i);   /* never sent, no pending line: no outcome line */
+    if (!actor_jwriter(b->a)) {
         journal_outcome(b, i);
-    return emit_item(b, i);
+        return item_told(b, i);
+    }
+    b->items[i].oticket = journal_item(b, i, on_outcome_item, &b->items[i]);
+    return !b->dead;
 }
 
 static bool fail_rest(rd_batch *b, rd_result_code code, const char *msg)
@@ -421,6 +448,8 @@ static rd_batch *batch_new(rd_actor *a, rd_action kind, size_t n, const char *re
     b->n = n;
     b->res = xcalloc(n ? n : 1, sizeof *b->res);
     b->items = xcalloc(n ? n : 1, sizeof *b->items);
+    for (size_t i = 0; i < n; i++)
+        b->items[i].owner = b;
     if (reason && *reason)
         b->reason = xstrdup(reason);
     else
@@ -564,6 +593,11 @@ static void batch_stop(rd_batch *b)
     b->http_id = 0;
     auth_forget(actor_auth(a), b);
     event_del(b->tick);
+    for (size_t i = 0; i < b->n; i++)   /* outcome lines still go to disk, untold */
+        if (b->items[i].oticket) {
+            jwriter_forget(actor_jwriter(a), b->items[i].oticket);
+            b->items[i].oticket = 0;
+        }
     size_t unsent = b->n;   /* its "pending" line on its way to disk: never sent */
     if (b->syncing) {
         jwriter_forget(actor_jwriter(a), b->jticket);

@@ -97,11 +97,12 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     (void)what;
     while (read(fd, buf, sizeof buf) > 0)
         ;
-    pthread_mutex_lock(&w->mu);
-    jw_list done = w->done;
-    w->done = (jw_list){0};
-    pthread_mutex_unlock(&w->mu);
-    for (jw_job *j; (j = list_pop(&done));) {
+    for (;;) {   /* one at a time: a callback may forget the ones after it */
+        pthread_mutex_lock(&w->mu);
+        jw_job *j = list_pop(&w->done);
+        pthread_mutex_unlock(&w->mu);
+        if (!j)
+            break;
         w->queued--;
         if (j->done)
             j->done(j->ok, j->why, j->ud);
