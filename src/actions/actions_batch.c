@@ -276,7 +276,7 @@ static bool send_request(rd_batch *b, size_t i)
     rd_http_req req = {.method = route.method, .url = url, .body = body, .headers = hdrs,
                        .cacert = actor_cfg(a)->http.cacert, .timeout_ms = actor_timeout_ms(a),
                        .max_body = 65536, .credential = nc > 0,
-                       .insecure_ok = actor_cfg(a)->http.insecure};
+                       .insecure_ok = actor_cfg(a)->http.insecure, .path_as_is = true};
     b->last_send = clock_mono();
     b->http_id = http_start(actor_http(a), &req, on_response, b);
     if (!b->http_id)

@@ -124,31 +124,86 @@ static bool var_value(const rd_tvars *v, const char *name, size_t n, const char 
     return false;
 }
 
+#define RD_DOT_WHY_ "refused: a path segment that is empty, \".\" or \"..\" would reach another route"
+
+/* A path segment that libcurl or a server removes or climbs out of: "." or "..", also
+ * written with %2E (RFC 3986 and the WHATWG URL standard read it as a dot). */
+static bool dot_segment(const char *s, size_t n)
+{
+    size_t dots = 0;
+    for (size_t i = 0; i < n; dots++) {
+        if (s[i] == '.')
+            i++;
+        else if (n - i >= 3 && s[i] == '%' && s[i + 1] == '2' && (s[i + 2] | 0x20) == 'e')
+            i += 3;
+        else
+            return false;
+    }
+    return dots == 1 || dots == 2;
+}
+
+/* One placeholder's value, escaped for a URL or a JSON string; NULL with why. A URL value
+ * that is empty, "." or ".." is refused: escaping leaves dots alone (they are unreserved),
+ * and as a segment of its own it would send the request to another route. */
+static char *var_escape(const char *name, size_t n, const char *val, bool url, char *why,
+                        size_t whycap)
+{
+    if (!val) {
+        snprintf(why, whycap, "the route needs {%.*s}, which this target lacks", (int)n, name);
+        return NULL;
+    }
+    if (url && (!*val || strcmp(val, ".") == 0 || strcmp(val, "..") == 0)) {
+        snprintf(why, whycap, "{%.*s} is %s%s%s: " RD_DOT_WHY_, (int)n, name,
+                 *val ? "\"" : "empty", val, *val ? "\"" : "");
+        return NULL;
+    }
+    char *esc = url ? url_escape_path(val) : url_escape_json(val, why, whycap);
+    if (!esc)
+        snprintf(why, whycap, "{%.*s} is not valid UTF-8: refused", (int)n, name);
+    return esc;
+}
+
+/* The path segment out[0..n), expanded from template text seg..end holding a placeholder:
+ * false with why when it became empty or a dot segment ("{id}{task}" with "." and "."). */
+static bool segment_ok(const char *seg, const char *end, const char *out, size_t n, char *why,
+                       size_t whycap)
+{
+    if (n && !dot_segment(out, n))
+        return true;
+    snprintf(why, whycap, "the path segment %.*s is %s%.*s%s: " RD_DOT_WHY_, (int)(end - seg),
+             seg, n ? "\"" : "empty", (int)n, out, n ? "\"" : "");
+    return false;
+}
+
 char *template_expand(const char *tmpl, const rd_tvars *v, bool url, char *why,
                       size_t whycap)
 {
     char *b = NULL;
-    size_t len = 0, cap = 0;
+    size_t len = 0, cap = 0, seg_out = 0;
+    const char *seg = tmpl;
+    bool in_path = url, seg_var = false;
     buf_put(&b, &len, &cap, "", 0);
-    for (const char *p = tmpl; *p;) {
+    for (const char *p = tmpl;;) {
+        if (in_path && (!*p || *p == '/' || *p == '?' || *p == '#')) {
+            if (seg_var && !segment_ok(seg, p, b + seg_out, len - seg_out, why, whycap))
+                goto fail;
+            in_path = *p == '/';
+            seg = p + 1;
+            seg_out = len + 1;
+            seg_var = false;
+        }
+        if (!*p)
+            break;
         const char *close = *p == '{' ? strchr(p + 1, '}') : NULL;
+        size_t n = close ? (size_t)(close - p - 1) : 0;
         const char *val = NULL;
-        if (close && var_value(v, p + 1, (size_t)(close - p - 1), &val)) {
-            if (!val) {
-                snprintf(why, whycap, "the route needs {%.*s}, which this target lacks",
-                         (int)(close - p - 1), p + 1);
-                free(b);
-                return NULL;
-            }
-            char *esc = url ? url_escape_path(val) : url_escape_json(val, why, whycap);
-            if (!esc) {
-                snprintf(why, whycap, "{%.*s} is not valid UTF-8: refused",
-                         (int)(close - p - 1), p + 1);
-                free(b);
-                return NULL;
-            }
+        if (close && var_value(v, p + 1, n, &val)) {
+            char *esc = var_escape(p + 1, n, val, url, why, whycap);
+            if (!esc)
+                goto fail;
             buf_put(&b, &len, &cap, esc, strlen(esc));
             free(esc);
+            seg_var = true;
             p = close + 1;
         } else {
             buf_put(&b, &len, &cap, p, 1);
@@ -156,6 +211,9 @@ char *template_expand(const char *tmpl, const rd_tvars *v, bool url, char *why,
         }
     }
     return b;
+fail:
+    free(b);
+    return NULL;
 }
 
 void idem_key_new(char out[33])

@@ -270,6 +270,8 @@ static void set_common_opts(CURL *e, http_xfer *x, const rd_http_req *req)
     long connect = req->connect_timeout_ms > 0 ? req->connect_timeout_ms
                                                : HTTP_DEF_CONNECT_MS;
     curl_easy_setopt(e, CURLOPT_URL, req->url);
+    if (req->path_as_is)
+        curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
     curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)x);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);

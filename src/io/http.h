@@ -27,6 +27,8 @@ typedef struct rd_http_req {
                                         loopback (core/hostrule.h) unless insecure_ok, never
                                         to a URL holding user:password@ */
     bool insecure_ok;                /* the system's insecure = yes */
+    bool path_as_is;                 /* send the path as built: libcurl removes no "." or
+                                        ".." segment (CURLOPT_PATH_AS_IS; action requests) */
 } rd_http_req;
 
 typedef struct rd_http_resp {

@@ -4,6 +4,8 @@
  * the classification of responses. Behaviour only: no escaping routine is named here. */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,7 +89,11 @@ static void test_paths(void)
         { "/executions/{id}/retry", "a&b+c", "/executions/a%26b%2Bc/retry" },
         { "/executions/{id}/retry", "\xc3\xa9", "/executions/%C3%A9/retry" },
         { "/executions/{id}/retry", "t-1_2.3~4", "/executions/t-1_2.3~4/retry" },
-        { "/executions/{id}/retry", "", "/executions//retry" },
+        { "/executions/{id}/retry", "...", "/executions/.../retry" },
+        { "/executions/{id}/retry", ".x", "/executions/.x/retry" },
+        { "/executions/{id}/retry", "%2e%2e", "/executions/%252e%252e/retry" },
+        { "/executions/{id}/retry", "./..", "/executions/.%2F../retry" },
+        { "/x/{id}.json", ".", NULL },   /* refused: every "." value is */
         { "/x/{id}/{id}", "a b", "/x/a%20b/a%20b" },
         /* what is not a known placeholder stays as written */
         { "/x/{nope}/{id}", "1", "/x/{nope}/1" },
@@ -99,6 +105,7 @@ static void test_paths(void)
         char why[128] = "";
         char *got = template_expand(cases[i].tmpl, &v, true, why, sizeof why);
         CHECK_STR(got, cases[i].want);
+        CHECK_MSG(cases[i].want || strstr(why, "refused"), why);
         /* nothing but unreserved characters, '/' of the template and %XX escapes */
         for (const char *p = got; p && *p; p++)
             CHECK_MSG(isalnum((unsigned char)*p) || strchr("-_.~/%{}", *p), cases[i].want);
@@ -121,6 +128,180 @@ static void test_paths(void)
     CHECK(got == NULL);
     CHECK_MSG(strstr(why, "{worker}") != NULL, why);
     free(got);
+}
+
+/* ---- dot segments (issue 32) ------------------------------------------------------- */
+
+#define DOT_WHY "refused: a path segment that is empty, \".\" or \"..\" would reach another route"
+
+/* An empty, "." or ".." value is never sent: libcurl or the server would remove the
+ * segment and the request would reach another route (POST /api/v1/executions/../retry is
+ * POST /api/v1/retry). The reason names the placeholder and the value. */
+static void test_dot_values(void)
+{
+    static const struct {
+        const char *tmpl;
+        rd_tvars v;
+        const char *why;
+    } cases[] = {
+        { "/executions/{id}/retry", { .id = ".." }, "{id} is \"..\": " DOT_WHY },
+        { "/executions/{id}/retry", { .id = "." }, "{id} is \".\": " DOT_WHY },
+        { "/executions/{id}/retry", { .id = "" }, "{id} is empty: " DOT_WHY },
+        { "/executions/{id}", { .id = ".." }, "{id} is \"..\": " DOT_WHY },
+        { "/v1/tasks/{task}/s/{id}", { .id = "s", .task = ".." }, "{task} is \"..\": " DOT_WHY },
+        { "/workers/{worker}/drain", { .worker = "" }, "{worker} is empty: " DOT_WHY },
+        { "/r/{reason}", { .reason = "." }, "{reason} is \".\": " DOT_WHY },
+        { "/o/{operator}/x", { .operator_ = ".." }, "{operator} is \"..\": " DOT_WHY },
+        /* part of a segment, or in the query: refused all the same (never a real target) */
+        { "/x/{id}.json", { .id = "." }, "{id} is \".\": " DOT_WHY },
+        { "/x?id={id}", { .id = "" }, "{id} is empty: " DOT_WHY },
+        /* a value that makes a dot segment with the template's own text (%2E is a dot) */
+        { "/x/%{id}/y", { .id = "2e" }, "the path segment %{id} is \"%2e\": " DOT_WHY },
+        { "/x/.%{id}", { .id = "2E" }, "the path segment .%{id} is \".%2E\": " DOT_WHY },
+        { "/x/{id}%2e?q", { .id = "%2e" }, NULL },   /* '%' is escaped: "%252e%2e" */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char why[256] = "";
+        char *got = template_expand(cases[i].tmpl, &cases[i].v, true, why, sizeof why);
+        if (cases[i].why) {
+            CHECK_STR(got, NULL);
+            CHECK_STR(why, cases[i].why);
+        } else {
+            CHECK_STR(got, "/x/%252e%2e?q");
+        }
+        free(got);
+    }
+    /* the same values in a JSON body are plain text: sent as they are */
+    rd_tvars v = { .id = "..", .reason = ".", .operator_ = "" };
+    char why[256] = "";
+    char *body = template_expand("{\"id\":\"{id}\",\"r\":\"{reason}\",\"o\":\"{operator}\"}",
+                                 &v, false, why, sizeof why);
+    CHECK_STR(body, "{\"id\":\"..\",\"r\":\".\",\"o\":\"\"}");
+    free(body);
+}
+
+enum { MAX_PROFILES = 32, MAX_ROUTES = 128 };
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The shipped profiles' paths, sorted (allocated), and their number. */
+static size_t shipped_profiles(char **paths)
+{
+    char dir[1024];
+    const char *src = getenv("REDRIVE_TEST_SRCDIR");
+    snprintf(dir, sizeof dir, "%s/../../profiles", src ? src : "tests/actions");
+    DIR *dp = opendir(dir);
+    CHECK_MSG(dp != NULL, dir);
+    size_t n = 0;
+    for (struct dirent *e; dp && (e = readdir(dp)) != NULL && n < MAX_PROFILES;) {
+        size_t l = strlen(e->d_name);
+        if (l < 9 || strcmp(e->d_name + l - 8, ".profile") != 0)
+            continue;
+        char path[1400];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        paths[n++] = strdup(path);
+    }
+    if (dp)
+        closedir(dp);
+    qsort(paths, n, sizeof *paths, name_cmp);
+    return n;
+}
+
+/* Every placeholder of a route's path, with each of "", "." and ".." (the others valid):
+ * refused, the reason naming it; with valid values: a path. One line per route in out. */
+static void check_route(const char *who, rd_action kind, const rd_route *r, char *out,
+                        size_t cap)
+{
+    static const char *const names[] = { "id", "task", "worker", "reason", "operator" };
+    static const char *const bad[] = { "", ".", ".." };
+    size_t len = strlen(out);
+    snprintf(out + len, cap - len, "%s %s %s %s\n", who, action_name(kind), r->method, r->path);
+    rd_tvars ok = { "i-1", "t-1", "w-1", "r-1", "o-1" };
+    char why[256] = "";
+    char *got = template_expand(r->path, &ok, true, why, sizeof why);
+    CHECK_MSG(got != NULL, r->path);
+    free(got);
+    int placeholders = 0;
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        char ph[16];
+        snprintf(ph, sizeof ph, "{%s}", names[k]);
+        if (!strstr(r->path, ph))
+            continue;
+        placeholders++;
+        for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+            rd_tvars v = ok;
+            const char **slot[] = { &v.id, &v.task, &v.worker, &v.reason, &v.operator_ };
+            *slot[k] = bad[b];
+            char want[256], ctx[300];
+            snprintf(want, sizeof want, "%s is %s%s%s: " DOT_WHY, ph, *bad[b] ? "\"" : "",
+                     *bad[b] ? bad[b] : "empty", *bad[b] ? "\"" : "");
+            snprintf(ctx, sizeof ctx, "%s %s %s = \"%s\"", who, r->path, ph, bad[b]);
+            why[0] = '\0';
+            got = template_expand(r->path, &v, true, why, sizeof why);
+            CHECK_MSG(got == NULL, ctx);
+            CHECK_MSG(strcmp(why, want) == 0, ctx);
+            free(got);
+        }
+    }
+    CHECK_MSG(placeholders > 0, r->path);
+}
+
+/* Every route of every shipped profile (an era's through its actions_from) and of the
+ * default contract refuses a dot or empty value of each of its path placeholders. */
+static void test_dot_values_every_route(void)
+{
+    static char seen[8192];
+    seen[0] = '\0';
+    rd_route r;
+    for (int k = 0; k < RD_ACT__COUNT; k++)
+        if (route_for(NULL, (rd_action)k, &r))
+            check_route("(default)", (rd_action)k, &r, seen, sizeof seen);
+    char *paths[MAX_PROFILES];
+    size_t n = shipped_profiles(paths);
+    for (size_t i = 0; i < n; i++) {
+        rd_profile p;
+        rd_diags d = { 0 };
+        memset(&p, 0, sizeof p);
+        CHECK_MSG(profile_load(paths[i], &p, &d) && d.n == 0, paths[i]);
+        for (int k = 0; k < RD_ACT__COUNT; k++)
+            if (route_for(&p, (rd_action)k, &r))
+                check_route(p.name, (rd_action)k, &r, seen, sizeof seen);
+        profile_free(&p);
+        diags_free(&d);
+        free(paths[i]);
+    }
+    CHECK_STR(seen,
+              "(default) retry POST /executions/{id}/retry\n"
+              "(default) drain POST /workers/{worker}/drain\n"
+              "(default) undrain POST /workers/{worker}/undrain\n"
+              "(default) deactivate POST /workers/{worker}/deactivate\n"
+              "(default) activate POST /workers/{worker}/activate\n"
+              "alakai retry POST /dashboard/executions/{id}/retry\n"
+              "attune-era1 retry POST /api/v1/executions/{id}/retry\n"
+              "attune-era1 drain POST /api/v1/workers/{worker}/cordon\n"
+              "attune-era1 undrain POST /api/v1/workers/{worker}/uncordon\n"
+              "attune-era1 deactivate POST /api/v1/workers/{worker}/deactivate\n"
+              "attune-era1 activate POST /api/v1/workers/{worker}/activate\n"
+              "attune-era2 retry POST /api/v1/executions/{id}/retry\n"
+              "attune-era2 drain POST /api/v1/workers/{worker}/cordon\n"
+              "attune-era2 undrain POST /api/v1/workers/{worker}/uncordon\n"
+              "attune-era2 deactivate POST /api/v1/workers/{worker}/deactivate\n"
+              "attune-era2 activate POST /api/v1/workers/{worker}/activate\n"
+              "attune retry POST /api/v1/executions/{id}/retry\n"
+              "attune drain POST /api/v1/workers/{worker}/cordon\n"
+              "attune undrain POST /api/v1/workers/{worker}/uncordon\n"
+              "attune deactivate POST /api/v1/workers/{worker}/deactivate\n"
+              "attune activate POST /api/v1/workers/{worker}/activate\n"
+              "openagents retry POST /executions/{id}/retry\n"
+              "openagents drain POST /workers/{worker}/drain\n"
+              "openagents undrain POST /workers/{worker}/undrain\n"
+              "openagents deactivate POST /workers/{worker}/deactivate\n"
+              "openagents activate POST /workers/{worker}/activate\n"
+              "tasker retry PATCH /v1/tasks/{task}/workflow_steps/{id}\n"
+              "tasker resolve PATCH /v1/dlq/entry/{id}\n");
 }
 
 /* ---- body templates ---------------------------------------------------------------- */
@@ -274,6 +455,8 @@ int main(void)
 {
     test_routes();
     test_paths();
+    test_dot_values();
+    test_dot_values_every_route();
     test_bodies();
     test_idempotency_keys();
     test_responses();
