@@ -124,7 +124,7 @@ static bool var_value(const rd_tvars *v, const char *name, size_t n, const char 
     return false;
 }
 
-#define RD_DOT_WHY_ "refused: a path segment that is empty, \".\" or \"..\" would reach another route"
+#define RD_DOT_WHY_ "not sent: an empty, \".\" or \"..\" path segment would reach another route"
 
 /* A path segment that libcurl or a server removes or climbs out of: "." or "..", also
  * written with %2E (RFC 3986 and the WHATWG URL standard read it as a dot). */
