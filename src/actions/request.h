@@ -26,8 +26,10 @@ typedef struct rd_tvars {
 bool route_for(const rd_profile *prof, rd_action kind, rd_route *out);
 /* Expands {id} {task} {worker} {reason} {operator}: as one URL path segment (url=true:
  * every byte but A-Za-z0-9-._~ percent-encoded, '/' too) or as JSON string contents
- * (cJSON's escaping). NULL with why when a placeholder has no value, or when a value
- * for a JSON body is not valid UTF-8 (refused, not replaced: see io/url.h). */
+ * (cJSON's escaping). NULL with why when a placeholder has no value, when a URL value is
+ * empty, "." or ".." or makes a path segment "." or ".." (%2E counted as a dot: libcurl
+ * or the server would send the request to another route), or when a value for a JSON
+ * body is not valid UTF-8 (refused, not replaced: see io/url.h). */
 char *template_expand(const char *tmpl, const rd_tvars *v, bool url, char *why,
                       size_t whycap);
 /* Classifies an HTTP outcome into r (code, http_status, attempt, message). */
