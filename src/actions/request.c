@@ -164,7 +164,8 @@ static char *var_escape(const char *name, size_t n, const char *val, bool url, c
 }
 
 /* The path segment out[0..n), expanded from template text seg..end holding a placeholder:
- * false with why when it became empty or a dot segment ("{id}{task}" with "." and "."). */
+ * false with why when it became empty or a dot segment with the template's own text
+ * ("%{id}" with "2e", ".%{id}" with "2E"). */
 static bool segment_ok(const char *seg, const char *end, const char *out, size_t n, char *why,
                        size_t whycap)
 {
