@@ -77,6 +77,8 @@ rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *
     a->local_user = xasprintf("unknown (local user %s)", user);
     a->read_only = env->read_only || env->cfg->read_only;
     a->auth = auth_new(base, http, env->cfg);
+    if (a->read_only)
+        auth_set_read_only(a->auth);
     a->jw = base ? jwriter_new(base) : NULL;
     a->timeout_ms = ACT_HTTP_TIMEOUT_MS;
     return a;
@@ -139,14 +141,21 @@ static void on_whoami(const rd_whoami *w, void *ud)
     a->who_cb(w, a->who_ud);
 }
 
-bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
+/* GET /auth/me with the credentials (auth) or without them (NULL). */
+static bool whoami_as(rd_actor *a, rd_auth *auth, rd_whoami_cb cb, void *ud)
 {
     if (a->who || !a->cfg->core.url || !*a->cfg->core.url)
         return false;
     a->who_cb = cb;
     a->who_ud = ud;
-    a->who = whoami_start(a->auth, a->http, a->cfg, on_whoami, a);
-    return true;
+    a->who = whoami_start(auth, a->http, a->cfg, on_whoami, a);
+    return a->who != NULL;
+}
+
+/* Read-only never authenticates: its probe of the core is anonymous. */
+bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud)
+{
+    return whoami_as(a, a->read_only ? NULL : a->auth, cb, ud);
 }
 
 bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
@@ -154,14 +163,12 @@ bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud)
     const rd_system_cfg *c = a->cfg;
     bool would_prompt = c->core.auth && strcmp(c->core.auth, "jwt-login") == 0 && !c->core.password &&
                         !auth_has_token(a->auth);
-    if (!would_prompt)
-        return actor_whoami(a, cb, ud);
-    if (a->who || !c->core.url || !*c->core.url)
-        return false;
-    a->who_cb = cb;
-    a->who_ud = ud;
-    a->who = whoami_start(NULL, a->http, c, on_whoami, a);
-    return a->who != NULL;
+    return whoami_as(a, would_prompt || a->read_only ? NULL : a->auth, cb, ud);
+}
+
+bool actor_read_only(const rd_actor *a)
+{
+    return a->read_only;
 }
 
 bool actor_insecure(const rd_actor *a)

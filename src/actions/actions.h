@@ -172,7 +172,8 @@ typedef struct rd_whoami {
     char auth[32];           /* data.auth: how the core authenticated us, "" when not said */
     char why[256];           /* when !ok: credentials, refusal, unreachable ... */
     bool unreachable;        /* no HTTP answer at all (connect, DNS, timeout) */
-    bool anonymous;          /* asked without credentials (actor_probe before a login) */
+    bool anonymous;          /* asked without credentials (actor_probe before a login,
+                                read-only) */
 } rd_whoami;
 typedef void (*rd_whoami_cb)(const rd_whoami *w, void *ud);
 /* Starts the request (one at a time per actor); cb runs once, later, from the loop
@@ -182,6 +183,9 @@ bool actor_whoami(rd_actor *a, rd_whoami_cb cb, void *ud);
  * yet when getting them would ask the operator (jwt-login without a password source,
  * not logged in): then a 401 still shows the core is up. */
 bool actor_probe(rd_actor *a, rd_whoami_cb cb, void *ud);
+/* Read-only (--read-only or the system's read_only = true): no action, and no
+ * credentials either: actor_whoami and actor_probe ask anonymously, nothing logs in. */
+bool actor_read_only(const rd_actor *a);
 
 /* Acts on a frozen copy of targets[0..n). reason may be NULL (a default is used).
  * Returns NULL (and writes why) when refused before anything starts, e.g. read-only;

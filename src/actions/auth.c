@@ -36,6 +36,7 @@ struct rd_auth {
     unsigned long serial;    /* bumped when a token different from the last is installed */
     char *identity;
     bool busy, waiting_password, me_started;
+    bool read_only;          /* never authenticates (auth_set_read_only) */
     uint64_t http_id, me_id;
     rd_secret *secret;       /* token/password reference or token_command running */
     auth_waiter *waiters;
@@ -209,6 +210,11 @@ void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud)
     a->prompt_ud = ud;
 }
 
+void auth_set_read_only(rd_auth *a)
+{
+    a->read_only = true;
+}
+
 bool auth_check(const rd_auth *a, char *why, size_t whycap)
 {
     const rd_system_cfg *c = a->cfg;
@@ -316,6 +322,10 @@ void auth_ensure(rd_auth *a, rd_auth_cb cb, void *ud)
     if (a->busy)
         return;
     char why[256];
+    if (a->read_only) {
+        finish(a, false, "read-only: the core is never logged in to");
+        return;
+    }
     if (!auth_check(a, why, sizeof why)) {
         finish(a, false, why);
         return;
@@ -351,7 +361,7 @@ void auth_invalidate(rd_auth *a)
 
 size_t auth_headers(const rd_auth *a, char **hdrs, size_t cap)
 {
-    if (cap == 0)
+    if (cap == 0 || a->read_only)
         return 0;
     switch (a->mode) {
     case AUTH_BEARER:

@@ -50,6 +50,10 @@ bool auth_identity_coming(const rd_auth *a);
 /* A token is held now (whether it is still accepted is the core's to say). */
 bool auth_has_token(const rd_auth *a);
 void auth_set_prompt(rd_auth *a, rd_auth_prompt fn, void *ud);
+/* Read-only (--read-only, read_only = true) never authenticates: from here on
+ * auth_ensure fails without a login, a token reference, token_command or a password
+ * prompt, and auth_headers adds nothing (no bearer, API key or dev-user header). */
+void auth_set_read_only(rd_auth *a);
 /* Reads the claims of a JWT without verifying it (the server does): "exp" into *exp
  * when it is a finite positive number, "sub"/"email"/"preferred_username"/"login" into
  * *ident (allocated, at most 128 bytes, replacing the old value; ident may be NULL).

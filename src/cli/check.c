@@ -126,11 +126,13 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 
 static void run_parts(ck_run *r, const rd_system_cfg *cfg)
 {
-    add_secret(r, "token", cfg->core.token);
-    add_secret(r, "password", cfg->core.password);
+    rd_actor *a = session_actor(r->ss);
+    if (!a || !actor_read_only(a)) {   /* read-only never authenticates to the core */
+        add_secret(r, "token", cfg->core.token);
+        add_secret(r, "password", cfg->core.password);
+    }
     add_secret(r, "broker_password", cfg->broker.password);
     session_start(r->ss);
-    rd_actor *a = session_actor(r->ss);
     r->who_asked = r->who_pending = a && actor_whoami(a, on_whoami, r);
     r->started = true;
     struct event *deadline = evtimer_new(r->base, on_deadline, r->base);

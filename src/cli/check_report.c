@@ -12,6 +12,7 @@
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
+#include "../io/proxyenv.h"
 #include "../io/awsecs.h"
 #include "../io/clock.h"
 #include "../io/url.h"
@@ -344,6 +345,28 @@ static void url_tls(ck_report *r, const char *what, const char *url, const rd_sy
                "plain http to a remote host is refused");
 }
 
+/* The proxy a request to url goes through, as libcurl reads the environment: every
+ * endpoint says it, so a corporate proxy in the way is never a surprise. */
+static void url_proxy(ck_report *r, const char *what, const char *url)
+{
+    char shown[200];
+    const char *var;
+    switch (proxyenv_for(url, shown, sizeof shown, &var)) {
+    case PROXY_DIRECT_PLAIN:
+        ck_add(r, CK_OK, what, NULL, "direct, no proxy (plain http never goes through one)");
+        break;
+    case PROXY_DIRECT_NONE:
+        ck_add(r, CK_OK, what, NULL, "direct, no proxy (none set in the environment)");
+        break;
+    case PROXY_DIRECT_NO_PROXY:
+        ck_add(r, CK_OK, what, NULL, "direct, no proxy (the host is in %s)", var);
+        break;
+    case PROXY_VIA:
+        ck_add(r, CK_OK, what, NULL, "through the proxy %s (%s)", shown, var);
+        break;
+    }
+}
+
 static void broker_dlq(ck_report *r, const rd_system_cfg *cfg, const rd_model *m)
 {
     char names[200] = "";
@@ -380,12 +403,14 @@ void ck_report_broker(ck_report *r, const rd_system_cfg *cfg, const rd_profile *
     if (!s || (s->state != RD_SRC_OK && !reading)) {
         const char *err = s && s->error[0] ? s->error : "no answer";
         ck_add(r, CK_FAIL, "broker", broker_fix(err), "RabbitMQ: %s", err);
+        url_proxy(r, "broker proxy", cfg->broker.url);
         return;
     }
     ck_add(r, CK_OK, "broker", NULL, "RabbitMQ %s, %zu queue%s read",
            s->version[0] ? s->version : "(version not disclosed)", m->queues.n,
            m->queues.n == 1 ? "" : "s");
     url_tls(r, "broker tls", cfg->broker.url, cfg);
+    url_proxy(r, "broker proxy", cfg->broker.url);
     if (profile_dlq_from(prof, "broker"))
         broker_dlq(r, cfg, m);
 }
@@ -428,8 +453,10 @@ void ck_report_sqs(ck_report *r, const rd_system_cfg *cfg, const rd_model *m)
     if (!cfg->sqs.queue_url || !*cfg->sqs.queue_url)
         return;
     const rd_source_status *s = source(m, "sqs");
-    url_tls(r, "sqs tls", cfg->sqs.endpoint && *cfg->sqs.endpoint ? cfg->sqs.endpoint
-                                                                  : cfg->sqs.queue_url, cfg);
+    const char *sqs_url = cfg->sqs.endpoint && *cfg->sqs.endpoint ? cfg->sqs.endpoint
+                                                                  : cfg->sqs.queue_url;
+    url_tls(r, "sqs tls", sqs_url, cfg);
+    url_proxy(r, "sqs proxy", sqs_url);
     char *ecs_url = NULL, ecs_why[200];
     bool ecs_token;
     if (awsecs_endpoint_env(&ecs_url, &ecs_token, ecs_why, sizeof ecs_why) == AWSECS_REFUSED)
@@ -482,6 +509,9 @@ static void core_identity(ck_report *r, const rd_whoami *who)
             snprintf(how, sizeof how, " (%s %s)", who->role[0] ? "role" : "via",
                      who->role[0] ? who->role : who->auth);
         ck_add(r, CK_OK, "identity", NULL, "the core says %s%s", who->identity, how);
+    } else if (who->anonymous && (who->http_status == 401 || who->http_status == 403)) {
+        ck_add(r, CK_OK, "identity", NULL, "not asked: read-only never logs in (the core "
+               "answered an anonymous GET /auth/me with HTTP %ld)", who->http_status);
     } else if (who->http_status == 404) {
         ck_add(r, CK_WARN, "identity", "serve GET /auth/me (docs/core-api.md)", "%s", who->why);
     } else {
@@ -501,6 +531,7 @@ void ck_report_core(ck_report *r, const rd_system_cfg *cfg, rd_actor *a, const r
         return;
     }
     url_tls(r, "core tls", cfg->core.url, cfg);
+    url_proxy(r, "core proxy", cfg->core.url);
     char why[256];
     if (a && !actor_can_act(a, why, sizeof why)) {
         bool ro = strncmp(why, "read-only", 9) == 0;

@@ -11,6 +11,7 @@
 
 #include "../core/hostrule.h"
 #include "../core/xalloc.h"
+#include "url.h"
 
 enum { HTTP_DEF_TIMEOUT_MS = 10000, HTTP_DEF_CONNECT_MS = 3000 };
 #define HTTP_DEF_MAX_BODY ((size_t)4 << 20)
@@ -272,6 +273,11 @@ static void set_common_opts(CURL *e, http_xfer *x, const rd_http_req *req)
     curl_easy_setopt(e, CURLOPT_URL, req->url);
     if (req->path_as_is)
         curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+    /* Only https may go through the environment's proxy (http_proxy, ALL_PROXY, ...):
+     * a plain http request is one the loopback or ECS exception let through, and its
+     * password, token or AWS keys would reach the proxy in clear (proxyenv.h). */
+    if (!url_is_https(req->url))
+        curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)x);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);

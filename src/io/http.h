@@ -53,7 +53,8 @@ void http_free(rd_http *h);          /* cancels pending requests without callbac
 /* Starts a request; cb runs exactly once, later, from the loop. Returns an id (>0),
  * or 0 when the request could not be started (cb not called), e.g. a header holding CR
  * or LF, or a credential refused for its URL (see rd_http_req.credential): http_why says
- * why. Redirects are never followed; TLS verification is always on. */
+ * why. Redirects are never followed; TLS verification is always on; only https goes
+ * through the environment's proxy (io/proxyenv.h), plain http never does. */
 uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud);
 /* Why the last http_start on h returned 0 ("the request could not be started" when no
  * better reason is known); never holds a secret. */

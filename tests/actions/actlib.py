@@ -164,3 +164,57 @@ def admin_sql(query, args=(), dsn_var="RD_PG_ADMIN_DSN_ATTUNE2", search_path="at
             return cur.fetchall() if cur.description else None
     finally:
         conn.close()
+
+
+class ProxyRecorder:
+    """A stand-in for a proxy named in http_proxy / ALL_PROXY: it records every byte that
+    reaches it and answers 502, so nothing sent through it could succeed unnoticed."""
+
+    def __init__(self):
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.got = []            # what each connection sent
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            c.settimeout(2)
+            data = b""
+            try:
+                while b"\r\n\r\n" not in data:
+                    chunk = c.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                c.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n"
+                          b"Connection: close\r\n\r\n")
+            except OSError:
+                pass
+            c.close()
+            with self.lock:
+                self.got.append(data)
+
+    def env(self, **more):
+        """Every variable libcurl reads a proxy from, pointing here."""
+        e = {v: self.url for v in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY",
+                                   "all_proxy", "ALL_PROXY")}
+        e.update({"no_proxy": "", "NO_PROXY": ""})
+        e.update(more)
+        return e
+
+    def received(self):
+        with self.lock:
+            return list(self.got)
+
+    def close(self):
+        self.sock.close()

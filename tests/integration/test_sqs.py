@@ -15,6 +15,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -416,6 +417,31 @@ def test_ecs_credentials(emulator, redis_url, tmp_path):
     assert len(p.seen) == 2 and all(s[1] for s in p.seen), p.seen
     assert {s[3] for s in p.seen} == {"ASIATEMP1"}     # the key of the one fetch
     assert "ecs-auth-token" not in r.stdout + r.stderr
+
+
+def test_ecs_credentials_never_through_a_proxy(emulator, redis_url, tmp_path):
+    """Security issue 32: the ECS endpoint is plain http (loopback here): its
+    authorization token and the keys it returns never go through http_proxy / ALL_PROXY,
+    nor does the SQS request signed with them (a plain http endpoint as well)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
+    import actlib
+    main, _ = new_queues(emulator, "rdq-ecs-proxy")
+    cs = CredServer("temp/secret", "temp-session-token", 3600)
+    p = Proxy(emulator, "temp/secret", token="temp-session-token")
+    rec = actlib.ProxyRecorder()
+    env = dict(rec.env(), AWS_CONTAINER_CREDENTIALS_FULL_URI=cs.url + "/ecs/creds",
+               AWS_CONTAINER_AUTHORIZATION_TOKEN="ecs-auth-token")
+    try:
+        r = run_snapshot(tmp_path, redis_url, {"sqs_queue_url": main, "sqs_endpoint": p.url,
+                                               "sqs_region": REGION}, env)
+    finally:
+        p.close()
+        cs.close()
+        rec.close()
+    assert r.returncode == 0, r.stderr
+    assert source(json.loads(r.stdout), "sqs")["state"] == "ok", r.stdout
+    assert cs.hits == [("GET", "/ecs/creds", "ecs-auth-token")]
+    assert rec.received() == []
 
 
 def test_imds_credentials(emulator, redis_url, tmp_path):

@@ -129,3 +129,34 @@ def test_sqs_dlq_is_not_received_in_read_only(tmp_path):
     p = snapshot(tmp_path, "alakai", lines)
     assert p.returncode == 0 and marker in p.stdout, p.stdout + p.stderr
     assert receive_count(dlq, marker) >= 3
+
+
+def marker_script(tmp_path, name, prints):
+    marker = tmp_path / (name + ".ran")
+    p = tmp_path / (name + ".sh")
+    p.write_text('#!/bin/sh\necho ran >> "%s"\nprintf "%%s\\n" "$%s"\n' % (marker, prints))
+    p.chmod(0o700)
+    return str(p), marker
+
+
+@pytest.mark.parametrize("args,key", [(["--read-only"], False), ([], True)], ids=["flag", "key"])
+def test_console_read_only_never_logs_in(tmp_path, args, key):
+    """Security issue 32: the console in read-only probes the core anonymously, every
+    second here, and never logs in: no POST /auth/login, no password or token command."""
+    e = os.environ
+    pw, pw_marker = marker_script(tmp_path, "password", "RD_CORE_PASSWORD")
+    srv = actlib.CoreServer("attune1", tmp_path, quiet=False)
+    try:
+        lines = ["profile = attune", "store = " + e["RD_PG_DSN_ATTUNE1"], "core = " + srv.url,
+                 "auth = jwt-login", "login = " + e["RD_CORE_LOGIN"], "password = cmd:" + pw,
+                 "core_probe = 1s"] + (["read_only = true"] if key else [])
+        t = ConfTerm(tmp_path, "attune1", lines, args=args)
+        t.wait_for("core ok (not logged in)", secs=15)
+        t.send("4", wait=3.0)                         # the executions view, three more probes
+        t.quit()
+        log = srv.access_log()
+    finally:
+        srv.stop()
+    assert log.count("GET /auth/me") >= 2, log
+    assert "/auth/login" not in log, log
+    assert not pw_marker.exists()
