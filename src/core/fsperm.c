@@ -202,6 +202,40 @@ bool fsperm_parents_ok(const char *path, const char *what, char *why, size_t why
     return ok;
 }
 
+bool fsperm_path_ok(const char *path, const char *what, unsigned rules, char *why,
+                    size_t whycap)
+{
+    struct stat st;
+    if (!fsperm_parents_ok(path, what, why, whycap))
+        return false;
+    if (lstat(path, &st) != 0) {
+        int e = errno;
+        snprintf(why, whycap, "cannot stat %s %s: %s", what, path, strerror(e));
+        errno = e;
+        return false;
+    }
+    if (S_ISLNK(st.st_mode)) {               /* /dev/log -> /run/systemd/journal/dev-log */
+        char *real = realpath(path, NULL);
+        bool ok = real && fsperm_parents_ok(real, what, why, whycap) && stat(real, &st) == 0;
+        if (!ok && !real)
+            snprintf(why, whycap, "cannot resolve %s %s: %s", what, path, strerror(errno));
+        free(real);
+        if (!ok)
+            return false;
+    }
+    if (fsperm_refused(&st, what, path, rules, why, whycap)) {
+        errno = EPERM;
+        return false;
+    }
+    return true;
+}
+
+bool fsperm_socket_ok(const char *path, char *why, size_t whycap)
+{
+    return fsperm_path_ok(path, "syslog socket", FSP_SOCKET | FSP_ROOT_OK | FSP_ANYMODE, why,
+                          whycap);
+}
+
 bool fsperm_dir_ready(const char *dir, const char *what, char *why, size_t whycap)
 {
     return fsperm_parents_ok(dir, what, why, whycap) && fsperm_mkdirs(dir, why, whycap) &&

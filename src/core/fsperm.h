@@ -53,6 +53,17 @@ bool fsperm_dir_ok(const char *dir, const char *what, unsigned rules, char *why,
  * owned by uid 65534, not by you (uid 0) or root".
  */
 bool fsperm_parents_ok(const char *path, const char *what, char *why, size_t whycap);  /* errno EPERM when false */
+/* path itself (rules, as fsperm_refused) and every directory on the way to it
+ * (fsperm_parents_ok); a symlink is checked where it leads, its real path's directories
+ * too. false with why; errno ENOENT when path (or a directory of it) is missing. */
+bool fsperm_path_ok(const char *path, const char *what, unsigned rules, char *why,
+                    size_t whycap);
+/* A socket that gets what redrive sends (journal_syslog): whoever bound it reads every
+ * line, so it must be yours or root's (any mode: its mode says who may send), and every
+ * directory on the way trusted, so nobody else can put theirs in its place. /dev/log
+ * (root's, in root's /dev; or its symlink into /run) passes; a socket in /tmp passes only
+ * when it is yours or root's. */
+bool fsperm_socket_ok(const char *path, char *why, size_t whycap);
 /* A directory redrive keeps files in (state, cache, batches): its parents checked
  * (fsperm_parents_ok), then made (fsperm_mkdirs), then every directory again and dir
  * itself (fsperm_dir_ok: ours, a real directory, nobody else can write it). */

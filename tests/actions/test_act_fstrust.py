@@ -42,7 +42,7 @@ def test_home_under_an_untrusted_parent_is_refused(act, tmp_path, how):
     try:
         a = act("attune1", core=srv.url)
         env = {"HOME": str(home), "XDG_STATE_HOME": ""}
-        p = a.run("retry", "2", "--yes", "--force", env=env, timeout=15)
+        p = a.run("retry", "424242", "--yes", "--force", env=env, timeout=15)
         state = home / ".local" / "state" / "redrive"
         want = "refusing to act without an audit journal: state directory %s: %s" % (state, reason)
         assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)

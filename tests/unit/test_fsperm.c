@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -174,10 +177,48 @@ static void test_walk(void)
     CHECK(system(cmd) == 0);
 }
 
+/* journal_syslog's socket: ours (any mode), or a symlink to one (/dev/log's way); a
+ * missing one says ENOENT; a file is not a socket; another user's is refused. */
+static void test_socket(void)
+{
+    snprintf(base, sizeof base, "/tmp/rd-fssock.XXXXXX");
+    CHECK(mkdtemp(base) != NULL);
+    char why[512], want[512];
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", at("log"));
+    int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+    CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    CHECK(chmod(at("log"), 0666) == 0);          /* anyone may send: fine */
+    CHECK(fsperm_socket_ok(at("log"), why, sizeof why));
+    CHECK(symlink(at("log"), at("devlog")) == 0);
+    CHECK(fsperm_socket_ok(at("devlog"), why, sizeof why));
+    errno = 0;
+    CHECK(!fsperm_socket_ok(at("none"), why, sizeof why) && errno == ENOENT);
+    CHECK(!fsperm_socket_ok(at("none/log"), why, sizeof why) && errno == ENOENT);
+    FILE *f = fopen(at("file"), "w");
+    CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    CHECK(!fsperm_socket_ok(at("file"), why, sizeof why) && errno == EPERM);
+    snprintf(want, sizeof want, "syslog socket %s is not a socket (a regular file)", at("file"));
+    CHECK_STR(why, want);
+    CHECK(chown(at("log"), 65534, 65534) == 0);
+    CHECK(!fsperm_socket_ok(at("devlog"), why, sizeof why));
+    snprintf(want, sizeof want, "syslog socket %s is owned by uid 65534, not by you (uid %u)%s",
+             at("devlog"), (unsigned)geteuid(), geteuid() ? " or root" : "");
+    CHECK_STR(why, want);
+    if (fd >= 0)
+        close(fd);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
     test_rules();
     test_owners();
     test_walk();
+    test_socket();
     return check_done("fsperm");
 }
