@@ -10,7 +10,7 @@
 
 #include "xalloc.h"
 
-static const char *kind_name(mode_t m)
+const char *fsperm_kind(mode_t m)
 {
     return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a device"
          : S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symbolic link"
@@ -25,12 +25,12 @@ bool fsperm_refused(const struct stat *st, const char *what, const char *path, u
     bool root_ok = (rules & FSP_ROOT_OK) && me != 0;
     if ((rules & FSP_REGULAR) && !S_ISREG(st->st_mode))
         snprintf(why, whycap, "%s %s is not a regular file (%s)", what, path,
-                 kind_name(st->st_mode));
+                 fsperm_kind(st->st_mode));
     else if ((rules & FSP_SOCKET) && !S_ISSOCK(st->st_mode))
-        snprintf(why, whycap, "%s %s is not a socket (%s)", what, path, kind_name(st->st_mode));
+        snprintf(why, whycap, "%s %s is not a socket (%s)", what, path, fsperm_kind(st->st_mode));
     else if ((rules & FSP_DIR) && !S_ISDIR(st->st_mode))
         snprintf(why, whycap, "%s %s is not a directory (%s)", what, path,
-                 kind_name(st->st_mode));
+                 fsperm_kind(st->st_mode));
     else if (st->st_uid != me && !(root_ok && st->st_uid == 0))
         snprintf(why, whycap, "%s %s is owned by uid %u, not by you (uid %u)%s", what, path,
                  (unsigned)st->st_uid, (unsigned)me, root_ok ? " or root" : "");
@@ -123,7 +123,7 @@ static bool parent_refused(const struct stat *st, const char *what, const char *
     bool sticky_root = (st->st_mode & S_ISVTX) && st->st_uid == 0;
     if (!S_ISDIR(st->st_mode))
         snprintf(why, whycap, "%s %s: %s is not a directory (%s)", what, path, dir,
-                 kind_name(st->st_mode));
+                 fsperm_kind(st->st_mode));
     else if (st->st_uid != me && st->st_uid != 0)
         snprintf(why, whycap, "%s %s: the directory %s is owned by uid %u, not by you (uid %u) "
                  "or root", what, path, dir, (unsigned)st->st_uid, (unsigned)me);

@@ -23,6 +23,8 @@ enum {
     FSP_SOCKET = 1u << 5,    /* must be a socket */
 };
 
+/* What a mode is, for a message: "a FIFO", "a directory", "a regular file", ... */
+const char *fsperm_kind(mode_t m);
 /* true (and why: "WHAT PATH is owned by uid 65534, not by you (uid 0)") when st breaks
  * the rules; what names the file's role ("config file", "secret file", "journal"). */
 bool fsperm_refused(const struct stat *st, const char *what, const char *path, unsigned rules,
