@@ -35,7 +35,9 @@ struct rd_batchrd {
     cJSON *cur;
 };
 
-/* STATE/batches for the journal at `journal` (NULL: the default), created 0700. */
+/* STATE/batches for the journal at `journal` (NULL: the default), created 0700 with
+ * create; it and every directory above it must be ours or root's and nobody else's to
+ * write (fsperm_dir_ready; fsperm_dir_trusted when read: missing is no batch yet). */
 static char *batch_dir(const char *journal, bool create, char *why, size_t whycap)
 {
     char *def = NULL;
@@ -47,7 +49,8 @@ static char *batch_dir(const char *journal, bool create, char *why, size_t whyca
     char *dir = slash ? xasprintf("%.*s/batches", (int)(slash - journal), journal)
                       : xstrdup("batches");
     free(def);
-    if (create && !fsperm_mkdirs(dir, why, whycap)) {
+    if (create ? !fsperm_dir_ready(dir, "batches directory", why, whycap)
+               : !fsperm_dir_trusted(dir, "batches directory", why, whycap)) {
         free(dir);
         return NULL;
     }
@@ -234,7 +237,7 @@ void batchrec_free(rd_batchrec *r)
 
 static FILE *open_private(const char *path, const char *what, char *why, size_t whycap)
 {
-    int fd = fsperm_open(path, O_RDONLY, 0, what, FSP_REGULAR, NULL, why, whycap);
+    int fd = fsperm_open(path, O_RDONLY | O_NOFOLLOW, 0, what, FSP_REGULAR, NULL, why, whycap);
     FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (fd >= 0 && !f)
         close(fd);

@@ -45,9 +45,9 @@ void journal_time_now(char *buf, size_t cap)
     snprintf(buf, cap, "%s.%03ldZ", base, ms > 999 ? 999 : ms);
 }
 
-/* The state directory (the journal's): created 0700 when missing, then it must be a real
- * directory (not a symlink) of ours that nobody else can write (core/fsperm.h). The
- * directory, or NULL with why. */
+/* The state directory (the journal's): every directory above it checked, created 0700
+ * when missing, then it must be a real directory (not a symlink) of ours that nobody else
+ * can write (fsperm_dir_ready, core/fsperm.h). The directory, or NULL with why. */
 static char *state_dir(const char *path, char *why, size_t whycap)
 {
     char *dir = xstrdup(path);
@@ -57,8 +57,7 @@ static char *state_dir(const char *path, char *why, size_t whycap)
         return xstrdup(".");
     }
     slash[slash == dir] = '\0';     /* "/journal.jsonl" lives in "/" */
-    if (!fsperm_mkdirs(dir, why, whycap) ||
-        !fsperm_dir_ok(dir, "state directory", 0, why, whycap)) {
+    if (!fsperm_dir_ready(dir, "state directory", why, whycap)) {
         free(dir);
         return NULL;
     }
@@ -353,7 +352,8 @@ bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, siz
     /* a FIFO put there must not hang the console's start; lines others could have
      * written are not ours to show */
     struct stat st;
-    int fd = fsperm_open(path, O_RDONLY, 0, "journal", FSP_REGULAR, &st, why, whycap);
+    int fd = fsperm_parents_ok(path, "journal", why, whycap)
+           ? fsperm_open(path, O_RDONLY, 0, "journal", FSP_REGULAR, &st, why, whycap) : -1;
     bool missing = fd < 0 && errno == ENOENT;
     free(def);
     if (missing && whycap)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../io/clock.h"
+#include "../core/fsperm.h"
 #include "../core/xalloc.h"
 
 enum { LOG_AUTHPRIV_INFO = 10 * 8 + 6 };   /* facility authpriv (10), severity info (6) */
@@ -21,6 +22,8 @@ bool jsyslog_send(const char *socket_path, const char *json, char *why, size_t w
         snprintf(why, whycap, "syslog: bad socket path");
         return false;
     }
+    if (!fsperm_socket_ok(socket_path, why, whycap))
+        return false;           /* someone else's socket, or one they could replace */
     memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
     static const char *const months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                           "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "datafile.h"
+#include "fsperm.h"
 #include "hostrule.h"
 #include "ini.h"
 #include "textutil.h"
@@ -519,11 +520,17 @@ static void check_pg(parser *p, const sect *s)
             "or '-')", c->store.schema);
 }
 
-/* journal_syslog = yes | no | /socket/path, kept as the socket path (NULL: off). */
+/* journal_syslog = yes | no | /socket/path, kept as the socket path (NULL: off). A path
+ * must be a socket we trust (fsperm_socket_ok); a missing one is fine (the syslog may
+ * start later: checked again at each send). */
 static void check_syslog(parser *p, sect *s)
 {
     rd_system_cfg *c = &s->cfg;
     bool on;
+    char why[512];
+    if (c->journal_syslog && c->journal_syslog[0] == '/' &&
+        !fsperm_socket_ok(c->journal_syslog, why, sizeof why) && errno != ENOENT)
+        err(p, key_line(s, "journal_syslog"), "journal_syslog refused: %s", why);
     if (!c->journal_syslog || c->journal_syslog[0] == '/')
         return;
     if (parse_bool(c->journal_syslog, &on)) {

@@ -348,8 +348,10 @@ bool history_load(rd_history *h, const char *path, bool *damaged, char *why, siz
 {
     history_init(h);
     *damaged = false;
-    int fd = fsperm_open(path, O_RDONLY, 0, "history file", FSP_REGULAR | FSP_PRIVATE, NULL,
-                         why, whycap);
+    if (!fsperm_parents_ok(path, "history file", why, whycap))
+        return false;
+    int fd = fsperm_open(path, O_RDONLY | O_NOFOLLOW, 0, "history file",
+                         FSP_REGULAR | FSP_PRIVATE, NULL, why, whycap);
     if (fd < 0)
         return errno == ENOENT;
     FILE *f = fdopen(fd, "r");

@@ -68,7 +68,8 @@ char *snapcache_path(const char *config_path, const char *system)
     return path;
 }
 
-/* The directory of path, created 0700 (and its parents 0700 when missing). */
+/* The directory of path, created 0700 (and its parents 0700 when missing); every
+ * directory above it ours or root's and nobody else's to write (fsperm_parents_ok). */
 static bool make_dir(const char *path, char *why, size_t whycap)
 {
     char *dir = xstrdup(path);
@@ -77,7 +78,8 @@ static bool make_dir(const char *path, char *why, size_t whycap)
     if (!slash || slash == dir)
         goto done;
     *slash = 0;
-    if (!fsperm_mkdirs(dir, why, whycap))
+    if (!fsperm_parents_ok(dir, "cache directory", why, whycap) ||
+        !fsperm_mkdirs(dir, why, whycap) || !fsperm_parents_ok(dir, "cache directory", why, whycap))
         goto done;
     struct stat st;
     if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
@@ -179,6 +181,8 @@ snapcache_child_status snapcache_reap(int child, bool wait)
 /* The whole file, if it is a regular file of ours that nobody else can write. */
 static char *read_ours(const char *path, size_t *len, snapcache_status *st, char *why, size_t whycap)
 {
+    if (!fsperm_parents_ok(path, "cache file", why, whycap))
+        return NULL;
     /* O_NONBLOCK: a FIFO put in its place must not hang the start */
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {

@@ -124,13 +124,13 @@ static void reap(rd_syshist *sh, bool wait)
         sh->child = 0;
 }
 
-/* The state directory (created 0700) must be ours and nobody else's to write. */
+/* The state directory (created 0700) must be ours and nobody else's to write, and so
+ * every directory above it (fsperm_dir_ready). */
 static bool dir_ready(const char *path, char *why, size_t whycap)
 {
     char *dir = xstrdup(path);
     *strrchr(dir, '/') = '\0';
-    bool ok = fsperm_mkdirs(dir, why, whycap) &&
-              fsperm_dir_ok(dir, "state directory", 0, why, whycap);
+    bool ok = fsperm_dir_ready(dir, "state directory", why, whycap);
     free(dir);
     return ok;
 }

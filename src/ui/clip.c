@@ -1,6 +1,7 @@
 /* Copy ids (OSC 52 or a selectable overlay) and `:export` of the current view to a file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "../core/export.h"
+#include "../core/fsperm.h"
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
@@ -147,14 +149,48 @@ static const char *view_export_name(const ui_app *app)
     }
 }
 
+/* The file opened for the export: never blocking (a FIFO without a reader is ENXIO at
+ * once, one with a reader is refused), and only a regular file of ours is overwritten:
+ * the check is made on the opened file before it is emptied (no O_TRUNC), so root's
+ * :export! never empties another user's file. */
+static int export_open(const char *path, bool secret, bool force, char *why, size_t cap)
+{
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+                (force ? 0 : O_EXCL);
+    int fd = open(path, flags, secret ? 0600 : 0644);
+    struct stat st;
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENXIO && lstat(path, &st) == 0)
+            snprintf(why, cap, "not a regular file (%s): nothing written", fsperm_kind(st.st_mode));
+        else
+            snprintf(why, cap, "%s", e == EEXIST ? "exists (:export! overwrites)" : strerror(e));
+        return -1;
+    }
+    bool ok = false;
+    if (fstat(fd, &st) != 0)
+        snprintf(why, cap, "%s", strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        snprintf(why, cap, "not a regular file (%s): nothing written", fsperm_kind(st.st_mode));
+    else if (st.st_uid != geteuid())
+        snprintf(why, cap, "owned by uid %u, not by you (uid %u): not overwritten",
+                 (unsigned)st.st_uid, (unsigned)geteuid());
+    else if (ftruncate(fd, 0) != 0)
+        snprintf(why, cap, "truncate: %s", strerror(errno));
+    else
+        ok = true;
+    if (!ok) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static bool export_write(const char *path, const char *data, bool secret, bool force, char *why, size_t cap)
 {
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL);
-    int fd = open(path, flags, secret ? 0600 : 0644);
-    if (fd < 0) {
-        snprintf(why, cap, "%s", errno == EEXIST ? "exists (:export! overwrites)" : strerror(errno));
+    int fd = export_open(path, secret, force, why, cap);
+    if (fd < 0)
         return false;
-    }
     if (secret && fchmod(fd, 0600) != 0) {   /* an overwritten file keeps no wider mode */
         snprintf(why, cap, "chmod: %s", strerror(errno));
         close(fd);
@@ -202,14 +238,37 @@ static char *export_default_path(const char *view, const char *fmt, double now, 
     return path;
 }
 
+/* "[csv|json] [PATH]": the format (csv when none) and the path, whole (never cut: one
+ * too long for the system is refused by name); false when the format is not one. */
+static bool export_args(const char *arg, char *fmt, size_t fmtcap, const char **path)
+{
+    arg += strspn(arg, " ");
+    size_t n = strcspn(arg, " \n");
+    if (n >= fmtcap)
+        return false;
+    if (n)
+        snprintf(fmt, fmtcap, "%.*s", (int)n, arg);
+    else
+        snprintf(fmt, fmtcap, "csv");                       /* `:export` alone: CSV */
+    arg += n;
+    arg += strspn(arg, " ");
+    *path = arg;
+    return strcmp(fmt, "csv") == 0 || strcmp(fmt, "json") == 0;
+}
+
 void clip_export(ui_app *app, const char *arg, bool force)
 {
     ui_ctx *c = &app->ctx;
-    char fmt[16] = "", path[200] = "", err[200];
-    if (sscanf(arg, "%15s %199[^\n]", fmt, path) < 1)
-        snprintf(fmt, sizeof fmt, "csv");   /* `:export` alone: CSV under the data directory */
-    if (strcmp(fmt, "csv") != 0 && strcmp(fmt, "json") != 0) {
+    char fmt[16], err[512];
+    const char *path = "";
+    if (!export_args(arg, fmt, sizeof fmt, &path)) {
         ctx_msg(c, true, "usage: :export[!] [csv|json] [PATH]");
+        return;
+    }
+    size_t plen = strcspn(path, "\n");
+    if (plen >= PATH_MAX) {
+        ctx_msg(c, true, "export: the path is %zu bytes long, the system takes %d at most: "
+                "nothing written", plen, PATH_MAX - 1);
         return;
     }
     const char *view = view_export_name(app);
@@ -219,7 +278,7 @@ void clip_export(ui_app *app, const char *arg, bool force)
         ctx_msg(c, true, "%s", err);
         return;
     }
-    char *file = path[0] ? xstrdup(path) : export_default_path(view, fmt, now, err, sizeof err);
+    char *file = plen ? xstrndup(path, plen) : export_default_path(view, fmt, now, err, sizeof err);
     bool secret = export_has_payloads(view);
     if (file && export_write(file, data, secret, force, err, sizeof err)) {
         char *abs = realpath(file, NULL);   /* where it is, whatever the console's directory */

@@ -25,6 +25,7 @@ static void prompt_set(ui_prompt *p, const char *text)
 {
     snprintf(p->buf, sizeof p->buf, "%s", text);
     p->len = strlen(p->buf);
+    p->full = false;
 }
 
 /* Command mode's own keys: Tab completes the command name, Up/Down walk the history. */
@@ -62,6 +63,10 @@ static void prompt_submit(ui_app *app)
     ui_prompt *p = &app->prompt;
     p->active = false;
     ui_ctx *c = &app->ctx;
+    if (p->full) {          /* what did not fit is lost: run nothing rather than a cut line */
+        ctx_msg(c, true, "the line was longer than %zu bytes: nothing done", sizeof p->buf - 1);
+        return;
+    }
     switch (p->kind) {
     case PROMPT_COMMAND:
         cmd_hist_add(&app->cmd_hist, p->buf);
@@ -96,6 +101,8 @@ static void prompt_utf8(ui_prompt *p, ui_key k)
     if (p->len + n < sizeof p->buf) {
         memcpy(p->buf + p->len, b, n + 1);
         p->len += n;
+    } else {
+        p->full = true;
     }
 }
 
@@ -121,9 +128,13 @@ static bool prompt_key(ui_app *app, ui_key k)
     } else if (k == 21) {                    /* ctrl-u */
         p->len = 0;
         p->buf[0] = 0;
+        p->full = false;
     } else if (k >= 0x20 && k != 0x7f && !(k & (UK_FN | UK_ALT)) && k < 0x110000) {
         prompt_utf8(p, k);
     }
+    if (p->full)
+        snprintf(p->hint, sizeof p->hint, "the line is full (%zu bytes): Enter does nothing, "
+                 "ctrl-u clears", sizeof p->buf - 1);
     return true;
 }
 

@@ -15,6 +15,7 @@ typedef struct ui_prompt {
     int kind;                  /* PROMPT_* */
     char buf[256];
     size_t len;
+    bool full;                 /* a key did not fit: the line is not run (never cut) */
     char hint[200];            /* command mode: the matches of the last Tab (clean text) */
     int hist_at;               /* command mode: the history line shown (Up/Down), -1 none */
 } ui_prompt;

@@ -88,3 +88,59 @@ def test_bad_value_is_a_config_error(act):
     assert p.returncode == 2
     assert re.search(r":\d+: journal_syslog must be yes, no or the absolute path of a syslog socket, "
                      r"not 'maybe'", p.stderr), p.stderr
+
+
+NOBODY_RECV = r"""
+import json, os, select, socket, sys
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+print("ready", os.geteuid(), flush=True)
+got = []
+while True:
+    r, _, _ = select.select([s, sys.stdin], [], [], 10)
+    if not r:
+        break
+    if s in r:
+        got.append(s.recv(1 << 20).decode())
+    if sys.stdin in r and s not in r:
+        break
+print(json.dumps(got), flush=True)
+"""
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o777])
+def test_a_socket_of_another_user_is_refused(act, tmp_path, mode):
+    """A socket bound by another user (nobody) in a world-writable directory would read
+    every audit line: the config is refused with the reason, nothing reaches it. In a
+    sticky directory of root's (like /tmp) the socket's owner is what is wrong; in a
+    plain world-writable one, the directory already is."""
+    if os.geteuid() != 0:
+        pytest.fail("a socket of another user needs root (CI runs as root)")
+    import subprocess
+    d = tempfile.mkdtemp(prefix="rdlog.", dir="/tmp")
+    os.chmod(d, mode)
+    path = os.path.join(d, "log")
+    recv = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                             "/usr/bin/python3", "-c", NOBODY_RECV, path],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert recv.stdout.readline() == "ready 65534\n"
+        a = act("attune1", journal_syslog=path)
+        p = a.run("retry", "424242", "--yes", "--force")
+        if mode == 0o1777:
+            why = "syslog socket %s is owned by uid 65534, not by you (uid 0)" % path
+        else:
+            why = ("syslog socket %s: the directory %s is group/world writable (mode 0777): "
+                   "chmod go-w it" % (path, d))
+        assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+        assert re.search(r":\d+: journal_syslog refused: " + re.escape(why), p.stderr), p.stderr
+        assert not os.path.exists(actlib.journal_path(tmp_path))
+        out, _ = recv.communicate("done\n", timeout=15)
+        assert out == "[]\n", out
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+        shutil.rmtree(d)
+

@@ -585,7 +585,7 @@ static const key_case redis_keys[] = {
     { "clipboard", "osc52", F(ui.clipboard) },
     { "prefix", "ap-x", F(alakai.prefix) },
     { "workers", "https://w.example", F(workers) },
-    { "journal_syslog", "/run/log", F(journal_syslog) },
+    { "journal_syslog", "/nonexistent/redrive-log", F(journal_syslog) },
 };
 static const key_case pg_keys[] = {
     { "profile", "attune", F(profile) },
