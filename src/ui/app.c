@@ -25,7 +25,7 @@
 #include "ui.h"
 #include "ui_term.h"
 
-static const ui_view_ops *const view_table[VIEW__COUNT] = {
+static const ui_view_ops *const view_table[] = {
     [VIEW_OVERVIEW] = &view_overview_ops, [VIEW_EXECS] = &view_execs_ops,
     [VIEW_CHAIN] = &view_chain_ops,       [VIEW_WORKERS] = &view_workers_ops,
     [VIEW_QUEUES] = &view_queues_ops,     [VIEW_DLQ] = &view_dlq_ops,
@@ -36,6 +36,20 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_HISTORY] = &view_history_ops,
     [VIEW_DETAIL] = &view_detail_ops,
 };
+_Static_assert(sizeof view_table / sizeof *view_table == VIEW__COUNT, "one ops for each ui_view_id");
+
+const ui_view_ops *view_ops(ui_view_id id)
+{
+    return id >= 0 && id < VIEW__COUNT ? view_table[id] : NULL;
+}
+
+ui_view_id view_named(const char *name)
+{
+    for (int i = 0; name && i < VIEW__COUNT; i++)
+        if (strcmp(view_table[i]->name, name) == 0)
+            return (ui_view_id)i;
+    return VIEW__COUNT;
+}
 
 enum { JOURNAL_TAIL = 500 };
 
@@ -360,23 +374,22 @@ static void app_command_retry_all(ui_app *app, const char *arg)
         ctx_fx(&app->ctx, FX_RETRY_SET, (int)w, "filter");
 }
 
+/* A view's command opens it (its ops name it); a usage that names an argument (groups
+ * DURATION, chain ID, cockpit WORKER) hands it to the view. */
+static void app_command_view(ui_app *app, ui_cmd_id id, const char *arg)
+{
+    const ui_command *cmd = cmd_info(id);
+    ui_view_id v = cmd ? view_named(cmd->name) : VIEW__COUNT;
+    if (v != VIEW__COUNT)
+        app_open_view(app, v, strchr(cmd->usage, ' ') ? arg : NULL, true);
+}
+
 void app_command(ui_app *app, const char *line)
 {
     char arg[256], err[160];
     ui_cmd_id id = cmd_parse(line, arg, sizeof arg, err, sizeof err);
-    static const ui_view_id views[] = {[CMD_OVERVIEW] = VIEW_OVERVIEW, [CMD_EXECS] = VIEW_EXECS,
-                                       [CMD_WORKERS] = VIEW_WORKERS,   [CMD_QUEUES] = VIEW_QUEUES,
-                                       [CMD_DLQ] = VIEW_DLQ,           [CMD_JOURNAL] = VIEW_JOURNAL,
-                                       [CMD_HELP] = VIEW_HELP,         [CMD_FLEET] = VIEW_FLEET,
-                                       [CMD_GROUPS] = VIEW_GROUPS,     [CMD_HISTORY] = VIEW_HISTORY};
     switch (id) {
     case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
-    case CMD_OVERVIEW: case CMD_EXECS: case CMD_WORKERS: case CMD_QUEUES: case CMD_DLQ:
-    case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET: case CMD_GROUPS: case CMD_HISTORY:
-        app_open_view(app, views[id], id == CMD_GROUPS ? arg : NULL, true);   /* groups: the window */
-        break;
-    case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
-    case CMD_DETAIL: app_open_view(app, VIEW_DETAIL, arg, true); break;
     case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;
     case CMD_FILTER: app_command_filter(app, arg); break;
     case CMD_SYSTEM: binding_switch(app, arg); break;
@@ -385,10 +398,9 @@ void app_command(ui_app *app, const char *line)
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
     case CMD_BATCH: dialog_show(app); break;
     case CMD_RETRY_ALL: app_command_retry_all(app, arg); break;
-    case CMD_COCKPIT: app_open_view(app, VIEW_DRAIN, arg, true); break;
     case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;
     case CMD_QUIT: app->quit = true; break;
-    default: break;
+    default: app_command_view(app, id, arg); break;
     }
 }
 

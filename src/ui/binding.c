@@ -99,17 +99,18 @@ const rd_history *const *binding_fleet_hist(const ui_binding *b)
     return b->fleet_hist;
 }
 
-/* The lists a view shows (sources.h, RD_PANEL_*); -1 for one that shows none of the
- * system's lists (help, journal): they stay as they were, for the view the operator goes
- * back to. The workers view's drain notes read the executions last loaded. */
+/* The lists a view shows (its ops' panels) as the sources' RD_PANEL_* bits; -1 for one
+ * that shows none of the system's lists (help, journal): they stay as they were, for the
+ * view the operator goes back to. The workers view's drain notes read the executions
+ * last loaded. */
 static int view_panels(ui_view_id v)
 {
-    switch (v) {
-    case VIEW_OVERVIEW: case VIEW_WORKERS: case VIEW_HISTORY: return RD_PANEL_WORKERS;
-    case VIEW_EXECS: case VIEW_CHAIN: case VIEW_GROUPS: return RD_PANEL_EXECS;
-    case VIEW_QUEUES: case VIEW_DLQ: case VIEW_DETAIL: return 0;
-    case VIEW_HELP: case VIEW_JOURNAL: return -1;
-    default: return RD_PANEL_ALL;   /* the fleet, the drain cockpit */
+    switch (view_ops(v)->panels) {
+    case PANELS_EXECS: return RD_PANEL_EXECS;
+    case PANELS_WORKERS: return RD_PANEL_WORKERS;
+    case PANELS_NONE: return 0;
+    case PANELS_KEEP: return -1;
+    case PANELS_ALL: default: return RD_PANEL_ALL;
     }
 }
 
