@@ -180,35 +180,34 @@ void app_journal_reload(ui_app *app)
 
 static void app_filter(ui_app *app)
 {
-    rd_sources *src = binding_sources(app->bind);
-    if (!src)
+    rd_session *live = binding_live(app->bind);
+    if (!binding_sources(app->bind))
         return;
     ui_filter *f = &app->ctx.filter[VIEW_EXECS];
     rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL,
                          f->worker[0] ? f->worker : NULL};
-    sources_set_filter(src, &ef);
+    session_set_filter(live, &ef);
 }
 
 static void app_effect(ui_app *app, const ui_effect *e)
 {
-    rd_sources *src = binding_sources(app->bind);
+    rd_session *live = binding_live(app->bind);
+    bool src = binding_sources(app->bind) != NULL;
     rd_sessions *fleet = binding_fleet(app->bind);
     switch (e->kind) {
     case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
-    case FX_CHAIN: if (src) sources_request_chain(src, e->text); break;
-    case FX_DETAIL: if (src) sources_request_detail(src, e->text); break;
-    case FX_DLQ_PAGE: if (src) sources_dlq_page(src, e->arg); break;
+    case FX_CHAIN: session_request_chain(live, e->text); break;
+    case FX_DETAIL: session_request_detail(live, e->text); break;
+    case FX_DLQ_PAGE: session_dlq_page(live, e->arg); break;
     case FX_DLQ_ORDER:
-        if (src)
-            sources_dlq_order(src, e->arg != 0, app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
+        session_dlq_order(live, e->arg != 0, app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
         break;
-    case FX_WORKER: if (src) sources_request_worker(src, e->text); break;
-    case FX_PAGE: if (src) sources_page(src, e->arg); break;
+    case FX_WORKER: session_request_worker(live, e->text); break;
+    case FX_PAGE: session_page(live, e->arg); break;
     case FX_JUMP:
         app->views[VIEW_EXECS].list.cur = app->views[VIEW_EXECS].list.top = 0;
         list_unpin(&app->views[VIEW_EXECS].list);
-        if (src)
-            sources_jump(src, e->text);
+        session_jump(live, e->text);
         if (app->cur != VIEW_EXECS)
             app_open_view(app, VIEW_EXECS, e->text, true);
         break;
@@ -219,18 +218,17 @@ static void app_effect(ui_app *app, const ui_effect *e)
         } else if (e->arg >= 0 && e->arg < VIEW__COUNT) {
             app->views[e->arg].list.cur = 0;   /* the followed row, when it is still shown */
             if (e->arg == VIEW_DLQ && src && app->ctx.model->dlq_first > 0)   /* the store searches */
-                sources_dlq_order(src, app->ctx.model->dlq_oldest,
+                session_dlq_order(live, app->ctx.model->dlq_oldest,
                                   app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
         }
         break;
-    case FX_PEEK: if (src) sources_peek_dlq(src, e->arg != 0); break;
-    case FX_GROUPS: if (src) sources_request_groups(src, e->arg, sgroups_cap_default()); break;
+    case FX_PEEK: session_peek_dlq(live, e->arg != 0); break;
+    case FX_GROUPS: session_request_groups(live, e->arg, sgroups_cap_default()); break;
     case FX_REFRESH:
         for (size_t i = 0; e->arg < 0 && fleet && i < sessions_count(fleet); i++)
-            if (session_sources(sessions_at(fleet, i)))
-                sources_refresh(session_sources(sessions_at(fleet, i)));
-        if (src && !(e->arg < 0 && fleet))
-            sources_refresh(src);
+            session_refresh(sessions_at(fleet, i));
+        if (!(e->arg < 0 && fleet))
+            session_refresh(live);
         break;
     case FX_SYSTEM: binding_switch(app, e->text); break;
     case FX_ACT:

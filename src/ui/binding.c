@@ -123,13 +123,11 @@ static void binding_interest(ui_binding *b, ui_view_id cur)
         return;
     if (b->fleet) {
         for (size_t i = 0; i < sessions_count(b->fleet); i++) {
-            rd_sources *src = session_sources(sessions_at(b->fleet, i));
             bool open = cur != VIEW_FLEET && (int)i == b->fleet_cur;
-            if (src)
-                sources_set_interest(src, open ? (unsigned)p : RD_PANEL_ALL);
+            session_set_interest(sessions_at(b->fleet, i), open ? (unsigned)p : RD_PANEL_ALL);
         }
     } else if (b->src) {
-        sources_set_interest(b->src, (unsigned)p);
+        session_set_interest(b->session, (unsigned)p);
     }
 }
 
@@ -203,7 +201,7 @@ void binding_teardown(ui_app *app)
     if (b->fleet) {
         /* the system stays open in the background: only what this console set on it goes */
         if (b->src && !filter_empty(&app->ctx.filter[VIEW_EXECS]))
-            sources_set_filter(b->src, &(rd_exec_filter){0});
+            session_set_filter(binding_live(b), &(rd_exec_filter){0});
         return;
     }
     session_close(b->session);

@@ -9,8 +9,8 @@
 
 #include "../core/dlqgroup.h"
 #include "../core/sanitize.h"
-#include "../sources/sources.h"
 #include "../core/xalloc.h"
+#include "../session/session.h"   /* the RabbitMQ peek limits (sources.h) */
 #include "draw.h"
 #include "table.h"
 #include "view.h"
