@@ -37,6 +37,7 @@ struct rd_actor {
     void *journal_err_ud;
     struct prep_ctx *preps;  /* actor_prepare() calls still waiting for credentials */
     rd_batch *batches;
+    void (*batches_detach)(rd_batch **head);   /* actions_batch.c's, once it linked one */
     long timeout_ms;
     whoami_req *who;         /* actor_whoami in flight */
     rd_whoami_cb who_cb;
@@ -90,7 +91,8 @@ void actor_free(rd_actor *a)
 {
     if (!a)
         return;
-    batches_detach(&a->batches);   /* journals what is in flight, while the actor lives */
+    if (a->batches_detach)         /* journals what is in flight, while the actor lives */
+        a->batches_detach(&a->batches);
     jwriter_free(a->jw);           /* every queued line on disk */
     whoami_cancel(a->who);
     preps_free(a);
@@ -266,6 +268,11 @@ long actor_timeout_ms(const rd_actor *a) { return a->timeout_ms; }
 const char *actor_journal_path(const rd_actor *a) { return a->journal_path; }
 rd_jwriter *actor_jwriter(const rd_actor *a) { return a->jw; }
 rd_batch **actor_batches(rd_actor *a) { return &a->batches; }
+
+void actor_keep_batches(rd_actor *a, void (*detach)(rd_batch **head))
+{
+    a->batches_detach = detach;
+}
 
 /* ---- journal ---------------------------------------------------------------------- */
 

@@ -61,6 +61,7 @@ struct rd_batch {
 };
 
 static void batch_schedule(rd_batch *b);
+static void batches_detach(rd_batch **head);
 
 /* ---- journal ---------------------------------------------------------------------- */
 
@@ -461,6 +462,7 @@ static rd_batch *batch_new(rd_actor *a, rd_action kind, size_t n, const char *re
     b->interval_s = 1.0 / rate;
     b->tick = evtimer_new(actor_base(a), on_tick, b);
     rd_batch **head = actor_batches(a);
+    actor_keep_batches(a, batches_detach);
     b->next = *head;
     *head = b;
     return b;
@@ -637,7 +639,8 @@ void batch_free(rd_batch *b)
         batch_destroy(b);
 }
 
-void batches_detach(rd_batch **head)
+/* The actor is being freed (actor_keep_batches): each batch in the list is stopped. */
+static void batches_detach(rd_batch **head)
 {
     while (*head) {
         rd_batch *b = *head;

@@ -23,6 +23,10 @@ const rd_profile *actor_profile(const rd_actor *a);
 const char *actor_operator(const rd_actor *a);
 /* The head of the actor's list of running batches (linked by actions_batch.c). */
 rd_batch **actor_batches(rd_actor *a);
+/* actions_batch.c links a batch: actor_free then calls detach on the list (each batch
+ * stopped, what is in flight journaled as unknown, its actor forgotten, freed unless
+ * inside a callback). The actor calls up into its batches only through this. */
+void actor_keep_batches(rd_actor *a, void (*detach)(rd_batch **head));
 /* A journal write failed: the console's status line, else stderr. */
 void actor_journal_failed(rd_actor *a, const char *why);
 /* true (with why, journaled as refused where an action was asked) when nothing of
@@ -32,7 +36,3 @@ bool actor_refuses(rd_actor *a, rd_action kind, const rd_target *t, size_t n,
 /* "PARENT/ID" or "ID", allocated: a target as the journal names it. */
 char *action_target_text(const char *id, const char *parent);
 
-/* ---- actions_batch.c ---- */
-/* The actor is being freed: each batch in the list is stopped (what is in flight is
- * journaled as unknown), forgets its actor, and is freed unless inside a callback. */
-void batches_detach(rd_batch **head);

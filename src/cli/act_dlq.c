@@ -143,11 +143,10 @@ static bool dlq_one(dlq_run *s, const dlq_pick *k)
 /* Every page of the store's DLQ, newest first, until the last or the limit. */
 static bool dlq_pages(dlq_run *s)
 {
-    rd_sources *src = session_sources(s->l->ss);
-    sources_dlq_order(src, false, s->o->filter ? s->o->filter : s->o->dlq_reason);
+    session_dlq_order(s->l->ss, false, s->o->filter ? s->o->filter : s->o->dlq_reason);
     const rd_model *m = lookup_settle(s->l, NULL);
     for (;;) {
-        if (!lookup_page_ok(m, src, s->why, sizeof s->why))
+        if (!lookup_page_ok(m, s->l->ss, s->why, sizeof s->why))
             return false;
         const rd_dlq_part *p = store_part(m);
         if (!p || m->dlq_first <= 0) {
@@ -167,7 +166,7 @@ static bool dlq_pages(dlq_run *s)
             act_report_page(&s->t);
         if (!ok || s->t.capped || !more)
             return ok;
-        sources_dlq_page(src, +1);
+        session_dlq_page(s->l->ss, +1);
         m = lookup_settle(s->l, NULL);
     }
 }

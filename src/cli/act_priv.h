@@ -42,7 +42,9 @@ const rd_model *lookup_settle(lookup_run *l, const char *jump_id);
 bool lookup_failed(const rd_model *m, char *why, size_t cap);
 /* A page of a store-wide selection came: false with why when a source failed or the store
  * did not answer in time (its sources not idle). */
-bool lookup_page_ok(const rd_model *m, rd_sources *src, char *why, size_t cap);
+bool lookup_page_ok(const rd_model *m, rd_session *ss, char *why, size_t cap);
+/* The parent of execution id (a tasker step's task), read from the store; NULL with why. */
+char *lookup_parent(lookup_run *l, const char *id, char *why, size_t cap);
 void act_on_change(void *ud);
 void act_on_password(rd_actor *a, const char *prompt, void *ud);
 void err_clean(unsigned san, const char *prefix, const char *msg);

@@ -81,7 +81,7 @@ static void maybe_done(ck_run *r)
     const rd_model *m = session_model(r->ss);
     if (!r->started || r->secrets_pending || r->who_pending)
         return;
-    if (src && (!(sources_settled(src) || answered_reading(m)) || !versions_known(m)))
+    if (src && (!(session_settled(r->ss) || answered_reading(m)) || !versions_known(m)))
         return;
     event_base_loopbreak(r->base);
 }

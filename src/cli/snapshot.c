@@ -41,7 +41,6 @@ typedef struct snap_opts {
 
 typedef struct snap_run {
     struct event_base *base;
-    rd_sources *src;
     rd_session *ss;
     bool want_idle;
     bool started;
@@ -127,9 +126,9 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
 static void on_change(void *ud)
 {
     snap_run *r = ud;
-    if (!r->started || !r->held || !sources_settled(r->src))
+    if (!r->started || !r->held || !session_settled(r->ss))
         return;
-    if (r->want_idle && !sources_idle(r->src))
+    if (r->want_idle && !session_idle(r->ss))
         return;
     if (!session_core_settled(r->ss))
         return;                      /* the core's state (GET /auth/me) is part of it */
@@ -212,17 +211,17 @@ static void run_sources(snap_run *r, const snap_opts *o)
     if (o->status || o->filter) {
         rd_exec_filter f = { .status = (char *)(uintptr_t)o->status,
                              .text = (char *)(uintptr_t)o->filter };
-        sources_set_filter(r->src, &f);
+        session_set_filter(r->ss, &f);
     }
     session_start(r->ss);            /* the sources, and the core probe */
     if (o->chain_id && (o->view->mask & VPART_DETAIL))
-        sources_request_detail(r->src, o->chain_id);   /* one execution in full */
+        session_request_detail(r->ss, o->chain_id);   /* one execution in full */
     else if (o->chain_id)
-        sources_request_chain(r->src, o->chain_id);
+        session_request_chain(r->ss, o->chain_id);
     if (dlq)
-        sources_peek_dlq(r->src, false);
+        session_peek_dlq(r->ss, false);
     if (groups)   /* computed where the data is (a store that cannot: the loaded page) */
-        sources_request_groups(r->src, o->since_s > 0 ? o->since_s : SGROUPS_WINDOW_S,
+        session_request_groups(r->ss, o->since_s > 0 ? o->since_s : SGROUPS_WINDOW_S,
                                sgroups_cap_default());
     r->started = true;
     r->held = o->hold_s <= 0;
@@ -372,7 +371,6 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
     session_print_diags(ss, 0, stderr);
     int rc = session_exit_code(st);
     if (st == SESSION_OK) {
-        r.src = session_sources(ss);
         r.ss = ss;
         run_sources(&r, &o);
         rd_model *m = session_model(ss);

@@ -8,6 +8,7 @@
  */
 #include <stdbool.h>
 #include "diag.h"
+#include "duration.h"   /* parse_duration, for the readers of the config's durations */
 #include "fleet.h"
 #include "health.h"
 
@@ -150,7 +151,6 @@ void config_key_where(const rd_system_cfg *c, const char *key, char *out, size_t
 char *config_default_path(void);
 rd_system_cfg *config_find(rd_config *c, const char *name);   /* NULL name → first */
 
-bool parse_duration(const char *s, double *out_s);
 bool parse_bool(const char *s, bool *out);
 /* true when s is a secret reference (env:/file:/cmd:). */
 bool secret_is_ref(const char *s);

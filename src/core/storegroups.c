@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "duration.h"
 #include "xalloc.h"
 
 struct rd_sgroups {

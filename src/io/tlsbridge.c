@@ -13,7 +13,7 @@
 #include "tlsbridge.h"
 
 #include "../core/fsperm.h"
-#include "xalloc.h"
+#include "../core/xalloc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

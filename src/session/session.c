@@ -19,7 +19,6 @@
 #include "../io/clock.h"
 #include "../io/http.h"
 #include "../io/secret.h"
-#include "../sources/redis_url.h"
 #include "syshist.h"
 
 struct rd_session {
@@ -183,7 +182,7 @@ static bool check_store(rd_session *s)
         return check_secret(s, "store", store);
     char why[256] = "";
     if (s->prof.store && strcmp(s->prof.store, "redis") == 0) {
-        if (redis_url_check_list(store, false, why, sizeof why))   /* one URL or several */
+        if (sources_check_url(s->prof.store, store, why, sizeof why))   /* one URL or several */
             return true;
         config_problem(s, "store", "", why);
         return false;

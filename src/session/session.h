@@ -114,6 +114,24 @@ const char *session_operator(const rd_session *s);     /* local login name, or N
  * NULL when neither XDG_STATE_HOME nor HOME is set. */
 char *session_journal_path(void);
 
+/* What the console and the CLI ask of the open system's sources (session_ask.c; they
+ * never call sources_* themselves): the sources.h operation of the same name, a no-op
+ * without sources (settled and idle then say false, request_groups that it cannot). */
+bool session_settled(const rd_session *s);
+bool session_idle(const rd_session *s);
+void session_refresh(rd_session *s);
+void session_set_filter(rd_session *s, const rd_exec_filter *f);
+void session_page(rd_session *s, int dir);
+void session_jump(rd_session *s, const char *id);
+void session_request_chain(rd_session *s, const char *id);
+void session_request_detail(rd_session *s, const char *id);
+void session_request_worker(rd_session *s, const char *id);
+void session_peek_dlq(rd_session *s, bool more);
+bool session_request_groups(rd_session *s, double window_s, long cap);
+void session_dlq_page(rd_session *s, int dir);
+void session_dlq_order(rd_session *s, bool oldest, const char *text);
+void session_set_interest(rd_session *s, unsigned panels);
+
 int session_exit_code(rd_session_status st);           /* RD_EXIT_OK or RD_EXIT_USAGE */
 /* Diagnostics [from, n) as sanitized lines. */
 void session_print_diags(const rd_session *s, size_t from, FILE *out);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../core/xalloc.h"
-#include "../io/clock.h"
+#include "redis_url.h"
 #include "source.h"
 
 enum { MAX_SOURCES = 5 };
@@ -226,10 +226,9 @@ bool sources_idle(const rd_sources *s)
     return true;
 }
 
-void source_rearm(struct event *ev, double every)
+bool sources_check_url(const char *store, const char *url, char *why, size_t cap)
 {
-    if (!evtimer_pending(ev, NULL))
-        return;
-    struct timeval tv = clock_tv(every);
-    evtimer_add(ev, &tv);
+    if (store && strcmp(store, "redis") == 0)
+        return redis_url_check_list(url, false, why, cap);
+    return true;
 }

@@ -71,6 +71,10 @@ void sources_set_interest(rd_sources *s, unsigned panels);
 /* The profile the store reads with now: the schema-era variant its variant_query chose,
  * else the system's profile. Valid until the next callback from the loop. */
 const rd_profile *sources_profile(const rd_sources *s);
+/* Whether a store of this kind (a profile's `store`) can use url as the config file
+ * writes it, before any source exists: a Redis store every URL of its list (redis_url.h,
+ * no credentials in the file); true for a kind with nothing to check here. */
+bool sources_check_url(const char *store, const char *url, char *why, size_t cap);
 /* Every source has answered (ok or failed) at least once since start. */
 bool sources_settled(const rd_sources *s);
 /* Pending one-shot requests (chain, DLQ peek) have all answered. */

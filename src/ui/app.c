@@ -25,7 +25,7 @@
 #include "ui.h"
 #include "ui_term.h"
 
-static const ui_view_ops *const view_table[VIEW__COUNT] = {
+static const ui_view_ops *const view_table[] = {
     [VIEW_OVERVIEW] = &view_overview_ops, [VIEW_EXECS] = &view_execs_ops,
     [VIEW_CHAIN] = &view_chain_ops,       [VIEW_WORKERS] = &view_workers_ops,
     [VIEW_QUEUES] = &view_queues_ops,     [VIEW_DLQ] = &view_dlq_ops,
@@ -36,6 +36,20 @@ static const ui_view_ops *const view_table[VIEW__COUNT] = {
     [VIEW_HISTORY] = &view_history_ops,
     [VIEW_DETAIL] = &view_detail_ops,
 };
+_Static_assert(sizeof view_table / sizeof *view_table == VIEW__COUNT, "one ops for each ui_view_id");
+
+const ui_view_ops *view_ops(ui_view_id id)
+{
+    return id >= 0 && id < VIEW__COUNT ? view_table[id] : NULL;
+}
+
+ui_view_id view_named(const char *name)
+{
+    for (int i = 0; name && i < VIEW__COUNT; i++)
+        if (strcmp(view_table[i]->name, name) == 0)
+            return (ui_view_id)i;
+    return VIEW__COUNT;
+}
 
 enum { JOURNAL_TAIL = 500 };
 
@@ -166,35 +180,34 @@ void app_journal_reload(ui_app *app)
 
 static void app_filter(ui_app *app)
 {
-    rd_sources *src = binding_sources(app->bind);
-    if (!src)
+    rd_session *live = binding_live(app->bind);
+    if (!binding_sources(app->bind))
         return;
     ui_filter *f = &app->ctx.filter[VIEW_EXECS];
     rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL,
                          f->worker[0] ? f->worker : NULL};
-    sources_set_filter(src, &ef);
+    session_set_filter(live, &ef);
 }
 
 static void app_effect(ui_app *app, const ui_effect *e)
 {
-    rd_sources *src = binding_sources(app->bind);
+    rd_session *live = binding_live(app->bind);
+    bool src = binding_sources(app->bind) != NULL;
     rd_sessions *fleet = binding_fleet(app->bind);
     switch (e->kind) {
     case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
-    case FX_CHAIN: if (src) sources_request_chain(src, e->text); break;
-    case FX_DETAIL: if (src) sources_request_detail(src, e->text); break;
-    case FX_DLQ_PAGE: if (src) sources_dlq_page(src, e->arg); break;
+    case FX_CHAIN: session_request_chain(live, e->text); break;
+    case FX_DETAIL: session_request_detail(live, e->text); break;
+    case FX_DLQ_PAGE: session_dlq_page(live, e->arg); break;
     case FX_DLQ_ORDER:
-        if (src)
-            sources_dlq_order(src, e->arg != 0, app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
+        session_dlq_order(live, e->arg != 0, app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
         break;
-    case FX_WORKER: if (src) sources_request_worker(src, e->text); break;
-    case FX_PAGE: if (src) sources_page(src, e->arg); break;
+    case FX_WORKER: session_request_worker(live, e->text); break;
+    case FX_PAGE: session_page(live, e->arg); break;
     case FX_JUMP:
         app->views[VIEW_EXECS].list.cur = app->views[VIEW_EXECS].list.top = 0;
         list_unpin(&app->views[VIEW_EXECS].list);
-        if (src)
-            sources_jump(src, e->text);
+        session_jump(live, e->text);
         if (app->cur != VIEW_EXECS)
             app_open_view(app, VIEW_EXECS, e->text, true);
         break;
@@ -205,18 +218,17 @@ static void app_effect(ui_app *app, const ui_effect *e)
         } else if (e->arg >= 0 && e->arg < VIEW__COUNT) {
             app->views[e->arg].list.cur = 0;   /* the followed row, when it is still shown */
             if (e->arg == VIEW_DLQ && src && app->ctx.model->dlq_first > 0)   /* the store searches */
-                sources_dlq_order(src, app->ctx.model->dlq_oldest,
+                session_dlq_order(live, app->ctx.model->dlq_oldest,
                                   app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
         }
         break;
-    case FX_PEEK: if (src) sources_peek_dlq(src, e->arg != 0); break;
-    case FX_GROUPS: if (src) sources_request_groups(src, e->arg, sgroups_cap_default()); break;
+    case FX_PEEK: session_peek_dlq(live, e->arg != 0); break;
+    case FX_GROUPS: session_request_groups(live, e->arg, sgroups_cap_default()); break;
     case FX_REFRESH:
         for (size_t i = 0; e->arg < 0 && fleet && i < sessions_count(fleet); i++)
-            if (session_sources(sessions_at(fleet, i)))
-                sources_refresh(session_sources(sessions_at(fleet, i)));
-        if (src && !(e->arg < 0 && fleet))
-            sources_refresh(src);
+            session_refresh(sessions_at(fleet, i));
+        if (!(e->arg < 0 && fleet))
+            session_refresh(live);
         break;
     case FX_SYSTEM: binding_switch(app, e->text); break;
     case FX_ACT:
@@ -360,23 +372,22 @@ static void app_command_retry_all(ui_app *app, const char *arg)
         ctx_fx(&app->ctx, FX_RETRY_SET, (int)w, "filter");
 }
 
+/* A view's command opens it (its ops name it); a usage that names an argument (groups
+ * DURATION, chain ID, cockpit WORKER) hands it to the view. */
+static void app_command_view(ui_app *app, ui_cmd_id id, const char *arg)
+{
+    const ui_command *cmd = cmd_info(id);
+    ui_view_id v = cmd ? view_named(cmd->name) : VIEW__COUNT;
+    if (v != VIEW__COUNT)
+        app_open_view(app, v, strchr(cmd->usage, ' ') ? arg : NULL, true);
+}
+
 void app_command(ui_app *app, const char *line)
 {
     char arg[256], err[160];
     ui_cmd_id id = cmd_parse(line, arg, sizeof arg, err, sizeof err);
-    static const ui_view_id views[] = {[CMD_OVERVIEW] = VIEW_OVERVIEW, [CMD_EXECS] = VIEW_EXECS,
-                                       [CMD_WORKERS] = VIEW_WORKERS,   [CMD_QUEUES] = VIEW_QUEUES,
-                                       [CMD_DLQ] = VIEW_DLQ,           [CMD_JOURNAL] = VIEW_JOURNAL,
-                                       [CMD_HELP] = VIEW_HELP,         [CMD_FLEET] = VIEW_FLEET,
-                                       [CMD_GROUPS] = VIEW_GROUPS,     [CMD_HISTORY] = VIEW_HISTORY};
     switch (id) {
     case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
-    case CMD_OVERVIEW: case CMD_EXECS: case CMD_WORKERS: case CMD_QUEUES: case CMD_DLQ:
-    case CMD_JOURNAL: case CMD_HELP: case CMD_FLEET: case CMD_GROUPS: case CMD_HISTORY:
-        app_open_view(app, views[id], id == CMD_GROUPS ? arg : NULL, true);   /* groups: the window */
-        break;
-    case CMD_CHAIN: app_open_view(app, VIEW_CHAIN, arg, true); break;
-    case CMD_DETAIL: app_open_view(app, VIEW_DETAIL, arg, true); break;
     case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;
     case CMD_FILTER: app_command_filter(app, arg); break;
     case CMD_SYSTEM: binding_switch(app, arg); break;
@@ -385,10 +396,9 @@ void app_command(ui_app *app, const char *line)
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
     case CMD_BATCH: dialog_show(app); break;
     case CMD_RETRY_ALL: app_command_retry_all(app, arg); break;
-    case CMD_COCKPIT: app_open_view(app, VIEW_DRAIN, arg, true); break;
     case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;
     case CMD_QUIT: app->quit = true; break;
-    default: break;
+    default: app_command_view(app, id, arg); break;
     }
 }
 

@@ -10,7 +10,6 @@
 
 #include "../actions/journal.h"
 #include "../session/session.h"
-#include "../sources/sources.h"
 #include "app.h"
 #include "dialog.h"
 #include "input.h"

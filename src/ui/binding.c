@@ -99,17 +99,18 @@ const rd_history *const *binding_fleet_hist(const ui_binding *b)
     return b->fleet_hist;
 }
 
-/* The lists a view shows (sources.h, RD_PANEL_*); -1 for one that shows none of the
- * system's lists (help, journal): they stay as they were, for the view the operator goes
- * back to. The workers view's drain notes read the executions last loaded. */
+/* The lists a view shows (its ops' panels) as the sources' RD_PANEL_* bits; -1 for one
+ * that shows none of the system's lists (help, journal): they stay as they were, for the
+ * view the operator goes back to. The workers view's drain notes read the executions
+ * last loaded. */
 static int view_panels(ui_view_id v)
 {
-    switch (v) {
-    case VIEW_OVERVIEW: case VIEW_WORKERS: case VIEW_HISTORY: return RD_PANEL_WORKERS;
-    case VIEW_EXECS: case VIEW_CHAIN: case VIEW_GROUPS: return RD_PANEL_EXECS;
-    case VIEW_QUEUES: case VIEW_DLQ: case VIEW_DETAIL: return 0;
-    case VIEW_HELP: case VIEW_JOURNAL: return -1;
-    default: return RD_PANEL_ALL;   /* the fleet, the drain cockpit */
+    switch (view_ops(v)->panels) {
+    case PANELS_EXECS: return RD_PANEL_EXECS;
+    case PANELS_WORKERS: return RD_PANEL_WORKERS;
+    case PANELS_NONE: return 0;
+    case PANELS_KEEP: return -1;
+    case PANELS_ALL: default: return RD_PANEL_ALL;
     }
 }
 
@@ -122,13 +123,11 @@ static void binding_interest(ui_binding *b, ui_view_id cur)
         return;
     if (b->fleet) {
         for (size_t i = 0; i < sessions_count(b->fleet); i++) {
-            rd_sources *src = session_sources(sessions_at(b->fleet, i));
             bool open = cur != VIEW_FLEET && (int)i == b->fleet_cur;
-            if (src)
-                sources_set_interest(src, open ? (unsigned)p : RD_PANEL_ALL);
+            session_set_interest(sessions_at(b->fleet, i), open ? (unsigned)p : RD_PANEL_ALL);
         }
     } else if (b->src) {
-        sources_set_interest(b->src, (unsigned)p);
+        session_set_interest(b->session, (unsigned)p);
     }
 }
 
@@ -202,7 +201,7 @@ void binding_teardown(ui_app *app)
     if (b->fleet) {
         /* the system stays open in the background: only what this console set on it goes */
         if (b->src && !filter_empty(&app->ctx.filter[VIEW_EXECS]))
-            sources_set_filter(b->src, &(rd_exec_filter){0});
+            session_set_filter(binding_live(b), &(rd_exec_filter){0});
         return;
     }
     session_close(b->session);

@@ -13,7 +13,6 @@
 #include "../core/model.h"
 #include "../session/session.h"
 #include "../session/sessions.h"
-#include "../sources/sources.h"
 #include "lastknown.h"
 #include "view.h"
 

@@ -13,6 +13,7 @@
 #include "../core/fsperm.h"
 #include "../core/sanitize.h"
 #include "../core/textutil.h"
+#include "../core/views.h"
 #include "../core/xalloc.h"
 #include "app_priv.h"
 #include "clip.h"
@@ -137,16 +138,13 @@ void clip_draw(ui_app *app, WINDOW *w)
 
 /* ---- :export ---- */
 
+/* The view's snapshot view when `:export` has a table for it, else its name (the error
+ * names it). */
 static const char *view_export_name(const ui_app *app)
 {
-    switch (app->cur) {
-    case VIEW_EXECS: return "executions";
-    case VIEW_CHAIN: return "chain";
-    case VIEW_WORKERS: return "workers";
-    case VIEW_QUEUES: return "queues";
-    case VIEW_DLQ: return "dlq";
-    default: return app->views[app->cur].ops->name;
-    }
+    const ui_view_ops *ops = app->views[app->cur].ops;
+    const rd_view *v = ops->snapshot ? view_find(ops->snapshot) : NULL;
+    return v && v->exportable ? v->name : ops->name;
 }
 
 /* The file opened for the export: never blocking (a FIFO without a reader is ENXIO at

@@ -223,9 +223,9 @@ void dialog_after_action(ui_app *app, const char *what, bool failed)
     app_request_paint(app);
     if (!app_sources(app))
         return;
-    sources_refresh(app_sources(app));
+    session_refresh(app_live(app));
     if (app_model(app) && app_model(app)->chain_id)
-        sources_request_chain(app_sources(app), app_model(app)->chain_id);
+        session_request_chain(app_live(app), app_model(app)->chain_id);
 }
 
 static void on_done(rd_batch *b, void *ud)

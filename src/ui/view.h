@@ -146,10 +146,28 @@ typedef struct ui_list {
     char follow[160];
 } ui_list;
 
+/* The system's lists a view shows: binding.c tells the open system's sources
+ * (RD_PANEL_*), so their polls leave out a list nobody looks at. */
+typedef enum {
+    PANELS_ALL,        /* every list (the default: the fleet, the drain cockpit) */
+    PANELS_EXECS,      /* the executions page (executions, chain, error groups) */
+    PANELS_WORKERS,    /* the workers (overview, workers, history) */
+    PANELS_NONE,       /* neither (queues, DLQ, one execution) */
+    PANELS_KEEP,       /* none of the system's lists (help, journal): as they were */
+} ui_panels;
+
+/* The one table of the console's views: view_ops(id) for each ui_view_id (app.c, tied to
+ * the enum by a _Static_assert). A view's ops say everything the console asks of it: the
+ * command that opens it, the lists it shows, its snapshot view (what `:export` writes). */
 typedef struct ui_view ui_view;
 typedef struct ui_view_ops {
-    const char *name;              /* command name, e.g. "executions" */
+    const char *name;              /* its command (cmd.h), e.g. "executions"; a command whose
+                                    * usage names an argument hands it to open */
     const char *title;
+    ui_panels panels;
+    /* Its view in core/views.h (`snapshot --view`, `:export` when exportable; the name
+     * otherwise); NULL when there is none (help, journal, cockpit). */
+    const char *snapshot;
     const ui_action *bar;          /* main actions for the bottom bar, UA_NONE-ended */
     void (*open)(ui_view *v, ui_ctx *c, const char *arg);
     void (*draw)(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r);
@@ -174,6 +192,9 @@ struct ui_view {
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
     view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
     view_fleet_ops, view_groups_ops, view_drain_ops, view_history_ops, view_detail_ops;
+/* The view of each ui_view_id (app.c's table); VIEW__COUNT when no view has that name. */
+const ui_view_ops *view_ops(ui_view_id id);
+ui_view_id view_named(const char *name);
 
 /* ctx helpers (view.c) */
 void ctx_fx(ui_ctx *c, fx_kind k, int arg, const char *text);

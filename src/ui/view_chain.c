@@ -234,6 +234,7 @@ static void chain_free(ui_view *v)
 
 const ui_view_ops view_chain_ops = {
     .name = "chain", .title = "Chain", .bar = chain_bar,
+    .panels = PANELS_EXECS, .snapshot = "chain",
     .open = chain_open, .draw = chain_draw, .key = chain_key,
     .clickable = true, .free = chain_free,
 };

@@ -137,5 +137,6 @@ static void detail_free(ui_view *v)
 
 const ui_view_ops view_detail_ops = {
     .name = "detail", .title = "Execution", .bar = detail_bar,
+    .panels = PANELS_NONE, .snapshot = "execution",
     .open = detail_open, .draw = detail_draw, .key = detail_key, .free = detail_free,
 };

@@ -9,8 +9,8 @@
 
 #include "../core/dlqgroup.h"
 #include "../core/sanitize.h"
-#include "../sources/sources.h"
 #include "../core/xalloc.h"
+#include "../session/session.h"   /* the RabbitMQ peek limits (sources.h) */
 #include "draw.h"
 #include "table.h"
 #include "view.h"
@@ -737,6 +737,7 @@ static void dlq_free(ui_view *v)
 
 const ui_view_ops view_dlq_ops = {
     .name = "dlq", .title = "DLQ", .bar = dlq_bar,
+    .panels = PANELS_NONE, .snapshot = "dlq",
     .open = dlq_open, .draw = dlq_draw, .key = dlq_key, .search = true,
     .clickable = true, .row_id = dlq_row_id, .select = dlq_select, .free = dlq_free,
 };

@@ -311,6 +311,7 @@ static void drain_free(ui_view *v)
 
 const ui_view_ops view_drain_ops = {
     .name = "cockpit", .title = "Drain cockpit", .bar = drain_bar, .open = drain_open,
+    .panels = PANELS_ALL,
     .draw = drain_draw, .key = drain_key,
     .clickable = true, .row_id = drain_row_id, .free = drain_free,
 };

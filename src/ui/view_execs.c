@@ -600,6 +600,7 @@ static void execs_free(ui_view *v)
 
 const ui_view_ops view_execs_ops = {
     .name = "executions", .title = "Executions", .bar = execs_bar,
+    .panels = PANELS_EXECS, .snapshot = "executions",
     .open = execs_open, .draw = execs_draw, .key = execs_key, .search = true,
     .clickable = true, .row_id = execs_row_id, .free = execs_free,
 };

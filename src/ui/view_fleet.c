@@ -146,5 +146,6 @@ static unsigned fleet_key(ui_view *v, ui_ctx *c, ui_action a)
 
 const ui_view_ops view_fleet_ops = {
     .name = "fleet", .title = "Fleet", .bar = fleet_bar,
+    .panels = PANELS_ALL, .snapshot = "fleet",
     .draw = fleet_draw, .key = fleet_key, .clickable = true, .row_id = row_id,
 };

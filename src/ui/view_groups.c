@@ -279,6 +279,7 @@ static void groups_view_free(ui_view *v)
 
 const ui_view_ops view_groups_ops = {
     .name = "groups", .title = "Error groups", .bar = groups_bar,
+    .panels = PANELS_EXECS, .snapshot = "groups",
     .open = groups_open, .draw = groups_draw, .key = groups_key, .search = true,
     .clickable = true, .row_id = groups_row_id, .free = groups_view_free,
 };

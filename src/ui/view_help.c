@@ -90,4 +90,5 @@ static unsigned help_key(ui_view *v, ui_ctx *c, ui_action a)
 
 const ui_view_ops view_help_ops = {
     .name = "help", .title = "Help", .bar = help_bar, .draw = help_draw, .key = help_key,
+    .panels = PANELS_KEEP,
 };

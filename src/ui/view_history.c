@@ -141,5 +141,6 @@ static unsigned history_key(ui_view *v, ui_ctx *c, ui_action a)
 
 const ui_view_ops view_history_ops = {
     .name = "history", .title = "History", .bar = history_bar,
+    .panels = PANELS_WORKERS, .snapshot = "history",
     .draw = history_draw, .key = history_key,
 };

@@ -120,5 +120,6 @@ static unsigned journal_key(ui_view *v, ui_ctx *c, ui_action a)
 
 const ui_view_ops view_journal_ops = {
     .name = "journal", .title = "Journal", .bar = journal_bar,
+    .panels = PANELS_KEEP,
     .open = journal_open, .draw = journal_draw, .key = journal_key, .clickable = true, .search = true,
 };

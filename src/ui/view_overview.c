@@ -252,5 +252,6 @@ static unsigned overview_key(ui_view *v, ui_ctx *c, ui_action a)
 
 const ui_view_ops view_overview_ops = {
     .name = "overview", .title = "Overview", .bar = overview_bar,
+    .panels = PANELS_WORKERS, .snapshot = "overview",
     .draw = overview_draw, .key = overview_key,
 };

@@ -165,5 +165,6 @@ static void queues_free(ui_view *v)
 
 const ui_view_ops view_queues_ops = {
     .name = "queues", .title = "Queues", .bar = queues_bar,
+    .panels = PANELS_NONE, .snapshot = "queues",
     .draw = queues_draw, .key = queues_key, .clickable = true, .search = true, .free = queues_free,
 };

@@ -291,6 +291,7 @@ static void workers_free(ui_view *v)
 
 const ui_view_ops view_workers_ops = {
     .name = "workers", .title = "Workers", .bar = workers_bar,
+    .panels = PANELS_WORKERS, .snapshot = "workers",
     .draw = workers_draw, .key = workers_key, .search = true,
     .clickable = true, .row_id = workers_row_id, .free = workers_free,
 };
