@@ -17,6 +17,7 @@ rd_model *model_new(void)
     return m;
 }
 
+/* A string field added to these structs is copied in model_copy.c too. */
 void execution_clear(rd_execution *e)
 {
     if (!e)
