@@ -290,6 +290,10 @@ typedef struct rd_model {
 rd_model *model_new(void);
 void model_free(rd_model *m);
 void model_changed(rd_model *m);
+/* A copy that owns everything the last-known snapshot writes (model_to_json_at's "cache"
+ * view: counts, the executions page, workers, queues, the DLQ parts' totals, the sources'
+ * plain state) and nothing else (model_copy.c): handed to a writer thread. */
+rd_model *model_copy_cache(const rd_model *m);
 
 void execution_clear(rd_execution *e);   /* frees members, zeroes */
 void worker_clear(rd_worker *w);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A string field added to these structs is copied in model_copy.c too. */
 void execution_clear(rd_execution *e)
 {
     if (!e)

@@ -271,7 +271,8 @@ static void exec_row(table *t, const rd_execution *e, double now, bool chain)
         table_cell(t, e->reason, CELL_MAX);
     const char *flag = e->flags & RD_EXEC_ORPHAN ? "[orphan suspect] "
                        : e->flags & RD_EXEC_OVERLAP ? "[overlapping] "
-                       : e->flags & RD_EXEC_MALFORMED ? "[malformed] " : "";
+                       : e->flags & RD_EXEC_MALFORMED ? "[malformed] "
+                       : e->flags & RD_EXEC_OVERSIZED ? "[oversized] " : "";
     char *err = xasprintf("%s%s", flag, e->error ? e->error : (*flag ? "" : "-"));
     table_cell(t, err, WIDE_MAX);
     free(err);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../core/fsperm.h"
@@ -130,7 +129,8 @@ bool snapcache_save(const char *path, const char *system, const rd_model *m, dou
         snprintf(why, whycap, "%s: %s", tmp, strerror(errno));
         goto done;
     }
-    ok = fchmod(fd, 0600) == 0 && write_all(fd, head, strlen(head)) && write_all(fd, json, strlen(json));
+    ok = fchmod(fd, 0600) == 0 && write_all(fd, head, strlen(head)) && write_all(fd, json, strlen(json)) &&
+         fdatasync(fd) == 0;   /* on disk before the rename: never an empty file after a crash */
     if (!ok)
         snprintf(why, whycap, "%s: %s", tmp, strerror(errno));
     if (close(fd) != 0 && ok) {
@@ -150,32 +150,34 @@ done:
     return ok;
 }
 
-bool snapcache_save_child(const char *path, const char *system, const rd_model *m, double saved_at,
-                          int *child, char *why, size_t whycap)
+typedef struct snap_job {
+    char *path, *system;
+    rd_model *m;   /* the copy (model_copy_cache) */
+    double saved_at;
+} snap_job;
+
+static bool snap_job_run(void *arg, char *why, size_t whycap)
 {
-    fflush(NULL);   /* nothing buffered is written twice */
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* the child touches nothing but the model's copy and the file; _exit: no atexit
-         * handler, no stdio flush, no curses or library teardown of the parent's state */
-        char cwhy[200];
-        _exit(snapcache_save(path, system, m, saved_at, cwhy, sizeof cwhy) ? 0 : 1);
-    }
-    *child = pid > 0 ? (int)pid : 0;
-    if (pid > 0)
-        return true;
-    return snapcache_save(path, system, m, saved_at, why, whycap);
+    snap_job *j = arg;
+    return snapcache_save(j->path, j->system, j->m, j->saved_at, why, whycap);
 }
 
-snapcache_child_status snapcache_reap(int child, bool wait)
+static void snap_job_free(void *arg)
 {
-    int st = 0;
-    pid_t r;
-    while ((r = waitpid((pid_t)child, &st, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
-        ;
-    if (r == 0)
-        return SNAPCHILD_RUNNING;
-    return r == (pid_t)child && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? SNAPCHILD_OK : SNAPCHILD_FAILED;
+    snap_job *j = arg;
+    model_free(j->m);
+    free(j->path);
+    free(j->system);
+    free(j);
+}
+
+bool snapcache_save_bg(rd_bgwrite *w, const char *path, const char *system, const rd_model *m,
+                       double saved_at, char *why, size_t whycap)
+{
+    snap_job *j = xcalloc(1, sizeof *j);
+    *j = (snap_job){.path = xstrdup(path), .system = xstrdup(system), .m = model_copy_cache(m),
+                    .saved_at = saved_at};
+    return bgwrite_queue(w, snap_job_run, snap_job_free, j, why, whycap);
 }
 
 /* The whole file, if it is a regular file of ours that nobody else can write. */

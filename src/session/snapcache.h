@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "../core/model.h"
+#include "bgwrite.h"
 
 typedef enum {
     SNAPCACHE_NONE,      /* no cache file (or no cache directory): nothing to say */
@@ -27,21 +28,17 @@ typedef enum {
  * nor HOME is set. */
 char *snapcache_path(const char *config_path, const char *system);
 
-/* Writes m's overview arrays to path atomically (temporary file + rename), mode 0600,
+/* Writes m's overview arrays to path atomically (temporary file, synced, then renamed), mode 0600,
  * creating the directory 0700. saved_at: epoch seconds. False with a reason. */
 bool snapcache_save(const char *path, const char *system, const rd_model *m, double saved_at,
                     char *why, size_t whycap);
 
-/* snapcache_save in a child process (fork: the child writes the model as it is now, copy on
- * write, and exits), so the loop does not spend the JSON and the file writes (~10 ms at a
- * few hundred rows) in one callback. *child receives its pid (0 when it could not fork:
- * then saved in place, the result in the return value). */
-bool snapcache_save_child(const char *path, const char *system, const rd_model *m, double saved_at,
-                          int *child, char *why, size_t whycap);
-
-/* A child's outcome: SNAPCHILD_RUNNING (only when !wait), _OK, or _FAILED. */
-typedef enum { SNAPCHILD_RUNNING, SNAPCHILD_OK, SNAPCHILD_FAILED } snapcache_child_status;
-snapcache_child_status snapcache_reap(int child, bool wait);
+/* snapcache_save on w's writer thread (bgwrite.h) of a copy of m taken now
+ * (model_copy_cache): the loop pays the copy, the thread the JSON (~10 ms at a few hundred
+ * rows), the writes, the sync and the rename. false (why) when the thread cannot start;
+ * a failure of the write itself comes from bgwrite_failed. */
+bool snapcache_save_bg(rd_bgwrite *w, const char *path, const char *system, const rd_model *m,
+                       double saved_at, char *why, size_t whycap);
 
 /* Loads the arrays of path into m. saved_at receives the time they were written. */
 snapcache_status snapcache_load(const char *path, const char *system, rd_model *m,

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../core/fleet.h"
@@ -15,6 +14,7 @@
 #include "../actions/journal.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "bgwrite.h"
 
 struct rd_syshist {
     rd_history h;
@@ -24,7 +24,7 @@ struct rd_syshist {
     struct event *tick;        /* one sample per step; NULL without a loop */
     struct event *save;        /* the periodic save */
     bool dirty;                /* a sample since the last save */
-    pid_t child;               /* a save running, 0 none */
+    rd_bgwrite *writer;        /* the saves' thread (bgwrite.h) */
 };
 
 /* The journal's directory (actions/journal.h: $XDG_STATE_HOME/redrive or its default). */
@@ -113,17 +113,6 @@ static void on_tick(evutil_socket_t fd, short what, void *ud)
     arm_tick(sh);
 }
 
-static void reap(rd_syshist *sh, bool wait)
-{
-    if (!sh->child)
-        return;
-    pid_t r;
-    while ((r = waitpid(sh->child, NULL, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
-        ;
-    if (r != 0)
-        sh->child = 0;
-}
-
 /* The state directory (created 0700) must be ours and nobody else's to write, and so
  * every directory above it (fsperm_dir_ready). */
 static bool dir_ready(const char *path, char *why, size_t whycap)
@@ -135,23 +124,40 @@ static bool dir_ready(const char *path, char *why, size_t whycap)
     return ok;
 }
 
-/* history_save (with its fdatasync) in a child: the loop goes on at once. */
+typedef struct hist_job {
+    rd_history h;   /* the ring as it was when the save was asked (17.7 KiB) */
+    char *path;
+} hist_job;
+
+static bool hist_job_run(void *arg, char *why, size_t whycap)
+{
+    hist_job *j = arg;
+    return dir_ready(j->path, why, whycap) && history_save(&j->h, j->path, why, whycap);
+}
+
+static void hist_job_free(void *arg)
+{
+    hist_job *j = arg;
+    free(j->path);
+    free(j);
+}
+
+/* history_save (with its fdatasync) on the writer thread, of a copy of the ring: the loop
+ * goes on at once. One save at a time; a failed one is tried again at the next. */
 static void on_save(evutil_socket_t fd, short what, void *ud)
 {
     (void)fd, (void)what;
     rd_syshist *sh = ud;
-    reap(sh, false);
     char why[300];
-    if (!sh->dirty || sh->child || !dir_ready(sh->path, why, sizeof why))
+    if (bgwrite_failed(sh->writer, why, sizeof why))
+        sh->dirty = true;
+    if (!sh->dirty || bgwrite_busy(sh->writer))
         return;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0)
-        _exit(history_save(&sh->h, sh->path, why, sizeof why) ? 0 : 1);
-    if (pid > 0) {
-        sh->child = pid;
+    hist_job *j = xmalloc(sizeof *j);
+    memcpy(&j->h, &sh->h, sizeof j->h);
+    j->path = xstrdup(sh->path);
+    if (bgwrite_queue(sh->writer, hist_job_run, hist_job_free, j, why, sizeof why))
         sh->dirty = false;
-    }
 }
 
 rd_syshist *syshist_open(const char *system, struct event_base *base, const rd_model *m,
@@ -171,6 +177,7 @@ rd_syshist *syshist_open(const char *system, struct event_base *base, const rd_m
     } else if (!damaged) {
         why[0] = '\0';   /* a missing file: an empty hour, nothing to say */
     }
+    sh->writer = bgwrite_new();
     if (base) {
         sh->tick = evtimer_new(base, on_tick, sh);
         if (sh->path)
@@ -194,7 +201,7 @@ void syshist_free(rd_syshist *sh)
 {
     if (!sh)
         return;
-    reap(sh, true);
+    bgwrite_free(sh->writer);   /* a save under way finished first */
     char why[300];
     if (sh->dirty && sh->path && dir_ready(sh->path, why, sizeof why))
         history_save(&sh->h, sh->path, why, sizeof why);

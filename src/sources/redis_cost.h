@@ -5,7 +5,7 @@
  * the same connection (INFO commandstats, INFO cpu).
  *
  * commandstats counts every client's commands, so our share is not its delta: it gives,
- * per command type the sweep uses (SCAN, HGETALL, INFO), the server-wide microseconds
+ * per command type the sweep uses (SCAN, HLEN, HGETALL, INFO), the server-wide microseconds
  * per call over the window, and INFO cpu gives how much process CPU the server spent per
  * microsecond of command time (the reads, writes and event loop around the commands). The
  * sweep's cost over a window is then its own calls of each type × that type's cost per call
@@ -17,7 +17,7 @@
 
 #include "redis_conn.h"
 
-typedef enum { RS_CMD_SCAN, RS_CMD_HGETALL, RS_CMD_INFO, RS_CMD_N } rs_cmd;
+typedef enum { RS_CMD_SCAN, RS_CMD_HGETALL, RS_CMD_INFO, RS_CMD_HLEN, RS_CMD_N } rs_cmd;
 
 typedef struct rs_cost_sample {     /* one reading of INFO commandstats and INFO cpu */
     double calls[RS_CMD_N], usec[RS_CMD_N];

@@ -4,17 +4,23 @@
  * and jobs (creation, completion, what a job's result does to the index or the chain
  * view).
  *
- * Sweeps and notified keys: one HGETALL per key, all of a batch pipelined (a SCAN step of
- * ~RS_SCAN_COUNT keys; redis_sweep.c keeps RS_SWEEP_INFLIGHT steps in flight, so the
- * commands and replies waiting are bounded). One command per task, ~1-2 µs of Redis CPU
- * each. The record cap is kept on the client: a newest record over RS_RECORD_CAP is never
+ * Sweeps and notified keys: HLEN then HGETALL per key. The HLENs of a batch (a SCAN step
+ * of ~RS_SCAN_COUNT keys cut in batches) are pipelined; each reply sends its key's HGETALL
+ * at once when the hash has at most RS_MAX_FIELDS fields, so the HGETALLs of a batch leave
+ * together one round trip later (redis_sweep.c keeps RS_SWEEP_INFLIGHT batches in flight, so
+ * the commands and replies waiting are bounded). Two commands per task (HLEN is O(1),
+ * ~1 µs; HGETALL ~1-2 µs of Redis CPU). A hash of more than RS_MAX_FIELDS fields is never
+ * asked for: the server does not build that reply (a hostile 1,000,000-field hash was a
+ * ~66 MB reply every sweep), and the task is listed as oversized with its field count.
+ * The record cap is kept on the client: a newest record over RS_RECORD_CAP is never
  * decoded (the task is listed as oversized), older attempts are decoded only when all of
- * them together fit RS_SWEEP_ALL_CAP (the overlap check), a hash of more than
- * RS_MAX_FIELDS fields is listed as malformed, and a key that is not a hash (WRONGTYPE) is
- * listed as malformed with the server's reason. The price: such a reply crosses the wire
- * (a server-side cap would need scripting, EVAL_RO, ~8 µs per key), but the reader never
- * builds more of it than the caps allow (redis_reply.c: strings over RS_RECORD_CAP are
- * not copied, arrays keep RS_REPLY_ELEMENTS elements), so memory stays bounded.
+ * them together fit RS_SWEEP_ALL_CAP (the overlap check), a hash that grew past
+ * RS_MAX_FIELDS between its HLEN and its HGETALL is listed as oversized too, and a key
+ * that is not a hash (WRONGTYPE) is listed as malformed with the server's reason. The
+ * price: an oversized value crosses the wire (a server-side cap would need scripting,
+ * EVAL_RO, ~8 µs per key), but the reader never builds more of it than the caps allow
+ * (redis_reply.c: strings over RS_RECORD_CAP are not copied, arrays keep
+ * RS_REPLY_ELEMENTS elements), so memory stays bounded.
  *
  * Chains, a key at a time with its sizes known before any record is read, a round trip a
  * phase (replies on one connection arrive in order, so a job's replies are matched by
@@ -77,7 +83,7 @@ struct rs_batch {
 };
 
 typedef void rs_cb(struct redisAsyncContext *, void *, void *);
-static rs_cb on_hlen, on_strlen, on_hkeys, on_data, on_all;
+static rs_cb on_hlen, on_strlen, on_hkeys, on_data, on_all, on_sweep_hlen;
 static void job_done(rs_job *j);
 static void batch_finish(rs_batch *b);
 
@@ -191,11 +197,12 @@ static void job_start(rs_job *j)
         job_done(j);
 }
 
-/* A sweep or notified key: the whole hash, capped when read (on_all). */
+/* A sweep or notified key: its size (on_sweep_hlen), then the whole hash (on_all). */
 static void job_fetch_all(rs_job *j)
 {
-    j->phase = JP_DATA;
-    if (!job_cmd2(j, on_all, "HGETALL", NULL))
+    j->phase = JP_HLEN;
+    j->hlen = -1;
+    if (!job_cmd2(j, on_sweep_hlen, "HLEN", NULL))
         job_done(j);
 }
 
@@ -270,8 +277,11 @@ static void after_hlen(rs_job *j)
         job_done(j);
         return;
     }
-    if (j->hlen > cap) {
-        snprintf(j->why, sizeof j->why, "hash with %lld fields (more than %d)", j->hlen, cap);
+    if (j->hlen > cap) {             /* too large to read, as in a sweep */
+        char msg[112];
+        snprintf(msg, sizeof msg, "hash with %lld fields (more than %d): not read", j->hlen, cap);
+        chain_problem(j, msg, RD_EXEC_OVERSIZED);
+        j->handled = true;
         job_done(j);
         return;
     }
@@ -593,6 +603,39 @@ static void summary_from_hash(rs_job *j, const redisReply *r)
     j->handled = true;
 }
 
+/* A hash of more fields than a task has attempts: listed, never read. */
+static void index_too_many(rs_job *j, long long fields)
+{
+    char msg[112];
+    snprintf(msg, sizeof msg, "hash with %lld fields (more than %d): not read", fields, RS_MAX_FIELDS);
+    index_problem(j, RD_EXEC_OVERSIZED, msg);
+    j->handled = true;
+}
+
+/* HLEN (sweeps, notified keys): 0 the key is gone, past the cap listed, else HGETALL. */
+static void on_sweep_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
+{
+    rs_job *j = priv;
+    rs_conn *conn = j->b->env->conn;
+    rs_conn_reply_begin(conn);
+    const redisReply *r = reply;
+    if (!job_reply(j, r, "HLEN"))
+        goto out;
+    if (r->type == REDIS_REPLY_ERROR)        /* WRONGTYPE: listed as malformed */
+        snprintf(j->why, sizeof j->why, "not a hash (%.80s)", r->str);
+    else if (r->type != REDIS_REPLY_INTEGER)
+        snprintf(j->why, sizeof j->why, "unexpected reply to HLEN");
+    else if (r->integer > RS_MAX_FIELDS)
+        index_too_many(j, r->integer);
+    else if (r->integer > 0) {
+        j->phase = JP_DATA;
+        job_cmd2(j, on_all, "HGETALL", NULL);   /* not sent: the batch failed, job_done */
+    }
+    job_done(j);                             /* waits for the HGETALL when one was sent */
+out:
+    rs_conn_reply_end(conn);
+}
+
 /* HGETALL (sweeps, notified keys). */
 static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
 {
@@ -606,9 +649,8 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
         snprintf(j->why, sizeof j->why, "not a hash (%.80s)", r->str);
     else if (r->type != REDIS_REPLY_ARRAY)
         snprintf(j->why, sizeof j->why, "unexpected reply to HGETALL");
-    else if (rs_reply_count(r) / 2 > RS_MAX_FIELDS)   /* built only in part: redis_reply.c */
-        snprintf(j->why, sizeof j->why, "hash with %zu fields (more than %d)",
-                 rs_reply_count(r) / 2, RS_MAX_FIELDS);
+    else if (rs_reply_count(r) / 2 > RS_MAX_FIELDS)   /* grown since its HLEN: built in part */
+        index_too_many(j, (long long)(rs_reply_count(r) / 2));
     else
         summary_from_hash(j, r);
     job_done(j);

@@ -30,9 +30,9 @@ enum {
     RS_SCAN_COUNT_FAST = 1000,      /* SCAN COUNT hint, unbudgeted */
     RS_SCAN_COUNT_PACED = 250,      /* ... budgeted: smaller flights, a smoother pace */
     RS_SCAN_AHEAD = 2,              /* SCAN steps of keys that may wait in the queue */
-    RS_FETCH_BATCH = 125,           /* HGETALLs a batch, sent when there is room for all */
-    RS_FETCH_INFLIGHT = 1500,       /* HGETALLs at the server (~4 ms of its CPU) */
-    RS_FETCH_SEND_MAX = 250,        /* HGETALLs formatted in one callback (~0.1-0.3 ms) */
+    RS_FETCH_BATCH = 125,           /* keys a batch (HLEN, HGETALL), sent when there is room for all */
+    RS_FETCH_INFLIGHT = 1500,       /* keys at the server (HLEN, HGETALL: ~5 ms of its CPU) */
+    RS_FETCH_SEND_MAX = 250,        /* keys (HLENs) formatted in one callback (~0.1-0.3 ms) */
     RS_MAX_TASKS = 2000000,         /* index cap (~35 B a task); beyond it counts are marked ≈ */
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
     RS_DIRTY_BATCH = 500,
@@ -346,7 +346,8 @@ static void on_scan(struct redisAsyncContext *ac, void *reply, void *priv)
         }
     }
     sw->scan.seen += n;
-    charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_HGETALL, n));   /* committed */
+    charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_HLEN, n));      /* committed: a key's */
+    charge(sw, rs_cost_send(sw->budget.cost, RS_CMD_HGETALL, n));   /* HLEN, then HGETALL */
     sweep_continue(sw);
     if (sw->scan.done && sw->batches == 0 && rs_keyq_len(sw->scan.ahead) == 0)
         finish_later(sw);            /* the last step was empty */

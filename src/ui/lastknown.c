@@ -19,18 +19,21 @@ struct ui_lastknown {
     double saved;     /* monotonic time of the last write, 0: not yet */
     uint64_t gen;     /* model generation written last */
     bool live;        /* live data arrived: worth writing back */
-    int child;        /* pid of the process writing it (snapcache_save_child), 0: none */
+    rd_bgwrite *writer;   /* its writer thread (snapcache_save_bg) */
 };
 
 ui_lastknown *lastknown_new(void)
 {
-    return xcalloc(1, sizeof(ui_lastknown));
+    ui_lastknown *lk = xcalloc(1, sizeof(ui_lastknown));
+    lk->writer = bgwrite_new();
+    return lk;
 }
 
 void lastknown_free(ui_lastknown *lk)
 {
     if (!lk)
         return;
+    bgwrite_free(lk->writer);   /* the last save (lastknown_close) written first */
     free(lk->path);
     free(lk);
 }
@@ -84,35 +87,25 @@ static void lastknown_failed(ui_lastknown *lk, const char *why, ui_ctx *ctx)
     lk->path = NULL;
 }
 
-/* The writer of the last save, done? (wait: until it is) */
-static bool lastknown_reap(ui_lastknown *lk, bool wait, ui_ctx *ctx)
+/* The writer's last save done? A failure is said once and ends the saves of this system. */
+static bool lastknown_reap(ui_lastknown *lk, ui_ctx *ctx)
 {
-    if (!lk->child)
-        return true;
-    snapcache_child_status st = snapcache_reap(lk->child, wait);
-    if (st == SNAPCHILD_RUNNING)
-        return false;
-    lk->child = 0;
-    if (st == SNAPCHILD_FAILED && lk->path)
-        lastknown_failed(lk, "its writer process failed", ctx);
-    return true;
+    char why[300];
+    if (bgwrite_failed(lk->writer, why, sizeof why) && lk->path)
+        lastknown_failed(lk, why, ctx);
+    return !bgwrite_busy(lk->writer);
 }
 
-/* While the console runs, a child process writes the file (the JSON of a few hundred rows
- * is ~10 ms: not in a loop callback, a key would wait for it); at the end, in place. */
-static void lastknown_save(ui_lastknown *lk, const rd_system_cfg *sys, const rd_model *m, bool in_child,
-                           ui_ctx *ctx)
+/* The writer thread makes the JSON of a copy of the model (~10 ms at a few hundred rows:
+ * not in a loop callback, a key would wait for it) and writes the file; the loop pays the
+ * copy. In the order asked: the save at close lands after the one before it. */
+static void lastknown_save(ui_lastknown *lk, const rd_system_cfg *sys, const rd_model *m, ui_ctx *ctx)
 {
     char why[200] = "";
-    int child = 0;
-    bool ok = !sys ? false
-              : in_child ? snapcache_save_child(lk->path, sys->name, m, clock_wall(), &child, why, sizeof why)
-                         : snapcache_save(lk->path, sys->name, m, clock_wall(), why, sizeof why);
-    if (!ok) {
+    if (!sys || !snapcache_save_bg(lk->writer, lk->path, sys->name, m, clock_wall(), why, sizeof why)) {
         lastknown_failed(lk, why, ctx);
         return;
     }
-    lk->child = child;
     lk->saved = clock_mono();
     lk->gen = m->generation;
 }
@@ -144,17 +137,18 @@ void lastknown_update(ui_lastknown *lk, const rd_system_cfg *sys, rd_model *m, b
         lastknown_drop_orphans(m);
     lk->at = 0;   /* the top bar loses its mark with the repaint this update asks */
     lk->live = true;
-    if (lastknown_reap(lk, false, ctx) && lk->path && m->generation != lk->gen &&
+    if (lastknown_reap(lk, ctx) && lk->path && m->generation != lk->gen &&
         (lk->saved == 0 || clock_mono() - lk->saved >= SAVE_EVERY_S))
-        lastknown_save(lk, sys, m, true, ctx);
+        lastknown_save(lk, sys, m, ctx);
 }
 
-/* Before the system closes: the newest live data, once more. */
+/* Before the system closes: the newest live data, once more (queued behind any save under
+ * way; lastknown_free waits for it). */
 void lastknown_close(ui_lastknown *lk, const rd_system_cfg *sys, rd_model *m, ui_ctx *ctx)
 {
-    lastknown_reap(lk, true, ctx);
+    lastknown_reap(lk, ctx);
     if (lk->path && lk->live && m && m->generation != lk->gen)
-        lastknown_save(lk, sys, m, false, ctx);
+        lastknown_save(lk, sys, m, ctx);
     lastknown_forget(lk);
 }
 

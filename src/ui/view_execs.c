@@ -253,6 +253,8 @@ static void exec_cells(const rd_execution *e, ui_ctx *c, int loop, char cells[][
     ctx_age(c, e->created_at, cells[4], 64);
     if (e->flags & RD_EXEC_MALFORMED)
         snprintf(cells[5], 64, "malformed");
+    else if (e->flags & RD_EXEC_OVERSIZED)   /* listed, its record too large to read */
+        snprintf(cells[5], 64, "oversized");
     else if (e->flags & RD_EXEC_ORPHAN)
         snprintf(cells[5], 64, "orphan?");
     else

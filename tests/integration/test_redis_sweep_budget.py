@@ -5,8 +5,9 @@ sweep's figures (its wall time, the flights the budget held back, the share it c
 - `sweep_budget = 10%`: the server's own CPU for the sweep (INFO cpu, this Redis serves
   nobody else) over the sweep's wall time stays within the budget + 20 % (+ a slack of one
   percentage point for the connection's set-up and the publish), and flights were held
-  back; `sweep_budget = 0`: none is held back. Commands per task stay ≤ 1.05 with the
-  server's figures read on the connection.
+  back; `sweep_budget = 0`: none is held back. Commands per task stay ≤ 2.05 (a key's
+  HLEN, then its HGETALL: issue 32; ≤ 1.05 before) with the server's figures read on the
+  connection.
 - `sweep_budget = 1%`: `redrive check` does not wait for the whole store: it says where the
   sweep runs (the primary: no replica configured), its budget, and how far it got; the
   DLQ count is "so far". The console (a real terminal: pexpect + pyte) shows the progress
@@ -119,8 +120,8 @@ def test_budgeted_sweep_holds_its_share(store, tmp_path):
     assert set_share == BUDGET
     assert held > 0, "no flight held back: the sweep was not paced"
     assert share <= BUDGET * 1.2 + 0.01, "share %.3f of a core over a %.0f %% budget" % (share, BUDGET * 100)
-    # the server's figures are read on the connection: still about one command per task
-    assert cmds / N <= 1.05, "%d commands for %d tasks" % (cmds, N)
+    # the server's figures are read on the connection: still about two commands per task
+    assert cmds / N <= 2.05, "%d commands for %d tasks" % (cmds, N)
     assert [s["state"] for s in doc["sources"]] == ["ok"]
     assert "progress" not in doc["sources"][0] and "partial" not in doc, doc["sources"]
     assert sum(c["count"] for c in doc["counts"]) == N
@@ -131,7 +132,7 @@ def test_unbudgeted_sweep_is_not_held(store, tmp_path):
     print("unbudgeted: sweep %.3f s, server CPU %.1f ms (ratio %.2f), %d commands"
           % (secs, cpu * 1e3, secs / cpu if cpu else 0, cmds))
     assert set_share == 0 and held == 0
-    assert cmds / N <= 1.05, "%d commands for %d tasks" % (cmds, N)
+    assert cmds / N <= 2.05, "%d commands for %d tasks" % (cmds, N)
 
 
 def test_check_reports_the_sweep_under_way(store, tmp_path):
