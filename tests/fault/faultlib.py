@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "tui"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from test_live import Term  # noqa: E402  (pump / text / wait_for / send / finish)
+from lib.term import LiveTerm as Term  # noqa: E402
 
 BUILD = os.environ.get("RD_FAULT_BUILD", os.path.join(ROOT, "build-asan"))
 BIN = os.path.join(BUILD, "src", "cli", "redrive")

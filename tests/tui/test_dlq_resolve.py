@@ -11,7 +11,6 @@ import psycopg2
 import pyte_rep  # noqa: F401
 import stack_fixtures as fx
 from test_dlq_scale import TaskerTerm
-from test_live import stack_env  # noqa: F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))

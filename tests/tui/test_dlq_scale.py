@@ -11,7 +11,7 @@ import pyte
 
 import pyte_rep  # noqa: F401
 import stack_fixtures as fx
-from test_live import BIN, Term, stack_env  # noqa: F401
+from lib.term import BIN, LiveTerm as Term
 
 N = 2400
 

@@ -12,7 +12,7 @@ import pexpect
 import pyte
 import pytest
 
-from test_live import BIN, ROOT, Term, assert_restored
+from lib.term import BIN, ROOT, LiveTerm as Term, assert_restored
 
 SYSTEMS = ["attune", "attune-era1", "tasker", "alakai", "openagents"]
 

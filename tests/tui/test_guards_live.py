@@ -19,7 +19,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
 import actlib  # noqa: E402
-from test_live import BIN, Term  # noqa: E402
+from lib.term import BIN, LiveTerm as Term  # noqa: E402
 
 MARKED = [950, 951, 952, 953, 954, 955]   # 950 eligible (0/3), the others budget exhausted (3/3)
 TASK6 = "00000000-0000-4000-8000-100000000006"

@@ -19,7 +19,7 @@ import pytest
 import pexpect
 import pyte
 
-from test_live import Term as LiveTerm
+from lib.term import LiveTerm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
