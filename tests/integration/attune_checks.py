@@ -1,4 +1,4 @@
-"""Checks shared by test_snapshot_attune1.py and test_snapshot_attune2.py (same dataset,
+"""Checks shared by test_snapshot_attune.py, each test once per era (the same dataset in
 two schema eras; see tests/stack/README.md)."""
 import time
 
