@@ -13,7 +13,6 @@ env:RD_CORE_TOKEN); env adds to it or replaces. LiveTerm is test_live's two-syst
 (attune2 and alakai) in front of Term.
 """
 import os
-import subprocess
 import time
 
 import pexpect
@@ -142,8 +141,9 @@ def stack_env():
 
 
 def reload_attune2():
-    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "stack", "fixtures.py"), "reload", "attune2"],
-                   check=True, capture_output=True, timeout=120)
+    """attune2 back to the fixture dataset (in this process: no interpreter to start)."""
+    import stack_fixtures
+    stack_fixtures.reload("attune2")
 
 
 class LiveTerm(Term):
