@@ -16,10 +16,13 @@ HEADLESS = {
     "tui/test_batch_offer.py", "actions/test_http.py",
     "completions/test_completions.py", "integration/test_config_init.py", "integration/test_trust.py",
 }
-# Files, or a directory ending in "/", whose tests are `slow` (measured: tens of seconds each).
+# Files, directories (ending in "/") or tests (file::name, parameters left off) that are
+# `slow`: tens of seconds each (pytest --durations, scripts/test.sh prints the 25 slowest).
 SLOW = ("package/", "fault/", "bench/", "sim/", "tui/test_idle.py", "tui/test_dlq_scale.py",
         "tui/test_set_retry_mem.py", "actions/test_act_batch_mem.py", "integration/test_standby.py",
-        "integration/test_redis_sweep_budget.py", "integration/test_counts_scale.py")
+        "integration/test_redis_sweep_budget.py", "integration/test_counts_scale.py",
+        "tui/test_consistency.py", "integration/test_pg_costs.py::test_lists_off_screen_are_not_fetched",
+        "integration/test_sqs_console.py::test_demo_shows_alakai_sqs_queue_and_dlq_live")
 # The quick lane's one test against the stack: every view of a real store, and quit.
 SMOKE = "tui/test_live.py::test_visit_every_view_and_quit"
 
@@ -27,7 +30,8 @@ SMOKE = "tui/test_live.py::test_visit_every_view_and_quit"
 def layer_of(item):
     rel = os.path.relpath(str(item.fspath), os.path.join(ROOT, "tests")).replace(os.sep, "/")
     marks = ["headless" if rel in HEADLESS else "stack"]
-    if any(rel == s or (s.endswith("/") and rel.startswith(s)) for s in SLOW):
+    test = "%s::%s" % (rel, item.originalname)
+    if any(s in (rel, test) or (s.endswith("/") and rel.startswith(s)) for s in SLOW):
         marks.append("slow")
     if "%s::%s" % (rel, item.name) == SMOKE:
         marks.append("smoke")
