@@ -37,6 +37,8 @@ def term_env(home, keep=("RD_",), env=None):
 class Term:
     QUIT = ":q\r"          # what quit() types
     WAIT_S = 8             # wait_for's default bound
+    t0 = 0.0               # set by spawn(); a subclass written for test_live's old Term may
+                           # set screen, stream, raw and child itself without it
 
     def __init__(self, conf, args=(), env=None, cols=100, rows=30, keep=("RD_",), binary=None, home=None):
         self.conf = str(conf)
