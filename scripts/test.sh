@@ -29,7 +29,8 @@ export TZ=UTC LANG=C.UTF-8 LC_ALL=C.UTF-8
 STACK=$(mktemp -d /tmp/redrive-stack.XXXXXX)
 chmod 755 "$STACK"
 export RD_STACK_DIR=$STACK
-cleanup() { bash tests/stack/stack.sh stop "$STACK" >/dev/null 2>&1; rm -rf "$STACK"; }
+STOPPED=0
+cleanup() { [ "$STOPPED" -eq 1 ] || bash tests/stack/stack.sh stop "$STACK" >/dev/null 2>&1; rm -rf "$STACK"; }
 trap cleanup EXIT INT TERM
 
 passed=0; failed=0
@@ -84,6 +85,9 @@ PYEOF
 )
 passed=$((passed + pp)); failed=$((failed + pf))
 lap pytest
+
+bash tests/stack/stack.sh stop "$STACK" >/dev/null 2>&1 && STOPPED=1   # here, to be timed
+lap "stack stop"
 
 load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
 echo "times: $(IFS=,; echo "${TIMES[*]}" | sed 's/,/, /g'); total $(( SECONDS - T0 )) s (load ${load:-?})"
