@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
-# Set up, build, start the real local stack, run every test suite, stop the stack.
-# Last line: "N passed, N failed". Exit status non-zero on any failure.
+# Set up, build, start the real local stack, run the test suites, stop the stack.
+#   bash scripts/test.sh           everything (CI): every meson suite, every pytest test
+#   bash scripts/test.sh --quick   the edit-test loop: the C unit tests, the headless screen
+#                                  tests and one stack smoke test (pytest -m "headless or smoke")
+# Each part's time is printed, and pytest's 25 slowest tests. Last line: "N passed, N failed"
+# (a skipped test counts as failed: nothing may be skipped). Exit status non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PY=/usr/bin/python3     # Debian's interpreter: the python3-* packages live there
 
+QUICK=0
+case "${1:-}" in
+  --quick) QUICK=1 ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--quick]" >&2; echo "0 passed, 1 failed"; exit 2 ;;
+esac
+
+T0=$SECONDS
+TIMES=()
+lap() { TIMES+=("$1 $(( SECONDS - LAP )) s"); echo "test: $1 took $(( SECONDS - LAP )) s" >&2; LAP=$SECONDS; }
+LAP=$SECONDS
+
 bash scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+lap setup
 
 export TZ=UTC LANG=C.UTF-8 LC_ALL=C.UTF-8
 STACK=$(mktemp -d /tmp/redrive-stack.XXXXXX)
 chmod 755 "$STACK"
 export RD_STACK_DIR=$STACK
-cleanup() { bash tests/stack/stack.sh stop "$STACK" >/dev/null 2>&1; rm -rf "$STACK"; }
+STOPPED=0
+cleanup() { [ "$STOPPED" -eq 1 ] || bash tests/stack/stack.sh stop "$STACK" >/dev/null 2>&1; rm -rf "$STACK"; }
 trap cleanup EXIT INT TERM
 
 passed=0; failed=0
@@ -23,9 +41,12 @@ else
   # shellcheck disable=SC1091
   . "$STACK/env"
 fi
+lap "stack start"
 
-# C suites (unit, fuzz replay, integration registered with meson)
-meson test -C build --print-errorlogs --num-processes 2 >"$STACK/meson-test.out" 2>&1
+# C suites (unit, fuzz replay, io, integration registered with meson); --quick: unit only
+SUITE=()
+[ "$QUICK" -eq 1 ] && SUITE=(--suite unit)
+meson test -C build --print-errorlogs --num-processes 2 "${SUITE[@]}" >"$STACK/meson-test.out" 2>&1
 tail -n 25 "$STACK/meson-test.out"
 read -r mp mf < <("$PY" - build/meson-logs/testlog.json <<'PYEOF'
 import json, sys
@@ -42,9 +63,14 @@ print(p, f)
 PYEOF
 )
 passed=$((passed + mp)); failed=$((failed + mf))
+lap "meson test"
 
-# Python suites (stack, core server, simulator, integration, terminal tests)
-"$PY" -m pytest -q -p no:cacheprovider --junitxml="$STACK/pytest.xml" tests 2>&1 | tail -n 40
+# Python suites (stack, core server, simulator, integration, terminal tests); the markers
+# (pytest.ini, set from each file by conftest.py) pick the quick lane.
+MARK=()
+[ "$QUICK" -eq 1 ] && MARK=(-m "headless or smoke")
+"$PY" -m pytest -q -p no:cacheprovider --durations=25 --junitxml="$STACK/pytest.xml" "${MARK[@]}" tests 2>&1 |
+  tail -n 70
 read -r pp pf < <("$PY" - "$STACK/pytest.xml" <<'PYEOF'
 import sys, xml.etree.ElementTree as ET
 try:
@@ -58,6 +84,12 @@ print(t - bad, bad)
 PYEOF
 )
 passed=$((passed + pp)); failed=$((failed + pf))
+lap pytest
 
+bash tests/stack/stack.sh stop "$STACK" >/dev/null 2>&1 && STOPPED=1   # here, to be timed
+lap "stack stop"
+
+load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)
+echo "times: $(IFS=,; echo "${TIMES[*]}" | sed 's/,/, /g'); total $(( SECONDS - T0 )) s (load ${load:-?})"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

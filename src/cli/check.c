@@ -54,7 +54,8 @@ static bool versions_known(const rd_model *m)
 {
     for (size_t i = 0; i < m->sources.n; i++) {
         const rd_source_status *s = &m->sources.items[i];
-        bool server = strcmp(s->name, "workers-http") != 0;
+        /* the workers' /health and SQS have no server version to wait for */
+        bool server = strcmp(s->name, "workers-http") != 0 && strcmp(s->name, "sqs") != 0;
         if (server && s->state == RD_SRC_OK && !(s->facts_known & RD_FACT_VERSION))
             return false;
     }

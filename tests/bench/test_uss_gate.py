@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tui"))
 import benchlib as B  # noqa: E402
-from test_live import BIN  # noqa: E402
+from lib.term import BIN  # noqa: E402
 
 import pexpect  # noqa: E402
 import pyte  # noqa: E402

@@ -18,7 +18,6 @@ import time
 import urllib.parse
 
 import pexpect
-import pyte
 
 from rstproxy import Proxy
 
@@ -27,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "tui"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from test_live import Term  # noqa: E402  (pump / text / wait_for / send / finish)
+from lib.term import Term  # noqa: E402  (pump / text / wait_for / send / finish)
 
 BUILD = os.environ.get("RD_FAULT_BUILD", os.path.join(ROOT, "build-asan"))
 BIN = os.path.join(BUILD, "src", "cli", "redrive")
@@ -193,10 +192,8 @@ class Console(Term):
         conf = os.path.join(self.workdir, "config")
         with open(conf, "w") as f:
             f.write(config or config_text(e))
-        env = {k: v for k, v in e.items() if k.startswith("RD_")}
-        env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
-                   HOME=self.workdir, XDG_STATE_HOME=os.path.join(self.workdir, "state"), ESCDELAY="25",
-                   AWS_ACCESS_KEY_ID="AKIDTESTSQS", AWS_SECRET_ACCESS_KEY="test/secret+KEY",
+        env = {k: v for k, v in e.items() if k.startswith("RD_")}   # the stack's env file
+        env.update(AWS_ACCESS_KEY_ID="AKIDTESTSQS", AWS_SECRET_ACCESS_KEY="test/secret+KEY",
                    AWS_EC2_METADATA_DISABLED="true")
         env.update(sanitizer_env(self.logdir))
         # the console's own time per key (input wake -> end of paint, µs, a line per key):
@@ -204,9 +201,6 @@ class Console(Term):
         self.trace = os.path.join(self.workdir, "latency.txt")
         env["REDRIVE_LATENCY_TRACE"] = self.trace
         env.update(extra_env or {})
-        self.screen = pyte.Screen(cols, rows)
-        self.stream = pyte.ByteStream(self.screen)
-        self.raw = bytearray()
         self.keys = 0
         self.key_max_s = 0.0
         self.hangs = 0
@@ -214,8 +208,7 @@ class Console(Term):
         self.inside_max_ms = 0.0     # the console's own input-to-paint time, worst key
         self.late = []               # "1160 ms (in the console 3 ms)" per key over HANG_S
         self.view = "1"
-        self.child = pexpect.spawn(BIN, ["--config", conf, "--system", system], env=env,
-                                   dimensions=(rows, cols), timeout=10)
+        Term.__init__(self, conf, ["--system", system], env, cols=cols, rows=rows, keep=(), binary=BIN)
 
     # ---- what is on screen -------------------------------------------------------------
     def sources(self):

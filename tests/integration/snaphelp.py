@@ -61,9 +61,9 @@ class Snap:
         raise KeyError(name)
 
 
-def snapshot(config, system, *args, timeout=30):
+def snapshot(config, system, *args, timeout=30, env=None):
     env = dict(os.environ, TZ="UTC", LANG="C.UTF-8", NO_COLOR="1",
-               REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
+               REDRIVE_PROFILES=os.path.join(ROOT, "profiles"), **(env or {}))
     cmd = [rd_bin(), "--config", config]
     if system:
         cmd += ["--system", system]

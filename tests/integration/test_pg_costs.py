@@ -88,7 +88,7 @@ class Proxy:
     HOLD seconds, so each flight of the client is everything it could send without an
     answer. Counts flights, the refreshes among them (a flight holding the change probe:
     its SQL, or its statement name rd_probe once prepared), and the DataRow messages
-    answered to each flight."""
+    answered to each flight, and the statements each flight binds (by name)."""
     HOLD = 0.15
 
     def __init__(self, port):
@@ -98,7 +98,8 @@ class Proxy:
         self.ls.bind(("127.0.0.1", 0))
         self.ls.listen(8)
         self.port = self.ls.getsockname()[1]
-        # [probe seen, client bytes, DataRows in the answer, answered, {client message: n}]
+        # [probe seen, client bytes, DataRows in the answer, answered, {client message: n},
+        #  [statement names bound]]
         self.flights = []
         self.lock = threading.Lock()
         self.stop = False
@@ -124,7 +125,7 @@ class Proxy:
                     break
                 with self.lock:
                     if cur is None or cur[3]:          # the last flight was answered
-                        cur = [False, 0, 0, False, {}]
+                        cur = [False, 0, 0, False, {}, []]
                         self.flights.append(cur)
                     cur[0] |= b"redrive.skip" in d or b"rd_probe" in d    # the probe: a refresh
                     cur[1] += len(d)
@@ -142,6 +143,9 @@ class Proxy:
                         if len(cli_buf) < 1 + ln:
                             break
                         cur[4][t] = cur[4].get(t, 0) + 1
+                        if t == "B":               # Bind: portal name, statement name
+                            body = cli_buf[5:1 + ln]
+                            cur[5].append(body.split(b"\0")[1].decode("latin1"))
                         cli_buf = cli_buf[1 + ln:]
                 s.sendall(d)
                 last_client = time.monotonic()
@@ -167,6 +171,23 @@ class Proxy:
                         cur[3] = True
         c.close()
         s.close()
+
+    def mark(self):
+        with self.lock:
+            return len(self.flights)
+
+    def refreshes(self, n0, count, binds=None, timeout=30):
+        """The first count answered refreshes that started at flight n0 or later (binds: only
+        those binding a statement whose name ends so), waited for; fails past timeout."""
+        end = time.monotonic() + timeout
+        while True:
+            with self.lock:
+                fl = [list(f) for f in self.flights[n0:] if f[0] and f[3] and
+                      (binds is None or any(n.endswith(binds) for n in f[5]))]
+            if len(fl) >= count:
+                return fl[:count]
+            assert time.monotonic() < end, ("%d refreshes (%s) not seen in %d s" % (count, binds, timeout), fl)
+            time.sleep(0.05)
 
     def close(self):
         self.stop = True
@@ -212,7 +233,7 @@ def test_one_round_trip_per_refresh_and_skips_when_unchanged(db, tmp_path, quiet
     store = "host=127.0.0.1 port=%d dbname=%s user=redrive_ro sslmode=disable" % (proxy.port, db)
     w = Watch(tmp_path, store, poll="1s")
     try:
-        time.sleep(6.5)
+        proxy.refreshes(0, 6)                             # the first and five more
         with proxy.lock:
             fl = [list(f) for f in proxy.flights]
         # the refreshes after the first (which runs everything)
@@ -267,49 +288,41 @@ def test_lists_off_screen_are_not_fetched(db, tmp_path):
     proxy = Proxy(int(os.environ["RD_PG_PORT"]))
     store = "host=127.0.0.1 port=%d dbname=%s user=redrive_ro sslmode=disable" % (proxy.port, db)
     w = Watch(tmp_path, store, poll="1s")
-
-    def refreshes_after(n0, secs):
-        time.sleep(secs)
-        with proxy.lock:
-            return [list(f) for f in proxy.flights[n0:] if f[0] and f[3]]
-
-    def mark():
-        with proxy.lock:
-            return len(proxy.flights)
+    workers = "_workers"                                  # rd_workers, rd_g_workers
     try:
-        time.sleep(3.5)                                   # past the first (full) refresh
+        proxy.refreshes(0, 2)                             # past the first (full) refresh
         seen = {}
         for panels, executes in (("execs", 4), ("workers", 4), ("-", 3), ("execs,workers", 5)):
             assert w.ask("interest " + panels) == "ok"
-            time.sleep(1.2)                               # the refresh it may have started
-            fl = refreshes_after(mark(), 3.5)
-            steady = fl[1:]                               # polls, store unchanged
-            assert steady, (panels, fl)
-            seen[panels] = [f[4].get("E") for f in steady]
+            # the first may have been built before the change; the next two are polls of
+            # an unchanged store
+            steady = proxy.refreshes(proxy.mark(), 3)[1:]
+            seen[panels] = [(f[4].get("E"), f[5]) for f in steady]
             assert all(f[4].get("E") == executes for f in steady), (panels, seen)
+            assert all(any(n.endswith(workers) for n in f[5]) == ("workers" in panels) for f in steady), seen
         # workers back on screen, nothing changed: skipped (the probe's row, a few counts)
         assert w.ask("interest execs") == "ok"
-        time.sleep(2.5)
-        n0 = mark()
+        proxy.refreshes(proxy.mark(), 3)
+        n0 = proxy.mark()
         assert w.ask("interest workers") == "ok"
-        fl = refreshes_after(n0, 1.0)
-        assert fl and fl[0][2] < 50, fl
+        fl = proxy.refreshes(n0, 1, binds=workers)        # the first refresh asking for them
+        assert fl[0][2] < 50, fl
         line = w.ask("workers")
         assert line.startswith("workers ") and int(line.split()[1]) >= 200, line
         # a worker written while they were away: read whole (200 rows) on their return
         assert w.ask("interest execs") == "ok"
-        time.sleep(1.5)
+        proxy.refreshes(proxy.mark(), 2)
         a = admin(db)
         try:
             a.cursor().execute("UPDATE attune.worker SET last_heartbeat = last_heartbeat WHERE id = "
                                "(SELECT min(id) FROM attune.worker)")
         finally:
             a.close()
-        time.sleep(2.5)                                   # polls without the workers
-        n0 = mark()
+        proxy.refreshes(proxy.mark(), 3)                  # polls without the workers
+        n0 = proxy.mark()
         assert w.ask("interest workers") == "ok"
-        fl = refreshes_after(n0, 1.0)
-        assert fl and fl[0][2] >= 200, fl
+        fl = proxy.refreshes(n0, 1, binds=workers)
+        assert fl[0][2] >= 200, fl
     finally:
         w.close()
         proxy.close()

@@ -45,6 +45,18 @@ CASES = [
 ]
 
 
+# the result each CASES row holds, whole (OpenAgents' failed job has none: null)
+RESULTS = {
+    "a1": {"error": fx.HOSTILE},
+    "a2": {"error": fx.HOSTILE},
+    "t": {"error": {"message": fx.HOSTILE, "retryable": True, "error_type": "RetryableError"},
+          "status": "error", "success": False, "metadata": {"retryable": True, "error_code": "STEP_FAILED"}},
+    "oa": None,
+    # Alakai: the task's record itself (its times are those of the fixture's load)
+    "ak": {"status": "failed", "attempt": 1, "errorCode": "EVIL", "taskSnapshot": {"taskId": "task-hostile"}},
+}
+
+
 @pytest.mark.parametrize("system,xid,want", CASES, ids=[c[0] for c in CASES])
 def test_json_record(cfg, system, xid, want):
     s = snapshot(cfg, system, "--view", "execution", xid, "--json")
@@ -61,9 +73,21 @@ def test_json_record(cfg, system, xid, want):
     assert times and all(isinstance(v, (int, float)) or v is None for v in times.values())
     assert any(isinstance(v, (int, float)) and v > 1e9 for v in times.values())
     # the result is embedded JSON (Alakai: the record), never a string of JSON
-    assert d["result"] is None or isinstance(d["result"], (dict, list))
+    if system == "ak":
+        r = d["result"]
+        assert {k: r.get(k) for k in RESULTS["ak"]} == RESULTS["ak"], r
+        assert r["errorMessage"].startswith(fx.HOSTILE) and isinstance(r["dispatchedAt"], str), r
+    else:
+        assert d["result"] == RESULTS[system], d["result"]
     # Attune: env_vars (secrets) is never read
     assert "LOG_LEVEL" not in s.out and "env_vars" not in s.out
+
+
+@pytest.mark.parametrize("system,xid,result", [("a2", "1", {"status_code": 200}), ("oa", "job-0001", {"ok": True})])
+def test_json_result_of_a_completed_row(cfg, system, xid, result):
+    s = snapshot(cfg, system, "--view", "execution", xid, "--json")
+    assert s.rc == 0, s.err
+    assert s.json["execution"]["result"] == result
 
 
 @pytest.mark.parametrize("system,xid,want", CASES, ids=[c[0] for c in CASES])

@@ -2,11 +2,12 @@
 answer within its deadline, report the source with an error, and never hang or crash."""
 import os
 import socket
+import subprocess
 import threading
 
 import pytest
 
-from snaphelp import need_env, snapshot, write_config
+from snaphelp import need_env, rd_bin, snapshot, write_config
 
 
 class HangingServer:
@@ -103,13 +104,26 @@ def test_unresolvable_host_is_down(tmp_path):
 
 
 def test_host_name_is_resolved_off_the_loop(tmp_path):
+    """The store's host name is looked up with evdns and libpq is given the address: the C
+    library's blocking getaddrinfo (which libpq would run on the loop) never sees the name.
+    A shim (tests/integration/nogai.c) makes that call fail and logs it."""
     need_env("RD_PG_PORT")
+    shim = os.path.join(os.path.dirname(rd_bin()), "..", "..", "tests", "integration", "libnogai.so")
+    assert os.path.exists(shim), shim
+    log = tmp_path / "gai.log"
+    env = {"LD_PRELOAD": os.path.abspath(shim), "RD_NOGAI": "localhost", "RD_NOGAI_LOG": str(log)}
+    # the shim works: the C library's lookup of the name fails and is logged
+    p = subprocess.run(["getent", "ahosts", "localhost"], env=dict(os.environ, **env), capture_output=True)
+    assert p.returncode != 0 and log.read_text() == "getaddrinfo localhost\n", (p.returncode, p.stdout)
+    log.unlink()
     cfg = write_config(tmp_path, {"lh": {
         "profile": "openagents",
         "store": "host=localhost port=%s dbname=openagents user=redrive_ro"
                  % os.environ["RD_PG_PORT"]}})
-    s = snapshot(cfg, "lh", "--json")
-    assert s.rc == 0, s.json["sources"]
+    s = snapshot(cfg, "lh", "--json", env=env)
+    assert s.rc == 0, s.out + s.err
+    assert pg_state(s)["state"] == "ok", s.json["sources"]
+    assert not log.exists(), log.read_text()
 
 
 def test_bad_query_in_profile_is_reported(tmp_path):

@@ -23,9 +23,7 @@ from snaphelp import ROOT, need_env, snapshot, write_config
 sys.path.insert(0, os.path.join(ROOT, "tests", "tui"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
 from actlib import admin_sql  # noqa: E402
-import pexpect  # noqa: E402
-import pyte  # noqa: E402
-import pyte_rep  # noqa: E402,F401  (CSI b)
+from lib.term import Term  # noqa: E402
 
 BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redrive"))
 STACK = os.path.join(ROOT, "tests", "stack", "stack.sh")
@@ -133,29 +131,13 @@ def test_pg_write_on_primary_shows_through_standby(sb, tmp_path):
 
 # ---- the console in a real terminal ----------------------------------------------------------
 
-class Console:
+class Console(Term):
     def __init__(self, tmp_path, system, keys, cols=160, rows=24):
         conf = tmp_path / "config"
         conf.write_text('[system "%s"]\n' % system + "".join("%s = %s\n" % kv for kv in keys.items()))
-        env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
-        env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8",
-                   TZ="UTC", HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"),
-                   XDG_CACHE_HOME=str(tmp_path / "cache"), ESCDELAY="25",
-                   REDRIVE_PROFILES=os.path.join(ROOT, "profiles"))
-        self.screen = pyte.Screen(cols, rows)
-        self.stream = pyte.ByteStream(self.screen)
-        self.child = pexpect.spawn(BIN, ["--config", str(conf), "--system", system], env=env,
-                                   dimensions=(rows, cols), timeout=10)
-
-    def pump(self, secs):
-        end = time.time() + secs
-        while time.time() < end:
-            try:
-                self.stream.feed(self.child.read_nonblocking(65536, timeout=0.05))
-            except pexpect.TIMEOUT:
-                continue
-            except pexpect.EOF:
-                break
+        super().__init__(conf, ["--system", system], {"XDG_CACHE_HOME": str(tmp_path / "cache"),
+                                                      "REDRIVE_PROFILES": os.path.join(ROOT, "profiles")},
+                         cols=cols, rows=rows)
 
     def top(self):
         return self.screen.display[0]

@@ -15,7 +15,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
 import actlib  # noqa: E402
-from test_live import BIN  # noqa: E402
+from lib.term import BIN  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without
 """
 import re
 
-from test_live import Term  # noqa: F401
+from lib.term import LiveTerm as Term
 from test_set_retry import batch_list, core, insert, sent, stack_env  # noqa: F401
 
 N = 120

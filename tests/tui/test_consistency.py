@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+import stack_fixtures as fx
 from test_lastknown import BIN, Term
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,8 +32,7 @@ def stack_env():
     # broker too: its worker queues' 300 s TTL moves 180 messages into Attune's DLQ five
     # minutes after its last load, which may fall between the snapshot and the screen
     for name in ("attune2", "tasker", "openagents", "rabbit"):
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tests", "stack", "fixtures.py"),
-                        "reload", name], check=True, capture_output=True, timeout=120)
+        fx.reload(name)
 
 
 def config(tmp_path):

@@ -7,7 +7,7 @@ import glob
 import re
 import os
 
-from test_live import Term, stack_env  # noqa: F401  (the fixture checks the stack env)
+from lib.term import LiveTerm as Term
 
 
 def status(t):

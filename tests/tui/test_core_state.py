@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from test_live import BIN, ROOT, Term
+from lib.term import BIN, ROOT, LiveTerm as Term
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
 import actlib  # noqa: E402

@@ -5,7 +5,7 @@ the pane scrolls, and `c` copies the parameters (OSC 52 with clipboard = osc52).
 import base64
 import re
 
-from test_live import Term, stack_env  # noqa: F401  (the fixture checks the stack env)
+from lib.term import LiveTerm as Term
 
 import stack_fixtures as fx
 

@@ -5,13 +5,11 @@ changes; on a system whose profile has no resolve route the dialog refuses."""
 import os
 import sys
 
-import pexpect
 import psycopg2
 
 import pyte_rep  # noqa: F401
 import stack_fixtures as fx
 from test_dlq_scale import TaskerTerm
-from test_live import stack_env  # noqa: F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
@@ -32,13 +30,9 @@ class CoreTaskerTerm(TaskerTerm):
 
     def __init__(self, tmp_path, url):
         super().__init__(tmp_path)
-        self.child.close(force=True)           # the parent's config has no core: again with one
-        conf = tmp_path / "config"
+        conf = tmp_path / "config"             # the parent's config has no core: again with one
         conf.write_text(conf.read_text() + "core = %s\nauth = bearer\ntoken = env:RD_CORE_TOKEN\n" % url)
-        self.screen.reset()
-        self.raw = bytearray()
-        self.child = pexpect.spawn(self.child.command, self.child.args[1:], env=self.child.env,
-                                   dimensions=(30, 140), timeout=10)
+        self.respawn()
 
 
 def test_resolve_an_entry_from_the_dlq_view(tmp_path):

@@ -5,13 +5,11 @@ reads the store's next page, PgUp before the first the page before), G to the ol
 import os
 import re
 
-import pexpect
 import psycopg2
-import pyte
 
-import pyte_rep  # noqa: F401
 import stack_fixtures as fx
-from test_live import BIN, Term, stack_env  # noqa: F401
+from lib.term import ROOT, LiveTerm as Term
+from lib.term import Term as BaseTerm
 
 N = 2400
 
@@ -54,16 +52,8 @@ class TaskerTerm(Term):
     def __init__(self, tmp_path, cols=140, rows=30):   # noqa: super: another config
         conf = tmp_path / "config"
         conf.write_text('[system "tasker"]\nprofile = tasker\nstore = %s\n' % os.environ["RD_PG_DSN_TASKER"])
-        env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
-        env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
-                   HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"), ESCDELAY="25",
-                   REDRIVE_PROFILES=os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(BIN))),
-                                                 "..", "profiles"))
-        self.screen = pyte.Screen(cols, rows)
-        self.stream = pyte.ByteStream(self.screen)
-        self.raw = bytearray()
-        self.child = pexpect.spawn(BIN, ["--config", str(conf), "--system", "tasker"], env=env,
-                                   dimensions=(rows, cols), timeout=10)
+        BaseTerm.__init__(self, conf, ["--system", "tasker"], {"REDRIVE_PROFILES": os.path.join(ROOT, "profiles")},
+                          cols=cols, rows=rows)
 
 
 def where(t):

@@ -31,13 +31,8 @@ class FastTerm(CoreTaskerTerm):
     def __init__(self, tmp_path, url):
         conf = tmp_path / "config"
         super().__init__(tmp_path, url)
-        self.child.close(force=True)
         conf.write_text(conf.read_text() + "rate_limit = 200\n")
-        self.screen.reset()
-        self.raw = bytearray()
-        import pexpect
-        self.child = pexpect.spawn(self.child.command, self.child.args[1:], env=self.child.env,
-                                   dimensions=(30, 140), timeout=10)
+        self.respawn()
 
 
 def open_dlq(t):

@@ -8,11 +8,10 @@ Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without
 import os
 import subprocess
 
-import pexpect
-import pyte
 import pytest
 
-from test_live import BIN, ROOT, Term, assert_restored
+from lib.term import ROOT, LiveTerm as Term, assert_restored
+from lib.term import Term as BaseTerm
 
 SYSTEMS = ["attune", "attune-era1", "tasker", "alakai", "openagents"]
 
@@ -34,13 +33,7 @@ class FleetTerm(Term):
         conf.write_text(text)
         # RD_* and the stack's AWS_SHARED_CREDENTIALS_FILE (the demo's Alakai reads its SQS
         # queue with the stack's made-up keys)
-        env = {k: v for k, v in os.environ.items() if k.startswith(("RD_", "AWS_"))}
-        env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
-                   HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"), ESCDELAY="25")
-        self.screen = pyte.Screen(cols, rows)
-        self.stream = pyte.ByteStream(self.screen)
-        self.raw = bytearray()
-        self.child = pexpect.spawn(BIN, ["--config", str(conf)], env=env, dimensions=(rows, cols), timeout=10)
+        BaseTerm.__init__(self, conf, cols=cols, rows=rows, keep=("RD_", "AWS_"))
 
 
 def fleet_rows(t):

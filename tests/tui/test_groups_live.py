@@ -14,7 +14,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
 import actlib  # noqa: E402
-from test_live import Term, assert_restored  # noqa: E402
+from lib.term import LiveTerm as Term, assert_restored  # noqa: E402
 
 ERROR = "Ledger service returned 503 for batch %d"
 FP = "Ledger service returned <n> for batch <n>"

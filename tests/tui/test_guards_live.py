@@ -12,14 +12,13 @@ import os
 import re
 import sys
 
-import pexpect
-import pyte
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
 import actlib  # noqa: E402
-from test_live import BIN, Term  # noqa: E402
+from lib.term import LiveTerm as Term  # noqa: E402,F401
+from lib.term import Term as BaseTerm  # noqa: E402
 
 MARKED = [950, 951, 952, 953, 954, 955]   # 950 eligible (0/3), the others budget exhausted (3/3)
 TASK6 = "00000000-0000-4000-8000-100000000006"
@@ -38,18 +37,7 @@ class ConfTerm(Term):
     def __init__(self, tmp_path, system, lines, args=(), cols=120, rows=32):
         conf = tmp_path / ("%s.conf" % system)
         conf.write_text('[system "%s"]\n%s\n' % (system, "\n".join(lines)))
-        env = {k: v for k, v in os.environ.items() if k.startswith(("RD_", "AWS_"))}
-        env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
-                   HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"), ESCDELAY="25")
-        self.screen = pyte.Screen(cols, rows)
-        self.stream = pyte.ByteStream(self.screen)
-        self.raw = bytearray()
-        self.child = pexpect.spawn(BIN, ["--config", str(conf)] + list(args), env=env,
-                                   dimensions=(rows, cols), timeout=10)
-
-    def quit(self):
-        self.send(":q\r")
-        assert self.finish() == 0
+        BaseTerm.__init__(self, conf, args, cols=cols, rows=rows, keep=("RD_", "AWS_"))
 
 
 def attune2(tmp_path, core, *extra, args=()):

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from test_live import BIN, Term, stack_env  # noqa: F401  (the fixture)
+from lib.term import BIN, LiveTerm as Term
 
 
 def samples(path):

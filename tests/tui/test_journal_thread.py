@@ -14,7 +14,7 @@ import signal
 
 import pytest
 
-from test_live import ROOT, Term  # noqa: F401
+from lib.term import ROOT, LiveTerm as Term
 from test_set_retry import core, insert, sent, stack_env  # noqa: F401
 
 SHIM = os.path.join(os.environ.get("RD_BUILD", os.path.join(ROOT, "build")), "tests", "actions", "libgatesync.so")

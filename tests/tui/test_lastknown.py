@@ -16,10 +16,8 @@ import time
 
 import pytest
 
-import pexpect
-import pyte
 
-from test_live import Term as LiveTerm
+from lib.term import Term as BaseTerm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -50,34 +48,15 @@ def write_config(tmp_path, store):
     return conf
 
 
-class Term(LiveTerm):
-    """test_live's terminal (pump, text), started without --system and with a cache dir of
-    the test's own; wait_for returns when the text appeared (seconds since the start)."""
+class Term(BaseTerm):
+    """The harness's terminal, started without --system and with a cache dir of the test's
+    own; wait_for returns when the text appeared (seconds since the start)."""
+    QUIT = "Q"
+    WAIT_S = 10
+
     def __init__(self, tmp_path, conf, cols=120, rows=30):
-        env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
-        env.update(PATH="/usr/bin:/bin", TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC",
-                   HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"),
-                   XDG_CACHE_HOME=str(tmp_path / "cache"), ESCDELAY="25")
-        self.screen = pyte.Screen(cols, rows)
-        self.stream = pyte.ByteStream(self.screen)
-        self.raw = bytearray()
-        self.t0 = time.monotonic()
-        self.child = pexpect.spawn(BIN, ["--config", str(conf)], env=env, dimensions=(rows, cols), timeout=10)
-
-    def wait_for(self, needle, secs=10):
-        end = time.time() + secs
-        while time.time() < end:
-            self.pump(0.05)
-            if needle in self.text():
-                return time.monotonic() - self.t0
-        raise AssertionError("%r not on screen:\n%s" % (needle, self.text()))
-
-    def quit(self):
-        assert self.child.isalive(), "the console died:\n" + self.text()
-        self.child.send("Q")
-        self.child.expect(pexpect.EOF, timeout=10)
-        self.child.close()
-        assert self.child.exitstatus == 0, (self.child.exitstatus, self.child.signalstatus)
+        super().__init__(conf, env={"XDG_CACHE_HOME": str(tmp_path / "cache")}, cols=cols, rows=rows,
+                         home=tmp_path)
 
 
 def cache_files(tmp_path):

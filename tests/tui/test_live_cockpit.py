@@ -17,7 +17,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
 import actlib  # noqa: E402
 import stack_fixtures as fx  # noqa: E402
-from test_live import Term, reload_attune2  # noqa: E402
+from lib.term import LiveTerm as Term, reload_attune2  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
 import actlib  # noqa: E402
-from test_live import Term  # noqa: E402
+from lib.term import LiveTerm as Term  # noqa: E402
 
 ROWS, COLS = 30, 120
 FIRST_ID = 5000

@@ -14,7 +14,7 @@ import pexpect
 import pytest
 
 from test_lastknown import Term as ConfTerm
-from test_live import Term
+from lib.term import LiveTerm as Term
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

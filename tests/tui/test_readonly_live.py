@@ -49,6 +49,52 @@ def gets(queue=DLQ):
     return ms.get("get", 0) + ms.get("get_no_ack", 0) + ms.get("get_empty", 0)
 
 
+def mgmt(method, path, body=None):
+    e = os.environ
+    auth = base64.b64encode(("%s:%s" % (e["RD_RABBIT_USER"], e["RD_RABBIT_PASSWORD"])).encode()).decode()
+    return actlib.http_json(method, e["RD_RABBIT_MGMT_URL"] + path, body,
+                            headers={"Authorization": "Basic " + auth})
+
+
+def barrier_get(queue=DLQ):
+    """One get of one message (requeued), the queue holding at least 2."""
+    st, q = mgmt("GET", "/api/queues/%%2F/%s" % queue)
+    assert st == 200 and q.get("messages_ready", 0) >= 2, q
+    st, got = mgmt("POST", "/api/queues/%%2F/%s/get" % queue,
+                   {"count": 1, "ackmode": "ack_requeue_true", "encoding": "auto"})
+    assert st == 200 and len(got) == 1, got
+
+
+def settled_gets(queue=DLQ):
+    """The get count once the statistics have caught up with every get made so far (an
+    earlier test's peek may not show yet): after a get of ours shows, unchanged for 6 s."""
+    b0 = gets(queue)
+    barrier_get(queue)
+    end = time.time() + 30
+    while time.time() < end and gets(queue) == b0:
+        time.sleep(0.2)
+    v, since = gets(queue), time.time()
+    while time.time() - since < 6 and time.time() < end + 30:
+        time.sleep(0.5)
+        if gets(queue) != v:
+            v, since = gets(queue), time.time()
+    assert v > b0, (b0, v)
+    return v
+
+
+def assert_no_gets_since(before, queue=DLQ):
+    """No basic.get on the queue since the count was before. The statistics lag (they are
+    collected every second and served every few): a barrier of our own, one get of one
+    message, is waited for; once the count shows it, it shows every get made before it.
+    Any peek of the console's asks for 20 and the queue holds at least 2: a count of
+    exactly before + 1 means ours alone."""
+    barrier_get(queue)
+    end = time.time() + 30          # the statistics refresh every 5 s; slower on a loaded host
+    while time.time() < end and gets(queue) == before:
+        time.sleep(0.2)
+    assert gets(queue) == before + 1, (before, gets(queue))
+
+
 def snapshot(tmp_path, system, lines, *args):
     conf = tmp_path / ("snap-%s-%d.conf" % (system, len(lines)))
     conf.write_text('[system "%s"]\n%s\n' % (system, "\n".join(lines)))
@@ -57,7 +103,7 @@ def snapshot(tmp_path, system, lines, *args):
 
 
 def test_rabbitmq_dlq_is_not_peeked_in_read_only(tmp_path):
-    before = gets()
+    before = settled_gets()
     t = ConfTerm(tmp_path, "attune2", attune2_lines(), args=["--read-only"])
     t.wait_for("rabbitmq ok")
     t.send("5")
@@ -71,8 +117,7 @@ def test_rabbitmq_dlq_is_not_peeked_in_read_only(tmp_path):
         p = snapshot(tmp_path, "attune2", attune2_lines(read_only_key=key), *args)
         assert p.returncode == 0, p.stdout + p.stderr
         assert "note: peeking is off in read-only" in p.stdout, p.stdout
-    time.sleep(3)                                     # the statistics interval is 1 s
-    assert gets() == before
+    assert_no_gets_since(before)
 
     # the control: without read-only the same snapshot peeks, and the statistics show it
     p = snapshot(tmp_path, "attune2", attune2_lines())

@@ -6,7 +6,7 @@ overlay with nothing of the rows underneath beside the ids.
 """
 import re
 
-from test_live import Term, stack_env  # noqa: F401  (the fixture checks the stack env)
+from lib.term import LiveTerm as Term
 
 
 def rows_of(t, first=3, last=None):

@@ -15,7 +15,7 @@ import json
 from collections import Counter
 
 from setlib import actlib, batch_files, batch_list, core, escape_while_selecting, sent, stack_env  # noqa: F401
-from test_live import Term
+from lib.term import LiveTerm as Term
 
 PAGE = 10
 CONF = "page_size = %d\nrate_limit = 200\n" % PAGE

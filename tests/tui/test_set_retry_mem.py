@@ -10,7 +10,7 @@ Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without
 import time
 
 from setlib import actlib, batch_list, core, stack_env  # noqa: F401
-from test_live import Term
+from lib.term import LiveTerm as Term
 
 BOUND_KB = 1536
 

@@ -8,7 +8,7 @@ executions, DLQ messages on attune.dlx.queue and 2 on orders_dlq, and worker 1
 """
 import re
 
-from test_live import Term, stack_env  # noqa: F401  (the fixture checks the stack env)
+from lib.term import LiveTerm as Term
 
 
 def title(t):

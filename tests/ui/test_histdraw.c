@@ -31,7 +31,14 @@ static void test_backlog(void)
     CHECK(v[HIST_N - 2] == 5);
     CHECK(isnan(v[HIST_N - 1]));   /* no sample at now's step: a gap, not 0 */
     CHECK(isnan(v[0]));
-    CHECK(histd_queue(&h, "a") == HIST_FIXED + 0 || histd_queue(&h, "a") == HIST_FIXED + 1);
+    /* the first sample's deepest queue (b, 4) takes the first queue slot, a the next; each
+     * series holds its own queue's depths */
+    CHECK(histd_queue(&h, "b") == HIST_FIXED + 0);
+    CHECK(histd_queue(&h, "a") == HIST_FIXED + 1);
+    history_series(&h, histd_queue(&h, "a"), NOW, v, HIST_N);
+    CHECK(v[HIST_N - 3] == 3 && v[HIST_N - 2] == 5);
+    history_series(&h, histd_queue(&h, "b"), NOW, v, HIST_N);
+    CHECK(v[HIST_N - 3] == 4 && isnan(v[HIST_N - 2]));
     CHECK(histd_queue(&h, "zz") == -1 && histd_queue(NULL, "a") == -1);
     CHECK(histd_queues(&h) && !histd_queues(NULL));
 }

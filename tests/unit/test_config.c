@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_diags.h"
 
 static const char good[] =
     "# redrive config\n"
@@ -141,20 +142,12 @@ static const char bad[] =
     "poll = 1s\n"                                          /* 33 */
     "poll = 2s\n";                                         /* 34 duplicate key */
 
-static bool has(const rd_diags *d, const char *prefix, const char *needle)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (strncmp(d->msgs[i], prefix, strlen(prefix)) == 0 && strstr(d->msgs[i], needle))
-            return true;
-    return false;
-}
-
 static void test_bad(void)
 {
     rd_config c;
     rd_diags d = { 0 };
     CHECK(!config_parse("bad.ini", bad, &c, &d));
-    static const struct { const char *at, *needle; } want[] = {
+    static const diag_want want[] = {
         { "bad.ini:1: ", "outside" },
         { "bad.ini:5: ", "unknown key 'colour'" },
         { "bad.ini:6: ", "bad duration" },
@@ -175,14 +168,9 @@ static void test_bad(void)
         { "bad.ini:26: ", "unknown section" },
         { "bad.ini:34: ", "duplicate key 'poll'" },
     };
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-        CHECK_MSG(has(&d, want[i].at, want[i].needle), want[i].needle);
+    CHECK_DIAGS(&d, want);
     CHECK(!has(&d, "bad.ini:27: ", ""));
     CHECK(!has(&d, "bad.ini:31: ", ""));
-    if (d.n != sizeof want / sizeof *want)
-        for (size_t i = 0; i < d.n; i++)
-            fprintf(stderr, "  diag: %s\n", d.msgs[i]);
-    CHECK(d.n == sizeof want / sizeof *want);
     /* systems with errors are left out; d had only a duplicate-key error */
     CHECK(c.n == 0);
     config_free(&c);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_diags.h"
 #include "xalloc.h"
 
 static const char good[] =
@@ -107,20 +108,12 @@ static const char bad[] =
     "[query empty]\n"                          /* 19 empty query */
     "\n";
 
-static bool has(const rd_diags *d, const char *prefix, const char *needle)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (strncmp(d->msgs[i], prefix, strlen(prefix)) == 0 && strstr(d->msgs[i], needle))
-            return true;
-    return false;
-}
-
 static void test_bad(void)
 {
     rd_profile p;
     rd_diags d = { 0 };
     CHECK(!profile_parse("bad.profile", bad, &p, &d));
-    static const struct { const char *at, *needle; } want[] = {
+    static const diag_want want[] = {
         { "bad.profile:1: ", "outside a section" },
         { "bad.profile:5: ", "duplicate key 'name'" },
         { "bad.profile:6: ", "missing '='" },
@@ -136,12 +129,7 @@ static void test_bad(void)
         { "bad.profile:14: ", "unknown method 'FETCH'" },
         { "bad.profile:14: ", "path must start with '/'" },
     };
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-        CHECK_MSG(has(&d, want[i].at, want[i].needle), want[i].needle);
-    if (d.n != sizeof want / sizeof *want)
-        for (size_t i = 0; i < d.n; i++)
-            fprintf(stderr, "  diag: %s\n", d.msgs[i]);
-    CHECK(d.n == sizeof want / sizeof *want);
+    CHECK_DIAGS(&d, want);
     CHECK_STR(profile_query(&p, "q1"), "SELECT 1;");
     profile_free(&p);
     diags_free(&d);
