@@ -15,8 +15,8 @@ import shutil
 import stat
 import time
 
-import test_live
-from test_live import Term, stack_env  # noqa: F401  (the fixture)
+from lib import term
+from lib.term import LiveTerm, stack_env  # noqa: F401  (the fixture)
 
 CALL = re.compile(r"^\d+\s+(clone3?|fork|vfork)\((.*)$")
 
@@ -50,18 +50,18 @@ def mode(p):
     return stat.S_IMODE(os.stat(p).st_mode)
 
 
-def test_saves_never_fork(tmp_path, monkeypatch):
+def test_saves_never_fork(tmp_path):
     strace = shutil.which("strace")
     assert strace, "strace is needed"
     trace = str(tmp_path / "trace")
     wrap = tmp_path / "redrive-traced"
     wrap.write_text('#!/bin/sh\nexec %s -f -qq -o %s -e trace=clone,clone3,fork,vfork %s "$@"\n'
-                    % (strace, trace, test_live.BIN))
+                    % (strace, trace, term.BIN))
     wrap.chmod(0o755)
-    monkeypatch.setattr(test_live, "BIN", str(wrap))
     cache = tmp_path / "cache" / "redrive"
     hist = tmp_path / "state" / "redrive" / "history" / "attune2.hist"
-    t = Term(tmp_path, extra_env={"REDRIVE_HISTORY_SAVE_S": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    t = LiveTerm(tmp_path, extra_env={"REDRIVE_HISTORY_SAVE_S": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")},
+                 binary=str(wrap))
     t.wait_for("postgresql   ok", secs=15)
     snap = wait_file(str(cache / "*.json"), lambda p: os.path.getsize(p) > 0)
     wait_file(str(hist), lambda p: any(l.startswith("s ") for l in open(p)), secs=40)
