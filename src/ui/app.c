@@ -140,13 +140,15 @@ static void app_offer_batches(ui_app *app)
 {
     char *path = session_journal_path(), why[256];
     rd_batch_info *v = NULL;
-    size_t n = 0, open = 0, last = 0;
+    size_t n = 0, open = 0, last = 0, damaged = 0;
     if (path && batchrec_list(path, &v, &n, why, sizeof why))
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            damaged += v[i].damaged != NULL;
             if (strcmp(batch_info_state(&v[i]), "open") == 0) {
                 open++;
                 last = i;
             }
+        }
     if (open) {
         char *sys = sanitize_str(v[last].system, 0);
         size_t left = v[last].total - (v[last].ok + v[last].failed + v[last].unknown);
@@ -154,6 +156,9 @@ static void app_offer_batches(ui_app *app)
                 "resume %s (redrive batch list)", open, open == 1 ? "" : "es", v[last].action, sys,
                 left, v[last].total, v[last].id);
         free(sys);
+    } else if (damaged) {   /* batchrec.h: never half used; batch list names them */
+        ctx_msg(&app->ctx, false, "%zu damaged batch record%s: not offered (redrive batch list "
+                "names %s)", damaged, damaged == 1 ? "" : "s", damaged == 1 ? "it" : "them");
     }
     batch_infos_free(v, n);
     free(path);
