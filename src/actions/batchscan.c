@@ -108,14 +108,15 @@ static char *raw_string(const char *v, const char *end)
     return q < end && *q == '"' ? xstrndup(v, (size_t)(q - v)) : NULL;
 }
 
-/* "item": a number whole (followed by what ends a value: a cut one is not read). */
+/* "item": a number whole (followed by what ends a value inside a line: a number cut at a
+ * line's end may have had more digits, it is not read). */
 static bool raw_item(const char *p, size_t len, size_t total, size_t *item)
 {
     const char *v = raw_value(p, len, "item"), *end = p + len;
     size_t n = 0, digits = 0;
     for (; v && v < end && *v >= '0' && *v <= '9' && digits < 15; v++, digits++)
         n = n * 10 + (size_t)(*v - '0');
-    if (!v || !digits || v >= end || !strchr(",} \t\r\n", *v) || n >= total)
+    if (!v || !digits || v >= end || !*v || !strchr(",} \t", *v) || n >= total)
         return false;
     *item = n;
     return true;
