@@ -207,9 +207,11 @@ static int list(const batch_opts *o, unsigned san)
             if (b->damaged)
                 continue;
             char *sys = sanitize_str(b->system, san), *sel = sanitize_str(b->selection, san);
-            printf("%-16s  %-12.12s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, sys,
-                   b->action, b->total, b->ok + b->failed + b->unknown, b->ok, b->failed,
-                   b->unknown, batch_info_state(b), sel);
+            char col[64];   /* 12 columns, not 12 bytes: a character is never cut */
+            int w = sanitize_fit(sys, 12, col, sizeof col, san);
+            printf("%-16s  %s%*s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, col,
+                   12 - w, "", b->action, b->total, b->ok + b->failed + b->unknown, b->ok,
+                   b->failed, b->unknown, batch_info_state(b), sel);
             free(sys);
             free(sel);
         }

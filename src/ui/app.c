@@ -149,16 +149,20 @@ static void app_offer_batches(ui_app *app)
                 last = i;
             }
         }
+    /* a damaged record is never half used (batchrec.h): counted, batch list names it */
+    char dmg[96] = "";
+    if (damaged)
+        snprintf(dmg, sizeof dmg, "%s%zu damaged batch record%s%s", open ? "; " : "", damaged,
+                 damaged == 1 ? "" : "s", open ? "" : ": not offered (redrive batch list)");
     if (open) {
         char *sys = sanitize_str(v[last].system, 0);
         size_t left = v[last].total - (v[last].ok + v[last].failed + v[last].unknown);
         ctx_msg(&app->ctx, false, "%zu unfinished batch%s: %s on %s, %zu of %zu left: redrive batch "
-                "resume %s (redrive batch list)", open, open == 1 ? "" : "es", v[last].action, sys,
-                left, v[last].total, v[last].id);
+                "resume %s (redrive batch list)%s", open, open == 1 ? "" : "es", v[last].action,
+                sys, left, v[last].total, v[last].id, dmg);
         free(sys);
-    } else if (damaged) {   /* batchrec.h: never half used; batch list names them */
-        ctx_msg(&app->ctx, false, "%zu damaged batch record%s: not offered (redrive batch list "
-                "names %s)", damaged, damaged == 1 ? "" : "s", damaged == 1 ? "it" : "them");
+    } else if (damaged) {
+        ctx_msg(&app->ctx, false, "%s", dmg);
     }
     batch_infos_free(v, n);
     free(path);
