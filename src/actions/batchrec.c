@@ -559,21 +559,23 @@ rd_batchrd *batchrd_open(const char *path, char *why, size_t whycap)
     return r;
 }
 
-/* An item's string: null (NULL, *ok kept) or a string of 1..512 bytes without a control
- * character (it goes into a request's path); else *ok = false. */
-static const char *item_str(const cJSON *a, int i, bool *ok)
+/* An item's string: null (NULL, *ok kept) or a string; a target's (id, parent: it goes into
+ * a request's path) of 1..512 bytes without a control character. Else *ok = false. An
+ * empty fingerprint is none; a fingerprint is any text (an error's: sanitized wherever it
+ * is shown). */
+static const char *item_str(const cJSON *a, int i, bool target, bool *ok)
 {
     const cJSON *x = cJSON_GetArrayItem(a, i);
     if (cJSON_IsNull(x))
         return NULL;
     const char *s = cJSON_IsString(x) ? x->valuestring : NULL;
     size_t len = s ? strlen(s) : 0;
-    for (size_t k = 0; s && k < len; k++)
+    for (size_t k = 0; target && s && k < len; k++)
         if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f)
             s = NULL;
-    if (!s || len == 0 || len > 512)
+    if (!s || (target && (len == 0 || len > 512)))
         *ok = false;
-    return s;
+    return s && len ? s : NULL;
 }
 
 /* The item line in r->cur, checked into t; false with r->damage. */
@@ -582,9 +584,10 @@ static bool item_read(rd_batchrd *r, size_t i, rd_target *t)
     bool ok = cJSON_IsArray(r->cur) && cJSON_GetArraySize(r->cur) == 5;
     const cJSON *at = cJSON_GetArrayItem(r->cur, 3);
     double n = cJSON_IsNumber(at) ? at->valuedouble : -1;
-    *t = (rd_target){.id = item_str(r->cur, 0, &ok), .parent = item_str(r->cur, 1, &ok),
-                     .fp = item_str(r->cur, 2, &ok)};
-    const char *ov = item_str(r->cur, 4, &ok);
+    *t = (rd_target){.id = item_str(r->cur, 0, true, &ok),
+                     .parent = item_str(r->cur, 1, true, &ok),
+                     .fp = item_str(r->cur, 2, false, &ok)};
+    const char *ov = item_str(r->cur, 4, false, &ok);
     if (!ok || !t->id) {
         snprintf(r->damage, sizeof r->damage, "line %zu: item %zu cannot be read", r->lineno, i);
         return false;

@@ -62,6 +62,9 @@ static const struct {
      "line 5: an item after the end line", NULL},
     {"abandon line cut short", HEAD("\"retry\"") ITEMS "{\"total\":2}\n{\"abandoned\":\"20",
      NULL, NULL},
+    {"a fingerprint with escapes (an error's text: sanitized where shown)",
+     HEAD("\"retry\"") "[\"1001\",null,\"boom " OSC "\",1,null]\n[\"1002\",null,\"\",0,null]\n"
+     "{\"total\":2}\n", NULL, NULL},
     {"attempt 1e300", HEAD("\"retry\"") "[\"1001\",null,null,1e300,null]\n[\"1002\",null,null,0,null]\n"
      "{\"total\":2}\n", NULL, "line 2: item 0: its attempt is not a count"},
     {"negative attempt", HEAD("\"retry\"") "[\"1001\",null,null,0,null]\n[\"1002\",null,null,-3,null]\n"
