@@ -6,7 +6,8 @@
  * else can write; the file a regular file of ours that nobody else can write (made 0600
  * when others can read it), opened without blocking (a FIFO there is refused at once).
  * Each line is on disk (fdatasync; the directory fsynced when the file is created) before
- * journal_append returns true; the actor writes its lines through a writer thread
+ * journal_append returns true, and one that cannot be written whole leaves nothing of it
+ * (lineappend.h: locked, a newline first after a fragment, truncated back on failure); the actor writes its lines through a writer thread
  * (jwriter.h), so the console's loop never waits for the disk. Written ahead: a request is journaled with code "pending"
  * before it is sent, then a second line with the same
  * idempotency_key gives its outcome ("ok", "not_found", ..., "unknown" when redrive
