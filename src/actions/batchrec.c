@@ -200,10 +200,10 @@ bool batchrec_adopt(const char *journal, const char *id, char *why, size_t whyca
 {
     char *tmp = rec_path(journal, id, true, why, whycap);
     char *path = rec_path(journal, id, false, why, whycap);
-    rd_batch_info b;
+    rd_batch_info b = {0};
     bool ok = tmp && path && read_header(tmp, &b, why, whycap);
+    batch_info_clear(&b);
     if (ok) {
-        batch_info_clear(&b);
         if (!(ok = rename(tmp, path) == 0))
             snprintf(why, whycap, "cannot write the batch record %s: %s", path, strerror(errno));
     }
@@ -518,6 +518,8 @@ bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char
     else
         ok = read_header(path, out, why, whycap) &&
              batchscan_count(journal, out, 1, why, whycap);
+    if (!ok)
+        batch_info_clear(out);   /* the damage is in why */
     free(path);
     return ok;
 }

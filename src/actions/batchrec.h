@@ -84,7 +84,8 @@ void batchrec_free(rd_batchrec *r);
  * journal; a damaged one with its damage (b->damaged) and nothing else. */
 bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *why,
                    size_t whycap);
-/* One record by id (its counts too); false with why ("no batch ID", or the damage). */
+/* One record by id (its counts too); false with why ("no batch ID", or the damage), out
+ * then empty. */
 bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char *why,
                    size_t whycap);
 void batch_info_clear(rd_batch_info *b);
