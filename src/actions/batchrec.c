@@ -388,8 +388,9 @@ static bool rec_read_all(rec_read *r, FILE *f)
 }
 
 /* The header, the end and any abandon line of the record at path, checked. false with why:
- * one that cannot be opened leaves b empty; a damaged one has b's id (when its file name
- * is one), path and damaged set, nothing else. */
+ * one gone in the meantime leaves b empty; a damaged one, or one refused (not a regular
+ * file of ours), has b's id (when its file name is one), path and damaged set, nothing
+ * else. */
 static bool read_header(const char *path, rd_batch_info *b, char *why, size_t whycap)
 {
     memset(b, 0, sizeof *b);
@@ -398,10 +399,11 @@ static bool read_header(const char *path, rd_batch_info *b, char *why, size_t wh
         rec_damaged(&r, "its file name is not a batch id");
     } else {
         FILE *f = open_private(path, "batch record", why, whycap);
-        if (!f)
+        if (!f && errno == ENOENT)
             return false;
-        bool ok = rec_read_all(&r, f);
-        fclose(f);
+        bool ok = f && rec_read_all(&r, f);
+        if (f)
+            fclose(f);
         b->path = xstrdup(path);
         if (ok)
             return true;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -160,6 +161,12 @@ int main(void)
     char want[700];
     snprintf(want, sizeof want, "batch record %s is damaged: its file name is not a batch id", bad);
     CHECK_MSG(n == 1 && v[0].damaged && strcmp(v[0].damaged, want) == 0, n ? v[0].damaged : "");
+    batch_infos_free(v, n);
+    /* a FIFO in a record's place: refused at once (never a hang), named */
+    CHECK(unlink(bad) == 0 && mkfifo(sub, 0600) == 0);
+    CHECK(batchrec_list(journal, &v, &n, why, sizeof why) && n == 1);
+    CHECK_MSG(n == 1 && v[0].damaged && strstr(v[0].damaged, sub) &&
+              strcmp(batch_info_state(&v[0]), "damaged") == 0, n ? v[0].damaged : "");
     batch_infos_free(v, n);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
