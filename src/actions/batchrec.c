@@ -15,9 +15,12 @@
 
 #include "../core/fsperm.h"
 #include "../core/jsonget.h"
+#include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "batchrec_priv.h"
 #include "journal.h"
+#include "lineappend.h"
 #include "request.h"
 
 struct rd_batchrec {
@@ -31,8 +34,9 @@ struct rd_batchrec {
 struct rd_batchrd {
     FILE *f;
     char *line;
-    size_t cap, next;
+    size_t cap, next, lineno;
     cJSON *cur;
+    char damage[128];          /* "" while every item read so far is sound */
 };
 
 /* STATE/batches for the journal at `journal` (NULL: the default), created 0700 with
@@ -199,10 +203,10 @@ bool batchrec_adopt(const char *journal, const char *id, char *why, size_t whyca
 {
     char *tmp = rec_path(journal, id, true, why, whycap);
     char *path = rec_path(journal, id, false, why, whycap);
-    rd_batch_info b;
+    rd_batch_info b = {0};
     bool ok = tmp && path && read_header(tmp, &b, why, whycap);
+    batch_info_clear(&b);
     if (ok) {
-        batch_info_clear(&b);
         if (!(ok = rename(tmp, path) == 0))
             snprintf(why, whycap, "cannot write the batch record %s: %s", path, strerror(errno));
     }
@@ -244,51 +248,176 @@ static FILE *open_private(const char *path, const char *what, char *why, size_t 
     return f;
 }
 
-/* The header, the end and any abandon line of the record at path. */
+/* Reading a record: its lines checked one by one (batchrec.h: nothing trusted as written). */
+typedef struct rec_read {
+    rd_batch_info *b;
+    const char *path;
+    size_t line, items;
+    bool head, end;
+    char *why;
+    size_t whycap;
+} rec_read;
+
+static bool rec_damaged(rec_read *r, const char *what)
+{
+    if (r->line)
+        snprintf(r->why, r->whycap, "batch record %s is damaged: line %zu: %s", r->path,
+                 r->line, what);
+    else
+        snprintf(r->why, r->whycap, "batch record %s is damaged: %s", r->path, what);
+    return false;
+}
+
+/* A header string: absent or null (NULL), else a string, capped and sanitized. */
+static bool head_str(const cJSON *o, const char *k, size_t max, char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v || cJSON_IsNull(v))
+        return true;
+    if (!cJSON_IsString(v))
+        return false;
+    char *cut = xstrndup(v->valuestring, max);
+    *out = sanitize_str(cut, 0);
+    free(cut);
+    return true;
+}
+
+/* The id its file name gives: "ID.batch" or "ID.batch.tmp". */
+static bool file_id(const char *path, char out[17])
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char id[17];
+    snprintf(id, sizeof id, "%s", base);
+    if (!valid_id(id) || strncmp(base + 16, ".batch", 6) != 0)
+        return false;
+    memcpy(out, id, 17);
+    return true;
+}
+
+static bool rec_head(rec_read *r, const cJSON *o)
+{
+    rd_batch_info *b = r->b;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "batch");
+    if (!cJSON_IsString(id) || strcmp(id->valuestring, b->id) != 0)
+        return rec_damaged(r, "the header's batch id is not its file name's");
+    rd_action kind;
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(o, "action");
+    if (!cJSON_IsString(act) || !action_from_name(act->valuestring, &kind))
+        return rec_damaged(r, "the header's action is not one redrive knows");
+    b->action = xstrdup(action_name(kind));
+    const struct { const char *key; size_t max; char **field; } strs[] = {
+        {"system", 256, &b->system}, {"reason", 1024, &b->reason},
+        {"selection", 1024, &b->selection}, {"created", 64, &b->created},
+        {"operator", 256, &b->operator_},
+    };
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
+        if (!head_str(o, strs[i].key, strs[i].max, strs[i].field)) {
+            char what[64];
+            snprintf(what, sizeof what, "the header's %s is not a string", strs[i].key);
+            return rec_damaged(r, what);
+        }
+    }
+    r->head = true;
+    return true;
+}
+
+/* {"total":N}: N a count (an integer, not 1e300, not negative); compared with the item
+ * lines at the end. */
+static bool rec_end_line(rec_read *r, const cJSON *tot)
+{
+    double n = cJSON_IsNumber(tot) ? tot->valuedouble : -1;
+    if (r->end)
+        return rec_damaged(r, "a second end line");
+    if (!(n >= 0 && n <= 1e15 && n == (double)(size_t)n))
+        return rec_damaged(r, "the end line's total is not a count");
+    r->b->total = (size_t)n;
+    r->end = true;
+    return true;
+}
+
+/* One line (len bytes, cut: no newline at its end). */
+static bool rec_line(rec_read *r, const char *line, size_t len, bool cut)
+{
+    if (strspn(line, " \t\r\n") == len)
+        return true;
+    if (r->head && line[0] == '[') {
+        r->items++;
+        return r->end ? rec_damaged(r, "an item after the end line") : true;
+    }
+    cJSON *o = cJSON_ParseWithLength(line, len);
+    bool ok;
+    if (!cJSON_IsObject(o))
+        /* an abandon line cut by a crash: the abandon did not happen */
+        ok = (cut && r->end) || rec_damaged(r, r->head ? "not a line of a batch record"
+                                                       : "no header");
+    else if (!r->head)
+        ok = rec_head(r, o);
+    else if (cJSON_GetObjectItemCaseSensitive(o, "total"))
+        ok = rec_end_line(r, cJSON_GetObjectItemCaseSensitive(o, "total"));
+    else if (cJSON_GetObjectItemCaseSensitive(o, "abandoned") && r->end)
+        ok = r->b->abandoned = true;
+    else
+        ok = rec_damaged(r, "not a line of a batch record");
+    cJSON_Delete(o);
+    return ok;
+}
+
+static bool rec_read_all(rec_read *r, FILE *f)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    bool ok = true;
+    while (ok && (len = getline(&line, &cap, f)) > 0) {
+        r->line++;
+        ok = rec_line(r, line, (size_t)len, line[len - 1] != '\n');
+    }
+    free(line);
+    if (ok && ferror(f))
+        ok = rec_damaged(r, "cannot be read");
+    r->line = 0;
+    if (ok && !r->head)
+        ok = rec_damaged(r, "no header");
+    else if (ok && !r->end)
+        ok = rec_damaged(r, "no end line (not a complete batch record)");
+    if (ok && r->items != r->b->total) {
+        char what[128];
+        snprintf(what, sizeof what, "its end line says %zu items, it has %zu", r->b->total,
+                 r->items);
+        ok = rec_damaged(r, what);
+    }
+    return ok;
+}
+
+/* The header, the end and any abandon line of the record at path, checked. false with why:
+ * one gone in the meantime leaves b empty; a damaged one, or one refused (not a regular
+ * file of ours), has b's id (when its file name is one), path and damaged set, nothing
+ * else. */
 static bool read_header(const char *path, rd_batch_info *b, char *why, size_t whycap)
 {
     memset(b, 0, sizeof *b);
-    FILE *f = open_private(path, "batch record", why, whycap);
-    if (!f)
-        return false;
-    char *line = NULL;
-    size_t cap = 0;
-    bool head = false, end = false;
-    ssize_t len;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        if (line[0] != '{')
-            continue;
-        cJSON *o = cJSON_ParseWithLength(line, (size_t)len);
-        const cJSON *tot = cJSON_GetObjectItemCaseSensitive(o, "total");
-        if (!head && cJSON_IsObject(o)) {
-            head = true;
-            char *id = json_strdup(o, "batch", 64);
-            if (valid_id(id))
-                memcpy(b->id, id, 17);
-            free(id);
-            b->system = json_strdup(o, "system", 256);
-            b->action = json_strdup(o, "action", 64);
-            b->reason = json_strdup(o, "reason", 1024);
-            b->selection = json_strdup(o, "selection", 1024);
-            b->created = json_strdup(o, "created", 64);
-            b->operator_ = json_strdup(o, "operator", 256);
-        } else if (cJSON_IsNumber(tot) && tot->valuedouble >= 0 && tot->valuedouble < 1e12) {
-            b->total = (size_t)tot->valuedouble;
-            end = true;
-        } else if (cJSON_GetObjectItemCaseSensitive(o, "abandoned")) {
-            b->abandoned = true;
-        }
-        cJSON_Delete(o);
+    rec_read r = {.b = b, .path = path, .why = why, .whycap = whycap};
+    if (!file_id(path, b->id)) {
+        rec_damaged(&r, "its file name is not a batch id");
+    } else {
+        FILE *f = open_private(path, "batch record", why, whycap);
+        if (!f && errno == ENOENT)
+            return false;
+        bool ok = f && rec_read_all(&r, f);
+        if (f)
+            fclose(f);
+        b->path = xstrdup(path);
+        if (ok)
+            return true;
     }
-    free(line);
-    fclose(f);
+    char id[17];
+    memcpy(id, b->id, sizeof id);
+    batch_info_clear(b);
+    memcpy(b->id, id, sizeof id);
     b->path = xstrdup(path);
-    if (!head || !end || !b->id[0] || !b->action) {
-        snprintf(why, whycap, "%s: not a complete batch record", path);
-        batch_info_clear(b);
-        return false;
-    }
-    return true;
+    b->damaged = xstrdup(why);
+    return false;
 }
 
 void batch_info_clear(rd_batch_info *b)
@@ -300,6 +429,7 @@ void batch_info_clear(rd_batch_info *b)
     free(b->created);
     free(b->operator_);
     free(b->path);
+    free(b->damaged);
     memset(b, 0, sizeof *b);
 }
 
@@ -312,144 +442,11 @@ void batch_infos_free(rd_batch_info *v, size_t n)
 
 const char *batch_info_state(const rd_batch_info *b)
 {
+    if (b->damaged)
+        return "damaged";
     if (b->abandoned)
         return "abandoned";
     return b->ok + b->failed + b->unknown < b->total || b->unknown ? "open" : "done";
-}
-
-/* The scan's view of one batch: its states and (when asked) its unknown items' keys. */
-typedef struct scan_batch {
-    rd_batch_info *info;
-    unsigned char *st;
-    rd_bitem_key *keys;
-    size_t nkeys, capkeys;
-    bool want_keys;
-} scan_batch;
-
-static void key_set(scan_batch *s, size_t item, const char *key, bool keep)
-{
-    size_t k = s->nkeys;
-    while (k-- > 0 && s->keys[k].item != item)
-        ;
-    if (k == (size_t)-1 && keep && key && strlen(key) == 32) {
-        xgrow(&s->keys, &s->capkeys, s->nkeys + 1, sizeof *s->keys);
-        k = s->nkeys++;
-    }
-    if (k == (size_t)-1)
-        return;
-    if (!keep) {
-        s->keys[k] = s->keys[--s->nkeys];
-        return;
-    }
-    if (key && strlen(key) == 32) {
-        s->keys[k].item = item;
-        memcpy(s->keys[k].key, key, 33);
-    }
-}
-
-/* One journal line of a batch item: its item's state after it. */
-static void scan_line(scan_batch *s, const cJSON *o)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "item");
-    const cJSON *code = cJSON_GetObjectItemCaseSensitive(o, "code");
-    if (!cJSON_IsNumber(it) || it->valuedouble < 0 || it->valuedouble >= (double)s->info->total ||
-        !cJSON_IsString(code))
-        return;
-    size_t i = (size_t)it->valuedouble;
-    const char *c = code->valuestring;
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "idempotency_key");
-    const char *key = cJSON_IsString(k) ? k->valuestring : NULL;
-    rd_bitem st;
-    if (!strcmp(c, "pending") || !strcmp(c, "unknown") || !strcmp(c, "maybe_applied"))
-        st = BITEM_UNKNOWN;
-    else if (!strcmp(c, "ok"))
-        st = BITEM_OK;
-    else if (!strcmp(c, "aborted"))
-        st = BITEM_NONE;         /* journaled, stopped before being sent again */
-    else
-        st = BITEM_FAILED;
-    s->st[i] = (unsigned char)st;
-    if (s->want_keys)
-        key_set(s, i, key, st == BITEM_UNKNOWN);
-}
-
-/* One pass over the journal for the batches v[0..n). */
-static bool scan_journal(const char *journal, scan_batch *v, size_t n, char *why, size_t whycap)
-{
-    char *def = NULL;
-    if (!journal && !(journal = def = journal_default_path()))
-        return true;
-    FILE *f = open_private(journal, "journal", why, whycap);
-    bool missing = !f && errno == ENOENT;
-    free(def);
-    if (!f)
-        return missing;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        const char *b = strstr(line, "\"batch\"");
-        if (!b || !strstr(line, "\"item\""))
-            continue;
-        b += 7;
-        b += strspn(b, " \t");
-        b += *b == ':';
-        b += strspn(b, " \t");
-        b += *b == '"';
-        for (size_t k = 0; k < n; k++) {
-            if (strncmp(b, v[k].info->id, 16) != 0 || b[16] != '"')
-                continue;
-            cJSON *o = cJSON_ParseWithLength(line, (size_t)len);
-            char *bid = json_strdup(o, "batch", 64);
-            if (bid && strcmp(bid, v[k].info->id) == 0)
-                scan_line(&v[k], o);
-            free(bid);
-            cJSON_Delete(o);
-            break;
-        }
-    }
-    free(line);
-    fclose(f);
-    return true;
-}
-
-static void count_states(rd_batch_info *b, const unsigned char *st)
-{
-    b->ok = b->failed = b->unknown = 0;
-    for (size_t i = 0; i < b->total; i++) {
-        b->ok += st[i] == BITEM_OK;
-        b->failed += st[i] == BITEM_FAILED;
-        b->unknown += st[i] == BITEM_UNKNOWN;
-    }
-}
-
-/* The counts of v[0..n) from the journal. */
-static bool count_all(const char *journal, rd_batch_info *v, size_t n, char *why, size_t whycap)
-{
-    scan_batch *s = xcalloc(n ? n : 1, sizeof *s);
-    for (size_t i = 0; i < n; i++) {
-        s[i].info = &v[i];
-        s[i].st = xcalloc(v[i].total ? v[i].total : 1, 1);
-    }
-    bool ok = scan_journal(journal, s, n, why, whycap);
-    for (size_t i = 0; i < n; i++) {
-        count_states(&v[i], s[i].st);
-        free(s[i].st);
-    }
-    free(s);
-    return ok;
-}
-
-bool batchrec_states(const char *journal, const rd_batch_info *b, unsigned char **states,
-                     rd_bitem_key **keys, size_t *nkeys, char *why, size_t whycap)
-{
-    rd_batch_info copy = *b;
-    scan_batch s = {.info = &copy, .st = xcalloc(b->total ? b->total : 1, 1), .want_keys = true};
-    bool ok = scan_journal(journal, &s, 1, why, whycap);
-    *states = s.st;
-    *keys = s.keys;
-    *nkeys = s.nkeys;
-    return ok;
 }
 
 static int by_created(const void *x, const void *y)
@@ -491,9 +488,9 @@ bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *wh
         if (len != 22 || strcmp(e->d_name + 16, ".batch") != 0)
             continue;
         char *path = xasprintf("%s/%s", dir, e->d_name);
-        char ignored[256];
+        char damage[512];
         rd_batch_info b;
-        if (read_header(path, &b, ignored, sizeof ignored)) {
+        if (read_header(path, &b, damage, sizeof damage) || b.damaged) {
             xgrow(out, &cap, *n + 1, sizeof **out);
             (*out)[(*n)++] = b;
         }
@@ -504,7 +501,7 @@ bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *wh
     free(dir);
     if (*n)
         qsort(*out, *n, sizeof **out, by_created);
-    return count_all(journal, *out, *n, why, whycap);
+    return batchscan_count(journal, *out, *n, why, whycap);
 }
 
 bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char *why,
@@ -524,18 +521,21 @@ bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char
     if (!ok)
         snprintf(why, whycap, "no batch %s (see redrive batch list)", id);
     else
-        ok = read_header(path, out, why, whycap) && count_all(journal, out, 1, why, whycap);
+        ok = read_header(path, out, why, whycap) &&
+             batchscan_count(journal, out, 1, why, whycap);
+    if (!ok)
+        batch_info_clear(out);   /* the damage is in why */
     free(path);
     return ok;
 }
 
 bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap)
 {
-    int fd = fsperm_open(b->path, O_WRONLY | O_APPEND | O_NOFOLLOW, 0, "batch record",
+    int fd = fsperm_open(b->path, O_RDWR | O_APPEND | O_NOFOLLOW, 0, "batch record",
                          FSP_REGULAR, NULL, why, whycap);
     if (fd < 0)
         return false;
-    char now[48];
+    char now[48], err[160];
     journal_time_now(now, sizeof now);
     cJSON *o = cJSON_CreateObject();
     add_str(o, "abandoned", now);
@@ -543,10 +543,11 @@ bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, 
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     char *line = xasprintf("%s\n", s);
-    size_t len = strlen(line);
-    bool ok = write(fd, line, len) == (ssize_t)len && fsync(fd) == 0;
+    bool ok = lineappend_write(fd, line, strlen(line), err, sizeof err);
+    if (ok && !(ok = fsync(fd) == 0))
+        snprintf(err, sizeof err, "%s", strerror(errno));
     if (!ok)
-        snprintf(why, whycap, "cannot write the batch record %s: %s", b->path, strerror(errno));
+        snprintf(why, whycap, "cannot write the batch record %s: %s", b->path, err);
     close(fd);
     free(s);
     free(line);
@@ -565,10 +566,49 @@ rd_batchrd *batchrd_open(const char *path, char *why, size_t whycap)
     return r;
 }
 
-static const char *arr_str(const cJSON *a, int i)
+/* An item's string: null (NULL, *ok kept) or a string; a target's (id, parent: it goes into
+ * a request's path) of 1..512 bytes without a control character. Else *ok = false. An
+ * empty fingerprint is none; a fingerprint is any text (an error's: sanitized wherever it
+ * is shown). */
+static const char *item_str(const cJSON *a, int i, bool target, bool *ok)
 {
     const cJSON *x = cJSON_GetArrayItem(a, i);
-    return cJSON_IsString(x) && x->valuestring[0] ? x->valuestring : NULL;
+    if (cJSON_IsNull(x))
+        return NULL;
+    const char *s = cJSON_IsString(x) ? x->valuestring : NULL;
+    size_t len = s ? strlen(s) : 0;
+    for (size_t k = 0; target && s && k < len; k++)
+        if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f)
+            s = NULL;
+    if (!s || (target && (len == 0 || len > 512)))
+        *ok = false;
+    return s && len ? s : NULL;
+}
+
+/* The item line in r->cur, checked into t; false with r->damage. */
+static bool item_read(rd_batchrd *r, size_t i, rd_target *t)
+{
+    bool ok = cJSON_IsArray(r->cur) && cJSON_GetArraySize(r->cur) == 5;
+    const cJSON *at = cJSON_GetArrayItem(r->cur, 3);
+    double n = cJSON_IsNumber(at) ? at->valuedouble : -1;
+    *t = (rd_target){.id = item_str(r->cur, 0, true, &ok),
+                     .parent = item_str(r->cur, 1, true, &ok),
+                     .fp = item_str(r->cur, 2, false, &ok)};
+    const char *ov = item_str(r->cur, 4, false, &ok);
+    if (!ok || !t->id) {
+        snprintf(r->damage, sizeof r->damage, "line %zu: item %zu cannot be read", r->lineno, i);
+        return false;
+    }
+    if (!(n >= 0 && n <= 1e9 && n == (double)(int)n)) {
+        snprintf(r->damage, sizeof r->damage, "line %zu: item %zu: its attempt is not a count",
+                 r->lineno, i);
+        return false;
+    }
+    t->attempt = (int)n;
+    /* the journal's override names are static strings (guard.h): keep them so */
+    t->override_ = !ov ? NULL : !strcmp(ov, "ineligible") ? "ineligible"
+                 : !strcmp(ov, "loop_retry") ? "loop_retry" : NULL;
+    return true;
 }
 
 bool batchrd_next(rd_batchrd *r, size_t *item, rd_target *t)
@@ -576,26 +616,23 @@ bool batchrd_next(rd_batchrd *r, size_t *item, rd_target *t)
     cJSON_Delete(r->cur);
     r->cur = NULL;
     ssize_t len;
-    while ((len = getline(&r->line, &r->cap, r->f)) > 0) {
+    while (!r->damage[0] && (len = getline(&r->line, &r->cap, r->f)) > 0) {
+        r->lineno++;
         if (r->line[0] != '[')
             continue;
-        cJSON_Delete(r->cur);
         r->cur = cJSON_ParseWithLength(r->line, (size_t)len);
         size_t i = r->next++;
-        const char *id = arr_str(r->cur, 0);
-        if (!id)
-            continue;         /* unreadable: counted, never sent */
-        const cJSON *at = cJSON_GetArrayItem(r->cur, 3);
-        *t = (rd_target){.id = id, .parent = arr_str(r->cur, 1), .fp = arr_str(r->cur, 2),
-                         .attempt = cJSON_IsNumber(at) ? (int)at->valuedouble : 0};
-        const char *ov = arr_str(r->cur, 4);
-        /* the journal's override names are static strings (guard.h): keep them so */
-        t->override_ = !ov ? NULL : !strcmp(ov, "ineligible") ? "ineligible"
-                     : !strcmp(ov, "loop_retry") ? "loop_retry" : NULL;
+        if (!item_read(r, i, t))
+            break;
         *item = i;
         return true;
     }
     return false;
+}
+
+const char *batchrd_damage(const rd_batchrd *r)
+{
+    return r->damage;
 }
 
 void batchrd_close(rd_batchrd *r)
@@ -606,4 +643,23 @@ void batchrd_close(rd_batchrd *r)
     fclose(r->f);
     free(r->line);
     free(r);
+}
+
+bool batchrec_check_items(const rd_batch_info *b, char *why, size_t whycap)
+{
+    rd_batchrd *r = batchrd_open(b->path, why, whycap);
+    if (!r)
+        return false;
+    size_t item, n = 0;
+    rd_target t;
+    while (batchrd_next(r, &item, &t))
+        n++;
+    bool ok = !r->damage[0] && n == b->total;
+    if (r->damage[0])
+        snprintf(why, whycap, "batch record %s is damaged: %s", b->path, r->damage);
+    else if (!ok)
+        snprintf(why, whycap, "batch record %s is damaged: %zu items, not %zu", b->path, n,
+                 b->total);
+    batchrd_close(r);
+    return ok;
 }

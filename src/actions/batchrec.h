@@ -10,15 +10,27 @@
  *   {"abandoned":T,"operator":O}                `redrive batch abandon` (appended)
  *
  * Written as ID.batch.tmp, synced and renamed into place by batchrec_commit: a record that
- * exists is complete. How far a batch got is never written here: the journal's lines of
+ * exists is complete. The abandon line is appended so that a failed write leaves nothing
+ * (lineappend.h). How far a batch got is never written here: the journal's lines of
  * its items (batch id + "item", the item's number) say it, written ahead of each request
  * (journal.h). An item is
  *   - none: no line (never sent, or aborted before sending): a resume sends it;
  *   - unknown: a "pending" line without an outcome, or an outcome "unknown" /
  *     "maybe_applied": it may have reached the core; a resume sends it only when asked
  *     (--resend-unknown), with the key of its pending line (the core applies it once);
+ *     also an item whose state cannot be read: a damaged journal line that names the
+ *     batch (a line cut by a crash; the line glued to a fragment is read whole,
+ *     journal_piece_end) and gives the item's number or, failing that, its target; one
+ *     that gives neither makes every item not yet sent unknown (any of them may be it);
  *   - ok / failed: an outcome: never sent again.
  * Reading is streamed: memory grows with one byte per item, not with the batch's lines.
+ *
+ * A record is a file anyone with our uid could have edited: nothing in it is trusted as
+ * written. The header's id must be its file's, its action a known one; its strings are
+ * sanitized when read; the end line's total must be the number of item lines; an item's
+ * fields are checked before anything is sent. A record that breaks a rule is damaged:
+ * named with the line and the rule (batch list warns and goes on, resume refuses it),
+ * never half used.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,6 +46,10 @@ typedef struct rd_batch_info {
     size_t total;
     size_t ok, failed, unknown;   /* from the journal; done = ok + failed + unknown */
     bool abandoned;
+    /* the record cannot be used: "batch record PATH is damaged: line N: ..." (raw: the
+     * path is the state directory's); only id (when its file name is one) and path are
+     * set besides. NULL when sound. */
+    char *damaged;
 } rd_batch_info;
 
 /* An unknown item's Idempotency-Key (its latest pending line's). */
@@ -64,16 +80,17 @@ void batchrec_discard(const char *journal, const char *id);
 void batchrec_free(rd_batchrec *r);
 
 /* ---- reading ---- */
-/* Every complete record of this journal's state directory, oldest first, with its counts
- * from the journal. */
+/* Every record of this journal's state directory, oldest first, with its counts from the
+ * journal; a damaged one with its damage (b->damaged) and nothing else. */
 bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *why,
                    size_t whycap);
-/* One record by id (its counts too); false with why ("no batch ID"). */
+/* One record by id (its counts too); false with why ("no batch ID", or the damage), out
+ * then empty. */
 bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char *why,
                    size_t whycap);
 void batch_info_clear(rd_batch_info *b);
 void batch_infos_free(rd_batch_info *v, size_t n);
-/* "open" (items left or unknown), "done", "abandoned". */
+/* "open" (items left or unknown), "done", "abandoned", "damaged". */
 const char *batch_info_state(const rd_batch_info *b);
 /* Each item's state (rd_bitem, one byte each, b->total of them) and the keys of the
  * unknown ones, from one pass over the journal. Allocated. */
@@ -82,10 +99,17 @@ bool batchrec_states(const char *journal, const rd_batch_info *b, unsigned char 
 /* Appends the abandon line: the batch is no longer offered nor resumable. */
 bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap);
 
+/* Every item line of b's record readable (batchrd_next) and as many as its total; false
+ * with the damage. A resume checks this before it sends anything. */
+bool batchrec_check_items(const rd_batch_info *b, char *why, size_t whycap);
+
 /* The items of a record in order, streamed. */
 typedef struct rd_batchrd rd_batchrd;
 rd_batchrd *batchrd_open(const char *path, char *why, size_t whycap);
 /* The next item: its number and target (strings valid until the next call); false at the
- * end. */
+ * end, or at an item line that cannot be read (an id that is not a string without
+ * control characters, an attempt that is not a count): batchrd_damage says which. */
 bool batchrd_next(rd_batchrd *r, size_t *item, rd_target *t);
+/* "" when the record read so far is sound, else "line N: item K: ...". */
+const char *batchrd_damage(const rd_batchrd *r);
 void batchrd_close(rd_batchrd *r);

@@ -121,8 +121,12 @@ static void on_part_done(rd_batch *b, void *ud)
 /* Sends the next part; false when there is none or it was refused. */
 static bool part_start(rd_batchrun *r)
 {
-    if (!part_load(r))
+    if (!part_load(r)) {
+        if (batchrd_damage(r->rd)[0])   /* changed since it was checked */
+            snprintf(r->why, sizeof r->why, "batch record %s is damaged: %s", r->info.path,
+                     batchrd_damage(r->rd));
         return false;
+    }
     rd_batch_opts bo = {.id = r->info.id, .items = r->p.items, .rate = r->o.rate,
                         .last_send = r->last_send, .keys = r->p.keys};
     rd_batch_cbs cbs = {.on_item = on_part_item, .on_done = on_part_done};
@@ -139,10 +143,16 @@ static bool part_start(rd_batchrun *r)
 rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchrun_opts *o,
                             const rd_batchrun_cbs *cbs, void *ud, char *why, size_t whycap)
 {
+    if (b->damaged) {
+        snprintf(why, whycap, "%s", b->damaged);
+        return NULL;
+    }
     if (b->abandoned) {
         snprintf(why, whycap, "batch %s was abandoned", b->id);
         return NULL;
     }
+    if (!batchrec_check_items(b, why, whycap))
+        return NULL;          /* nothing is sent from a record read only in part */
     rd_batchrun *r = xcalloc(1, sizeof *r);
     r->a = a;
     r->info = (rd_batch_info){.total = b->total};

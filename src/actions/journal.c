@@ -18,6 +18,7 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "jsyslog.h"
+#include "lineappend.h"
 
 #define JOURNAL_TAIL_BYTES ((off_t)4 << 20)   /* read at most the last 4 MiB */
 #define JOURNAL_RAW_CAP 4096                  /* raw text kept per entry */
@@ -120,13 +121,14 @@ static bool sync_dir(const char *dir, char *why, size_t whycap)
 }
 
 /* The journal opened for appending: a regular file of ours that nobody else can write
- * (one others can read is made 0600), never a FIFO or a device, never blocking. */
+ * (one others can read is made 0600), never a FIFO or a device, never blocking. Read and
+ * write: the appender reads its last byte back (lineappend.h). */
 static int journal_open(const char *path, char *why, size_t whycap)
 {
     char *dir = state_dir(path, why, whycap);
     if (!dir)
         return -1;
-    const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW;
+    const int flags = O_RDWR | O_APPEND | O_NOFOLLOW;
     const unsigned rules = FSP_REGULAR;
     bool created = true;
     int fd = fsperm_open(path, flags | O_CREAT | O_EXCL, 0600, "journal", rules, NULL, why,
@@ -179,18 +181,17 @@ static void journal_copy_to_syslog(const char *syslog, const char *line)
     free(copy);
 }
 
-/* The one write path: the line, on disk (fdatasync) before this returns true. */
+/* The one write path: the line, on disk (fdatasync) before this returns true; a write
+ * that fails leaves nothing of it (lineappend.h). */
 static bool journal_write(const char *path, const char *line, char *why, size_t whycap)
 {
     int fd = journal_open(path, why, whycap);
     if (fd < 0)
         return false;
-    size_t len = strlen(line);
-    ssize_t w = write(fd, line, len);   /* one write: lines never interleave */
-    bool ok = w == (ssize_t)len;
+    char err[160];
+    bool ok = lineappend_write(fd, line, strlen(line), err, sizeof err);
     if (!ok)
-        snprintf(why, whycap, "cannot write journal %s: %s", path,
-                 w < 0 ? strerror(errno) : "short write");
+        snprintf(why, whycap, "cannot write journal %s: %s", path, err);
     else if (!(ok = fdatasync(fd) == 0))
         snprintf(why, whycap, "cannot sync journal %s to disk: %s", path, strerror(errno));
     if (close(fd) != 0 && ok) {
@@ -324,6 +325,49 @@ static size_t journal_fold(rd_journal_entry *e, size_t n)
     return out;
 }
 
+size_t journal_piece_end(const char *p, size_t len)
+{
+    static const char start[] = "{\"time\":";
+    const char *next = len > 1 ? memmem(p + 1, len - 1, start, sizeof start - 1) : NULL;
+    return next ? (size_t)(next - p) : len;
+}
+
+bool journal_line_parses(const char *p, size_t len)
+{
+    cJSON *o = cJSON_ParseWithLength(p, len);
+    bool ok = cJSON_IsObject(o);
+    cJSON_Delete(o);
+    return ok;
+}
+
+typedef struct tail_lines {
+    const char **starts;
+    size_t *lens;
+    size_t n, cap, lcap;
+} tail_lines;
+
+static void tail_add(tail_lines *t, const char *p, size_t len)
+{
+    xgrow(&t->starts, &t->cap, t->n + 1, sizeof *t->starts);
+    xgrow(&t->lens, &t->lcap, t->n + 1, sizeof *t->lens);
+    t->starts[t->n] = p;
+    t->lens[t->n++] = len;
+}
+
+/* One line of the file: one entry, or, when it does not parse and holds more than one
+ * record start, one per piece (a fragment and the line glued to it). */
+static void tail_line(tail_lines *t, const char *p, size_t len)
+{
+    if (journal_piece_end(p, len) == len || journal_line_parses(p, len)) {
+        tail_add(t, p, len);
+        return;
+    }
+    for (size_t off = 0, n; off < len; off += n) {
+        n = journal_piece_end(p + off, len - off);
+        tail_add(t, p + off, n);
+    }
+}
+
 static char *read_tail_bytes(int fd, off_t size, size_t *len, bool *partial_first)
 {
     off_t start = size > JOURNAL_TAIL_BYTES ? size - JOURNAL_TAIL_BYTES : 0;
@@ -369,9 +413,7 @@ bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, siz
     char *buf = read_tail_bytes(fd, st.st_size, &len, &partial);
     close(fd);
     /* Collect line starts, keep the last `max` non-empty lines. */
-    size_t cap = 0, cnt = 0;
-    const char **starts = NULL;
-    size_t *lens = NULL, lcap = 0;
+    tail_lines t = {0};
     const char *p = buf, *end = buf + len;
     if (partial) {
         const char *nl = memchr(p, '\n', len);
@@ -380,14 +422,12 @@ bool journal_read_tail(const char *path, size_t max, rd_journal_entry **out, siz
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
-        if (le > p) {
-            xgrow(&starts, &cap, cnt + 1, sizeof *starts);
-            xgrow(&lens, &lcap, cnt + 1, sizeof *lens);
-            starts[cnt] = p;
-            lens[cnt++] = (size_t)(le - p);
-        }
+        if (le > p)
+            tail_line(&t, p, (size_t)(le - p));
         p = le + 1;
     }
+    const char **starts = t.starts;
+    size_t *lens = t.lens, cnt = t.n;
     /* an action is two lines (pending, outcome): read twice as many, fold, keep max */
     size_t want = max > SIZE_MAX / 2 ? SIZE_MAX : 2 * max;
     size_t first = cnt > want ? cnt - want : 0;

@@ -6,7 +6,8 @@
  * else can write; the file a regular file of ours that nobody else can write (made 0600
  * when others can read it), opened without blocking (a FIFO there is refused at once).
  * Each line is on disk (fdatasync; the directory fsynced when the file is created) before
- * journal_append returns true; the actor writes its lines through a writer thread
+ * journal_append returns true, and one that cannot be written whole leaves nothing of it
+ * (lineappend.h: locked, a newline first after a fragment, truncated back on failure); the actor writes its lines through a writer thread
  * (jwriter.h), so the console's loop never waits for the disk. Written ahead: a request is journaled with code "pending"
  * before it is sent, then a second line with the same
  * idempotency_key gives its outcome ("ok", "not_found", ..., "unknown" when redrive
@@ -83,5 +84,14 @@ void journal_entries_free(rd_journal_entry *e, size_t n);
  * Allocated (free it; NULL when none), *n set. */
 rd_retry_record *journal_retries(const rd_journal_entry *e, size_t ne, const char *system,
                                  size_t *n);
+/* Reading a damaged line. A line cut by a full disk or a crash (lineappend.h keeps new
+ * ones from being left; older versions left them) has the next line glued to it. Every
+ * record starts with {"time": and holds that text nowhere else (a string's quotes are
+ * escaped), so a line that does not parse is read as pieces, each from one record start to
+ * the next: the glued line is read whole, the fragment stays a damaged piece.
+ * journal_piece_end: the end of the piece that starts at p (the next record start after
+ * p[0]), or len. journal_line_parses: whether p[0..len) is one JSON object. */
+size_t journal_piece_end(const char *p, size_t len);
+bool journal_line_parses(const char *p, size_t len);
 /* RFC 3339 UTC time with milliseconds, e.g. 2026-05-01T12:00:00.123Z. */
 void journal_time_now(char *buf, size_t cap);

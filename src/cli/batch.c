@@ -187,10 +187,14 @@ static int list(const batch_opts *o, unsigned san)
         err_clean(san, "redrive: batch list: ", why);
         return RD_EXIT_FAIL;
     }
+    for (size_t i = 0; i < n; i++)
+        if (v[i].damaged)
+            err_clean(san, "redrive: ", v[i].damaged);   /* named, not listed, not resumable */
     if (o->json) {
         cJSON *arr = cJSON_CreateArray();
         for (size_t i = 0; i < n; i++)
-            json_row(arr, &v[i]);
+            if (!v[i].damaged)
+                json_row(arr, &v[i]);
         char *s = cJSON_Print(arr);
         puts(s);
         free(s);
@@ -200,10 +204,14 @@ static int list(const batch_opts *o, unsigned san)
                "TOTAL", "DONE", "OK", "FAILED", "UNKNOWN", "STATE", "SELECTION");
         for (size_t i = 0; i < n; i++) {
             const rd_batch_info *b = &v[i];
+            if (b->damaged)
+                continue;
             char *sys = sanitize_str(b->system, san), *sel = sanitize_str(b->selection, san);
-            printf("%-16s  %-12.12s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, sys,
-                   b->action, b->total, b->ok + b->failed + b->unknown, b->ok, b->failed,
-                   b->unknown, batch_info_state(b), sel);
+            char col[64];   /* 12 columns, not 12 bytes: a character is never cut */
+            int w = sanitize_fit(sys, 12, col, sizeof col, san);
+            printf("%-16s  %s%*s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, col,
+                   12 - w, "", b->action, b->total, b->ok + b->failed + b->unknown, b->ok,
+                   b->failed, b->unknown, batch_info_state(b), sel);
             free(sys);
             free(sel);
         }

@@ -154,20 +154,29 @@ static void app_offer_batches(ui_app *app)
 {
     char *path = session_journal_path(), why[256];
     rd_batch_info *v = NULL;
-    size_t n = 0, open = 0, last = 0;
+    size_t n = 0, open = 0, last = 0, damaged = 0;
     if (path && batchrec_list(path, &v, &n, why, sizeof why))
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            damaged += v[i].damaged != NULL;
             if (strcmp(batch_info_state(&v[i]), "open") == 0) {
                 open++;
                 last = i;
             }
+        }
+    /* a damaged record is never half used (batchrec.h): counted, batch list names it */
+    char dmg[96] = "";
+    if (damaged)
+        snprintf(dmg, sizeof dmg, "%s%zu damaged batch record%s%s", open ? "; " : "", damaged,
+                 damaged == 1 ? "" : "s", open ? "" : ": not offered (redrive batch list)");
     if (open) {
         char *sys = sanitize_str(v[last].system, 0);
         size_t left = v[last].total - (v[last].ok + v[last].failed + v[last].unknown);
         ctx_msg(&app->ctx, false, "%zu unfinished batch%s: %s on %s, %zu of %zu left: redrive batch "
-                "resume %s (redrive batch list)", open, open == 1 ? "" : "es", v[last].action, sys,
-                left, v[last].total, v[last].id);
+                "resume %s (redrive batch list)%s", open, open == 1 ? "" : "es", v[last].action,
+                sys, left, v[last].total, v[last].id, dmg);
         free(sys);
+    } else if (damaged) {
+        ctx_msg(&app->ctx, false, "%s", dmg);
     }
     batch_infos_free(v, n);
     free(path);

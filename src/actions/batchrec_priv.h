@@ -1,0 +1,8 @@
+#pragma once
+/* Between batchrec.c (the records) and batchscan.c (their items' states, from the journal). */
+#include "batchrec.h"
+
+/* The counts of v[0..n) from one pass over the journal (a damaged record is left as it
+ * is). false with why when the journal cannot be read. */
+bool batchscan_count(const char *journal, rd_batch_info *v, size_t n, char *why,
+                     size_t whycap);
