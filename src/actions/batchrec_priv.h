@@ -6,3 +6,7 @@
  * is). false with why when the journal cannot be read. */
 bool batchscan_count(const char *journal, rd_batch_info *v, size_t n, char *why,
                      size_t whycap);
+
+/* path opened read-only (never through a link) as a regular file of ours (batchrd.c). */
+#include <stdio.h>
+FILE *batchrec_open_private(const char *path, const char *what, char *why, size_t whycap);
