@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../core/jsonget.h"
+#include "../core/sanitize.h"
 #include "../core/fsperm.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
@@ -65,33 +66,48 @@ static char *state_dir(const char *path, char *why, size_t whycap)
     return dir;
 }
 
+/* A journal line is JSON that any reader takes (jq, Python): every string valid UTF-8,
+ * an invalid byte (a hostile task's fingerprint, an id) written as U+FFFD. */
+static cJSON *utf8_string(const char *s)
+{
+    char *v = sanitize_utf8(s, strlen(s));
+    cJSON *x = cJSON_CreateString(v);
+    free(v);
+    return x;
+}
+
+static void add_text(cJSON *o, const char *key, const char *s)
+{
+    cJSON_AddItemToObject(o, key, utf8_string(s));
+}
+
 static char *record_json(const rd_journal_rec *rec)
 {
     char now[48];
     journal_time_now(now, sizeof now);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "time", now);
-    cJSON_AddStringToObject(o, "operator", rec->operator_ ? rec->operator_ : "unknown");
-    cJSON_AddStringToObject(o, "system", rec->system ? rec->system : "");
-    cJSON_AddStringToObject(o, "action", rec->action ? rec->action : "");
+    add_text(o, "time", now);
+    add_text(o, "operator", rec->operator_ ? rec->operator_ : "unknown");
+    add_text(o, "system", rec->system ? rec->system : "");
+    add_text(o, "action", rec->action ? rec->action : "");
     cJSON *t = cJSON_AddArrayToObject(o, "targets");
     for (size_t i = 0; i < rec->n_targets; i++)
-        cJSON_AddItemToArray(t, cJSON_CreateString(rec->targets[i] ? rec->targets[i] : ""));
+        cJSON_AddItemToArray(t, utf8_string(rec->targets[i] ? rec->targets[i] : ""));
     if (rec->idempotency_key)
-        cJSON_AddStringToObject(o, "idempotency_key", rec->idempotency_key);
+        add_text(o, "idempotency_key", rec->idempotency_key);
     else
         cJSON_AddNullToObject(o, "idempotency_key");
     cJSON_AddNumberToObject(o, "http_status", (double)rec->http_status);
-    cJSON_AddStringToObject(o, "result", rec->result ? rec->result : "");
-    cJSON_AddStringToObject(o, "code", rec->code ? rec->code : "");
+    add_text(o, "result", rec->result ? rec->result : "");
+    add_text(o, "code", rec->code ? rec->code : "");
     if (rec->batch)
-        cJSON_AddStringToObject(o, "batch", rec->batch);
+        add_text(o, "batch", rec->batch);
     if (rec->fp)
-        cJSON_AddStringToObject(o, "fp", rec->fp);
+        add_text(o, "fp", rec->fp);
     if (rec->attempt > 0)
         cJSON_AddNumberToObject(o, "attempt", rec->attempt);
     if (rec->override_)
-        cJSON_AddStringToObject(o, "override", rec->override_);
+        add_text(o, "override", rec->override_);
     if (rec->batch && rec->has_item)
         cJSON_AddNumberToObject(o, "item", (double)rec->item);
     char *s = cJSON_PrintUnformatted(o);

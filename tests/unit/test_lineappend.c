@@ -135,6 +135,38 @@ static void test_abandon(const char *dir)
     batch_info_clear(&b);
 }
 
+/* Valid UTF-8 (no overlong or surrogate check needed here: the sequences' shape). */
+static int utf8_valid(const unsigned char *p)
+{
+    while (*p) {
+        int n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2
+              : (*p & 0xf8) == 0xf0 ? 3 : -1;
+        if (n < 0)
+            return 0;
+        for (int k = 1; k <= n; k++)
+            if ((p[k] & 0xc0) != 0x80)
+                return 0;
+        p += n + 1;
+    }
+    return 1;
+}
+
+/* A hostile task's invalid bytes (a fingerprint, an id) never make the journal line
+ * invalid JSON for other readers: each is written as U+FFFD, the rest kept. */
+static void test_utf8_line(void)
+{
+    const char *targets[] = {"task-\xff\xfe"};
+    rd_journal_rec rec = {.operator_ = "alice", .system = "alakai", .action = "retry",
+                          .targets = targets, .n_targets = 1, .result = "ok \xc3",
+                          .code = "ok", .fp = "Boom \x80\x81 at h\xc3\xa9llo"};
+    char *line = journal_line(&rec);
+    CHECK(line != NULL);
+    CHECK(line && utf8_valid((const unsigned char *)line));
+    CHECK(line && strstr(line, "\"fp\":\"Boom \xef\xbf\xbd\xef\xbf\xbd at h\xc3\xa9llo\"") != NULL);
+    CHECK(line && strstr(line, "\"targets\":[\"task-\xef\xbf\xbd\xef\xbf\xbd\"]") != NULL);
+    free(line);
+}
+
 int main(void)
 {
     signal(SIGXFSZ, SIG_IGN);   /* past the limit: EFBIG, not a signal */
@@ -142,6 +174,7 @@ int main(void)
     CHECK(mkdtemp(dir) != NULL);
     test_journal(dir);
     test_abandon(dir);
+    test_utf8_line();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
