@@ -13,8 +13,12 @@ def status(t):
 def test_misspelled_command_and_system(tmp_path):
     t = Term(tmp_path, cols=200)
     t.wait_for("postgresql ok")
-    t.send(":wokers\r")
-    t.wait_for("did you mean")
+    t.send(":wo")                                  # matched as it is typed
+    assert status(t) == ":wo   workers", status(t)
+    t.send("kers")
+    assert status(t) == ":wokers   no such command (did you mean workers?)", status(t)
+    t.send("\r")
+    t.wait_for("(see ? for the list)")
     assert status(t) == "unknown command 'wokers' (did you mean workers?) (see ? for the list)", t.text()
     assert "Overview" in t.text()                  # still where it was
     t.send(":system atune2\r")
