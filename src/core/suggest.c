@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static char fold(char c)
 {
@@ -17,18 +18,18 @@ static size_t min3(size_t a, size_t b, size_t c)
 size_t suggest_distance(const char *a, const char *b)
 {
     size_t la = strnlen(a, SUGGEST_NAME - 1), lb = strnlen(b, SUGGEST_NAME - 1);
-    size_t d[SUGGEST_NAME][SUGGEST_NAME];
+    unsigned char d[SUGGEST_NAME][SUGGEST_NAME];   /* distances stay under SUGGEST_NAME */
     for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
+        d[i][0] = (unsigned char)i;
     for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
+        d[0][j] = (unsigned char)j;
     for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
             size_t cost = fold(a[i - 1]) != fold(b[j - 1]);
-            d[i][j] = min3(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+            d[i][j] = (unsigned char)min3(d[i - 1][j] + 1u, d[i][j - 1] + 1u, d[i - 1][j - 1] + cost);
             if (i > 1 && j > 1 && fold(a[i - 1]) == fold(b[j - 2]) && fold(a[i - 2]) == fold(b[j - 1])
-                && d[i - 2][j - 2] + 1 < d[i][j])
-                d[i][j] = d[i - 2][j - 2] + 1;      /* a transposition */
+                && d[i - 2][j - 2] + 1u < d[i][j])
+                d[i][j] = (unsigned char)(d[i - 2][j - 2] + 1);   /* a transposition */
         }
     return d[la][lb];
 }
