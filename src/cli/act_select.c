@@ -154,6 +154,10 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
     select_run s = {.o = o, .l = l, .san = san};
     if (!parse_opts(o, &since_s, &rate, &s.t.limit))
         return RD_EXIT_USAGE;
+    if (o->status && !profile_status_known(session_profile(l->ss), o->status, s.why, sizeof s.why)) {
+        act_report_error(o, "redrive retry: ", s.why, san);   /* a typo selects nothing: refused */
+        return RD_EXIT_USAGE;
+    }
     rd_actor *actor = session_actor(l->ss);
     if (!act_select_may(o, actor, RD_ACT_RETRY, san))
         return RD_EXIT_FAIL;

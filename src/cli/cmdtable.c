@@ -6,6 +6,7 @@
 
 #include "../core/datafile.h"
 #include "../core/sanitize.h"
+#include "../core/suggest.h"
 #include "../core/views.h"
 
 typedef struct cli_cmd {
@@ -29,7 +30,8 @@ static const cli_cmd commands[] = {
     { "batch", CMD_BATCH, NULL, "list|resume ID|abandon ID", "resumable batches: list, resume, abandon" },
 };
 
-enum { ACT = CMD_RETRY | CMD_WORKER | CMD_RESOLVE, DLQ_SET = CMD_RETRY | CMD_RESOLVE };
+enum { ACT = CMD_RETRY | CMD_WORKER | CMD_RESOLVE, DLQ_SET = CMD_RETRY | CMD_RESOLVE,
+       CMD_ANY = 255 };
 
 static const cli_option options[] = {
     { "--config", NULL, OV_FILE, "FILE", CMD_GLOBAL | ACT | CMD_BATCH,
@@ -42,7 +44,7 @@ static const cli_option options[] = {
     { "--ascii", NULL, OV_FLAG, NULL, CMD_GLOBAL | CMD_CHECK, "ASCII-only drawing (terminals without UTF-8)" },
     { "--no-mouse", NULL, OV_FLAG, NULL, CMD_GLOBAL, "do not capture the mouse" },
     { "--yes", "-y", OV_FLAG, NULL, CMD_GLOBAL | ACT | CMD_BATCH, "do not ask for confirmation (CLI actions)" },
-    { "--help", "-h", OV_FLAG, NULL, CMD_GLOBAL, "this text" },
+    { "--help", "-h", OV_FLAG, NULL, CMD_ANY, "this text; after a command, its usage" },
     { "--version", "-V", OV_FLAG, NULL, CMD_GLOBAL, "the version" },
     { "--json", NULL, OV_FLAG, NULL, CMD_SNAPSHOT | CMD_CHECK | CMD_BATCH, "JSON output" },
     { "--view", NULL, OV_VIEW, "VIEW", CMD_SNAPSHOT, "the view to print (views below)" },
@@ -101,10 +103,37 @@ bool cli_option_unknown(unsigned cmd, const char *arg, const char *prefix)
 {
     if (arg[0] != '-' || !arg[1] || cli_option_find(cmd, arg))
         return false;
-    char *clean = sanitize_str(arg, 0);
-    fprintf(stderr, "%s: unknown argument '%.100s'\n", prefix, clean);
+    char *clean = sanitize_str(arg, 0), name[SUGGEST_NAME], hint[256];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(clean, "="), clean);
+    suggest s;
+    suggest_init(&s, name);
+    for (size_t i = 0; i < COUNT(options); i++)
+        if (options[i].cmds & cmd)
+            suggest_add(&s, options[i].name);
+    fprintf(stderr, "%s: unknown argument '%.100s'%s\n", prefix, clean, suggest_text(&s, hint, sizeof hint));
     free(clean);
     return true;
+}
+
+const char *cli_command_suggest(const char *word, char *buf, size_t cap)
+{
+    suggest s;
+    suggest_init(&s, word);
+    for (size_t i = 0; i < COUNT(commands); i++)
+        suggest_add(&s, commands[i].name);
+    return suggest_text(&s, buf, cap);
+}
+
+bool cli_help_wanted(unsigned cmd, int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+        const cli_option *o = cli_option_find(cmd, argv[i]);
+        if (o && o->value != OV_FLAG && !strchr(argv[i], '='))
+            i++;                           /* its value, even "--help" */
+    }
+    return false;
 }
 
 /* " [--json] [--view VIEW] ..." of the options cmd takes after its name, wrapped under
@@ -127,25 +156,6 @@ static void usage_options(FILE *out, unsigned cmd, int col)
     }
 }
 
-static void usage_lines(FILE *out)
-{
-    fputs("usage: redrive [options]                 the console\n", out);
-    for (size_t i = 0; i < COUNT(commands); i++) {
-        const cli_cmd *c = &commands[i];
-        if (i > 0 && commands[i - 1].cmd == c->cmd)
-            continue;                      /* printed with the first of its group */
-        int col = fprintf(out, "%s", c->cmd == CMD_CONFIG ? "       redrive " : "       redrive [options] ");
-        for (size_t k = i; k < COUNT(commands) && commands[k].cmd == c->cmd; k++)
-            col += fprintf(out, "%s%s", k > i ? "|" : "", commands[k].name);
-        if (c->verb)
-            col += fprintf(out, " %s", c->verb);
-        if (c->args)
-            col += fprintf(out, " %s", c->args);
-        usage_options(out, c->cmd, col);
-        fputc('\n', out);
-    }
-}
-
 static void option_line(FILE *out, const cli_option *o, bool where)
 {
     char left[64];
@@ -163,6 +173,54 @@ static void option_line(FILE *out, const cli_option *o, bool where)
         fputc(')', out);
     }
     fputc('\n', out);
+}
+
+/* "redrive [options] NAME VERB ARGS" of commands[i], its length. */
+static int usage_head(FILE *out, const cli_cmd *c)
+{
+    int col = fprintf(out, "%s%s", c->cmd == CMD_CONFIG ? "redrive " : "redrive [options] ", c->name);
+    if (c->verb)
+        col += fprintf(out, " %s", c->verb);
+    if (c->args)
+        col += fprintf(out, " %s", c->args);
+    return col;
+}
+
+int cli_usage_print(FILE *out, const char *name)
+{
+    for (size_t i = 0; i < COUNT(commands); i++) {
+        const cli_cmd *c = &commands[i];
+        if (strcmp(c->name, name) != 0)
+            continue;
+        fputs("usage: ", out);
+        usage_options(out, c->cmd, 7 + usage_head(out, c));
+        fprintf(out, "\n\n%s\n\noptions:\n", c->help);
+        for (size_t k = 0; k < COUNT(options); k++)
+            if (options[k].cmds & c->cmd)
+                option_line(out, &options[k], false);
+        fputs("\nOptions before the command are the global ones (redrive --help). See redrive(1).\n", out);
+        return fflush(out) == 0 ? 0 : 1;
+    }
+    return 2;
+}
+
+static void usage_lines(FILE *out)
+{
+    fputs("usage: redrive [options]                 the console\n", out);
+    for (size_t i = 0; i < COUNT(commands); i++) {
+        const cli_cmd *c = &commands[i];
+        if (i > 0 && commands[i - 1].cmd == c->cmd)
+            continue;                      /* printed with the first of its group */
+        int col = fprintf(out, "%s", c->cmd == CMD_CONFIG ? "       redrive " : "       redrive [options] ");
+        for (size_t k = i; k < COUNT(commands) && commands[k].cmd == c->cmd; k++)
+            col += fprintf(out, "%s%s", k > i ? "|" : "", commands[k].name);
+        if (c->verb)
+            col += fprintf(out, " %s", c->verb);
+        if (c->args)
+            col += fprintf(out, " %s", c->args);
+        usage_options(out, c->cmd, col);
+        fputc('\n', out);
+    }
 }
 
 static const char *name_id(char *buf, size_t cap, const char *name)

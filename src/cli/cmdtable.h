@@ -35,8 +35,17 @@ unsigned cli_command(const char *name);
  * NULL when cmd does not take it. */
 const cli_option *cli_option_find(unsigned cmd, const char *arg);
 /* true when arg looks like an option ("-x", "--x", "--"; not "-") that cmd does not
- * take; then "PREFIX: unknown option 'ARG'" (sanitized) is printed to stderr. */
+ * take; then "PREFIX: unknown argument 'ARG'" (sanitized, with the closest options cmd
+ * takes) is printed to stderr. */
 bool cli_option_unknown(unsigned cmd, const char *arg, const char *prefix);
+/* " (did you mean snapshot?)" for an unknown command name, or "". */
+const char *cli_command_suggest(const char *word, char *buf, size_t cap);
+/* true when the arguments after command cmd's name hold -h or --help (not as the value of
+ * an option, not after "--"). */
+bool cli_help_wanted(unsigned cmd, int argc, char **argv);
+/* Command name's usage line and options, from the tables; the exit code (2: no such
+ * command). */
+int cli_usage_print(FILE *out, const char *name);
 /* The usage and option list, all from the tables. */
 void cli_help_print(FILE *out);
 /* `redrive --complete WHAT [COMMAND]`: commands, verbs CMD, views, options [CMD],

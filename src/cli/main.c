@@ -77,6 +77,9 @@ int main(int argc, char **argv)
     }
     if (i >= argc)
         return ui_main(&opts);
+    unsigned cmd = cli_command(argv[i]);
+    if (cmd && cli_help_wanted(cmd, argc - i - 1, argv + i + 1))
+        return cli_usage_print(stdout, argv[i]);   /* every command's -h/--help */
     if (strcmp(argv[i], "snapshot") == 0)
         return cli_snapshot(&opts, argc - i, argv + i);
     if (strcmp(argv[i], "config") == 0)
@@ -85,10 +88,11 @@ int main(int argc, char **argv)
         return cli_batch(&opts, argc - i, argv + i);
     if (strcmp(argv[i], "check") == 0)
         return cli_check(&opts, argc - i, argv + i);
-    if (cli_command(argv[i]) & (CMD_RETRY | CMD_WORKER | CMD_RESOLVE))
+    if (cmd & (CMD_RETRY | CMD_WORKER | CMD_RESOLVE))
         return cli_action(&opts, argc - i, argv + i);
-    char *clean = sanitize_str(argv[i], 0);
-    fprintf(stderr, "redrive: unknown command '%.100s'\nsee redrive --help\n", clean);
+    char *clean = sanitize_str(argv[i], 0), hint[256];
+    fprintf(stderr, "redrive: unknown command '%.100s'%s\nsee redrive --help\n", clean,
+            cli_command_suggest(clean, hint, sizeof hint));
     free(clean);
     return RD_EXIT_USAGE;
 }

@@ -18,6 +18,7 @@
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/storegroups.h"
+#include "../core/suggest.h"
 #include "../core/views.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
@@ -78,9 +79,17 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
             o->history = true;
         } else if (opt_value(argc, argv, &i, "--view", &v)) {
             if (!v || !(o->view = view_find(v)) || !o->view->listed) {
-                char names[200];
+                char names[200], hint[200];
                 view_names(names, sizeof names, false);
-                fprintf(stderr, "redrive snapshot: --view needs one of %s\n", names);
+                char *clean = sanitize_str(v ? v : "", 0);
+                suggest sg;
+                suggest_init(&sg, clean);
+                for (size_t k = 0; view_at(k); k++)
+                    if (view_at(k)->listed)
+                        suggest_add(&sg, view_at(k)->name);
+                fprintf(stderr, "redrive snapshot: no view '%.60s'%s; --view needs one of %s\n", clean,
+                        suggest_text(&sg, hint, sizeof hint), names);
+                free(clean);
                 return false;
             }
             if (o->view->needs_id) {
@@ -370,7 +379,11 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
     rd_session_status st = session_open(ss, opts->system, &io);
     session_print_diags(ss, 0, stderr);
     int rc = session_exit_code(st);
-    if (st == SESSION_OK) {
+    char why[600];
+    if (st == SESSION_OK && o.status && !profile_status_known(session_profile(ss), o.status, why, sizeof why)) {
+        fprintf(stderr, "redrive snapshot: %s\n", why);   /* never "0 rows" for a typo */
+        rc = RD_EXIT_USAGE;
+    } else if (st == SESSION_OK) {
         r.ss = ss;
         run_sources(&r, &o);
         rd_model *m = session_model(ss);

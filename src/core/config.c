@@ -16,6 +16,7 @@
 #include "fsperm.h"
 #include "hostrule.h"
 #include "ini.h"
+#include "suggest.h"
 #include "textutil.h"
 #include "xalloc.h"
 
@@ -295,7 +296,12 @@ static void set_key(parser *p, sect *s, const char *key, const char *val, int li
     while (i < N_KEYS && strcmp(keys[i].name, key) != 0)
         i++;
     if (i == N_KEYS) {
-        err(p, line, "unknown key '%s'", key);
+        suggest sg;
+        char hint[200];
+        suggest_init(&sg, key);
+        for (size_t k = 0; k < N_KEYS; k++)
+            suggest_add(&sg, keys[k].name);
+        err(p, line, "unknown key '%s'%s", key, suggest_text(&sg, hint, sizeof hint));
         return;
     }
     const key_def *k = &keys[i];
@@ -702,6 +708,15 @@ void config_key_where(const rd_system_cfg *c, const char *key, char *out, size_t
 char *config_default_path(void)
 {
     return datafile_user_path("config");
+}
+
+const char *config_suggest_system(const rd_config *c, const char *name, char *buf, size_t cap)
+{
+    suggest s;
+    suggest_init(&s, name);
+    for (size_t i = 0; c && i < c->n; i++)
+        suggest_add(&s, c->systems[i].name);
+    return suggest_text(&s, buf, cap);
 }
 
 rd_system_cfg *config_find(rd_config *c, const char *name)

@@ -150,6 +150,8 @@ void config_key_where(const rd_system_cfg *c, const char *key, char *out, size_t
 /* $XDG_CONFIG_HOME/redrive/config or ~/.config/redrive/config (allocated). */
 char *config_default_path(void);
 rd_system_cfg *config_find(rd_config *c, const char *name);   /* NULL name → first */
+/* " (did you mean attune1?)": the systems of c closest to name (suggest.h), or "". */
+const char *config_suggest_system(const rd_config *c, const char *name, char *buf, size_t cap);
 
 bool parse_bool(const char *s, bool *out);
 /* true when s is a secret reference (env:/file:/cmd:). */

@@ -1,5 +1,6 @@
 #include "datafile.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "rd_build.h"
+#include "suggest.h"
 #include "xalloc.h"
 
 #ifndef RD_BUILDDIR
@@ -132,13 +134,40 @@ bool datafile_find(rd_datakind kind, const char *name, char *out, size_t cap)
     return found;
 }
 
+/* " (did you mean attune?)": the names of kind's files in its directories closest to name. */
+static const char *near_names(rd_datakind kind, const char *name, char *buf, size_t cap)
+{
+    suggest sg;
+    suggest_init(&sg, name);
+    char *dirs[DATAFILE_MAX_DIRS + 1];
+    datafile_dirs(kind, dirs);
+    size_t el = strlen(kinds[kind].ext);
+    for (size_t i = 0; dirs[i]; i++) {
+        DIR *dir = opendir(dirs[i]);
+        for (struct dirent *e; dir && (e = readdir(dir));) {
+            size_t n = strlen(e->d_name);
+            char stem[SUGGEST_NAME];
+            if (n > el && n - el < sizeof stem && strcmp(e->d_name + n - el, kinds[kind].ext) == 0) {
+                snprintf(stem, sizeof stem, "%.*s", (int)(n - el), e->d_name);
+                suggest_add(&sg, stem);
+            }
+        }
+        if (dir)
+            closedir(dir);
+    }
+    datafile_dirs_free(dirs);
+    return suggest_text(&sg, buf, cap);
+}
+
 char *datafile_locate(rd_datakind kind, const char *name, rd_diags *d)
 {
-    char path[4096], places[1024];
+    char path[4096], places[1024], hint[200] = "";
     if (datafile_find(kind, name, path, sizeof path))
         return xstrdup(path);
     datafile_places(kind, places, sizeof places);
-    diags_add(d, name && *name ? name : kinds[kind].what, 0, "%s not found (looked in %s)",
-              kinds[kind].what, places);
+    if (name && plain_name(name))
+        near_names(kind, name, hint, sizeof hint);
+    diags_add(d, name && *name ? name : kinds[kind].what, 0, "%s not found (looked in %s)%s",
+              kinds[kind].what, places, hint);
     return NULL;
 }

@@ -10,6 +10,8 @@
 
 #include "datafile.h"
 #include "ini.h"
+#include "sanitize.h"
+#include "suggest.h"
 #include "textutil.h"
 #include "xalloc.h"
 
@@ -470,4 +472,45 @@ bool profile_has_actions(const rd_profile *p)
         if (p->n_actions)
             return true;
     return false;
+}
+
+/* The execution statuses each semantics' store uses (the shared systems reference). */
+static const struct { const char *semantics; const char *const *names; } status_sets[] = {
+    { "attune", (const char *const[]){ "requested", "scheduling", "scheduled", "running",
+        "completed", "failed", "canceling", "cancelled", "timeout", "abandoned", NULL } },
+    { "tasker", (const char *const[]){ "pending", "enqueued", "in_progress",
+        "enqueued_for_orchestration", "enqueued_as_error_for_orchestration", "waiting_for_retry",
+        "complete", "error", "cancelled", "resolved_manually", NULL } },
+    { "alakai", (const char *const[]){ "queued", "running", "succeeded", "failed", "lost", NULL } },
+    { "openagents", (const char *const[]){ "created", "queued", "running", "paused", "completed",
+        "failed", "cancelled", NULL } },
+};
+
+bool profile_status_known(const rd_profile *p, const char *status, char *why, size_t cap)
+{
+    why[0] = '\0';
+    for (size_t i = 0; p && p->semantics && i < sizeof status_sets / sizeof *status_sets; i++) {
+        if (strcmp(status_sets[i].semantics, p->semantics) != 0)
+            continue;
+        suggest s;
+        suggest_init(&s, status);
+        for (const char *const *n = status_sets[i].names; *n; n++) {
+            if (strcasecmp(*n, status) == 0)
+                return true;
+            suggest_add(&s, *n);
+        }
+        char *clean = sanitize_str(status, 0), hint[400];
+        if (!suggest_text(&s, hint, sizeof hint)[0]) {   /* nothing close: all of them */
+            size_t used = (size_t)snprintf(hint, sizeof hint, " (one of");
+            for (const char *const *n = status_sets[i].names; *n && used < sizeof hint; n++)
+                used += (size_t)snprintf(hint + used, sizeof hint - used, "%s %s",
+                                         n == status_sets[i].names ? "" : ",", *n);
+            if (used < sizeof hint)
+                snprintf(hint + used, sizeof hint - used, ")");
+        }
+        snprintf(why, cap, "no status '%.60s' in %s%s", clean, p->semantics, hint);
+        free(clean);
+        return false;
+    }
+    return true;                           /* a semantics without a list: the store decides */
 }

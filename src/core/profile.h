@@ -82,3 +82,7 @@ const rd_profile_action *profile_action(const rd_profile *p, const char *name);
 /* true when the profile or its actions_from chain defines any [action] (a profile that
  * defines none gets the default contract, docs/core-api.md). */
 bool profile_has_actions(const rd_profile *p);
+/* true when status is one of the execution statuses of p's semantics (case folded), or
+ * the semantics has no list; else false with why = "no status 'X' in SEMANTICS (did you
+ * mean Y?)" (or the list when nothing is close). */
+bool profile_status_known(const rd_profile *p, const char *status, char *why, size_t cap);

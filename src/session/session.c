@@ -81,6 +81,11 @@ rd_system_cfg *session_find(rd_session *s, const char *name)
     return config_find(&s->cfg, name);
 }
 
+const char *session_suggest_system(const rd_session *s, const char *name, char *buf, size_t cap)
+{
+    return config_suggest_system(&s->cfg, name, buf, cap);
+}
+
 bool session_has_systems(const rd_session *s)
 {
     return s->cfg.n > 0;
@@ -282,8 +287,11 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
     if (!s->sys) {
         if (s->config_missing)
             diags_add(&s->diags, s->config_path, 0, "no configuration file");
-        else if (name)
-            diags_add(&s->diags, s->config_path, 0, "no system named '%s'", name);
+        else if (name) {
+            char hint[200];
+            diags_add(&s->diags, s->config_path, 0, "no system named '%s'%s", name,
+                      config_suggest_system(&s->cfg, name, hint, sizeof hint));
+        }
         else
             diags_add(&s->diags, s->config_path, 0, "no system configured");
         return SESSION_NO_SYSTEM;

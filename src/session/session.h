@@ -81,6 +81,8 @@ void session_free(rd_session *s);
 
 /* The system called name (NULL = the first), without opening it; no diagnostic. */
 rd_system_cfg *session_find(rd_session *s, const char *name);
+/* " (did you mean NAME?)" for a system name not found, or "" (suggest.h). */
+const char *session_suggest_system(const rd_session *s, const char *name, char *buf, size_t cap);
 /* true when the configuration has at least one system. */
 bool session_has_systems(const rd_session *s);
 /* The configured systems in file order (`redrive check` walks them all). */

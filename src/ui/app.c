@@ -337,8 +337,7 @@ void app_load_keymap(ui_app *app, const char *name)
 
 static void app_command_filter(ui_app *app, char *arg)
 {
-    ui_filter *f = &app->ctx.filter[VIEW_EXECS];
-    memset(f, 0, sizeof *f);
+    ui_filter nf = {0}, *f = &nf;
     for (char *save = NULL, *t = strtok_r(arg, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         char *eq = strchr(t, '=');
         if (!eq) {
@@ -355,6 +354,13 @@ static void app_command_filter(ui_app *app, char *arg)
         else
             ctx_msg(&app->ctx, true, "unknown filter '%s' (status=, text=, error=)", t);
     }
+    rd_session *live = app_live(app);
+    char why[600];
+    if (nf.status[0] && live && !profile_status_known(session_profile(live), nf.status, why, sizeof why)) {
+        ctx_msg(&app->ctx, true, "filter: %s", why);   /* refused, not searched: the filter stays */
+        return;
+    }
+    app->ctx.filter[VIEW_EXECS] = nf;
     ctx_fx(&app->ctx, FX_FILTER, VIEW_EXECS, NULL);
     if (app->cur != VIEW_EXECS)
         ctx_fx(&app->ctx, FX_VIEW, VIEW_EXECS, NULL);

@@ -322,7 +322,9 @@ bool binding_switch(ui_app *app, const char *name)
     ui_binding *b = app->bind;
     rd_system_cfg *s = session_find(b->session, name);
     if (!s || !name) {
-        ctx_msg(&app->ctx, true, "no system named '%s' in %s", name,
+        char hint[200];
+        ctx_msg(&app->ctx, true, "no system named '%s'%s in %s", name,
+                session_suggest_system(b->session, name ? name : "", hint, sizeof hint),
                 session_has_systems(b->session) ? session_config_path(b->session) : "the config");
         return false;
     }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/suggest.h"
+
 static const ui_command command_table[CMD__COUNT] = {
 #define UI_X(id, name, alias, usage, help, arg) {name, alias, usage, help, arg},
     UI_COMMAND_LIST(UI_X)
@@ -72,6 +74,13 @@ ui_cmd_id cmd_parse(const char *line, char *arg, size_t argcap, char *err, size_
         }
         return (ui_cmd_id)i;
     }
-    snprintf(err, errcap, "unknown command '%.*s' (see ? for the list)", (int)(n > 40 ? 40 : n), line);
+    char word[SUGGEST_NAME], hint[200];
+    snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), line);
+    suggest sg;
+    suggest_init(&sg, word);
+    for (int i = 0; i < CMD__COUNT; i++)
+        suggest_add(&sg, command_table[i].name);
+    snprintf(err, errcap, "unknown command '%.*s'%s (see ? for the list)", (int)(n > 40 ? 40 : n), line,
+             suggest_text(&sg, hint, sizeof hint));
     return CMD_NONE;
 }

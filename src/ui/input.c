@@ -106,6 +106,24 @@ static void prompt_utf8(ui_prompt *p, ui_key k)
     }
 }
 
+/* As the command name is typed: the commands it starts, or the closest ones. */
+static void prompt_command_hint(ui_prompt *p)
+{
+    const char *word = p->buf + strspn(p->buf, ": ");
+    if (!*word || strpbrk(word, " \t"))
+        return;
+    char out[sizeof p->buf], list[sizeof p->hint];
+    if (cmd_complete(p->buf, out, sizeof out, list, sizeof list)) {
+        snprintf(p->hint, sizeof p->hint, "%s", list);
+        return;
+    }
+    char err[sizeof p->hint], arg[8];
+    cmd_parse(word, arg, sizeof arg, err, sizeof err);
+    const char *mean = strstr(err, " (did you mean ");
+    snprintf(p->hint, sizeof p->hint, "no such command%.*s", mean ? (int)(strchr(mean, ')') - mean + 1) : 0,
+             mean ? mean : "");
+}
+
 static bool prompt_key(ui_app *app, ui_key k)
 {
     ui_prompt *p = &app->prompt;
@@ -132,6 +150,8 @@ static bool prompt_key(ui_app *app, ui_key k)
     } else if (k >= 0x20 && k != 0x7f && !(k & (UK_FN | UK_ALT)) && k < 0x110000) {
         prompt_utf8(p, k);
     }
+    if (p->active && p->kind == PROMPT_COMMAND && k != (UK_FN | KEY_ENTER))
+        prompt_command_hint(p);
     if (p->full)
         snprintf(p->hint, sizeof p->hint, "the line is full (%zu bytes): Enter does nothing, "
                  "ctrl-u clears", sizeof p->buf - 1);

@@ -31,7 +31,7 @@ store = redis://127.0.0.1:1/0
 GLOBAL = "--config --system --theme --keymap --read-only --ascii --no-mouse --yes --help --version".split()
 COMMANDS = "snapshot check retry drain undrain deactivate activate resolve config batch".split()
 VIEWS = "overview executions chain execution workers queues dlq groups fleet history".split()
-ACT = "--config --system --read-only --yes --reason --idempotency-key".split()
+ACT = "--config --system --read-only --yes --help --reason --idempotency-key".split()
 PROFILES = "alakai attune attune-era1 attune-era2 openagents tasker".split()
 
 
@@ -190,9 +190,9 @@ CASES = [
     ("redrive snapshot --view ", sorted(VIEWS)),
     ("redrive snapshot --view f", ["fleet"]),
     ("redrive snapshot --view g", ["groups"]),
-    ("redrive snapshot --", sorted("--json --view --status --filter --for --history --since".split())),
+    ("redrive snapshot --", sorted("--help --json --view --status --filter --for --history --since".split())),
     ("redrive snapshot --f", ["--filter", "--for"]),
-    ("redrive --system alakai check --", ["--ascii", "--json", "--system"]),
+    ("redrive --system alakai check --", ["--ascii", "--help", "--json", "--system"]),
     ("redrive check --system ", ["alakai", "attune-prod", "tasker dev"]),
     ("redrive drain --", sorted(ACT + ["--force"])),
     ("redrive retry --", sorted(ACT + ["--force", "--override-loop", "--status", "--filter",
@@ -200,11 +200,11 @@ CASES = [
                                        "--dlq-reason", "--dlq-queue", "--select-only"])),
     ("redrive resolve --", sorted(ACT + ["--force", "--filter", "--limit", "--rate", "--dlq",
                                          "--dlq-reason", "--dlq-queue", "--select-only"])),
-    ("redrive batch --", sorted("--config --system --yes --json --rate --resend-unknown".split())),
+    ("redrive batch --", sorted("--config --system --yes --help --json --rate --resend-unknown".split())),
     ("redrive retry --o", ["--override-loop"]),
     ("redrive drain w", []),
     ("redrive config ", ["init"]),
-    ("redrive config init --", ["--profile", "--system"]),
+    ("redrive config init --", ["--help", "--profile", "--system"]),
     ("redrive config init --profile ", PROFILES),
     ("redrive config init --profile at", ["attune", "attune-era1", "attune-era2"]),
 ]

@@ -41,9 +41,10 @@ static void test_table(void)
         { "keymap", CMD_NONE, "", "usage: :keymap NAME" },
         { "frob", CMD_NONE, "", "unknown command 'frob' (see ? for the list)" },
         { "frob x", CMD_NONE, "x", "unknown command 'frob' (see ? for the list)" },
-        { "Quit", CMD_NONE, "", "unknown command 'Quit' (see ? for the list)" },
-        { "qu", CMD_NONE, "", "unknown command 'qu' (see ? for the list)" },
-        { "quitx", CMD_NONE, "", "unknown command 'quitx' (see ? for the list)" },
+        { "Quit", CMD_NONE, "", "unknown command 'Quit' (did you mean quit?) (see ? for the list)" },
+        { "qu", CMD_NONE, "", "unknown command 'qu' (did you mean queues or quit?) (see ? for the list)" },
+        { "quitx", CMD_NONE, "", "unknown command 'quitx' (did you mean quit?) (see ? for the list)" },
+        { "wokers", CMD_NONE, "", "unknown command 'wokers' (did you mean workers?) (see ? for the list)" },
         { "x123456789012345678901234567890123456789012345",
           CMD_NONE, "", "unknown command 'x123456789012345678901234567890123456789' "
           "(see ? for the list)" },              /* the name is cut at 40 */
