@@ -2,7 +2,6 @@
 #include "session.h"
 
 #include <assert.h>
-#include <event2/event.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "../io/http.h"
 #include "../io/secret.h"
 #include "../sources/redis_url.h"
+#include "../io/loop.h"
 #include "syshist.h"
 
 struct rd_session {
@@ -39,7 +39,7 @@ struct rd_session {
     rd_sources *src;
     rd_actor *actor;
     rd_syshist *hist;          /* SESSION_HISTORY: the last hour */
-    struct event *core_tick;   /* the core probe's timer, NULL when there is none */
+    rd_event *core_tick;   /* the core probe's timer, NULL when there is none */
     rd_change_cb on_change;    /* told when the core state changed */
     void *change_ud;
 };
@@ -270,7 +270,7 @@ bool session_core_settled(const rd_session *s)
     return s->model->core.state != RD_CORE_CHECKING;
 }
 
-static void on_core_tick(evutil_socket_t fd, short what, void *arg)
+static void on_core_tick(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     session_core_probe(arg);
@@ -317,7 +317,7 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
             build_actor(s, io);
         if ((parts & SESSION_PROBE) && s->actor && s->sys->core.url && *s->sys->core.url &&
             s->sys->core.probe_s > 0) {
-            s->core_tick = event_new(io->base, -1, EV_PERSIST, on_core_tick, s);
+            s->core_tick = loop_every_new(io->base, on_core_tick, s);
             s->on_change = io->on_change;
             s->change_ud = io->change_ud;
             model_core_probe(s->model, RD_CORE_CHECKING, NULL, NULL, clock_wall());
@@ -333,8 +333,7 @@ void session_start(rd_session *s)
     if (s->src)
         sources_start(s->src);
     if (s->core_tick) {
-        struct timeval tv = clock_tv(s->sys->core.probe_s);
-        evtimer_add(s->core_tick, &tv);
+        loop_timer_in(s->core_tick, s->sys->core.probe_s);
         session_core_probe(s);
     }
 }
@@ -346,7 +345,7 @@ void session_close(rd_session *s)
     sources_free(s->src);
     s->src = NULL;
     if (s->core_tick)
-        event_free(s->core_tick);
+        loop_event_free(s->core_tick);
     s->core_tick = NULL;
     s->on_change = NULL;
     actor_free(s->actor);         /* cancels a probe in flight: no callback */
