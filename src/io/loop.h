@@ -64,7 +64,7 @@ void loop_event_free(rd_event *ev);    /* NULL-safe; stops it first */
 
 /* hiredis's libevent adapter, kept here. loop_redis_attach: 0 on success. The read hook
  * (RD_REDIS_DEBUG timing) has the context's reads call on_read(ac), which must call
- * redisAsyncHandleRead(ac) itself. */
+ * redisAsyncHandleRead(ac) itself; one on_read serves the whole process (the last given). */
 struct redisAsyncContext;
 int loop_redis_attach(struct redisAsyncContext *ac, rd_loop *l);
 void loop_redis_read_hook(struct redisAsyncContext *ac, rd_loop *l,

@@ -3,7 +3,6 @@ reads keys and drives no batch; src/ui/dlgrun.c owns the batch_* and actor_* cal
 needed."""
 import os
 import re
-
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
