@@ -20,7 +20,7 @@
 enum { ACT_HTTP_TIMEOUT_MS = 15000 };
 
 struct rd_actor {
-    struct event_base *base;
+    rd_loop *base;
     rd_http *http;
     const rd_system_cfg *cfg;
     const rd_profile *prof;
@@ -62,7 +62,7 @@ static void on_prompt(const char *prompt, void *ud)
         auth_supply_password(a->auth, NULL);
 }
 
-rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *env)
+rd_actor *actor_new(rd_loop *base, rd_http *http, const rd_actor_env *env)
 {
     /* credentials will live in this process: no core dumps from here on */
     struct rlimit nocore = {0, 0};
@@ -260,7 +260,7 @@ const char *actor_operator(const rd_actor *a)
 
 /* ---- what a batch reads of its actor (actions_priv.h) ------------------------------ */
 
-struct event_base *actor_base(const rd_actor *a) { return a->base; }
+rd_loop *actor_base(const rd_actor *a) { return a->base; }
 rd_http *actor_http(const rd_actor *a) { return a->http; }
 rd_auth *actor_auth(const rd_actor *a) { return a->auth; }
 const rd_system_cfg *actor_cfg(const rd_actor *a) { return a->cfg; }

@@ -29,8 +29,8 @@
 
 #include "../core/config.h"
 #include "../core/profile.h"
+#include "../io/loop.h"
 
-struct event_base;
 typedef struct rd_http rd_http;
 typedef struct rd_actor rd_actor;
 typedef struct rd_batch rd_batch;
@@ -135,7 +135,7 @@ typedef struct rd_actor_env {
 } rd_actor_env;
 
 /* Never NULL. */
-rd_actor *actor_new(struct event_base *base, rd_http *http, const rd_actor_env *env);
+rd_actor *actor_new(rd_loop *base, rd_http *http, const rd_actor_env *env);
 void actor_free(rd_actor *a);        /* aborts running batches (no more callbacks) */
 void actor_set_password_prompt(rd_actor *a, rd_password_prompt fn, void *ud);
 void actor_supply_password(rd_actor *a, const char *password);   /* copied, then wiped */

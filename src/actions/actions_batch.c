@@ -3,7 +3,6 @@
  * them is actions.c; actions_priv.h is what the two share. */
 #include "actions.h"
 
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "../io/http.h"
 #include "../io/secret.h"
 #include "../io/url.h"
+#include "../io/loop.h"
 #include "actions_priv.h"
 #include "auth.h"
 #include "journal.h"
@@ -48,7 +48,7 @@ struct rd_batch {
     char *reason;
     rd_batch_cbs cbs;
     void *ud;
-    struct event *tick;
+    rd_event *tick;
     double interval_s, last_send;
     uint64_t http_id;        /* in flight */
     bool syncing;            /* the cursor's "pending" line is being written (jwriter.h) */
@@ -117,7 +117,7 @@ static void journal_outcome(rd_batch *b, size_t i)
 static void batch_destroy(rd_batch *b)
 {
     if (b->tick)
-        event_free(b->tick);
+        loop_event_free(b->tick);
     for (size_t i = 0; i < b->n; i++) {
         free(b->res[i].id);
         free(b->res[i].parent);
@@ -376,8 +376,7 @@ static void on_auth(bool ok, const char *why, void *ud)
         return;
     }
     if (identity_pending(b)) {       /* asked again shortly: on_tick, auth_ensure, here */
-        struct timeval tv = clock_tv(IDENTITY_POLL_S);
-        event_add(b->tick, &tv);
+        loop_timer_in(b->tick, IDENTITY_POLL_S);
         return;
     }
     send_item(b, b->cursor);
@@ -409,7 +408,7 @@ static void on_response(const rd_http_resp *resp, void *ud)
     batch_schedule(b);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
+static void on_tick(int fd, short what, void *arg)
 {
     rd_batch *b = arg;
     (void)fd; (void)what;
@@ -425,8 +424,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     }
     double wait = b->last_send + b->interval_s - clock_mono();
     if (b->last_send > 0 && wait > 0.0005) {
-        struct timeval tv = clock_tv(wait);
-        event_add(b->tick, &tv);
+        loop_timer_in(b->tick, wait);
         return;
     }
     b->waiting_auth = true;
@@ -435,9 +433,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 static void batch_schedule(rd_batch *b)
 {
-    struct timeval zero = {0, 0};
     if (!b->dead)
-        event_add(b->tick, &zero);
+        loop_timer_in(b->tick, 0);
 }
 
 static rd_batch *batch_new(rd_actor *a, rd_action kind, size_t n, const char *reason,
@@ -460,7 +457,7 @@ static rd_batch *batch_new(rd_actor *a, rd_action kind, size_t n, const char *re
     b->ud = ud;
     double rate = actor_cfg(a)->rate_limit > 0 ? actor_cfg(a)->rate_limit : 5;
     b->interval_s = 1.0 / rate;
-    b->tick = evtimer_new(actor_base(a), on_tick, b);
+    b->tick = loop_timer_new(actor_base(a), on_tick, b);
     rd_batch **head = actor_batches(a);
     actor_keep_batches(a, batches_detach);
     b->next = *head;
@@ -594,7 +591,7 @@ static void batch_stop(rd_batch *b)
         http_cancel(actor_http(a), b->http_id);
     b->http_id = 0;
     auth_forget(actor_auth(a), b);
-    event_del(b->tick);
+    loop_timer_stop(b->tick);
     for (size_t i = 0; i < b->n; i++)   /* outcome lines still go to disk, untold */
         if (b->items[i].oticket) {
             jwriter_forget(actor_jwriter(a), b->items[i].oticket);
@@ -634,7 +631,7 @@ void batch_free(rd_batch *b)
         batch_unlink(b);
     }
     b->dead = true;
-    event_del(b->tick);
+    loop_timer_stop(b->tick);
     if (!b->in_cb)
         batch_destroy(b);
 }

@@ -9,7 +9,7 @@
 typedef struct rd_auth rd_auth;
 
 /* ---- actions.c: what a batch reads of its actor ---- */
-struct event_base *actor_base(const rd_actor *a);
+rd_loop *actor_base(const rd_actor *a);
 rd_http *actor_http(const rd_actor *a);
 rd_auth *actor_auth(const rd_actor *a);
 const rd_system_cfg *actor_cfg(const rd_actor *a);

@@ -2,7 +2,6 @@
 #include "auth.h"
 
 #include <cjson/cJSON.h>
-#include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "../io/http.h"
 #include "../io/secret.h"
 #include "../io/url.h"
+#include "../io/loop.h"
 
 enum { AUTH_MARGIN_S = 30, AUTH_HTTP_TIMEOUT_MS = 10000, AUTH_CMD_TIMEOUT_S = 30 };
 
@@ -24,7 +24,7 @@ typedef struct auth_waiter {
 } auth_waiter;
 
 struct rd_auth {
-    struct event_base *base;
+    rd_loop *base;
     rd_http *http;
     const rd_system_cfg *cfg;
     rd_auth_mode mode;
@@ -40,7 +40,7 @@ struct rd_auth {
     uint64_t http_id, me_id;
     rd_secret *secret;       /* token/password reference or token_command running */
     auth_waiter *waiters;
-    struct event *deliver;   /* zero timer: flush waiters when credentials are ready */
+    rd_event *deliver;   /* zero timer: flush waiters when credentials are ready */
     bool last_ok;
     char last_why[256];
     rd_auth_prompt prompt;
@@ -129,16 +129,16 @@ static rd_auth_mode parse_mode(const char *s)
     return AUTH_INVALID;
 }
 
-static void on_deliver(evutil_socket_t fd, short what, void *arg);
+static void on_deliver(int fd, short what, void *arg);
 
-rd_auth *auth_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg)
+rd_auth *auth_new(rd_loop *base, rd_http *http, const rd_system_cfg *cfg)
 {
     rd_auth *a = xcalloc(1, sizeof *a);
     a->base = base;
     a->http = http;
     a->cfg = cfg;
     a->mode = parse_mode(cfg->core.auth);
-    a->deliver = evtimer_new(base, on_deliver, a);
+    a->deliver = loop_timer_new(base, on_deliver, a);
     if (a->mode == AUTH_DEV_USER && cfg->core.dev_user)
         a->identity = xasprintf("dev:%s", cfg->core.dev_user);
     else if (a->mode == AUTH_JWT_LOGIN && cfg->core.login)
@@ -193,7 +193,7 @@ void auth_free(rd_auth *a)
         a->waiters = w->next;
         free(w);
     }
-    event_free(a->deliver);
+    loop_event_free(a->deliver);
     free(a->identity);
     free(a);
 }
@@ -280,7 +280,7 @@ static bool creds_valid(const rd_auth *a)
 
 /* ---- waiters ---------------------------------------------------------------------- */
 
-static void on_deliver(evutil_socket_t fd, short what, void *arg)
+static void on_deliver(int fd, short what, void *arg)
 {
     rd_auth *a = arg;
     (void)fd; (void)what;
@@ -306,8 +306,7 @@ static void finish(rd_auth *a, bool ok, const char *why)
     a->waiting_password = false;
     a->last_ok = ok;
     snprintf(a->last_why, sizeof a->last_why, "%s", ok ? "" : (why ? why : "failed"));
-    struct timeval zero = {0, 0};
-    evtimer_add(a->deliver, &zero);
+    loop_timer_in(a->deliver, 0);
 }
 
 void auth_ensure(rd_auth *a, rd_auth_cb cb, void *ud)

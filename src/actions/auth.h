@@ -12,8 +12,8 @@
 #include <stddef.h>
 
 #include "../core/config.h"
+#include "../io/loop.h"
 
-struct event_base;
 typedef struct rd_http rd_http;
 typedef struct rd_auth rd_auth;
 
@@ -25,7 +25,7 @@ typedef enum {
 typedef void (*rd_auth_cb)(bool ok, const char *why, void *ud);
 typedef void (*rd_auth_prompt)(const char *prompt, void *ud);
 
-rd_auth *auth_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg);
+rd_auth *auth_new(rd_loop *base, rd_http *http, const rd_system_cfg *cfg);
 void auth_free(rd_auth *a);
 rd_auth_mode auth_mode(const rd_auth *a);
 /* Static checks of the configuration (mode known, secrets configured, dev-user only

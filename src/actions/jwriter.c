@@ -2,7 +2,6 @@
 #include "jwriter.h"
 
 #include <errno.h>
-#include <event2/event.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "../core/xalloc.h"
+#include "../io/loop.h"
 
 typedef struct jw_job {
     struct jw_job *next;
@@ -32,7 +32,7 @@ struct rd_jwriter {
     jw_job *cur;              /* being written by the thread (under mu) */
     bool stop;
     int wake[2];              /* thread -> loop: completions to run */
-    struct event *ev;
+    rd_event *ev;
     uint64_t next_ticket;
     size_t queued;            /* loop side: appended, completion not yet run */
 };
@@ -90,7 +90,7 @@ static void *writer_main(void *arg)
 }
 
 /* On the loop: the completions, in the order the lines were queued. */
-static void on_wake(evutil_socket_t fd, short what, void *arg)
+static void on_wake(int fd, short what, void *arg)
 {
     rd_jwriter *w = arg;
     char buf[256];
@@ -110,7 +110,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-rd_jwriter *jwriter_new(struct event_base *base)
+rd_jwriter *jwriter_new(rd_loop *base)
 {
     rd_jwriter *w = xcalloc(1, sizeof *w);
     pthread_mutex_init(&w->mu, NULL);
@@ -121,8 +121,7 @@ rd_jwriter *jwriter_new(struct event_base *base)
         fprintf(stderr, "redrive: cannot start the journal writer: %s\n", strerror(errno));
         abort();
     }
-    w->ev = event_new(base, w->wake[0], EV_READ | EV_PERSIST, on_wake, w);
-    event_add(w->ev, NULL);
+    w->ev = loop_fd_new(base, w->wake[0], LOOP_READ | LOOP_PERSIST, on_wake, w);
     return w;
 }
 
@@ -184,7 +183,7 @@ void jwriter_free(rd_jwriter *w)
     pthread_join(w->thread, NULL);   /* the thread writes every queued line first */
     for (jw_job *j; (j = list_pop(&w->done));)
         job_free(j);
-    event_free(w->ev);
+    loop_event_free(w->ev);
     close(w->wake[0]);
     close(w->wake[1]);
     pthread_cond_destroy(&w->work);

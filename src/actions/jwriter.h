@@ -11,14 +11,14 @@
 #include <stdint.h>
 
 #include "journal.h"
+#include "../io/loop.h"
 
-struct event_base;
 typedef struct rd_jwriter rd_jwriter;
 
 /* Runs on the loop once the line is on disk (ok) or could not be written (why). */
 typedef void (*rd_jwriter_done)(bool ok, const char *why, void *ud);
 
-rd_jwriter *jwriter_new(struct event_base *base);
+rd_jwriter *jwriter_new(rd_loop *base);
 /* Every queued line written first (blocks), then the thread joined; no callback runs. */
 void jwriter_free(rd_jwriter *w);
 /* Queues rec's line (its time taken now) for path (NULL: the default journal). done may

@@ -14,7 +14,6 @@
  */
 #include "cli.h"
 
-#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +34,7 @@
 #include "cmdtable.h"
 
 typedef struct act_run {
-    struct event_base *base;
+    rd_loop *base;
     rd_batch *batch;
     rd_actor *actor;
     unsigned san;
@@ -317,16 +316,16 @@ static void on_done(rd_batch *b, void *ud)
 {
     act_run *run = ud;
     (void)b;
-    event_base_loopexit(run->base, NULL);
+    loop_exit(run->base);
 }
 
-static void on_sigint(evutil_socket_t fd, short what, void *arg)
+static void on_sigint(int fd, short what, void *arg)
 {
     act_run *run = arg;
     (void)what;
     run->signo = (int)fd;
     if (fd != SIGINT) {        /* SIGTERM, SIGHUP: stop now; batch_free journals in-flight */
-        event_base_loopexit(run->base, NULL);
+        loop_exit(run->base);
         return;
     }
     if (run->interrupts++ == 0 && run->batch) {
@@ -334,11 +333,11 @@ static void on_sigint(evutil_socket_t fd, short what, void *arg)
               stderr);
         batch_abort(run->batch);
     } else {
-        event_base_loopexit(run->base, NULL);
+        loop_exit(run->base);
     }
 }
 
-static int execute(act_opts *o, rd_session *ss, struct event_base *base, rd_target *t,
+static int execute(act_opts *o, rd_session *ss, rd_loop *base, rd_target *t,
                    unsigned san)
 {
     act_run run = {.san = san, .base = base, .actor = session_actor(ss)};
@@ -365,14 +364,13 @@ static int execute(act_opts *o, rd_session *ss, struct event_base *base, rd_targ
     }
     if (run.batch) {
         int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-        struct event *sig[3];
+        rd_event *sig[3];
         for (int k = 0; k < 3; k++) {
-            sig[k] = evsignal_new(run.base, sigs[k], on_sigint, &run);
-            event_add(sig[k], NULL);
+            sig[k] = loop_signal_new(run.base, sigs[k], on_sigint, &run);
         }
         loop_run(run.base);
         for (int k = 0; k < 3; k++)
-            event_free(sig[k]);
+            loop_event_free(sig[k]);
         size_t ok = batch_succeeded(run.batch), n = batch_count(run.batch);
         if (n > 1)
             fprintf(stderr, "%zu of %zu %s\n", ok, n, action_past(o->kind));
@@ -386,7 +384,7 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
 {
     act_opts o = {.opts = *opts};
     rd_session *ss = NULL;
-    struct event_base *base = NULL;
+    rd_loop *base = NULL;
     rd_target *t = NULL;
     char **parents = NULL, **fps = NULL;
     size_t n_ids = 0;
@@ -396,7 +394,7 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
         fputs(act_usage, stderr);
         goto out;
     }
-    base = event_base_new();
+    base = loop_new();
     ss = session_new(&o.opts);
     lookup_run look = {.base = base, .ss = ss};
     /* the sources are built but start only when a Tasker step needs its task looked up */
@@ -445,6 +443,6 @@ out:
     free(o.ids);
     session_free(ss);   /* the actor before its loop */
     if (base)
-        event_base_free(base);
+        loop_free(base);
     return rc;
 }

@@ -3,7 +3,6 @@
  * guards' judgement and what they say, the terminal's questions and the results printed. */
 #include "cli.h"
 
-#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +36,13 @@ void act_on_change(void *ud)
     lookup_run *l = ud;
     /* only while looking: the sources keep polling afterwards, during the action's loop */
     if (l->looking && session_settled(l->ss) && session_idle(l->ss))
-        event_base_loopbreak(l->base);
+        loop_break(l->base);
 }
 
-static void on_lookup_deadline(evutil_socket_t fd, short what, void *arg)
+static void on_lookup_deadline(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
-    event_base_loopbreak(arg);
+    loop_break(arg);
 }
 
 /* Runs the sources until they settle (or the deadline); jump_id: the executions page
@@ -57,13 +56,12 @@ const rd_model *lookup_settle(lookup_run *l, const char *jump_id)
     }
     if (jump_id)
         session_jump(l->ss, jump_id);
-    struct event *deadline = evtimer_new(l->base, on_lookup_deadline, l->base);
-    struct timeval tv = {(time_t)LOOKUP_DEADLINE_S, 0};
-    evtimer_add(deadline, &tv);
+    rd_event *deadline = loop_timer_new(l->base, on_lookup_deadline, l->base);
+    loop_timer_in(deadline, LOOKUP_DEADLINE_S);
     l->looking = true;
     loop_run(l->base);
     l->looking = false;
-    event_free(deadline);
+    loop_event_free(deadline);
     return session_model(l->ss);
 }
 

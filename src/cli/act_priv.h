@@ -31,7 +31,7 @@ typedef struct act_opts {
 
 /* Finding a Tasker step's task in the store: the sources run only for that. */
 typedef struct lookup_run {
-    struct event_base *base;
+    rd_loop *base;
     rd_session *ss;
     bool started;
     bool looking;              /* in lookup_exec: a settled store ends its loop */
@@ -125,7 +125,7 @@ int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double 
 void act_no_password(rd_actor *a, const char *prompt, void *ud);
 /* batch.c: runs what is left of a batch record to the end (progress on stderr, Ctrl-C
  * stops sending); the exit code (0 when every item sent is ok). */
-int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,
+int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b,
                const rd_batchrun_opts *o, unsigned san);
 /* "5" "2.5" "0.5" requests per second: false unless 0 < rate <= 1000. */
 bool act_parse_rate(const char *s, double *out);

@@ -10,7 +10,6 @@
  * outcome is ever sent again.
  */
 #include <cjson/cJSON.h>
-#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +27,7 @@
 static const double PROGRESS_EVERY_S = 2.0;
 
 typedef struct bx {
-    struct event_base *base;
+    rd_loop *base;
     rd_batchrun *run;
     const char *id;
     unsigned san;
@@ -59,10 +58,10 @@ static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
 static void on_done(rd_batchrun *r, void *ud)
 {
     (void)r;
-    event_base_loopexit(((bx *)ud)->base, NULL);
+    loop_exit(((bx *)ud)->base);
 }
 
-static void on_signal(evutil_socket_t fd, short what, void *arg)
+static void on_signal(int fd, short what, void *arg)
 {
     bx *x = arg;
     (void)what;
@@ -72,11 +71,11 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
               stderr);
         batchrun_abort(x->run);
     } else {
-        event_base_loopexit(x->base, NULL);   /* batchrun_free journals what is in flight */
+        loop_exit(x->base);   /* batchrun_free journals what is in flight */
     }
 }
 
-int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,
+int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b,
                const rd_batchrun_opts *o, unsigned san)
 {
     bx x = {.base = base, .id = b->id, .san = san, .last_progress = clock_mono()};
@@ -88,14 +87,13 @@ int batch_exec(rd_session *ss, struct event_base *base, const rd_batch_info *b,
         return RD_EXIT_FAIL;
     }
     int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct event *sig[3];
+    rd_event *sig[3];
     for (int k = 0; k < 3; k++) {
-        sig[k] = evsignal_new(base, sigs[k], on_signal, &x);
-        event_add(sig[k], NULL);
+        sig[k] = loop_signal_new(base, sigs[k], on_signal, &x);
     }
     loop_run(base);
     for (int k = 0; k < 3; k++)
-        event_free(sig[k]);
+        loop_event_free(sig[k]);
     size_t todo = batchrun_todo(x.run), fin = batchrun_finished(x.run), ok = batchrun_ok(x.run);
     if (batchrun_why(x.run)[0])
         err_clean(san, "redrive: stopped: ", batchrun_why(x.run));
@@ -265,13 +263,13 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
     }
     o->opts.system = b->system;          /* the record's system, whatever --system says */
     rd_session *ss = session_new(&o->opts);
-    struct event_base *base = event_base_new();
+    rd_loop *base = loop_new();
     rd_session_io io = {.base = base, .parts = SESSION_ACTOR, .on_password = act_on_password};
     rd_session_status st = session_open(ss, o->opts.system, &io);
     session_print_diags(ss, 0, stderr);
     int rc = st == SESSION_OK ? batch_exec(ss, base, b, &ro, san) : session_exit_code(st);
     session_free(ss);
-    event_base_free(base);
+    loop_free(base);
     return rc;
 }
 

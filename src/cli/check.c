@@ -8,7 +8,6 @@
  */
 #include "cli.h"
 
-#include <event2/event.h>
 #include <langinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +36,7 @@ typedef struct ck_secret {
 } ck_secret;
 
 struct ck_run {
-    struct event_base *base;
+    rd_loop *base;
     rd_session *ss;
     bool started;
     ck_secret secrets[CK_MAX_SECRETS];
@@ -84,7 +83,7 @@ static void maybe_done(ck_run *r)
         return;
     if (src && (!(session_settled(r->ss) || answered_reading(m)) || !versions_known(m)))
         return;
-    event_base_loopbreak(r->base);
+    loop_break(r->base);
 }
 
 static void on_change(void *ud) { maybe_done(ud); }
@@ -119,10 +118,10 @@ static void on_whoami(const rd_whoami *w, void *ud)
     maybe_done(r);
 }
 
-static void on_deadline(evutil_socket_t fd, short what, void *arg)
+static void on_deadline(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
-    event_base_loopbreak(arg);
+    loop_break(arg);
 }
 
 static void run_parts(ck_run *r, const rd_system_cfg *cfg)
@@ -136,12 +135,11 @@ static void run_parts(ck_run *r, const rd_system_cfg *cfg)
     session_start(r->ss);
     r->who_asked = r->who_pending = a && actor_whoami(a, on_whoami, r);
     r->started = true;
-    struct event *deadline = evtimer_new(r->base, on_deadline, r->base);
-    struct timeval tv = {(time_t)CHECK_DEADLINE_S, 0};
-    evtimer_add(deadline, &tv);
+    rd_event *deadline = loop_timer_new(r->base, on_deadline, r->base);
+    loop_timer_in(deadline, CHECK_DEADLINE_S);
     maybe_done(r);
     loop_run(r->base);
-    event_free(deadline);
+    loop_event_free(deadline);
     for (size_t i = 0; i < r->n_secrets; i++)
         secret_cancel(r->secrets[i].req);   /* a cmd: still running after the deadline */
 }
@@ -238,7 +236,7 @@ static void report_global(ck_report *g)
 /* Opens, checks and closes one system; false when the session could not open it. */
 static bool check_one(rd_session *ss, const char *name, ck_report *rep)
 {
-    ck_run r = {.base = event_base_new(), .ss = ss};
+    ck_run r = {.base = loop_new(), .ss = ss};
     rd_session_io io = {.base = r.base, .parts = SESSION_SOURCES | SESSION_ACTOR,
                         .on_change = on_change, .change_ud = &r};
     rd_session_status st = session_open(ss, name, &io);
@@ -246,7 +244,7 @@ static bool check_one(rd_session *ss, const char *name, ck_report *rep)
     if (ok)
         check_system(&r, rep);
     session_close(ss);   /* the parts before their loop */
-    event_base_free(r.base);
+    loop_free(r.base);
     return ok;
 }
 

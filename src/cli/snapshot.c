@@ -7,7 +7,6 @@
  */
 #include "cli.h"
 
-#include <event2/event.h>
 #include <langinfo.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,12 +40,12 @@ typedef struct snap_opts {
 } snap_opts;
 
 typedef struct snap_run {
-    struct event_base *base;
+    rd_loop *base;
     rd_session *ss;
     bool want_idle;
     bool started;
     bool held;                 /* the --for time has passed (or none was asked) */
-    struct event *deadline;
+    rd_event *deadline;
     long progress_seen;        /* a first read's items at the last deadline, -1 none */
 } snap_run;
 
@@ -141,13 +140,13 @@ static void on_change(void *ud)
         return;
     if (!session_core_settled(r->ss))
         return;                      /* the core's state (GET /auth/me) is part of it */
-    event_base_loopbreak(r->base);
+    loop_break(r->base);
 }
 
-static void on_deadline(evutil_socket_t fd, short what, void *arg)
+static void on_deadline(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
-    event_base_loopbreak(arg);
+    loop_break(arg);
 }
 
 /* Items read by the long first reads under way (the Redis sweep), -1 when none runs. */
@@ -162,21 +161,20 @@ static long progress_done(const rd_model *m)
 
 /* The deadline, extended while a long first read still moves (a large store read under
  * its sweep_budget): the output waits for the whole index unless the read stalls. */
-static void on_run_deadline(evutil_socket_t fd, short what, void *arg)
+static void on_run_deadline(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     snap_run *r = arg;
     long done = progress_done(session_model(r->ss));
     if (done >= 0 && done != r->progress_seen) {
         r->progress_seen = done;
-        struct timeval tv = { (time_t)SNAPSHOT_DEADLINE_S, 0 };
-        evtimer_add(r->deadline, &tv);
+        loop_timer_in(r->deadline, SNAPSHOT_DEADLINE_S);
         return;
     }
-    event_base_loopbreak(r->base);
+    loop_break(r->base);
 }
 
-static void on_held(evutil_socket_t fd, short what, void *arg)
+static void on_held(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     snap_run *r = arg;
@@ -235,17 +233,15 @@ static void run_sources(snap_run *r, const snap_opts *o)
     r->started = true;
     r->held = o->hold_s <= 0;
     r->progress_seen = -1;
-    struct event *deadline = r->deadline = evtimer_new(r->base, on_run_deadline, r);
-    struct timeval tv = { (time_t)(SNAPSHOT_DEADLINE_S + o->hold_s), 0 };
-    evtimer_add(deadline, &tv);
-    struct event *hold = evtimer_new(r->base, on_held, r);
-    struct timeval htv = { (time_t)o->hold_s, (suseconds_t)((o->hold_s - (double)(time_t)o->hold_s) * 1e6) };
+    rd_event *deadline = r->deadline = loop_timer_new(r->base, on_run_deadline, r);
+    loop_timer_in(deadline, (double)(time_t)(SNAPSHOT_DEADLINE_S + o->hold_s));   /* whole seconds */
+    rd_event *hold = loop_timer_new(r->base, on_held, r);
     if (!r->held)
-        evtimer_add(hold, &htv);
+        loop_timer_in(hold, o->hold_s);
     on_change(r);
     loop_run(r->base);
-    event_free(hold);
-    event_free(deadline);
+    loop_event_free(hold);
+    loop_event_free(deadline);
 }
 
 /* The system's last hour as the console recorded it (session/syshist.h); NULL when not
@@ -307,7 +303,7 @@ static int snapshot_history(const rd_opts *opts, const snap_opts *o)
 /* ---- --view fleet: every configured system at once ---- */
 
 typedef struct fleet_run {
-    struct event_base *base;
+    rd_loop *base;
     rd_sessions *set;
     bool started;
 } fleet_run;
@@ -317,12 +313,12 @@ static void on_fleet_change(void *ud, size_t i)
     fleet_run *r = ud;
     (void)i;
     if (r->started && sessions_settled(r->set))
-        event_base_loopbreak(r->base);
+        loop_break(r->base);
 }
 
 static int snapshot_fleet(const rd_opts *opts, const snap_opts *o)
 {
-    fleet_run r = { .base = event_base_new() };
+    fleet_run r = { .base = loop_new() };
     rd_sessions_io io = { .base = r.base, .parts = SESSION_SOURCES, .on_change = on_fleet_change,
                           .change_ud = &r };
     r.set = sessions_new(opts, &io);
@@ -330,18 +326,17 @@ static int snapshot_fleet(const rd_opts *opts, const snap_opts *o)
     size_t n = sessions_count(r.set);
     if (!n) {
         sessions_free(r.set);
-        event_base_free(r.base);
+        loop_free(r.base);
         fputs("redrive snapshot: no system configured\n", stderr);
         return RD_EXIT_USAGE;
     }
     sessions_start(r.set);
     r.started = true;
-    struct event *deadline = evtimer_new(r.base, on_deadline, r.base);
-    struct timeval tv = { (time_t)SNAPSHOT_DEADLINE_S, 0 };
-    evtimer_add(deadline, &tv);
+    rd_event *deadline = loop_timer_new(r.base, on_deadline, r.base);
+    loop_timer_in(deadline, SNAPSHOT_DEADLINE_S);
     if (!sessions_settled(r.set))
         loop_run(r.base);
-    event_free(deadline);
+    loop_event_free(deadline);
     bool all = true;
     for (size_t i = 0; i < n; i++)
         all &= finish_sources(session_model(sessions_at(r.set, i)));
@@ -358,7 +353,7 @@ static int snapshot_fleet(const rd_opts *opts, const snap_opts *o)
     free(text);
     free(rows);
     sessions_free(r.set);   /* the sources before their loop */
-    event_base_free(r.base);
+    loop_free(r.base);
     return rc;
 }
 
@@ -371,7 +366,7 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
         return snapshot_fleet(opts, &o);
     if (o.view && o.view->mask == VPART_HISTORY)  /* the console's samples: no source asked */
         return snapshot_history(opts, &o);
-    snap_run r = { .base = event_base_new() };
+    snap_run r = { .base = loop_new() };
     rd_session *ss = session_new(opts);
     rd_session_io io = { .base = r.base, .parts = SESSION_SOURCES | SESSION_PROBE,
                          .on_change = on_change,
@@ -393,6 +388,6 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
             rc = RD_EXIT_PARTIAL;
     }
     session_free(ss);   /* the sources before their loop */
-    event_base_free(r.base);
+    loop_free(r.base);
     return rc;
 }

@@ -2,7 +2,6 @@
 #include "session.h"
 
 #include <assert.h>
-#include <event2/event.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "../io/clock.h"
 #include "../io/http.h"
 #include "../io/secret.h"
+#include "../io/loop.h"
 #include "syshist.h"
 
 struct rd_session {
@@ -38,7 +38,7 @@ struct rd_session {
     rd_sources *src;
     rd_actor *actor;
     rd_syshist *hist;          /* SESSION_HISTORY: the last hour */
-    struct event *core_tick;   /* the core probe's timer, NULL when there is none */
+    rd_event *core_tick;   /* the core probe's timer, NULL when there is none */
     rd_change_cb on_change;    /* told when the core state changed */
     void *change_ud;
 };
@@ -274,7 +274,7 @@ bool session_core_settled(const rd_session *s)
     return s->model->core.state != RD_CORE_CHECKING;
 }
 
-static void on_core_tick(evutil_socket_t fd, short what, void *arg)
+static void on_core_tick(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     session_core_probe(arg);
@@ -324,7 +324,7 @@ rd_session_status session_open(rd_session *s, const char *name, const rd_session
             build_actor(s, io);
         if ((parts & SESSION_PROBE) && s->actor && s->sys->core.url && *s->sys->core.url &&
             s->sys->core.probe_s > 0) {
-            s->core_tick = event_new(io->base, -1, EV_PERSIST, on_core_tick, s);
+            s->core_tick = loop_every_new(io->base, on_core_tick, s);
             s->on_change = io->on_change;
             s->change_ud = io->change_ud;
             model_core_probe(s->model, RD_CORE_CHECKING, NULL, NULL, clock_wall());
@@ -340,8 +340,7 @@ void session_start(rd_session *s)
     if (s->src)
         sources_start(s->src);
     if (s->core_tick) {
-        struct timeval tv = clock_tv(s->sys->core.probe_s);
-        evtimer_add(s->core_tick, &tv);
+        loop_timer_in(s->core_tick, s->sys->core.probe_s);
         session_core_probe(s);
     }
 }
@@ -353,7 +352,7 @@ void session_close(rd_session *s)
     sources_free(s->src);
     s->src = NULL;
     if (s->core_tick)
-        event_free(s->core_tick);
+        loop_event_free(s->core_tick);
     s->core_tick = NULL;
     s->on_change = NULL;
     actor_free(s->actor);         /* cancels a probe in flight: no callback */

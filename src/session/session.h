@@ -24,8 +24,8 @@
 #include "../core/model.h"
 #include "../core/profile.h"
 #include "../sources/sources.h"
+#include "../io/loop.h"
 
-struct event_base;
 
 /* Global command-line options, parsed once by the CLI and passed down. */
 typedef struct rd_opts {
@@ -64,7 +64,7 @@ enum {
 };
 
 typedef struct rd_session_io {
-    struct event_base *base;           /* the loop the parts run on (required with parts) */
+    rd_loop *base;           /* the loop the parts run on (required with parts) */
     unsigned parts;                    /* SESSION_SOURCES | SESSION_ACTOR */
     rd_change_cb on_change;            /* sources: after each model update */
     void *change_ud;

@@ -1,12 +1,12 @@
 /* The fleet's sessions: one per configured system on one loop (sessions.h). */
 #include "sessions.h"
 
-#include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 
 typedef struct slot {
     rd_sessions *set;
@@ -15,7 +15,7 @@ typedef struct slot {
     size_t own_diags;          /* diagnostics before this index are the configuration's */
     bool started;
     double pace;               /* the factor to arm when pace_ev fires */
-    struct event *pace_ev;     /* NULL without a loop */
+    rd_event *pace_ev;     /* NULL without a loop */
     rd_fleet_trend trend;
 } slot;
 
@@ -43,7 +43,7 @@ static void on_slot_change(void *ud)
         sl->set->io.on_change(sl->set->io.change_ud, sl->i);
 }
 
-static void on_pace(evutil_socket_t fd, short what, void *ud)
+static void on_pace(int fd, short what, void *ud)
 {
     slot *sl = ud;
     (void)fd, (void)what;
@@ -71,7 +71,7 @@ rd_sessions *sessions_new(const rd_opts *opts, const rd_sessions_io *io)
                              .password_ud = io->password_ud};
         session_open(sl->s, session_system_at(sl->s, i)->name, &sio);
         if (io->base)
-            sl->pace_ev = evtimer_new(io->base, on_pace, sl);
+            sl->pace_ev = loop_timer_new(io->base, on_pace, sl);
     }
     if (!f->n)
         session_free(first);
@@ -84,7 +84,7 @@ void sessions_free(rd_sessions *f)
         return;
     for (size_t i = 0; i < f->n; i++) {
         if (f->slots[i].pace_ev)
-            event_free(f->slots[i].pace_ev);
+            loop_event_free(f->slots[i].pace_ev);
         session_free(f->slots[i].s);
     }
     free(f->slots);
@@ -127,12 +127,11 @@ static void apply_pace(rd_sessions *f)
         double delay = sources_interval(src, sl->pace) * ((double)i + 0.5) / (double)f->n;
         if ((size_t)f->focus == i || delay <= 0 || !sl->pace_ev) {
             if (sl->pace_ev)
-                evtimer_del(sl->pace_ev);
+                loop_timer_stop(sl->pace_ev);
             sources_set_pace(src, sl->pace);
             continue;
         }
-        struct timeval tv = clock_tv(delay);
-        evtimer_add(sl->pace_ev, &tv);
+        loop_timer_in(sl->pace_ev, delay);
     }
 }
 

@@ -21,7 +21,7 @@ typedef struct rd_sessions rd_sessions;
 typedef void (*rd_sessions_cb)(void *ud, size_t i);
 
 typedef struct rd_sessions_io {
-    struct event_base *base;      /* required with parts */
+    rd_loop *base;      /* required with parts */
     unsigned parts;               /* SESSION_SOURCES | SESSION_ACTOR, or 0 (fixed models) */
     rd_sessions_cb on_change;
     void *change_ud;

@@ -2,7 +2,6 @@
 #include "syshist.h"
 
 #include <errno.h>
-#include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "../actions/journal.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "bgwrite.h"
 
 struct rd_syshist {
@@ -21,8 +21,8 @@ struct rd_syshist {
     char *path;                /* NULL: nowhere to keep it */
     const rd_model *m;         /* borrowed */
     const rd_system_cfg *c;
-    struct event *tick;        /* one sample per step; NULL without a loop */
-    struct event *save;        /* the periodic save */
+    rd_event *tick;        /* one sample per step; NULL without a loop */
+    rd_event *save;        /* the periodic save */
     bool dirty;                /* a sample since the last save */
     rd_bgwrite *writer;        /* the saves' thread (bgwrite.h) */
 };
@@ -101,11 +101,10 @@ static void arm_tick(rd_syshist *sh)
 {
     double now = clock_wall();
     double next = (floor(now / HIST_STEP_S) + 1) * HIST_STEP_S + 1 - now;
-    struct timeval tv = clock_tv(next);
-    evtimer_add(sh->tick, &tv);
+    loop_timer_in(sh->tick, next);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *ud)
+static void on_tick(int fd, short what, void *ud)
 {
     (void)fd, (void)what;
     rd_syshist *sh = ud;
@@ -144,7 +143,7 @@ static void hist_job_free(void *arg)
 
 /* history_save (with its fdatasync) on the writer thread, of a copy of the ring: the loop
  * goes on at once. One save at a time; a failed one is tried again at the next. */
-static void on_save(evutil_socket_t fd, short what, void *ud)
+static void on_save(int fd, short what, void *ud)
 {
     (void)fd, (void)what;
     rd_syshist *sh = ud;
@@ -160,7 +159,7 @@ static void on_save(evutil_socket_t fd, short what, void *ud)
         sh->dirty = false;
 }
 
-rd_syshist *syshist_open(const char *system, struct event_base *base, const rd_model *m,
+rd_syshist *syshist_open(const char *system, rd_loop *base, const rd_model *m,
                          const rd_system_cfg *c, char *why, size_t whycap)
 {
     rd_syshist *sh = xcalloc(1, sizeof *sh);
@@ -179,9 +178,9 @@ rd_syshist *syshist_open(const char *system, struct event_base *base, const rd_m
     }
     sh->writer = bgwrite_new();
     if (base) {
-        sh->tick = evtimer_new(base, on_tick, sh);
+        sh->tick = loop_timer_new(base, on_tick, sh);
         if (sh->path)
-            sh->save = event_new(base, -1, EV_PERSIST, on_save, sh);
+            sh->save = loop_every_new(base, on_save, sh);
     }
     return sh;
 }
@@ -192,9 +191,9 @@ void syshist_start(rd_syshist *sh)
         return;
     arm_tick(sh);
     const char *every = getenv("REDRIVE_HISTORY_SAVE_S");   /* tests: a save sooner */
-    struct timeval tv = clock_tv(every && atof(every) > 0 ? atof(every) : SYSHIST_SAVE_S);
+    double save_s = every && atof(every) > 0 ? atof(every) : SYSHIST_SAVE_S;
     if (sh->save)
-        evtimer_add(sh->save, &tv);
+        loop_timer_in(sh->save, save_s);
 }
 
 void syshist_free(rd_syshist *sh)
@@ -206,9 +205,9 @@ void syshist_free(rd_syshist *sh)
     if (sh->dirty && sh->path && dir_ready(sh->path, why, sizeof why))
         history_save(&sh->h, sh->path, why, sizeof why);
     if (sh->tick)
-        event_free(sh->tick);
+        loop_event_free(sh->tick);
     if (sh->save)
-        event_free(sh->save);
+        loop_event_free(sh->save);
     free(sh->path);
     free(sh);
 }

@@ -17,8 +17,8 @@
 #include "../core/config.h"
 #include "../core/history.h"
 #include "../core/model.h"
+#include "../io/loop.h"
 
-struct event_base;
 
 #define SYSHIST_SAVE_S 60.0   /* REDRIVE_HISTORY_SAVE_S=SECONDS (tests) */
 
@@ -30,7 +30,7 @@ char *syshist_path(const char *system);
  * diagnostic (a damaged or refused file; "" otherwise). With a loop (base), samples m
  * every step once syshist_start is called and saves periodically; without one it only
  * reads. m and c are borrowed and must outlive the history. Never NULL. */
-rd_syshist *syshist_open(const char *system, struct event_base *base, const rd_model *m,
+rd_syshist *syshist_open(const char *system, rd_loop *base, const rd_model *m,
                          const rd_system_cfg *c, char *why, size_t whycap);
 void syshist_start(rd_syshist *h);
 /* Saves (when a sample was taken since the last save; a save still running in a child

@@ -1,7 +1,6 @@
 /* The op boilerplate of the HTTP sources (see http_poller.h). */
 #include "http_poller.h"
 
-#include <event2/event.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/http.h"
+#include "../io/loop.h"
 
 /* base is the first member: an rd_source of ours is its http_poller */
 _Static_assert(offsetof(http_poller, base) == 0, "http_poller.base must come first");
@@ -23,7 +23,7 @@ static double every(const http_poller *p, double want)
     return fmax(want, p->kind->min_poll_s);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
+static void on_tick(int fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
@@ -98,8 +98,7 @@ static void op_start(rd_source *src)
 {
     http_poller *p = of(src);
     model_source(p->base.ctx.model, p->kind->name);
-    struct timeval tv = clock_tv(every(p, p->base.ctx.cfg->poll_s));
-    evtimer_add(p->tick, &tv);
+    loop_timer_in(p->tick, every(p, p->base.ctx.cfg->poll_s));
     if (p->kind->start)
         p->kind->start(p);
     p->kind->poll(p);
@@ -149,7 +148,7 @@ static void op_free(rd_source *src)
     if (p->peek.req)
         http_cancel(p->base.ctx.http, p->peek.req);
     peek_clear(&p->peek);
-    event_free(p->tick);
+    loop_event_free(p->tick);
     if (p->kind->clear)
         p->kind->clear(p);
     free(p->base.impl);
@@ -181,6 +180,6 @@ void *http_poller_new(const rd_source_ctx *ctx, const char *setting,
     p->base.ops = &p->ops;
     p->base.ctx = *ctx;
     p->base.impl = impl;
-    p->tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, p);
+    p->tick = loop_every_new(ctx->base, on_tick, p);
     return impl;
 }

@@ -46,7 +46,7 @@ struct http_poller {
     rd_source base;
     rd_source_ops ops;               /* base.ops: the kind's name; no peek ops if it cannot */
     const http_poller_kind *kind;
-    struct event *tick;              /* every max(poll, kind->min_poll_s) */
+    rd_event *tick;              /* every max(poll, kind->min_poll_s) */
     bool settled;                    /* answered or failed at least once */
     bool polled;                     /* one whole poll done (http_poller_round_done) */
     http_peek peek;

@@ -1,7 +1,6 @@
 #include "pg_conn.h"
 
 #include <assert.h>
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +9,11 @@
 #include "../io/clock.h"
 #include "../io/resolve.h"
 #include "../io/secret.h"
+#include "../io/loop.h"
 #include "pg_conn_priv.h"
 
-static void on_io(evutil_socket_t fd, short what, void *arg);
-static void on_deadline(evutil_socket_t fd, short what, void *arg);
+static void on_io(int fd, short what, void *arg);
+static void on_deadline(int fd, short what, void *arg);
 
 void pgc_set_err(pg_conn *c, const char *msg)
 {
@@ -28,14 +28,14 @@ void pgc_set_err(pg_conn *c, const char *msg)
         c->err[--n] = '\0';
 }
 
-pg_conn *pg_conn_new(struct event_base *base, const char *conninfo, const pg_conn_cbs *cbs)
+pg_conn *pg_conn_new(rd_loop *base, const char *conninfo, const pg_conn_cbs *cbs)
 {
     pg_conn *c = xcalloc(1, sizeof *c);
     c->base = base;
     c->conninfo = xstrdup(conninfo ? conninfo : "");
     c->cbs = *cbs;
     c->io_fd = -1;
-    c->deadline = evtimer_new(base, on_deadline, c);
+    c->deadline = loop_timer_new(base, on_deadline, c);
     return c;
 }
 
@@ -53,12 +53,12 @@ static void batch_clear(pg_conn *c)
 void pg_conn_close(pg_conn *c)
 {
     if (c->io) {
-        event_free(c->io);
+        loop_event_free(c->io);
         c->io = NULL;
     }
     c->io_fd = -1;
     c->io_what = 0;
-    evtimer_del(c->deadline);
+    loop_timer_stop(c->deadline);
     pgc_hosts_clear(c);
     batch_clear(c);
     if (c->pg) {
@@ -106,7 +106,7 @@ void pg_conn_free(pg_conn *c)
     if (!c)
         return;
     pg_conn_close(c);
-    event_free(c->deadline);
+    loop_event_free(c->deadline);
     resolve_free(c->dns);
     wipe_free(c->conninfo);
     for (size_t i = 0; i < c->n_params; i++) {
@@ -180,7 +180,7 @@ void pgc_fail(pg_conn *c, const char *msg)
 
 bool pgc_watch(pg_conn *c, short what)
 {
-    evutil_socket_t fd = PQsocket(c->pg);
+    int fd = PQsocket(c->pg);
     if (fd < 0) {
         pgc_set_err(c, "connection has no socket");
         return false;
@@ -190,11 +190,11 @@ bool pgc_watch(pg_conn *c, short what)
     if (c->io && fd == c->io_fd && what == c->io_what && c->state != C_CONNECTING)
         return true;
     if (c->io)
-        event_free(c->io);
-    c->io = event_new(c->base, fd, (short)(what | EV_PERSIST), on_io, c);
+        loop_event_free(c->io);
+    c->io = loop_fd_new(c->base, fd, (short)(what | LOOP_PERSIST), on_io, c);
     c->io_fd = fd;
     c->io_what = what;
-    if (!c->io || event_add(c->io, NULL) != 0) {
+    if (!c->io) {
         pgc_set_err(c, "cannot watch the connection socket");
         return false;
     }
@@ -204,8 +204,7 @@ bool pgc_watch(pg_conn *c, short what)
 void pgc_arm_deadline(pg_conn *c, double s)
 {
     c->deadline_s = s;
-    struct timeval tv = clock_tv(s);
-    evtimer_add(c->deadline, &tv);
+    loop_timer_in(c->deadline, s);
 }
 
 bool pg_conn_open(pg_conn *c, double deadline_s)
@@ -230,13 +229,13 @@ bool pg_conn_open(pg_conn *c, double deadline_s)
 
 static void connected(pg_conn *c)
 {
-    evtimer_del(c->deadline);
+    loop_timer_stop(c->deadline);
     if (PQsetnonblocking(c->pg, 1) != 0 || PQenterPipelineMode(c->pg) != 1) {
         pgc_fail(c, PQerrorMessage(c->pg));
         return;
     }
     c->state = C_READY;
-    if (!pgc_watch(c, EV_READ)) {
+    if (!pgc_watch(c, LOOP_READ)) {
         char msg[ERR_CAP];
         snprintf(msg, sizeof msg, "%s", c->err);
         pgc_fail(c, msg);
@@ -268,7 +267,7 @@ static void connect_step(pg_conn *c)
         pgc_host_changed(c);
     switch (st) {
     case PGRES_POLLING_READING:
-        if (!pgc_watch(c, EV_READ))
+        if (!pgc_watch(c, LOOP_READ))
             pgc_fail(c, c->err);
         return;
     case PGRES_POLLING_OK:
@@ -278,7 +277,7 @@ static void connect_step(pg_conn *c)
         connect_failed(c);
         return;
     default:
-        if (!pgc_watch(c, EV_WRITE))
+        if (!pgc_watch(c, LOOP_WRITE))
             pgc_fail(c, c->err);
         return;
     }
@@ -286,7 +285,7 @@ static void connect_step(pg_conn *c)
 
 static void batch_finish(pg_conn *c)
 {
-    evtimer_del(c->deadline);
+    loop_timer_stop(c->deadline);
     PGresult **res = c->res;
     size_t n = c->n;
     c->res = NULL;
@@ -297,7 +296,7 @@ static void batch_finish(pg_conn *c)
         if (!res[i])
             res[i] = PQmakeEmptyPGresult(c->pg, PGRES_FATAL_ERROR);
     c->state = C_READY;
-    if (!pgc_watch(c, EV_READ)) {
+    if (!pgc_watch(c, LOOP_READ)) {
         for (size_t i = 0; i < n; i++)
             PQclear(res[i]);
         free(res);
@@ -356,19 +355,19 @@ static void collect(pg_conn *c)
 
 static void busy_io(pg_conn *c, short what)
 {
-    if (what & EV_READ) {
+    if (what & LOOP_READ) {
         if (!PQconsumeInput(c->pg)) {
             pgc_fail(c, PQerrorMessage(c->pg));
             return;
         }
     }
-    if (c->io_what & EV_WRITE) {
+    if (c->io_what & LOOP_WRITE) {
         int f = PQflush(c->pg);
         if (f < 0) {
             pgc_fail(c, PQerrorMessage(c->pg));
             return;
         }
-        if (f == 0 && !pgc_watch(c, EV_READ)) {
+        if (f == 0 && !pgc_watch(c, LOOP_READ)) {
             pgc_fail(c, c->err);
             return;
         }
@@ -395,7 +394,7 @@ static void drain_notifies(pg_conn *c)
     }
 }
 
-static void on_io(evutil_socket_t fd, short what, void *arg)
+static void on_io(int fd, short what, void *arg)
 {
     (void)fd;
     pg_conn *c = arg;
@@ -409,7 +408,7 @@ static void on_io(evutil_socket_t fd, short what, void *arg)
         drain_notifies(c);
 }
 
-static void on_deadline(evutil_socket_t fd, short what, void *arg)
+static void on_deadline(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_conn *c = arg;
@@ -456,7 +455,7 @@ bool pg_conn_send(pg_conn *c, const pg_query *q, size_t n, double deadline_s)
     }
     c->state = C_BUSY;
     int f = PQflush(c->pg);
-    if (f < 0 || !pgc_watch(c, f == 1 ? (short)(EV_READ | EV_WRITE) : EV_READ)) {
+    if (f < 0 || !pgc_watch(c, f == 1 ? (short)(LOOP_READ | LOOP_WRITE) : LOOP_READ)) {
         char msg[ERR_CAP];
         snprintf(msg, sizeof msg, "%s", f < 0 ? PQerrorMessage(c->pg) : c->err);
         pg_conn_close(c);

@@ -1,6 +1,6 @@
 #pragma once
 /*
- * One asynchronous PostgreSQL connection on the libevent loop (pg_source.c's transport).
+ * One asynchronous PostgreSQL connection on the event loop (pg_source.c's transport).
  * Host names are resolved first with io/resolve.h (libpq would block in getaddrinfo); unix
  * sockets and IP literals go straight to PQconnectStartParams. A batch of queries is sent
  * in pipeline mode with a sync after each query, so one round trip answers them all and
@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <libpq-fe.h>
+#include "../io/loop.h"
 
-struct event_base;
 typedef struct pg_conn pg_conn;
 
 enum { PG_MAX_PARAMS = 8 };
@@ -52,7 +52,7 @@ typedef struct pg_conn_cbs {
     "-c default_transaction_read_only=on -c statement_timeout=5000 " \
     "-c max_parallel_workers_per_gather=0 -c jit=off"
 
-pg_conn *pg_conn_new(struct event_base *base, const char *conninfo, const pg_conn_cbs *cbs);
+pg_conn *pg_conn_new(rd_loop *base, const char *conninfo, const pg_conn_cbs *cbs);
 void pg_conn_free(pg_conn *c);
 /* Replaces the conninfo (for the next open). secret: it came from a secret reference and
  * may hold credentials: it is wiped when replaced or freed, and a parse error does not

@@ -149,7 +149,7 @@ bool pgc_start_connect(pg_conn *c)
         return false;
     }
     c->state = C_CONNECTING;
-    return pgc_watch(c, EV_WRITE);
+    return pgc_watch(c, LOOP_WRITE);
 }
 
 /* Every lookup answered: connect to the hosts found (one failed lookup in a list leaves
@@ -293,7 +293,7 @@ bool pgc_skip_silent_host(pg_conn *c)
     c->dead[i] = true;
     c->n_dead++;
     if (c->io) {
-        event_free(c->io);
+        loop_event_free(c->io);
         c->io = NULL;
     }
     c->io_fd = -1;

@@ -5,12 +5,12 @@
  * what libpq is asked to connect to: the host list, its name lookups (io/resolve.h, never
  * getaddrinfo on the loop), the parameters, and leaving out a host that is dead or silent.
  */
-#include <event2/event.h>
 #include <libpq-fe.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "../io/resolve.h"
+#include "../io/loop.h"
 #include "pg_conn.h"
 
 enum { ERR_CAP = 4096, MAX_HOSTS = 16, MAX_PARAMS = 8 };
@@ -24,7 +24,7 @@ typedef struct pg_lookup {       /* one host of the list being looked up */
 } pg_lookup;
 
 struct pg_conn {
-    struct event_base *base;
+    rd_loop *base;
     char *conninfo;
     bool conninfo_secret;        /* from a secret reference: never quoted in errors */
     char *pkw[MAX_PARAMS], *pval[MAX_PARAMS];   /* pg_conn_set_param; values wiped */
@@ -32,10 +32,10 @@ struct pg_conn {
     pg_conn_cbs cbs;
     conn_state state;
     PGconn *pg;
-    struct event *io;
-    evutil_socket_t io_fd;
+    rd_event *io;
+    int io_fd;
     short io_what;
-    struct event *deadline;
+    rd_event *deadline;
     double deadline_s;
     rd_resolver *dns;            /* created at the first host name */
     /* resolution of the host list */

@@ -14,7 +14,7 @@
 static const double SECRET_TIMEOUT_S = 30.0;
 
 struct pg_secrets {
-    struct event_base *base;
+    rd_loop *base;
     const rd_system_cfg *cfg;
     pg_conn *conn;
     pg_secrets_done done;
@@ -25,7 +25,7 @@ struct pg_secrets {
     char err[300];
 };
 
-pg_secrets *pg_secrets_new(struct event_base *base, const rd_system_cfg *cfg, pg_conn *conn,
+pg_secrets *pg_secrets_new(rd_loop *base, const rd_system_cfg *cfg, pg_conn *conn,
                            pg_secrets_done done, void *ud)
 {
     pg_secrets *sec = xcalloc(1, sizeof *sec);

@@ -10,15 +10,15 @@
 #include <stddef.h>
 
 #include "../core/config.h"
+#include "../io/loop.h"
 #include "pg_conn.h"
 
-struct event_base;
 typedef struct pg_secrets pg_secrets;
 
 /* err: NULL when every reference resolved, else "file:line: why" (no secret in it). */
 typedef void (*pg_secrets_done)(const char *err, void *ud);
 
-pg_secrets *pg_secrets_new(struct event_base *base, const rd_system_cfg *cfg, pg_conn *conn,
+pg_secrets *pg_secrets_new(rd_loop *base, const rd_system_cfg *cfg, pg_conn *conn,
                            pg_secrets_done done, void *ud);
 void pg_secrets_free(pg_secrets *sec);
 /* Resolves the references into the connection; done() follows, at once when there are

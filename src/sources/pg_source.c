@@ -24,18 +24,18 @@
  */
 #include "pg_priv.h"
 
-#include <event2/event.h>
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 
 static const double CONNECT_DEADLINE_S = 5.0;
 static const double BACKOFF_MIN_S = 1.0, BACKOFF_MAX_S = 30.0;
 
 /* The source's timers and pacing: only the wiring here reads them. */
 struct pg_timing {
-    struct event *poll_ev, *retry_ev, *soon_ev;
-    struct event *push_ev;        /* the coalesced push refresh */
+    rd_event *poll_ev, *retry_ev, *soon_ev;
+    rd_event *push_ev;        /* the coalesced push refresh */
     double poll_s;                /* the poll interval asked for (config or the fleet's pace);
                                    * PG_PUSH_SLOW times it while push works */
     bool push_was_on;             /* the poll timer is armed for push */
@@ -94,13 +94,13 @@ static void connect_now(pg_src *s)
     pg_changes_reconnect(s->changes);
     pg_batch_reconnect(s->batch);
     pg_push_reconnect(s->push);
-    evtimer_del(s->t->push_ev);
+    loop_timer_stop(s->t->push_ev);
     push_sync(s);
     model_source(model(s), SRC_NAME);
     pg_secrets_resolve(s->secrets);   /* connects when done */
 }
 
-static void on_retry(evutil_socket_t fd, short what, void *arg)
+static void on_retry(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     connect_now(arg);
@@ -121,8 +121,7 @@ static void lost(pg_src *s, const char *err)
     pg_batch_answered(s->batch);
     pg_view_answered(s->view);
     pg_conn_close(s->conn);
-    struct timeval tv = { (time_t)s->t->backoff_s, 0 };
-    evtimer_add(s->t->retry_ev, &tv);
+    loop_timer_in(s->t->retry_ev, (double)(time_t)s->t->backoff_s);
     s->t->backoff_s = s->t->backoff_s * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : s->t->backoff_s * 2;
     changed(s);
 }
@@ -137,7 +136,7 @@ static void on_ready(void *ud)
     kick(s);
 }
 
-static void on_poll(evutil_socket_t fd, short what, void *arg)
+static void on_poll(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_src *s = arg;
@@ -153,13 +152,12 @@ static void on_notify(const char *channel, void *ud)
     pg_src *s = ud;
     double due = pg_push_notified(s->push, channel, clock_mono());
     if (due >= 0) {
-        struct timeval tv = clock_tv(due);
-        evtimer_add(s->t->push_ev, &tv);
+        loop_timer_in(s->t->push_ev, due);
     }
     push_sync(s);
 }
 
-static void on_push(evutil_socket_t fd, short what, void *arg)
+static void on_push(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_src *s = arg;
@@ -237,8 +235,7 @@ static void op_start(rd_source *src)
 {
     pg_src *s = src->impl;
     double poll = s->t->poll_s * (s->t->push_was_on ? PG_PUSH_SLOW : 1);
-    struct timeval tv = clock_tv(poll);
-    evtimer_add(s->t->poll_ev, &tv);
+    loop_timer_in(s->t->poll_ev, poll);
     model_source_every(model(s), SRC_NAME, poll);   /* its freshness window (a steady poll repaints nothing) */
     connect_now(s);
 }
@@ -249,14 +246,14 @@ static void op_refresh(rd_source *src)
     pg_view_want_refresh(s->view);
     pg_changes_force(s->changes);  /* the operator asked: everything, not the probe's word */
     if (!pg_conn_is_open(s->conn)) {
-        evtimer_del(s->t->retry_ev);
+        loop_timer_stop(s->t->retry_ev);
         connect_now(s);
     } else {
         kick(s);
     }
 }
 
-static void on_soon(evutil_socket_t fd, short what, void *arg)
+static void on_soon(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     kick(arg);
@@ -270,8 +267,7 @@ static void op_set_interest(rd_source *src, unsigned panels)
 {
     pg_src *s = src->impl;
     if (pg_view_set_interest(s->view, panels)) {
-        struct timeval now = {0, 0};
-        evtimer_add(s->t->soon_ev, &now);
+        loop_timer_in(s->t->soon_ev, 0);
     }
 }
 
@@ -377,7 +373,7 @@ static void op_free(rd_source *src)
                 pg_push_notifications(s->push), pg_push_refreshes(s->push),
                 pg_push_state(s->push));
     pg_push_free(s->push);
-    event_free(s->t->push_ev);
+    loop_event_free(s->t->push_ev);
     pg_secrets_free(s->secrets);
     pg_changes_free(s->changes);
     pg_replica_free(s->replica);
@@ -385,9 +381,9 @@ static void op_free(rd_source *src)
     for (size_t i = 0; i < Q_N; i++)
         free(s->notes[i]);
     pg_conn_free(s->conn);
-    event_free(s->t->poll_ev);
-    event_free(s->t->retry_ev);
-    event_free(s->t->soon_ev);
+    loop_event_free(s->t->poll_ev);
+    loop_event_free(s->t->retry_ev);
+    loop_event_free(s->t->soon_ev);
     if (s->variant) {
         profile_free(s->variant);
         free(s->variant);
@@ -447,9 +443,9 @@ rd_source *pg_source_new(const rd_source_ctx *ctx)
     pg_conn_set_param(s->conn, "sslcert", cfg->store.ssl.cert);
     pg_conn_set_param(s->conn, "sslkey", cfg->store.ssl.key);
     s->secrets = pg_secrets_new(ctx->base, cfg, s->conn, on_secrets, s);
-    s->t->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, s);
-    s->t->retry_ev = evtimer_new(ctx->base, on_retry, s);
-    s->t->soon_ev = evtimer_new(ctx->base, on_soon, s);
-    s->t->push_ev = evtimer_new(ctx->base, on_push, s);
+    s->t->poll_ev = loop_every_new(ctx->base, on_poll, s);
+    s->t->retry_ev = loop_timer_new(ctx->base, on_retry, s);
+    s->t->soon_ev = loop_timer_new(ctx->base, on_soon, s);
+    s->t->push_ev = loop_timer_new(ctx->base, on_push, s);
     return &s->base;
 }

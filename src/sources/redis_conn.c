@@ -15,8 +15,6 @@
  */
 #include "redis_conn.h"
 
-#include <event2/event.h>
-#include <hiredis/adapters/libevent.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <math.h>
@@ -29,6 +27,7 @@
 #include "../io/clock.h"
 #include "../io/resolve.h"
 #include "../io/secret.h"
+#include "../io/loop.h"
 #include "redis_conn_priv.h"
 
 enum { RS_REPLY_TIMEOUT = 5 };
@@ -60,9 +59,8 @@ bool rs_conn_ready(const rs_conn *c)
 
 static void watch_arm(rs_conn *c)
 {
-    if (!evtimer_pending(c->ev_watch, NULL)) {
-        struct timeval tv = clock_tv(0.5);
-        evtimer_add(c->ev_watch, &tv);
+    if (!loop_timer_pending(c->ev_watch)) {
+        loop_timer_in(c->ev_watch, 0.5);
     }
 }
 
@@ -90,16 +88,15 @@ void rs_conn_reply_begin(rs_conn *c)
 void rs_conn_reply_end(rs_conn *c)
 {
     if (--c->in_cb == 0 && c->drop_pending)
-        event_active(c->ev_drop, EV_TIMEOUT, 0);
+        loop_soon(c->ev_drop);
 }
 
 static void schedule_retry(rs_conn *c)
 {
-    if (c->freeing || c->setup_error || evtimer_pending(c->ev_retry, NULL))
+    if (c->freeing || c->setup_error || loop_timer_pending(c->ev_retry))
         return;
     double next = rs_urls_next(c);      /* a list of URLs: the next one at once */
-    struct timeval tv = clock_tv(next >= 0 ? next : c->backoff);
-    evtimer_add(c->ev_retry, &tv);
+    loop_timer_in(c->ev_retry, next >= 0 ? next : c->backoff);
     if (next < 0)
         c->backoff = fmin(c->backoff * 2, 30);
 }
@@ -123,7 +120,7 @@ static void conn_drop(rs_conn *c, const char *why)
     if (c->in_cb > 0) {              /* never free a context inside its own callback */
         c->drop_pending = true;
         snprintf(c->drop_why, sizeof c->drop_why, "%.159s", why);
-        event_active(c->ev_drop, EV_TIMEOUT, 0);
+        loop_soon(c->ev_drop);
         return;
     }
     conn_down(c, why);
@@ -160,7 +157,7 @@ static void on_config(redisAsyncContext *ac, void *reply, void *priv)
         model_source_fact(c->model, SRC_NAME, RD_FACT_KEYSPACE, c->notify_on);
         rs_notify_note(c);
     }
-    if (c->notify_on && c->sub_state == RC_NONE && !evtimer_pending(c->ev_sub_retry, NULL))
+    if (c->notify_on && c->sub_state == RC_NONE && !loop_timer_pending(c->ev_sub_retry))
         sub_start(c);
     rs_conn_reply_end(c);
 }
@@ -275,13 +272,12 @@ static long preempted(void)
  * a single reply callback, is how long the loop is held. Its thread CPU is also kept apart
  * for the events the scheduler did not preempt: on a shared virtual machine a preempted
  * event can read milliseconds of thread CPU for microseconds of work. */
-static void on_read_timed(evutil_socket_t fd, short what, void *arg)
+static void on_read_timed(redisAsyncContext *ac)
 {
-    redisLibeventEvents *e = arg;
-    rs_conn *c = e->context->data;    /* outlives the context, which the read may free */
+    rs_conn *c = ac->data;            /* outlives the context, which the read may free */
     long p0 = preempted();
     double t0 = clock_cpu();
-    redisAsyncHandleRead(e->context);
+    redisAsyncHandleRead(ac);
     double dt = clock_cpu() - t0;
     if (dt > c->cb_max)
         c->cb_max = dt;
@@ -298,7 +294,7 @@ static bool attach(rs_conn *c, redisAsyncContext *ac, bool main, char *err, size
         return false;
     }
     ac->data = c;
-    if (redisLibeventAttach(ac, c->evb) != REDIS_OK) {
+    if (loop_redis_attach(ac, c->evb) != 0) {
         snprintf(err, cap, "cannot attach to the event loop");
         redisAsyncFree(ac);
         return false;
@@ -306,12 +302,8 @@ static bool attach(rs_conn *c, redisAsyncContext *ac, bool main, char *err, size
     if (main) {                      /* replies to the sweep: the caps, timing */
         rs_reply_hook(&c->reader, ac->c.reader);
     }
-    if (main && c->debug) {
-        redisLibeventEvents *e = ac->ev.data;
-        event_del(e->rev);
-        event_assign(e->rev, c->evb, ac->c.fd, EV_READ, on_read_timed, e);
-        event_add(e->rev, NULL);
-    }
+    if (main && c->debug)
+        loop_redis_read_hook(ac, c->evb, on_read_timed);
     return true;
 }
 
@@ -407,9 +399,8 @@ static void sub_drop(rs_conn *c, bool retry)
     if (sub)
         redisAsyncFree(sub);
     c->cbs.missed(c->cbs.ud);        /* events were lost meanwhile */
-    if (retry && !c->freeing && !evtimer_pending(c->ev_sub_retry, NULL)) {
-        struct timeval tv = clock_tv(c->sub_backoff);
-        evtimer_add(c->ev_sub_retry, &tv);
+    if (retry && !c->freeing && !loop_timer_pending(c->ev_sub_retry)) {
+        loop_timer_in(c->ev_sub_retry, c->sub_backoff);
         c->sub_backoff = fmin(c->sub_backoff * 2, 30);
     }
 }
@@ -509,7 +500,7 @@ static void sub_start(rs_conn *c)
 
 /* ---- timers ---------------------------------------------------------------------------- */
 
-static void on_watch(evutil_socket_t fd, short what, void *arg)
+static void on_watch(int fd, short what, void *arg)
 {
     rs_conn *c = arg;
     double now = clock_mono();
@@ -543,18 +534,18 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
         watch_arm(c);
 }
 
-static void on_retry(evutil_socket_t fd, short what, void *arg)
+static void on_retry(int fd, short what, void *arg)
 {
     rs_conn_start(arg);
 }
 
-static void on_sub_retry(evutil_socket_t fd, short what, void *arg)
+static void on_sub_retry(int fd, short what, void *arg)
 {
     sub_start(arg);
 }
 
 /* The deferred teardown conn_drop asked for inside a callback, once outside all of them. */
-static void on_drop(evutil_socket_t fd, short what, void *arg)
+static void on_drop(int fd, short what, void *arg)
 {
     rs_conn *c = arg;
     if (c->drop_pending && c->in_cb == 0) {
@@ -582,10 +573,10 @@ rs_conn *rs_conn_new(const rd_source_ctx *ctx, const char *match, const rs_conn_
         c->unusable = true;          /* reported at start; never connects */
         snprintf(c->unusable_why, sizeof c->unusable_why, "%s", err);
     }
-    c->ev_watch = evtimer_new(c->evb, on_watch, c);
-    c->ev_retry = evtimer_new(c->evb, on_retry, c);
-    c->ev_sub_retry = evtimer_new(c->evb, on_sub_retry, c);
-    c->ev_drop = evtimer_new(c->evb, on_drop, c);
+    c->ev_watch = loop_timer_new(c->evb, on_watch, c);
+    c->ev_retry = loop_timer_new(c->evb, on_retry, c);
+    c->ev_sub_retry = loop_timer_new(c->evb, on_sub_retry, c);
+    c->ev_drop = loop_timer_new(c->evb, on_drop, c);
     return c;
 }
 
@@ -606,24 +597,24 @@ void rs_conn_free(rs_conn *c)
     ctx_free(&c->sub);
     rs_secure_free(c);               /* the bridge after the contexts */
     resolve_free(c->dns);
-    event_free(c->ev_watch);
-    event_free(c->ev_retry);
-    event_free(c->ev_sub_retry);
-    event_free(c->ev_drop);
+    loop_event_free(c->ev_watch);
+    loop_event_free(c->ev_retry);
+    loop_event_free(c->ev_sub_retry);
+    loop_event_free(c->ev_drop);
     free(c->match);
     free(c);
 }
 
 void rs_conn_start_soon(rs_conn *c)
 {
-    event_active(c->ev_retry, EV_TIMEOUT, 0);
+    loop_soon(c->ev_retry);
 }
 
 bool rs_conn_retry_now(rs_conn *c)
 {
     if (c->state != RC_NONE || c->ac)
         return false;
-    evtimer_del(c->ev_retry);        /* the operator asked: try now */
+    loop_timer_stop(c->ev_retry);        /* the operator asked: try now */
     c->backoff = 1;
     c->setup_error = false;
     rs_conn_start(c);
@@ -661,6 +652,6 @@ void rs_conn_poll(rs_conn *c, bool ping)
         const char *argv[1] = { "PING" };
         rs_conn_command(c, on_ping, c, 1, argv, NULL);
     }
-    if (c->notify_on && !c->sub && !evtimer_pending(c->ev_sub_retry, NULL))
+    if (c->notify_on && !c->sub && !loop_timer_pending(c->ev_sub_retry))
         sub_start(c);
 }

@@ -2,7 +2,7 @@
 /*
  * The Redis source's connection (redis_conn.c, with redis_secure.c for credentials and TLS
  * and redis_replica.c for the store's URL list and failover, sharing redis_conn_priv.h):
- * the main hiredis 0.14 connection on the libevent loop (name lookup → TLS bridge →
+ * the main hiredis 0.14 connection on the event loop (name lookup → TLS bridge →
  * connect → AUTH → SELECT / CONFIG GET / INFO → ready; on failure: stale, then reconnect
  * with backoff 1 s → 30 s, or the next URL of the list at once) and the keyspace
  * notification subscription (a second connection, PSUBSCRIBEd, its own backoff).

@@ -12,9 +12,8 @@
 #include "redis_conn.h"
 #include "redis_reply.h"
 #include "redis_url.h"
+#include "../io/loop.h"
 
-struct event;
-struct event_base;
 struct rd_resolver;
 struct rd_lookup;
 struct rd_secret;
@@ -50,7 +49,7 @@ typedef struct rs_urls {            /* the URL list, failover, role (redis_repli
 } rs_urls;
 
 struct rs_conn {
-    struct event_base *evb;
+    rd_loop *evb;
     rd_model *model;
     const rd_system_cfg *cfg;
     rs_conn_cbs cbs;
@@ -85,8 +84,8 @@ struct rs_conn {
     bool notify_on;                 /* server has K + hash events enabled */
     bool sub_ever;                  /* subscribed before (a re-subscription resyncs) */
 
-    struct event *ev_watch, *ev_retry, *ev_sub_retry;
-    struct event *ev_drop;          /* the teardown conn_drop deferred, out of callbacks */
+    rd_event *ev_watch, *ev_retry, *ev_sub_retry;
+    rd_event *ev_drop;          /* the teardown conn_drop deferred, out of callbacks */
 
     rs_secure sec;
     rs_urls urls;

@@ -33,7 +33,6 @@
  */
 #include "redis_fetch.h"
 
-#include <event2/event.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -44,6 +43,7 @@
 #include "../core/retry.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "redis_record.h"
 #include "redis_reply.h"
 

@@ -7,13 +7,13 @@
  *   - the sweep (redis_sweep.h: the index, SCAN sweeps, notified keys, fetch batches);
  *   - the view (redis_view.h: filter, page, chain and DLQ requests, what is published).
  */
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "redis_conn.h"
 #include "redis_sweep.h"
 #include "redis_view.h"
@@ -26,7 +26,7 @@ typedef struct rs_src {
     rs_conn *conn;
     rs_sweep *sweep;
     rs_view *view;
-    struct event *ev_tick, *ev_kick;
+    rd_event *ev_tick, *ev_kick;
     bool settled;                   /* the first sweep published, or a failure shown */
     bool freeing;
 } rs_src;
@@ -49,21 +49,20 @@ static void step(rs_src *s, bool poll)
     publish(s, false);
 }
 
-static void on_kick(evutil_socket_t fd, short what, void *arg)
+static void on_kick(int fd, short what, void *arg)
 {
     step(arg, false);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
+static void on_tick(int fd, short what, void *arg)
 {
     step(arg, true);
 }
 
 static void kick(rs_src *s)                  /* step soon, from the loop */
 {
-    if (!evtimer_pending(s->ev_kick, NULL)) {
-        struct timeval tv = clock_tv(0.05);
-        evtimer_add(s->ev_kick, &tv);
+    if (!loop_timer_pending(s->ev_kick)) {
+        loop_timer_in(s->ev_kick, 0.05);
     }
 }
 
@@ -170,8 +169,7 @@ static void op_start(rd_source *src)
 {
     rs_src *s = impl(src);
     model_source(s->base.ctx.model, SRC_NAME);
-    struct timeval tv = clock_tv(s->base.ctx.cfg->poll_s > 0.2 ? s->base.ctx.cfg->poll_s : 2);
-    evtimer_add(s->ev_tick, &tv);
+    loop_timer_in(s->ev_tick, s->base.ctx.cfg->poll_s > 0.2 ? s->base.ctx.cfg->poll_s : 2);
     rs_conn_start_soon(s->conn);     /* from the loop: even an immediate failure reaches a
                                         waiting caller */
 }
@@ -270,8 +268,8 @@ static void op_free(rd_source *src)
     rs_conn_free(s->conn);           /* first: its replies in flight reach the sweep */
     rs_sweep_free(s->sweep);
     rs_view_free(s->view);
-    event_free(s->ev_tick);
-    event_free(s->ev_kick);
+    loop_event_free(s->ev_tick);
+    loop_event_free(s->ev_kick);
     free(s);
 }
 
@@ -319,7 +317,7 @@ rd_source *redis_source_new(const rd_source_ctx *ctx)
                         .progress = sweep_progress, .ud = s };
     s->sweep = rs_sweep_new(ctx, s->conn, prefix, &sc);
     s->view = rs_view_new(ctx, rs_sweep_index(s->sweep));
-    s->ev_tick = event_new(ctx->base, -1, EV_PERSIST, on_tick, s);
-    s->ev_kick = evtimer_new(ctx->base, on_kick, s);
+    s->ev_tick = loop_every_new(ctx->base, on_tick, s);
+    s->ev_kick = loop_timer_new(ctx->base, on_kick, s);
     return &s->base;
 }

@@ -5,7 +5,6 @@
  */
 #include "redis_sweep.h"
 
-#include <event2/event.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <math.h>
@@ -16,6 +15,7 @@
 #include "../core/pace.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "redis_cost.h"
 #include "redis_fetch.h"
 #include "redis_keyq.h"
@@ -50,7 +50,7 @@ static const double RS_PACE_BURST_S = 0.04;    /* wall time the server may spend
 typedef struct rs_budget {          /* sweep_budget: the sweep paced to a share of a core */
     rd_pace pace;                   /* on clock_mono */
     rs_cost *cost;
-    struct event *ev_pace;          /* the next flight, when the budget allows it */
+    rd_event *ev_pace;          /* the next flight, when the budget allows it */
     double credit;                  /* overcharged so far (s), taken off the next charges */
     double read_at;                 /* the last reading of the server's figures */
     unsigned held;                  /* flights held back this sweep */
@@ -86,8 +86,8 @@ struct rs_sweep {
     rs_sweep_cbs cbs;
     char *prefix, *match;
     bool debug;                     /* RD_REDIS_DEBUG: sweep figures on stderr */
-    struct event *ev_done;          /* sweep_finish, out of the last reply's callback */
-    struct event *ev_progress;      /* progress_show, out of the SCAN reply's read event */
+    rd_event *ev_done;          /* sweep_finish, out of the last reply's callback */
+    rd_event *ev_progress;      /* progress_show, out of the SCAN reply's read event */
 
     bool sweeping, swept_once, resync_wanted;
     bool sized;                     /* DBSIZE sent ahead of the first sweep */
@@ -140,15 +140,14 @@ static bool budget_allows(rs_sweep *sw)
     double now = clock_mono(), at = pace_next(&bu->pace, now);
     if (at <= now)
         return true;
-    if (!evtimer_pending(bu->ev_pace, NULL)) {
-        struct timeval tv = clock_tv(at - now);
-        evtimer_add(bu->ev_pace, &tv);
+    if (!loop_timer_pending(bu->ev_pace)) {
+        loop_timer_in(bu->ev_pace, at - now);
         bu->held++;
     }
     return false;
 }
 
-static void on_pace(evutil_socket_t fd, short what, void *arg)
+static void on_pace(int fd, short what, void *arg)
 {
     sweep_continue(arg);
 }
@@ -196,12 +195,11 @@ static void progress_show(rs_sweep *sw, bool force)
  * then costs what its replies cost, and a key waits behind one or the other. */
 static void progress_later(rs_sweep *sw)
 {
-    struct timeval tv = { 0, 0 };
-    if (!sw->swept_once && !evtimer_pending(sw->ev_progress, NULL))
-        evtimer_add(sw->ev_progress, &tv);
+    if (!sw->swept_once && !loop_timer_pending(sw->ev_progress))
+        loop_timer_in(sw->ev_progress, 0);
 }
 
-static void on_progress(evutil_socket_t fd, short what, void *arg)
+static void on_progress(int fd, short what, void *arg)
 {
     rs_sweep *sw = arg;
     if (sw->sweeping)
@@ -234,8 +232,7 @@ char *rs_key_pattern(const char *prefix)
  * event_active, which would run it in the same iteration), so that keys come first. */
 static void finish_later(rs_sweep *sw)
 {
-    struct timeval tv = { 0, 0 };
-    evtimer_add(sw->ev_done, &tv);
+    loop_timer_in(sw->ev_done, 0);
 }
 
 /* One slice of the index's end (rix_sweep_end_step); after the last, the figures. */
@@ -288,7 +285,7 @@ static void sweep_finish(rs_sweep *sw)
     end_slice(sw);
 }
 
-static void on_done(evutil_socket_t fd, short what, void *arg)
+static void on_done(int fd, short what, void *arg)
 {
     sweep_finish(arg);
 }
@@ -559,10 +556,10 @@ rs_sweep *rs_sweep_new(const rd_source_ctx *ctx, rs_conn *conn, const char *pref
                               .model = ctx->model, .cfg = ctx->cfg };
     sw->cbs = *cbs;
     sw->debug = getenv("RD_REDIS_DEBUG") != NULL;
-    sw->ev_done = evtimer_new(ctx->base, on_done, sw);
-    sw->ev_progress = evtimer_new(ctx->base, on_progress, sw);
+    sw->ev_done = loop_timer_new(ctx->base, on_done, sw);
+    sw->ev_progress = loop_timer_new(ctx->base, on_progress, sw);
     sw->budget.cost = rs_cost_new(conn, on_cost, sw);
-    sw->budget.ev_pace = evtimer_new(ctx->base, on_pace, sw);
+    sw->budget.ev_pace = loop_timer_new(ctx->base, on_pace, sw);
     pace_init(&sw->budget.pace, 0, 0);
     sw->prog.dbsize = -1;
     sw->scan.ahead = rs_keyq_new();
@@ -571,9 +568,9 @@ rs_sweep *rs_sweep_new(const rd_source_ctx *ctx, rs_conn *conn, const char *pref
 
 void rs_sweep_free(rs_sweep *sw)
 {
-    event_free(sw->ev_done);
-    event_free(sw->ev_progress);
-    event_free(sw->budget.ev_pace);
+    loop_event_free(sw->ev_done);
+    loop_event_free(sw->ev_progress);
+    loop_event_free(sw->budget.ev_pace);
     rs_cost_free(sw->budget.cost);
     rix_free(sw->env.ix);
     rs_keyq_free(sw->scan.ahead);
@@ -594,8 +591,8 @@ void rs_sweep_stop(rs_sweep *sw)
     sw->ending = false;
     sw->sweeping = sw->scan.inflight = false;
     rs_keyq_clear(sw->scan.ahead);
-    evtimer_del(sw->budget.ev_pace);
-    evtimer_del(sw->ev_progress);
+    loop_timer_stop(sw->budget.ev_pace);
+    loop_timer_stop(sw->ev_progress);
     rs_cost_forget(sw->budget.cost);
 }
 

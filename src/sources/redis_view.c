@@ -5,7 +5,6 @@
  */
 #include "redis_view.h"
 
-#include <event2/event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "../core/retry.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "redis_groups.h"
 
 static const char SRC_NAME[] = "redis";   /* our share of the model's DLQ */
@@ -71,7 +71,7 @@ struct rs_view {
     double published_young;         /* its rs_pubjob.young */
     bool dirty;                     /* filter, page or a request changed since */
     rs_pubjob job;
-    struct event *ev_step;          /* the job's next step, from the loop */
+    rd_event *ev_step;          /* the job's next step, from the loop */
     size_t slice;                   /* tasks a step, 0: RS_PUBLISH_SLICE */
     bool debug;                     /* RD_REDIS_DEBUG: each publish's figures on stderr */
     bool again;                     /* ev_step: a publish after RS_AGAIN_S (the index
@@ -345,9 +345,9 @@ static void job_finish(rs_view *v)
     j->on = false;
     j->restarts = 0;
     if (v->whole && v->ev_step && rix_version(v->ix) != j->version) {
-        struct timeval tv = clock_tv(RS_AGAIN_S);  /* changed during the walk: again soon */
+        /* changed during the walk: again soon */
         v->again = true;
-        evtimer_add(v->ev_step, &tv);
+        loop_timer_in(v->ev_step, RS_AGAIN_S);
     }
     if (v->ctx.on_change)
         v->ctx.on_change(v->ctx.ud);
@@ -400,16 +400,15 @@ size_t rs_view_step(rs_view *v)
     job_account(j, clock_cpu() - cpu0);
     if (j->k >= rix_size(v->ix)) {
         if (v->ev_step)
-            evtimer_del(v->ev_step);
+            loop_timer_stop(v->ev_step);
         job_finish(v);
     } else if (v->ev_step) {
-        struct timeval tv = { 0, 0 };   /* after the loop's next wait for I/O: keys first */
-        evtimer_add(v->ev_step, &tv);
+        loop_timer_in(v->ev_step, 0);   /* after the loop's next wait for I/O: keys first */
     }
     return to - from;
 }
 
-static void on_step(evutil_socket_t fd, short what, void *arg)
+static void on_step(int fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
@@ -583,7 +582,7 @@ rs_view *rs_view_new(const rd_source_ctx *ctx, const rix *ix)
     v->published_young = HUGE_VAL;
     v->debug = getenv("RD_REDIS_DEBUG") != NULL;
     if (ctx->base)
-        v->ev_step = evtimer_new(ctx->base, on_step, v);
+        v->ev_step = loop_timer_new(ctx->base, on_step, v);
     return v;
 }
 
@@ -591,7 +590,7 @@ void rs_view_free(rs_view *v)
 {
     job_drop(&v->job);
     if (v->ev_step)
-        event_free(v->ev_step);
+        loop_event_free(v->ev_step);
     filter_copy(&v->filter, NULL);
     free(v->chain_id);
     free(v);

@@ -2,14 +2,11 @@
  * timer re-armed at a new pace. */
 #include "source.h"
 
-#include <event2/event.h>
+#include "../io/loop.h"
 
-#include "../io/clock.h"
-
-void source_rearm(struct event *ev, double every)
+void source_rearm(rd_event *ev, double every)
 {
-    if (!evtimer_pending(ev, NULL))
+    if (!loop_timer_pending(ev))
         return;
-    struct timeval tv = clock_tv(every);
-    evtimer_add(ev, &tv);
+    loop_timer_in(ev, every);
 }

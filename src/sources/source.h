@@ -2,11 +2,11 @@
 /* Internal interface between the source set (sources.c) and each kind of source. */
 #include <stdbool.h>
 #include "sources.h"
+#include "../io/loop.h"
 
-struct event_base;
 
 typedef struct rd_source_ctx {
-    struct event_base *base;
+    rd_loop *base;
     rd_http *http;
     const rd_system_cfg *cfg;
     const rd_profile *prof;
@@ -61,5 +61,4 @@ rd_source *sqs_source_new(const rd_source_ctx *ctx);     /* alakai SQS queue + D
 
 /* For set_poll: a running poll timer fires again `every` seconds from now (a timer not
  * pending is left alone: the source is between a poll and its answer). */
-struct event;
-void source_rearm(struct event *ev, double every);
+void source_rearm(rd_event *ev, double every);

@@ -5,12 +5,12 @@
  */
 #include "sources.h"
 
-#include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/xalloc.h"
 #include "redis_url.h"
+#include "../io/loop.h"
 #include "source.h"
 
 enum { MAX_SOURCES = 5 };
@@ -29,7 +29,7 @@ static void add(rd_sources *s, rd_source *src)
         s->src[s->n++] = src;
 }
 
-rd_sources *sources_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
+rd_sources *sources_new(rd_loop *base, rd_http *http, const rd_system_cfg *cfg,
                         const rd_profile *prof, rd_model *model,
                         rd_change_cb on_change, void *ud)
 {

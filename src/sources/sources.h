@@ -1,15 +1,15 @@
 #pragma once
 /*
  * The set of sources for one system: store (PostgreSQL or Redis), broker (RabbitMQ
- * management API), worker /health probes. They fill the model from the libevent loop
+ * management API), worker /health probes. They fill the model from the event loop
  * and call on_change after each update. Nothing here ever blocks.
  */
 #include <stdbool.h>
 #include "../core/config.h"
 #include "../core/model.h"
 #include "../core/profile.h"
+#include "../io/loop.h"
 
-struct event_base;
 typedef struct rd_http rd_http;
 typedef struct rd_sources rd_sources;
 
@@ -22,7 +22,7 @@ typedef struct rd_exec_filter {
 
 typedef void (*rd_change_cb)(void *ud);
 
-rd_sources *sources_new(struct event_base *base, rd_http *http, const rd_system_cfg *cfg,
+rd_sources *sources_new(rd_loop *base, rd_http *http, const rd_system_cfg *cfg,
                         const rd_profile *prof, rd_model *model,
                         rd_change_cb on_change, void *ud);
 void sources_free(rd_sources *s);

@@ -2,7 +2,6 @@
  * journal; the systems are bound in binding.c, the loop runs in app_loop.c. */
 #include "app_priv.h"
 
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +70,7 @@ rd_sources *app_sources(const ui_app *app) { return binding_sources(app->bind); 
 rd_actor *app_actor(const ui_app *app) { return binding_actor(app->bind); }
 ui_ctx *app_ctx(ui_app *app) { return &app->ctx; }
 ui_dialog *app_dialog(ui_app *app) { return &app->dlg; }
-struct event_base *app_base(const ui_app *app) { return app->base; }
+rd_loop *app_base(const ui_app *app) { return app->base; }
 const char *app_config_path(const ui_app *app) { return app->opts ? app->opts->config_path : NULL; }
 rd_session *app_live(const ui_app *app) { return binding_live(app->bind); }
 
@@ -507,7 +506,7 @@ static int app_run_console(ui_app *app)
             return RD_EXIT_USAGE;
         app->model_only = true;
     }
-    app->base = app_loop_base();
+    app->base = loop_new();
     if (!app->base) {
         fprintf(stderr, "redrive: cannot start the event loop\n");
         return RD_EXIT_FAIL;
@@ -515,7 +514,7 @@ static int app_run_console(ui_app *app)
     app_loop_events(app);   /* signals handled from the first frame on (they end the loop) */
     if (!term_open(app->term, NULL, app->theme, &app->ctx)) {
         app_loop_free_events(app);
-        event_base_free(app->base);
+        loop_free(app->base);
         return RD_EXIT_FAIL;
     }
     /* the frame at once: then the last-known data, then the system opens and connects */
@@ -537,7 +536,7 @@ static int app_run_console(ui_app *app)
     term_close(app->term);
     binding_stop(app);   /* the sources before their loop */
     app_loop_free_events(app);
-    event_base_free(app->base);
+    loop_free(app->base);
     return app->quit_signal ? 128 + app->quit_signal : RD_EXIT_OK;
 }
 

@@ -5,6 +5,7 @@
  * clip.c) see its fields through app_priv.h. Views never see it: they get a ui_ctx; the
  * whole-set retry (setretry.c) gets the parts it works on through the accessors here. */
 #include <stdbool.h>
+#include "../io/loop.h"
 
 #include "view.h"   /* ui_view_id, and through it config.h, model.h, actions.h */
 
@@ -12,7 +13,6 @@ typedef struct ui_app ui_app;
 typedef struct ui_dialog ui_dialog;
 typedef struct rd_session rd_session;
 typedef struct rd_sources rd_sources;
-struct event_base;
 
 /* app.c */
 double app_now(const ui_app *app);
@@ -26,7 +26,7 @@ rd_session *app_live(const ui_app *app);   /* its session (in the fleet: the cur
 bool app_quitting(const ui_app *app);
 ui_ctx *app_ctx(ui_app *app);                  /* what the views are handed */
 ui_dialog *app_dialog(ui_app *app);            /* the dialog on screen (dialog.h) */
-struct event_base *app_base(const ui_app *app);   /* the loop; NULL headless */
+rd_loop *app_base(const ui_app *app);   /* the loop; NULL headless */
 const char *app_config_path(const ui_app *app);   /* --config, NULL: the default */
 void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push);
 void app_back(ui_app *app);
@@ -40,4 +40,3 @@ void app_load_keymap(ui_app *app, const char *name);
 void app_request_paint(ui_app *app);         /* from callbacks: repaint soon (no-op headless) */
 void app_paint(ui_app *app);                 /* paint now */
 void app_source_changed(void *ud);           /* a source's on_change: last-known + repaint soon */
-struct event_base *app_loop_base(void);      /* keys before work (priorities, dispatch slices) */

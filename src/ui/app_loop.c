@@ -2,7 +2,6 @@
  * signals (moved out of app.c). */
 #include "app_priv.h"
 
-#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "binding.h"
 #include "dialog.h"
 #include "input.h"
@@ -70,7 +70,7 @@ void app_paint(ui_app *app)
         latency_record(app->loop);
     }
     if (app->quit)
-        event_base_loopbreak(app->base);
+        loop_break(app->base);
 }
 
 /*
@@ -104,7 +104,7 @@ static void tick_soon(ui_app *app)
         tick_arm(app, 1.0);
 }
 
-static void on_repaint(evutil_socket_t fd, short what, void *ud)
+static void on_repaint(int fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
@@ -132,7 +132,7 @@ void app_source_changed(void *ud)
         app_request_paint(app);
 }
 
-static void on_input(evutil_socket_t fd, short what, void *ud)
+static void on_input(int fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
@@ -168,7 +168,7 @@ static void on_input(evutil_socket_t fd, short what, void *ud)
     }
 }
 
-static void on_signal(evutil_socket_t sig, short what, void *ud)
+static void on_signal(int sig, short what, void *ud)
 {
     ui_app *app = ud;
     (void)what;
@@ -180,10 +180,10 @@ static void on_signal(evutil_socket_t sig, short what, void *ud)
     }
     app->quit = true;
     app->quit_signal = (int)sig;   /* exit 128 + sig once the terminal is restored */
-    event_base_loopbreak(app->base);
+    loop_break(app->base);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *ud)
+static void on_tick(int fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
@@ -200,7 +200,7 @@ static void on_tick(evutil_socket_t fd, short what, void *ud)
 
 /* Tests (model-only console): what a source's steady poll does to the model with
  * unchanged data, every REDRIVE_MODEL_POLL seconds: the OK sources answered now. */
-static void on_model_poll(evutil_socket_t fd, short what, void *ud)
+static void on_model_poll(int fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
@@ -213,33 +213,6 @@ static void on_model_poll(evutil_socket_t fd, short what, void *ud)
     app_source_changed(app);
 }
 
-/*
- * The loop gives keys precedence over the sources: every system of the fleet polls on
- * this loop, and a turn in which many answers arrived (several systems, a reconnect
- * wave after a fault) would otherwise run all of them before the key waiting beside
- * them. Keys and signals run at LOOP_PRIO_KEYS, everything else at the default
- * LOOP_PRIO_WORK; a turn of work stops after LOOP_SLICE_MS or LOOP_SLICE_CBS callbacks
- * to look for new input, so a key waits for one callback at most, not for a wave.
- */
-enum { LOOP_PRIO_KEYS, LOOP_PRIO_WORK, LOOP_PRIO__COUNT, LOOP_SLICE_MS = 5, LOOP_SLICE_CBS = 8 };
-
-struct event_base *app_loop_base(void)
-{
-    struct event_config *cfg = event_config_new();
-    if (!cfg)
-        return NULL;
-    struct timeval slice = {0, LOOP_SLICE_MS * 1000};
-    event_config_set_max_dispatch_interval(cfg, &slice, LOOP_SLICE_CBS, LOOP_PRIO_WORK);
-    struct event_base *base = event_base_new_with_config(cfg);
-    event_config_free(cfg);
-    /* before any event exists: new events get the middle priority, LOOP_PRIO_WORK */
-    if (base && event_base_priority_init(base, LOOP_PRIO__COUNT) != 0) {
-        event_base_free(base);
-        base = NULL;
-    }
-    return base;
-}
-
 bool app_loop_events(ui_app *app)
 {
     app->loop = xcalloc(1, sizeof *app->loop);
@@ -248,7 +221,7 @@ bool app_loop_events(ui_app *app)
         app->loop->latency = fopen(lat, "w");
     ui_term_events cb = {.on_input = on_input, .on_repaint = on_repaint, .on_tick = on_tick,
                          .on_signal = on_signal};
-    bool ok = term_events_add(app->term, app->base, LOOP_PRIO_KEYS, &cb, app);
+    bool ok = term_events_add(app->term, app->base, &cb, app);
     tick_arm(app, 1.0);
     const char *poll = getenv("REDRIVE_MODEL_POLL");
     if (app->model_only && poll && atof(poll) > 0)

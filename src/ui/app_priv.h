@@ -29,7 +29,7 @@ struct ui_app {
     ui_binding *bind;          /* the systems open and the one on screen (binding.c) */
     ui_term *term;             /* the screen, its streams, the loop's events (term.c) */
     ui_loop *loop;             /* repaint pacing, the latency trace (app_loop.c) */
-    struct event_base *base;
+    rd_loop *base;
     ui_theme *theme;
     ui_keymap *km;
     ui_view views[VIEW__COUNT];

@@ -1,4 +1,5 @@
-/* Confirmation and progress dialogs for actions: the exact targets (a frozen selection),
+/* Confirmation and progress dialogs for actions, drawn, and their keys (the batch is driven
+ * by dlgrun.c): the exact targets (a frozen selection),
  * a breakdown by error fingerprint, in-flight work and warnings, then per-item results
  * with an abort key. */
 #include <stdio.h>
@@ -7,9 +8,9 @@
 
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
-#include "../io/clock.h"
 #include "app_priv.h"
 #include "dialog.h"
+#include "dlgrun.h"
 #include "draw.h"
 #include "setretry.h"
 
@@ -22,16 +23,6 @@ static void sel_copy(ui_sel *dst, const ui_sel *src)
         sel_add_from(dst, src, i);
     dst->notes = xstrdup(src->notes);
     dst->group = src->group;
-}
-
-/* The guard's kind of target i: a retry's by its eligibility and loop count (guard.h);
- * other actions have no eligibility. */
-static rd_guard_kind item_kind(const ui_dialog *d, size_t i)
-{
-    if (d->kind != RD_ACT_RETRY)
-        return GUARD_SEND;
-    rd_guard_item it = sel_guard_item(&d->sel, i);
-    return guard_kind(&it);
 }
 
 /* The breakdown of the frozen selection, once when the dialog opens. */
@@ -68,38 +59,16 @@ static bool typed_count(const ui_app *app, size_t n, bool override)
 void dialog_close(ui_app *app)
 {
     ui_dialog *d = &app->dlg;
-    if (d->resent)
-        for (size_t i = 0; i < d->sel.n; i++)
-            if (d->resent[i])
-                batch_free(d->resent[i]);
-    free(d->resent);
-    if (d->batch)
-        batch_free(d->batch);
+    dlgrun_free(d);
     setretry_free(d->set);
     sel_clear(&d->sel);
     memset(d, 0, sizeof *d);
 }
 
-/* The result shown for item i: its latest deliberate re-send, else the batch's. */
-static const rd_result *item_result(const ui_dialog *d, size_t i)
-{
-    if (d->resent && d->resent[i])
-        return batch_result(d->resent[i], 0);
-    return batch_result(d->batch, i);
-}
-
-static bool resends_running(const ui_dialog *d)
-{
-    for (size_t i = 0; d->resent && i < d->sel.n; i++)
-        if (d->resent[i] && !batch_done(d->resent[i]))
-            return true;
-    return false;
-}
-
 bool dialog_busy(const ui_app *app)
 {
     const ui_dialog *d = &app->dlg;
-    return (d->batch && (!batch_done(d->batch) || resends_running(d))) || setretry_busy(d->set);
+    return dlgrun_busy(d) || setretry_busy(d->set);
 }
 
 bool dialog_modal(const ui_app *app)
@@ -147,46 +116,27 @@ void dialog_status(const ui_app *app, char *out, size_t cap)
     if (d->set)
         setretry_counts(d->set, &fin, &todo, &ok);
     else {
-        fin = batch_finished(d->batch);
-        todo = batch_count(d->batch);
-        ok = batch_succeeded(d->batch);
+        dlg_progress p;
+        dlgrun_progress(d, &p);
+        fin = p.fin;
+        todo = p.n;
+        ok = p.ok;
     }
     snprintf(out, cap, "%s batch: %zu/%zu done, %zu ok, %zu failed%s  (:batch)", action_name(d->kind), fin, todo, ok,
              fin - ok, dialog_busy(app) ? " ..." : "");
 }
 
-static bool any_maybe_applied(const ui_dialog *d)
-{
-    if (!d->batch || !batch_done(d->batch))
-        return false;
-    for (size_t i = 0; i < batch_count(d->batch); i++)
-        if (item_result(d, i)->code == RD_RES_MAYBE_APPLIED)
-            return true;
-    return false;
-}
-
 void dialog_start(ui_app *app, rd_action kind)
 {
     ui_ctx *c = &app->ctx;
-    char why[256] = "";
     if (c->read_only) {
         ctx_msg(c, true, "read-only: %s is disabled", action_name(kind));
         return;
     }
     if (dialog_in_background(app, action_name(kind)))
         return;
-    if (!app_actor(app) && !app->headless) {   /* headless screen tests show the dialog only */
-        ctx_msg(c, true, "%s: no core API for this system", action_name(kind));
+    if (!dlgrun_can_start(app, kind))
         return;
-    }
-    if (app_actor(app) && !actor_can_act(app_actor(app), why, sizeof why)) {
-        ctx_msg(c, true, "cannot %s: %s", action_name(kind), why);
-        return;
-    }
-    if (app_actor(app) && !actor_supports(app_actor(app), kind)) {
-        ctx_msg(c, true, "this system's profile has no '%s' action", action_name(kind));
-        return;
-    }
     dialog_close(app);
     app->dlg.state = DLG_CONFIRM;
     app->dlg.kind = kind;
@@ -194,165 +144,16 @@ void dialog_start(ui_app *app, rd_action kind)
     dialog_count(&app->dlg);
 }
 
-static void dialog_run(ui_app *app);
-
 void dialog_start_now(ui_app *app, rd_action kind)
 {
     dialog_start(app, kind);
     if (app->dlg.state == DLG_CONFIRM && app->dlg.kind == kind)
-        dialog_run(app);
-}
-
-static void on_item(rd_batch *b, size_t index, const rd_result *r, void *ud)
-{
-    ui_app *app = ud;
-    (void)r;
-    if (b == app->dlg.batch && !app->dlg.moved)   /* follow the newest result */
-        app->dlg.cur = (int)index;
-    app_request_paint(app);
-}
-
-/* After a batch or a re-send: the journal (the loop breaker knows these retries from now
- * on), the core's state, and the data it changed: the sources and the retry chain on
- * screen (a retry adds an attempt to it). */
-void dialog_after_action(ui_app *app, const char *what, bool failed)
-{
-    app_journal_reload(app);
-    model_core_action(app_model(app), what, failed, clock_wall());
-    session_core_probe(app_live(app));
-    app_request_paint(app);
-    if (!app_sources(app))
-        return;
-    session_refresh(app_live(app));
-    if (app_model(app) && app_model(app)->chain_id)
-        session_request_chain(app_live(app), app_model(app)->chain_id);
-}
-
-static void on_done(rd_batch *b, void *ud)
-{
-    ui_app *app = ud;
-    ui_dialog *d = &app->dlg;
-    char msg[160];
-    snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded", action_name(batch_action(b)), batch_succeeded(b),
-             batch_count(b));
-    ctx_msg(&app->ctx, batch_succeeded(b) != batch_count(b), "%s", msg);
-    if (b == d->batch && !d->moved)   /* land on the first item that may need a re-send */
-        for (size_t i = 0; i < batch_count(b); i++)
-            if (batch_result(b, i)->code == RD_RES_MAYBE_APPLIED) {
-                d->cur = (int)i;
-                break;
-            }
-    dialog_after_action(app, msg, batch_succeeded(b) != batch_count(b));
-}
-
-static void on_resend_done(rd_batch *b, void *ud)
-{
-    ui_app *app = ud;
-    const rd_result *r = batch_result(b, 0);
-    ctx_msg(&app->ctx, r->code != RD_RES_OK, "re-sent %s of %s (key %.8s): %s%s", action_name(r->action), r->id,
-            r->idem_key, result_code_name(r->code), r->replayed ? " (the core answered from its idempotency cache)" : "");
-    char what[160];
-    snprintf(what, sizeof what, "re-sent %s of %.60s: %s", action_name(r->action), r->id, result_code_name(r->code));
-    dialog_after_action(app, what, r->code != RD_RES_OK);
+        dlgrun_start(app);
 }
 
 bool dialog_offers_resend(const ui_app *app)
 {
-    return app->dlg.state == DLG_PROGRESS && any_maybe_applied(&app->dlg);
-}
-
-/* The operator confirmed the re-send of item d->cur: the SAME Idempotency-Key. */
-static void dialog_resend(ui_app *app)
-{
-    ui_dialog *d = &app->dlg;
-    d->state = DLG_PROGRESS;
-    size_t i = (size_t)d->cur;
-    const rd_result *prev = item_result(d, i);
-    if (!app_actor(app) || prev->code != RD_RES_MAYBE_APPLIED)
-        return;
-    static const rd_batch_cbs cbs = {on_item, on_resend_done};
-    char why[256] = "";
-    rd_batch *b = actor_resend(app_actor(app), prev, NULL, &cbs, app, why, sizeof why);
-    if (!b) {
-        ctx_msg(&app->ctx, true, "re-send refused: %s", why);
-        return;
-    }
-    if (!d->resent)
-        d->resent = xcalloc(d->sel.n, sizeof *d->resent);
-    if (d->resent[i])   /* the earlier re-send is done (it was maybe_applied) */
-        batch_free(d->resent[i]);
-    d->resent[i] = b;
-    ctx_msg(&app->ctx, false, "re-sending %s (key %.8s) ...", batch_result(b, 0)->id, batch_result(b, 0)->idem_key);
-}
-
-/* R on a result row: only a maybe_applied item, only once the batch is done, never
- * automatically; the operator confirms first. */
-static void dialog_ask_resend(ui_app *app)
-{
-    ui_dialog *d = &app->dlg;
-    if (!d->batch || !batch_done(d->batch)) {
-        ctx_msg(&app->ctx, true, "re-send: wait until the batch is done (or abort it)");
-        return;
-    }
-    const rd_result *r = item_result(d, (size_t)d->cur);
-    if (d->resent && d->resent[d->cur] && !batch_done(d->resent[d->cur]))
-        ctx_msg(&app->ctx, true, "re-send of %s is still running", r->id);
-    else if (r->code != RD_RES_MAYBE_APPLIED)
-        ctx_msg(&app->ctx, true, "only a maybe_applied item can be re-sent (%s is %s)", r->id,
-                result_code_name(r->code));
-    else
-        d->state = DLG_RESEND;
-}
-
-static void dialog_run(ui_app *app)
-{
-    ui_dialog *d = &app->dlg;
-    if (d->set) {
-        setretry_run(app);
-        return;
-    }
-    if (!app_actor(app)) {
-        ctx_msg(&app->ctx, true, "%s: no core API in headless mode: nothing was sent", action_name(d->kind));
-        dialog_close(app);
-        return;
-    }
-    rd_target *t = xcalloc(d->sel.n ? d->sel.n : 1, sizeof *t);
-    size_t n = 0;
-    d->skipped = 0;
-    for (size_t i = 0; i < d->sel.n; i++) {
-        rd_guard_kind k = item_kind(d, i);
-        if (!guard_sends(k, d->override)) {   /* the guard: not without the override */
-            d->skipped++;
-            continue;
-        }
-        t[n].id = d->sel.ids[i];
-        t[n].parent = d->sel.parents[i];
-        t[n].label = d->sel.labels[i];
-        if (d->kind == RD_ACT_RETRY) {
-            t[n].fp = d->sel.fps[i][0] ? d->sel.fps[i] : NULL;
-            t[n].attempt = d->sel.attempts[i];
-            t[n].override_ = guard_override_name(k);
-        }
-        n++;
-    }
-    static const rd_batch_cbs cbs = {on_item, on_done};
-    char why[256] = "";
-    if (d->sel.group || n > 1)   /* one batch id on every line of its items */
-        d->batch = actor_run_batch(app_actor(app), d->kind, t, n, NULL, &cbs, app, why, sizeof why);
-    else
-        d->batch = actor_run(app_actor(app), d->kind, t, n, NULL, &cbs, app, why, sizeof why);
-    free(t);
-    if (!d->batch) {
-        ctx_msg(&app->ctx, true, "refused: %s", why);
-        dialog_close(app);
-        return;
-    }
-    d->state = DLG_PROGRESS;
-    d->scroll = 0;
-    d->cur = 0;
-    d->moved = false;
-    if (d->kind == RD_ACT_DRAIN && d->sel.n == 1 && app->cur != VIEW_DRAIN)
-        app_open_view(app, VIEW_DRAIN, d->sel.ids[0], true);   /* follow it until empty */
+    return app->dlg.state == DLG_PROGRESS && dlgrun_maybe_applied(&app->dlg);
 }
 
 /* y (override=false) or O (true): nothing to send, a typed count, or run now. */
@@ -390,7 +191,7 @@ static void dialog_confirm(ui_app *app, bool override)
         d->typed[0] = 0;
         return;
     }
-    dialog_run(app);
+    dlgrun_start(app);
 }
 
 void dialog_type_key(ui_app *app, ui_key k)
@@ -401,7 +202,7 @@ void dialog_type_key(ui_app *app, ui_key k)
         char want[24];
         snprintf(want, sizeof want, "%zu", d->want);
         if (strcmp(d->typed, want) == 0) {
-            dialog_run(app);
+            dlgrun_start(app);
             return;
         }
         ctx_msg(&app->ctx, true, "typed '%s', the count is %s: nothing was sent (Escape cancels)", d->typed, want);
@@ -422,7 +223,7 @@ void dialog_type_key(ui_app *app, ui_key k)
 
 static void dialog_move(ui_dialog *d, ui_action a)
 {
-    int n = d->batch ? (int)batch_count(d->batch) : 0;
+    int n = (int)dlgrun_count(d);
     if (a == UA_UP || a == UA_PAGE_UP)
         d->cur -= a == UA_UP ? 1 : 10;
     else if (a == UA_DOWN || a == UA_PAGE_DOWN)
@@ -464,7 +265,7 @@ unsigned dialog_key(ui_app *app, ui_action a)
     }
     if (d->state == DLG_RESEND) {
         if (a == UA_CONFIRM)
-            dialog_resend(app);
+            dlgrun_resend(app);
         else if (a == UA_CANCEL || a == UA_ABORT) {
             ctx_msg(&app->ctx, false, "not re-sent");
             d->state = DLG_PROGRESS;
@@ -474,12 +275,10 @@ unsigned dialog_key(ui_app *app, ui_action a)
     if (dialog_nav(a))
         dialog_move(d, a);
     else if (a == UA_RESEND)
-        dialog_ask_resend(app);
-    else if (a == UA_ABORT && d->batch && !batch_done(d->batch)) {
-        batch_abort(d->batch);
-        d->aborted = true;
+        dlgrun_ask_resend(app);
+    else if (a == UA_ABORT && dlgrun_abort(d))
         ctx_msg(&app->ctx, true, "aborted: unsent items were not sent (an in-flight request may still apply)");
-    } else if (a == UA_CANCEL && d->batch && batch_done(d->batch) && !resends_running(d))
+    else if (a == UA_CANCEL && dlgrun_finished(d))
         dialog_close(app);
     else if (a == UA_CANCEL)
         dialog_hide(app);
@@ -596,7 +395,7 @@ static void confirm_lines(ui_app *app, dlines *dl)
     for (size_t i = 0; i < d->sel.n && i < 8; i++)
         dl_add(dl, TS_DIALOG, xasprintf("  %s%s%s%s", d->sel.ids[i], d->sel.labels[i] ? "  " : "",
                                         d->sel.labels[i] ? d->sel.labels[i] : "",
-                                        item_kind(d, i) != GUARD_SEND ? "  (not sent)" : ""));
+                                        dlgrun_item_kind(d, i) != GUARD_SEND ? "  (not sent)" : ""));
     if (d->sel.n > 8)
         dl_add(dl, TS_DIALOG, xasprintf("  ... and %zu more", d->sel.n - 8));
     if (d->kind == RD_ACT_RETRY)   /* the breakdown first: what is sent and what is not */
@@ -617,21 +416,21 @@ static void confirm_lines(ui_app *app, dlines *dl)
 static void progress_lines(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
-    const rd_batch *b = d->batch;
-    size_t n = batch_count(b), fin = batch_finished(b), ok = batch_succeeded(b);
-    dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %zu/%zu done, %zu ok, %zu failed%s", action_name(d->kind), fin, n, ok,
-                                           fin - ok, batch_done(b) ? "" : d->aborted ? " (aborting)" : " ..."));
-    if (batch_id(b)[0] || d->skipped) {
+    dlg_progress p;
+    dlgrun_progress(d, &p);
+    dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s: %zu/%zu done, %zu ok, %zu failed%s", action_name(d->kind), p.fin, p.n,
+                                           p.ok, p.fin - p.ok, p.done ? "" : d->aborted ? " (aborting)" : " ..."));
+    if (p.batch_id[0] || d->skipped) {
         char held[64] = "";
         if (d->skipped)
             snprintf(held, sizeof held, "%zu not sent (ineligible or loop retr%s)", d->skipped,
                      d->skipped == 1 ? "y" : "ies");
-        dl_add(dl, TS_DIALOG, xasprintf("%s%s%s%s", batch_id(b)[0] ? "batch " : "", batch_id(b),
-                                        d->skipped && batch_id(b)[0] ? "  " : "", held));
+        dl_add(dl, TS_DIALOG, xasprintf("%s%s%s%s", p.batch_id[0] ? "batch " : "", p.batch_id,
+                                        d->skipped && p.batch_id[0] ? "  " : "", held));
     }
-    for (size_t i = 0; i < n; i++) {
-        const rd_result *r = item_result(d, i);
-        bool resent = d->resent && d->resent[i];
+    for (size_t i = 0; i < p.n; i++) {
+        const rd_result *r = dlgrun_result(d, i);
+        bool resent = dlgrun_resent(d, i);
         char key[32] = "";   /* before the message (which may be long): to match the journal */
         if (resent || r->code == RD_RES_MAYBE_APPLIED)
             snprintf(key, sizeof key, "  [key %.8s%s]", r->idem_key, resent ? ", re-sent" : "");
@@ -647,7 +446,7 @@ static void progress_lines(ui_app *app, dlines *dl)
 static void resend_lines(ui_app *app, dlines *dl)
 {
     const ui_dialog *d = &app->dlg;
-    const rd_result *r = item_result(d, (size_t)d->cur);
+    const rd_result *r = dlgrun_result(d, (size_t)d->cur);
     const char *sys = app_sys(app) ? app_sys(app)->name : "?";
     const char *banner = app_sys(app) && app_sys(app)->ui.banner ? app_sys(app)->ui.banner : "";
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("re-send %s of %s %s on %s%s%s%s?", action_name(r->action),
@@ -677,8 +476,11 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
     int body = bh - 3, skip = 0;
     bool results = app->dlg.state == DLG_PROGRESS && !app->dlg.set;
     int head = 1;   /* lines before the results: the summary, the batch line */
-    if (results && app->dlg.batch && (batch_id(app->dlg.batch)[0] || app->dlg.skipped))
-        head = 2;
+    if (results && app->dlg.batch) {
+        dlg_progress p;
+        dlgrun_progress(&app->dlg, &p);
+        head = p.batch_id[0] || app->dlg.skipped ? 2 : 1;
+    }
     if (results) {   /* item i is line i + head: keep the cursor's visible */
         int cur = app->dlg.cur + head;
         if (cur > body - 1)
@@ -730,7 +532,7 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
         keymap_first(app->km, UA_ABORT, ky, sizeof ky);
         keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
         int n = snprintf(line, sizeof line, "%s: abort the rest   %s: close when done", ky, kn);
-        if (any_maybe_applied(&app->dlg) && keymap_first(app->km, UA_RESEND, kr, sizeof kr))
+        if (dlgrun_maybe_applied(&app->dlg) && keymap_first(app->km, UA_RESEND, kr, sizeof kr))
             snprintf(line + n, sizeof line - (size_t)n, "   %s: re-send the selected maybe_applied item", kr);
     }
     draw_clean(w, y0 + bh - 2, x0 + 2, bw - 4, line, attr | A_BOLD);

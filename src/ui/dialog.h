@@ -1,5 +1,6 @@
 #pragma once
-/* Confirmation and progress dialogs for actions (dialog.c). */
+/* Confirmation and progress dialogs for actions: dialog.c draws them and reads keys,
+ * dlgrun.c (dlgrun.h) drives their batch. */
 #include <curses.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,5 +58,5 @@ bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
 bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
 void dialog_type_key(ui_app *app, ui_key k);   /* DLG_TYPE: digits, backspace, enter, escape */
 size_t dialog_held(const ui_app *app);          /* targets the confirmation sends only overridden */
-/* After an action: the journal, the core's state, the sources and the chain read again. */
+/* After an action (dlgrun.c): the journal, the core's state, the sources and the chain read again. */
 void dialog_after_action(ui_app *app, const char *what, bool failed);

@@ -4,7 +4,6 @@
 
 #include <curses.h>
 #include <errno.h>
-#include <event2/event.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +16,14 @@
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 
 struct ui_term {
     SCREEN *screen;
     FILE *out, *in;            /* a virtual screen's streams (/dev/null), NULL on a real one */
     WINDOW *input;             /* the key window: keypad, no delay */
     bool colour, mouse, headless;
-    struct event *ev_input, *ev_tick, *ev_repaint, *ev_poll, *ev_sig[5];
+    rd_event *ev_input, *ev_tick, *ev_repaint, *ev_poll, *ev_sig[5];
 };
 
 /* The one piece of state a crash handler can reach: termios saved before curses
@@ -248,19 +248,19 @@ int term_read_key(ui_term *t, wint_t *ch)
 
 /* ---- the loop's events ---- */
 
-bool term_events_add(ui_term *t, struct event_base *base, int keys_prio, const ui_term_events *cb, void *ud)
+bool term_events_add(ui_term *t, rd_loop *base, const ui_term_events *cb, void *ud)
 {
-    t->ev_input = event_new(base, STDIN_FILENO, EV_READ | EV_PERSIST, cb->on_input, ud);
-    event_priority_set(t->ev_input, keys_prio);
-    t->ev_repaint = evtimer_new(base, cb->on_repaint, ud);
-    t->ev_tick = evtimer_new(base, cb->on_tick, ud);
+    t->ev_repaint = loop_timer_new(base, cb->on_repaint, ud);
+    t->ev_tick = loop_timer_new(base, cb->on_tick, ud);
     int sigs[5] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGQUIT};
     for (int i = 0; i < 5; i++) {
-        t->ev_sig[i] = evsignal_new(base, sigs[i], cb->on_signal, ud);
-        event_priority_set(t->ev_sig[i], keys_prio);
-        event_add(t->ev_sig[i], NULL);
+        t->ev_sig[i] = loop_signal_new(base, sigs[i], cb->on_signal, ud);
+        loop_event_keys(t->ev_sig[i]);
     }
-    return event_add(t->ev_input, NULL) == 0;
+    t->ev_input = loop_fd_new(base, STDIN_FILENO, LOOP_READ | LOOP_PERSIST, cb->on_input, ud);
+    if (t->ev_input)
+        loop_event_keys(t->ev_input);
+    return t->ev_input != NULL;
 }
 
 bool term_events_on(const ui_term *t)
@@ -270,26 +270,24 @@ bool term_events_on(const ui_term *t)
 
 void term_arm(ui_term *t, term_timer which, double wait)
 {
-    struct event *ev = which == TERM_TICK ? t->ev_tick : t->ev_repaint;
-    struct timeval tv = clock_tv(wait);
+    rd_event *ev = which == TERM_TICK ? t->ev_tick : t->ev_repaint;
     if (ev)
-        event_add(ev, &tv);
+        loop_timer_in(ev, wait);
 }
 
-void term_poll_every(ui_term *t, struct event_base *base, double every, term_event_fn cb, void *ud)
+void term_poll_every(ui_term *t, rd_loop *base, double every, term_event_fn cb, void *ud)
 {
-    t->ev_poll = event_new(base, -1, EV_PERSIST, cb, ud);
-    struct timeval tv = clock_tv(every);
-    event_add(t->ev_poll, &tv);
+    t->ev_poll = loop_every_new(base, cb, ud);
+    loop_timer_in(t->ev_poll, every);
 }
 
 void term_events_free(ui_term *t)
 {
-    struct event **evs[] = {&t->ev_input, &t->ev_repaint, &t->ev_tick, &t->ev_poll, &t->ev_sig[0],
+    rd_event **evs[] = {&t->ev_input, &t->ev_repaint, &t->ev_tick, &t->ev_poll, &t->ev_sig[0],
                             &t->ev_sig[1], &t->ev_sig[2], &t->ev_sig[3], &t->ev_sig[4]};
     for (size_t i = 0; i < sizeof evs / sizeof *evs; i++)
         if (*evs[i]) {
-            event_free(*evs[i]);
+            loop_event_free(*evs[i]);
             *evs[i] = NULL;
         }
 }

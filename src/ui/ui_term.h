@@ -7,12 +7,12 @@
 
 #include "theme.h"
 #include "view.h"
+#include "../io/loop.h"
 
-struct event_base;
 typedef struct ui_term ui_term;
 
-/* The loop's callbacks (libevent's signature: fd or signal number, what, user data). */
-typedef void (*term_event_fn)(int fd, short what, void *ud);
+/* The loop's callbacks (loop_cb: fd or signal number, what, user data). */
+typedef loop_cb term_event_fn;
 typedef struct ui_term_events {
     term_event_fn on_input, on_repaint, on_tick, on_signal;
 } ui_term_events;
@@ -33,9 +33,9 @@ void term_apply_theme(const ui_term *t, ui_theme *theme);   /* no-op while close
 void term_mouse(const ui_term *t, bool on);   /* the copy overlay lends the mouse back */
 int term_read_key(ui_term *t, wint_t *ch);    /* wget_wch without waiting: ERR when none */
 
-/* Events on base: keys and signals before work (priority keys_prio). */
-bool term_events_add(ui_term *t, struct event_base *base, int keys_prio, const ui_term_events *cb, void *ud);
+/* Events on base: keys and signals before work (LOOP_PRIO_KEYS). */
+bool term_events_add(ui_term *t, rd_loop *base, const ui_term_events *cb, void *ud);
 bool term_events_on(const ui_term *t);
 void term_arm(ui_term *t, term_timer which, double wait);
-void term_poll_every(ui_term *t, struct event_base *base, double every, term_event_fn cb, void *ud);
+void term_poll_every(ui_term *t, rd_loop *base, double every, term_event_fn cb, void *ud);
 void term_events_free(ui_term *t);
