@@ -381,6 +381,14 @@ void model_set_failing_rate(rd_model *m, double per_min)
     model_changed(m);
 }
 
+void model_set_sources(rd_model *m, rd_source_status *items, size_t n)
+{
+    free(m->sources.items);
+    m->sources.items = items;
+    m->sources.n = m->sources.cap = n;
+    model_changed(m);
+}
+
 void model_set_orphan_suspects(rd_model *m, long n)
 {
     if (n < 0)

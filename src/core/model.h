@@ -344,6 +344,8 @@ void model_dlq_mark_cached(rd_model *m, double at);
  * ever replace them. */
 void model_dlq_drop_cached(rd_model *m, const char *const *live, size_t n);
 void model_set_counts(rd_model *m, rd_count *items, size_t n);
+/* Replace every source's status (a loaded snapshot's; the model takes items). */
+void model_set_sources(rd_model *m, rd_source_status *items, size_t n);
 
 /* Source freshness; returns the entry (created on first use). */
 rd_source_status *model_source(rd_model *m, const char *name);

@@ -319,11 +319,8 @@ static void load_model(rd_model *m, const cJSON *root, double now)
     load_core(m, root);
     if ((v = load_array(root, MF_COUNTS, sizeof(rd_count), count_parse, now, &n)))
         model_set_counts(m, v, n);
-    if ((v = load_array(root, MF_SOURCES, sizeof(rd_source_status), source_parse, now, &n))) {
-        free(m->sources.items);
-        m->sources.items = v;
-        m->sources.n = m->sources.cap = n;
-    }
+    if ((v = load_array(root, MF_SOURCES, sizeof(rd_source_status), source_parse, now, &n)))
+        model_set_sources(m, v, n);
     if (cJSON_GetObjectItemCaseSensitive(root, MF_ORPHAN_SUSPECTS))
         model_set_orphan_suspects(m, json_long(root, MF_ORPHAN_SUSPECTS, -1, 1L << 50));
     if (cJSON_GetObjectItemCaseSensitive(root, MF_FAILING_RATE))
