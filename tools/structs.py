@@ -9,8 +9,10 @@
     tools/structs.py --check     every member of the records with a field table
                                  (src/core/model_tables.c) has a row there; exit 1 if not
 
-"Writes" is a heuristic: `->m =`, `.m =`, `+=`, `++`... of a member name m that no other
-struct of src/ uses (a common name such as `name` would count every struct's writers).
+"Writes" is a heuristic: `v->m =`, `v.m =`, `v[i].m +=`, `++`... of a member m through a
+variable v declared of the struct's type in that file (`rd_model *m`), or of a member name
+that no other struct of src/ uses (a common name such as `name` would count every
+struct's writers). A write through a call (`model(s)->x =`) is missed.
 """
 import os
 import re
@@ -113,13 +115,27 @@ def sees(inc, header):
     return out
 
 
-def writers(cfiles, own, others):
-    names = [m for m in own if m not in others]
-    if not names:
-        return set()
-    pat = re.compile(r"(?:->|\.)(?:%s)\b(?:\.\w+|\[[^\]]*\])*\s*(?:[-+*/|&]?=(?!=)|\+\+|--)"
-                     % "|".join(names))
-    return {p for p in cfiles if pat.search(strip_comments(read(p)))}
+ASSIGN = r"(?:\.\w+|\[[^\]]*\])*\s*(?:[-+*/|&]?=(?!=)|\+\+|--)"
+
+
+def writers(cfiles, name, own, others):
+    """Files that assign a member of struct `name`: through a variable declared of that
+    type (`rd_model *m` ... `m->failing_rate =`), or by a member name no other struct has."""
+    uniq = [m for m in own if m not in others]
+    by_name = re.compile(r"(?:->|\.)(?:%s)\b%s" % ("|".join(uniq), ASSIGN)) if uniq else None
+    decl = re.compile(r"\b%s\s*(?:\*\s*(?:const\s+)?)?(\w+)\s*[,;=)\[]" % re.escape(name))
+    member = "|".join(own)
+    out = set()
+    for p in cfiles:
+        s = strip_comments(read(p))
+        if by_name and by_name.search(s):
+            out.add(p)
+            continue
+        for v in set(decl.findall(s)):
+            if re.search(r"\b%s(?:\[[^\]]*\])?(?:->|\.)(?:%s)\b%s" % (v, member, ASSIGN), s):
+                out.add(p)
+                break
+    return out
 
 
 def check(st):
@@ -153,7 +169,7 @@ def main(argv):
         name = argv[argv.index("--who") + 1]
         hdr, mem = st[name]
         cf = sees(inc, hdr) if hdr.endswith(".h") else {hdr}
-        for p in sorted(writers(cf, mem, {m for m in mem if count[m] > 1})):
+        for p in sorted(writers(cf, name, mem, {m for m in mem if count[m] > 1})):
             print(os.path.relpath(p, ROOT))
         return 0
     print("| struct | members | .c files that see it (of %d) | .c files that write it |" % ncs)
@@ -163,7 +179,7 @@ def main(argv):
             continue
         cf = sees(inc, hdr) if hdr.endswith(".h") else {hdr}
         others = {m for m in mem if count[m] > 1}
-        w = writers(cf, mem, others)
+        w = writers(cf, name, mem, others)
         print("| `%s` (%s) | %d | %d | %d |" % (name, os.path.relpath(hdr, ROOT), len(mem),
                                                 len(cf), len(w)))
     return 0
