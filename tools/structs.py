@@ -24,7 +24,7 @@ if "--root" in sys.argv:          # measure another checkout
 SRC = os.path.join(ROOT, "src")
 TABLED = {"rd_execution": "rd_execution", "rd_worker": "rd_worker", "rd_queue": "rd_queue",
           "rd_dlq_entry": "rd_dlq_entry", "rd_count": "rd_count",
-          "rd_core_status": "rd_core_status"}
+          "rd_core_status": "rd_core_status", "rd_source_status": "rd_source_status"}
 
 
 def read(p):

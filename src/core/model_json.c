@@ -82,8 +82,11 @@ static void add_long(cJSON *o, const char *k, long v) { add_num(o, k, (double)v,
 static double ms(double t) { return round(t * 1000) / 1000; }
 static void add_time(cJSON *o, const char *k, double t) { add_num(o, k, ms(t), ms(t) > 0); }
 
+/* Writes a FK_STRUCT field: an object or array of its own. */
+typedef void (*nested_fn)(cJSON *o, const rd_field *f, const void *rec, double now);
+
 /* One record as an object, its fields in table order (model_tables.c). */
-static cJSON *record_json(const rd_record *r, const void *rec, double now)
+static cJSON *record_json(const rd_record *r, const void *rec, double now, nested_fn nested)
 {
     cJSON *o = cJSON_CreateObject();
     for (size_t i = 0; i < r->n; i++) {
@@ -123,11 +126,15 @@ static cJSON *record_json(const rd_record *r, const void *rec, double now)
             cJSON_AddBoolToObject(o, k, field_long(f, rec) != 0);
             break;
         case FK_AGE: {
+            /* an answer stamped a hair after `now` (rounding, another clock) is 0 ms old */
             double t = ms(field_num(f, rec));
-            add_num(o, k, ms(now - t), t > 0);
+            add_num(o, k, f->flags & FF_MS ? fmax(0, floor((now - t) * 1000)) : ms(now - t),
+                    t > 0);
             break;
         }
         case FK_STRUCT:
+            if (nested)
+                nested(o, f, rec, now);
             break;
         }
     }
@@ -136,22 +143,22 @@ static cJSON *record_json(const rd_record *r, const void *rec, double now)
 
 static cJSON *exec_json(const rd_execution *e, double now)
 {
-    return record_json(&exec_record, e, now);
+    return record_json(&exec_record, e, now, NULL);
 }
 
 static cJSON *worker_json(const rd_worker *w, double now)
 {
-    return record_json(&worker_record, w, now);
+    return record_json(&worker_record, w, now, NULL);
 }
 
 static cJSON *queue_json(const rd_queue *q, double now)
 {
-    return record_json(&queue_record, q, now);
+    return record_json(&queue_record, q, now, NULL);
 }
 
 static cJSON *dlq_json(const rd_dlq_entry *d, double now)
 {
-    return record_json(&dlq_record, d, now);
+    return record_json(&dlq_record, d, now, NULL);
 }
 
 /* One source's share of the DLQ: {"source", "total", "entries"}. */
@@ -166,45 +173,18 @@ static cJSON *dlq_part_json(const rd_dlq_part *p, double now)
     return o;
 }
 
-static cJSON *source_json(const rd_source_status *s, double now)
+/* A source's nested parts: "replica", "progress", "notes". */
+static void source_nested(cJSON *o, const rd_field *f, const void *rec, double now)
 {
-    cJSON *o = cJSON_CreateObject();
-    char name[sizeof s->name + 1], err[sizeof s->error + 1];
-    snprintf(name, sizeof name, "%.*s", (int)sizeof s->name, s->name);
-    snprintf(err, sizeof err, "%.*s", (int)sizeof s->error, s->error);
-    add_str(o, MF_NAME, name);
-    add_str(o, MF_STATE, src_state_name(s->state));
-    add_str(o, MF_ERROR, err[0] ? err : NULL);
-    /* an answer stamped a hair after `now` (rounding, another clock) is 0 old, never -1 */
-    add_num(o, MF_AGE_MS, fmax(0, floor((now - ms(s->last_ok)) * 1000)), ms(s->last_ok) > 0);
-    add_time(o, MF_LAST_OK, s->last_ok);
-    add_time(o, MF_SINCE, s->since);
-    if (s->tls[0]) {
-        char tls[sizeof s->tls + 1];
-        snprintf(tls, sizeof tls, "%.*s", (int)sizeof s->tls, s->tls);
-        add_str(o, MF_TLS, tls);
-        cJSON_AddBoolToObject(o, MF_TLS_VERIFIED, !s->tls_unverified);
-    }
-    if (s->creds[0]) {               /* the provider's name only, never a key */
-        char creds[sizeof s->creds + 1];
-        snprintf(creds, sizeof creds, "%.*s", (int)sizeof s->creds, s->creds);
-        add_str(o, MF_CREDENTIALS, creds);
-        add_time(o, MF_CREDENTIALS_EXPIRE, s->creds_expires);
-    }
-    if (s->host[0] || s->role[0] || s->failover[0]) {   /* reading from replicas */
+    const rd_source_status *s = rec;
+    if (strcmp(f->key, MF_REPLICA) == 0) {         /* reading from replicas */
         cJSON *r = cJSON_AddObjectToObject(o, MF_REPLICA);
         add_str(r, MF_HOST, s->host[0] ? s->host : NULL);
         add_str(r, MF_ROLE, s->role[0] ? s->role : NULL);
         add_num(r, MF_LAG_S, s->lag_s, s->lag_known);
         add_str(r, MF_FAILOVER, s->failover[0] ? s->failover : NULL);
         add_time(r, MF_FAILOVER_AT, s->failover_at);
-    }
-    if (s->push[0]) {
-        char push[sizeof s->push + 1];
-        snprintf(push, sizeof push, "%.*s", (int)sizeof s->push, s->push);
-        add_str(o, MF_PUSH, push);
-    }
-    if (s->progress.active) {        /* a long first read: the views are partial */
+    } else if (strcmp(f->key, MF_PROGRESS) == 0) { /* a long first read: the views are partial */
         char text[200];
         source_progress_text(s, text, sizeof text);
         cJSON *p = cJSON_AddObjectToObject(o, MF_PROGRESS);
@@ -212,21 +192,26 @@ static cJSON *source_json(const rd_source_status *s, double now)
         add_long(p, MF_TOTAL, s->progress.total);
         add_num(p, MF_PROGRESS_SHARE, s->progress.share, s->progress.share >= 0);
         add_str(p, MF_PROGRESS_TEXT, text);
+    } else if (strcmp(f->key, MF_NOTES) == 0) {
+        cJSON *notes = cJSON_AddArrayToObject(o, MF_NOTES);
+        for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
+            char note[RD_SRC_NOTE_LEN + 1];
+            snprintf(note, sizeof note, "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
+            char *clean = sanitize_utf8(note, strlen(note));
+            cJSON_AddItemToArray(notes, cJSON_CreateString(clean));
+            free(clean);
+        }
     }
-    cJSON *notes = cJSON_AddArrayToObject(o, MF_NOTES);
-    for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
-        char note[RD_SRC_NOTE_LEN + 1];
-        snprintf(note, sizeof note, "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
-        char *clean = sanitize_utf8(note, strlen(note));
-        cJSON_AddItemToArray(notes, cJSON_CreateString(clean));
-        free(clean);
-    }
-    return o;
+}
+
+static cJSON *source_json(const rd_source_status *s, double now)
+{
+    return record_json(&source_record, s, now, source_nested);
 }
 
 static cJSON *count_json(const rd_count *c, double now)
 {
-    return record_json(&count_record, c, now);
+    return record_json(&count_record, c, now, NULL);
 }
 
 /* The window of the store's groups, the bound, whether it was hit, when computed; or the
@@ -328,7 +313,7 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
     if (v & VPART_SOURCES) {
         ADD_ARRAY(root, MF_SOURCES, m->sources, source_json);
         if (m->core.state != RD_CORE_NONE)
-            cJSON_AddItemToObject(root, MF_CORE, record_json(&core_record, &m->core, now));
+            cJSON_AddItemToObject(root, MF_CORE, record_json(&core_record, &m->core, now, NULL));
     }
     if ((v & (VPART_COUNTS | VPART_DLQ | VPART_GROUPS)) && model_partial(m))
         cJSON_AddBoolToObject(root, MF_PARTIAL, true);   /* a first sweep is under way */

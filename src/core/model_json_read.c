@@ -134,23 +134,12 @@ static void dlq_parse(const cJSON *o, void *item, double now)
 static void source_parse(const cJSON *o, void *item, double now)
 {
     rd_source_status *s = item;
-    char st[16];
     memset(s, 0, sizeof *s);
-    get_fixed(o, MF_NAME, s->name, sizeof s->name);
-    get_fixed(o, MF_STATE, st, sizeof st);
-    static const rd_src_state all[] = { RD_SRC_OK, RD_SRC_STALE, RD_SRC_DOWN };
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (strcmp(st, src_state_name(all[i])) == 0)
-            s->state = all[i];
-    get_fixed(o, MF_ERROR, s->error, sizeof s->error);
-    get_fixed(o, MF_TLS, s->tls, sizeof s->tls);
-    get_fixed(o, MF_PUSH, s->push, sizeof s->push);
+    record_parse(&source_record, o, s);
     s->tls_unverified = s->tls[0] && !json_true(o, MF_TLS_VERIFIED);
-    s->last_ok = get_time(o, MF_LAST_OK);
     double age = json_num(o, MF_AGE_MS, NAN);
     if (!s->last_ok && isfinite(age))
         s->last_ok = sane_time(now - age / 1000);
-    s->since = get_time(o, MF_SINCE);
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, MF_NOTES);
     const cJSON *it;
     if (cJSON_IsArray(notes))

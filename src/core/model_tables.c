@@ -205,6 +205,78 @@ static const rd_field core_fields[] = {
     F(rd_core_status, last_action_at, MF_LAST_ACTION_AT, FK_TIME),
 };
 
+/* ---- a source's state ---- */
+
+static const char *source_state(const void *rec)
+{
+    return src_state_name(((const rd_source_status *)rec)->state);
+}
+
+static void source_state_parse(void *rec, const char *s)
+{
+    static const rd_src_state all[] = { RD_SRC_OK, RD_SRC_STALE, RD_SRC_DOWN };
+    rd_source_status *st = rec;
+    for (size_t i = 0; s && i < sizeof all / sizeof *all; i++)
+        if (strcmp(s, src_state_name(all[i])) == 0)
+            st->state = all[i];
+}
+
+static bool source_tls(const void *rec) { return ((const rd_source_status *)rec)->tls[0]; }
+static bool source_creds(const void *rec) { return ((const rd_source_status *)rec)->creds[0]; }
+static bool source_push(const void *rec) { return ((const rd_source_status *)rec)->push[0]; }
+static bool source_verified(const void *rec)
+{
+    return !((const rd_source_status *)rec)->tls_unverified;
+}
+
+static bool source_replica(const void *rec)
+{
+    const rd_source_status *s = rec;
+    return s->host[0] || s->role[0] || s->failover[0];
+}
+
+static bool source_reading(const void *rec)
+{
+    return ((const rd_source_status *)rec)->progress.active;
+}
+
+#define SBUF(mem) sizeof ((rd_source_status *)0)->mem
+static const rd_field source_fields[] = {
+    F(rd_source_status, name, MF_NAME, FK_BUF, .size = SBUF(name)),
+    F(rd_source_status, state, MF_STATE, FK_NAME, .name = source_state,
+      .parse = source_state_parse),
+    F(rd_source_status, error, MF_ERROR, FK_BUF, .size = SBUF(error), .flags = FF_EMPTY_NULL),
+    F(rd_source_status, last_ok, MF_AGE_MS, FK_AGE, .flags = FF_MS),
+    F(rd_source_status, last_ok, MF_LAST_OK, FK_TIME),
+    F(rd_source_status, since, MF_SINCE, FK_TIME),
+    F(rd_source_status, tls, MF_TLS, FK_BUF, .size = SBUF(tls), .when = source_tls),
+    F(rd_source_status, tls_unverified, MF_TLS_VERIFIED, FK_TEST, .test = source_verified,
+      .flags = FF_NOREAD, .when = source_tls),
+    /* the provider's name only, never a key; not read back (the source finds it again) */
+    F(rd_source_status, creds, MF_CREDENTIALS, FK_BUF, .size = SBUF(creds),
+      .flags = FF_NOREAD, .when = source_creds),
+    F(rd_source_status, creds_expires, MF_CREDENTIALS_EXPIRE, FK_TIME, .flags = FF_NOREAD,
+      .when = source_creds),
+    /* "replica": {"host", "role", "lag_s", "failover", "failover_at"} (model_json.c) */
+    F(rd_source_status, host, MF_REPLICA, FK_STRUCT, .when = source_replica),
+    F(rd_source_status, role, MF_ROLE, FK_STRUCT, .flags = FF_NOJSON),
+    F(rd_source_status, lag_known, MF_LAG_S, FK_STRUCT, .flags = FF_NOJSON),
+    F(rd_source_status, lag_s, MF_LAG_S, FK_STRUCT, .flags = FF_NOJSON),
+    F(rd_source_status, failover, MF_FAILOVER, FK_STRUCT, .flags = FF_NOJSON),
+    F(rd_source_status, failover_at, MF_FAILOVER_AT, FK_STRUCT, .flags = FF_NOJSON),
+    F(rd_source_status, push, MF_PUSH, FK_BUF, .size = SBUF(push), .when = source_push),
+    /* "progress": {"done", "total", "share", "text"} while a first read runs */
+    F(rd_source_status, progress, MF_PROGRESS, FK_STRUCT, .when = source_reading),
+    /* "notes": [...] (n_notes of them) */
+    F(rd_source_status, notes, MF_NOTES, FK_STRUCT),
+    F(rd_source_status, n_notes, MF_NOTES, FK_STRUCT, .flags = FF_NOJSON),
+    /* what `redrive check` shows, not in the snapshot */
+    F(rd_source_status, every_s, "every_s", FK_STRUCT, .flags = FF_NOJSON),
+    F(rd_source_status, version, "version", FK_STRUCT, .flags = FF_NOJSON),
+    F(rd_source_status, facts_known, "facts_known", FK_STRUCT, .flags = FF_NOJSON),
+    F(rd_source_status, facts, "facts", FK_STRUCT, .flags = FF_NOJSON),
+};
+
 #define RECORD(var, T, name, tab) \
     const rd_record var = { name, sizeof(T), tab, sizeof tab / sizeof *tab }
 RECORD(exec_record, rd_execution, "execution", exec_fields);
@@ -213,6 +285,7 @@ RECORD(queue_record, rd_queue, "queue", queue_fields);
 RECORD(dlq_record, rd_dlq_entry, "dlq_entry", dlq_fields);
 RECORD(count_record, rd_count, "count", count_fields);
 RECORD(core_record, rd_core_status, "core", core_fields);
+RECORD(source_record, rd_source_status, "source", source_fields);
 
 /* ---- access ---- */
 

@@ -1,7 +1,8 @@
 #pragma once
 /*
  * One field table per record of the model (docs/architecture.md "Adding a field"): each
- * member of rd_execution, rd_worker, rd_queue, rd_dlq_entry, rd_count and rd_core_status
+ * member of rd_execution, rd_worker, rd_queue, rd_dlq_entry, rd_count, rd_core_status and
+ * rd_source_status
  * is named once here with its offset, its kind and its snapshot name (model_fields.h).
  * The JSON writer and reader, the text snapshot, the CSV export and the *_clear functions
  * walk these tables; a member missing from its table is caught by tools/structs.py --check.
@@ -23,7 +24,8 @@ typedef enum {
     FK_NAME,    /* an enum written as name(rec), read back by parse(rec, s) */
     FK_TEST,    /* derived bool test(rec), read back by set(rec, b) */
     FK_AGE,     /* derived: seconds since the FK_TIME at off (written only) */
-    FK_STRUCT,  /* a member that is not written (kept for the coverage check) */
+    FK_STRUCT,  /* written by the record's own code: a nested object or array named key
+                 * (FF_NOJSON: a member of the object before it, or not written) */
 } rd_fkind;
 
 enum {
@@ -33,6 +35,7 @@ enum {
     FF_RAW      = 1u << 3,  /* FK_INT/LONG written as is, even < 0 */
     FF_POSITIVE = 1u << 4,  /* FK_INT/LONG: 0 unknown too (written null unless > 0) */
     FF_EMPTY_NULL = 1u << 5, /* FK_BUF: "" written as null */
+    FF_MS       = 1u << 6,  /* FK_AGE: in whole milliseconds, never < 0 */
 };
 
 typedef struct rd_field {
@@ -58,7 +61,7 @@ typedef struct rd_record {
 } rd_record;
 
 extern const rd_record exec_record, worker_record, queue_record, dlq_record, count_record,
-    core_record;
+    core_record, source_record;
 
 /* The field named key (first match), NULL when none. */
 const rd_field *record_field(const rd_record *r, const char *key);
