@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "model_fields.h"
+#include "xalloc.h"
 
 /* A row: record type, member, snapshot name, kind, then the optional parts by name. */
 #define F(T, mem, k, ...) { .key = k, .member = #mem, .off = offsetof(T, mem), .kind = __VA_ARGS__ }
@@ -323,6 +324,18 @@ long field_long(const rd_field *f, const void *rec)
 double field_num(const rd_field *f, const void *rec)
 {
     return *(const double *)((const char *)rec + f->off);
+}
+
+void record_copy(const rd_record *r, void *to, const void *from)
+{
+    memcpy(to, from, r->size);
+    for (size_t i = 0; i < r->n; i++) {
+        const rd_field *f = &r->fields[i];
+        if (f->kind != FK_STR)
+            continue;
+        char **p = (char **)((char *)to + f->off);
+        *p = f->flags & FF_BORROWED || !*p ? NULL : xstrdup(*p);
+    }
 }
 
 void record_clear(const rd_record *r, void *rec)

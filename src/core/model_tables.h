@@ -69,5 +69,8 @@ const rd_field *record_field(const rd_record *r, const char *key);
 const char *field_str(const rd_field *f, const void *rec);   /* FK_STR/BUF/NAME; NULL unknown */
 long field_long(const rd_field *f, const void *rec);         /* FK_INT/LONG/BOOL/FLAG */
 double field_num(const rd_field *f, const void *rec);        /* FK_RATE/TIME/AGE base */
+/* A deep copy of from into to: the owned strings duplicated, the borrowed ones NULL (the
+ * merge sets them again). */
+void record_copy(const rd_record *r, void *to, const void *from);
 /* Frees the owned strings of rec and zeroes it. */
 void record_clear(const rd_record *r, void *rec);

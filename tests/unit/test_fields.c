@@ -130,6 +130,23 @@ static void test_round_trip(void)
     model_free(m);
 }
 
+/* record_copy duplicates every owned string of the table: equal values, other pointers. */
+static void test_copy(void)
+{
+    rd_worker w = { 0 }, c;
+    populate(&worker_record, &w, NULL);
+    w.health = RD_HEALTH_HEALTHY;
+    record_copy(&worker_record, &c, &w);
+    check_same(&worker_record, &w, &c);
+    for (size_t i = 0; i < worker_record.n; i++) {
+        const rd_field *f = &worker_record.fields[i];
+        if (f->kind == FK_STR)
+            CHECK_MSG(field_str(f, &c) != field_str(f, &w), f->key);
+    }
+    worker_clear(&w);
+    worker_clear(&c);
+}
+
 /* Each CSV heading is a field of the view's record table ("eligible" heads eligibility). */
 static void test_csv_headers(void)
 {
@@ -179,6 +196,7 @@ static void test_setters(void)
 int main(void)
 {
     test_round_trip();
+    test_copy();
     test_csv_headers();
     test_setters();
     return check_done("fields");
