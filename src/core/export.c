@@ -7,6 +7,7 @@
 
 #include "model_json.h"
 #include "model_fields.h"
+#include "model_tables.h"
 #include "sanitize.h"
 #include "views.h"
 #include "xalloc.h"
@@ -84,104 +85,69 @@ static void f_time(csv *c, double t)
 
 static void eol(csv *c) { put(&c->b, &c->n, &c->cap, "\r\n", 2); }
 
-static void header(csv *c, const char *const *cols)
+/* A CSV column: its heading and the record's field it shows (model_tables.c). */
+typedef struct col { const char *head, *key; } col;
+#define C(k) { k, k }
+
+/* One cell of field `key`, formatted by its kind. */
+static void f_field(csv *c, const rd_record *r, const char *key, const void *rec, bool sep)
 {
-    for (size_t i = 0; cols[i]; i++)
-        f_str(c, cols[i], i > 0);
+    const rd_field *f = record_field(r, key);
+    if (!f)
+        abort();                    /* a column names a field of its table */
+    switch (f->kind) {
+    case FK_BUF: {
+        char *s = xasprintf("%.*s", (int)f->size, field_str(f, rec));
+        f_str(c, s, sep);
+        free(s);
+        return;
+    }
+    case FK_INT:
+    case FK_LONG: f_long(c, field_long(f, rec)); return;
+    case FK_RATE: f_num(c, field_num(f, rec)); return;
+    case FK_TIME: f_time(c, field_num(f, rec)); return;
+    case FK_BOOL:
+    case FK_FLAG:
+    case FK_TEST: f_str(c, field_long(f, rec) ? "true" : "false", sep); return;
+    default: f_str(c, field_str(f, rec), sep); return;
+    }
+}
+
+/* The heading line and a line per record (n records of r->size bytes at items). */
+static void csv_records(csv *c, const rd_record *r, const col *cols, size_t ncols,
+                        const void *items, size_t n)
+{
+    for (size_t i = 0; i < ncols; i++)
+        f_str(c, cols[i].head, i > 0);
     eol(c);
-}
-
-static void csv_execs(csv *c, const rd_execution *e, size_t n)
-{
-    static const char *const cols[] = {
-        MF_ID, MF_PARENT_ID, MF_NAME, MF_STATUS, MF_ATTEMPT, MF_MAX_ATTEMPTS, MF_ELIGIBLE,
-        MF_WORKER, MF_CREATED_AT, MF_UPDATED_AT, MF_FINISHED_AT, MF_REASON, MF_ERROR,
-        MF_FINGERPRINT, NULL};
-    header(c, cols);
-    for (size_t i = 0; i < n; i++, e++) {
-        f_str(c, e->id, false);
-        f_str(c, e->parent_id, true);
-        f_str(c, e->name, true);
-        f_str(c, e->status, true);
-        f_long(c, e->attempt);
-        f_long(c, e->max_attempts);
-        f_str(c, elig_name(e->elig.verdict), true);
-        f_str(c, e->worker, true);
-        f_time(c, e->created_at);
-        f_time(c, e->updated_at);
-        f_time(c, e->finished_at);
-        f_str(c, e->reason, true);
-        f_str(c, e->error, true);
-        f_str(c, e->fingerprint, true);
+    for (size_t k = 0; k < n; k++) {
+        const void *rec = (const char *)items + k * r->size;
+        for (size_t i = 0; i < ncols; i++)
+            f_field(c, r, cols[i].key, rec, i > 0);
         eol(c);
     }
 }
 
-static void csv_workers(csv *c, const rd_model *m)
-{
-    static const char *const cols[] = {
-        MF_ID, MF_NAME, MF_STATUS, MF_HEALTH, MF_HEALTH_REASON, MF_HEARTBEAT_AT, MF_QUEUE_DEPTH,
-        MF_IN_FLIGHT, MF_CAPACITY, MF_FAILURE_RATE, MF_CONSECUTIVE_FAILURES, MF_TAGS, NULL};
-    header(c, cols);
-    for (size_t i = 0; i < m->workers.n; i++) {
-        const rd_worker *w = &m->workers.items[i];
-        f_str(c, w->id, false);
-        f_str(c, w->name, true);
-        f_str(c, w->status, true);
-        f_str(c, health_name(w->health), true);
-        f_str(c, w->health_reason, true);
-        f_time(c, w->heartbeat_at);
-        f_long(c, w->queue_depth);
-        f_long(c, w->in_flight);
-        f_long(c, w->capacity);
-        f_num(c, w->failure_rate);
-        f_long(c, w->consecutive_failures);
-        f_str(c, w->tags, true);
-        eol(c);
-    }
-}
+#define CSV(c, r, cols, items, n) csv_records(c, r, cols, sizeof cols / sizeof *cols, items, n)
 
-static void csv_queues(csv *c, const rd_model *m)
-{
-    static const char *const cols[] = {
-        MF_NAME, MF_DEPTH, MF_READY, MF_UNACKED, MF_CONSUMERS, MF_PUBLISH_RATE, MF_DELIVER_RATE,
-        MF_IS_DLQ, NULL};
-    header(c, cols);
-    for (size_t i = 0; i < m->queues.n; i++) {
-        const rd_queue *q = &m->queues.items[i];
-        f_str(c, q->name, false);
-        f_long(c, q->depth);
-        f_long(c, q->ready);
-        f_long(c, q->unacked);
-        f_long(c, q->consumers);
-        f_num(c, q->publish_rate);
-        f_num(c, q->deliver_rate);
-        f_str(c, q->is_dlq ? "true" : "false", true);
-        eol(c);
-    }
-}
-
-static void csv_dlq(csv *c, const rd_model *m)
-{
-    static const char *const cols[] = {
-        MF_ID, MF_QUEUE, MF_EXECUTION_ID, MF_REASON, MF_COUNT, MF_ORIGIN_QUEUE, MF_FIRST_DEATH_AT,
-        MF_LAST_DEATH_AT, MF_REDELIVERED, MF_PAYLOAD, NULL};
-    header(c, cols);
-    for (size_t i = 0; i < m->dlq.n; i++) {
-        const rd_dlq_entry *d = &m->dlq.items[i];
-        f_str(c, d->id, false);
-        f_str(c, d->queue, true);
-        f_str(c, d->execution_id, true);
-        f_str(c, d->reason, true);
-        f_long(c, d->count);
-        f_str(c, d->origin_queue, true);
-        f_time(c, d->first_death_at);
-        f_time(c, d->last_death_at);
-        f_str(c, d->redelivered ? "true" : "false", true);
-        f_str(c, d->payload, true);
-        eol(c);
-    }
-}
+static const col exec_cols[] = {
+    C(MF_ID), C(MF_PARENT_ID), C(MF_NAME), C(MF_STATUS), C(MF_ATTEMPT), C(MF_MAX_ATTEMPTS),
+    { MF_ELIGIBLE, MF_ELIGIBILITY }, C(MF_WORKER), C(MF_CREATED_AT), C(MF_UPDATED_AT),
+    C(MF_FINISHED_AT), C(MF_REASON), C(MF_ERROR), C(MF_FINGERPRINT),
+};
+static const col worker_cols[] = {
+    C(MF_ID), C(MF_NAME), C(MF_STATUS), C(MF_HEALTH), C(MF_HEALTH_REASON), C(MF_HEARTBEAT_AT),
+    C(MF_QUEUE_DEPTH), C(MF_IN_FLIGHT), C(MF_CAPACITY), C(MF_FAILURE_RATE),
+    C(MF_CONSECUTIVE_FAILURES), C(MF_TAGS),
+};
+static const col queue_cols[] = {
+    C(MF_NAME), C(MF_DEPTH), C(MF_READY), C(MF_UNACKED), C(MF_CONSUMERS), C(MF_PUBLISH_RATE),
+    C(MF_DELIVER_RATE), C(MF_IS_DLQ),
+};
+static const col dlq_cols[] = {
+    C(MF_ID), C(MF_QUEUE), C(MF_EXECUTION_ID), C(MF_REASON), C(MF_COUNT), C(MF_ORIGIN_QUEUE),
+    C(MF_FIRST_DEATH_AT), C(MF_LAST_DEATH_AT), C(MF_REDELIVERED), C(MF_PAYLOAD),
+};
 
 char *export_render(const rd_model *m, const char *view, rd_export_fmt fmt, double now, char *err, size_t errcap)
 {
@@ -196,14 +162,14 @@ char *export_render(const rd_model *m, const char *view, rd_export_fmt fmt, doub
         return model_to_json_at(m, view, now);
     csv c = {xstrdup(""), 0, 1};
     if (v->mask & VPART_EXECS)
-        csv_execs(&c, m->execs.items, m->execs.n);
+        CSV(&c, &exec_record, exec_cols, m->execs.items, m->execs.n);
     else if (v->mask & VPART_CHAIN)
-        csv_execs(&c, m->chain.items, m->chain.n);
+        CSV(&c, &exec_record, exec_cols, m->chain.items, m->chain.n);
     else if (v->mask & VPART_WORKERS)
-        csv_workers(&c, m);
+        CSV(&c, &worker_record, worker_cols, m->workers.items, m->workers.n);
     else if (v->mask & VPART_QUEUES)
-        csv_queues(&c, m);
+        CSV(&c, &queue_record, queue_cols, m->queues.items, m->queues.n);
     else
-        csv_dlq(&c, m);
+        CSV(&c, &dlq_record, dlq_cols, m->dlq.items, m->dlq.n);
     return c.b;
 }

@@ -381,6 +381,35 @@ void model_set_failing_rate(rd_model *m, double per_min)
     model_changed(m);
 }
 
+void model_set_sources(rd_model *m, rd_source_status *items, size_t n)
+{
+    free(m->sources.items);
+    m->sources.items = items;
+    m->sources.n = m->sources.cap = n;
+    model_changed(m);
+}
+
+void model_set_orphan_suspects(rd_model *m, long n)
+{
+    if (n < 0)
+        n = -1;
+    if (m->orphan_suspects == n)
+        return;
+    m->orphan_suspects = n;
+    model_changed(m);
+}
+
+void model_set_execs_window(rd_model *m, long searched, bool newer)
+{
+    if (searched < 0)
+        searched = 0;
+    if (m->execs_searched == searched && m->execs_newer == newer)
+        return;
+    m->execs_searched = searched;
+    m->execs_newer = newer;
+    model_changed(m);
+}
+
 void model_set_sgroups(rd_model *m, struct rd_sgroups *g)
 {
     if (g != m->sgroups)

@@ -322,6 +322,11 @@ void model_dlq_peek_off(rd_model *m, bool off);
 void model_dlq_page(rd_model *m, long first, bool more, bool oldest);
 /* failures per minute (< 0: unknown); the generation moves only when it changed */
 void model_set_failing_rate(rd_model *m, double per_min);
+/* Alakai's orphan suspects (< 0: n/a); the generation moves only when it changed. */
+void model_set_orphan_suspects(rd_model *m, long n);
+/* Where the page of executions stands: `searched` > 0 when a filtered page stopped after
+ * that many rows (0 otherwise), `newer` when it does not start at the newest one. */
+void model_set_execs_window(rd_model *m, long searched, bool newer);
 /* The store-wide error groups (the model takes g; NULL drops them). */
 void model_set_sgroups(rd_model *m, struct rd_sgroups *g);
 /* A source is computing them (asked, not answered yet). */
@@ -339,6 +344,8 @@ void model_dlq_mark_cached(rd_model *m, double at);
  * ever replace them. */
 void model_dlq_drop_cached(rd_model *m, const char *const *live, size_t n);
 void model_set_counts(rd_model *m, rd_count *items, size_t n);
+/* Replace every source's status (a loaded snapshot's; the model takes items). */
+void model_set_sources(rd_model *m, rd_source_status *items, size_t n);
 
 /* Source freshness; returns the entry (created on first use). */
 rd_source_status *model_source(rd_model *m, const char *name);

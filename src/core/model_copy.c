@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "model_tables.h"
 #include "xalloc.h"
 
 static char *dup_or_null(const char *s)
@@ -9,39 +10,20 @@ static char *dup_or_null(const char *s)
     return s ? xstrdup(s) : NULL;
 }
 
-/* Each owned string of the structs (execution_clear, worker_clear, queue_clear free the
- * same fields: a field added there is copied here too). */
+/* Each owned string of a row is copied, as its field table names them (model_tables.c). */
 static void execution_copy(rd_execution *to, const rd_execution *e)
 {
-    *to = *e;
-    to->id = dup_or_null(e->id);
-    to->parent_id = dup_or_null(e->parent_id);
-    to->name = dup_or_null(e->name);
-    to->status = dup_or_null(e->status);
-    to->chain_root = dup_or_null(e->chain_root);
-    to->retry_of = dup_or_null(e->retry_of);
-    to->reason = dup_or_null(e->reason);
-    to->error = dup_or_null(e->error);
-    to->fingerprint = dup_or_null(e->fingerprint);
-    to->worker = dup_or_null(e->worker);
+    record_copy(&exec_record, to, e);
 }
 
 static void worker_copy(rd_worker *to, const rd_worker *w)
 {
-    *to = *w;
-    to->id = dup_or_null(w->id);
-    to->name = dup_or_null(w->name);
-    to->status = dup_or_null(w->status);
-    to->reported_health = dup_or_null(w->reported_health);
-    to->tags = dup_or_null(w->tags);
+    record_copy(&worker_record, to, w);
 }
 
 static void queue_copy(rd_queue *to, const rd_queue *q)
 {
-    *to = *q;
-    to->name = dup_or_null(q->name);
-    to->dead_letter_exchange = dup_or_null(q->dead_letter_exchange);
-    to->source = NULL;   /* set by the merge to the copy's owner */
+    record_copy(&queue_record, to, q);   /* its source: set by the merge to the copy's owner */
 }
 
 /* The DLQ parts' totals and sizes; their entries (payloads) are not in the file: blank. */

@@ -1,8 +1,10 @@
 #pragma once
 /*
- * The field names of a snapshot (SPEC §6), spelled once: model_json.c writes them,
- * model_json_read.c reads them back, export.c heads its CSV columns with them. A rename
- * here renames the field everywhere; a field is added here first.
+ * The field names of a snapshot (SPEC §6), spelled once: the record tables
+ * (model_tables.c) name each member's field with them, and model_json.c,
+ * model_json_read.c, model_text.c and export.c write and read through those tables. A
+ * rename here renames the field everywhere; a field is added here and in its table
+ * (docs/architecture.md "Adding a field").
  */
 #define MF_ACTIONS              "actions"
 #define MF_AGE_MS               "age_ms"

@@ -10,6 +10,7 @@
 #include "history.h"
 #include "storegroups.h"
 #include "model_fields.h"
+#include "model_tables.h"
 #include "sanitize.h"
 #include "xalloc.h"
 #include "views.h"
@@ -81,106 +82,83 @@ static void add_long(cJSON *o, const char *k, long v) { add_num(o, k, (double)v,
 static double ms(double t) { return round(t * 1000) / 1000; }
 static void add_time(cJSON *o, const char *k, double t) { add_num(o, k, ms(t), ms(t) > 0); }
 
-static cJSON *exec_json(const rd_execution *e, double now)
+/* Writes a FK_STRUCT field: an object or array of its own. */
+typedef void (*nested_fn)(cJSON *o, const rd_field *f, const void *rec, double now);
+
+/* One record as an object, its fields in table order (model_tables.c). */
+static cJSON *record_json(const rd_record *r, const void *rec, double now, nested_fn nested)
 {
     cJSON *o = cJSON_CreateObject();
-    add_str(o, MF_ID, e->id);
-    add_str(o, MF_STATUS, e->status);
-    cJSON_AddNumberToObject(o, MF_ATTEMPT, e->attempt);
-    add_long(o, MF_MAX_ATTEMPTS, e->max_attempts);
-    cJSON_AddBoolToObject(o, MF_RETRY_ELIGIBLE, e->elig.verdict == RD_ELIG_YES);
-    add_str(o, MF_CHAIN_ROOT, e->chain_root ? e->chain_root : e->id);
-    add_str(o, MF_ERROR, e->error);
-    add_str(o, MF_WORKER, e->worker);
-    add_time(o, MF_NEXT_RETRY_AT, e->next_retry_min);
-    add_str(o, MF_NAME, e->name);
-    add_str(o, MF_PARENT_ID, e->parent_id);
-    add_str(o, MF_ELIGIBILITY, elig_name(e->elig.verdict));
-    add_str(o, MF_ELIGIBILITY_REASON, e->elig.why);
-    cJSON_AddBoolToObject(o, MF_FLAGGED, e->elig.flagged);
-    add_str(o, MF_RETRY_OF, e->retry_of);
-    add_str(o, MF_REASON, e->reason);
-    add_str(o, MF_FINGERPRINT, e->fingerprint);
-    add_time(o, MF_CREATED_AT, e->created_at);
-    add_time(o, MF_UPDATED_AT, e->updated_at);
-    add_time(o, MF_FINISHED_AT, e->finished_at);
-    add_time(o, MF_NEXT_RETRY_MIN, e->next_retry_min);
-    add_time(o, MF_NEXT_RETRY_MAX, e->next_retry_max);
-    cJSON_AddBoolToObject(o, MF_ORPHAN_SUSPECT, e->flags & RD_EXEC_ORPHAN);
-    cJSON_AddBoolToObject(o, MF_OVERLAPPING, e->flags & RD_EXEC_OVERLAP);
-    cJSON_AddBoolToObject(o, MF_MALFORMED, e->flags & RD_EXEC_MALFORMED);
-    cJSON_AddBoolToObject(o, MF_OVERSIZED, e->flags & RD_EXEC_OVERSIZED);
+    for (size_t i = 0; i < r->n; i++) {
+        const rd_field *f = &r->fields[i];
+        if ((f->flags & FF_NOJSON) || (f->when && !f->when(rec)))
+            continue;
+        const char *k = f->key;
+        long v;
+        switch (f->kind) {
+        case FK_STR:
+        case FK_NAME:
+            add_str(o, k, field_str(f, rec));
+            break;
+        case FK_BUF: {
+            char *s = xasprintf("%.*s", (int)f->size, field_str(f, rec));
+            add_str(o, k, !s[0] && (f->flags & FF_EMPTY_NULL) ? NULL : s);
+            free(s);
+            break;
+        }
+        case FK_INT:
+        case FK_LONG:
+            v = field_long(f, rec);
+            if (f->flags & FF_RAW)
+                cJSON_AddNumberToObject(o, k, (double)v);
+            else
+                add_long(o, k, (f->flags & FF_POSITIVE) && v <= 0 ? -1 : v);
+            break;
+        case FK_RATE:
+            add_num(o, k, field_num(f, rec), field_num(f, rec) >= 0);
+            break;
+        case FK_TIME:
+            add_time(o, k, field_num(f, rec));
+            break;
+        case FK_BOOL:
+        case FK_FLAG:
+        case FK_TEST:
+            cJSON_AddBoolToObject(o, k, field_long(f, rec) != 0);
+            break;
+        case FK_AGE: {
+            /* an answer stamped a hair after `now` (rounding, another clock) is 0 ms old */
+            double t = ms(field_num(f, rec));
+            add_num(o, k, f->flags & FF_MS ? fmax(0, floor((now - t) * 1000)) : ms(now - t),
+                    t > 0);
+            break;
+        }
+        case FK_STRUCT:
+            if (nested)
+                nested(o, f, rec, now);
+            break;
+        }
+    }
     return o;
+}
+
+static cJSON *exec_json(const rd_execution *e, double now)
+{
+    return record_json(&exec_record, e, now, NULL);
 }
 
 static cJSON *worker_json(const rd_worker *w, double now)
 {
-    cJSON *o = cJSON_CreateObject();
-    add_str(o, MF_ID, w->id);
-    add_str(o, MF_NAME, w->name);
-    add_str(o, MF_STATUS, w->status);
-    add_str(o, MF_HEALTH, health_name(w->health));
-    add_str(o, MF_HEALTH_REASON, w->health_reason);
-    add_num(o, MF_HEARTBEAT_AGE_S, ms(now - ms(w->heartbeat_at)),
-            ms(w->heartbeat_at) > 0);
-    add_long(o, MF_QUEUE_DEPTH, w->queue_depth);
-    add_str(o, MF_REPORTED_HEALTH, w->reported_health);
-    add_long(o, MF_IN_FLIGHT, w->in_flight);
-    add_long(o, MF_CAPACITY, w->capacity);
-    add_num(o, MF_FAILURE_RATE, w->failure_rate, w->failure_rate >= 0);
-    add_long(o, MF_CONSECUTIVE_FAILURES, w->consecutive_failures);
-    add_str(o, MF_TAGS, w->tags);
-    add_time(o, MF_HEARTBEAT_AT, w->heartbeat_at);
-    cJSON_AddBoolToObject(o, MF_HAS_METRICS, w->has_metrics);
-    return o;
+    return record_json(&worker_record, w, now, NULL);
 }
 
 static cJSON *queue_json(const rd_queue *q, double now)
 {
-    cJSON *o = cJSON_CreateObject();
-    add_str(o, MF_NAME, q->name);
-    add_str(o, MF_SOURCE, q->source);
-    add_long(o, MF_DEPTH, q->depth);
-    add_long(o, MF_CONSUMERS, q->consumers);
-    cJSON_AddBoolToObject(o, MF_IS_DLQ, q->is_dlq);
-    add_long(o, MF_READY, q->ready);
-    add_long(o, MF_UNACKED, q->unacked);
-    add_num(o, MF_PUBLISH_RATE, q->publish_rate, q->publish_rate >= 0);
-    add_num(o, MF_DELIVER_RATE, q->deliver_rate, q->deliver_rate >= 0);
-    add_str(o, MF_DEAD_LETTER_EXCHANGE, q->dead_letter_exchange);
-    add_long(o, MF_TTL_MS, q->ttl_ms);
-    if (q->retention_s > 0) {        /* an SQS queue */
-        add_long(o, MF_DELAYED, q->delayed);
-        add_long(o, MF_MAX_RECEIVE, q->max_receive > 0 ? q->max_receive : -1);
-        add_long(o, MF_RETENTION_S, q->retention_s);
-        cJSON_AddBoolToObject(o, MF_NOT_DRAINING, q->not_draining);
-    }
-    return o;
+    return record_json(&queue_record, q, now, NULL);
 }
 
 static cJSON *dlq_json(const rd_dlq_entry *d, double now)
 {
-    cJSON *o = cJSON_CreateObject();
-    add_str(o, MF_ID, d->id);
-    add_str(o, MF_QUEUE, d->queue);
-    add_str(o, MF_EXECUTION_ID, d->execution_id);
-    if (d->step_id)
-        add_str(o, MF_STEP_ID, d->step_id);
-    add_str(o, MF_REASON, d->reason);
-    add_long(o, MF_COUNT, d->count);
-    add_time(o, MF_FIRST_DEATH_AT, d->first_death_at);
-    add_time(o, MF_LAST_DEATH_AT, d->last_death_at);
-    add_str(o, MF_PAYLOAD, d->payload);
-    add_str(o, MF_ORIGIN_QUEUE, d->origin_queue);
-    cJSON_AddBoolToObject(o, MF_REDELIVERED, d->redelivered);
-    if (d->source)
-        add_str(o, MF_SOURCE, d->source);
-    if (d->sent_at > 0) {            /* an SQS message */
-        add_long(o, MF_ATTEMPT, d->attempt > 0 ? d->attempt : -1);
-        add_str(o, MF_TASK_TYPE, d->task_type);
-        add_time(o, MF_SENT_AT, d->sent_at);
-    }
-    return o;
+    return record_json(&dlq_record, d, now, NULL);
 }
 
 /* One source's share of the DLQ: {"source", "total", "entries"}. */
@@ -195,61 +173,18 @@ static cJSON *dlq_part_json(const rd_dlq_part *p, double now)
     return o;
 }
 
-/* The core API's state: {"state", "identity", "error", "checked_at", "since",
- * "last_action", "last_action_failed", "last_action_at"}. */
-static cJSON *core_json(const rd_core_status *c)
+/* A source's nested parts: "replica", "progress", "notes". */
+static void source_nested(cJSON *o, const rd_field *f, const void *rec, double now)
 {
-    cJSON *o = cJSON_CreateObject();
-    add_str(o, MF_STATE, core_state_name(c->state));
-    add_str(o, MF_IDENTITY, c->identity[0] ? c->identity : NULL);
-    add_str(o, MF_ERROR, c->error[0] ? c->error : NULL);
-    add_time(o, MF_CHECKED_AT, c->checked_at);
-    add_time(o, MF_SINCE, c->since);
-    add_str(o, MF_LAST_ACTION, c->last_action[0] ? c->last_action : NULL);
-    cJSON_AddBoolToObject(o, MF_LAST_ACTION_FAILED, c->last_action_failed);
-    add_time(o, MF_LAST_ACTION_AT, c->last_action_at);
-    return o;
-}
-
-static cJSON *source_json(const rd_source_status *s, double now)
-{
-    cJSON *o = cJSON_CreateObject();
-    char name[sizeof s->name + 1], err[sizeof s->error + 1];
-    snprintf(name, sizeof name, "%.*s", (int)sizeof s->name, s->name);
-    snprintf(err, sizeof err, "%.*s", (int)sizeof s->error, s->error);
-    add_str(o, MF_NAME, name);
-    add_str(o, MF_STATE, src_state_name(s->state));
-    add_str(o, MF_ERROR, err[0] ? err : NULL);
-    /* an answer stamped a hair after `now` (rounding, another clock) is 0 old, never -1 */
-    add_num(o, MF_AGE_MS, fmax(0, floor((now - ms(s->last_ok)) * 1000)), ms(s->last_ok) > 0);
-    add_time(o, MF_LAST_OK, s->last_ok);
-    add_time(o, MF_SINCE, s->since);
-    if (s->tls[0]) {
-        char tls[sizeof s->tls + 1];
-        snprintf(tls, sizeof tls, "%.*s", (int)sizeof s->tls, s->tls);
-        add_str(o, MF_TLS, tls);
-        cJSON_AddBoolToObject(o, MF_TLS_VERIFIED, !s->tls_unverified);
-    }
-    if (s->creds[0]) {               /* the provider's name only, never a key */
-        char creds[sizeof s->creds + 1];
-        snprintf(creds, sizeof creds, "%.*s", (int)sizeof s->creds, s->creds);
-        add_str(o, MF_CREDENTIALS, creds);
-        add_time(o, MF_CREDENTIALS_EXPIRE, s->creds_expires);
-    }
-    if (s->host[0] || s->role[0] || s->failover[0]) {   /* reading from replicas */
+    const rd_source_status *s = rec;
+    if (strcmp(f->key, MF_REPLICA) == 0) {         /* reading from replicas */
         cJSON *r = cJSON_AddObjectToObject(o, MF_REPLICA);
         add_str(r, MF_HOST, s->host[0] ? s->host : NULL);
         add_str(r, MF_ROLE, s->role[0] ? s->role : NULL);
         add_num(r, MF_LAG_S, s->lag_s, s->lag_known);
         add_str(r, MF_FAILOVER, s->failover[0] ? s->failover : NULL);
         add_time(r, MF_FAILOVER_AT, s->failover_at);
-    }
-    if (s->push[0]) {
-        char push[sizeof s->push + 1];
-        snprintf(push, sizeof push, "%.*s", (int)sizeof s->push, s->push);
-        add_str(o, MF_PUSH, push);
-    }
-    if (s->progress.active) {        /* a long first read: the views are partial */
+    } else if (strcmp(f->key, MF_PROGRESS) == 0) { /* a long first read: the views are partial */
         char text[200];
         source_progress_text(s, text, sizeof text);
         cJSON *p = cJSON_AddObjectToObject(o, MF_PROGRESS);
@@ -257,28 +192,26 @@ static cJSON *source_json(const rd_source_status *s, double now)
         add_long(p, MF_TOTAL, s->progress.total);
         add_num(p, MF_PROGRESS_SHARE, s->progress.share, s->progress.share >= 0);
         add_str(p, MF_PROGRESS_TEXT, text);
+    } else if (strcmp(f->key, MF_NOTES) == 0) {
+        cJSON *notes = cJSON_AddArrayToObject(o, MF_NOTES);
+        for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
+            char note[RD_SRC_NOTE_LEN + 1];
+            snprintf(note, sizeof note, "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
+            char *clean = sanitize_utf8(note, strlen(note));
+            cJSON_AddItemToArray(notes, cJSON_CreateString(clean));
+            free(clean);
+        }
     }
-    cJSON *notes = cJSON_AddArrayToObject(o, MF_NOTES);
-    for (size_t i = 0; i < s->n_notes && i < RD_SRC_NOTES; i++) {
-        char note[RD_SRC_NOTE_LEN + 1];
-        snprintf(note, sizeof note, "%.*s", (int)RD_SRC_NOTE_LEN, s->notes[i]);
-        char *clean = sanitize_utf8(note, strlen(note));
-        cJSON_AddItemToArray(notes, cJSON_CreateString(clean));
-        free(clean);
-    }
-    return o;
+}
+
+static cJSON *source_json(const rd_source_status *s, double now)
+{
+    return record_json(&source_record, s, now, source_nested);
 }
 
 static cJSON *count_json(const rd_count *c, double now)
 {
-    cJSON *o = cJSON_CreateObject();
-    char st[sizeof c->status + 1];
-    snprintf(st, sizeof st, "%.*s", (int)sizeof c->status, c->status);
-    add_str(o, MF_STATUS, st);
-    add_long(o, MF_COUNT, c->count);
-    cJSON_AddBoolToObject(o, MF_ESTIMATED, c->estimated);
-    cJSON_AddBoolToObject(o, MF_CAPPED, c->capped);
-    return o;
+    return record_json(&count_record, c, now, NULL);
 }
 
 /* The window of the store's groups, the bound, whether it was hit, when computed; or the
@@ -380,7 +313,7 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
     if (v & VPART_SOURCES) {
         ADD_ARRAY(root, MF_SOURCES, m->sources, source_json);
         if (m->core.state != RD_CORE_NONE)
-            cJSON_AddItemToObject(root, MF_CORE, core_json(&m->core));
+            cJSON_AddItemToObject(root, MF_CORE, record_json(&core_record, &m->core, now, NULL));
     }
     if ((v & (VPART_COUNTS | VPART_DLQ | VPART_GROUPS)) && model_partial(m))
         cJSON_AddBoolToObject(root, MF_PARTIAL, true);   /* a first sweep is under way */

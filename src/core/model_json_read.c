@@ -10,6 +10,7 @@
 
 #include "jsonget.h"
 #include "model_fields.h"
+#include "model_tables.h"
 #include "sanitize.h"
 #include "xalloc.h"
 
@@ -54,157 +55,91 @@ static double get_time(const cJSON *o, const char *k)
     return sane_time(json_num(o, k, 0));
 }
 
-static rd_elig elig_parse(const cJSON *o)
-{
-    char e[24];
-    get_fixed(o, MF_ELIGIBILITY, e, sizeof e);
-    static const rd_elig all[] = { RD_ELIG_YES, RD_ELIG_NO, RD_ELIG_CONFIG_ERROR,
-                                   RD_ELIG_UNKNOWN };
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (strcmp(e, elig_name(all[i])) == 0)
-            return all[i];
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, MF_RETRY_ELIGIBLE);
-    return cJSON_IsBool(b) ? (cJSON_IsTrue(b) ? RD_ELIG_YES : RD_ELIG_NO) : RD_ELIG_UNKNOWN;
-}
-
-static void exec_parse(const cJSON *o, void *item, double now)
-{
-    rd_execution *e = item;
-    e->id = dup_str(o, MF_ID);
-    e->status = dup_str(o, MF_STATUS);
-    e->attempt = (int)json_long(o, MF_ATTEMPT, 0, 1000000000);
-    e->max_attempts = (int)json_long(o, MF_MAX_ATTEMPTS, -1, 1000000000);
-    e->elig.verdict = elig_parse(o);
-    get_fixed(o, MF_ELIGIBILITY_REASON, e->elig.why, sizeof e->elig.why);
-    e->elig.flagged = json_true(o, MF_FLAGGED);
-    e->chain_root = dup_str(o, MF_CHAIN_ROOT);
-    if (e->chain_root && e->id && strcmp(e->chain_root, e->id) == 0) {
-        free(e->chain_root);   /* the root is itself */
-        e->chain_root = NULL;
-    }
-    e->error = dup_str(o, MF_ERROR);
-    e->worker = dup_str(o, MF_WORKER);
-    e->name = dup_str(o, MF_NAME);
-    e->parent_id = dup_str(o, MF_PARENT_ID);
-    e->retry_of = dup_str(o, MF_RETRY_OF);
-    e->reason = dup_str(o, MF_REASON);
-    e->fingerprint = dup_str(o, MF_FINGERPRINT);
-    e->created_at = get_time(o, MF_CREATED_AT);
-    e->updated_at = get_time(o, MF_UPDATED_AT);
-    e->finished_at = get_time(o, MF_FINISHED_AT);
-    e->next_retry_min = get_time(o, MF_NEXT_RETRY_MIN);
-    if (!e->next_retry_min)
-        e->next_retry_min = get_time(o, MF_NEXT_RETRY_AT);
-    e->next_retry_max = get_time(o, MF_NEXT_RETRY_MAX);
-    if (!e->next_retry_max)
-        e->next_retry_max = e->next_retry_min;
-    e->flags = (json_true(o, MF_ORPHAN_SUSPECT) ? RD_EXEC_ORPHAN : 0) |
-               (json_true(o, MF_OVERLAPPING) ? RD_EXEC_OVERLAP : 0) |
-               (json_true(o, MF_MALFORMED) ? RD_EXEC_MALFORMED : 0) |
-               (json_true(o, MF_OVERSIZED) ? RD_EXEC_OVERSIZED : 0);
-}
-
-static rd_health health_parse(const char *s)
-{
-    static const rd_health all[] = { RD_HEALTH_HEALTHY, RD_HEALTH_DEGRADED,
-                                     RD_HEALTH_UNHEALTHY };
-    for (size_t i = 0; s && i < sizeof all / sizeof *all; i++)
-        if (strcmp(s, health_name(all[i])) == 0)
-            return all[i];
-    return RD_HEALTH_UNKNOWN;
-}
-
-static void worker_parse(const cJSON *o, void *item, double now)
-{
-    rd_worker *w = item;
-    w->id = dup_str(o, MF_ID);
-    w->name = dup_str(o, MF_NAME);
-    w->status = dup_str(o, MF_STATUS);
-    char h[16];
-    get_fixed(o, MF_HEALTH, h, sizeof h);
-    w->health = health_parse(h);
-    get_fixed(o, MF_HEALTH_REASON, w->health_reason, sizeof w->health_reason);
-    w->heartbeat_at = get_time(o, MF_HEARTBEAT_AT);
-    double age = json_num(o, MF_HEARTBEAT_AGE_S, NAN);
-    if (!w->heartbeat_at && isfinite(age))
-        w->heartbeat_at = sane_time(now - age);
-    w->queue_depth = json_long(o, MF_QUEUE_DEPTH, -1, 1L << 50);
-    w->reported_health = dup_str(o, MF_REPORTED_HEALTH);
-    w->in_flight = (int)json_long(o, MF_IN_FLIGHT, -1, 1000000000);
-    w->capacity = (int)json_long(o, MF_CAPACITY, -1, 1000000000);
-    w->failure_rate = json_num(o, MF_FAILURE_RATE, -1);
-    if (w->failure_rate < 0)
-        w->failure_rate = -1;
-    w->consecutive_failures = (int)json_long(o, MF_CONSECUTIVE_FAILURES, -1, 1000000000);
-    w->tags = dup_str(o, MF_TAGS);
-    w->has_metrics = json_true(o, MF_HAS_METRICS) || w->queue_depth >= 0 ||
-                     w->failure_rate >= 0 || w->consecutive_failures >= 0;
-}
-
 static double get_rate(const cJSON *o, const char *k)
 {
     double r = json_num(o, k, -1);
     return r >= 0 ? r : -1;
 }
 
+/* The fields of record r from object o, by its table (model_tables.c); rec is zeroed. */
+static void record_parse(const rd_record *r, const cJSON *o, void *rec)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const rd_field *f = &r->fields[i];
+        char *p = (char *)rec + f->off;
+        if (f->flags & (FF_NOJSON | FF_NOREAD | FF_BORROWED))
+            continue;
+        switch (f->kind) {
+        case FK_STR: *(char **)p = dup_str(o, f->key); break;
+        case FK_BUF: get_fixed(o, f->key, p, f->size); break;
+        /* json_long: finite and in range, or the default, before any cast */
+        case FK_INT: *(int *)p = (int)json_long(o, f->key, f->def, 1000000000); break;
+        case FK_LONG: *(long *)p = json_long(o, f->key, f->def, 1L << 50); break;
+        case FK_RATE: *(double *)p = get_rate(o, f->key); break;
+        case FK_TIME: *(double *)p = get_time(o, f->key); break;
+        case FK_BOOL: *(bool *)p = json_true(o, f->key); break;
+        case FK_FLAG:
+            if (json_true(o, f->key))
+                *(unsigned *)p |= (unsigned)f->size;
+            break;
+        case FK_NAME: f->parse(rec, json_str(o, f->key)); break;
+        case FK_TEST: {
+            const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, f->key);
+            if (cJSON_IsBool(b))
+                f->set(rec, cJSON_IsTrue(b));
+            break;
+        }
+        case FK_AGE:
+        case FK_STRUCT:
+            break;
+        }
+    }
+}
+
+static void exec_parse(const cJSON *o, void *item, double now)
+{
+    rd_execution *e = item;
+    record_parse(&exec_record, o, e);
+    if (e->chain_root && e->id && strcmp(e->chain_root, e->id) == 0) {
+        free(e->chain_root);   /* the root is itself */
+        e->chain_root = NULL;
+    }
+    if (!e->next_retry_min)
+        e->next_retry_min = get_time(o, MF_NEXT_RETRY_AT);
+    if (!e->next_retry_max)
+        e->next_retry_max = e->next_retry_min;
+}
+
+static void worker_parse(const cJSON *o, void *item, double now)
+{
+    rd_worker *w = item;
+    record_parse(&worker_record, o, w);
+    double age = json_num(o, MF_HEARTBEAT_AGE_S, NAN);
+    if (!w->heartbeat_at && isfinite(age))
+        w->heartbeat_at = sane_time(now - age);
+    w->has_metrics = w->has_metrics || w->queue_depth >= 0 || w->failure_rate >= 0 ||
+                     w->consecutive_failures >= 0;
+}
+
 static void queue_parse(const cJSON *o, void *item, double now)
 {
-    rd_queue *q = item;
-    q->name = dup_str(o, MF_NAME);
-    q->depth = json_long(o, MF_DEPTH, -1, 1L << 50);
-    q->consumers = (int)json_long(o, MF_CONSUMERS, -1, 1000000000);
-    q->is_dlq = json_true(o, MF_IS_DLQ);
-    q->ready = json_long(o, MF_READY, -1, 1L << 50);
-    q->unacked = json_long(o, MF_UNACKED, -1, 1L << 50);
-    q->publish_rate = get_rate(o, MF_PUBLISH_RATE);
-    q->deliver_rate = get_rate(o, MF_DELIVER_RATE);
-    q->dead_letter_exchange = dup_str(o, MF_DEAD_LETTER_EXCHANGE);
-    q->ttl_ms = json_long(o, MF_TTL_MS, -1, 1L << 50);
-    q->delayed = json_long(o, MF_DELAYED, 0, 1L << 50);
-    q->max_receive = json_long(o, MF_MAX_RECEIVE, 0, 1L << 50);
-    q->retention_s = json_long(o, MF_RETENTION_S, 0, 1L << 50);
-    q->not_draining = json_true(o, MF_NOT_DRAINING);
+    record_parse(&queue_record, o, item);
 }
 
 static void dlq_parse(const cJSON *o, void *item, double now)
 {
-    rd_dlq_entry *d = item;
-    d->id = dup_str(o, MF_ID);
-    d->queue = dup_str(o, MF_QUEUE);
-    d->execution_id = dup_str(o, MF_EXECUTION_ID);
-    d->step_id = dup_str(o, MF_STEP_ID);
-    d->reason = dup_str(o, MF_REASON);
-    d->count = json_long(o, MF_COUNT, -1, 1L << 50);
-    d->first_death_at = get_time(o, MF_FIRST_DEATH_AT);
-    d->last_death_at = get_time(o, MF_LAST_DEATH_AT);
-    d->payload = dup_str(o, MF_PAYLOAD);
-    d->origin_queue = dup_str(o, MF_ORIGIN_QUEUE);
-    d->redelivered = json_true(o, MF_REDELIVERED);
-    d->attempt = (int)json_long(o, MF_ATTEMPT, 0, 1000000000);
-    d->task_type = dup_str(o, MF_TASK_TYPE);
-    d->sent_at = get_time(o, MF_SENT_AT);
+    record_parse(&dlq_record, o, item);
 }
 
 static void source_parse(const cJSON *o, void *item, double now)
 {
     rd_source_status *s = item;
-    char st[16];
     memset(s, 0, sizeof *s);
-    get_fixed(o, MF_NAME, s->name, sizeof s->name);
-    get_fixed(o, MF_STATE, st, sizeof st);
-    static const rd_src_state all[] = { RD_SRC_OK, RD_SRC_STALE, RD_SRC_DOWN };
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (strcmp(st, src_state_name(all[i])) == 0)
-            s->state = all[i];
-    get_fixed(o, MF_ERROR, s->error, sizeof s->error);
-    get_fixed(o, MF_TLS, s->tls, sizeof s->tls);
-    get_fixed(o, MF_PUSH, s->push, sizeof s->push);
+    record_parse(&source_record, o, s);
     s->tls_unverified = s->tls[0] && !json_true(o, MF_TLS_VERIFIED);
-    s->last_ok = get_time(o, MF_LAST_OK);
     double age = json_num(o, MF_AGE_MS, NAN);
     if (!s->last_ok && isfinite(age))
         s->last_ok = sane_time(now - age / 1000);
-    s->since = get_time(o, MF_SINCE);
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(o, MF_NOTES);
     const cJSON *it;
     if (cJSON_IsArray(notes))
@@ -218,12 +153,8 @@ static void source_parse(const cJSON *o, void *item, double now)
 
 static void count_parse(const cJSON *o, void *item, double now)
 {
-    rd_count *c = item;
-    memset(c, 0, sizeof *c);
-    get_fixed(o, MF_STATUS, c->status, sizeof c->status);
-    c->count = json_long(o, MF_COUNT, -1, 1L << 50);
-    c->estimated = json_true(o, MF_ESTIMATED);
-    c->capped = json_true(o, MF_CAPPED);
+    memset(item, 0, sizeof(rd_count));
+    record_parse(&count_record, o, item);
 }
 
 static size_t array_objects(const cJSON *root, const char *key, const cJSON ***out)
@@ -347,22 +278,8 @@ static void load_core(rd_model *m, const cJSON *root)
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, MF_CORE);
     if (!cJSON_IsObject(o))
         return;
-    rd_core_status *c = &m->core;
-    char st[16];
-    get_fixed(o, MF_STATE, st, sizeof st);
-    static const rd_core_state all[] = { RD_CORE_CHECKING, RD_CORE_OK, RD_CORE_ERROR,
-                                         RD_CORE_DOWN };
-    c->state = RD_CORE_NONE;
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        if (strcmp(st, core_state_name(all[i])) == 0)
-            c->state = all[i];
-    get_fixed(o, MF_IDENTITY, c->identity, sizeof c->identity);
-    get_fixed(o, MF_ERROR, c->error, sizeof c->error);
-    c->checked_at = get_time(o, MF_CHECKED_AT);
-    c->since = get_time(o, MF_SINCE);
-    get_fixed(o, MF_LAST_ACTION, c->last_action, sizeof c->last_action);
-    c->last_action_failed = json_true(o, MF_LAST_ACTION_FAILED);
-    c->last_action_at = get_time(o, MF_LAST_ACTION_AT);
+    memset(&m->core, 0, sizeof m->core);
+    record_parse(&core_record, o, &m->core);
 }
 
 static void load_model(rd_model *m, const cJSON *root, double now)
@@ -391,15 +308,12 @@ static void load_model(rd_model *m, const cJSON *root, double now)
     load_core(m, root);
     if ((v = load_array(root, MF_COUNTS, sizeof(rd_count), count_parse, now, &n)))
         model_set_counts(m, v, n);
-    if ((v = load_array(root, MF_SOURCES, sizeof(rd_source_status), source_parse, now, &n))) {
-        free(m->sources.items);
-        m->sources.items = v;
-        m->sources.n = m->sources.cap = n;
-    }
+    if ((v = load_array(root, MF_SOURCES, sizeof(rd_source_status), source_parse, now, &n)))
+        model_set_sources(m, v, n);
     if (cJSON_GetObjectItemCaseSensitive(root, MF_ORPHAN_SUSPECTS))
-        m->orphan_suspects = json_long(root, MF_ORPHAN_SUSPECTS, -1, 1L << 50);
+        model_set_orphan_suspects(m, json_long(root, MF_ORPHAN_SUSPECTS, -1, 1L << 50));
     if (cJSON_GetObjectItemCaseSensitive(root, MF_FAILING_RATE))
-        m->failing_rate = get_rate(root, MF_FAILING_RATE);
+        model_set_failing_rate(m, get_rate(root, MF_FAILING_RATE));
     model_changed(m);
 }
 

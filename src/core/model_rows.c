@@ -2,59 +2,10 @@
  * dlq_entry_clear): below model.c and storegroups.c, which both hold executions. */
 #include "model.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include "model_tables.h"
 
-/* A string field added to these structs is copied in model_copy.c too. */
-void execution_clear(rd_execution *e)
-{
-    if (!e)
-        return;
-    free(e->id);
-    free(e->parent_id);
-    free(e->name);
-    free(e->status);
-    free(e->chain_root);
-    free(e->retry_of);
-    free(e->reason);
-    free(e->error);
-    free(e->fingerprint);
-    free(e->worker);
-    memset(e, 0, sizeof *e);
-}
-
-void worker_clear(rd_worker *w)
-{
-    if (!w)
-        return;
-    free(w->id);
-    free(w->name);
-    free(w->status);
-    free(w->reported_health);
-    free(w->tags);
-    memset(w, 0, sizeof *w);
-}
-
-void queue_clear(rd_queue *q)
-{
-    if (!q)
-        return;
-    free(q->name);
-    free(q->dead_letter_exchange);
-    memset(q, 0, sizeof *q);
-}
-
-void dlq_entry_clear(rd_dlq_entry *d)
-{
-    if (!d)
-        return;
-    free(d->id);
-    free(d->queue);
-    free(d->execution_id);
-    free(d->step_id);
-    free(d->reason);
-    free(d->origin_queue);
-    free(d->payload);
-    free(d->task_type);
-    memset(d, 0, sizeof *d);
-}
+/* The owned strings of each row are named by its field table (model_tables.c). */
+void execution_clear(rd_execution *e) { record_clear(&exec_record, e); }
+void worker_clear(rd_worker *w) { record_clear(&worker_record, w); }
+void queue_clear(rd_queue *q) { record_clear(&queue_record, q); }
+void dlq_entry_clear(rd_dlq_entry *d) { record_clear(&dlq_record, d); }

@@ -8,6 +8,8 @@
 #include "groups.h"
 #include "storegroups.h"
 #include "health.h"
+#include "model_fields.h"
+#include "model_tables.h"
 #include "detail.h"
 #include "sanitize.h"
 #include "textutil.h"
@@ -240,21 +242,105 @@ static void text_counts(const rd_model *m, double now, text_buf *out)
         text_buf_str(out, "\n");
 }
 
-static void exec_row(table *t, const rd_execution *e, double now, bool chain)
+/* ---- the record tables' columns ---- */
+
+/* A column of a record's table: its heading and the field it shows (model_tables.c), or a
+ * cell function for what several fields make together; `only` its tables (TC_*, 0 all). */
+typedef struct tcol {
+    const char *head;
+    const char *key;
+    int width;
+    void (*cell)(table *t, const void *rec, double now);
+    unsigned only;
+} tcol;
+
+enum { TC_LIST = 1u << 0, TC_CHAIN = 1u << 1 };
+
+static void rate_cell(table *t, double r)
 {
-    char att[48], eta[40];
+    char b[32];
+    if (r >= 0)
+        snprintf(b, sizeof b, "%.1f", r);
+    table_cell(t, r >= 0 ? b : "-", CELL_MAX);
+}
+
+/* One cell of a field, formatted by its kind. */
+static void field_cell(table *t, const rd_record *r, const tcol *c, const void *rec,
+                       double now)
+{
+    const rd_field *f = record_field(r, c->key);
+    if (!f)
+        abort();                    /* a column names a field of its table */
+    switch (f->kind) {
+    case FK_BUF: {
+        char *s = xasprintf("%.*s", (int)f->size, field_str(f, rec));
+        table_cell(t, s[0] ? s : "-", c->width);
+        free(s);
+        return;
+    }
+    case FK_INT:
+    case FK_LONG: table_num(t, field_long(f, rec)); return;
+    case FK_RATE: rate_cell(t, field_num(f, rec)); return;
+    case FK_TIME: table_age(t, field_num(f, rec), now); return;
+    case FK_BOOL:
+    case FK_FLAG:
+    case FK_TEST: table_cell(t, field_long(f, rec) ? "yes" : "no", c->width); return;
+    default: table_cell(t, field_str(f, rec), c->width); return;
+    }
+}
+
+/* The table `title` of n records at items, the columns of `have`. */
+static void text_records(const char *title, const rd_record *r, const tcol *cols, size_t ncols,
+                         unsigned have, const void *items, size_t n, double now, text_buf *out)
+{
+    const char *heads[MAX_COLS];
+    size_t nh = 0;
+    for (size_t i = 0; i < ncols && nh < MAX_COLS; i++)
+        if (!cols[i].only || (cols[i].only & have))
+            heads[nh++] = cols[i].head;
+    table t;
+    table_begin(&t, title, heads, nh);
+    for (size_t k = 0; k < n; k++) {
+        const void *rec = (const char *)items + k * r->size;
+        for (size_t i = 0; i < ncols; i++) {
+            if (cols[i].only && !(cols[i].only & have))
+                continue;
+            if (cols[i].cell)
+                cols[i].cell(&t, rec, now);
+            else
+                field_cell(&t, r, &cols[i], rec, now);
+        }
+    }
+    table_end(&t, out);
+}
+
+#define TEXT(title, r, cols, have, items, n, now, out) \
+    text_records(title, r, cols, sizeof cols / sizeof *cols, have, items, n, now, out)
+
+static void exec_attempt(table *t, const void *rec, double now)
+{
+    const rd_execution *e = rec;
+    char att[48];
     if (e->max_attempts >= 0)
         snprintf(att, sizeof att, "%d/%d", e->attempt, e->max_attempts);
     else
         snprintf(att, sizeof att, "%d", e->attempt);
-    table_cell(t, e->id, CELL_MAX);
-    table_cell(t, e->name, CELL_MAX);
-    table_cell(t, e->status, CELL_MAX);
     table_cell(t, att, CELL_MAX);
+}
+
+static void exec_elig(table *t, const void *rec, double now)
+{
+    const rd_execution *e = rec;
     char el[160];
     snprintf(el, sizeof el, "%s%s%s%s", elig_name(e->elig.verdict), e->elig.why[0] ? " (" : "",
              e->elig.why, e->elig.why[0] ? ")" : "");
     table_cell(t, el, CELL_MAX);
+}
+
+static void exec_eta(table *t, const void *rec, double now)
+{
+    const rd_execution *e = rec;
+    char eta[40];
     if (e->next_retry_min <= 0) {
         snprintf(eta, sizeof eta, "-");
     } else if (e->next_retry_min <= now) {
@@ -265,10 +351,11 @@ static void exec_row(table *t, const rd_execution *e, double now, bool chain)
         snprintf(eta, sizeof eta, "in %s", a);
     }
     table_cell(t, eta, CELL_MAX);
-    table_age(t, e->created_at, now);
-    table_cell(t, e->worker, CELL_MAX);
-    if (chain)
-        table_cell(t, e->reason, CELL_MAX);
+}
+
+static void exec_error(table *t, const void *rec, double now)
+{
+    const rd_execution *e = rec;
     const char *flag = e->flags & RD_EXEC_ORPHAN ? "[orphan suspect] "
                        : e->flags & RD_EXEC_OVERLAP ? "[overlapping] "
                        : e->flags & RD_EXEC_MALFORMED ? "[malformed] "
@@ -278,110 +365,120 @@ static void exec_row(table *t, const rd_execution *e, double now, bool chain)
     free(err);
 }
 
+static const tcol exec_cols[] = {
+    { "ID", MF_ID, CELL_MAX, NULL, 0 },
+    { "NAME", MF_NAME, CELL_MAX, NULL, 0 },
+    { "STATUS", MF_STATUS, CELL_MAX, NULL, 0 },
+    { "ATTEMPT", NULL, CELL_MAX, exec_attempt, 0 },
+    { "ELIGIBLE", NULL, CELL_MAX, exec_elig, 0 },
+    { "NEXT RETRY", NULL, CELL_MAX, exec_eta, 0 },
+    { "AGE", MF_CREATED_AT, CELL_MAX, NULL, 0 },
+    { "WORKER", MF_WORKER, CELL_MAX, NULL, 0 },
+    { "REASON", MF_REASON, CELL_MAX, NULL, TC_CHAIN },
+    { "ERROR", NULL, WIDE_MAX, exec_error, 0 },
+};
+
 static void text_execs(const char *title, const rd_execution *items, size_t n, double now,
                        bool chain, text_buf *out)
 {
-    static const char *const h[] = { "ID", "NAME", "STATUS", "ATTEMPT", "ELIGIBLE",
-                                     "NEXT RETRY", "AGE", "WORKER", "ERROR" };
-    static const char *const hc[] = { "ID", "NAME", "STATUS", "ATTEMPT", "ELIGIBLE",
-                                      "NEXT RETRY", "AGE", "WORKER", "REASON", "ERROR" };
-    table t;
-    table_begin(&t, title, chain ? hc : h, chain ? 10 : 9);
-    for (size_t i = 0; i < n; i++)
-        exec_row(&t, &items[i], now, chain);
-    table_end(&t, out);
+    TEXT(title, &exec_record, exec_cols, chain ? TC_CHAIN : TC_LIST, items, n, now, out);
 }
+
+static void worker_health(table *t, const void *rec, double now)
+{
+    const rd_worker *w = rec;
+    char hl[96];
+    const char *hn = health_name(w->health);
+    if (w->reported_health && strcmp(w->reported_health, hn) != 0)
+        snprintf(hl, sizeof hl, "%s (reported %.60s)", hn, w->reported_health);
+    else
+        snprintf(hl, sizeof hl, "%s", hn);
+    table_cell(t, hl, CELL_MAX);
+}
+
+static void worker_flight(table *t, const void *rec, double now)
+{
+    const rd_worker *w = rec;
+    char fl[48];
+    snprintf(fl, sizeof fl, "-");
+    if (w->in_flight >= 0 || w->capacity >= 0) {
+        char a[16] = "-", b[16] = "-";
+        if (w->in_flight >= 0)
+            snprintf(a, sizeof a, "%d", w->in_flight);
+        if (w->capacity >= 0)
+            snprintf(b, sizeof b, "%d", w->capacity);
+        snprintf(fl, sizeof fl, "%s/%s", a, b);
+    }
+    table_cell(t, fl, CELL_MAX);
+}
+
+static void worker_rate(table *t, const void *rec, double now)
+{
+    const rd_worker *w = rec;
+    char rate[16];
+    if (w->failure_rate >= 0)
+        snprintf(rate, sizeof rate, "%.0f%%", w->failure_rate * 100);
+    else
+        snprintf(rate, sizeof rate, "-");
+    table_cell(t, rate, CELL_MAX);
+}
+
+static const tcol worker_cols[] = {
+    { "ID", MF_ID, CELL_MAX, NULL, 0 },
+    { "NAME", MF_NAME, CELL_MAX, NULL, 0 },
+    { "STATUS", MF_STATUS, CELL_MAX, NULL, 0 },
+    { "HEALTH", NULL, CELL_MAX, worker_health, 0 },
+    { "WHY", MF_HEALTH_REASON, CELL_MAX, NULL, 0 },
+    { "HEARTBEAT", MF_HEARTBEAT_AT, CELL_MAX, NULL, 0 },
+    { "DEPTH", MF_QUEUE_DEPTH, CELL_MAX, NULL, 0 },
+    { "IN-FLIGHT", NULL, CELL_MAX, worker_flight, 0 },
+    { "FAIL RATE", NULL, CELL_MAX, worker_rate, 0 },
+    { "FAILS", MF_CONSECUTIVE_FAILURES, CELL_MAX, NULL, 0 },
+    { "TAGS", MF_TAGS, CELL_MAX, NULL, 0 },
+};
 
 static void text_workers(const rd_model *m, double now, text_buf *out)
 {
-    static const char *const h[] = { "ID", "NAME", "STATUS", "HEALTH", "WHY", "HEARTBEAT",
-                                     "DEPTH", "IN-FLIGHT", "FAIL RATE", "FAILS", "TAGS" };
-    table t;
-    table_begin(&t, "WORKERS", h, 11);
-    for (size_t i = 0; i < m->workers.n; i++) {
-        const rd_worker *w = &m->workers.items[i];
-        char hl[96], fl[48], rate[16];
-        const char *hn = health_name(w->health);
-        if (w->reported_health && strcmp(w->reported_health, hn) != 0)
-            snprintf(hl, sizeof hl, "%s (reported %.60s)", hn, w->reported_health);
-        else
-            snprintf(hl, sizeof hl, "%s", hn);
-        snprintf(fl, sizeof fl, "-");
-        if (w->in_flight >= 0 || w->capacity >= 0) {
-            char a[16] = "-", b[16] = "-";
-            if (w->in_flight >= 0)
-                snprintf(a, sizeof a, "%d", w->in_flight);
-            if (w->capacity >= 0)
-                snprintf(b, sizeof b, "%d", w->capacity);
-            snprintf(fl, sizeof fl, "%s/%s", a, b);
-        }
-        if (w->failure_rate >= 0)
-            snprintf(rate, sizeof rate, "%.0f%%", w->failure_rate * 100);
-        else
-            snprintf(rate, sizeof rate, "-");
-        table_cell(&t, w->id, CELL_MAX);
-        table_cell(&t, w->name, CELL_MAX);
-        table_cell(&t, w->status, CELL_MAX);
-        table_cell(&t, hl, CELL_MAX);
-        table_cell(&t, w->health_reason[0] ? w->health_reason : "-", CELL_MAX);
-        table_age(&t, w->heartbeat_at, now);
-        table_num(&t, w->queue_depth);
-        table_cell(&t, fl, CELL_MAX);
-        table_cell(&t, rate, CELL_MAX);
-        table_num(&t, w->consecutive_failures);
-        table_cell(&t, w->tags, CELL_MAX);
-    }
-    table_end(&t, out);
+    TEXT("WORKERS", &worker_record, worker_cols, 0, m->workers.items, m->workers.n, now, out);
 }
 
-static void rate_cell(table *t, double r)
+static void queue_note(table *t, const void *rec, double now)
 {
-    char b[32];
-    if (r >= 0)
-        snprintf(b, sizeof b, "%.1f", r);
-    table_cell(t, r >= 0 ? b : "-", CELL_MAX);
+    const rd_queue *q = rec;
+    table_cell(t, q->depth > 0 && q->consumers == 0 ? "no consumers" : "", CELL_MAX);
 }
+
+static const tcol queue_cols[] = {
+    { "QUEUE", MF_NAME, WIDE_MAX, NULL, 0 },
+    { "DEPTH", MF_DEPTH, CELL_MAX, NULL, 0 },
+    { "READY", MF_READY, CELL_MAX, NULL, 0 },
+    { "UNACKED", MF_UNACKED, CELL_MAX, NULL, 0 },
+    { "CONSUMERS", MF_CONSUMERS, CELL_MAX, NULL, 0 },
+    { "IN/S", MF_PUBLISH_RATE, CELL_MAX, NULL, 0 },
+    { "OUT/S", MF_DELIVER_RATE, CELL_MAX, NULL, 0 },
+    { "DLQ", MF_IS_DLQ, CELL_MAX, NULL, 0 },
+    { "NOTE", NULL, CELL_MAX, queue_note, 0 },
+};
 
 static void text_queues(const rd_model *m, double now, text_buf *out)
 {
-    (void)now;
-    static const char *const h[] = { "QUEUE", "DEPTH", "READY", "UNACKED", "CONSUMERS",
-                                     "IN/S", "OUT/S", "DLQ", "NOTE" };
-    table t;
-    table_begin(&t, "QUEUES", h, 9);
-    for (size_t i = 0; i < m->queues.n; i++) {
-        const rd_queue *q = &m->queues.items[i];
-        table_cell(&t, q->name, WIDE_MAX);
-        table_num(&t, q->depth);
-        table_num(&t, q->ready);
-        table_num(&t, q->unacked);
-        table_num(&t, q->consumers);
-        rate_cell(&t, q->publish_rate);
-        rate_cell(&t, q->deliver_rate);
-        table_cell(&t, q->is_dlq ? "yes" : "no", CELL_MAX);
-        table_cell(&t, q->depth > 0 && q->consumers == 0 ? "no consumers" : "", CELL_MAX);
-    }
-    table_end(&t, out);
+    TEXT("QUEUES", &queue_record, queue_cols, 0, m->queues.items, m->queues.n, now, out);
 }
+
+static const tcol dlq_cols[] = {
+    { "ID", MF_ID, CELL_MAX, NULL, 0 },
+    { "QUEUE", MF_QUEUE, CELL_MAX, NULL, 0 },
+    { "EXECUTION", MF_EXECUTION_ID, CELL_MAX, NULL, 0 },
+    { "REASON", MF_REASON, CELL_MAX, NULL, 0 },
+    { "COUNT", MF_COUNT, CELL_MAX, NULL, 0 },
+    { "FIRST DEATH", MF_FIRST_DEATH_AT, CELL_MAX, NULL, 0 },
+    { "LAST DEATH", MF_LAST_DEATH_AT, CELL_MAX, NULL, 0 },
+    { "PAYLOAD", MF_PAYLOAD, WIDE_MAX, NULL, 0 },
+};
 
 static void text_dlq(const rd_model *m, double now, text_buf *out)
 {
-    static const char *const h[] = { "ID", "QUEUE", "EXECUTION", "REASON", "COUNT",
-                                     "FIRST DEATH", "LAST DEATH", "PAYLOAD" };
-    table t;
-    table_begin(&t, "DLQ", h, 8);
-    for (size_t i = 0; i < m->dlq.n; i++) {
-        const rd_dlq_entry *d = &m->dlq.items[i];
-        table_cell(&t, d->id, CELL_MAX);
-        table_cell(&t, d->queue, CELL_MAX);
-        table_cell(&t, d->execution_id, CELL_MAX);
-        table_cell(&t, d->reason, CELL_MAX);
-        table_num(&t, d->count);
-        table_age(&t, d->first_death_at, now);
-        table_age(&t, d->last_death_at, now);
-        table_cell(&t, d->payload, WIDE_MAX);
-    }
-    table_end(&t, out);
+    TEXT("DLQ", &dlq_record, dlq_cols, 0, m->dlq.items, m->dlq.n, now, out);
     if (m->dlq_peek_off) {   /* read-only: what the broker's statistics say instead */
         char total[32] = "unknown";
         if (m->dlq_total >= 0)

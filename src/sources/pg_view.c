@@ -390,8 +390,8 @@ void pg_view_got_execs(pg_view *v, const PGresult *r, const pg_row_ctx *x)
         execution_clear(&e[--n]);
     filter_fingerprint(v, e, &n);
     /* fewer matches than a page in the window: say how far the search went */
-    v->model->execs_searched = more && matches <= page && narrowed ? scan_budget(v) : 0;
-    v->model->execs_newer = v->start.key != NULL;   /* a later page, or a jump's */
+    model_set_execs_window(v->model, more && matches <= page && narrowed ? scan_budget(v) : 0,
+                           v->start.key != NULL);   /* a later page, or a jump's */
     model_set_execs(v->model, n ? e : NULL, n, more);
     if (!n)
         free(e);

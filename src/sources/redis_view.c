@@ -259,8 +259,8 @@ static void set_counts(rs_view *v, const rs_pubjob *j)
     }
     rd_model *m = v->ctx.model;
     model_set_counts(m, c, nc);
-    m->orphan_suspects = j->orphans;
-    m->failing_rate = j->fails_recent / 5.0;
+    model_set_orphan_suspects(m, j->orphans);
+    model_set_failing_rate(m, j->fails_recent / 5.0);
 }
 
 static void set_page(rs_view *v, rs_pubjob *j)
