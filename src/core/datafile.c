@@ -30,7 +30,7 @@ bool datafile_is_path(rd_datakind kind, const char *name)
     return strchr(name, '/') || (n > el && strcmp(name + n - el, kinds[kind].ext) == 0);
 }
 
-static bool plain_name(const char *s)
+bool datafile_plain_name(const char *s)
 {
     if (!*s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
         return false;
@@ -116,7 +116,7 @@ bool datafile_find(rd_datakind kind, const char *name, char *out, size_t cap)
         return false;
     if (datafile_is_path(kind, name))
         return (size_t)snprintf(out, cap, "%s", name) < cap;
-    if (!plain_name(name))
+    if (!datafile_plain_name(name))
         return false;
     char *dirs[DATAFILE_MAX_DIRS + 1];
     datafile_dirs(kind, dirs);

@@ -54,6 +54,14 @@ static double get_time(const cJSON *o, const char *k)
     return sane_time(json_num(o, k, 0));
 }
 
+/* A rate (per second or per minute): up to 1e12, beyond that tampered (a figure printed
+ * whole would fill its cell with digits); -1 = unknown. */
+static double get_rate(const cJSON *o, const char *k)
+{
+    double r = json_num(o, k, -1);
+    return r >= 0 && r <= 1e12 ? r : -1;
+}
+
 static rd_elig elig_parse(const cJSON *o)
 {
     char e[24];
@@ -133,18 +141,12 @@ static void worker_parse(const cJSON *o, void *item, double now)
     w->in_flight = (int)json_long(o, MF_IN_FLIGHT, -1, 1000000000);
     w->capacity = (int)json_long(o, MF_CAPACITY, -1, 1000000000);
     w->failure_rate = json_num(o, MF_FAILURE_RATE, -1);
-    if (w->failure_rate < 0)
+    if (!(w->failure_rate >= 0 && w->failure_rate <= 1))   /* a fraction (probe_health.c) */
         w->failure_rate = -1;
     w->consecutive_failures = (int)json_long(o, MF_CONSECUTIVE_FAILURES, -1, 1000000000);
     w->tags = dup_str(o, MF_TAGS);
     w->has_metrics = json_true(o, MF_HAS_METRICS) || w->queue_depth >= 0 ||
                      w->failure_rate >= 0 || w->consecutive_failures >= 0;
-}
-
-static double get_rate(const cJSON *o, const char *k)
-{
-    double r = json_num(o, k, -1);
-    return r >= 0 ? r : -1;
 }
 
 static void queue_parse(const cJSON *o, void *item, double now)
@@ -414,7 +416,8 @@ bool model_from_json(rd_model *m, const char *json, double now, char *err, size_
         cJSON_Delete(root);
         return false;
     }
-    load_model(m, root, json_num(root, MF_NOW, now));
+    double at = sane_time(json_num(root, MF_NOW, 0));   /* the snapshot's own time */
+    load_model(m, root, at ? at : now);
     cJSON_Delete(root);
     return true;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../core/testhook.h"
 #include "../core/xalloc.h"
 #include "clock.h"
 
@@ -21,7 +22,7 @@ enum { SLOW_MAX = 1000 };
 
 static void trace_write(const char *path, double *ms, size_t n, const slow_it *slow, size_t ns)
 {
-    FILE *f = fopen(path, "a");
+    FILE *f = testhook_trace_open(path, false);   /* appended: one summary per loop run */
     if (!f)
         return;
     for (size_t i = 0; i < ns; i++)
@@ -38,7 +39,7 @@ static void trace_write(const char *path, double *ms, size_t n, const slow_it *s
 
 int loop_run(struct event_base *base)
 {
-    const char *path = getenv("REDRIVE_LOOP_TRACE");
+    const char *path = testhook_env("REDRIVE_LOOP_TRACE");
     if (!path || !*path)
         return event_base_dispatch(base);
     double *ms = NULL;
