@@ -82,7 +82,7 @@ build() {
         o=$(obj "$f") || return 1
         objs="$objs $o"
     done
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086,SC2046
     clang $cflags -fsanitize=fuzzer -o "$out/fuzz_$1" "$here/fuzz_$1.c" $objs $cjson_obj \
         $cjson_libs $(libs_of "$1") -lm
 }
