@@ -6,7 +6,7 @@
 # usage: tests/fuzz/run.sh [-runs=N | N] [TARGET...]      (default 1000000, all targets)
 #   targets: sanitize config profile model_json keymap theme ini rfc3339 rabbit
 #            alakai_record redis_url health sqs jwt journal core_response awscreds
-#            pg_rows
+#            pg_rows history
 # env: OUT (output directory, default a new temp dir; CLEAN=1 empties its object cache
 #      first, as `meson test fuzz_build` does), MAX_LEN (default 8192),
 #      MAX_SECS (a time cap per target, default none), TIMEOUT (seconds one input may
@@ -23,7 +23,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 all="sanitize config profile model_json keymap theme ini rfc3339 rabbit alakai_record
-     redis_url health sqs jwt journal core_response awscreds pg_rows"
+     redis_url health sqs jwt journal core_response awscreds pg_rows history"
 runs=1000000
 case "${1:-}" in
 -runs=*) runs=${1#-runs=}; shift ;;
