@@ -13,7 +13,6 @@
 #include "history.h"
 #include "fuzz.h"
 
-static char dir[] = "/tmp/rd-fuzz-history-XXXXXX";
 static char path[64], saved[64];
 
 static void put_file(const uint8_t *data, size_t size)
@@ -40,7 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 65536)
         return 0;
     if (!path[0]) {
-        if (!mkdtemp(dir))
+        /* in memory where there is /dev/shm: history_save syncs the file it writes */
+        static char shm[] = "/dev/shm/rd-fuzz-history-XXXXXX", tmp[] = "/tmp/rd-fuzz-history-XXXXXX";
+        const char *dir = mkdtemp(shm) ? shm : mkdtemp(tmp);
+        if (!dir)
             abort();
         snprintf(path, sizeof path, "%s/h", dir);
         snprintf(saved, sizeof saved, "%s/s", dir);
