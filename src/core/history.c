@@ -314,7 +314,11 @@ static bool parse_queue(rd_history *h, char *rest)
     long i = strtol(rest, &end, 10);
     if (*end || end == rest || i < 0 || i >= HIST_QUEUES)
         return false;
-    return name_decode(sp + 1, h->qname[i], HIST_QNAME);
+    char name[HIST_QNAME];   /* a damaged name leaves the slot as it was, never half written */
+    if (!name_decode(sp + 1, name, sizeof name))
+        return false;
+    memcpy(h->qname[i], name, strlen(name) + 1);
+    return true;
 }
 
 static bool parse_sample(rd_history *h, char *rest)

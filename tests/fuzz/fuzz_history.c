@@ -56,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(history_save(&h, saved, why, sizeof why));
     FUZZ_ASSERT(history_load(&back, saved, &damaged, why, sizeof why) && !damaged);
     FUZZ_ASSERT(memcmp(h.step, back.step, sizeof h.step) == 0);
-    FUZZ_ASSERT(memcmp(h.qname, back.qname, sizeof h.qname) == 0);
+    for (int q = 0; q < HIST_QUEUES; q++)
+        FUZZ_ASSERT(strcmp(h.qname[q], back.qname[q]) == 0);
     for (int i = 0; i < HIST_N; i++)
         for (int s = 0; s < HIST_SERIES; s++)
             FUZZ_ASSERT(h.step[i] == 0 || (isnan(h.v[s][i]) && isnan(back.v[s][i])) ||

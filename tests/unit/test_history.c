@@ -213,6 +213,11 @@ static void tampered(const char *dir)
         for (int k = 0; k < HIST_N; k++)
             CHECK_MSG(h.step[k] == 0, lines[i]);
     }
+    /* a damaged queue name leaves the name read before it whole, not half overwritten */
+    write_file(path, "redrive-history 1\nq 0 aaaaaaaa\nq 0 bb%ZZ\n");
+    bool hurt = false;
+    CHECK(history_load(&h, path, &hurt, why, sizeof why) && hurt);
+    CHECK_STR(h.qname[0], "aaaaaaaa");
     /* the largest step a time below HIST_TIME_MAX has is still read */
     write_file(path, "redrive-history 1\ns 9999999999 1 2 3 4 5 6 7 8 9 3.4e38\n");
     bool damaged = true;
