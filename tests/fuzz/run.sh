@@ -66,12 +66,15 @@ libs_of() {
     esac
 }
 
-# One object per source file, built once per output directory. Callers check the status:
+# One object per source file, built once per output directory and again when the source is
+# newer (a header is not followed: CLEAN=1 after changing one). Callers check the status:
 # under `if`, set -e does not stop a function.
 obj() {
     o="$out/obj/$(echo "${1#"$root"/src/}" | tr / _ | sed 's/\.c$/.o/')"
-    # shellcheck disable=SC2086
-    [ -f "$o" ] || clang $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$1" >&2 || return 1
+    if [ ! -f "$o" ] || [ -n "$(find "$1" -newer "$o")" ]; then
+        # shellcheck disable=SC2086
+        clang $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$1" >&2 || return 1
+    fi
     echo "$o"
 }
 
