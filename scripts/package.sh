@@ -29,10 +29,14 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   # Debian's flags (hardening: fortify, stack protector, relro, now); buildtype plain so
   # they decide the optimisation, as a Debian build does.
   eval "$(dpkg-buildflags --export=sh)"
-  meson setup "$BUILD" --prefix=/usr --buildtype=plain \
+  meson setup "$BUILD" --prefix=/usr --buildtype=plain -Dtest_hooks=false \
     -Dzsh_completions_dir=/usr/share/zsh/vendor-completions >/dev/null
 fi
+# never the REDRIVE_* test hooks in a package, whatever a reused build dir was set up with
+meson configure "$BUILD" -Dtest_hooks=false >/dev/null
 ninja -C "$BUILD" src/cli/redrive >/dev/null     # only what is installed
+"$BUILD/src/cli/redrive" --version | grep -qx 'test hooks: off' ||
+  die "$BUILD/src/cli/redrive was built with the test hooks (-Dtest_hooks=true)"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT

@@ -253,7 +253,10 @@ void cli_help_print(FILE *out)
     fputs("\nNO_COLOR in the environment turns colours off. See redrive(1).\n", out);
 }
 
-/* Profile names (NAME.profile) in the directories datafile_find() searches, each once. */
+/* Profile names (NAME.profile) in the directories datafile_find() searches, each once.
+ * Only the names a profile can be asked for by (datafile_plain_name): a file name is
+ * outside text, and one holding a control byte (an escape sequence, a tab or a newline that
+ * would break the NAME<TAB>help lines) or a blank never reaches the shell. */
 static void complete_profiles(void)
 {
     char *dirs[DATAFILE_MAX_DIRS + 1];
@@ -263,14 +266,16 @@ static void complete_profiles(void)
         DIR *dir = opendir(dirs[d]);
         for (struct dirent *e; dir && (e = readdir(dir));) {
             size_t n = strlen(e->d_name);
-            char key[300];
+            char stem[256], key[300];
             if (n <= 8 || n > 250 || strcmp(e->d_name + n - 8, ".profile") != 0)
                 continue;
-            snprintf(key, sizeof key, "\n%.*s\n", (int)(n - 8), e->d_name);
-            if (strstr(seen, key) || strlen(seen) + strlen(key) >= sizeof seen)
+            snprintf(stem, sizeof stem, "%.*s", (int)(n - 8), e->d_name);
+            snprintf(key, sizeof key, "\n%s\n", stem);
+            if (!datafile_plain_name(stem) || strstr(seen, key) ||
+                strlen(seen) + strlen(key) >= sizeof seen)
                 continue;
             strcat(seen, key + 1);
-            printf("%.*s\tprofile\n", (int)(n - 8), e->d_name);
+            printf("%s\tprofile\n", stem);
         }
         if (dir)
             closedir(dir);

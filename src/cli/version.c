@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "../core/testhook.h"
 #include "rd_build.h"
 #include "rd_vcs.h"
 
@@ -14,7 +15,9 @@ int cli_version(void)
            "git: %s\n"
            "TLS bridge: %s\n"
            "AWS signer: %s\n"
-           "libraries: %s\n",
-           RD_VERSION, RD_GIT_DESCRIBE, RD_TLS_BRIDGE, RD_AWS_SIGNER, RD_LIBS);
+           "libraries: %s\n"
+           "test hooks: %s\n",
+           RD_VERSION, RD_GIT_DESCRIBE, RD_TLS_BRIDGE, RD_AWS_SIGNER, RD_LIBS,
+           testhook_enabled() ? "on" : "off");
     return fflush(stdout) == 0 && !ferror(stdout) ? RD_EXIT_OK : RD_EXIT_FAIL;
 }

@@ -32,7 +32,7 @@ bool datafile_is_path(rd_datakind kind, const char *name)
     return strchr(name, '/') || (n > el && strcmp(name + n - el, kinds[kind].ext) == 0);
 }
 
-static bool plain_name(const char *s)
+bool datafile_plain_name(const char *s)
 {
     if (!*s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
         return false;
@@ -118,7 +118,7 @@ bool datafile_find(rd_datakind kind, const char *name, char *out, size_t cap)
         return false;
     if (datafile_is_path(kind, name))
         return (size_t)snprintf(out, cap, "%s", name) < cap;
-    if (!plain_name(name))
+    if (!datafile_plain_name(name))
         return false;
     char *dirs[DATAFILE_MAX_DIRS + 1];
     datafile_dirs(kind, dirs);
@@ -165,7 +165,7 @@ char *datafile_locate(rd_datakind kind, const char *name, rd_diags *d)
     if (datafile_find(kind, name, path, sizeof path))
         return xstrdup(path);
     datafile_places(kind, places, sizeof places);
-    if (name && plain_name(name))
+    if (name && datafile_plain_name(name))
         near_names(kind, name, hint, sizeof hint);
     diags_add(d, name && *name ? name : kinds[kind].what, 0, "%s not found (looked in %s)%s",
               kinds[kind].what, places, hint);

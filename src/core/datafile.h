@@ -28,6 +28,9 @@ bool datafile_find(rd_datakind kind, const char *name, char *out, size_t cap);
 char *datafile_locate(rd_datakind kind, const char *name, rd_diags *d);
 /* true when name is taken as a path (contains '/' or ends in the kind's extension). */
 bool datafile_is_path(rd_datakind kind, const char *name);
+/* A name datafile_find() looks up in the directories: letters, digits, '-', '_' and '.'
+ * only (not "." or ".."), so never a path, a blank or a control byte. */
+bool datafile_plain_name(const char *s);
 /* The directories searched, in order (allocated, NULL-terminated; free with
  * datafile_dirs_free). */
 size_t datafile_dirs(rd_datakind kind, char *dirs[DATAFILE_MAX_DIRS + 1]);

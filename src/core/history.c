@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +15,11 @@
 #define HIST_MAGIC "redrive-history 1"
 enum { HIST_LINE_MAX = 4096 };
 
+/* 0 (no step) outside (0, HIST_TIME_MAX): a tampered clock or file never reaches the
+ * cast with a value a long cannot hold, nor a negative slot. */
 static long step_of(double t)
 {
-    return t > 0 ? (long)floor(t / HIST_STEP_S) : 1;
+    return t > 0 && t < HIST_TIME_MAX ? (long)floor(t / HIST_STEP_S) : 0;
 }
 
 static int slot_of(long step)
@@ -51,7 +54,7 @@ static int slot_claim(rd_history *h, long step)
 
 static void put(rd_history *h, int series, int slot, double v)
 {
-    h->v[series][slot] = v < 0 || isnan(v) ? NAN : (float)v;
+    h->v[series][slot] = v < 0 || isnan(v) ? NAN : v > FLT_MAX ? FLT_MAX : (float)v;
 }
 
 int history_queue(const rd_history *h, const char *name)
@@ -144,7 +147,10 @@ static void add_queues(rd_history *h, int slot, const rd_hist_sample *s)
 
 void history_add(rd_history *h, double now, const rd_hist_sample *s)
 {
-    int slot = slot_claim(h, step_of(now));
+    long step = step_of(now);
+    if (step <= 0)
+        return;
+    int slot = slot_claim(h, step);
     put(h, HIST_FAIL_RATE, slot, s->fail_rate);
     put(h, HIST_ELIGIBLE, slot, s->eligible);
     put(h, HIST_DLQ, slot, s->dlq);
@@ -292,7 +298,7 @@ static bool parse_float(const char *tok, float *out)
     char *end;
     errno = 0;
     double d = strtod(tok, &end);
-    if (errno || *end || end == tok || !isfinite(d) || d < 0)
+    if (errno || *end || end == tok || !isfinite(d) || d < 0 || d > FLT_MAX)
         return false;
     *out = (float)d;
     return true;
@@ -308,7 +314,11 @@ static bool parse_queue(rd_history *h, char *rest)
     long i = strtol(rest, &end, 10);
     if (*end || end == rest || i < 0 || i >= HIST_QUEUES)
         return false;
-    return name_decode(sp + 1, h->qname[i], HIST_QNAME);
+    char name[HIST_QNAME];   /* a damaged name leaves the slot as it was, never half written */
+    if (!name_decode(sp + 1, name, sizeof name))
+        return false;
+    memcpy(h->qname[i], name, strlen(name) + 1);
+    return true;
 }
 
 static bool parse_sample(rd_history *h, char *rest)
@@ -316,7 +326,8 @@ static bool parse_sample(rd_history *h, char *rest)
     char *save = NULL, *tok = strtok_r(rest, " ", &save);
     char *end;
     long step = tok ? strtol(tok, &end, 10) : 0;
-    if (!tok || *end || step <= 0)
+    if (!tok || *end || step <= 0 ||
+        step >= (long)(HIST_TIME_MAX / HIST_STEP_S))
         return false;
     float v[HIST_SERIES];
     for (int s = 0; s < HIST_SERIES; s++)

@@ -14,6 +14,9 @@
 
 enum { HIST_N = 360, HIST_QUEUES = 6, HIST_QNAME = 64 };
 #define HIST_STEP_S 10.0
+/* Times at or past this (epoch seconds, the year 5138) have no step: a sample then is not
+ * recorded, a series ending then is all gaps, and a file's step beyond it is damage. */
+#define HIST_TIME_MAX 1e11
 
 typedef enum {
     HIST_FAIL_RATE = 0,   /* failures per minute */
@@ -30,7 +33,8 @@ typedef struct rd_history {
     char qname[HIST_QUEUES][HIST_QNAME];   /* raw queue names; "" = free */
 } rd_history;
 
-/* One moment's values; a negative value is unknown (recorded as a gap). */
+/* One moment's values; a negative value is unknown (recorded as a gap); one beyond a
+ * float's range is recorded as FLT_MAX. */
 typedef struct rd_hist_sample {
     double fail_rate, eligible, dlq, unhealthy;
     size_t nq;
@@ -40,7 +44,7 @@ typedef struct rd_hist_sample {
 
 void history_init(rd_history *h);
 /* Records s at time now (its step's slot; a later sample in the same step replaces the
- * earlier one). Queues: the deepest HIST_QUEUES of s are kept; a queue new to the history
+ * earlier one; none at a time ≤ 0 or ≥ HIST_TIME_MAX). Queues: the deepest HIST_QUEUES of s are kept; a queue new to the history
  * takes a free name or the one whose last hour peaked lowest (its series starts empty). */
 void history_add(rd_history *h, double now, const rd_hist_sample *s);
 /* The series' last n ≤ HIST_N steps ending at now's step, oldest first, gaps as NAN. */

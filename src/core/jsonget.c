@@ -1,5 +1,6 @@
 #include "jsonget.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include "xalloc.h"
@@ -30,7 +31,9 @@ double json_num(const cJSON *o, const char *k, double def)
 long json_long(const cJSON *o, const char *k, long def, long max)
 {
     double d = json_num(o, k, -1);
-    return d >= 0 && d <= (double)max ? (long)d : def;
+    /* (double)LONG_MAX + 1 is a power of two, exact: below it the cast is defined even
+     * when max is LONG_MAX (which rounds up to that power as a double) */
+    return d >= 0 && d <= (double)max && d < (double)LONG_MAX + 1.0 ? (long)d : def;
 }
 
 bool json_true(const cJSON *o, const char *k)

@@ -55,10 +55,12 @@ static double get_time(const cJSON *o, const char *k)
     return sane_time(json_num(o, k, 0));
 }
 
+/* A rate (per second or per minute): up to 1e12, beyond that tampered (a figure printed
+ * whole would fill its cell with digits); -1 = unknown. */
 static double get_rate(const cJSON *o, const char *k)
 {
     double r = json_num(o, k, -1);
-    return r >= 0 ? r : -1;
+    return r >= 0 && r <= 1e12 ? r : -1;
 }
 
 /* The fields of record r from object o, by its table (model_tables.c); rec is zeroed. */
@@ -114,6 +116,8 @@ static void worker_parse(const cJSON *o, void *item, double now)
 {
     rd_worker *w = item;
     record_parse(&worker_record, o, w);
+    if (!(w->failure_rate >= 0 && w->failure_rate <= 1))   /* a fraction (probe_health.c) */
+        w->failure_rate = -1;
     double age = json_num(o, MF_HEARTBEAT_AGE_S, NAN);
     if (!w->heartbeat_at && isfinite(age))
         w->heartbeat_at = sane_time(now - age);
@@ -328,7 +332,8 @@ bool model_from_json(rd_model *m, const char *json, double now, char *err, size_
         cJSON_Delete(root);
         return false;
     }
-    load_model(m, root, json_num(root, MF_NOW, now));
+    double at = sane_time(json_num(root, MF_NOW, 0));   /* the snapshot's own time */
+    load_model(m, root, at ? at : now);
     cJSON_Delete(root);
     return true;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "testhook.h"
 #include "xalloc.h"
 
 struct rd_sgroups {
@@ -21,7 +22,7 @@ struct rd_sgroups {
 
 long sgroups_cap_default(void)
 {
-    const char *v = getenv("REDRIVE_GROUPS_CAP");
+    const char *v = testhook_env("REDRIVE_GROUPS_CAP");
     char *end = NULL;
     long n = v ? strtol(v, &end, 10) : 0;
     return v && end != v && !*end && n > 0 && n <= SGROUPS_CAP ? n : SGROUPS_CAP;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../core/testhook.h"
 #include "../core/xalloc.h"
 #include "clock.h"
 
@@ -24,7 +25,7 @@ enum { SLOW_MAX = 1000 };
 
 static void trace_write(const char *path, double *ms, size_t n, const slow_it *slow, size_t ns)
 {
-    FILE *f = fopen(path, "a");
+    FILE *f = testhook_trace_open(path, false);   /* appended: one summary per loop run */
     if (!f)
         return;
     for (size_t i = 0; i < ns; i++)
@@ -41,7 +42,7 @@ static void trace_write(const char *path, double *ms, size_t n, const slow_it *s
 
 int loop_run(rd_loop *base)
 {
-    const char *path = getenv("REDRIVE_LOOP_TRACE");
+    const char *path = testhook_env("REDRIVE_LOOP_TRACE");
     if (!path || !*path)
         return event_base_dispatch(base);
     double *ms = NULL;

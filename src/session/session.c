@@ -13,6 +13,7 @@
 #include "../core/fsperm.h"
 #include "../core/ini.h"
 #include "../core/sanitize.h"
+#include "../core/testhook.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
@@ -242,10 +243,10 @@ static void build_actor(rd_session *s, const rd_session_io *io)
     s->actor = actor_new(io->base, s->http, &env);
     if (io->on_password)
         actor_set_password_prompt(s->actor, io->on_password, io->password_ud);
-    const char *jp = getenv("REDRIVE_JOURNAL");            /* tests */
+    const char *jp = testhook_env("REDRIVE_JOURNAL");             /* tests */
     if (jp && *jp)
         actor_set_journal(s->actor, jp);
-    const char *tmo = getenv("REDRIVE_ACTION_TIMEOUT_MS");  /* tests, slow links */
+    const char *tmo = testhook_env("REDRIVE_ACTION_TIMEOUT_MS");  /* tests */
     if (tmo && atol(tmo) > 0)
         actor_set_timeout_ms(s->actor, atol(tmo));
 }
@@ -385,7 +386,7 @@ const rd_profile *session_profile(const rd_session *s)
 
 char *session_journal_path(void)
 {
-    const char *jp = getenv("REDRIVE_JOURNAL");
+    const char *jp = testhook_env("REDRIVE_JOURNAL");
     return jp && *jp ? xstrdup(jp) : journal_default_path();
 }
 

@@ -11,6 +11,7 @@
 #include "../core/fleet.h"
 #include "../core/fsperm.h"
 #include "../actions/journal.h"
+#include "../core/testhook.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/loop.h"
@@ -190,7 +191,7 @@ void syshist_start(rd_syshist *sh)
     if (!sh->tick)
         return;
     arm_tick(sh);
-    const char *every = getenv("REDRIVE_HISTORY_SAVE_S");   /* tests: a save sooner */
+    const char *every = testhook_env("REDRIVE_HISTORY_SAVE_S");   /* tests: a save sooner */
     double save_s = every && atof(every) > 0 ? atof(every) : SYSHIST_SAVE_S;
     if (sh->save)
         loop_timer_in(sh->save, save_s);

@@ -12,6 +12,7 @@
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
 #include "../core/storegroups.h"
+#include "../core/testhook.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../actions/batchrec.h"
@@ -442,7 +443,7 @@ static void app_init(ui_app *app, const rd_opts *opts)
     binding_bind(app);
     app->ctx.san = opts->ascii ? SAN_ASCII : 0;
     app->ctx.diags = session_diags(binding_session(app->bind));
-    const char *now = getenv("REDRIVE_NOW");
+    const char *now = testhook_env("REDRIVE_NOW");
     if (now && *now)
         app->fixed_now = atof(now);
     for (int i = 0; i < VIEW__COUNT; i++)
@@ -479,7 +480,7 @@ static void app_free(ui_app *app)
 
 static int app_run_headless(ui_app *app, const char *size)
 {
-    const char *model = getenv("REDRIVE_HEADLESS_MODEL");
+    const char *model = testhook_env("REDRIVE_HEADLESS_MODEL");
     if (model && *model && !app_headless_model(app, model))
         return RD_EXIT_USAGE;
     app_read_journal(app);
@@ -488,11 +489,11 @@ static int app_run_headless(ui_app *app, const char *size)
     app_offer_batches(app);
     if (!term_open(app->term, size, app->theme, &app->ctx))
         return RD_EXIT_FAIL;
-    const char *view = getenv("REDRIVE_HEADLESS_VIEW");
+    const char *view = testhook_env("REDRIVE_HEADLESS_VIEW");
     if (view && *view)
         app_command(app, view);
     app_effects(app);
-    int rc = headless_run(app, getenv("REDRIVE_HEADLESS_KEYS"));
+    int rc = headless_run(app, testhook_env("REDRIVE_HEADLESS_KEYS"));
     term_close(app->term);
     return rc;
 }
@@ -500,7 +501,7 @@ static int app_run_headless(ui_app *app, const char *size)
 static int app_run_console(ui_app *app)
 {
     /* tests: a real terminal drawing a fixed model (no sources, no core API) */
-    const char *model = getenv("REDRIVE_HEADLESS_MODEL");
+    const char *model = testhook_env("REDRIVE_HEADLESS_MODEL");
     if (model && *model) {
         if (!app_headless_model(app, model))
             return RD_EXIT_USAGE;
@@ -545,7 +546,7 @@ int ui_main(const rd_opts *opts)
     ui_app *app = xcalloc(1, sizeof *app);
     app_init(app, opts);
     app->start_cpu[0] = clock_cpu();
-    const char *size = getenv("REDRIVE_HEADLESS");
+    const char *size = testhook_env("REDRIVE_HEADLESS");
     if (size && *size)
         app->headless = true;
     int rc = app->headless ? app_run_headless(app, size) : app_run_console(app);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/testhook.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/loop.h"
@@ -216,14 +217,14 @@ static void on_model_poll(int fd, short what, void *ud)
 bool app_loop_events(ui_app *app)
 {
     app->loop = xcalloc(1, sizeof *app->loop);
-    const char *lat = getenv("REDRIVE_LATENCY_TRACE");
+    const char *lat = testhook_env("REDRIVE_LATENCY_TRACE");
     if (lat && *lat)
-        app->loop->latency = fopen(lat, "w");
+        app->loop->latency = testhook_trace_open(lat, true);
     ui_term_events cb = {.on_input = on_input, .on_repaint = on_repaint, .on_tick = on_tick,
                          .on_signal = on_signal};
     bool ok = term_events_add(app->term, app->base, &cb, app);
     tick_arm(app, 1.0);
-    const char *poll = getenv("REDRIVE_MODEL_POLL");
+    const char *poll = testhook_env("REDRIVE_MODEL_POLL");
     if (app->model_only && poll && atof(poll) > 0)
         term_poll_every(app->term, app->base, atof(poll), on_model_poll, app);
     return ok;
@@ -250,8 +251,8 @@ void app_resized(ui_app *app)
  * had to load and relocate before it: a library needed only later is loaded later). */
 void app_start_trace(const ui_app *app)
 {
-    const char *path = getenv("REDRIVE_START_TRACE");
-    FILE *out = path && *path ? fopen(path, "w") : NULL;
+    const char *path = testhook_env("REDRIVE_START_TRACE");
+    FILE *out = testhook_trace_open(path, true);
     if (!out)
         return;
     fprintf(out, "first_paint_cpu_ms %.3f\n", app->start_cpu[2] * 1e3);

@@ -9,6 +9,7 @@
 #include "../core/model_json.h"
 #include "../io/clock.h"
 #include "../core/sanitize.h"
+#include "../core/testhook.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "app_priv.h"
@@ -246,7 +247,7 @@ static void binding_fleet_models(ui_binding *b, const char *dir)
 void binding_start_fleet(ui_app *app, bool live)
 {
     ui_binding *b = app->bind;
-    const char *models = getenv("REDRIVE_HEADLESS_FLEET");
+    const char *models = testhook_env("REDRIVE_HEADLESS_FLEET");
     bool fixed = app->headless && models && *models;
     if (app->model_only || (!live && !fixed) || session_system_count(b->session) < 2)
         return;

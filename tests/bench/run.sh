@@ -14,6 +14,15 @@ if [ -z "${RD_BIN:-}" ]; then
   else RD_BIN=$ROOT/build/src/cli/redrive; fi
 fi
 export RD_BIN
+# The benches read the console's traces (REDRIVE_LOOP_TRACE, ...): test hooks a package
+# never has. build-bench gets them here; any other binary must have them already.
+case $RD_BIN in
+"$ROOT/build-bench/"*)
+  meson configure "$ROOT/build-bench" -Dtest_hooks=true >/dev/null &&
+    ninja -C "$ROOT/build-bench" src/cli/redrive >/dev/null || exit 2 ;;
+esac
+"$RD_BIN" --version | grep -qx 'test hooks: on' || {
+  echo "bench: $RD_BIN has no test hooks (meson configure DIR -Dtest_hooks=true)" >&2; exit 2; }
 [ -n "${RD_PG_HOST:-}" ] || { echo "bench: source the stack env first (. DIR/env)" >&2; exit 2; }
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/rd-bench-out.XXXXXX)}
 mkdir -p "$OUT"

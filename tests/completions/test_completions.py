@@ -278,3 +278,24 @@ def test_meson_install_puts_completions(tmp_path):
         assert len(hits) == 1, (suffix, sorted(found))
         with open(found[hits[0]]) as a, open(os.path.join(COMPLETIONS, src)) as b:
             assert a.read() == b.read()
+
+
+def test_complete_profiles_lists_only_plain_names(tmp_path):
+    """A profile file name is outside text: one holding an escape sequence, a tab, a newline
+    or a blank (no profile can be asked for by such a name) is left out, never printed raw."""
+    pdir = tmp_path / "profiles"
+    pdir.mkdir()
+    for name in ("mine", "my-own_2.x", "evil\x1b]0;owned\x07", "esc\x1b[2J", "tab\tname",
+                 "new\nline", "blank name", "del\x7f", "caf\u00e9"):
+        (pdir / (name + ".profile")).write_text("[profile]\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "LC_ALL": "C.UTF-8",
+           "REDRIVE_PROFILES": str(pdir)}
+    p = subprocess.run([BIN, "--complete", "profiles"], capture_output=True, timeout=30, env=env)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    names = [line.split(b"\t") for line in p.stdout.split(b"\n")[:-1]]
+    assert p.stdout.endswith(b"\n") and all(len(x) == 2 and x[1] == b"profile" for x in names), p.stdout
+    assert not any(b < 0x20 and b not in b"\t\n" or b == 0x7f for b in p.stdout), p.stdout
+    got = [x[0].decode() for x in names]
+    # the directory of REDRIVE_PROFILES first; the tree's profiles after it (a build's binary)
+    assert sorted(got[:2]) == ["mine", "my-own_2.x"], got
+    assert sorted(got[2:]) == PROFILES, got

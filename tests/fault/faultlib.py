@@ -84,8 +84,11 @@ class FaultError(AssertionError):
 def ensure_build():
     """The ASan+UBSan build under the worktree; set up and built when missing or stale."""
     if not os.path.exists(os.path.join(BUILD, "build.ninja")):
-        subprocess.run(["meson", "setup", BUILD, "-Db_sanitize=address,undefined", "-Db_lundef=false"],
-                       cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["meson", "setup", BUILD, "-Db_sanitize=address,undefined", "-Db_lundef=false",
+                        "-Dtest_hooks=true"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    else:   # set up before the option existed: the harness drives it through the hooks
+        subprocess.run(["meson", "configure", BUILD, "-Dtest_hooks=true"], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
     subprocess.run(["ninja", "-C", BUILD, "-j2", "src/cli/redrive"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     return BIN

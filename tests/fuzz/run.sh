@@ -6,22 +6,24 @@
 # usage: tests/fuzz/run.sh [-runs=N | N] [TARGET...]      (default 1000000, all targets)
 #   targets: sanitize config profile model_json keymap theme ini rfc3339 rabbit
 #            alakai_record redis_url health sqs jwt journal core_response awscreds
-#            pg_rows
-# env: OUT (output directory, default a new temp dir), MAX_LEN (default 8192),
+#            pg_rows history
+# env: OUT (output directory, default a new temp dir; CLEAN=1 empties its object cache
+#      first, as `meson test fuzz_build` does), MAX_LEN (default 8192),
 #      MAX_SECS (a time cap per target, default none), TIMEOUT (seconds one input may
 #      take, default 10; raise it on a loaded machine), CJSON_SRC (a directory with the
 #      cJSON.c of the installed cJSON version: compiled in with the sanitizers, so that a
 #      decoder handing cJSON a wrong length is caught inside cJSON too; without it the
 #      system library is used and reads inside it are not checked)
 #
-# A target stops at its first finding; the input is written to $OUT/crashes. Fix the
+# A target that does not build, or stops at a finding, is reported and the others still
+# run; the exit status is then 1. A finding's input is written to $OUT/crashes. Fix the
 # decoder, then add the (minimized: fuzz_T -minimize_crash=1 -runs=10000 FILE) input to
 # tests/fuzz/corpus/<target>/ as regress_<what> so `meson test` replays it from then on.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 all="sanitize config profile model_json keymap theme ini rfc3339 rabbit alakai_record
-     redis_url health sqs jwt journal core_response awscreds pg_rows"
+     redis_url health sqs jwt journal core_response awscreds pg_rows history"
 runs=1000000
 case "${1:-}" in
 -runs=*) runs=${1#-runs=}; shift ;;
@@ -29,8 +31,9 @@ case "${1:-}" in
 esac
 targets=${*:-$all}
 out=${OUT:-$(mktemp -d /tmp/redrive-fuzz.XXXXXX)}
+[ "${CLEAN:-0}" = 1 ] && rm -rf "$out/obj" "$out/crashes" "$out/times"
 mkdir -p "$out/crashes" "$out/obj"
-printf '#pragma once\n#define RD_VERSION "fuzz"\n#define RD_DATADIR "/nonexistent"\n#define RD_SRCDIR "%s"\n' \
+printf '#pragma once\n#define RD_VERSION "fuzz"\n#define RD_DATADIR "/nonexistent"\n#define RD_SRCDIR "%s"\n#define RD_TEST_HOOKS 0\n' \
     "$root" > "$out/rd_build.h"
 cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=address,undefined \
  -fno-sanitize-recover=undefined -I$out -I$root/src/core -I$root/src/ui \
@@ -49,7 +52,7 @@ sources_of() {
     sqs)           echo "$root/src/sources/sqs_decode.c" ;;
     redis_url)     echo "$root/src/sources/redis_url.c $io" ;;
     jwt)           echo "$root/src/actions/auth.c $io" ;;
-    journal)       echo "$root/src/actions/journal.c $root/src/io/clock.c" ;;
+    journal)       echo "$root/src/actions/journal.c $root/src/actions/jsyslog.c $root/src/io/clock.c" ;;
     core_response) echo "$root/src/actions/*.c $io" ;;
     awscreds)      echo "$io" ;;
     pg_rows)       echo "$root/src/sources/pg_rows.c" ;;
@@ -63,14 +66,33 @@ libs_of() {
     esac
 }
 
-# One object per source file, built once per output directory.
+# One object per source file, built once per output directory and again when the source is
+# newer (a header is not followed: CLEAN=1 after changing one). Callers check the status:
+# under `if`, set -e does not stop a function.
 obj() {
     o="$out/obj/$(echo "${1#"$root"/src/}" | tr / _ | sed 's/\.c$/.o/')"
-    # shellcheck disable=SC2086
-    [ -f "$o" ] || clang $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$1"
+    if [ ! -f "$o" ] || [ -n "$(find "$1" -newer "$o")" ]; then
+        # shellcheck disable=SC2086
+        clang $cflags -fsanitize=fuzzer-no-link -c -o "$o" "$1" >&2 || return 1
+    fi
     echo "$o"
 }
 
+# The fuzzer of target $1, linked from the objects of its sources.
+build() {
+    objs=""
+    for f in "$root"/src/core/*.c $(sources_of "$1"); do
+        o=$(obj "$f") || return 1
+        objs="$objs $o"
+    done
+    # shellcheck disable=SC2086,SC2046
+    clang $cflags -fsanitize=fuzzer -o "$out/fuzz_$1" "$here/fuzz_$1.c" $objs $cjson_obj \
+        $cjson_libs $(libs_of "$1") -lm
+}
+
+for t in $targets; do
+    [ -f "$here/fuzz_$t.c" ] || { echo "no such target: $t" >&2; exit 2; }
+done
 cjson_libs=$(pkg-config --libs libcjson)
 cjson_obj=""
 if [ -n "${CJSON_SRC:-}" ]; then
@@ -80,15 +102,14 @@ fi
 
 status=0
 for t in $targets; do
-    [ -f "$here/fuzz_$t.c" ] || { echo "no such target: $t" >&2; exit 2; }
     echo "== building fuzz_$t" >&2
-    objs=""
-    for f in "$root"/src/core/*.c $(sources_of "$t"); do
-        objs="$objs $(obj "$f")"
-    done
-    # shellcheck disable=SC2086
-    clang $cflags -fsanitize=fuzzer -o "$out/fuzz_$t" "$here/fuzz_$t.c" $objs $cjson_obj \
-        $cjson_libs $(libs_of "$t") -lm
+    rm -f "$out/fuzz_$t" "$out/fuzz_$t.log"
+    if ! build "$t"; then
+        echo "!! fuzz_$t did not build" >&2
+        echo "$t build" >> "$out/times"
+        status=1
+        continue
+    fi
     rm -rf "$out/corpus_$t"
     mkdir -p "$out/corpus_$t"
     cp "$here/corpus/$t/"* "$out/corpus_$t/"
@@ -110,7 +131,10 @@ done
 printf '%-14s %12s %9s %8s %8s %8s\n' target executions exec/s corpus crashes seconds
 for t in $targets; do
     log="$out/fuzz_$t.log"
-    [ -f "$log" ] || continue
+    if [ ! -f "$log" ]; then
+        printf '%-14s %12s\n' "$t" "did-not-build"
+        continue
+    fi
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     corp=$(grep -o 'corp: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)

@@ -46,3 +46,21 @@ def test_snapshot_appends_its_loop_trace(tmp_path, monkeypatch):
         assert over == len(slow), (m[0], slow)
         assert all(1.0 < ms <= cpu_max for ms in slow), (m[0], slow)
 
+
+
+def test_trace_never_written_through_a_link(tmp_path, monkeypatch):
+    """A trace path that is a symlink or a second hard link to a file is refused (the
+    snapshot itself runs as usual): the file it names keeps its content."""
+    need_env("RD_PG_DSN_ATTUNE1")
+    cfg = config(tmp_path, os.environ["RD_PG_DSN_ATTUNE1"])
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (tmp_path / "link").symlink_to(victim)
+    os.link(victim, tmp_path / "hard")
+    for name in ("link", "hard"):
+        monkeypatch.setenv("REDRIVE_LOOP_TRACE", str(tmp_path / name))
+        s = snapshot(cfg, "a", "--json")
+        assert s.rc == 0, s.err
+        assert len(s.json["executions"]) == 26
+        assert victim.read_text() == "keep\n", name
+    assert os.path.islink(tmp_path / "link") and os.stat(tmp_path / "hard").st_nlink == 2

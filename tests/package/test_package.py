@@ -95,8 +95,33 @@ def expected_version_text():
             "TLS bridge: libevent_openssl %s, OpenSSL %s\n"
             "AWS signer: SigV4 with OpenSSL %s\n"
             "libraries: ncursesw %s, libpq %s, hiredis %s, libcurl %s, cJSON %s, libevent %s\n"
+            "test hooks: off\n"
             % (desc, ver("libevent_openssl"), ssl, ssl, ver("ncursesw"), ver("libpq"),
                ver("hiredis"), ver("libcurl"), ver("libcjson"), ver("libevent")))
+
+
+def check_no_test_hooks(tmp_path, home, env):
+    """The REDRIVE_* test hooks (src/core/testhook.h) are not in a package: with a fixed
+    model, clock, size and keys in the environment the console still wants a terminal
+    (a test build prints a screen: tests/tui/test_test_hooks.py), and a trace variable
+    writes no file."""
+    tui = os.path.join(ROOT, "tests", "tui")
+    trace = tmp_path / "trace"
+    hooks = dict(env, REDRIVE_NOW="1767225600", REDRIVE_HEADLESS="80x24",
+                 REDRIVE_HEADLESS_MODEL=os.path.join(tui, "fixtures", "attune.json"),
+                 REDRIVE_HEADLESS_KEYS=os.path.join(tui, "scripts", "overview.keys"),
+                 REDRIVE_LOOP_TRACE=str(trace), REDRIVE_START_TRACE=str(trace),
+                 REDRIVE_LATENCY_TRACE=str(trace))
+    p = subprocess.run([INSTALLED, "--config", os.path.join(tui, "fixtures", "test.conf")],
+                       cwd=str(home), env=hooks, stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (
+        1, "", "redrive: the console needs a terminal (use 'redrive snapshot' in scripts)\n")
+    bad = tmp_path / "bad-hooks.conf"
+    bad.write_text('[system "x"]\nprofile = alakai\nstore = redis://127.0.0.1:1/0\n')
+    p = run([INSTALLED, "--config", str(bad), "snapshot"], cwd=str(home), env=hooks)
+    assert p.returncode != 0 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert not os.path.lexists(trace), "the installed binary wrote a trace"
 
 
 @pytest.fixture(scope="module")
@@ -150,6 +175,7 @@ def test_install_run_remove(deb, tmp_path):
 
         p = run(hidden_tree([INSTALLED, "--version"]), cwd=str(home), env=env)
         assert (p.returncode, p.stderr, p.stdout) == (0, "", want_version)
+        check_no_test_hooks(tmp_path, home, env)
 
         # the demo config names every profile; they and the default theme and keymap can
         # only come from the installed data dir: the tree is not there, HOME is empty

@@ -3,6 +3,7 @@
 #include "history.h"
 
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,10 +165,74 @@ static void round_trip(const char *dir)
     rmdir(dir);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+}
+
+/* Tampered numbers: a time, a step or a value no long or float holds is refused (the file
+ * line as damage, the sample not recorded), never cast. */
+static void tampered(const char *dir)
+{
+    static rd_history h;
+    history_init(&h);
+    rd_hist_sample s = plain(1e300, 2, 3, 0);
+    static const double clocks[] = { 1e300, -1e300, HIST_TIME_MAX, 1e19, INFINITY };
+    for (size_t i = 0; i < sizeof clocks / sizeof *clocks; i++) {
+        history_add(&h, clocks[i], &s);
+        float v[HIST_N];
+        history_series(&h, HIST_ELIGIBLE, clocks[i], v, HIST_N);
+        bool gaps = true;
+        for (int k = 0; k < HIST_N; k++)
+            gaps &= isnan(v[k]);
+        CHECK_MSG(gaps, "a series at an absurd time is all gaps");
+    }
+    for (int k = 0; k < HIST_N; k++)
+        CHECK(h.step[k] == 0);
+    history_add(&h, T0, &s);                      /* a value beyond a float: its top */
+    float top = 0;
+    CHECK(history_last(&h, HIST_FAIL_RATE, T0, 1, &top) && top == FLT_MAX);
+    char path[512], why[512];
+    snprintf(path, sizeof path, "%s/tampered", dir);
+    static const char *const lines[] = {
+        "s 170000000 1e300 2 3 4 5 6 7 8 9 10\n",           /* > FLT_MAX */
+        "s 170000000 3.5e38 2 3 4 5 6 7 8 9 10\n",
+        "s 170000000 1e-300 2 3 4 5 6 7 8 9 -1e300\n",
+        "s 9223372036854775807 1 2 3 4 5 6 7 8 9 10\n",     /* a step no time has */
+        "s 10000000000 1 2 3 4 5 6 7 8 9 10\n",
+        "s 99999999999999999999999 1 2 3 4 5 6 7 8 9 10\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "redrive-history 1\n%s", lines[i]);
+        write_file(path, text);
+        bool damaged = false;
+        CHECK_MSG(history_load(&h, path, &damaged, why, sizeof why) && damaged, lines[i]);
+        for (int k = 0; k < HIST_N; k++)
+            CHECK_MSG(h.step[k] == 0, lines[i]);
+    }
+    /* a damaged queue name leaves the name read before it whole, not half overwritten */
+    write_file(path, "redrive-history 1\nq 0 aaaaaaaa\nq 0 bb%ZZ\n");
+    bool hurt = false;
+    CHECK(history_load(&h, path, &hurt, why, sizeof why) && hurt);
+    CHECK_STR(h.qname[0], "aaaaaaaa");
+    /* the largest step a time below HIST_TIME_MAX has is still read */
+    write_file(path, "redrive-history 1\ns 9999999999 1 2 3 4 5 6 7 8 9 3.4e38\n");
+    bool damaged = true;
+    CHECK(history_load(&h, path, &damaged, why, sizeof why) && !damaged);
+    CHECK(h.step[9999999999L % HIST_N] == 9999999999L);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     ring_and_gaps();
     queues();
     round_trip(tmpdir());
+    static char tdir[] = "/tmp/rd-hist-XXXXXX";
+    tampered(mkdtemp(tdir));
     return check_done("history");
 }
