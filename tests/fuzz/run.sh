@@ -42,7 +42,7 @@ cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=address,undefined \
 # The sources each harness needs besides src/core (whole rooms where a decoder calls
 # into them), and the libraries they pull in.
 io="$root/src/io/*.c"
-io_libs="$(pkg-config --libs libevent_openssl libevent libcurl openssl)"
+io_libs="$(pkg-config --libs libevent_openssl libevent libcurl openssl hiredis)"
 sources_of() {
     case $1 in
     keymap|theme)  echo "$root/src/ui/keymap.c $root/src/ui/theme.c $root/src/ui/actlist.c" ;;
@@ -52,7 +52,7 @@ sources_of() {
     sqs)           echo "$root/src/sources/sqs_decode.c" ;;
     redis_url)     echo "$root/src/sources/redis_url.c $io" ;;
     jwt)           echo "$root/src/actions/auth.c $io" ;;
-    journal)       echo "$root/src/actions/journal.c $root/src/actions/jsyslog.c $root/src/io/clock.c" ;;
+    journal)       echo "$root/src/actions/journal.c $root/src/actions/jsyslog.c $root/src/actions/lineappend.c $root/src/io/clock.c" ;;
     core_response) echo "$root/src/actions/*.c $io" ;;
     awscreds)      echo "$io" ;;
     pg_rows)       echo "$root/src/sources/pg_rows.c" ;;

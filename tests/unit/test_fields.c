@@ -32,7 +32,7 @@ static void populate(const rd_record *r, void *rec, const char *source)
         case FK_BUF: snprintf(p, f->size, "b-%s", f->key); break;
         case FK_INT: *(int *)p = (int)(10 + i); break;
         case FK_LONG: *(long *)p = (long)(100 + i); break;
-        case FK_RATE: *(double *)p = 0.5 + (double)i; break;
+        case FK_RATE: *(double *)p = 1.0 / (double)(i + 2); break;   /* a fraction: in (0, 1] */
         case FK_TIME: *(double *)p = 1700000000 + (double)i; break;
         case FK_BOOL: *(bool *)p = true; break;
         case FK_FLAG: *(unsigned *)p |= (unsigned)f->size; break;
