@@ -612,6 +612,17 @@ static void index_too_many(rs_job *j, long long fields)
     j->handled = true;
 }
 
+/* A reply to cmd on a task's hash of the type wanted; else false with j->why (WRONGTYPE:
+ * the key is listed as malformed). */
+static bool hash_reply_is(rs_job *j, const redisReply *r, int type, const char *cmd)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        snprintf(j->why, sizeof j->why, "not a hash (%.80s)", r->str);
+    else if (r->type != type)
+        snprintf(j->why, sizeof j->why, "unexpected reply to %s", cmd);
+    return r->type == type;
+}
+
 /* HLEN (sweeps, notified keys): 0 the key is gone, past the cap listed, else HGETALL. */
 static void on_sweep_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
 {
@@ -621,13 +632,9 @@ static void on_sweep_hlen(struct redisAsyncContext *ac, void *reply, void *priv)
     const redisReply *r = reply;
     if (!job_reply(j, r, "HLEN"))
         goto out;
-    if (r->type == REDIS_REPLY_ERROR)        /* WRONGTYPE: listed as malformed */
-        snprintf(j->why, sizeof j->why, "not a hash (%.80s)", r->str);
-    else if (r->type != REDIS_REPLY_INTEGER)
-        snprintf(j->why, sizeof j->why, "unexpected reply to HLEN");
-    else if (r->integer > RS_MAX_FIELDS)
+    if (hash_reply_is(j, r, REDIS_REPLY_INTEGER, "HLEN") && r->integer > RS_MAX_FIELDS)
         index_too_many(j, r->integer);
-    else if (r->integer > 0) {
+    else if (r->type == REDIS_REPLY_INTEGER && r->integer > 0) {
         j->phase = JP_DATA;
         job_cmd2(j, on_all, "HGETALL", NULL);   /* not sent: the batch failed, job_done */
     }
@@ -645,14 +652,12 @@ static void on_all(struct redisAsyncContext *ac, void *reply, void *priv)
     const redisReply *r = reply;
     if (!job_reply(j, r, "HGETALL"))
         goto out;
-    if (r->type == REDIS_REPLY_ERROR)        /* WRONGTYPE: listed as malformed */
-        snprintf(j->why, sizeof j->why, "not a hash (%.80s)", r->str);
-    else if (r->type != REDIS_REPLY_ARRAY)
-        snprintf(j->why, sizeof j->why, "unexpected reply to HGETALL");
-    else if (rs_reply_count(r) / 2 > RS_MAX_FIELDS)   /* grown since its HLEN: built in part */
-        index_too_many(j, (long long)(rs_reply_count(r) / 2));
-    else
-        summary_from_hash(j, r);
+    if (hash_reply_is(j, r, REDIS_REPLY_ARRAY, "HGETALL")) {
+        if (rs_reply_count(r) / 2 > RS_MAX_FIELDS)   /* grown since its HLEN: built in part */
+            index_too_many(j, (long long)(rs_reply_count(r) / 2));
+        else
+            summary_from_hash(j, r);
+    }
     job_done(j);
 out:
     rs_conn_reply_end(conn);
