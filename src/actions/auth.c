@@ -215,6 +215,17 @@ void auth_set_read_only(rd_auth *a)
     a->read_only = true;
 }
 
+/* "auth = MODE needs WHAT" unless the setting is there (set, and not empty unless
+ * empty_ok). */
+static bool mode_has(const char *val, bool empty_ok, const char *mode, const char *what,
+                     char *why, size_t whycap)
+{
+    if (val && (empty_ok || *val))
+        return true;
+    snprintf(why, whycap, "auth = %s needs %s", mode, what);
+    return false;
+}
+
 bool auth_check(const rd_auth *a, char *why, size_t whycap)
 {
     const rd_system_cfg *c = a->cfg;
@@ -225,29 +236,16 @@ bool auth_check(const rd_auth *a, char *why, size_t whycap)
         return false;
     case AUTH_BEARER:
     case AUTH_API_KEY:
-        if (!c->core.token) {
-            snprintf(why, whycap, "auth = %s needs token = env:NAME, file:PATH or cmd:COMMAND",
-                     c->core.auth);
-            return false;
-        }
-        return true;
+        return mode_has(c->core.token, true, c->core.auth,
+                        "token = env:NAME, file:PATH or cmd:COMMAND", why, whycap);
     case AUTH_TOKEN_CMD:
-        if (!c->core.token_command || !*c->core.token_command) {
-            snprintf(why, whycap, "auth = token-command needs token_command");
-            return false;
-        }
-        return true;
+        return mode_has(c->core.token_command, false, "token-command", "token_command", why,
+                        whycap);
     case AUTH_JWT_LOGIN:
-        if (!c->core.login || !*c->core.login) {
-            snprintf(why, whycap, "auth = jwt-login needs login");
-            return false;
-        }
-        return true;
+        return mode_has(c->core.login, false, "jwt-login", "login", why, whycap);
     case AUTH_DEV_USER:
-        if (!c->core.dev_user || !*c->core.dev_user) {
-            snprintf(why, whycap, "auth = dev-user needs dev_user");
+        if (!mode_has(c->core.dev_user, false, "dev-user", "dev_user", why, whycap))
             return false;
-        }
         if (!c->local || !url_host_is_loopback(c->core.url)) {
             snprintf(why, whycap, "dev-user is refused: only for a loopback core URL on a "
                      "system marked local = true");

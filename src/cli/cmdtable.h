@@ -1,9 +1,11 @@
 #pragma once
 /*
- * The one table of subcommands and options. `--help`, the option parsers (an option not
- * in the table for its command is refused as unknown) and the shell completions
- * (`redrive --complete ...`, read by the scripts in completions/ at completion time) all
- * come from it; the view names come from the view table (core/views.h).
+ * The one table of subcommands and options. `--help`, the shell completions
+ * (`redrive --complete ...`, read by the scripts in completions/ at completion time) and
+ * the check every option parser makes first (cli_option_unknown: an option not in the
+ * table for its command is refused as unknown) come from it; the parsers themselves
+ * (act.c, snapshot.c) still spell the options they take. The view names come from the
+ * view table (core/views.h).
  */
 #include <stdbool.h>
 #include <stdio.h>

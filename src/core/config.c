@@ -138,12 +138,10 @@ static void err(parser *p, int line, const char *fmt, ...) __attribute__((format
 
 static void err(parser *p, int line, const char *fmt, ...)
 {
-    char msg[400];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ini_verror(&p->r, line, fmt, ap);
     va_end(ap);
-    ini_error(&p->r, line, "%s", msg);
     if (p->cur < p->n)
         p->s[p->cur].errs++;
 }

@@ -26,15 +26,20 @@ void ini_set_raw(ini_reader *r, bool raw)
     r->raw = raw;
 }
 
-void ini_error(ini_reader *r, int line, const char *fmt, ...)
+void ini_verror(ini_reader *r, int line, const char *fmt, va_list ap)
 {
-    char msg[480];
-    va_list ap;
-    va_start(ap, fmt);
+    char msg[400];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     diags_add(r->d, r->path, line, "%s", msg);
     r->errors++;
+}
+
+void ini_error(ini_reader *r, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ini_verror(r, line, fmt, ap);
+    va_end(ap);
 }
 
 void ini_close(ini_reader *r)

@@ -13,6 +13,7 @@
  * reader itself reports a NUL byte and a malformed header, then keeps going: parsers
  * never stop at the first error.
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -64,8 +65,11 @@ void ini_open(ini_reader *r, const char *path, const char *text, size_t len,
 bool ini_next(ini_reader *r, ini_line *out);
 /* Raw mode on or off (the parser decides after each section header). */
 void ini_set_raw(ini_reader *r, bool raw);
-/* The one error path: "path:line: message" into the diagnostics, counted. */
+/* The one error path: "path:line: message" (cut at 400 bytes) into the diagnostics,
+ * counted. ini_verror: the same for a parser's own variadic wrapper. */
 void ini_error(ini_reader *r, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void ini_verror(ini_reader *r, int line, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 /* Frees the line buffer; errors can still be reported afterwards. */
 void ini_close(ini_reader *r);

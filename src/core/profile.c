@@ -6,7 +6,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <stdarg.h>
 
 #include "datafile.h"
 #include "ini.h"
@@ -32,19 +31,6 @@ typedef struct pparser {
     size_t qlen, qcap;
 } pparser;
 
-static void perr(pparser *pp, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void perr(pparser *pp, int line, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    ini_error(&pp->r, line, "%s", msg);
-}
-
 static bool valid_name(const char *s)
 {
     if (!*s)
@@ -69,7 +55,7 @@ static void query_finish(pparser *pp)
         n--;
     q->value = xstrndup(body, n);
     if (!n)
-        perr(pp, q->line, "query '%s' is empty", q->key);
+        ini_error(&pp->r, q->line, "query '%s' is empty", q->key);
     free(pp->qbuf);
     pp->qbuf = NULL;
     pp->qlen = pp->qcap = 0;
@@ -90,8 +76,8 @@ static void open_query(pparser *pp, const char *name, bool optional, int line)
     rd_profile *p = pp->p;
     for (size_t i = 0; i < p->n_queries; i++)
         if (strcmp(p->queries[i].key, name) == 0) {
-            perr(pp, line, "duplicate query '%s' (first on line %d)", name,
-                 p->queries[i].line);
+            ini_error(&pp->r, line, "duplicate query '%s' (first on line %d)", name,
+                          p->queries[i].line);
             pp->sec = SEC_BAD;
             return;
         }
@@ -104,7 +90,7 @@ static void open_action(pparser *pp, const char *name, int line)
 {
     rd_profile *p = pp->p;
     if (own_action(p, name)) {
-        perr(pp, line, "duplicate action '%s'", name);
+        ini_error(&pp->r, line, "duplicate action '%s'", name);
         pp->sec = SEC_BAD;
         return;
     }
@@ -123,9 +109,9 @@ static void open_query_header(pparser *pp, const char *arg, int line)
     const char *flag = arg + n + strspn(arg + n, " \t");
     char *name = xstrndup(arg, n);
     if (!valid_name(name))
-        perr(pp, line, "[query] needs a name ([query NAME] or [query NAME optional])");
+        ini_error(&pp->r, line, "[query] needs a name ([query NAME] or [query NAME optional])");
     else if (*flag && strcmp(flag, "optional") != 0 && strcmp(flag, "required") != 0)
-        perr(pp, line, "[query %s]: unknown flag '%s' (optional or required)", name, flag);
+        ini_error(&pp->r, line, "[query %s]: unknown flag '%s' (optional or required)", name, flag);
     else
         open_query(pp, name, strcmp(flag, "optional") == 0, line);
     free(name);
@@ -140,8 +126,8 @@ static void open_section(pparser *pp, const ini_line *l)
     const char *body = l->name, *arg = l->value;
     if (strcmp(body, "profile") == 0 && !*arg) {
         if (pp->profile_line)
-            perr(pp, l->line, "duplicate [profile] section (first on line %d)",
-                 pp->profile_line);
+            ini_error(&pp->r, l->line, "duplicate [profile] section (first on line %d)",
+                          pp->profile_line);
         else
             pp->profile_line = l->line;
         pp->sec = SEC_PROFILE;
@@ -149,12 +135,12 @@ static void open_section(pparser *pp, const ini_line *l)
         open_query_header(pp, arg, l->line);
     } else if (strcmp(body, "action") == 0) {
         if (!valid_name(arg))
-            perr(pp, l->line, "[action] needs a name ([action NAME])");
+            ini_error(&pp->r, l->line, "[action] needs a name ([action NAME])");
         else
             open_action(pp, arg, l->line);
     } else {
-        perr(pp, l->line, "unknown section [%s%s%s] (expected [profile], [query NAME] or "
-             "[action NAME])", body, *arg ? " " : "", arg);
+        ini_error(&pp->r, l->line, "unknown section [%s%s%s] (expected [profile], [query NAME] or "
+                      "[action NAME])", body, *arg ? " " : "", arg);
     }
 }
 
@@ -163,8 +149,8 @@ static void set_setting(pparser *pp, const char *key, const char *val, int line)
     rd_profile *p = pp->p;
     for (size_t i = 0; i < p->n_settings; i++)
         if (strcmp(p->settings[i].key, key) == 0) {
-            perr(pp, line, "duplicate key '%s' (first on line %d)", key,
-                 p->settings[i].line);
+            ini_error(&pp->r, line, "duplicate key '%s' (first on line %d)", key,
+                          p->settings[i].line);
             return;
         }
     xgrow(&p->settings, &pp->settings_cap, p->n_settings + 1, sizeof *p->settings);
@@ -185,11 +171,12 @@ static void set_action_key(pparser *pp, const char *key, const char *val, int li
                    : strcmp(key, "body") == 0 ? &a->body
                                               : NULL;
     if (!field) {
-        perr(pp, line, "unknown key '%s' in [action %s] (method, path, body)", key, a->name);
+        ini_error(&pp->r, line, "unknown key '%s' in [action %s] (method, path, body)", key,
+                  a->name);
         return;
     }
     if (*field) {
-        perr(pp, line, "duplicate key '%s' in [action %s]", key, a->name);
+        ini_error(&pp->r, line, "duplicate key '%s' in [action %s]", key, a->name);
         return;
     }
     *field = xstrdup(val);
@@ -214,16 +201,16 @@ static void parse_line(pparser *pp, const ini_line *l)
     if (pp->sec == SEC_BAD)
         return;
     if (pp->sec == SEC_NONE) {
-        perr(pp, l->line, "text outside a section (start with [profile])");
+        ini_error(&pp->r, l->line, "text outside a section (start with [profile])");
         pp->sec = SEC_BAD;
         return;
     }
     if (l->kind == INI_TEXT) {
-        perr(pp, l->line, "missing '=' (expected key = value)");
+        ini_error(&pp->r, l->line, "missing '=' (expected key = value)");
         return;
     }
     if (!*l->name) {
-        perr(pp, l->line, "missing key before '='");
+        ini_error(&pp->r, l->line, "missing key before '='");
         return;
     }
     if (pp->sec == SEC_PROFILE)
@@ -248,28 +235,28 @@ static void validate(pparser *pp)
     rd_profile *p = pp->p;
     int l = pp->profile_line ? pp->profile_line : 1;
     if (!pp->profile_line)
-        perr(pp, 1, "missing [profile] section");
+        ini_error(&pp->r, 1, "missing [profile] section");
     if (!p->name || !*p->name)
-        perr(pp, l, "[profile] is missing 'name'");
+        ini_error(&pp->r, l, "[profile] is missing 'name'");
     if (!p->store || !*p->store)
-        perr(pp, l, "[profile] is missing 'store'");
+        ini_error(&pp->r, l, "[profile] is missing 'store'");
     else if (!in_list(p->store, stores))
-        perr(pp, l, "unknown store '%s' (postgresql or redis)", p->store);
+        ini_error(&pp->r, l, "unknown store '%s' (postgresql or redis)", p->store);
     if (!p->semantics || !*p->semantics)
-        perr(pp, l, "[profile] is missing 'semantics'");
+        ini_error(&pp->r, l, "[profile] is missing 'semantics'");
     else if (!in_list(p->semantics, sems))
-        perr(pp, l, "unknown semantics '%s' (attune, tasker, alakai or openagents)",
-             p->semantics);
+        ini_error(&pp->r, l, "unknown semantics '%s' (attune, tasker, alakai or openagents)",
+                      p->semantics);
     for (size_t i = 0; i < p->n_actions; i++) {
         rd_profile_action *a = &p->actions[i];
         if (!a->method || !*a->method)
-            perr(pp, a->line, "[action %s] is missing 'method'", a->name);
+            ini_error(&pp->r, a->line, "[action %s] is missing 'method'", a->name);
         else if (!in_list(a->method, methods))
-            perr(pp, a->line, "[action %s]: unknown method '%s'", a->name, a->method);
+            ini_error(&pp->r, a->line, "[action %s]: unknown method '%s'", a->name, a->method);
         if (!a->path || !*a->path)
-            perr(pp, a->line, "[action %s] is missing 'path'", a->name);
+            ini_error(&pp->r, a->line, "[action %s] is missing 'path'", a->name);
         else if (a->path[0] != '/')
-            perr(pp, a->line, "[action %s]: path must start with '/'", a->name);
+            ini_error(&pp->r, a->line, "[action %s]: path must start with '/'", a->name);
     }
 }
 

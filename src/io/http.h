@@ -3,7 +3,10 @@
  * HTTP over libcurl's multi_socket API on the libevent loop. Never blocks: DNS is
  * curl's threaded resolver (http_async_dns says whether this libcurl has one), every
  * request has a deadline, bodies are capped. URL building: io/url.h.
- * Used by the RabbitMQ source, the worker /health probes and the action layer.
+ * Used by the RabbitMQ and SQS sources (sources/http_poller.h), the worker /health
+ * probes, the action layer (actions, auth, whoami), the AWS credential chain
+ * (io/awscreds.c: the container and instance endpoints), the session (which owns the
+ * handle) and `check` (http_async_dns).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
@@ -182,4 +183,15 @@ void *http_poller_new(const rd_source_ctx *ctx, const char *setting,
     p->base.impl = impl;
     p->tick = loop_every_new(ctx->base, on_tick, p);
     return impl;
+}
+
+void http_poller_cancel_each(http_poller *p, const void *items, size_t n, size_t size,
+                             size_t req_at)
+{
+    const unsigned char *at = items;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id;
+        memcpy(&id, at + i * size + req_at, sizeof id);
+        http_cancel(p->base.ctx.http, id);
+    }
 }

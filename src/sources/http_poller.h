@@ -78,3 +78,9 @@ void http_poller_peek_drop(http_poller *p);
 /* The peek ends: what it read replaces this source's DLQ entries in the model, its error
  * (if any) is the source's, and the console is told. */
 void http_poller_peek_end(http_poller *p);
+
+/* For a source's clear hook: cancels the request in flight of each of the n records of
+ * `size` bytes at `items` (its targets or queues), its id a uint64_t at offset req_at
+ * (0: none). No callback comes afterwards. */
+void http_poller_cancel_each(http_poller *p, const void *items, size_t n, size_t size,
+                             size_t req_at);

@@ -310,16 +310,23 @@ static size_t rows_collect(const PGresult *r, const pg_row_ctx *x, size_t size, 
     return k;
 }
 
+/* The row's "id" into *id; false (*id NULL: the row is skipped) when it is NULL or empty. */
+static bool row_id(const PGresult *r, int i, char **id)
+{
+    *id = col_dup(r, i, "id", PG_CAP_ID);
+    if (*id && **id)
+        return true;
+    free(*id);
+    *id = NULL;
+    return false;
+}
+
 static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *item)
 {
     rd_execution *e = item;
     memset(e, 0, sizeof *e);
-    e->id = col_dup(r, i, "id", PG_CAP_ID);
-    if (!e->id || !*e->id) {
-        free(e->id);
-        e->id = NULL;
+    if (!row_id(r, i, &e->id))
         return false;
-    }
     e->parent_id = col_dup(r, i, "parent_id", PG_CAP_ID);
     e->name = col_dup(r, i, "name", PG_CAP_NAME);
     e->status = col_lower(r, i, "status", 64);
@@ -415,12 +422,8 @@ static bool worker_from_row(const PGresult *r, int i, const pg_row_ctx *x, void 
 {
     rd_worker *w = item;
     memset(w, 0, sizeof *w);
-    w->id = col_dup(r, i, "id", PG_CAP_ID);
-    if (!w->id || !*w->id) {
-        free(w->id);
-        w->id = NULL;
+    if (!row_id(r, i, &w->id))
         return false;
-    }
     w->name = col_dup(r, i, "name", PG_CAP_NAME);
     w->status = col_lower(r, i, "status", 64);
     w->reported_health = col_lower(r, i, "reported_health", 64);

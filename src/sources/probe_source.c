@@ -155,9 +155,8 @@ static void probe_all(http_poller *p)
 static void hook_clear(http_poller *p)
 {
     pr_src *s = of(p);
+    http_poller_cancel_each(p, s->t, s->n, sizeof *s->t, offsetof(pr_target, req));
     for (size_t i = 0; i < s->n; i++) {
-        if (s->t[i].req)
-            http_cancel(p->base.ctx.http, s->t[i].req);
         free(s->t[i].url);
         free(s->t[i].health_url);
         free(s->t[i].id);

@@ -37,8 +37,8 @@ enum {
     RS_DIRTY_CAP = 8192,            /* notified keys waiting; overflow → full resync */
     RS_DIRTY_BATCH = 500,
     RS_RESYNC_S = 30,               /* with notifications: the least resync period */
-    RS_END_SLICE = 16384,
-    RS_PARTIAL_TASKS_S = 100000,    /* a partial publish at most every N/this seconds */           /* tasks a slice of a sweep's end (~0.2-0.5 ms) */
+    RS_END_SLICE = 16384,           /* tasks a slice of a sweep's end (~0.2-0.5 ms) */
+    RS_PARTIAL_TASKS_S = 100000,    /* a partial publish at most every N/this seconds */
 };
 
 static const double RS_READ_EVERY_S = 0.1;     /* the server's figures, while sweeping */

@@ -361,9 +361,8 @@ static bool hook_peek_hopeless(const http_poller *p)
 static void hook_clear(http_poller *p)
 {
     sq_src *s = of(p);
+    http_poller_cancel_each(p, s->q, s->n, sizeof *s->q, offsetof(sq_queue, req));
     for (size_t i = 0; i < s->n; i++) {
-        if (s->q[i].req)
-            http_cancel(p->base.ctx.http, s->q[i].req);
         free(s->q[i].url);
         free(s->q[i].name);
     }

@@ -246,12 +246,13 @@ static bool seq_clash(const km_bind *a, const km_bind *b)
     return memcmp(a->seq, b->seq, (size_t)n * sizeof *a->seq) == 0;
 }
 
-static void seq_text(const km_bind *b, char *out, size_t cap)
+/* A binding's keys, space-separated (compact: the short names key_text gives). */
+static void bind_text(const km_bind *b, bool compact, char *out, size_t cap)
 {
     out[0] = 0;
     for (int i = 0; i < b->n; i++) {
         char k[32];
-        key_text(b->seq[i], false, k, sizeof k);
+        key_text(b->seq[i], compact, k, sizeof k);
         size_t l = strlen(out);
         snprintf(out + l, cap - l, "%s%s", i ? " " : "", k);
     }
@@ -311,7 +312,7 @@ static void keymap_check(ui_keymap *km, ini_reader *r)
             tail[h] = order[o] + 1;
         } else if (a->line > 0) {
             char s[64];
-            seq_text(a, s, sizeof s);
+            bind_text(a, false, s, sizeof s);
             ini_error(r, a->line, "key '%s' for '%s' conflicts with '%s'", s,
                       actlist_info(a->act)->name, actlist_info(winner->act)->name);
         }
@@ -425,22 +426,11 @@ km_match keymap_match(const ui_keymap *km, const ui_key *seq, int n, bool dialog
     return best;
 }
 
-static void bind_text(const km_bind *b, char *out, size_t cap)
-{
-    out[0] = 0;
-    for (int i = 0; i < b->n; i++) {
-        char k[32];
-        key_text(b->seq[i], true, k, sizeof k);
-        size_t l = strlen(out);
-        snprintf(out + l, cap - l, "%s%s", i ? " " : "", k);
-    }
-}
-
 bool keymap_first(const ui_keymap *km, ui_action a, char *out, size_t cap)
 {
     for (size_t i = 0; i < km->n; i++)
         if (km->b[i].act == a) {
-            bind_text(&km->b[i], out, cap);
+            bind_text(&km->b[i], true, out, cap);
             return true;
         }
     out[0] = 0;
@@ -454,7 +444,7 @@ void keymap_all(const ui_keymap *km, ui_action a, char *out, size_t cap)
         if (km->b[i].act != a)
             continue;
         char t[64];
-        bind_text(&km->b[i], t, sizeof t);
+        bind_text(&km->b[i], true, t, sizeof t);
         size_t l = strlen(out);
         snprintf(out + l, cap - l, "%s%s", l ? ", " : "", t);
     }

@@ -318,22 +318,29 @@ double ctx_ages_next_change(const ui_ctx *c, double now, double min_s, double ma
     return hi;
 }
 
-void list_fit(ui_list *l, int rows)
+/* The cursor on a row, the top neither below it nor negative; with rows > 0 (the height)
+ * also the cursor on screen and no blank rows under the last one. */
+static void list_clamp(ui_list *l, int rows)
 {
-    if (rows < 1)   /* height not known yet (no draw so far): clamp only */
-        rows = l->n > 0 ? l->n : 1;
     if (l->cur >= l->n)
         l->cur = l->n - 1;
     if (l->cur < 0)
         l->cur = 0;
     if (l->top > l->cur)
         l->top = l->cur;
-    if (l->cur >= l->top + rows)
+    if (rows > 0 && l->cur >= l->top + rows)
         l->top = l->cur - rows + 1;
-    if (l->top > l->n - rows)
+    if (rows > 0 && l->top > l->n - rows)
         l->top = l->n - rows;
     if (l->top < 0)
         l->top = 0;
+}
+
+void list_fit(ui_list *l, int rows)
+{
+    if (rows < 1)   /* height not known yet (no draw so far): clamp only */
+        rows = l->n > 0 ? l->n : 1;
+    list_clamp(l, rows);
 }
 
 unsigned list_key(ui_list *l, ui_ctx *c, ui_action a, int page)
@@ -359,14 +366,7 @@ unsigned list_nav(ui_list *l, ui_action a, int page)
     default: return UI_CH_UNHANDLED;
     }
     /* clamp only: the next draw scrolls so the cursor is visible (it knows the height) */
-    if (l->cur >= l->n)
-        l->cur = l->n - 1;
-    if (l->cur < 0)
-        l->cur = 0;
-    if (l->top > l->cur)
-        l->top = l->cur;
-    if (l->top < 0)
-        l->top = 0;
+    list_clamp(l, 0);
     return UI_CH_REDRAW;
 }
 
