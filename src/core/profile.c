@@ -468,7 +468,9 @@ static const struct { const char *semantics; const char *const *names; } status_
     { "tasker", (const char *const[]){ "pending", "enqueued", "in_progress",
         "enqueued_for_orchestration", "enqueued_as_error_for_orchestration", "waiting_for_retry",
         "complete", "error", "cancelled", "resolved_manually", NULL } },
-    { "alakai", (const char *const[]){ "queued", "running", "succeeded", "failed", "lost", NULL } },
+    /* Alakai's own and the states the sweep finds (redis_view.c: a filter on them) */
+    { "alakai", (const char *const[]){ "queued", "running", "succeeded", "failed", "lost",
+        "orphan", "malformed", "oversized", "overlap", NULL } },
     { "openagents", (const char *const[]){ "created", "queued", "running", "paused", "completed",
         "failed", "cancelled", NULL } },
 };
