@@ -33,8 +33,8 @@ class SpawnedConsole(B.Console):
         import struct
         import termios
         import pyte
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tui"))
-        import pyte_rep  # noqa: F401
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/
+        import lib.pyte_rep  # noqa: F401
         env = B.base_env(home)
         env.update(extra_env or {})
         self.screen = pyte.Screen(cols, rows)

@@ -518,8 +518,8 @@ class Console:
     def __init__(self, conf, home, cols=120, rows=40, extra_env=None, args=()):
         import pexpect
         import pyte
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tui"))
-        import pyte_rep  # noqa: F401  (CSI b, as ncurses sends it on xterm-256color)
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/
+        import lib.pyte_rep  # noqa: F401  (CSI b, as ncurses sends it on xterm-256color)
         env = base_env(home)
         env.update(extra_env or {})
         self.screen = pyte.Screen(cols, rows)

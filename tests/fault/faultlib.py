@@ -24,6 +24,7 @@ from rstproxy import Proxy
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "tui"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))   # lib/ (the pty harness), run outside pytest too
 sys.path.insert(0, os.path.join(ROOT, "tests", "actions"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 from lib.term import Term  # noqa: E402  (pump / text / wait_for / send / finish)
