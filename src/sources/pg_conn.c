@@ -15,19 +15,6 @@
 static void on_io(int fd, short what, void *arg);
 static void on_deadline(int fd, short what, void *arg);
 
-void pgc_set_err(pg_conn *c, const char *msg)
-{
-    if (msg != c->err) {   /* cut to the buffer (a copy: snprintf would warn of the cut) */
-        const char *m = msg && *msg ? msg : "unknown error";
-        size_t len = strnlen(m, sizeof c->err - 1);
-        memcpy(c->err, m, len);
-        c->err[len] = '\0';
-    }
-    size_t n = strlen(c->err);
-    while (n > 0 && (c->err[n - 1] == '\n' || c->err[n - 1] == ' '))
-        c->err[--n] = '\0';
-}
-
 pg_conn *pg_conn_new(rd_loop *base, const char *conninfo, const pg_conn_cbs *cbs)
 {
     pg_conn *c = xcalloc(1, sizeof *c);
@@ -130,14 +117,6 @@ const char *pg_conn_param(const pg_conn *c, const char *name)
     return pg_conn_server_version(c) ? PQparameterStatus(c->pg, name) : NULL;
 }
 
-int pgc_count_list(const char *v)
-{
-    int n = v && *v ? 1 : 0;
-    for (const char *p = v; p && *p; p++)
-        n += *p == ',';
-    return n;
-}
-
 bool pg_conn_peer(const pg_conn *c, char *out, size_t cap, int *n_hosts)
 {
     *n_hosts = 0;
@@ -201,10 +180,76 @@ bool pgc_watch(pg_conn *c, short what)
     return true;
 }
 
-void pgc_arm_deadline(pg_conn *c, double s)
+/* libpq's connect started with the live hosts, its socket watched. */
+static bool connect_and_watch(pg_conn *c)
 {
-    c->deadline_s = s;
-    loop_timer_in(c->deadline, s);
+    return pgc_start_connect(c) && pgc_watch(c, LOOP_WRITE);
+}
+
+/* Every lookup answered: connect to the hosts found (one failed lookup in a list leaves
+ * that host out, as libpq would skip it); none found fails. */
+static void dns_done(pg_conn *c)
+{
+    char msg[ERR_CAP];
+    if (c->n_dead == c->n_hosts || !connect_and_watch(c)) {
+        snprintf(msg, sizeof msg, "%s", c->err);
+        pgc_fail(c, msg);
+    }
+}
+
+static void on_dns(const char *ip, const char *why, void *ud)
+{
+    pg_lookup *pl = ud;
+    pg_conn *c = pl->c;
+    pl->l = NULL;
+    if (ip) {
+        c->addrs[pl->idx] = xstrdup(ip);
+    } else {
+        if (!c->n_dead)
+            pgc_set_err(c, why);
+        c->dead[pl->idx] = true;
+        c->n_dead++;
+    }
+    if (--c->dns_pending == 0)
+        dns_done(c);
+}
+
+/* The host libpq is trying now, as an index of the live list; -1 when not found. */
+static int trying_index(const pg_conn *c)
+{
+    const char *h = PQhost(c->pg), *p = PQport(c->pg), *def = getenv("PGPORT");
+    char dport[16];
+    snprintf(dport, sizeof dport, "%d", 5432);   /* libpq's default (DEF_PGPORT) */
+    for (size_t i = 0; h && p && i < c->n_hosts; i++) {
+        const char *port = c->ports[i] ? c->ports[i] : def && *def ? def : dport;
+        if (!c->dead[i] && strcmp(c->hosts[i], h) == 0 && strcmp(port, p) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* On a connect deadline: a host of a list that never answers (its machine is gone: no
+ * refusal, just silence). libpq's asynchronous connect cannot be told to skip it, so
+ * connect again without it; false when no other host is left. */
+static bool skip_silent_host(pg_conn *c)
+{
+    int i = c->state == C_CONNECTING && c->n_hosts - c->n_dead > 1 ? trying_index(c) : -1;
+    if (i < 0)
+        return false;
+    c->dead[i] = true;
+    c->n_dead++;
+    if (c->io) {
+        loop_event_free(c->io);
+        c->io = NULL;
+    }
+    c->io_fd = -1;
+    PQfinish(c->pg);
+    c->pg = NULL;
+    c->trying[0] = '\0';
+    if (!connect_and_watch(c))
+        return false;
+    pgc_arm_deadline(c, c->host_deadline_s);
+    return true;
 }
 
 bool pg_conn_open(pg_conn *c, double deadline_s)
@@ -213,7 +258,7 @@ bool pg_conn_open(pg_conn *c, double deadline_s)
     c->err[0] = '\0';
     c->host_deadline_s = deadline_s;
     c->trying[0] = '\0';
-    bool ok = pgc_want_lookup(c) ? pgc_start_lookup(c) : pgc_start_connect(c);
+    bool ok = pgc_want_lookup(c) ? pgc_start_lookup(c, on_dns) : connect_and_watch(c);
     if (!ok) {
         char msg[ERR_CAP];
         snprintf(msg, sizeof msg, "%s", c->err);
@@ -412,7 +457,7 @@ static void on_deadline(int fd, short what, void *arg)
 {
     (void)fd; (void)what;
     pg_conn *c = arg;
-    if (pgc_skip_silent_host(c))
+    if (skip_silent_host(c))
         return;
     char msg[160];
     const char *phase = c->state == C_RESOLVING ? "host name lookup"

@@ -8,6 +8,28 @@
 #include "../core/xalloc.h"
 #include "pg_conn_priv.h"
 
+void pgc_set_err(pg_conn *c, const char *msg)
+{
+    if (msg != c->err) {   /* cut to the buffer (a copy: snprintf would warn of the cut) */
+        const char *m = msg && *msg ? msg : "unknown error";
+        size_t len = strnlen(m, sizeof c->err - 1);
+        memcpy(c->err, m, len);
+        c->err[len] = '\0';
+    }
+    size_t n = strlen(c->err);
+    while (n > 0 && (c->err[n - 1] == '\n' || c->err[n - 1] == ' '))
+        c->err[--n] = '\0';
+}
+
+int pgc_count_list(const char *v)
+{
+    int n = v && *v ? 1 : 0;
+    for (const char *p = v; p && *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+
 static void notice_sink(void *arg, const PGresult *res)
 {
     (void)arg; (void)res;   /* the default receiver prints to stderr: over the screen */
@@ -149,35 +171,7 @@ bool pgc_start_connect(pg_conn *c)
         return false;
     }
     c->state = C_CONNECTING;
-    return pgc_watch(c, LOOP_WRITE);
-}
-
-/* Every lookup answered: connect to the hosts found (one failed lookup in a list leaves
- * that host out, as libpq would skip it); none found fails. */
-static void dns_done(pg_conn *c)
-{
-    char msg[ERR_CAP];
-    if (c->n_dead == c->n_hosts || !pgc_start_connect(c)) {
-        snprintf(msg, sizeof msg, "%s", c->err);
-        pgc_fail(c, msg);
-    }
-}
-
-static void on_dns(const char *ip, const char *why, void *ud)
-{
-    pg_lookup *pl = ud;
-    pg_conn *c = pl->c;
-    pl->l = NULL;
-    if (ip) {
-        c->addrs[pl->idx] = xstrdup(ip);
-    } else {
-        if (!c->n_dead)
-            pgc_set_err(c, why);
-        c->dead[pl->idx] = true;
-        c->n_dead++;
-    }
-    if (--c->dns_pending == 0)
-        dns_done(c);
+    return true;
 }
 
 static bool split_hosts(pg_conn *c, const char *list)
@@ -237,8 +231,8 @@ bool pgc_want_lookup(pg_conn *c)
     return lookup;
 }
 
-/* Looks up every host name of the list; on_dns connects when the last one answers. */
-bool pgc_start_lookup(pg_conn *c)
+/* Looks up every host name of the list; on_dns (pg_conn.c) connects when the last one answers. */
+bool pgc_start_lookup(pg_conn *c, void (*on_dns)(const char *, const char *, void *))
 {
     if (!c->dns)
         c->dns = resolve_new(c->base);
@@ -267,41 +261,4 @@ void pgc_host_changed(pg_conn *c)
         snprintf(c->trying, sizeof c->trying, "%s", now);
         pgc_arm_deadline(c, c->host_deadline_s);
     }
-}
-
-/* The host libpq is trying now, as an index of the live list; -1 when not found. */
-static int trying_index(const pg_conn *c)
-{
-    const char *h = PQhost(c->pg), *p = PQport(c->pg), *def = getenv("PGPORT");
-    char dport[16];
-    snprintf(dport, sizeof dport, "%d", 5432);   /* libpq's default (DEF_PGPORT) */
-    for (size_t i = 0; h && p && i < c->n_hosts; i++) {
-        const char *port = c->ports[i] ? c->ports[i] : def && *def ? def : dport;
-        if (!c->dead[i] && strcmp(c->hosts[i], h) == 0 && strcmp(port, p) == 0)
-            return (int)i;
-    }
-    return -1;
-}
-
-/* A host of a list that never answers (its machine is gone: no refusal, just silence):
- * libpq's asynchronous connect cannot be told to skip it, so connect again without it. */
-bool pgc_skip_silent_host(pg_conn *c)
-{
-    int i = c->state == C_CONNECTING && c->n_hosts - c->n_dead > 1 ? trying_index(c) : -1;
-    if (i < 0)
-        return false;
-    c->dead[i] = true;
-    c->n_dead++;
-    if (c->io) {
-        loop_event_free(c->io);
-        c->io = NULL;
-    }
-    c->io_fd = -1;
-    PQfinish(c->pg);
-    c->pg = NULL;
-    c->trying[0] = '\0';
-    if (!pgc_start_connect(c))
-        return false;
-    pgc_arm_deadline(c, c->host_deadline_s);
-    return true;
 }

@@ -1,9 +1,11 @@
 #pragma once
 /*
- * Private to pg_conn.c and pg_conn_hosts.c: the connection's state, and the functions the
- * two halves call across. pg_conn.c holds the connection's life and its I/O; pg_conn_hosts.c
- * what libpq is asked to connect to: the host list, its name lookups (io/resolve.h, never
- * getaddrinfo on the loop), the parameters, and leaving out a host that is dead or silent.
+ * Private to pg_conn.c and pg_conn_hosts.c: the connection's state, and the functions
+ * pg_conn.c calls in pg_conn_hosts.c. pg_conn.c holds the connection's life and its I/O
+ * (the name lookups' answers, leaving out a host that is silent); pg_conn_hosts.c what libpq
+ * is asked to connect to: the host list, its name lookups started (io/resolve.h, never
+ * getaddrinfo on the loop), the parameters. The file reads downward: pg_conn_hosts.c calls
+ * nothing of pg_conn.c (tests/house/layering.py checks it).
  */
 #include <libpq-fe.h>
 #include <stdbool.h>
@@ -59,22 +61,27 @@ struct pg_conn {
     char err[ERR_CAP];
 };
 
+static inline void pgc_arm_deadline(pg_conn *c, double s)
+{
+    c->deadline_s = s;
+    loop_timer_in(c->deadline, s);
+}
+
 /* pg_conn.c */
-void pgc_set_err(pg_conn *c, const char *msg);
 void pgc_fail(pg_conn *c, const char *msg);          /* closes; calls cbs.failed */
 bool pgc_watch(pg_conn *c, short what);
-void pgc_arm_deadline(pg_conn *c, double s);
-int pgc_count_list(const char *v);                   /* entries of "a,b,c" */
 
-/* pg_conn_hosts.c */
+/* pg_conn_hosts.c: the lowest file of the connection (it calls nothing of pg_conn.c) */
+void pgc_set_err(pg_conn *c, const char *msg);
+int pgc_count_list(const char *v);                   /* entries of "a,b,c" */
 void pgc_hosts_clear(pg_conn *c);
 /* The host list from the conninfo (or PGHOST); true when a name needs a lookup. */
 bool pgc_want_lookup(pg_conn *c);
 /* Looks up every host name of the list; connects when the last one answers. */
-bool pgc_start_lookup(pg_conn *c);
-/* PQconnectStartParams with the live hosts, the session options and the parameters. */
+bool pgc_start_lookup(pg_conn *c, void (*on_dns)(const char *ip, const char *why, void *ud));
+/* PQconnectStartParams with the live hosts, the session options and the parameters
+ * (the caller watches the socket). */
 bool pgc_start_connect(pg_conn *c);
 /* libpq moved on to the next host of the list: that host gets its own deadline. */
 void pgc_host_changed(pg_conn *c);
-/* On a connect deadline: connect again without the silent host; false when none. */
-bool pgc_skip_silent_host(pg_conn *c);
+

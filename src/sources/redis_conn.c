@@ -95,7 +95,10 @@ static void schedule_retry(rs_conn *c)
 {
     if (c->freeing || c->setup_error || loop_timer_pending(c->ev_retry))
         return;
+    size_t url_was = c->urls.i;
     double next = rs_urls_next(c);      /* a list of URLs: the next one at once */
+    if (c->urls.i != url_was)
+        rs_sub_close(c);                /* the subscription follows the connection */
     loop_timer_in(c->ev_retry, next >= 0 ? next : c->backoff);
     if (next < 0)
         c->backoff = fmin(c->backoff * 2, 30);
@@ -317,11 +320,15 @@ static redisAsyncContext *open_ctx(rs_conn *c)
     return redisAsyncConnect(c->url.needs_dns ? c->ip : c->url.host, c->url.port);
 }
 
+static void secret_failed(rs_conn *c, const char *why, bool setup);
+
 static void conn_open(rs_conn *c)
 {
     char err[300];
+    if (c->url.tls && !rs_bridge_current(c))
+        rs_sub_close(c);             /* contexts before their bridge */
     if (c->url.tls && !rs_bridge_ready(c, err, sizeof err)) {
-        rs_secret_failed(c, err, true);
+        secret_failed(c, err, true);
         return;
     }
     redisAsyncContext *ac = open_ctx(c);
@@ -354,10 +361,19 @@ static void on_resolved(const char *ip, const char *why, void *ud)
     conn_open(c);
 }
 
-void rs_secret_failed(rs_conn *c, const char *why, bool setup)
+static void secret_failed(rs_conn *c, const char *why, bool setup)
 {
     c->setup_error = setup;
     conn_down(c, why);
+}
+
+/* redis_secure.c resolved the references (why NULL: connect now) or could not. */
+static void on_secure_resolved(rs_conn *c, const char *why, bool setup)
+{
+    if (why)
+        secret_failed(c, why, setup);
+    else
+        rs_conn_start(c);
 }
 
 void rs_conn_start(rs_conn *c)
@@ -567,6 +583,7 @@ rs_conn *rs_conn_new(const rd_source_ctx *ctx, const char *match, const rs_conn_
     c->backoff = c->sub_backoff = 1;
     c->debug = getenv("RD_REDIS_DEBUG") != NULL;
     char err[256] = "";
+    c->sec.resolved = on_secure_resolved;
     c->sec.store_is_ref = secret_is_ref(c->cfg->store.url);   /* resolved when starting */
     if (!c->sec.store_is_ref &&
         !(c->sec.url_ready = rs_urls_set(c, c->cfg->store.url, false, err, sizeof err))) {
@@ -646,11 +663,31 @@ static void on_ping(redisAsyncContext *ac, void *reply, void *priv)
     rs_conn_reply_end(c);
 }
 
+static void on_repl(redisAsyncContext *ac, void *reply, void *priv)
+{
+    (void)ac;
+    rs_conn *c = priv;
+    rs_conn_reply_begin(c);
+    const redisReply *r = reply;
+    if (r && r->type == REDIS_REPLY_STRING) {
+        rs_replica_info(c, r->str);
+        c->cbs.answered(c->cbs.ud);   /* the poll's answer, as PING's */
+    }
+    rs_conn_reply_end(c);
+}
+
+/* The poll's PING is an INFO replication now and then (same command count) when the
+ * server is a replica or the store lists several URLs (redis_replica.c). */
 void rs_conn_poll(rs_conn *c, bool ping)
 {
-    if (ping && c->pending == 0 && !rs_replica_poll(c)) {
-        const char *argv[1] = { "PING" };
-        rs_conn_command(c, on_ping, c, 1, argv, NULL);
+    if (ping && c->pending == 0) {
+        if (rs_replica_poll_due(c)) {
+            const char *argv[2] = { "INFO", "replication" };
+            rs_conn_command(c, on_repl, c, 2, argv, NULL);
+        } else {
+            const char *argv[1] = { "PING" };
+            rs_conn_command(c, on_ping, c, 1, argv, NULL);
+        }
     }
     if (c->notify_on && !c->sub && !loop_timer_pending(c->ev_sub_retry))
         sub_start(c);

@@ -4,7 +4,9 @@
  * the functions the three call across. redis_conn.c holds the connections' life (lookup,
  * connect, AUTH, deadlines, backoff, teardown, the subscription); redis_secure.c the
  * credentials and the TLS bridge (the `sec` group); redis_replica.c the store's URL list,
- * failover and replication role (the `urls` group).
+ * failover and replication role (the `urls` group). They read downward: redis_conn.c
+ * calls the other two, redis_secure.c calls redis_replica.c, and neither calls back up
+ * (redis_secure.c answers through sec.resolved; tests/house/layering.py checks it).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,6 +38,11 @@ typedef struct rs_secure {          /* credentials and TLS (redis_secure.c) */
     char *store_value;              /* the resolved store reference (wiped): rs_redact */
     struct tlsb *tls;               /* rediss://: the bridge hiredis connects through */
     char tls_ip[80];                /* the address the bridge was made for: "ip|port" */
+    /* redis_conn.c's answer when the references are resolved (why NULL: connect) or a
+     * setting failed (a secret, the URL it gave: the source fails with why, retried with
+     * backoff unless setup, then only on an explicit refresh). A callback: redis_secure.c
+     * calls nothing of redis_conn.c. */
+    void (*resolved)(struct rs_conn *c, const char *why, bool setup);
 } rs_secure;
 
 typedef struct rs_urls {            /* the URL list, failover, role (redis_replica.c) */
@@ -93,9 +100,6 @@ struct rs_conn {
 
 /* redis_conn.c */
 void rs_sub_close(rs_conn *c);               /* drop the subscription (not from its callback) */
-/* A setting failed (a secret, the URL it gave, the TLS files): the source fails with why;
- * retried with backoff unless setup (then only on an explicit refresh). */
-void rs_secret_failed(rs_conn *c, const char *why, bool setup);
 
 /* redis_secure.c */
 /* true when the URL and credentials are known; else resolves them (state RC_SECRET) and
@@ -105,6 +109,8 @@ bool rs_secure_ready(rs_conn *c);
 bool rs_auth_send(rs_conn *c, struct redisAsyncContext *ac, rs_reply_fn *cb);
 /* rediss://: the bridge for the current address (remade when it changed). */
 bool rs_bridge_ready(rs_conn *c, char *err, size_t cap);
+/* The bridge is made for the current address (else the caller closes the contexts first). */
+bool rs_bridge_current(const rs_conn *c);
 const char *rs_bridge_path(const rs_conn *c);    /* NULL without TLS */
 void rs_bridge_clear_error(rs_conn *c);
 /* The bridge's reason for the last failure when there is one, else fallback. */
@@ -130,8 +136,8 @@ void rs_urls_free(rs_conn *c);
 void rs_where(const rs_conn *c, char *out, size_t cap);
 /* INFO text (any sections): role, link, lag → the model. */
 void rs_replica_info(rs_conn *c, const char *info);
-/* The poll's PING is an INFO replication now and then (same command count) when the
- * server is a replica or the store lists several URLs; true when it sent it. */
-bool rs_replica_poll(rs_conn *c);
+/* Time for the poll's INFO replication (instead of PING, same command count): the server
+ * is a replica or the store lists several URLs; true once every RS_REPL_EVERY_S. */
+bool rs_replica_poll_due(rs_conn *c);
 /* Keyspace notifications off on this server: a note saying so (each server has its own). */
 void rs_notify_note(rs_conn *c);

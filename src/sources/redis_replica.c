@@ -92,7 +92,6 @@ double rs_urls_next(rs_conn *c)
     c->ip[0] = '\0';
     if (c->sec.store_is_ref && !c->cfg->store.password)
         c->sec.creds_ready = false;             /* this URL's own credentials */
-    rs_sub_close(c);                        /* the subscription follows the connection */
     model_source_replica(c->model, SRC_NAME, NULL, NULL, -1);
     return ++c->urls.tries < c->urls.n ? 0 : (c->urls.tries = 0, -1);
 }
@@ -155,26 +154,12 @@ void rs_replica_info(rs_conn *c, const char *info)
                          c->urls.is_replica ? "replica" : multi ? "primary" : NULL, lag);
 }
 
-static void on_repl(redisAsyncContext *ac, void *reply, void *priv)
-{
-    (void)ac;
-    rs_conn *c = priv;
-    rs_conn_reply_begin(c);
-    const redisReply *r = reply;
-    if (r && r->type == REDIS_REPLY_STRING) {
-        rs_replica_info(c, r->str);
-        c->cbs.answered(c->cbs.ud);   /* the poll's answer, as PING's */
-    }
-    rs_conn_reply_end(c);
-}
-
-bool rs_replica_poll(rs_conn *c)
+bool rs_replica_poll_due(rs_conn *c)
 {
     if (!(c->urls.is_replica || c->urls.n > 1) || clock_mono() - c->urls.repl_at < RS_REPL_EVERY_S)
         return false;
     c->urls.repl_at = clock_mono();
-    const char *argv[2] = { "INFO", "replication" };
-    return rs_conn_command(c, on_repl, c, 2, argv, NULL);
+    return true;
 }
 
 void rs_notify_note(rs_conn *c)

@@ -55,7 +55,7 @@ static void on_store_url(bool ok, const char *url, const char *why, void *ud)
         char at[160];
         config_key_where(c->cfg, "store", at, sizeof at);
         snprintf(err, sizeof err, "%.150s: %.100s", at, why);
-        rs_secret_failed(c, err, false);
+        c->sec.resolved(c, err, false);
         return;
     }
     secret_free(c->sec.store_value);
@@ -63,7 +63,7 @@ static void on_store_url(bool ok, const char *url, const char *why, void *ud)
     if (!rs_urls_set(c, url, true, err, sizeof err)) {
         char msg[300];
         snprintf(msg, sizeof msg, "store (%.40s): %.240s", c->cfg->store.url, err);
-        rs_secret_failed(c, msg, true);
+        c->sec.resolved(c, msg, true);
         return;
     }
     c->sec.url_ready = true;
@@ -78,7 +78,7 @@ static void on_password(bool ok, const char *pw, const char *why, void *ud)
         char err[256], at[160];
         config_key_where(c->cfg, "store_password", at, sizeof at);
         snprintf(err, sizeof err, "%.150s: %.100s", at, why);
-        rs_secret_failed(c, err, false);
+        c->sec.resolved(c, err, false);
         return;
     }
     secret_free(c->sec.password);
@@ -115,7 +115,7 @@ static void secret_next(rs_conn *c)
 {
     if (secret_step(c)) {
         c->state = RC_NONE;
-        rs_conn_start(c);
+        c->sec.resolved(c, NULL, false);
     }
 }
 
@@ -236,14 +236,27 @@ static bool make_addr(const char *ip, int port, struct sockaddr_storage *ss, soc
     return false;
 }
 
-bool rs_bridge_ready(rs_conn *c, char *err, size_t cap)
+static void bridge_key(const rs_conn *c, char *key, size_t cap)
 {
     const char *ip = c->url.needs_dns ? c->ip : c->url.host;
-    char key[sizeof c->sec.tls_ip];  /* address and port: a list may hold both on one IP */
-    snprintf(key, sizeof key, "%.63s|%d", ip, c->url.port);
-    if (c->sec.tls && strcmp(c->sec.tls_ip, key) == 0)
+    snprintf(key, cap, "%.63s|%d", ip, c->url.port);
+}
+
+bool rs_bridge_current(const rs_conn *c)
+{
+    char key[sizeof c->sec.tls_ip];
+    bridge_key(c, key, sizeof key);
+    return c->sec.tls && strcmp(c->sec.tls_ip, key) == 0;
+}
+
+bool rs_bridge_ready(rs_conn *c, char *err, size_t cap)
+{
+    if (rs_bridge_current(c))
         return true;
-    rs_sub_close(c);                 /* contexts before their bridge */
+    /* the caller closed the contexts first (rs_bridge_current) */
+    const char *ip = c->url.needs_dns ? c->ip : c->url.host;
+    char key[sizeof c->sec.tls_ip];  /* address and port: a list may hold both on one IP */
+    bridge_key(c, key, sizeof key);
     tlsb_free(c->sec.tls);
     c->sec.tls = NULL;
     struct sockaddr_storage ss;
