@@ -16,10 +16,11 @@ HEADLESS = {
     "tui/test_batch_offer.py", "actions/test_http.py",
     "completions/test_completions.py", "integration/test_config_init.py", "integration/test_trust.py",
     "house/test_layering.py", "unit/test_no_libevent.py", "unit/test_dialog_split.py",
+    "tui/test_hangup.py",
 }
 # Files, directories (ending in "/") or tests (file::name, parameters left off) that are
 # `slow`: tens of seconds each (pytest --durations, scripts/test.sh prints the 25 slowest).
-SLOW = ("package/", "fault/", "bench/", "sim/", "tui/test_idle.py", "tui/test_dlq_scale.py",
+SLOW = ("package/", "fault/", "bench/", "sim/", "stack/test_demo_exit.py", "tui/test_idle.py", "tui/test_dlq_scale.py",
         "tui/test_set_retry_mem.py", "actions/test_act_batch_mem.py", "integration/test_standby.py",
         "integration/test_redis_sweep_budget.py", "integration/test_counts_scale.py",
         "tui/test_consistency.py", "integration/test_pg_costs.py::test_lists_off_screen_are_not_fetched",

@@ -12,12 +12,24 @@ DEMO=${REDRIVE_DEMO_DIR:-/tmp/redrive-demo}
 mkdir -p "$DEMO"; chmod 755 "$DEMO"
 export RD_PORT_BASE=${RD_PORT_BASE:-24400}
 SIM_PID=
+# Runs once, whatever ends the demo: quitting the console, ^C, or the terminal going away
+# (an SSH session closed: SIGHUP, and every write to the terminal fails from then on, so
+# nothing here may stop at a failed echo). The stack stop takes its RabbitMQ, epmd included.
+CLEANED=0
 cleanup() {
-  [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true
-  echo "demo: stopping the local stack"
-  bash tests/stack/stack.sh stop "$DEMO" >/dev/null 2>&1 || true
+  [ "$CLEANED" = 1 ] && return 0
+  CLEANED=1
+  trap '' HUP INT TERM PIPE
+  set +e
+  [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null
+  echo "demo: stopping the local stack" 2>/dev/null
+  bash tests/stack/stack.sh stop "$DEMO" </dev/null >/dev/null 2>&1
+  return 0
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 129' HUP
+trap 'cleanup; exit 130' INT
+trap 'cleanup; exit 143' TERM
 
 echo "demo: starting PostgreSQL, Redis, RabbitMQ, the SQS emulator and the core servers in $DEMO"
 bash tests/stack/stack.sh start "$DEMO"

@@ -133,6 +133,8 @@ void app_source_changed(void *ud)
         app_request_paint(app);
 }
 
+static void on_signal(int sig, short what, void *ud);
+
 static void on_input(int fd, short what, void *ud)
 {
     ui_app *app = ud;
@@ -162,6 +164,10 @@ static void on_input(int fd, short what, void *ud)
         any = true;
         if (app->quit)
             break;
+    }
+    if (!any && term_hung_up(app->term)) {
+        on_signal(SIGHUP, 0, app);   /* the terminal is gone: quit as on SIGHUP (exit 129) */
+        return;
     }
     if (any || app->dirty) {
         app_paint(app);   /* key presses repaint at once */

@@ -4,6 +4,7 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,6 +245,13 @@ void term_mouse(const ui_term *t, bool on)
 int term_read_key(ui_term *t, wint_t *ch)
 {
     return t->input ? wget_wch(t->input, ch) : ERR;
+}
+
+bool term_hung_up(const ui_term *t)
+{
+    (void)t;
+    struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
 /* ---- the loop's events ---- */

@@ -32,6 +32,10 @@ void term_resize(const ui_term *t);   /* a real terminal: its size now */
 void term_apply_theme(const ui_term *t, ui_theme *theme);   /* no-op while closed */
 void term_mouse(const ui_term *t, bool on);   /* the copy overlay lends the mouse back */
 int term_read_key(ui_term *t, wint_t *ch);    /* wget_wch without waiting: ERR when none */
+/* The terminal hung up (an SSH session closed, the terminal window gone): its input reads
+ * as readable for ever with nothing in it. No SIGHUP need come (the shell above may hold
+ * it), so the loop asks this on a wake that gave no key. */
+bool term_hung_up(const ui_term *t);
 
 /* Events on base: keys and signals before work (LOOP_PRIO_KEYS). */
 bool term_events_add(ui_term *t, rd_loop *base, const ui_term_events *cb, void *ud);

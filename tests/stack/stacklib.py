@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shlex
+import socket
 import ssl
 import time
 import urllib.error
@@ -222,3 +223,44 @@ class Rabbit:
             time.sleep(0.25)
         raise RuntimeError("queue %s: timed out waiting for %s (last: messages=%s)"
                            % (name, what, q and q.get("messages")))
+
+
+# ---- private stacks (the lifecycle tests, the demo's exit test) ----------------------------
+STACK_PORTS = 26   # base+0 .. base+25 (docs/contracts.md)
+
+
+def port_open(port):
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def free_base(offset):
+    """A port base with nothing listening on its STACK_PORTS ports: the suite's base
+    (RD_PORT_BASE) + offset, or the next hundreds; None when none is free."""
+    base = int(os.environ.get("RD_PORT_BASE", "25400")) + offset
+    for _ in range(20):
+        if not any(port_open(base + i) for i in range(STACK_PORTS)):
+            return base
+        base += 100
+    return None
+
+
+def dir_processes(d):
+    """(pid, command) of the processes whose command line or working directory is under d
+    (stack.sh itself left out)."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink("/proc/%s/cwd" % p)
+        except OSError:
+            continue
+        if "stack.sh" in cmd:
+            continue
+        if d + "/" in cmd or cwd == d or cwd.startswith(d + "/"):
+            out.append((int(p), cmd[:120]))
+    return out

@@ -21,12 +21,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 STACK_SH = os.path.join(HERE, "stack.sh")
 
 
-def port_open(port):
-    with socket.socket() as s:
-        s.settimeout(0.2)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
 def stack(cmd, d, base=None, timeout=300):   # a loaded 2-core machine can take minutes
     env = dict(os.environ)
     if base is not None:
@@ -35,35 +29,16 @@ def stack(cmd, d, base=None, timeout=300):   # a loaded 2-core machine can take 
                           timeout=timeout)
 
 
-def dir_processes(d):
-    """pids whose command line or working directory is under d."""
-    out = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit() or int(p) == os.getpid():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % p, "rb") as f:
-                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-            cwd = os.readlink("/proc/%s/cwd" % p)
-        except OSError:
-            continue
-        if "stack.sh" in cmd:
-            continue
-        if d + "/" in cmd or cwd == d or cwd.startswith(d + "/"):
-            out.append((int(p), cmd[:120]))
-    return out
-
-
-STACK_PORTS = 26   # base+0 .. base+25 (docs/contracts.md)
+port_open = stacklib.port_open
+dir_processes = stacklib.dir_processes
+STACK_PORTS = stacklib.STACK_PORTS
 
 
 def free_base():
-    base = int(os.environ.get("RD_PORT_BASE", "25400")) + 1000
-    for _ in range(20):
-        if not any(port_open(base + i) for i in range(STACK_PORTS)):
-            return base
-        base += 100
-    pytest.fail("no free port range for a private stack")
+    base = stacklib.free_base(1000)
+    if base is None:
+        pytest.fail("no free port range for a private stack")
+    return base
 
 
 @pytest.fixture(scope="module")
