@@ -172,6 +172,10 @@ typedef struct rd_whoami {
     char auth[32];           /* data.auth: how the core authenticated us, "" when not said */
     char why[256];           /* when !ok: credentials, refusal, unreachable ... */
     bool unreachable;        /* no HTTP answer at all (connect, DNS, timeout) */
+    /* the credentials could not be had, so GET /auth/me was never sent: login_status is
+     * the core's answer to the login (jwt-login; 0 = none, or no login asked) */
+    bool creds_failed;
+    long login_status;
     bool anonymous;          /* asked without credentials (actor_probe before a login,
                                 read-only) */
 } rd_whoami;

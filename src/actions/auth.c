@@ -43,6 +43,7 @@ struct rd_auth {
     rd_event *deliver;   /* zero timer: flush waiters when credentials are ready */
     bool last_ok;
     char last_why[256];
+    long login_status;       /* the core's answer to the last POST /auth/login, 0 = none */
     rd_auth_prompt prompt;
     void *prompt_ud;
 };
@@ -520,6 +521,7 @@ static void on_login(const rd_http_resp *r, void *ud)
 {
     rd_auth *a = ud;
     a->http_id = 0;
+    a->login_status = r->status;
     char why[256], bad[200];
     if (r->status == 200 && parse_tokens(a, r, bad, sizeof bad)) {
         finish(a, true, NULL);
@@ -648,4 +650,9 @@ static void acquire(rd_auth *a)
         finish(a, true, NULL);
         return;
     }
+}
+
+long auth_login_status(const rd_auth *a)
+{
+    return a ? a->login_status : 0;
 }

@@ -45,6 +45,8 @@ void auth_invalidate(rd_auth *a);
  * (free with secret_free). Returns how many were added (≤ cap). */
 size_t auth_headers(const rd_auth *a, char **hdrs, size_t cap);
 const char *auth_identity(const rd_auth *a);
+/* The core's HTTP status for the last login (jwt-login), 0 when none was answered. */
+long auth_login_status(const rd_auth *a);
 /* true while GET /auth/me is on its way (the identity may arrive). */
 bool auth_identity_coming(const rd_auth *a);
 /* A token is held now (whether it is still accepted is the core's to say). */

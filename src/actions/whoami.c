@@ -98,7 +98,7 @@ static void on_creds(bool ok, const char *why, void *ud)
     whoami_req *w = ud;
     w->waiting_auth = false;
     if (!ok) {
-        rd_whoami res = {0};
+        rd_whoami res = {.creds_failed = true, .login_status = auth_login_status(w->auth)};
         snprintf(res.why, sizeof res.why, "credentials: %.230s", why ? why : "unavailable");
         deliver(w, &res);
         return;

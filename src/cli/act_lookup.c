@@ -229,10 +229,17 @@ void act_on_password(rd_actor *a, const char *prompt, void *ud)
 
 void act_print_result(const rd_result *r, unsigned san)
 {
-    char line[640];
-    snprintf(line, sizeof line, "%s%s%s: %s: %s (HTTP %ld, key %s)",
+    char line[640], http[40];
+    /* no HTTP status: the request never left (refused here, unauthorized, unreachable,
+     * aborted) or left and got no answer (maybe applied, unknown) */
+    if (r->http_status)
+        snprintf(http, sizeof http, "HTTP %ld", r->http_status);
+    else
+        snprintf(http, sizeof http, "%s", r->code == RD_RES_MAYBE_APPLIED ||
+                 r->code == RD_RES_UNKNOWN ? "no answer" : "not sent");
+    snprintf(line, sizeof line, "%s%s%s: %s: %s (%s, key %s)",
              r->parent ? r->parent : "", r->parent ? "/" : "", r->id, result_code_name(r->code),
-             r->message, r->http_status, r->idem_key[0] ? r->idem_key : "-");
+             r->message, http, r->idem_key[0] ? r->idem_key : "-");
     char *c = sanitize_str(line, san);
     fprintf(stdout, "%s\n", c);
     fflush(stdout);

@@ -499,7 +499,32 @@ void ck_report_sqs(ck_report *r, const rd_system_cfg *cfg, const rd_model *m)
 
 /* ---- the core API ---------------------------------------------------------------------- */
 
-static void core_identity(ck_report *r, const rd_whoami *who)
+/* What to do when the core could not say who we are: the credentials first (a login the
+ * core refused, a secret that could not be read: the core answered, so never "is it
+ * running"), then the core's own answer, then no answer at all (naming where). */
+static void identity_failed(ck_report *r, const rd_system_cfg *cfg, const rd_whoami *who)
+{
+    char fix[300];
+    long st = who->creds_failed ? who->login_status : who->http_status;
+    if (st == 401 || st == 403)
+        snprintf(fix, sizeof fix, who->creds_failed
+                 ? "check login and password for auth = %s (the core refused them)"
+                 : "check the credentials for auth = (token, login/password)",
+                 (cfg->core.auth ? cfg->core.auth : "bearer"));
+    else if (who->creds_failed && st == 0 && !who->unreachable &&
+             !strstr(who->why, "unreachable"))
+        snprintf(fix, sizeof fix, "correct the credentials' setting for auth = %s "
+                 "(token, password or token_command)", (cfg->core.auth ? cfg->core.auth : "bearer"));
+    else if (st == 0) {
+        char *hp = url_host_port(cfg->core.url);
+        snprintf(fix, sizeof fix, "is the core running at %s (core =)?", hp ? hp : "?");
+        free(hp);
+    } else
+        snprintf(fix, sizeof fix, "see the core's log");
+    ck_add(r, CK_FAIL, "identity", fix, "%s", who->why);
+}
+
+static void core_identity(ck_report *r, const rd_system_cfg *cfg, const rd_whoami *who)
 {
     if (who->ok) {
         char how[160] = "";
@@ -515,11 +540,7 @@ static void core_identity(ck_report *r, const rd_whoami *who)
     } else if (who->http_status == 404) {
         ck_add(r, CK_WARN, "identity", "serve GET /auth/me (docs/core-api.md)", "%s", who->why);
     } else {
-        const char *fix = who->http_status == 401 || who->http_status == 403
-            ? "check the credentials for auth = (token, login/password)"
-            : who->http_status == 0 ? "is the core running at core = ?"
-                                    : "see the core's log";
-        ck_add(r, CK_FAIL, "identity", fix, "%s", who->why);
+        identity_failed(r, cfg, who);
     }
 }
 
@@ -541,7 +562,7 @@ void ck_report_core(ck_report *r, const rd_system_cfg *cfg, rd_actor *a, const r
         ck_add(r, CK_OK, "auth", NULL, "%s", cfg->core.auth && *cfg->core.auth ? cfg->core.auth : "none");
     }
     if (who)
-        core_identity(r, who);
+        core_identity(r, cfg, who);
 }
 
 /* ---- printing ------------------------------------------------------------------------- */

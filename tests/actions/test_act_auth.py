@@ -1,6 +1,7 @@
 """Each auth mode of SPEC §4 against the reference core: identity, caching, expiry, refresh,
 re-login, refusals. Requests here retry nonexistent executions (404): nothing is mutated."""
 import os
+import re
 import stat
 import sys
 
@@ -147,7 +148,9 @@ def test_jwt_login_bad_password(act):
             password="env:WRONG_PW")
     p = a.run("retry", MISSING, "--yes", "--force", env={"WRONG_PW": "definitely-wrong"})
     assert p.returncode == 1
-    assert "unauthorized: not authorized: login refused for 'ops'" in p.stdout
+    # the login's status, and no HTTP status of its own: the retry never left
+    assert re.fullmatch(r"%s: unauthorized: not authorized: login refused for 'ops' \(HTTP 401\) "
+                        r"\(not sent, key [0-9a-f]{32}\)\n" % re.escape(MISSING), p.stdout), p.stdout
     assert "definitely-wrong" not in p.stdout + p.stderr
 
 

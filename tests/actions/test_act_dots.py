@@ -89,7 +89,7 @@ def test_dot_target_refused_on_every_route(act, cores, system, action, target, v
     p = a.run(action, target, "--yes", "--force")
     assert p.returncode == 1, p.stdout + p.stderr
     msg = '{%s} is "%s": %s' % (var, value, WHY)
-    assert re.fullmatch(r"%s: refused: %s \(HTTP 0, key [0-9a-f]{32}\)\n"
+    assert re.fullmatch(r"%s: refused: %s \(not sent, key [0-9a-f]{32}\)\n"
                         % (re.escape(target), re.escape(msg)), p.stdout), p.stdout
     assert changes(requests_of(core, since)) == [], "a request reached the core"
     assert not [x for x in core.actions() if x.get("target") in (value, target)]
@@ -110,7 +110,7 @@ def test_retry_dots_among_good_ids_goes_on(act, cores):
         lines = p.stdout.splitlines()
         assert len(lines) == 2, p.stdout
         assert lines[0].startswith("4: ok: retried: attempt 3 queued (HTTP 202, key "), p.stdout
-        assert lines[1].startswith('..: refused: {id} is "..": %s (HTTP 0, key ' % WHY), p.stdout
+        assert lines[1].startswith('..: refused: {id} is "..": %s (not sent, key ' % WHY), p.stdout
         assert changes(requests_of(core, since)) == [("POST", "/api/v1/executions/4/retry")]
         codes = [(x["targets"], x["code"]) for x in a.journal()]
         assert codes == [(["4"], "ok"), ([".."], "refused")], codes
@@ -147,8 +147,8 @@ def test_alakai_dot_hashes_retried_by_status(act, cores):
             tid, rest = line.split(": ", 1)
             out[tid] = re.sub(r"key [0-9a-f]{32}", "key K", rest)
         assert out == {
-            "..": 'refused: {id} is "..": %s (HTTP 0, key K)' % WHY,
-            ".": 'refused: {id} is ".": %s (HTTP 0, key K)' % WHY,
+            "..": 'refused: {id} is "..": %s (not sent, key K)' % WHY,
+            ".": 'refused: {id} is ".": %s (not sent, key K)' % WHY,
             "task-dot-good": "ok: retried: attempt 2 queued (HTTP 202, key K)"}, p.stdout
         assert changes(requests_of(core, since)) == [
             ("POST", "/dashboard/executions/task-dot-good/retry")]

@@ -143,6 +143,12 @@ def broken(tmp_path_factory):
         "badtoken": {"profile": "openagents", "store": e["RD_PG_DSN_OPENAGENTS"],
                      "core": e["RD_CORE_URL_OPENAGENTS"], "auth": "bearer",
                      "token": "env:RD_CHECK_WRONG_TOKEN"},
+        "badpass": {"profile": "attune", "store": e["RD_PG_DSN_ATTUNE2"],
+                    "core": e["RD_CORE_URL_ATTUNE2"], "auth": "jwt-login",
+                    "login": e["RD_CORE_LOGIN"], "password": "env:RD_CHECK_WRONG_TOKEN"},
+        "deadcore": {"profile": "attune", "store": e["RD_PG_DSN_ATTUNE2"],
+                     "core": "http://127.0.0.1:1", "auth": "jwt-login",
+                     "login": e["RD_CORE_LOGIN"], "password": "env:RD_CHECK_WRONG_TOKEN"},
         "nopass": {"profile": "attune", "store": e["RD_PG_DSN_ATTUNE2"],
                    "broker": e["RD_RABBIT_MGMT_URL"], "broker_user": e["RD_RABBIT_USER"],
                    "broker_password": "env:NOPE", "dlq": "attune.dlx.queue",
@@ -164,6 +170,14 @@ def test_each_problem_has_its_line(broken):
     assert fails["badtoken"] == [("identity", "the core refused the credentials (HTTP 401)"
                                   " - fix: check the credentials for auth = (token, "
                                   "login/password)")]
+    # a login the core refused: the core answered, so the fix is the password, never
+    # "is the core running"; a core that does not answer is named by its address
+    assert fails["badpass"] == [("identity", "credentials: login refused for '%s' (HTTP 401)"
+                                 " - fix: check login and password for auth = jwt-login (the "
+                                 "core refused them)" % os.environ["RD_CORE_LOGIN"])]
+    ((what, msg),) = fails["deadcore"]
+    assert what == "identity" and msg.startswith("credentials: login: core unreachable: ")
+    assert msg.endswith(" - fix: is the core running at 127.0.0.1:1 (core =)?"), msg
     (cfg,) = fails["nopass"]
     assert cfg[0] == "config" and re.search(
         r'config:\d+: system "nopass": broker_password: environment variable NOPE is empty'
@@ -174,9 +188,9 @@ def test_each_problem_has_its_line(broken):
     ok = {s: {c for mk, c, m in lines if mk == OK} for s, lines in got.items() if s}
     assert {"store", "read-only", "auth"} <= ok["badtoken"]
     assert "identity" in ok["deadredis"]
-    assert r.out.rstrip().endswith("3 failed, 0 warnings")
+    assert r.out.rstrip().endswith("5 failed, 0 warnings")
     j = check(broken, "--json", env_extra={"RD_CHECK_WRONG_TOKEN": "not-the-token"})
-    assert j.rc == 2 and j.json["ok"] is False and j.json["failed"] == 3
+    assert j.rc == 2 and j.json["ok"] is False and j.json["failed"] == 5
 
 
 def test_usage_and_config_errors(demo, tmp_path):
