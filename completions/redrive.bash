@@ -71,6 +71,8 @@ _redrive()
     elif [[ $cmd == config ]]; then
         COMPREPLY=($(compgen -f -- "$cur"))
         return
+    elif [[ $cmd == batch && ( $verb == resume || $verb == abandon ) ]]; then
+        cands=($(_redrive_list batches))
     fi
     COMPREPLY=($(compgen -W "${cands[*]}" -- "$cur"))
 }

@@ -72,6 +72,8 @@ function __redrive_candidates
         command redrive --complete verbs $cmd 2>/dev/null
     else if test "$cmd" = config
         __fish_complete_path $cur
+    else if test "$cmd" = batch; and contains -- $verb resume abandon
+        command redrive --complete batches 2>/dev/null
     end
 end
 

@@ -8,6 +8,8 @@
 #include "../core/sanitize.h"
 #include "../core/suggest.h"
 #include "../core/views.h"
+#include "../actions/batchrec.h"
+#include "../session/session.h"
 
 typedef struct cli_cmd {
     const char *name;
@@ -28,6 +30,14 @@ static const cli_cmd commands[] = {
     { "resolve", CMD_RESOLVE, NULL, "ENTRY...", "resolve DLQ entries (Tasker's tasks_dlq, through the core)" },
     { "config", CMD_CONFIG, "init", "[PATH]", "write a commented config template" },
     { "batch", CMD_BATCH, NULL, "list|resume ID|abandon ID", "resumable batches: list, resume, abandon" },
+};
+
+/* The words that follow a command when it takes several (config's one is its `verb`):
+ * completed in the shells; batch.c reads the same words. */
+static const struct { unsigned cmd; const char *name, *help; } verbs[] = {
+    { CMD_BATCH, "list", "the resumable batches of every system" },
+    { CMD_BATCH, "resume", "ID: send what the batch has left" },
+    { CMD_BATCH, "abandon", "ID: give up the batch's unsent items" },
 };
 
 enum { ACT = CMD_RETRY | CMD_WORKER | CMD_RESOLVE, DLQ_SET = CMD_RETRY | CMD_RESOLVE,
@@ -284,7 +294,26 @@ static void complete_profiles(void)
 }
 
 static const char complete_usage[] =
-    "usage: redrive --complete commands|verbs CMD|views|options [CMD]|profiles\n";
+    "usage: redrive --complete commands|verbs CMD|views|options [CMD]|profiles|batches\n";
+
+/* The batches `batch resume` / `abandon` take, newest last: ID<TAB>system action state.
+ * Read from the state directory (no config); a damaged record is left out. */
+static void complete_batches(void)
+{
+    char *jpath = session_journal_path(), why[256];
+    rd_batch_info *v = NULL;
+    size_t n = 0;
+    batchrec_list(jpath, &v, &n, why, sizeof why);
+    free(jpath);
+    for (size_t i = 0; i < n; i++)
+        if (!v[i].damaged) {
+            char *s = sanitize_str(v[i].system, 0), *act = sanitize_str(v[i].action, 0);
+            printf("%s\t%s %s %s\n", v[i].id, s, act, batch_info_state(&v[i]));
+            free(s);
+            free(act);
+        }
+    batch_infos_free(v, n);
+}
 
 int cli_complete(int argc, char **argv)
 {
@@ -302,6 +331,9 @@ int cli_complete(int argc, char **argv)
         for (size_t i = 0; i < COUNT(commands); i++)
             if (commands[i].verb && strcmp(commands[i].name, of) == 0)
                 printf("%s\t%s\n", commands[i].verb, commands[i].help);
+        for (size_t i = 0; i < COUNT(verbs); i++)
+            if (verbs[i].cmd == cmd)
+                printf("%s\t%s\n", verbs[i].name, verbs[i].help);
     } else if (strcmp(what, "views") == 0 && !of) {
         for (size_t i = 0; (v = view_at(i)); i++)
             if (v->listed)
@@ -312,6 +344,8 @@ int cli_complete(int argc, char **argv)
                 printf("%s\t%s\t%s\n", options[i].name, kinds[options[i].value], options[i].help);
     } else if (strcmp(what, "profiles") == 0 && !of) {
         complete_profiles();
+    } else if (strcmp(what, "batches") == 0 && !of) {
+        complete_batches();
     } else {
         fputs(complete_usage, stderr);
         return 2;

@@ -5,6 +5,7 @@ same candidates, compared whole, in all three. The scripts take commands, option
 views from `redrive --complete` (the tables of `--help`); system names from the config
 file. A test checks that `--help` and every shell name every view and option of the
 tables; `meson install` puts the three scripts in place."""
+import json
 import os
 import shutil
 import subprocess
@@ -201,6 +202,9 @@ CASES = [
     ("redrive resolve --", sorted(ACT + ["--force", "--filter", "--limit", "--rate", "--dlq",
                                          "--dlq-reason", "--dlq-queue", "--select-only"])),
     ("redrive batch --", sorted("--config --system --yes --help --json --rate --resend-unknown".split())),
+    ("redrive batch ", ["abandon", "list", "resume"]),
+    ("redrive batch r", ["resume"]),
+    ("redrive batch list ", []),
     ("redrive retry --o", ["--override-loop"]),
     ("redrive drain w", []),
     ("redrive config ", ["init"]),
@@ -299,3 +303,34 @@ def test_complete_profiles_lists_only_plain_names(tmp_path):
     # the directory of REDRIVE_PROFILES first; the tree's profiles after it (a build's binary)
     assert sorted(got[:2]) == ["mine", "my-own_2.x"], got
     assert sorted(got[2:]) == PROFILES, got
+
+
+def write_batch(home, bid, lines):
+    d = home / ".local" / "state" / "redrive" / "batches"     # no XDG_STATE_HOME: the default
+    d.mkdir(parents=True, exist_ok=True)
+    (d / (bid + ".batch")).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (d / (bid + ".batch")).chmod(0o600)
+
+
+def test_batch_ids_complete_after_resume_and_abandon(shell, home):
+    """`batch resume <TAB>` offers the records' ids (redrive --complete batches: the state
+    directory, no config); a damaged record is left out; a hostile system name never
+    reaches the terminal raw."""
+    a, b, bad = "00000000000000a1", "00000000000000b2", "00000000000000c3"
+    item = ["1001", None, None, 1, None]
+    write_batch(home, a, [{"batch": a, "system": "attune-prod", "action": "retry", "reason": None,
+                           "selection": "status=failed", "created": "2026-01-01T00:00:01.000Z",
+                           "operator": "op"}, item, {"total": 1}])
+    write_batch(home, b, [{"batch": b, "system": "tasker\x1b]0;x\x07", "action": "retry",
+                           "reason": None, "selection": "s", "created": "2026-01-01T00:00:02.000Z",
+                           "operator": "op"}, item, {"total": 1}])
+    write_batch(home, bad, [{"batch": bad, "system": "x", "action": "retry"}, item, {"total": 9}])
+    env = shell_env(home)
+    rows = subprocess.run([BIN, "--complete", "batches"], env=env, capture_output=True,
+                          text=True, timeout=30)
+    assert rows.returncode == 0, rows.stderr
+    assert sorted(rows.stdout.splitlines()) == [a + "\tattune-prod retry open",
+                                                b + "\ttasker\u241b]0;x\u2407 retry open"], rows.stdout
+    assert shell("redrive batch resume ") == [a, b]
+    assert shell("redrive batch abandon 00000000000000a") == [a]
+    assert shell("redrive batch list ") == []
