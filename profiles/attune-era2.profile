@@ -315,7 +315,10 @@ SELECT e.id::text AS id,
 -- uses index: execution (status)
 SELECT w.id::text AS id,
        w.name,
-       CASE WHEN w.cordoned THEN 'draining' ELSE w.status::text END AS status,
+       -- a cordon reads `draining` only while the worker takes work: the store's inactive
+       -- or error beats it (the cordon stays in the tags)
+       CASE WHEN w.cordoned AND w.status::text IN ('active', 'busy') THEN 'draining'
+            ELSE w.status::text END AS status,
        w.capabilities->'health'->>'status' AS reported_health,
        concat_ws(' ', w.worker_type::text, w.worker_role::text,
                  CASE WHEN w.cordoned THEN 'cordoned: ' || COALESCE(w.cordon_reason, '') END) AS tags,
