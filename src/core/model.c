@@ -282,6 +282,27 @@ void model_dlq_total(rd_model *m, const char *owner, long total)
     dlq_merge(m);
 }
 
+bool model_dlq_remove(rd_model *m, const char *owner, const char *id)
+{
+    for (size_t i = 0; id && i < m->dlq_parts.n; i++) {
+        rd_dlq_part *p = &m->dlq_parts.items[i];
+        if (strcmp(p->owner, owner) != 0)
+            continue;
+        for (size_t k = 0; k < p->n; k++) {
+            if (!p->items[k].id || strcmp(p->items[k].id, id) != 0)
+                continue;
+            dlq_entry_clear(&p->items[k]);
+            memmove(&p->items[k], &p->items[k + 1], (p->n - k - 1) * sizeof *p->items);
+            p->n--;
+            if (p->total > 0)
+                p->total--;
+            dlq_merge(m);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Removes part i (its entries and owner). */
 static void dlq_part_drop(rd_model *m, size_t i)
 {

@@ -317,6 +317,10 @@ void model_queues_reset(rd_model *m);    /* every source's queues dropped */
  * view (dlq, dlq_total, dlq_loaded) is rebuilt. `owner` is the source's name. */
 void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n);
 void model_dlq_total(rd_model *m, const char *owner, long total);
+/* Entry id of owner's part is gone from the store (resolved through the core): dropped from
+ * the list at once and the part's known total lowered by one, until the source's next read
+ * replaces both; false when the part has no such entry. */
+bool model_dlq_remove(rd_model *m, const char *owner, const char *id);
 void model_dlq_peek_off(rd_model *m, bool off);
 /* The store's DLQ page just read: its first entry's position, a page follows, the order. */
 void model_dlq_page(rd_model *m, long first, bool more, bool oldest);

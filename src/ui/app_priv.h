@@ -53,6 +53,10 @@ struct ui_app {
     rd_retry_record *retries;  /* borrowed strings from journal, this system's only */
     size_t n_retries;
     char journal_err[256];
+    /* the store's DLQ entries resolved through the core by this console ("system\tid"):
+     * a second resolve of one is refused here, never sent (ctx.dlq_resolved) */
+    char **dlq_resolved;
+    size_t n_dlq_resolved, cap_dlq_resolved;
     bool headless;
     bool model_only;           /* the model comes from REDRIVE_HEADLESS_MODEL: no sources */
     double fixed_now;          /* REDRIVE_NOW (tests), 0 = real clock */
@@ -61,6 +65,9 @@ struct ui_app {
 
 /* app.c */
 void app_retries(ui_app *app);   /* this system's manual retries, from the journal read */
+/* Entry id of the open system's store DLQ was resolved: gone from the list at once, the
+ * store's page read again, a second resolve refused (ctx.dlq_resolved). */
+void app_dlq_resolved(ui_app *app, const char *id);
 void app_diag_msg(ui_app *app, rd_diags *d, size_t from);   /* diagnostics from `from` on */
 void app_fleet_rows(ui_app *app);   /* before painting: the fleet view's rows */
 

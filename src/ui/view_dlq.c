@@ -599,12 +599,32 @@ static unsigned dlq_retry(ui_ctx *c, const rd_dlq_entry *d)
     return UI_CH_REDRAW;
 }
 
+/* true when this console resolved entry id of the open system already (app_dlq_resolved). */
+static bool dlq_was_resolved(const ui_ctx *c, const char *id)
+{
+    const char *sys = c->cfg && c->cfg->name ? c->cfg->name : "";
+    size_t n = strlen(sys);
+    for (size_t i = 0; i < c->n_dlq_resolved; i++) {
+        const char *k = c->dlq_resolved[i];
+        if (strncmp(k, sys, n) == 0 && k[n] == '\t' && strcmp(k + n + 1, id) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* The entry itself resolved through the core ([action resolve]: Tasker's DLQ update); the
- * dialog says when the profile has no such action. A broker's message is not the store's. */
+ * dialog says when the profile has no such action. A broker's message is not the store's.
+ * One this console resolved already is refused here: a store read before the resolve may
+ * still list it, and a second update would be sent and journaled again. */
 static unsigned dlq_resolve(ui_ctx *c, const rd_dlq_entry *d)
 {
     if (!d || !d->id || !d->source || strcmp(d->source, "postgresql") != 0) {
         ctx_msg(c, true, "only a store's DLQ entry resolves (a broker's message is not the store's)");
+        return UI_CH_REDRAW;
+    }
+    if (dlq_was_resolved(c, d->id)) {
+        ctx_msg(c, true, "DLQ entry %.80s was resolved already from this console (see the journal): not sent again",
+                d->id);
         return UI_CH_REDRAW;
     }
     sel_clear(&c->sel);
