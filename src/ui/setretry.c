@@ -121,6 +121,19 @@ static void on_selected(bool ok, const char *out, size_t len, const char *why, v
         ctx_msg(app_ctx(app), false, "%s: nothing matches %s: nothing to %s", action_name(s->kind), s->what,
                 action_name(s->kind));
         dialog_close(app);
+    } else if (s->send == 0) {   /* a set sends the eligible ones only: nothing to ask */
+        const rd_guard_counts *c = &app_dialog(app)->counts;
+        bool resolve = s->kind == RD_ACT_RESOLVE;
+        char held[96];
+        if (c->loops && !resolve)
+            snprintf(held, sizeof held, "held back (%zu ineligible, %zu loop retr%s)", c->ineligible, c->loops,
+                     c->loops == 1 ? "y" : "ies");
+        else
+            snprintf(held, sizeof held, "%s", resolve ? "not resolvable" : "ineligible");
+        ctx_msg(app_ctx(app), true, "%s: nothing to send: all %zu %s are %s (%s)%s%s", action_name(s->kind), c->total,
+                resolve ? "DLQ entries" : s->dlq ? "DLQ entries' executions" : "executions", held, s->what,
+                s->n_held ? "; e.g. " : "", s->n_held ? s->held[0] : "");
+        dialog_close(app);
     } else {
         app_dialog(app)->state = DLG_CONFIRM;
     }

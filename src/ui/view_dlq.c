@@ -403,15 +403,36 @@ static const char *dlq_empty(const ui_ctx *c)
 static void dlq_groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, dlq_st *s)
 {
     const rd_model *m = c->model;
+    /* the store's DLQ counted by the store (every entry, not the page loaded); the other
+     * sources' entries (a broker's peek) grouped here */
+    const rd_dlq_sgroups *sg = m->dlq_first > 0 ? m->dlq_sgroups : NULL;
     const rd_dlq_entry **rows = xcalloc(s->n_rows + 1, sizeof *rows);
-    for (size_t i = 0; i < s->n_rows; i++)
-        rows[i] = &m->dlq.items[s->rows[i]];
+    size_t n_local = 0, others = 0;
+    for (size_t i = 0; i < s->n_rows; i++) {
+        const rd_dlq_entry *d = &m->dlq.items[s->rows[i]];
+        if (sg && d->source && strcmp(d->source, "postgresql") == 0)
+            continue;
+        rows[n_local++] = d;
+        others += sg != NULL;
+    }
     free(s->groups);
-    s->n_groups = dlq_group(rows, s->n_rows, s->by, &s->groups);
+    s->n_groups = dlq_group_with(sg, rows, n_local, s->by, &s->groups);
     free(rows);
-    char *t = xasprintf("DLQ by %s  %zu group%s of the %zu entries loaded (enter: the entries of one%s)",
-                        dlq_by_name(s->by), s->n_groups, s->n_groups == 1 ? "" : "s", s->n_rows,
-                        m->dlq_first > 0 ? ", searched in the whole store" : "");
+    char *t;
+    if (sg) {
+        long in_store = 0;
+        for (size_t i = 0; i < sg->n; i++)
+            in_store += sg->items[i].by == s->by ? sg->items[i].count : 0;
+        char more[64] = "";
+        if (others)
+            snprintf(more, sizeof more, " and %zu peeked from the broker", others);
+        t = xasprintf("DLQ by %s  %zu group%s of the store's %ld%s entries%s%s (enter: the entries of one)",
+                      dlq_by_name(s->by), s->n_groups, s->n_groups == 1 ? "" : "s", in_store, sg->capped ? "+" : "",
+                      c->filter[VIEW_DLQ].text[0] ? " matching the search" : "", more);
+    } else
+        t = xasprintf("DLQ by %s  %zu group%s of the %zu entries loaded (enter: the entries of one%s)",
+                      dlq_by_name(s->by), s->n_groups, s->n_groups == 1 ? "" : "s", s->n_rows,
+                      m->dlq_first > 0 ? ", searched in the whole store" : "");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     free(t);
     ui_col cols[] = {
