@@ -263,6 +263,9 @@ SELECT e.id::text AS id,
        extract(epoch FROM e.updated) AS updated_at,
        CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
             THEN extract(epoch FROM e.updated) END AS finished_at,
+       -- when the attempt started (the later schema's started_at; read through the row's
+       -- JSON so a store without the column still answers: NULL, the chain says CREATED)
+       extract(epoch FROM (to_jsonb(e)->>'started_at')::timestamptz) AS started_at,
        left(e.config->>'retry_at', 64) AS retry_at,
        EXISTS (SELECT 1 FROM execution r
                 WHERE r.original_execution = COALESCE(e.original_execution, e.id)

@@ -263,6 +263,8 @@ SELECT t.workflow_step_transition_uuid::text AS id,
        NULL::text AS worker,
        extract(epoch FROM t.created_at AT TIME ZONE 'UTC') AS created_at,
        extract(epoch FROM t.updated_at AT TIME ZONE 'UTC') AS updated_at,
+       -- a transition starts its state when it is written
+       extract(epoch FROM t.created_at AT TIME ZONE 'UTC') AS started_at,
        t.sort_key::text AS sort_key
   FROM workflow_steps s
   JOIN workflow_step_transitions t ON t.workflow_step_uuid = s.workflow_step_uuid

@@ -47,6 +47,7 @@ typedef struct rd_execution {
     char *fingerprint;      /* normalised error (fingerprint.h) */
     char *worker;           /* worker id or name */
     double created_at, updated_at, finished_at;
+    double started_at;      /* when the attempt started, where the store records it; 0 unknown */
     double next_retry_min, next_retry_max;   /* ETA range, 0 = none */
     unsigned flags;         /* RD_EXEC_* */
 } rd_execution;

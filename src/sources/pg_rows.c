@@ -322,6 +322,7 @@ static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *i
     e->created_at = col_epoch(r, i, "created_at");
     e->updated_at = col_epoch(r, i, "updated_at");
     e->finished_at = col_epoch(r, i, "finished_at");
+    e->started_at = col_epoch(r, i, "started_at");
     e->attempt = e->max_attempts = -1;
     if (e->chain_root && (!*e->chain_root || strcmp(e->chain_root, e->id) == 0)) {
         free(e->chain_root);
