@@ -200,7 +200,7 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
     char t[160];
     int n = snprintf(t, sizeof t, "Workers  %zu shown of %zu  %zu unhealthy  sorted by health, then depth%s",
                      s->n_rows, c->model->workers.n, bad,
-                     s->broker ? "  (BROKER: its queue at the broker, OWN: as the worker reports)" : "");
+                     s->broker ? "  (depth: BROKER the broker's count, OWN the worker's)" : "");
     draw_clean(win, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     filter_title(c, win, r, n, &c->filter[VIEW_WORKERS]);
     ui_col cols[] = {

@@ -32,6 +32,7 @@ def row_of(text, name):
 
 def test_depth_from_broker_and_inactive_beats_draining(tmp_path):
     fx.reload("attune2")
+    fx.reload("rabbit")      # the worker queues' messages expire (x-message-ttl 5 min): again
     fx.touch()
     # worker 3 (worker.3.executions holds 60 at the broker) now reports an empty queue;
     # worker 7 (cordoned) was then deactivated: the store says inactive
@@ -48,7 +49,7 @@ def test_depth_from_broker_and_inactive_beats_draining(tmp_path):
         head = [l for l in s.splitlines() if l.startswith("NAME ")]
         assert len(head) == 1, s
         assert head[0].split()[:7] == ["NAME", "STATUS", "HEALTH", "REASON", "HB", "BROKER", "OWN"], s
-        assert "BROKER: its queue at the broker, OWN: as the worker reports" in s, s
+        assert "(depth: BROKER the broker's count, OWN the worker's)" in s, s
         w7 = row_of(s, fx.ATTUNE_WORKERS[7])
         assert w7[1] == "inactive", s
         # worker 4: the broker's 120 beside its own 120
