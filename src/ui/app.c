@@ -199,8 +199,12 @@ void app_dlq_resolved(ui_app *app, const char *id)
     rd_model *m = app_model(app);
     if (m)
         model_dlq_remove(m, "postgresql", id);   /* a resolve is the store's entry's only */
+}
+
+void app_dlq_reread(ui_app *app)
+{
     if (app_sources(app))
-        session_dlq_page(app_live(app), 0);      /* the store's page again, without it */
+        session_dlq_page(app_live(app), 0);      /* the store's page again, without them */
 }
 
 static void app_filter(ui_app *app)

@@ -65,9 +65,6 @@ struct ui_app {
 
 /* app.c */
 void app_retries(ui_app *app);   /* this system's manual retries, from the journal read */
-/* Entry id of the open system's store DLQ was resolved: gone from the list at once, the
- * store's page read again, a second resolve refused (ctx.dlq_resolved). */
-void app_dlq_resolved(ui_app *app, const char *id);
 void app_diag_msg(ui_app *app, rd_diags *d, size_t from);   /* diagnostics from `from` on */
 void app_fleet_rows(ui_app *app);   /* before painting: the fleet view's rows */
 

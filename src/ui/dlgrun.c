@@ -108,11 +108,16 @@ static void resolved_gone(ui_app *app, rd_batch *b)
 {
     if (batch_action(b) != RD_ACT_RESOLVE)
         return;
+    size_t n = 0;
     for (size_t i = 0; i < batch_count(b); i++) {
         const rd_result *r = batch_result(b, i);
-        if (r && r->code == RD_RES_OK)
+        if (r && r->code == RD_RES_OK) {
             app_dlq_resolved(app, r->id);
+            n++;
+        }
     }
+    if (n)
+        app_dlq_reread(app);
 }
 
 static void on_done(rd_batch *b, void *ud)

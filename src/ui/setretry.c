@@ -305,6 +305,8 @@ static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
     (void)item;
     s->finished = batchrun_finished(r);
     s->ok = batchrun_ok(r);
+    if (res->code == RD_RES_OK && s->kind == RD_ACT_RESOLVE)
+        app_dlq_resolved(s->app, res->id);   /* gone from the list at once */
     if (res->code != RD_RES_OK) {
         size_t k = s->n_fails++ % FAILS_MAX;
         free(s->fails[k]);
@@ -323,6 +325,8 @@ static void on_done(rd_batchrun *r, void *ud)
     snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s", action_name(s->kind), s->ok, s->todo,
              s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "");
     ctx_msg(app_ctx(s->app), s->ok != s->todo, "%s", msg);
+    if (s->kind == RD_ACT_RESOLVE && s->ok)
+        app_dlq_reread(s->app);
     dialog_after_action(s->app, msg, s->ok != s->todo);
 }
 
