@@ -4,8 +4,10 @@ loop reports 0 while its queue fills), the worker's own figure beside it, each n
 cordoned worker the store then made inactive reads inactive, not draining.
 
 Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it."""
+import json
 import os
 import re
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -14,6 +16,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "stack"))
 import stack_fixtures as fx  # noqa: E402
 import stacklib  # noqa: E402
 from lib.term import LiveTerm as Term  # noqa: E402
+
+BIN = os.environ.get("RD_BIN", os.path.join(ROOT, "build", "src", "cli", "redrive"))
 
 
 def admin(sql, *args):
@@ -55,6 +59,16 @@ def test_depth_from_broker_and_inactive_beats_draining(tmp_path):
         # worker 4: the broker's 120 beside its own 120
         assert re.search(r"\n%s .* 120 +120 " % fx.ATTUNE_WORKERS[4], s), s
         t.quit()
+        # snapshot --json says the same: the broker's depth beside the worker's own
+        p = subprocess.run([BIN, "--config",
+                            str(tmp_path / "config"), "--system", "attune2", "snapshot", "--view", "workers",
+                            "--json"], capture_output=True, timeout=60,
+                           env=dict(os.environ, REDRIVE_PROFILES=os.path.join(ROOT, "profiles")))
+        assert p.returncode == 0, p.stderr
+        w = {x["id"]: x for x in json.loads(p.stdout)["workers"]}
+        assert (w["3"]["broker_depth"], w["3"]["queue_depth"]) == (60, 0), w["3"]
+        assert (w["4"]["broker_depth"], w["4"]["queue_depth"]) == (120, 120), w["4"]
+        assert w["7"]["status"] == "inactive", w["7"]
     finally:
         t.close()
         fx.reload("attune2")
