@@ -263,6 +263,9 @@ SELECT e.id::text AS id,
        extract(epoch FROM e.updated) AS updated_at,
        CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
             THEN extract(epoch FROM e.updated) END AS finished_at,
+       -- when the attempt started (the later schema's started_at; read through the row's
+       -- JSON so a store without the column still answers: NULL, the chain says CREATED)
+       extract(epoch FROM (to_jsonb(e)->>'started_at')::timestamptz) AS started_at,
        left(e.config->>'retry_at', 64) AS retry_at,
        EXISTS (SELECT 1 FROM execution r
                 WHERE r.original_execution = COALESCE(e.original_execution, e.id)
@@ -315,7 +318,10 @@ SELECT e.id::text AS id,
 -- uses index: execution (status)
 SELECT w.id::text AS id,
        w.name,
-       CASE WHEN w.cordoned THEN 'draining' ELSE w.status::text END AS status,
+       -- a cordon reads `draining` only while the worker takes work: the store's inactive
+       -- or error beats it (the cordon stays in the tags)
+       CASE WHEN w.cordoned AND w.status::text IN ('active', 'busy') THEN 'draining'
+            ELSE w.status::text END AS status,
        w.capabilities->'health'->>'status' AS reported_health,
        concat_ws(' ', w.worker_type::text, w.worker_role::text,
                  CASE WHEN w.cordoned THEN 'cordoned: ' || COALESCE(w.cordon_reason, '') END) AS tags,

@@ -263,6 +263,8 @@ SELECT t.workflow_step_transition_uuid::text AS id,
        NULL::text AS worker,
        extract(epoch FROM t.created_at AT TIME ZONE 'UTC') AS created_at,
        extract(epoch FROM t.updated_at AT TIME ZONE 'UTC') AS updated_at,
+       -- a transition starts its state when it is written
+       extract(epoch FROM t.created_at AT TIME ZONE 'UTC') AS started_at,
        t.sort_key::text AS sort_key
   FROM workflow_steps s
   JOIN workflow_step_transitions t ON t.workflow_step_uuid = s.workflow_step_uuid
@@ -275,6 +277,34 @@ SELECT t.workflow_step_transition_uuid::text AS id,
 [query dlq_count optional]
 SELECT count(*) AS total
   FROM (SELECT 1 FROM tasks_dlq WHERE resolution_status = 'pending' LIMIT 1000001) d
+
+[query dlq_groups optional]
+-- $1 the text searched (NULL = all): the store's whole DLQ (its pending entries, as
+-- dlq_count counts them) by reason and by queue, read with each DLQ page: the view's
+-- group-by counts the store, never the page loaded. Bounded: 100,000 entries counted at
+-- most (capped: the counts are then lower bounds). Times as the dlq query's rows have them.
+WITH d AS (
+  SELECT d.dlq_reason::text AS reason, d.dlq_timestamp, d.updated_at
+    FROM tasks_dlq d
+   WHERE d.resolution_status = 'pending'
+     AND ($1::text IS NULL OR strpos(lower(d.dlq_entry_uuid::text || ' ' || d.task_uuid::text || ' '
+         || d.dlq_reason::text || ' ' || COALESCE(d.original_state, '') || ' '
+         || COALESCE(d.metadata::text, '')), lower($1)) > 0)
+   LIMIT 100001),
+c AS (SELECT count(*) > 100000 AS capped FROM d)
+SELECT 'reason' AS by, d.reason AS key, count(*) AS n,
+       extract(epoch FROM min(d.dlq_timestamp) AT TIME ZONE 'UTC') AS first_at,
+       extract(epoch FROM max(d.updated_at) AT TIME ZONE 'UTC') AS last_at,
+       (SELECT c.capped FROM c) AS capped
+  FROM d
+ GROUP BY d.reason
+UNION ALL
+SELECT 'queue', 'tasks_dlq', count(*),
+       extract(epoch FROM min(d.dlq_timestamp) AT TIME ZONE 'UTC'),
+       extract(epoch FROM max(d.updated_at) AT TIME ZONE 'UTC'),
+       (SELECT c.capped FROM c)
+  FROM d
+HAVING count(*) > 0
 
 [query dlq optional]
 -- $1 limit $2 after sort_key $3 after id (NULL = first page) $4 'oldest': oldest first (`G`),

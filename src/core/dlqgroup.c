@@ -45,6 +45,45 @@ size_t dlq_group(const rd_dlq_entry *const *rows, size_t n, rd_dlq_by by, rd_dlq
     return ng;
 }
 
+void dlq_sgroups_free(rd_dlq_sgroups *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n; i++)
+        free(g->items[i].key);
+    free(g->items);
+    free(g);
+}
+
+size_t dlq_group_with(const rd_dlq_sgroups *sg, const rd_dlq_entry *const *rows, size_t n, rd_dlq_by by,
+                      rd_dlq_group **out)
+{
+    rd_dlq_group *g = NULL;
+    size_t ng = dlq_group(rows, n, by, &g), cap = ng;
+    for (size_t i = 0; sg && by != DLQ_BY_NONE && i < sg->n; i++) {
+        const rd_dlq_sgroup *s = &sg->items[i];
+        if (s->by != by || s->count <= 0)
+            continue;
+        const char *k = s->key && *s->key ? s->key : "-";
+        size_t j = 0;
+        while (j < ng && strcmp(g[j].key, k) != 0)
+            j++;
+        if (j == ng) {
+            xgrow(&g, &cap, ng + 1, sizeof *g);
+            g[ng++] = (rd_dlq_group){k, 0, 0, 0};
+        }
+        g[j].count += (size_t)s->count;
+        if (s->first > 0 && (g[j].first <= 0 || s->first < g[j].first))
+            g[j].first = s->first;
+        if (s->last > g[j].last)
+            g[j].last = s->last;
+    }
+    if (ng)
+        qsort(g, ng, sizeof *g, by_count);
+    *out = g;
+    return ng;
+}
+
 const char *dlq_by_name(rd_dlq_by by)
 {
     return by == DLQ_BY_REASON ? "reason" : by == DLQ_BY_QUEUE ? "queue" : "none";

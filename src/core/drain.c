@@ -126,6 +126,32 @@ bool drain_queue_of(const char *queue, const rd_worker *w)
     return has_token(queue, w->id) || has_token(queue, w->name);
 }
 
+long drain_broker_depth(const rd_model *m, const rd_worker *w, const char **qname)
+{
+    long sum = -1;
+    if (qname)
+        *qname = NULL;
+    for (size_t i = 0; i < m->queues.n; i++) {
+        const rd_queue *q = &m->queues.items[i];
+        if (q->is_dlq || q->depth < 0 || !q->name || !drain_queue_of(q->name, w))
+            continue;
+        sum = (sum < 0 ? 0 : sum) + q->depth;
+        if (qname)
+            *qname = q->name;
+    }
+    return sum;
+}
+
+bool drain_has_broker(const rd_model *m)
+{
+    if (m->queues.n)
+        return true;
+    for (size_t i = 0; i < m->sources.n; i++)
+        if (strcmp(m->sources.items[i].name, "rabbitmq") == 0 || strcmp(m->sources.items[i].name, "sqs") == 0)
+            return true;
+    return false;
+}
+
 /* true when a token of tags a (free text or a JSON list) is a token of b. */
 static bool tags_share(const char *a, const char *b)
 {

@@ -63,6 +63,12 @@ double drain_expected_finish(const rd_execution *e, double timeout_s);
 /* true when the queue is w's own: its name holds w's id or name as a whole token
  * ("worker.7.executions" is worker 7's, not worker 17's). */
 bool drain_queue_of(const char *queue, const rd_worker *w);
+/* The depth of w's own queues as the broker counts them (the sum over the non-DLQ queues
+ * drain_queue_of matches); -1 when no known queue is w's. */
+long drain_broker_depth(const rd_model *m, const rd_worker *w, const char **qname);
+/* true when the system has a broker whose queues could be a worker's (a RabbitMQ or SQS
+ * source is configured, or queues are known). */
+bool drain_has_broker(const rd_model *m);
 /* true when a and b can run the same work: they share a tag token, or either has none. */
 bool drain_compatible(const rd_worker *a, const rd_worker *b);
 /* true when w takes work: not unhealthy, status active/busy/running/idle or unknown. */

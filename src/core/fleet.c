@@ -134,8 +134,9 @@ static void row_sources(rd_fleet_row *r, const rd_model *m, double now)
     }
 }
 
-/* One reason for the level: kept when there is room (the worst come first: row_level
- * judges the worst rules first). */
+/* One reason for the level, placed after every reason at least as bad and before the
+ * milder ones (worst first, in the order judged within a level); when the list is full
+ * the mildest one gives way. */
 static void reason(rd_fleet_row *r, rd_fleet_level *lvl, rd_fleet_level at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
@@ -143,11 +144,22 @@ static void reason(rd_fleet_row *r, rd_fleet_level *lvl, rd_fleet_level at, cons
 {
     if (at > *lvl)
         *lvl = at;
-    if (r->n_reasons >= FLEET_REASONS)
+    int at_i = 0;
+    while (at_i < r->n_reasons && r->reason_level[at_i] >= at)
+        at_i++;
+    if (at_i >= FLEET_REASONS)
         return;
+    int last = r->n_reasons < FLEET_REASONS ? r->n_reasons : FLEET_REASONS - 1;
+    for (int i = last; i > at_i; i--) {
+        memcpy(r->reasons[i], r->reasons[i - 1], FLEET_REASON_LEN);
+        r->reason_level[i] = r->reason_level[i - 1];
+    }
+    if (r->n_reasons < FLEET_REASONS)
+        r->n_reasons++;
+    r->reason_level[at_i] = at;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(r->reasons[r->n_reasons++], FLEET_REASON_LEN, fmt, ap);
+    vsnprintf(r->reasons[at_i], FLEET_REASON_LEN, fmt, ap);
     va_end(ap);
 }
 

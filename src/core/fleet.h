@@ -89,6 +89,7 @@ typedef struct rd_fleet_row {
     /* why the level: one short text per threshold crossed, worst first */
     char reasons[FLEET_REASONS][FLEET_REASON_LEN];
     int n_reasons;
+    rd_fleet_level reason_level[FLEET_REASONS];   /* each reason's own level */
 } rd_fleet_row;
 
 /* One system's row from its model at now, judged by cfg (NULL: the defaults); tr may be

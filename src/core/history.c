@@ -74,15 +74,40 @@ static float series_peak(const rd_history *h, int series)
     return peak;
 }
 
-/* The queue slot for a queue new to the history: a free one, else the lowest peak among
- * those not in keep (the queues being recorded now). */
-static int queue_claim(rd_history *h, const char *name, const bool *keep)
+int history_queues_deepest(const rd_history *h, double now, int *series)
+{
+    float depth[HIST_QUEUES], peak[HIST_QUEUES];
+    int n = 0;
+    for (int k = 0; h && k < HIST_QUEUES; k++) {
+        if (!h->qname[k][0])
+            continue;
+        float v;
+        depth[k] = history_last(h, HIST_FIXED + k, now, 6, &v) ? v : -1;   /* the last minute */
+        peak[k] = series_peak(h, HIST_FIXED + k);
+        int at = n++;
+        for (; at > 0; at--) {   /* insertion: deeper now, else higher peak, else slot */
+            int o = series[at - 1] - HIST_FIXED;
+            if (depth[o] > depth[k] || (depth[o] == depth[k] && peak[o] >= peak[k]))
+                break;
+            series[at] = series[at - 1];
+        }
+        series[at] = HIST_FIXED + k;
+    }
+    return n;
+}
+
+/* The queue slot for a queue new to the history at depth: a free one, else the lowest
+ * peak among those not in keep (the queues being recorded now) when depth passes that
+ * peak (a queue as shallow as the tracked ones does not push one out: ties would churn). */
+static int queue_claim(rd_history *h, const char *name, const bool *keep, double depth)
 {
     int best = -1;
     float best_peak = 0;
+    bool free_slot = false;
     for (int i = 0; i < HIST_QUEUES; i++) {
         if (!h->qname[i][0]) {
             best = i;
+            free_slot = true;
             break;
         }
         float p = series_peak(h, HIST_FIXED + i);
@@ -91,7 +116,7 @@ static int queue_claim(rd_history *h, const char *name, const bool *keep)
             best_peak = p;
         }
     }
-    if (best < 0)
+    if (best < 0 || (!free_slot && !(depth > best_peak)))
         return -1;
     snprintf(h->qname[best], HIST_QNAME, "%s", name);
     clear_series(h, HIST_FIXED + best);
@@ -134,7 +159,7 @@ static void add_queues(rd_history *h, int slot, const rd_hist_sample *s)
     }
     for (size_t k = 0; k < n; k++) {
         int q = history_queue(h, s->qnames[idx[k]]);
-        if (q < 0 && (q = queue_claim(h, s->qnames[idx[k]], keep)) >= 0)
+        if (q < 0 && (q = queue_claim(h, s->qnames[idx[k]], keep, s->qdepth[idx[k]])) >= 0)
             keep[q - HIST_FIXED] = true;
     }
     /* every tracked queue the sample names gets its depth, deepest or not */

@@ -45,10 +45,16 @@ typedef struct rd_hist_sample {
 void history_init(rd_history *h);
 /* Records s at time now (its step's slot; a later sample in the same step replaces the
  * earlier one; none at a time ≤ 0 or ≥ HIST_TIME_MAX). Queues: the deepest HIST_QUEUES of s are kept; a queue new to the history
- * takes a free name or the one whose last hour peaked lowest (its series starts empty). */
+ * takes a free name or the one whose last hour peaked lowest, when it is deeper than that
+ * peak (its series starts empty). */
 void history_add(rd_history *h, double now, const rd_hist_sample *s);
 /* The series' last n ≤ HIST_N steps ending at now's step, oldest first, gaps as NAN. */
 void history_series(const rd_history *h, int series, double now, float *out, int n);
+/* The queues to chart, deepest first: their series (HIST_FIXED + i) into series[0..
+ * HIST_QUEUES), ordered by the newest depth of the last minute (none: last), then the
+ * hour's peak, then slot; chosen again at every call, so the charts follow the depths as
+ * they change (a slot keeps the queue it first took). Returns how many. */
+int history_queues_deepest(const rd_history *h, double now, int *series);
 /* The queue series index of name (HIST_FIXED + i), or -1. */
 int history_queue(const rd_history *h, const char *name);
 /* The newest sample of a series within the last n steps; false when all are gaps. */

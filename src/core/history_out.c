@@ -88,12 +88,13 @@ char *history_to_text(const rd_history *h, double now, int width, bool ascii)
     put(&buf, &len, head);
     for (int i = 0; i < N_FIXED; i++)
         text_series(&buf, &len, h, FIXED[i].series, FIXED[i].label, now, width, ascii);
-    for (int k = 0; k < HIST_QUEUES; k++)
-        if (h->qname[k][0]) {
-            char label[HIST_QNAME + 8];
-            snprintf(label, sizeof label, "queue %s", h->qname[k]);
-            text_series(&buf, &len, h, HIST_FIXED + k, label, now, width, ascii);
-        }
+    int qs[HIST_QUEUES];
+    int nq = history_queues_deepest(h, now, qs);   /* deepest first */
+    for (int i = 0; i < nq; i++) {
+        char label[HIST_QNAME + 8];
+        snprintf(label, sizeof label, "queue %s", h->qname[qs[i] - HIST_FIXED]);
+        text_series(&buf, &len, h, qs[i], label, now, width, ascii);
+    }
     char *axis = xmalloc((size_t)width + 1);
     memset(axis, ' ', (size_t)width);
     axis[width] = '\0';

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlqgroup.h"
 #include "storegroups.h"
 #include "xalloc.h"
 
@@ -87,6 +88,7 @@ void model_free(rd_model *m)
     free(m->counts.items);
     free(m->sources.items);
     sgroups_free(m->sgroups);
+    dlq_sgroups_free(m->dlq_sgroups);
     free(m);
 }
 
@@ -282,6 +284,33 @@ void model_dlq_total(rd_model *m, const char *owner, long total)
     dlq_merge(m);
 }
 
+bool model_dlq_remove(rd_model *m, const char *owner, const char *id)
+{
+    for (size_t i = 0; id && i < m->dlq_parts.n; i++) {
+        rd_dlq_part *p = &m->dlq_parts.items[i];
+        if (strcmp(p->owner, owner) != 0)
+            continue;
+        for (size_t k = 0; k < p->n; k++) {
+            if (!p->items[k].id || strcmp(p->items[k].id, id) != 0)
+                continue;
+            rd_dlq_sgroups *sg = strcmp(owner, "postgresql") == 0 ? m->dlq_sgroups : NULL;
+            for (size_t g = 0; sg && g < sg->n; g++) {   /* the store's groups lose it too */
+                const char *want = sg->items[g].by == DLQ_BY_REASON ? p->items[k].reason : p->items[k].queue;
+                if (want && sg->items[g].key && strcmp(want, sg->items[g].key) == 0 && sg->items[g].count > 0)
+                    sg->items[g].count--;
+            }
+            dlq_entry_clear(&p->items[k]);
+            memmove(&p->items[k], &p->items[k + 1], (p->n - k - 1) * sizeof *p->items);
+            p->n--;
+            if (p->total > 0)
+                p->total--;
+            dlq_merge(m);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Removes part i (its entries and owner). */
 static void dlq_part_drop(rd_model *m, size_t i)
 {
@@ -344,6 +373,8 @@ void model_queues_reset(rd_model *m)
 void model_dlq_reset(rd_model *m)
 {
     dlq_parts_clear(m);
+    dlq_sgroups_free(m->dlq_sgroups);
+    m->dlq_sgroups = NULL;
     dlq_merge(m);
 }
 
@@ -407,6 +438,14 @@ void model_set_execs_window(rd_model *m, long searched, bool newer)
         return;
     m->execs_searched = searched;
     m->execs_newer = newer;
+    model_changed(m);
+}
+
+void model_set_dlq_sgroups(rd_model *m, struct rd_dlq_sgroups *g)
+{
+    if (g != m->dlq_sgroups)
+        dlq_sgroups_free(m->dlq_sgroups);
+    m->dlq_sgroups = g;
     model_changed(m);
 }
 

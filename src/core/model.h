@@ -47,6 +47,7 @@ typedef struct rd_execution {
     char *fingerprint;      /* normalised error (fingerprint.h) */
     char *worker;           /* worker id or name */
     double created_at, updated_at, finished_at;
+    double started_at;      /* when the attempt started, where the store records it; 0 unknown */
     double next_retry_min, next_retry_max;   /* ETA range, 0 = none */
     unsigned flags;         /* RD_EXEC_* */
 } rd_execution;
@@ -285,6 +286,9 @@ typedef struct rd_model {
      * computed them on demand; NULL: never asked or the source cannot */
     struct rd_sgroups *sgroups;
     bool sgroups_pending;           /* asked for, not answered yet */
+    /* the store's whole DLQ grouped by reason and by queue (dlqgroup.h), read with its DLQ
+     * page; NULL: not read or the profile cannot */
+    struct rd_dlq_sgroups *dlq_sgroups;
 } rd_model;
 
 rd_model *model_new(void);
@@ -317,6 +321,12 @@ void model_queues_reset(rd_model *m);    /* every source's queues dropped */
  * view (dlq, dlq_total, dlq_loaded) is rebuilt. `owner` is the source's name. */
 void model_dlq_set(rd_model *m, const char *owner, rd_dlq_entry *items, size_t n);
 void model_dlq_total(rd_model *m, const char *owner, long total);
+/* The store's DLQ groups (the model takes ownership; NULL: none known). */
+void model_set_dlq_sgroups(rd_model *m, struct rd_dlq_sgroups *g);
+/* Entry id of owner's part is gone from the store (resolved through the core): dropped from
+ * the list at once and the part's known total lowered by one, until the source's next read
+ * replaces both; false when the part has no such entry. */
+bool model_dlq_remove(rd_model *m, const char *owner, const char *id);
 void model_dlq_peek_off(rd_model *m, bool off);
 /* The store's DLQ page just read: its first entry's position, a page follows, the order. */
 void model_dlq_page(rd_model *m, long first, bool more, bool oldest);

@@ -51,6 +51,8 @@
 #define MF_FAILURE_RATE         "failure_rate"
 #define MF_FINGERPRINT          "fingerprint"
 #define MF_FINISHED_AT          "finished_at"
+#define MF_STARTED_AT           "started_at"
+#define MF_BROKER_DEPTH         "broker_depth"
 #define MF_FIRST_DEATH_AT       "first_death_at"
 #define MF_FIRST_SEEN           "first_seen"
 #define MF_FLAGGED              "flagged"

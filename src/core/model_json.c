@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drain.h"
 #include "groups.h"
 #include "history.h"
 #include "storegroups.h"
@@ -293,6 +294,25 @@ static void add_detail(cJSON *root, const rd_model *m)
 }
 
 /* Every *_json(item, now) builder, over one of the model's vectors. */
+/* Where a broker is configured, each worker's "broker_depth": the broker's count of its own
+ * queues (drain_broker_depth; null when the broker lists none of its), beside its own
+ * "queue_depth", as the console's Workers view shows them (BROKER, OWN). */
+static void add_broker_depths(cJSON *arr, const rd_model *m)
+{
+    if (!arr || !drain_has_broker(m))
+        return;
+    for (size_t i = 0; i < m->workers.n; i++) {
+        cJSON *o = cJSON_GetArrayItem(arr, (int)i);
+        long d = drain_broker_depth(m, &m->workers.items[i], NULL);
+        if (!o)
+            break;
+        if (d >= 0)
+            cJSON_AddNumberToObject(o, MF_BROKER_DEPTH, (double)d);
+        else
+            cJSON_AddNullToObject(o, MF_BROKER_DEPTH);
+    }
+}
+
 #define ADD_ARRAY(root, key, vec, fn)                                  \
     do {                                                               \
         cJSON *arr_ = cJSON_AddArrayToObject(root, key);               \
@@ -346,8 +366,10 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
     }
     if (v & VPART_DETAIL)
         add_detail(root, m);
-    if (v & VPART_WORKERS)
+    if (v & VPART_WORKERS) {
         ADD_ARRAY(root, MF_WORKERS, m->workers, worker_json);
+        add_broker_depths(cJSON_GetObjectItemCaseSensitive(root, MF_WORKERS), m);
+    }
     if (v & VPART_QUEUES)
         ADD_ARRAY(root, MF_QUEUES, m->queues, queue_json);
     if (v & VPART_DLQ) {

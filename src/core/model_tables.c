@@ -67,6 +67,7 @@ static const rd_field exec_fields[] = {
     F(rd_execution, created_at, MF_CREATED_AT, FK_TIME),
     F(rd_execution, updated_at, MF_UPDATED_AT, FK_TIME),
     F(rd_execution, finished_at, MF_FINISHED_AT, FK_TIME),
+    F(rd_execution, started_at, MF_STARTED_AT, FK_TIME),
     F(rd_execution, next_retry_min, MF_NEXT_RETRY_MIN, FK_TIME),
     F(rd_execution, next_retry_max, MF_NEXT_RETRY_MAX, FK_TIME),
     F(rd_execution, flags, MF_ORPHAN_SUSPECT, FK_FLAG, .size = RD_EXEC_ORPHAN),

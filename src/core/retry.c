@@ -50,6 +50,23 @@ rd_verdict retry_tasker(int attempts, int max_attempts, int retryable)
     return verdict(RD_ELIG_NO, false, "budget exhausted (%d/%d)", a, m);
 }
 
+rd_verdict retry_tasker_step(const char *state, int attempts, int max_attempts, int retryable)
+{
+    static const struct { const char *state, *why; } settled[] = {
+        {"complete", "complete"},
+        {"resolved_manually", "resolved manually"},
+        {"cancelled", "cancelled"},
+        {"in_progress", "in progress"},
+        {"enqueued", "enqueued: in flight"},
+        {"enqueued_for_orchestration", "in flight: enqueued for orchestration"},
+        {"enqueued_as_error_for_orchestration", "in flight: its error enqueued for orchestration"},
+    };
+    for (size_t k = 0; state && k < sizeof settled / sizeof *settled; k++)
+        if (strcmp(state, settled[k].state) == 0)
+            return verdict(RD_ELIG_NO, false, "%s", settled[k].why);
+    return retry_tasker(attempts, max_attempts, retryable);
+}
+
 void retry_tasker_eta(double last_attempted_at, int backoff_request_seconds, int attempts,
                       double *lo, double *hi)
 {

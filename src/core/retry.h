@@ -11,6 +11,10 @@
  * runs a step with attempts = 0), no retry after it; flagged either way as a config
  * warning. retryable == 0 && max > 1 → flagged. */
 rd_verdict retry_tasker(int attempts, int max_attempts, int retryable);
+/* A Tasker step in its state: a finished or in-flight step (complete, resolved_manually,
+ * cancelled, in_progress, enqueued*) is not retried whatever its budget, and the reason
+ * says what is true of it ("complete", "in progress"); other states: retry_tasker. */
+rd_verdict retry_tasker_step(const char *state, int attempts, int max_attempts, int retryable);
 /* next retry: last_attempted + backoff_request_seconds when set (>= 0), else
  * exponential default 2^attempts seconds capped at 300 (lo == hi). */
 void retry_tasker_eta(double last_attempted_at, int backoff_request_seconds, int attempts,

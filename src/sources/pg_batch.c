@@ -22,7 +22,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_DLQ] = "dlq", [Q_LOOKUP] = "execution", [Q_INDEXES] = "indexes",
     [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
     [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running", [Q_LISTEN] = "listen",
-    [Q_GROUPS] = "groups", [Q_DETAIL] = "execution_detail",
+    [Q_GROUPS] = "groups", [Q_DETAIL] = "execution_detail", [Q_DLQ_GROUPS] = "dlq_groups",
 };
 
 struct pg_batch {
@@ -351,6 +351,11 @@ static void build_main(pg_src *s, draft *b)
         const char *p[5] = { NULL };
         int np = pg_dlq_params(w.dlq_at, query(s, Q_DLQ), b->dlq_limit, p);
         add(b, query(s, Q_DLQ), Q_DLQ, np, p[0], p[1], p[2], p[3], p[4]);
+        /* the whole store's DLQ by reason and by queue, with each page read ($1: the
+         * text searched, when the SQL names it) */
+        const char *dg = query(s, Q_DLQ_GROUPS);
+        if (dg && b->n < MAX_Q)
+            add(b, dg, Q_DLQ_GROUPS, strstr(dg, "$1") ? 1 : 0, p[4], NULL, NULL, NULL, NULL);
     }
     /* the error groups: on demand only (the view opens, ^r), never on a poll */
     if (w.groups_window && query(s, Q_GROUPS) && b->n < MAX_Q) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/dlqgroup.h"
 #include "../core/xalloc.h"
 #include "pg_qkind.h"
 #include "pg_rows.h"
@@ -88,6 +89,31 @@ void pg_dlq_first(pg_dlq *d)
     stack_drop(d);
     cur_free(&d->after);
     cur_free(&d->next);
+}
+
+void pg_dlq_got_groups(rd_model *m, const PGresult *r)
+{
+    int n = PQntuples(r);
+    rd_dlq_sgroups *g = xcalloc(1, sizeof *g);
+    g->items = xcalloc((size_t)n + 1, sizeof *g->items);
+    for (int i = 0; i < n; i++) {
+        const char *by = pg_text(r, i, "by"), *key = pg_text(r, i, "key"), *cnt = pg_text(r, i, "n");
+        const char *capped = pg_text(r, i, "capped");
+        double c;
+        if (!by || !pg_parse_double(cnt, &c) || c < 0 || c > 1e12)
+            continue;
+        rd_dlq_by b = strcmp(by, "reason") == 0 ? DLQ_BY_REASON : strcmp(by, "queue") == 0 ? DLQ_BY_QUEUE : DLQ_BY_NONE;
+        if (b == DLQ_BY_NONE)
+            continue;
+        rd_dlq_sgroup *s = &g->items[g->n++];
+        s->by = b;
+        s->key = xstrdup(key && *key ? key : "-");
+        s->count = (long)c;
+        s->first = pg_parse_epoch(pg_text(r, i, "first_at"));
+        s->last = pg_parse_epoch(pg_text(r, i, "last_at"));
+        g->capped |= capped && (strcmp(capped, "t") == 0 || strcmp(capped, "true") == 0);
+    }
+    model_set_dlq_sgroups(m, g);
 }
 
 void pg_dlq_got(pg_dlq *d, rd_model *m, const PGresult *r)

@@ -23,5 +23,8 @@ void pg_dlq_first(pg_dlq *d);
 /* The parameters of [query dlq] for the page wanted (p: 5 slots, limit the page size + 1
  * as text); returns how many the profile's SQL takes (3, 4 or 5). */
 int pg_dlq_params(const pg_dlq *d, const char *sql, const char *limit, const char **p);
+/* [query dlq_groups] answered (r: columns by 'reason'|'queue', key, n, first_at, last_at,
+ * capped): the store's whole DLQ grouped, published to the model (model_set_dlq_sgroups). */
+void pg_dlq_got_groups(rd_model *m, const PGresult *r);
 /* A page read (DLQ_PAGE + 1 rows at most): published to the model with its position. */
 void pg_dlq_got(pg_dlq *d, rd_model *m, const PGresult *r);

@@ -216,20 +216,6 @@ static void sem_attune(const PGresult *r, int i, const pg_row_ctx *x, rd_executi
     }
 }
 
-/* Tasker states in which a step is finished or in flight: the budget formula does not
- * apply to them (only pending, error and waiting_for_retry steps can be retried). */
-static bool tasker_state_settled(const char *state)
-{
-    static const char *const settled[] = {
-        "complete", "resolved_manually", "cancelled", "in_progress", "enqueued",
-        "enqueued_for_orchestration", "enqueued_as_error_for_orchestration",
-    };
-    for (size_t k = 0; state && k < sizeof settled / sizeof *settled; k++)
-        if (strcmp(state, settled[k]) == 0)
-            return true;
-    return false;
-}
-
 static void sem_tasker(const PGresult *r, int i, const pg_row_ctx *x, rd_execution *e)
 {
     const char *a = pg_text(r, i, "attempts"), *m = pg_text(r, i, "max_attempts");
@@ -242,12 +228,9 @@ static void sem_tasker(const PGresult *r, int i, const pg_row_ctx *x, rd_executi
         unreadable(e, a && attempts < 0 ? "attempts" : "max_attempts");
         return;
     }
-    e->elig = retry_tasker((int)attempts, (int)max, retryable);
-    if (e->elig.verdict == RD_ELIG_YES && tasker_state_settled(e->status)) {
-        /* the budget allows it, but a done or in-flight step is not something to retry */
-        e->elig.verdict = RD_ELIG_NO;
-        snprintf(e->elig.why, sizeof e->elig.why, "step is %s", e->status);
-    }
+    /* a done or in-flight step is not something to retry, whatever its budget: the
+     * reason says what it is ("complete", "in progress") */
+    e->elig = retry_tasker_step(e->status, (int)attempts, (int)max, retryable);
     if (e->elig.verdict == RD_ELIG_YES && e->status &&
         (strcmp(e->status, "error") == 0 || strcmp(e->status, "waiting_for_retry") == 0)) {
         long backoff = col_long(r, i, "backoff_request_seconds", 0, 100L * 365 * 86400);
@@ -339,6 +322,7 @@ static bool exec_from_row(const PGresult *r, int i, const pg_row_ctx *x, void *i
     e->created_at = col_epoch(r, i, "created_at");
     e->updated_at = col_epoch(r, i, "updated_at");
     e->finished_at = col_epoch(r, i, "finished_at");
+    e->started_at = col_epoch(r, i, "started_at");
     e->attempt = e->max_attempts = -1;
     if (e->chain_root && (!*e->chain_root || strcmp(e->chain_root, e->id) == 0)) {
         free(e->chain_root);

@@ -247,7 +247,7 @@ void pg_view_again(pg_view *v, qkind k)
     else if (k == Q_CHAIN) again_str(&v->want_chain, &v->chain_inflight);
     else if (k == Q_LOOKUP) again_str(&v->want_jump, &v->jump_inflight);
     else if (k == Q_DETAIL) again_str(&v->want_detail, &v->detail_inflight);
-    else if (k == Q_DLQ) v->want_dlq = true;
+    else if (k == Q_DLQ || k == Q_DLQ_GROUPS) v->want_dlq = true;   /* the groups come with a page */
     else if (k == Q_GROUPS) v->want_groups = !(v->groups_inflight = false);
     else if (k != Q_SEARCH_PATH && k != Q_VARIANT && k != Q_EXTENSIONS)
         v->want_main = true;

@@ -429,6 +429,7 @@ static void exec_from_rec(const rs_fetch_env *env, rd_execution *e, const char *
     e->error = xstrdup(ok ? rec->error : rec->why);
     e->fingerprint = e->error ? fingerprint_dup(e->error) : NULL;
     e->created_at = rec->dispatched_at;
+    e->started_at = rec->dispatched_at;   /* an attempt starts when it is dispatched */
     e->finished_at = rec->resolved_at;
     e->updated_at = rec->resolved_at > 0 ? rec->resolved_at : rec->dispatched_at;
     e->flags = ok ? 0 : RD_EXEC_MALFORMED;

@@ -187,6 +187,26 @@ void app_journal_reload(ui_app *app)
     app_read_journal(app);
 }
 
+void app_dlq_resolved(ui_app *app, const char *id)
+{
+    const char *sys = app->ctx.cfg && app->ctx.cfg->name ? app->ctx.cfg->name : "";
+    if (!id)
+        return;
+    xgrow(&app->dlq_resolved, &app->cap_dlq_resolved, app->n_dlq_resolved + 1, sizeof *app->dlq_resolved);
+    app->dlq_resolved[app->n_dlq_resolved++] = xasprintf("%s\t%s", sys, id);
+    app->ctx.dlq_resolved = (const char *const *)app->dlq_resolved;
+    app->ctx.n_dlq_resolved = app->n_dlq_resolved;
+    rd_model *m = app_model(app);
+    if (m)
+        model_dlq_remove(m, "postgresql", id);   /* a resolve is the store's entry's only */
+}
+
+void app_dlq_reread(ui_app *app)
+{
+    if (app_sources(app))
+        session_dlq_page(app_live(app), 0);      /* the store's page again, without them */
+}
+
 static void app_filter(ui_app *app)
 {
     rd_session *live = binding_live(app->bind);
@@ -472,6 +492,9 @@ static void app_free(ui_app *app)
     free(app->clip);
     journal_entries_free(app->journal, app->n_journal);
     free(app->retries);
+    for (size_t i = 0; i < app->n_dlq_resolved; i++)
+        free(app->dlq_resolved[i]);
+    free(app->dlq_resolved);
     theme_free(app->theme);
     keymap_free(app->km);
     binding_free(app->bind);

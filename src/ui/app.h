@@ -33,6 +33,11 @@ void app_back(ui_app *app);
 void app_effects(ui_app *app);
 void app_command(ui_app *app, const char *line);
 void app_journal_reload(ui_app *app);   /* the journal tail and this system's manual retries */
+/* Entry id of the open system's store DLQ was resolved: gone from the list at once and a
+ * second resolve refused (ctx.dlq_resolved); app_dlq_reread then reads the store's page
+ * again (once for a whole batch). */
+void app_dlq_resolved(ui_app *app, const char *id);
+void app_dlq_reread(ui_app *app);
 void app_load_theme(ui_app *app, const char *name);
 void app_load_keymap(ui_app *app, const char *name);
 

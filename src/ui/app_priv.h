@@ -53,6 +53,10 @@ struct ui_app {
     rd_retry_record *retries;  /* borrowed strings from journal, this system's only */
     size_t n_retries;
     char journal_err[256];
+    /* the store's DLQ entries resolved through the core by this console ("system\tid"):
+     * a second resolve of one is refused here, never sent (ctx.dlq_resolved) */
+    char **dlq_resolved;
+    size_t n_dlq_resolved, cap_dlq_resolved;
     bool headless;
     bool model_only;           /* the model comes from REDRIVE_HEADLESS_MODEL: no sources */
     double fixed_now;          /* REDRIVE_NOW (tests), 0 = real clock */

@@ -103,10 +103,28 @@ void dialog_after_action(ui_app *app, const char *what, bool failed)
         session_request_chain(app_live(app), app_model(app)->chain_id);
 }
 
+/* The store's DLQ entries the batch resolved leave the list at once. */
+static void resolved_gone(ui_app *app, rd_batch *b)
+{
+    if (batch_action(b) != RD_ACT_RESOLVE)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < batch_count(b); i++) {
+        const rd_result *r = batch_result(b, i);
+        if (r && r->code == RD_RES_OK) {
+            app_dlq_resolved(app, r->id);
+            n++;
+        }
+    }
+    if (n)
+        app_dlq_reread(app);
+}
+
 static void on_done(rd_batch *b, void *ud)
 {
     ui_app *app = ud;
     ui_dialog *d = &app->dlg;
+    resolved_gone(app, b);
     char msg[160];
     snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded", action_name(batch_action(b)), batch_succeeded(b),
              batch_count(b));
@@ -124,6 +142,7 @@ static void on_resend_done(rd_batch *b, void *ud)
 {
     ui_app *app = ud;
     const rd_result *r = batch_result(b, 0);
+    resolved_gone(app, b);
     ctx_msg(&app->ctx, r->code != RD_RES_OK, "re-sent %s of %s (key %.8s): %s%s", action_name(r->action), r->id,
             r->idem_key, result_code_name(r->code), r->replayed ? " (the core answered from its idempotency cache)" : "");
     char what[160];

@@ -121,6 +121,19 @@ static void on_selected(bool ok, const char *out, size_t len, const char *why, v
         ctx_msg(app_ctx(app), false, "%s: nothing matches %s: nothing to %s", action_name(s->kind), s->what,
                 action_name(s->kind));
         dialog_close(app);
+    } else if (s->send == 0) {   /* a set sends the eligible ones only: nothing to ask */
+        const rd_guard_counts *c = &app_dialog(app)->counts;
+        bool resolve = s->kind == RD_ACT_RESOLVE;
+        char held[96];
+        if (c->loops && !resolve)
+            snprintf(held, sizeof held, "held back (%zu ineligible, %zu loop retr%s)", c->ineligible, c->loops,
+                     c->loops == 1 ? "y" : "ies");
+        else
+            snprintf(held, sizeof held, "%s", resolve ? "not resolvable" : "ineligible");
+        ctx_msg(app_ctx(app), true, "%s: nothing to send: all %zu %s are %s (%s)%s%s", action_name(s->kind), c->total,
+                resolve ? "DLQ entries" : s->dlq ? "DLQ entries' executions" : "executions", held, s->what,
+                s->n_held ? "; e.g. " : "", s->n_held ? s->held[0] : "");
+        dialog_close(app);
     } else {
         app_dialog(app)->state = DLG_CONFIRM;
     }
@@ -292,6 +305,8 @@ static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
     (void)item;
     s->finished = batchrun_finished(r);
     s->ok = batchrun_ok(r);
+    if (res->code == RD_RES_OK && s->kind == RD_ACT_RESOLVE)
+        app_dlq_resolved(s->app, res->id);   /* gone from the list at once */
     if (res->code != RD_RES_OK) {
         size_t k = s->n_fails++ % FAILS_MAX;
         free(s->fails[k]);
@@ -310,6 +325,8 @@ static void on_done(rd_batchrun *r, void *ud)
     snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s", action_name(s->kind), s->ok, s->todo,
              s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "");
     ctx_msg(app_ctx(s->app), s->ok != s->todo, "%s", msg);
+    if (s->kind == RD_ACT_RESOLVE && s->ok)
+        app_dlq_reread(s->app);
     dialog_after_action(s->app, msg, s->ok != s->todo);
 }
 

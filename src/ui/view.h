@@ -117,6 +117,9 @@ typedef struct ui_ctx {
     const rd_retry_record *retries;  /* this system's accepted manual retries (the journal) */
     size_t n_retries;
     const char *journal_error;     /* NULL when read fine */
+    /* the store's DLQ entries this console resolved ("system\tid", app_dlq_resolved) */
+    const char *const *dlq_resolved;
+    size_t n_dlq_resolved;
     const rd_diags *diags;         /* config/theme/keymap problems, for the overview */
     const rd_fleet_row *fleet;     /* every system, worst first; NULL: one system only */
     const rd_history *const *fleet_hist;   /* each fleet row's last hour (entries may be NULL) */

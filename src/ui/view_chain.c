@@ -1,4 +1,5 @@
 /* Retry chain: every attempt in order, the time between attempts, the verdict and why. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +44,45 @@ static void chain_open(ui_view *v, ui_ctx *c, const char *arg)
     }
 }
 
+/* When the attempt started: where the store records it, else its creation. */
+static double attempt_start(const rd_execution *e)
+{
+    return e->started_at > 0 ? e->started_at : e->created_at;
+}
+
+/* true when the store records when attempts start (a chain row says so). */
+static bool chain_has_start(const rd_model *m)
+{
+    for (size_t i = 0; i < m->chain.n; i++)
+        if (m->chain.items[i].started_at > 0)
+            return true;
+    return false;
+}
+
+/* The wait between the previous attempt's end (else its start) and this one's start,
+ * exact: tenths under a minute when not whole, then minutes and seconds, hours and
+ * minutes ("+3s", "+0.5s", "+1m30s"). */
 static void gap_text(const rd_execution *prev, const rd_execution *e, char *out, size_t cap)
 {
-    double from = prev ? (prev->finished_at > 0 ? prev->finished_at : prev->created_at) : 0;
-    if (!prev || from <= 0 || e->created_at <= 0) {
+    double from = prev ? (prev->finished_at > 0 ? prev->finished_at : attempt_start(prev)) : 0;
+    double to = attempt_start(e);
+    if (!prev || from <= 0 || to <= 0) {
         snprintf(out, cap, "-");
         return;
     }
-    double d = e->created_at - from;
-    char a[16];
-    format_age(d < 0 ? -d : d, a, sizeof a);
-    snprintf(out, cap, "%s%s", d < 0 ? "-" : "+", a);
+    double d = to - from, a = fabs(d);
+    const char *sign = d < 0 ? "-" : "+";
+    long s = (long)(a + 0.5);
+    if (a < 60 && fabs(a - (double)s) >= 0.05)
+        snprintf(out, cap, "%s%.1fs", sign, a);
+    else if (s < 60)
+        snprintf(out, cap, "%s%lds", sign, s);
+    else if (s < 3600)
+        snprintf(out, cap, "%s%ldm%02lds", sign, s / 60, s % 60);
+    else if (s < 86400)
+        snprintf(out, cap, "%s%ldh%02ldm", sign, s / 3600, s / 60 % 60);
+    else
+        snprintf(out, cap, "%s%ldd%02ldh", sign, s / 86400, s / 3600 % 24);
 }
 
 static void chain_header(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
@@ -95,12 +124,14 @@ static void chain_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, int
 {
     if (h < 2)
         return;
-    char t1[32], t2[32], t3[32];
+    char t1[32], t2[32], t3[32], t4[32] = "";
     ctx_time(c, e->created_at, t1, sizeof t1);
     ctx_time(c, e->updated_at, t2, sizeof t2);
     ctx_time(c, e->finished_at, t3, sizeof t3);
-    char *l = xasprintf("attempt %d  %s  created %s  updated %s  finished %s  worker %s", e->attempt,
-                        e->id ? e->id : "-", t1, t2, t3, e->worker ? e->worker : "-");
+    if (e->started_at > 0)
+        ctx_time(c, e->started_at, t4, sizeof t4);
+    char *l = xasprintf("attempt %d  %s  created %s%s%s  updated %s  finished %s  worker %s", e->attempt,
+                        e->id ? e->id : "-", t1, t4[0] ? "  started " : "", t4, t2, t3, e->worker ? e->worker : "-");
     draw_raw(w, y, r.x, r.w, l, theme_attr(c->theme, TS_HEADER), c->san);
     free(l);
     int loop = ctx_loop(c, e);
@@ -129,10 +160,15 @@ static void chain_row(ui_ctx *c, const ui_table_row *row)
     char num[16], gap[32], started[32];
     snprintf(num, sizeof num, "%d", e->attempt);
     gap_text(idx ? &m->chain.items[idx - 1] : NULL, e, gap, sizeof gap);
-    if (row->cols[5].w >= 19)
-        ctx_time(c, e->created_at, started, sizeof started);
+    /* STARTED: when the attempt started where the store records it ("-": not started
+     * yet); CREATED (the header says which) when the store records no start */
+    double at = chain_has_start(m) ? e->started_at : e->created_at;
+    if (at <= 0)
+        snprintf(started, sizeof started, "-");
+    else if (row->cols[5].w >= 19)
+        ctx_time(c, at, started, sizeof started);
     else
-        ctx_age(c, e->created_at, started, sizeof started);
+        ctx_age(c, at, started, sizeof started);
     const char *text[] = {num, e->id ? e->id : "-", NULL, NULL, e->worker ? e->worker : "-", started, gap,
                           e->error ? e->error : ""};
     row_cells(c, row, text, base);
@@ -171,7 +207,7 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {.title = "STATUS", .min = 9, .want = 10},
         {.title = "REASON", .min = 10, .want = 18, .weight = 1, .drop = 2},
         {.title = "WORKER", .min = 8, .want = 12, .weight = 1, .drop = 3, .mid = true},
-        {.title = "STARTED", .min = 8, .want = 19},
+        {.title = chain_has_start(c->model) ? "STARTED" : "CREATED", .min = 8, .want = 19},
         {.title = "GAP", .min = 6, .want = 7, .right = true},
         {.title = "ERROR", .min = 12, .want = 20, .weight = 4},
     };

@@ -403,15 +403,36 @@ static const char *dlq_empty(const ui_ctx *c)
 static void dlq_groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, dlq_st *s)
 {
     const rd_model *m = c->model;
+    /* the store's DLQ counted by the store (every entry, not the page loaded); the other
+     * sources' entries (a broker's peek) grouped here */
+    const rd_dlq_sgroups *sg = m->dlq_first > 0 ? m->dlq_sgroups : NULL;
     const rd_dlq_entry **rows = xcalloc(s->n_rows + 1, sizeof *rows);
-    for (size_t i = 0; i < s->n_rows; i++)
-        rows[i] = &m->dlq.items[s->rows[i]];
+    size_t n_local = 0, others = 0;
+    for (size_t i = 0; i < s->n_rows; i++) {
+        const rd_dlq_entry *d = &m->dlq.items[s->rows[i]];
+        if (sg && d->source && strcmp(d->source, "postgresql") == 0)
+            continue;
+        rows[n_local++] = d;
+        others += sg != NULL;
+    }
     free(s->groups);
-    s->n_groups = dlq_group(rows, s->n_rows, s->by, &s->groups);
+    s->n_groups = dlq_group_with(sg, rows, n_local, s->by, &s->groups);
     free(rows);
-    char *t = xasprintf("DLQ by %s  %zu group%s of the %zu entries loaded (enter: the entries of one%s)",
-                        dlq_by_name(s->by), s->n_groups, s->n_groups == 1 ? "" : "s", s->n_rows,
-                        m->dlq_first > 0 ? ", searched in the whole store" : "");
+    char *t;
+    if (sg) {
+        long in_store = 0;
+        for (size_t i = 0; i < sg->n; i++)
+            in_store += sg->items[i].by == s->by ? sg->items[i].count : 0;
+        char more[64] = "";
+        if (others)
+            snprintf(more, sizeof more, " and %zu peeked from the broker", others);
+        t = xasprintf("DLQ by %s  %zu group%s of the store's %ld%s entries%s%s (enter: the entries of one)",
+                      dlq_by_name(s->by), s->n_groups, s->n_groups == 1 ? "" : "s", in_store, sg->capped ? "+" : "",
+                      c->filter[VIEW_DLQ].text[0] ? " matching the search" : "", more);
+    } else
+        t = xasprintf("DLQ by %s  %zu group%s of the %zu entries loaded (enter: the entries of one%s)",
+                      dlq_by_name(s->by), s->n_groups, s->n_groups == 1 ? "" : "s", s->n_rows,
+                      m->dlq_first > 0 ? ", searched in the whole store" : "");
     draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     free(t);
     ui_col cols[] = {
@@ -599,12 +620,32 @@ static unsigned dlq_retry(ui_ctx *c, const rd_dlq_entry *d)
     return UI_CH_REDRAW;
 }
 
+/* true when this console resolved entry id of the open system already (app_dlq_resolved). */
+static bool dlq_was_resolved(const ui_ctx *c, const char *id)
+{
+    const char *sys = c->cfg && c->cfg->name ? c->cfg->name : "";
+    size_t n = strlen(sys);
+    for (size_t i = 0; i < c->n_dlq_resolved; i++) {
+        const char *k = c->dlq_resolved[i];
+        if (strncmp(k, sys, n) == 0 && k[n] == '\t' && strcmp(k + n + 1, id) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* The entry itself resolved through the core ([action resolve]: Tasker's DLQ update); the
- * dialog says when the profile has no such action. A broker's message is not the store's. */
+ * dialog says when the profile has no such action. A broker's message is not the store's.
+ * One this console resolved already is refused here: a store read before the resolve may
+ * still list it, and a second update would be sent and journaled again. */
 static unsigned dlq_resolve(ui_ctx *c, const rd_dlq_entry *d)
 {
     if (!d || !d->id || !d->source || strcmp(d->source, "postgresql") != 0) {
         ctx_msg(c, true, "only a store's DLQ entry resolves (a broker's message is not the store's)");
+        return UI_CH_REDRAW;
+    }
+    if (dlq_was_resolved(c, d->id)) {
+        ctx_msg(c, true, "DLQ entry %.80s was resolved already from this console (see the journal): not sent again",
+                d->id);
         return UI_CH_REDRAW;
     }
     sel_clear(&c->sel);

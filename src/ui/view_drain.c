@@ -58,15 +58,7 @@ static void drain_open(ui_view *v, ui_ctx *c, const char *arg)
 /* The worker's queue depth: the broker's count of its own queues, else its own metric. */
 static long drain_depth(const ui_ctx *c, const rd_worker *w, const char **qname)
 {
-    *qname = NULL;
-    long sum = -1;
-    for (size_t i = 0; i < c->model->queues.n; i++) {
-        const rd_queue *q = &c->model->queues.items[i];
-        if (q->is_dlq || q->depth < 0 || !q->name || !drain_queue_of(q->name, w))
-            continue;
-        sum = (sum < 0 ? 0 : sum) + q->depth;
-        *qname = q->name;
-    }
+    long sum = drain_broker_depth(c->model, w, qname);
     return sum >= 0 ? sum : w->queue_depth;
 }
 

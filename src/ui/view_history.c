@@ -26,15 +26,14 @@ static const struct { const char *label; int series; bool rate; int slot; } fixe
 };
 enum { N_FIXED = sizeof fixed / sizeof *fixed };
 
-/* The charts: the fixed ones, then each queue the history names. */
+/* The charts: the fixed ones, then each queue the history names, deepest first. */
 static int charts(const ui_ctx *c, int *series)
 {
     int n = 0;
     for (int i = 0; i < N_FIXED; i++)
         series[n++] = fixed[i].series;
-    for (int k = 0; c->hist && k < HIST_QUEUES; k++)
-        if (c->hist->qname[k][0])
-            series[n++] = HIST_FIXED + k;
+    if (c->hist)   /* the deepest queues first, chosen again as their depths change */
+        n += history_queues_deepest(c->hist, c->now, series + n);
     return n;
 }
 

@@ -1,4 +1,7 @@
-/* Workers: sorted by health then depth; reported vs computed health when they disagree. */
+/* Workers: sorted by health then depth; reported vs computed health when they disagree.
+ * DEPTH is the broker's count of the worker's own queue where a broker is configured (the
+ * worker's own figure beside it as OWN: a worker stuck in an error loop reports 0 while
+ * its queue fills), else the worker's own figure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,9 @@ typedef struct workers_st {
      * filter reuses them (the sort runs once per change, not twice per key) */
     const rd_model *model;
     uint64_t gen;
+    long *depth;            /* per model worker: the broker's depth of its queues, -1 none */
+    size_t depth_cap;
+    bool broker;            /* the system has a broker: BROKER and OWN columns */
     char filter[sizeof ((ui_filter *)0)->text];
     bool built;
 } workers_st;
@@ -41,12 +47,20 @@ static int health_rank(rd_health h)
     }
 }
 
-static int worker_cmp(const rd_worker *a, const rd_worker *b)
+/* The depth the view sorts by: the broker's where it knows the worker's queue. */
+static long sort_depth(const workers_st *s, size_t i, const rd_worker *w)
 {
+    return s->depth[i] >= 0 ? s->depth[i] : w->queue_depth;
+}
+
+static int worker_cmp(const workers_st *s, size_t ia, size_t ib, const rd_model *m)
+{
+    const rd_worker *a = &m->workers.items[ia], *b = &m->workers.items[ib];
     int d = health_rank(a->health) - health_rank(b->health);
     if (d)
         return d;
-    return (a->queue_depth < b->queue_depth) - (a->queue_depth > b->queue_depth);
+    long da = sort_depth(s, ia, a), db = sort_depth(s, ib, b);
+    return (da < db) - (da > db);
 }
 
 static bool worker_visible(const rd_worker *w, const char *text)
@@ -65,12 +79,16 @@ static void workers_rows(workers_st *s, const ui_ctx *c)
     s->gen = m->generation;
     snprintf(s->filter, sizeof s->filter, "%s", c->filter[VIEW_WORKERS].text);
     xgrow(&s->rows, &s->cap, m->workers.n + 1, sizeof *s->rows);
+    xgrow(&s->depth, &s->depth_cap, m->workers.n + 1, sizeof *s->depth);
+    s->broker = drain_has_broker(m);
+    for (size_t i = 0; i < m->workers.n; i++)
+        s->depth[i] = drain_broker_depth(m, &m->workers.items[i], NULL);
     s->n_rows = 0;
     for (size_t i = 0; i < m->workers.n; i++) {
         if (!worker_visible(&m->workers.items[i], c->filter[VIEW_WORKERS].text))
             continue;
         size_t j = s->n_rows++;
-        while (j > 0 && worker_cmp(&m->workers.items[s->rows[j - 1]], &m->workers.items[i]) > 0) {
+        while (j > 0 && worker_cmp(s, s->rows[j - 1], i, m) > 0) {
             s->rows[j] = s->rows[j - 1];
             j--;
         }
@@ -90,10 +108,11 @@ static bool health_disagrees(const rd_worker *w)
            strcasecmp(w->reported_health, health_name(w->health)) != 0;
 }
 
-static void worker_cells(const rd_worker *w, ui_ctx *c, char cells[][64])
+static void worker_cells(const rd_worker *w, long broker, ui_ctx *c, char cells[][64])
 {
     ctx_age(c, w->heartbeat_at, cells[0], 64);
     fmt_long(w->queue_depth, cells[1], 64);
+    fmt_long(broker, cells[6], 64);
     if (w->in_flight >= 0 && w->capacity >= 0)
         snprintf(cells[2], 64, "%d/%d", w->in_flight, w->capacity);
     else if (w->in_flight >= 0)
@@ -108,9 +127,19 @@ static void worker_cells(const rd_worker *w, ui_ctx *c, char cells[][64])
     snprintf(cells[5], 64, "%s%s", health_disagrees(w) ? "!" : "", health_name(w->health));
 }
 
-static void workers_detail(const rd_worker *w, ui_ctx *c, WINDOW *win, int y, ui_rect r)
+static void workers_detail(const rd_worker *w, long broker, ui_ctx *c, WINDOW *win, int y, ui_rect r)
 {
     char *t;
+    const char *qname = NULL;
+    if (broker >= 0 && broker != w->queue_depth && drain_broker_depth(c->model, w, &qname) >= 0 && qname) {
+        char own[24];
+        fmt_long(w->queue_depth, own, sizeof own);
+        t = xasprintf("%s: the broker holds %ld in %s%s; the worker reports %s", w->name ? w->name : w->id,
+                      broker, qname, broker > 0 && w->queue_depth <= 0 ? " (not consumed?)" : "", own);
+        draw_raw(win, y, r.x, r.w, t, theme_attr(c->theme, TS_WARNING), c->san);
+        free(t);
+        return;
+    }
     if (health_disagrees(w))
         t = xasprintf("%s reports '%s' but is %s: %s", w->name ? w->name : w->id, w->reported_health,
                       health_name(w->health), w->health_reason);
@@ -144,12 +173,16 @@ static void worker_row(ui_ctx *c, const ui_table_row *row)
     const rd_worker *w = &c->model->workers.items[s->rows[row->idx]];
     bool cur = row->cur;
     int base = row_base(c, row);
-    char cells[6][64];
-    worker_cells(w, c, cells);
+    char cells[7][64];
+    long broker = s->depth[s->rows[row->idx]];
+    worker_cells(w, broker, c, cells);
     char *reason = health_disagrees(w) ? xasprintf("%s (reports %s)", w->health_reason, w->reported_health)
                                        : xstrdup(w->health_reason);
+    /* with a broker: DEPTH is the broker's (BROKER), the worker's own figure beside it (OWN) */
     const char *text[] = {w->name ? w->name : w->id, w->status ? w->status : "-", NULL, NULL, cells[0],
-                          cells[1], cells[2], cells[3], cells[4], w->tags ? w->tags : ""};
+                          s->broker ? cells[6] : cells[1], s->broker ? cells[1] : cells[2],
+                          s->broker ? cells[2] : cells[3], s->broker ? cells[3] : cells[4],
+                          s->broker ? cells[4] : w->tags ? w->tags : "", w->tags ? w->tags : ""};
     row_cells(c, row, text, base);
     row_cell(c, row, 2, cells[5], cur ? base : theme_attr(c->theme, (ui_slot)slot_for_health(w->health)));
     row_cell(c, row, 3, reason,
@@ -165,8 +198,9 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
     for (size_t i = 0; i < c->model->workers.n; i++)
         bad += c->model->workers.items[i].health == RD_HEALTH_UNHEALTHY;
     char t[160];
-    int n = snprintf(t, sizeof t, "Workers  %zu shown of %zu  %zu unhealthy  sorted by health, then depth",
-                     s->n_rows, c->model->workers.n, bad);
+    int n = snprintf(t, sizeof t, "Workers  %zu shown of %zu  %zu unhealthy  sorted by health, then depth%s",
+                     s->n_rows, c->model->workers.n, bad,
+                     s->broker ? "  (depth: BROKER the broker's count, OWN the worker's)" : "");
     draw_clean(win, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
     filter_title(c, win, r, n, &c->filter[VIEW_WORKERS]);
     ui_col cols[] = {
@@ -181,12 +215,21 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
         {.title = "CF", .min = 3, .want = 4, .drop = 3, .right = true},
         {.title = "TAGS", .min = 8, .want = 16, .weight = 1, .drop = 4},
     };
+    ui_col bcols[] = {
+        cols[0], cols[1], cols[2], cols[3], cols[4],
+        {.title = "BROKER", .min = 6, .want = 6, .right = true},
+        {.title = "OWN", .min = 4, .want = 5, .drop = 2, .right = true},
+        cols[6], cols[7], cols[8], cols[9],
+    };
+    ui_col *use = s->broker ? bcols : cols;
+    int n_use = s->broker ? (int)(sizeof bcols / sizeof *bcols) : (int)(sizeof cols / sizeof *cols);
     view_table(v, c, win, r, &(ui_table){   /* re-sorted by health: the worker is followed */
-        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 3,
+        .cols = use, .n_cols = n_use, .y = r.y + 1, .rows = r.h - 3,
         .n = (int)s->n_rows, .st = s, .row_id = workers_row_id, .what = "worker", .fit = workers_widths,
         .empty = "no workers", .row = worker_row});
     if (s->n_rows && r.h >= 5)
-        workers_detail(&c->model->workers.items[s->rows[v->list.cur]], c, win, r.y + r.h - 1, r);
+        workers_detail(&c->model->workers.items[s->rows[v->list.cur]], s->depth[s->rows[v->list.cur]], c, win,
+                       r.y + r.h - 1, r);
 }
 
 static void note_line(const char *line, void *ud)
@@ -283,8 +326,10 @@ static unsigned workers_key(ui_view *v, ui_ctx *c, ui_action a)
 static void workers_free(ui_view *v)
 {
     workers_st *s = v->st;
-    if (s)
+    if (s) {
         free(s->rows);
+        free(s->depth);
+    }
     free(s);
     v->st = NULL;
 }

@@ -52,6 +52,9 @@ def test_eligibility(env):
     assert "max_attempts = 0" in v[5]["eligibility_reason"]
     assert not v[6]["retry_eligible"] and v[6]["flagged"]
     assert v[9]["error"] == fx.HOSTILE
+    # a finished or in-flight step: no, and what is true of it (issue 34), whatever its budget
+    assert [(v[n]["eligibility"], v[n]["eligibility_reason"]) for n in (2, 7, 10, 11)] == [
+        ("no", "complete"), ("no", "in progress"), ("no", "resolved manually"), ("no", "enqueued: in flight")]
 
 
 def test_next_retry(env):

@@ -74,6 +74,7 @@ def chain():
             "retry_count": str(a), "max_retries": "2",
             "chain_root": "1040" if a else None, "retry_of": str(1039 + a) if a else None,
             "worker": "worker-0%d" % (a + 1), "created_at": t(NOW - 600 + a * 95),
+            "started_at": t(NOW - 597 + a * 95),   # picked up 3 s after its row was written
             "updated_at": t(updated), "finished_at": t(updated),
             "reason": [None, "worker_unavailable", "transient_error"][a],
             "error": ["connection refused to host 10.0.0.7:5432",

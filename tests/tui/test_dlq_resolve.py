@@ -2,6 +2,7 @@
 the store's DLQ opens the confirmation, `y` sends the core's DLQ update (PATCH
 /v1/dlq/entry/{id}) and the entry's row in tasks_dlq is resolved by the core, nothing else
 changes; on a system whose profile has no resolve route the dialog refuses."""
+import json
 import os
 import sys
 
@@ -57,6 +58,48 @@ def test_resolve_an_entry_from_the_dlq_view(tmp_path):
         after = states()
         assert after[ENTRY1][0] == "manually_resolved" and after[ENTRY1][1], after[ENTRY1]
         assert {k: v for k, v in after.items() if k != ENTRY1} == {k: v for k, v in before.items() if k != ENTRY1}
+        t.send("Q")
+        assert t.finish() == 0
+    finally:
+        core.stop()
+        fx.reload("tasker")
+
+
+def test_resolved_entry_leaves_at_once_and_is_not_resolved_twice(tmp_path):
+    """Issue 34: the resolved entry leaves the list without ^r; when a store read still lists
+    it (here: the row made pending again behind the console's back, as a read from before
+    the resolve would), V refuses it locally: one update sent, one journaled."""
+    fx.reload("tasker")
+    core = actlib.CoreServer("tasker", tmp_path)
+    try:
+        t = CoreTaskerTerm(tmp_path, core.url)
+        t.wait_for("postgresql ok")
+        t.send("5")
+        t.wait_for("DLQ  4 peeked of 4")
+        assert t.screen.display[3].split()[0].endswith("00001"), t.text()
+        t.send("V")
+        t.wait_for("resolve 1 DLQ entry on tasker")
+        t.send("y")
+        t.wait_for("resolve: 1 of 1 succeeded")
+        t.send("\x1b")
+        t.wait_for("DLQ  3 peeked of 3")               # no ^r: gone at once, the store read again
+        assert not any(l.split() and l.split()[0].endswith("00001") for l in t.screen.display[3:8]), t.text()
+        with psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_TASKER"]) as c, c.cursor() as cur:
+            cur.execute("UPDATE tasker.tasks_dlq SET resolution_status = 'pending' WHERE dlq_entry_uuid = %s",
+                        (ENTRY1,))
+        t.send("\x12")                                # ^r: the store lists it again
+        t.wait_for("DLQ  4 peeked of")                 # (its count follows at the next poll)
+        t.wait_until(lambda: t.screen.display[3].split()[0].endswith("00001"), what="entry 1 listed again")
+        t.send("k")                                   # the cursor followed entry 3: up to entry 1
+        t.send("V")
+        t.wait_for("was resolved already from this console (see the journal): not sent again")
+        assert "resolve 1 DLQ entry on tasker" not in t.text(), t.text()
+        got = [a for a in core.actions() if a["action"] == "dlq_update"]
+        assert [(a["target"], a["status"]) for a in got] == [(ENTRY1, 200)], got
+        with open(os.path.join(str(tmp_path), "state", "redrive", "journal.jsonl")) as f:
+            lines = [json.loads(l) for l in f if l.strip()]
+        assert [l["targets"] for l in lines if l.get("action") == "resolve" and l.get("code") == "ok"] == \
+            [[ENTRY1]], lines
         t.send("Q")
         assert t.finish() == 0
     finally:

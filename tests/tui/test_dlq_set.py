@@ -59,9 +59,11 @@ def dlq(tmp_path):
 
 def test_group_retry_and_resolve_cover_every_page(tmp_path, dlq):
     rows, core, t = dlq
-    t.send("b")
-    t.wait_for("DLQ by reason  3 groups of the 50 entries loaded")
-    assert t.screen.display[3].split()[:2] == ["worker_unavailable", "25"], t.text()
+    t.send("b")                                   # the store's counts, not the 50 loaded (issue 34)
+    t.wait_for("DLQ by reason  4 groups of the store's 134 entries")
+    assert [r.split()[:2] for r in t.screen.display[3:7]] == [
+        ["worker_unavailable", "66"], ["max_retries_exceeded", "61"], ["staleness_timeout", "6"],
+        ["dependency_cycle_detected", "1"]], t.text()
     t.send("r")                                   # the whole reason: 65 bulk entries + the fixture's
     t.wait_for("breakdown: 16 eligible, 50 ineligible (not sent), 0 loop retries", secs=30)
     t.wait_for("selected by the store: dlq reason=worker_unavailable, 66 read from 2 pages")
@@ -80,7 +82,7 @@ def test_group_retry_and_resolve_cover_every_page(tmp_path, dlq):
     assert (b["system"], b["action"], b["total"], b["ok"], b["state"], b["selection"]) == \
         ("tasker", "retry", 16, 16, "done", "dlq reason=worker_unavailable"), b
     t.send("\x1b")
-    t.wait_for("DLQ by reason  3 groups")
+    t.wait_for("DLQ by reason  4 groups")
     before = states()
     t.send("jj")                                  # staleness_timeout: 2 loaded, 6 in the store
     t.send("V")
@@ -96,6 +98,9 @@ def test_group_retry_and_resolve_cover_every_page(tmp_path, dlq):
     assert all(after[e][0] == "manually_resolved" for e in ours)
     assert sorted(x["action"] for x in batch_list(tmp_path)) == ["resolve", "retry"]
     t.send("\x1b")
+    # the resolved entries leave at once, no ^r (issue 34): the store's counts read again
+    t.wait_for("DLQ by reason  3 groups of the store's 128 entries")
+    assert "staleness_timeout" not in t.text(), t.text()
     t.send("Q")
     assert t.finish() == 0
 
@@ -118,5 +123,24 @@ def test_search_retry_and_escape_while_selecting(tmp_path, dlq):
     [b] = batch_list(tmp_path)
     assert (b["action"], b["total"], b["ok"], b["selection"]) == ("retry", 1, 1, "dlq text=800000000016"), b
     t.send("\x1b")
+    t.send("Q")
+    assert t.finish() == 0
+
+
+def test_a_set_of_ineligible_members_says_so_before_asking(tmp_path, dlq):
+    """Issue 34: every step of max_retries_exceeded (the bulk ones, 3 of 3 attempts, and the
+    fixture's) is ineligible: `r` on the group says so and asks nothing (it offered "retry
+    61" and "y: confirm 0"); nothing is sent, no batch is left."""
+    rows, core, t = dlq
+    t.send("b")
+    t.wait_for("DLQ by reason  4 groups of the store's 134 entries")
+    t.send("j")                                   # max_retries_exceeded, 61 in the store
+    assert t.screen.display[4].split()[:2] == ["max_retries_exceeded", "61"], t.text()
+    t.send("r")
+    t.wait_for("retry: nothing to send: all 61 DLQ entries' executions are ineligible "
+               "(the DLQ's reason max_retries_exceeded)", secs=30)
+    assert "retry 61" not in t.text() and "confirm 0" not in t.text(), t.text()
+    assert sent(core, "step") == Counter()
+    assert batch_list(tmp_path) == []
     t.send("Q")
     assert t.finish() == 0

@@ -248,3 +248,31 @@ def test_history_view_readable_under_no_color(tmp_path):
         assert not re.search(rb"\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7])(;[0-9]+)*m", bytes(raw))
     finally:
         child.terminate(force=True)
+
+
+def test_queue_charts_deepest_first(tmp_path):
+    """Issue 34: the first queues seen (all shallow) hold the first slots of the file; the
+    charts (the history view and `snapshot --view history`) come deepest first, by the
+    newest depth, not in the slots' order."""
+    now = int(time.time())
+    names = ["q.first", "q.second", "q.third", "q.fourth", "q.deep", "q.deeper"]
+    d = os.path.join(str(tmp_path), "state", "redrive", "history")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    for p in (os.path.join(str(tmp_path), "state"), os.path.join(str(tmp_path), "state", "redrive"), d):
+        os.chmod(p, 0o700)
+    end = now // STEP
+    lines = ["redrive-history 1"] + ["q %d %s" % (i, n) for i, n in enumerate(names)]
+    for i in range(N):
+        lines.append("s %d 1 0 0 0 0 0 %d 0 %d %d" % (end - N + 1 + i, 1 if i % 2 else 0, min(i, 60), min(i, 120)))
+    path = os.path.join(d, "attune-prod.hist")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.chmod(path, 0o600)
+    p = snapshot(tmp_path, "snapshot", "--view", "history")
+    assert p.returncode == 0, p.stderr
+    order = [l.split()[1] for l in p.stdout.decode().splitlines() if l.startswith("queue ")]
+    assert order == ["q.deeper", "q.deep", "q.third", "q.first", "q.second", "q.fourth"], p.stdout.decode()
+    out = run_headless("attune", "history", "132x40", home=str(tmp_path))
+    hist = screens(out, 4)[2]   # scrolled: the queue charts follow the four fixed ones
+    titles = [l.split()[1] for l in hist.splitlines() if l.startswith("queue ")]
+    assert titles and titles == order[:len(titles)], hist

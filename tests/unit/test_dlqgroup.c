@@ -1,8 +1,10 @@
 /* The DLQ view's grouping (core/dlqgroup.h): by reason, by queue, largest first. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "dlqgroup.h"
+#include "xalloc.h"
 
 static char rej[] = "rejected", expd[] = "expired", qa[] = "a_dlq", qb[] = "b_dlq", none[] = "";
 
@@ -42,8 +44,48 @@ static void test_group(void)
     CHECK_STR(dlq_by_name(DLQ_BY_QUEUE), "queue");
 }
 
+/* The store's counts (every entry) merged with the broker's peeked entries, keyed alike. */
+static void test_group_with_store(void)
+{
+    rd_dlq_sgroup items[] = {
+        {DLQ_BY_REASON, xstrdup("max_retries_exceeded"), 67, 100, 400},
+        {DLQ_BY_REASON, xstrdup("rejected"), 2, 20, 30},
+        {DLQ_BY_QUEUE, xstrdup("tasks_dlq"), 69, 20, 400},
+    };
+    rd_dlq_sgroups *sg = xcalloc(1, sizeof *sg);
+    sg->items = xcalloc(3, sizeof *sg->items);
+    memcpy(sg->items, items, sizeof items);
+    sg->n = 3;
+    rd_dlq_entry e[] = {
+        {.reason = rej, .queue = qa, .first_death_at = 5, .last_death_at = 500},
+        {.reason = expd, .queue = qa, .first_death_at = 10, .last_death_at = 20},
+    };
+    const rd_dlq_entry *rows[] = {&e[0], &e[1]};
+    rd_dlq_group *g;
+    size_t n = dlq_group_with(sg, rows, 2, DLQ_BY_REASON, &g);
+    CHECK(n == 3);
+    CHECK_STR(g[0].key, "max_retries_exceeded");
+    CHECK(g[0].count == 67 && g[0].first == 100 && g[0].last == 400);
+    CHECK_STR(g[1].key, "rejected");
+    CHECK(g[1].count == 3 && g[1].first == 5 && g[1].last == 500);
+    CHECK_STR(g[2].key, "expired");
+    free(g);
+    n = dlq_group_with(sg, rows, 2, DLQ_BY_QUEUE, &g);
+    CHECK(n == 2);
+    CHECK_STR(g[0].key, "tasks_dlq");
+    CHECK(g[0].count == 69);
+    CHECK_STR(g[1].key, "a_dlq");
+    CHECK(g[1].count == 2);
+    free(g);
+    n = dlq_group_with(NULL, rows, 2, DLQ_BY_REASON, &g);   /* no store counts: the rows' */
+    CHECK(n == 2 && g[0].count == 1);
+    free(g);
+    dlq_sgroups_free(sg);
+}
+
 int main(void)
 {
     test_group();
+    test_group_with_store();
     return check_done("dlqgroup");
 }

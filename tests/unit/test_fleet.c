@@ -166,6 +166,9 @@ static void test_thresholds(void)
         { 0, 0, 2, false, FLEET_WARN, "2 unhealthy workers" },
         { 0, 0, 3, false, FLEET_FAIL, "3 unhealthy workers >= 3" },
         { 12, 5, 3, false, FLEET_FAIL, "failing 12.0/min >= 10, 3 unhealthy workers >= 3, DLQ 5 >= 1" },
+        /* worst first: a warn reason never leads a FAIL row (issue 34) */
+        { 4.8, 0, 3, false, FLEET_FAIL, "3 unhealthy workers >= 3, failing 4.8/min >= 1" },
+        { 4.8, 1000, 1, false, FLEET_FAIL, "DLQ 1000 >= 1000, failing 4.8/min >= 1, 1 unhealthy worker" },
         { 4.9, 0, 0, true, FLEET_OK, "-" },       /* fail_rate_warn = 5 */
         { 5, 0, 0, true, FLEET_WARN, "failing 5.0/min >= 5" },
         { 20, 0, 0, true, FLEET_FAIL, "failing 20.0/min >= 20" },

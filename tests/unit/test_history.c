@@ -89,6 +89,37 @@ static void queues(void)
     CHECK_NEAR(two[1], 500);
 }
 
+/* The charts' order (issue 34): the first queues seen, all shallow, took the first slots;
+ * two queues that grew later are charted first, and the order follows the depths. */
+static void deepest_first(void)
+{
+    static rd_history h;
+    history_init(&h);
+    const char *names[8] = {"q0", "q1", "q2", "q3", "w4", "w5", "w6", "w7"};
+    double depth[8] = {0, 0, 1, 0, 0, 0, 0, 0};
+    rd_hist_sample s = plain(0, 0, 0, 0);
+    s.nq = 8;
+    s.qnames = names;
+    s.qdepth = depth;
+    history_add(&h, T0, &s);
+    depth[5] = 120, depth[6] = 60;
+    history_add(&h, T0 + 10, &s);
+    int q[HIST_QUEUES];
+    int n = history_queues_deepest(&h, T0 + 10, q);
+    CHECK(n == HIST_QUEUES);
+    CHECK_STR(h.qname[q[0] - HIST_FIXED], "w5");
+    CHECK_STR(h.qname[q[1] - HIST_FIXED], "w6");
+    CHECK_STR(h.qname[q[2] - HIST_FIXED], "q2");
+    CHECK(history_queue(&h, "w5") != q[0] || q[0] != HIST_FIXED);   /* not its slot's order */
+    depth[5] = 0, depth[6] = 300;                  /* re-chosen as the depths change */
+    history_add(&h, T0 + 20, &s);
+    n = history_queues_deepest(&h, T0 + 20, q);
+    CHECK_STR(h.qname[q[0] - HIST_FIXED], "w6");
+    CHECK_STR(h.qname[q[1] - HIST_FIXED], "q2");
+    CHECK_STR(h.qname[q[2] - HIST_FIXED], "w5");   /* 0 now, but peaked at 120: before the zeros */
+    CHECK(history_queues_deepest(NULL, T0, q) == 0);
+}
+
 static char *tmpdir(void)
 {
     static char dir[] = "/tmp/rd-hist-XXXXXX";
@@ -231,6 +262,7 @@ int main(void)
 {
     ring_and_gaps();
     queues();
+    deepest_first();
     round_trip(tmpdir());
     static char tdir[] = "/tmp/rd-hist-XXXXXX";
     tampered(mkdtemp(tdir));

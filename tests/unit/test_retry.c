@@ -220,9 +220,36 @@ static void test_openagents_delay(void)
     }
 }
 
+/* A finished or in-flight step: no, and the reason says what is true of it, whatever the
+ * budget (issue 34: a complete step read "budget exhausted (1/1)"). */
+static void test_tasker_step(void)
+{
+    static const struct { const char *state; int attempts, max; rd_elig want; const char *why; } cases[] = {
+        { "complete", 1, 1, RD_ELIG_NO, "complete" },
+        { "complete", 1, 3, RD_ELIG_NO, "complete" },
+        { "in_progress", 1, 1, RD_ELIG_NO, "in progress" },
+        { "in_progress", 0, 3, RD_ELIG_NO, "in progress" },
+        { "resolved_manually", 3, 3, RD_ELIG_NO, "resolved manually" },
+        { "cancelled", 0, 0, RD_ELIG_NO, "cancelled" },
+        { "enqueued", 0, 3, RD_ELIG_NO, "enqueued: in flight" },
+        { "enqueued_for_orchestration", 2, 3, RD_ELIG_NO, "in flight: enqueued for orchestration" },
+        { "error", 1, 1, RD_ELIG_NO, "budget exhausted (1/1)" },
+        { "error", 1, 3, RD_ELIG_YES, "attempt 2 of 3 allowed" },
+        { "waiting_for_retry", 1, 3, RD_ELIG_YES, "attempt 2 of 3 allowed" },
+        { NULL, 0, 3, RD_ELIG_YES, "not attempted yet (0/3)" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rd_verdict v = retry_tasker_step(cases[i].state, cases[i].attempts, cases[i].max, 1);
+        CHECK(v.verdict == cases[i].want);
+        CHECK_STR(v.why, cases[i].why);
+        CHECK(!v.flagged);
+    }
+}
+
 int main(void)
 {
     test_tasker();
+    test_tasker_step();
     test_attune();
     test_attune_reason();
     test_alakai();
