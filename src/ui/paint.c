@@ -309,6 +309,7 @@ void paint_frame(ui_app *app)
     app->dirty = false;
 }
 
+/* REDRIVE_LATENCY_TRACE: each key handled since the last paint, key-to-paint in microseconds. */
 static void latency_record(ui_loop *l)
 {
     if (!l->latency || !l->n_lat)
@@ -320,6 +321,9 @@ static void latency_record(ui_loop *l)
     l->n_lat = 0;
 }
 
+/* Paint now (the loop's: keys, a repaint due, the first frames): the frame, then the
+ * pacing's mark of a paint that showed new data (app_ctx.c paces from it) and the
+ * key-to-paint trace; a quit asked for ends the loop. */
 void app_paint(ui_app *app)
 {
     bool data = app_model(app)->generation != app->painted_gen;
