@@ -1,151 +1,26 @@
-/* The console: set-up, views and their effects, command mode, theme and keymap, the
- * journal; the systems are bound in binding.c, the loop runs in app_loop.c. */
+/* The console: set-up, the run (headless for the screen tests, or the event loop), the
+ * end. At the top of ui's console files: the loop runs in app_loop.c, keys in input.c,
+ * command mode and effects in app_cmd.c, the systems are opened in binding_open.c, and
+ * the app context they all share is app_ctx.c, at the bottom. */
 #include "app_priv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../io/clock.h"
 #include "../io/loop.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
-#include "../core/storegroups.h"
 #include "../core/testhook.h"
 #include "../core/textutil.h"
 #include "../core/xalloc.h"
 #include "../actions/batchrec.h"
 #include "binding.h"
-#include "clip.h"
-#include "cmd.h"
-#include "dialog.h"
 #include "headless.h"
-#include "setretry.h"
+#include "paint.h"
 #include "ui.h"
 #include "ui_term.h"
-
-static const ui_view_ops *const view_table[] = {
-    [VIEW_OVERVIEW] = &view_overview_ops, [VIEW_EXECS] = &view_execs_ops,
-    [VIEW_CHAIN] = &view_chain_ops,       [VIEW_WORKERS] = &view_workers_ops,
-    [VIEW_QUEUES] = &view_queues_ops,     [VIEW_DLQ] = &view_dlq_ops,
-    [VIEW_JOURNAL] = &view_journal_ops,   [VIEW_HELP] = &view_help_ops,
-    [VIEW_FLEET] = &view_fleet_ops,
-    [VIEW_GROUPS] = &view_groups_ops,
-    [VIEW_DRAIN] = &view_drain_ops,
-    [VIEW_HISTORY] = &view_history_ops,
-    [VIEW_DETAIL] = &view_detail_ops,
-};
-_Static_assert(sizeof view_table / sizeof *view_table == VIEW__COUNT, "one ops for each ui_view_id");
-
-const ui_view_ops *view_ops(ui_view_id id)
-{
-    return id >= 0 && id < VIEW__COUNT ? view_table[id] : NULL;
-}
-
-ui_view_id view_named(const char *name)
-{
-    for (int i = 0; name && i < VIEW__COUNT; i++)
-        if (strcmp(view_table[i]->name, name) == 0)
-            return (ui_view_id)i;
-    return VIEW__COUNT;
-}
-
-enum { JOURNAL_TAIL = 500 };
-
-double app_now(const ui_app *app)
-{
-    if (app->fixed_now > 0)
-        return app->fixed_now;
-    return clock_wall();
-}
-
-void app_set_now(ui_app *app, double now)
-{
-    app->fixed_now = now;
-}
-
-rd_system_cfg *app_sys(const ui_app *app) { return binding_sys(app->bind); }
-rd_model *app_model(const ui_app *app) { return binding_model(app->bind); }
-rd_sources *app_sources(const ui_app *app) { return binding_sources(app->bind); }
-rd_actor *app_actor(const ui_app *app) { return binding_actor(app->bind); }
-ui_ctx *app_ctx(ui_app *app) { return &app->ctx; }
-ui_dialog *app_dialog(ui_app *app) { return &app->dlg; }
-rd_loop *app_base(const ui_app *app) { return app->base; }
-const char *app_config_path(const ui_app *app) { return app->opts ? app->opts->config_path : NULL; }
-rd_session *app_live(const ui_app *app) { return binding_live(app->bind); }
-
-bool app_quitting(const ui_app *app)
-{
-    return app->quit;
-}
-
-void app_fleet_rows(ui_app *app)
-{
-    size_t n = 0;
-    const rd_fleet_row *rows = binding_fleet_rows(app->bind, app_now(app), &n);
-    if (!rows)
-        return;
-    app->ctx.fleet = rows;
-    app->ctx.fleet_hist = binding_fleet_hist(app->bind);
-    app->ctx.n_fleet = n;
-}
-
-void app_open_view(ui_app *app, ui_view_id id, const char *arg, bool push)
-{
-    if (id == VIEW_FLEET && binding_fleet(app->bind))   /* the top view: q from there quits */
-        push = false, app->n_hist = 0;
-    if (push && id != app->cur) {
-        if (app->n_hist == HIST_MAX) {
-            memmove(app->hist, app->hist + 1, (HIST_MAX - 1) * sizeof *app->hist);
-            app->n_hist--;
-        }
-        app->hist[app->n_hist++] = app->cur;
-    }
-    app->cur = id;
-    binding_focus(app->bind, app->cur);
-    if (id == VIEW_FLEET)
-        app_fleet_rows(app);
-    ui_view *v = &app->views[id];
-    if (v->ops->open)
-        v->ops->open(v, &app->ctx, arg);
-}
-
-void app_back(ui_app *app)
-{
-    if (app->n_hist)
-        app->cur = app->hist[--app->n_hist];
-    binding_focus(app->bind, app->cur);
-}
-
-/* The retry-loop breaker's memory: this system's manual retries the core accepted. */
-void app_retries(ui_app *app)
-{
-    const rd_system_cfg *sys = binding_sys(app->bind);
-    free(app->retries);
-    app->retries = journal_retries(app->journal, app->n_journal, sys ? sys->name : NULL, &app->n_retries);
-    app->ctx.retries = app->retries;
-    app->ctx.n_retries = app->n_retries;
-}
-
-static void app_read_journal(ui_app *app)
-{
-    journal_entries_free(app->journal, app->n_journal);
-    app->journal = NULL;
-    app->n_journal = 0;
-    app->journal_err[0] = 0;
-    char *path = session_journal_path();
-    if (!path)
-        snprintf(app->journal_err, sizeof app->journal_err, "neither XDG_STATE_HOME nor HOME is set");
-    else if (!journal_read_tail(path, JOURNAL_TAIL, &app->journal, &app->n_journal, app->journal_err,
-                                sizeof app->journal_err) && !app->journal_err[0])
-        snprintf(app->journal_err, sizeof app->journal_err, "unreadable");
-    free(path);
-    app->ctx.journal = app->journal;
-    app->ctx.n_journal = app->n_journal;
-    app->ctx.journal_error = app->journal_err[0] ? app->journal_err : NULL;
-    app_retries(app);
-}
 
 /* Unfinished batches (a store-wide retry stopped by a quit, a crash or kill -9) are
  * offered at start: the status line names them and the command that resumes them
@@ -182,263 +57,6 @@ static void app_offer_batches(ui_app *app)
     free(path);
 }
 
-void app_journal_reload(ui_app *app)
-{
-    app_read_journal(app);
-}
-
-void app_dlq_resolved(ui_app *app, const char *id)
-{
-    const char *sys = app->ctx.cfg && app->ctx.cfg->name ? app->ctx.cfg->name : "";
-    if (!id)
-        return;
-    xgrow(&app->dlq_resolved, &app->cap_dlq_resolved, app->n_dlq_resolved + 1, sizeof *app->dlq_resolved);
-    app->dlq_resolved[app->n_dlq_resolved++] = xasprintf("%s\t%s", sys, id);
-    app->ctx.dlq_resolved = (const char *const *)app->dlq_resolved;
-    app->ctx.n_dlq_resolved = app->n_dlq_resolved;
-    rd_model *m = app_model(app);
-    if (m)
-        model_dlq_remove(m, "postgresql", id);   /* a resolve is the store's entry's only */
-}
-
-void app_dlq_reread(ui_app *app)
-{
-    if (app_sources(app))
-        session_dlq_page(app_live(app), 0);      /* the store's page again, without them */
-}
-
-static void app_filter(ui_app *app)
-{
-    rd_session *live = binding_live(app->bind);
-    if (!binding_sources(app->bind))
-        return;
-    ui_filter *f = &app->ctx.filter[VIEW_EXECS];
-    rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL,
-                         f->worker[0] ? f->worker : NULL};
-    session_set_filter(live, &ef);
-}
-
-static void app_effect(ui_app *app, const ui_effect *e)
-{
-    rd_session *live = binding_live(app->bind);
-    bool src = binding_sources(app->bind) != NULL;
-    rd_sessions *fleet = binding_fleet(app->bind);
-    switch (e->kind) {
-    case FX_VIEW: app_open_view(app, (ui_view_id)e->arg, e->text, true); break;
-    case FX_CHAIN: session_request_chain(live, e->text); break;
-    case FX_DETAIL: session_request_detail(live, e->text); break;
-    case FX_DLQ_PAGE: session_dlq_page(live, e->arg); break;
-    case FX_DLQ_ORDER:
-        session_dlq_order(live, e->arg != 0, app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
-        break;
-    case FX_WORKER: session_request_worker(live, e->text); break;
-    case FX_PAGE: session_page(live, e->arg); break;
-    case FX_JUMP:
-        app->views[VIEW_EXECS].list.cur = app->views[VIEW_EXECS].list.top = 0;
-        list_unpin(&app->views[VIEW_EXECS].list);
-        session_jump(live, e->text);
-        if (app->cur != VIEW_EXECS)
-            app_open_view(app, VIEW_EXECS, e->text, true);
-        break;
-    case FX_FILTER:
-        if (e->arg == VIEW_EXECS) {   /* a new page from the top: nothing to follow */
-            list_unpin(&app->views[VIEW_EXECS].list);
-            app_filter(app);   /* the one filter the sources search with */
-        } else if (e->arg >= 0 && e->arg < VIEW__COUNT) {
-            app->views[e->arg].list.cur = 0;   /* the followed row, when it is still shown */
-            if (e->arg == VIEW_DLQ && src && app->ctx.model->dlq_first > 0)   /* the store searches */
-                session_dlq_order(live, app->ctx.model->dlq_oldest,
-                                  app->ctx.filter[VIEW_DLQ].text[0] ? app->ctx.filter[VIEW_DLQ].text : NULL);
-        }
-        break;
-    case FX_PEEK: session_peek_dlq(live, e->arg != 0); break;
-    case FX_GROUPS: session_request_groups(live, e->arg, sgroups_cap_default()); break;
-    case FX_REFRESH:
-        for (size_t i = 0; e->arg < 0 && fleet && i < sessions_count(fleet); i++)
-            session_refresh(sessions_at(fleet, i));
-        if (!(e->arg < 0 && fleet))
-            session_refresh(live);
-        break;
-    case FX_SYSTEM: binding_switch(app, e->text); break;
-    case FX_ACT:
-        if (strcmp(e->text, "now") == 0)
-            dialog_start_now(app, (rd_action)e->arg);
-        else
-            dialog_start(app, (rd_action)e->arg);
-        break;
-    case FX_COPY: clip_copy(app); break;
-    case FX_RETRY_SET: setretry_begin(app, e->arg, e->text); break;
-    case FX_DLQ_SET: setretry_begin_dlq(app, (rd_action)e->arg, e->text); break;
-    case FX_PROMPT:
-        memset(&app->prompt, 0, sizeof app->prompt);
-        app->prompt.active = true;
-        app->prompt.kind = e->arg;
-        app->prompt.hist_at = -1;
-        break;
-    case FX_JOURNAL: app_read_journal(app); break;
-    }
-}
-
-void app_effects(ui_app *app)
-{
-    /* effects may queue more effects (open → chain request): drain in rounds */
-    for (int round = 0; round < 4 && app->ctx.n_fx; round++) {
-        ui_effect fx[4];
-        int n = app->ctx.n_fx;
-        memcpy(fx, app->ctx.fx, (size_t)n * sizeof *fx);
-        app->ctx.n_fx = 0;
-        for (int i = 0; i < n; i++)
-            app_effect(app, &fx[i]);
-    }
-    app->ctx.n_fx = 0;
-    app->dirty = true;
-}
-
-void app_diag_msg(ui_app *app, rd_diags *d, size_t from)
-{
-    if (d->n > from)
-        ctx_msg(&app->ctx, true, "%s%s", d->msgs[from], d->n - from > 1 ? " (more in the overview)" : "");
-}
-
-/* t replaces the theme on screen (owned from now on). */
-static void app_use_theme(ui_app *app, ui_theme *t)
-{
-    theme_free(app->theme);
-    app->theme = t;
-    app->ctx.theme = t;
-    term_apply_theme(app->term, t);
-    app->full_redraw = true;
-}
-
-void app_load_theme(ui_app *app, const char *name)
-{
-    rd_diags *d = session_diags(binding_session(app->bind));
-    size_t before = d->n;
-    ui_theme *t = theme_new();
-    if (name && *name && strcmp(name, "built-in") != 0)
-        theme_load(t, name, d);
-    app_use_theme(app, t);
-    app_diag_msg(app, d, before);
-}
-
-/* `:theme NAME`: a name that does not load is the command's error (on the status line,
- * the theme on screen kept), not a problem of the configuration files. */
-static void app_theme_command(ui_app *app, const char *name)
-{
-    if (!name || !*name || strcmp(name, "built-in") == 0) {
-        app_load_theme(app, name);
-        return;
-    }
-    rd_diags d = {0};
-    ui_theme *t = theme_new();
-    if (!theme_load(t, name, &d) || d.n) {
-        ctx_msg(&app->ctx, true, ":theme %s: %s%s", name, d.n ? d.msgs[0] : "not loaded",
-                d.n > 1 ? " (and more)" : "");
-        theme_free(t);
-        diags_free(&d);
-        return;
-    }
-    diags_free(&d);
-    app_use_theme(app, t);
-}
-
-void app_load_keymap(ui_app *app, const char *name)
-{
-    rd_diags *d = session_diags(binding_session(app->bind));
-    size_t before = d->n;
-    ui_keymap *k = keymap_new();
-    if (name && *name && strcmp(name, "built-in") != 0)
-        keymap_load(k, name, d);
-    keymap_free(app->km);
-    app->km = k;
-    app->ctx.km = k;
-    app_diag_msg(app, d, before);
-}
-
-static void app_command_filter(ui_app *app, char *arg)
-{
-    ui_filter nf = {0}, *f = &nf;
-    for (char *save = NULL, *t = strtok_r(arg, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        char *eq = strchr(t, '=');
-        if (!eq) {
-            ui_copy_text(f->text, sizeof f->text, t);   /* whole characters only */
-            continue;
-        }
-        *eq = 0;
-        if (strcmp(t, "status") == 0)
-            snprintf(f->status, sizeof f->status, "%s", eq + 1);
-        else if (strcmp(t, "text") == 0)
-            ui_copy_text(f->text, sizeof f->text, eq + 1);
-        else if (strcmp(t, "error") == 0 || strcmp(t, "fp") == 0 || strcmp(t, "fingerprint") == 0)
-            snprintf(f->fp, sizeof f->fp, "%s", eq + 1);
-        else
-            ctx_msg(&app->ctx, true, "unknown filter '%s' (status=, text=, error=)", t);
-    }
-    rd_session *live = app_live(app);
-    char why[600];
-    if (nf.status[0] && live && !profile_status_known(session_profile(live), nf.status, why, sizeof why)) {
-        ctx_msg(&app->ctx, true, "filter: %s", why);   /* refused, not searched: the filter stays */
-        return;
-    }
-    app->ctx.filter[VIEW_EXECS] = nf;
-    ctx_fx(&app->ctx, FX_FILTER, VIEW_EXECS, NULL);
-    if (app->cur != VIEW_EXECS)
-        ctx_fx(&app->ctx, FX_VIEW, VIEW_EXECS, NULL);
-}
-
-/* `:retry-all [DUR]`: the executions view's filter, every page (in the window DUR); in the
- * DLQ view, its search's entries (the DLQ has no window). */
-static void app_command_retry_all(ui_app *app, const char *arg)
-{
-    double w = 0;
-    if (arg[0] && (!parse_duration(arg, &w) || w < 1 || w > 366 * 86400.0)) {
-        ctx_msg(&app->ctx, true, "retry-all: the window is a duration (30m, 6h, 2d), not '%.40s'", arg);
-        return;
-    }
-    if (app->ctx.read_only) {
-        ctx_msg(&app->ctx, true, "read-only: 'retry-all' is disabled");
-        return;
-    }
-    if (app->cur == VIEW_DLQ && arg[0])
-        ctx_msg(&app->ctx, true, "retry-all: the DLQ's set has no window: its search, every page");
-    else if (app->cur == VIEW_DLQ)
-        ctx_fx(&app->ctx, FX_DLQ_SET, RD_ACT_RETRY, "filter");
-    else
-        ctx_fx(&app->ctx, FX_RETRY_SET, (int)w, "filter");
-}
-
-/* A view's command opens it (its ops name it); a usage that names an argument (groups
- * DURATION, chain ID, cockpit WORKER) hands it to the view. */
-static void app_command_view(ui_app *app, ui_cmd_id id, const char *arg)
-{
-    const ui_command *cmd = cmd_info(id);
-    ui_view_id v = cmd ? view_named(cmd->name) : VIEW__COUNT;
-    if (v != VIEW__COUNT)
-        app_open_view(app, v, strchr(cmd->usage, ' ') ? arg : NULL, true);
-}
-
-void app_command(ui_app *app, const char *line)
-{
-    char arg[256], err[160];
-    ui_cmd_id id = cmd_parse(line, arg, sizeof arg, err, sizeof err);
-    switch (id) {
-    case CMD_NONE: ctx_msg(&app->ctx, true, "%s", err); break;
-    case CMD_JUMP: ctx_fx(&app->ctx, FX_JUMP, 0, arg); break;
-    case CMD_FILTER: app_command_filter(app, arg); break;
-    case CMD_SYSTEM: binding_switch(app, arg); break;
-    case CMD_THEME: app_theme_command(app, arg); break;
-    case CMD_KEYMAP: app_load_keymap(app, arg); break;
-    case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
-    case CMD_BATCH: dialog_show(app); break;
-    case CMD_RETRY_ALL: app_command_retry_all(app, arg); break;
-    case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;
-    case CMD_QUIT: app->quit = true; break;
-    default: app_command_view(app, id, arg); break;
-    }
-}
-
-/* ---- set-up ---- */
-
 static bool app_headless_model(ui_app *app, const char *file)
 {
     char why[160], err[256];
@@ -467,7 +85,7 @@ static void app_init(ui_app *app, const rd_opts *opts)
     if (now && *now)
         app->fixed_now = atof(now);
     for (int i = 0; i < VIEW__COUNT; i++)
-        app->views[i].ops = view_table[i];
+        app->views[i].ops = view_ops((ui_view_id)i);
     app->cur = VIEW_OVERVIEW;
     app->theme = theme_new();
     app->km = keymap_new();
@@ -506,7 +124,7 @@ static int app_run_headless(ui_app *app, const char *size)
     const char *model = testhook_env("REDRIVE_HEADLESS_MODEL");
     if (model && *model && !app_headless_model(app, model))
         return RD_EXIT_USAGE;
-    app_read_journal(app);
+    app_journal_reload(app);
     binding_start_fleet(app, false);
     binding_start_system(app, app->opts->system);
     app_offer_batches(app);
@@ -547,7 +165,7 @@ static int app_run_console(ui_app *app)
     app_paint(app);
     app->start_cpu[2] = clock_cpu();
     app_start_trace(app);
-    app_read_journal(app);   /* up to 4 MiB of JSON lines: after the frame */
+    app_journal_reload(app);   /* up to 4 MiB of JSON lines: after the frame */
     binding_start_fleet(app, !app->model_only);
     binding_start_system(app, app->opts->system);
     rd_diags *d = session_diags(binding_session(app->bind));

@@ -1,5 +1,6 @@
 /* The console's event loop: keys before work, repaints paced from data changes, the tick,
- * signals (moved out of app.c). */
+ * signals. Below the set-up (app.c); above the keys (input.c), the paint (paint.c: a
+ * paint now) and the context (app_ctx.c: a repaint asked for, paced). */
 #include "app_priv.h"
 
 #include <signal.h>
@@ -12,66 +13,15 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/loop.h"
-#include "binding.h"
 #include "dialog.h"
 #include "input.h"
-#include "lastknown.h"
 #include "paint.h"
 #include "ui_term.h"
-
-enum { LAT_MAX = 64 };
-
-/* The loop's own state: repaint pacing, the next tick, the key-to-paint trace. */
-struct ui_loop {
-    double tick_due;           /* clock_mono() when the tick fires next */
-    double last_data_paint;    /* monotonic seconds: the last paint that showed new data */
-    bool repaint_pending;
-    FILE *latency;             /* REDRIVE_LATENCY_TRACE */
-    double lat_t0[LAT_MAX];
-    int n_lat;
-};
-
-static void latency_record(ui_loop *l)
-{
-    if (!l->latency || !l->n_lat)
-        return;
-    double now = clock_mono();
-    for (int i = 0; i < l->n_lat; i++)
-        fprintf(l->latency, "%.0f\n", (now - l->lat_t0[i]) * 1e6);
-    fflush(l->latency);
-    l->n_lat = 0;
-}
 
 static void latency_start(ui_loop *l, double t_ready)
 {
     if (l->n_lat < LAT_MAX)
         l->lat_t0[l->n_lat++] = t_ready;
-}
-
-/* Data-driven repaints are paced at ~10 Hz from the last paint that showed new data: a
- * paint of the ages alone (the tick) or of a key does not hold back the data that
- * arrives right after it (a pushed write would wait up to 100 ms for nothing). */
-static void schedule_repaint(ui_app *app)
-{
-    ui_loop *l = app->loop;
-    if (l->repaint_pending)
-        return;
-    double wait = l->last_data_paint + 0.1 - clock_mono();
-    term_arm(app->term, TERM_REPAINT, wait < 0 ? 0 : wait);
-    l->repaint_pending = true;
-}
-
-void app_paint(ui_app *app)
-{
-    bool data = app_model(app)->generation != app->painted_gen;
-    paint_frame(app);
-    if (app->loop) {
-        if (data)
-            app->loop->last_data_paint = clock_mono();
-        latency_record(app->loop);
-    }
-    if (app->quit)
-        loop_break(app->base);
 }
 
 /*
@@ -112,25 +62,6 @@ static void on_repaint(int fd, short what, void *ud)
     app->loop->repaint_pending = false;
     app_paint(app);
     tick_plan(app);
-}
-
-void app_request_paint(ui_app *app)
-{
-    app->dirty = true;
-    if (app->base && app->loop && term_events_on(app->term))
-        schedule_repaint(app);
-}
-
-void app_source_changed(void *ud)
-{
-    ui_app *app = ud;
-    const ui_lastknown *cache = binding_cache(app->bind);
-    double cached = lastknown_at(cache);
-    binding_source_changed(app);
-    /* an answer that changed nothing shown (the model's generation did not move, the
-     * last-known mark is as it was) paints nothing: no work for a steady poll */
-    if (app_model(app)->generation != app->painted_gen || lastknown_at(cache) != cached)
-        app_request_paint(app);
 }
 
 static void on_signal(int sig, short what, void *ud);
@@ -199,7 +130,7 @@ static void on_tick(int fd, short what, void *ud)
      * nothing, so it writes nothing. */
     if (app->dirty || app_model(app)->generation != app->painted_gen || dialog_busy(app) ||
         ctx_ages_changed(&app->ctx, app_now(app))) {
-        schedule_repaint(app);   /* which plans the next tick */
+        app_schedule_repaint(app);   /* which plans the next tick */
         tick_arm(app, 1.0);
     } else
         tick_plan(app);
@@ -243,13 +174,6 @@ void app_loop_free_events(ui_app *app)
         fclose(app->loop->latency);
     free(app->loop);
     app->loop = NULL;
-}
-
-void app_resized(ui_app *app)
-{
-    term_resize(app->term);
-    app->dirty = true;
-    app->full_redraw = true;
 }
 
 /* Bench and CI gate (REDRIVE_START_TRACE=FILE): the CPU the start cost, by phase, and

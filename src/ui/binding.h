@@ -3,8 +3,8 @@
  * and, with one system, the open system), the fleet (more than one system: one session
  * each), the system on screen with its model, sources and actor (borrowed from its
  * session), the fleet view's rows and the last-known snapshot. Opaque: the rest of the
- * console reads it through these functions; binding.c also opens, switches and closes
- * systems. */
+ * console reads it through these functions. binding_open.c, above it, opens, switches
+ * and closes systems. */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -37,13 +37,22 @@ const rd_fleet_row *binding_fleet_rows(ui_binding *b, double now, size_t *n);
 const rd_history *const *binding_fleet_hist(const ui_binding *b);
 /* The view on screen: which systems poll at their own rate and which lists they poll. */
 void binding_focus(ui_binding *b, ui_view_id cur);
+void binding_interest(ui_binding *b, ui_view_id cur);   /* the lists alone */
+/* The fleet (owned; NULL: none), the one before freed. */
+void binding_set_fleet(ui_binding *b, rd_sessions *fleet);
+/* In the fleet: the system `name` (the first when none is) opens; its session. */
+rd_session *binding_choose(ui_binding *b, const char *name);
+bool binding_is_current(const ui_binding *b, size_t i);   /* the fleet's system i is open */
 
-/* Opening and switching systems, with the console around them (views, theme, dialogs). */
+/* With the console's context (binding.c) */
 void binding_bind(ui_app *app);                           /* the borrowed parts, refreshed */
 void binding_preview(ui_app *app, const char *name);      /* the top bar names it before it opens */
+void binding_source_changed(ui_app *app);                /* the last-known snapshot follows */
+
+/* Opening and switching systems, with the console around them (views, theme, dialogs):
+ * binding_open.c */
 void binding_start_fleet(ui_app *app, bool live);
 void binding_start_system(ui_app *app, const char *name);
 bool binding_switch(ui_app *app, const char *name);
 void binding_teardown(ui_app *app);                      /* close the system on screen */
 void binding_stop(ui_app *app);                          /* the end: every system closed */
-void binding_source_changed(ui_app *app);                /* the last-known snapshot follows */

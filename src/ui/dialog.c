@@ -1,5 +1,6 @@
 /* Confirmation and progress dialogs for actions, drawn, and their keys (the batch is driven
- * by dlgrun.c): the exact targets (a frozen selection),
+ * by dlgrun.c, which also closes the dialog; a whole-set retry by setretry.c; both below
+ * this file): the exact targets (a frozen selection),
  * a breakdown by error fingerprint, in-flight work and warnings, then per-item results
  * with an abort key. */
 #include <stdio.h>
@@ -56,40 +57,9 @@ static bool typed_count(const ui_app *app, size_t n, bool override)
     return (n > 1 && n > (size_t)(over < 0 ? 0 : over)) || (override && app->dlg.counts.ineligible);
 }
 
-void dialog_close(ui_app *app)
-{
-    ui_dialog *d = &app->dlg;
-    dlgrun_free(d);
-    setretry_free(d->set);
-    sel_clear(&d->sel);
-    memset(d, 0, sizeof *d);
-}
-
-bool dialog_busy(const ui_app *app)
-{
-    const ui_dialog *d = &app->dlg;
-    return dlgrun_busy(d) || setretry_busy(d->set);
-}
-
 bool dialog_modal(const ui_app *app)
 {
     return app->dlg.state != DLG_NONE && !app->dlg.hidden;
-}
-
-bool dialog_in_background(ui_app *app, const char *what)
-{
-    ui_dialog *d = &app->dlg;
-    if (d->state == DLG_NONE || !d->hidden)
-        return false;
-    if (!dialog_busy(app)) {
-        dialog_close(app);
-        return false;
-    }
-    char abort_key[32] = "x";
-    keymap_first(app->km, UA_ABORT, abort_key, sizeof abort_key);
-    ctx_msg(&app->ctx, true, "%s: the %s batch is still running (:batch shows it, %s there aborts it)", what,
-            action_name(d->kind), abort_key);
-    return true;
 }
 
 void dialog_show(ui_app *app)
@@ -126,6 +96,16 @@ void dialog_status(const ui_app *app, char *out, size_t cap)
              fin - ok, dialog_busy(app) ? " ..." : "");
 }
 
+/* The confirmed selection sent: a whole-set retry's run (setretry.c), else the batch
+ * (dlgrun.c). */
+static void dialog_run(ui_app *app)
+{
+    if (app->dlg.set)
+        setretry_run(app);
+    else
+        dlgrun_start(app);
+}
+
 void dialog_start(ui_app *app, rd_action kind)
 {
     ui_ctx *c = &app->ctx;
@@ -148,7 +128,7 @@ void dialog_start_now(ui_app *app, rd_action kind)
 {
     dialog_start(app, kind);
     if (app->dlg.state == DLG_CONFIRM && app->dlg.kind == kind)
-        dlgrun_start(app);
+        dialog_run(app);
 }
 
 bool dialog_offers_resend(const ui_app *app)
@@ -191,7 +171,7 @@ static void dialog_confirm(ui_app *app, bool override)
         d->typed[0] = 0;
         return;
     }
-    dlgrun_start(app);
+    dialog_run(app);
 }
 
 void dialog_type_key(ui_app *app, ui_key k)
@@ -202,7 +182,7 @@ void dialog_type_key(ui_app *app, ui_key k)
         char want[24];
         snprintf(want, sizeof want, "%zu", d->want);
         if (strcmp(d->typed, want) == 0) {
-            dlgrun_start(app);
+            dialog_run(app);
             return;
         }
         ctx_msg(&app->ctx, true, "typed '%s', the count is %s: nothing was sent (Escape cancels)", d->typed, want);

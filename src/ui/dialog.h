@@ -1,6 +1,6 @@
 #pragma once
 /* Confirmation and progress dialogs for actions: dialog.c draws them and reads keys,
- * dlgrun.c (dlgrun.h) drives their batch. */
+ * dlgrun.c (dlgrun.h) drives their batch and ends them. */
 #include <curses.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,6 +17,12 @@ typedef struct ui_app ui_app;
 typedef enum { DLG_NONE, DLG_CONFIRM, DLG_PROGRESS, DLG_RESEND, DLG_TYPE, DLG_SELECT } dlg_state;
 
 typedef struct ui_setretry ui_setretry;
+/* What the dialog's end (dlgrun.c, below setretry.c) asks of a whole-set retry: the ops
+ * setretry.c gives with the set. */
+typedef struct ui_setretry_ops {
+    bool (*busy)(const ui_setretry *s);
+    void (*free)(ui_setretry *s);
+} ui_setretry_ops;
 
 typedef struct ui_dialog {
     dlg_state state;
@@ -35,6 +41,7 @@ typedef struct ui_dialog {
     size_t typed_len;
     size_t skipped;            /* targets the guard left out of the batch */
     ui_setretry *set;          /* a whole-set retry (setretry.h, owned): no sel, no batch */
+    const ui_setretry_ops *set_ops;   /* set's busy and free (setretry.c's) */
     bool hidden;               /* a running batch put away (escape): the views take the keys,
                                   the status line shows its progress, :batch shows it again */
 } ui_dialog;
@@ -44,13 +51,7 @@ void dialog_start(ui_app *app, rd_action kind);
 void dialog_start_now(ui_app *app, rd_action kind);
 unsigned dialog_key(ui_app *app, ui_action a);
 void dialog_draw(ui_app *app, WINDOW *w);
-void dialog_close(ui_app *app);
-bool dialog_busy(const ui_app *app);   /* requests still running: keep repainting */
 bool dialog_modal(const ui_app *app);  /* a dialog on screen: it takes the keys */
-/* A batch put away: while it runs, `what` (a new action, a system switch, quitting) is
- * refused with a message and true; once done it is closed (its results are in the journal)
- * and false. */
-bool dialog_in_background(ui_app *app, const char *what);
 void dialog_show(ui_app *app);         /* :batch: the batch put away, on screen again */
 /* The status line's text for a batch put away ("" when none). */
 void dialog_status(const ui_app *app, char *out, size_t cap);
@@ -58,5 +59,13 @@ bool dialog_nav(ui_action a);          /* movement keys a dialog also takes */
 bool dialog_offers_resend(const ui_app *app);   /* a maybe_applied result is shown */
 void dialog_type_key(ui_app *app, ui_key k);   /* DLG_TYPE: digits, backspace, enter, escape */
 size_t dialog_held(const ui_app *app);          /* targets the confirmation sends only overridden */
-/* After an action (dlgrun.c): the journal, the core's state, the sources and the chain read again. */
+
+/* The dialog's end (dlgrun.c, below dialog.c and setretry.c) */
+void dialog_close(ui_app *app);
+bool dialog_busy(const ui_app *app);   /* requests still running: keep repainting */
+/* A batch put away: while it runs, `what` (a new action, a system switch, quitting) is
+ * refused with a message and true; once done it is closed (its results are in the journal)
+ * and false. */
+bool dialog_in_background(ui_app *app, const char *what);
+/* After an action: the journal, the core's state, the sources and the chain read again. */
 void dialog_after_action(ui_app *app, const char *what, bool failed);

@@ -1,5 +1,7 @@
 /* The dialog's runner: sends the confirmed targets as a batch, follows its results, aborts
- * and re-sends (dlgrun.h). The drawing and the keys are dialog.c's. */
+ * and re-sends (dlgrun.h); and the dialog's end (dialog_close, dialog_busy,
+ * dialog_in_background, dialog_after_action), which the whole-set retry (setretry.c) and
+ * the drivers above call. The drawing and the keys are dialog.c's, above it. */
 #include "dlgrun.h"
 
 #include <stdio.h>
@@ -9,7 +11,6 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "app_priv.h"
-#include "setretry.h"
 
 bool dlgrun_can_start(ui_app *app, rd_action kind)
 {
@@ -177,10 +178,6 @@ void dlgrun_resend(ui_app *app)
 void dlgrun_start(ui_app *app)
 {
     ui_dialog *d = &app->dlg;
-    if (d->set) {
-        setretry_run(app);
-        return;
-    }
     if (!app_actor(app)) {
         ctx_msg(&app->ctx, true, "%s: no core API in headless mode: nothing was sent", action_name(d->kind));
         dialog_close(app);
@@ -278,4 +275,38 @@ void dlgrun_ask_resend(ui_app *app)
                 result_code_name(r->code));
     else
         d->state = DLG_RESEND;
+}
+
+/* ---- the dialog's end (dialog.h): below the drawing, setretry.c and the drivers ---- */
+
+void dialog_close(ui_app *app)
+{
+    ui_dialog *d = &app->dlg;
+    dlgrun_free(d);
+    if (d->set)   /* through the ops setretry.c gave with it: it is above this file */
+        d->set_ops->free(d->set);
+    sel_clear(&d->sel);
+    memset(d, 0, sizeof *d);
+}
+
+bool dialog_busy(const ui_app *app)
+{
+    const ui_dialog *d = &app->dlg;
+    return dlgrun_busy(d) || (d->set && d->set_ops->busy(d->set));
+}
+
+bool dialog_in_background(ui_app *app, const char *what)
+{
+    ui_dialog *d = &app->dlg;
+    if (d->state == DLG_NONE || !d->hidden)
+        return false;
+    if (!dialog_busy(app)) {
+        dialog_close(app);
+        return false;
+    }
+    char abort_key[32] = "x";
+    keymap_first(app->km, UA_ABORT, abort_key, sizeof abort_key);
+    ctx_msg(&app->ctx, true, "%s: the %s batch is still running (:batch shows it, %s there aborts it)", what,
+            action_name(d->kind), abort_key);
+    return true;
 }

@@ -1,10 +1,13 @@
-/* One paint: top bar, the current view, status/prompt line, bottom bar, dialog. */
+/* One paint: top bar, the current view, status/prompt line, bottom bar, dialog; and the
+ * loop's paint now (app_paint: the frame, the data-paint mark, the key-to-paint trace). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
+#include "../io/loop.h"
 #include "app_priv.h"
 #include "binding.h"
 #include "clip.h"
@@ -304,4 +307,32 @@ void paint_frame(ui_app *app)
     doupdate();
     app->painted_gen = app_model(app)->generation;
     app->dirty = false;
+}
+
+/* REDRIVE_LATENCY_TRACE: each key handled since the last paint, key-to-paint in microseconds. */
+static void latency_record(ui_loop *l)
+{
+    if (!l->latency || !l->n_lat)
+        return;
+    double now = clock_mono();
+    for (int i = 0; i < l->n_lat; i++)
+        fprintf(l->latency, "%.0f\n", (now - l->lat_t0[i]) * 1e6);
+    fflush(l->latency);
+    l->n_lat = 0;
+}
+
+/* Paint now (the loop's: keys, a repaint due, the first frames): the frame, then the
+ * pacing's mark of a paint that showed new data (app_ctx.c paces from it) and the
+ * key-to-paint trace; a quit asked for ends the loop. */
+void app_paint(ui_app *app)
+{
+    bool data = app_model(app)->generation != app->painted_gen;
+    paint_frame(app);
+    if (app->loop) {
+        if (data)
+            app->loop->last_data_paint = clock_mono();
+        latency_record(app->loop);
+    }
+    if (app->quit)
+        loop_break(app->base);
 }

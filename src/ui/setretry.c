@@ -281,9 +281,11 @@ static void begin(ui_app *app, rd_action kind, bool dlq, int window_s, const cha
         setretry_free(s);
         return;
     }
+    static const ui_setretry_ops ops = {setretry_busy, setretry_free};
     app_dialog(app)->state = DLG_SELECT;
     app_dialog(app)->kind = kind;
     app_dialog(app)->set = s;
+    app_dialog(app)->set_ops = &ops;   /* the dialog's end (dlgrun.c) is below this file */
 }
 
 void setretry_begin(ui_app *app, int window_s, const char *what)

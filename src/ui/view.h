@@ -159,9 +159,10 @@ typedef enum {
     PANELS_KEEP,       /* none of the system's lists (help, journal): as they were */
 } ui_panels;
 
-/* The one table of the console's views: view_ops(id) for each ui_view_id (app.c, tied to
- * the enum by a _Static_assert). A view's ops say everything the console asks of it: the
- * command that opens it, the lists it shows, its snapshot view (what `:export` writes). */
+/* The one table of the console's views: view_ops(id) for each ui_view_id (viewtable.c,
+ * tied to the enum by a _Static_assert). A view's ops say everything the console asks of
+ * it: the command that opens it, the lists it shows, its snapshot view (what `:export`
+ * writes). */
 typedef struct ui_view ui_view;
 typedef struct ui_view_ops {
     const char *name;              /* its command (cmd.h), e.g. "executions"; a command whose
@@ -195,7 +196,7 @@ struct ui_view {
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
     view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
     view_fleet_ops, view_groups_ops, view_drain_ops, view_history_ops, view_detail_ops;
-/* The view of each ui_view_id (app.c's table); VIEW__COUNT when no view has that name. */
+/* The view of each ui_view_id (viewtable.c); VIEW__COUNT when no view has that name. */
 const ui_view_ops *view_ops(ui_view_id id);
 ui_view_id view_named(const char *name);
 
