@@ -44,6 +44,7 @@ CASES = [
     ("groups_retry", "attune", "groups_retry", []),
     ("groups_typed", "attune", "groups_typed", ["--system", "attune-typed"]),
     ("loop_retry", "attune", "loop_retry", []),
+    ("journal_batches", "attune", "journal_batches", []),
     ("cockpit", "attune", "cockpit", []),
     ("sqs", "sqs", "sqs", ["--config", os.path.join(HERE, "fixtures", "sqs.conf")]),
     ("sqs_dlq", "sqs_dlq", "sqs_dlq", ["--config", os.path.join(HERE, "fixtures", "sqs.conf")]),
@@ -61,6 +62,29 @@ JOURNALS = {
          "code": "ok", "fp": "connection refused to host <ip>:<n>", "attempt": 0},
     ],
 }
+
+
+def _jline(minute, second, action, target, code, http, result, batch=None, item=None):
+    d = {"time": "2026-12-31T23:%02d:%02d.000Z" % (minute, second), "operator": "ops",
+         "system": "attune-prod", "action": action, "targets": [target],
+         "idempotency_key": "%032x" % (minute * 100 + second), "http_status": http,
+         "result": result, "code": code}
+    if batch:
+        d.update(batch=batch, item=item)
+    return d
+
+
+# 20 single retries, a batch of 30 (26 ok, 3 refused for their budget, 1 still pending),
+# then two single drains: more rows than the screen holds, the batch one row of them
+JOURNALS["journal_batches"] = (
+    [_jline(10, i, "retry", str(2001 + i), "ok", 202, "retried") for i in range(20)] +
+    [_jline(30, i, "retry", str(3001 + i), "ok", 202, "retried", "f188c0de00000001", i)
+     for i in range(26)] +
+    [_jline(30, 26 + i, "retry", str(3027 + i), "conflict_budget", 409, "retry budget exhausted",
+            "f188c0de00000001", 26 + i) for i in range(3)] +
+    [_jline(30, 29, "retry", "3030", "pending", 0, "sending", "f188c0de00000001", 29)] +
+    [_jline(40, 0, "drain", "worker-7", "ok", 200, "drained"),
+     _jline(41, 0, "drain", "worker-8", "forbidden", 403, "operator may not drain")])
 SIZES = ["80x24", "132x40"]
 
 
