@@ -15,7 +15,7 @@ HEADLESS = {
     "tui/test_follow.py", "tui/test_topbar_error.py", "tui/test_history.py", "tui/test_journal_fifo.py",
     "tui/test_batch_offer.py", "actions/test_http.py",
     "completions/test_completions.py", "integration/test_config_init.py", "integration/test_trust.py",
-    "house/test_layering.py", "unit/test_no_libevent.py", "unit/test_dialog_split.py",
+    "house/test_layering.py", "unit/test_no_libevent.py", "unit/test_dialog_split.py", "tui/test_groups_export.py",
     "tui/test_hangup.py",
 }
 # Files, directories (ending in "/") or tests (file::name, parameters left off) that are

@@ -5,10 +5,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "groups.h"
 #include "model_json.h"
 #include "model_fields.h"
 #include "model_tables.h"
 #include "sanitize.h"
+#include "storegroups.h"
 #include "views.h"
 #include "xalloc.h"
 
@@ -149,6 +151,42 @@ static const col dlq_cols[] = {
     C(MF_FIRST_DEATH_AT), C(MF_LAST_DEATH_AT), C(MF_REDELIVERED), C(MF_PAYLOAD),
 };
 
+/* The error groups as the groups view and `snapshot --view groups` count them: the
+ * store's in a window when the store has answered (scope "store 1h", "capped" when the
+ * count stopped at its bound), else the loaded executions' (scope "loaded"). */
+static void csv_groups(csv *c, const rd_model *m, double now)
+{
+    static const char *const heads[] = {
+        MF_FINGERPRINT, MF_COUNT, MF_RETRY_ELIGIBLE, MF_RECENT, MF_BEFORE, MF_TREND,
+        MF_FIRST_SEEN, MF_LAST_SEEN, "top_action", "scope", MF_SAMPLE_ERROR,
+    };
+    for (size_t i = 0; i < sizeof heads / sizeof *heads; i++)
+        f_str(c, heads[i], i > 0);
+    eol(c);
+    char scope[64] = "loaded", win[32];
+    if (m->sgroups) {
+        sgroups_window_text(sgroups_window(m->sgroups), win, sizeof win);
+        snprintf(scope, sizeof scope, "store %s%s", win, sgroups_capped(m->sgroups) ? ", capped" : "");
+    }
+    rd_group *g = NULL;
+    size_t n = sgroups_of_model(m, NULL, now, &g);
+    for (size_t i = 0; i < n; i++) {
+        f_str(c, g[i].fp, false);
+        f_long(c, (long)g[i].count);
+        f_long(c, (long)g[i].eligible);
+        f_long(c, (long)g[i].recent);
+        f_long(c, (long)g[i].before);
+        f_str(c, trend_name(g[i].trend), true);
+        f_time(c, g[i].first_seen);
+        f_time(c, g[i].last_seen);
+        f_str(c, g[i].n_actions ? g[i].actions[0].name : "", true);
+        f_str(c, scope, true);
+        f_str(c, g[i].sample ? g[i].sample : "", true);
+        eol(c);
+    }
+    groups_free(g, n);
+}
+
 char *export_render(const rd_model *m, const char *view, rd_export_fmt fmt, double now, char *err, size_t errcap)
 {
     const rd_view *v = view_find(view);
@@ -161,7 +199,9 @@ char *export_render(const rd_model *m, const char *view, rd_export_fmt fmt, doub
     if (fmt == EXPORT_JSON)
         return model_to_json_at(m, view, now);
     csv c = {xstrdup(""), 0, 1};
-    if (v->mask & VPART_EXECS)
+    if (v->mask & VPART_GROUPS)
+        csv_groups(&c, m, now);
+    else if (v->mask & VPART_EXECS)
         CSV(&c, &exec_record, exec_cols, m->execs.items, m->execs.n);
     else if (v->mask & VPART_CHAIN)
         CSV(&c, &exec_record, exec_cols, m->chain.items, m->chain.n);

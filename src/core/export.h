@@ -19,7 +19,7 @@ typedef enum { EXPORT_CSV, EXPORT_JSON } rd_export_fmt;
 void export_csv_field(char **buf, size_t *len, size_t *cap, const char *raw, bool sep);
 /* true when the view's export carries message payloads (the file must be 0600). */
 bool export_has_payloads(const char *view);
-/* The data of an exportable view (views.h: executions, chain, workers, queues, dlq) as CSV or JSON,
+/* The data of an exportable view (views.h: executions, chain, workers, queues, dlq, groups) as CSV or JSON,
  * newly allocated; NULL when the view has nothing to export (err says why). */
 char *export_render(const rd_model *m, const char *view, rd_export_fmt fmt, double now, char *err,
                     size_t errcap);

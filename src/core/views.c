@@ -15,7 +15,7 @@ static const rd_view views[] = {
     { "workers", VPART_SOURCES | VPART_WORKERS, false, true, true, "workers and their health" },
     { "queues", VPART_SOURCES | VPART_QUEUES, false, true, true, "queues, depths and rates" },
     { "dlq", VPART_SOURCES | VPART_DLQ, false, true, true, "dead-letter messages (peeked)" },
-    { "groups", VPART_SOURCES | VPART_GROUPS, false, false, true, "failed executions by error fingerprint" },
+    { "groups", VPART_SOURCES | VPART_GROUPS, false, true, true, "failed executions by error fingerprint" },
     { "fleet", 0, false, false, true, "every configured system, one row each" },
     { "history", VPART_HISTORY, false, false, true, "the last hour: failures, DLQ, backlog (the console's samples)" },
     /* fixtures: every loaded array */

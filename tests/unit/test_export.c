@@ -107,10 +107,46 @@ static void test_render(void)
     model_free(m);
 }
 
+/* :export of the groups view: one line per group as the view counts them (here the loaded
+ * executions': scope "loaded"), most members first, CSV-safe fingerprints. */
+static void test_groups_csv(void)
+{
+    rd_model *m = model_new();
+    rd_execution *e = xcalloc(3, sizeof *e);
+    static const struct { const char *id, *fp, *err; double t; bool elig; } x[] = {
+        {"11", "timeout after <n>s", "timeout after 30s", 1767225000, true},
+        {"12", "timeout after <n>s", "timeout after 31s", 1767225500, false},
+        {"13", "=cmd|refused", "=cmd|refused", 1767225100, true},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        e[i].id = xstrdup(x[i].id);
+        e[i].name = xstrdup("core.http");
+        e[i].status = xstrdup("failed");
+        e[i].error = xstrdup(x[i].err);
+        e[i].fingerprint = xstrdup(x[i].fp);
+        e[i].attempt = 1;
+        e[i].max_attempts = 3;
+        e[i].created_at = e[i].updated_at = e[i].finished_at = x[i].t;
+        e[i].elig.verdict = x[i].elig ? RD_ELIG_YES : RD_ELIG_NO;
+    }
+    model_set_execs(m, e, 3, false);
+    char err[200] = "";
+    char *csv = export_render(m, "groups", EXPORT_CSV, 1767225600, err, sizeof err);
+    CHECK_STR(csv, "fingerprint,count,retry_eligible,recent,before,trend,first_seen,last_seen,"
+                   "top_action,scope,sample_error\r\n"
+                   "timeout after <n>s,2,1,2,0,new,2025-12-31T23:50:00Z,2025-12-31T23:58:20Z,"
+                   "core.http,loaded,timeout after 31s\r\n"
+                   "'=cmd|refused,1,1,1,0,new,2025-12-31T23:51:40Z,2025-12-31T23:51:40Z,"
+                   "core.http,loaded,'=cmd|refused\r\n");
+    free(csv);
+    model_free(m);
+}
+
 int main(void)
 {
     test_csv_field();
     test_base64();
     test_render();
+    test_groups_csv();
     return check_done("export");
 }
