@@ -210,6 +210,7 @@ static void row_level(rd_fleet_row *r, const rd_fleet_cfg *c)
     if (l == FLEET_OK && r->src_state == RD_SRC_CONNECTING)
         reason(r, &l, FLEET_WAIT, "connecting");
     r->level = l;
+    r->place = l;
 }
 
 static long dlq_size(const rd_model *m)
@@ -282,21 +283,22 @@ static int cmp_num(double a, double b) { return a > b ? -1 : a < b ? 1 : 0; }   
 
 int fleet_row_cmp(const rd_fleet_row *a, const rd_fleet_row *b)
 {
-    int c;
-    if ((c = cmp_num(a->level, b->level)))
-        return c;
-    if ((c = cmp_num(a->failing_rate, b->failing_rate)))
-        return c;
-    if ((c = cmp_num((double)a->unhealthy, (double)b->unhealthy)))
-        return c;
-    if ((c = cmp_num(a->dlq_trend_known ? (double)a->dlq_delta : 0,
-                     b->dlq_trend_known ? (double)b->dlq_delta : 0)))
-        return c;
-    if ((c = cmp_num((double)a->dlq, (double)b->dlq)))
-        return c;
-    if ((c = cmp_num((double)a->eligible, (double)b->eligible)))
-        return c;
-    return strcmp(a->name, b->name);
+    return cmp_num(a->place, b->place);
+}
+
+rd_fleet_level fleet_place_update(rd_fleet_place *p, rd_fleet_level seen, double now, double hold_s)
+{
+    if (!p->known) {                     /* the first sight places the row */
+        *p = (rd_fleet_place){.known = true, .place = seen, .seen = seen, .seen_since = now};
+        return p->place;
+    }
+    if (seen != p->seen) {
+        p->seen = seen;
+        p->seen_since = now;
+    }
+    if (seen != p->place && now - p->seen_since >= hold_s)
+        p->place = seen;
+    return p->place;
 }
 
 void fleet_sort(rd_fleet_row *rows, size_t n)

@@ -68,6 +68,8 @@ typedef struct rd_fleet_row {
     char banner[32];              /* raw; "" when none */
     char profile[32];
     rd_fleet_level level;
+    rd_fleet_level place;         /* the level the row is sorted by: level, or the one held
+                                   * for two polls (fleet_place_update) */
     rd_src_state src_state;       /* the worst source state */
     int n_sources;
     double src_age;               /* s: ok = age of the oldest answer, else time in the
@@ -97,10 +99,20 @@ typedef struct rd_fleet_row {
 void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const char *profile,
                     const rd_model *m, const rd_fleet_trend *tr, const rd_fleet_cfg *cfg,
                     double now);
-/* Worst first: level, then failing rate, unhealthy workers, DLQ growth, DLQ size,
- * eligible count, then by name. Stable for equal rows. */
+/* Worst place first; equal places keep the order given (the config's): the figures that
+ * move every poll (failing rate, DLQ size) never swap rows. Stable. */
 int fleet_row_cmp(const rd_fleet_row *a, const rd_fleet_row *b);
 void fleet_sort(rd_fleet_row *rows, size_t n);
+
+/* A system's place in the fleet across polls: a new level moves its row only once it has
+ * held for hold_s (about two polls: the row's STATE shows it at once). */
+typedef struct rd_fleet_place {
+    bool known;
+    rd_fleet_level place, seen;
+    double seen_since;
+} rd_fleet_place;
+/* The level seen now; returns the place to sort by. */
+rd_fleet_level fleet_place_update(rd_fleet_place *p, rd_fleet_level seen, double now, double hold_s);
 const char *fleet_level_name(rd_fleet_level l);   /* "ok" "wait" "warn" "FAIL" "DOWN" */
 
 /* The printed columns, shared by the console and the snapshot text. */

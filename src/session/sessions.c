@@ -17,6 +17,7 @@ typedef struct slot {
     double pace;               /* the factor to arm when pace_ev fires */
     rd_event *pace_ev;     /* NULL without a loop */
     rd_fleet_trend trend;
+    rd_fleet_place place;      /* where its row sorts: the level held for two polls */
 } slot;
 
 struct rd_sessions {
@@ -33,6 +34,10 @@ static void slot_sample(slot *sl, double now)
     const rd_model *m = session_model(sl->s);
     fleet_row_fill(&r, c ? c->name : "", NULL, NULL, m, NULL, c ? &c->fleet : NULL, now);
     fleet_trend_add(&sl->trend, now, r.dlq, m->failing_rate);
+    /* two polls: the time between them, a little less (the pace stretches a background
+     * system's polls) */
+    double poll = (c && c->poll_s > 0 ? c->poll_s : 2) * (sl->pace > 0 ? sl->pace : 1);
+    fleet_place_update(&sl->place, r.level, now, poll * 0.9);
 }
 
 static void on_slot_change(void *ud)
@@ -170,9 +175,12 @@ void sessions_rows(const rd_sessions *f, double now, rd_fleet_row *rows, size_t 
         const rd_system_cfg *c = session_system_at(sl->s, i);
         fleet_row_fill(&rows[i], c->name, c->ui.banner, c->profile, session_model(sl->s), &sl->trend,
                        &c->fleet, now);
+        if (sl->place.known)
+            rows[i].place = sl->place.place;
         idx[i] = i;
     }
-    /* fleet_sort's order, keeping each row's session index alongside (stable) */
+    /* fleet_sort's order (the place, then the config's), keeping each row's session index
+     * alongside (stable) */
     for (size_t i = 1; i < f->n; i++) {
         rd_fleet_row t = rows[i];
         size_t ti = idx[i], j = i;

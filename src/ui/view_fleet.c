@@ -69,6 +69,35 @@ static void fleet_row(ui_ctx *c, const ui_table_row *row)
                     HIST_FAIL_RATE, row->cur ? base : theme_attr(c->theme, TS_FAILED));
 }
 
+/* The cursor stays on its system: on the open system's row when the view is drawn first
+ * (the console's start, or after Enter, `:system`, then 0 or Back: the views are made
+ * again) or the open system changed, and on the row it was moved to as the sort moves
+ * rows (list_follow), so Enter opens the row it shows. */
+typedef struct fleet_st {
+    bool drawn;
+    char sys[64];                /* the open system at the last draw */
+} fleet_st;
+
+static void fleet_pin(ui_view *v, ui_ctx *c)
+{
+    if (!v->st)
+        v->st = xcalloc(1, sizeof(fleet_st));
+    fleet_st *st = v->st;
+    const char *open = c->cfg && c->cfg->name ? c->cfg->name : "";
+    if ((!st->drawn || strcmp(st->sys, open) != 0) && *open)
+        snprintf(v->list.follow, sizeof v->list.follow, "%s", open);
+    else if (!st->drawn && c->n_fleet)
+        snprintf(v->list.follow, sizeof v->list.follow, "%s", c->fleet[0].name);
+    st->drawn = true;
+    snprintf(st->sys, sizeof st->sys, "%s", open);
+}
+
+static void fleet_free(ui_view *v)
+{
+    free(v->st);
+    v->st = NULL;
+}
+
 static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     if (!c->fleet) {
@@ -97,6 +126,7 @@ static void fleet_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         [FLEET_COL_QUEUED] = {.title = "OLDEST QUEUED", .min = 13, .want = 13, .drop = 5, .right = true},
         [FLEET_COL_WHY] = {.title = "WHY", .min = 16, .want = 60, .weight = 1},   /* the level's reasons */
     };
+    fleet_pin(v, c);
     bool spark = fleet_has_history(c);
     ui_col lay[NCOL];
     for (int k = 0; k < FLEET_COL__COUNT; k++)
@@ -138,6 +168,7 @@ static unsigned fleet_key(ui_view *v, ui_ctx *c, ui_action a)
         return UI_CH_REDRAW;
     }
     if (a == UA_OPEN && v->list.n) {
+        list_follow(&v->list, c, "system", row_id, NULL);   /* re-sorted since the draw */
         ctx_fx(c, FX_SYSTEM, 0, c->fleet[v->list.cur].name);
         return UI_CH_REDRAW;
     }
@@ -147,5 +178,5 @@ static unsigned fleet_key(ui_view *v, ui_ctx *c, ui_action a)
 const ui_view_ops view_fleet_ops = {
     .name = "fleet", .title = "Fleet", .bar = fleet_bar,
     .panels = PANELS_ALL, .snapshot = "fleet",
-    .draw = fleet_draw, .key = fleet_key, .clickable = true, .row_id = row_id,
+    .draw = fleet_draw, .key = fleet_key, .clickable = true, .row_id = row_id, .free = fleet_free,
 };

@@ -49,8 +49,12 @@ def test_fleet_order_and_open(tmp_path):
     assert s[2].splitlines()[0].startswith(" redrive alakai  LOCAL"), s[2]
     assert "Overview  alakai" in s[2]
     assert "Fleet  5 systems, worst first" in s[3]
+    # back in the fleet the cursor is on the system left (the line under the table is the
+    # cursor row's WHY), so Enter opens what it shows
+    assert "\n  warn alakai: DLQ 3 >= 1" in s[3], s[3]
     assert "Overview  tasker" in s[4]
     assert "Fleet  5 systems" in s[5]
+    assert "\n  DOWN tasker: postgresql down" in s[5], s[5]
 
 
 def test_one_system_has_no_fleet(tmp_path):

@@ -304,28 +304,46 @@ static rd_fleet_row row(const char *name, rd_fleet_level l, double rate, long un
 
 static void test_sort(void)
 {
-    /* one row per key: each beats the next on exactly that key */
-    rd_fleet_row want[] = {
-        row("down", FLEET_DOWN, -1, -1, 0, -1, -1),
-        row("rate-high", FLEET_FAIL, 5, 0, 0, 0, 0),
-        row("rate-low", FLEET_FAIL, 1, 0, 0, 0, 0),
-        row("unhealthy", FLEET_FAIL, 0, 2, 0, 0, 0),
-        row("growing", FLEET_FAIL, 0, 0, 3, 9, 0),
-        row("big-dlq", FLEET_WARN, 0, 0, 0, 50, 0),
-        row("eligible", FLEET_WARN, 0, 0, 0, 0, 7),
-        row("warn-a", FLEET_WARN, 0, 0, 0, 0, 0),
-        row("warn-b", FLEET_WARN, 0, 0, 0, 0, 0),
-        row("wait", FLEET_WAIT, -1, -1, 0, -1, -1),
+    /* worst place first; equal places keep the order given (the config's), whatever their
+     * figures: a failing rate or a DLQ that moves every poll never swaps two rows */
+    rd_fleet_row in[] = {
+        row("warn-small", FLEET_WARN, 0, 0, 0, 1, 0),
         row("fine", FLEET_OK, 0, 0, 0, 0, 0),
+        row("fail-slow", FLEET_FAIL, 1, 0, 0, 0, 0),
+        row("warn-big", FLEET_WARN, 9, 3, 5, 500, 70),
+        row("down", FLEET_DOWN, -1, -1, 0, -1, -1),
+        row("fail-fast", FLEET_FAIL, 50, 4, 9, 90, 9),
+        row("wait", FLEET_WAIT, -1, -1, 0, -1, -1),
     };
-    size_t n = sizeof want / sizeof *want;
-    rd_fleet_row got[sizeof want / sizeof *want];
-    for (size_t i = 0; i < n; i++)   /* reversed, then sorted back */
-        got[i] = want[n - 1 - i];
-    fleet_sort(got, n);
+    static const char *const want[] = {"down", "fail-slow", "fail-fast", "warn-small", "warn-big",
+                                       "wait", "fine"};
+    size_t n = sizeof in / sizeof *in;
     for (size_t i = 0; i < n; i++)
-        CHECK_MSG(strcmp(got[i].name, want[i].name) == 0, want[i].name);
-    fleet_sort(got, 0);
+        in[i].place = in[i].level;
+    fleet_sort(in, n);
+    for (size_t i = 0; i < n; i++)
+        CHECK_MSG(strcmp(in[i].name, want[i]) == 0, want[i]);
+    fleet_sort(in, 0);
+}
+
+/* A new level moves the row only once it has held for hold_s (two polls); the first sight
+ * places it at once; a level that flickers back never moves it. */
+static void test_place(void)
+{
+    rd_fleet_place p;
+    memset(&p, 0, sizeof p);
+    CHECK(fleet_place_update(&p, FLEET_OK, 100, 1.8) == FLEET_OK);
+    CHECK(fleet_place_update(&p, FLEET_FAIL, 102, 1.8) == FLEET_OK);    /* one poll: stays */
+    CHECK(fleet_place_update(&p, FLEET_FAIL, 103, 1.8) == FLEET_OK);    /* 1 s: not yet */
+    CHECK(fleet_place_update(&p, FLEET_FAIL, 104, 1.8) == FLEET_FAIL);  /* two polls: moves */
+    CHECK(fleet_place_update(&p, FLEET_OK, 106, 1.8) == FLEET_FAIL);
+    CHECK(fleet_place_update(&p, FLEET_FAIL, 108, 1.8) == FLEET_FAIL);  /* flicker: held */
+    CHECK(fleet_place_update(&p, FLEET_OK, 110, 1.8) == FLEET_FAIL);
+    CHECK(fleet_place_update(&p, FLEET_WARN, 112, 1.8) == FLEET_FAIL);
+    CHECK(fleet_place_update(&p, FLEET_WARN, 114, 1.8) == FLEET_WARN);
+    rd_fleet_place q;
+    memset(&q, 0, sizeof q);
+    CHECK(fleet_place_update(&q, FLEET_DOWN, 5, 1.8) == FLEET_DOWN);
 }
 
 static void test_cells_and_output(void)
@@ -392,6 +410,7 @@ int main(void)
     test_cached_dlq();
     test_trend();
     test_sort();
+    test_place();
     test_cells_and_output();
     return check_done("fleet");
 }
