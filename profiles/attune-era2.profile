@@ -132,6 +132,73 @@ SELECT e.id::text AS id,
  ORDER BY e.created DESC, e.id DESC
  LIMIT $5::int
 
+[query by_status optional]
+-- A status's executions, or every failure's (a group's members, a selection), read as a set
+-- by the status's own index (docs/error-groups.md, "Selections"): $1 start sort_key (NULL =
+-- newest) $2 start id $3 status (NULL = failed, timeout and abandoned: what a group holds)
+-- $4 text $5 limit $6 window in seconds (NULL = none). Each status is one range of
+-- Attune's (status, created DESC) index: `status = <constant>` and the window and the
+-- page's start as bounds on `created` (the start also as a plain `created <=`, so the
+-- range begins at the page, not at the newest row), newest first, at most $5 rows. No
+-- other index answers that shape in order, so the plan does not depend on the planner's
+-- statistics: rows written a moment ago with no ANALYZE since are read the same way
+-- (tests/integration/test_selection_plan.py gates the plan; tests/bench/bench_select.py
+-- the time at 1M). The statuses are merged newest first; the error fingerprint is kept in
+-- C (one definition of a fingerprint), a page at a time.
+-- uses index: execution (status, created)
+-- uses index: execution (original_execution)
+SELECT e.id::text AS id,
+       e.parent::text AS parent_id,
+       e.action_ref AS name,
+       e.status::text AS status,
+       COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
+       COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
+       COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END)::text AS chain_root,
+       (CASE WHEN e.config->>'retry_of' ~ '^[0-9]{1,18}$' THEN (e.config->>'retry_of')::bigint END)::text AS retry_of,
+       left(COALESCE(NULLIF(e.retry_reason, ''), e.config->>'retry_reason'), 200) AS reason,
+       left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS error,
+       e.worker::text AS worker,
+       extract(epoch FROM e.created) AS created_at,
+       extract(epoch FROM e.updated) AS updated_at,
+       CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
+            THEN extract(epoch FROM e.updated) END AS finished_at,
+       left(e.config->>'retry_at', 64) AS retry_at,
+       EXISTS (SELECT 1 FROM execution r
+                WHERE r.original_execution = COALESCE(e.original_execution, e.id)
+                  AND r.retry_count > e.retry_count) AS superseded,
+       e.created::text AS sort_key
+  FROM (  (SELECT * FROM execution x
+    WHERE x.status = CAST(COALESCE(lower($3::text), 'failed') AS execution_status_enum)
+      AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
+      AND ($1::text IS NULL OR x.created <= $1::timestamptz)
+      AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+      AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
+          || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $5::int)
+        UNION ALL
+  (SELECT * FROM execution x
+    WHERE $3::text IS NULL AND x.status = 'timeout'
+      AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
+      AND ($1::text IS NULL OR x.created <= $1::timestamptz)
+      AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+      AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
+          || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $5::int)
+        UNION ALL
+  (SELECT * FROM execution x
+    WHERE $3::text IS NULL AND x.status = 'abandoned'
+      AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
+      AND ($1::text IS NULL OR x.created <= $1::timestamptz)
+      AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+      AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
+          || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $5::int)) e
+ ORDER BY e.created DESC, e.id DESC
+ LIMIT $5::int
+
 [query groups optional]
 -- Error groups across the store (docs/error-groups.md): $1 the window in seconds, $2 the
 -- failures read at most (the newest of the window). One row per distinct raw error (and

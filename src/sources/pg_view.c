@@ -15,6 +15,10 @@
  * new search, SCAN_GROWTH times more each time the operator goes on further back from
  * where a search stopped without a page of matches, at most SCAN_BUDGET_MAX. */
 enum { SCAN_BUDGET = 2000, SCAN_GROWTH = 10, SCAN_BUDGET_MAX = 200000 };
+/* A store's set ([query by_status]) filtered by a fingerprint reads SET_BUDGET rows of the
+ * status's index per request (a group's members are most of its failures: its first page is
+ * in the first rows read), growing as above when a page was not filled. */
+enum { SET_BUDGET = 2000 };
 
 /* A page start; budget: the rows a filtered page from there searches (0: SCAN_BUDGET). */
 typedef struct cursor { char *key, *id; long budget; } cursor;
@@ -34,6 +38,8 @@ struct pg_view {
     unsigned page_gen, page_gen_inflight, page_gen_applied;
     /* executions page */
     rd_exec_filter filter;
+    char window_p[32];            /* filter.window_s as $6 of [query by_status] */
+    bool has_set;                 /* the profile has [query by_status] (pg_view_set_query) */
     cursor start, next;
     cursor *stack;
     size_t depth, stack_cap;
@@ -87,6 +93,12 @@ static void filter_free(rd_exec_filter *f)
     free(f->worker);
 }
 
+/* The rows a set page filtered by a fingerprint reads (its $5 less the boundary row). */
+static long set_budget(const pg_view *v)
+{
+    return v->start.budget > 0 ? v->start.budget : SET_BUDGET;
+}
+
 /* The rows the current filtered page searches (its $6). */
 static long scan_budget(const pg_view *v)
 {
@@ -97,6 +109,16 @@ static bool filtered(const pg_view *v)
 {
     return v->filter.text || v->filter.status || v->filter.worker;
 }
+
+/* The page is a store's set read by the status's index: a fingerprint (a group's members:
+ * failures) or a selection by status, when the profile can; never with a worker filter
+ * (the worker's own index serves that, as before). */
+static bool set_path(const pg_view *v)
+{
+    return v->has_set && !v->filter.worker && (v->filter.fingerprint || (v->filter.by_status && v->filter.status));
+}
+
+void pg_view_set_query(pg_view *v, bool has) { v->has_set = has; }
 
 pg_view *pg_view_new(rd_model *m, int page_size)
 {
@@ -151,6 +173,10 @@ void pg_view_set_filter(pg_view *v, const rd_exec_filter *f)
     v->filter.status = dup_nonempty(f ? f->status : NULL);
     v->filter.text = dup_nonempty(f ? f->text : NULL);
     v->filter.fingerprint = dup_nonempty(f ? f->fingerprint : NULL);
+    v->filter.window_s = f && f->window_s > 0 ? f->window_s : 0;
+    v->filter.by_status = f && f->by_status;
+    if (v->filter.window_s > 0)
+        snprintf(v->window_p, sizeof v->window_p, "%.0f", v->filter.window_s);
     stack_clear(v);
     v->page_gen++;
     v->want_page = true;
@@ -263,6 +289,8 @@ void pg_view_wants(const pg_view *v, pg_wants *w)
         .execs_shown = v->interest & RD_PANEL_EXECS,
         .page_asked = v->page_gen != v->page_gen_applied,
         .page_size = v->page_size, .filtered = filtered(v), .budget = scan_budget(v),
+        .set = set_path(v), .set_budget = v->filter.fingerprint ? set_budget(v) : 0,
+        .window = v->filter.window_s > 0 ? v->window_p : NULL,
         .key = v->start.key, .id = v->start.id,
         .status = v->filter.status, .text = v->filter.text, .worker = v->filter.worker,
         .chain = v->want_chain, .jump = v->want_jump, .running = v->want_worker,
@@ -352,6 +380,61 @@ static void filter_fingerprint(const pg_view *v, rd_execution *e, size_t *n)
     *n = k;
 }
 
+static long grown(long b)
+{
+    return b > SCAN_BUDGET_MAX / SCAN_GROWTH ? SCAN_BUDGET_MAX : b * SCAN_GROWTH;
+}
+
+static void set_next(pg_view *v, const PGresult *r, int row, long budget)
+{
+    v->next.key = xstrdup(pg_text(r, row, "sort_key"));
+    v->next.id = xstrdup(pg_text(r, row, "id"));
+    v->next.budget = budget;
+}
+
+/* A page of a store's set ([query by_status]): its rows are the status's (or every
+ * failure status's) executions of the window, newest first, at most $5; the last of $5
+ * rows is where the next request goes on from, not a row of this page. The fingerprint
+ * and worker are kept here (one definition of a fingerprint: core/fingerprint.c); a page
+ * ends at the page size's next member. */
+static void got_set(pg_view *v, const PGresult *r, const pg_row_ctx *x)
+{
+    int page = v->page_size, rows = PQntuples(r);
+    long limit = (v->filter.fingerprint ? set_budget(v) : page) + 1;
+    bool boundary = rows >= limit;
+    int read = boundary ? rows - 1 : rows;
+    rd_execution *e = xcalloc((size_t)page + 1, sizeof *e);
+    size_t n = 0;
+    cursor_free(&v->next);
+    bool more = false;
+    for (int i = 0; i < read && !more; i++) {
+        rd_execution one;
+        if (!pg_row_exec(r, i, x, &one))
+            continue;
+        if (!same(v->filter.fingerprint, one.fingerprint) || !same(v->filter.worker, one.worker)) {
+            execution_clear(&one);
+            continue;
+        }
+        if (n == (size_t)page) {      /* the next page starts at the next member */
+            set_next(v, r, i, 0);
+            more = true;
+            execution_clear(&one);
+            continue;
+        }
+        e[n++] = one;
+    }
+    if (!more && boundary) {          /* read to the budget: go on from the boundary row */
+        set_next(v, r, rows - 1, n < (size_t)page ? grown(set_budget(v)) : 0);
+        more = true;
+    }
+    more = more && v->next.key && v->next.id;
+    model_set_execs_window(v->model, more && n < (size_t)page && v->filter.fingerprint ? set_budget(v) : 0,
+                           v->start.key != NULL);
+    model_set_execs(v->model, n ? e : NULL, n, more);
+    if (!n)
+        free(e);
+}
+
 void pg_view_got_execs(pg_view *v, const PGresult *r, const pg_row_ctx *x)
 {
     if (v->page_gen_inflight != v->page_gen)
@@ -359,6 +442,10 @@ void pg_view_got_execs(pg_view *v, const PGresult *r, const pg_row_ctx *x)
     v->page_gen_applied = v->page_gen;
     if (!r) {
         model_set_execs(v->model, NULL, 0, false);
+        return;
+    }
+    if (set_path(v)) {
+        got_set(v, r, x);
         return;
     }
     int page = v->page_size;

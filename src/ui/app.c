@@ -194,7 +194,7 @@ static void app_filter(ui_app *app)
         return;
     ui_filter *f = &app->ctx.filter[VIEW_EXECS];
     rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL,
-                         f->worker[0] ? f->worker : NULL};
+                         f->worker[0] ? f->worker : NULL, f->fp[0] ? f->window_s : 0, false};
     session_set_filter(live, &ef);
 }
 

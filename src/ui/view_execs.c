@@ -506,6 +506,7 @@ static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_ex
             f->fp[0] = 0;
         else
             snprintf(f->fp, sizeof f->fp, "%s", e->fingerprint);
+        f->window_s = 0;   /* every failure with it, newest first */
     } else
         memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
     return execs_refilter(v, c);

@@ -245,6 +245,8 @@ static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
     case UA_OPEN:   /* the group's executions: the executions view filtered by its fingerprint */
         memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
         snprintf(c->filter[VIEW_EXECS].fp, sizeof c->filter[VIEW_EXECS].fp, "%s", g->fp);
+        /* a store's group: its members of the view's window, read from the store */
+        c->filter[VIEW_EXECS].window_s = s->store ? (s->window_s > 0 ? s->window_s : SGROUPS_WINDOW_S) : 0;
         ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
         ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         return UI_CH_REDRAW;
