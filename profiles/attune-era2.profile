@@ -139,9 +139,12 @@ SELECT e.id::text AS id,
 -- $4 text $5 limit $6 window in seconds (NULL = none). Each status is one range of
 -- Attune's (status, created DESC) index: `status = <constant>` and the window and the
 -- page's start as bounds on `created` (the start also as a plain `created <=`, so the
--- range begins at the page, not at the newest row), newest first, at most $5 rows. No
--- other index answers that shape in order, so the plan does not depend on the planner's
--- statistics: rows written a moment ago with no ANALYZE since are read the same way
+-- range begins at the page, not at the newest row), newest first, at most $5 rows. Each
+-- branch is ordered by (status, created DESC, id DESC): only the status's index gives that
+-- order, so no plan walks the (created) index hoping to meet $5 rows of a rare status early
+-- (at 1M rows the planner did that for `timeout` with ORDER BY created alone: every row
+-- of the window read per page). The plan does not depend on the planner's statistics:
+-- rows written a moment ago with no ANALYZE since are read the same way
 -- (tests/integration/test_selection_plan.py gates the plan; tests/bench/bench_select.py
 -- the time at 1M). The statuses are merged newest first; the error fingerprint is kept in
 -- C (one definition of a fingerprint), a page at a time.
@@ -174,7 +177,7 @@ SELECT e.id::text AS id,
       AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
       AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
           || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
-    ORDER BY x.created DESC, x.id DESC
+    ORDER BY x.status, x.created DESC, x.id DESC
     LIMIT $5::int)
         UNION ALL
   (SELECT * FROM execution x
@@ -184,7 +187,7 @@ SELECT e.id::text AS id,
       AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
       AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
           || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
-    ORDER BY x.created DESC, x.id DESC
+    ORDER BY x.status, x.created DESC, x.id DESC
     LIMIT $5::int)
         UNION ALL
   (SELECT * FROM execution x
@@ -194,7 +197,7 @@ SELECT e.id::text AS id,
       AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
       AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
           || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
-    ORDER BY x.created DESC, x.id DESC
+    ORDER BY x.status, x.created DESC, x.id DESC
     LIMIT $5::int)) e
  ORDER BY e.created DESC, e.id DESC
  LIMIT $5::int
