@@ -136,7 +136,9 @@ SELECT e.id::text AS id,
 -- A status's executions, or every failure's (a group's members, a selection), read as a set
 -- by the status's own index (docs/error-groups.md, "Selections"): $1 start sort_key (NULL =
 -- newest) $2 start id $3 status (NULL = failed, timeout and abandoned: what a group holds)
--- $4 text $5 limit $6 window in seconds (NULL = none). Each status is one range of
+-- $4 text $5 limit $6 window in seconds (NULL = none). $3 takes the status column's type
+-- (a constant at planning: a text cast to the enum is not folded, and with no constant the
+-- planner walked the created index). Each status is one range of
 -- Attune's (status, created DESC) index: `status = <constant>` and the window and the
 -- page's start as bounds on `created` (the start also as a plain `created <=`, so the
 -- range begins at the page, not at the newest row), newest first, at most $5 rows. Each
@@ -171,7 +173,7 @@ SELECT e.id::text AS id,
                   AND r.retry_count > e.retry_count) AS superseded,
        e.created::text AS sort_key
   FROM (  (SELECT * FROM execution x
-    WHERE x.status = CAST(COALESCE(lower($3::text), 'failed') AS execution_status_enum)
+    WHERE x.status = COALESCE($3, 'failed'::execution_status_enum)
       AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
       AND ($1::text IS NULL OR x.created <= $1::timestamptz)
       AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
@@ -181,7 +183,7 @@ SELECT e.id::text AS id,
     LIMIT $5::int)
         UNION ALL
   (SELECT * FROM execution x
-    WHERE $3::text IS NULL AND x.status = 'timeout'
+    WHERE $3 IS NULL AND x.status = 'timeout'
       AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
       AND ($1::text IS NULL OR x.created <= $1::timestamptz)
       AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
@@ -191,7 +193,7 @@ SELECT e.id::text AS id,
     LIMIT $5::int)
         UNION ALL
   (SELECT * FROM execution x
-    WHERE $3::text IS NULL AND x.status = 'abandoned'
+    WHERE $3 IS NULL AND x.status = 'abandoned'
       AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
       AND ($1::text IS NULL OR x.created <= $1::timestamptz)
       AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
