@@ -135,21 +135,22 @@ SELECT e.id::text AS id,
 [query by_status optional]
 -- A status's executions, or every failure's (a group's members, a selection), read as a set
 -- by the status's own index (docs/error-groups.md, "Selections"): $1 start sort_key (NULL =
--- newest) $2 start id $3 status (NULL = failed, timeout and abandoned: what a group holds)
--- $4 text $5 limit $6 window in seconds (NULL = none). $3 takes the status column's type
--- (a constant at planning: a text cast to the enum is not folded, and with no constant the
--- planner walked the created index). Each status is one range of
--- Attune's (status, created DESC) index: `status = <constant>` and the window and the
--- page's start as bounds on `created` (the start also as a plain `created <=`, so the
--- range begins at the page, not at the newest row), newest first, at most $5 rows. Each
--- branch is ordered by (status, created DESC, id DESC): only the status's index gives that
--- order, so no plan walks the (created) index hoping to meet $5 rows of a rare status early
--- (at 1M rows the planner did that for `timeout` with ORDER BY created alone: every row
--- of the window read per page). The plan does not depend on the planner's statistics:
--- rows written a moment ago with no ANALYZE since are read the same way
--- (tests/integration/test_selection_plan.py gates the plan; tests/bench/bench_select.py
--- the time at 1M). The statuses are merged newest first; the error fingerprint is kept in
--- C (one definition of a fingerprint), a page at a time.
+-- newest) $2 start id $3 status (NULL = failed, timeout and abandoned: what a group holds;
+-- it takes the status column's type, a constant when planned) $4 limit $5 window in
+-- seconds (NULL = none). The text and the error fingerprint are kept in C, a page at a time.
+-- The plan cannot depend on the planner's statistics (rows written a moment ago, no
+-- ANALYZE since, make a recent window look nearly empty, and then a walk of the (created)
+-- index filtering the status looks cheapest: every row of the window read per page). So
+-- each status is read in two steps that no other index can serve:
+--   1. the newest $4 + 1 distinct `created` of the status in the window, from the page's
+--      start: columns of the (status, created DESC) index only, so an index-only range
+--      scan of it (the (created) index would need the table's rows to know the status);
+--   2. those rows, each by an equality probe on (status, created): one index probe per
+--      value, whatever index the planner picks for it (a LATERAL subquery with OFFSET 0
+--      cannot become a hash join over a scan of the whole table, which the planner chose
+--      for a prepared statement at 60,000 rows).
+-- The statuses are merged newest first. tests/integration/test_selection_plan.py gates the
+-- whole plan with fresh rows; tests/bench/bench_select.py measures it at 1M.
 -- uses index: execution (status, created)
 -- uses index: execution (original_execution)
 SELECT e.id::text AS id,
@@ -172,37 +173,52 @@ SELECT e.id::text AS id,
                 WHERE r.original_execution = COALESCE(e.original_execution, e.id)
                   AND r.retry_count > e.retry_count) AS superseded,
        e.created::text AS sort_key
-  FROM (  (SELECT * FROM execution x
-    WHERE x.status = COALESCE($3, 'failed'::execution_status_enum)
-      AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
-      AND ($1::text IS NULL OR x.created <= $1::timestamptz)
-      AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
-      AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
-          || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
-    ORDER BY x.status, x.created DESC, x.id DESC
-    LIMIT $5::int)
+  FROM (  (SELECT x.*
+     FROM (SELECT DISTINCT k.status, k.created
+             FROM execution k
+            WHERE k.status = COALESCE($3, 'failed'::execution_status_enum)
+              AND ($5::float8 IS NULL OR k.created >= now() - make_interval(secs => $5::float8))
+              AND ($1::text IS NULL OR k.created <= $1::timestamptz)
+            ORDER BY k.created DESC
+            LIMIT $4::int + 1) t
+     CROSS JOIN LATERAL (SELECT * FROM execution y
+                          WHERE y.status = t.status AND y.created = t.created
+                         OFFSET 0) x
+    WHERE ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $4::int)
         UNION ALL
-  (SELECT * FROM execution x
-    WHERE $3 IS NULL AND x.status = 'timeout'
-      AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
-      AND ($1::text IS NULL OR x.created <= $1::timestamptz)
-      AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
-      AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
-          || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
-    ORDER BY x.status, x.created DESC, x.id DESC
-    LIMIT $5::int)
+  (SELECT x.*
+     FROM (SELECT DISTINCT k.status, k.created
+             FROM execution k
+            WHERE $3 IS NULL AND k.status = 'timeout'
+              AND ($5::float8 IS NULL OR k.created >= now() - make_interval(secs => $5::float8))
+              AND ($1::text IS NULL OR k.created <= $1::timestamptz)
+            ORDER BY k.created DESC
+            LIMIT $4::int + 1) t
+     CROSS JOIN LATERAL (SELECT * FROM execution y
+                          WHERE y.status = t.status AND y.created = t.created
+                         OFFSET 0) x
+    WHERE ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $4::int)
         UNION ALL
-  (SELECT * FROM execution x
-    WHERE $3 IS NULL AND x.status = 'abandoned'
-      AND ($6::float8 IS NULL OR x.created >= now() - make_interval(secs => $6::float8))
-      AND ($1::text IS NULL OR x.created <= $1::timestamptz)
-      AND ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
-      AND ($4::text IS NULL OR strpos(lower(x.id::text || ' ' || x.action_ref || ' '
-          || COALESCE(x.result->>'error', x.result->>'message', '')), lower($4)) > 0)
-    ORDER BY x.status, x.created DESC, x.id DESC
-    LIMIT $5::int)) e
+  (SELECT x.*
+     FROM (SELECT DISTINCT k.status, k.created
+             FROM execution k
+            WHERE $3 IS NULL AND k.status = 'abandoned'
+              AND ($5::float8 IS NULL OR k.created >= now() - make_interval(secs => $5::float8))
+              AND ($1::text IS NULL OR k.created <= $1::timestamptz)
+            ORDER BY k.created DESC
+            LIMIT $4::int + 1) t
+     CROSS JOIN LATERAL (SELECT * FROM execution y
+                          WHERE y.status = t.status AND y.created = t.created
+                         OFFSET 0) x
+    WHERE ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $4::int)) e
  ORDER BY e.created DESC, e.id DESC
- LIMIT $5::int
+ LIMIT $4::int
 
 [query groups optional]
 -- Error groups across the store (docs/error-groups.md): $1 the window in seconds, $2 the

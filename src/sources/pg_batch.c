@@ -303,8 +303,8 @@ static void build_page(pg_src *s, draft *b, const pg_wants *w, bool guard)
     int page = w->page_size;
     if (w->set) {                     /* a store's set: the status's own index, no guard */
         snprintf(b->limit, sizeof b->limit, "%ld", (w->set_budget > 0 ? w->set_budget : page) + 1L);
-        const char *p[6] = { w->key, w->id, w->status, w->text, b->limit, w->window };
-        add6(b, profile_query(s->prof, SET_QUERY), Q_EXECS, 6, p);
+        const char *p[5] = { w->key, w->id, w->status, b->limit, w->window };
+        add6(b, profile_query(s->prof, SET_QUERY), Q_EXECS, 5, p);
         b->page_sent = true;
         return;
     }

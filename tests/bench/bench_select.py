@@ -55,7 +55,7 @@ def server(cur, sql):
 
 def measure(label, cur, argv_sel, argv_snap, env):
     q = B.profile_queries("attune-era2")["by_status"]
-    t, seq, idx = server(cur, B.inline_params(q, [None, None, None, None, "2001", "3600"]))
+    t, seq, idx = server(cur, B.inline_params(q, [None, None, None, "2001", "3600"]))
     B.note("%s: by_status group page: server %.1f ms, indexes %s%s" % (label, t, ",".join(idx), ", SEQ SCAN" if seq else ""))
     B.fig("select", "group page [query by_status], %s rows (server)" % label, t, "ms", "<= 100 ms")
     w, p = wall(argv_sel, env)
