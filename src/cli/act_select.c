@@ -126,6 +126,8 @@ static bool select_pages(select_run *s)
                 return false;
         if (s->o->select_only)
             act_report_page(&s->t);
+        if (!m->execs_more && s->cutoff > 0)
+            s->t.past = true;          /* read to the window's start (the store's window: SQL) */
         if (s->t.past || s->t.capped || !m->execs_more)
             return true;
         session_page(s->l->ss, +1);
