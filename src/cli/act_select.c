@@ -157,6 +157,8 @@ static void say_selection(const select_run *s, const char *sel, unsigned san)
 static bool resolve_group(select_run *s)
 {
     act_opts *o = s->o;
+    if (!groupid_shaped(o->group))
+        return true;                  /* a fingerprint: as given (no groups to read) */
     double w = s->since_s > 0 ? s->since_s : SGROUPS_WINDOW_S;
     char win[16];
     sgroups_window_text(w, win, sizeof win);
@@ -165,8 +167,6 @@ static bool resolve_group(select_run *s)
         session_start(s->l->ss);
     }
     if (!session_request_groups(s->l->ss, w, sgroups_cap_default())) {
-        if (!groupid_shaped(o->group))
-            return true;
         snprintf(s->why, sizeof s->why, "--group %s: this store cannot list its error groups: give the whole fingerprint",
                  o->group);
         return false;

@@ -306,7 +306,7 @@ static char *with_group(char *json, const snap_opts *o)
         return json;
     cJSON *g = cJSON_AddObjectToObject(doc, "group");
     cJSON_AddStringToObject(g, "id", o->group_id);
-    char *clean = sanitize_str(o->group_fp, 0);
+    char *clean = sanitize_utf8(o->group_fp, strlen(o->group_fp));   /* as the groups' JSON says it */
     cJSON_AddStringToObject(g, "fingerprint", clean);
     free(clean);
     if (o->group_total >= 0)

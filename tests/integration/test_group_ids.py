@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 
-from snaphelp import ROOT, rd_bin, snapshot, write_config
+from snaphelp import ROOT, need_env, rd_bin, snapshot, write_config
 from test_groups_store import INCIDENT_FP, N_ELIGIBLE, N_INCIDENT, incident_db  # noqa: F401
 
 
@@ -92,4 +92,22 @@ def test_retry_group_by_id_selects_the_whole_group_from_the_store(incident_db, t
     assert end["selection"] == "group=%s since=1h" % INCIDENT_FP
     assert (end["read"], end["total"], end["eligible"], end["send"]) == (N_INCIDENT, N_INCIDENT, N_ELIGIBLE,
                                                                          N_ELIGIBLE)
-    assert end["pages"] == N_INCIDENT // 100           # every page a page of members
+    assert end["pages"] == N_INCIDENT // 1000          # a selection's pages of 1,000: each all members
+    assert end["past"] is True                         # read to the window's start
+
+
+def test_alakai_group_by_id_reads_its_members_from_the_index(tmp_path):
+    """Alakai (Redis): the groups come from the source's swept index and a group's members
+    are that index paged by the fingerprint's hash (redis_view.c): every row a member, the
+    group's whole count listed."""
+    need_env("RD_REDIS_URL")
+    c = write_config(tmp_path, {"a": {"profile": "alakai", "store": os.environ["RD_REDIS_URL"]}})
+    s = snapshot(c, "a", "--json", "--view", "groups")
+    assert s.rc == 0, s.err
+    g = next(x for x in s.json["groups"] if x["fingerprint"] == "OOM killed again")
+    assert g["id"] == fnv1a64("OOM killed again")[:6]
+    m = snapshot(c, "a", "--json", "--view", "executions", "--group", g["id"])
+    assert m.rc == 0, m.err
+    assert m.json["group"] == {"id": g["id"], "fingerprint": "OOM killed again", "total": g["count"],
+                               "window_s": 3600}
+    assert [r["fingerprint"] for r in m.json["executions"]] == ["OOM killed again"] * g["count"]
