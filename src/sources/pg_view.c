@@ -17,8 +17,10 @@
 enum { SCAN_BUDGET = 2000, SCAN_GROWTH = 10, SCAN_BUDGET_MAX = 200000 };
 /* A store's set ([query by_status]) filtered by a fingerprint or a text reads a page's rows
  * first (a group's members are most of its failures: its page is in the first rows read);
- * a page not filled goes on at once from where the read stopped, SCAN_GROWTH times more
- * rows each time, up to SCAN_BUDGET_MAX, before it is shown. */
+ * a page not filled goes on at once from where the read stopped, SET_READ rows a read (the
+ * memory a read holds stays flat), until SCAN_BUDGET_MAX rows were searched: then it is
+ * shown as far as it got. */
+enum { SET_READ = 2000 };
 
 /* A page start; budget: the rows a filtered page from there searches (0: SCAN_BUDGET). */
 typedef struct cursor { char *key, *id; long budget; } cursor;
@@ -411,11 +413,6 @@ static bool text_in(const char *text, const rd_execution *e)
            (e->error && strcasestr(e->error, text));
 }
 
-static long grown(long b)
-{
-    return b > SCAN_BUDGET_MAX / SCAN_GROWTH ? SCAN_BUDGET_MAX : b * SCAN_GROWTH;
-}
-
 static void set_next(pg_view *v, const PGresult *r, int row, long budget)
 {
     v->next.key = xstrdup(pg_text(r, row, "sort_key"));
@@ -461,7 +458,7 @@ static void got_set(pg_view *v, const PGresult *r, const pg_row_ctx *x)
         if (v->nacc < (size_t)page && v->searched < SCAN_BUDGET_MAX) {
             set_next(v, r, rows - 1, 0);   /* not filled: read on at once, more rows */
             cursor_take(&v->cont, &v->next);
-            v->cont.budget = grown(budget);
+            v->cont.budget = page > SET_READ ? page : SET_READ;
             v->want_page = true;
             return;
         }
