@@ -71,6 +71,15 @@ def measure(label, cur, argv_sel, argv_snap, env):
     end = json.loads(p.stdout.decode().splitlines()[-1]) if p.stdout.strip() else {}
     B.note("%s: retry --group --select-only: %.0f ms, %s" % (label, w, {k: end.get(k) for k in ("read", "pages", "send")}))
     B.fig("select", "retry --group ID --since 1h --select-only, %s rows (wall)" % label, w, "ms", "<= 1,000 ms")
+    before = os.environ.get("BENCH_BEFORE_BIN")   # an earlier build: its selection of the same group
+    if before:
+        argv = [before] + argv_sel[1:]
+        argv[argv.index("--group") + 1] = FP             # it knows no ids
+        w, p = wall(argv, env)
+        end = json.loads(p.stdout.decode().splitlines()[-1]) if p.stdout.strip() else {}
+        B.note("%s: before (%s): retry --group FP --select-only: %.0f ms, %s" % (
+            label, before, w, {k: end.get(k) for k in ("read", "pages", "send")}))
+        B.fig("select", "before: retry --group FP --since 1h --select-only, %s rows (wall)" % label, w, "ms")
     w, p = wall(argv_snap, env)
     doc = json.loads(p.stdout) if p.returncode == 0 else {}
     B.note("%s: snapshot --group: %.0f ms, group %s, %d rows" % (label, w, doc.get("group"), len(doc.get("executions", []))))
