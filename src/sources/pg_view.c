@@ -482,6 +482,8 @@ void pg_view_got_execs(pg_view *v, const PGresult *r, const pg_row_ctx *x)
         return;                       /* the page changed meanwhile; a new one is wanted */
     v->page_gen_applied = v->page_gen;
     if (!r) {
+        cursor_free(&v->cont);        /* a set page being filled: given up with the query */
+        acc_clear(v);
         model_set_execs(v->model, NULL, 0, false);
         return;
     }
