@@ -132,6 +132,96 @@ SELECT e.id::text AS id,
  ORDER BY e.created DESC, e.id DESC
  LIMIT $5::int
 
+[query by_status optional]
+-- A status's executions, or every failure's (a group's members, a selection), read as a set
+-- by the status's own index (docs/error-groups.md, "Selections"): $1 start sort_key (NULL =
+-- newest) $2 start id $3 status (NULL = failed, timeout and abandoned: what a group holds;
+-- it takes the status column's type, a constant when planned) $4 limit $5 window in
+-- seconds (NULL = none). The text and the error fingerprint are kept in C, a page at a time.
+-- The plan cannot depend on the planner's statistics (rows written a moment ago, no
+-- ANALYZE since, make a recent window look nearly empty, and then a walk of the (created)
+-- index filtering the status looks cheapest: every row of the window read per page). So
+-- each status is read in two steps that no other index can serve:
+--   1. the newest $4 + 1 distinct `created` of the status in the window, from the page's
+--      start: columns of the (status, created DESC) index only, so an index-only range
+--      scan of it (the (created) index would need the table's rows to know the status);
+--   2. those rows, each by an equality probe on (status, created): one index probe per
+--      value, whatever index the planner picks for it (a LATERAL subquery with OFFSET 0
+--      cannot become a hash join over a scan of the whole table, which the planner chose
+--      for a prepared statement at 60,000 rows).
+-- The statuses are merged newest first. tests/integration/test_selection_plan.py gates the
+-- whole plan with fresh rows; tests/bench/bench_select.py measures it at 1M.
+-- uses index: execution (status, created)
+-- uses index: execution (original_execution)
+SELECT e.id::text AS id,
+       e.parent::text AS parent_id,
+       e.action_ref AS name,
+       e.status::text AS status,
+       COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
+       COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
+       COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END)::text AS chain_root,
+       (CASE WHEN e.config->>'retry_of' ~ '^[0-9]{1,18}$' THEN (e.config->>'retry_of')::bigint END)::text AS retry_of,
+       left(COALESCE(NULLIF(e.retry_reason, ''), e.config->>'retry_reason'), 200) AS reason,
+       left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS error,
+       NULL::text AS worker,
+       extract(epoch FROM e.created) AS created_at,
+       extract(epoch FROM e.updated) AS updated_at,
+       CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
+            THEN extract(epoch FROM e.updated) END AS finished_at,
+       left(e.config->>'retry_at', 64) AS retry_at,
+       EXISTS (SELECT 1 FROM execution r
+                WHERE (r.config ? 'retry_of' AND (r.config->>'retry_of')::bigint = e.id)
+                   OR (r.original_execution = e.id AND r.retry_count > e.retry_count)
+                   OR (r.original_execution = e.original_execution
+                       AND r.retry_count > e.retry_count)) AS superseded,
+       e.created::text AS sort_key
+  FROM (  (SELECT x.*
+     FROM (SELECT DISTINCT k.status, k.created
+             FROM execution k
+            WHERE k.status = COALESCE($3, 'failed'::execution_status_enum)
+              AND ($5::float8 IS NULL OR k.created >= now() - make_interval(secs => $5::float8))
+              AND ($1::text IS NULL OR k.created <= $1::timestamptz)
+            ORDER BY k.created DESC
+            LIMIT $4::int + 1) t
+     CROSS JOIN LATERAL (SELECT * FROM execution y
+                          WHERE y.status = t.status AND y.created = t.created
+                         OFFSET 0) x
+    WHERE ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $4::int)
+        UNION ALL
+  (SELECT x.*
+     FROM (SELECT DISTINCT k.status, k.created
+             FROM execution k
+            WHERE $3 IS NULL AND k.status = 'timeout'
+              AND ($5::float8 IS NULL OR k.created >= now() - make_interval(secs => $5::float8))
+              AND ($1::text IS NULL OR k.created <= $1::timestamptz)
+            ORDER BY k.created DESC
+            LIMIT $4::int + 1) t
+     CROSS JOIN LATERAL (SELECT * FROM execution y
+                          WHERE y.status = t.status AND y.created = t.created
+                         OFFSET 0) x
+    WHERE ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $4::int)
+        UNION ALL
+  (SELECT x.*
+     FROM (SELECT DISTINCT k.status, k.created
+             FROM execution k
+            WHERE $3 IS NULL AND k.status = 'abandoned'
+              AND ($5::float8 IS NULL OR k.created >= now() - make_interval(secs => $5::float8))
+              AND ($1::text IS NULL OR k.created <= $1::timestamptz)
+            ORDER BY k.created DESC
+            LIMIT $4::int + 1) t
+     CROSS JOIN LATERAL (SELECT * FROM execution y
+                          WHERE y.status = t.status AND y.created = t.created
+                         OFFSET 0) x
+    WHERE ($1::text IS NULL OR (x.created, x.id) <= ($1::timestamptz, $2::bigint))
+    ORDER BY x.created DESC, x.id DESC
+    LIMIT $4::int)) e
+ ORDER BY e.created DESC, e.id DESC
+ LIMIT $4::int
+
 [query groups optional]
 -- Error groups across the store (docs/error-groups.md): $1 the window in seconds, $2 the
 -- failures read at most (the newest of the window). One row per distinct raw error (and

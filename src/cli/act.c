@@ -380,6 +380,10 @@ static int execute(act_opts *o, rd_session *ss, rd_loop *base, rd_target *t,
     return run.signo ? 128 + run.signo : rc;
 }
 
+/* The executions a page of a store-wide selection (retry --status/--group) reads, unless
+ * the system's page_size is below the default (100): then its own. */
+enum { SELECT_PAGE = 1000 };
+
 int cli_action(const rd_opts *opts, int argc, char **argv)
 {
     act_opts o = {.opts = *opts};
@@ -397,6 +401,9 @@ int cli_action(const rd_opts *opts, int argc, char **argv)
     base = loop_new();
     ss = session_new(&o.opts);
     lookup_run look = {.base = base, .ss = ss};
+    rd_system_cfg *sel_sys = o.status || o.group ? session_find(ss, o.opts.system) : NULL;
+    if (sel_sys && sel_sys->ui.page_size >= 100 && sel_sys->ui.page_size < SELECT_PAGE)
+        sel_sys->ui.page_size = SELECT_PAGE;   /* fewer round trips; a smaller page_size is kept */
     /* the sources are built but start only when a Tasker step needs its task looked up */
     rd_session_io io = {.base = base, .parts = SESSION_ACTOR | SESSION_SOURCES,
                         .on_password = o.select_only ? act_no_password : act_on_password,

@@ -30,6 +30,7 @@
 #include "../actions/batchrec.h"
 #include "../core/groups.h"
 #include "../core/sanitize.h"
+#include "../core/storegroups.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "act_priv.h"
@@ -42,6 +43,8 @@ typedef struct select_run {
     rd_retry_record *recs;
     size_t nrec;
     double cutoff;             /* epoch seconds: older rows are outside the window; 0 none */
+    double since_s;            /* --since in seconds; 0 none */
+    char *group_fp;            /* --group resolved (an id) to the store's fingerprint */
     char why[400];
 } select_run;
 
@@ -106,9 +109,11 @@ static bool select_one(select_run *s, const rd_execution *e)
 /* Every page of the filter, until the window or the limit; false with s->why. */
 static bool select_pages(select_run *s)
 {
+    /* read by the status's own index in the window (a profile's [query by_status]) */
     rd_exec_filter f = {.status = (char *)(uintptr_t)s->o->status,
                         .text = (char *)(uintptr_t)s->o->filter,
-                        .fingerprint = (char *)(uintptr_t)s->o->group};
+                        .fingerprint = (char *)(uintptr_t)s->o->group,
+                        .window_s = s->since_s, .by_status = true};
     session_set_filter(s->l->ss, &f);
     const rd_model *m = lookup_settle(s->l, NULL);
     for (;;) {
@@ -121,6 +126,8 @@ static bool select_pages(select_run *s)
                 return false;
         if (s->o->select_only)
             act_report_page(&s->t);
+        if (!m->execs_more && s->cutoff > 0)
+            s->t.past = true;          /* read to the window's start (the store's window: SQL) */
         if (s->t.past || s->t.capped || !m->execs_more)
             return true;
         session_page(s->l->ss, +1);
@@ -145,6 +152,45 @@ static void say_selection(const select_run *s, const char *sel, unsigned san)
         fprintf(stderr, "redrive: ... and %zu more not sent\n", t->held_shown - ACT_HELD_SHOWN);
 }
 
+/* --group ID: the store's groups of the window (--since, else the last hour) name the
+ * fingerprint; a fingerprint as given still works. False with why. */
+static bool resolve_group(select_run *s)
+{
+    act_opts *o = s->o;
+    if (!groupid_shaped(o->group))
+        return true;                  /* a fingerprint: as given (no groups to read) */
+    double w = s->since_s > 0 ? s->since_s : SGROUPS_WINDOW_S;
+    char win[16];
+    sgroups_window_text(w, win, sizeof win);
+    if (!s->l->started) {
+        s->l->started = true;
+        session_start(s->l->ss);
+    }
+    if (!session_request_groups(s->l->ss, w, sgroups_cap_default())) {
+        snprintf(s->why, sizeof s->why, "--group %s: this store cannot list its error groups: give the whole fingerprint",
+                 o->group);
+        return false;
+    }
+    const rd_model *m = lookup_settle(s->l, NULL);
+    const rd_group *g = NULL;
+    char why[300];
+    switch (sgroups_resolve(m->sgroups, o->group, &g, why, sizeof why)) {
+    case GROUPID_FOUND:
+        s->group_fp = xstrdup(g->fp);
+        o->group = s->group_fp;
+        return true;
+    case GROUPID_FP:
+        return true;
+    default:
+        if (!m->sgroups && lookup_failed(m, why, sizeof why)) {
+            snprintf(s->why, sizeof s->why, "--group %s: cannot read the store's error groups: %s", o->group, why);
+            return false;
+        }
+        snprintf(s->why, sizeof s->why, "--group: %s in the last %s (--since widens the window)", why, win);
+        return false;
+    }
+}
+
 static bool read_pages(void *ud) { return select_pages(ud); }
 static void say(void *ud, const char *sel) { say_selection(ud, sel, ((select_run *)ud)->san); }
 
@@ -162,10 +208,18 @@ int act_select(act_opts *o, lookup_run *l, unsigned san)
     if (!act_select_may(o, actor, RD_ACT_RETRY, san))
         return RD_EXIT_FAIL;
     s.cutoff = since_s > 0 ? clock_wall() - since_s : 0;
+    s.since_s = since_s;
+    if (o->group && !resolve_group(&s)) {
+        act_report_error(o, "redrive retry: ", s.why, san);   /* a typo selects nothing: refused */
+        free(s.group_fp);
+        return RD_EXIT_USAGE;
+    }
     rd_journal_entry *je;
     size_t nje;
     s.recs = act_loop_records(l->ss, &je, &nje, &s.nrec, san);
     act_stage st = {.t = &s.t, .kind = RD_ACT_RETRY, .sel = selection_text(o), .recs = s.recs, .je = je,
                     .nje = nje, .read = read_pages, .say = say, .ud = &s, .why = s.why, .whycap = sizeof s.why};
-    return act_stage_run(o, l, &st, rate, san);
+    int rc = act_stage_run(o, l, &st, rate, san);
+    free(s.group_fp);
+    return rc;
 }

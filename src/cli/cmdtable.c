@@ -63,7 +63,7 @@ static const cli_option options[] = {
     { "--dlq", NULL, OV_FLAG, NULL, DLQ_SET, "the store's DLQ entries (every page): retry their executions, or resolve them" },
     { "--dlq-reason", NULL, OV_TEXT, "REASON", DLQ_SET, "with --dlq: only the entries of this reason" },
     { "--dlq-queue", NULL, OV_TEXT, "QUEUE", DLQ_SET, "with --dlq: only the entries of this queue" },
-    { "--group", NULL, OV_TEXT, "FINGERPRINT", CMD_RETRY, "retry the error group with this fingerprint (every page of the store)" },
+    { "--group", NULL, OV_TEXT, "ID|FINGERPRINT", CMD_RETRY | CMD_SNAPSHOT, "the error group with this id (groups view's ID, a prefix) or fingerprint: retry it (every page of the store); snapshot --view executions: its members, from the store" },
     { "--since", NULL, OV_TEXT, "DUR", CMD_RETRY | CMD_SNAPSHOT, "retry: only executions created in this window (30m, 1h, 2d); snapshot --view groups: the window of failures (default 1h)" },
     { "--limit", NULL, OV_TEXT, "N", DLQ_SET, "select at most N executions (default 100000)" },
     { "--select-only", NULL, OV_FLAG, NULL, DLQ_SET, "with --status/--group/--dlq: select and stage the batch record, send nothing; JSON lines on stdout (the console's whole-set actions)" },

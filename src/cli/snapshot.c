@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "../core/fleet.h"
 #include "../core/model_json.h"
 #include "../core/sanitize.h"
@@ -37,6 +39,10 @@ typedef struct snap_opts {
     const char *status, *filter;
     double hold_s;             /* --for: keep polling this long (trends between polls) */
     double since_s;            /* --since: the error groups' window (0: the default) */
+    const char *group;         /* --group ID|FINGERPRINT: the executions of that group */
+    char *group_fp;            /* resolved by the store's groups */
+    char group_id[GROUPID_LEN + 1];
+    long group_total;          /* the store's count of the group in the window; -1 unknown */
 } snap_opts;
 
 typedef struct snap_run {
@@ -110,6 +116,11 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
                 fprintf(stderr, "redrive snapshot: --since needs a duration from 1m to 30d (e.g. 6h)\n");
                 return false;
             }
+        } else if (opt_value(argc, argv, &i, "--group", &v)) {
+            if (!(o->group = v) || !*v) {
+                fprintf(stderr, "redrive snapshot: --group needs a group id or fingerprint\n");
+                return false;
+            }
         } else if (opt_value(argc, argv, &i, "--status", &v)) {
             if (!(o->status = v)) {
                 fprintf(stderr, "redrive snapshot: --status needs a value\n");
@@ -127,6 +138,10 @@ static bool parse_args(int argc, char **argv, snap_opts *o)
             fputs("see redrive --help\n", stderr);
             return false;
         }
+    }
+    if (o->group && (!o->view || strcmp(o->view->name, "executions") != 0)) {
+        fprintf(stderr, "redrive snapshot: --group goes with --view executions\n");
+        return false;
     }
     return true;
 }
@@ -214,7 +229,7 @@ static void run_sources(snap_run *r, const snap_opts *o)
 {
     bool dlq = o->view && (o->view->mask & VPART_DLQ);
     bool groups = o->view && (o->view->mask & VPART_GROUPS);
-    r->want_idle = o->chain_id || dlq || groups;
+    r->want_idle = o->chain_id || dlq || groups || o->group;
     if (o->status || o->filter) {
         rd_exec_filter f = { .status = (char *)(uintptr_t)o->status,
                              .text = (char *)(uintptr_t)o->filter };
@@ -227,7 +242,7 @@ static void run_sources(snap_run *r, const snap_opts *o)
         session_request_chain(r->ss, o->chain_id);
     if (dlq)
         session_peek_dlq(r->ss, false);
-    if (groups)   /* computed where the data is (a store that cannot: the loaded page) */
+    if (groups || o->group)   /* computed where the data is (a store that cannot: the loaded page) */
         session_request_groups(r->ss, o->since_s > 0 ? o->since_s : SGROUPS_WINDOW_S,
                                sgroups_cap_default());
     r->started = true;
@@ -242,6 +257,69 @@ static void run_sources(snap_run *r, const snap_opts *o)
     loop_run(r->base);
     loop_event_free(hold);
     loop_event_free(deadline);
+}
+
+/* --group: the store's groups (asked with the first read) name the group; then its
+ * members are read from the store (the executions filtered by its fingerprint, in the
+ * window: the status's own index where the profile has [query by_status]). False having
+ * said why. */
+static bool read_group(snap_run *r, snap_opts *o)
+{
+    const rd_model *m = session_model(r->ss);
+    const rd_group *g = NULL;
+    char why[300], win[16];
+    double w = o->since_s > 0 ? o->since_s : SGROUPS_WINDOW_S;
+    sgroups_window_text(w, win, sizeof win);
+    o->group_total = -1;
+    switch (sgroups_resolve(m->sgroups, o->group, &g, why, sizeof why)) {
+    case GROUPID_FOUND:
+        o->group_fp = xstrdup(g->fp);
+        o->group_total = (long)g->count;
+        break;
+    case GROUPID_FP:
+        o->group_fp = xstrdup(o->group);
+        w = 0;                        /* not among the window's groups: every failure with it */
+        break;
+    default: {
+        char *msg = xasprintf("redrive snapshot: --group: %s in the last %s (--since widens the window)", why, win);
+        err_line(msg);
+        free(msg);
+        return false;
+    }
+    }
+    groupid_make(o->group_fp, o->group_id);
+    rd_exec_filter f = {.status = (char *)(uintptr_t)o->status, .text = (char *)(uintptr_t)o->filter,
+                        .fingerprint = o->group_fp, .window_s = w};
+    session_set_filter(r->ss, &f);
+    r->want_idle = true;
+    loop_timer_in(r->deadline = loop_timer_new(r->base, on_run_deadline, r), SNAPSHOT_DEADLINE_S);
+    loop_run(r->base);
+    loop_event_free(r->deadline);
+    return true;
+}
+
+/* The group asked for, in the JSON: {"id","fingerprint","total","window_s"}. */
+static char *with_group(char *json, const snap_opts *o)
+{
+    cJSON *doc = cJSON_Parse(json);
+    if (!doc)
+        return json;
+    cJSON *g = cJSON_AddObjectToObject(doc, "group");
+    cJSON_AddStringToObject(g, "id", o->group_id);
+    char *clean = sanitize_utf8(o->group_fp, strlen(o->group_fp));   /* as the groups' JSON says it */
+    cJSON_AddStringToObject(g, "fingerprint", clean);
+    free(clean);
+    if (o->group_total >= 0)
+        cJSON_AddNumberToObject(g, "total", (double)o->group_total);
+    else
+        cJSON_AddNullToObject(g, "total");
+    cJSON_AddNumberToObject(g, "window_s", o->group_total >= 0 ? (o->since_s > 0 ? o->since_s : SGROUPS_WINDOW_S) : 0);
+    char *out = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    if (!out)
+        return json;
+    free(json);
+    return out;
 }
 
 /* The system's last hour as the console recorded it (session/syshist.h); NULL when not
@@ -274,6 +352,15 @@ static int output(const rd_model *m, const snap_opts *o, const rd_system_cfg *sy
     rd_history *h = read_history(sys, o);
     char *text = render(m, o, h, clock_wall());
     free(h);
+    if (text && o->group && o->json)
+        text = with_group(text, o);
+    else if (text && o->group) {
+        char *head = o->group_total >= 0
+                         ? xasprintf("GROUP %s: %ld failures in the store's window\n\n%s", o->group_id, o->group_total, text)
+                         : xasprintf("GROUP %s\n\n%s", o->group_id, text);
+        free(text);
+        text = head;
+    }
     if (!text) {
         fputs("redrive snapshot: cannot render the model\n", stderr);
         return RD_EXIT_FAIL;
@@ -382,11 +469,18 @@ int cli_snapshot(const rd_opts *opts, int argc, char **argv)
         r.ss = ss;
         run_sources(&r, &o);
         rd_model *m = session_model(ss);
+        if (o.group && !read_group(&r, &o)) {
+            free(o.group_fp);
+            session_free(ss);
+            loop_free(r.base);
+            return RD_EXIT_USAGE;
+        }
         bool all = finish_sources(m);
         rc = output(m, &o, session_system(ss));
         if (rc == RD_EXIT_OK && !all)
             rc = RD_EXIT_PARTIAL;
     }
+    free(o.group_fp);
     session_free(ss);   /* the sources before their loop */
     loop_free(r.base);
     return rc;

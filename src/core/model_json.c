@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "drain.h"
+#include "groupid.h"
 #include "groups.h"
 #include "history.h"
 #include "storegroups.h"
@@ -244,6 +245,9 @@ static void add_groups(cJSON *root, const rd_model *m, double now)
     cJSON *arr = cJSON_AddArrayToObject(root, MF_GROUPS);
     for (size_t i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
+        char gid[GROUPID_LEN + 1];
+        groupid_make(g[i].fp, gid);
+        add_str(o, MF_ID, gid);
         add_str(o, MF_FINGERPRINT, g[i].fp);
         cJSON_AddNumberToObject(o, MF_COUNT, (double)g[i].count);
         cJSON_AddNumberToObject(o, MF_RETRY_ELIGIBLE, (double)g[i].eligible);

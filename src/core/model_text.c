@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "groupid.h"
 #include "groups.h"
 #include "storegroups.h"
 #include "health.h"
@@ -494,7 +495,7 @@ static void text_dlq(const rd_model *m, double now, text_buf *out)
 
 static void text_groups(const rd_model *m, double now, text_buf *out)
 {
-    static const char *const h[] = { "COUNT", "ELIGIBLE", "TREND", "LAST 15M", "BEFORE", "FIRST",
+    static const char *const h[] = { "ID", "COUNT", "ELIGIBLE", "TREND", "LAST 15M", "BEFORE", "FIRST",
                                      "LAST", "ACTIONS", "ERROR" };
     rd_group *g = NULL;
     size_t n = sgroups_of_model(m, NULL, now, &g);
@@ -509,7 +510,7 @@ static void text_groups(const rd_model *m, double now, text_buf *out)
                      sgroups_cap(m->sgroups));
     }
     table t;
-    table_begin(&t, title, h, 9);
+    table_begin(&t, title, h, 10);
     for (size_t i = 0; i < n; i++) {
         char acts[256] = "";
         size_t used = 0;
@@ -518,6 +519,9 @@ static void text_groups(const rd_model *m, double now, text_buf *out)
                                      g[i].actions[k].name, g[i].actions[k].count);
         if (used >= sizeof acts)
             used = sizeof acts - 1;
+        char gid[GROUPID_LEN + 1];
+        groupid_make(g[i].fp, gid);
+        table_cell(&t, gid, CELL_MAX);
         table_num(&t, (long)g[i].count);
         table_num(&t, (long)g[i].eligible);
         table_cell(&t, trend_name(g[i].trend), CELL_MAX);

@@ -134,3 +134,11 @@ size_t sgroups_of_model(const rd_model *m, const int *loops, double now, rd_grou
         return store_groups(m, loops, out);
     return groups_build(m->execs.items, m->execs.n, loops, now, GROUPS_INTERVAL_S, out);
 }
+
+groupid_result sgroups_resolve(const rd_sgroups *s, const char *text, const rd_group **g, char *why, size_t cap)
+{
+    size_t n = sgroups_n(s), at = 0;
+    groupid_result r = groupid_resolve(n ? sgroups_at(s, 0) : NULL, n, text, &at, why, cap);
+    *g = r == GROUPID_FOUND ? sgroups_at(s, at) : NULL;
+    return r;
+}

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "groupid.h"
 #include "groups.h"
 
 typedef struct rd_sgroups rd_sgroups;
@@ -51,3 +52,7 @@ size_t sgroups_of_model(const rd_model *m, const int *loops, double now, rd_grou
 bool sgroups_parse_window(const char *text, double *out);
 /* The window as the console and the CLI spell it: "1h", "90m", "2d", "45s". */
 void sgroups_window_text(double window_s, char *out, size_t cap);
+
+/* The group `text` names among the store's groups s (NULL: none computed): its fingerprint
+ * or an id prefix (groupid.h); *g the group when found (borrowed from s). */
+groupid_result sgroups_resolve(const rd_sgroups *s, const char *text, const rd_group **g, char *why, size_t cap);

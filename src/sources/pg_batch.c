@@ -13,6 +13,8 @@
 #include "pg_rows.h"
 
 static const double QUERY_DEADLINE_S = 10.0;
+/* A status's or a group's executions read as a set by the status's own index (pg_view.c) */
+#define SET_QUERY "by_status"
 
 const char *const pg_qnames[Q_N] = {
     [Q_SEARCH_PATH] = "search_path",
@@ -299,6 +301,13 @@ static void build_page(pg_src *s, draft *b, const pg_wants *w, bool guard)
     if (!page_due || !page_shown)
         return;
     int page = w->page_size;
+    if (w->set) {                     /* a store's set: the status's own index, no guard */
+        snprintf(b->limit, sizeof b->limit, "%ld", (w->set_budget > 0 ? w->set_budget : page) + 1L);
+        const char *p[5] = { w->key, w->id, w->status, b->limit, w->window };
+        add6(b, profile_query(s->prof, SET_QUERY), Q_EXECS, 5, p);
+        b->page_sent = true;
+        return;
+    }
     snprintf(b->limit, sizeof b->limit, "%d", page + 1);
     /* $6, the rows searched: a filter searches a bounded window per request */
     snprintf(b->budget, sizeof b->budget, "%ld", w->filtered ? w->budget : (long)page + 1);
@@ -317,6 +326,8 @@ static void build_page(pg_src *s, draft *b, const pg_wants *w, bool guard)
 static void build_main(pg_src *s, draft *b)
 {
     pg_wants w;
+    const char *set_sql = profile_query(s->prof, SET_QUERY);
+    pg_view_set_query(s->view, set_sql && *set_sql);
     pg_view_wants(s->view, &w);
     b->probe_at = MAX_Q;
     bool guard = false;

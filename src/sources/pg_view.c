@@ -15,6 +15,12 @@
  * new search, SCAN_GROWTH times more each time the operator goes on further back from
  * where a search stopped without a page of matches, at most SCAN_BUDGET_MAX. */
 enum { SCAN_BUDGET = 2000, SCAN_GROWTH = 10, SCAN_BUDGET_MAX = 200000 };
+/* A store's set ([query by_status]) filtered by a fingerprint or a text reads a page's rows
+ * first (a group's members are most of its failures: its page is in the first rows read);
+ * a page not filled goes on at once from where the read stopped, SET_READ rows a read (the
+ * memory a read holds stays flat), until SCAN_BUDGET_MAX rows were searched: then it is
+ * shown as far as it got. */
+enum { SET_READ = 2000 };
 
 /* A page start; budget: the rows a filtered page from there searches (0: SCAN_BUDGET). */
 typedef struct cursor { char *key, *id; long budget; } cursor;
@@ -34,6 +40,13 @@ struct pg_view {
     unsigned page_gen, page_gen_inflight, page_gen_applied;
     /* executions page */
     rd_exec_filter filter;
+    char window_p[32];            /* filter.window_s as $5 of [query by_status] */
+    cursor cont;                  /* a set page being filled: the next read's start, size */
+    bool cont_inflight;           /* the page in flight is such a read */
+    rd_execution *acc;            /* that page's rows so far (page_size + 1) */
+    size_t nacc;
+    long searched;                /* rows that page has read */
+    bool has_set;                 /* the profile has [query by_status] (pg_view_set_query) */
     cursor start, next;
     cursor *stack;
     size_t depth, stack_cap;
@@ -70,8 +83,18 @@ static void stack_push(pg_view *v)
     v->start.budget = 0;
 }
 
+static void acc_clear(pg_view *v)
+{
+    for (size_t i = 0; i < v->nacc; i++)
+        execution_clear(&v->acc[i]);
+    v->nacc = 0;
+    v->searched = 0;
+}
+
 static void stack_clear(pg_view *v)
 {
+    cursor_free(&v->cont);
+    acc_clear(v);
     for (size_t i = 0; i < v->depth; i++)
         cursor_free(&v->stack[i]);
     v->depth = 0;
@@ -87,6 +110,15 @@ static void filter_free(rd_exec_filter *f)
     free(f->worker);
 }
 
+/* A set page keeps some of the rows it reads (a fingerprint, a text: matched here). */
+static bool set_sparse(const pg_view *v) { return v->filter.fingerprint || v->filter.text; }
+
+/* The rows a set page filtered by a fingerprint reads (its $4 less the boundary row). */
+static long set_budget(const pg_view *v)
+{
+    return v->cont.key && v->cont.budget > 0 ? v->cont.budget : v->page_size;
+}
+
 /* The rows the current filtered page searches (its $6). */
 static long scan_budget(const pg_view *v)
 {
@@ -97,6 +129,16 @@ static bool filtered(const pg_view *v)
 {
     return v->filter.text || v->filter.status || v->filter.worker;
 }
+
+/* The page is a store's set read by the status's index: a fingerprint (a group's members:
+ * failures) or a selection by status, when the profile can; never with a worker filter
+ * (the worker's own index serves that, as before). */
+static bool set_path(const pg_view *v)
+{
+    return v->has_set && !v->filter.worker && (v->filter.fingerprint || (v->filter.by_status && v->filter.status));
+}
+
+void pg_view_set_query(pg_view *v, bool has) { v->has_set = has; }
 
 pg_view *pg_view_new(rd_model *m, int page_size)
 {
@@ -123,6 +165,7 @@ void pg_view_free(pg_view *v)
     filter_free(&v->filter);
     stack_clear(v);
     free(v->stack);
+    free(v->acc);
     pg_dlq_free(v->dlq);
     free(v);
 }
@@ -151,6 +194,10 @@ void pg_view_set_filter(pg_view *v, const rd_exec_filter *f)
     v->filter.status = dup_nonempty(f ? f->status : NULL);
     v->filter.text = dup_nonempty(f ? f->text : NULL);
     v->filter.fingerprint = dup_nonempty(f ? f->fingerprint : NULL);
+    v->filter.window_s = f && f->window_s > 0 ? f->window_s : 0;
+    v->filter.by_status = f && f->by_status;
+    if (v->filter.window_s > 0)
+        snprintf(v->window_p, sizeof v->window_p, "%.0f", v->filter.window_s);
     stack_clear(v);
     v->page_gen++;
     v->want_page = true;
@@ -158,6 +205,8 @@ void pg_view_set_filter(pg_view *v, const rd_exec_filter *f)
 
 bool pg_view_turn(pg_view *v, int dir)
 {
+    cursor_free(&v->cont);            /* a set page being filled is given up */
+    acc_clear(v);
     if (dir == 0) {
         stack_clear(v);
     } else if (dir > 0) {
@@ -228,7 +277,7 @@ void pg_view_want_groups(pg_view *v, double window_s, long cap)
 
 bool pg_view_idle(const pg_view *v)
 {
-    return !v->want_chain && !v->want_jump && !v->want_detail && !v->want_dlq && !v->want_groups &&
+    return !v->cont.key && !v->want_chain && !v->want_jump && !v->want_detail && !v->want_dlq && !v->want_groups &&
            !v->groups_inflight && v->page_gen_applied == v->page_gen;
 }
 
@@ -263,7 +312,9 @@ void pg_view_wants(const pg_view *v, pg_wants *w)
         .execs_shown = v->interest & RD_PANEL_EXECS,
         .page_asked = v->page_gen != v->page_gen_applied,
         .page_size = v->page_size, .filtered = filtered(v), .budget = scan_budget(v),
-        .key = v->start.key, .id = v->start.id,
+        .set = set_path(v), .set_budget = set_sparse(v) ? set_budget(v) : 0,
+        .window = v->filter.window_s > 0 ? v->window_p : NULL,
+        .key = v->cont.key ? v->cont.key : v->start.key, .id = v->cont.key ? v->cont.id : v->start.id,
         .status = v->filter.status, .text = v->filter.text, .worker = v->filter.worker,
         .chain = v->want_chain, .jump = v->want_jump, .running = v->want_worker,
         .dlq = v->want_dlq, .dlq_at = v->dlq,
@@ -306,6 +357,8 @@ void pg_view_sent(pg_view *v, bool page, bool running, bool groups)
     }
     if (page)
         v->page_gen_inflight = v->page_gen;
+    if (page)
+        v->cont_inflight = v->cont.key != NULL;
     if (running)
         set_str(&v->worker_inflight, v->want_worker);
     v->want_main = v->want_page = v->want_dlq = false;
@@ -352,13 +405,90 @@ static void filter_fingerprint(const pg_view *v, rd_execution *e, size_t *n)
     *n = k;
 }
 
+/* The executions query's text filter, for a set page: a substring of the id, the name or
+ * the error, any case. */
+static bool text_in(const char *text, const rd_execution *e)
+{
+    return !text || !*text || (e->id && strcasestr(e->id, text)) || (e->name && strcasestr(e->name, text)) ||
+           (e->error && strcasestr(e->error, text));
+}
+
+static void set_next(pg_view *v, const PGresult *r, int row, long budget)
+{
+    v->next.key = xstrdup(pg_text(r, row, "sort_key"));
+    v->next.id = xstrdup(pg_text(r, row, "id"));
+    v->next.budget = budget;
+}
+
+/* A page of a store's set ([query by_status]): its rows are the status's (or every
+ * failure status's) executions of the window, newest first, at most $4; the last of $4
+ * rows is where the next request goes on from, not a row of this page. The fingerprint
+ * and worker are kept here (one definition of a fingerprint: core/fingerprint.c); a page
+ * ends at the page size's next member. */
+static void got_set(pg_view *v, const PGresult *r, const pg_row_ctx *x)
+{
+    int page = v->page_size, rows = PQntuples(r);
+    long budget = set_sparse(v) ? set_budget(v) : page, limit = budget + 1;
+    bool boundary = rows >= limit;
+    int read = boundary ? rows - 1 : rows;
+    if (!v->cont_inflight)
+        acc_clear(v);                 /* a new read of the page (a poll, a turn) */
+    cursor_free(&v->cont);
+    if (!v->acc)
+        v->acc = xcalloc((size_t)page + 1, sizeof *v->acc);
+    v->searched += read;
+    cursor_free(&v->next);
+    bool more = false;
+    for (int i = 0; i < read && !more; i++) {
+        rd_execution one;
+        if (!pg_row_exec(r, i, x, &one))
+            continue;
+        bool keep = same(v->filter.fingerprint, one.fingerprint) && same(v->filter.worker, one.worker) &&
+                    text_in(v->filter.text, &one);
+        if (keep && v->nacc == (size_t)page) {   /* the next page starts at the next match */
+            set_next(v, r, i, 0);
+            more = true;
+        } else if (keep) {
+            v->acc[v->nacc++] = one;
+            continue;
+        }
+        execution_clear(&one);
+    }
+    if (!more && boundary) {
+        if (v->nacc < (size_t)page && v->searched < SCAN_BUDGET_MAX) {
+            set_next(v, r, rows - 1, 0);   /* not filled: read on at once, more rows */
+            cursor_take(&v->cont, &v->next);
+            v->cont.budget = page > SET_READ ? page : SET_READ;
+            v->want_page = true;
+            return;
+        }
+        set_next(v, r, rows - 1, 0);
+        more = true;
+    }
+    more = more && v->next.key && v->next.id;
+    model_set_execs_window(v->model, more && v->nacc < (size_t)page ? v->searched : 0, v->start.key != NULL);
+    size_t n = v->nacc;
+    rd_execution *e = n ? xmalloc(n * sizeof *e) : NULL;
+    if (n)
+        memcpy(e, v->acc, n * sizeof *e);
+    v->nacc = 0;
+    v->searched = 0;
+    model_set_execs(v->model, e, n, more);
+}
+
 void pg_view_got_execs(pg_view *v, const PGresult *r, const pg_row_ctx *x)
 {
     if (v->page_gen_inflight != v->page_gen)
         return;                       /* the page changed meanwhile; a new one is wanted */
     v->page_gen_applied = v->page_gen;
     if (!r) {
+        cursor_free(&v->cont);        /* a set page being filled: given up with the query */
+        acc_clear(v);
         model_set_execs(v->model, NULL, 0, false);
+        return;
+    }
+    if (set_path(v)) {
+        got_set(v, r, x);
         return;
     }
     int page = v->page_size;
@@ -402,6 +532,8 @@ void pg_view_got_lookup(pg_view *v, const PGresult *r)
     const char *key = pg_text(r, 0, "sort_key"), *id = pg_text(r, 0, "id");
     if (!key || !id)
         return;
+    cursor_free(&v->cont);
+    acc_clear(v);
     stack_push(v);
     v->start.key = xstrdup(key);
     v->start.id = xstrdup(id);

@@ -29,6 +29,9 @@ typedef struct pg_wants {
     int page_size;
     bool filtered;                /* status, text or worker filter */
     long budget;                  /* the rows a filtered page searches ($6) */
+    bool set;                     /* the page is a store's set: [query by_status] */
+    long set_budget;              /* its rows read per request, a fingerprint kept (0: a page) */
+    const char *window;           /* its window in seconds ($6; NULL: none) */
     const char *key, *id;         /* the page's start (NULL: the newest) */
     const char *status, *text, *worker;   /* the filter */
     const char *chain, *jump, *running;   /* NULL: not wanted */
@@ -47,6 +50,8 @@ void pg_view_want_refresh(pg_view *v);                  /* the lists and the pag
 /* The lists on screen (RD_PANEL_*); returns the ones gained (wanted now). */
 unsigned pg_view_set_interest(pg_view *v, unsigned panels);
 void pg_view_set_filter(pg_view *v, const rd_exec_filter *f);
+/* Whether the profile has [query by_status] (a status's or a group's set by its index). */
+void pg_view_set_query(pg_view *v, bool has);
 /* dir 0: the newest page; > 0 older; < 0 back. False when there is nowhere to go. */
 bool pg_view_turn(pg_view *v, int dir);
 void pg_view_want_jump(pg_view *v, const char *id);

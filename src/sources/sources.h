@@ -18,6 +18,10 @@ typedef struct rd_exec_filter {
     char *text;              /* substring of id/name/error; NULL = any */
     char *fingerprint;       /* exact fingerprint; NULL = any */
     char *worker;            /* the worker id executions record (exact); NULL = any */
+    double window_s;         /* created in the last window_s seconds; 0 = any (a store's set) */
+    bool by_status;          /* read by the status's own index (the profile's [query
+                              * by_status]): a status or a group read as a set, newest first;
+                              * a fingerprint filter always is */
 } rd_exec_filter;
 
 typedef void (*rd_change_cb)(void *ud);

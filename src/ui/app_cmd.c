@@ -23,7 +23,7 @@ static void app_filter(ui_app *app)
         return;
     ui_filter *f = &app->ctx.filter[VIEW_EXECS];
     rd_exec_filter ef = {f->status[0] ? f->status : NULL, f->text[0] ? f->text : NULL, f->fp[0] ? f->fp : NULL,
-                         f->worker[0] ? f->worker : NULL};
+                         f->worker[0] ? f->worker : NULL, f->fp[0] ? f->window_s : 0, false};
     session_set_filter(live, &ef);
 }
 
@@ -124,6 +124,28 @@ static void app_theme_command(ui_app *app, const char *name)
     app_use_theme(app, t);
 }
 
+/* error=ID: a group's id (or its prefix) names the fingerprint among the store's groups
+ * (the groups view's, as last computed), and their window; false having said why. */
+static bool filter_group(ui_app *app, ui_filter *f)
+{
+    const rd_sgroups *sg = app->ctx.model->sgroups;
+    const rd_group *g = NULL;
+    char why[300];
+    switch (sgroups_resolve(sg, f->fp, &g, why, sizeof why)) {
+    case GROUPID_FOUND:
+        snprintf(f->fp, sizeof f->fp, "%s", g->fp);
+        f->window_s = sgroups_window(sg);
+        return true;
+    case GROUPID_FP:
+        return true;
+    default:
+        if (!sg)
+            snprintf(why, sizeof why, "a group id names one of the store's groups: open them first (:groups)");
+        ctx_msg(&app->ctx, true, "filter: error=%s: %s", f->fp, why);
+        return false;
+    }
+}
+
 static void app_command_filter(ui_app *app, char *arg)
 {
     ui_filter nf = {0}, *f = &nf;
@@ -149,6 +171,8 @@ static void app_command_filter(ui_app *app, char *arg)
         ctx_msg(&app->ctx, true, "filter: %s", why);   /* refused, not searched: the filter stays */
         return;
     }
+    if (nf.fp[0] && !filter_group(app, &nf))
+        return;
     app->ctx.filter[VIEW_EXECS] = nf;
     ctx_fx(&app->ctx, FX_FILTER, VIEW_EXECS, NULL);
     if (app->cur != VIEW_EXECS)

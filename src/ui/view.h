@@ -75,6 +75,7 @@ typedef struct ui_filter {
     char text[128];
     char fp[256];
     char worker[64];   /* executions: the worker id the store records (Enter on a worker) */
+    double window_s;   /* executions of a group: its window (Enter on a store's group); 0 none */
 } ui_filter;
 
 /* A frozen selection for an action: copies, owned by the ctx. */

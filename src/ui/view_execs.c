@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "../core/sanitize.h"
+#include "../core/storegroups.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "picker.h"
@@ -206,6 +207,25 @@ static int execs_paused_note(const ui_view *v, const ui_ctx *c, WINDOW *w, int y
     return pw < cols ? pw : cols;
 }
 
+/* "  group 30dcba: 20000 in the store's last 1h": the group the fingerprint filter names,
+ * its whole count from the store's groups (its members are read from the store page by
+ * page); just its id when the store's groups do not list it. */
+static int group_title(const ui_ctx *c, char *t, size_t cap)
+{
+    const char *fp = c->filter[VIEW_EXECS].fp;
+    if (!fp[0])
+        return 0;
+    char gid[GROUPID_LEN + 1], why[200], win[16];
+    groupid_make(fp, gid);
+    const rd_group *g = NULL;
+    const rd_sgroups *sg = c->model->sgroups;
+    if (!sg || sgroups_resolve(sg, fp, &g, why, sizeof why) != GROUPID_FOUND)
+        return snprintf(t, cap, "  group %s", gid);
+    sgroups_window_text(sgroups_window(sg), win, sizeof win);
+    int n = snprintf(t, cap, "  group %s: %zu in the store's last %s", gid, g->count, win);
+    return n < (int)cap ? n : (int)cap - 1;
+}
+
 static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
@@ -218,6 +238,7 @@ static void execs_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         snprintf(more, sizeof more, " (more)");
     int n = snprintf(t, sizeof t, "  page %d%s  %zu/%zu rows  sort: %s", s->page,
                      more, s->n_rows, c->model->execs.n, sort_names[s->sort]);
+    n += group_title(c, t + n, sizeof t - (size_t)n);
     if (s->marks.n) {
         size_t here = 0;   /* marks on this page as filtered: the rest are kept, not shown */
         for (size_t i = 0; i < s->n_rows; i++)
@@ -506,6 +527,7 @@ static unsigned execs_filter_key(ui_view *v, ui_ctx *c, ui_action a, const rd_ex
             f->fp[0] = 0;
         else
             snprintf(f->fp, sizeof f->fp, "%s", e->fingerprint);
+        f->window_s = 0;   /* every failure with it, newest first */
     } else
         memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
     return execs_refilter(v, c);

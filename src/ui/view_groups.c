@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/groupid.h"
 #include "../core/storegroups.h"
 #include "../core/xalloc.h"
 #include "draw.h"
@@ -114,7 +115,8 @@ static void groups_row(ui_ctx *c, const ui_table_row *row)
     const rd_group *g = &s->g[row->idx];
     bool cur = row->cur;
     int base = row_base(c, row);
-    char count[16], elig[16], loops[16], trend[32], first[24], last[24], acts[256];
+    char id[GROUPID_LEN + 1], count[16], elig[16], loops[16], trend[32], first[24], last[24], acts[256];
+    groupid_make(g->fp, id);
     snprintf(count, sizeof count, "%zu", g->count);
     snprintf(elig, sizeof elig, "%zu", g->eligible);
     snprintf(loops, sizeof loops, "%zu", g->loops);
@@ -123,10 +125,10 @@ static void groups_row(ui_ctx *c, const ui_table_row *row)
     ctx_age(c, g->last_seen, last, sizeof last);
     actions_text(g, acts, sizeof acts);
     int trend_slot = g->trend == TREND_RISING || g->trend == TREND_NEW ? TS_FAILED : TS_DIM;
-    const char *text[] = {count, elig, NULL, NULL, first, last, acts, g->fp[0] ? g->fp : "(no error text)"};
+    const char *text[] = {id, count, elig, NULL, NULL, first, last, acts, g->fp[0] ? g->fp : "(no error text)"};
     row_cells(c, row, text, base);
-    row_cell(c, row, 2, loops, g->loops && !cur ? theme_attr(c->theme, TS_WARNING) : base);
-    row_cell(c, row, 3, trend, cur ? base : theme_attr(c->theme, (ui_slot)trend_slot));
+    row_cell(c, row, 3, loops, g->loops && !cur ? theme_attr(c->theme, TS_WARNING) : base);
+    row_cell(c, row, 4, trend, cur ? base : theme_attr(c->theme, (ui_slot)trend_slot));
 }
 
 /* The title: the store's window, the failures read, the age of the result and whether the
@@ -168,6 +170,7 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     } else if (used < r.w)
         draw_clean(w, r.y, r.x + used, r.w - used, "  trend: last 15m/before", theme_attr(c->theme, TS_TITLE));
     ui_col cols[] = {
+        {.title = "ID", .min = GROUPID_LEN, .want = GROUPID_LEN, .drop = 4},
         {.title = "COUNT", .min = 5, .want = 5, .right = true},
         {.title = "ELIG", .min = 4, .want = 4, .right = true},
         {.title = "LOOP", .min = 4, .want = 4, .drop = 1, .right = true},
@@ -177,8 +180,8 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {.title = "ACTIONS", .min = 10, .want = 24, .weight = 1, .drop = 3},
         {.title = "ERROR", .min = 20, .want = 40, .weight = 4},
     };
-    col_clock(c, &cols[4]);
     col_clock(c, &cols[5]);
+    col_clock(c, &cols[6]);
     view_table(v, c, w, r, &(ui_table){
         .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 4,
         .n = (int)s->n, .st = s, .row = groups_row,
@@ -242,6 +245,8 @@ static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
     case UA_OPEN:   /* the group's executions: the executions view filtered by its fingerprint */
         memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
         snprintf(c->filter[VIEW_EXECS].fp, sizeof c->filter[VIEW_EXECS].fp, "%s", g->fp);
+        /* a store's group: its members of the view's window, read from the store */
+        c->filter[VIEW_EXECS].window_s = s->store ? (s->window_s > 0 ? s->window_s : SGROUPS_WINDOW_S) : 0;
         ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);
         ctx_fx(c, FX_VIEW, VIEW_EXECS, NULL);
         return UI_CH_REDRAW;

@@ -24,7 +24,7 @@ def stack_env():
 SMOKE_ENV = {"SCALE": "0.001", "BENCH_RUNS": "3", "BENCH_KEYS": "40", "BENCH_PACE": "0.02",
              "BENCH_IDLE_S": "2", "BENCH_STARTS": "2", "BENCH_MANY_S": "3", "BENCH_CONSOLES": "5",
              "BENCH_STEADY_S": "2", "BENCH_FLEET_S": "2", "BENCH_SQS_S": "3", "BENCH_SQS_STALL_S": "3",
-             "BENCH_PUSH_N": "3", "BENCH_PUSH_S": "2"}
+             "BENCH_PUSH_N": "3", "BENCH_PUSH_S": "2", "BENCH_INCIDENT": "300"}
 
 EXPECT = {
     "pg": ["refresh: server time, all queries", "naive dashboard: server time", "snapshot --json max RSS"]
@@ -53,6 +53,9 @@ EXPECT = {
              "alakai keyspace notifications: write-to-screen p99"],
     "batch": ["whole-set selection of 100 (the store, off the loop), wall",
               "retries sent while the keys were sent", "during a 100-item batch: key-to-paint p99"],
+    "select": ["retry --group ID --since 1h --select-only, fresh rows (wall)",
+               "snapshot --view executions --group ID (groups + first page), settled rows (wall)",
+               "group page [query by_status], 2001 rows, fresh rows (server)"],
     "sqs": ["SQS requests per poll per queue", "requests other than GetQueueAttributes",
             "answering: key-to-paint p99", "stalled: key-to-paint p99",
             "SQS requests held during the stall"],

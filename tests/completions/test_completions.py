@@ -191,7 +191,7 @@ CASES = [
     ("redrive snapshot --view ", sorted(VIEWS)),
     ("redrive snapshot --view f", ["fleet"]),
     ("redrive snapshot --view g", ["groups"]),
-    ("redrive snapshot --", sorted("--help --json --view --status --filter --for --history --since".split())),
+    ("redrive snapshot --", sorted("--help --json --view --status --filter --for --history --since --group".split())),
     ("redrive snapshot --f", ["--filter", "--for"]),
     ("redrive --system alakai check --", ["--ascii", "--help", "--json", "--system"]),
     ("redrive check --system ", ["alakai", "attune-prod", "tasker dev"]),

@@ -55,7 +55,7 @@ def test_group_retry_sends_the_whole_group_in_the_window(tmp_path, core):
     t.send("/Gizmo\r")
     t.wait_for("1 shown of")
     row = [ln for ln in t.screen.display if GIZMO_FP in ln][0]
-    assert row.split()[:2] == ["24", "22"], row          # the store's count: 24, 22 eligible
+    assert row.split()[:3] == [fnv_id(GIZMO_FP), "24", "22"], row   # its id; the store's count: 24, 22 eligible
     t.send("r")
     t.wait_for("breakdown: 22 eligible, 2 ineligible (not sent), 0 loop retries", secs=20)
     t.wait_for("selected by the store: group=%s since=3600s" % GIZMO_FP)
@@ -121,3 +121,11 @@ def test_escape_while_selecting_sends_nothing(tmp_path, core):
     assert sent(core) == Counter() and batch_files(tmp_path) == []
     t.send(":q\r")
     assert t.finish() == 0
+
+
+def fnv_id(fp):
+    """The group's id (core/groupid.c): the first 6 hex digits of FNV-1a 64 of the fingerprint."""
+    h = 0xcbf29ce484222325
+    for b in fp.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return ("%016x" % h)[:6]
