@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "groupid.h"
 #include "groups.h"
 #include "model_json.h"
 #include "model_fields.h"
@@ -157,7 +158,7 @@ static const col dlq_cols[] = {
 static void csv_groups(csv *c, const rd_model *m, double now)
 {
     static const char *const heads[] = {
-        MF_FINGERPRINT, MF_COUNT, MF_RETRY_ELIGIBLE, MF_RECENT, MF_BEFORE, MF_TREND,
+        MF_ID, MF_FINGERPRINT, MF_COUNT, MF_RETRY_ELIGIBLE, MF_RECENT, MF_BEFORE, MF_TREND,
         MF_FIRST_SEEN, MF_LAST_SEEN, "top_action", "scope", MF_SAMPLE_ERROR,
     };
     for (size_t i = 0; i < sizeof heads / sizeof *heads; i++)
@@ -171,7 +172,10 @@ static void csv_groups(csv *c, const rd_model *m, double now)
     rd_group *g = NULL;
     size_t n = sgroups_of_model(m, NULL, now, &g);
     for (size_t i = 0; i < n; i++) {
-        f_str(c, g[i].fp, false);
+        char gid[GROUPID_LEN + 1];
+        groupid_make(g[i].fp, gid);
+        f_str(c, gid, false);
+        f_str(c, g[i].fp, true);
         f_long(c, (long)g[i].count);
         f_long(c, (long)g[i].eligible);
         f_long(c, (long)g[i].recent);

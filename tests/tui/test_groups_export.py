@@ -26,6 +26,7 @@ def test_groups_view_exports_csv_and_json(tmp_path):
     assert len(groups) >= 2, groups
     rows = list(csv.DictReader(io.StringIO(out_csv.read_text(), newline="")))
     assert [r["fingerprint"] for r in rows] == [g["fingerprint"] for g in groups]
+    assert [r["id"] for r in rows] == [g["id"] for g in groups]
     assert [int(r["count"]) for r in rows] == [g["count"] for g in groups]
     assert [int(r["retry_eligible"]) for r in rows] == [g["retry_eligible"] for g in groups]
     assert [r["trend"] for r in rows] == [g["trend"] for g in groups]

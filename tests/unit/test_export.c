@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "groupid.h"
 #include "model.h"
 #include "textutil.h"
 #include "xalloc.h"
@@ -132,12 +133,18 @@ static void test_groups_csv(void)
     model_set_execs(m, e, 3, false);
     char err[200] = "";
     char *csv = export_render(m, "groups", EXPORT_CSV, 1767225600, err, sizeof err);
-    CHECK_STR(csv, "fingerprint,count,retry_eligible,recent,before,trend,first_seen,last_seen,"
-                   "top_action,scope,sample_error\r\n"
-                   "timeout after <n>s,2,1,2,0,new,2025-12-31T23:50:00Z,2025-12-31T23:58:20Z,"
-                   "core.http,loaded,timeout after 31s\r\n"
-                   "'=cmd|refused,1,1,1,0,new,2025-12-31T23:51:40Z,2025-12-31T23:51:40Z,"
-                   "core.http,loaded,'=cmd|refused\r\n");
+    char ida[GROUPID_LEN + 1], idb[GROUPID_LEN + 1];
+    groupid_make("timeout after <n>s", ida);
+    groupid_make("=cmd|refused", idb);
+    CHECK(strlen(ida) == GROUPID_LEN && strcmp(ida, idb) != 0);
+    char *want = xasprintf("id,fingerprint,count,retry_eligible,recent,before,trend,first_seen,last_seen,"
+                           "top_action,scope,sample_error\r\n"
+                           "%s,timeout after <n>s,2,1,2,0,new,2025-12-31T23:50:00Z,2025-12-31T23:58:20Z,"
+                           "core.http,loaded,timeout after 31s\r\n"
+                           "%s,'=cmd|refused,1,1,1,0,new,2025-12-31T23:51:40Z,2025-12-31T23:51:40Z,"
+                           "core.http,loaded,'=cmd|refused\r\n", ida, idb);
+    CHECK_STR(csv, want);
+    free(want);
     free(csv);
     model_free(m);
 }
