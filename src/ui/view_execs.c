@@ -28,6 +28,8 @@ typedef struct execs_st {
                               the cursor follows no row until another page is there */
     double follow_created; /* created_at of the execution under the cursor, as last shown */
     ui_picker pick;        /* the status picker (f) */
+    ui_filter shown;       /* the filter of the page numbered: another one (`:filter`, Enter
+                              on a group) starts again at page 1 */
 } execs_st;
 
 static const ui_action execs_bar[] = {UA_OPEN, UA_RETRY, UA_MARK, UA_FILTER_STATUS, UA_SEARCH,
@@ -347,9 +349,19 @@ static void exec_row(ui_ctx *c, const ui_table_row *row)
     row_cell(c, row, 5, cells[2], loop > 0 && !cur ? theme_attr(c->theme, TS_WARNING) : base);
 }
 
+static bool filter_same(const ui_filter *a, const ui_filter *b)
+{
+    return !strcmp(a->status, b->status) && !strcmp(a->text, b->text) && !strcmp(a->fp, b->fp) &&
+           !strcmp(a->worker, b->worker) && a->window_s == b->window_s;
+}
+
 static void execs_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     execs_st *s = st_of(v);
+    if (!filter_same(&s->shown, &c->filter[VIEW_EXECS])) {
+        s->shown = c->filter[VIEW_EXECS];
+        s->page = 1;
+    }
     bool kept;
     execs_current(v, c, &kept, true);
     execs_title(v, c, w, r);

@@ -40,3 +40,20 @@ def test_short_multibyte_text_is_kept_whole(tmp_path):
     text = "\u00e9t\u00e9\u20ac"
     title = title_after_typing(tmp_path, ":filter text=" + text)
     assert title.rstrip().endswith("text=" + text), title[-160:]
+
+
+def test_a_new_filter_starts_at_page_one(tmp_path):
+    """`:filter` after paging lists the first page of the new filter, and says page 1 (the
+    title said `page 3` of the old paging)."""
+    keys = tmp_path / "pages.keys"
+    keys.write_text("key 2\nkey ]\nkey ]\ndump\ntype :filter status=failed\nkey enter\ndump\n")
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+           "TERM": "xterm-256color", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "REDRIVE_NOW": "1767225600", "REDRIVE_HEADLESS": "132x40",
+           "REDRIVE_HEADLESS_MODEL": FIXTURE, "REDRIVE_HEADLESS_KEYS": str(keys)}
+    p = subprocess.run([BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")], env=env,
+                       capture_output=True, timeout=20)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    titles = [l for l in p.stdout.decode("utf-8").splitlines() if l.startswith("Executions")]
+    assert [t.split("  ")[1] for t in titles] == ["page 3 (more)", "page 1 (more)"], titles
+    assert titles[1].rstrip().endswith("filter: status=failed"), titles
