@@ -242,6 +242,37 @@ int sanitize_fit(const char *clean, int cols, char *out, size_t cap, unsigned fl
     return w;
 }
 
+int sanitize_fit_clause(const char *clean, int cols, char *out, size_t cap, unsigned flags)
+{
+    int w = sanitize_fit(clean, cols, out, cap, flags);
+    if (!clean || w <= 0 || sanitize_width(clean) <= cols)
+        return w;                                   /* not cut */
+    const char *ell = (flags & SAN_ASCII) ? "~" : "\xE2\x80\xA6";
+    size_t kept = strlen(out) - strlen(ell);        /* the text before the ellipsis */
+    size_t open = (size_t)-1;
+    int depth = 0;
+    for (size_t i = 0; i < kept; i++) {             /* the outermost "(" left open by the cut */
+        if (out[i] == '(' && depth++ == 0)
+            open = i;
+        else if (out[i] == ')' && depth > 0 && --depth == 0)
+            open = (size_t)-1;
+    }
+    if (open == (size_t)-1)
+        return w;
+    size_t end = open;
+    while (end > 0 && (out[end - 1] == ' ' || out[end - 1] == ':' || out[end - 1] == ','))
+        end--;
+    char head[1024];
+    if (end == 0 || end >= sizeof head)
+        return w;
+    memcpy(head, out, end);
+    head[end] = '\0';
+    if (sanitize_width(head) * 3 < cols)            /* too little left to read: keep the cut */
+        return w;
+    snprintf(out, cap, "%s%s", head, ell);
+    return sanitize_width(out);
+}
+
 int sanitize_fit_mid(const char *clean, int cols, char *out, size_t cap, unsigned flags)
 {
     int total = clean ? sanitize_width(clean) : 0;

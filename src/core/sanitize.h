@@ -19,6 +19,9 @@ int sanitize_width(const char *clean);
 /* Copy at most `cols` display columns of a sanitized string into out (cap bytes);
  * when cut, the last column is "…" (or "~" with SAN_ASCII). Returns columns used. */
 int sanitize_fit(const char *clean, int cols, char *out, size_t cap, unsigned flags);
+/* sanitize_fit that never ends inside a parenthesis: a cut that would leave one open
+ * ("refused (127.0…") cuts before it ("refused…") when at least a third of cols is left. */
+int sanitize_fit_clause(const char *clean, int cols, char *out, size_t cap, unsigned flags);
 /* Valid UTF-8 copy of s[0..len): invalid sequences → U+FFFD, all else unchanged
  * (controls are kept: for JSON output, whose encoder escapes them). */
 char *sanitize_utf8(const char *s, size_t len);

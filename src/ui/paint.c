@@ -32,7 +32,12 @@ static int put_raw_tight(WINDOW *w, int y, int x, int maxx, const char *raw, int
     char *clean = sanitize_str(raw, san);
     int width = sanitize_width(clean);
     int cols = width < maxx - x ? width : maxx - x;
-    draw_clean(w, y, x, cols, clean, attr);
+    if (width > cols) {                    /* cut: never inside a parenthesis */
+        char fit[1024];
+        cols = sanitize_fit_clause(clean, cols, fit, sizeof fit, san);
+        draw_clean(w, y, x, cols, fit, attr);
+    } else
+        draw_clean(w, y, x, cols, clean, attr);
     free(clean);
     return x + cols;
 }
@@ -95,7 +100,7 @@ static int topbar_sources(ui_app *app, WINDOW *w, int x, int maxx, int bar)
         x = put_raw_tight(w, 0, x, maxx, t, slot == TS_TOPBAR ? bar : theme_attr(app->theme, (ui_slot)slot), app->ctx.san);
         x = topbar_replica(app, w, x, maxx, bar, s);
         if (s->state >= RD_SRC_STALE && s->error[0]) {
-            char first[61];
+            char first[200];   /* the bar's width cuts it (put_raw_tight), not this */
             topbar_error(s->error, first, sizeof first);
             char *e = xasprintf(": %s", first);
             x = put_raw_tight(w, 0, x, maxx, e, theme_attr(app->theme, (ui_slot)slot), app->ctx.san);

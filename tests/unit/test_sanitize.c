@@ -98,6 +98,19 @@ static void test_width_fit(void)
     CHECK_STR(out, "hell\xE2\x80\xA6");
     CHECK(sanitize_fit("hello world", 5, out, sizeof out, SAN_ASCII) == 5);
     CHECK_STR(out, "hell~");
+    /* a cut never ends inside a parenthesis when enough is left before it */
+    CHECK(sanitize_fit_clause("connection refused (127.0.0.1:15672)", 24, out, sizeof out, 0) == 19);
+    CHECK_STR(out, "connection refused\xE2\x80\xA6");
+    CHECK(sanitize_fit_clause("connection refused (127.0.0.1:15672)", 24, out, sizeof out, SAN_ASCII) == 19);
+    CHECK_STR(out, "connection refused~");
+    CHECK(sanitize_fit_clause("ok (a) then (b c d e f)", 16, out, sizeof out, 0) == 12);
+    CHECK_STR(out, "ok (a) then\xE2\x80\xA6");              /* a closed one stays */
+    CHECK(sanitize_fit_clause("x (nested (deep) still open)", 20, out, sizeof out, 0) == 20);
+    CHECK_STR(out, "x (nested (deep) st\xE2\x80\xA6");     /* too little before it: cut as is */
+    CHECK(sanitize_fit_clause("fits (whole)", 12, out, sizeof out, 0) == 12);
+    CHECK_STR(out, "fits (whole)");
+    CHECK(sanitize_fit_clause("plain words cut here", 10, out, sizeof out, 0) == 10);
+    CHECK_STR(out, "plain wor\xE2\x80\xA6");
     /* wide chars: never half a character */
     const char *kanji = "\xE6\xBC\xA2\xE5\xAD\x97\xE6\xBC\xA2";  /* 6 columns */
     CHECK(sanitize_fit(kanji, 6, out, sizeof out, 0) == 6);
