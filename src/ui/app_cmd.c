@@ -179,6 +179,23 @@ static void app_command_filter(ui_app *app, char *arg)
         ctx_fx(&app->ctx, FX_VIEW, VIEW_EXECS, NULL);
 }
 
+/* `:batch` brings the batch put away back on screen; it takes no argument (`:batch resume
+ * ID` was read as `:batch` and the ID dropped): a stopped batch resumes from a shell. */
+static void app_command_batch(ui_app *app, const char *arg)
+{
+    if (!arg[0]) {
+        dialog_show(app);
+        return;
+    }
+    char id[40] = "";
+    if (sscanf(arg, "resume %39s", id) == 1 || sscanf(arg, "abandon %39s", id) == 1)
+        ctx_msg(&app->ctx, true, "batch: the console shows the batch put away (:batch); in a shell: "
+                "redrive batch %s %s", strncmp(arg, "resume", 6) == 0 ? "resume" : "abandon", id);
+    else
+        ctx_msg(&app->ctx, true, "batch: no argument (:batch shows the batch put away; "
+                "redrive batch list|resume ID|abandon ID in a shell)");
+}
+
 /* `:retry-all [DUR]`: the executions view's filter, every page (in the window DUR); in the
  * DLQ view, its search's entries (the DLQ has no window). */
 static void app_command_retry_all(ui_app *app, const char *arg)
@@ -222,7 +239,7 @@ void app_command(ui_app *app, const char *line)
     case CMD_THEME: app_theme_command(app, arg); break;
     case CMD_KEYMAP: app_load_keymap(app, arg); break;
     case CMD_REFRESH: ctx_fx(&app->ctx, FX_REFRESH, 0, NULL); break;
-    case CMD_BATCH: dialog_show(app); break;
+    case CMD_BATCH: app_command_batch(app, arg); break;
     case CMD_RETRY_ALL: app_command_retry_all(app, arg); break;
     case CMD_EXPORT: case CMD_EXPORT_FORCE: clip_export(app, arg, id == CMD_EXPORT_FORCE); break;
     case CMD_QUIT: app->quit = true; break;

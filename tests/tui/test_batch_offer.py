@@ -40,3 +40,19 @@ def test_abandoned_batch_not_offered(tmp_path):
     write_record(home, 3, abandoned=True)
     out = run_headless("attune", "batch_offer", "132x40", home=home)
     assert status_line(out) == [], out
+
+
+def test_batch_command_with_an_argument_is_refused_not_dropped(tmp_path):
+    """`:batch resume ID` was read as `:batch` (nothing put away) and the ID dropped: it is
+    refused, naming the shell command with that ID; `:batch` alone still answers."""
+    keys = tmp_path / "batchcmd.keys"
+    keys.write_text("type :batch resume 0123456789abcdef\nkey enter\ndump\n"
+                    "type :batch frobnicate\nkey enter\ndump\ntype :batch\nkey enter\ndump\n")
+    out = run_headless("attune", str(keys)[:-len(".keys")], "132x40", home=str(tmp_path))
+    s = out.split("--\n")[:-1]
+    assert len(s) == 3, out
+    assert ("batch: the console shows the batch put away (:batch); in a shell: redrive batch "
+            "resume 0123456789abcdef") in s[0], s[0]
+    assert "batch: no argument (:batch shows the batch put away; redrive batch list|resume ID|" \
+           "abandon ID in a shell)" in s[1], s[1]
+    assert "no batch: nothing was put away" in s[2], s[2]
