@@ -310,9 +310,12 @@ static bool input_key1(ui_app *app, ui_key k)
         dialog_type_key(app, k);
         return true;
     }
+    bool in_dlg = dialog_modal(app);
+    ui_view *view = &app->views[app->cur];
+    if (!in_dlg && !app->n_pending && view->ops->raw_key && view->ops->raw_key(view, &app->ctx, k))
+        return true;
     app->pending[app->n_pending++] = k;
     ui_action a = UA_NONE;
-    bool in_dlg = dialog_modal(app);
     km_match m = keymap_match(app->km, app->pending, app->n_pending, in_dlg, &a);
     if (m == KM_NONE && in_dlg) {   /* a dialog also takes the movement keys (result rows) */
         ui_action nav = UA_NONE;

@@ -1,9 +1,12 @@
 #include "picker.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "draw.h"
+#include "keymap.h"
 
 void picker_reset(ui_picker *p)
 {
@@ -27,7 +30,7 @@ void picker_draw(const ui_picker *p, ui_ctx *c, WINDOW *w, ui_rect r, const char
         lw = a > lw ? a : lw;
         cw = b > cw ? b : cw;
     }
-    int bw = lw + cw + 6, bh = p->n + 3;
+    int bw = lw + cw + 6, bh = p->n + 3 + (p->typed[0] ? 1 : 0);
     if (bw > r.w)
         bw = r.w;
     if (bh > r.h)
@@ -36,7 +39,12 @@ void picker_draw(const ui_picker *p, ui_ctx *c, WINDOW *w, ui_rect r, const char
     int attr = theme_attr(c->theme, TS_DIALOG);
     draw_panel(w, (ui_rect){y0, x0, bh, bw}, attr);
     draw_clean(w, y0, x0 + 1, bw - 2, title, attr | A_BOLD);
-    int rows = bh - 3, top = p->cur >= rows ? p->cur - rows + 1 : 0;
+    if (p->typed[0]) {                 /* what was typed, on a row of its own at the end */
+        char t[48];
+        snprintf(t, sizeof t, "typed: %s", p->typed);
+        draw_clean(w, y0 + bh - 2, x0 + 2, bw - 4, t, attr);
+    }
+    int rows = bh - 3 - (p->typed[0] ? 1 : 0), top = p->cur >= rows ? p->cur - rows + 1 : 0;
     for (int i = 0; i < rows && top + i < p->n; i++) {
         int k = top + i, a = k == p->cur ? theme_attr(c->theme, TS_CURSOR) : attr;
         ui_col lab = {.title = "", .min = 1, .want = 1, .x = 2, .w = bw - cw - 5};
@@ -45,6 +53,42 @@ void picker_draw(const ui_picker *p, ui_ctx *c, WINDOW *w, ui_rect r, const char
         cols_cell(w, y0 + 2 + i, x0, &lab, p->label[k], a, c->san);
         cols_cell(w, y0 + 2 + i, x0, &cnt, p->count[k], a, c->san);
     }
+}
+
+static bool matches(const char *label, const char *typed, bool anywhere)
+{
+    size_t n = strlen(typed);
+    for (const char *s = label; *s; s++) {
+        if (strncasecmp(s, typed, n) == 0)
+            return true;
+        if (!anywhere)
+            return false;
+    }
+    return n == 0;
+}
+
+bool picker_type(ui_picker *p, int key)
+{
+    size_t n = strlen(p->typed);
+    if (key == (UK_FN | KEY_BACKSPACE) || key == 127 || key == 8) {
+        if (!n)
+            return false;
+        p->typed[n - 1] = '\0';
+    } else if (key > 0 && key < 128 && (isalnum(key) || key == '_' || key == '-')) {
+        if (n + 1 >= sizeof p->typed)
+            return true;
+        p->typed[n] = (char)key;
+        p->typed[n + 1] = '\0';
+    } else {
+        return false;
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < p->n; i++)
+            if (matches(p->label[i], p->typed, pass == 1)) {
+                p->cur = i;
+                return true;
+            }
+    return true;                       /* nothing matches: the text shows it */
 }
 
 int picker_key(ui_picker *p, ui_action a, bool *closed)

@@ -634,9 +634,17 @@ static void execs_free(ui_view *v)
     v->st = NULL;
 }
 
+/* The status picker takes typed letters (type to match) before the keymap does. */
+static bool execs_raw_key(ui_view *v, ui_ctx *c, int key)
+{
+    (void)c;
+    execs_st *s = v->st;
+    return s && s->pick.open && picker_type(&s->pick, key);
+}
+
 const ui_view_ops view_execs_ops = {
     .name = "executions", .title = "Executions", .bar = execs_bar,
     .panels = PANELS_EXECS, .snapshot = "executions",
     .open = execs_open, .draw = execs_draw, .key = execs_key, .search = true,
-    .clickable = true, .row_id = execs_row_id, .free = execs_free,
+    .clickable = true, .row_id = execs_row_id, .raw_key = execs_raw_key, .free = execs_free,
 };

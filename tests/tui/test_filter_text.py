@@ -57,3 +57,26 @@ def test_a_new_filter_starts_at_page_one(tmp_path):
     titles = [l for l in p.stdout.decode("utf-8").splitlines() if l.startswith("Executions")]
     assert [t.split("  ")[1] for t in titles] == ["page 3 (more)", "page 1 (more)"], titles
     assert titles[1].rstrip().endswith("filter: status=failed"), titles
+
+
+def test_status_picker_matches_as_you_type(tmp_path):
+    """`f` opens the status picker; typing moves the cursor to the first status starting
+    with the text (else containing it), shown as `typed: ...`; Enter picks it; Backspace
+    takes a letter off."""
+    keys = tmp_path / "pick.keys"
+    keys.write_text("key 2\nkey f\ntype tim\ndump\nkey backspace\nkey backspace\nkey backspace\n"
+                    "type led\nkey enter\ndump\n")
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+           "TERM": "xterm-256color", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "REDRIVE_NOW": "1767225600", "REDRIVE_HEADLESS": "100x30",
+           "REDRIVE_HEADLESS_MODEL": FIXTURE, "REDRIVE_HEADLESS_KEYS": str(keys)}
+    p = subprocess.run([BIN, "--config", os.path.join(HERE, "fixtures", "test.conf")], env=env,
+                       capture_output=True, timeout=20)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    first, second = p.stdout.decode("utf-8").split("--\n")[:2]
+    assert "typed: tim" in first, first
+    titles = [l for l in second.splitlines() if l.startswith("Executions")]
+    # "led" is in no status's start: the first containing it, failed ("fai-led")
+    assert titles and titles[0].rstrip().endswith("filter: status=failed"), second
+    first_titles = [l for l in first.splitlines() if l.startswith("Executions")]
+    assert "filter:" not in first_titles[0], first
