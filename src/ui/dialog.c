@@ -511,7 +511,15 @@ static void dialog_box(ui_app *app, WINDOW *w, dlines *dl)
     } else {
         keymap_first(app->km, UA_ABORT, ky, sizeof ky);
         keymap_first(app->km, UA_CANCEL, kn, sizeof kn);
-        int n = snprintf(line, sizeof line, "%s: abort the rest   %s: close when done", ky, kn);
+        const ui_dialog *d = &app->dlg;
+        bool running = d->set ? setretry_running(d->set) : !dlgrun_finished(d);
+        /* cancel (Escape) puts a running batch in the background (dialog_hide) */
+        int n = running && !d->aborted
+            ? snprintf(line, sizeof line, "%s: abort the rest   Escape/%s: on in the background (:batch "
+                       "shows it)", ky, kn)
+            : running ? snprintf(line, sizeof line, "aborting: the requests in flight finish   Escape/%s: on "
+                                 "in the background (:batch shows it)", kn)
+                      : snprintf(line, sizeof line, "Escape/%s: close", kn);
         if (dlgrun_maybe_applied(&app->dlg) && keymap_first(app->km, UA_RESEND, kr, sizeof kr))
             snprintf(line + n, sizeof line - (size_t)n, "   %s: re-send the selected maybe_applied item", kr);
     }

@@ -369,6 +369,7 @@ void setretry_key(ui_app *app, ui_action a)
     }
     if (a == UA_ABORT && s->run && !s->done) {
         batchrun_abort(s->run);
+        app_dialog(app)->aborted = true;   /* no ETA, no second abort offered */
         ctx_msg(app_ctx(app), true, "aborted: unsent items were not sent (batch %s: redrive batch resume)", s->id);
     } else if (a == UA_CANCEL && (!s->run || s->done))
         dialog_close(app);
@@ -407,7 +408,11 @@ static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
     for (size_t i = 0; i < BAR_W; i++)
         bar[i] = i < full ? '#' : '.';
     bar[BAR_W] = 0;
-    eta_text(s->done ? 0 : batchrun_eta(s->run), eta, sizeof eta);
+    if (s->done || app_dialog(s->app)->aborted)   /* nothing more will be sent: no time left to show */
+        snprintf(eta, sizeof eta, "%s", !app_dialog(s->app)->aborted ? "done" : s->done ? "- (aborted)"
+                                                                     : "- (aborting)");
+    else
+        eta_text(batchrun_eta(s->run), eta, sizeof eta);
     add(ud, TS_DIALOG, xasprintf("[%s] %3zu%%  ETA %s", bar, fin * 100 / todo, eta));
     size_t held = app_dialog(s->app)->counts.total - s->send;
     add(ud, TS_DIALOG, xasprintf("batch %s  %zu not sent (%s); resumable: redrive batch resume %s", s->id, held,

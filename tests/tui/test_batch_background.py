@@ -30,6 +30,8 @@ def test_batch_runs_in_the_background_and_the_views_answer(tmp_path, core):
     t.send("y")
     t.send("%d\r" % N)
     t.wait_for("retry: ", secs=10)
+    # the dialog says what escape does while it runs
+    t.wait_for("x: abort the rest   Escape/n: on in the background (:batch shows it)")
     t.send("\x1b")
     t.wait_for("the retry batch goes on in the background: :batch shows it")
     assert "retry: " not in t.text(), "the dialog is put away"
@@ -54,6 +56,9 @@ def test_batch_runs_in_the_background_and_the_views_answer(tmp_path, core):
     assert sent(core) == {i: 1 for i in ids}, "every eligible execution once"
     t.send(":batch\r")                            # done while put away: its results are still there
     t.wait_for("retry: %d/%d done, %d ok, 0 failed" % (N, N, N))
+    t.wait_for("ETA done")
+    t.wait_for("Escape/n: close")
+    assert "abort the rest" not in t.text(), "nothing left to abort"
     t.send("\x1b")
     t.pump(0.5)
     assert "(:batch)" not in status_line(t), "closed once done and dismissed"
@@ -70,3 +75,4 @@ def test_batch_command_without_a_batch(tmp_path):
     t.wait_for("no batch: nothing was put away")
     t.send("Q")
     assert t.finish() == 0
+
