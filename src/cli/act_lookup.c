@@ -248,3 +248,13 @@ bool act_parse_rate(const char *s, double *out)
     *out = v;
     return true;
 }
+
+bool act_parse_concurrency(const char *s, int *out)
+{
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || end == s || *end || v < 1 || v > BATCHRUN_CONCURRENCY_MAX)
+        return false;
+    *out = (int)v;
+    return true;
+}

@@ -151,4 +151,4 @@ def test_select_only_stages_the_record_and_sends_nothing(act, core):
     assert batches(a) == []
     assert os.listdir(d) == [fresh + ".batch.tmp"]
     p = a.run("retry", "--filter", "x", "--select-only")
-    assert p.returncode == 2 and "--filter, --since, --limit and --rate go with --status, --group or --dlq" in p.stderr
+    assert p.returncode == 2 and "--filter, --since, --limit, --rate and --concurrency go with --status, --group or --dlq" in p.stderr
