@@ -88,6 +88,7 @@ typedef struct act_tally {
     rd_batchrec *rec;          /* the targets to send, frozen as they are judged */
     struct rd_batchopen *open; /* the open batches' targets: left out (batchopen.h) */
     int concurrency;           /* --concurrency, else the system's batch_concurrency */
+    double rate;               /* --rate, else the system's rate_limit */
     act_reason reasons[ACT_REASONS + 1];
     size_t nreasons;
     rd_guard_counts c;

@@ -93,6 +93,10 @@ static void count_reason(act_tally *t, const rd_guard_item *it)
         snprintf(why, sizeof why, "loop retr");
     else
         snprintf(why, sizeof why, "%s", it->why && *it->why ? it->why : "eligibility unknown");
+    if (!strncmp(why, "DLQ entry ", 10)) {   /* "DLQ entry ID names no ...": without the id */
+        const char *rest = strchr(why + 10, ' ');
+        memmove(why, rest ? rest + 1 : "", strlen(rest ? rest + 1 : "") + 1);
+    }
     why[strcspn(why, "(:;,0123456789")] = 0;
     size_t n = strlen(why);
     while (n && why[n - 1] == ' ')
@@ -240,6 +244,7 @@ int act_report_end(const act_tally *t, const char *sel)
     cJSON_AddBoolToObject(o, "past", t->past);
     cJSON_AddNumberToObject(o, "left_out", (double)batchopen_left_out(t->open));
     cJSON_AddNumberToObject(o, "concurrency", (double)t->concurrency);
+    cJSON_AddNumberToObject(o, "rate", t->rate);
     if (t->capped)
         cJSON_AddNumberToObject(o, "capped", (double)t->limit);
     say_json(o);
@@ -288,6 +293,7 @@ int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double 
         journal_entries_free(st->je, st->nje);
         return RD_EXIT_USAGE;
     }
+    t->rate = rate > 0 ? rate : sys->rate_limit > 0 ? sys->rate_limit : 5;
     char owhy[400];
     t->open = batchopen_load(jpath, sys->name, NULL, owhy, sizeof owhy);
     if (owhy[0] && !o->select_only)
