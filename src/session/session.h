@@ -102,7 +102,9 @@ void session_close(rd_session *s);
 
 rd_system_cfg *session_system(const rd_session *s);   /* NULL when none is open */
 /* What a batch record is bound to (session_bound.c): the store c points at
- * ("postgresql://HOST:PORT/DB", "redis://HOST:PORT/DB", with " sqs=QUEUE_URL"; never a
+ * ("postgresql system SYSID db NAME", asked of the store with a short blocking connection:
+ * CLI only, never the console's loop; "postgresql://HOST:PORT/DB (the store did not
+ * answer)" when it does not; "redis://HOST:PORT/DB"; with " sqs=QUEUE_URL"; never a
  * credential; NULL when it cannot be said, e.g. a secret reference) for a profile whose
  * store is store_kind, and its core URL (NULL none). Allocated. */
 char *session_store_identity(const rd_system_cfg *c, const char *store_kind);

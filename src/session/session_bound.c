@@ -24,6 +24,40 @@ static char *url_bare(const char *url)
                      (int)(end - host), host, (int)pathlen, end);
 }
 
+/* The cluster's system identifier and the database, asked of the store itself (a short
+ * synchronous connection: only the CLI and the console's selecting child ask, never the
+ * console's loop): "postgresql system SYSID db NAME"; NULL when the store does not answer
+ * (the caller falls back to what the config names). */
+static char *pg_asked(const rd_system_cfg *c, const char *conninfo)
+{
+    char *pw = NULL, why[200];
+    bool is_cmd = false;
+    const char *cmd = NULL;
+    if (c->store.password && *c->store.password)
+        pw = secret_resolve_now(c->store.password, &is_cmd, &cmd, why, sizeof why);
+    const char *k[] = {"dbname", "connect_timeout", "application_name", "password",
+                       "sslmode", "sslrootcert", "sslcert", "sslkey", NULL};
+    const char *v[] = {conninfo, "5", "redrive-batch", pw, c->store.ssl.mode,
+                       c->store.ssl.rootcert, c->store.ssl.cert, c->store.ssl.key, NULL};
+    /* libpq stops at the first NULL keyword: the unset ones are given as "" (default) */
+    for (size_t i = 3; k[i]; i++)
+        if (!v[i])
+            v[i] = "";
+    PGconn *pg = PQconnectdbParams(k, v, 1);
+    secret_free(pw);
+    char *out = NULL;
+    if (pg && PQstatus(pg) == CONNECTION_OK) {
+        PGresult *r = PQexec(pg, "SELECT system_identifier::text, current_database() "
+                                 "FROM pg_control_system()");
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+            out = xasprintf("postgresql system %s db %s", PQgetvalue(r, 0, 0),
+                            PQgetvalue(r, 0, 1));
+        PQclear(r);
+    }
+    PQfinish(pg);
+    return out;
+}
+
 static char *pg_identity(const char *conninfo)
 {
     char *err = NULL;
@@ -62,8 +96,10 @@ char *session_store_identity(const rd_system_cfg *c, const char *store_kind)
                 free(store);
                 store = t;
             }
-        } else {
-            store = pg_identity(url);
+        } else if (!(store = pg_asked(c, url))) {
+            char *named = pg_identity(url);    /* not answering: what the config names */
+            store = named ? xasprintf("%s (the store did not answer)", named) : NULL;
+            free(named);
         }
     }
     if (c->sqs.queue_url && *c->sqs.queue_url) {

@@ -186,15 +186,21 @@ def test_resume_elsewhere_is_refused_naming_both(act, core, tmp_path):
         a2 = act("attune2", core=other.url, page_size=PAGE)
         r = a2.run("batch", "resume", b["id"], "--yes")
         assert r.returncode == 1, r.stderr
-        assert ("refused: batch %s was made against store postgresql://" % b["id"]) in r.stderr
-        assert "core %s; system attune2 here points at store postgresql://" % core.url in r.stderr
+        sysid = actlib.admin_sql("SELECT system_identifier::text FROM pg_control_system()")[0][0]
+        here = "postgresql system %s db attune2" % sysid
+        assert ("refused: batch %s was made against store %s, core %s; system attune2 here points "
+                "at store %s, core %s: nothing sent" % (b["id"], here, core.url, here, other.url)) \
+            in r.stderr, r.stderr
         assert "core %s: nothing sent" % other.url in r.stderr
         # another store (attune1's database) under the name attune2
         a3 = act("attune2", core=core.url, page_size=PAGE, store=os.environ["RD_PG_DSN_ATTUNE1"])
         r = a3.run("batch", "resume", b["id"], "--yes")
-        assert r.returncode == 1 and "refused: batch %s" % b["id"] in r.stderr, r.stderr
+        assert r.returncode == 1, r.stderr
+        assert ("refused: batch %s was made against store %s, core %s; system attune2 here points "
+                "at store postgresql system %s db attune1, core %s: nothing sent"
+                % (b["id"], here, core.url, sysid, core.url)) in r.stderr, r.stderr
         head = json.loads(open(record_path(a2, b["id"])).readline())
-        assert head["store"] != "" and head["store"] in r.stderr and head["core"] == core.url
+        assert head["store"] == here and head["core"] == core.url
         assert sent(other) == {} and sent(core) == before
         # the record's own config: resumed
         a1 = act("attune2", core=core.url, page_size=PAGE)
@@ -224,7 +230,7 @@ def test_old_record_without_identity_resumes_with_a_warning_and_max_age(act, cor
     r = young.run("batch", "resume", b["id"], "--rate", "500", "--yes")
     assert r.returncode == 0, r.stderr
     assert ("warning: batch %s was made before batch records named their store and core: not "
-            "checked; resumed against store postgresql://" % b["id"]) in r.stderr
+            "checked; resumed against store postgresql system " % b["id"]) in r.stderr, r.stderr
     assert sorted(sent(core)) == sorted(ids)
 
 
