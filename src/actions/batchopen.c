@@ -8,7 +8,6 @@
 
 #include "../core/intern.h"
 #include "../core/xalloc.h"
-#include "actions_priv.h"
 #include "batchrec.h"
 
 typedef struct open_batch {
@@ -17,7 +16,7 @@ typedef struct open_batch {
 } open_batch;
 
 struct rd_batchopen {
-    intern *set;              /* "PARENT/ID" or "ID" of each open target */
+    intern *set;              /* the id of each open target (unique in its system) */
     uint32_t *owner;          /* by intern id: index into batches */
     size_t cap_owner;
     open_batch *b;
@@ -26,14 +25,12 @@ struct rd_batchopen {
 
 static void add_target(rd_batchopen *o, size_t bi, const rd_target *t)
 {
-    char *text = action_target_text(t->id, t->parent);
-    size_t len = strlen(text);
-    if (!intern_find(o->set, text, len)) {
-        uint32_t id = intern_add(o->set, text, len);
+    size_t len = strlen(t->id);
+    if (!intern_find(o->set, t->id, len)) {
+        uint32_t id = intern_add(o->set, t->id, len);
         xgrow(&o->owner, &o->cap_owner, (size_t)id + 1, sizeof *o->owner);
         o->owner[id] = (uint32_t)bi;
     }
-    free(text);
 }
 
 /* b's items not done (never sent, or unknown) into the set; false with why. */
@@ -94,11 +91,10 @@ rd_batchopen *batchopen_load(const char *journal, const char *system, const char
 
 const char *batchopen_take(rd_batchopen *o, const char *id, const char *parent)
 {
+    (void)parent;             /* an id is unique in its system (a Tasker step's uuid too) */
     if (!o || !o->nb || !id)
         return NULL;
-    char *text = action_target_text(id, parent);
-    uint32_t k = intern_find(o->set, text, strlen(text));
-    free(text);
+    uint32_t k = intern_find(o->set, id, strlen(id));
     if (!k)
         return NULL;
     open_batch *b = &o->b[o->owner[k]];

@@ -330,6 +330,11 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
                 b->unknown);
     if (!n)
         return b->unknown && !o->resend_unknown ? RD_EXIT_FAIL : RD_EXIT_OK;
+    char why[512];
+    if (!batchrec_check_items(b, why, sizeof why)) {   /* its damage first, before any other word */
+        err_clean(san, "redrive: not sent: ", why);
+        return RD_EXIT_FAIL;
+    }
     o->opts.system = b->system;          /* the record's system, whatever --system says */
     rd_session *ss = session_new(&o->opts);
     rd_loop *base = loop_new();

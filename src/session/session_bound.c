@@ -85,8 +85,13 @@ static char *pg_identity(const char *conninfo)
 char *session_store_identity(const rd_system_cfg *c, const char *store_kind)
 {
     const char *url = c->store.url;
-    char *store = NULL;
-    if (url && *url && !secret_is_ref(url)) {
+    char *store = NULL, *resolved = NULL, why[200];
+    if (url && *url && secret_is_ref(url)) {   /* env: and file: now; cmd: not run here */
+        bool is_cmd = false;
+        const char *cmd = NULL;
+        url = resolved = secret_resolve_now(url, &is_cmd, &cmd, why, sizeof why);
+    }
+    if (url && *url) {
         if (store_kind && !strcmp(store_kind, "redis")) {
             store = url_bare(url);
             const char *p = strstr(store, "://");
@@ -102,6 +107,7 @@ char *session_store_identity(const rd_system_cfg *c, const char *store_kind)
             free(named);
         }
     }
+    secret_free(resolved);
     if (c->sqs.queue_url && *c->sqs.queue_url) {
         char *q = url_bare(c->sqs.queue_url);
         char *t = store ? xasprintf("%s sqs=%s", store, q) : xasprintf("sqs=%s", q);
