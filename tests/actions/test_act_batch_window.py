@@ -76,7 +76,9 @@ def test_window_of_eight_against_a_slow_core_keeps_the_rate(act, core):
     assert 4 <= m["max"] <= 8, m          # a window, and never wider than asked
     t = retry_times(core)
     rate = (len(t) - 1) / (t[-1] - t[0])
-    assert 30 <= rate <= 52, rate         # ~50/s: far above 10/s, not above the rate
+    # ~50/s on a quiet machine; one request at a time cannot pass 10/s against this core:
+    # twice that is the floor on a loaded one; never above the rate
+    assert 20 <= rate <= 52, rate
     # never faster than the rate over any second (a little slack for the server's clock)
     j = 0
     for i in range(len(t)):
