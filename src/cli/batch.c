@@ -308,6 +308,32 @@ static int confirm(const batch_opts *o, const rd_system_cfg *sys, size_t n)
     return ok ? RD_EXIT_OK : RD_EXIT_FAIL;
 }
 
+/* --verbose: each item held back (unknown) by its target. */
+static void say_unknown(const rd_batch_info *b, unsigned san)
+{
+    char *jpath = session_journal_path(), why[512];
+    unsigned char *st = NULL;
+    rd_bitem_key *keys = NULL;
+    size_t nkeys = 0;
+    rd_batchrd *rd = NULL;
+    if (batchrec_states(jpath, b, &st, &keys, &nkeys, why, sizeof why) &&
+        (rd = batchrd_open(b->path, why, sizeof why))) {
+        size_t item;
+        rd_target t;
+        while (batchrd_next(rd, &item, &t))
+            if (item < b->total && st[item] == BITEM_UNKNOWN) {
+                char line[600];
+                snprintf(line, sizeof line, "  item %zu: %s%s%s: unknown (may have reached the core)",
+                         item, t.parent ? t.parent : "", t.parent ? "/" : "", t.id);
+                err_clean(san, "redrive: ", line);
+            }
+    }
+    batchrd_close(rd);
+    free(st);
+    free(keys);
+    free(jpath);
+}
+
 static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
 {
     rd_batchrun_opts ro = {.resend_unknown = o->resend_unknown};
@@ -326,8 +352,10 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
                               : "never sent", n ? "" : ": nothing to do");
     if (b->unknown && !o->resend_unknown)
         fprintf(stderr, "redrive: held back: %zu unknown: may have reached the core (sent, no "
-                "outcome): not re-sent; --resend-unknown re-sends exactly those with their keys\n",
-                b->unknown);
+                "outcome): not re-sent; --resend-unknown re-sends exactly those with their keys%s\n",
+                b->unknown, o->verbose ? "" : " (--verbose names each)");
+    if (b->unknown && !o->resend_unknown && o->verbose)
+        say_unknown(b, san);
     if (!n)
         return b->unknown && !o->resend_unknown ? RD_EXIT_FAIL : RD_EXIT_OK;
     char why[512];

@@ -8,6 +8,7 @@ in a private state dir."""
 import json
 import os
 import pty
+import re
 import signal
 import time
 from datetime import datetime, timedelta, timezone
@@ -132,8 +133,11 @@ def test_kill_with_a_window_in_flight_leaves_them_unknown(act, core, tmp_path):
     assert 1 <= b["unknown"] <= 6, b      # at most the window was in flight
     assert b["unknown"] == len(set(pending) - outcome)
     latency(core, 0)
-    r = a.run("batch", "resume", b["id"], "--rate", "500", "--yes")
+    r = a.run("batch", "resume", b["id"], "--rate", "500", "--yes", "--verbose")
     assert "held back: %d unknown: may have reached the core" % b["unknown"] in r.stderr
+    named = sorted(re.findall(r"^redrive:   item \d+: (\S+): unknown \(may have reached the core\)$",
+                              r.stderr, re.M))
+    assert named == sorted(set(pending) - outcome), r.stderr
     again = sent(core)
     assert all(again[t] == seen.get(t, 0) for t in set(pending) - outcome), "unknown re-sent unasked"
     r = a.run("batch", "resume", b["id"], "--resend-unknown", "--yes")
