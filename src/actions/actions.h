@@ -213,6 +213,10 @@ typedef struct rd_batch_opts {
     /* NULL, or one Idempotency-Key per target (NULL or "": a new one): the re-send of an
      * item whose outcome is unknown keeps its key, so the core applies it at most once */
     const char *const *keys;
+    /* NULL, or the pace shared by batches that run side by side (a window of requests in
+     * flight, batchrun.h): clock_mono() of the latest request any of them sent or is about
+     * to send; each waits for it + 1/rate, so together they are never faster than rate */
+    double *pace;
 } rd_batch_opts;
 rd_batch *actor_run_batch_opts(rd_actor *a, rd_action kind, const rd_target *targets,
                                size_t n, const char *reason, const rd_batch_opts *bo,

@@ -50,6 +50,7 @@ struct rd_batch {
     void *ud;
     rd_event *tick;
     double interval_s, last_send;
+    double *pace;            /* shared with batches side by side (rd_batch_opts), or NULL */
     uint64_t http_id;        /* in flight */
     bool syncing;            /* the cursor's "pending" line is being written (jwriter.h) */
     uint64_t jticket;        /* its ticket (jwriter_forget) */
@@ -279,6 +280,8 @@ static bool send_request(rd_batch *b, size_t i)
                        .max_body = 65536, .credential = nc > 0,
                        .insecure_ok = actor_cfg(a)->http.insecure, .path_as_is = true};
     b->last_send = clock_mono();
+    if (b->pace && *b->pace < b->last_send)
+        *b->pace = b->last_send;
     b->http_id = http_start(actor_http(a), &req, on_response, b);
     if (!b->http_id)
         snprintf(why, sizeof why, "%s", http_why(actor_http(a)));
@@ -422,11 +425,14 @@ static void on_tick(int fd, short what, void *arg)
         maybe_done(b);
         return;
     }
-    double wait = b->last_send + b->interval_s - clock_mono();
-    if (b->last_send > 0 && wait > 0.0005) {
+    double last = b->pace ? *b->pace : b->last_send, now = clock_mono();
+    double wait = last + b->interval_s - now;
+    if (last > 0 && wait > 0.0005) {
         loop_timer_in(b->tick, wait);
         return;
     }
+    if (b->pace)             /* this slot is taken: the others wait one interval more */
+        *b->pace = now;
     b->waiting_auth = true;
     auth_ensure(actor_auth(b->a), on_auth, b);
 }
@@ -474,6 +480,7 @@ static void batch_take_opts(rd_batch *b, const rd_batch_opts *bo)
     if (bo->rate > 0)
         b->interval_s = 1.0 / bo->rate;
     b->last_send = bo->last_send;
+    b->pace = bo->pace;
 }
 
 static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,

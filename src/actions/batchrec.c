@@ -87,6 +87,16 @@ rd_batchrec *batchrec_create(const char *journal, const char *system, const char
                              rd_action kind, const char *reason, const char *selection,
                              char *why, size_t whycap)
 {
+    rd_batch_bound none = {0};
+    return batchrec_create_bound(journal, system, &none, operator_, kind, reason, selection,
+                                 why, whycap);
+}
+
+rd_batchrec *batchrec_create_bound(const char *journal, const char *system,
+                                   const rd_batch_bound *bound, const char *operator_,
+                                   rd_action kind, const char *reason, const char *selection,
+                                   char *why, size_t whycap)
+{
     char *dir = batch_dir(journal, true, why, whycap);
     if (!dir)
         return NULL;
@@ -112,6 +122,10 @@ rd_batchrec *batchrec_create(const char *journal, const char *system, const char
     cJSON *h = cJSON_CreateObject();
     add_str(h, "batch", r->id);
     add_str(h, "system", system);
+    if (bound->store)
+        add_str(h, "store", bound->store);
+    if (bound->core)
+        add_str(h, "core", bound->core);
     add_str(h, "action", action_name(kind));
     add_str(h, "reason", reason);
     add_str(h, "selection", selection);
@@ -292,7 +306,8 @@ static bool rec_head(rec_read *r, const cJSON *o)
     const struct { const char *key; size_t max; char **field; } strs[] = {
         {"system", 256, &b->system}, {"reason", 1024, &b->reason},
         {"selection", 1024, &b->selection}, {"created", 64, &b->created},
-        {"operator", 256, &b->operator_},
+        {"operator", 256, &b->operator_}, {"store", 1024, &b->store},
+        {"core", 1024, &b->core},
     };
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) {
         if (!head_str(o, strs[i].key, strs[i].max, strs[i].field)) {
@@ -411,6 +426,8 @@ void batch_info_clear(rd_batch_info *b)
     free(b->selection);
     free(b->created);
     free(b->operator_);
+    free(b->store);
+    free(b->core);
     free(b->path);
     free(b->damaged);
     memset(b, 0, sizeof *b);

@@ -3,8 +3,10 @@
  * Resumable batches: the record of a store-wide action's frozen selection, one 0600 file
  * STATE/batches/ID.batch beside the journal (its state directory, journal.h). JSON lines:
  *
- *   {"batch":ID,"system":S,"action":"retry","reason":R,"selection":TEXT,"created":T,
- *    "operator":O}                              the header
+ *   {"batch":ID,"system":S,"store":ST,"core":URL,"action":"retry","reason":R,
+ *    "selection":TEXT,"created":T,"operator":O}  the header (store and core: what the
+ *                                               system pointed at, session_store_identity;
+ *                                               absent in records made before them)
  *   ["ID","PARENT"|null,"FP"|null,ATTEMPT,"OVERRIDE"|null]   one line per item, in order
  *   {"total":N}                                 the end: the record is complete
  *   {"abandoned":T,"operator":O}                `redrive batch abandon` (appended)
@@ -42,6 +44,7 @@ typedef enum { BITEM_NONE, BITEM_OK, BITEM_FAILED, BITEM_UNKNOWN } rd_bitem;
 typedef struct rd_batch_info {
     char id[17];
     char *system, *action, *reason, *selection, *created, *operator_;
+    char *store, *core;        /* what it is bound to; NULL in an older record */
     char *path;                /* the record file */
     size_t total;
     size_t ok, failed, unknown;   /* from the journal; done = ok + failed + unknown */
@@ -64,6 +67,14 @@ typedef struct rd_batchrec rd_batchrec;
 rd_batchrec *batchrec_create(const char *journal, const char *system, const char *operator_,
                              rd_action kind, const char *reason, const char *selection,
                              char *why, size_t whycap);
+/* The same, bound to a store and a core (a resume elsewhere is refused, cli/batch.c). */
+typedef struct rd_batch_bound {
+    const char *store, *core;  /* NULL: not known */
+} rd_batch_bound;
+rd_batchrec *batchrec_create_bound(const char *journal, const char *system,
+                                   const rd_batch_bound *bound, const char *operator_,
+                                   rd_action kind, const char *reason, const char *selection,
+                                   char *why, size_t whycap);
 bool batchrec_add(rd_batchrec *r, const rd_target *t, char *why, size_t whycap);
 size_t batchrec_count(const rd_batchrec *r);
 const char *batchrec_id(const rd_batchrec *r);

@@ -30,9 +30,11 @@ struct rd_batchrun {
     rd_bitem_key *keys;
     size_t nkeys;
     size_t todo, finished, ok, held;
-    rd_batch *cur;
+    rd_batch *lane[BATCHRUN_CONCURRENCY_MAX];   /* the part's lanes still running */
+    size_t lane_at[BATCHRUN_CONCURRENCY_MAX];   /* each lane's first index in the part */
+    size_t nlanes, running;
     part p;
-    double started, last_send;
+    double started, pace;       /* pace: shared by the lanes (rd_batch_opts.pace) */
     bool aborted, done;
     char why[256];
 };
@@ -94,16 +96,24 @@ static void run_done(rd_batchrun *r)
         r->cbs.on_done(r, r->ud);
 }
 
+static size_t lane_of(const rd_batchrun *r, const rd_batch *b)
+{
+    for (size_t k = 0; k < r->nlanes; k++)
+        if (r->lane[k] == b)
+            return k;
+    return r->nlanes;
+}
+
 static void on_part_item(rd_batch *b, size_t i, const rd_result *res, void *ud)
 {
     rd_batchrun *r = ud;
-    (void)b;
-    if (res->code == RD_RES_ABORTED)
+    size_t k = lane_of(r, b);
+    if (res->code == RD_RES_ABORTED || k == r->nlanes)
         return;               /* not sent: left for a resume */
     r->finished++;
     r->ok += res->code == RD_RES_OK;
     if (r->cbs.on_item)
-        r->cbs.on_item(r, r->p.items[i], res, r->ud);
+        r->cbs.on_item(r, r->p.items[r->lane_at[k] + i], res, r->ud);
 }
 
 static bool part_start(rd_batchrun *r);
@@ -111,11 +121,27 @@ static bool part_start(rd_batchrun *r);
 static void on_part_done(rd_batch *b, void *ud)
 {
     rd_batchrun *r = ud;
-    r->last_send = batch_last_send(b);
+    size_t k = lane_of(r, b);
+    if (k < r->nlanes) {
+        r->lane[k] = NULL;
+        r->running--;
+    }
     batch_free(b);
-    r->cur = NULL;
+    if (r->running)
+        return;               /* the part ends with its last lane */
     if (r->aborted || !part_start(r))
         run_done(r);
+}
+
+/* Stops every lane for good: what is in flight is journaled as unknown. */
+static void lanes_free(rd_batchrun *r)
+{
+    for (size_t k = 0; k < r->nlanes; k++) {
+        rd_batch *b = r->lane[k];
+        r->lane[k] = NULL;
+        batch_free(b);
+    }
+    r->running = 0;
 }
 
 /* Sends the next part; false when there is none or it was refused. */
@@ -127,17 +153,31 @@ static bool part_start(rd_batchrun *r)
                      batchrd_damage(r->rd));
         return false;
     }
-    rd_batch_opts bo = {.id = r->info.id, .items = r->p.items, .rate = r->o.rate,
-                        .last_send = r->last_send, .keys = r->p.keys};
-    rd_batch_cbs cbs = {.on_item = on_part_item, .on_done = on_part_done};
     rd_action kind;
     if (!action_from_name(r->info.action, &kind)) {
         snprintf(r->why, sizeof r->why, "unknown action in the batch record");
         return false;
     }
-    r->cur = actor_run_batch_opts(r->a, kind, r->p.t, r->p.n, r->info.reason, &bo, &cbs, r,
-                                  r->why, sizeof r->why);
-    return r->cur != NULL;
+    /* the part in lanes of consecutive items, as many as the window (fewer items: fewer) */
+    size_t n = r->p.n, lanes = (size_t)r->o.concurrency < n ? (size_t)r->o.concurrency : n;
+    rd_batch_cbs cbs = {.on_item = on_part_item, .on_done = on_part_done};
+    r->nlanes = lanes;
+    r->running = 0;
+    for (size_t k = 0; k < lanes; k++) {   /* none runs before the loop: all set first */
+        size_t at = k * n / lanes, end = (k + 1) * n / lanes;
+        rd_batch_opts bo = {.id = r->info.id, .items = r->p.items + at, .rate = r->o.rate,
+                            .keys = r->p.keys + at, .pace = &r->pace};
+        r->lane_at[k] = at;
+        r->lane[k] = actor_run_batch_opts(r->a, kind, r->p.t + at, end - at, r->info.reason,
+                                          &bo, &cbs, r, r->why, sizeof r->why);
+        if (!r->lane[k]) {
+            lanes_free(r);    /* refused before anything of the part left */
+            r->nlanes = 0;
+            return false;
+        }
+        r->running++;
+    }
+    return true;
 }
 
 rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchrun_opts *o,
@@ -162,6 +202,10 @@ rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchr
     r->info.path = xstrdup(b->path);
     if (o)
         r->o = *o;
+    if (r->o.concurrency <= 0)
+        r->o.concurrency = BATCHRUN_CONCURRENCY;
+    if (r->o.concurrency > BATCHRUN_CONCURRENCY_MAX)
+        r->o.concurrency = BATCHRUN_CONCURRENCY_MAX;
     if (cbs)
         r->cbs = *cbs;
     r->ud = ud;
@@ -190,6 +234,7 @@ size_t batchrun_finished(const rd_batchrun *r) { return r->finished; }
 size_t batchrun_ok(const rd_batchrun *r) { return r->ok; }
 size_t batchrun_held(const rd_batchrun *r) { return r->held; }
 const char *batchrun_why(const rd_batchrun *r) { return r->why; }
+int batchrun_concurrency(const rd_batchrun *r) { return r->o.concurrency; }
 
 double batchrun_eta(const rd_batchrun *r)
 {
@@ -206,21 +251,20 @@ void batchrun_abort(rd_batchrun *r)
     if (!r || r->aborted)
         return;
     r->aborted = true;
-    if (r->cur)
-        batch_abort(r->cur);
-    else
+    if (!r->running) {
         run_done(r);
+        return;
+    }
+    for (size_t k = 0; k < r->nlanes; k++)   /* a lane may end (and be freed) meanwhile */
+        if (r->lane[k])
+            batch_abort(r->lane[k]);
 }
 
 void batchrun_free(rd_batchrun *r)
 {
     if (!r)
         return;
-    if (r->cur) {
-        rd_batch *b = r->cur;
-        r->cur = NULL;
-        batch_free(b);        /* what is in flight is journaled as unknown */
-    }
+    lanes_free(r);            /* what is in flight is journaled as unknown */
     part_clear(&r->p);
     batchrd_close(r->rd);
     free(r->st);

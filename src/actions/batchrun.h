@@ -1,8 +1,12 @@
 #pragma once
 /*
  * Runs what is left of a batch record (batchrec.h): its items read from the record in
- * parts of BATCHRUN_PART, each part an actor batch (actions.h) journaled with the
- * record's id and the items' numbers, paced across parts. Memory holds one part, never the
+ * parts of BATCHRUN_PART, each part split into `concurrency` lanes, each lane an actor
+ * batch (actions.h) journaled with the record's id and the items' numbers that sends one
+ * request at a time: a window of at most `concurrency` requests in flight, all lanes on
+ * one pace (rd_batch_opts.pace), never faster than the rate, paced across parts. Each item
+ * still has its pending line on disk before its request leaves; an abort stops what has
+ * not left; a kill leaves what was in flight unknown. Memory holds one part, never the
  * whole selection: a 20,000-item batch runs in the memory of a 256-item one.
  * An item with an outcome in the journal is never sent again. A run sends the items never
  * sent; with resend_unknown exactly the items that may have reached the core (unknown,
@@ -14,7 +18,7 @@
 #include "actions.h"
 #include "batchrec.h"
 
-enum { BATCHRUN_PART = 256 };
+enum { BATCHRUN_PART = 256, BATCHRUN_CONCURRENCY = 8, BATCHRUN_CONCURRENCY_MAX = 64 };
 
 typedef struct rd_batchrun rd_batchrun;
 
@@ -28,6 +32,8 @@ typedef struct rd_batchrun_cbs {
 typedef struct rd_batchrun_opts {
     double rate;              /* requests per second; <= 0: the system's rate_limit */
     bool resend_unknown;      /* only the items that may have reached the core */
+    int concurrency;          /* requests in flight at most; <= 0: BATCHRUN_CONCURRENCY,
+                               * capped at BATCHRUN_CONCURRENCY_MAX */
 } rd_batchrun_opts;
 
 /* Starts (the first part is sent from the loop); NULL with why when refused or unreadable.
@@ -38,6 +44,7 @@ size_t batchrun_todo(const rd_batchrun *r);       /* items this run sends */
 size_t batchrun_finished(const rd_batchrun *r);   /* of them, with a final result */
 size_t batchrun_ok(const rd_batchrun *r);
 size_t batchrun_held(const rd_batchrun *r);       /* unknown items left alone (not resend) */
+int batchrun_concurrency(const rd_batchrun *r);
 /* Seconds left at the pace so far (the rate before the first answer); < 0 unknown. */
 double batchrun_eta(const rd_batchrun *r);
 /* Why the run stopped short ("" when it did not): a refusal of a part. */

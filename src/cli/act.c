@@ -93,6 +93,7 @@ static bool parse_args(int argc, char **argv, act_opts *o)
         else if (take(argc, argv, &i, "--since", &v)) slot = &o->since;
         else if (take(argc, argv, &i, "--rate", &v)) slot = &o->rate;
         else if (take(argc, argv, &i, "--limit", &v)) slot = &o->limit;
+        else if (take(argc, argv, &i, "--concurrency", &v)) slot = &o->concurrency;
         else if (take(argc, argv, &i, "--dlq-reason", &v)) slot = &o->dlq_reason;
         else if (take(argc, argv, &i, "--dlq-queue", &v)) slot = &o->dlq_queue;
         if (slot) {
@@ -109,6 +110,8 @@ static bool parse_args(int argc, char **argv, act_opts *o)
             o->override_loop = true;
         } else if (!strcmp(a, "--force")) {
             o->force = true;
+        } else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+            o->verbose = true;
         } else if (!strcmp(a, "--select-only")) {
             o->select_only = true;
         } else if (!strcmp(a, "--read-only")) {
@@ -129,9 +132,9 @@ static bool parse_args(int argc, char **argv, act_opts *o)
                 action_name(o->kind));
         return false;
     }
-    if (!select && (o->filter || o->since || o->limit || o->rate)) {
-        fputs("redrive: --filter, --since, --limit and --rate go with --status, --group or --dlq\n",
-              stderr);
+    if (!select && (o->filter || o->since || o->limit || o->rate || o->concurrency)) {
+        fputs("redrive: --filter, --since, --limit, --rate and --concurrency go with --status, "
+              "--group or --dlq\n", stderr);
         return false;
     }
     if ((o->dlq_reason || o->dlq_queue) && !o->dlq) {

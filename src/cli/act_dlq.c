@@ -114,6 +114,8 @@ static bool dlq_one(dlq_run *s, const dlq_pick *k)
         return true;
     }
     rd_target t = {.id = k->target, .parent = k->parent};
+    if (s->o->kind == RD_ACT_RETRY && k->target && act_tally_open(&s->t, k->target, k->parent))
+        return true;           /* in an open batch: left out, said after the selection */
     rd_guard_item it = {.id = k->target ? k->target : k->entry, .elig = RD_ELIG_YES, .why = ""};
     char why[400] = "", *fp = NULL;
     const rd_execution *e;
@@ -195,8 +197,6 @@ static void say_selection(const dlq_run *s, const char *sel)
         guard_breakdown(&t->c, line, sizeof line);
         fprintf(stderr, "redrive: %s\n", line);
     }
-    if (t->held_shown > ACT_HELD_SHOWN)
-        fprintf(stderr, "redrive: ... and %zu more not sent\n", t->held_shown - ACT_HELD_SHOWN);
 }
 
 static bool read_pages(void *ud) { return dlq_pages(ud); }

@@ -255,3 +255,32 @@ bool act_parse_rate(const char *s, double *out)
     *out = v;
     return true;
 }
+
+bool act_parse_concurrency(const char *s, int *out)
+{
+    char *end;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || end == s || *end || v < 1 || v > BATCHRUN_CONCURRENCY_MAX)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static void fmt_secs(double s, char *out, size_t cap)
+{
+    long v = (long)(s + 0.5);
+    if (v >= 3600)
+        snprintf(out, cap, "%ldh%02ldm", v / 3600, v / 60 % 60);
+    else if (v >= 60)
+        snprintf(out, cap, "%ldm%02lds", v / 60, v % 60);
+    else
+        snprintf(out, cap, "%lds", v);
+}
+
+void act_pace_line(size_t n, double rate, int concurrency, char *out, size_t cap)
+{
+    char eta[32];
+    fmt_secs(rate > 0 ? (double)n / rate : 0, eta, sizeof eta);
+    snprintf(out, cap, "rate %g/s, %d in flight at most, ETA %s (at the rate, if the core keeps "
+             "up)", rate, concurrency, eta);
+}

@@ -23,6 +23,8 @@ typedef struct act_opts {
     size_t held;               /* targets the guards left out */
     /* the store-wide selection (act_select.c): retry --status / --group */
     const char *status, *filter, *group, *since, *rate, *limit;
+    const char *concurrency;   /* --concurrency N: requests in flight (batchrun.h) */
+    bool verbose;              /* --verbose: every target held back named, not counted */
     /* the DLQ's set (act_dlq.c): retry|resolve --dlq [--dlq-reason R] [--dlq-queue Q] */
     bool dlq;
     const char *dlq_reason, *dlq_queue;
@@ -77,8 +79,18 @@ int act_dlq(act_opts *o, lookup_run *l, unsigned san);
 bool act_select_limits(const act_opts *o, double *rate, long *limit);
 /* What a store-wide selection (act_select.c, act_dlq.c) has read and frozen so far. */
 enum { ACT_HELD_SHOWN = 10 };   /* the first held-back targets named; the rest counted */
+enum { ACT_REASONS = 12 };  /* the held-back targets counted by reason, the rest "other" */
+typedef struct act_reason {
+    char why[80];              /* the reason without its figures: "budget exhausted" */
+    size_t n;
+} act_reason;
 typedef struct act_tally {
     rd_batchrec *rec;          /* the targets to send, frozen as they are judged */
+    struct rd_batchopen *open; /* the open batches' targets: left out (batchopen.h) */
+    int concurrency;           /* --concurrency, else the system's batch_concurrency */
+    double rate;               /* --rate, else the system's rate_limit */
+    act_reason reasons[ACT_REASONS + 1];
+    size_t nreasons;
     rd_guard_counts c;
     size_t held_shown, pages, read;
     long limit;                /* --limit */
@@ -91,6 +103,11 @@ typedef struct act_tally {
 void act_report_str(const char *key, const char *val);
 void act_report_held(const act_opts *o, act_tally *t, const rd_guard_item *it, unsigned san);
 void act_report_page(const act_tally *t);
+/* A selected target in an open batch (batchopen.h): true when it is left out (counted). */
+bool act_tally_open(act_tally *t, const char *id, const char *parent);
+/* After the selection: the held-back targets by reason ("598 superseded, 12 budget
+ * exhausted") and the targets left out for an open batch, on stderr. */
+void act_report_summary(const act_opts *o, const act_tally *t);
 int act_report_end(const act_tally *t, const char *sel);
 /* The selection's end (act_select.c, shared with act_dlq.c): the confirmation (--yes,
  * y/N, or the typed count above confirm_over), then the batch record committed and run;
@@ -129,3 +146,8 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b,
                const rd_batchrun_opts *o, unsigned san);
 /* "5" "2.5" "0.5" requests per second: false unless 0 < rate <= 1000. */
 bool act_parse_rate(const char *s, double *out);
+/* "8": requests in flight, false unless 1 <= N <= BATCHRUN_CONCURRENCY_MAX. */
+bool act_parse_concurrency(const char *s, int *out);
+#define ACT_CONCURRENCY_ERR "redrive: --concurrency: requests in flight at once, 1 to 64: "
+/* "rate 50/s, 8 in flight, ETA 6m40s" for n items (before the confirmation). */
+void act_pace_line(size_t n, double rate, int concurrency, char *out, size_t cap);

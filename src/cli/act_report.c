@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../actions/batchopen.h"
 #include "../actions/batchrec.h"
 #include "../core/groups.h"
 #include "../core/sanitize.h"
@@ -19,9 +20,13 @@
 enum { SELECT_LIMIT = 100000, SELECT_LIMIT_MAX = 1000000 };
 
 /* RD_EXIT_OK to go ahead: --yes, else on a terminal y/N, or the typed count above
- * confirm_over (the console's rule). */
-static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, unsigned san)
+ * confirm_over (the console's rule). The rate, the window and the ETA first. */
+static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, double rate,
+                          int concurrency, unsigned san)
 {
+    char pace[160];
+    act_pace_line(n, rate > 0 ? rate : sys->rate_limit, concurrency, pace, sizeof pace);
+    fprintf(stderr, "redrive: %zu to send: %s\n", n, pace);
     int rc = act_must_ask(o);
     if (rc >= 0)
         return rc;
@@ -60,14 +65,45 @@ void act_report_str(const char *key, const char *val)
     say_json(o);
 }
 
+/* The reason of a held-back target without its figures: "budget exhausted (3/3)" counts
+ * as "budget exhausted". */
+static void count_reason(act_tally *t, const rd_guard_item *it)
+{
+    char why[80];
+    if (guard_kind(it) == GUARD_LOOP)
+        snprintf(why, sizeof why, "loop retr");
+    else
+        snprintf(why, sizeof why, "%s", it->why && *it->why ? it->why : "eligibility unknown");
+    if (!strncmp(why, "DLQ entry ", 10)) {   /* "DLQ entry ID names no ...": without the id */
+        const char *rest = strchr(why + 10, ' ');
+        memmove(why, rest ? rest + 1 : "", strlen(rest ? rest + 1 : "") + 1);
+    }
+    why[strcspn(why, "(:;,0123456789")] = 0;
+    size_t n = strlen(why);
+    while (n && why[n - 1] == ' ')
+        why[--n] = 0;
+    size_t k = 0;
+    while (k < t->nreasons && strcmp(t->reasons[k].why, why) != 0)
+        k++;
+    if (k == t->nreasons) {
+        if (t->nreasons == ACT_REASONS)
+            k = ACT_REASONS;                 /* "other" */
+        else
+            snprintf(t->reasons[t->nreasons++].why, sizeof t->reasons[0].why, "%s", why);
+    }
+    t->reasons[k].n++;
+}
+
 void act_report_held(const act_opts *o, act_tally *t, const rd_guard_item *it, unsigned san)
 {
-    if (t->held_shown++ >= ACT_HELD_SHOWN)
-        return;
-    if (!o->select_only) {
+    count_reason(t, it);
+    if (!o->select_only && o->verbose) {     /* each one named only when asked */
+        t->held_shown++;
         act_guard_say(it, san);
         return;
     }
+    if (t->held_shown++ >= ACT_HELD_SHOWN || !o->select_only)
+        return;
     char line[600];
     guard_item_line(it, line, sizeof line);
     act_report_str("held", line);
@@ -98,7 +134,42 @@ bool act_select_limits(const act_opts *o, double *rate, long *limit)
     return true;
 }
 
-static int record_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san)
+bool act_tally_open(act_tally *t, const char *id, const char *parent)
+{
+    return batchopen_take(t->open, id, parent) != NULL;
+}
+
+void act_report_summary(const act_opts *o, const act_tally *t)
+{
+    char line[1200];
+    size_t at = 0;
+    for (size_t k = 0; k <= ACT_REASONS && at < sizeof line; k++) {
+        const act_reason *r = &t->reasons[k];
+        if (!r->n || (k == ACT_REASONS && !r->n))
+            continue;
+        const char *why = k == ACT_REASONS ? "other" : r->why;
+        bool loop = !strcmp(why, "loop retr");
+        at += (size_t)snprintf(line + at, sizeof line - at, "%s%zu %s%s", at ? ", " : "", r->n,
+                               why, loop ? (r->n == 1 ? "y" : "ies") : "");
+    }
+    if (at && !o->select_only) {
+        char *c = sanitize_str(line, 0);
+        fprintf(stderr, "redrive: held back: %s%s\n", c,
+                o->verbose ? "" : " (--verbose names each)");
+        free(c);
+    }
+    const char *id;
+    size_t n;
+    for (size_t k = 0; batchopen_hit(t->open, k, &id, &n); k++) {
+        batchopen_line(id, n, line, sizeof line);
+        if (o->select_only)
+            act_report_str("open", line);
+        else
+            fprintf(stderr, "redrive: %s\n", line);
+    }
+}
+
+static int record_run(lookup_run *l, rd_batchrec *rec, double rate, int concurrency, unsigned san)
 {
     char *jpath = session_journal_path(), why[400];
     rd_batch_info b = {0};
@@ -109,7 +180,7 @@ static int record_run(lookup_run *l, rd_batchrec *rec, double rate, unsigned san
     else {
         fprintf(stderr, "redrive: batch %s: %zu to send (if stopped: redrive batch resume %s)\n",
                 b.id, b.total, b.id);
-        rd_batchrun_opts ro = {.rate = rate};
+        rd_batchrun_opts ro = {.rate = rate, .concurrency = concurrency};
         rc = batch_exec(l->ss, l->base, &b, &ro, san);
     }
     batch_info_clear(&b);
@@ -123,10 +194,10 @@ int act_tally_send(const act_opts *o, lookup_run *l, const act_tally *t, const r
     size_t n = batchrec_count(t->rec);
     if (n == 0)
         return RD_EXIT_FAIL;            /* nothing to send (the breakdown said why) */
-    int rc = select_confirm(o, sys, n, san);
+    int rc = select_confirm(o, sys, n, rate, t->concurrency, san);
     if (rc != RD_EXIT_OK)
         return rc;
-    rc = record_run(l, t->rec, rate, san);
+    rc = record_run(l, t->rec, rate, t->concurrency, san);
     if (rc == RD_EXIT_OK && t->c.total > n)
         rc = RD_EXIT_FAIL;              /* not every target selected was sent */
     return rc;
@@ -152,6 +223,9 @@ int act_report_end(const act_tally *t, const char *sel)
     cJSON_AddNumberToObject(o, "held_more",
                             (double)(t->held_shown > ACT_HELD_SHOWN ? t->held_shown - ACT_HELD_SHOWN : 0));
     cJSON_AddBoolToObject(o, "past", t->past);
+    cJSON_AddNumberToObject(o, "left_out", (double)batchopen_left_out(t->open));
+    cJSON_AddNumberToObject(o, "concurrency", (double)t->concurrency);
+    cJSON_AddNumberToObject(o, "rate", t->rate);
     if (t->capped)
         cJSON_AddNumberToObject(o, "capped", (double)t->limit);
     say_json(o);
@@ -191,20 +265,44 @@ int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double 
     char *jpath = session_journal_path();
     int rc = RD_EXIT_FAIL;
     act_tally *t = st->t;
-    t->rec = batchrec_create(jpath, sys->name, actor_identity(session_actor(l->ss)), st->kind, o->reason,
-                             st->sel, st->why, st->whycap);
+    t->concurrency = sys->batch_concurrency > 0 ? sys->batch_concurrency : BATCHRUN_CONCURRENCY;
+    if (o->concurrency && !act_parse_concurrency(o->concurrency, &t->concurrency)) {
+        act_report_error(o, ACT_CONCURRENCY_ERR, o->concurrency, san);
+        free(jpath);
+        free(st->sel);
+        free(st->recs);
+        journal_entries_free(st->je, st->nje);
+        return RD_EXIT_USAGE;
+    }
+    t->rate = rate > 0 ? rate : sys->rate_limit > 0 ? sys->rate_limit : 5;
+    char owhy[400];
+    t->open = batchopen_load(jpath, sys->name, NULL, owhy, sizeof owhy);
+    if (owhy[0] && !o->select_only)
+        err_clean(san, "redrive: warning: open batches not all read: ", owhy);
+    const rd_profile *prof = session_profile(l->ss);
+    char *store = session_store_identity(sys, prof ? prof->store : NULL);
+    char *core = session_core_identity(sys);
+    rd_batch_bound bound = {.store = store, .core = core};
+    t->rec = batchrec_create_bound(jpath, sys->name, &bound, actor_identity(session_actor(l->ss)),
+                                   st->kind, o->reason, st->sel, st->why, st->whycap);
+    free(store);
+    free(core);
     if (t->rec && o->select_only)
         act_report_str("started", batchrec_id(t->rec));
     if (!t->rec || !st->read(st->ud)) {
         act_report_error(o, "redrive: nothing sent: ", st->why, san);
     } else if (o->select_only) {        /* the console's whole-set action (ui/setretry.c) */
+        act_report_summary(o, t);
         rc = act_report_end(t, st->sel);
     } else {
         st->say(st->ud, st->sel);
+        act_report_summary(o, t);
         rc = act_tally_send(o, l, t, sys, rate, san);
     }
     batchrec_free(t->rec);
     t->rec = NULL;
+    batchopen_free(t->open);
+    t->open = NULL;
     free(jpath);
     free(st->sel);
     free(st->recs);

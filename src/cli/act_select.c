@@ -94,6 +94,8 @@ static bool select_one(select_run *s, const rd_execution *e)
         s->t.capped = true;
         return true;
     }
+    if (act_tally_open(&s->t, e->id, e->parent_id))
+        return true;           /* in an open batch: left out, said after the selection */
     rd_guard_item it = {.id = e->id, .elig = e->elig.verdict, .why = e->elig.why,
                         .loops = loop_count(e, s->recs, s->nrec)};
     rd_guard_kind k = guard_add(&s->t.c, &it);
@@ -148,8 +150,6 @@ static void say_selection(const select_run *s, const char *sel, unsigned san)
                 t->limit);
     guard_breakdown(&t->c, line, sizeof line);
     fprintf(stderr, "redrive: %s\n", line);
-    if (t->held_shown > ACT_HELD_SHOWN)
-        fprintf(stderr, "redrive: ... and %zu more not sent\n", t->held_shown - ACT_HELD_SHOWN);
 }
 
 /* --group ID: the store's groups of the window (--since, else the last hour) name the

@@ -1,13 +1,17 @@
 /*
  * redrive batch list [--json]
- * redrive batch resume ID [--rate N] [--resend-unknown] [--yes]
+ * redrive batch resume ID [--rate N] [--concurrency N] [--resend-unknown] [--force] [--yes]
  * redrive batch abandon ID
  *
  * The resumable batches (actions/batchrec.h): a store-wide retry's frozen selection, and
  * how far it got from the journal. A resume sends the items never sent; the ones that may
  * have reached the core (a pending line with no outcome) only with --resend-unknown, and
  * then exactly those, with their keys (the core applies each once). No item with an
- * outcome is ever sent again.
+ * outcome is ever sent again. A record is bound to the store and core its system pointed
+ * at (batchrec.h): a resume under a config whose system of that name points elsewhere is
+ * refused, naming both; an older record without them resumes with a warning. A record
+ * older than batch_max_age resumes only with --force. The confirmation shows the rate, the
+ * window and the ETA, and asks for the count typed (the console's rule above confirm_over).
  */
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -17,6 +21,7 @@
 #include <unistd.h>
 
 #include "../actions/batchrec.h"
+#include "../core/rfc3339.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
@@ -115,13 +120,14 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b,
 
 typedef struct batch_opts {
     rd_opts opts;
-    const char *verb, *id, *rate;
-    bool json, resend_unknown;
+    const char *verb, *id, *rate, *concurrency;
+    bool json, resend_unknown, force, verbose;
 } batch_opts;
 
 static const char batch_usage[] =
     "usage: redrive batch list [--json]\n"
-    "       redrive batch resume ID [--rate N] [--resend-unknown] [--yes]\n"
+    "       redrive batch resume ID [--rate N] [--concurrency N] [--resend-unknown] [--force]\n"
+    "                               [--yes]\n"
     "       redrive batch abandon ID\n";
 
 static bool parse(int argc, char **argv, batch_opts *o)
@@ -148,6 +154,9 @@ static bool parse(int argc, char **argv, batch_opts *o)
         else if (!strcmp(opt->name, "--resend-unknown")) o->resend_unknown = true;
         else if (!strcmp(opt->name, "--yes")) o->opts.yes = true;
         else if (!strcmp(opt->name, "--rate")) o->rate = v;
+        else if (!strcmp(opt->name, "--concurrency")) o->concurrency = v;
+        else if (!strcmp(opt->name, "--force")) o->force = true;
+        else if (!strcmp(opt->name, "--verbose")) o->verbose = true;
         else if (!strcmp(opt->name, "--config")) o->opts.config_path = v;
         else if (!strcmp(opt->name, "--system")) o->opts.system = v;
         else if (!strcmp(opt->name, "--read-only")) o->opts.read_only = true;
@@ -232,11 +241,108 @@ static int abandon(const rd_batch_info *b, unsigned san)
     return RD_EXIT_OK;
 }
 
+/* The record's store and core against what its system points at now: false (said why)
+ * when they differ; an older record without them is resumed with a warning. */
+static bool bound_here(const rd_batch_info *b, rd_session *ss, unsigned san)
+{
+    const rd_system_cfg *sys = session_system(ss);
+    const rd_profile *prof = session_profile(ss);
+    char *store = session_store_identity(sys, prof ? prof->store : NULL);
+    char *core = session_core_identity(sys);
+    bool ok = true;
+    char line[2600];
+    if (!b->store && !b->core) {
+        snprintf(line, sizeof line, "warning: batch %s was made before batch records named their "
+                 "store and core: not checked; resumed against store %s, core %s", b->id,
+                 store ? store : "(unknown)", core ? core : "(none)");
+        err_clean(san, "redrive: ", line);
+    } else if ((b->store && store && strcmp(b->store, store) != 0) ||
+               (b->core && core && strcmp(b->core, core) != 0) ||
+               (b->store && !store) || (b->core && !core)) {
+        snprintf(line, sizeof line, "refused: batch %s was made against store %s, core %s; system "
+                 "%s here points at store %s, core %s: nothing sent", b->id,
+                 b->store ? b->store : "(unknown)", b->core ? b->core : "(none)", sys->name,
+                 store ? store : "(unknown)", core ? core : "(none)");
+        err_clean(san, "redrive: ", line);
+        ok = false;
+    }
+    free(store);
+    free(core);
+    return ok;
+}
+
+/* Older than batch_max_age: only with --force. */
+static bool fresh_enough(const batch_opts *o, const rd_batch_info *b, const rd_system_cfg *sys)
+{
+    double made;
+    if (!b->created || !rfc3339_parse(b->created, &made))
+        return true;                    /* no date to judge by: the record's other checks */
+    double age = clock_wall() - made, max = sys->batch_max_age_s > 0 ? sys->batch_max_age_s : 86400;
+    if (age <= max || o->force)
+        return true;
+    fprintf(stderr, "redrive: batch %s is %.1f h old (batch_max_age %.1f h): the store has moved on "
+            "since; --force resumes it anyway\n", b->id, age / 3600, max / 3600);
+    return false;
+}
+
+/* The count typed (the console's rule), or y/N at or below confirm_over. */
+static int confirm(const batch_opts *o, const rd_system_cfg *sys, size_t n)
+{
+    if (o->opts.yes)
+        return RD_EXIT_OK;
+    if (!isatty(STDIN_FILENO)) {
+        fputs("redrive: stdin is not a terminal: refusing to resume without --yes\n", stderr);
+        return RD_EXIT_USAGE;
+    }
+    size_t over = sys->ui.confirm_over > 0 ? (size_t)sys->ui.confirm_over : 0;
+    char want[32], ans[32];
+    snprintf(want, sizeof want, "%zu", n);
+    if (n > over)
+        fprintf(stderr, "resume: type %zu to send %zu: ", n, n);
+    else
+        fputs("Proceed? [y/N] ", stderr);
+    bool ok = read_line_tty(stdin, ans, sizeof ans, true) &&
+              (n > over ? strcmp(ans, want) == 0 : (ans[0] == 'y' || ans[0] == 'Y'));
+    if (!ok)
+        fputs("redrive: not confirmed: nothing sent\n", stderr);
+    return ok ? RD_EXIT_OK : RD_EXIT_FAIL;
+}
+
+/* --verbose: each item held back (unknown) by its target. */
+static void say_unknown(const rd_batch_info *b, unsigned san)
+{
+    char *jpath = session_journal_path(), why[512];
+    unsigned char *st = NULL;
+    rd_bitem_key *keys = NULL;
+    size_t nkeys = 0;
+    rd_batchrd *rd = NULL;
+    if (batchrec_states(jpath, b, &st, &keys, &nkeys, why, sizeof why) &&
+        (rd = batchrd_open(b->path, why, sizeof why))) {
+        size_t item;
+        rd_target t;
+        while (batchrd_next(rd, &item, &t))
+            if (item < b->total && st[item] == BITEM_UNKNOWN) {
+                char line[600];
+                snprintf(line, sizeof line, "  item %zu: %s%s%s: unknown (may have reached the core)",
+                         item, t.parent ? t.parent : "", t.parent ? "/" : "", t.id);
+                err_clean(san, "redrive: ", line);
+            }
+    }
+    batchrd_close(rd);
+    free(st);
+    free(keys);
+    free(jpath);
+}
+
 static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
 {
     rd_batchrun_opts ro = {.resend_unknown = o->resend_unknown};
     if (o->rate && !act_parse_rate(o->rate, &ro.rate)) {
         err_clean(0, "redrive: --rate: requests per second, 0 < N <= 1000: ", o->rate);
+        return RD_EXIT_USAGE;
+    }
+    if (o->concurrency && !act_parse_concurrency(o->concurrency, &ro.concurrency)) {
+        err_clean(0, ACT_CONCURRENCY_ERR, o->concurrency);
         return RD_EXIT_USAGE;
     }
     size_t done = b->ok + b->failed + b->unknown;
@@ -245,21 +351,17 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
             o->resend_unknown ? "may have reached the core: re-sent with their keys"
                               : "never sent", n ? "" : ": nothing to do");
     if (b->unknown && !o->resend_unknown)
-        fprintf(stderr, "redrive: %zu may have reached the core (sent, no outcome): not re-sent; "
-                "--resend-unknown re-sends exactly those with their keys\n", b->unknown);
+        fprintf(stderr, "redrive: held back: %zu unknown: may have reached the core (sent, no "
+                "outcome): not re-sent; --resend-unknown re-sends exactly those with their keys%s\n",
+                b->unknown, o->verbose ? "" : " (--verbose names each)");
+    if (b->unknown && !o->resend_unknown && o->verbose)
+        say_unknown(b, san);
     if (!n)
         return b->unknown && !o->resend_unknown ? RD_EXIT_FAIL : RD_EXIT_OK;
-    if (!o->opts.yes) {
-        char ans[16];
-        if (!isatty(STDIN_FILENO)) {
-            fputs("redrive: stdin is not a terminal: refusing to resume without --yes\n", stderr);
-            return RD_EXIT_USAGE;
-        }
-        fputs("Proceed? [y/N] ", stderr);
-        if (!read_line_tty(stdin, ans, sizeof ans, true) || (ans[0] != 'y' && ans[0] != 'Y')) {
-            fputs("redrive: not confirmed: nothing sent\n", stderr);
-            return RD_EXIT_FAIL;
-        }
+    char why[512];
+    if (!batchrec_check_items(b, why, sizeof why)) {   /* its damage first, before any other word */
+        err_clean(san, "redrive: not sent: ", why);
+        return RD_EXIT_FAIL;
     }
     o->opts.system = b->system;          /* the record's system, whatever --system says */
     rd_session *ss = session_new(&o->opts);
@@ -267,7 +369,23 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
     rd_session_io io = {.base = base, .parts = SESSION_ACTOR, .on_password = act_on_password};
     rd_session_status st = session_open(ss, o->opts.system, &io);
     session_print_diags(ss, 0, stderr);
-    int rc = st == SESSION_OK ? batch_exec(ss, base, b, &ro, san) : session_exit_code(st);
+    int rc = session_exit_code(st);
+    if (st == SESSION_OK) {
+        const rd_system_cfg *sys = session_system(ss);
+        rc = RD_EXIT_FAIL;
+        if (bound_here(b, ss, san) && fresh_enough(o, b, sys)) {
+            char pace[160];
+            if (ro.concurrency <= 0)
+                ro.concurrency = sys->batch_concurrency > 0 ? sys->batch_concurrency
+                                                            : BATCHRUN_CONCURRENCY;
+            act_pace_line(n, ro.rate > 0 ? ro.rate : sys->rate_limit, ro.concurrency, pace,
+                          sizeof pace);
+            fprintf(stderr, "redrive: %zu to send: %s\n", n, pace);
+            rc = confirm(o, sys, n);
+            if (rc == RD_EXIT_OK)
+                rc = batch_exec(ss, base, b, &ro, san);
+        }
+    }
     session_free(ss);
     loop_free(base);
     return rc;

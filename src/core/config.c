@@ -94,6 +94,8 @@ static const key_def keys[] = {
     { "push", K_BOOL, F(store.push) },
     { "push_min_interval", K_DUR, F(store.push_min_interval_s) },
     { "rate_limit", K_DOUBLE, F(rate_limit) },
+    { "batch_concurrency", K_INT, F(batch_concurrency) },
+    { "batch_max_age", K_DUR, F(batch_max_age_s) },
     { "execution_timeout", K_DUR, F(execution_timeout_s) },
     /* health: rd_health_cfg */
     { "heartbeat_max_age", K_DUR, F(health.heartbeat_max_age) },
@@ -227,6 +229,8 @@ static void system_defaults(rd_system_cfg *c)
     c->alakai.prefix = xstrdup("alakai-executions");
     c->alakai.orphan_after_s = 7200;
     c->rate_limit = 5;
+    c->batch_concurrency = 8;
+    c->batch_max_age_s = 86400;
     c->ui.page_size = 100;
     c->ui.confirm_over = 10;
     c->ui.confirm_quit = true;
@@ -545,6 +549,11 @@ static void section_validate(parser *p, sect *s)
         err(p, key_line(s, "poll"), "poll must be at least 100ms");
     if (c->store.push_min_interval_s < 0 || c->store.push_min_interval_s > 60)
         err(p, key_line(s, "push_min_interval"), "push_min_interval must be between 0 and 60s");
+    if (c->batch_concurrency < 1 || c->batch_concurrency > 64)
+        err(p, key_line(s, "batch_concurrency"),
+            "batch_concurrency must be from 1 to 64 (requests in flight at once)");
+    if (c->batch_max_age_s <= 0)
+        err(p, key_line(s, "batch_max_age"), "batch_max_age must be more than 0");
     if (c->ui.page_size < 1)
         err(p, key_line(s, "page_size"), "page_size must be at least 1");
     if (c->alakai.sweep_budget > 0 && c->alakai.sweep_budget < 0.01)

@@ -115,6 +115,8 @@ typedef struct rd_system_cfg {
     bool local;              /* explicitly a local system (dev-user allowed) */
     double poll_s;           /* default 2 */
     double rate_limit;       /* bulk actions per second, default 5 */
+    int batch_concurrency;   /* a batch's requests in flight at most, 1..64, default 8 */
+    double batch_max_age_s;  /* an older batch record resumes only with --force; 24 h */
     double execution_timeout_s; /* longest an execution may run (drain cockpit); 0 = the profile's */
     rd_health_cfg health;    /* heartbeat_max_age etc. */
     rd_fleet_cfg fleet;      /* the fleet level's thresholds: fail_rate_warn etc. */

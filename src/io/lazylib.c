@@ -88,6 +88,10 @@ LAZY(lib_pq, PGconn *, PQconnectStartParams,
      (const char *const *keywords, const char *const *values, int expand_dbname),
      (keywords, values, expand_dbname))
 LAZY(lib_pq, PQconninfoOption *, PQconninfo, (PGconn *conn), (conn))
+LAZY(lib_pq, PGconn *, PQconnectdbParams,
+     (const char *const *keywords, const char *const *values, int expand_dbname),
+     (keywords, values, expand_dbname))
+LAZY(lib_pq, PGresult *, PQexec, (PGconn *conn, const char *query), (conn, query))
 LAZY_VOID(lib_pq, PQconninfoFree, (PQconninfoOption *connOptions), (connOptions))
 LAZY(lib_pq, PQconninfoOption *, PQconninfoParse, (const char *conninfo, char **errmsg), (conninfo, errmsg))
 LAZY(lib_pq, int, PQconsumeInput, (PGconn *conn), (conn))

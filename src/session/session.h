@@ -101,6 +101,15 @@ bool session_core_settled(const rd_session *s);
 void session_close(rd_session *s);
 
 rd_system_cfg *session_system(const rd_session *s);   /* NULL when none is open */
+/* What a batch record is bound to (session_bound.c): the store c points at
+ * ("postgresql system SYSID db NAME", asked of the store with a short blocking connection:
+ * CLI only, never the console's loop; "postgresql://HOST:PORT/DB (the store did not
+ * answer)" when it does not; "redis://HOST:PORT/DB"; with " sqs=QUEUE_URL"; never a
+ * credential; NULL when it cannot be said, e.g. a cmd: reference; env: and file: are
+ * read) for a profile whose store is store_kind, and its core URL (NULL none).
+ * Allocated. */
+char *session_store_identity(const rd_system_cfg *c, const char *store_kind);
+char *session_core_identity(const rd_system_cfg *c);
 /* The profile in use now: the schema-era variant the store chose, else the system's
  * profile; NULL when none is loaded. Valid until the next callback from the loop. */
 const rd_profile *session_profile(const rd_session *s);

@@ -33,6 +33,9 @@ struct ui_setretry {
     char *what;                /* the selection as asked, for the title */
     char *selection;           /* the record's selection text (the report) */
     size_t read, selected, pages, send, held_more;
+    char *open_line;           /* "412 of these are in open batch ID: left out" (the first) */
+    double rate;               /* the pace the child reported (rate_limit or --rate) */
+    int concurrency;           /* requests in flight at most (batch_concurrency) */
     long capped;               /* the --limit hit, 0 not */
     bool past, reported;
     char *held[HELD_MAX];
@@ -68,6 +71,9 @@ static void on_report(ui_setretry *s, const cJSON *o)
     s->read = num(o, "read");
     s->send = num(o, "send");
     s->held_more = num(o, "held_more");
+    s->concurrency = (int)num(o, "concurrency");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "rate");
+    s->rate = cJSON_IsNumber(r) && r->valuedouble > 0 && r->valuedouble <= 1000 ? r->valuedouble : 0;
     s->capped = (long)num(o, "capped");
     s->past = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "past"));
     d->counts = (rd_guard_counts){.total = num(o, "total"), .eligible = num(o, "eligible"),
@@ -91,6 +97,10 @@ static void on_line(const char *line, void *ud)
     free(v);
     if ((v = json_strdup(o, "held", 600)) && s->n_held < HELD_MAX)
         s->held[s->n_held++] = v;
+    else
+        free(v);
+    if ((v = json_strdup(o, "open", 300)) && !s->open_line)
+        s->open_line = v;
     else
         free(v);
     if ((v = json_strdup(o, "error", 300)))
@@ -345,7 +355,7 @@ void setretry_run(ui_app *app)
     }
     s->adopted = true;
     rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
-    rd_batchrun_opts ro = {0};
+    rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency};   /* as shown */
     s->run = batchrun_start(app_actor(app), &b, &ro, &cbs, s, why, sizeof why);
     batch_info_clear(&b);
     if (!s->run) {
@@ -458,6 +468,12 @@ void setretry_lines(ui_app *app, setretry_add add, void *ud)
         add(ud, TS_DIALOG_DANGER, xasprintf("capped at %ld %s: older ones were not read", s->capped,
                                             s->dlq ? "entries" : "executions"));
     add(ud, TS_DIALOG, xasprintf("frozen as batch %s: %zu to send", s->id, s->send));
+    if (s->open_line)
+        add(ud, TS_DIALOG_DANGER, xasprintf("%s", s->open_line));
+    char eta[24];
+    eta_text(s->rate > 0 ? (double)s->send / s->rate : -1, eta, sizeof eta);
+    add(ud, TS_DIALOG, xasprintf("rate %g/s, %d in flight at most, ETA %s (at the rate, if the core keeps up)",
+                                 s->rate, s->concurrency > 0 ? s->concurrency : BATCHRUN_CONCURRENCY, eta));
 }
 
 void setretry_held_lines(ui_app *app, setretry_add add, void *ud)
@@ -495,5 +511,6 @@ void setretry_free(ui_setretry *s)
     free(s->journal);
     free(s->what);
     free(s->selection);
+    free(s->open_line);
     free(s);
 }

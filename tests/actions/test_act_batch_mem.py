@@ -5,6 +5,7 @@ streams (one byte of state per item). Real store (attune2), a private core serve
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -44,8 +45,9 @@ def fake_batch(a, bid, n, live_ids):
     state = os.path.join(str(a.tmpdir), "state", "redrive")
     os.makedirs(os.path.join(state, "batches"), mode=0o700, exist_ok=True)
     rec = os.path.join(state, "batches", bid + ".batch")
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())   # within batch_max_age
     head = {"batch": bid, "system": "attune2", "action": "retry", "reason": None,
-            "selection": "status=failed", "created": "2026-01-01T00:00:00.000Z", "operator": None}
+            "selection": "status=failed", "created": now, "operator": None}
     done = n - len(live_ids)
     fd = os.open(rec, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:

@@ -7,7 +7,11 @@ the count is typed, the batch starts at `rate_limit` per second and is put away 
 then bench_latency's key cycle (views, j/k, PgDn/PgUp) every BENCH_PACE while it runs, with
 `:groups 1h` (the store's groups over the incident) asked once first. Key-to-paint from
 outside and the loop's costliest iterations (REDRIVE_LOOP_TRACE) while the keys were sent.
-The fixture database is reloaded afterwards.
+Then (issue 35) the batch is let run to its end: the wall time from the count typed to the
+last retry at the core (20,000 at --rate 100 with a window of batch_concurrency = 8 in
+flight: target <= 210 s), the achieved rate and the most requests in flight at once, both
+measured at the core server (its action log, GET /_coresrv/inflight). BENCH_NO_FINISH=1
+aborts the batch after the keys as before. The fixture database is reloaded afterwards.
 """
 import os
 import sys
@@ -41,6 +45,35 @@ def config(home, core_url, rate):
         "token": "env:RD_CORE_TOKEN", "page_size": 100, "rate_limit": rate, "poll": "2s"})])
 
 
+def retry_times(core):
+    from datetime import datetime, timezone
+    return sorted(datetime.strptime(a["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+                  .replace(tzinfo=timezone.utc).timestamp()
+                  for a in core.actions() if a["action"] == "retry")
+
+
+def finish(c, core, n, rate, t_go):
+    """The batch to its end: wall from the count typed to the last retry at the core."""
+    deadline = time.perf_counter() + max(120, 4 * n / rate)
+    done = 0
+    while time.perf_counter() < deadline:
+        c.pump(2.0)
+        done = sum(1 for a in core.actions() if a["action"] == "retry")
+        if done >= n:
+            break
+    wall = time.perf_counter() - t_go
+    t = retry_times(core)
+    st, body = actlib.http_json("GET", core.url + "/_coresrv/inflight")
+    B.fig(BENCH, "%d retries at --rate %g, count typed to the last at the core, wall" % (n, rate),
+          wall, "s", "<= %.0f s (20,000 at 100/s: <= 210 s)" % (n / rate * 1.05))
+    B.fig(BENCH, "retries that reached the core", done, "requests", "= %d" % n)
+    if len(t) > 1:
+        B.fig(BENCH, "achieved rate at the core (first to last retry)", (len(t) - 1) / (t[-1] - t[0]),
+              "req/s", "~ %g, never above" % rate)
+    B.fig(BENCH, "most requests in flight at once, at the core", body.get("max", -1), "requests",
+          "<= batch_concurrency (8)")
+
+
 def main():
     B.need_env("RD_PG_DSN_ATTUNE2", "RD_STACK_DIR")
     n = B.scaled(20000, 100)
@@ -66,6 +99,7 @@ def main():
                 c.child.send("y")
                 c.pump(0.2)
                 c.child.send("%d\r" % n)
+                t_go = time.perf_counter()
                 c.wait_for("retry: ", secs=20)
                 c.child.send("\x1b")
                 c.wait_for("goes on in the background")
@@ -83,9 +117,12 @@ def main():
                        % (n_keys, time.perf_counter() - t0, done, n))
                 B.fig(BENCH, "retries sent while the keys were sent", done, "requests",
                       "< %d (the batch outlasted the keys)" % n)
-                c.child.send(":batch\r")
-                c.child.send("x")                      # abort the rest: resumable, not needed
-                c.pump(1.0)
+                if os.environ.get("BENCH_NO_FINISH"):
+                    c.child.send(":batch\r")
+                    c.child.send("x")                  # abort the rest: resumable, not needed
+                    c.pump(1.0)
+                else:
+                    finish(c, core, n, rate, t_go)
             finally:
                 c.close()
             figures(BENCH, "during a %d-item batch" % n, n_keys, pace, lat, late, unanswered, None,

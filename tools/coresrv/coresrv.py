@@ -80,6 +80,8 @@ def routes_for(system):
     r += [
         ("GET", r"/_coresrv/log", "hook_log", "hook", None),
         ("POST", r"/_coresrv/reset", "hook_reset", "hook", None),
+        ("POST", r"/_coresrv/latency", "hook_latency", "hook", None),
+        ("GET", r"/_coresrv/inflight", "hook_inflight", "hook", None),
     ]
     return [(m, re.compile(p + r"/?"), h, k, a) for m, p, h, k, a in r]
 
@@ -103,6 +105,9 @@ class Server(ThreadingHTTPServer):
         self.actions = []       # in-memory action log
         self.log_path = opts.log
         self.stopping = threading.Event()
+        self.latency = opts.latency_ms / 1000.0   # before answering a write route
+        self.in_flight = 0                         # write requests being answered now
+        self.max_in_flight = 0
         super().__init__(addr, Handler)
 
     def record(self, entry):
@@ -291,7 +296,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.log_action(ident, action, params, key, entry["status"], False, True)
                 return entry["status"], entry["body"], {"Idempotent-Replayed": "true"}
         applied = False
+        with srv.lock:
+            srv.in_flight += 1
+            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
         try:
+            if srv.latency > 0:
+                srv.stopping.wait(srv.latency)
             status, out = getattr(self, "r_" + handler)(params, query, body, ident)
             applied = bool(out.pop("_applied", 200 <= status < 300))
         except ApiError as e:
@@ -299,6 +309,9 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as e:  # a bug or an unexpected store error: say so, keep serving
             traceback.print_exc()
             status, out = 500, {"error": "internal error: %s" % type(e).__name__}
+        finally:
+            with srv.lock:
+                srv.in_flight -= 1
         if slot is not None:
             with srv.lock:
                 if status in (401, 403, 429) or status >= 500:
@@ -374,7 +387,22 @@ class Handler(BaseHTTPRequestHandler):
         with self.server.lock:
             self.server.actions.clear()
             self.server.idem.clear()
+            self.server.max_in_flight = self.server.in_flight
         return 200, {"reset": True}, {}
+
+    def hook_latency(self, query):
+        try:
+            ms = float((query.get("ms") or ["0"])[0])
+        except ValueError:
+            return 400, {"error": "ms: a number of milliseconds"}, {}
+        if not 0 <= ms <= 60000:
+            return 400, {"error": "ms: from 0 to 60000"}, {}
+        self.server.latency = ms / 1000.0
+        return 200, {"latency_ms": ms}, {}
+
+    def hook_inflight(self, query):
+        with self.server.lock:
+            return 200, {"in_flight": self.server.in_flight, "max": self.server.max_in_flight}, {}
 
 
 def mint_token(argv):
@@ -423,6 +451,8 @@ def main(argv=None):
                     help="delay before answering a stalled route; 0 = never answer")
     ap.add_argument("--stall-mode", choices=("after", "before"), default="after",
                     help="apply the action then stall (after, default) or stall first")
+    ap.add_argument("--latency-ms", type=float, default=0,
+                    help="test hook: wait this long before answering a state-changing route")
     ap.add_argument("--quiet", action="store_true", help="no access log on stderr")
     opts = ap.parse_args(argv)
 

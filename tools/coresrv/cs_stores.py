@@ -122,6 +122,11 @@ class PgSystem(Base):
         self.dict_cursor = psycopg2.extras.RealDictCursor
         self.dsn = opts.dsn or env.get("RD_PG_ADMIN_DSN_" + dsn_name) or ""
         self._cols = {}
+        # idle connections kept for the next request (a core answers many at once: a new
+        # backend per request would cost more than the request)
+        import threading
+        self._idle = []
+        self._idle_lock = threading.Lock()
 
     def connect(self):
         try:
@@ -143,17 +148,42 @@ class PgSystem(Base):
             raise ApiError(502, "%s: %s" % (STORE_DOWN, str(e).strip()))
         return conn
 
+    POOL_MAX = 16
+
     def run(self, fn, *args):
         """Run fn(cur, *args) in one transaction; store errors become 502."""
-        conn = self.connect()
+        with self._idle_lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is not None:         # alive still? (the store may have restarted meanwhile)
+            try:
+                with conn.cursor() as cur:
+                    cur.execute("SELECT 1")
+                conn.rollback()
+            except self.pg.Error:
+                conn.close()
+                conn = None
+        if conn is None or conn.closed:
+            conn = self.connect()
+        keep = False
         try:
             with conn:
                 with conn.cursor(cursor_factory=self.dict_cursor) as cur:
-                    return fn(cur, *args)
+                    out = fn(cur, *args)
+            keep = True
+            return out
         except self.pg.OperationalError as e:
             raise ApiError(502, "%s: %s" % (STORE_DOWN, str(e).strip().splitlines()[0]))
+        except ApiError:
+            keep = True          # an answer (404, 409...): the transaction was rolled back
+            raise
         finally:
-            conn.close()
+            if keep and not conn.closed:
+                with self._idle_lock:
+                    if len(self._idle) < self.POOL_MAX:
+                        self._idle.append(conn)
+                        conn = None
+            if conn is not None:
+                conn.close()
 
     def columns(self, cur, table):
         if table not in self._cols:
