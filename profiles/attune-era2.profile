@@ -79,12 +79,40 @@ SELECT d.s::text AS status,
  WHERE d.s IS NOT NULL
 
 [query failing optional]
--- Failures per minute over the last 5 minutes (capped count on the partial index).
--- uses index: execution (status)
-SELECT count(*) / 5.0 AS per_min
-  FROM (SELECT 1 FROM execution
-         WHERE status = 'failed' AND created > now() - interval '5 minutes'
-         LIMIT 10001) s
+-- The whole-store figures of the fleet, the overview and the history (docs/profiles.md,
+-- "failing"), in the refresh's round trip:
+-- per_min: failures per minute over the last 5 minutes by when they FAILED (updated: the
+--   trigger sets it when the status changes), not when they were created; capped at
+--   10,000 failures.
+-- retry_eligible: failed executions with retries left (the columns: Attune's partial index
+--   of exactly those failures) that no later attempt of their chain supersedes (one probe
+--   of the original_execution index each); counted up to 100,000 (retry_eligible_capped:
+--   the count is a lower bound, shown "100000+").
+-- oldest_queued_at: the created time of the oldest requested, scheduling or scheduled
+--   execution (NULL: none queued), one probe of the (status, created) index per status.
+-- uses index: execution (status, updated)
+-- uses index: execution (status, retry_count)   (partial: the eligible failures)
+-- uses index: execution (status, created)
+-- uses index: execution (original_execution)
+WITH f AS (SELECT count(*) AS n
+             FROM (SELECT 1 FROM execution
+                    WHERE status = 'failed' AND updated > now() - interval '5 minutes'
+                    LIMIT 10001) s),
+     e AS (SELECT count(*) AS n
+             FROM (SELECT 1 FROM execution x
+                    WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)
+                      AND NOT EXISTS (SELECT 1 FROM execution r
+                                       WHERE r.original_execution = COALESCE(x.original_execution, x.id)
+                                         AND r.retry_count > x.retry_count)
+                    LIMIT 100001) s)
+SELECT f.n / 5.0 AS per_min,
+       least(e.n, 100000) AS retry_eligible,
+       e.n > 100000 AS retry_eligible_capped,
+       extract(epoch FROM least(
+           (SELECT min(created) FROM execution WHERE status = 'requested'),
+           (SELECT min(created) FROM execution WHERE status = 'scheduling'),
+           (SELECT min(created) FROM execution WHERE status = 'scheduled'))) AS oldest_queued_at
+  FROM f, e
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget
