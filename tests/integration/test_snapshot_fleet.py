@@ -15,7 +15,8 @@ SYSTEMS = {"attune", "attune-era1", "tasker", "alakai", "openagents"}
 FIELDS = {"system", "banner", "profile", "level", "sources_state", "sources_age_s", "failing_per_min",
           "retry_eligible", "retry_eligible_lower_bound", "dlq_size", "dlq_trend", "workers",
           "workers_unhealthy", "workers_draining", "oldest_queued_age_s", "dlq_cached_age_s",
-          "failing_baseline_per_min", "reasons"}
+          "failing_baseline_per_min", "reasons", "retry_eligible_source", "oldest_queued_lower_bound",
+          "queued_none", "oldest_queued_source"}
 RANK = {"DOWN": 4, "FAIL": 3, "warn": 2, "wait": 1, "ok": 0}
 
 
@@ -62,8 +63,13 @@ def test_fleet_json_has_every_system_worst_first(tmp_path):
         assert r["workers"] == (len(one["workers"]) or None), (r, len(one["workers"]))
         assert isinstance(one["dlq_total"], int), (r["system"], one["dlq_total"])  # every system has a DLQ
         assert r["dlq_size"] == one["dlq_total"], (r, one["dlq_total"])
-        eligible = sum(1 for e in one["executions"] if e["eligibility"] == "yes")
-        assert r["retry_eligible"] == eligible, (r["system"], r["retry_eligible"], eligible)
+        if r["retry_eligible_source"] == "page":     # a store the profile cannot count (Redis)
+            eligible = sum(1 for e in one["executions"] if e["eligibility"] == "yes")
+            assert r["retry_eligible"] == eligible, (r["system"], r["retry_eligible"], eligible)
+        else:                                         # the store's count, the same in both
+            assert r["retry_eligible"] == one["retry_eligible"], (r, one["retry_eligible"])
+            assert r["failing_per_min"] == one["failing_rate"], (r, one["failing_rate"])
+    assert {r["system"] for r in rows if r["retry_eligible_source"] == "store"} == SYSTEMS - {"alakai"}, rows
 
 
 def test_fleet_text_and_a_system_down(tmp_path):
@@ -143,3 +149,52 @@ def test_dlq_size_says_which_source_holds_what(tmp_path):
     # one source only: no breakdown
     t = snapshot(conf, "tasker")
     assert re.search(r"^DLQ size: \d+  orphan", t.out, re.M), t.out
+
+
+def test_fleet_figures_are_the_stores_sql(tmp_path):
+    """Retry-eligible, failures per minute (by when they failed) and the oldest queued age of
+    the PostgreSQL systems are the store's own answers (issue 34), Tasker's failure rate
+    included (from its step transitions)."""
+    import psycopg2
+    conf = demo_config(tmp_path)
+    rows = {r["system"]: r for r in snapshot(conf, None, "--json", "--view", "fleet").json["systems"]}
+    sql = {
+        "attune-era1": ("RD_PG_DSN_ATTUNE1",
+                        "SELECT count(*) FROM execution x WHERE x.status = 'failed' AND COALESCE(NULLIF(x.retry_count, 0), "
+                        "(x.config->>'retry_count')::int, 0) < COALESCE(NULLIF(x.max_retries, 0), (x.config->>'max_retries')::int, 0) "
+                        "AND NOT EXISTS (SELECT 1 FROM execution r WHERE (r.config->>'retry_of')::bigint = x.id)",
+                        "SELECT count(*) / 5.0 FROM execution WHERE status = 'failed' AND updated > now() - interval '5 minutes'",
+                        "SELECT extract(epoch FROM now() - min(created)) FROM execution "
+                        "WHERE status IN ('requested', 'scheduling', 'scheduled')"),
+        "openagents": ("RD_PG_DSN_OPENAGENTS",
+                       "SELECT count(*) FROM jobs WHERE lower(status) = 'failed' AND retry_count < max_retries",
+                       "SELECT count(*) / 5.0 FROM jobs WHERE lower(status) = 'failed' "
+                       "AND COALESCE(completed_at, updated_at) > extract(epoch FROM now()) - 300",
+                       "SELECT extract(epoch FROM now()) - min(created_at) FROM jobs WHERE lower(status) = 'queued'"),
+        "tasker": ("RD_PG_DSN_TASKER",
+                   "SELECT count(*) FROM tasker.workflow_step_transitions t JOIN tasker.workflow_steps s USING (workflow_step_uuid) "
+                   "WHERE t.most_recent AND t.to_state IN ('error', 'waiting_for_retry') AND (COALESCE(s.attempts, 0) = 0 "
+                   "OR (COALESCE(s.max_attempts, 3) > 0 AND s.retryable AND COALESCE(s.attempts, 0) < COALESCE(s.max_attempts, 3)))",
+                   "SELECT count(*) / 5.0 FROM tasker.workflow_step_transitions t WHERE t.most_recent "
+                   "AND (t.to_state = 'error' OR (t.to_state = 'waiting_for_retry' AND t.from_state = 'error')) "
+                   "AND t.created_at > (now() AT TIME ZONE 'UTC') - interval '5 minutes'",
+                   "SELECT extract(epoch FROM (now() AT TIME ZONE 'UTC') - min(s.created_at)) FROM tasker.workflow_steps s "
+                   "LEFT JOIN tasker.workflow_step_transitions t ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent "
+                   "WHERE COALESCE(t.to_state, CASE WHEN NOT s.processed THEN 'pending' END) IN ('pending', 'enqueued')"),
+    }
+    for name, (dsn, elig, rate, oldest) in sql.items():
+        with psycopg2.connect(os.environ[dsn]) as c, c.cursor() as cur:
+            cur.execute(elig)
+            e = cur.fetchone()[0]
+            cur.execute(rate)
+            f = float(cur.fetchone()[0])
+            cur.execute(oldest)
+            o = cur.fetchone()[0]
+        r = rows[name]
+        assert r["retry_eligible_source"] == "store" and r["retry_eligible"] == e, (name, r, e)
+        assert r["failing_per_min"] == f, (name, r, f)
+        assert r["oldest_queued_source"] == "store", r
+        if o is None:
+            assert r["queued_none"] is True and r["oldest_queued_age_s"] is None, (name, r)
+        else:
+            assert abs(r["oldest_queued_age_s"] - float(o)) < 10, (name, r, o)
