@@ -90,6 +90,9 @@ SELECT d.s::text AS status,
 --   the count is a lower bound, shown "100000+").
 -- oldest_queued_at: the created time of the oldest requested, scheduling or scheduled
 --   execution (NULL: none queued), one probe of the (status, created) index per status.
+-- Measured at 1M executions with a 20,000-failure incident written a moment ago (6,000
+-- eligible, 240 queued, no ANALYZE since): 10-15 ms on the server, about 12,500 buffers
+-- (the eligible failures' supersession probes); the same once ANALYZEd. One row back.
 -- uses index: execution (status, updated)
 -- uses index: execution (status, retry_count)   (partial: the eligible failures)
 -- uses index: execution (status, created)

@@ -116,6 +116,11 @@ def check_overview(t, one, name):
         assert sum(shares) == one["dlq_total"], m.group(0)
     unhealthy = sum(1 for w in one["workers"] if w["health"] == "unhealthy")
     assert "workers %d: %d unhealthy" % (len(one["workers"]), unhealthy) in text, text
+    # the store's figures (issue 34): the same retry-eligible count as the snapshot's
+    elig = num(one["retry_eligible"]) + ("+" if one["retry_eligible_lower_bound"] else "")
+    assert "  retryable %s   oldest queued " % elig in text, (text, one["retry_eligible"])
+    if one["queued_none"]:
+        assert "oldest queued none" in text, text
     assert "   queues %d: " % len(one["queues"]) in text, text
 
 
