@@ -192,7 +192,8 @@ static void row_level(rd_fleet_row *r, const rd_fleet_cfg *c)
     if (r->dlq_trend_known && r->dlq_delta > 0)
         reason(r, &l, FLEET_WARN, "DLQ +%ld in 5m", r->dlq_delta);
     if (r->eligible > 0)
-        reason(r, &l, FLEET_WARN, "%ld%s retryable", r->eligible, r->eligible_more ? "+" : "");
+        reason(r, &l, FLEET_WARN, "%s%ld%s retryable", r->eligible_upper ? "<=" : "", r->eligible,
+               r->eligible_more ? "+" : "");
     if (r->draining > 0)
         reason(r, &l, FLEET_WARN, "%ld draining", r->draining);
     if (l == FLEET_OK && r->src_state == RD_SRC_CONNECTING)
@@ -249,6 +250,7 @@ void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const
     if (m->store_eligible >= 0) {
         r->eligible = m->store_eligible;
         r->eligible_more = m->store_eligible_capped;
+        r->eligible_upper = m->store_eligible_upper;
         r->eligible_store = true;
     }
     if (m->oldest_queued_at >= 0) {
@@ -364,6 +366,8 @@ void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_C
     else
         snprintf(cells[FLEET_COL_FAILING], FLEET_CELL_MAX, "-");
     cell_long(cells[FLEET_COL_ELIGIBLE], r->eligible, r->eligible_more && r->eligible > 0);
+    if (r->eligible > 0 && r->eligible_upper)    /* some may already have a later attempt */
+        snprintf(cells[FLEET_COL_ELIGIBLE], FLEET_CELL_MAX, "<=%ld", r->eligible);
     cell_long(cells[FLEET_COL_DLQ], r->dlq, false);
     if (r->dlq >= 0 && r->dlq_cached_age >= 0) {   /* until the live total replaces it */
         char a[24];
@@ -442,6 +446,7 @@ static cJSON *row_json(const rd_fleet_row *r)
     add_num(o, "failing_per_min", r->failing_rate, r->failing_rate >= 0);
     add_num(o, "retry_eligible", (double)r->eligible, r->eligible >= 0);
     cJSON_AddBoolToObject(o, "retry_eligible_lower_bound", r->eligible_more);
+    cJSON_AddBoolToObject(o, "retry_eligible_upper_bound", r->eligible_upper);
     /* "store": counted in the store; "page": on the newest page only (a bound when
      * retry_eligible_lower_bound) */
     cJSON_AddStringToObject(o, "retry_eligible_source", r->eligible_store ? "store" : "page");

@@ -79,6 +79,8 @@ typedef struct rd_fleet_row {
                                      the profile reads it, else the newest page's; -1 unknown */
     bool eligible_more;           /* a lower bound: the store's count hit its cap, or (page)
                                      more pages exist */
+    bool eligible_upper;          /* the store's count may include failures a later attempt
+                                     supersedes: an upper bound ("<=") */
     bool eligible_store;          /* eligible is the store's count, not the page's */
     long dlq;                     /* -1 unknown */
     bool dlq_trend_known;

@@ -383,17 +383,19 @@ void model_set_failing_rate(rd_model *m, double per_min)
     model_changed(m);
 }
 
-void model_set_store_figures(rd_model *m, long eligible, bool capped, double oldest_queued_at)
+void model_set_store_figures(rd_model *m, long eligible, bool capped, bool upper,
+                             double oldest_queued_at)
 {
     if (eligible < 0)
-        eligible = -1, capped = false;
+        eligible = -1, capped = upper = false;
     if (!(oldest_queued_at >= 0))   /* also NaN */
         oldest_queued_at = -1;
     if (m->store_eligible == eligible && m->store_eligible_capped == capped &&
-        m->oldest_queued_at == oldest_queued_at)
+        m->store_eligible_upper == upper && m->oldest_queued_at == oldest_queued_at)
         return;
     m->store_eligible = eligible;
     m->store_eligible_capped = capped;
+    m->store_eligible_upper = upper;
     m->oldest_queued_at = oldest_queued_at;
     model_changed(m);
 }

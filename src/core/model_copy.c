@@ -79,6 +79,7 @@ rd_model *model_copy_cache(const rd_model *m)
     c->failing_rate = m->failing_rate;
     c->store_eligible = m->store_eligible;
     c->store_eligible_capped = m->store_eligible_capped;
+    c->store_eligible_upper = m->store_eligible_upper;
     c->oldest_queued_at = m->oldest_queued_at;
     c->generation = m->generation;
     return c;

@@ -96,6 +96,7 @@
 #define MF_OLDEST_QUEUED_AGE    "oldest_queued_age_s"
 #define MF_QUEUED_NONE          "queued_none"
 #define MF_RETRY_ELIGIBLE_BOUND "retry_eligible_lower_bound"
+#define MF_RETRY_ELIGIBLE_UPPER "retry_eligible_upper_bound"
 #define MF_OVERLAPPING          "overlapping"
 #define MF_OVERSIZED            "oversized"
 #define MF_PARENT_ID            "parent_id"

@@ -325,6 +325,7 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
         /* the whole store's figures (null: the profile cannot say; fleet.c falls back) */
         add_long(root, MF_RETRY_ELIGIBLE, m->store_eligible);
         cJSON_AddBoolToObject(root, MF_RETRY_ELIGIBLE_BOUND, m->store_eligible_capped);
+        cJSON_AddBoolToObject(root, MF_RETRY_ELIGIBLE_UPPER, m->store_eligible_upper);
         add_num(root, MF_OLDEST_QUEUED_AGE, ms(fmax(0, now - m->oldest_queued_at)),
                 m->oldest_queued_at > 0);
         cJSON_AddBoolToObject(root, MF_QUEUED_NONE, m->oldest_queued_at == 0);

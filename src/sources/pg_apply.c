@@ -139,17 +139,19 @@ static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
 }
 
 /* The failing query's whole-store figures (docs/profiles.md, "failing"): columns
- * retry_eligible (+ retry_eligible_capped) and oldest_queued_at (epoch s, NULL: none
+ * retry_eligible (+ retry_eligible_capped, retry_eligible_upper) and oldest_queued_at (epoch s, NULL: none
  * queued), each optional: a profile without them leaves the figure unknown. */
 static void apply_store_figures(pg_src *s, const PGresult *r)
 {
     long elig = -1;
-    bool capped = false;
+    bool capped = false, upper = false;
     double oldest = -1;
     if (r && PQntuples(r) > 0) {
         if (PQfnumber(r, "retry_eligible") >= 0 &&
-            pg_parse_long(pg_text(r, 0, "retry_eligible"), 0, 1L << 50, &elig))
+            pg_parse_long(pg_text(r, 0, "retry_eligible"), 0, 1L << 50, &elig)) {
             capped = pg_parse_bool(pg_text(r, 0, "retry_eligible_capped")) == 1;
+            upper = pg_parse_bool(pg_text(r, 0, "retry_eligible_upper")) == 1;
+        }
         else
             elig = -1;
         if (PQfnumber(r, "oldest_queued_at") >= 0) {
@@ -158,7 +160,7 @@ static void apply_store_figures(pg_src *s, const PGresult *r)
             oldest = !v ? 0 : pg_parse_double(v, &d) && d > 0 && d < 1e11 ? d : -1;
         }
     }
-    model_set_store_figures(model(s), elig, capped, oldest);
+    model_set_store_figures(model(s), elig, capped, upper, oldest);
 }
 
 static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x)

@@ -267,7 +267,7 @@ static void set_counts(rs_view *v, const rs_pubjob *j)
     /* the whole index's retry-eligible tasks (a lower bound while the first sweep runs or
      * the index overflowed); Alakai's store has no queued state: the oldest queued is
      * not the store's to say */
-    model_set_store_figures(m, j->eligible, !j->whole || rix_overflow(v->ix), -1);
+    model_set_store_figures(m, j->eligible, !j->whole || rix_overflow(v->ix), false, -1);
 }
 
 static void set_page(rs_view *v, rs_pubjob *j)

@@ -16,7 +16,7 @@ FIELDS = {"system", "banner", "profile", "level", "sources_state", "sources_age_
           "retry_eligible", "retry_eligible_lower_bound", "dlq_size", "dlq_trend", "workers",
           "workers_unhealthy", "workers_draining", "oldest_queued_age_s", "dlq_cached_age_s",
           "failing_baseline_per_min", "reasons", "retry_eligible_source", "oldest_queued_lower_bound",
-          "queued_none", "oldest_queued_source"}
+          "queued_none", "oldest_queued_source", "retry_eligible_upper_bound"}
 RANK = {"DOWN": 4, "FAIL": 3, "warn": 2, "wait": 1, "ok": 0}
 
 
@@ -208,6 +208,7 @@ def test_fleet_figures_are_the_stores_sql(tmp_path):
             o = cur.fetchone()[0]
         r = rows[name]
         assert r["retry_eligible_source"] == "store" and r["retry_eligible"] == e, (name, r, e)
+        assert r["retry_eligible_upper_bound"] is False, r   # a few: told apart exactly
         assert r["failing_per_min"] == f, (name, r, f)
         assert r["oldest_queued_source"] == "store", r
         if o is None:
