@@ -92,6 +92,8 @@ SELECT d.s::text AS status,
 --   most 100,000 (retry_eligible_capped: more failures than that, a lower bound).
 -- oldest_queued_at: the created time of the oldest requested, scheduling or scheduled
 --   execution (NULL: none queued), one probe of the (status, created) index per status.
+-- Measured the same way (1M executions, 20,000 fresh failures, 6,000 with retries left):
+-- about 350 buffers, 40-65 ms on the loaded test machine (every failure's config read).
 -- uses index: execution (status)
 -- uses index: execution (status, created)
 -- uses index: execution (original_execution)
