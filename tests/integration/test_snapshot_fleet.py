@@ -215,3 +215,44 @@ def test_fleet_figures_are_the_stores_sql(tmp_path):
             assert r["queued_none"] is True and r["oldest_queued_age_s"] is None, (name, r)
         else:
             assert abs(r["oldest_queued_age_s"] - float(o)) < 10, (name, r, o)
+
+
+def test_tasker_failure_rate_from_its_step_transitions(tmp_path):
+    """Tasker has no failure column: 40 steps created an hour ago entered `error` over the
+    last 6 minutes, 34 of them in the last 5: the fleet says 6.8 failures a minute (by
+    when they failed), the overview the same, and so does the store's own SQL."""
+    import psycopg2
+    import stack_fixtures as fx
+    conf = demo_config(tmp_path)
+    try:
+        with psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_TASKER"]) as c, c.cursor() as cur:
+            cur.execute("SET search_path = tasker")
+            cur.execute("SELECT task_uuid, named_step_uuid FROM workflow_steps LIMIT 1")
+            task, named = cur.fetchone()
+            cur.execute("""
+                INSERT INTO workflow_steps (workflow_step_uuid, task_uuid, named_step_uuid, attempts,
+                                            created_at, updated_at)
+                SELECT ('00000000-0000-4000-8000-7' || lpad(k::text, 11, '0'))::uuid, %s, %s, 1,
+                       (now() AT TIME ZONE 'UTC') - interval '1 hour', (now() AT TIME ZONE 'UTC')
+                  FROM generate_series(0, 39) k""", (task, named))
+            cur.execute("""
+                INSERT INTO workflow_step_transitions (workflow_step_transition_uuid, workflow_step_uuid,
+                                                       to_state, from_state, sort_key, most_recent, created_at)
+                SELECT ('00000000-0000-4000-8000-6' || lpad((k * 2 + s)::text, 11, '0'))::uuid,
+                       ('00000000-0000-4000-8000-7' || lpad(k::text, 11, '0'))::uuid,
+                       CASE WHEN s = 0 THEN 'in_progress' ELSE 'error' END,
+                       CASE WHEN s = 0 THEN 'enqueued' ELSE 'in_progress' END, s, s = 1,
+                       (now() AT TIME ZONE 'UTC') - (k * 9 + 20 - s * 20) * interval '1 second'
+                  FROM generate_series(0, 39) k, generate_series(0, 1) s""")
+            cur.execute("""SELECT count(*) / 5.0 FROM workflow_step_transitions t
+                            WHERE t.most_recent AND t.to_state = 'error'
+                              AND t.created_at > (now() AT TIME ZONE 'UTC') - interval '5 minutes'""")
+            want = float(cur.fetchone()[0])
+        assert want == 6.8, want
+        fleet = {r["system"]: r for r in snapshot(conf, None, "--json", "--view", "fleet").json["systems"]}
+        assert fleet["tasker"]["failing_per_min"] == want, fleet["tasker"]
+        assert "failing 6.8/min >= 1" in fleet["tasker"]["reasons"], fleet["tasker"]
+        one = snapshot(conf, "tasker", "--json").json
+        assert one["failing_rate"] == want, one["failing_rate"]
+    finally:
+        fx.reload("tasker")
