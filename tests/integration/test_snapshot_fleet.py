@@ -256,3 +256,25 @@ def test_tasker_failure_rate_from_its_step_transitions(tmp_path):
         assert one["failing_rate"] == want, one["failing_rate"]
     finally:
         fx.reload("tasker")
+
+
+def test_openagents_failures_counted_when_they_failed(tmp_path):
+    """Jobs created an hour ago that failed a minute ago are failures of the last 5 minutes
+    (completed_at, not created_at): 3 of them, 0.6 a minute, as the store's SQL says."""
+    import psycopg2
+    import stack_fixtures as fx
+    conf = demo_config(tmp_path)
+    try:
+        with psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_OPENAGENTS"]) as c, c.cursor() as cur:
+            cur.execute("UPDATE jobs SET created_at = extract(epoch FROM now()) - 3600, "
+                        "completed_at = extract(epoch FROM now()) - 60, updated_at = extract(epoch FROM now()) - 60 "
+                        "WHERE job_id IN ('job-0002', 'job-0003', 'job-0009')")
+            cur.execute("SELECT count(*) / 5.0 FROM jobs WHERE lower(status) = 'failed' "
+                        "AND COALESCE(completed_at, updated_at) > extract(epoch FROM now()) - 300")
+            want = float(cur.fetchone()[0])
+        assert want == 0.6, want
+        fleet = {r["system"]: r for r in snapshot(conf, None, "--json", "--view", "fleet").json["systems"]}
+        assert fleet["openagents"]["failing_per_min"] == want, fleet["openagents"]
+        assert snapshot(conf, "openagents", "--json").json["failing_rate"] == want
+    finally:
+        fx.reload("openagents")
