@@ -120,9 +120,9 @@ enum { FLEET_CELL_MAX = 160 };
 extern const char *const fleet_col_heads[FLEET_COL__COUNT];
 /* The row's cells as raw text (name and banner unsanitized: the printer sanitizes). */
 void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_CELL_MAX]);
-/* "retryable 6000   oldest queued 1h38m": the fleet's two whole-store cells (the same
- * text, bounds marked "+"/">") for a system's model at now; the overview and the
- * snapshot's text print it. */
+/* "retryable 6000   oldest queued 1h": the fleet's two whole-store cells (the same text,
+ * bounds marked "+", "<=", ">"; " (page)" when a figure is the loaded page's) for a
+ * system's model at now; the overview prints it. */
 void fleet_store_line(const rd_model *m, double now, char *out, size_t cap);
 /* The row's reasons joined: "DLQ 188 >= 1, 4 retryable"; "-" when none. */
 void fleet_row_why(const rd_fleet_row *r, char *out, size_t cap);

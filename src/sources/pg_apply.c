@@ -139,8 +139,9 @@ static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
 }
 
 /* The failing query's whole-store figures (docs/profiles.md, "failing"): columns
- * retry_eligible (+ retry_eligible_capped, retry_eligible_upper) and oldest_queued_at (epoch s, NULL: none
- * queued), each optional: a profile without them leaves the figure unknown. */
+ * retry_eligible (+ retry_eligible_capped, retry_eligible_upper) and oldest_queued_at
+ * (epoch s, NULL: none queued), each optional: a profile without them leaves the figure
+ * unknown (the fleet falls back to the page). */
 static void apply_store_figures(pg_src *s, const PGresult *r)
 {
     long elig = -1;
@@ -151,9 +152,9 @@ static void apply_store_figures(pg_src *s, const PGresult *r)
             pg_parse_long(pg_text(r, 0, "retry_eligible"), 0, 1L << 50, &elig)) {
             capped = pg_parse_bool(pg_text(r, 0, "retry_eligible_capped")) == 1;
             upper = pg_parse_bool(pg_text(r, 0, "retry_eligible_upper")) == 1;
-        }
-        else
+        } else {
             elig = -1;
+        }
         if (PQfnumber(r, "oldest_queued_at") >= 0) {
             const char *v = pg_text(r, 0, "oldest_queued_at");
             double d;
