@@ -75,12 +75,28 @@ SELECT lower(status) AS status, sum(count) AS count, bool_or(estimated) AS estim
  GROUP BY lower(status)
 
 [query failing optional]
--- Failures per minute over the last 5 minutes (capped count on the partial index).
+-- The whole-store figures of the fleet, the overview and the history (docs/profiles.md,
+-- "failing"), in the refresh's round trip:
+-- per_min: failures per minute over the last 5 minutes by when they FAILED (completed_at,
+--   else updated_at), not when they were created; capped at 10,000 failures.
+-- retry_eligible: failed jobs (either case) with retries left (retry_count < max_retries),
+--   from the status index; counted up to 100,000 (retry_eligible_capped: a lower bound).
+-- oldest_queued_at: the created time of the oldest queued job (NULL: none queued).
 -- uses index: jobs (status)
-SELECT count(*) / 5.0 AS per_min
-  FROM (SELECT 1 FROM jobs
-         WHERE lower(status) = 'failed' AND created_at > extract(epoch FROM now()) - 300
-         LIMIT 10001) s
+WITH f AS (SELECT count(*) AS n
+             FROM (SELECT 1 FROM jobs
+                    WHERE status IN ('failed', 'FAILED')
+                      AND COALESCE(completed_at, updated_at) > extract(epoch FROM now()) - 300
+                    LIMIT 10001) s),
+     e AS (SELECT count(*) AS n
+             FROM (SELECT 1 FROM jobs
+                    WHERE status IN ('failed', 'FAILED') AND retry_count < max_retries
+                    LIMIT 100001) s)
+SELECT f.n / 5.0 AS per_min,
+       least(e.n, 100000) AS retry_eligible,
+       e.n > 100000 AS retry_eligible_capped,
+       (SELECT min(created_at) FROM jobs WHERE status IN ('queued', 'QUEUED')) AS oldest_queued_at
+  FROM f, e
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget

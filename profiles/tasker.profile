@@ -43,6 +43,7 @@ WITH r AS (SELECT c.relname::text AS rel,
                   (SELECT state FROM r WHERE rel = 'tasks_dlq') AS dlq)
 SELECT v.name, v.state
   FROM e, LATERAL (VALUES ('counts', e.steps), ('executions', e.steps),
+                          ('failing', e.steps || ' ' || floor(extract(epoch FROM now()) / 60)),
                           ('dlq_count', e.dlq)) v(name, state)
 
 [query counts]
@@ -95,6 +96,54 @@ SELECT status, sum(count) AS count, bool_or(estimated) AS estimated, bool_or(cap
   FROM raw
  GROUP BY status
 HAVING sum(count) > 0
+
+[query failing optional]
+-- The whole-store figures of the fleet, the overview and the history (docs/profiles.md,
+-- "failing"), in the refresh's round trip. Times are UTC without a time zone.
+-- per_min: failures per minute over the last 5 minutes, from the step transitions: a step
+--   whose most recent transition entered `error` in the window, or left `error` for
+--   `waiting_for_retry` in it (Tasker has no index on a transition's time: the current-state
+--   index's error and waiting_for_retry entries are read); capped at 10,000.
+-- retry_eligible: steps in `error` or `waiting_for_retry` whose budget allows another
+--   attempt (Tasker's own rule: attempts NULL = 0, max_attempts NULL = 3, retryable NULL =
+--   true, the first attempt always runs); each step read by its key; counted up to 100,000
+--   (retry_eligible_capped: a lower bound). Pending steps (never failed) are not counted.
+-- oldest_queued_at: the created time of the oldest pending or enqueued step (a step with
+--   no transition yet is pending: found among the unprocessed steps, on their partial
+--   index); NULL: none queued.
+-- uses index: workflow_step_transitions (to_state)
+-- uses index: workflow_steps (workflow_step_uuid)
+-- uses index: workflow_steps (task_uuid) WHERE NOT processed
+WITH f AS (SELECT count(*) AS n
+             FROM (SELECT 1 FROM workflow_step_transitions t
+                    WHERE t.most_recent AND t.to_state IN ('error', 'waiting_for_retry')
+                      AND (t.to_state = 'error' OR t.from_state = 'error')
+                      AND t.created_at > (now() AT TIME ZONE 'UTC') - interval '5 minutes'
+                    LIMIT 10001) s),
+     e AS (SELECT count(*) AS n
+             FROM (SELECT 1 FROM workflow_step_transitions t
+                     JOIN workflow_steps s ON s.workflow_step_uuid = t.workflow_step_uuid
+                    WHERE t.most_recent AND t.to_state IN ('error', 'waiting_for_retry')
+                      AND (COALESCE(s.attempts, 0) = 0
+                           OR (COALESCE(s.max_attempts, 3) > 0 AND COALESCE(s.retryable, true)
+                               AND COALESCE(s.attempts, 0) < COALESCE(s.max_attempts, 3)))
+                    LIMIT 100001) s),
+     q AS (SELECT min(s.created_at) AS c
+             FROM workflow_step_transitions t
+             JOIN workflow_steps s ON s.workflow_step_uuid = t.workflow_step_uuid
+            WHERE t.most_recent AND t.to_state IN ('pending', 'enqueued')
+           UNION ALL
+           SELECT min(s.created_at)
+             FROM workflow_steps s
+            WHERE NOT s.processed
+              AND NOT EXISTS (SELECT 1 FROM workflow_step_transitions t
+                               WHERE t.workflow_step_uuid = s.workflow_step_uuid
+                                 AND t.most_recent))
+SELECT f.n / 5.0 AS per_min,
+       least(e.n, 100000) AS retry_eligible,
+       e.n > 100000 AS retry_eligible_capped,
+       (SELECT extract(epoch FROM min(q.c) AT TIME ZONE 'UTC') FROM q) AS oldest_queued_at
+  FROM f, e
 
 [query executions]
 -- $1 start sort_key (NULL = newest) $2 start id $3 status $4 text $5 limit $6 row budget

@@ -204,7 +204,8 @@ static void row_level(rd_fleet_row *r, const rd_fleet_cfg *c)
     if (r->dlq_trend_known && r->dlq_delta > 0)
         reason(r, &l, FLEET_WARN, "DLQ +%ld in 5m", r->dlq_delta);
     if (r->eligible > 0)
-        reason(r, &l, FLEET_WARN, "%ld%s retryable", r->eligible, r->eligible_more ? "+" : "");
+        reason(r, &l, FLEET_WARN, "%s%ld%s retryable", r->eligible_upper ? "<=" : "", r->eligible,
+               r->eligible_more ? "+" : "");
     if (r->draining > 0)
         reason(r, &l, FLEET_WARN, "%ld draining", r->draining);
     if (l == FLEET_OK && r->src_state == RD_SRC_CONNECTING)
@@ -257,6 +258,19 @@ void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const
             r->oldest_queued = now - e->created_at;
             r->oldest_more = m->execs_more;
         }
+    }
+    /* the whole store's figures replace the page's where the profile reads them */
+    if (m->store_eligible >= 0) {
+        r->eligible = m->store_eligible;
+        r->eligible_more = m->store_eligible_capped;
+        r->eligible_upper = m->store_eligible_upper;
+        r->eligible_store = true;
+    }
+    if (m->oldest_queued_at >= 0) {
+        r->queued_store = true;
+        r->queued_none = m->oldest_queued_at == 0;
+        r->oldest_queued = r->queued_none ? -1 : fmax(0, now - m->oldest_queued_at);
+        r->oldest_more = false;
     }
     r->dlq = dlq_size(m);
     r->dlq_cached_age = m->dlq_total >= 0 && m->dlq_cached_at > 0 ? fmax(0, now - m->dlq_cached_at) : -1;
@@ -366,6 +380,8 @@ void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_C
     else
         snprintf(cells[FLEET_COL_FAILING], FLEET_CELL_MAX, "-");
     cell_long(cells[FLEET_COL_ELIGIBLE], r->eligible, r->eligible_more && r->eligible > 0);
+    if (r->eligible > 0 && r->eligible_upper)    /* some may already have a later attempt */
+        snprintf(cells[FLEET_COL_ELIGIBLE], FLEET_CELL_MAX, "<=%ld", r->eligible);
     cell_long(cells[FLEET_COL_DLQ], r->dlq, false);
     if (r->dlq >= 0 && r->dlq_cached_age >= 0) {   /* until the live total replaces it */
         char a[24];
@@ -382,8 +398,22 @@ void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_C
         snprintf(cells[FLEET_COL_WORKERS], FLEET_CELL_MAX, "-");
     else
         snprintf(cells[FLEET_COL_WORKERS], FLEET_CELL_MAX, "%ld unh %ld drn", r->unhealthy, r->draining);
-    cell_age(cells[FLEET_COL_QUEUED], r->oldest_queued, r->oldest_more);
+    if (r->queued_none)
+        snprintf(cells[FLEET_COL_QUEUED], FLEET_CELL_MAX, "none");
+    else
+        cell_age(cells[FLEET_COL_QUEUED], r->oldest_queued, r->oldest_more);
     fleet_row_why(r, cells[FLEET_COL_WHY], FLEET_CELL_MAX);
+}
+
+void fleet_store_line(const rd_model *m, double now, char *out, size_t cap)
+{
+    rd_fleet_row r;
+    char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
+    fleet_row_fill(&r, "", NULL, NULL, m, NULL, NULL, now);
+    fleet_row_cells(&r, cells);
+    snprintf(out, cap, "retryable %s%s   oldest queued %s%s", cells[FLEET_COL_ELIGIBLE],
+             r.eligible >= 0 && !r.eligible_store ? " (page)" : "", cells[FLEET_COL_QUEUED],
+             r.oldest_queued >= 0 && !r.queued_store ? " (page)" : "");
 }
 
 void fleet_row_why(const rd_fleet_row *r, char *out, size_t cap)
@@ -430,12 +460,19 @@ static cJSON *row_json(const rd_fleet_row *r)
     add_num(o, "failing_per_min", r->failing_rate, r->failing_rate >= 0);
     add_num(o, "retry_eligible", (double)r->eligible, r->eligible >= 0);
     cJSON_AddBoolToObject(o, "retry_eligible_lower_bound", r->eligible_more);
+    cJSON_AddBoolToObject(o, "retry_eligible_upper_bound", r->eligible_upper);
+    /* "store": counted in the store; "page": on the newest page only (a bound when
+     * retry_eligible_lower_bound) */
+    cJSON_AddStringToObject(o, "retry_eligible_source", r->eligible_store ? "store" : "page");
     add_num(o, "dlq_size", (double)r->dlq, r->dlq >= 0);
     add_num(o, "dlq_trend", (double)r->dlq_delta, r->dlq_trend_known);
     add_num(o, "workers", (double)r->workers, r->workers >= 0);
     add_num(o, "workers_unhealthy", (double)r->unhealthy, r->unhealthy >= 0);
     add_num(o, "workers_draining", (double)r->draining, r->draining >= 0);
     add_num(o, "oldest_queued_age_s", r->oldest_queued, r->oldest_queued >= 0);
+    cJSON_AddBoolToObject(o, "oldest_queued_lower_bound", r->oldest_more && r->oldest_queued >= 0);
+    cJSON_AddBoolToObject(o, "queued_none", r->queued_none);
+    cJSON_AddStringToObject(o, "oldest_queued_source", r->queued_store ? "store" : "page");
     add_num(o, "dlq_cached_age_s", r->dlq_cached_age, r->dlq_cached_age >= 0);
     add_num(o, "failing_baseline_per_min", r->rate_baseline, r->rate_baseline >= 0);
     cJSON *why = cJSON_AddArrayToObject(o, "reasons");

@@ -77,14 +77,22 @@ typedef struct rd_fleet_row {
     char src_error[296];            /* the first failing source's "name: error", raw */
     char src_name[32];            /* the worst source's name, raw; "" none */
     double failing_rate;          /* per minute, -1 unknown */
-    long eligible;                /* retry-eligible executions on the newest page, -1 unknown */
-    bool eligible_more;           /* more pages exist: a lower bound */
+    long eligible;                /* retry-eligible executions: the whole store's count when
+                                     the profile reads it, else the newest page's; -1 unknown */
+    bool eligible_more;           /* a lower bound: the store's count hit its cap, or (page)
+                                     more pages exist */
+    bool eligible_upper;          /* the store's count may include failures a later attempt
+                                     supersedes: an upper bound ("<=") */
+    bool eligible_store;          /* eligible is the store's count, not the page's */
     long dlq;                     /* -1 unknown */
     bool dlq_trend_known;
     long dlq_delta;               /* change over the trend window */
     long workers, unhealthy, draining;   /* -1 unknown (no workers known) */
-    double oldest_queued;         /* age in s of the oldest queued execution seen, -1 unknown */
-    bool oldest_more;             /* more pages exist: a lower bound */
+    double oldest_queued;         /* age in s of the oldest queued execution: the store's
+                                     when the profile reads it, else the page's; -1 unknown */
+    bool oldest_more;             /* (page) more pages exist: a lower bound */
+    bool queued_store;            /* oldest_queued is the store's */
+    bool queued_none;             /* the store holds no queued execution */
     double dlq_cached_age;        /* s: the DLQ size is (partly) the last-known snapshot's,
                                      written this long ago; -1 live */
     double rate_baseline;         /* the last hour's mean failure rate, -1 unknown */
@@ -125,6 +133,10 @@ enum { FLEET_CELL_MAX = 160 };
 extern const char *const fleet_col_heads[FLEET_COL__COUNT];
 /* The row's cells as raw text (name and banner unsanitized: the printer sanitizes). */
 void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_CELL_MAX]);
+/* "retryable 6000   oldest queued 1h": the fleet's two whole-store cells (the same text,
+ * bounds marked "+", "<=", ">"; " (page)" when a figure is the loaded page's) for a
+ * system's model at now; the overview prints it. */
+void fleet_store_line(const rd_model *m, double now, char *out, size_t cap);
 /* The row's reasons joined: "DLQ 188 >= 1, 4 retryable"; "-" when none. */
 void fleet_row_why(const rd_fleet_row *r, char *out, size_t cap);
 

@@ -15,6 +15,8 @@ rd_model *model_new(void)
     m->dlq_total = -1;
     m->orphan_suspects = -1;
     m->failing_rate = -1;
+    m->store_eligible = -1;
+    m->oldest_queued_at = -1;
     return m;
 }
 
@@ -409,6 +411,23 @@ void model_set_failing_rate(rd_model *m, double per_min)
     if (m->failing_rate == per_min)
         return;                     /* a steady poll moves nothing */
     m->failing_rate = per_min;
+    model_changed(m);
+}
+
+void model_set_store_figures(rd_model *m, long eligible, bool capped, bool upper,
+                             double oldest_queued_at)
+{
+    if (eligible < 0)
+        eligible = -1, capped = upper = false;
+    if (!(oldest_queued_at >= 0))   /* also NaN */
+        oldest_queued_at = -1;
+    if (m->store_eligible == eligible && m->store_eligible_capped == capped &&
+        m->store_eligible_upper == upper && m->oldest_queued_at == oldest_queued_at)
+        return;
+    m->store_eligible = eligible;
+    m->store_eligible_capped = capped;
+    m->store_eligible_upper = upper;
+    m->oldest_queued_at = oldest_queued_at;
     model_changed(m);
 }
 

@@ -282,6 +282,15 @@ typedef struct rd_model {
     rd_core_status core;            /* the core API's reachability (model_core_*) */
     long orphan_suspects;           /* alakai; -1 n/a */
     double failing_rate;            /* failures per minute in the last window, -1 unknown */
+    /* Whole-store figures read in the same round trip as the failing rate (the profile's
+     * failing query, docs/profiles.md): the retry-eligible executions (-1 unknown: the
+     * fleet falls back to the page, a bound), eligible_capped: the count stopped at its
+     * cap (a lower bound), eligible_upper: some counted may be superseded by a later
+     * attempt (an upper bound); the oldest queued execution's created time (epoch s; 0 none
+     * queued, -1 unknown) */
+    long store_eligible;
+    bool store_eligible_capped, store_eligible_upper;
+    double oldest_queued_at;
     /* error groups across the store in a window (storegroups.h), as a store's source last
      * computed them on demand; NULL: never asked or the source cannot */
     struct rd_sgroups *sgroups;
@@ -332,6 +341,10 @@ void model_dlq_peek_off(rd_model *m, bool off);
 void model_dlq_page(rd_model *m, long first, bool more, bool oldest);
 /* failures per minute (< 0: unknown); the generation moves only when it changed */
 void model_set_failing_rate(rd_model *m, double per_min);
+/* The whole-store figures (model.h above; eligible < 0 / oldest_queued_at < 0: unknown);
+ * the generation moves only when one changed. */
+void model_set_store_figures(rd_model *m, long eligible, bool capped, bool upper,
+                             double oldest_queued_at);
 /* Alakai's orphan suspects (< 0: n/a); the generation moves only when it changed. */
 void model_set_orphan_suspects(rd_model *m, long n);
 /* Where the page of executions stands: `searched` > 0 when a filtered page stopped after

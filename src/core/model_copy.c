@@ -77,6 +77,10 @@ rd_model *model_copy_cache(const rd_model *m)
     c->dlq_cached_at = m->dlq_cached_at;
     c->orphan_suspects = m->orphan_suspects;
     c->failing_rate = m->failing_rate;
+    c->store_eligible = m->store_eligible;
+    c->store_eligible_capped = m->store_eligible_capped;
+    c->store_eligible_upper = m->store_eligible_upper;
+    c->oldest_queued_at = m->oldest_queued_at;
     c->generation = m->generation;
     return c;
 }

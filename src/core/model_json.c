@@ -346,6 +346,13 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
         add_long(root, MF_DLQ_TOTAL, m->dlq_total);
         add_long(root, MF_ORPHAN_SUSPECTS, m->orphan_suspects);
         add_num(root, MF_FAILING_RATE, m->failing_rate, m->failing_rate >= 0);
+        /* the whole store's figures (null: the profile cannot say; fleet.c falls back) */
+        add_long(root, MF_RETRY_ELIGIBLE, m->store_eligible);
+        cJSON_AddBoolToObject(root, MF_RETRY_ELIGIBLE_BOUND, m->store_eligible_capped);
+        cJSON_AddBoolToObject(root, MF_RETRY_ELIGIBLE_UPPER, m->store_eligible_upper);
+        add_num(root, MF_OLDEST_QUEUED_AGE, ms(fmax(0, now - m->oldest_queued_at)),
+                m->oldest_queued_at > 0);
+        cJSON_AddBoolToObject(root, MF_QUEUED_NONE, m->oldest_queued_at == 0);
         rd_backlog b;
         model_backlog(m, &b);
         if (b.queues || b.dlqs) {    /* SQS: the backlog and the queues not draining */

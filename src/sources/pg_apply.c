@@ -138,6 +138,32 @@ static void apply_scalar(pg_src *s, qkind k, const PGresult *r)
         model_set_failing_rate(model(s), ok ? d : -1);
 }
 
+/* The failing query's whole-store figures (docs/profiles.md, "failing"): columns
+ * retry_eligible (+ retry_eligible_capped, retry_eligible_upper) and oldest_queued_at
+ * (epoch s, NULL: none queued), each optional: a profile without them leaves the figure
+ * unknown (the fleet falls back to the page). */
+static void apply_store_figures(pg_src *s, const PGresult *r)
+{
+    long elig = -1;
+    bool capped = false, upper = false;
+    double oldest = -1;
+    if (r && PQntuples(r) > 0) {
+        if (PQfnumber(r, "retry_eligible") >= 0 &&
+            pg_parse_long(pg_text(r, 0, "retry_eligible"), 0, 1L << 50, &elig)) {
+            capped = pg_parse_bool(pg_text(r, 0, "retry_eligible_capped")) == 1;
+            upper = pg_parse_bool(pg_text(r, 0, "retry_eligible_upper")) == 1;
+        } else {
+            elig = -1;
+        }
+        if (PQfnumber(r, "oldest_queued_at") >= 0) {
+            const char *v = pg_text(r, 0, "oldest_queued_at");
+            double d;
+            oldest = !v ? 0 : pg_parse_double(v, &d) && d > 0 && d < 1e11 ? d : -1;
+        }
+    }
+    model_set_store_figures(model(s), elig, capped, upper, oldest);
+}
+
 static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x)
 {
     rd_model *m = model(s);
@@ -168,7 +194,8 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
     case Q_DLQ: pg_view_got_dlq(s->view, r); break;
     case Q_DLQ_GROUPS: pg_dlq_got_groups(m, r); break;
     case Q_GROUPS: pg_view_got_groups(s->view, r, x); break;
-    case Q_DLQ_COUNT: case Q_FAILING: apply_scalar(s, k, r); break;
+    case Q_DLQ_COUNT: apply_scalar(s, k, r); break;
+    case Q_FAILING: apply_scalar(s, k, r), apply_store_figures(s, r); break;
     default: break;
     }
 }
@@ -201,7 +228,7 @@ static void apply_empty(pg_src *s, qkind k, const pg_row_ctx *x)
     case Q_GROUPS: pg_view_got_groups(s->view, NULL, x); break;
     case Q_DETAIL: pg_view_got_detail(s->view, NULL); break;
     case Q_DLQ_COUNT: model_dlq_total(m, SRC_NAME, -1); break;
-    case Q_FAILING: model_set_failing_rate(m, -1); break;
+    case Q_FAILING: model_set_failing_rate(m, -1), apply_store_figures(s, NULL); break;
     default: break;
     }
 }

@@ -43,6 +43,7 @@ typedef struct rs_pubjob {          /* a publish under way: one walk over the in
     pred_ctx p;
     long by[256];                   /* tasks by interned status */
     long orphans, dead, fails_recent;
+    long eligible;                  /* newest attempt failed, budget left (retry_alakai) */
     double young;                   /* the oldest dispatch of a running task not yet an
                                      * orphan: the first to turn one (HUGE_VAL: none) */
     rix_sel *before;                /* PgUp: first the page just newer than prev_from */
@@ -235,6 +236,8 @@ static void job_visit(rs_pubjob *j, const rix *ix, size_t k)
         j->young = t->dispatched_at;
     j->dead += orphan || (t->status == p->failed &&
                           retry_alakai_exhausted(t->attempt, p->v->ctx.cfg->alakai.max_retries));
+    j->eligible += t->status == p->failed && t->attempt >= 1 &&
+                   !retry_alakai_exhausted(t->attempt, p->v->ctx.cfg->alakai.max_retries);
     j->fails_recent += t->status == p->failed && (double)t->resolved_s > p->now - 300 &&
                        (double)t->resolved_s <= p->now;
     rix_sel_offer(j->page, k);
@@ -261,6 +264,10 @@ static void set_counts(rs_view *v, const rs_pubjob *j)
     model_set_counts(m, c, nc);
     model_set_orphan_suspects(m, j->orphans);
     model_set_failing_rate(m, j->fails_recent / 5.0);
+    /* the whole index's retry-eligible tasks (a lower bound while the first sweep runs or
+     * the index overflowed); Alakai's store has no queued state: the oldest queued is
+     * not the store's to say */
+    model_set_store_figures(m, j->eligible, !j->whole || rix_overflow(v->ix), false, -1);
 }
 
 static void set_page(rs_view *v, rs_pubjob *j)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/fleet.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "histdraw.h"
@@ -177,6 +178,10 @@ static int overview_health(ui_ctx *c, WINDOW *w, int y, ui_rect r)
     draw_clean(w, y++, r.x, r.w, "Health", theme_attr(c->theme, TS_HEADER));
     snprintf(t, sizeof t, "  failing now %s   DLQ size %s   orphan suspects %s", rate, dlq, orphans);
     draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, m->orphan_suspects > 0 ? TS_WARNING : TS_NORMAL));
+    char store[200];
+    fleet_store_line(m, c->now, store, sizeof store);   /* the fleet's cells, same text */
+    snprintf(t, sizeof t, "  %s", store);
+    draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, TS_NORMAL));
     snprintf(t, sizeof t, "  workers %zu: %zu unhealthy, %zu degraded   queues %zu: %zu unconsumed with messages",
              m->workers.n, unhealthy, degraded, m->queues.n, idle_q);
     draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, unhealthy || idle_q ? TS_FAILED : TS_NORMAL));

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 
+import psycopg2
 import pytest
 
 import stack_fixtures as fx
@@ -50,7 +51,7 @@ def config(tmp_path):
 def snap(tmp_path, conf, *args):
     env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
     env.update(PATH="/usr/bin:/bin", LANG="C.UTF-8", LC_ALL="C.UTF-8", TZ="UTC", HOME=str(tmp_path),
-               XDG_CACHE_HOME=str(tmp_path / "cache"))
+               XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_STATE_HOME=str(tmp_path / "state"))
     p = subprocess.run([BIN, "--config", str(conf)] + list(args) + ["--json"], env=env,
                        capture_output=True, timeout=60)
     assert p.returncode == 0, p.stderr.decode(errors="replace")
@@ -115,6 +116,12 @@ def check_overview(t, one, name):
         assert sum(shares) == one["dlq_total"], m.group(0)
     unhealthy = sum(1 for w in one["workers"] if w["health"] == "unhealthy")
     assert "workers %d: %d unhealthy" % (len(one["workers"]), unhealthy) in text, text
+    # the store's figures (issue 34): the same retry-eligible count as the snapshot's
+    elig = ("<=" if one["retry_eligible_upper_bound"] and one["retry_eligible"] else "") \
+        + num(one["retry_eligible"]) + ("+" if one["retry_eligible_lower_bound"] else "")
+    assert "  retryable %s   oldest queued " % elig in text, (text, one["retry_eligible"])
+    if one["queued_none"]:
+        assert "oldest queued none" in text, text
     assert "   queues %d: " % len(one["queues"]) in text, text
 
 
@@ -186,3 +193,187 @@ def test_every_view_agrees_with_the_snapshot(tmp_path):
     finally:
         if t.child.isalive():
             t.child.kill(9)
+
+
+# ---- every number from the store (issue 34) ----
+
+SCALE = "scale34"          # a schema of its own in the attune2 database (Attune era 2 DDL)
+N_SETTLED = 60000          # past the counts' estimate threshold (50,000 rows), a page many times
+
+
+def fill_scale():
+    """A store past every threshold: 60,000 settled executions (ANALYZEd: the counts of the
+    big terminal statuses come from the statistics), 600 failures already retried (a later
+    attempt supersedes them: more failures with retries left than the console tells apart,
+    so its count is marked an upper bound), then, with no ANALYZE since, 2,500 failures written a moment
+    ago on executions created half an hour back (failing NOW, created long ago) and a
+    handful of live ones: 5 requested (the oldest 1 h 38 min old), 3 scheduled, 2 running."""
+    c = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
+    c.autocommit = True
+    cur = c.cursor()
+    cur.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCALE)
+    cur.execute(fx._ddl("attune_era2.sql", SCALE))
+    cur.execute("SET search_path = %s, public" % SCALE)
+    cur.execute("SET session_replication_role = replica")     # no notify/updated triggers
+    cur.execute("""
+        INSERT INTO execution (id, action_ref, status, created, updated, retry_count, max_retries, result)
+        SELECT i, 'core.job' || (i %% 7),
+               (CASE WHEN i %% 20 = 0 THEN 'failed' ELSE 'completed' END)::execution_status_enum,
+               now() - interval '3 hours' - (%s - i) * interval '500 milliseconds',
+               now() - interval '3 hours' - (%s - i) * interval '500 milliseconds' + interval '2 seconds',
+               CASE WHEN i %% 20 = 0 THEN i / 20 %% 5 ELSE 0 END,
+               CASE WHEN i %% 20 = 0 THEN 3 END,
+               CASE WHEN i %% 20 = 0 THEN '{"error": "connection reset"}'::jsonb END
+          FROM generate_series(1, %s) i""", (N_SETTLED, N_SETTLED, N_SETTLED))
+    # retried failures: each one's next attempt exists (completed), so it is no longer eligible
+    cur.execute("""
+        INSERT INTO execution (id, action_ref, status, created, updated, retry_count, max_retries,
+                               original_execution)
+        SELECT %s + i / 100, 'core.job', 'completed', now() - interval '2 hours', now() - interval '2 hours',
+               1, 3, i
+          FROM generate_series(100, %s, 100) i""", (N_SETTLED, N_SETTLED))
+    cur.execute("VACUUM (ANALYZE) execution")
+    # written a moment ago, no ANALYZE since
+    cur.execute("""
+        INSERT INTO execution (id, action_ref, status, created, updated, retry_count, max_retries, result)
+        SELECT 100000 + k, 'pay.charge', 'failed', now() - interval '30 minutes',
+               now() - (k % 90) * interval '1 second', k % 3, 2,
+               '{"error": "PaymentGateway: timed out"}'::jsonb
+          FROM generate_series(1, 2500) k""")
+    cur.execute("""
+        INSERT INTO execution (id, action_ref, status, created, updated)
+        SELECT 200000 + k, 'core.live',
+               (CASE WHEN k <= 5 THEN 'requested' WHEN k <= 8 THEN 'scheduled' ELSE 'running' END)::execution_status_enum,
+               CASE WHEN k <= 5 THEN now() - interval '1 hour 38 minutes 30 seconds' + k * interval '1 second'
+                    ELSE now() - interval '10 minutes' END, now()
+          FROM generate_series(1, 10) k""")
+    cur.execute("SELECT setval(pg_get_serial_sequence('execution', 'id'), 300000)")
+    fx._grant_read(cur, "attune2", SCALE, "redrive_ro")
+    c.close()
+
+
+def store_truth():
+    """The store's own answers, by SQL written here (not the profile's)."""
+    with psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"]) as c, c.cursor() as cur:
+        cur.execute("SET search_path = %s, public" % SCALE)
+        # failed with retries left (Attune's partial index), and of those the ones no later
+        # attempt supersedes (the executions list's verdict): the console says the latter
+        # while there are at most 1,000 of the former, else the former as an upper bound
+        cur.execute("SELECT count(*) FROM execution x "
+                    "WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)")
+        candidates = cur.fetchone()[0]
+        cur.execute("""SELECT count(*) FROM execution x
+                        WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)
+                          AND NOT EXISTS (SELECT 1 FROM execution r
+                                           WHERE r.original_execution = COALESCE(x.original_execution, x.id)
+                                             AND r.retry_count > x.retry_count)""")
+        not_superseded = cur.fetchone()[0]
+        upper = candidates > 1000
+        eligible = candidates if upper else not_superseded
+        cur.execute("SELECT count(*) FROM execution WHERE status = 'failed' AND updated > now() - interval '5 minutes'")
+        failed5 = cur.fetchone()[0]
+        cur.execute("SELECT extract(epoch FROM now() - min(created))::float FROM execution "
+                    "WHERE status IN ('requested', 'scheduling', 'scheduled')")
+        oldest = cur.fetchone()[0]
+        cur.execute("SELECT status::text, count(*) FROM execution GROUP BY 1")
+        exact = dict(cur.fetchall())
+        cur.execute("""SELECT u.v, round(u.f * c.reltuples)::bigint
+                         FROM pg_class c, pg_stats s,
+                              unnest(s.most_common_vals::text::text[], s.most_common_freqs) u(v, f)
+                        WHERE c.oid = 'execution'::regclass AND s.schemaname = %s
+                          AND s.tablename = 'execution' AND s.attname = 'status'""", (SCALE,))
+        est = dict(cur.fetchall())
+    return {"eligible": eligible, "upper": upper, "not_superseded": not_superseded,
+            "rate": failed5 / 5.0, "oldest": oldest, "exact": exact, "est": est}
+
+
+def age_text(s):
+    """format_age (core/health.c): the largest whole unit."""
+    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
+        if s >= n:
+            return "%d%s" % (s // n, unit)
+    return "%ds" % s
+
+
+def hist_text(v, rate):
+    """histd_value (ui/histdraw.c): a chart's "now" figure."""
+    if v >= 1e6:
+        return "%.1fM" % (v / 1e6)
+    if v >= 1e4:
+        return "%.1fk" % (v / 1e3)
+    return "%.1f" % v if rate and v < 100 else "%.0f" % v
+
+
+def scale_config(tmp_path):
+    p = tmp_path / "scale.conf"
+    p.write_text('[system "scale"]\nprofile = attune\nstore = %s\nschema = %s\npoll = 2s\n\n'
+                 '[system "oa"]\nprofile = openagents\nstore = %s\n'   # a fleet needs two
+                 % (os.environ["RD_PG_DSN_ATTUNE2"], SCALE, os.environ["RD_PG_DSN_OPENAGENTS"]))
+    return p
+
+
+def test_every_number_equals_the_stores_sql_at_scale(tmp_path):
+    """Fleet, overview, history and `snapshot --json` against the store's own SQL, on a store
+    past every threshold (more rows than a page, the estimate threshold crossed, a handful
+    of live rows, failures written a moment ago with no ANALYZE beside settled ones):
+    retry-eligible is the store's count (not the page's lower bound), the oldest queued age
+    is the store's (not null), failures per minute count when executions failed (not when
+    they were created), and every view shows the same number."""
+    fill_scale()
+    conf = scale_config(tmp_path)
+    want = store_truth()
+    assert want["upper"] and want["eligible"] > want["not_superseded"] > 1000, want
+    assert want["rate"] > 100 and want["oldest"] > 5880, want
+    rate = "%.1f" % want["rate"]
+    cell = "<=%d" % want["eligible"]        # an upper bound, marked
+
+    fleet = next(r for r in snap(tmp_path, conf, "snapshot", "--view", "fleet")["systems"]
+                 if r["system"] == "scale")
+    assert fleet["retry_eligible"] == want["eligible"], (fleet, want)
+    assert fleet["retry_eligible_lower_bound"] is False and fleet["retry_eligible_source"] == "store", fleet
+    assert fleet["retry_eligible_upper_bound"] is True, fleet
+    assert fleet["failing_per_min"] == want["rate"], (fleet, want)
+    assert abs(fleet["oldest_queued_age_s"] - want["oldest"]) < 30, (fleet, want)
+    assert fleet["oldest_queued_source"] == "store" and fleet["oldest_queued_lower_bound"] is False, fleet
+    one = snap(tmp_path, conf, "--system", "scale", "snapshot")
+    assert one["retry_eligible"] == want["eligible"] and one["retry_eligible_lower_bound"] is False, one
+    assert one["retry_eligible_upper_bound"] is True, one
+    assert one["failing_rate"] == want["rate"], (one["failing_rate"], want)
+    assert abs(one["oldest_queued_age_s"] - want["oldest"]) < 30, (one["oldest_queued_age_s"], want)
+    assert one["executions_more"] is True, "the store must hold more than a page"
+    for c in one["counts"]:        # exact, or the statistics' estimate marked as one
+        src = want["est"] if c["estimated"] else want["exact"]
+        assert c["count"] == src[c["status"]], (c, want["exact"], want["est"])
+    assert any(c["estimated"] for c in one["counts"]), one["counts"]
+    assert {c["status"] for c in one["counts"]} == set(want["exact"]), one["counts"]
+
+    t = Term(tmp_path, conf, cols=200, rows=40)
+    try:
+        lines = screen_lines(t, "Fleet  2 systems")
+        row = next(l for l in lines if " scale " in l)
+        assert " %s " % rate in row, (row, want)
+        assert " %s " % cell in row and "%d+" % want["eligible"] not in row, (row, want)
+        assert " %s " % age_text(want["oldest"]) in row, (row, want)
+        t.child.send(":system scale\r")
+        lines = screen_lines(t, "Overview  scale")
+        text = "\n".join(lines)
+        assert "failing now %s/min" % rate in text, text
+        assert "retryable %s   oldest queued %s" % (cell, age_text(want["oldest"])) in text, text
+        counts = lines[lines.index(next(l for l in lines if l.startswith("Executions by status"))) + 1]
+        got = dict(re.findall(r"([a-z_]+) (\S+)", counts))
+        assert got == {s: ("\u2248%d" % want["est"][s] if got.get(s, "").startswith("\u2248") else str(n))
+                       for s, n in want["exact"].items()}, (counts, want)
+        # the history: a sample every 10 s; its newest retry-eligible and failure rate
+        t.child.send("H")
+        t.wait_until(lambda: "retry-eligible  now %s" % hist_text(want["eligible"], False) in t.text(), secs=25,
+                     what="history's retry-eligible chart at the store's count")
+        assert "failures/min  now %s" % hist_text(want["rate"], True) in t.text(), t.text()
+        t.quit()
+    finally:
+        if t.child.isalive():
+            t.child.kill(9)
+    hist = snap(tmp_path, conf, "--system", "scale", "snapshot", "--view", "history")["history"]["series"]
+    last = [v for _, v in hist["retry_eligible"] if v is not None]
+    assert last and last[-1] == want["eligible"], hist["retry_eligible"][-3:]
+    rates = [v for _, v in hist["failures_per_min"] if v is not None]
+    assert rates and abs(rates[-1] - want["rate"]) < 1e-6, hist["failures_per_min"][-3:]

@@ -137,6 +137,10 @@ CREATE INDEX idx_execution_created_id ON execution (created DESC, id DESC);
 CREATE INDEX idx_execution_status ON execution (status);
 -- Attune's own index (its execution migration)
 CREATE INDEX idx_execution_status_created ON execution (status, created DESC);
+CREATE INDEX idx_execution_status_updated ON execution (status, updated DESC);
+-- Attune's partial index of exactly the retry-eligible failures (its execution migration)
+CREATE INDEX idx_execution_status_retry ON execution (status, retry_count)
+    WHERE status = 'failed' AND retry_count < COALESCE(max_retries, 0);
 CREATE INDEX idx_execution_failed ON execution (created DESC, id DESC) WHERE status = 'failed';
 CREATE INDEX idx_execution_action_ref ON execution (action_ref);
 CREATE INDEX idx_execution_parent ON execution (parent);
