@@ -175,7 +175,7 @@ void sessions_rows(const rd_sessions *f, double now, rd_fleet_row *rows, size_t 
         const rd_system_cfg *c = session_system_at(sl->s, i);
         fleet_row_fill(&rows[i], c->name, c->ui.banner, c->profile, session_model(sl->s), &sl->trend,
                        &c->fleet, now);
-        if (sl->place.known)
+        if (f->io.hold_places && sl->place.known)
             rows[i].place = sl->place.place;
         idx[i] = i;
     }

@@ -27,6 +27,9 @@ typedef struct rd_sessions_io {
     void *change_ud;
     rd_password_prompt on_password;
     void *password_ud;
+    /* The console: a row moves once its new level has held for two polls (fleet_place_update);
+     * false (`snapshot --view fleet`, one look): rows sort by the level now. */
+    bool hold_places;
 } rd_sessions_io;
 
 /* Opens every configured system (not started). Never NULL; a system whose profile did not

@@ -105,7 +105,7 @@ void binding_start_fleet(ui_app *app, bool live)
     rd_sessions_io io = {.base = app->base,
                          .parts = SESSION_HISTORY | (live ? SESSION_SOURCES | SESSION_ACTOR | SESSION_PROBE : 0),
                          .on_change = on_fleet_change, .change_ud = app,
-                         .on_password = on_password_prompt, .password_ud = app};
+                         .on_password = on_password_prompt, .password_ud = app, .hold_places = true};
     binding_set_fleet(b, sessions_new(app->opts, &io));
     sessions_copy_diags(binding_fleet(b), session_diags(binding_session(b)));
     if (fixed)

@@ -163,7 +163,7 @@ def check_groups(t, g, one):
         assert lines[1].startswith("Error groups  %d groups of %d failed executions among the %d loaded"
                                    % (len(g["groups"]), failed, len(one["executions"]))), lines[1]
     for x, l in zip(g["groups"], lines[3:3 + len(g["groups"])]):
-        assert l.split()[:2] == [str(x["count"]), str(x["retry_eligible"])], (l, x)
+        assert l.split()[:3] == [x["id"], str(x["count"]), str(x["retry_eligible"])], (l, x)
 
 
 def test_every_view_agrees_with_the_snapshot(tmp_path):
