@@ -302,7 +302,7 @@ int fleet_row_cmp(const rd_fleet_row *a, const rd_fleet_row *b)
 
 rd_fleet_level fleet_place_update(rd_fleet_place *p, rd_fleet_level seen, double now, double hold_s)
 {
-    if (!p->known) {                     /* the first sight places the row */
+    if (!p->known || p->place == FLEET_WAIT) {   /* the first answer places the row at once */
         *p = (rd_fleet_place){.known = true, .place = seen, .seen = seen, .seen_since = now};
         return p->place;
     }

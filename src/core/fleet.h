@@ -113,7 +113,8 @@ int fleet_row_cmp(const rd_fleet_row *a, const rd_fleet_row *b);
 void fleet_sort(rd_fleet_row *rows, size_t n);
 
 /* A system's place in the fleet across polls: a new level moves its row only once it has
- * held for hold_s (about two polls: the row's STATE shows it at once). */
+ * held for hold_s (about two polls: the row's STATE shows it at once). The first level
+ * after `wait` (no answer yet) places the row at once. */
 typedef struct rd_fleet_place {
     bool known;
     rd_fleet_level place, seen;

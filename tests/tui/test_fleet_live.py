@@ -73,10 +73,16 @@ def test_fleet_shows_every_system_and_enter_opens_one(tmp_path):
     for name in SYSTEMS:
         line = next(l for l in t.screen.display if l.split()[1:2] == [name])
         assert " ok " in line, line   # its sources answered
-    # worst first: levels never get better going up the table
+    # worst first: levels never get better going up the table, once a level has held for
+    # two polls (a row moves then, not on every change: fleet_place_update)
     order = {"DOWN": 4, "FAIL": 3, "warn": 2, "wait": 1, "ok": 0}
-    levels = [order[next(l for l in t.screen.display if l.split()[1:2] == [n]).split()[0]] for n in rows]
-    assert levels == sorted(levels, reverse=True), t.text()
+
+    def worst_first():
+        names = fleet_rows(t)
+        levels = [order[next(l for l in t.screen.display if l.split()[1:2] == [n]).split()[0]]
+                  for n in names]
+        return levels == sorted(levels, reverse=True) and names
+    rows = t.wait_until(worst_first, secs=12, what="worst first within two polls")
 
     # Enter on the second row opens that system (the cursor follows a system when the order
     # changes, so the one under it is the one Enter opens)

@@ -344,6 +344,11 @@ static void test_place(void)
     rd_fleet_place q;
     memset(&q, 0, sizeof q);
     CHECK(fleet_place_update(&q, FLEET_DOWN, 5, 1.8) == FLEET_DOWN);
+    rd_fleet_place r;                    /* waiting for its first answer: placed by it at once */
+    memset(&r, 0, sizeof r);
+    CHECK(fleet_place_update(&r, FLEET_WAIT, 5, 1.8) == FLEET_WAIT);
+    CHECK(fleet_place_update(&r, FLEET_FAIL, 5.5, 1.8) == FLEET_FAIL);
+    CHECK(fleet_place_update(&r, FLEET_OK, 6, 1.8) == FLEET_FAIL);
 }
 
 static void test_cells_and_output(void)
