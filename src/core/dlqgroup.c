@@ -19,26 +19,31 @@ static int by_count(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
+/* count entries more of key k, first and last seen, into its group (added when new). */
+static void tally(rd_dlq_group **g, size_t *ng, size_t *cap, const char *k, size_t count, double first,
+                  double last)
+{
+    size_t j = 0;
+    while (j < *ng && strcmp((*g)[j].key, k) != 0)
+        j++;
+    if (j == *ng) {
+        xgrow(g, cap, *ng + 1, sizeof **g);
+        (*g)[(*ng)++] = (rd_dlq_group){k, 0, 0, 0};
+    }
+    rd_dlq_group *x = &(*g)[j];
+    x->count += count;
+    if (first > 0 && (x->first <= 0 || first < x->first))
+        x->first = first;
+    if (last > x->last)
+        x->last = last;
+}
+
 size_t dlq_group(const rd_dlq_entry *const *rows, size_t n, rd_dlq_by by, rd_dlq_group **out)
 {
     rd_dlq_group *g = NULL;
     size_t ng = 0, cap = 0;
-    for (size_t i = 0; i < n && by != DLQ_BY_NONE; i++) {
-        const char *k = key_of(rows[i], by);
-        size_t j = 0;
-        while (j < ng && strcmp(g[j].key, k) != 0)
-            j++;
-        if (j == ng) {
-            xgrow(&g, &cap, ng + 1, sizeof *g);
-            g[ng++] = (rd_dlq_group){k, 0, 0, 0};
-        }
-        g[j].count++;
-        double f = rows[i]->first_death_at, l = rows[i]->last_death_at;
-        if (f > 0 && (g[j].first <= 0 || f < g[j].first))
-            g[j].first = f;
-        if (l > g[j].last)
-            g[j].last = l;
-    }
+    for (size_t i = 0; i < n && by != DLQ_BY_NONE; i++)
+        tally(&g, &ng, &cap, key_of(rows[i], by), 1, rows[i]->first_death_at, rows[i]->last_death_at);
     if (ng)
         qsort(g, ng, sizeof *g, by_count);
     *out = g;
@@ -64,19 +69,7 @@ size_t dlq_group_with(const rd_dlq_sgroups *sg, const rd_dlq_entry *const *rows,
         const rd_dlq_sgroup *s = &sg->items[i];
         if (s->by != by || s->count <= 0)
             continue;
-        const char *k = s->key && *s->key ? s->key : "-";
-        size_t j = 0;
-        while (j < ng && strcmp(g[j].key, k) != 0)
-            j++;
-        if (j == ng) {
-            xgrow(&g, &cap, ng + 1, sizeof *g);
-            g[ng++] = (rd_dlq_group){k, 0, 0, 0};
-        }
-        g[j].count += (size_t)s->count;
-        if (s->first > 0 && (g[j].first <= 0 || s->first < g[j].first))
-            g[j].first = s->first;
-        if (s->last > g[j].last)
-            g[j].last = s->last;
+        tally(&g, &ng, &cap, s->key && *s->key ? s->key : "-", (size_t)s->count, s->first, s->last);
     }
     if (ng)
         qsort(g, ng, sizeof *g, by_count);
