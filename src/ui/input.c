@@ -312,8 +312,12 @@ static bool input_key1(ui_app *app, ui_key k)
     }
     bool in_dlg = dialog_modal(app);
     ui_view *view = &app->views[app->cur];
-    if (!in_dlg && !app->n_pending && view->ops->raw_key && view->ops->raw_key(view, &app->ctx, k))
-        return true;
+    if (!in_dlg && !app->n_pending && view->ops->raw_key) {
+        ui_action nav = UA_NONE;
+        bool is_nav = keymap_match(app->km, &k, 1, false, &nav) == KM_ACTION && dialog_nav(nav);
+        if (view->ops->raw_key(view, &app->ctx, k, is_nav))
+            return true;
+    }
     app->pending[app->n_pending++] = k;
     ui_action a = UA_NONE;
     km_match m = keymap_match(app->km, app->pending, app->n_pending, in_dlg, &a);

@@ -22,7 +22,8 @@ void picker_draw(const ui_picker *p, ui_ctx *c, WINDOW *w, ui_rect r, const char
 /* One key while open: returns the row picked by Enter (the picker closes), -1 otherwise
  * (moved, or closed by back/quit/the key that opened it: *closed). */
 int picker_key(ui_picker *p, ui_action a, bool *closed);
-/* A typed key while open: a letter, digit, '_' or '-' adds to the text typed, Backspace
+/* A typed key while open (a movement key such as j moves until something is typed: the
+ * view decides): a letter, digit, '_' or '-' adds to the text typed, Backspace
  * takes one off; the cursor goes to the first row starting with it (else containing it,
  * either case). false for any other key (the keymap's: movement, Enter, Escape). */
 bool picker_type(ui_picker *p, int key);

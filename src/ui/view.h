@@ -184,8 +184,9 @@ typedef struct ui_view_ops {
     const char *(*row_id)(const ui_ctx *c, const void *st, int row);
     void (*select)(ui_view *v, ui_ctx *c, int row);
     /* A key before the keymap sees it (its pick list typing to match); true when taken.
-     * NULL: the keymap has every key. */
-    bool (*raw_key)(ui_view *v, ui_ctx *c, int key);
+     * nav: the keymap binds the key alone to a movement (j, k, g...). NULL: the keymap has
+     * every key. */
+    bool (*raw_key)(ui_view *v, ui_ctx *c, int key, bool nav);
     void (*free)(ui_view *v);
 } ui_view_ops;
 

@@ -634,12 +634,15 @@ static void execs_free(ui_view *v)
     v->st = NULL;
 }
 
-/* The status picker takes typed letters (type to match) before the keymap does. */
-static bool execs_raw_key(ui_view *v, ui_ctx *c, int key)
+/* The status picker takes typed letters (type to match) before the keymap does; a
+ * movement key (j, k) still moves until something has been typed. */
+static bool execs_raw_key(ui_view *v, ui_ctx *c, int key, bool nav)
 {
     (void)c;
     execs_st *s = v->st;
-    return s && s->pick.open && picker_type(&s->pick, key);
+    if (!s || !s->pick.open || (nav && !s->pick.typed[0]))
+        return false;
+    return picker_type(&s->pick, key);
 }
 
 const ui_view_ops view_execs_ops = {

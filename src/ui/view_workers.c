@@ -198,11 +198,13 @@ static void workers_draw(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r)
     for (size_t i = 0; i < c->model->workers.n; i++)
         bad += c->model->workers.items[i].health == RD_HEALTH_UNHEALTHY;
     char t[160];
-    int n = snprintf(t, sizeof t, "Workers  %zu shown of %zu  %zu unhealthy  sorted by health, then depth%s",
-                     s->n_rows, c->model->workers.n, bad,
-                     s->broker ? "  (depth: BROKER the broker's count, OWN the worker's)" : "");
+    int n = snprintf(t, sizeof t, "Workers  %zu shown of %zu  %zu unhealthy  sorted by health, then depth",
+                     s->n_rows, c->model->workers.n, bad);
     draw_clean(win, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
-    filter_title(c, win, r, n, &c->filter[VIEW_WORKERS]);
+    n = filter_title(c, win, r, n, &c->filter[VIEW_WORKERS]);   /* the filter before the note */
+    if (s->broker && n < r.w)
+        draw_clean(win, r.y, r.x + n, r.w - n, "  (depth: BROKER the broker's count, OWN the worker's)",
+                   theme_attr(c->theme, TS_TITLE));
     ui_col cols[] = {
         {.title = "NAME", .min = 10, .want = 18, .weight = 2, .mid = true},
         {.title = "STATUS", .min = 8, .want = 9},
