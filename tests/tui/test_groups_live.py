@@ -68,7 +68,7 @@ def test_group_retry_typed_confirmation_and_loop_override(tmp_path, ledger_group
         t.wait_for("Error groups")
         t.wait_for(FP)
         row = [ln for ln in t.screen.display if FP in ln][0]
-        assert row.split()[:3] == ["6", "4", "0"], row          # count, eligible, loops
+        assert row.split()[1:4] == ["6", "4", "0"], row         # (id) count, eligible, loops
         # the cursor is on the biggest group: this one
         t.send("r")
         t.wait_for("breakdown: 4 eligible, 2 ineligible (not sent), 0 loop retries")
@@ -140,7 +140,7 @@ def test_groups_cover_the_store_window_on_demand(tmp_path, ledger_group):
     t.wait_for("computed ")
     t.wait_for(FP)
     row = [ln for ln in t.screen.display if FP in ln][0]
-    assert row.split()[:2] == ["6", "4"], row               # count, eligible
+    assert row.split()[1:3] == ["6", "4"], row              # (id) count, eligible
     t.send(":groups 6h\r")
     t.wait_for("Error groups  last 6h:")
     t.send(":groups 6x\r")
