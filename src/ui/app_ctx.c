@@ -108,6 +108,7 @@ void app_journal_reload(ui_app *app)
     free(path);
     app->ctx.journal = app->journal;
     app->ctx.n_journal = app->n_journal;
+    app->ctx.journal_capped = app->n_journal >= JOURNAL_TAIL;
     app->ctx.journal_error = app->journal_err[0] ? app->journal_err : NULL;
     app_retries(app);
 }

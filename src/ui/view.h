@@ -115,6 +115,7 @@ typedef struct ui_ctx {
     ui_sel sel;
     const rd_journal_entry *journal;
     size_t n_journal;
+    bool journal_capped;           /* n_journal reached the tail's bound: older lines not read */
     const rd_retry_record *retries;  /* this system's accepted manual retries (the journal) */
     size_t n_retries;
     const char *journal_error;     /* NULL when read fine */

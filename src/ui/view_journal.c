@@ -75,11 +75,14 @@ static void batch_row(ui_ctx *c, const ui_table_row *row, const jrow *jr, int ba
 {
     const rd_journal_entry *e = &c->journal[jr->e];
     char targets[64], status[24], *msg;
-    snprintf(targets, sizeof targets, "batch of %zu", jr->items);
+    /* a tail at its bound may have left the batch's older lines unread: the counts are
+     * then those of the tail, a lower bound, and say so */
+    bool part = c->journal_capped;
+    snprintf(targets, sizeof targets, "batch of %zu%s", jr->items, part ? "+" : "");
     snprintf(status, sizeof status, "-");
     /* the counts first: they are what a narrow column keeps */
-    msg = xasprintf("%zu ok, %zu failed, %zu open (batch %.8s; Enter: its items)", jr->ok,
-                    jr->failed, jr->open, jr->batch);
+    msg = xasprintf("%zu ok, %zu failed, %zu open%s (batch %.8s; Enter: its items)", jr->ok,
+                    jr->failed, jr->open, part ? " in the journal's last lines" : "", jr->batch);
     const char *text[] = {e->time ? e->time : "-", e->operator_ ? e->operator_ : "-",
                           e->system ? e->system : "-", e->action ? e->action : "-", targets, status, NULL, msg};
     row_cells(c, row, text, base);
@@ -176,11 +179,13 @@ static void journal_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     char t[160];
     journal_st *st = st_of(v);
-    int tn = st->batch[0]
-        ? snprintf(t, sizeof t, "Journal  batch %.16s: its items (newest last; Back: the journal)", st->batch)
-        : snprintf(t, sizeof t, "Journal  %zu action%s recorded (newest last)",
-                   c->n_journal, c->n_journal == 1 ? "" : "s");
-    draw_clean(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE));
+    if (st->batch[0])          /* the id is the journal's text: raw, drawn sanitized */
+        snprintf(t, sizeof t, "Journal  batch %.16s: its items (newest last; Back: the journal)", st->batch);
+    else
+        snprintf(t, sizeof t, "Journal  %zu action%s recorded (newest last)", c->n_journal,
+                 c->n_journal == 1 ? "" : "s");
+    int tn = text_cols(t, c->san);
+    draw_raw(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE), c->san);
     filter_title(c, w, r, tn, &c->filter[VIEW_JOURNAL]);
     ui_col cols[] = {
         {.title = "TIME", .min = 19, .want = 24},
