@@ -182,9 +182,15 @@ void app_loop_free_events(ui_app *app)
 void app_start_trace(const ui_app *app)
 {
     const char *path = testhook_env("REDRIVE_START_TRACE");
-    FILE *out = testhook_trace_open(path, true);
-    if (!out)
+    if (!path || !*path)
         return;
+    /* written aside and renamed into place: a reader that sees the file sees all of it */
+    char *tmp = xasprintf("%s.tmp", path);
+    FILE *out = testhook_trace_open(tmp, true);
+    if (!out) {
+        free(tmp);
+        return;
+    }
     fprintf(out, "first_paint_cpu_ms %.3f\n", app->start_cpu[2] * 1e3);
     fprintf(out, "main_cpu_ms %.3f\nsetup_cpu_ms %.3f\nterminal_cpu_ms %.3f\nframe_cpu_ms %.3f\n",
             app->opts->main_cpu * 1e3, (app->start_cpu[0] - app->opts->main_cpu) * 1e3,
@@ -202,5 +208,7 @@ void app_start_trace(const ui_app *app)
     }
     if (maps)
         fclose(maps);
-    fclose(out);
+    if (fclose(out) == 0)
+        rename(tmp, path);
+    free(tmp);
 }
