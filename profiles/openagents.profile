@@ -307,6 +307,24 @@ SELECT j.job_id AS id,
  ORDER BY j.created_at DESC, j.job_id DESC
  LIMIT $1::int
 
+[query outcome optional]
+-- $1 the ids of executions a batch retried (text[], one page): what became of each retry
+-- (actions/batchout.h), in standard words: outcome succeeded | failed | running, NULL while
+-- the store shows no attempt of it yet; error: the attempt's error when it failed;
+-- orig_error: the retried attempt's own (the group it is compared with when the batch
+-- record froze none). One query a page, never one a item.
+-- A job is retried in place (retry_count + 1): the row's status now; completed succeeded,
+-- failed or cancelled failed (either case: SQLAlchemy may store the names), anything else
+-- runs.
+-- uses index: jobs (job_id)
+SELECT j.job_id AS id,
+       CASE WHEN lower(j.status) = 'completed' THEN 'succeeded'
+            WHEN lower(j.status) IN ('failed', 'cancelled') THEN 'failed'
+            ELSE 'running' END AS outcome,
+       left(j.error::text, 65536) AS error_json
+  FROM jobs j
+ WHERE j.job_id = ANY ($1::text[])
+
 [action retry]
 method = POST
 path = /executions/{id}/retry

@@ -413,6 +413,31 @@ SELECT m.queue_name AS name,
  ORDER BY m.queue_name
  LIMIT 1000
 
+[query outcome optional]
+-- $1 the ids of executions a batch retried (text[], one page): what became of each retry
+-- (actions/batchout.h), in standard words: outcome succeeded | failed | running, NULL while
+-- the store shows no attempt of it yet; error: the attempt's error when it failed;
+-- orig_error: the retried attempt's own (the group it is compared with when the batch
+-- record froze none). One query a page, never one a item.
+-- A step is retried in place (reset_for_retry): its state now, the most recent transition;
+-- complete or resolved_manually succeeded, error or cancelled failed, anything else runs.
+-- uses index: workflow_steps (workflow_step_uuid)
+-- uses index: workflow_step_transitions (workflow_step_uuid)
+SELECT s.workflow_step_uuid::text AS id,
+       CASE WHEN COALESCE(t.to_state, 'pending') IN ('complete', 'resolved_manually') THEN 'succeeded'
+            WHEN t.to_state IN ('error', 'cancelled') THEN 'failed'
+            ELSE 'running' END AS outcome,
+       left(COALESCE(s.results->'error'->>'message', s.results->>'error',
+                     t.metadata->>'error'), 4096) AS error,
+       CASE WHEN t.metadata->>'event' ~ '^\s*\{.*\}\s*$'
+            THEN left(t.metadata->>'event', 65536) END AS error_json
+  FROM workflow_steps s
+  LEFT JOIN workflow_step_transitions t
+         ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
+ WHERE s.workflow_step_uuid = ANY (ARRAY(
+         SELECT x::uuid FROM unnest($1::text[]) x
+          WHERE x ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'))
+
 [action retry]
 method = PATCH
 path = /v1/tasks/{task}/workflow_steps/{id}

@@ -1,0 +1,216 @@
+"""Issue 35, a redrive that knows whether it worked: each retry the core accepted followed in
+the store to the attempt it made (Attune's successor in the chain) and counted (succeeded,
+failed again in the same error group, new error, running); `redrive batch show --json`
+compared whole with what the store's own SQL says; the canary (--canary N) pausing the
+batch when the core makes retries fail again and going on when they succeed; the breaker
+pausing a batch mid-way once 20 outcomes are in; a paused batch's resume saying why and its
+outcome so far. Real store (attune2), a private reference core server whose retries are made
+to end (POST /_coresrv/outcome), the journal in a private state dir."""
+import json
+import os
+import re
+
+import pytest
+
+import actlib
+from test_act_batch import PAGE, batches, core, insert_bulk, sent  # noqa: F401
+
+
+def outcome(c, result):
+    st, body = actlib.http_json("POST", c.url + "/_coresrv/outcome?result=" + result)
+    assert st == 200 and body == {"outcome": result}, body
+
+
+def show(a, bid):
+    p = a.run("batch", "show", bid, "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    return json.loads(p.stdout)
+
+
+def record_lines(a, bid):
+    rec = os.path.join(str(a.tmpdir), "state", "redrive", "batches", bid + ".batch")
+    with open(rec) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def store_outcomes(ids):
+    """What the store's own SQL says of each retried execution: its successor's outcome in
+    the chain (same root, retry_count one more), failed again = the successor's error equal
+    to the retried attempt's own (the fixtures' errors differ by a number only within a
+    group, and the test's failures copy the text)."""
+    rows = actlib.admin_sql(
+        "SELECT e.id::text, s.status::text, s.result->>'error', e.result->>'error'"
+        "  FROM execution e LEFT JOIN execution s"
+        "    ON s.original_execution = COALESCE(e.original_execution, e.id)"
+        "   AND s.retry_count = e.retry_count + 1"
+        " WHERE e.id = ANY(%s::bigint[])", ([int(i) for i in ids],))
+    out = {}
+    for eid, st, err, orig in rows:
+        if st is None:
+            out[eid] = "unread"
+        elif st == "completed":
+            out[eid] = "succeeded"
+        elif st in ("failed", "cancelled", "timeout", "abandoned"):
+            out[eid] = "failed_again" if err == orig else "new_error"
+        else:
+            out[eid] = "running"
+    return out
+
+
+def test_show_counts_equal_the_stores_own_sql(act, core):
+    ids, _ = insert_bulk("widget melted", 30, exhausted_every=0)
+    a = act("attune2", core=core.url, page_size=PAGE)
+    p = a.run("retry", "--status", "failed", "--filter", "widget melted", "--rate", "500",
+              "--concurrency", "4", "--yes")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert sorted(sent(core)) == sorted(ids)
+    [b] = batches(a)
+    # the successors the core wrote (requested), ended in the store as a worker would
+    succ = dict(actlib.admin_sql(
+        "SELECT e.id::text, s.id FROM execution e JOIN execution s"
+        "  ON s.original_execution = COALESCE(e.original_execution, e.id)"
+        " AND s.retry_count = e.retry_count + 1 WHERE e.id = ANY(%s::bigint[])",
+        ([int(i) for i in ids],)))
+    assert sorted(succ) == sorted(ids)
+    order = sorted(ids, key=int)
+    ok, again, new = order[:9], order[9:17], order[17:22]      # the other 8 stay requested
+    actlib.admin_sql("UPDATE execution SET status = 'completed', result = '{\"ok\":true}'"
+                     " WHERE id = ANY(%s::bigint[])", ([succ[i] for i in ok],))
+    actlib.admin_sql("UPDATE execution s SET status = 'failed', result = e.result FROM execution e"
+                     " WHERE s.id = ANY(%s::bigint[]) AND s.original_execution = e.id",
+                     ([succ[i] for i in again],))
+    actlib.admin_sql("UPDATE execution SET status = 'timeout',"
+                     " result = '{\"error\":\"worker heartbeat lost on node 7\"}'"
+                     " WHERE id = ANY(%s::bigint[])", ([succ[i] for i in new],))
+    truth = store_outcomes(ids)
+    assert sorted(truth.values()).count("succeeded") == 9
+    got = show(a, b["id"])
+    rec = record_lines(a, b["id"])
+    item_ids = [r[0] for r in rec if isinstance(r, list)]
+    count = {k: sum(1 for v in truth.values() if v == k)
+             for k in ("succeeded", "failed_again", "new_error", "running", "unread")}
+    assert count == {"succeeded": 9, "failed_again": 8, "new_error": 5, "running": 8,
+                     "unread": 0}, count
+    expect = {
+        "id": b["id"], "system": "attune2", "action": "retry", "state": "done",
+        "pause_reason": None, "total": 30, "sent": 30, "ok": 30, "failed": 0, "unknown": 0,
+        "held": 0, "rate": 500, "concurrency": 4, "selection": "status=failed text=widget melted",
+        "outcome": dict(count, read=True, why=None),
+        "items": [{"item": n, "id": i, "parent": None, "state": "ok", "outcome": truth[i]}
+                  for n, i in enumerate(item_ids)],
+    }
+    assert got == expect
+    # the text form says the same figures
+    p = a.run("batch", "show", b["id"])
+    assert p.returncode == 0, p.stderr
+    assert ("  outcome (the store, now): 9 succeeded, 8 failed again, 5 new errors, 8 running, "
+            "0 not yet in the store; 36% of the finished failed again") in p.stdout.splitlines(), p.stdout
+
+
+def test_canary_pauses_when_the_core_makes_retries_fail_again(act, core):
+    ids, _ = insert_bulk("gizmo jammed", 40, exhausted_every=0)
+    outcome(core, "failed_again")
+    a = act("attune2", core=core.url, page_size=PAGE)
+    p = a.run("retry", "--status", "failed", "--filter", "gizmo jammed", "--rate", "200",
+              "--canary", "5", "--canary-wait", "20s", "--yes")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert len(sent(core)) == 5, "the canary only"
+    [b] = batches(a)
+    reason = ("canary: 5 of 5 finished retries failed again in the same error group "
+              "(100% > 50%): 0 succeeded, 5 failed again, 0 new errors, 0 running, "
+              "0 not yet in the store")
+    err = p.stderr.splitlines()
+    assert "redrive: canary: 5 first, their outcome waited for up to 20s; the rest only if at most 50% fail again" in err, p.stderr
+    assert "redrive: batch %s: %s" % (b["id"], reason) in err, p.stderr
+    got = show(a, b["id"])
+    assert (got["state"], got["pause_reason"], got["sent"], got["ok"], got["total"]) == \
+        ("paused", reason, 5, 5, 40), got
+    assert got["outcome"] == {"read": True, "why": None, "succeeded": 0, "failed_again": 5,
+                              "new_error": 0, "running": 0, "unread": 0}
+    paused = [r for r in record_lines(a, b["id"]) if isinstance(r, dict) and "paused" in r]
+    assert len(paused) == 1 and paused[0]["reason"] == reason
+    assert b["state"] == "paused"
+    # resume asks again, with why and the outcome so far; the count typed is refused empty
+    p = a.run("batch", "resume", b["id"])
+    assert p.returncode == 2, p.stderr          # not a terminal, no --yes: nothing sent
+    assert "redrive: batch %s is paused: %s" % (b["id"], reason) in p.stderr.splitlines()
+    assert ("redrive: its outcome so far (the store, now): 0 succeeded, 5 failed again, 0 new "
+            "errors, 0 running, 0 not yet in the store; 100% of the finished failed again") \
+        in p.stderr.splitlines(), p.stderr
+    assert len(sent(core)) == 5
+
+
+def test_canary_goes_on_when_retries_succeed(act, core):
+    ids, _ = insert_bulk("doohickey bent", 30, exhausted_every=0)
+    outcome(core, "succeeded")
+    a = act("attune2", core=core.url, page_size=PAGE)
+    p = a.run("retry", "--status", "failed", "--filter", "doohickey bent", "--rate", "200",
+              "--canary", "6", "--canary-wait", "20s", "--yes")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert ("redrive: canary: 0 of 6 finished retries failed again in the same error group "
+            "(0% <= 50%): 6 succeeded, 0 failed again, 0 new errors, 0 running, 0 not yet in "
+            "the store: going on") in p.stderr.splitlines(), p.stderr
+    assert sorted(sent(core)) == sorted(ids)
+    [b] = batches(a)
+    got = show(a, b["id"])
+    assert (got["state"], got["sent"], got["ok"]) == ("done", 30, 30)
+    assert got["outcome"] == {"read": True, "why": None, "succeeded": 30, "failed_again": 0,
+                              "new_error": 0, "running": 0, "unread": 0}
+
+
+def test_canary_of_new_errors_goes_on_they_are_not_failing_again(act, core):
+    ids, _ = insert_bulk("thingamajig cracked", 20, exhausted_every=0)
+    outcome(core, "new_error")
+    a = act("attune2", core=core.url, page_size=PAGE, batch_canary=4, batch_canary_wait="20s",
+            batch_max_refail="0%")
+    p = a.run("retry", "--status", "failed", "--filter", "thingamajig cracked", "--rate", "200",
+              "--yes")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "(0% <= 0%): 0 succeeded, 0 failed again, 4 new errors" in p.stderr, p.stderr
+    assert len(sent(core)) == 20
+    [b] = batches(a)
+    assert show(a, b["id"])["outcome"]["new_error"] == 20
+
+
+def test_breaker_pauses_mid_batch_and_resume_asks_again(act, core):
+    ids, _ = insert_bulk("sprocket sheared", 150, exhausted_every=0)
+    outcome(core, "failed_again")
+    a = act("attune2", core=core.url, page_size=50)
+    p = a.run("retry", "--status", "failed", "--filter", "sprocket sheared", "--rate", "20",
+              "--yes", timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    n = len(sent(core))
+    assert 20 <= n < 150, n
+    [b] = batches(a)
+    got = show(a, b["id"])
+    assert got["state"] == "paused" and got["sent"] == n, got
+    assert re.fullmatch(r"breaker: (\d+) of \1 finished retries failed again in the same error "
+                        r"group \(100% > 50%\): 0 succeeded, \1 failed again, 0 new errors, "
+                        r"\d+ running, \d+ not yet in the store", got["pause_reason"]), got
+    assert int(got["pause_reason"].split()[1]) >= 20
+    assert "redrive: batch %s: %s: not sending the rest" % (b["id"], got["pause_reason"]) \
+        in p.stderr.splitlines(), p.stderr
+    assert got["outcome"]["failed_again"] == n        # every one failed again, by now
+    # resumed once the core's retries succeed: asked again (--yes), the rest sent, done
+    outcome(core, "succeeded")
+    p = a.run("batch", "resume", b["id"], "--rate", "200", "--yes", timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "redrive: batch %s is paused: %s" % (b["id"], got["pause_reason"]) in p.stderr.splitlines()
+    assert "redrive: its outcome so far (the store, now): 0 succeeded, %d failed again" % n in p.stderr
+    assert sorted(sent(core)) == sorted(ids)
+    got = show(a, b["id"])
+    assert (got["state"], got["pause_reason"], got["sent"]) == ("done", None, 150)
+    assert (got["outcome"]["failed_again"], got["outcome"]["succeeded"]) == (n, 150 - n)
+
+
+def test_guard_options_are_checked(act, core):
+    a = act("attune2", core=core.url, page_size=PAGE)
+    for opt, val, msg in (("--canary", "-1", "redrive: --canary: a count of items sent first, 0 to 1000000: -1"),
+                          ("--canary-wait", "soon", "redrive: --canary-wait: a duration up to 24h (30s, 5m): soon"),
+                          ("--max-refail", "150%", "redrive: --max-refail: a share from 0 to 100 (50%): 150%")):
+        p = a.run("retry", "--status", "failed", "--filter", "nothing like it", opt, val, "--yes")
+        assert p.returncode == 2 and msg in p.stderr.splitlines(), (opt, p.stderr)
+    p = a.run("retry", "1", "--canary", "3", "--yes")
+    assert p.returncode == 2
+    assert "redrive: --canary, --canary-wait and --max-refail go with --status, --group or --dlq" in p.stderr
+    assert sent(core) == {}
