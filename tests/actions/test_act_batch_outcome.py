@@ -214,3 +214,110 @@ def test_guard_options_are_checked(act, core):
     assert p.returncode == 2
     assert "redrive: --canary, --canary-wait and --max-refail go with --status, --group or --dlq" in p.stderr
     assert sent(core) == {}
+
+
+# ---- the other systems: Tasker's step state, OpenAgents' job row, Alakai's next attempt ----
+
+ALAKAI_IDS = ["oc-%02d" % i for i in range(6)]
+
+
+def alakai_seed():
+    """Six Alakai tasks whose only attempt failed with a plain error (the fixture's hostile
+    records carry bytes the core cannot copy as they are)."""
+    import redis
+    r = redis.Redis.from_url(os.environ["RD_REDIS_URL"])
+    for i, t in enumerate(ALAKAI_IDS):
+        r.hset("alakai-executions:" + t, "1", json.dumps({
+            "status": "failed", "attempt": 1, "errorCode": "E_RENDER",
+            "errorMessage": "renderer crashed on page %d" % (i + 3),
+            "taskSnapshot": {"taskId": t, "type": "render"},
+            "dispatchedAt": "2026-12-07T10:00:00.000Z", "resolvedAt": "2026-12-07T10:01:00.000Z"}))
+    return r
+
+
+def store_truth(system, ids, before):
+    """Each item's outcome as the store says it (its own reading, not redrive's), against the
+    error each had before the retry (before: id -> text)."""
+    out = {}
+    if system == "attune1":
+        rows = actlib.admin_sql(
+            "SELECT (s.config->>'retry_of'), s.status::text, s.result->>'error' FROM execution s"
+            " WHERE s.config->>'retry_of' = ANY(%s)", (ids,),
+            dsn_var="RD_PG_ADMIN_DSN_ATTUNE1", search_path="public")
+        done, bad = ("completed",), ("failed",)
+    elif system == "tasker":
+        rows = actlib.admin_sql(
+            "SELECT s.workflow_step_uuid::text, t.to_state, s.results->'error'->>'message'"
+            "  FROM workflow_steps s JOIN workflow_step_transitions t"
+            "    ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent"
+            " WHERE s.workflow_step_uuid::text = ANY(%s)", (ids,),
+            dsn_var="RD_PG_ADMIN_DSN_TASKER", search_path="tasker, public")
+        done, bad = ("complete",), ("error",)
+    elif system == "openagents":
+        rows = actlib.admin_sql(
+            "SELECT job_id, lower(status), COALESCE(error->>'message', error #>> '{}')"
+            "  FROM jobs WHERE job_id = ANY(%s)", (ids,),
+            dsn_var="RD_PG_ADMIN_DSN_OPENAGENTS", search_path="public")
+        done, bad = ("completed",), ("failed",)
+    else:
+        import redis
+        r = redis.Redis.from_url(os.environ["RD_REDIS_URL"])
+        rows = []
+        for t in ids:
+            rec = json.loads(r.hget("alakai-executions:" + t, "2"))
+            rows.append((t, rec["status"], rec["errorMessage"]))
+        done, bad = ("succeeded",), ("failed",)
+    for eid, st, err in rows:
+        out[eid] = ("succeeded" if st in done else
+                    ("failed_again" if err == before[eid] else "new_error") if st in bad else
+                    "running")
+    return out
+
+
+def errors_before(system):
+    """Every execution's error now (Tasker and OpenAgents retry in place: read before)."""
+    if system == "attune1":
+        return dict(actlib.admin_sql(
+            "SELECT id::text, COALESCE(result->>'error', result->>'message') FROM execution",
+            dsn_var="RD_PG_ADMIN_DSN_ATTUNE1", search_path="public"))
+    if system == "tasker":
+        return dict(actlib.admin_sql(
+            "SELECT workflow_step_uuid::text, results->'error'->>'message' FROM workflow_steps",
+            dsn_var="RD_PG_ADMIN_DSN_TASKER", search_path="tasker, public"))
+    if system == "openagents":
+        return dict(actlib.admin_sql(
+            "SELECT job_id, COALESCE(error->>'message', error #>> '{}') FROM jobs",
+            dsn_var="RD_PG_ADMIN_DSN_OPENAGENTS", search_path="public"))
+    return {t: "renderer crashed on page %d" % (i + 3) for i, t in enumerate(ALAKAI_IDS)}
+
+
+@pytest.mark.parametrize("system,status,select", [
+    ("attune1", "failed", ()), ("tasker", "error", ()), ("openagents", "failed", ()),
+    ("alakai", "failed", ("--filter", "renderer crashed"))])
+@pytest.mark.parametrize("mode", ["succeeded", "failed_again", "new_error"])
+def test_outcome_of_every_system_equals_the_store(act, stack, tmp_path, system, status, select,
+                                                  mode):
+    actlib.reload_fixture(system)
+    if system == "alakai":
+        alakai_seed()
+    c = actlib.CoreServer(system, tmp_path)
+    try:
+        outcome(c, mode)
+        a = act(system, core=c.url)
+        before = errors_before(system)
+        p = a.run("retry", "--status", status, *select, "--rate", "200", "--yes")
+        [b] = batches(a)
+        got = show(a, b["id"])
+        ids = [i["id"] for i in got["items"] if i["state"] == "ok"]
+        assert len(ids) >= 2 and got["ok"] == len(ids), (p.stderr, got)
+        if system == "alakai":
+            assert sorted(ids) == ALAKAI_IDS
+        truth = store_truth(system, ids, before)
+        assert set(truth.values()) == {mode}, truth
+        assert {i["id"]: i["outcome"] for i in got["items"] if i["state"] == "ok"} == truth
+        want = {k: 0 for k in ("succeeded", "failed_again", "new_error", "running", "unread")}
+        want[mode] = len(ids)
+        assert got["outcome"] == dict(want, read=True, why=None)
+    finally:
+        c.stop()
+        actlib.reload_fixture(system)
