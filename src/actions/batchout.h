@@ -21,6 +21,7 @@ typedef struct rd_batch_summary {
     int concurrency;         /* the same */
     rd_bout_counts outcome;
     bool outcome_read;       /* the store was read; false: outcome_why says why not */
+    size_t outcome_queries;  /* the queries (Redis rounds) that read took: the caller's */
     const char *outcome_why;
 } rd_batch_summary;
 

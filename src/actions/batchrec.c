@@ -357,7 +357,7 @@ static bool rec_line(rec_read *r, const char *line, size_t len, bool cut)
         ok = r->b->abandoned = true;
     else if (r->end && (cJSON_GetObjectItemCaseSensitive(o, "run") ||
                         cJSON_GetObjectItemCaseSensitive(o, "paused")))
-        ok = batchctl_line(r->b, o);
+        ok = batchctl_line(r->b, o) || rec_damaged(r, "a run or paused line that cannot be read");
     else
         ok = rec_damaged(r, "not a line of a batch record");
     cJSON_Delete(o);

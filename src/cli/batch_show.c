@@ -55,6 +55,7 @@ static cJSON *summary_json(const rd_batch_summary *s)
     cJSON_AddNumberToObject(out, "new_error", (double)s->outcome.new_error);
     cJSON_AddNumberToObject(out, "running", (double)s->outcome.running);
     cJSON_AddNumberToObject(out, "unread", (double)s->outcome.unread);
+    cJSON_AddNumberToObject(out, "queries", (double)s->outcome_queries);
     return o;
 }
 
@@ -133,7 +134,8 @@ static bool items_out(const rd_batch_info *b, const unsigned char *st, const uns
 }
 
 /* The outcomes of b's items from the store of its system (NULL with why when not read). */
-static unsigned char *outcomes(const rd_opts *opts, const rd_batch_info *b, char *why, size_t cap)
+static unsigned char *outcomes(const rd_opts *opts, const rd_batch_info *b, size_t *queries,
+                               char *why, size_t cap)
 {
     rd_opts so = *opts;
     so.system = b->system;
@@ -156,7 +158,9 @@ static unsigned char *outcomes(const rd_opts *opts, const rd_batch_info *b, char
         char *jpath = session_journal_path();
         rd_outtrack *t = have ? outtrack_new(sys, &prof, b, jpath, why, cap) : NULL;
         free(jpath);
-        if (t && outtrack_refresh(t, 0, why, cap)) {
+        bool read = t && outtrack_refresh(t, 0, why, cap);
+        *queries = t ? outtrack_queries(t) : 0;
+        if (read) {
             outs = malloc(b->total ? b->total : 1);
             if (outs)
                 memcpy(outs, outtrack_outs(t), b->total);
@@ -182,9 +186,11 @@ int batch_show(const rd_opts *opts, const rd_batch_info *b, bool json, unsigned 
         err_clean(san, "redrive: batch show: ", why);
         return RD_EXIT_FAIL;
     }
-    unsigned char *outs = outcomes(opts, b, owhy, sizeof owhy);
+    size_t queries = 0;
+    unsigned char *outs = outcomes(opts, b, &queries, owhy, sizeof owhy);
     rd_batch_summary s;
     batch_summary_make(b, batchrec_running(b), outs, owhy, &s);
+    s.outcome_queries = queries;
     if (json) {
         cJSON *o = summary_json(&s);
         char *text = cJSON_PrintUnformatted(o);

@@ -9,11 +9,13 @@ to end (POST /_coresrv/outcome), the journal in a private state dir."""
 import json
 import os
 import re
+import signal
 
 import pytest
 
 import actlib
 from test_act_batch import PAGE, batches, core, insert_bulk, sent  # noqa: F401
+from test_act_batch_resume import start_batch
 
 
 def outcome(c, result):
@@ -95,7 +97,7 @@ def test_show_counts_equal_the_stores_own_sql(act, core):
         "id": b["id"], "system": "attune2", "action": "retry", "state": "done",
         "pause_reason": None, "total": 30, "sent": 30, "ok": 30, "failed": 0, "unknown": 0,
         "held": 0, "rate": 500, "concurrency": 4, "selection": "status=failed text=widget melted",
-        "outcome": dict(count, read=True, why=None),
+        "outcome": dict(count, read=True, why=None, queries=1),
         "items": [{"item": n, "id": i, "parent": None, "state": "ok", "outcome": truth[i]}
                   for n, i in enumerate(item_ids)],
     }
@@ -126,7 +128,7 @@ def test_canary_pauses_when_the_core_makes_retries_fail_again(act, core):
     assert (got["state"], got["pause_reason"], got["sent"], got["ok"], got["total"]) == \
         ("paused", reason, 5, 5, 40), got
     assert got["outcome"] == {"read": True, "why": None, "succeeded": 0, "failed_again": 5,
-                              "new_error": 0, "running": 0, "unread": 0}
+                              "new_error": 0, "running": 0, "unread": 0, "queries": 1}
     paused = [r for r in record_lines(a, b["id"]) if isinstance(r, dict) and "paused" in r]
     assert len(paused) == 1 and paused[0]["reason"] == reason
     assert b["state"] == "paused"
@@ -155,7 +157,7 @@ def test_canary_goes_on_when_retries_succeed(act, core):
     got = show(a, b["id"])
     assert (got["state"], got["sent"], got["ok"]) == ("done", 30, 30)
     assert got["outcome"] == {"read": True, "why": None, "succeeded": 30, "failed_again": 0,
-                              "new_error": 0, "running": 0, "unread": 0}
+                              "new_error": 0, "running": 0, "unread": 0, "queries": 1}
 
 
 def test_canary_of_new_errors_goes_on_they_are_not_failing_again(act, core):
@@ -317,7 +319,74 @@ def test_outcome_of_every_system_equals_the_store(act, stack, tmp_path, system, 
         assert {i["id"]: i["outcome"] for i in got["items"] if i["state"] == "ok"} == truth
         want = {k: 0 for k in ("succeeded", "failed_again", "new_error", "running", "unread")}
         want[mode] = len(ids)
-        assert got["outcome"] == dict(want, read=True, why=None)
+        assert got["outcome"] == dict(want, read=True, why=None, queries=1)
     finally:
         c.stop()
         actlib.reload_fixture(system)
+
+
+def test_reading_is_bounded_a_query_a_page_of_500(act, core):
+    """1,201 accepted retries read in 3 queries (500 a page), never one a item."""
+    ids, _ = insert_bulk("flange warped", 1201, exhausted_every=0)
+    a = act("attune2", core=core.url, page_size=1000)
+    p = a.run("retry", "--status", "failed", "--filter", "flange warped", "--rate", "1000",
+              "--concurrency", "16", "--yes", timeout=240)
+    assert p.returncode == 0, p.stderr[-2000:]
+    [b] = batches(a)
+    got = show(a, b["id"])
+    assert (got["ok"], got["outcome"]["running"], got["outcome"]["queries"]) == (1201, 1201, 3)
+    assert {i["outcome"] for i in got["items"]} == {"running"}
+    assert store_outcomes(ids) == {i: "running" for i in ids}
+
+
+def test_running_batch_is_shown_running_and_not_resumed_twice(act, core):
+    """While a process sends a batch it holds the running lock: `batch show` says running,
+    a second resume is refused and sends nothing; once stopped (Ctrl-C) it is open again."""
+    insert_bulk("cog slipped", 40, exhausted_every=0)
+    a = act("attune2", core=core.url, page_size=PAGE)
+    p = start_batch(a, "retry", "--status", "failed", "--filter", "cog slipped", "--rate", "4",
+                    "--concurrency", "1", "--yes")
+    try:
+        for _ in range(3):
+            assert p.stdout.readline(), p.stderr.read()
+        [b] = batches(a)
+        got = show(a, b["id"])
+        assert got["state"] == "running" and 3 <= got["sent"] < 40, got
+        n = len(sent(core))
+        r = a.run("batch", "resume", b["id"], "--yes")
+        assert r.returncode == 1, r.stderr
+        assert "redrive: batch %s is running in another process: not sent" % b["id"] in r.stderr.splitlines()
+        assert len(sent(core)) <= n + 1            # only the running process's next one
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.wait(20)
+    assert p.returncode == 128 + signal.SIGINT, p.stderr
+    got = show(a, b["id"])
+    assert got["state"] == "open" and got["sent"] < 40, got
+
+
+def test_a_hostile_paused_line_is_shown_sanitized_and_a_bad_one_is_damage(act, core):
+    insert_bulk("axle bent", 12, exhausted_every=0)
+    a = act("attune2", core=core.url, page_size=PAGE)
+    p = a.run("retry", "--status", "failed", "--filter", "axle bent", "--rate", "500",
+              "--canary", "3", "--canary-wait", "2s", "--yes")
+    assert p.returncode == 1, p.stderr             # running successors: no outcome in 2 s
+    [b] = batches(a)
+    got = show(a, b["id"])
+    assert got["state"] == "paused" and got["pause_reason"].startswith(
+        "canary: no outcome of its 3 retries within 2s (0 succeeded, 0 failed again, 0 new "
+        "errors, 3 running, 0 not yet in the store)"), got
+    rec = os.path.join(str(a.tmpdir), "state", "redrive", "batches", b["id"] + ".batch")
+    with open(rec, "a") as f:
+        f.write(json.dumps({"paused": "2026-12-07T00:00:00Z", "operator": "x",
+                            "reason": "evil \x1b]0;owned\x07 \u202e done"}) + "\n")
+    t = a.run("batch", "show", b["id"])
+    assert t.returncode == 0, t.stderr
+    assert "  paused: evil \u241b]0;owned\u2407 <U+202E> done" in t.stdout.splitlines(), t.stdout
+    assert "\x1b" not in t.stdout and "\u202e" not in t.stdout
+    with open(rec, "a") as f:
+        f.write(json.dumps({"paused": "2026-12-07T00:00:01Z", "reason": 7}) + "\n")
+    lines = len(open(rec).read().splitlines())      # the bad line is the last
+    t = a.run("batch", "show", b["id"])
+    assert t.returncode == 1, t.stderr
+    assert "is damaged: line %d: a run or paused line that cannot be read" % lines in t.stderr, t.stderr
