@@ -27,7 +27,8 @@ static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n,
     char pace[160];
     act_pace_line(n, rate > 0 ? rate : sys->rate_limit, t->concurrency, pace, sizeof pace);
     fprintf(stderr, "redrive: %zu to send: %s\n", n, pace);
-    act_guard_line(&t->guard, n);
+    if (o->kind == RD_ACT_RETRY)
+        act_guard_line(&t->guard, n);     /* only a retry has an outcome to guard by */
     int rc = act_must_ask(o);
     if (rc >= 0)
         return rc;

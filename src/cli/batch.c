@@ -335,7 +335,8 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
             act_pace_line(n, ro.rate > 0 ? ro.rate : sys->rate_limit, ro.concurrency, pace,
                           sizeof pace);
             fprintf(stderr, "redrive: %zu to send: %s\n", n, pace);
-            act_guard_line(&g, n);
+            if (!strcmp(b->action, "retry"))
+                act_guard_line(&g, n);
             rc = confirm(o, sys, n);
             if (rc == RD_EXIT_OK)
                 rc = batch_exec(ss, base, b, &ro, &g, san);

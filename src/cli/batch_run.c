@@ -275,10 +275,12 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b, const rd_b
         batchrec_unlock_run(b, lock);
         return RD_EXIT_FAIL;
     }
+    bool retry = b->action && !strcmp(b->action, "retry");   /* only a retry has an outcome */
     char *jpath = session_journal_path();
-    x.track = outtrack_new(sys, session_profile(ss), b, jpath, x.track_why, sizeof x.track_why);
+    x.track = retry ? outtrack_new(sys, session_profile(ss), b, jpath, x.track_why,
+                                   sizeof x.track_why) : NULL;
     free(jpath);
-    if (!x.track)
+    if (!x.track && retry)
         err_clean(san, "redrive: outcome not read: ", x.track_why);
     x.tick = loop_timer_new(base, on_tick, &x);
     int sigs[] = {SIGINT, SIGTERM, SIGHUP};
@@ -289,7 +291,7 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b, const rd_b
     size_t sent = 0;
     bool go = true;
     size_t left = o->resend_unknown ? b->unknown : b->total - (b->ok + b->failed + b->unknown);
-    if (g->canary && g->canary < left) {    /* a canary of the whole batch is the batch */
+    if (retry && g->canary && g->canary < left) {   /* a canary of the whole batch is it */
         rd_batchrun_opts co = *o;
         co.limit = g->canary;
         go = run_part(&x, ss, &co);
@@ -308,7 +310,7 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b, const rd_b
         if (run_part(&x, ss, o)) {
             int rc2 = run_end(&x, &sent);
             rc = rc != RD_EXIT_OK ? rc : rc2;
-        } else if (!g->canary || g->canary >= left) {
+        } else if (!retry || !g->canary || g->canary >= left) {
             rc = RD_EXIT_FAIL;
         }
         if (x.tripped) {

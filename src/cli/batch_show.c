@@ -104,8 +104,8 @@ static bool items_out(const rd_batch_info *b, const unsigned char *st, const uns
             continue;
         const char *state = ITEM_STATE[st[item] <= BITEM_UNKNOWN ? st[item] : BITEM_UNKNOWN];
         const char *out = outs ? bout_name((rd_bout)outs[item]) : "unread";
-        if (!outs && st[item] != BITEM_OK)
-            out = "none";
+        if (!outs && (st[item] != BITEM_OK || strcmp(b->action, "retry") != 0))
+            out = "none";             /* not accepted, or not a retry: nothing to follow */
         if (json) {
             cJSON *o = cJSON_CreateObject();
             cJSON_AddNumberToObject(o, "item", (double)item);
@@ -143,7 +143,10 @@ static unsigned char *outcomes(const rd_opts *opts, const rd_batch_info *b, size
     rd_session_io io = {0};
     rd_session_status st = session_open(ss, so.system, &io);
     unsigned char *outs = NULL;
-    if (st != SESSION_OK) {
+    if (!b->action || strcmp(b->action, "retry") != 0) {
+        snprintf(why, cap, "a %s batch has no outcome to follow (retries only)",
+                 b->action ? b->action : "?");
+    } else if (st != SESSION_OK) {
         snprintf(why, cap, "system %s: its config or profile did not load",
                  b->system ? b->system : "?");
     } else {

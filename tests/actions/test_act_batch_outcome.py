@@ -390,3 +390,28 @@ def test_a_hostile_paused_line_is_shown_sanitized_and_a_bad_one_is_damage(act, c
     t = a.run("batch", "show", b["id"])
     assert t.returncode == 1, t.stderr
     assert "is damaged: line %d: a run or paused line that cannot be read" % lines in t.stderr, t.stderr
+
+
+def test_a_resolve_batch_has_no_outcome_and_no_breaker(act, stack, tmp_path):
+    actlib.reload_fixture("tasker")
+    c = actlib.CoreServer("tasker", tmp_path)
+    try:
+        a = act("tasker", core=c.url)
+        p = a.run("resolve", "--dlq", "--dlq-reason", "staleness_timeout", "--canary", "1",
+                  "--yes")
+        assert p.returncode == 2 and "unknown argument '--canary'" in p.stderr, p.stderr
+        p = a.run("resolve", "--dlq", "--dlq-reason", "staleness_timeout", "--yes")
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert "breaker" not in p.stderr and "outcome" not in p.stderr, p.stderr
+        [b] = batches(a)
+        r = a.run("batch", "show", b["id"], "--json")
+        assert r.returncode == 3, r.stderr
+        got = json.loads(r.stdout)
+        assert got["action"] == "resolve" and got["ok"] == 1
+        assert got["outcome"] == {"read": False, "why": "a resolve batch has no outcome to "
+                                  "follow (retries only)", "succeeded": 0, "failed_again": 0,
+                                  "new_error": 0, "running": 0, "unread": 0, "queries": 0}
+        assert [i["outcome"] for i in got["items"]] == ["none"]
+    finally:
+        c.stop()
+        actlib.reload_fixture("tasker")
