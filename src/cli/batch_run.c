@@ -37,6 +37,8 @@ typedef struct bx {
     double wait_until;
     char trip[600];
     char track_why[400];      /* why the outcome is not read ("" while it is) */
+    double next_read, backoff;   /* a store that failed is asked again later (5 s .. 30 s):
+                                  * its reads block this loop, the CLI's, for their timeout */
 } bx;
 
 bool batch_guard_parse(const char *canary, const char *wait, const char *refail,
@@ -130,10 +132,16 @@ static bool refresh(bx *x, size_t pages)
     char why[400];
     if (!x->track)
         return false;
+    double now = clock_mono();
+    if (now < x->next_read)
+        return false;
     if (outtrack_refresh(x->track, pages, why, sizeof why)) {
         x->track_why[0] = 0;
+        x->backoff = 0;
         return true;
     }
+    x->backoff = x->backoff > 0 ? (x->backoff * 2 < 30 ? x->backoff * 2 : 30) : 5;
+    x->next_read = clock_mono() + x->backoff;
     if (!x->track_why[0] || strcmp(x->track_why, why) != 0)
         err_clean(x->san, "redrive: outcome not read: ", why);
     snprintf(x->track_why, sizeof x->track_why, "%s", why);

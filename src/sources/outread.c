@@ -56,8 +56,8 @@ static bool pg_open(rd_outread *t, char *why, size_t cap)
         url = secret_resolve_now(c->store.url, &is_cmd, &cmd, pwhy, sizeof pwhy);
     const char *k[] = {"dbname", "connect_timeout", "application_name", "options", "password",
                        "sslmode", "sslrootcert", "sslcert", "sslkey", NULL};
-    const char *v[] = {url ? url : c->store.url, "5", "redrive-outcome",
-                       "-c default_transaction_read_only=on -c statement_timeout=10000", pw,
+    const char *v[] = {url ? url : c->store.url, "3", "redrive-outcome",
+                       "-c default_transaction_read_only=on -c statement_timeout=5000", pw,
                        c->store.ssl.mode, c->store.ssl.rootcert, c->store.ssl.cert,
                        c->store.ssl.key, NULL};
     for (size_t i = 4; k[i]; i++)
@@ -205,7 +205,7 @@ static bool rd_open(rd_outread *t, char *why, size_t cap)
                  "is %s): not read", u.tls ? "TLS" : "a host name");
         ok = false;
     }
-    struct timeval tv = {5, 0};
+    struct timeval tv = {3, 0};
     if (ok) {
         t->rc = u.path[0] ? redisConnectUnixWithTimeout(u.path, tv)
                           : redisConnectWithTimeout(u.host, u.port, tv);
