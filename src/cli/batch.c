@@ -89,6 +89,12 @@ static bool parse(int argc, char **argv, batch_opts *o)
     return (list && !o->id) || (one && o->id);
 }
 
+/* The record's state, or "running" while a process sends it (its running lock). */
+static const char *state_now(const rd_batch_info *b)
+{
+    return !b->abandoned && batchrec_running(b) ? "running" : batch_info_state(b);
+}
+
 static void json_row(cJSON *arr, const rd_batch_info *b)
 {
     cJSON *o = cJSON_CreateObject();
@@ -100,7 +106,7 @@ static void json_row(cJSON *arr, const rd_batch_info *b)
     cJSON_AddNumberToObject(o, "ok", (double)b->ok);
     cJSON_AddNumberToObject(o, "failed", (double)b->failed);
     cJSON_AddNumberToObject(o, "unknown", (double)b->unknown);
-    cJSON_AddStringToObject(o, "state", batch_info_state(b));
+    cJSON_AddStringToObject(o, "state", state_now(b));
     cJSON_AddStringToObject(o, "created", b->created ? b->created : "");
     cJSON_AddStringToObject(o, "selection", b->selection ? b->selection : "");
     cJSON_AddItemToArray(arr, o);
@@ -141,7 +147,7 @@ static int list(const batch_opts *o, unsigned san)
             int w = sanitize_fit(sys, 12, col, sizeof col, san);
             printf("%-16s  %s%*s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, col,
                    12 - w, "", b->action, b->total, b->ok + b->failed + b->unknown, b->ok,
-                   b->failed, b->unknown, batch_info_state(b), sel);
+                   b->failed, b->unknown, state_now(b), sel);
             free(sys);
             free(sel);
         }

@@ -350,6 +350,7 @@ def test_running_batch_is_shown_running_and_not_resumed_twice(act, core):
         for _ in range(3):
             assert p.stdout.readline(), p.stderr.read()
         [b] = batches(a)
+        assert b["state"] == "running", b
         got = show(a, b["id"])
         assert got["state"] == "running" and 3 <= got["sent"] < 40, got
         n = len(sent(core))
