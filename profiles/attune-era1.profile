@@ -451,13 +451,24 @@ SELECT w.id::text AS id,
 -- orig_error: the retried attempt's own (the group it is compared with when the batch
 -- record froze none). One query a page, never one a item.
 -- The attempt is the successor in the chain: the row whose config names this one as
--- retry_of (era 1 keeps the retry links in config JSON).
+-- retry_of (era 1 keeps the retry links in config JSON, which Attune's own indexes do not
+-- cover). One walk of the (created) index from the oldest retried execution's creation on
+-- (a successor is created after what it retries), not a scan per item: its cost is the
+-- rows created since the batch's oldest item.
 -- uses index: execution (id)
--- uses index: execution ((config->>'retry_of')::bigint)
+-- uses index: execution (created)
 WITH b AS (
-  SELECT e.id, left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS orig_error
+  SELECT e.id, e.created,
+         left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS orig_error
     FROM execution e
-   WHERE e.id = ANY (ARRAY(SELECT x::bigint FROM unnest($1::text[]) x WHERE x ~ '^[0-9]{1,18}$')))
+   WHERE e.id = ANY (ARRAY(SELECT x::bigint FROM unnest($1::text[]) x WHERE x ~ '^[0-9]{1,18}$'))),
+s AS (
+  SELECT DISTINCT ON (n.config->>'retry_of') n.config->>'retry_of' AS of, n.id, n.status, n.result
+    FROM execution n
+   WHERE n.created >= (SELECT min(b.created) FROM b)
+     AND n.config ? 'retry_of'
+     AND n.config->>'retry_of' = ANY ($1::text[])
+   ORDER BY n.config->>'retry_of', n.id)
 SELECT b.id::text AS id,
        CASE WHEN s.id IS NULL THEN NULL
             WHEN s.status::text = 'completed' THEN 'succeeded'
@@ -467,6 +478,4 @@ SELECT b.id::text AS id,
        left(COALESCE(s.result->>'error', s.result->>'message'), 4096) AS error,
        b.orig_error
   FROM b
-  LEFT JOIN LATERAL (SELECT n.id, n.status, n.result FROM execution n
-                      WHERE n.config ? 'retry_of' AND (n.config->>'retry_of')::bigint = b.id
-                      ORDER BY n.id LIMIT 1) s ON true
+  LEFT JOIN s ON s.of = b.id::text
