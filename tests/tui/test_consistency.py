@@ -363,17 +363,23 @@ def test_every_number_equals_the_stores_sql_at_scale(tmp_path):
         got = dict(re.findall(r"([a-z_]+) (\S+)", counts))
         assert got == {s: ("\u2248%d" % want["est"][s] if got.get(s, "").startswith("\u2248") else str(n))
                        for s, n in want["exact"].items()}, (counts, want)
-        # the history: a sample every 10 s; its newest retry-eligible and failure rate
+        # the history: a sample every 10 s; its newest retry-eligible (an upper bound: the
+        # chart says so as the fleet and the overview do) and failure rate
         t.child.send("H")
-        t.wait_until(lambda: "retry-eligible  now %s" % hist_text(want["eligible"], False) in t.text(), secs=25,
-                     what="history's retry-eligible chart at the store's count")
+        t.wait_until(lambda: "retry-eligible  now <=%s  (<=: " % hist_text(want["eligible"], False) in t.text(),
+                     secs=25, what="history's retry-eligible chart at the store's count, marked an upper bound")
+        assert re.search(r"retry-eligible  now <=%s  \(<=: \d+ upper bounds?\)" % hist_text(want["eligible"], False),
+                         t.text()), t.text()
         assert "failures/min  now %s" % hist_text(want["rate"], True) in t.text(), t.text()
         t.quit()
     finally:
         if t.child.isalive():
             t.child.kill(9)
-    hist = snap(tmp_path, conf, "--system", "scale", "snapshot", "--view", "history")["history"]["series"]
-    last = [v for _, v in hist["retry_eligible"] if v is not None]
-    assert last and last[-1] == want["eligible"], hist["retry_eligible"][-3:]
+    whole = snap(tmp_path, conf, "--system", "scale", "snapshot", "--view", "history")["history"]
+    hist = whole["series"]
+    last = [(t, v) for t, v in hist["retry_eligible"] if v is not None]
+    assert last and last[-1][1] == want["eligible"], hist["retry_eligible"][-3:]
+    # every sample the console took is the store's upper bound, and the JSON says so
+    assert whole["bounds"] == {"retry_eligible": [[t, "upper"] for t, _ in last]}, (whole["bounds"], last)
     rates = [v for _, v in hist["failures_per_min"] if v is not None]
     assert rates and abs(rates[-1] - want["rate"]) < 1e-6, hist["failures_per_min"][-3:]
