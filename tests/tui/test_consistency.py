@@ -383,3 +383,343 @@ def test_every_number_equals_the_stores_sql_at_scale(tmp_path):
     assert whole["bounds"] == {"retry_eligible": [[t, "upper"] for t, _ in last]}, (whole["bounds"], last)
     rates = [v for _, v in hist["failures_per_min"] if v is not None]
     assert rates and abs(rates[-1] - want["rate"]) < 1e-6, hist["failures_per_min"][-3:]
+
+
+# ---- Tasker and OpenAgents at scale (issue 34): every view and list against the store ----
+
+def _admin(db):
+    c = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_" + db.upper()])
+    c.autocommit = True
+    cur = c.cursor()
+    cur.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCALE)
+    return c, cur
+
+
+def fill_tasker():
+    """60,000 settled steps (ANALYZEd: complete and error come from the statistics), 130 DLQ
+    entries (more than a page; three reasons; 10 resolved), then, with no ANALYZE since, 400
+    steps that failed in the last 4 minutes, 100 that failed 2.5 minutes ago and are running
+    again (Tasker retries by itself: their error is not their state now), 5 pending steps
+    (the oldest 1 h 38 min old) and 3 enqueued."""
+    c, cur = _admin("tasker")
+    cur.execute(fx._ddl("tasker.sql", SCALE))
+    cur.execute("SET search_path = %s, public" % SCALE)
+    cur.execute("INSERT INTO named_tasks (named_task_uuid, name) VALUES (md5('nt')::uuid, 'checkout')")
+    cur.execute("INSERT INTO named_steps (named_step_uuid, name) VALUES (md5('ns1')::uuid, 'charge'), "
+                "(md5('ns2')::uuid, 'ship')")
+    cur.execute("""INSERT INTO tasks (task_uuid, named_task_uuid, identity_hash, correlation_id, requested_at)
+                   SELECT md5('t' || i)::uuid, md5('nt')::uuid, 'h' || i, md5('c' || i)::uuid,
+                          (now() AT TIME ZONE 'UTC') - interval '4 hours'
+                     FROM generate_series(0, 599) i""")
+    err = """jsonb_build_object('error', jsonb_build_object('message', %s, 'error_type', 'RetryableError'))"""
+    cur.execute("""
+        INSERT INTO workflow_steps (workflow_step_uuid, task_uuid, named_step_uuid, attempts, max_attempts,
+                                    processed, results, created_at, updated_at)
+        SELECT md5('s' || i)::uuid, md5('t' || (i % 600))::uuid, md5('ns' || (1 + i % 2))::uuid,
+               CASE WHEN i % 20 = 0 THEN 1 + i / 20 % 3 ELSE 1 END, 3, i % 20 <> 0,
+               CASE WHEN i % 20 = 0 THEN """ + err % "'card processor timeout'" + """ END,
+               (now() AT TIME ZONE 'UTC') - interval '3 hours' - (60000 - i) * interval '100 milliseconds',
+               (now() AT TIME ZONE 'UTC') - interval '3 hours'
+          FROM generate_series(1, 60000) i""")
+    cur.execute("""
+        INSERT INTO workflow_step_transitions (workflow_step_transition_uuid, workflow_step_uuid, to_state,
+                                               from_state, sort_key, most_recent, created_at)
+        SELECT md5('x' || i)::uuid, md5('s' || i)::uuid, CASE WHEN i % 20 = 0 THEN 'error' ELSE 'complete' END,
+               'in_progress', 0, true,
+               (now() AT TIME ZONE 'UTC') - interval '3 hours' - (60000 - i) * interval '100 milliseconds'
+                 + interval '2 seconds'
+          FROM generate_series(1, 60000) i""")
+    cur.execute("""
+        INSERT INTO tasks_dlq (dlq_entry_uuid, task_uuid, original_state, dlq_reason, dlq_timestamp,
+                               resolution_status)
+        SELECT md5('d' || i)::uuid, md5('t' || i)::uuid, 'error',
+               (CASE WHEN i % 6 < 3 THEN 'max_retries_exceeded' WHEN i % 6 < 5 THEN 'worker_unavailable'
+                     ELSE 'staleness_timeout' END)::dlq_reason,
+               (now() AT TIME ZONE 'UTC') - i * interval '1 minute',
+               (CASE WHEN i < 120 THEN 'pending' ELSE 'manually_resolved' END)::dlq_resolution_status
+          FROM generate_series(0, 129) i""")
+    cur.execute("VACUUM (ANALYZE) workflow_steps")
+    cur.execute("VACUUM (ANALYZE) workflow_step_transitions")
+    # written a moment ago, no ANALYZE since: 400 failing now, 100 failed and retrying
+    cur.execute("""
+        INSERT INTO workflow_steps (workflow_step_uuid, task_uuid, named_step_uuid, attempts, max_attempts,
+                                    results, created_at, updated_at)
+        SELECT md5('f' || k)::uuid, md5('t' || (k % 600))::uuid, md5('ns1')::uuid, 1 + k % 3, 3,
+               """ + err % "'PaymentGateway: timed out'" + """,
+               (now() AT TIME ZONE 'UTC') - interval '1 hour' + k * interval '1 millisecond',
+               (now() AT TIME ZONE 'UTC')
+          FROM generate_series(1, 500) k""")
+    cur.execute("""
+        INSERT INTO workflow_step_transitions (workflow_step_transition_uuid, workflow_step_uuid, to_state,
+                                               from_state, sort_key, most_recent, created_at)
+        SELECT md5('fx' || k || '-' || s)::uuid, md5('f' || k)::uuid,
+               (ARRAY['in_progress', 'error', 'waiting_for_retry', 'enqueued', 'in_progress'])[s + 1],
+               (ARRAY[NULL, 'in_progress', 'error', 'waiting_for_retry', 'enqueued'])[s + 1], s,
+               s = CASE WHEN k <= 400 THEN 1 ELSE 4 END,
+               CASE WHEN k <= 400 THEN (now() AT TIME ZONE 'UTC') - (k * 600 + 1000 - s * 1000) * interval '1 millisecond'
+                    ELSE (now() AT TIME ZONE 'UTC') - interval '3 minutes' + s * interval '30 seconds' END
+          FROM generate_series(1, 500) k, generate_series(0, 4) s
+         WHERE s <= CASE WHEN k <= 400 THEN 1 ELSE 4 END""")
+    cur.execute("""
+        INSERT INTO workflow_steps (workflow_step_uuid, task_uuid, named_step_uuid, created_at, updated_at)
+        SELECT md5('q' || k)::uuid, md5('t' || k)::uuid, md5('ns2')::uuid,
+               CASE WHEN k <= 5 THEN (now() AT TIME ZONE 'UTC') - interval '1 hour 38 minutes 30 seconds' + k * interval '1 second'
+                    ELSE (now() AT TIME ZONE 'UTC') - interval '10 minutes' END,
+               (now() AT TIME ZONE 'UTC')
+          FROM generate_series(1, 8) k""")
+    cur.execute("""
+        INSERT INTO workflow_step_transitions (workflow_step_transition_uuid, workflow_step_uuid, to_state,
+                                               sort_key, most_recent, created_at)
+        SELECT md5('qx' || k)::uuid, md5('q' || k)::uuid, 'enqueued', 0, true,
+               (now() AT TIME ZONE 'UTC') - interval '9 minutes'
+          FROM generate_series(6, 8) k""")
+    fx._grant_read(cur, "tasker", SCALE, "redrive_ro")
+    c.close()
+
+
+def tasker_truth():
+    """The store's own answers (SQL written here): a failure is a step's transition into
+    `error`, counted when it happened, whatever the step did next."""
+    with psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_TASKER"]) as c, c.cursor() as cur:
+        cur.execute("SET search_path = %s, public" % SCALE)
+        now = "(now() AT TIME ZONE 'UTC')"
+        q = {
+            "rate": "SELECT count(*) / 5.0 FROM workflow_step_transitions WHERE to_state = 'error' "
+                    "AND created_at > %s - interval '5 minutes'" % now,
+            "eligible": "SELECT count(*) FROM workflow_step_transitions t JOIN workflow_steps s USING (workflow_step_uuid) "
+                        "WHERE t.most_recent AND t.to_state IN ('error', 'waiting_for_retry') AND (COALESCE(s.attempts, 0) = 0 "
+                        "OR (COALESCE(s.max_attempts, 3) > 0 AND s.retryable AND COALESCE(s.attempts, 0) < COALESCE(s.max_attempts, 3)))",
+            "oldest": "SELECT extract(epoch FROM %s - min(s.created_at))::float FROM workflow_steps s "
+                      "LEFT JOIN workflow_step_transitions t ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent "
+                      "WHERE COALESCE(t.to_state, 'pending') IN ('pending', 'enqueued')" % now,
+            "dlq": "SELECT count(*) FROM tasks_dlq WHERE resolution_status = 'pending'",
+            "groups": "SELECT count(*) FROM workflow_step_transitions WHERE most_recent AND to_state = 'error' "
+                      "AND created_at > %s - interval '1 hour'" % now,
+        }
+        out = {}
+        for k, sql in q.items():
+            cur.execute(sql)
+            out[k] = cur.fetchone()[0]
+        cur.execute("SELECT COALESCE(t.to_state, 'pending'), count(*) FROM workflow_steps s "
+                    "LEFT JOIN workflow_step_transitions t ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent "
+                    "GROUP BY 1")
+        out["exact"] = dict(cur.fetchall())
+        cur.execute("""SELECT u.v, round(u.f * c.reltuples)::bigint
+                         FROM pg_class c, pg_stats s,
+                              unnest(s.most_common_vals::text::text[], s.most_common_freqs) u(v, f)
+                        WHERE c.oid = 'workflow_steps'::regclass AND s.schemaname = %s
+                          AND s.tablename = 'workflow_step_transitions' AND s.attname = 'to_state'""", (SCALE,))
+        out["est"] = dict(cur.fetchall())
+        cur.execute("SELECT workflow_step_uuid::text FROM workflow_steps ORDER BY created_at DESC, workflow_step_uuid DESC "
+                    "LIMIT 100")
+        out["page"] = [r[0] for r in cur.fetchall()]
+        cur.execute("SELECT dlq_entry_uuid::text FROM tasks_dlq WHERE resolution_status = 'pending' "
+                    "ORDER BY dlq_timestamp DESC, dlq_entry_uuid DESC LIMIT 50")
+        out["dlq_page"] = [r[0] for r in cur.fetchall()]
+        cur.execute("SELECT dlq_reason::text, count(*) FROM tasks_dlq WHERE resolution_status = 'pending' "
+                    "GROUP BY 1 ORDER BY 2 DESC, 1")
+        out["dlq_by_reason"] = [[k, str(n)] for k, n in cur.fetchall()]
+        # one of the steps retrying now: its transitions, oldest first (its chain)
+        cur.execute("SELECT to_state FROM workflow_step_transitions WHERE workflow_step_uuid = md5('f450')::uuid "
+                    "ORDER BY sort_key")
+        out["chain"] = [r[0] for r in cur.fetchall()]
+    out["chain_id"] = str(__import__("uuid").UUID(__import__("hashlib").md5(b"f450").hexdigest()))
+    return out
+
+
+def fill_openagents():
+    """60,000 settled jobs (ANALYZEd: completed and failed from the statistics; 1,500 dead,
+    1,500 with retries left), 12 workers (4 with a heartbeat past the 120 s that makes them
+    dead), then, no ANALYZE since, 300 jobs created half an hour ago that failed in the last
+    4.5 minutes (200 of them out of retries: dead), and a handful live: 5 queued (the oldest
+    1 h 38 min old; 3 tagged email), 3 running."""
+    c, cur = _admin("openagents")
+    cur.execute(fx._ddl("openagents.sql", SCALE))
+    cur.execute("SET search_path = %s, public" % SCALE)
+    cur.execute("""
+        INSERT INTO jobs (job_id, name, status, max_retries, retry_count, error, created_at, updated_at,
+                          completed_at)
+        SELECT 'j' || lpad(i::text, 6, '0'), 'job' || (i % 5),
+               CASE WHEN i % 20 = 0 THEN 'failed' ELSE 'completed' END, 2,
+               CASE WHEN i % 20 = 0 THEN i / 20 % 4 ELSE 0 END,
+               CASE WHEN i % 20 = 0 THEN json_build_object('type', CASE WHEN i % 40 = 0 THEN 'TimeoutError'
+                                                                      ELSE 'RuntimeError' END,
+                                                            'message', 'worker lost') END,
+               extract(epoch FROM now()) - 10800 - (60000 - i) * 0.1,
+               extract(epoch FROM now()) - 10800 - (60000 - i) * 0.1 + 2,
+               extract(epoch FROM now()) - 10800 - (60000 - i) * 0.1 + 2
+          FROM generate_series(1, 60000) i""")
+    cur.execute("""
+        INSERT INTO workers (worker_id, hostname, status, last_heartbeat, running_jobs, tags)
+        SELECT 'w' || k, 'host' || k, 'active',
+               extract(epoch FROM now()) - CASE WHEN k <= 4 THEN 600 ELSE 10 END, '[]', '["email"]'
+          FROM generate_series(1, 12) k""")
+    cur.execute("VACUUM (ANALYZE) jobs")
+    cur.execute("""
+        INSERT INTO jobs (job_id, name, status, max_retries, retry_count, error, created_at, updated_at,
+                          completed_at)
+        SELECT 'p' || lpad(k::text, 6, '0'), 'pay.charge', 'FAILED', 1, k % 3,
+               json_build_object('type', 'PaymentError', 'message', 'PaymentGateway: timed out'),
+               extract(epoch FROM now()) - 1800, extract(epoch FROM now()) - k * 0.9,
+               extract(epoch FROM now()) - k * 0.9
+          FROM generate_series(1, 300) k""")
+    cur.execute("""
+        INSERT INTO jobs (job_id, name, status, max_retries, retry_count, created_at, updated_at)
+        SELECT 'l' || k, 'live', CASE WHEN k <= 5 THEN 'queued' ELSE 'running' END, 1, 0,
+               extract(epoch FROM now()) - CASE WHEN k <= 5 THEN 5910 - k ELSE 600 END,
+               extract(epoch FROM now())
+          FROM generate_series(1, 8) k""")
+    cur.execute("INSERT INTO job_tags (job_id, tag) SELECT 'l' || k, 'email' FROM generate_series(1, 3) k")
+    fx._grant_read(cur, "openagents", SCALE, "redrive_ro")
+    c.close()
+
+
+def openagents_truth():
+    with psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_OPENAGENTS"]) as c, c.cursor() as cur:
+        cur.execute("SET search_path = %s, public" % SCALE)
+        dead = "lower(status) = 'failed' AND retry_count >= max_retries"
+        q = {
+            "rate": "SELECT count(*) / 5.0 FROM jobs WHERE lower(status) = 'failed' "
+                    "AND COALESCE(completed_at, updated_at) > extract(epoch FROM now()) - 300",
+            "eligible": "SELECT count(*) FROM jobs WHERE lower(status) = 'failed' AND retry_count < max_retries",
+            "oldest": "SELECT (extract(epoch FROM now()) - min(created_at))::float FROM jobs WHERE lower(status) = 'queued'",
+            "dlq": "SELECT count(*) FROM jobs WHERE " + dead,
+            "groups": "SELECT count(*) FROM jobs WHERE lower(status) = 'failed' AND created_at > extract(epoch FROM now()) - 3600",
+            "workers": "SELECT count(*) FROM workers",
+            "stale": "SELECT count(*) FROM workers WHERE last_heartbeat < extract(epoch FROM now()) - 120",
+        }
+        out = {}
+        for k, sql in q.items():
+            cur.execute(sql)
+            out[k] = cur.fetchone()[0]
+        cur.execute("SELECT status, count(*) FROM jobs GROUP BY 1")
+        raw = dict(cur.fetchall())
+        cur.execute("""SELECT u.v, round(u.f * c.reltuples)::bigint
+                         FROM pg_class c, pg_stats s,
+                              unnest(s.most_common_vals::text::text[], s.most_common_freqs) u(v, f)
+                        WHERE c.oid = 'jobs'::regclass AND s.schemaname = %s
+                          AND s.tablename = 'jobs' AND s.attname = 'status'""", (SCALE,))
+        est = {k: v for k, v in cur.fetchall() if v >= 2000}
+        # a status in either case is one: the big one's estimate plus the other case's exact count
+        out["exact"], out["est"] = {}, {}
+        for r, n in raw.items():
+            out["exact"][r.lower()] = out["exact"].get(r.lower(), 0) + n
+            out["est"][r.lower()] = out["est"].get(r.lower(), 0) + est.get(r, n)
+        cur.execute("SELECT job_id FROM jobs ORDER BY created_at DESC, job_id DESC LIMIT 100")
+        out["page"] = [r[0] for r in cur.fetchall()]
+        cur.execute("SELECT job_id FROM jobs WHERE " + dead + " ORDER BY created_at DESC, job_id DESC LIMIT 50")
+        out["dlq_page"] = [r[0] for r in cur.fetchall()]
+        cur.execute("SELECT error->>'type', count(*) FROM jobs WHERE " + dead + " GROUP BY 1 ORDER BY 2 DESC, 1")
+        out["dlq_by_reason"] = [[k, str(n)] for k, n in cur.fetchall()]
+        cur.execute("SELECT COALESCE(t.tag, '(untagged)'), count(*) FROM jobs j LEFT JOIN job_tags t USING (job_id) "
+                    "WHERE lower(j.status) = 'queued' GROUP BY 1")
+        out["queues"] = dict(cur.fetchall())
+    return out
+
+
+def scale_pair_config(tmp_path):
+    p = tmp_path / "pair.conf"
+    p.write_text('[system "tsk"]\nprofile = tasker\nstore = %s\nschema = %s\npoll = 2s\n\n'
+                 '[system "oa"]\nprofile = openagents\nstore = %s\nschema = %s\npoll = 2s\n'
+                 % (os.environ["RD_PG_DSN_TASKER"], SCALE, os.environ["RD_PG_DSN_OPENAGENTS"], SCALE))
+    return p
+
+
+def check_system_json(tmp_path, conf, name, want, fleet):
+    """One system's fleet row, overview and lists (`snapshot --json`) against the store."""
+    row = next(r for r in fleet if r["system"] == name)
+    ctx = (name, row, {k: v for k, v in want.items() if not isinstance(v, list)})
+    assert row["retry_eligible"] == want["eligible"] and row["retry_eligible_source"] == "store", ctx
+    assert not row["retry_eligible_lower_bound"] and not row["retry_eligible_upper_bound"], ctx
+    assert row["failing_per_min"] == float(want["rate"]), ctx
+    assert abs(row["oldest_queued_age_s"] - want["oldest"]) < 30 and row["oldest_queued_source"] == "store", ctx
+    assert row["dlq_size"] == want["dlq"], ctx
+    one = snap(tmp_path, conf, "--system", name, "snapshot")
+    assert (one["retry_eligible"], one["failing_rate"], one["dlq_total"]) == \
+        (want["eligible"], float(want["rate"]), want["dlq"]), (name, one["retry_eligible"], one["failing_rate"])
+    assert abs(one["oldest_queued_age_s"] - want["oldest"]) < 30, (name, one["oldest_queued_age_s"], want)
+    for c in one["counts"]:        # exact, or the statistics' estimate marked as one
+        src = want["est"] if c["estimated"] else want["exact"]
+        assert c["count"] == src[c["status"]], (name, c, want["exact"], want["est"])
+    assert any(c["estimated"] for c in one["counts"]), (name, one["counts"])
+    assert {c["status"] for c in one["counts"]} == set(want["exact"]), (name, one["counts"], want["exact"])
+    # the executions list: the store's newest page, more beyond it
+    assert one["executions_more"] is True, name
+    assert [e["id"] for e in one["executions"]] == want["page"][:len(one["executions"])], name
+    assert len(one["executions"]) >= 50, (name, len(one["executions"]))
+    # the DLQ: the store's pending entries, the newest page of them
+    d = snap(tmp_path, conf, "--system", name, "snapshot", "--view", "dlq")
+    assert d["dlq_total"] == want["dlq"] and [e["id"] for e in d["dlq"]] == want["dlq_page"], \
+        (name, d["dlq_total"], [e["id"] for e in d["dlq"]][:3], want["dlq_page"][:3])
+    # the error groups: every failure of the window in the store
+    g = snap(tmp_path, conf, "--system", name, "snapshot", "--view", "groups")
+    assert g["groups_scope"] == "store" and not g["groups_capped"], (name, g["groups_scope"])
+    assert g["groups_failures"] == want["groups"] == sum(x["count"] for x in g["groups"]), \
+        (name, g["groups_failures"], want["groups"])
+    return one
+
+
+def test_tasker_and_openagents_every_view_equals_the_store_at_scale(tmp_path):
+    """Tasker and OpenAgents on stores past every threshold (more rows than a page, the
+    estimate threshold crossed, a handful of live rows, failures written a moment ago with
+    no ANALYZE): the fleet, the overview, the executions, DLQ, groups, queues, workers and
+    chain lists, the DLQ's group-by and the history equal the store's own SQL."""
+    fill_tasker()
+    fill_openagents()
+    conf = scale_pair_config(tmp_path)
+    tw, ow = tasker_truth(), openagents_truth()
+    assert tw["rate"] > 90 and tw["dlq"] > 50 and tw["oldest"] > 5880, tw["rate"]
+    assert ow["rate"] > 50 and ow["dlq"] > 50 and ow["oldest"] > 5880, ow["rate"]
+    fleet = snap(tmp_path, conf, "snapshot", "--view", "fleet")["systems"]
+    check_system_json(tmp_path, conf, "tsk", tw, fleet)
+    one = check_system_json(tmp_path, conf, "oa", ow, fleet)
+    # OpenAgents' workers and queues: the store's rows, its heartbeats past 120 s dead
+    assert len(one["workers"]) == ow["workers"], one["workers"]
+    assert sum(1 for w in one["workers"] if w["health"] == "unhealthy") == ow["stale"], one["workers"]
+    oa_row = next(r for r in fleet if r["system"] == "oa")
+    assert (oa_row["workers"], oa_row["workers_unhealthy"]) == (ow["workers"], ow["stale"]), oa_row
+    assert {q["name"]: q["depth"] for q in one["queues"]} == ow["queues"], one["queues"]
+    # Tasker's chain of a step retrying now: its transitions, oldest first
+    ch = snap(tmp_path, conf, "--system", "tsk", "snapshot", "--view", "chain", tw["chain_id"])
+    assert [e["status"] for e in ch["chain"]] == tw["chain"], (ch["chain"], tw["chain"])
+
+    t = Term(tmp_path, conf, cols=200, rows=40)
+    try:
+        lines = screen_lines(t, "Fleet  2 systems")
+        for name, want in (("tsk", tw), ("oa", ow)):
+            row = next(l for l in lines if " %s " % name in l)
+            assert " %.1f " % want["rate"] in row and " %d " % want["eligible"] in row, (row, want["rate"])
+            assert " %s " % age_text(want["oldest"]) in row, (row, want["oldest"])
+        for name, want in (("tsk", tw), ("oa", ow)):
+            t.child.send(":system %s\r" % name)
+            text = "\n".join(screen_lines(t, "Overview  %s" % name))
+            assert "failing now %.1f/min" % want["rate"] in text, text
+            assert "retryable %d   oldest queued %s" % (want["eligible"], age_text(want["oldest"])) in text, text
+            # the DLQ grouped by reason: the store's counts of all its entries, not the page's
+            t.child.send("5")
+            t.wait_for("DLQ  50 peeked of %d" % want["dlq"])
+            t.child.send("b")
+            t.wait_for("DLQ by reason  %d groups of the store's %d entries" % (len(want["dlq_by_reason"]), want["dlq"]))
+            rows = [r.split()[:2] for r in t.screen.display[3:3 + len(want["dlq_by_reason"])]]
+            assert rows == want["dlq_by_reason"], (name, rows, want["dlq_by_reason"])
+            t.child.send("b")
+            t.child.send("b")
+            t.child.send("0")
+        # the history: a sample every 10 s of each system (the fleet's sessions keep it)
+        t.child.send(":system tsk\r")
+        t.child.send("H")
+        t.wait_until(lambda: "failures/min  now %s" % hist_text(tw["rate"], True) in t.text(), secs=25,
+                     what="Tasker's history at the store's failure rate")
+        assert "retry-eligible  now %s\n" % hist_text(tw["eligible"], False) in t.text() + "\n" or \
+            re.search(r"retry-eligible  now %s\s*$" % hist_text(tw["eligible"], False), t.text(), re.M), t.text()
+        t.quit()
+    finally:
+        if t.child.isalive():
+            t.child.kill(9)
+    for name, want in (("tsk", tw), ("oa", ow)):
+        h = snap(tmp_path, conf, "--system", name, "snapshot", "--view", "history")["history"]
+        rates = [v for _, v in h["series"]["failures_per_min"] if v is not None]
+        elig = [v for _, v in h["series"]["retry_eligible"] if v is not None]
+        assert rates and rates[-1] == float(want["rate"]), (name, rates[-3:], want["rate"])
+        assert elig and elig[-1] == want["eligible"], (name, elig[-3:], want["eligible"])
+        assert h["bounds"] == {}, (name, h["bounds"])     # exact figures: no bound to mark
