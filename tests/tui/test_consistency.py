@@ -6,7 +6,10 @@ executions page, the queues, the DLQ and the error groups.
 
 Three demo systems on fixture data that stands still while the test reads it (Attune with
 its RabbitMQ broker and DLQ, Tasker, OpenAgents); the snapshots run with the console's
-environment. Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env).
+environment. Then at scale (issue 34), each system's store past every threshold in a place
+of its own (a schema, a Redis prefix): every view's number against the store's own SQL or
+records (Attune; Tasker, OpenAgents and Alakai in one console). Needs the stack env
+(tests/stack/stack.sh start DIR && . DIR/env).
 """
 import json
 import os
