@@ -154,6 +154,41 @@ def check_dlq(t, d):
     assert same_ids(ids, [e["id"] for e in d["dlq"]]), ids
 
 
+def broker_depths():
+    """RabbitMQ's own count of each worker queue's messages (its management API)."""
+    import base64
+    import urllib.request
+    req = urllib.request.Request(os.environ["RD_RABBIT_MGMT_URL"] + "/api/queues/%2F?columns=name,messages")
+    auth = "%s:%s" % (os.environ["RD_RABBIT_USER"], os.environ["RD_RABBIT_PASSWORD"])
+    req.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
+    with urllib.request.urlopen(req, timeout=10) as r:
+        qs = json.load(r)
+    return {q["name"]: q["messages"] for q in qs if re.fullmatch(r"worker\.\d+\.executions", q["name"])}
+
+
+def check_workers(t, one, broker):
+    """The workers view: each worker's row, its BROKER depth the snapshot's; the snapshot's
+    (where a broker is configured) the broker's own count of the worker's queue."""
+    if broker is not None:
+        for w in one["workers"]:
+            assert w["broker_depth"] == broker.get("worker.%s.executions" % w["id"]), (w, broker)
+    lines = screen_lines(t, "Workers  ")
+    ws = one["workers"]
+    unh = sum(1 for w in ws if w["health"] == "unhealthy")
+    assert lines[1].startswith("Workers  %d shown of %d  %d unhealthy" % (len(ws), len(ws), unh)), lines[1]
+    head = lines[2]
+    rows = {}
+    for w in ws[:20]:      # rows start with the name (cut in the middle when long)
+        rows[w["name"]] = next((l for l in lines[3:] if l.split()[:1] and cell_is(l.split()[0], w["name"])), None)
+        assert rows[w["name"]], (w["name"], lines)
+    if broker is None:
+        assert "BROKER" not in head, head
+        return
+    end = head.index("BROKER") + len("BROKER")
+    for w in ws[:20]:
+        assert rows[w["name"]][:end].split()[-1] == num(w["broker_depth"]), (rows[w["name"]], w)
+
+
 def check_groups(t, g, one):
     lines = screen_lines(t, "Error groups")
     failed = sum(x["count"] for x in g["groups"])
@@ -173,6 +208,7 @@ def check_groups(t, g, one):
 def test_every_view_agrees_with_the_snapshot(tmp_path):
     conf = config(tmp_path)
     fleet = snap(tmp_path, conf, "snapshot", "--view", "fleet")
+    broker = broker_depths()
     per = {}
     for name in SYSTEMS:
         per[name] = {v: snap(tmp_path, conf, "--system", name, "snapshot", *(["--view", v] if v else []))
@@ -186,6 +222,8 @@ def test_every_view_agrees_with_the_snapshot(tmp_path):
             check_overview(t, s[None], name)
             t.child.send("2")
             check_execs(t, s[None])
+            t.child.send("3")
+            check_workers(t, s[None], broker if name == "attune" else None)
             t.child.send("4")
             check_queues(t, s["queues"])
             t.child.send("5")
