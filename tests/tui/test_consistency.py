@@ -319,6 +319,18 @@ def store_truth():
         oldest = cur.fetchone()[0]
         cur.execute("SELECT status::text, count(*) FROM execution GROUP BY 1")
         exact = dict(cur.fetchall())
+        # the lists: the newest page; the hour's failures (the groups' window: created in
+        # it) and those of them with retries left that no later attempt supersedes; a
+        # retried failure's chain
+        cur.execute("SELECT id::text FROM execution ORDER BY created DESC, id DESC LIMIT 100")
+        page = [r[0] for r in cur.fetchall()]
+        cur.execute("SELECT count(*), count(*) FILTER (WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0) "
+                    "AND NOT EXISTS (SELECT 1 FROM execution r WHERE r.original_execution = COALESCE(x.original_execution, x.id) "
+                    "AND r.retry_count > x.retry_count)) FROM execution x "
+                    "WHERE x.status IN ('failed', 'timeout', 'abandoned') AND x.created > now() - interval '1 hour'")
+        groups, groups_eligible = cur.fetchone()
+        cur.execute("SELECT id::text FROM execution WHERE id = 100 OR original_execution = 100 ORDER BY retry_count, id")
+        chain = [r[0] for r in cur.fetchall()]
         cur.execute("""SELECT u.v, round(u.f * c.reltuples)::bigint
                          FROM pg_class c, pg_stats s,
                               unnest(s.most_common_vals::text::text[], s.most_common_freqs) u(v, f)
@@ -326,7 +338,8 @@ def store_truth():
                           AND s.tablename = 'execution' AND s.attname = 'status'""", (SCALE,))
         est = dict(cur.fetchall())
     return {"eligible": eligible, "upper": upper, "not_superseded": not_superseded,
-            "rate": failed5 / 5.0, "oldest": oldest, "exact": exact, "est": est}
+            "rate": failed5 / 5.0, "oldest": oldest, "exact": exact, "est": est, "page": page,
+            "groups": groups, "groups_eligible": groups_eligible, "chain": chain}
 
 
 def age_text(s):
@@ -388,6 +401,20 @@ def test_every_number_equals_the_stores_sql_at_scale(tmp_path):
         assert c["count"] == src[c["status"]], (c, want["exact"], want["est"])
     assert any(c["estimated"] for c in one["counts"]), one["counts"]
     assert {c["status"] for c in one["counts"]} == set(want["exact"]), one["counts"]
+    # the lists: the executions page is the store's newest; the groups count every failure
+    # of the hour (one group here: the incident) with the store's eligible ones; Enter on
+    # the group (its members) totals the same; a retried failure's chain is its attempts
+    assert [e["id"] for e in one["executions"]] == want["page"][:len(one["executions"])], one["executions"][:3]
+    assert len(one["executions"]) >= 50, len(one["executions"])
+    g = snap(tmp_path, conf, "--system", "scale", "snapshot", "--view", "groups")
+    assert g["groups_scope"] == "store" and not g["groups_capped"], g
+    assert g["groups_failures"] == want["groups"] == sum(x["count"] for x in g["groups"]) == 2500, (g, want["groups"])
+    assert sum(x["retry_eligible"] for x in g["groups"]) == want["groups_eligible"], (g["groups"], want)
+    big = max(g["groups"], key=lambda x: x["count"])
+    members = snap(tmp_path, conf, "--system", "scale", "snapshot", "--view", "executions", "--group", big["id"])
+    assert members["group"]["total"] == big["count"], (members["group"], big)
+    ch = snap(tmp_path, conf, "--system", "scale", "snapshot", "--view", "chain", "100")
+    assert [e["id"] for e in ch["chain"]] == want["chain"] and len(want["chain"]) == 2, (ch["chain"], want["chain"])
 
     t = Term(tmp_path, conf, cols=200, rows=40)
     try:
