@@ -243,18 +243,45 @@ SCALE = "scale34"          # a schema of its own in the attune2 database (Attune
 N_SETTLED = 60000          # past the counts' estimate threshold (50,000 rows), a page many times
 
 
-def fill_scale():
+# Attune's two eras: era 1's code writes the retry metadata into the config JSON (the
+# columns stay at their defaults), era 2 into the columns
+ERAS = {"attune2": "attune_era2.sql", "attune1": "attune_era1.sql"}
+
+
+def era_sql(era):
+    """An execution's retry count, budget and chain root as era writes them (x: its alias),
+    and 'a later attempt supersedes x'."""
+    if era == "attune2":
+        return {"rc": "x.retry_count", "mr": "COALESCE(x.max_retries, 0)",
+                "sup": "EXISTS (SELECT 1 FROM execution r WHERE r.original_execution = COALESCE(x.original_execution, x.id) "
+                       "AND r.retry_count > x.retry_count)",
+                "root": "x.original_execution"}
+    return {"rc": "COALESCE((x.config->>'retry_count')::int, 0)", "mr": "COALESCE((x.config->>'max_retries')::int, 0)",
+            "sup": "EXISTS (SELECT 1 FROM execution r WHERE (r.config->>'retry_of')::bigint = x.id)",
+            "root": "(x.config->>'original_execution')::bigint"}
+
+
+def to_config(cur):
+    """Era 1: the retry columns' values moved into the config JSON, where its code keeps them."""
+    cur.execute("""UPDATE execution SET config = COALESCE(config, '{}') || jsonb_strip_nulls(jsonb_build_object(
+                          'retry_count', retry_count, 'max_retries', max_retries,
+                          'original_execution', original_execution, 'retry_of', original_execution)),
+                          retry_count = 0, max_retries = NULL, original_execution = NULL
+                    WHERE max_retries IS NOT NULL OR original_execution IS NOT NULL""")
+
+
+def fill_scale(era="attune2"):
     """A store past every threshold: 60,000 settled executions (ANALYZEd: the counts of the
     big terminal statuses come from the statistics), 600 failures already retried (a later
     attempt supersedes them: more failures with retries left than the console tells apart,
     so its count is marked an upper bound), then, with no ANALYZE since, 2,500 failures written a moment
     ago on executions created half an hour back (failing NOW, created long ago) and a
     handful of live ones: 5 requested (the oldest 1 h 38 min old), 3 scheduled, 2 running."""
-    c = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
+    c = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_" + era.upper()])
     c.autocommit = True
     cur = c.cursor()
     cur.execute("DROP SCHEMA IF EXISTS %s CASCADE" % SCALE)
-    cur.execute(fx._ddl("attune_era2.sql", SCALE))
+    cur.execute(fx._ddl(ERAS[era], SCALE))
     cur.execute("SET search_path = %s, public" % SCALE)
     cur.execute("SET session_replication_role = replica")     # no notify/updated triggers
     cur.execute("""
@@ -274,6 +301,8 @@ def fill_scale():
         SELECT %s + i / 100, 'core.job', 'completed', now() - interval '2 hours', now() - interval '2 hours',
                1, 3, i
           FROM generate_series(100, %s, 100) i""", (N_SETTLED, N_SETTLED))
+    if era == "attune1":
+        to_config(cur)
     cur.execute("VACUUM (ANALYZE) execution")
     # written a moment ago, no ANALYZE since
     cur.execute("""
@@ -282,6 +311,8 @@ def fill_scale():
                now() - (k % 90) * interval '1 second', k % 3, 2,
                '{"error": "PaymentGateway: timed out"}'::jsonb
           FROM generate_series(1, 2500) k""")
+    if era == "attune1":
+        to_config(cur)
     cur.execute("""
         INSERT INTO execution (id, action_ref, status, created, updated)
         SELECT 200000 + k, 'core.live',
@@ -290,25 +321,22 @@ def fill_scale():
                     ELSE now() - interval '10 minutes' END, now()
           FROM generate_series(1, 10) k""")
     cur.execute("SELECT setval(pg_get_serial_sequence('execution', 'id'), 300000)")
-    fx._grant_read(cur, "attune2", SCALE, "redrive_ro")
+    fx._grant_read(cur, era, SCALE, "redrive_ro")
     c.close()
 
 
-def store_truth():
+def store_truth(era="attune2"):
     """The store's own answers, by SQL written here (not the profile's)."""
-    with psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"]) as c, c.cursor() as cur:
+    q = era_sql(era)
+    with psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_" + era.upper()]) as c, c.cursor() as cur:
         cur.execute("SET search_path = %s, public" % SCALE)
         # failed with retries left (Attune's partial index), and of those the ones no later
         # attempt supersedes (the executions list's verdict): the console says the latter
         # while there are at most 1,000 of the former, else the former as an upper bound
-        cur.execute("SELECT count(*) FROM execution x "
-                    "WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)")
+        cur.execute("SELECT count(*) FROM execution x WHERE x.status = 'failed' AND %(rc)s < %(mr)s" % q)
         candidates = cur.fetchone()[0]
-        cur.execute("""SELECT count(*) FROM execution x
-                        WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)
-                          AND NOT EXISTS (SELECT 1 FROM execution r
-                                           WHERE r.original_execution = COALESCE(x.original_execution, x.id)
-                                             AND r.retry_count > x.retry_count)""")
+        cur.execute("SELECT count(*) FROM execution x WHERE x.status = 'failed' AND %(rc)s < %(mr)s "
+                    "AND NOT %(sup)s" % q)
         not_superseded = cur.fetchone()[0]
         upper = candidates > 1000
         eligible = candidates if upper else not_superseded
@@ -324,12 +352,11 @@ def store_truth():
         # retried failure's chain
         cur.execute("SELECT id::text FROM execution ORDER BY created DESC, id DESC LIMIT 100")
         page = [r[0] for r in cur.fetchall()]
-        cur.execute("SELECT count(*), count(*) FILTER (WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0) "
-                    "AND NOT EXISTS (SELECT 1 FROM execution r WHERE r.original_execution = COALESCE(x.original_execution, x.id) "
-                    "AND r.retry_count > x.retry_count)) FROM execution x "
-                    "WHERE x.status IN ('failed', 'timeout', 'abandoned') AND x.created > now() - interval '1 hour'")
+        cur.execute("SELECT count(*), count(*) FILTER (WHERE x.status = 'failed' AND %(rc)s < %(mr)s AND NOT %(sup)s) "
+                    "FROM execution x WHERE x.status IN ('failed', 'timeout', 'abandoned') "
+                    "AND x.created > now() - interval '1 hour'" % q)
         groups, groups_eligible = cur.fetchone()
-        cur.execute("SELECT id::text FROM execution WHERE id = 100 OR original_execution = 100 ORDER BY retry_count, id")
+        cur.execute("SELECT x.id::text FROM execution x WHERE x.id = 100 OR %(root)s = 100 ORDER BY %(rc)s, x.id" % q)
         chain = [r[0] for r in cur.fetchall()]
         cur.execute("""SELECT u.v, round(u.f * c.reltuples)::bigint
                          FROM pg_class c, pg_stats s,
@@ -359,24 +386,25 @@ def hist_text(v, rate):
     return "%.1f" % v if rate and v < 100 else "%.0f" % v
 
 
-def scale_config(tmp_path):
+def scale_config(tmp_path, era="attune2"):
     p = tmp_path / "scale.conf"
     p.write_text('[system "scale"]\nprofile = attune\nstore = %s\nschema = %s\npoll = 2s\n\n'
                  '[system "oa"]\nprofile = openagents\nstore = %s\n'   # a fleet needs two
-                 % (os.environ["RD_PG_DSN_ATTUNE2"], SCALE, os.environ["RD_PG_DSN_OPENAGENTS"]))
+                 % (os.environ["RD_PG_DSN_" + era.upper()], SCALE, os.environ["RD_PG_DSN_OPENAGENTS"]))
     return p
 
 
-def test_every_number_equals_the_stores_sql_at_scale(tmp_path):
+@pytest.mark.parametrize("era", sorted(ERAS))
+def test_every_number_equals_the_stores_sql_at_scale(tmp_path, era):
     """Fleet, overview, history and `snapshot --json` against the store's own SQL, on a store
     past every threshold (more rows than a page, the estimate threshold crossed, a handful
     of live rows, failures written a moment ago with no ANALYZE beside settled ones):
     retry-eligible is the store's count (not the page's lower bound), the oldest queued age
     is the store's (not null), failures per minute count when executions failed (not when
     they were created), and every view shows the same number."""
-    fill_scale()
-    conf = scale_config(tmp_path)
-    want = store_truth()
+    fill_scale(era)
+    conf = scale_config(tmp_path, era)
+    want = store_truth(era)
     assert want["upper"] and want["eligible"] > want["not_superseded"] > 1000, want
     assert want["rate"] > 100 and want["oldest"] > 5880, want
     rate = "%.1f" % want["rate"]
