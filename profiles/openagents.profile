@@ -304,8 +304,8 @@ WITH d AS (
          j.completed_at, j.updated_at
     FROM jobs j
    WHERE j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
-     AND ($1::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' '
-         || COALESCE(j.error::text, '')), lower($1)) > 0)
+     AND ($1::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+         || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($1)) > 0)
    LIMIT 100001),
 c AS (SELECT count(*) > 100000 AS capped FROM d)
 SELECT 'reason' AS by, d.reason AS key, count(*) AS n,
@@ -322,15 +322,16 @@ HAVING count(*) > 0
 -- $1 limit $2 $3 the page's start (sort_key, id; NULL = the first page) $4 'oldest': oldest
 -- first (`G`), else newest first $5 the text searched in the job (NULL = all): dead jobs
 -- (failed, retries exhausted). Each order is its own branch, so each walks the index its
--- way; the search is the store's, over every dead job, not the page loaded.
+-- way; the search is the store's, over every dead job, not the page loaded (the fields
+-- an entry shows: its id, worker, queue, payload and error, as the view's own filter).
 -- uses index: jobs (created_at, job_id)
 WITH d AS (
   (SELECT j.* FROM jobs j
     WHERE $4::text IS NULL
       AND j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
       AND ($2::text IS NULL OR (j.created_at, j.job_id) < ($2::float8, $3::text))
-      AND ($5::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' '
-          || COALESCE(j.error::text, '')), lower($5)) > 0)
+      AND ($5::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+          || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($5)) > 0)
     ORDER BY j.created_at DESC, j.job_id DESC
     LIMIT $1::int)
   UNION ALL
@@ -338,8 +339,8 @@ WITH d AS (
     WHERE $4::text = 'oldest'
       AND j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
       AND ($2::text IS NULL OR (j.created_at, j.job_id) > ($2::float8, $3::text))
-      AND ($5::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' '
-          || COALESCE(j.error::text, '')), lower($5)) > 0)
+      AND ($5::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+          || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($5)) > 0)
     ORDER BY j.created_at, j.job_id
     LIMIT $1::int))
 SELECT j.job_id AS id,

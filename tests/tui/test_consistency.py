@@ -708,6 +708,8 @@ def openagents_truth():
         out["page"] = [r[0] for r in cur.fetchall()]
         cur.execute("SELECT job_id FROM jobs WHERE " + dead + " ORDER BY created_at DESC, job_id DESC LIMIT 50")
         out["dlq_page"] = [r[0] for r in cur.fetchall()]
+        cur.execute("SELECT count(*) FROM jobs WHERE " + dead + " AND strpos(lower(error::text), 'paymentgateway') > 0")
+        out["dlq_search"] = cur.fetchone()[0]
         cur.execute("SELECT error->>'type', count(*) FROM jobs WHERE " + dead + " GROUP BY 1 ORDER BY 2 DESC, 1")
         out["dlq_by_reason"] = [(k, n) for k, n in cur.fetchall()]
         cur.execute("SELECT COALESCE(t.tag, '(untagged)'), count(*) FROM jobs j LEFT JOIN job_tags t USING (job_id) "
@@ -891,6 +893,20 @@ def every_view_at_scale(tmp_path):
     oa_row = next(r for r in fleet if r["system"] == "oa")
     assert (oa_row["workers"], oa_row["workers_unhealthy"]) == (ow["workers"], ow["stale"]), oa_row
     assert {q["name"]: q["depth"] for q in one["queues"]} == ow["queues"], one["queues"]
+    # OpenAgents' DLQ searched by the store, every page of it (the whole-set action's
+    # selection; nothing sent): the store's count of dead jobs holding the text (before,
+    # all 1,700 dead jobs were read, 34 pages, and searched here)
+    cli = tmp_path / "oa-cli.conf"
+    cli.write_text('[system "oa"]\nprofile = openagents\nstore = %s\nschema = %s\ncore = http://127.0.0.1:1\n'
+                   'auth = bearer\ntoken = env:RD_CORE_TOKEN\n' % (os.environ["RD_PG_DSN_OPENAGENTS"], SCALE))
+    env = {k: v for k, v in os.environ.items() if k.startswith("RD_")}
+    env.update(PATH="/usr/bin:/bin", LANG="C.UTF-8", TZ="UTC", HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
+    p = subprocess.run([BIN, "--config", str(cli), "--system", "oa", "retry", "--dlq", "--filter", "PaymentGateway",
+                        "--select-only"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    sel = json.loads(p.stdout.splitlines()[-1])
+    assert sel["total"] == ow["dlq_search"] and ow["dlq_search"] > 50, (sel, ow["dlq_search"])
+    assert sel["read"] == ow["dlq_search"], sel      # the store searched: the others never read
     # Tasker's chain of a step retrying now: its transitions, oldest first
     ch = snap(tmp_path, conf, "--system", "tsk", "snapshot", "--view", "chain", tw["chain_id"])
     assert [e["status"] for e in ch["chain"]] == tw["chain"], (ch["chain"], tw["chain"])
