@@ -468,6 +468,12 @@ def test_every_number_equals_the_stores_sql_at_scale(tmp_path, era):
         assert re.search(r"retry-eligible  now <=%s  \(<=: \d+ upper bounds?\)" % hist_text(want["eligible"], False),
                          t.text()), t.text()
         assert "failures/min  now %s" % hist_text(want["rate"], True) in t.text(), t.text()
+        # the chart's columns of bound samples are underlined; the exact chart's are not
+        def underlined(title):
+            at = next(i for i, l in enumerate(t.screen.display) if l.startswith(title))
+            return [any(t.screen.buffer[y][x].underscore for x in range(t.cols)) for y in range(at + 1, at + 4)]
+        assert all(underlined("retry-eligible")), t.text()
+        assert not any(underlined("failures/min")), t.text()
         t.quit()
     finally:
         if t.child.isalive():
