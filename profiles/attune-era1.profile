@@ -89,7 +89,8 @@ SELECT d.s::text AS status,
 --   executions query's `superseded`), told apart while at most 1,000 have retries left;
 --   beyond that their count stands, an upper bound (retry_eligible_upper). Era 1 has no
 --   index of the eligible failures: the failed ones are read from the status index, at
---   most 100,000 (retry_eligible_capped: more failures than that, a lower bound).
+--   most 100,000 (retry_eligible_capped: more failures than that; both flags set, shown
+--   "<=100000+": how many of those a later attempt supersedes is not known).
 -- oldest_queued_at: the created time of the oldest requested, scheduling or scheduled
 --   execution (NULL: none queued), one probe of the (status, created) index per status.
 -- Measured the same way (1M executions, 20,000 fresh failures, 6,000 with retries left):
@@ -123,7 +124,7 @@ WITH f AS (SELECT count(*) AS n
 SELECT f.n / 5.0 AS per_min,
        COALESCE(e.exact, e.n) AS retry_eligible,
        e.capped AS retry_eligible_capped,
-       e.exact IS NULL AND NOT e.capped AS retry_eligible_upper,
+       e.exact IS NULL AS retry_eligible_upper,
        extract(epoch FROM least(
            (SELECT min(created) FROM execution WHERE status = 'requested'),
            (SELECT min(created) FROM execution WHERE status = 'scheduling'),

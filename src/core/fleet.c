@@ -381,7 +381,8 @@ void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_C
         snprintf(cells[FLEET_COL_FAILING], FLEET_CELL_MAX, "-");
     cell_long(cells[FLEET_COL_ELIGIBLE], r->eligible, r->eligible_more && r->eligible > 0);
     if (r->eligible > 0 && r->eligible_upper)    /* some may already have a later attempt */
-        snprintf(cells[FLEET_COL_ELIGIBLE], FLEET_CELL_MAX, "<=%ld", r->eligible);
+        snprintf(cells[FLEET_COL_ELIGIBLE], FLEET_CELL_MAX, "<=%ld%s", r->eligible,
+                 r->eligible_more ? "+" : "");    /* past the cap: neither bound holds */
     cell_long(cells[FLEET_COL_DLQ], r->dlq, false);
     if (r->dlq >= 0 && r->dlq_cached_age >= 0) {   /* until the live total replaces it */
         char a[24];
