@@ -150,6 +150,15 @@ static peeked peek_of(const rd_model *m, const rd_queue *q, const char *owner, b
     return p;
 }
 
+/* owner's part has delivered a peek's entries */
+static bool peek_done(const rd_model *m, const char *owner)
+{
+    for (size_t i = 0; i < m->dlq_parts.n; i++)
+        if (same(m->dlq_parts.items[i].owner, owner))
+            return m->dlq_parts.items[i].loaded;
+    return false;
+}
+
 static void rabbit_ttl(const rd_model *m, const rd_queue *q, const peeked *p, double now, best *b)
 {
     char ttl[32], from[112] = "";
@@ -165,9 +174,11 @@ static void rabbit_ttl(const rd_model *m, const rd_queue *q, const peeked *p, do
               from);
     else if (p->n)
         bound(b, s, "message-ttl %s%s: the oldest message has no x-death time", ttl, from);
+    else if (peek_done(m, "rabbitmq"))
+        bound(b, s, "message-ttl %s%s: the peek did not reach this queue", ttl, from);
     else
         bound(b, s, "message-ttl %s%s: unknown without a peek%s", ttl, from,
-              m->dlq_peek_off ? " (read-only)" : "");
+              m->dlq_peek_off ? ", off in read-only" : "");
 }
 
 static void rabbit_horizon(const rd_model *m, const rd_queue *q, double now, rd_horizon *h)
@@ -222,9 +233,11 @@ static void sqs_horizon(const rd_model *m, const rd_queue *q, double now, rd_hor
     peeked p = peek_of(m, q, "sqs", true);
     if (ends_with(q->name, ".fifo"))
         bound(&b, rs, "retention %s from the move to the DLQ (FIFO): the move time is unknown", r);
+    else if (!p.n && peek_done(m, "sqs"))
+        bound(&b, rs, "retention %s from first enqueue: the peek received none of its messages", r);
     else if (!p.n)
         bound(&b, rs, "retention %s from first enqueue: unknown without a peek%s", r,
-              m->dlq_peek_off ? " (read-only)" : "");
+              m->dlq_peek_off ? ", off in read-only" : "");
     else if (!p.oldest)
         bound(&b, rs, "retention %s: the messages carry no SentTimestamp", r);
     else if ((long)p.n >= q->depth && q->depth >= 0)
@@ -254,15 +267,18 @@ static void queue_horizon(const rd_model *m, const rd_queue *q, double now, rd_h
         rabbit_horizon(m, q, now, h);
     else if (same(q->source, "sqs"))
         sqs_horizon(m, q, now, h);
-    else
+    else if (same(q->source, "postgresql") || same(q->source, "redis"))
         snprintf(h->basis, sizeof h->basis, "%s", STORE_RULE);
+    else                             /* a snapshot's queue of no known source */
+        snprintf(h->basis, sizeof h->basis, "limits unknown (source %.40s)",
+                 q->source ? q->source : "unknown");
 }
 
 /* A store's DLQ part (not a broker's queue): its entries' queue name, else the source's. */
 static bool part_horizon(const rd_dlq_part *p, rd_horizon *h)
 {
-    if (same(p->owner, "rabbitmq") || same(p->owner, "sqs") || (p->total <= 0 && !p->n))
-        return false;
+    if (!(same(p->owner, "postgresql") || same(p->owner, "redis")) || (p->total <= 0 && !p->n))
+        return false;                /* a broker's DLQs are its queues */
     memset(h, 0, sizeof *h);
     h->queue = p->n && p->items[0].queue ? p->items[0].queue : p->owner;
     h->source = p->owner;
@@ -308,6 +324,23 @@ const rd_horizon *dlq_horizon_soonest(const rd_horizon *h, size_t n)
     return best_;
 }
 
+/* A bound stays a bound: "within 4d" for 3 d 23 h 45 m (format_age would say "3d"). */
+static void ceil_age(double s, char *out, size_t cap)
+{
+    static const struct { double n; const char *u; } units[] = {
+        {86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"},
+    };
+    size_t i = 0;
+    while (i + 1 < sizeof units / sizeof *units && s < units[i].n)
+        i++;
+    double k = ceil(s / units[i].n);
+    if (i > 0 && k * units[i].n >= units[i - 1].n && fmod(k * units[i].n, units[i - 1].n) == 0) {
+        k = k * units[i].n / units[i - 1].n;     /* 60m → 1h, 24h → 1d */
+        i--;
+    }
+    snprintf(out, cap, "%.0f%s", k, units[i].u);
+}
+
 void horizon_text(const rd_horizon *h, char *out, size_t cap)
 {
     char t[32];
@@ -318,7 +351,7 @@ void horizon_text(const rd_horizon *h, char *out, size_t cap)
     } else if (h->in_s >= 0) {
         snprintf(out, cap, "oldest dead letter expires now (%s)", h->basis);
     } else if (h->within_s >= 0) {
-        format_age(h->within_s, t, sizeof t);
+        ceil_age(h->within_s, t, sizeof t);
         snprintf(out, cap, "oldest dead letter expires within %s (%s)", t, h->basis);
     } else
         snprintf(out, cap, "%s", h->basis);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlqhorizon.h"
 #include "health.h"
 #include "model_fields.h"
 #include "model_json.h"
@@ -25,6 +26,8 @@ void fleet_cfg_defaults(rd_fleet_cfg *c)
     c->dlq_crit = 1000;
     c->unhealthy_workers_crit = 3;
     c->fail_rate_rise = 3;
+    c->dlq_horizon_warn = 3600;
+    c->dlq_horizon_crit = 600;
 }
 
 static void rate_add(rd_fleet_trend *tr, double now, double rate)
@@ -184,6 +187,23 @@ static void level_failing(rd_fleet_row *r, const rd_fleet_cfg *c, rd_fleet_level
         reason(r, l, FLEET_WARN, "failing %.1f/min >= %g", f, c->fail_rate_warn);
 }
 
+/* The soonest DLQ horizon below dlq_horizon_crit / _warn (a threshold of 0 is off):
+ * "DLQ expires in 8m < 10m", "within" when it is only a bound, "~" an estimate. */
+static void level_horizon(rd_fleet_row *r, const rd_fleet_cfg *c, rd_fleet_level *l)
+{
+    double s = r->dlq_expires_s;
+    if (s < 0)
+        return;
+    bool crit = c->dlq_horizon_crit > 0 && s < c->dlq_horizon_crit;
+    if (!crit && !(c->dlq_horizon_warn > 0 && s < c->dlq_horizon_warn))
+        return;
+    char t[32], lim[32];
+    format_age(s, t, sizeof t);
+    horizon_dur(crit ? c->dlq_horizon_crit : c->dlq_horizon_warn, lim, sizeof lim);
+    reason(r, l, crit ? FLEET_FAIL : FLEET_WARN, "DLQ expires %s%s%s < %s",
+           r->dlq_expires_bound ? "within " : "in ", r->dlq_expires_est ? "~" : "", t, lim);
+}
+
 static void row_level(rd_fleet_row *r, const rd_fleet_cfg *c)
 {
     rd_fleet_level l = FLEET_OK;
@@ -201,6 +221,7 @@ static void row_level(rd_fleet_row *r, const rd_fleet_cfg *c)
         reason(r, &l, FLEET_WARN, "%ld unhealthy worker%s", r->unhealthy, r->unhealthy == 1 ? "" : "s");
     if (over((double)r->dlq, (double)c->dlq_warn) && !dlq_crit)
         reason(r, &l, FLEET_WARN, "DLQ %ld >= %ld", r->dlq, c->dlq_warn);
+    level_horizon(r, c, &l);
     if (r->dlq_trend_known && r->dlq_delta > 0)
         reason(r, &l, FLEET_WARN, "DLQ +%ld in 5m", r->dlq_delta);
     if (r->eligible > 0)
@@ -225,6 +246,22 @@ static long dlq_size(const rd_model *m)
             n = (n < 0 ? 0 : n) + q->depth;
     }
     return n;
+}
+
+/* The soonest of the system's DLQ horizons (dlqhorizon.h), copied into the row. */
+static void row_horizon(rd_fleet_row *r, const rd_model *m, double now)
+{
+    rd_horizon *h;
+    size_t n = dlq_horizons(m, now, &h);
+    const rd_horizon *s = dlq_horizon_soonest(h, n);
+    r->dlq_expires_s = s ? horizon_figure(s, &r->dlq_expires_bound) : -1;
+    if (s) {
+        r->dlq_expires_est = s->estimated;
+        snprintf(r->dlq_expires_queue, sizeof r->dlq_expires_queue, "%s", s->queue ? s->queue : "");
+        snprintf(r->dlq_expires_source, sizeof r->dlq_expires_source, "%s", s->source ? s->source : "");
+        snprintf(r->dlq_expires_basis, sizeof r->dlq_expires_basis, "%s", s->basis);
+    }
+    free(h);
 }
 
 void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const char *profile,
@@ -273,6 +310,7 @@ void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const
         r->oldest_more = false;
     }
     r->dlq = dlq_size(m);
+    row_horizon(r, m, now);
     r->dlq_cached_age = m->dlq_total >= 0 && m->dlq_cached_at > 0 ? fmax(0, now - m->dlq_cached_at) : -1;
     r->rate_baseline = -1;
     if (!fleet_rate_baseline(tr, now, &r->rate_baseline))
@@ -475,6 +513,17 @@ static cJSON *row_json(const rd_fleet_row *r)
     cJSON_AddStringToObject(o, "oldest_queued_source", r->queued_store ? "store" : "page");
     add_num(o, "dlq_cached_age_s", r->dlq_cached_age, r->dlq_cached_age >= 0);
     add_num(o, "failing_baseline_per_min", r->rate_baseline, r->rate_baseline >= 0);
+    /* the soonest DLQ horizon: {queue, source, expires_in_s, expires_within_s, ...}, null none */
+    if (r->dlq_expires_s >= 0) {
+        cJSON *h = cJSON_AddObjectToObject(o, MF_DLQ_HORIZON);
+        add_str(h, MF_QUEUE, r->dlq_expires_queue);
+        add_str(h, MF_SOURCE, r->dlq_expires_source);
+        add_num(h, MF_EXPIRES_IN_S, r->dlq_expires_s, !r->dlq_expires_bound);
+        add_num(h, MF_EXPIRES_WITHIN_S, r->dlq_expires_s, r->dlq_expires_bound);
+        cJSON_AddBoolToObject(h, MF_EXPIRES_ESTIMATED, r->dlq_expires_est);
+        add_str(h, MF_EXPIRES_BASIS, r->dlq_expires_basis);
+    } else
+        cJSON_AddNullToObject(o, MF_DLQ_HORIZON);
     cJSON *why = cJSON_AddArrayToObject(o, "reasons");
     for (int i = 0; i < r->n_reasons; i++)
         cJSON_AddItemToArray(why, cJSON_CreateString(r->reasons[i]));

@@ -28,6 +28,9 @@ typedef struct rd_fleet_cfg {
     long unhealthy_workers_crit;  /* FAIL at 3 unhealthy workers (one or two: warn) */
     double fail_rate_rise;        /* FAIL when the rate is at least fail_rate_warn and this
                                      many times the system's own last hour; 0 = off; 3 */
+    double dlq_horizon_warn;      /* s: warn when a DLQ's oldest dead letter is deleted
+                                     sooner than this (dlqhorizon.h); 0 = off; 1 h */
+    double dlq_horizon_crit;      /* s: FAIL sooner than this; 0 = off; 10 min */
 } rd_fleet_cfg;
 void fleet_cfg_defaults(rd_fleet_cfg *c);
 
@@ -96,6 +99,14 @@ typedef struct rd_fleet_row {
     double dlq_cached_age;        /* s: the DLQ size is (partly) the last-known snapshot's,
                                      written this long ago; -1 live */
     double rate_baseline;         /* the last hour's mean failure rate, -1 unknown */
+    /* the soonest DLQ horizon (dlqhorizon.h): seconds until the oldest dead letter of
+     * dlq_expires_queue is deleted, -1 none known; a bound ("within") when its age is not
+     * known, an estimate when it rests on the inflow; basis raw */
+    double dlq_expires_s;
+    bool dlq_expires_bound, dlq_expires_est;
+    char dlq_expires_queue[96];
+    char dlq_expires_source[16];
+    char dlq_expires_basis[160];
     /* why the level: one short text per threshold crossed, worst first */
     char reasons[FLEET_REASONS][FLEET_REASON_LEN];
     int n_reasons;
