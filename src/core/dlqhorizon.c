@@ -200,9 +200,12 @@ static void rabbit_horizon(const rd_model *m, const rd_queue *q, double now, rd_
             snprintf(rate, sizeof rate, "%.3g/min", q->publish_rate * 60);
             exact(&b, (double)(room + 1) / q->publish_rate, true,
                   "max-length %ld drop-head at %s", q->max_length, rate);
-        } else
-            note(&b, "max-length %ld drop-head: the %ld%s dead letter from now pushes out the oldest",
-                 q->max_length, room + 1, room == 0 ? "st" : "th");
+        } else if (room == 0)
+            note(&b, "max-length %ld drop-head: full, the next dead letter pushes out the oldest",
+                 q->max_length);
+        else
+            note(&b, "max-length %ld drop-head: %ld more dead letters push out the oldest",
+                 q->max_length, room);
     }
     if (q->expires_ms > 0) {
         char e[32];
