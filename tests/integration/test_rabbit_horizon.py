@@ -148,10 +148,19 @@ def test_fleet_why_warn_and_crit(horizon):
     d, _ = horizon
     quiet = {"dlq_warn": "0", "dlq_crit": "0"}     # the DLQ size's own reasons left out
     warn = fleet_row(d, **quiet)
-    assert warn["dlq_horizon"] == {"queue": POL_DLQ, "source": "rabbitmq", "expires_in_s": None,
+    assert warn["dlq_horizon"] == {"queue": POL_DLQ, "source": "rabbitmq", "depth": 1, "expires_in_s": None,
                                    "expires_within_s": POL_TTL_S, "expires_estimated": False,
                                    "expires_basis": "message-ttl 10m (policy %s): unknown without a "
                                                     "peek" % POLICY}
+    # every DLQ of the system, the soonest first
+    assert [(h["queue"], h["expires_within_s"]) for h in warn["dlq_horizons"]][:2] == \
+        [(POL_DLQ, POL_TTL_S), (ARG_DLQ, ARG_TTL_S)], warn["dlq_horizons"]
+    # the store's own DLQ (its entries not read here: named by its source)
+    assert warn["dlq_horizons"][2:] == [{"queue": "redis", "source": "redis", "depth": 2,
+                                         "expires_in_s": None, "expires_within_s": None,
+                                         "expires_estimated": False,
+                                         "expires_basis": "no retention rule: kept until resolved"}]
+    assert warn["dlq_horizons_capped"] is False
     assert "DLQ expires within 10m < 1h" in warn["reasons"], warn["reasons"]
     crit = fleet_row(d, dlq_horizon_crit="15m", **quiet)
     assert crit["level"] == "FAIL"
