@@ -255,6 +255,19 @@ static void sqs_horizon(const rd_model *m, const rd_queue *q, double now, rd_hor
 
 static const char STORE_RULE[] = "no retention rule: kept until resolved";
 
+/* A figure read from a source that no longer answers may be old: the basis says so. */
+static void stale_note(const rd_model *m, rd_horizon *h)
+{
+    for (size_t i = 0; h->source && i < m->sources.n; i++) {
+        const rd_source_status *s = &m->sources.items[i];
+        if (strcmp(s->name, h->source) != 0 || (s->state != RD_SRC_STALE && s->state != RD_SRC_DOWN))
+            continue;
+        size_t n = strlen(h->basis);
+        snprintf(h->basis + n, sizeof h->basis - n, " (%s %s: as it last answered)", s->name,
+                 src_state_name(s->state));
+    }
+}
+
 static void queue_horizon(const rd_model *m, const rd_queue *q, double now, rd_horizon *h)
 {
     memset(h, 0, sizeof *h);
@@ -275,10 +288,11 @@ static void queue_horizon(const rd_model *m, const rd_queue *q, double now, rd_h
     else                             /* a snapshot's queue of no known source */
         snprintf(h->basis, sizeof h->basis, "limits unknown (source %.40s)",
                  q->source ? q->source : "unknown");
+    stale_note(m, h);
 }
 
 /* A store's DLQ part (not a broker's queue): its entries' queue name, else the source's. */
-static bool part_horizon(const rd_dlq_part *p, rd_horizon *h)
+static bool part_horizon(const rd_model *m, const rd_dlq_part *p, rd_horizon *h)
 {
     if (!(same(p->owner, "postgresql") || same(p->owner, "redis")) || (p->total <= 0 && !p->n))
         return false;                /* a broker's DLQs are its queues */
@@ -288,6 +302,7 @@ static bool part_horizon(const rd_dlq_part *p, rd_horizon *h)
     h->depth = p->total;
     h->in_s = h->within_s = -1;
     snprintf(h->basis, sizeof h->basis, "%s", STORE_RULE);
+    stale_note(m, h);
     return true;
 }
 
@@ -303,7 +318,7 @@ size_t dlq_horizons(const rd_model *m, double now, rd_horizon **out)
         bool listed = false;         /* a store's DLQ already among its queues */
         for (size_t k = 0; k < n; k++)
             listed |= same((*out)[k].source, p->owner);
-        if (!listed && part_horizon(p, &(*out)[n]))
+        if (!listed && part_horizon(m, p, &(*out)[n]))
             n++;
     }
     return n;

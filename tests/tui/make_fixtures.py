@@ -189,6 +189,8 @@ def model(rows, hostile=False, dlq_ttl_ms=None):
         "orphan_suspects": 2,
         "failing_rate": 4.5,
     }
+    if dlq_ttl_ms is not None:        # the broker answering: its figures are current
+        m["sources"][1] = {"name": "rabbitmq", "state": "ok", "last_ok": NOW - 1, "since": NOW - 3600}
     if hostile:
         m["queues"][0]["name"] = "q\u202eeueu"
         m["dlq"][0]["payload"] = '{"msg":"\\u001b]52;c;AAAA\\u0007","ok":1}'

@@ -200,6 +200,20 @@ static void test_store_and_soonest(void)
     model_free(m);
 }
 
+/* A source that no longer answers: its figure stands, said to be as it last answered. */
+static void test_stale(void)
+{
+    rd_model *m = model_of(&cases[0]);
+    model_source_ok(m, "rabbitmq", NOW - 120);
+    model_source_fail(m, "rabbitmq", "connection refused", NOW - 60);
+    rd_horizon *h;
+    size_t n = dlq_horizons(m, NOW, &h);
+    CHECK(n == 1 && h[0].in_s == 1200);
+    CHECK_STR(n ? h[0].basis : NULL, "message-ttl 1h from x-death (rabbitmq stale: as it last answered)");
+    free(h);
+    model_free(m);
+}
+
 static void test_dur(void)
 {
     static const struct { double s; const char *want; } d[] = {
@@ -217,6 +231,7 @@ int main(void)
 {
     test_rules();
     test_store_and_soonest();
+    test_stale();
     test_dur();
     return check_done("dlqhorizon");
 }
