@@ -15,7 +15,7 @@ import stack_fixtures as fx
 from snaphelp import need_env, snapshot, write_config
 
 VHOST = "rd.horizon"
-ARG_DLQ, POL_DLQ = "hz_arg_dlq", "hz_pol_dlq"
+ARG_DLQ, POL_DLQ, MSG_DLQ = "hz_arg_dlq", "hz_pol_dlq", "hz_msg_dlq"
 ARG_TTL_S, POL_TTL_S = 3600, 600
 POLICY = "hz-ttl"
 
@@ -56,6 +56,10 @@ def horizon(tmp_path_factory):
         fx.reject(rb, src, 1)
         rb.wait_queue(dlq, lambda q: q.get("messages") == 1, what="the dead letter")
         times[dlq] = _xdeath_time(rb, dlq)
+    # a message published straight into a DLQ with its own TTL (expiration)
+    rb.declare_queue(MSG_DLQ, {"x-message-ttl": ARG_TTL_S * 1000})
+    rb.publish("", MSG_DLQ, '{"execution_id": 8}', {"message_id": "hz-own-ttl", "expiration": "86400000"})
+    rb.wait_queue(MSG_DLQ, lambda q: q.get("messages") == 1, what="the message")
     d = tmp_path_factory.mktemp("horizon")
     yield d, times
     root.call("DELETE", "/api/vhosts/%s" % v, ok_missing=True)
@@ -96,10 +100,15 @@ def test_ttl_by_argument_and_by_policy(horizon):
     d, times = horizon
     s, t0, t1 = timed_snapshot(conf(d), "hz", "--json", "--view", "dlq")
     hz = horizons(s)
-    assert set(hz) == {ARG_DLQ, POL_DLQ}, s.json["dlq_horizons"]
+    assert set(hz) == {ARG_DLQ, POL_DLQ, MSG_DLQ}, s.json["dlq_horizons"]
     check_exact(hz[ARG_DLQ], times[ARG_DLQ], ARG_TTL_S, "message-ttl 1h from x-death", t0, t1)
     check_exact(hz[POL_DLQ], times[POL_DLQ], POL_TTL_S,
                 "message-ttl 10m (policy %s) from x-death" % POLICY, t0, t1)
+    # a TTL set per message: the horizon is per message, unknown (the queue's TTL bounds it)
+    assert hz[MSG_DLQ] == {"queue": MSG_DLQ, "source": "rabbitmq", "depth": 1, "expires_in_s": None,
+                           "expires_within_s": ARG_TTL_S, "expires_estimated": False,
+                           "expires_basis": "message-ttl 1h; a TTL set per message (expiration): "
+                                            "per message, unknown"}
     # the queues carry what the horizon rests on: the lower of argument and policy
     q = {x["name"]: x for x in snapshot(conf(d), "hz", "--json", "--view", "queues").json["queues"]}
     assert (q[ARG_DLQ]["ttl_ms"], q[ARG_DLQ].get("ttl_from")) == (ARG_TTL_S * 1000, None)
@@ -112,7 +121,7 @@ def test_text_says_when(horizon):
     s, t0, t1 = timed_snapshot(conf(d), "hz", "--view", "dlq")
     lines = s.out.split("\n")
     at = lines.index("DLQ HORIZONS")
-    mine = sorted(ln for ln in lines[at + 1:] if ln.startswith("hz_"))
+    mine = sorted(ln for ln in lines[at + 1:] if ln.startswith(("hz_arg", "hz_pol")))
     left = [POL_TTL_S - (t - times[POL_DLQ]) for t in (t1, t0)]
     # format_age floors to whole minutes; the run may straddle a minute
     want = {"hz_pol_dlq (rabbitmq): oldest dead letter expires in %dm (message-ttl 10m (policy %s) "
@@ -153,10 +162,11 @@ def test_fleet_why_warn_and_crit(horizon):
                                    "expires_basis": "message-ttl 10m (policy %s): unknown without a "
                                                     "peek" % POLICY}
     # every DLQ of the system, the soonest first
-    assert [(h["queue"], h["expires_within_s"]) for h in warn["dlq_horizons"]][:2] == \
-        [(POL_DLQ, POL_TTL_S), (ARG_DLQ, ARG_TTL_S)], warn["dlq_horizons"]
+    got = [(h["queue"], h["expires_within_s"]) for h in warn["dlq_horizons"]]
+    assert got[0] == (POL_DLQ, POL_TTL_S) and sorted(got[1:3]) == \
+        [(ARG_DLQ, ARG_TTL_S), (MSG_DLQ, ARG_TTL_S)], warn["dlq_horizons"]
     # the store's own DLQ (its entries not read here: named by its source)
-    assert warn["dlq_horizons"][2:] == [{"queue": "redis", "source": "redis", "depth": 2,
+    assert warn["dlq_horizons"][3:] == [{"queue": "redis", "source": "redis", "depth": 2,
                                          "expires_in_s": None, "expires_within_s": None,
                                          "expires_estimated": False,
                                          "expires_basis": "no retention rule: kept until resolved"}]
