@@ -169,6 +169,12 @@ static void rabbit_ttl(const rd_model *m, const rd_queue *q, const peeked *p, do
     if (p->per_message)
         bound(b, s, "message-ttl %s%s; a TTL set per message (expiration): per message, unknown",
               ttl, from);
+    else if (p->oldest && p->oldest->count > 1)
+        /* RabbitMQ keeps the first time of a (queue, reason) it counts again: the message
+         * may have entered the DLQ later, and so last longer */
+        exact(b, p->oldest->last_death_at + s - now, false, "message-ttl %s%s from x-death, "
+              "dead-lettered %ld times: from the first, it may stay longer", ttl, from,
+              p->oldest->count);
     else if (p->oldest)
         exact(b, p->oldest->last_death_at + s - now, false, "message-ttl %s%s from x-death", ttl,
               from);

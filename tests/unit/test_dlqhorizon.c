@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "dlqhorizon.h"
+#include "model_tables.h"
 #include "xalloc.h"
 
 #define NOW 1767225600.0
@@ -214,6 +215,26 @@ static void test_stale(void)
     model_free(m);
 }
 
+/* An x-death counted again keeps its first time: the figure may be early, said so. */
+static void test_counted_again(void)
+{
+    rd_model *m2 = model_of(&cases[0]);
+    rd_dlq_part *p = &m2->dlq_parts.items[0];
+    rd_dlq_entry *e = xcalloc(p->n, sizeof *e);
+    for (size_t i = 0; i < p->n; i++) {
+        record_copy(&dlq_record, &e[i], &p->items[i]);
+        e[i].count = 3;
+    }
+    model_dlq_set(m2, "rabbitmq", e, p->n);
+    rd_horizon *h;
+    size_t n = dlq_horizons(m2, NOW, &h);
+    CHECK(n == 1 && h[0].in_s == 1200);
+    CHECK_STR(n ? h[0].basis : NULL, "message-ttl 1h from x-death, dead-lettered 3 times: from the "
+                                     "first, it may stay longer");
+    free(h);
+    model_free(m2);
+}
+
 static void test_dur(void)
 {
     static const struct { double s; const char *want; } d[] = {
@@ -232,6 +253,7 @@ int main(void)
     test_rules();
     test_store_and_soonest();
     test_stale();
+    test_counted_again();
     test_dur();
     return check_done("dlqhorizon");
 }
