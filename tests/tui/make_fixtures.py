@@ -191,6 +191,8 @@ def model(rows, hostile=False, dlq_ttl_ms=None):
     }
     if dlq_ttl_ms is not None:        # the broker answering: its figures are current
         m["sources"][1] = {"name": "rabbitmq", "state": "ok", "last_ok": NOW - 1, "since": NOW - 3600}
+        for e in m["dlq"]:            # each dead-lettered once: its x-death time is its arrival
+            e["count"] = 1
     if hostile:
         m["queues"][0]["name"] = "q\u202eeueu"
         m["dlq"][0]["payload"] = '{"msg":"\\u001b]52;c;AAAA\\u0007","ok":1}'
