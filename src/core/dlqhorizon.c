@@ -18,6 +18,7 @@ typedef struct best {
     bool est;
     char exact_basis[HORIZON_BASIS_LEN], bound_basis[HORIZON_BASIS_LEN];
     char note[HORIZON_BASIS_LEN];
+    bool note_kept;                  /* the note says nothing deletes them */
 } best;
 
 static void vput(char *out, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -74,8 +75,10 @@ static void settle(const best *b, rd_horizon *h)
     } else if (b->bound >= 0) {
         h->within_s = b->bound;
         snprintf(h->basis, sizeof h->basis, "%s", b->bound_basis);
-    } else
+    } else {
         snprintf(h->basis, sizeof h->basis, "%s", b->note);
+        h->kept = b->note_kept;
+    }
 }
 
 void horizon_dur(double seconds, char *out, size_t cap)
@@ -218,10 +221,12 @@ static void rabbit_horizon(const rd_model *m, const rd_queue *q, double now, rd_
         horizon_dur((double)q->expires_ms / 1000, e, sizeof e);
         bound(&b, (double)q->expires_ms / 1000, "the queue expires after %s unused", e);
     }
+    b.note_kept = !b.note[0];
     if (q->ttl_ms < 0 && q->max_length <= 0 && q->expires_ms <= 0 && !p.per_message)
         note(&b, "no message-ttl, max-length or expires: kept until consumed");
     else if (q->max_length > 0 && q->overflow_rejects)
         note(&b, "max-length %ld rejects new dead letters: kept until consumed", q->max_length);
+    b.note_kept &= b.note[0] != '\0';
     settle(&b, h);
 }
 
@@ -283,14 +288,17 @@ static void queue_horizon(const rd_model *m, const rd_queue *q, double now, rd_h
     h->in_s = h->within_s = -1;
     if (q->depth == 0) {
         snprintf(h->basis, sizeof h->basis, "empty");
+        h->kept = true;
         return;
     }
     if (same(q->source, "rabbitmq"))
         rabbit_horizon(m, q, now, h);
     else if (same(q->source, "sqs"))
         sqs_horizon(m, q, now, h);
-    else if (same(q->source, "postgresql") || same(q->source, "redis"))
+    else if (same(q->source, "postgresql") || same(q->source, "redis")) {
         snprintf(h->basis, sizeof h->basis, "%s", STORE_RULE);
+        h->kept = true;
+    }
     else                             /* a snapshot's queue of no known source */
         snprintf(h->basis, sizeof h->basis, "limits unknown (source %.40s)",
                  q->source ? q->source : "unknown");
@@ -308,6 +316,7 @@ static bool part_horizon(const rd_model *m, const rd_dlq_part *p, rd_horizon *h)
     h->depth = p->total;
     h->in_s = h->within_s = -1;
     snprintf(h->basis, sizeof h->basis, "%s", STORE_RULE);
+    h->kept = true;
     stale_note(m, h);
     return true;
 }

@@ -31,6 +31,8 @@ typedef struct rd_horizon {
     bool estimated;         /* in_s is the current inflow's estimate (max-length drop-head) */
     double within_s;        /* in_s unknown: it is deleted within this many seconds, -1 none */
     char basis[HORIZON_BASIS_LEN];   /* what it rests on: "message-ttl 1h from x-death" (raw) */
+    bool kept;              /* nothing deletes its dead letters: empty, kept until consumed or
+                               resolved (no figure, and nothing unknown to say on screen) */
 } rd_horizon;
 
 /* One horizon per DLQ of m (its DLQ queues, then the stores' DLQ parts), allocated in *out

@@ -335,18 +335,20 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         draw_clean(w, r.y, r.x + used, r.w - used, note, theme_attr(c->theme, TS_WARNING));
 }
 
-/* The DLQ horizon line under the title (core/dlqhorizon.h): the soonest DLQ's, "attune.dlx.queue:
- * oldest dead letter expires in 12m (message-ttl 1h from x-death)", else the first DLQ's basis
- * ("tasks_dlq: no retention rule: kept until resolved"); "" when the system has no DLQ.
+/* The DLQ horizon line at the foot of the list (core/dlqhorizon.h): the soonest DLQ's, "attune.dlx.queue:
+ * oldest dead letter expires in 12m (message-ttl 1h from x-death)", else the first DLQ whose
+ * horizon is unknown ("the broker does not show the queue's arguments: unknown"); "" when
+ * nothing deletes the system's dead letters (kept until consumed or resolved: the snapshot
+ * says so per DLQ) or it has no DLQ.
  * A warning below dlq_horizon_warn. */
 static bool dlq_horizon_line(ui_ctx *c, char *out, size_t cap)
 {
     rd_horizon *h;
     size_t n = dlq_horizons(c->model, c->now, &h);
     const rd_horizon *s = dlq_horizon_soonest(h, n);
-    const rd_horizon *shown = s;
+    const rd_horizon *shown = s;     /* else the first with something unknown to say */
     for (size_t i = 0; !shown && i < n; i++)
-        if (strcmp(h[i].basis, "empty") != 0)
+        if (!h[i].kept)
             shown = &h[i];
     bool warn = false;
     out[0] = '\0';
@@ -572,17 +574,17 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     };
     char hz[HORIZON_BASIS_LEN + 256];
     bool hz_warn = dlq_horizon_line(c, hz, sizeof hz);
-    int top = hz[0] ? 1 : 0;         /* the horizon line under the title */
-    if (top)
-        draw_raw(w, r.y + 1, r.x, r.w, hz, theme_attr(c->theme, hz_warn ? TS_WARNING : TS_DIM), c->san);
-    int panel = dlq_peek_off(c) ? peek_off_draw(c, w, (ui_rect){r.y + 2 + top, r.x, r.h - 2 - top, r.w}) : 0;
+    int bottom = hz[0] && r.h > 4 ? 1 : 0;   /* the horizon line, the view's last line */
+    if (bottom)
+        draw_raw(w, r.y + r.h - 1, r.x, r.w, hz, theme_attr(c->theme, hz_warn ? TS_WARNING : TS_DIM), c->san);
+    int panel = dlq_peek_off(c) ? peek_off_draw(c, w, (ui_rect){r.y + 2, r.x, r.h - 2 - bottom, r.w}) : 0;
     bool sqs_note = !dlq_peek_off(c) && dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n;
     view_table(v, c, w, r, &(ui_table){
-        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1 + top, .rows = r.h - 2 - top - panel,
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 2 - bottom - panel,
         .n = (int)s->n_rows, .st = s, .fit = dlq_widths, .empty = sqs_note ? NULL : dlq_empty(c),
         .row = dlq_row});
     if (sqs_note) {
-        ui_lines lc = {w, r.y + 2 + top, r.x + 2, r.w - 2, 0, r.h - 2 - top, 0, theme_attr(c->theme, TS_WARNING)};
+        ui_lines lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2 - bottom, 0, theme_attr(c->theme, TS_WARNING)};
         char *note = sqs_peek_note(c);
         word_breaks(note, r.w - 2);
         text_wrap(note, r.w - 2, draw_lines_cb, &lc);

@@ -153,6 +153,9 @@ static void test_rules(void)
             CHECK_MSG(h[0].within_s == c->within_s, c->name);
             CHECK_MSG(h[0].estimated == c->est, c->name);
             CHECK_STR(h[0].basis, c->basis);
+            /* kept: nothing deletes them (empty, kept until consumed), nothing unknown to say */
+            bool kept = strcmp(c->basis, "empty") == 0 || strstr(c->basis, "kept until consumed");
+            CHECK_MSG(h[0].kept == kept, c->name);
             char t[400];
             horizon_text(&h[0], t, sizeof t);
             CHECK_STR(t, c->text);
@@ -191,6 +194,7 @@ static void test_store_and_soonest(void)
         CHECK_STR(h[3].source, "postgresql");
         CHECK(h[3].depth == 7 && h[3].in_s == -1 && h[3].within_s == -1);
         CHECK_STR(h[3].basis, "no retention rule: kept until resolved");
+        CHECK(h[3].kept && h[0].kept && !h[2].kept);   /* c.dlq: a TTL bounds it */
         const rd_horizon *s = dlq_horizon_soonest(h, n);
         CHECK(s == &h[2]);
         bool bound = false;
