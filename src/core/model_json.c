@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlqhorizon.h"
 #include "drain.h"
 #include "groupid.h"
 #include "groups.h"
@@ -297,6 +298,17 @@ static void add_detail(cJSON *root, const rd_model *m)
         add_str(root, MF_EXECUTION_WHY, m->detail_why ? m->detail_why : "not read");
 }
 
+/* When each DLQ's oldest dead letter will be deleted (dlqhorizon.h). */
+static void add_horizons(cJSON *root, const rd_model *m, double now)
+{
+    rd_horizon *h;
+    size_t n = dlq_horizons(m, now, &h);
+    cJSON *arr = cJSON_AddArrayToObject(root, MF_DLQ_HORIZONS);
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, horizon_json(&h[i]));
+    free(h);
+}
+
 /* Every *_json(item, now) builder, over one of the model's vectors. */
 /* Where a broker is configured, each worker's "broker_depth": the broker's count of its own
  * queues (drain_broker_depth; null when the broker lists none of its), beside its own
@@ -391,6 +403,7 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
         if (!(v & VPART_COUNTS))
             add_long(root, MF_DLQ_TOTAL, m->dlq_total);
         ADD_ARRAY(root, MF_DLQ_SOURCES, m->dlq_parts, dlq_part_json);
+        add_horizons(root, m, now);
     } else if (v & VPART_DLQ_TOTALS) {
         ADD_ARRAY(root, MF_DLQ_SOURCES, m->dlq_parts, dlq_part_json);
     }

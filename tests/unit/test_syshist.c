@@ -39,8 +39,8 @@ static rd_model *model(void)
     model_set_failing_rate(m, 2.5);
     model_dlq_total(m, "rabbitmq", 7);
     rd_queue *q = xcalloc(2, sizeof *q);
-    q[0] = (rd_queue){ xstrdup("work"), 40, 40, 0, 1, -1, -1, false, NULL, -1, 0, 0, 0, false, NULL };
-    q[1] = (rd_queue){ xstrdup("dead"), 9, 9, 0, 0, -1, -1, true, NULL, -1, 0, 0, 0, false, NULL };
+    q[0] = (rd_queue){ xstrdup("work"), 40, 40, 0, 1, -1, -1, false, NULL, -1, 0, 0, 0, false, NULL, 0, false, 0, NULL, NULL };
+    q[1] = (rd_queue){ xstrdup("dead"), 9, 9, 0, 0, -1, -1, true, NULL, -1, 0, 0, 0, false, NULL, 0, false, 0, NULL, NULL };
     model_set_queues(m, "rabbitmq", q, 2);
     return m;
 }
