@@ -254,6 +254,30 @@ static void test_cached_dlq(void)
     model_free(m);
 }
 
+/* The store's retry-eligible figure and its marks: exact, an upper bound (some counted may
+ * be superseded), a lower bound (capped), and past the cap with superseded ones not told
+ * apart, neither (<=N+), the same in the cell and in WHY. */
+static void test_eligible_bounds(void)
+{
+    static const struct { long n; bool capped, upper; const char *cell, *why; } t[] = {
+        { 12, false, false, "12", "12 retryable" },
+        { 2267, false, true, "<=2267", "<=2267 retryable" },
+        { 100000, true, false, "100000+", "100000+ retryable" },
+        { 100000, true, true, "<=100000+", "<=100000+ retryable" },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        rd_model *m = calm();
+        model_set_store_figures(m, t[i].n, t[i].capped, t[i].upper, -1);
+        rd_fleet_row r;
+        fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
+        char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
+        fleet_row_cells(&r, cells);
+        CHECK_STR(cells[FLEET_COL_ELIGIBLE], t[i].cell);
+        CHECK(strstr(cells[FLEET_COL_WHY], t[i].why) != NULL);
+        model_free(m);
+    }
+}
+
 static void test_trend(void)
 {
     rd_fleet_trend tr;
@@ -479,6 +503,7 @@ int main(void)
     test_thresholds();
     test_rise();
     test_cached_dlq();
+    test_eligible_bounds();
     test_trend();
     test_sort();
     test_place();
