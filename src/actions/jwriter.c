@@ -22,6 +22,8 @@ typedef struct jw_job {
     char why[256];
 } jw_job;
 
+enum { JW_GROUP_MAX = 128 };   /* lines written under one sync at most */
+
 typedef struct jw_list { jw_job *head, *tail; } jw_list;
 
 struct rd_jwriter {
@@ -35,6 +37,7 @@ struct rd_jwriter {
     rd_event *ev;
     uint64_t next_ticket;
     size_t queued;            /* loop side: appended, completion not yet run */
+    uint64_t syncs, lines;    /* under mu: fdatasync calls and lines written (jwriter_stats) */
 };
 
 static void list_push(jw_list *l, jw_job *j)
@@ -63,6 +66,42 @@ static void job_free(jw_job *j)
     free(j);
 }
 
+static bool same_path(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* One group commit: the jobs of the list (each a line), in order, a run of lines for one
+ * path at a time: written, then one fdatasync for the run (journal_write_lines). No
+ * line's completion runs before the sync that covers it: the write-ahead rule holds for
+ * each line, and the lines queued while a sync ran share the next one. */
+static void write_group(rd_jwriter *w, jw_job *head)
+{
+    const char *lines[JW_GROUP_MAX], *syslog[JW_GROUP_MAX];
+    bool ok[JW_GROUP_MAX];
+    char why[JW_GROUP_MAX][256];
+    for (jw_job *j = head; j;) {
+        jw_job *run[JW_GROUP_MAX];
+        size_t n = 0;
+        for (; j && n < JW_GROUP_MAX && (n == 0 || same_path(run[0]->path, j->path)); j = j->next) {
+            run[n] = j;
+            lines[n] = j->line;
+            syslog[n] = j->syslog;
+            n++;
+        }
+        int syncs = journal_write_lines(run[0]->path, lines, syslog, n, ok, why);
+        for (size_t k = 0; k < n; k++) {
+            run[k]->ok = ok[k];
+            if (!ok[k])
+                snprintf(run[k]->why, sizeof run[k]->why, "%s", why[k]);
+        }
+        pthread_mutex_lock(&w->mu);
+        w->syncs += (uint64_t)syncs;
+        w->lines += n;
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
 static void *writer_main(void *arg)
 {
     rd_jwriter *w = arg;
@@ -70,15 +109,24 @@ static void *writer_main(void *arg)
     for (;;) {
         while (!w->todo.head && !w->stop)
             pthread_cond_wait(&w->work, &w->mu);
-        jw_job *j = list_pop(&w->todo);
-        if (!j)
+        if (!w->todo.head)
             break;   /* stopped, nothing left */
-        w->cur = j;
+        /* every line queued so far (at most JW_GROUP_MAX): one group, one sync per path */
+        jw_job *head = w->todo.head, *last = head;
+        for (size_t n = 1; n < JW_GROUP_MAX && last->next; n++)
+            last = last->next;
+        if (!(w->todo.head = last->next))
+            w->todo.tail = NULL;
+        last->next = NULL;
+        w->cur = head;
         pthread_mutex_unlock(&w->mu);
-        j->ok = journal_write_line(j->path, j->line, j->syslog, j->why, sizeof j->why);
+        write_group(w, head);
         pthread_mutex_lock(&w->mu);
         w->cur = NULL;
-        list_push(&w->done, j);
+        for (jw_job *j = head, *next; j; j = next) {
+            next = j->next;
+            list_push(&w->done, j);
+        }
         if (!w->todo.head)
             pthread_cond_broadcast(&w->idle);
         ssize_t n = write(w->wake[1], "", 1);   /* full pipe: a wake is pending anyway */
@@ -164,6 +212,14 @@ void jwriter_drain(rd_jwriter *w)
     pthread_mutex_lock(&w->mu);
     while (w->todo.head || w->cur)
         pthread_cond_wait(&w->idle, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void jwriter_stats(rd_jwriter *w, uint64_t *syncs, uint64_t *lines)
+{
+    pthread_mutex_lock(&w->mu);
+    *syncs = w->syncs;
+    *lines = w->lines;
     pthread_mutex_unlock(&w->mu);
 }
 
