@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/loop.h"
 
 typedef struct jw_job {
@@ -23,6 +24,8 @@ typedef struct jw_job {
 } jw_job;
 
 enum { JW_GROUP_MAX = 128 };   /* lines written under one sync at most */
+enum { JW_DONE_SLICE = 8 };    /* completions run in one loop callback at most ... */
+static const double JW_DONE_SLICE_MS = 0.5;   /* ... and for this long at most */
 
 typedef struct jw_list { jw_job *head, *tail; } jw_list;
 
@@ -34,7 +37,7 @@ struct rd_jwriter {
     jw_job *cur;              /* being written by the thread (under mu) */
     bool stop;
     int wake[2];              /* thread -> loop: completions to run */
-    rd_event *ev;
+    rd_event *ev, *more;      /* the wake pipe's event; the rest of a slice of completions */
     uint64_t next_ticket;
     size_t queued;            /* loop side: appended, completion not yet run */
     uint64_t syncs, lines;    /* under mu: fdatasync calls and lines written (jwriter_stats) */
@@ -137,25 +140,43 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* On the loop: the completions, in the order the lines were queued. */
-static void on_wake(int fd, short what, void *arg)
+/* On the loop: the completions, in the order the lines were queued. A group commit hands
+ * back many at once, and each may start a request (a pending line's) or tell the UI (an
+ * outcome's): at most JW_DONE_SLICE of them, or JW_DONE_SLICE_MS, run in one callback; the
+ * rest run from a zero-delay timer, after the loop has looked for keys. */
+static void run_completions(rd_jwriter *w)
 {
-    rd_jwriter *w = arg;
-    char buf[256];
-    (void)what;
-    while (read(fd, buf, sizeof buf) > 0)
-        ;
-    for (;;) {   /* one at a time: a callback may forget the ones after it */
+    double t0 = clock_mono();
+    for (int k = 0;; k++) {   /* one at a time: a callback may forget the ones after it */
+        if (k >= JW_DONE_SLICE || (k > 0 && (clock_mono() - t0) * 1e3 > JW_DONE_SLICE_MS)) {
+            loop_timer_in(w->more, 0);
+            return;
+        }
         pthread_mutex_lock(&w->mu);
         jw_job *j = list_pop(&w->done);
         pthread_mutex_unlock(&w->mu);
         if (!j)
-            break;
+            return;
         w->queued--;
         if (j->done)
             j->done(j->ok, j->why, j->ud);
         job_free(j);
     }
+}
+
+static void on_wake(int fd, short what, void *arg)
+{
+    char buf[256];
+    (void)what;
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+    run_completions(arg);
+}
+
+static void on_more(int fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    run_completions(arg);
 }
 
 rd_jwriter *jwriter_new(rd_loop *base)
@@ -170,6 +191,7 @@ rd_jwriter *jwriter_new(rd_loop *base)
         abort();
     }
     w->ev = loop_fd_new(base, w->wake[0], LOOP_READ | LOOP_PERSIST, on_wake, w);
+    w->more = loop_timer_new(base, on_more, w);
     return w;
 }
 
@@ -240,6 +262,7 @@ void jwriter_free(rd_jwriter *w)
     for (jw_job *j; (j = list_pop(&w->done));)
         job_free(j);
     loop_event_free(w->ev);
+    loop_event_free(w->more);
     close(w->wake[0]);
     close(w->wake[1]);
     pthread_cond_destroy(&w->work);

@@ -35,7 +35,11 @@ static struct {
     span_rec spans[SPAN_MAX];
     size_t nspans, dropped;
     double cb_cpu, cb_wall;  /* ms: the top-level callbacks of the iteration */
+    bool usage_taken;        /* u0: the thread's usage before its first callback */
+    long u0[3];
 } tr = {.on = -1};
+
+static void thread_usage(long *nivcsw, long *nvcsw, long *minflt);
 
 bool loop_tracing(void)
 {
@@ -77,6 +81,10 @@ static void timed_call(void (*fn)(evutil_socket_t, short, void *), evutil_socket
     const char *outer = tr.running;
     if (tr.depth == 0)
         tr.running = name;
+    if (!tr.usage_taken) {   /* after the wait for I/O: what follows is the callbacks' */
+        thread_usage(&tr.u0[0], &tr.u0[1], &tr.u0[2]);
+        tr.usage_taken = true;
+    }
     tr.depth++;
     double c0 = clock_cpu(), w0 = clock_mono();
     fn(fd, what, arg);
@@ -126,7 +134,7 @@ static void wrap(loop_cb *cb, void **ud, const char *name, const char *file,
 
 typedef struct slow_it {
     double at, cpu, wall;    /* CLOCK_MONOTONIC at its end; CPU it took; callbacks' wall */
-    long preempt, minflt;
+    long preempt, block, minflt;   /* involuntary / voluntary switches, minor faults */
     char *ran;               /* what ran, costliest first */
 } slow_it;
 
@@ -175,8 +183,9 @@ static void trace_write(const char *path, double *ms, size_t n, const slow_it *s
     if (!m)
         return;
     for (size_t i = 0; i < ns; i++)
-        fprintf(m, "slow at %.6f cpu_ms %.3f wall_ms %.3f preempt %ld minflt %ld ran %s\n", slow[i].at,
-                slow[i].cpu, slow[i].wall, slow[i].preempt, slow[i].minflt, slow[i].ran);
+        fprintf(m, "slow at %.6f cpu_ms %.3f wall_ms %.3f preempt %ld block %ld minflt %ld ran %s\n",
+                slow[i].at, slow[i].cpu, slow[i].wall, slow[i].preempt, slow[i].block, slow[i].minflt,
+                slow[i].ran);
     qsort(ms, n, sizeof *ms, cmp_double);
     size_t over = 0;
     for (size_t i = 0; i < n; i++)
@@ -193,14 +202,15 @@ static void trace_write(const char *path, double *ms, size_t n, const slow_it *s
     free(buf);
 }
 
-static void thread_usage(long *nivcsw, long *minflt)
+static void thread_usage(long *nivcsw, long *nvcsw, long *minflt)
 {
     struct rusage ru;
     if (getrusage(RUSAGE_THREAD, &ru) != 0) {
-        *nivcsw = *minflt = 0;
+        *nivcsw = *nvcsw = *minflt = 0;
         return;
     }
     *nivcsw = ru.ru_nivcsw;
+    *nvcsw = ru.ru_nvcsw;
     *minflt = ru.ru_minflt;
 }
 
@@ -216,22 +226,24 @@ int loop_run(rd_loop *base)
     slow_it *slow = xcalloc(SLOW_MAX, sizeof *slow);
     int rc;
     for (;;) {
-        long iv0, pf0, iv1, pf1;
+        long iv1, v1, pf1;
         tr.nspans = tr.dropped = 0;
         tr.cb_cpu = tr.cb_wall = 0;
-        thread_usage(&iv0, &pf0);
+        tr.usage_taken = false;
         double t0 = clock_cpu();
         rc = event_base_loop(base, EVLOOP_ONCE);
         double t1 = clock_cpu();
-        thread_usage(&iv1, &pf1);
+        thread_usage(&iv1, &v1, &pf1);
         xgrow(&ms, &cap, n + 1, sizeof *ms);
         ms[n] = (t1 - t0) * 1e3;
         wall_over += tr.cb_wall > 1.0;
         if (tr.cb_wall > wall_max)
             wall_max = tr.cb_wall;
         if ((ms[n] > bar || tr.cb_wall > bar || bar <= 0) && ns < SLOW_MAX)
-            slow[ns++] = (slow_it){clock_mono(), ms[n], tr.cb_wall, iv1 - iv0, pf1 - pf0,
-                                   spans_text(ms[n])};
+            slow[ns++] = (slow_it){clock_mono(), ms[n], tr.cb_wall,
+                                   tr.usage_taken ? iv1 - tr.u0[0] : 0,
+                                   tr.usage_taken ? v1 - tr.u0[1] : 0,
+                                   tr.usage_taken ? pf1 - tr.u0[2] : 0, spans_text(ms[n])};
         n++;
         if (rc != 0 || event_base_got_break(base) || event_base_got_exit(base))
             break;

@@ -188,7 +188,7 @@ def read_loop_trace(path, since=None, until=None):
         w = line.split()
         if w and w[0] == "slow":
             it = {"at": float(w[2]), "cpu": float(w[4])}
-            for k in range(5, len(w) - 1, 2):    # wall_ms W preempt P minflt F ran TEXT
+            for k in range(5, len(w) - 1, 2):    # wall_ms W preempt P block B minflt F ran TEXT
                 it[w[k]] = w[k + 1] if w[k] == "ran" else float(w[k + 1])
             it.setdefault("wall_ms", 0.0)
             it.setdefault("ran", "?")
@@ -215,8 +215,9 @@ def describe_iteration(it):
     """One listed iteration as a note: its CPU / callback wall, preemptions and page faults,
     then what ran (the costliest first; PARENT>SPAN a part timed inside a callback)."""
     ran = it["ran"].replace(",", ", ")
-    return "%.2f ms CPU / %.2f ms wall%s%s: %s" % (
+    return "%.2f ms CPU / %.2f ms wall%s%s%s: %s" % (
         it["cpu"], it["wall_ms"], ", preempted %d" % it["preempt"] if it.get("preempt") else "",
+        ", blocked %d" % it["block"] if it.get("block") else "",
         ", %d page faults" % it["minflt"] if it.get("minflt") else "", ran)
 
 

@@ -11,7 +11,7 @@ from snaphelp import need_env, snapshot
 
 SUMMARY = re.compile(r"^iterations (\d+) cpu_max_ms ([0-9.]+) cpu_p99_ms ([0-9.]+) over_1ms (\d+)"
                      r" wall_over_1ms (\d+) wall_max_ms ([0-9.]+)$")
-SLOW = re.compile(r"^slow at ([0-9.]+) cpu_ms ([0-9.]+) wall_ms ([0-9.]+) preempt (\d+) minflt (\d+)"
+SLOW = re.compile(r"^slow at ([0-9.]+) cpu_ms ([0-9.]+) wall_ms ([0-9.]+) preempt (\d+) block (\d+) minflt (\d+)"
                   r" ran (\S+)$")
 SPAN = re.compile(r"^(?:([^>:,]+)>)?([^>:,@]+)(?:@([\w.]+))?:([0-9.]+)/([0-9.]+)$")
 
@@ -22,7 +22,7 @@ def runs(path):
     for line in path.read_text().splitlines():
         m = SLOW.match(line)
         if m:
-            slow.append((float(m[2]), float(m[3]), m[6]))
+            slow.append((float(m[2]), float(m[3]), m[7]))
             continue
         m = SUMMARY.match(line)
         assert m, "not a loop trace line: %r" % line
