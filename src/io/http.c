@@ -108,12 +108,12 @@ static void timer_event(evutil_socket_t fd, short what, void *arg)
 /* Timed as callbacks of their own under the loop trace (loop.h). */
 static void on_socket_event(evutil_socket_t fd, short what, void *arg)
 {
-    loop_call(socket_event, fd, what, arg, "curl socket");
+    loop_call(socket_event, fd, what, arg, "curl_socket");
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
-    loop_call(timer_event, fd, what, arg, "curl timer");
+    loop_call(timer_event, fd, what, arg, "curl_timer");
 }
 
 static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)

@@ -126,6 +126,11 @@ static void wrap(loop_cb *cb, void **ud, const char *name, const char *file,
     *arg = *ud;
     if (!loop_tracing())
         return;
+    const char *arrow = strstr(name, "->");   /* cb->on_tick: on_tick */
+    while (arrow) {
+        name = arrow + 2;
+        arrow = strstr(name, "->");
+    }
     traced *t = xcalloc(1, sizeof *t);
     *t = (traced){*cb, *ud, name, file};
     *fn = on_traced;
@@ -371,12 +376,12 @@ void loop_event_free(rd_event *ev)
 
 static void on_redis_read_timed(evutil_socket_t fd, short what, void *arg)
 {
-    timed_call(redisLibeventReadEvent, fd, what, arg, "redis read", NULL);
+    timed_call(redisLibeventReadEvent, fd, what, arg, "redis_read", NULL);
 }
 
 static void on_redis_write_timed(evutil_socket_t fd, short what, void *arg)
 {
-    timed_call(redisLibeventWriteEvent, fd, what, arg, "redis write", NULL);
+    timed_call(redisLibeventWriteEvent, fd, what, arg, "redis_write", NULL);
 }
 
 int loop_redis_attach(struct redisAsyncContext *ac, rd_loop *l)
@@ -408,7 +413,7 @@ static void redis_read_hooked(evutil_socket_t fd, short what, void *arg)
 static void on_redis_read(evutil_socket_t fd, short what, void *arg)
 {
     if (loop_tracing())
-        timed_call(redis_read_hooked, fd, what, arg, "redis read", NULL);
+        timed_call(redis_read_hooked, fd, what, arg, "redis_read", NULL);
     else
         redis_read_hooked(fd, what, arg);
 }

@@ -189,7 +189,10 @@ def read_loop_trace(path, since=None, until=None):
         if w and w[0] == "slow":
             it = {"at": float(w[2]), "cpu": float(w[4])}
             for k in range(5, len(w) - 1, 2):    # wall_ms W preempt P block B minflt F ran TEXT
-                it[w[k]] = w[k + 1] if w[k] == "ran" else float(w[k + 1])
+                if w[k] == "ran":
+                    it["ran"] = " ".join(w[k + 1:])
+                    break
+                it[w[k]] = float(w[k + 1])
             it.setdefault("wall_ms", 0.0)
             it.setdefault("ran", "?")
             run.append(it)
@@ -264,6 +267,9 @@ def loop_figures(bench, label, loop):
         note("%s: ... and %d more iterations over 1 ms" % (label, len(shown) - 40))
     for name, (cnt, mx) in sorted(attribution(shown).items(), key=lambda kv: -kv[1][1]):
         note("%s: costliest callback %s: %d iterations, up to %.2f ms CPU" % (label, name, cnt, mx))
+    if "window_iters" in loop:               # and the run's costliest, wherever they were
+        for it in sorted(loop["iters"], key=lambda x: -x["cpu"])[:5]:
+            note("%s: whole run, costliest iteration %s" % (label, describe_iteration(it)))
 
 
 def _kill_quiet(pid):
