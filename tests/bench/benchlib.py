@@ -225,8 +225,8 @@ def describe_iteration(it):
 
 
 def attribution(iters):
-    """{top-level callback: (count, max CPU ms)} over listed iterations: the costliest
-    callback of each."""
+    """{callback: (count, max iteration CPU ms)} over listed iterations, each counted under
+    its costliest callback (the trace lists them by the larger of CPU and wall)."""
     out = {}
     for it in iters:
         first = it["ran"].split(",")[0]
@@ -266,7 +266,8 @@ def loop_figures(bench, label, loop):
     if len(shown) > 40:
         note("%s: ... and %d more iterations over 1 ms" % (label, len(shown) - 40))
     for name, (cnt, mx) in sorted(attribution(shown).items(), key=lambda kv: -kv[1][1]):
-        note("%s: costliest callback %s: %d iterations, up to %.2f ms CPU" % (label, name, cnt, mx))
+        note("%s: led by %s (its costliest callback, by CPU or wall): %d iterations, up to %.2f ms of "
+             "the iteration's CPU" % (label, name, cnt, mx))
     if "window_iters" in loop:               # and the run's costliest, wherever they were
         for it in sorted(loop["iters"], key=lambda x: -x["cpu"])[:5]:
             note("%s: whole run, costliest iteration %s" % (label, describe_iteration(it)))
