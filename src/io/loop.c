@@ -21,7 +21,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* ---- the loop trace (REDRIVE_LOOP_TRACE) ------------------------------------------- */
 
-enum { SLOW_MAX = 1000, SPAN_MAX = 64, SPAN_SHOWN = 12 };
+enum { SLOW_MAX = 20000, SPAN_MAX = 64, SPAN_SHOWN = 12 };   /* a long, loaded run lists thousands */
 
 typedef struct span_rec {
     const char *name, *file, *parent;   /* literals; parent: the callback a span ran in */
@@ -196,8 +196,8 @@ static void trace_write(const char *path, double *ms, size_t n, const slow_it *s
     for (size_t i = 0; i < n; i++)
         over += ms[i] > 1.0;
     size_t p99 = n ? (size_t)((double)(n - 1) * 0.99) : 0;
-    fprintf(m, "iterations %zu cpu_max_ms %.3f cpu_p99_ms %.3f over_1ms %zu wall_over_1ms %zu wall_max_ms %.3f\n",
-            n, n ? ms[n - 1] : 0.0, n ? ms[p99] : 0.0, over, wall_over, wall_max);
+    fprintf(m, "iterations %zu cpu_max_ms %.3f cpu_p99_ms %.3f over_1ms %zu wall_over_1ms %zu wall_max_ms %.3f"
+            " listed %zu\n", n, n ? ms[n - 1] : 0.0, n ? ms[p99] : 0.0, over, wall_over, wall_max, ns);
     fclose(m);
     FILE *f = testhook_trace_open(path, false);   /* appended: one summary per loop run */
     if (f) {
@@ -228,7 +228,8 @@ int loop_run(rd_loop *base)
     double bar = lim && *lim ? atof(lim) : 1.0;
     double *ms = NULL, wall_max = 0;
     size_t n = 0, cap = 0, ns = 0, wall_over = 0;
-    slow_it *slow = xcalloc(SLOW_MAX, sizeof *slow);
+    slow_it *slow = NULL;
+    size_t slow_cap = 0;
     int rc;
     for (;;) {
         long iv1, v1, pf1;
@@ -244,11 +245,13 @@ int loop_run(rd_loop *base)
         wall_over += tr.cb_wall > 1.0;
         if (tr.cb_wall > wall_max)
             wall_max = tr.cb_wall;
-        if ((ms[n] > bar || tr.cb_wall > bar || bar <= 0) && ns < SLOW_MAX)
+        if ((ms[n] > bar || tr.cb_wall > bar || bar <= 0) && ns < SLOW_MAX) {
+            xgrow(&slow, &slow_cap, ns + 1, sizeof *slow);
             slow[ns++] = (slow_it){clock_mono(), ms[n], tr.cb_wall,
                                    tr.usage_taken ? iv1 - tr.u0[0] : 0,
                                    tr.usage_taken ? v1 - tr.u0[1] : 0,
                                    tr.usage_taken ? pf1 - tr.u0[2] : 0, spans_text(ms[n])};
+        }
         n++;
         if (rc != 0 || event_base_got_break(base) || event_base_got_exit(base))
             break;

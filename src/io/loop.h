@@ -25,7 +25,7 @@
  * hiredis's events and curl's (http.c) are timed too, and code may time a part of a
  * callback with loop_span_begin/loop_span_end. When the loop ends, FILE gets a line per
  * iteration above 1 ms of CPU or of callback wall time (REDRIVE_LOOP_TRACE_MS: another bar,
- * 0 for every iteration; the first 1,000), then a summary (its counts always at 1 ms):
+ * 0 for every iteration; the first 20,000), then a summary (its counts always at 1 ms):
  *   slow at T cpu_ms X wall_ms W preempt P block B minflt F ran NAME:CPU/WALL,... other:CPU
  *     (T: CLOCK_MONOTONIC seconds at the iteration's end; wall_ms: its callbacks' wall
  *     time; P, B, F: involuntary context switches (preempted), voluntary ones (blocked:
@@ -33,7 +33,8 @@
  *     on; ran: the callbacks and spans that ran in it, costliest first, at most 12,
  *     a span inside a callback written PARENT>NAME; other: the CPU outside every callback,
  *     libevent's own)
- *   iterations N cpu_max_ms X cpu_p99_ms Y over_1ms K wall_over_1ms K2 wall_max_ms W
+ *   iterations N cpu_max_ms X cpu_p99_ms Y over_1ms K wall_over_1ms K2 wall_max_ms W listed L
+ *     (L: the lines above it, at most 20,000)
  * A run's lines are made in memory and appended in one write at the loop's end (several
  * runs may share one file).
  */

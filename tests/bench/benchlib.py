@@ -245,6 +245,9 @@ def loop_figures(bench, label, loop):
         note("%s: no loop trace (the binary did not return from its loop)" % label)
         return
     fig(bench, "%s: loop iterations (whole run)" % label, loop["iterations"], "iterations")
+    if loop.get("listed", 0) >= 20000:
+        note("%s: the loop trace listed its first 20,000 slow iterations only: later ones are missing"
+             % label)
     fig(bench, "%s: costliest loop iteration, whole run, CPU" % label, loop["cpu_max_ms"], "ms")
     if "window_max_ms" in loop:
         # the trace lists only the iterations over 1 ms: none in the window reads "< 1"

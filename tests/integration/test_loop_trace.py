@@ -10,7 +10,7 @@ from attune_checks import config
 from snaphelp import need_env, snapshot
 
 SUMMARY = re.compile(r"^iterations (\d+) cpu_max_ms ([0-9.]+) cpu_p99_ms ([0-9.]+) over_1ms (\d+)"
-                     r" wall_over_1ms (\d+) wall_max_ms ([0-9.]+)$")
+                     r" wall_over_1ms (\d+) wall_max_ms ([0-9.]+) listed (\d+)$")
 SLOW = re.compile(r"^slow at ([0-9.]+) cpu_ms ([0-9.]+) wall_ms ([0-9.]+) preempt (\d+) block (\d+) minflt (\d+)"
                   r" ran (\S+)$")
 SPAN = re.compile(r"^(?:([^>:,]+)>)?([^>:,@]+)(?:@([\w.]+))?:([0-9.]+)/([0-9.]+)$")
@@ -49,6 +49,7 @@ def test_snapshot_appends_its_loop_trace(tmp_path, monkeypatch):
         assert iterations >= 2, m[0]               # at least the connect and the answer
         assert 0 < p99 <= cpu_max, m[0]
         wall_over = int(m[5])
+        assert int(m[7]) == len(slow), (m[0], slow)      # every listed line kept
         assert over == sum(1 for c, _, _ in slow if c > 1.0), (m[0], slow)
         assert wall_over == sum(1 for _, w, _ in slow if w > 1.0), (m[0], slow)
         assert all((1.0 < c or 1.0 < w) and c <= cpu_max for c, w, _ in slow), (m[0], slow)
