@@ -50,13 +50,27 @@ SELECT v.name, v.state
 -- scheduling, scheduled, running, canceling) are therefore exact at any table size.
 -- uses index: execution (status)
 -- The statistics row is found by name (pg_stats over the catalogs' own indexes); joined
--- on pg_class instead, it read the whole of pg_attribute.
+-- on pg_class instead, it read the whole of pg_attribute. The statistics change only when
+-- the table is analyzed (and the row estimate when it is vacuumed), so this session keeps
+-- the estimates it read (the setting redrive.est: the table's file node, row estimate, last
+-- analyze times and search_path, then the estimates) and reads pg_stats again only when one
+-- of those moved: the same figures, 77 of the query's 130 buffers at 1M not read again.
 WITH RECURSIVE d(s) AS (
   SELECT min(status) FROM execution
   UNION ALL
   SELECT (SELECT min(e.status) FROM execution e WHERE e.status > d.s)
     FROM d WHERE d.s IS NOT NULL),
-est AS (
+t AS MATERIALIZED (
+  SELECT concat_ws('/', c.oid, c.relfilenode, c.reltuples,
+                   pg_stat_get_last_analyze_time(c.oid), pg_stat_get_last_autoanalyze_time(c.oid),
+                   current_setting('search_path')) AS key
+    FROM pg_class c
+   WHERE c.oid = 'execution'::regclass),
+m AS MATERIALIZED (
+  SELECT substr(x.v, length(t.key) + 2) AS body
+    FROM (SELECT current_setting('redrive.est', true) AS v) x, t
+   WHERE left(x.v, length(t.key) + 1) = t.key || '#'),
+fresh AS MATERIALIZED (
   SELECT u.v AS status, round(u.f * c.reltuples) AS count
     FROM pg_class c
     JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -64,14 +78,26 @@ est AS (
                    AND s.tablename = 'execution'
                    AND s.attname = 'status',
          unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
-   WHERE c.oid = 'execution'::regclass AND c.reltuples >= 50000
+   WHERE NOT EXISTS (SELECT 1 FROM m)
+     AND c.oid = 'execution'::regclass AND c.reltuples >= 50000
      AND u.v IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
-     AND u.f * c.reltuples >= 2000)
+     AND u.f * c.reltuples >= 2000),
+est AS MATERIALIZED (
+  SELECT split_part(p, ':', 1) AS status, split_part(p, ':', 2)::float8 AS count
+    FROM m, unnest(string_to_array(m.body, ',')) p
+   WHERE p LIKE '%:%'
+  UNION ALL
+  SELECT status, count FROM fresh),
+keep AS MATERIALIZED (
+  SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM m) THEN
+           set_config('redrive.est', (SELECT key FROM t) || '#'
+                      || COALESCE((SELECT string_agg(status || ':' || count::text, ',') FROM fresh), ''),
+                      false) END AS kept)
 SELECT d.s::text AS status,
        COALESCE(est.count, least(x.n, 100000)) AS count,
        est.count IS NOT NULL AS estimated,
        est.count IS NULL AND x.n > 100000 AS capped
-  FROM d
+  FROM keep, d
   LEFT JOIN est ON est.status = d.s::text
   LEFT JOIN LATERAL (SELECT count(*) AS n
                        FROM (SELECT 1 FROM execution e WHERE e.status = d.s LIMIT 100001) l
