@@ -123,8 +123,9 @@ SELECT d.s::text AS status,
 --   written since 60 s before it was taken (the newest `updated` of the failures, one
 --   probe of the (status, updated) index: the trigger sets `updated` on every write, and
 --   60 s covers a writing transaction's start, which `now()` gives, before its commit),
---   and for at most 60 s: a carried count is one a recount would give, or larger (a
---   failure since deleted, or no longer failed): still an upper bound.
+--   and for at most 300 s: a carried count is one a recount would give, or larger (a
+--   failure since deleted, or no longer failed): still an upper bound. A store whose
+--   failures keep being written counts on every refresh, as before.
 -- oldest_queued_at: the created time of the oldest requested, scheduling or scheduled
 --   execution (NULL: none queued), one probe of the (status, created) index per status.
 -- Measured (EXPLAIN ANALYZE, 1M executions, a 20,000-failure incident written a moment ago,
@@ -148,10 +149,10 @@ WITH f AS (SELECT count(*) AS n
             WHERE v ~ '^[0-9]+([.][0-9]*)?[|][0-9]+[|]'
               AND split_part(v, '|', 3) = current_setting('search_path')
               AND split_part(v, '|', 4) = ''),
-     -- carried: taken at most 60 s ago, and no failure written since 60 s before it
+     -- carried: taken at most 300 s ago, and no failure written since 60 s before it
      g AS MATERIALIZED (
            SELECT max(k.n) FILTER (
-                    WHERE extract(epoch FROM now()) - k.at BETWEEN 0 AND 60
+                    WHERE extract(epoch FROM now()) - k.at BETWEEN 0 AND 300
                       AND COALESCE(extract(epoch FROM
                             (SELECT max(updated) FROM execution WHERE status = 'failed')), 0)
                           < k.at - 60) AS carried

@@ -446,7 +446,7 @@ def test_failing_carries_the_eligible_count_while_no_failure_is_written(db):
         (rows, _), more = failing_run(k)
         assert rows >= candidates, rows
         assert more["retry_eligible"] == candidates + 1 and more["retry_eligible_recounted"] is True, more
-        # deleted: the kept count stays an upper bound (the next count, within 60 s, drops it)
+        # deleted: the kept count stays an upper bound (the next count, within 300 s, drops it)
         w.execute("DELETE FROM attune.execution WHERE id = %s", (new_id,))
         (rows, _), after = failing_run(k)
         assert after["retry_eligible_upper"] and after["retry_eligible"] >= candidates, after
