@@ -535,6 +535,51 @@ def test_counts_keep_the_statistics_until_the_table_is_analyzed(db):
         c2.close()
 
 
+def test_a_push_refresh_is_one_round_trip_of_the_pushed_queries(db, tmp_path):
+    """Issue 38, what a push refresh costs the store whatever the machine: a status change
+    notified makes one refresh, one round trip, whose statements are the change probe and
+    the profile's listen_refresh on screen (counts, failing, the first page; the workers are
+    off screen), and whose rows are the counts', the page's and one each for the probe and
+    the failing figures (the rows the server examines for them: test_rows_examined_per_push_refresh)."""
+    import benchlib as B
+    import bench_push
+    bench_push.ensure_triggers(db)                       # Attune's notify triggers
+    proxy = Proxy(int(os.environ["RD_PG_PORT"]))
+    store = "host=127.0.0.1 port=%d dbname=%s user=redrive_ro sslmode=disable" % (proxy.port, db)
+    conf = tmp_path / "push.conf"
+    conf.write_text('[system "cost"]\nprofile = attune-era2\nstore = %s\npoll = 60s\n'
+                    'page_size = 100\npush = true\n' % store)
+    conf.chmod(0o600)
+    a = admin(db)
+    w = SourceWatch(conf, ready_timeout=30)
+    try:
+        assert w.ask("interest execs") == "ok"
+        assert "on — LISTEN" in w.ask("json overview")
+        k = a.cursor()
+        k.execute("SELECT max(id) FROM attune.execution WHERE status IN ('running', 'scheduled')")
+        top = k.fetchone()[0]
+        time.sleep(1.0)                                   # past the refreshes of the start
+        for _ in range(3):
+            n0 = proxy.mark()
+            k.execute("UPDATE attune.execution SET status = CASE WHEN status = 'running' THEN "
+                      "'scheduled'::execution_status_enum ELSE 'running' END WHERE id = %s", (top,))
+            fl = proxy.refreshes(n0, 1, timeout=15)[0]
+            time.sleep(1.0)                               # nothing else comes of it
+            with proxy.lock:
+                after = [list(f) for f in proxy.flights[n0:]]
+            assert len(after) == 1, after                 # one round trip
+            binds = sorted(fl[5])
+            assert binds == sorted(["rd_probe", "rd_g_counts", "rd_g_failing", "rd_g_execs1"]), fl
+            assert fl[4].get("E") == 4 and "P" not in fl[4], fl
+            k.execute("SELECT count(DISTINCT status) FROM attune.execution")
+            statuses = k.fetchone()[0]
+            assert fl[2] <= 1 + statuses + 1 + 101, (fl, statuses)
+    finally:
+        w.close()
+        proxy.close()
+        a.close()
+
+
 def test_text_filter_no_match_is_bounded(db):
     import benchlib as B
     q = B.profile_queries("attune-era2")["executions"]
