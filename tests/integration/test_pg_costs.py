@@ -541,7 +541,6 @@ def test_a_push_refresh_is_one_round_trip_of_the_pushed_queries(db, tmp_path):
     the profile's listen_refresh on screen (counts, failing, the first page; the workers are
     off screen), and whose rows are the counts', the page's and one each for the probe and
     the failing figures (the rows the server examines for them: test_rows_examined_per_push_refresh)."""
-    import benchlib as B
     import bench_push
     bench_push.ensure_triggers(db)                       # Attune's notify triggers
     proxy = Proxy(int(os.environ["RD_PG_PORT"]))
