@@ -121,7 +121,8 @@ SELECT d.s::text AS status,
 --   times the rest of the refresh), so this session keeps it (the setting redrive.elig:
 --   when, how many, for which search_path) and carries it while no failed execution was
 --   written since 60 s before it was taken (the newest `updated` of the failures, one
---   probe of the (status, updated) index: the trigger sets `updated` on every write, and
+--   probe of the (status, updated) index: the trigger sets `updated` on every update and
+--   its default on every insert (a writer that sets an older one is not seen), and
 --   60 s covers a writing transaction's start, which `now()` gives, before its commit),
 --   and for at most 300 s: a carried count is one a recount would give, or larger (a
 --   failure since deleted, or no longer failed): still an upper bound. A store whose
