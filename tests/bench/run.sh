@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every redrive benchmark and print one figures table.
-#   . DIR/env (the local stack; e.g. RD_PORT_BASE=33400 bash tests/stack/stack.sh start /tmp/rd-bench)
+#   . DIR/env (the local stack; e.g. RD_PORT_BASE=31400 bash tests/stack/stack.sh start /tmp/rd-bench)
 #   SCALE=1 bash tests/bench/run.sh            # SCALE: fraction of the SPEC §9 sizes (default 1)
 #   BENCHES="pg redis" bash tests/bench/run.sh # a subset
 # Benchmarks print figures; they never assert timings. Output of each bench: $OUT/<bench>.out
