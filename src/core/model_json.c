@@ -234,6 +234,54 @@ static void add_groups_scope(cJSON *root, const rd_model *m)
     add_time(root, MF_GROUPS_COMPUTED_AT, sgroups_time(s));
 }
 
+/* The window's baseline of what stands out: its executions, whether capped, the
+ * dimensions the store records and those it does not (standout.h). */
+static void add_so_window(cJSON *root, const rd_model *m)
+{
+    const so_base *b = sgroups_base(m->sgroups);
+    if (!b) {
+        cJSON_AddNullToObject(root, MF_STANDS_OUT_WINDOW);
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(root, MF_STANDS_OUT_WINDOW);
+    cJSON_AddNumberToObject(o, MF_EXECUTIONS, (double)so_base_executions(b));
+    cJSON_AddBoolToObject(o, MF_CAPPED, so_base_capped(b));
+    cJSON *rec = cJSON_AddArrayToObject(o, MF_RECORDED), *not = cJSON_AddArrayToObject(o, MF_NOT_RECORDED);
+    for (int d = 0; d < SO_NDIM; d++)
+        cJSON_AddItemToArray(so_base_records(b, (so_dim)d) ? rec : not,
+                             cJSON_CreateString(so_dim_name((so_dim)d)));
+}
+
+static double round4(double v) { return (double)(long long)(v * 10000.0 + 0.5) / 10000.0; }
+
+/* A group's list of what stands out, or null with the note saying why. */
+static void add_standout(cJSON *o, const rd_model *m, const rd_group *g)
+{
+    const rd_standout *l;
+    size_t n;
+    so_state st = sgroups_standout(m->sgroups, g->fp, &l, &n);
+    if (st != SO_LISTED) {
+        char why[160];
+        so_state_text(st, sgroups_base(m->sgroups), g->count, why, sizeof why);
+        cJSON_AddNullToObject(o, MF_STANDS_OUT);
+        add_str(o, MF_STANDS_OUT_NOTE, m->sgroups ? why : "the loaded executions' groups: not compared");
+        return;
+    }
+    cJSON *arr = cJSON_AddArrayToObject(o, MF_STANDS_OUT);
+    for (size_t k = 0; k < n; k++) {
+        cJSON *x = cJSON_CreateObject();
+        add_str(x, MF_DIMENSION, so_dim_name(l[k].dim));
+        add_str(x, MF_VALUE, l[k].value);
+        cJSON_AddNumberToObject(x, MF_IN_GROUP, round4(l[k].in_group));
+        cJSON_AddNumberToObject(x, MF_IN_WINDOW, round4(l[k].in_window));
+        cJSON_AddNumberToObject(x, MF_LIFT, (double)(long long)(l[k].lift * 100.0 + 0.5) / 100.0);
+        cJSON_AddNumberToObject(x, MF_N_GROUP, (double)l[k].n_group);
+        cJSON_AddNumberToObject(x, MF_N_WINDOW, (double)l[k].n_window);
+        cJSON_AddItemToArray(arr, x);
+    }
+    cJSON_AddNullToObject(o, MF_STANDS_OUT_NOTE);
+}
+
 /* The error groups (the store's in a window, else the loaded executions'), trend over
  * GROUPS_INTERVAL_S. */
 static void add_groups(cJSON *root, const rd_model *m, double now)
@@ -241,6 +289,7 @@ static void add_groups(cJSON *root, const rd_model *m, double now)
     rd_group *g = NULL;
     size_t n = sgroups_of_model(m, NULL, now, &g);
     add_groups_scope(root, m);
+    add_so_window(root, m);
     cJSON_AddNumberToObject(root, MF_TREND_INTERVAL_S, GROUPS_INTERVAL_S);
     cJSON *arr = cJSON_AddArrayToObject(root, MF_GROUPS);
     for (size_t i = 0; i < n; i++) {
@@ -271,6 +320,7 @@ static void add_groups(cJSON *root, const rd_model *m, double now)
             free(clean);
         }
         add_str(o, MF_SAMPLE_ERROR, g[i].sample);
+        add_standout(o, m, &g[i]);
         cJSON_AddItemToArray(arr, o);
     }
     groups_free(g, n);

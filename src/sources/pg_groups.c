@@ -8,9 +8,33 @@ static double col_num(const PGresult *r, int i, const char *col)
     return pg_parse_double(pg_text(r, i, col), &d) && d >= 0 && d < 1e15 ? d : 0;
 }
 
-rd_sgroups *pg_groups_read(const PGresult *r, const pg_row_ctx *x, double window_s, long cap)
+so_base *pg_groups_window_read(const PGresult *r)
+{
+    so_base *b = so_base_new();
+    int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
+    size_t total = 0;
+    bool capped = false;
+    for (int i = 0; i < n; i++) {
+        so_dim d;
+        if (!so_dim_parse(pg_text(r, i, "dimension"), &d))
+            continue;
+        const char *v = pg_text(r, i, "value");
+        so_base_add(b, d, v, (size_t)col_num(r, i, "n"));
+        if (d == SO_WORKER && PQfnumber(r, "host") >= 0)
+            so_base_host(b, v, pg_text(r, i, "host"));
+        total = (size_t)col_num(r, i, "total");
+        capped |= pg_parse_bool(pg_text(r, i, "capped")) == 1;
+    }
+    so_base_total(b, total, capped);
+    so_base_finish(b);
+    return b;
+}
+
+rd_sgroups *pg_groups_read(const PGresult *r, const pg_row_ctx *x, double window_s, long cap,
+                           so_base *base)
 {
     rd_sgroups *g = sgroups_new(window_s, cap, x->now);
+    sgroups_set_base(g, base);
     int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
     bool capped = false;
     for (int i = 0; i < n; i++) {

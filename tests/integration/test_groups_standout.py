@@ -1,0 +1,274 @@
+"""What stands out about an error group against every execution of its window (issue 36,
+item 1), on real stores: Attune era 2 (the profile's [query groups_window] and the groups
+query's worker column, PostgreSQL) and Alakai (the swept Redis index, in C).
+
+Data built so that one group is concentrated (one worker, one action) and another is spread
+like its window: `snapshot --view groups --json` must list the concentration first with its
+shares for the first and nothing for the second. The expected lists are computed here from
+the rows themselves (an independent count of the window, then the documented rule: at least
+5 members and 20 % of the group, lift >= 2, ranked by lift), and compared whole. A window
+with too few executions says so (a note, never a number), and a hostile value reaches the
+JSON sanitized.
+"""
+import json
+import os
+import time
+
+import pytest
+
+import stack_fixtures  # noqa: F401  (the stack's path and environment)
+import stacklib
+from snaphelp import need_env, snapshot, write_config
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CONC = "Parser choked on record %d"
+CONC_FP = "Parser choked on record <n>"
+SPREAD = "Upstream reset by peer (session %d)"
+SPREAD_FP = "Upstream reset by peer (session <n>)"
+SPREAD_ACTIONS = ["core.a", "core.b", "core.c", "core.d", "core.e"]
+HOSTILE_ACTION = "evil\x1b]52;c;AAAA\x07\u202eact"
+
+
+def expected(group_rows, window_rows):
+    """The documented rule over (dimension -> value) dicts of the group's failures and of
+    every execution of the window: [(dimension, value, n_group, n_window)], ranked."""
+    out = []
+    members = len(group_rows)
+    if members < 5 or len(window_rows) < 20:
+        return out
+    dims = sorted({d for r in group_rows for d in r})
+    for d in dims:
+        vals = {}
+        for r in group_rows:
+            if r.get(d) is not None:
+                vals[r[d]] = vals.get(r[d], 0) + 1
+        for v, n in vals.items():
+            if n < 5 or n < 0.2 * members:
+                continue
+            w = sum(1 for r in window_rows if r.get(d) == v)
+            lift = (n / members) / (w / len(window_rows))
+            if lift >= 2:
+                out.append((d, v, n, w, lift))
+    out.sort(key=lambda x: (-x[4], -x[2]))
+    return [x[:4] for x in out]
+
+
+def got_list(group):
+    return [(s["dimension"], s["value"], s["n_group"], s["n_window"]) for s in group["stands_out"]]
+
+
+def check_shares(group):
+    for s in group["stands_out"]:
+        assert s["lift"] >= 2
+        assert abs(s["lift"] - s["in_group"] / s["in_window"]) < 0.05 * s["lift"], s
+
+
+def groups_json(cfg, name, *args):
+    s = snapshot(cfg, name, "--json", "--view", "groups", *args)
+    assert s.rc == 0, s.err
+    return s.json
+
+
+def by_fp(doc):
+    return {g["fingerprint"]: g for g in doc["groups"]}
+
+
+# ---- Attune era 2 ---------------------------------------------------------------------
+
+def admin(sql, args=()):
+    import psycopg2
+    conn = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_ATTUNE2"])
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute("SET search_path = attune, public")
+            cur.execute(sql, args)
+            return cur.fetchall() if cur.description else None
+    finally:
+        conn.close()
+
+
+def insert(rows):
+    """rows: (id, action_ref, status, worker, seconds ago, error or None, retry_count)."""
+    for xid, act, st, wk, ago, err, rc in rows:
+        admin("INSERT INTO execution (id, action, action_ref, config, env_vars, executor, status, result,"
+              " created, updated, retry_count, max_retries, worker)"
+              " SELECT %s, action, %s, '{}'::jsonb, env_vars, executor, %s, %s,"
+              " now() - make_interval(secs => %s), now() - make_interval(secs => %s), %s, 3, %s"
+              " FROM execution WHERE id = 2",
+              (xid, act, st, json.dumps({"error": err}) if err else None, ago, ago - 5, rc, wk))
+
+
+@pytest.fixture
+def attune_incident():
+    need_env("RD_PG_ADMIN_DSN_ATTUNE2", "RD_PG_DSN_ATTUNE2")
+    stack_fixtures.reload("attune2")
+    workers = [r[0] for r in admin("SELECT id FROM worker ORDER BY id")][:5]
+    rows, xid = [], 50000
+    # the window's ordinary work: 200 executions over five workers and five actions
+    for k in range(200):
+        rows.append((xid, SPREAD_ACTIONS[k % 5], "completed", workers[(k // 5) % 5], 60 + k * 10, None, 0))
+        xid += 1
+    # the concentrated group: 18 of 20 on one worker and one action of its own
+    for k in range(20):
+        wk, act = (workers[2], "ingest.parse") if k < 18 else (workers[k % 5], SPREAD_ACTIONS[k % 5])
+        rows.append((xid, act, "failed", wk, 90 + k * 30, CONC % (1000 + k), 0))
+        xid += 1
+    # the spread group: 25 failures over the same workers and actions as the window
+    for k in range(25):
+        rows.append((xid, SPREAD_ACTIONS[k % 5], "failed", workers[(k // 5) % 5], 75 + k * 40, SPREAD % k, 0))
+        xid += 1
+    insert(rows)
+    yield workers
+    stack_fixtures.reload("attune2")
+
+
+def attune_window():
+    """Every execution of the last hour, as the window's dimensions (an independent read)."""
+    got = admin("SELECT worker::text, action_ref, retry_count + 1 FROM execution"
+                " WHERE created > now() - interval '1 hour'")
+    return [{"worker": w, "action": a, "attempt": str(n)} for w, a, n in got]
+
+
+def attune_group(prefix):
+    got = admin("SELECT worker::text, action_ref, retry_count + 1 FROM execution"
+                " WHERE created > now() - interval '1 hour' AND status IN ('failed', 'timeout', 'abandoned')"
+                " AND result->>'error' LIKE %s", (prefix + "%",))
+    return [{"worker": w, "action": a, "attempt": str(n)} for w, a, n in got]
+
+
+def attune_cfg(tmp_path):
+    return write_config(tmp_path, {"a": {"profile": "attune-era2", "store": os.environ["RD_PG_DSN_ATTUNE2"],
+                                         "core": "http://127.0.0.1:9", "auth": "none"}})
+
+
+def test_attune_concentrated_group_lists_worker_and_action_spread_group_nothing(attune_incident, tmp_path):
+    workers = attune_incident
+    doc = groups_json(attune_cfg(tmp_path), "a")
+    win = attune_window()
+    sw = doc["stands_out_window"]
+    assert sw["executions"] == len(win) and sw["capped"] is False, sw
+    assert sw["recorded"] == ["worker", "action", "attempt", "host"], sw
+    assert sw["not_recorded"] == ["queue", "version", "tag"], sw
+    g = by_fp(doc)
+    conc, spread = g[CONC_FP], g[SPREAD_FP]
+    want = expected(attune_group("Parser choked"), win)
+    # the worker's host names the same failures as the worker: said once
+    assert got_list(conc) == want, (got_list(conc), want)
+    assert [x[:2] for x in want] == [("action", "ingest.parse"), ("worker", str(workers[2]))], want
+    first = conc["stands_out"][0]
+    assert (first["in_group"], first["n_group"]) == (0.9, 18), first
+    assert first["in_window"] == round(18 / len(win), 4), first
+    check_shares(conc)
+    assert conc["stands_out_note"] is None
+    assert expected(attune_group("Upstream reset"), win) == []
+    assert spread["stands_out"] == [] and spread["stands_out_note"] is None, spread
+
+
+def test_attune_hostile_action_is_sanitized_and_a_thin_window_says_so(tmp_path):
+    need_env("RD_PG_ADMIN_DSN_ATTUNE2")
+    stack_fixtures.reload("attune2")
+    try:
+        admin("DELETE FROM execution WHERE created > now() - interval '1 hour'")
+        workers = [r[0] for r in admin("SELECT id FROM worker ORDER BY id")]
+        # 8 failures of a hostile action and 4 other executions: 12 in the window (< 20)
+        insert([(60000 + k, HOSTILE_ACTION, "failed", workers[0], 100 + k, CONC % k, 0) for k in range(8)] +
+               [(60100 + k, "core.a", "completed", workers[1], 100 + k, None, 0) for k in range(4)])
+        doc = groups_json(attune_cfg(tmp_path), "a")
+        conc = by_fp(doc)[CONC_FP]
+        assert conc["stands_out"] is None
+        assert conc["stands_out_note"] == "too few executions in the window to compare (12 < 20)"
+        assert doc["stands_out_window"]["executions"] == 12
+        # enough of the window: the hostile action is listed, sanitized
+        insert([(60200 + k, "core.b", "completed", workers[1 + k % 3], 200 + k, None, 0) for k in range(40)])
+        snap = snapshot(attune_cfg(tmp_path), "a", "--json", "--view", "groups")
+        assert snap.rc == 0, snap.err
+        for bad in ("\x1b", "\x07", "\u202e"):      # JSON escapes them: no raw byte out
+            assert bad not in snap.out
+        conc = by_fp(snap.json)[CONC_FP]
+        vals = [s["value"] for s in conc["stands_out"] if s["dimension"] == "action"]
+        assert vals == [HOSTILE_ACTION], conc            # the value itself, whole
+        # the text snapshot shows it sanitized
+        text = snapshot(attune_cfg(tmp_path), "a", "--view", "groups")
+        assert text.rc == 0, text.err
+        assert "\x1b" not in text.out and "\u202e" not in text.out
+        want = ("  stands out: 100 % on worker " + str(workers[0]) + " (15 % of the hour) \u00b7 100 % "
+                "evil\u241b]52;c;AAAA\u2407<U+202E>act (15 %)\n")
+        assert want in text.out, text.out
+    finally:
+        stack_fixtures.reload("attune2")
+
+
+def test_attune_era1_records_no_worker(tmp_path):
+    """Era 1 has no execution.worker: the profile's baseline names what it records, and the
+    JSON says worker is not recorded (never a made-up share)."""
+    need_env("RD_PG_DSN_ATTUNE1")
+    cfg = write_config(tmp_path, {"a": {"profile": "attune-era1", "store": os.environ["RD_PG_DSN_ATTUNE1"],
+                                        "core": "http://127.0.0.1:9", "auth": "none"}})
+    doc = groups_json(cfg, "a", "--since", "30d")
+    sw = doc["stands_out_window"]
+    assert sw is not None and "worker" in sw["not_recorded"] and "worker" not in sw["recorded"], sw
+    for g in doc["groups"]:
+        assert all(s["dimension"] != "worker" for s in (g["stands_out"] or [])), g
+
+
+# ---- Alakai -------------------------------------------------------------------------
+
+PREFIX = "standout"
+
+
+def _iso(t):
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".000Z"
+
+
+@pytest.fixture
+def alakai_incident():
+    need_env("RD_REDIS_URL")
+    r = stacklib.redis_client(os.environ)
+    for k in r.scan_iter(PREFIX + ":*"):
+        r.delete(k)
+    now = int(time.time())
+    tasks = []      # (name, status, attempt, error)
+    for k in range(200):
+        tasks.append((SPREAD_ACTIONS[k % 5], "succeeded", 1 + (k % 5 == 0), None))
+    for k in range(20):
+        tasks.append(("ingest.parse" if k < 18 else SPREAD_ACTIONS[k % 5], "failed", 2 if k < 18 else 1 + (k % 2),
+                      CONC % k))
+    for k in range(24):
+        tasks.append((SPREAD_ACTIONS[k % 5], "failed", 1 + (k % 5 == 0), SPREAD % k))
+    for i, (nm, st, att, err) in enumerate(tasks):
+        at = now - 60 - i * 5
+        fields = {}
+        for a in range(1, att + 1):
+            rec = {"status": st if a == att else "failed", "attempt": a, "dispatchedAt": _iso(at - 20),
+                   "resolvedAt": _iso(at), "taskSnapshot": {"taskId": "s%03d" % i, "type": nm}}
+            if err or a < att:
+                rec.update(errorCode="E", errorMessage=err or "earlier")
+            fields[str(a)] = json.dumps(rec)
+        r.hset("%s:s%03d" % (PREFIX, i), mapping=fields)
+    yield tasks
+    for k in r.scan_iter(PREFIX + ":*"):
+        r.delete(k)
+
+
+def test_alakai_concentrated_group_lists_action_and_attempt_spread_group_nothing(alakai_incident, tmp_path):
+    tasks = alakai_incident
+    cfg = write_config(tmp_path, {"a": {"profile": "alakai", "store": os.environ["RD_REDIS_URL"],
+                                        "core": "http://127.0.0.1:9", "auth": "none", "max_retries": "1",
+                                        "prefix": PREFIX}})
+    doc = groups_json(cfg, "a")
+    win = [{"action": n, "attempt": str(a)} for n, _, a, _ in tasks]
+    sw = doc["stands_out_window"]
+    assert sw["executions"] == len(win), sw
+    assert sw["recorded"] == ["action", "attempt"], sw
+    assert sw["not_recorded"] == ["worker", "queue", "host", "version", "tag"], sw
+    g = by_fp(doc)
+    conc_rows = [{"action": n, "attempt": str(a)} for n, _, a, e in tasks if e and e.startswith("Parser")]
+    want = expected(conc_rows, win)
+    assert got_list(g[CONC_FP]) == want, (got_list(g[CONC_FP]), want)
+    assert [x[:2] for x in want] == [("action", "ingest.parse"), ("attempt", "2")], want
+    assert (g[CONC_FP]["stands_out"][0]["in_group"], g[CONC_FP]["stands_out"][0]["n_group"]) == (0.9, 18)
+    check_shares(g[CONC_FP])
+    spread_rows = [{"action": n, "attempt": str(a)} for n, _, a, e in tasks if e and e.startswith("Upstream")]
+    assert expected(spread_rows, win) == []
+    assert g[SPREAD_FP]["stands_out"] == [], g[SPREAD_FP]
