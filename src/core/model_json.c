@@ -10,6 +10,7 @@
 #include "groupid.h"
 #include "groups.h"
 #include "history.h"
+#include "onset.h"
 #include "storegroups.h"
 #include "model_fields.h"
 #include "model_tables.h"
@@ -284,7 +285,46 @@ static void add_standout(cJSON *o, const rd_model *m, const rd_group *g)
 
 /* The error groups (the store's in a window, else the loaded executions'), trend over
  * GROUPS_INTERVAL_S. */
-static void add_groups(cJSON *root, const rd_model *m, double now)
+/* The group's onset against the ring (onset.h): {at, state, with: [...], text}; null for
+ * the loaded executions' groups (no window). */
+static void add_onset(cJSON *o, const rd_model *m, const rd_group *g, size_t n, size_t i,
+                      const rd_history *h)
+{
+    if (!m->sgroups) {
+        cJSON_AddNullToObject(o, MF_ONSET);
+        return;
+    }
+    rd_onset on;
+    onset_of(h, g, n, i, sgroups_time(m->sgroups) - sgroups_window(m->sgroups), &on);
+    cJSON *x = cJSON_AddObjectToObject(o, MF_ONSET);
+    add_time(x, MF_AT, on.state == ONSET_BEFORE_WINDOW ? 0 : on.at);
+    add_str(x, MF_STATE, onset_state_name(on.state));
+    cJSON *with = on.state == ONSET_KNOWN || on.n ? cJSON_AddArrayToObject(x, MF_WITH) : NULL;
+    if (!with)
+        cJSON_AddNullToObject(x, MF_WITH);
+    for (size_t k = 0; with && k < on.n; k++) {
+        const rd_onset_item *it = &on.with[k];
+        cJSON *y = cJSON_CreateObject();
+        add_str(y, MF_KIND, onset_kind_name(it->kind));
+        add_time(y, MF_AT, it->at);
+        if (it->kind == ONS_GROUPS_STARTED)
+            cJSON_AddNumberToObject(y, MF_COUNT, (double)it->count);
+        else if (it->kind == ONS_WORKER_UNHEALTHY || it->kind == ONS_WORKER_DRAINING)
+            add_str(y, MF_NAME, it->name);
+        if (it->kind == ONS_QUEUE_DEPTH)
+            add_str(y, MF_NAME, it->name);
+        if (it->kind == ONS_QUEUE_DEPTH || it->kind == ONS_DLQ_GROWTH) {
+            cJSON_AddNumberToObject(y, MF_FROM, it->from);
+            cJSON_AddNumberToObject(y, MF_TO, it->to);
+        }
+        cJSON_AddItemToArray(with, y);
+    }
+    char text[1024];
+    onset_text(&on, false, text, sizeof text);
+    add_str(x, MF_TEXT, text);
+}
+
+static void add_groups(cJSON *root, const rd_model *m, double now, const rd_history *h)
 {
     rd_group *g = NULL;
     size_t n = sgroups_of_model(m, NULL, now, &g);
@@ -321,6 +361,7 @@ static void add_groups(cJSON *root, const rd_model *m, double now)
         }
         add_str(o, MF_SAMPLE_ERROR, g[i].sample);
         add_standout(o, m, &g[i]);
+        add_onset(o, m, g, n, i, h);
         cJSON_AddItemToArray(arr, o);
     }
     groups_free(g, n);
@@ -380,6 +421,12 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
 }
 
 char *model_to_json_hist(const rd_model *m, const char *view, double now, const rd_history *h)
+{
+    return model_to_json_onset(m, view, now, h, h);
+}
+
+char *model_to_json_onset(const rd_model *m, const char *view, double now, const rd_history *h,
+                          const rd_history *onset_h)
 {
     unsigned v = view_mask(view);
     cJSON *root = cJSON_CreateObject();
@@ -445,7 +492,7 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
         ADD_ARRAY(root, MF_DLQ_SOURCES, m->dlq_parts, dlq_part_json);
     }
     if (v & VPART_GROUPS)
-        add_groups(root, m, now);
+        add_groups(root, m, now, onset_h);
     if (h)
         history_json(root, h, now);
     char *txt = cJSON_Print(root);
