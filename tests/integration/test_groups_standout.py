@@ -272,3 +272,108 @@ def test_alakai_concentrated_group_lists_action_and_attempt_spread_group_nothing
     spread_rows = [{"action": n, "attempt": str(a)} for n, _, a, e in tasks if e and e.startswith("Upstream")]
     assert expected(spread_rows, win) == []
     assert g[SPREAD_FP]["stands_out"] == [], g[SPREAD_FP]
+
+
+# ---- onset (issue 36, item 2): a group's first minute against the history ring ---------------
+
+ONSET_ERR = "Ledger write timed out after %d ms"
+ONSET_FP = "Ledger write timed out after <n> ms"
+OTHER_ERR = "Cache miss storm on shard %d"
+OTHER_FP = "Cache miss storm on shard <n>"
+LATE_ERR = "Late error %d"
+LATE_FP = "Late error <n>"
+
+
+def write_history(home, system, samples, events, queue="billing"):
+    """The ring as the console saves it (core/history.c): a queue slot, one sample line per
+    10 s step (failures/min, eligible, dlq, unhealthy, then six queue depths), the events."""
+    d = os.path.join(home, "state", "redrive", "history")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    os.chmod(os.path.join(home, "state", "redrive"), 0o700)
+    os.chmod(os.path.join(home, "state"), 0o700)
+    lines = ["redrive-history 1", "q 0 " + queue]
+    for step, dlq, depth in samples:
+        lines.append("s %d 1 0 %d 0 %d - - - - -" % (step, dlq, depth))
+    for step, kind, name in events:
+        lines.append("e %d %s %s" % (step, kind, name))
+    p = os.path.join(d, system + ".hist")
+    with open(p, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.chmod(p, 0o600)
+
+
+def insert_at(rows):
+    """rows: (id, action_ref, error, updated epoch)."""
+    for xid, act, err, at in rows:
+        admin("INSERT INTO execution (id, action, action_ref, config, env_vars, executor, status, result,"
+              " created, updated, retry_count, max_retries, worker)"
+              " SELECT %s, action, %s, '{}'::jsonb, env_vars, executor, 'failed', %s,"
+              " to_timestamp(%s) - interval '5 seconds', to_timestamp(%s), 0, 3, worker FROM execution WHERE id = 2",
+              (xid, act, json.dumps({"error": err}), at, at))
+
+
+def hhmm(t):
+    return time.strftime("%H:%M", time.gmtime(t))
+
+
+def test_onset_against_a_worker_turned_unhealthy_a_minute_before(tmp_path):
+    need_env("RD_PG_ADMIN_DSN_ATTUNE2")
+    stack_fixtures.reload("attune2")
+    try:
+        now = time.time()
+        onset = (int(now) // 60) * 60 - 300             # the group's first minute: 5 minutes ago
+        # the group: its first failure 7 s into that minute; another group 40 s later (the
+        # same minute: "1 other group started"); a third 3 minutes later (not counted)
+        insert_at([(70000 + k, "ledger.write", ONSET_ERR % (100 + k), onset + 7 + k * 20) for k in range(6)] +
+                  [(70100 + k, "cache.fill", OTHER_ERR % k, onset + 40 + k) for k in range(3)] +
+                  [(70200 + k, "late.job", LATE_ERR % k, onset + 180 + k) for k in range(2)])
+        # the ring: every 10 s from 4 minutes before the onset to 2 after; worker-7 turned
+        # unhealthy a minute before it; billing's depth 10 → 50 and the DLQ 3 → 7 at it
+        samples = []
+        for step in range((onset - 240) // 10, (onset + 120) // 10):
+            t = step * 10
+            samples.append((step, 3 if t < onset - 30 else 7, 10 if t < onset - 20 else 50))
+        events = [((onset - 50) // 10, "u", "worker-7"), ((onset - 600) // 10, "u", "worker-old"),
+                  ((onset + 10) // 10, "d", "worker-%1B%5B2J-evil")]
+        write_history(str(tmp_path), "a", samples, events)
+        cfg = write_config(tmp_path, {"a": {"profile": "attune-era2", "store": os.environ["RD_PG_DSN_ATTUNE2"],
+                                            "core": "http://127.0.0.1:9", "auth": "none"}})
+        s = snapshot(cfg, "a", "--json", "--view", "groups",
+                     env={"HOME": str(tmp_path), "XDG_STATE_HOME": os.path.join(str(tmp_path), "state")})
+        assert s.rc == 0, s.err
+        assert "history" not in s.json               # the hour itself only with --history
+        g = by_fp(s.json)
+        on = g[ONSET_FP]["onset"]
+        assert on["state"] == "known" and abs(on["at"] - onset) < 0.001, on
+        assert on["with"] == [
+            {"kind": "worker_unhealthy", "at": float(onset - 50), "name": "worker-7"},
+            {"kind": "worker_draining", "at": float(onset + 10), "name": "worker-\x1b[2J-evil"},
+            {"kind": "queue_depth", "at": float(onset), "name": "billing", "from": 10, "to": 50},
+            {"kind": "dlq_growth", "at": float(onset), "from": 3, "to": 7},
+            {"kind": "groups_started", "at": float(onset), "count": 1},
+        ], on["with"]
+        assert on["text"] == ("started %s \u2014 %s worker worker-7 unhealthy \u00b7 %s worker "
+                              "worker-\u241b[2J-evil draining \u00b7 queue billing depth \u00d75 \u00b7 DLQ +4 "
+                              "\u00b7 1 other group started" % (hhmm(onset), hhmm(onset - 50), hhmm(onset + 10)))
+        # the group 3 minutes later: the ring has no change in its minutes but its own
+        late = g[LATE_FP]["onset"]
+        assert late["state"] == "known" and late["with"] == [], late
+        assert late["text"] == "started %s \u2014 nothing else changed in the history" % hhmm(onset + 180)
+        # without the ring: said, the other groups still counted
+        s = snapshot(cfg, "a", "--json", "--view", "groups",
+                     env={"HOME": str(tmp_path / "none"), "XDG_STATE_HOME": str(tmp_path / "none")})
+        on = by_fp(s.json)[ONSET_FP]["onset"]
+        assert on["state"] == "no_history", on
+        assert on["with"] == [{"kind": "groups_started", "at": float(onset), "count": 1}], on
+        assert on["text"] == "started %s \u2014 no history of those minutes \u00b7 1 other group started" % hhmm(onset)
+        # a window that starts 30 s before the group's first failure: in its first minute,
+        # so it may have begun before the window: no onset claimed
+        since = int(time.time() - (onset + 7)) + 30
+        s = snapshot(cfg, "a", "--json", "--view", "groups", "--since", "%ds" % since,
+                     env={"HOME": str(tmp_path), "XDG_STATE_HOME": os.path.join(str(tmp_path), "state")})
+        assert s.rc == 0, s.err
+        on = by_fp(s.json)[ONSET_FP]["onset"]
+        assert (on["state"], on["at"], on["with"]) == ("before_window", None, None), on
+        assert on["text"] == "started before the window (its first failure is in the window's first minute)"
+    finally:
+        stack_fixtures.reload("attune2")
