@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "duration.h"
+#include "onset.h"
 #include "testhook.h"
 #include "xalloc.h"
 
@@ -249,4 +250,14 @@ void sgroups_standout_text(const rd_sgroups *s, const rd_group *g, size_t max, c
         so_item_text(&l[k], s->window_s, k == 0, item, sizeof item);
         used += (size_t)snprintf(out + used, cap - used, "%s%s", k ? " \u00b7 " : "", item);
     }
+}
+
+bool sgroups_onset(const rd_sgroups *s, const rd_history *h, const char *fp, rd_onset *out)
+{
+    for (size_t i = 0; s && fp && i < s->n; i++)
+        if (strcmp(s->g[i].fp ? s->g[i].fp : "", fp) == 0) {
+            onset_of(h, s->g, s->n, i, s->at - s->window_s, out);
+            return true;
+        }
+    return false;
 }

@@ -54,6 +54,11 @@ so_state sgroups_standout(const rd_sgroups *s, const char *fp, const rd_standout
 /* The group's line of what stands out, sanitized: "stands out: 90 % on worker 7 (2.5 % of
  * the hour) · 60 % ingest.parse (17 %)" (its first max items), else the state's note
  * (so_state_text). */
+/* The onset of the group with fingerprint fp against the ring h (onset.h; h NULL: none);
+ * false when s has no such group. */
+struct rd_onset;
+struct rd_history;
+bool sgroups_onset(const rd_sgroups *s, const struct rd_history *h, const char *fp, struct rd_onset *out);
 void sgroups_standout_text(const rd_sgroups *s, const rd_group *g, size_t max, char *out, size_t cap);
 
 /* The groups a view shows: the store's when a source computed them (or is computing

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../core/groupid.h"
+#include "../core/onset.h"
 #include "../core/storegroups.h"
 #include "../core/xalloc.h"
 #include "draw.h"
@@ -144,6 +145,12 @@ static void groups_detail(const groups_st *s, const rd_group *g, ui_ctx *c, WIND
         standout_line(s, c, g, so, sizeof so);
         draw_raw(w, y++, r.x, r.w, so, theme_attr(c->theme, pick_of(s, g) ? TS_TITLE : TS_WARNING), c->san);
     }
+    rd_onset on;                    /* when it started, and what changed then (onset.h) */
+    if (c->model->sgroups && sgroups_onset(c->model->sgroups, c->hist, g->fp, &on)) {
+        char t[1024];
+        onset_text(&on, c->local_time, t, sizeof t);
+        draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, on.n ? TS_WARNING : TS_DIM));
+    }
     char acts[256];
     actions_text(g, acts, sizeof acts);
     char *l1 = xasprintf("%zu failed, %zu retry-eligible, %zu ineligible, %zu loop retr%s  last 15m: %zu, before: "
@@ -229,7 +236,8 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     };
     col_clock(c, &cols[5]);
     col_clock(c, &cols[6]);
-    int extra = has_standout(c) ? 1 : 0;   /* the line of what stands out */
+    /* the lines of what stands out and of the onset (the store's groups) */
+    int extra = (has_standout(c) ? 1 : 0) + (c->model->sgroups ? 1 : 0);
     view_table(v, c, w, r, &(ui_table){
         .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 4 - extra,
         .n = (int)s->n, .st = s, .row = groups_row,

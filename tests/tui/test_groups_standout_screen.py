@@ -75,3 +75,50 @@ def test_groups_view_stands_out_line_pick_and_filter(console):
                for r in rows()), t.text()
     t.send("\t")   # nothing to pick outside the groups view: the key does nothing harmful
     assert t.child.isalive()
+
+
+def test_groups_view_onset_line_and_history_marks(tmp_path):
+    """The selected group's onset under it, against the console's own ring (loaded from
+    its history file at start), and the history view's mark of it."""
+    import time
+    need_stack("RD_PG_ADMIN_DSN_ATTUNE2")
+    data.stack_fixtures.reload("attune2")
+    try:
+        now = time.time()
+        onset = (int(now) // 60) * 60 - 300
+        data.insert_at([(70000 + k, "ledger.write", data.ONSET_ERR % (100 + k), onset + 7 + k * 20) for k in range(6)] +
+                       [(70100 + k, "cache.fill", data.OTHER_ERR % k, onset + 40 + k) for k in range(3)])
+        samples = [(st, 3 if st * 10 < onset - 30 else 7, 10 if st * 10 < onset - 20 else 50)
+                   for st in range((onset - 240) // 10, (onset + 120) // 10)]
+        data.write_history(str(tmp_path), "a", samples, [((onset - 50) // 10, "u", "worker-7"),
+                                                         ((onset + 10) // 10, "d", "worker-%1B%5B2J-evil")])
+        conf = tmp_path / "config"
+        conf.write_text('[system "a"]\nprofile = attune-era2\nstore = %s\ncore = http://127.0.0.1:9\n'
+                        'auth = none\nread_only = true\n' % os.environ["RD_PG_DSN_ATTUNE2"])
+        t = Term(conf, cols=160, rows=32,
+                 env={"REDRIVE_PROFILES": os.path.join(data.HERE, "..", "..", "profiles")})
+        try:
+            t.wait_for("postgresql")
+            t.send("7")
+            t.wait_for(data.ONSET_FP)
+            t.send("/Ledger\r")
+            want = ("started %s \u2014 %s worker worker-7 unhealthy \u00b7 %s worker worker-\u241b[2J-evil draining"
+                    " \u00b7 queue billing depth \u00d75 \u00b7 DLQ +4 \u00b7 1 other group started"
+                    % (data.hhmm(onset), data.hhmm(onset - 50), data.hhmm(onset + 10)))
+            t.wait_for(want)
+            assert "\x1b[2J" not in t.text()
+            gid = [ln.split()[0] for ln in t.screen.display if data.ONSET_FP in ln and "failed" not in ln][0]
+            t.send("\x1b")
+            t.send(":history\r")
+            t.wait_for("History  a")
+            t.wait_for("^ onset: ")
+            title = [ln for ln in t.screen.display if ln.startswith("History  a")][0]
+            assert ("%s %s" % (gid, data.hhmm(onset))) in title, title
+            # each chart's time axis carries the marks ('^'), five minutes before "now"
+            axes = [ln for ln in t.screen.display if "-60m" in ln]
+            assert axes and all("^" in ln for ln in axes), t.text()
+        finally:
+            if t.child.isalive():
+                t.quit()
+    finally:
+        data.stack_fixtures.reload("attune2")
