@@ -173,7 +173,7 @@ static bool dir_ready(const char *path, char *why, size_t whycap)
 }
 
 typedef struct hist_job {
-    rd_history h;   /* the ring as it was when the save was asked (17.7 KiB) */
+    rd_history h;   /* the ring as it was when the save was asked (22.3 KiB) */
     char *path;
 } hist_job;
 
