@@ -247,7 +247,7 @@ static void add_so_window(cJSON *root, const rd_model *m)
     cJSON *o = cJSON_AddObjectToObject(root, MF_STANDS_OUT_WINDOW);
     cJSON_AddNumberToObject(o, MF_EXECUTIONS, (double)so_base_executions(b));
     cJSON_AddBoolToObject(o, MF_CAPPED, so_base_capped(b));
-    cJSON *rec = cJSON_AddArrayToObject(o, MF_RECORDED), *not = cJSON_AddArrayToObject(o, MF_NOT_RECORDED);
+    cJSON *rec = cJSON_AddArrayToObject(o, MF_COMPARED), *not = cJSON_AddArrayToObject(o, MF_NOT_COMPARED);
     for (int d = 0; d < SO_NDIM; d++)
         cJSON_AddItemToArray(so_base_records(b, (so_dim)d) ? rec : not,
                              cJSON_CreateString(so_dim_name((so_dim)d)));

@@ -302,9 +302,16 @@ void so_item_text(const rd_standout *s, double window_s, bool first, char *out, 
 void so_state_text(so_state st, const so_base *b, size_t members, char *out, size_t cap)
 {
     switch (st) {
-    case SO_LISTED:
-        snprintf(out, cap, "nothing stands out: spread like its window");
+    case SO_LISTED: {
+        /* what was compared: a dimension the store does not record cannot stand out */
+        size_t used = (size_t)snprintf(out, cap, "nothing stands out: spread like its window (compared:");
+        for (int d = 0; d < SO_NDIM && used < cap; d++)
+            if (so_base_records(b, (so_dim)d))
+                used += (size_t)snprintf(out + used, cap - used, " %s", so_dim_name((so_dim)d));
+        if (used < cap)
+            snprintf(out + used, cap - used, ")");
         break;
+    }
     case SO_FEW_WINDOW:
         snprintf(out, cap, "too few executions in the window to compare (%zu < %d)",
                  so_base_executions(b), SO_MIN_WINDOW);

@@ -148,8 +148,8 @@ def test_attune_concentrated_group_lists_worker_and_action_spread_group_nothing(
     win = attune_window()
     sw = doc["stands_out_window"]
     assert sw["executions"] == len(win) and sw["capped"] is False, sw
-    assert sw["recorded"] == ["worker", "action", "attempt", "host"], sw
-    assert sw["not_recorded"] == ["queue", "version", "tag"], sw
+    assert sw["compared"] == ["worker", "action", "attempt", "host"], sw
+    assert sw["not_compared"] == ["queue", "version", "tag"], sw
     g = by_fp(doc)
     conc, spread = g[CONC_FP], g[SPREAD_FP]
     want = expected(attune_group("Parser choked"), win)
@@ -207,7 +207,7 @@ def test_attune_era1_records_no_worker(tmp_path):
                                         "core": "http://127.0.0.1:9", "auth": "none"}})
     doc = groups_json(cfg, "a", "--since", "30d")
     sw = doc["stands_out_window"]
-    assert sw is not None and "worker" in sw["not_recorded"] and "worker" not in sw["recorded"], sw
+    assert sw is not None and "worker" in sw["not_compared"] and "worker" not in sw["compared"], sw
     for g in doc["groups"]:
         assert all(s["dimension"] != "worker" for s in (g["stands_out"] or [])), g
 
@@ -260,8 +260,8 @@ def test_alakai_concentrated_group_lists_action_and_attempt_spread_group_nothing
     win = [{"action": n, "attempt": str(a)} for n, _, a, _ in tasks]
     sw = doc["stands_out_window"]
     assert sw["executions"] == len(win), sw
-    assert sw["recorded"] == ["action", "attempt"], sw
-    assert sw["not_recorded"] == ["worker", "queue", "host", "version", "tag"], sw
+    assert sw["compared"] == ["action", "attempt"], sw
+    assert sw["not_compared"] == ["worker", "queue", "host", "version", "tag"], sw
     g = by_fp(doc)
     conc_rows = [{"action": n, "attempt": str(a)} for n, _, a, e in tasks if e and e.startswith("Parser")]
     want = expected(conc_rows, win)
@@ -377,3 +377,56 @@ def test_onset_against_a_worker_turned_unhealthy_a_minute_before(tmp_path):
         assert on["text"] == "started before the window (its first failure is in the window's first minute)"
     finally:
         stack_fixtures.reload("attune2")
+
+
+# ---- OpenAgents ------------------------------------------------------------------------
+
+def oa_sql(sql, args=()):
+    import psycopg2
+    conn = psycopg2.connect(os.environ["RD_PG_ADMIN_DSN_OPENAGENTS"])
+    try:
+        with conn, conn.cursor() as cur:
+            cur.execute(sql, args)
+            return cur.fetchall() if cur.description else None
+    finally:
+        conn.close()
+
+
+def test_openagents_concentrated_group_lists_worker_and_name_spread_group_nothing(tmp_path):
+    need_env("RD_PG_ADMIN_DSN_OPENAGENTS", "RD_PG_DSN_OPENAGENTS")
+    stack_fixtures.reload("openagents")
+    try:
+        workers = [r[0] for r in oa_sql("SELECT worker_id FROM workers ORDER BY worker_id")][:3]
+        now = time.time()
+        rows = []   # (name, status, worker, ago, error)
+        for k in range(150):
+            rows.append((SPREAD_ACTIONS[k % 5], "completed", workers[k % 3], 60 + k * 10, None))
+        for k in range(20):
+            rows.append(("ingest.parse" if k < 16 else SPREAD_ACTIONS[k % 5], "failed",
+                         workers[1] if k < 16 else workers[k % 3], 90 + k * 30, CONC % k))
+        for k in range(30):
+            rows.append((SPREAD_ACTIONS[k % 5], "failed", workers[k % 3], 75 + k * 40, SPREAD % k))
+        for i, (nm, st, wk, ago, err) in enumerate(rows):
+            oa_sql("INSERT INTO jobs (job_id, name, status, created_at, updated_at, completed_at, retry_count,"
+                   " max_retries, error, worker_id) VALUES (%s, %s, %s, %s, %s, %s, 0, 0, %s, %s)",
+                   ("so-%04d" % i, nm, st, now - ago, now - ago + 3, now - ago + 3,
+                    json.dumps({"message": err}) if err else None, wk))
+        cfg = write_config(tmp_path, {"o": {"profile": "openagents", "store": os.environ["RD_PG_DSN_OPENAGENTS"],
+                                            "core": "http://127.0.0.1:9", "auth": "none"}})
+        doc = groups_json(cfg, "o")
+        win = [{"worker": w, "action": n, "attempt": str(a)} for w, n, a in oa_sql(
+            "SELECT worker_id, name, COALESCE(retry_count, 0) + 1 FROM jobs"
+            " WHERE created_at > extract(epoch FROM now()) - 3600")]
+        sw = doc["stands_out_window"]
+        assert sw["executions"] == len(win) and sw["compared"] == ["worker", "action", "attempt", "host"], sw
+        g = by_fp(doc)
+        conc_rows = [{"worker": w, "action": n, "attempt": "1"} for n, st, w, _, e in rows if e and e.startswith("Parser")]
+        want = expected(conc_rows, win)
+        assert got_list(g[CONC_FP]) == want, (got_list(g[CONC_FP]), want)
+        assert [x[0] for x in want] == ["action", "worker"], want
+        assert g[CONC_FP]["stands_out"][0]["in_group"] == 0.8, g[CONC_FP]
+        spread_rows = [{"worker": w, "action": n, "attempt": "1"} for n, st, w, _, e in rows if e and e.startswith("Upstream")]
+        assert expected(spread_rows, win) == []
+        assert g[SPREAD_FP]["stands_out"] == [], g[SPREAD_FP]
+    finally:
+        stack_fixtures.reload("openagents")
