@@ -275,7 +275,10 @@ static void add_standout(cJSON *o, const rd_model *m, const rd_group *g)
         add_str(x, MF_VALUE, l[k].value);
         cJSON_AddNumberToObject(x, MF_IN_GROUP, round4(l[k].in_group));
         cJSON_AddNumberToObject(x, MF_IN_WINDOW, round4(l[k].in_window));
-        cJSON_AddNumberToObject(x, MF_LIFT, (double)(long long)(l[k].lift * 100.0 + 0.5) / 100.0);
+        if (isinf(l[k].lift))          /* none of the window's other executions has it */
+            cJSON_AddNullToObject(x, MF_LIFT);
+        else
+            cJSON_AddNumberToObject(x, MF_LIFT, (double)(long long)(l[k].lift * 100.0 + 0.5) / 100.0);
         cJSON_AddNumberToObject(x, MF_N_GROUP, (double)l[k].n_group);
         cJSON_AddNumberToObject(x, MF_N_WINDOW, (double)l[k].n_window);
         cJSON_AddItemToArray(arr, x);

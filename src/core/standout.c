@@ -1,6 +1,7 @@
 /* What stands out about an error group against its window (standout.h). */
 #include "standout.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,7 +221,10 @@ so_state so_compute(const so_base *b, const so_counts *g, size_t members, rd_sta
     *n = 0;
     if (!b)
         return SO_UNKNOWN;
-    if (b->total < SO_MIN_WINDOW)
+    /* the group against the window's other executions: an incident that is most of its
+     * window still shows what sets it apart (against the whole window it could not) */
+    size_t rest = b->total > members ? b->total - members : 0;
+    if (rest < SO_MIN_WINDOW)
         return SO_FEW_WINDOW;
     if (members < SO_MIN_MEMBERS)
         return SO_FEW_MEMBERS;
@@ -233,11 +237,10 @@ so_state so_compute(const so_base *b, const so_counts *g, size_t members, rd_sta
         /* the group's failures are executions of the window: never fewer there (a
          * baseline read a moment apart, or capped, could say so) */
         size_t w = so_counts_get(b->c, c->dim, c->value);
-        size_t total = b->total > members ? b->total : members;
         if (w < c->n)
             w = c->n;
-        double in_g = (double)c->n / (double)members, in_w = (double)w / (double)total;
-        double lift = in_g / in_w;
+        double in_g = (double)c->n / (double)members, in_w = (double)(w - c->n) / (double)rest;
+        double lift = in_w > 0 ? in_g / in_w : INFINITY;   /* none of the others has it */
         if (lift < SO_MIN_LIFT)
             continue;
         xgrow(&l, &cap, k + 1, sizeof *l);
@@ -287,12 +290,8 @@ void so_item_text(const rd_standout *s, double window_s, bool first, char *out, 
     free(clean);
     if (first) {
         long sec = (long)(window_s + 0.5);
-        if (sec == 3600)
-            snprintf(win, sizeof win, " of the hour");
-        else if (sec == 86400)
-            snprintf(win, sizeof win, " of the day");
-        else
-            snprintf(win, sizeof win, " of the window");
+        snprintf(win, sizeof win, " of the %s's other executions",
+                 sec == 3600 ? "hour" : sec == 86400 ? "day" : "window");
     }
     const char *on = s->dim == SO_ACTION ? "" : s->dim == SO_WORKER || s->dim == SO_HOST ? "on " : "";
     const char *label = s->dim == SO_ACTION ? "" : so_dim_name(s->dim);
@@ -313,8 +312,8 @@ void so_state_text(so_state st, const so_base *b, size_t members, char *out, siz
         break;
     }
     case SO_FEW_WINDOW:
-        snprintf(out, cap, "too few executions in the window to compare (%zu < %d)",
-                 so_base_executions(b), SO_MIN_WINDOW);
+        snprintf(out, cap, "too few other executions in the window to compare (%zu < %d)",
+                 so_base_executions(b) > members ? so_base_executions(b) - members : 0, SO_MIN_WINDOW);
         break;
     case SO_FEW_MEMBERS:
         snprintf(out, cap, "too few failures to compare (%zu < %d)", members, SO_MIN_MEMBERS);

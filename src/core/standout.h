@@ -9,8 +9,10 @@
  * counts come from the rows the groups are made of (storegroups.c). A value is listed
  * only when it is a real difference: at least SO_MIN_MEMBERS of the group's failures and
  * SO_MIN_SHARE of them have it, and its share of the group is at least SO_MIN_LIFT times
- * its share of the window. A window of fewer than SO_MIN_WINDOW executions is not
- * compared (said, never a number made up). Pure: no I/O, no clock.
+ * its share of the window's other executions (the window less the group's own failures:
+ * an incident that is most of its window still shows what sets it apart). Fewer than
+ * SO_MIN_WINDOW other executions are not compared (said, never a number made up). Pure:
+ * no I/O, no clock.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,7 +40,10 @@ typedef struct rd_standout {
     so_dim dim;
     char *value;               /* raw (owned): sanitize before display */
     size_t n_group, n_window;  /* failures of the group / executions of the window with it */
-    double in_group, in_window, lift;
+    double in_group;           /* share of the group's failures */
+    double in_window;          /* share of the window's other executions (n_window - n_group
+                                * of the window's executions less the group's) */
+    double lift;               /* in_group / in_window; INFINITY: none of the others has it */
 } rd_standout;
 
 /* (dimension, value) → count, for a group or a window. */

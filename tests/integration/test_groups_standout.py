@@ -32,10 +32,12 @@ HOSTILE_ACTION = "evil\x1b]52;c;AAAA\x07\u202eact"
 
 def expected(group_rows, window_rows):
     """The documented rule over (dimension -> value) dicts of the group's failures and of
-    every execution of the window: [(dimension, value, n_group, n_window)], ranked."""
+    every execution of the window (the group's among them): the group against the window's
+    other executions. [(dimension, value, n_group, n_window)], ranked."""
     out = []
     members = len(group_rows)
-    if members < 5 or len(window_rows) < 20:
+    rest = len(window_rows) - members
+    if members < 5 or rest < 20:
         return out
     dims = sorted({d for r in group_rows for d in r})
     for d in dims:
@@ -46,8 +48,8 @@ def expected(group_rows, window_rows):
         for v, n in vals.items():
             if n < 5 or n < 0.2 * members:
                 continue
-            w = sum(1 for r in window_rows if r.get(d) == v)
-            lift = (n / members) / (w / len(window_rows))
+            w = max(n, sum(1 for r in window_rows if r.get(d) == v))
+            lift = float("inf") if w == n else (n / members) / ((w - n) / rest)
             if lift >= 2:
                 out.append((d, v, n, w, lift))
     out.sort(key=lambda x: (-x[4], -x[2]))
@@ -58,10 +60,15 @@ def got_list(group):
     return [(s["dimension"], s["value"], s["n_group"], s["n_window"]) for s in group["stands_out"]]
 
 
-def check_shares(group):
+def check_shares(group, window_n):
+    members = group["count"]
     for s in group["stands_out"]:
-        assert s["lift"] >= 2
-        assert abs(s["lift"] - s["in_group"] / s["in_window"]) < 0.05 * s["lift"], s
+        assert s["in_group"] == round(s["n_group"] / members, 4), s
+        assert s["in_window"] == round((s["n_window"] - s["n_group"]) / (window_n - members), 4), s
+        if s["lift"] is None:            # none of the window's other executions has it
+            assert s["n_window"] == s["n_group"] and s["in_window"] == 0, s
+        else:
+            assert s["lift"] >= 2 and abs(s["lift"] - s["in_group"] / s["in_window"]) < 0.01 * s["lift"], s
 
 
 def groups_json(cfg, name, *args):
@@ -156,10 +163,11 @@ def test_attune_concentrated_group_lists_worker_and_action_spread_group_nothing(
     # the worker's host names the same failures as the worker: said once
     assert got_list(conc) == want, (got_list(conc), want)
     assert [x[:2] for x in want] == [("action", "ingest.parse"), ("worker", str(workers[2]))], want
-    first = conc["stands_out"][0]
-    assert (first["in_group"], first["n_group"]) == (0.9, 18), first
-    assert first["in_window"] == round(18 / len(win), 4), first
-    check_shares(conc)
+    first, second = conc["stands_out"]
+    # ingest.parse: only the group's (none of the others); the worker: 18 against its others
+    assert (first["in_group"], first["n_group"], first["in_window"], first["lift"]) == (0.9, 18, 0, None), first
+    assert second["in_group"] == 0.9 and second["lift"] > 2, second
+    check_shares(conc, len(win))
     assert conc["stands_out_note"] is None
     assert expected(attune_group("Upstream reset"), win) == []
     assert spread["stands_out"] == [] and spread["stands_out_note"] is None, spread
@@ -177,7 +185,7 @@ def test_attune_hostile_action_is_sanitized_and_a_thin_window_says_so(tmp_path):
         doc = groups_json(attune_cfg(tmp_path), "a")
         conc = by_fp(doc)[CONC_FP]
         assert conc["stands_out"] is None
-        assert conc["stands_out_note"] == "too few executions in the window to compare (12 < 20)"
+        assert conc["stands_out_note"] == "too few other executions in the window to compare (4 < 20)"
         assert doc["stands_out_window"]["executions"] == 12
         # enough of the window: the hostile action is listed, sanitized
         insert([(60200 + k, "core.b", "completed", workers[1 + k % 3], 200 + k, None, 0) for k in range(40)])
@@ -192,8 +200,8 @@ def test_attune_hostile_action_is_sanitized_and_a_thin_window_says_so(tmp_path):
         text = snapshot(attune_cfg(tmp_path), "a", "--view", "groups")
         assert text.rc == 0, text.err
         assert "\x1b" not in text.out and "\u202e" not in text.out
-        want = ("  stands out: 100 % on worker " + str(workers[0]) + " (15 % of the hour) \u00b7 100 % "
-                "evil\u241b]52;c;AAAA\u2407<U+202E>act (15 %)\n")
+        want = ("  stands out: 100 % on worker " + str(workers[0]) + " (0 % of the hour's other executions)"
+                " \u00b7 100 % evil\u241b]52;c;AAAA\u2407<U+202E>act (0 %)\n")
         assert want in text.out, text.out
     finally:
         stack_fixtures.reload("attune2")
@@ -268,7 +276,7 @@ def test_alakai_concentrated_group_lists_action_and_attempt_spread_group_nothing
     assert got_list(g[CONC_FP]) == want, (got_list(g[CONC_FP]), want)
     assert [x[:2] for x in want] == [("action", "ingest.parse"), ("attempt", "2")], want
     assert (g[CONC_FP]["stands_out"][0]["in_group"], g[CONC_FP]["stands_out"][0]["n_group"]) == (0.9, 18)
-    check_shares(g[CONC_FP])
+    check_shares(g[CONC_FP], len(win))
     spread_rows = [{"action": n, "attempt": str(a)} for n, _, a, e in tasks if e and e.startswith("Upstream")]
     assert expected(spread_rows, win) == []
     assert g[SPREAD_FP]["stands_out"] == [], g[SPREAD_FP]
@@ -425,6 +433,7 @@ def test_openagents_concentrated_group_lists_worker_and_name_spread_group_nothin
         assert got_list(g[CONC_FP]) == want, (got_list(g[CONC_FP]), want)
         assert [x[0] for x in want] == ["action", "worker"], want
         assert g[CONC_FP]["stands_out"][0]["in_group"] == 0.8, g[CONC_FP]
+        check_shares(g[CONC_FP], len(win))
         spread_rows = [{"worker": w, "action": n, "attempt": "1"} for n, st, w, _, e in rows if e and e.startswith("Upstream")]
         assert expected(spread_rows, win) == []
         assert g[SPREAD_FP]["stands_out"] == [], g[SPREAD_FP]

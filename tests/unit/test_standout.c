@@ -4,6 +4,8 @@
  * and the texts the console and the text snapshot show. */
 #include "standout.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,46 +30,71 @@ static so_base *window(size_t total, const size_t *workers, size_t nw, const siz
     return b;
 }
 
+/* One group: n_a failures on worker a, the rest on w2; the window has wa executions on a. */
+static so_state run(const so_base *b, const char *a, size_t n_a, size_t members, double *lift, bool *listed)
+{
+    so_counts *g = so_counts_new();
+    so_counts_add(g, SO_WORKER, a, n_a);
+    so_counts_add(g, SO_WORKER, "w2", members - n_a);
+    so_counts_finish(g);
+    rd_standout *l;
+    size_t n;
+    so_state st = so_compute(b, g, members, &l, &n);
+    *listed = false;
+    for (size_t k = 0; k < n; k++)
+        if (l[k].dim == SO_WORKER && strcmp(l[k].value, a) == 0) {
+            *listed = true;
+            *lift = l[k].lift;
+        }
+    so_list_free(l, n);
+    so_counts_free(g);
+    return st;
+}
+
 static void test_rule(void)
 {
-    static const size_t wk[] = { 10, 30, 30, 30 }, ac[] = { 50, 50 };
+    /* the window: 100 executions, w1 30 of them, w9 exactly the group's own on it */
+    static const size_t wk[] = { 30, 30, 20, 20 }, ac[] = { 50, 50 };
     so_base *b = window(100, wk, 4, ac, 2);
     CHECK(so_base_records(b, SO_WORKER) && so_base_records(b, SO_HOST) && so_base_records(b, SO_ACTION));
     CHECK(!so_base_records(b, SO_QUEUE) && !so_base_records(b, SO_VERSION));
     CHECK(so_counts_get(NULL, SO_WORKER, "w1") == 0);
     static const struct {
-        size_t n_w1, members;      /* failures on w1 (share 10 % of the window) / in all */
-        size_t listed;             /* w1 listed: 1, not: 0 */
-        double lift;
+        const char *w;
+        size_t n_w, members;
+        so_state st;
+        bool listed;
+        double lift;               /* in_group / share of the window's others; 0: infinite */
     } rows[] = {
-        { 4, 4, 0, 0 },            /* below SO_MIN_MEMBERS: the group is too small */
-        { 4, 10, 0, 0 },           /* 4 members: below 5 */
-        { 5, 10, 1, 5.0 },         /* 5 of 10: share 50 % over 10 % */
-        { 5, 26, 0, 0 },           /* 5 of 26 = 19.2 %: below 20 % of the group */
-        { 5, 25, 1, 2.0 },         /* 20 %, lift exactly 2 */
-        { 6, 31, 0, 0 },           /* 19.4 % */
-        { 10, 10, 1, 10.0 },       /* all on w1: lift 10 (10 of 100; the group is among them) */
+        { "w1", 4, 4, SO_FEW_MEMBERS, false, 0 },     /* the group too small */
+        { "w1", 4, 10, SO_LISTED, false, 0 },         /* 4 members on it: below 5 */
+        { "w1", 10, 20, SO_LISTED, true, 2.0 },       /* 50 % over 20/80: lift exactly 2 */
+        { "w1", 9, 20, SO_LISTED, false, 0 },         /* 45 % over 21/80: 1.71 */
+        { "w9", 5, 25, SO_LISTED, true, 0 },          /* 20 % of the group, none of the others */
+        { "w9", 5, 26, SO_LISTED, false, 0 },         /* 19.2 % */
+        { "w9", 6, 31, SO_LISTED, false, 0 },         /* 19.4 % */
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        so_counts *g = so_counts_new();
-        so_counts_add(g, SO_WORKER, "w1", rows[i].n_w1);
-        so_counts_add(g, SO_WORKER, "w2", rows[i].members - rows[i].n_w1);
-        so_counts_finish(g);
-        rd_standout *l;
-        size_t n;
-        so_state st = so_compute(b, g, rows[i].members, &l, &n);
         char msg[64];
         snprintf(msg, sizeof msg, "row %zu", i);
-        CHECK_MSG(st == (rows[i].members < SO_MIN_MEMBERS ? SO_FEW_MEMBERS : SO_LISTED), msg);
-        size_t found = 0;
-        for (size_t k = 0; k < n; k++)
-            if (l[k].dim == SO_WORKER && strcmp(l[k].value, "w1") == 0) {
-                found = 1;
-                CHECK_MSG(l[k].lift > rows[i].lift - 1e-9 && l[k].lift < rows[i].lift + 1e-9, msg);
-            }
-        CHECK_MSG(found == rows[i].listed, msg);
-        so_list_free(l, n);
-        so_counts_free(g);
+        so_base *bb = b;
+        if (strcmp(rows[i].w, "w9") == 0) {          /* w9: only the group's own failures */
+            bb = so_base_new();
+            so_base_add(bb, SO_WORKER, "w9", rows[i].n_w);
+            so_base_add(bb, SO_WORKER, "w2", 100 - rows[i].n_w);
+            so_base_total(bb, 100, false);
+            so_base_finish(bb);
+        }
+        double lift = -1;
+        bool listed;
+        CHECK_MSG(run(bb, rows[i].w, rows[i].n_w, rows[i].members, &lift, &listed) == rows[i].st, msg);
+        CHECK_MSG(listed == rows[i].listed, msg);
+        if (listed && rows[i].lift > 0)
+            CHECK_MSG(fabs(lift - rows[i].lift) < 1e-9, msg);
+        if (listed && rows[i].lift == 0)
+            CHECK_MSG(isinf(lift), msg);
+        if (bb != b)
+            so_base_free(bb);
     }
     so_base_free(b);
 }
@@ -92,21 +119,26 @@ static void test_rank_host_and_window(void)
     size_t n;
     CHECK(so_compute(b, g, 10, &l, &n) == SO_LISTED);
     CHECK(n == 2);
+    /* w1: 90 % against 1 of the 90 others (lift 81); b: 100 % against 10 of 90 (9) */
     CHECK(l[0].dim == SO_WORKER && strcmp(l[0].value, "w1") == 0 && l[0].n_group == 9 && l[0].n_window == 10);
-    CHECK(l[1].dim == SO_ACTION && strcmp(l[1].value, "b") == 0 && l[1].lift > 4.99 && l[1].lift < 5.01);
+    CHECK(fabs(l[0].lift - 81.0) < 1e-9);
+    CHECK(l[1].dim == SO_ACTION && strcmp(l[1].value, "b") == 0 && fabs(l[1].lift - 9.0) < 1e-9);
     char t[200];
     so_item_text(&l[0], 3600, true, t, sizeof t);
-    CHECK_STR(t, "90 % on worker w1 (10 % of the hour)");
+    CHECK_STR(t, "90 % on worker w1 (1.1 % of the hour's other executions)");
     so_item_text(&l[1], 3600, false, t, sizeof t);
-    CHECK_STR(t, "100 % b (20 %)");
+    CHECK_STR(t, "100 % b (11 %)");
     so_item_text(&l[1], 21600, true, t, sizeof t);
-    CHECK_STR(t, "100 % b (20 % of the window)");
+    CHECK_STR(t, "100 % b (11 % of the window's other executions)");
     so_list_free(l, n);
-    /* a window of 19 executions is not compared; no baseline is unknown */
-    so_base_total(b, SO_MIN_WINDOW - 1, false);
+    /* 19 other executions are not compared; no baseline is unknown */
+    so_base_total(b, SO_MIN_WINDOW - 1 + 10, false);
     CHECK(so_compute(b, g, 10, &l, &n) == SO_FEW_WINDOW && n == 0 && !l);
     so_state_text(SO_FEW_WINDOW, b, 10, t, sizeof t);
-    CHECK_STR(t, "too few executions in the window to compare (19 < 20)");
+    CHECK_STR(t, "too few other executions in the window to compare (19 < 20)");
+    so_base_total(b, SO_MIN_WINDOW + 10, false);
+    CHECK(so_compute(b, g, 10, &l, &n) == SO_LISTED);
+    so_list_free(l, n);
     so_state_text(SO_FEW_MEMBERS, b, 3, t, sizeof t);
     CHECK_STR(t, "too few failures to compare (3 < 5)");
     CHECK(so_compute(NULL, g, 10, &l, &n) == SO_UNKNOWN);
@@ -136,7 +168,10 @@ static void test_spread_and_short_baseline(void)
     so_counts_add(g, SO_ACTION, "new", 8);
     so_counts_finish(g);
     CHECK(so_compute(b, g, 8, &l, &n) == SO_LISTED && n == 1);
-    CHECK(l[0].n_window == 8 && l[0].in_window > 0.079 && l[0].in_window < 0.081);
+    CHECK(l[0].n_window == 8 && l[0].in_window == 0 && isinf(l[0].lift));
+    char t[200];
+    so_item_text(&l[0], 3600, true, t, sizeof t);
+    CHECK_STR(t, "100 % new (0 % of the hour's other executions)");
     so_list_free(l, n);
     so_counts_free(g);
     so_base_free(b);
