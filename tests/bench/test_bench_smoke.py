@@ -56,7 +56,7 @@ EXPECT = {
     "select": ["retry --group ID --since 1h --select-only, fresh rows (wall)",
                "snapshot --view executions --group ID (groups + first page), settled rows (wall)",
                "group page [query by_status], 2001 rows, fresh rows (server)"],
-    "standout": ["[query groups_window] the hour's baseline, 1300 executions (server)",
+    "standout": ["[query groups_window] the hour's baseline (server)",
                  "[query groups_window] rows examined", "[query groups] with the worker column (server)",
                  "snapshot --view groups --json (groups, baseline, lists in C) (wall)"],
     "sqs": ["SQS requests per poll per queue", "requests other than GetQueueAttributes",
