@@ -240,16 +240,20 @@ void sgroups_standout_text(const rd_sgroups *s, const rd_group *g, size_t max, c
     const rd_standout *l;
     size_t n;
     so_state st = sgroups_standout(s, g->fp, &l, &n);
+    size_t used;
     if (st != SO_LISTED || !n) {
         so_state_text(st, sgroups_base(s), g->count, out, cap);
-        return;
+        used = strlen(out);
+    } else {
+        used = (size_t)snprintf(out, cap, "stands out: ");
+        for (size_t k = 0; k < n && k < max && used < cap; k++) {
+            char item[256];
+            so_item_text(&l[k], s->window_s, k == 0, item, sizeof item);
+            used += (size_t)snprintf(out + used, cap - used, "%s%s", k ? " \u00b7 " : "", item);
+        }
     }
-    size_t used = (size_t)snprintf(out, cap, "stands out: ");
-    for (size_t k = 0; k < n && k < max && used < cap; k++) {
-        char item[256];
-        so_item_text(&l[k], s->window_s, k == 0, item, sizeof item);
-        used += (size_t)snprintf(out + used, cap - used, "%s%s", k ? " \u00b7 " : "", item);
-    }
+    if (st != SO_UNKNOWN && so_base_capped(s->base) && used < cap)   /* the baseline's bound */
+        snprintf(out + used, cap - used, " [the window's newest %zu executions]", so_base_executions(s->base));
 }
 
 bool sgroups_onset(const rd_sgroups *s, const rd_history *h, const char *fp, rd_onset *out)

@@ -125,6 +125,9 @@ static void standout_line(const groups_st *s, const ui_ctx *c, const rd_group *g
         used += (size_t)snprintf(out + used, cap - used, "%s%s%s%s", k ? " \u00b7 " : "", on ? "[" : "",
                                  item, on ? "]" : "");
     }
+    if (so_base_capped(sgroups_base(sg)) && used < cap)     /* the baseline's bound, said */
+        used += (size_t)snprintf(out + used, cap - used, " [the window's newest %zu executions]",
+                                 so_base_executions(sgroups_base(sg)));
     if (used < cap)
         snprintf(out + used, cap - used, "  enter: its members on it");
 }

@@ -173,6 +173,20 @@ def test_attune_concentrated_group_lists_worker_and_action_spread_group_nothing(
     assert spread["stands_out"] == [] and spread["stands_out_note"] is None, spread
 
 
+def test_attune_baseline_at_its_bound_says_capped(attune_incident, tmp_path):
+    """A bound below the window's executions (REDRIVE_GROUPS_CAP, the groups' bound, is the
+    baseline's too): the newest ones are read, and the JSON and the text say capped."""
+    env = {"REDRIVE_GROUPS_CAP": "100"}
+    s = snapshot(attune_cfg(tmp_path), "a", "--json", "--view", "groups", env=env)
+    assert s.rc == 0, s.err
+    sw = s.json["stands_out_window"]
+    assert (sw["executions"], sw["capped"]) == (100, True), sw
+    t = snapshot(attune_cfg(tmp_path), "a", "--view", "groups", env=env)
+    assert t.rc == 0, t.err
+    lines = [ln for ln in t.out.splitlines() if "[the window's newest 100 executions]" in ln]
+    assert len(lines) == len(s.json["groups"]) and lines, t.out
+
+
 def test_attune_hostile_action_is_sanitized_and_a_thin_window_says_so(tmp_path):
     need_env("RD_PG_ADMIN_DSN_ATTUNE2")
     stack_fixtures.reload("attune2")
