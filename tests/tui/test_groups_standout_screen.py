@@ -74,8 +74,17 @@ def test_groups_view_stands_out_line_pick_and_filter(console):
     assert "18/18 rows" in t.text()
     assert all(r[1] == "ingest.parse" and r[7] == str(workers[2]) and r[8:11] == ["Parser", "choked", "on"]
                for r in rows()), t.text()
-    t.send("\t")   # nothing to pick outside the groups view: the key does nothing harmful
-    assert t.child.isalive()
+    # back to the groups: tab past the last item picks none, then the first (the action)
+    t.send("\x1b")
+    t.wait_for("[" + wk + "]")
+    t.send("\t")
+    t.wait_for("(tab: pick one)")
+    t.send("\t")
+    t.wait_for("[" + act + "]")
+    t.send("\r")
+    t.wait_for("text=ingest.parse")
+    t.wait_until(lambda: len(rows()) == 18, what="the 18 members of the action")
+    assert all(r[1] == "ingest.parse" for r in rows()), t.text()
 
 
 def test_groups_view_onset_line_and_history_marks(tmp_path):
