@@ -56,8 +56,9 @@ static bool failed_status(const rix *ix, signed char *known, uint8_t k)
 
 struct rs_groups_job {               /* the failures of the window, gathered in slices */
     const rix *ix;
-    /* the window's baseline (standout.h): every task of the window, by its detail (the
-     * task name is in it) and attempt, tallied in C as the tasks go by */
+    /* the window's baseline (standout.h): every task of the window (any status), by its
+     * task name (the index's interned pointer: never freed while the index lives) and
+     * attempt, tallied in C as the tasks go by */
     struct rs_base { const char *name; uint16_t attempt; size_t n; } *base;   /* open hash */
     size_t nbase, base_cap, in_window;
     double now, window_s, since;
