@@ -95,6 +95,12 @@ size_t so_counts_get(const so_counts *c, so_dim d, const char *value)
     return hit ? hit->n : 0;
 }
 
+void so_counts_each(const so_counts *c, void (*fn)(so_dim d, const char *value, size_t n, void *ud), void *ud)
+{
+    for (size_t i = 0; c && i < c->n; i++)
+        fn(c->c[i].dim, c->c[i].value, c->c[i].n, ud);
+}
+
 /* ---- the window ---- */
 
 typedef struct so_host {

@@ -54,6 +54,8 @@ void so_counts_add(so_counts *c, so_dim d, const char *value, size_t n);   /* NU
 /* After the adds: merged and sorted, so_counts_get answers. */
 void so_counts_finish(so_counts *c);
 size_t so_counts_get(const so_counts *c, so_dim d, const char *value);
+/* Calls fn for every cell (after so_counts_finish: sorted and merged). */
+void so_counts_each(const so_counts *c, void (*fn)(so_dim d, const char *value, size_t n, void *ud), void *ud);
 
 /* The window's baseline. */
 typedef struct so_base so_base;

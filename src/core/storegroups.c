@@ -16,6 +16,8 @@ struct rd_sgroups {
     RD_VEC(rd_execution) protos;   /* the distinct raw errors; the groups borrow their text */
     rd_group_tally *tally;
     size_t tally_cap;
+    so_counts **pdims;             /* per prototype: its failures by dimension (NULL none) */
+    size_t pdims_cap;
     rd_group *g;
     size_t n;
     size_t failures;
@@ -61,8 +63,11 @@ void sgroups_free(rd_sgroups *s)
     free_standout(s);
     so_base_free(s->base);
     groups_free(s->g, s->n);
-    for (size_t i = 0; i < s->protos.n; i++)
+    for (size_t i = 0; i < s->protos.n; i++) {
         execution_clear(&s->protos.items[i]);
+        so_counts_free(s->pdims ? s->pdims[i] : NULL);
+    }
+    free(s->pdims);
     free(s->protos.items);
     free(s->tally);
     free(s);
@@ -72,6 +77,9 @@ void sgroups_add(rd_sgroups *s, rd_execution *proto, const rd_group_tally *t)
 {
     xgrow(&s->protos.items, &s->protos.cap, s->protos.n + 1, sizeof *s->protos.items);
     xgrow(&s->tally, &s->tally_cap, s->protos.n + 1, sizeof *s->tally);
+    size_t had = s->pdims_cap;
+    xgrow(&s->pdims, &s->pdims_cap, s->protos.n + 1, sizeof *s->pdims);
+    memset(s->pdims + had, 0, (s->pdims_cap - had) * sizeof *s->pdims);
     s->protos.items[s->protos.n] = *proto;
     memset(proto, 0, sizeof *proto);
     s->tally[s->protos.n++] = *t;
@@ -79,6 +87,16 @@ void sgroups_add(rd_sgroups *s, rd_execution *proto, const rd_group_tally *t)
 }
 
 void sgroups_set_capped(rd_sgroups *s, bool capped) { s->capped = capped; }
+
+void sgroups_add_dim(rd_sgroups *s, so_dim d, const char *value, size_t n)
+{
+    if (!s->protos.n)
+        return;
+    so_counts **c = &s->pdims[s->protos.n - 1];
+    if (!*c)
+        *c = so_counts_new();
+    so_counts_add(*c, d, value, n);
+}
 
 void sgroups_set_base(rd_sgroups *s, so_base *b)
 {
@@ -94,6 +112,22 @@ typedef struct fp_at {
 static int fp_at_cmp(const void *pa, const void *pb)
 {
     return strcmp(((const fp_at *)pa)->fp, ((const fp_at *)pb)->fp);
+}
+
+typedef struct dims_ctx {
+    so_counts *into;
+    const so_base *base;
+} dims_ctx;
+
+/* One cell of a prototype's own spread into its group's counts (a worker's host too). */
+static void add_dim(so_dim d, const char *value, size_t n, void *ud)
+{
+    dims_ctx *dc = ud;
+    if (d == SO_WORKER && !so_base_records(dc->base, SO_WORKER))
+        return;
+    so_counts_add(dc->into, d, value, n);
+    if (d == SO_WORKER)
+        so_counts_add(dc->into, SO_HOST, so_base_host_of(dc->base, value), n);
 }
 
 /* Each group's counts over the dimensions its rows carry (every prototype stands for its
@@ -123,6 +157,12 @@ static void compute_standout(rd_sgroups *s)
         so_counts_add(gc, SO_ACTION, e->name, n);
         if (e->attempt > 0)
             so_counts_add(gc, SO_ATTEMPT, att, n);
+        if (s->pdims[k]) {              /* the row's own spread over workers (or more) */
+            so_counts_finish(s->pdims[k]);
+            dims_ctx dc = { gc, s->base };
+            so_counts_each(s->pdims[k], add_dim, &dc);
+            continue;
+        }
         if (so_base_records(s->base, SO_WORKER))
             so_counts_add(gc, SO_WORKER, e->worker, n);
         so_counts_add(gc, SO_HOST, so_base_host_of(s->base, e->worker), n);

@@ -30,6 +30,10 @@ void sgroups_free(rd_sgroups *s);
 /* One distinct raw error: the prototype (taken: its strings become the result's) and its
  * tally. */
 void sgroups_add(rd_sgroups *s, rd_execution *proto, const rd_group_tally *t);
+/* The last prototype added stands for failures spread over values of a dimension: n of
+ * them have value (a store's row that tallies several workers at once). When a prototype
+ * has any, they replace its own `worker` for what stands out. */
+void sgroups_add_dim(rd_sgroups *s, so_dim d, const char *value, size_t n);
 /* The bound was hit: more failures in the window than the cap. */
 void sgroups_set_capped(rd_sgroups *s, bool capped);
 /* The window's baseline for what stands out (standout.h; taken, finished by the caller);

@@ -1,5 +1,6 @@
 #include "pg_groups.h"
 
+#include <cjson/cJSON.h>
 #include <string.h>
 
 static double col_num(const PGresult *r, int i, const char *col)
@@ -30,6 +31,18 @@ so_base *pg_groups_window_read(const PGresult *r)
     return b;
 }
 
+/* A row's `workers`: a JSON object of its failures per worker ({"7": 12000, "12": 3}), so a
+ * raw error spread over many workers stays one row (its text read once). */
+static void row_workers(rd_sgroups *g, const PGresult *r, int i)
+{
+    const char *j = PQfnumber(r, "workers") >= 0 ? pg_text(r, i, "workers") : NULL;
+    cJSON *o = j ? cJSON_ParseWithLength(j, strlen(j)) : NULL;
+    for (const cJSON *w = cJSON_IsObject(o) ? o->child : NULL; w; w = w->next)
+        if (cJSON_IsNumber(w) && w->valuedouble >= 1 && w->valuedouble < 1e15 && w->string && *w->string)
+            sgroups_add_dim(g, SO_WORKER, w->string, (size_t)w->valuedouble);
+    cJSON_Delete(o);
+}
+
 rd_sgroups *pg_groups_read(const PGresult *r, const pg_row_ctx *x, double window_s, long cap,
                            so_base *base)
 {
@@ -47,6 +60,7 @@ rd_sgroups *pg_groups_read(const PGresult *r, const pg_row_ctx *x, double window
         };
         capped |= pg_parse_bool(pg_text(r, i, "capped")) == 1;
         sgroups_add(g, &e, &t);
+        row_workers(g, r, i);
     }
     sgroups_set_capped(g, capped);
     sgroups_finish(g);
