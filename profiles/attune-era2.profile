@@ -303,25 +303,16 @@ WITH f AS MATERIALIZED (
            (SELECT * FROM execution e
              WHERE e.status = 'abandoned' AND e.created > now() - make_interval(secs => $1::float8)
              ORDER BY e.created DESC LIMIT $2::int)
-           ORDER BY created DESC LIMIT $2::int) t)),
-     -- each raw error's failures per worker first (what stands out about a group), then
-     -- one row per raw error with its workers as a JSON object: a text spread over many
-     -- workers is still read once
-     w AS (SELECT f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded, f.worker,
-                  min(f.id) AS id, count(*) AS n,
-                  count(*) FILTER (WHERE f.updated > now() - interval '15 minutes') AS recent,
-                  min(f.updated) AS first_u, max(f.updated) AS last_u
-             FROM f
-            GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded, f.worker)
-SELECT min(w.id)::text AS id, w.name, w.status, w.retry_count, w.max_retries, w.error,
-       w.superseded, sum(w.n) AS n, sum(w.recent) AS recent,
-       extract(epoch FROM min(w.first_u)) AS first_at,
-       extract(epoch FROM max(w.last_u)) AS last_at,
-       json_object_agg(w.worker::text, w.n) FILTER (WHERE w.worker IS NOT NULL) AS workers,
+           ORDER BY created DESC LIMIT $2::int) t))
+SELECT min(f.id)::text AS id, f.name, f.status, f.retry_count, f.max_retries, f.error,
+       f.worker::text AS worker, f.superseded, count(*) AS n,
+       count(*) FILTER (WHERE f.updated > now() - interval '15 minutes') AS recent,
+       extract(epoch FROM min(f.updated)) AS first_at,
+       extract(epoch FROM max(f.updated)) AS last_at,
        (SELECT count(*) FILTER (WHERE c.b = 1) >= $2::int
                OR count(*) FILTER (WHERE c.b = 2) >= $2::int FROM f c) AS capped
-  FROM w
- GROUP BY w.error, w.name, w.status, w.retry_count, w.max_retries, w.superseded
+  FROM f
+ GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded, f.worker
 
 [query groups_window optional]
 -- What stands out about each error group (docs/error-groups.md): the window's baseline,

@@ -151,23 +151,16 @@ WITH f AS MATERIALIZED (
      AND j.created_at > extract(epoch FROM now()) - $1::float8
    ORDER BY j.created_at DESC, j.job_id DESC
    LIMIT $2::int)
--- each raw error's failures per worker first (what stands out about a group), then one
--- row per raw error with its workers as a JSON object (a text spread over many workers is
--- still read once)
-     , w AS (SELECT min(f.job_id) AS id, f.name COLLATE "C" AS name, lower(f.status) COLLATE "C" AS status,
-                    f.retry_count, f.max_retries, left(f.error::text, 65536) COLLATE "C" AS error_json,
-                    f.worker_id, count(*) AS n,
-                    count(*) FILTER (WHERE f.ended_at > extract(epoch FROM now()) - 900) AS recent,
-                    min(f.ended_at) AS first_at, max(f.ended_at) AS last_at
-               FROM f
-              GROUP BY f.name COLLATE "C", lower(f.status) COLLATE "C", f.retry_count, f.max_retries,
-                       left(f.error::text, 65536) COLLATE "C", f.worker_id)
-SELECT min(w.id) AS id, w.name, w.status, w.retry_count, w.max_retries, w.error_json,
-       sum(w.n) AS n, sum(w.recent) AS recent, min(w.first_at) AS first_at, max(w.last_at) AS last_at,
-       json_object_agg(w.worker_id, w.n) FILTER (WHERE w.worker_id IS NOT NULL) AS workers,
+SELECT min(f.job_id) AS id, f.name COLLATE "C" AS name, lower(f.status) COLLATE "C" AS status,
+       f.retry_count, f.max_retries, left(f.error::text, 65536) COLLATE "C" AS error_json,
+       f.worker_id::text AS worker, count(*) AS n,
+       count(*) FILTER (WHERE f.ended_at > extract(epoch FROM now()) - 900) AS recent,
+       min(f.ended_at) AS first_at,
+       max(f.ended_at) AS last_at,
        (SELECT count(*) >= $2::int FROM f) AS capped
-  FROM w
- GROUP BY w.name, w.status, w.retry_count, w.max_retries, w.error_json
+  FROM f
+ GROUP BY f.name COLLATE "C", lower(f.status) COLLATE "C", f.retry_count, f.max_retries,
+          left(f.error::text, 65536) COLLATE "C", f.worker_id
 
 [query groups_window optional]
 -- What stands out about each error group (docs/error-groups.md): the window's baseline,

@@ -1,5 +1,6 @@
 #include "storegroups.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,12 +91,32 @@ void sgroups_set_capped(rd_sgroups *s, bool capped) { s->capped = capped; }
 
 void sgroups_add_dim(rd_sgroups *s, so_dim d, const char *value, size_t n)
 {
-    if (!s->protos.n)
-        return;
-    so_counts **c = &s->pdims[s->protos.n - 1];
+    if (s->protos.n)
+        sgroups_add_dim_at(s, s->protos.n - 1, d, value, n);
+}
+
+size_t sgroups_protos(const rd_sgroups *s) { return s->protos.n; }
+
+void sgroups_add_dim_at(rd_sgroups *s, size_t i, so_dim d, const char *value, size_t n)
+{
+    assert(i < s->protos.n);
+    so_counts **c = &s->pdims[i];
     if (!*c)
         *c = so_counts_new();
     so_counts_add(*c, d, value, n);
+}
+
+void sgroups_add_tally_at(rd_sgroups *s, size_t i, const rd_group_tally *t)
+{
+    assert(i < s->protos.n);
+    rd_group_tally *o = &s->tally[i];
+    o->count += t->count;
+    o->recent += t->recent;
+    if (t->first_seen > 0 && (o->first_seen <= 0 || t->first_seen < o->first_seen))
+        o->first_seen = t->first_seen;
+    if (t->last_seen > o->last_seen)
+        o->last_seen = t->last_seen;
+    s->failures += t->count;
 }
 
 void sgroups_set_base(rd_sgroups *s, so_base *b)

@@ -34,6 +34,11 @@ void sgroups_add(rd_sgroups *s, rd_execution *proto, const rd_group_tally *t);
  * them have value (a store's row that tallies several workers at once). When a prototype
  * has any, they replace its own `worker` for what stands out. */
 void sgroups_add_dim(rd_sgroups *s, so_dim d, const char *value, size_t n);
+/* How many prototypes were added; the same two for the prototype at index i (a source that
+ * finds a raw error again, e.g. on another worker, adds to it instead of a copy). */
+size_t sgroups_protos(const rd_sgroups *s);
+void sgroups_add_tally_at(rd_sgroups *s, size_t i, const rd_group_tally *t);
+void sgroups_add_dim_at(rd_sgroups *s, size_t i, so_dim d, const char *value, size_t n);
 /* The bound was hit: more failures in the window than the cap. */
 void sgroups_set_capped(rd_sgroups *s, bool capped);
 /* The window's baseline for what stands out (standout.h; taken, finished by the caller);

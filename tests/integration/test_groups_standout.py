@@ -28,6 +28,7 @@ SPREAD = "Upstream reset by peer (session %d)"
 SPREAD_FP = "Upstream reset by peer (session <n>)"
 SPREAD_ACTIONS = ["core.a", "core.b", "core.c", "core.d", "core.e"]
 HOSTILE_ACTION = "evil\x1b]52;c;AAAA\x07\u202eact"
+SAME = "Disk quota exceeded on /var/spool"
 
 
 def expected(group_rows, window_rows):
@@ -125,6 +126,11 @@ def attune_incident():
     for k in range(25):
         rows.append((xid, SPREAD_ACTIONS[k % 5], "failed", workers[(k // 5) % 5], 75 + k * 40, SPREAD % k, 0))
         xid += 1
+    # one raw text on two workers (one row per worker from the store, one prototype in C):
+    # 12 on the fourth worker, 3 on the first, all core.c
+    for k in range(15):
+        rows.append((xid, "core.c", "failed", workers[3] if k < 12 else workers[0], 80 + k * 50, SAME, 0))
+        xid += 1
     insert(rows)
     yield workers
     stack_fixtures.reload("attune2")
@@ -171,6 +177,14 @@ def test_attune_concentrated_group_lists_worker_and_action_spread_group_nothing(
     assert conc["stands_out_note"] is None
     assert expected(attune_group("Upstream reset"), win) == []
     assert spread["stands_out"] == [] and spread["stands_out_note"] is None, spread
+    # the raw text the store reads once per worker: one group, its tally whole, its worker
+    same = g[SAME]
+    assert same["count"] == 15, same
+    ago = [80 + k * 50 - 5 for k in range(15)]              # updated = created + 5 s
+    assert abs(same["last_seen"] - (time.time() - min(ago))) < 30, same
+    assert abs(same["first_seen"] - (time.time() - max(ago))) < 30, same
+    want = expected(attune_group("Disk quota"), win)
+    assert got_list(same) == want and ("worker", str(workers[3])) in [x[:2] for x in want], (got_list(same), want)
 
 
 def test_attune_baseline_at_its_bound_says_capped(attune_incident, tmp_path):
