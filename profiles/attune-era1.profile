@@ -320,6 +320,28 @@ SELECT min(f.id)::text AS id, f.name, f.status, f.retry_count, f.max_retries, f.
   FROM f
  GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded
 
+[query groups_window optional]
+-- What stands out about each error group (docs/error-groups.md): the window's baseline,
+-- every execution created in the window ($1 seconds, the newest $2 at most) by action and
+-- by attempt (retry_count + 1, the config JSON's where the column is the default). Era 1
+-- records no worker on an execution: the dimension is not named, so the console says it
+-- is not recorded. `total` the executions read, `capped` when the bound was reached.
+-- uses index: execution (created)
+WITH w AS MATERIALIZED (
+  SELECT e.action_ref COLLATE "C" AS action,
+         COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) + 1 AS attempt
+    FROM execution e
+   WHERE e.created > now() - make_interval(secs => $1::float8)
+   ORDER BY e.created DESC
+   LIMIT $2::int),
+     t AS (SELECT count(*) AS total FROM w)
+SELECT CASE WHEN GROUPING(w.action) = 0 THEN 'action' ELSE 'attempt' END AS dimension,
+       CASE WHEN GROUPING(w.action) = 0 THEN w.action ELSE w.attempt::text END AS value,
+       count(*) AS n,
+       (SELECT total FROM t) AS total, (SELECT total FROM t) >= $2::int AS capped
+  FROM w
+ GROUP BY GROUPING SETS ((w.action), (w.attempt))
+
 [query execution]
 -- $1 id: one row, for jumping to it
 -- uses index: execution (id)

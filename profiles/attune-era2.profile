@@ -357,6 +357,7 @@ WITH f AS MATERIALIZED (
           COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
           COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
           left(COALESCE(e.result->>'error', e.result->>'message'), 4096) COLLATE "C" AS error,
+          e.worker,
           COALESCE(e.retry_count, 0) < COALESCE(e.max_retries, 0)
             AND EXISTS (SELECT 1 FROM execution r
                          WHERE r.original_execution = COALESCE(e.original_execution, e.id)
@@ -369,7 +370,7 @@ WITH f AS MATERIALIZED (
   (SELECT 2 AS b, t.id, t.updated, t.action_ref COLLATE "C", t.status::text COLLATE "C",
           COALESCE(NULLIF(t.retry_count, 0), CASE WHEN t.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (t.config->>'retry_count')::int END, t.retry_count),
           COALESCE(NULLIF(t.max_retries, 0), CASE WHEN t.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (t.config->>'max_retries')::int END, t.max_retries),
-          left(COALESCE(t.result->>'error', t.result->>'message'), 4096) COLLATE "C", false
+          left(COALESCE(t.result->>'error', t.result->>'message'), 4096) COLLATE "C", t.worker, false
      FROM ((SELECT * FROM execution e
              WHERE e.status = 'timeout' AND e.created > now() - make_interval(secs => $1::float8)
              ORDER BY e.created DESC LIMIT $2::int)
@@ -379,14 +380,40 @@ WITH f AS MATERIALIZED (
              ORDER BY e.created DESC LIMIT $2::int)
            ORDER BY created DESC LIMIT $2::int) t))
 SELECT min(f.id)::text AS id, f.name, f.status, f.retry_count, f.max_retries, f.error,
-       f.superseded, count(*) AS n,
+       f.worker::text AS worker, f.superseded, count(*) AS n,
        count(*) FILTER (WHERE f.updated > now() - interval '15 minutes') AS recent,
        extract(epoch FROM min(f.updated)) AS first_at,
        extract(epoch FROM max(f.updated)) AS last_at,
        (SELECT count(*) FILTER (WHERE c.b = 1) >= $2::int
                OR count(*) FILTER (WHERE c.b = 2) >= $2::int FROM f c) AS capped
   FROM f
- GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded
+ GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded, f.worker
+
+[query groups_window optional]
+-- What stands out about each error group (docs/error-groups.md): the window's baseline,
+-- one grouped read of every execution created in the window ($1 seconds), the newest $2 at
+-- most: how many ran on each worker (with the worker's host), of each action, at each
+-- attempt (retry_count + 1, as the executions list numbers it). One range of Attune's own
+-- (created) index; `total` the executions read, `capped` when the bound was reached. The
+-- groups' own shares come from the groups query's rows (its worker column).
+-- uses index: execution (created)
+WITH w AS MATERIALIZED (
+  SELECT e.worker, e.action_ref COLLATE "C" AS action,
+         COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) + 1 AS attempt
+    FROM execution e
+   WHERE e.created > now() - make_interval(secs => $1::float8)
+   ORDER BY e.created DESC
+   LIMIT $2::int),
+     t AS (SELECT count(*) AS total FROM w)
+SELECT CASE WHEN GROUPING(w.worker) = 0 THEN 'worker'
+            WHEN GROUPING(w.action) = 0 THEN 'action' ELSE 'attempt' END AS dimension,
+       CASE WHEN GROUPING(w.worker) = 0 THEN w.worker::text
+            WHEN GROUPING(w.action) = 0 THEN w.action ELSE w.attempt::text END AS value,
+       count(*) AS n,
+       CASE WHEN GROUPING(w.worker) = 0 THEN (SELECT k.host FROM worker k WHERE k.id = w.worker) END AS host,
+       (SELECT total FROM t) AS total, (SELECT total FROM t) >= $2::int AS capped
+  FROM w
+ GROUP BY GROUPING SETS ((w.worker), (w.action), (w.attempt))
 
 [query execution]
 -- $1 id: one row, for jumping to it

@@ -144,7 +144,7 @@ SELECT j.job_id AS id,
 -- stops at $2 rows; `capped` says it reached them. Texts grouped in the "C" collation.
 -- uses index: jobs (created_at, job_id)
 WITH f AS MATERIALIZED (
-  SELECT j.job_id, j.name, j.status, j.retry_count, j.max_retries, j.error,
+  SELECT j.job_id, j.name, j.status, j.retry_count, j.max_retries, j.error, j.worker_id,
          COALESCE(j.completed_at, j.updated_at, j.created_at) AS ended_at
     FROM jobs j
    WHERE lower(j.status) = 'failed'
@@ -153,14 +153,38 @@ WITH f AS MATERIALIZED (
    LIMIT $2::int)
 SELECT min(f.job_id) AS id, f.name COLLATE "C" AS name, lower(f.status) COLLATE "C" AS status,
        f.retry_count, f.max_retries, left(f.error::text, 65536) COLLATE "C" AS error_json,
-       count(*) AS n,
+       f.worker_id::text AS worker, count(*) AS n,
        count(*) FILTER (WHERE f.ended_at > extract(epoch FROM now()) - 900) AS recent,
        min(f.ended_at) AS first_at,
        max(f.ended_at) AS last_at,
        (SELECT count(*) >= $2::int FROM f) AS capped
   FROM f
  GROUP BY f.name COLLATE "C", lower(f.status) COLLATE "C", f.retry_count, f.max_retries,
-          left(f.error::text, 65536) COLLATE "C"
+          left(f.error::text, 65536) COLLATE "C", f.worker_id
+
+[query groups_window optional]
+-- What stands out about each error group (docs/error-groups.md): the window's baseline,
+-- every job created in the window ($1 seconds, the newest $2 at most) by worker (with the
+-- worker's hostname), by name and by attempt (retry_count + 1: retries reuse the row).
+-- Tags are not compared. `total` the jobs read, `capped` when the bound was reached.
+-- uses index: jobs (created_at, job_id)
+WITH w AS MATERIALIZED (
+  SELECT j.worker_id, j.name COLLATE "C" AS action, COALESCE(j.retry_count, 0) + 1 AS attempt
+    FROM jobs j
+   WHERE j.created_at > extract(epoch FROM now()) - $1::float8
+   ORDER BY j.created_at DESC, j.job_id DESC
+   LIMIT $2::int),
+     t AS (SELECT count(*) AS total FROM w)
+SELECT CASE WHEN GROUPING(w.worker_id) = 0 THEN 'worker'
+            WHEN GROUPING(w.action) = 0 THEN 'action' ELSE 'attempt' END AS dimension,
+       CASE WHEN GROUPING(w.worker_id) = 0 THEN w.worker_id::text
+            WHEN GROUPING(w.action) = 0 THEN w.action ELSE w.attempt::text END AS value,
+       count(*) AS n,
+       CASE WHEN GROUPING(w.worker_id) = 0
+            THEN (SELECT k.hostname FROM workers k WHERE k.worker_id = w.worker_id) END AS host,
+       (SELECT total FROM t) AS total, (SELECT total FROM t) >= $2::int AS capped
+  FROM w
+ GROUP BY GROUPING SETS ((w.worker_id), (w.action), (w.attempt))
 
 [query execution]
 -- $1 job id: one row, for jumping to it

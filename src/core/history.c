@@ -189,6 +189,65 @@ void history_add(rd_history *h, double now, const rd_hist_sample *s)
         add_queues(h, slot, s);
 }
 
+void history_event(rd_history *h, double now, rd_hist_event_kind kind, const char *name)
+{
+    long step = step_of(now);
+    if (step <= 0 || !name || !*name)
+        return;
+    rd_hist_event *e = &h->ev[h->ev_next];
+    h->ev_next = (h->ev_next + 1) % HIST_EVENTS;
+    e->step = step;
+    e->kind = (char)kind;
+    snprintf(e->name, sizeof e->name, "%s", name);
+}
+
+static int ev_order(const void *pa, const void *pb)
+{
+    const rd_hist_event *a = pa, *b = pb;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+size_t history_events(const rd_history *h, double from, double to, rd_hist_event *out, size_t cap)
+{
+    size_t n = 0;
+    for (int i = 0; i < HIST_EVENTS && n < cap; i++) {
+        const rd_hist_event *e = &h->ev[i];
+        double at = (double)e->step * HIST_STEP_S;
+        if (e->step > 0 && at >= from && at < to)
+            out[n++] = *e;
+    }
+    if (n > 1)
+        qsort(out, n, sizeof *out, ev_order);
+    return n;
+}
+
+bool history_covers(const rd_history *h, double from, double to)
+{
+    for (int i = 0; i < HIST_N; i++) {
+        double at = (double)h->step[i] * HIST_STEP_S;
+        if (h->step[i] > 0 && at >= from && at < to)
+            return true;
+    }
+    return false;
+}
+
+bool history_at(const rd_history *h, int series, double from, double to, float *v)
+{
+    long best = 0;
+    for (int i = 0; series >= 0 && series < HIST_SERIES && i < HIST_N; i++) {
+        double at = (double)h->step[i] * HIST_STEP_S;
+        if (h->step[i] > best && at >= from && at < to && !isnan(h->v[series][i])) {
+            best = h->step[i];
+            *v = h->v[series][i];
+        }
+    }
+    return best > 0;
+}
+
 void history_series(const rd_history *h, int series, double now, float *out, int n)
 {
     long last = step_of(now);
@@ -341,6 +400,15 @@ static void write_body(FILE *f, const rd_history *h)
                         h->mark[s][slot] == HIST_LOWER ? "+" : "");
         fputc('\n', f);
     }
+    /* the events last, oldest first (a reader that knows none keeps every sample) */
+    for (int k = 0; k < HIST_EVENTS; k++) {
+        const rd_hist_event *e = &h->ev[(h->ev_next + k) % HIST_EVENTS];
+        if (!e->step)
+            continue;
+        fprintf(f, "e %ld %c ", e->step, e->kind);
+        name_encode(f, e->name);
+        fputc('\n', f);
+    }
 }
 
 bool history_save(const rd_history *h, const char *path, char *why, size_t whycap)
@@ -444,6 +512,25 @@ static bool parse_sample(rd_history *h, char *rest)
     return true;
 }
 
+/* "e STEP KIND NAME": appended to the ring in file order */
+static bool parse_event(rd_history *h, char *rest)
+{
+    char *end;
+    long step = strtol(rest, &end, 10);
+    if (end == rest || *end != ' ' || step <= 0 || step >= (long)(HIST_TIME_MAX / HIST_STEP_S) ||
+        (end[1] != HEV_UNHEALTHY && end[1] != HEV_DRAINING) || end[2] != ' ')
+        return false;
+    char name[HIST_ENAME];
+    if (!name_decode(end + 3, name, sizeof name))
+        return false;
+    rd_hist_event *e = &h->ev[h->ev_next];
+    h->ev_next = (h->ev_next + 1) % HIST_EVENTS;
+    e->step = step;
+    e->kind = end[1];
+    memcpy(e->name, name, strlen(name) + 1);
+    return true;
+}
+
 static bool parse_line(rd_history *h, char *line, int lineno)
 {
     if (lineno == 1)
@@ -452,6 +539,8 @@ static bool parse_line(rd_history *h, char *line, int lineno)
         return parse_queue(h, line + 2);
     if (strncmp(line, "s ", 2) == 0)
         return parse_sample(h, line + 2);
+    if (strncmp(line, "e ", 2) == 0)
+        return parse_event(h, line + 2);
     return false;
 }
 

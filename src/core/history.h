@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum { HIST_N = 360, HIST_QUEUES = 6, HIST_QNAME = 64 };
+enum { HIST_N = 360, HIST_QUEUES = 6, HIST_QNAME = 64, HIST_EVENTS = 64, HIST_ENAME = 64 };
 #define HIST_STEP_S 10.0
 /* Times at or past this (epoch seconds, the year 5138) have no step: a sample then is not
  * recorded, a series ending then is all gaps, and a file's step beyond it is damage. */
@@ -32,11 +32,22 @@ typedef enum {
  * attempt supersedes: at most). Kept with each sample, so a chart and the JSON say so. */
 typedef enum { HIST_EXACT = 0, HIST_LOWER, HIST_UPPER } rd_hist_mark;
 
+/* A worker's change seen between two samples (an onset is set against them, onset.h). */
+typedef enum { HEV_UNHEALTHY = 'u', HEV_DRAINING = 'd' } rd_hist_event_kind;
+
+typedef struct rd_hist_event {
+    long step;                         /* the sample's step that saw it; 0 = free */
+    char kind;                         /* rd_hist_event_kind */
+    char name[HIST_ENAME];             /* the worker's name (else id), raw */
+} rd_hist_event;
+
 typedef struct rd_history {
     long step[HIST_N];                 /* absolute step of each slot; 0 = never written */
     float v[HIST_SERIES][HIST_N];      /* NAN = no sample (a gap) */
     unsigned char mark[HIST_SERIES][HIST_N];   /* rd_hist_mark; HIST_EXACT for a gap */
     char qname[HIST_QUEUES][HIST_QNAME];   /* raw queue names; "" = free */
+    rd_hist_event ev[HIST_EVENTS];     /* the newest HIST_EVENTS changes, a ring */
+    int ev_next;                       /* the ring's next slot */
 } rd_history;
 
 /* One moment's values; a negative value is unknown (recorded as a gap); one beyond a
@@ -56,6 +67,16 @@ void history_init(rd_history *h);
  * takes a free name or the one whose last hour peaked lowest, when it is deeper than that
  * peak (its series starts empty). */
 void history_add(rd_history *h, double now, const rd_hist_sample *s);
+/* A worker turned unhealthy or draining at now (kept: the newest HIST_EVENTS). */
+void history_event(rd_history *h, double now, rd_hist_event_kind kind, const char *name);
+/* The events whose step is in [from, to) (epoch seconds), oldest first, at most cap into
+ * out (copies); returns how many. */
+size_t history_events(const rd_history *h, double from, double to, rd_hist_event *out, size_t cap);
+/* Whether any sample was taken in [from, to): the hour covers those times. */
+bool history_covers(const rd_history *h, double from, double to);
+/* The series' value at the newest sample in [from, to); false when none (all gaps). */
+bool history_at(const rd_history *h, int series, double from, double to, float *v);
+
 /* The series' last n ≤ HIST_N steps ending at now's step, oldest first, gaps as NAN. */
 void history_series(const rd_history *h, int series, double now, float *out, int n);
 /* The queues to chart, deepest first: their series (HIST_FIXED + i) into series[0..

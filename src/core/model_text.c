@@ -558,6 +558,16 @@ static void text_groups(const rd_model *m, double now, text_buf *out)
         table_cell(&t, g[i].fp[0] ? g[i].fp : "(no error text)", WIDE_MAX);
     }
     table_end(&t, out);
+    /* what stands out about each group against its window (standout.h) */
+    for (size_t i = 0; m->sgroups && i < n; i++) {
+        char gid[GROUPID_LEN + 1], line[1024];
+        groupid_make(g[i].fp, gid);
+        sgroups_standout_text(m->sgroups, &g[i], SO_MAX, line, sizeof line);
+        text_buf_str(out, gid);
+        text_buf_str(out, "  ");
+        text_buf_str(out, line);
+        text_buf_str(out, "\n");
+    }
     groups_free(g, n);
 }
 

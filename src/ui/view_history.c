@@ -5,8 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "../core/groupid.h"
+#include "../core/onset.h"
 #include "../core/sanitize.h"
+#include "../core/storegroups.h"
 #include "../core/spark.h"
 #include "../core/xalloc.h"
 #include "draw.h"
@@ -37,9 +41,36 @@ static int charts(const ui_ctx *c, int *series)
     return n;
 }
 
-/* "-60m      -45m      -30m      -15m      now" under a chart width cells wide. */
+/* The onsets of the store's biggest groups within the hour (onset.h): marked '^' on each
+ * chart's time axis and named in the title. */
+enum { ONSET_MARKS = 3 };
+typedef struct marks {
+    double at[ONSET_MARKS];
+    char id[ONSET_MARKS][GROUPID_LEN + 1];
+    int n;
+} marks;
+
+static void onset_marks(const ui_ctx *c, marks *mk)
+{
+    const rd_sgroups *s = c->model ? c->model->sgroups : NULL;
+    mk->n = 0;
+    for (size_t i = 0; i < sgroups_n(s) && mk->n < ONSET_MARKS; i++) {
+        const rd_group *g = sgroups_at(s, i);
+        rd_onset on;
+        if (!sgroups_onset(s, c->hist, g->fp, &on) || on.state == ONSET_BEFORE_WINDOW ||
+            on.at <= c->now - HIST_N * HIST_STEP_S || on.at > c->now)
+            continue;
+        mk->at[mk->n] = on.at;
+        groupid_make(g->fp, mk->id[mk->n++]);
+    }
+}
+
+/* "-60m      -45m      -30m      -15m      now" under a chart width cells wide, a '^'
+ * at each onset. */
 static void time_axis(ui_ctx *c, WINDOW *w, int y, int x, int width)
 {
+    marks mk;
+    onset_marks(c, &mk);
     char line[CHART_W_MAX + 1];
     memset(line, ' ', (size_t)width);
     line[width] = '\0';
@@ -53,6 +84,12 @@ static void time_axis(ui_ctx *c, WINDOW *w, int y, int x, int width)
         if (at < 0 || at + len > width)
             continue;
         memcpy(line + at, lab, (size_t)len);
+    }
+    double span = HIST_N * HIST_STEP_S;
+    for (int k = 0; k < mk.n; k++) {
+        int col = (int)((mk.at[k] - (c->now - span)) * width / span);
+        if (col >= 0 && col < width)
+            line[col] = '^';
     }
     draw_clean(w, y, x, width, line, theme_attr(c->theme, TS_DIM));
 }
@@ -133,8 +170,22 @@ static void history_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     int series[N_FIXED + HIST_QUEUES];
     int n = charts(c, series);
-    char *t = xasprintf("History  %s  the last hour, one sample per %.0f s (a gap: no sample)",
-                        c->cfg ? c->cfg->name : "no system configured", HIST_STEP_S);
+    marks mk;
+    onset_marks(c, &mk);
+    char on[160] = "";
+    for (int k = 0, used = 0; k < mk.n && used < (int)sizeof on; k++) {
+        char when[32];
+        time_t tt = (time_t)mk.at[k];
+        struct tm tm;
+        if (c->local_time)
+            localtime_r(&tt, &tm);
+        else
+            gmtime_r(&tt, &tm);
+        strftime(when, sizeof when, "%H:%M", &tm);
+        used += snprintf(on + used, sizeof on - (size_t)used, "%s%s %s", k ? ", " : "  ^ onset: ", mk.id[k], when);
+    }
+    char *t = xasprintf("History  %s  the last hour, one sample per %.0f s (a gap: no sample)%s",
+                        c->cfg ? c->cfg->name : "no system configured", HIST_STEP_S, on);
     draw_raw(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE), c->san);
     free(t);
     int height = r.h >= 40 ? 4 : 3;

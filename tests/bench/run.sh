@@ -26,7 +26,7 @@ esac
 [ -n "${RD_PG_HOST:-}" ] || { echo "bench: source the stack env first (. DIR/env)" >&2; exit 2; }
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/rd-bench-out.XXXXXX)}
 mkdir -p "$OUT"
-BENCHES=${BENCHES:-"pg redis latency idle start pg_many fleet sqs batch select"}
+BENCHES=${BENCHES:-"pg redis latency idle start pg_many fleet sqs batch select standout"}
 echo "# redrive benchmarks $(date -u +%FT%TZ), SCALE=$SCALE, $(nproc) cores, binary $RD_BIN"
 rc=0
 for b in $BENCHES; do
