@@ -230,9 +230,22 @@ static void test_number_short(void)
     cols_cell(stdscr, 1, 0, &col, "999", 0, 0);
     col.w = 5;
     cols_cell(stdscr, 2, 0, &col, "148100", 0, 0);
+    col.w = 4;
+    cols_cell(stdscr, 3, 0, &col, "1234567", 0, 0);
     CHECK_STR(text_at(0, 0, 4), " 15k");
     CHECK_STR(text_at(1, 0, 4), " 999");
     CHECK_STR(text_at(2, 0, 5), " 148k");
+    CHECK_STR(text_at(3, 0, 4), "1.2M");
+    ui_col trend = {.title = "TREND", .min = 9, .want = 14, .num = true, .x = 0, .w = 18};
+    erase();                      /* a text of numbers: whole, then 3 figures, then none */
+    cols_cell(stdscr, 0, 0, &trend, "rising 14810/20330", 0, 0);
+    trend.w = 17;
+    cols_cell(stdscr, 1, 0, &trend, "rising 14810/20330", 0, 0);
+    trend.w = 14;
+    cols_cell(stdscr, 2, 0, &trend, "rising 14810/20330", 0, 0);
+    CHECK_STR(text_at(0, 0, 18), "rising 14810/20330");
+    CHECK_STR(text_at(1, 0, 18), "rising 15k/20k    ");   /* 14.8k/20.3k is as wide */
+    CHECK_STR(text_at(2, 0, 14), "rising 15k/20k");
 }
 
 /* Wide mode: every column whole, scrolled by the view's h; marks at the header's ends. */
