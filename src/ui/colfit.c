@@ -126,12 +126,16 @@ bool colfit_layout(ui_col *c, int n, int width, const ui_colseen *seen)
             c[i].w = c[i].min;
             total += c[i].w + 1;
         }
-    for (int i = 0; i < n && total < width; i++) {   /* ids, numbers, short texts: whole */
-        if (c[i].w < 0 || is_text(&c[i]) || c[i].want <= c[i].w)
-            continue;
-        int add = imin(c[i].want - c[i].w, width - total);
-        c[i].w += add;
-        total += add;
+    /* ids, names, numbers, short texts: whole when they all fit; else a column at a time
+     * round the ones still cut (a short name whole before two UUIDs cut evenly) */
+    for (bool grew = true; grew && total < width;) {
+        grew = false;
+        for (int i = 0; i < n && total < width; i++)
+            if (c[i].w >= 0 && !is_text(&c[i]) && c[i].w < c[i].want) {
+                c[i].w++;
+                total++;
+                grew = true;
+            }
     }
     share_text(c, n, seen, width - total);
     bool cut = false;

@@ -517,7 +517,7 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     dlq_list_title(v, c, w, r);
     ui_col cols[] = {
         {.title = "ID", .min = 8, .want = 12, .weight = 1, .mid = true},
-        {.title = "QUEUE", .min = 10, .want = 18, .weight = 1, .drop = 3},
+        {.title = "QUEUE", .min = 10, .want = 18, .weight = 1, .drop = 3, .mid = true},
         {.title = "EXECUTION", .min = 9, .want = 12, .weight = 1, .mid = true},
         {.title = "REASON", .min = 8, .want = 10},
         {.title = "N", .min = 3, .want = 4, .right = true},
