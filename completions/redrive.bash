@@ -71,7 +71,7 @@ _redrive()
     elif [[ $cmd == config ]]; then
         COMPREPLY=($(compgen -f -- "$cur"))
         return
-    elif [[ $cmd == batch && ( $verb == resume || $verb == abandon ) ]]; then
+    elif [[ $cmd == batch && ( $verb == show || $verb == resume || $verb == abandon ) ]]; then
         cands=($(_redrive_list batches))
     fi
     COMPREPLY=($(compgen -W "${cands[*]}" -- "$cur"))

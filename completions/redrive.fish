@@ -72,7 +72,7 @@ function __redrive_candidates
         command redrive --complete verbs $cmd 2>/dev/null
     else if test "$cmd" = config
         __fish_complete_path $cur
-    else if test "$cmd" = batch; and contains -- $verb resume abandon
+    else if test "$cmd" = batch; and contains -- $verb show resume abandon
         command redrive --complete batches 2>/dev/null
     end
 end

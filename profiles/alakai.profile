@@ -6,6 +6,11 @@
 name = alakai
 store = redis
 semantics = alakai
+# A batch's outcome (actions/batchout.h): the task's next attempt field (the attempt the
+# retry made), its status in standard words; a status named nowhere here is running.
+outcome_succeeded = succeeded
+outcome_failed = failed lost
+outcome_running = running
 
 [action retry]
 method = POST

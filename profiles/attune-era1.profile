@@ -443,3 +443,39 @@ SELECT w.id::text AS id,
           LIMIT 200 - (SELECT count(*) FROM never))) w
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id
  LIMIT 200
+
+[query outcome optional]
+-- $1 the ids of executions a batch retried (text[], one page): what became of each retry
+-- (actions/batchout.h), in standard words: outcome succeeded | failed | running, NULL while
+-- the store shows no attempt of it yet; error: the attempt's error when it failed;
+-- orig_error: the retried attempt's own (the group it is compared with when the batch
+-- record froze none). One query a page, never one a item.
+-- The attempt is the successor in the chain: the row whose config names this one as
+-- retry_of (era 1 keeps the retry links in config JSON, which Attune's own indexes do not
+-- cover). One walk of the (created) index from the oldest retried execution's creation on
+-- (a successor is created after what it retries), not a scan per item: its cost is the
+-- rows created since the batch's oldest item.
+-- uses index: execution (id)
+-- uses index: execution (created)
+WITH b AS (
+  SELECT e.id, e.created,
+         left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS orig_error
+    FROM execution e
+   WHERE e.id = ANY (ARRAY(SELECT x::bigint FROM unnest($1::text[]) x WHERE x ~ '^[0-9]{1,18}$'))),
+s AS (
+  SELECT DISTINCT ON (n.config->>'retry_of') n.config->>'retry_of' AS of, n.id, n.status, n.result
+    FROM execution n
+   WHERE n.created >= (SELECT min(b.created) FROM b)
+     AND n.config ? 'retry_of'
+     AND n.config->>'retry_of' = ANY ($1::text[])
+   ORDER BY n.config->>'retry_of', n.id)
+SELECT b.id::text AS id,
+       CASE WHEN s.id IS NULL THEN NULL
+            WHEN s.status::text = 'completed' THEN 'succeeded'
+            WHEN s.status::text IN ('failed', 'cancelled', 'timeout', 'abandoned') THEN 'failed'
+            ELSE 'running' END AS outcome,
+       s.id::text AS successor,
+       left(COALESCE(s.result->>'error', s.result->>'message'), 4096) AS error,
+       b.orig_error
+  FROM b
+  LEFT JOIN s ON s.of = b.id::text

@@ -478,3 +478,31 @@ SELECT w.id::text AS id,
               GROUP BY e.worker) b ON b.worker = w.id
  ORDER BY w.last_heartbeat ASC NULLS FIRST, w.id
  LIMIT 200
+
+[query outcome optional]
+-- $1 the ids of executions a batch retried (text[], one page): what became of each retry
+-- (actions/batchout.h), in standard words: outcome succeeded | failed | running, NULL while
+-- the store shows no attempt of it yet; error: the attempt's error when it failed;
+-- orig_error: the retried attempt's own (the group it is compared with when the batch
+-- record froze none). One query a page, never one a item.
+-- The attempt is the successor in the chain: original_execution = the root, retry_count
+-- one more.
+-- uses index: execution (id)
+-- uses index: execution (original_execution)
+WITH b AS (
+  SELECT e.id, COALESCE(e.original_execution, e.id) AS root, e.retry_count,
+         left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS orig_error
+    FROM execution e
+   WHERE e.id = ANY (ARRAY(SELECT x::bigint FROM unnest($1::text[]) x WHERE x ~ '^[0-9]{1,18}$')))
+SELECT b.id::text AS id,
+       CASE WHEN s.id IS NULL THEN NULL
+            WHEN s.status::text = 'completed' THEN 'succeeded'
+            WHEN s.status::text IN ('failed', 'cancelled', 'timeout', 'abandoned') THEN 'failed'
+            ELSE 'running' END AS outcome,
+       s.id::text AS successor,
+       left(COALESCE(s.result->>'error', s.result->>'message'), 4096) AS error,
+       b.orig_error
+  FROM b
+  LEFT JOIN LATERAL (SELECT n.id, n.status, n.result FROM execution n
+                      WHERE n.original_execution = b.root AND n.retry_count = b.retry_count + 1
+                      ORDER BY n.id LIMIT 1) s ON true

@@ -289,8 +289,60 @@ SELECT count(*) AS total
          WHERE status IN ('failed', 'FAILED') AND COALESCE(retry_count, 0) >= COALESCE(max_retries, 0)
          LIMIT 1000001) d
 
+[query dlq_groups optional]
+-- $1 the text searched (NULL = all): the store's dead jobs (as dlq_count counts them) by
+-- reason and by queue, read with each DLQ page: the view's group-by counts the store, never
+-- the page loaded. The reason is the error's "type" as the DLQ rows have it (decoded in C
+-- from the same JSON; none: "-"); a "type" holding a NUL escape, which PostgreSQL cannot
+-- turn into text, counts as none (its row's JSON is decoded in C, so only the key differs).
+-- Bounded: 100,000 entries counted at most (capped: the counts are then lower bounds).
+WITH d AS (
+  SELECT CASE WHEN json_typeof(j.error) = 'object' AND json_typeof(j.error->'type') = 'string'
+                   AND strpos((j.error->'type')::text, '\u0000') = 0
+                   AND length(j.error::text) <= 65536
+              THEN left(j.error->>'type', 200) END AS reason,
+         j.completed_at, j.updated_at
+    FROM jobs j
+   WHERE j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
+     AND ($1::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+         || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($1)) > 0)
+   LIMIT 100001),
+c AS (SELECT count(*) > 100000 AS capped FROM d)
+SELECT 'reason' AS by, d.reason AS key, count(*) AS n,
+       min(d.completed_at) AS first_at, max(d.updated_at) AS last_at,
+       (SELECT c.capped FROM c) AS capped
+  FROM d
+ GROUP BY d.reason
+UNION ALL
+SELECT 'queue', 'jobs (dead)', count(*), min(d.completed_at), max(d.updated_at), (SELECT c.capped FROM c)
+  FROM d
+HAVING count(*) > 0
+
 [query dlq optional]
--- $1 limit $2 after sort_key $3 after id: dead jobs (failed, retries exhausted), newest first
+-- $1 limit $2 $3 the page's start (sort_key, id; NULL = the first page) $4 'oldest': oldest
+-- first (`G`), else newest first $5 the text searched in the job (NULL = all): dead jobs
+-- (failed, retries exhausted). Each order is its own branch, so each walks the index its
+-- way; the search is the store's, over every dead job, not the page loaded (the fields
+-- an entry shows: its id, worker, queue, payload and error, as the view's own filter).
+-- uses index: jobs (created_at, job_id)
+WITH d AS (
+  (SELECT j.* FROM jobs j
+    WHERE $4::text IS NULL
+      AND j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
+      AND ($2::text IS NULL OR (j.created_at, j.job_id) < ($2::float8, $3::text))
+      AND ($5::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+          || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($5)) > 0)
+    ORDER BY j.created_at DESC, j.job_id DESC
+    LIMIT $1::int)
+  UNION ALL
+  (SELECT j.* FROM jobs j
+    WHERE $4::text = 'oldest'
+      AND j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
+      AND ($2::text IS NULL OR (j.created_at, j.job_id) > ($2::float8, $3::text))
+      AND ($5::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+          || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($5)) > 0)
+    ORDER BY j.created_at, j.job_id
+    LIMIT $1::int))
 SELECT j.job_id AS id,
        'jobs (dead)' AS queue,
        j.job_id AS execution_id,
@@ -301,11 +353,28 @@ SELECT j.job_id AS id,
        j.updated_at AS last_death_at,
        left(json_build_object('payload', j.payload, 'error', j.error)::text, 65536) AS payload,
        j.created_at::text AS sort_key
+  FROM d j
+ ORDER BY CASE WHEN $4::text = 'oldest' THEN j.created_at END,
+          CASE WHEN $4::text = 'oldest' THEN j.job_id END,
+          j.created_at DESC, j.job_id DESC
+
+[query outcome optional]
+-- $1 the ids of executions a batch retried (text[], one page): what became of each retry
+-- (actions/batchout.h), in standard words: outcome succeeded | failed | running, NULL while
+-- the store shows no attempt of it yet; error: the attempt's error when it failed;
+-- orig_error: the retried attempt's own (the group it is compared with when the batch
+-- record froze none). One query a page, never one a item.
+-- A job is retried in place (retry_count + 1): the row's status now; completed succeeded,
+-- failed or cancelled failed (either case: SQLAlchemy may store the names), anything else
+-- runs.
+-- uses index: jobs (job_id)
+SELECT j.job_id AS id,
+       CASE WHEN lower(j.status) = 'completed' THEN 'succeeded'
+            WHEN lower(j.status) IN ('failed', 'cancelled') THEN 'failed'
+            ELSE 'running' END AS outcome,
+       left(j.error::text, 65536) AS error_json
   FROM jobs j
- WHERE j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
-   AND ($2::text IS NULL OR (j.created_at, j.job_id) < ($2::float8, $3::text))
- ORDER BY j.created_at DESC, j.job_id DESC
- LIMIT $1::int
+ WHERE j.job_id = ANY ($1::text[])
 
 [action retry]
 method = POST

@@ -355,6 +355,9 @@ static bool rec_line(rec_read *r, const char *line, size_t len, bool cut)
         ok = rec_end_line(r, cJSON_GetObjectItemCaseSensitive(o, "total"));
     else if (cJSON_GetObjectItemCaseSensitive(o, "abandoned") && r->end)
         ok = r->b->abandoned = true;
+    else if (r->end && (cJSON_GetObjectItemCaseSensitive(o, "run") ||
+                        cJSON_GetObjectItemCaseSensitive(o, "paused")))
+        ok = batchctl_line(r->b, o) || rec_damaged(r, "a run or paused line that cannot be read");
     else
         ok = rec_damaged(r, "not a line of a batch record");
     cJSON_Delete(o);
@@ -428,6 +431,7 @@ void batch_info_clear(rd_batch_info *b)
     free(b->operator_);
     free(b->store);
     free(b->core);
+    free(b->pause_reason);
     free(b->path);
     free(b->damaged);
     memset(b, 0, sizeof *b);
@@ -446,7 +450,8 @@ const char *batch_info_state(const rd_batch_info *b)
         return "damaged";
     if (b->abandoned)
         return "abandoned";
-    return b->ok + b->failed + b->unknown < b->total || b->unknown ? "open" : "done";
+    bool left = b->ok + b->failed + b->unknown < b->total || b->unknown;
+    return !left ? "done" : b->paused ? "paused" : "open";
 }
 
 static int by_created(const void *x, const void *y)

@@ -10,6 +10,10 @@
  *   ["ID","PARENT"|null,"FP"|null,ATTEMPT,"OVERRIDE"|null]   one line per item, in order
  *   {"total":N}                                 the end: the record is complete
  *   {"abandoned":T,"operator":O}                `redrive batch abandon` (appended)
+ *   {"run":T,"rate":R,"concurrency":C,"operator":O}   a run started (appended; batchctl.c)
+ *   {"paused":T,"reason":R,"operator":O}        the canary or the breaker paused it
+ *                                               (appended); the later of a run and a
+ *                                               paused line says whether it is paused
  *
  * Written as ID.batch.tmp, synced and renamed into place by batchrec_commit: a record that
  * exists is complete. The abandon line is appended so that a failed write leaves nothing
@@ -49,6 +53,10 @@ typedef struct rd_batch_info {
     size_t total;
     size_t ok, failed, unknown;   /* from the journal; done = ok + failed + unknown */
     bool abandoned;
+    bool paused;               /* its last run or paused line is a paused one */
+    char *pause_reason;        /* that line's reason (sanitized), NULL when not paused */
+    double rate;               /* the last run line's, 0 when none */
+    int concurrency;
     /* the record cannot be used: "batch record PATH is damaged: line N: ..." (raw: the
      * path is the state directory's); only id (when its file name is one) and path are
      * set besides. NULL when sound. */
@@ -101,7 +109,8 @@ bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char
                    size_t whycap);
 void batch_info_clear(rd_batch_info *b);
 void batch_infos_free(rd_batch_info *v, size_t n);
-/* "open" (items left or unknown), "done", "abandoned", "damaged". */
+/* "open" (items left or unknown), "paused" (open, paused by the canary or the breaker),
+ * "done", "abandoned", "damaged". */
 const char *batch_info_state(const rd_batch_info *b);
 /* Each item's state (rd_bitem, one byte each, b->total of them) and the keys of the
  * unknown ones, from one pass over the journal. Allocated. */
@@ -109,6 +118,21 @@ bool batchrec_states(const char *journal, const rd_batch_info *b, unsigned char 
                      rd_bitem_key **keys, size_t *nkeys, char *why, size_t whycap);
 /* Appends the abandon line: the batch is no longer offered nor resumable. */
 bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap);
+
+/* ---- a batch's runs (batchctl.c) ---- */
+/* A run line: a run starts with this rate and window (it is no longer paused). */
+bool batchrec_note_run(const rd_batch_info *b, double rate, int concurrency,
+                       const char *operator_, char *why, size_t whycap);
+/* A paused line with its reason (the canary's or the breaker's words). */
+bool batchrec_pause(const rd_batch_info *b, const char *reason, const char *operator_,
+                    char *why, size_t whycap);
+/* The running lock: RECORD.run, flock'ed by the process that sends the batch for as long
+ * as it runs (a kill lets it go). batchrec_lock_run: the lock's fd, or -1 with why (another
+ * process runs it: "batch ID is running (pid N)"); batchrec_unlock_run closes it. */
+int batchrec_lock_run(const rd_batch_info *b, char *why, size_t whycap);
+void batchrec_unlock_run(const rd_batch_info *b, int fd);
+/* Whether a process holds b's running lock now. */
+bool batchrec_running(const rd_batch_info *b);
 
 /* Every item line of b's record readable (batchrd_next) and as many as its total; false
  * with the damage. A resume checks this before it sends anything. */

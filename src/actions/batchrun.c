@@ -30,6 +30,7 @@ struct rd_batchrun {
     rd_bitem_key *keys;
     size_t nkeys;
     size_t todo, finished, ok, held;
+    size_t loaded;              /* items taken into parts so far (o.limit) */
     rd_batch *lane[BATCHRUN_CONCURRENCY_MAX];   /* the part's lanes still running */
     size_t lane_at[BATCHRUN_CONCURRENCY_MAX];   /* each lane's first index in the part */
     size_t nlanes, running;
@@ -72,9 +73,11 @@ static bool part_load(rd_batchrun *r)
     part_clear(p);
     size_t item;
     rd_target t;
-    while (p->n < BATCHRUN_PART && batchrd_next(r->rd, &item, &t)) {
+    while (p->n < BATCHRUN_PART && (!r->o.limit || r->loaded < r->o.limit) &&
+           batchrd_next(r->rd, &item, &t)) {
         if (!wanted(r, item))
             continue;
+        r->loaded++;
         const char *key = r->st[item] == BITEM_UNKNOWN ? key_of(r, item) : NULL;
         p->t[p->n] = (rd_target){.id = xstrdup(t.id), .parent = xstrdup(t.parent),
                                  .fp = xstrdup(t.fp), .attempt = t.attempt,
@@ -218,6 +221,8 @@ rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchr
         r->todo += wanted(r, i);
         r->held += r->st[i] == BITEM_UNKNOWN && !r->o.resend_unknown;
     }
+    if (r->o.limit && r->todo > r->o.limit)
+        r->todo = r->o.limit;
     r->started = clock_mono();
     if (r->todo && !part_start(r)) {
         snprintf(why, whycap, "%s", r->why[0] ? r->why : "nothing to send");

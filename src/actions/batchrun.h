@@ -34,6 +34,8 @@ typedef struct rd_batchrun_opts {
     bool resend_unknown;      /* only the items that may have reached the core */
     int concurrency;          /* requests in flight at most; <= 0: BATCHRUN_CONCURRENCY,
                                * capped at BATCHRUN_CONCURRENCY_MAX */
+    size_t limit;             /* send at most this many items of the run (the canary's);
+                               * 0: all; the rest stays for the next run */
 } rd_batchrun_opts;
 
 /* Starts (the first part is sent from the loop); NULL with why when refused or unreadable.

@@ -94,6 +94,9 @@ static bool parse_args(int argc, char **argv, act_opts *o)
         else if (take(argc, argv, &i, "--rate", &v)) slot = &o->rate;
         else if (take(argc, argv, &i, "--limit", &v)) slot = &o->limit;
         else if (take(argc, argv, &i, "--concurrency", &v)) slot = &o->concurrency;
+        else if (take(argc, argv, &i, "--canary", &v)) slot = &o->canary;
+        else if (take(argc, argv, &i, "--canary-wait", &v)) slot = &o->canary_wait;
+        else if (take(argc, argv, &i, "--max-refail", &v)) slot = &o->max_refail;
         else if (take(argc, argv, &i, "--dlq-reason", &v)) slot = &o->dlq_reason;
         else if (take(argc, argv, &i, "--dlq-queue", &v)) slot = &o->dlq_queue;
         if (slot) {
@@ -130,6 +133,11 @@ static bool parse_args(int argc, char **argv, act_opts *o)
     if (select && o->n) {
         fprintf(stderr, "redrive: %s either IDs or a selection (--status / --group / --dlq), not both\n",
                 action_name(o->kind));
+        return false;
+    }
+    if (!select && (o->canary || o->canary_wait || o->max_refail)) {
+        fputs("redrive: --canary, --canary-wait and --max-refail go with --status, --group or "
+              "--dlq\n", stderr);
         return false;
     }
     if (!select && (o->filter || o->since || o->limit || o->rate || o->concurrency)) {

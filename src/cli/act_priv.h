@@ -29,7 +29,16 @@ typedef struct act_opts {
     bool dlq;
     const char *dlq_reason, *dlq_queue;
     bool select_only;          /* --select-only: select, stage the record, report, send nothing */
+    const char *canary, *canary_wait, *max_refail;   /* the batch's guards (batch_run.c) */
 } act_opts;
+
+/* batch_run.c: a batch's guards by its outcome (issue 35): the canary's size (0: none) and
+ * wait, the share failing again above which the canary and the breaker pause it (0..1). */
+typedef struct batch_guard {
+    size_t canary;
+    double canary_wait_s;
+    double max_refail;
+} batch_guard;
 
 /* Finding a Tasker step's task in the store: the sources run only for that. */
 typedef struct lookup_run {
@@ -89,6 +98,7 @@ typedef struct act_tally {
     struct rd_batchopen *open; /* the open batches' targets: left out (batchopen.h) */
     int concurrency;           /* --concurrency, else the system's batch_concurrency */
     double rate;               /* --rate, else the system's rate_limit */
+    batch_guard guard;         /* --canary, --canary-wait, --max-refail over batch_* */
     act_reason reasons[ACT_REASONS + 1];
     size_t nreasons;
     rd_guard_counts c;
@@ -140,10 +150,21 @@ int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double 
 /* The password prompt of --select-only: none (it sends nothing, the console owns the
  * terminal). */
 void act_no_password(rd_actor *a, const char *prompt, void *ud);
-/* batch.c: runs what is left of a batch record to the end (progress on stderr, Ctrl-C
- * stops sending); the exit code (0 when every item sent is ok). */
+/* --canary, --canary-wait, --max-refail (NULL: not given) over the system's batch_canary,
+ * batch_canary_wait, batch_max_refail; false having said why. */
+bool batch_guard_parse(const char *canary, const char *wait, const char *refail,
+                       const rd_system_cfg *sys, batch_guard *g);
+/* Before a confirmation: "redrive: canary: 10 first, ..." and the breaker's rule (stderr). */
+void act_guard_line(const batch_guard *g, size_t n);
+/* batch_run.c: runs what is left of a batch record (progress on stderr, Ctrl-C stops
+ * sending): the canary first when g asks, the breaker throughout; a guard that trips pauses
+ * the batch (its reason in the record). The exit code (0 when every item sent is ok and
+ * nothing paused it). */
 int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b,
-               const rd_batchrun_opts *o, unsigned san);
+               const rd_batchrun_opts *o, const batch_guard *g, unsigned san);
+/* batch_show.c: `redrive batch show ID [--json]`; the exit code (3 when the outcome could
+ * not be read: the rest is still printed). */
+int batch_show(const rd_opts *opts, const rd_batch_info *b, bool json, unsigned san);
 /* "5" "2.5" "0.5" requests per second: false unless 0 < rate <= 1000. */
 bool act_parse_rate(const char *s, double *out);
 /* "8": requests in flight, false unless 1 <= N <= BATCHRUN_CONCURRENCY_MAX. */

@@ -22,11 +22,13 @@ enum { SELECT_LIMIT = 100000, SELECT_LIMIT_MAX = 1000000 };
 /* RD_EXIT_OK to go ahead: --yes, else on a terminal y/N, or the typed count above
  * confirm_over (the console's rule). The rate, the window and the ETA first. */
 static int select_confirm(const act_opts *o, const rd_system_cfg *sys, size_t n, double rate,
-                          int concurrency, unsigned san)
+                          const act_tally *t, unsigned san)
 {
     char pace[160];
-    act_pace_line(n, rate > 0 ? rate : sys->rate_limit, concurrency, pace, sizeof pace);
+    act_pace_line(n, rate > 0 ? rate : sys->rate_limit, t->concurrency, pace, sizeof pace);
     fprintf(stderr, "redrive: %zu to send: %s\n", n, pace);
+    if (o->kind == RD_ACT_RETRY)
+        act_guard_line(&t->guard, n);     /* only a retry has an outcome to guard by */
     int rc = act_must_ask(o);
     if (rc >= 0)
         return rc;
@@ -169,7 +171,8 @@ void act_report_summary(const act_opts *o, const act_tally *t)
     }
 }
 
-static int record_run(lookup_run *l, rd_batchrec *rec, double rate, int concurrency, unsigned san)
+static int record_run(lookup_run *l, rd_batchrec *rec, double rate, int concurrency,
+                      const batch_guard *g, unsigned san)
 {
     char *jpath = session_journal_path(), why[400];
     rd_batch_info b = {0};
@@ -181,7 +184,7 @@ static int record_run(lookup_run *l, rd_batchrec *rec, double rate, int concurre
         fprintf(stderr, "redrive: batch %s: %zu to send (if stopped: redrive batch resume %s)\n",
                 b.id, b.total, b.id);
         rd_batchrun_opts ro = {.rate = rate, .concurrency = concurrency};
-        rc = batch_exec(l->ss, l->base, &b, &ro, san);
+        rc = batch_exec(l->ss, l->base, &b, &ro, g, san);
     }
     batch_info_clear(&b);
     free(jpath);
@@ -194,10 +197,10 @@ int act_tally_send(const act_opts *o, lookup_run *l, const act_tally *t, const r
     size_t n = batchrec_count(t->rec);
     if (n == 0)
         return RD_EXIT_FAIL;            /* nothing to send (the breakdown said why) */
-    int rc = select_confirm(o, sys, n, rate, t->concurrency, san);
+    int rc = select_confirm(o, sys, n, rate, t, san);
     if (rc != RD_EXIT_OK)
         return rc;
-    rc = record_run(l, t->rec, rate, t->concurrency, san);
+    rc = record_run(l, t->rec, rate, t->concurrency, &t->guard, san);
     if (rc == RD_EXIT_OK && t->c.total > n)
         rc = RD_EXIT_FAIL;              /* not every target selected was sent */
     return rc;
@@ -268,6 +271,13 @@ int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double 
     t->concurrency = sys->batch_concurrency > 0 ? sys->batch_concurrency : BATCHRUN_CONCURRENCY;
     if (o->concurrency && !act_parse_concurrency(o->concurrency, &t->concurrency)) {
         act_report_error(o, ACT_CONCURRENCY_ERR, o->concurrency, san);
+        free(jpath);
+        free(st->sel);
+        free(st->recs);
+        journal_entries_free(st->je, st->nje);
+        return RD_EXIT_USAGE;
+    }
+    if (!batch_guard_parse(o->canary, o->canary_wait, o->max_refail, sys, &t->guard)) {
         free(jpath);
         free(st->sel);
         free(st->recs);

@@ -1,6 +1,8 @@
 /*
  * redrive batch list [--json]
+ * redrive batch show ID [--json]
  * redrive batch resume ID [--rate N] [--concurrency N] [--resend-unknown] [--force] [--yes]
+ *                         [--canary N] [--canary-wait DUR] [--max-refail PCT]
  * redrive batch abandon ID
  *
  * The resumable batches (actions/batchrec.h): a store-wide retry's frozen selection, and
@@ -12,6 +14,8 @@
  * refused, naming both; an older record without them resumes with a warning. A record
  * older than batch_max_age resumes only with --force. The confirmation shows the rate, the
  * window and the ETA, and asks for the count typed (the console's rule above confirm_over).
+ * A paused batch (the canary or the breaker, batch_run.c) says why and its outcome so far
+ * before that question. `show` is batch_show.c.
  */
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -29,105 +33,20 @@
 #include "act_priv.h"
 #include "cmdtable.h"
 
-static const double PROGRESS_EVERY_S = 2.0;
-
-typedef struct bx {
-    rd_loop *base;
-    rd_batchrun *run;
-    const char *id;
-    unsigned san;
-    int interrupts, signo;
-    double last_progress;
-} bx;
-
-static void progress(bx *x)
-{
-    double eta = batchrun_eta(x->run);
-    fprintf(stderr, "redrive: batch %s: %zu/%zu sent, %zu ok, ETA %.0fs (Ctrl-C stops sending)\n",
-            x->id, batchrun_finished(x->run), batchrun_todo(x->run), batchrun_ok(x->run),
-            eta > 0 ? eta : 0);
-}
-
-static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
-{
-    bx *x = ud;
-    (void)r; (void)item;
-    act_print_result(res, x->san);
-    double now = clock_mono();
-    if (now - x->last_progress >= PROGRESS_EVERY_S) {
-        x->last_progress = now;
-        progress(x);
-    }
-}
-
-static void on_done(rd_batchrun *r, void *ud)
-{
-    (void)r;
-    loop_exit(((bx *)ud)->base);
-}
-
-static void on_signal(int fd, short what, void *arg)
-{
-    bx *x = arg;
-    (void)what;
-    x->signo = (int)fd;
-    if (fd == SIGINT && x->interrupts++ == 0) {
-        fputs("redrive: interrupted: not sending the rest (a request in flight finishes)\n",
-              stderr);
-        batchrun_abort(x->run);
-    } else {
-        loop_exit(x->base);   /* batchrun_free journals what is in flight */
-    }
-}
-
-int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b,
-               const rd_batchrun_opts *o, unsigned san)
-{
-    bx x = {.base = base, .id = b->id, .san = san, .last_progress = clock_mono()};
-    char why[512];
-    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
-    x.run = batchrun_start(session_actor(ss), b, o, &cbs, &x, why, sizeof why);
-    if (!x.run) {
-        err_clean(san, "redrive: not sent: ", why);
-        return RD_EXIT_FAIL;
-    }
-    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    rd_event *sig[3];
-    for (int k = 0; k < 3; k++) {
-        sig[k] = loop_signal_new(base, sigs[k], on_signal, &x);
-    }
-    loop_run(base);
-    for (int k = 0; k < 3; k++)
-        loop_event_free(sig[k]);
-    size_t todo = batchrun_todo(x.run), fin = batchrun_finished(x.run), ok = batchrun_ok(x.run);
-    if (batchrun_why(x.run)[0])
-        err_clean(san, "redrive: stopped: ", batchrun_why(x.run));
-    rd_action kind = RD_ACT_RETRY;
-    action_from_name(b->action, &kind);
-    fprintf(stderr, "redrive: batch %s: %zu of %zu %s", b->id, ok, todo, action_past(kind));
-    if (fin < todo)
-        fprintf(stderr, "; %zu not sent (redrive batch resume %s)", todo - fin, b->id);
-    fputc('\n', stderr);
-    batchrun_free(x.run);
-    if (x.signo && x.signo != SIGINT)
-        return 128 + x.signo;
-    if (x.signo)
-        return 128 + SIGINT;
-    return fin == todo && ok == todo ? RD_EXIT_OK : RD_EXIT_FAIL;
-}
-
 /* ---- the subcommand ------------------------------------------------------------------ */
 
 typedef struct batch_opts {
     rd_opts opts;
     const char *verb, *id, *rate, *concurrency;
+    const char *canary, *canary_wait, *max_refail;
     bool json, resend_unknown, force, verbose;
 } batch_opts;
 
 static const char batch_usage[] =
     "usage: redrive batch list [--json]\n"
+    "       redrive batch show ID [--json]\n"
     "       redrive batch resume ID [--rate N] [--concurrency N] [--resend-unknown] [--force]\n"
-    "                               [--yes]\n"
+    "                               [--canary N] [--canary-wait DUR] [--max-refail PCT] [--yes]\n"
     "       redrive batch abandon ID\n";
 
 static bool parse(int argc, char **argv, batch_opts *o)
@@ -155,6 +74,9 @@ static bool parse(int argc, char **argv, batch_opts *o)
         else if (!strcmp(opt->name, "--yes")) o->opts.yes = true;
         else if (!strcmp(opt->name, "--rate")) o->rate = v;
         else if (!strcmp(opt->name, "--concurrency")) o->concurrency = v;
+        else if (!strcmp(opt->name, "--canary")) o->canary = v;
+        else if (!strcmp(opt->name, "--canary-wait")) o->canary_wait = v;
+        else if (!strcmp(opt->name, "--max-refail")) o->max_refail = v;
         else if (!strcmp(opt->name, "--force")) o->force = true;
         else if (!strcmp(opt->name, "--verbose")) o->verbose = true;
         else if (!strcmp(opt->name, "--config")) o->opts.config_path = v;
@@ -162,8 +84,15 @@ static bool parse(int argc, char **argv, batch_opts *o)
         else if (!strcmp(opt->name, "--read-only")) o->opts.read_only = true;
     }
     bool list = o->verb && !strcmp(o->verb, "list");
-    bool one = o->verb && (!strcmp(o->verb, "resume") || !strcmp(o->verb, "abandon"));
+    bool one = o->verb && (!strcmp(o->verb, "resume") || !strcmp(o->verb, "abandon") ||
+                           !strcmp(o->verb, "show"));
     return (list && !o->id) || (one && o->id);
+}
+
+/* The record's state, or "running" while a process sends it (its running lock). */
+static const char *state_now(const rd_batch_info *b)
+{
+    return !b->abandoned && batchrec_running(b) ? "running" : batch_info_state(b);
 }
 
 static void json_row(cJSON *arr, const rd_batch_info *b)
@@ -177,7 +106,7 @@ static void json_row(cJSON *arr, const rd_batch_info *b)
     cJSON_AddNumberToObject(o, "ok", (double)b->ok);
     cJSON_AddNumberToObject(o, "failed", (double)b->failed);
     cJSON_AddNumberToObject(o, "unknown", (double)b->unknown);
-    cJSON_AddStringToObject(o, "state", batch_info_state(b));
+    cJSON_AddStringToObject(o, "state", state_now(b));
     cJSON_AddStringToObject(o, "created", b->created ? b->created : "");
     cJSON_AddStringToObject(o, "selection", b->selection ? b->selection : "");
     cJSON_AddItemToArray(arr, o);
@@ -218,7 +147,7 @@ static int list(const batch_opts *o, unsigned san)
             int w = sanitize_fit(sys, 12, col, sizeof col, san);
             printf("%-16s  %s%*s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, col,
                    12 - w, "", b->action, b->total, b->ok + b->failed + b->unknown, b->ok,
-                   b->failed, b->unknown, batch_info_state(b), sel);
+                   b->failed, b->unknown, state_now(b), sel);
             free(sys);
             free(sel);
         }
@@ -334,6 +263,28 @@ static void say_unknown(const rd_batch_info *b, unsigned san)
     free(jpath);
 }
 
+/* A paused batch: why, and what became of its retries so far (the store, now). */
+static void say_paused(const rd_batch_info *b, rd_session *ss, unsigned san)
+{
+    char line[1400], why[400], counts[300];
+    snprintf(line, sizeof line, "batch %s is paused: %s", b->id,
+             b->pause_reason ? b->pause_reason : "(no reason recorded)");
+    err_clean(san, "redrive: ", line);
+    char *jpath = session_journal_path();
+    rd_outtrack *t = outtrack_new(session_system(ss), session_profile(ss), b, jpath, why,
+                                  sizeof why);
+    free(jpath);
+    if (t && outtrack_refresh(t, 0, why, sizeof why)) {
+        rd_bout_counts c = outtrack_counts(t, false);
+        bout_line(&c, counts, sizeof counts);
+        fprintf(stderr, "redrive: its outcome so far (the store, now): %s; %.0f%% of the "
+                "finished failed again\n", counts, bout_refail_share(&c) * 100);
+    } else {
+        err_clean(san, "redrive: its outcome so far: not read: ", why);
+    }
+    outtrack_free(t);
+}
+
 static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
 {
     rd_batchrun_opts ro = {.resend_unknown = o->resend_unknown};
@@ -358,6 +309,10 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
         say_unknown(b, san);
     if (!n)
         return b->unknown && !o->resend_unknown ? RD_EXIT_FAIL : RD_EXIT_OK;
+    if (batchrec_running(b)) {
+        fprintf(stderr, "redrive: batch %s is running in another process: not sent\n", b->id);
+        return RD_EXIT_FAIL;
+    }
     char why[512];
     if (!batchrec_check_items(b, why, sizeof why)) {   /* its damage first, before any other word */
         err_clean(san, "redrive: not sent: ", why);
@@ -373,17 +328,24 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
     if (st == SESSION_OK) {
         const rd_system_cfg *sys = session_system(ss);
         rc = RD_EXIT_FAIL;
-        if (bound_here(b, ss, san) && fresh_enough(o, b, sys)) {
+        batch_guard g;
+        if (!batch_guard_parse(o->canary, o->canary_wait, o->max_refail, sys, &g))
+            rc = RD_EXIT_USAGE;
+        else if (bound_here(b, ss, san) && fresh_enough(o, b, sys)) {
             char pace[160];
+            if (b->paused)
+                say_paused(b, ss, san);
             if (ro.concurrency <= 0)
                 ro.concurrency = sys->batch_concurrency > 0 ? sys->batch_concurrency
                                                             : BATCHRUN_CONCURRENCY;
             act_pace_line(n, ro.rate > 0 ? ro.rate : sys->rate_limit, ro.concurrency, pace,
                           sizeof pace);
             fprintf(stderr, "redrive: %zu to send: %s\n", n, pace);
+            if (!strcmp(b->action, "retry"))
+                act_guard_line(&g, n);
             rc = confirm(o, sys, n);
             if (rc == RD_EXIT_OK)
-                rc = batch_exec(ss, base, b, &ro, san);
+                rc = batch_exec(ss, base, b, &ro, &g, san);
         }
     }
     session_free(ss);
@@ -411,7 +373,9 @@ int cli_batch(const rd_opts *opts, int argc, char **argv)
         return RD_EXIT_FAIL;
     }
     int rc;
-    if (b.abandoned) {
+    if (!strcmp(o.verb, "show")) {
+        rc = batch_show(&o.opts, &b, o.json, san);
+    } else if (b.abandoned) {
         fprintf(stderr, "redrive: batch %s was abandoned\n", b.id);
         rc = RD_EXIT_FAIL;
     } else {

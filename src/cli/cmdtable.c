@@ -29,13 +29,14 @@ static const cli_cmd commands[] = {
     { "activate", CMD_WORKER, NULL, "WORKER...", "mark a worker active" },
     { "resolve", CMD_RESOLVE, NULL, "ENTRY...", "resolve DLQ entries (Tasker's tasks_dlq, through the core)" },
     { "config", CMD_CONFIG, "init", "[PATH]", "write a commented config template" },
-    { "batch", CMD_BATCH, NULL, "list|resume ID|abandon ID", "resumable batches: list, resume, abandon" },
+    { "batch", CMD_BATCH, NULL, "list|show ID|resume ID|abandon ID", "resumable batches: list, show, resume, abandon" },
 };
 
 /* The words that follow a command when it takes several (config's one is its `verb`):
  * completed in the shells; batch.c reads the same words. */
 static const struct { unsigned cmd; const char *name, *help; } verbs[] = {
     { CMD_BATCH, "list", "the resumable batches of every system" },
+    { CMD_BATCH, "show", "ID: the batch, its items and what became of their retries" },
     { CMD_BATCH, "resume", "ID: send what the batch has left" },
     { CMD_BATCH, "abandon", "ID: give up the batch's unsent items" },
 };
@@ -70,6 +71,9 @@ static const cli_option options[] = {
     { "--rate", NULL, OV_TEXT, "N", DLQ_SET | CMD_BATCH, "requests per second (default: the system's rate_limit)" },
     { "--concurrency", NULL, OV_TEXT, "N", DLQ_SET | CMD_BATCH, "requests in flight at once, 1 to 64 (default: the system's batch_concurrency, 8)" },
     { "--verbose", "-v", OV_FLAG, NULL, DLQ_SET | CMD_BATCH, "name each target held back (default: counts by reason)" },
+    { "--canary", NULL, OV_TEXT, "N", CMD_RETRY | CMD_BATCH, "send N first, wait for their outcome in the store, go on only if at most --max-refail fail again (default: the system's batch_canary, 0: none)" },
+    { "--canary-wait", NULL, OV_TEXT, "DUR", CMD_RETRY | CMD_BATCH, "how long the canary's outcome is waited for (default: batch_canary_wait, 5m)" },
+    { "--max-refail", NULL, OV_TEXT, "PCT", CMD_RETRY | CMD_BATCH, "the share failing again (same error group) above which the canary and the breaker pause the batch (default: batch_max_refail, 50%)" },
     { "--resend-unknown", NULL, OV_FLAG, NULL, CMD_BATCH, "resume: re-send exactly the items that may have reached the core, with their keys" },
     { "--for", NULL, OV_TEXT, "SECONDS", CMD_SNAPSHOT, "keep polling this long first (trends; 0 to 600)" },
     { "--history", NULL, OV_FLAG, NULL, CMD_SNAPSHOT, "with --json: the last hour the console recorded, as \"history\"" },

@@ -96,6 +96,9 @@ static const key_def keys[] = {
     { "rate_limit", K_DOUBLE, F(rate_limit) },
     { "batch_concurrency", K_INT, F(batch_concurrency) },
     { "batch_max_age", K_DUR, F(batch_max_age_s) },
+    { "batch_canary", K_INT, F(batch_canary) },
+    { "batch_canary_wait", K_DUR, F(batch_canary_wait_s) },
+    { "batch_max_refail", K_PCT, F(batch_max_refail) },
     { "execution_timeout", K_DUR, F(execution_timeout_s) },
     /* health: rd_health_cfg */
     { "heartbeat_max_age", K_DUR, F(health.heartbeat_max_age) },
@@ -231,6 +234,8 @@ static void system_defaults(rd_system_cfg *c)
     c->rate_limit = 5;
     c->batch_concurrency = 8;
     c->batch_max_age_s = 86400;
+    c->batch_canary_wait_s = 300;
+    c->batch_max_refail = 0.5;
     c->ui.page_size = 100;
     c->ui.confirm_over = 10;
     c->ui.confirm_quit = true;
@@ -554,6 +559,8 @@ static void section_validate(parser *p, sect *s)
             "batch_concurrency must be from 1 to 64 (requests in flight at once)");
     if (c->batch_max_age_s <= 0)
         err(p, key_line(s, "batch_max_age"), "batch_max_age must be more than 0");
+    if (c->batch_canary_wait_s <= 0)
+        err(p, key_line(s, "batch_canary_wait"), "batch_canary_wait must be more than 0");
     if (c->ui.page_size < 1)
         err(p, key_line(s, "page_size"), "page_size must be at least 1");
     if (c->alakai.sweep_budget > 0 && c->alakai.sweep_budget < 0.01)

@@ -117,6 +117,11 @@ typedef struct rd_system_cfg {
     double rate_limit;       /* bulk actions per second, default 5 */
     int batch_concurrency;   /* a batch's requests in flight at most, 1..64, default 8 */
     double batch_max_age_s;  /* an older batch record resumes only with --force; 24 h */
+    int batch_canary;        /* a batch sends this many first and waits for their outcome;
+                              * 0 (default): no canary */
+    double batch_canary_wait_s;   /* how long the canary's outcome is waited for; 5 min */
+    double batch_max_refail; /* the share failing again (0..1) above which the canary and
+                              * the breaker pause a batch; default 0.5 */
     double execution_timeout_s; /* longest an execution may run (drain cockpit); 0 = the profile's */
     rd_health_cfg health;    /* heartbeat_max_age etc. */
     rd_fleet_cfg fleet;      /* the fleet level's thresholds: fail_rate_warn etc. */

@@ -92,6 +92,10 @@ LAZY(lib_pq, PGconn *, PQconnectdbParams,
      (const char *const *keywords, const char *const *values, int expand_dbname),
      (keywords, values, expand_dbname))
 LAZY(lib_pq, PGresult *, PQexec, (PGconn *conn, const char *query), (conn, query))
+LAZY(lib_pq, PGresult *, PQexecParams,
+     (PGconn *conn, const char *command, int nParams, const Oid *paramTypes, const char *const *paramValues,
+      const int *paramLengths, const int *paramFormats, int resultFormat),
+     (conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats, resultFormat))
 LAZY_VOID(lib_pq, PQconninfoFree, (PQconninfoOption *connOptions), (connOptions))
 LAZY(lib_pq, PQconninfoOption *, PQconninfoParse, (const char *conninfo, char **errmsg), (conninfo, errmsg))
 LAZY(lib_pq, int, PQconsumeInput, (PGconn *conn), (conn))

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "../actions/actions.h"
+#include "../actions/batchout.h"
 #include "../core/config.h"
 #include "../core/diag.h"
 #include "../core/history.h"
@@ -110,6 +111,26 @@ rd_system_cfg *session_system(const rd_session *s);   /* NULL when none is open 
  * Allocated. */
 char *session_store_identity(const rd_system_cfg *c, const char *store_kind);
 char *session_core_identity(const rd_system_cfg *c);
+/* A batch's outcome from the store (session_outcome.c, actions/batchout.h): each item the
+ * core accepted followed to the attempt its retry made, read in pages of 500 (one query,
+ * or one pipelined Redis round, a page; never one a item) over a short synchronous
+ * connection of its own: the CLI's, never the console's loop. prof: the system's profile
+ * (its variant_query picks the era). The tracker holds each item's outcome (rd_bout, one
+ * byte by item number) and reads the record's items again at each refresh (memory: one
+ * page, whatever the batch's size); an outcome once final is not read again. */
+typedef struct rd_outtrack rd_outtrack;
+rd_outtrack *outtrack_new(const rd_system_cfg *c, const rd_profile *prof,
+                          const rd_batch_info *b, const char *journal, char *why,
+                          size_t cap);
+void outtrack_mark_ok(rd_outtrack *t, size_t item);     /* the core accepted it now */
+/* Reads up to max_pages pages (0: all) of the accepted items not finished yet, round robin
+ * from where the last refresh stopped; false with why (the outcomes read so far stay). */
+bool outtrack_refresh(rd_outtrack *t, size_t max_pages, char *why, size_t cap);
+const unsigned char *outtrack_outs(const rd_outtrack *t);
+/* The counts of every accepted item, or (this_run) of those marked in this run only. */
+rd_bout_counts outtrack_counts(const rd_outtrack *t, bool this_run);
+size_t outtrack_queries(const rd_outtrack *t);          /* queries sent so far */
+void outtrack_free(rd_outtrack *t);
 /* The profile in use now: the schema-era variant the store chose, else the system's
  * profile; NULL when none is loaded. Valid until the next callback from the loop. */
 const rd_profile *session_profile(const rd_session *s);

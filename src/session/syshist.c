@@ -91,6 +91,10 @@ void syshist_sample(rd_syshist *sh, double now)
     rd_hist_sample s = {.fail_rate = r.failing_rate, .eligible = (double)r.eligible,
                         .dlq = (double)r.dlq, .unhealthy = (double)r.unhealthy, .nq = n,
                         .qnames = names, .qdepth = depth};
+    /* the fleet's marks: "<=N" (may include superseded failures) before "N+" (a cap, or
+     * the page's count with more pages) */
+    if (r.eligible > 0)
+        s.mark[HIST_ELIGIBLE] = r.eligible_upper ? HIST_UPPER : r.eligible_more ? HIST_LOWER : HIST_EXACT;
     history_add(&sh->h, now, &s);
     sh->dirty = true;
     free(names);
@@ -125,7 +129,7 @@ static bool dir_ready(const char *path, char *why, size_t whycap)
 }
 
 typedef struct hist_job {
-    rd_history h;   /* the ring as it was when the save was asked (17.7 KiB) */
+    rd_history h;   /* the ring as it was when the save was asked (20.8 KiB) */
     char *path;
 } hist_job;
 

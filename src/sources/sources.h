@@ -5,6 +5,7 @@
  * and call on_change after each update. Nothing here ever blocks.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include "../core/config.h"
 #include "../core/model.h"
 #include "../core/profile.h"
@@ -83,3 +84,23 @@ bool sources_check_url(const char *store, const char *url, char *why, size_t cap
 bool sources_settled(const rd_sources *s);
 /* Pending one-shot requests (chain, DLQ peek) have all answered. */
 bool sources_idle(const rd_sources *s);
+
+/* What became of retries (outread.c, issue 35): each item followed in the store to the
+ * attempt its retry made, a page at a time (one query of the profile's [query outcome], or
+ * one pipelined Redis round of Alakai's next attempt fields, a page; never one a item),
+ * over a short synchronous connection of its own made at the first page (the CLI's; never
+ * the console's loop). prof: the system's profile (its variant_query picks the era); c and
+ * prof must outlive the reader. */
+typedef struct rd_outread rd_outread;
+typedef struct rd_outread_item {
+    const char *id;
+    const char *fp;          /* the fingerprint the batch froze for it, NULL unknown */
+    int attempt;             /* the attempt retried, <= 0 unknown */
+} rd_outread_item;
+rd_outread *outread_new(const rd_system_cfg *c, const rd_profile *prof);
+/* out[i] (core/outcome.h's rd_bout) set for every item the store answered for; n = 0 only
+ * connects. false with why (the connection is made again next time). */
+bool outread_page(rd_outread *r, const rd_outread_item *it, size_t n, unsigned char *out,
+                  char *why, size_t cap);
+size_t outread_queries(const rd_outread *r);            /* queries (rounds) sent so far */
+void outread_free(rd_outread *r);

@@ -57,8 +57,29 @@ static void time_axis(ui_ctx *c, WINDOW *w, int y, int x, int width)
     draw_clean(w, y, x, width, line, theme_attr(c->theme, TS_DIM));
 }
 
-/* One chart: its title with the newest value and the top, height rows with the top and
- * zero on the axis, then the time axis. Returns the rows used. */
+/* The columns of a chart width cells wide that show a sample which is a bound (the cells
+ * spark_cells gives each column) drawn underlined in the warning colour: the title says
+ * what the mark means. */
+static void mark_bounds(ui_ctx *c, WINDOW *w, int y, int x, int width, int height, int series)
+{
+    float v[HIST_N];
+    unsigned char mk[HIST_N];
+    history_series(c->hist, series, c->now, v, HIST_N);
+    history_marks(c->hist, series, c->now, mk, HIST_N);
+    int attr = theme_attr(c->theme, TS_WARNING) | (int)A_UNDERLINE;
+    for (int col = 0; col < width; col++) {
+        int a = (int)((long)col * HIST_N / width), b = (int)((long)(col + 1) * HIST_N / width);
+        bool marked = false;
+        for (int i = a; i < (b > a ? b : a + 1) && i < HIST_N; i++)
+            marked |= !isnan(v[i]) && mk[i] != HIST_EXACT;
+        for (int i = 0; marked && i < height; i++)
+            draw_recolor(w, y + i, x + col, 1, attr);
+    }
+}
+
+/* One chart: its title with the newest value (marked when it is a bound, and how many of
+ * the hour's samples are) and the top, height rows with the top and zero on the axis,
+ * then the time axis. Returns the rows used. */
 static int chart(ui_ctx *c, WINDOW *w, int y, ui_rect r, int series, int height)
 {
     const rd_history *h = c->hist;
@@ -69,13 +90,17 @@ static int chart(ui_ctx *c, WINDOW *w, int y, ui_rect r, int series, int height)
     bool rate = !queue && fixed[fi].rate;
     int slot = queue ? TS_RUNNING : fixed[fi].slot;
     float v[HIST_N], last = NAN;
+    rd_hist_mark mark = HIST_EXACT;
     bool any = histd_series(h, series, c->now, v);
     if (h)
-        history_last(h, series, c->now, 3, &last);
-    char nowv[16], title[HIST_QNAME + 64];
-    histd_value(last, rate, nowv, sizeof nowv);
-    snprintf(title, sizeof title, "%s%s  now %s", queue ? "queue " : "",
-             queue ? h->qname[series - HIST_FIXED] : fixed[fi].label, nowv);
+        history_newest(h, series, c->now, 3, &last, &mark);
+    char num[16], nowv[24], note[96] = "", title[HIST_QNAME + 160];
+    histd_value(last, rate, num, sizeof num);
+    history_mark_text(isnan(last) ? HIST_EXACT : mark, num, nowv, sizeof nowv);
+    if (h && !queue)
+        history_bounds_note(h, series, c->now, note, sizeof note);
+    snprintf(title, sizeof title, "%s%s  now %s%s", queue ? "queue " : "",
+             queue ? h->qname[series - HIST_FIXED] : fixed[fi].label, nowv, note);
     draw_raw(w, y, r.x, r.w, title, theme_attr(c->theme, TS_HEADER), c->san);
     int width = r.w - AXIS_W > CHART_W_MAX ? CHART_W_MAX : r.w - AXIS_W;
     if (!any || width < 8) {
@@ -98,6 +123,8 @@ static int chart(ui_ctx *c, WINDOW *w, int y, ui_rect r, int series, int height)
         draw_clean(w, y + 1 + i, r.x, AXIS_W, lab, theme_attr(c->theme, TS_DIM));
         draw_clean(w, y + 1 + i, r.x + AXIS_W, width, lines[i], theme_attr(c->theme, (ui_slot)slot));
     }
+    if (!queue)
+        mark_bounds(c, w, y + 1, r.x + AXIS_W, width, height, series);
     time_axis(c, w, y + 1 + height, r.x + AXIS_W, width);
     return height + 2;
 }

@@ -199,13 +199,15 @@ CASES = [
     ("redrive retry --", sorted(ACT + ["--force", "--override-loop", "--status", "--filter",
                                        "--group", "--since", "--limit", "--rate", "--dlq",
                                        "--dlq-reason", "--dlq-queue", "--select-only",
-                                       "--concurrency", "--verbose"])),
+                                       "--concurrency", "--verbose", "--canary", "--canary-wait",
+                                       "--max-refail"])),
     ("redrive resolve --", sorted(ACT + ["--force", "--filter", "--limit", "--rate", "--dlq",
                                          "--dlq-reason", "--dlq-queue", "--select-only",
                                          "--concurrency", "--verbose"])),
     ("redrive batch --", sorted("--config --system --yes --help --json --rate --resend-unknown "
-                                "--concurrency --force --verbose".split())),
-    ("redrive batch ", ["abandon", "list", "resume"]),
+                                "--concurrency --force --verbose --canary --canary-wait --max-refail".split())),
+    ("redrive batch ", ["abandon", "list", "resume", "show"]),
+    ("redrive batch s", ["show"]),
     ("redrive batch r", ["resume"]),
     ("redrive batch list ", []),
     ("redrive retry --o", ["--override-loop"]),
@@ -315,7 +317,7 @@ def write_batch(home, bid, lines):
     (d / (bid + ".batch")).chmod(0o600)
 
 
-def test_batch_ids_complete_after_resume_and_abandon(shell, home):
+def test_batch_ids_complete_after_show_resume_and_abandon(shell, home):
     """`batch resume <TAB>` offers the records' ids (redrive --complete batches: the state
     directory, no config); a damaged record is left out; a hostile system name never
     reaches the terminal raw."""
@@ -336,4 +338,5 @@ def test_batch_ids_complete_after_resume_and_abandon(shell, home):
                                                 b + "\ttasker\u241b]0;x\u2407 retry open"], rows.stdout
     assert shell("redrive batch resume ") == [a, b]
     assert shell("redrive batch abandon 00000000000000a") == [a]
+    assert shell("redrive batch show 00000000000000b") == [b]
     assert shell("redrive batch list ") == []

@@ -63,6 +63,22 @@ static const struct {
      "line 5: an item after the end line", NULL},
     {"abandon line cut short", HEAD("\"retry\"") ITEMS "{\"total\":2}\n{\"abandoned\":\"20",
      NULL, NULL},
+    /* issue 35: a batch's run and paused lines (batchctl.c) */
+    {"a run and a paused line", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"run\":\"T\",\"rate\":5,\"concurrency\":8,\"operator\":\"o\"}\n"
+     "{\"paused\":\"T\",\"reason\":\"canary: " OSC "\",\"operator\":\"o\"}\n", NULL, NULL},
+    {"a paused line before the end", HEAD("\"retry\"") ITEMS
+     "{\"paused\":\"T\",\"reason\":\"x\"}\n{\"total\":2}\n",
+     "line 4: not a line of a batch record", NULL},
+    {"a paused line without its reason", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"paused\":\"T\",\"reason\":7}\n",
+     "line 5: a run or paused line that cannot be read", NULL},
+    {"a run line's rate a string", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"run\":\"T\",\"rate\":\"fast\",\"concurrency\":8}\n",
+     "line 5: a run or paused line that cannot be read", NULL},
+    {"a run line's window 1e300", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"run\":\"T\",\"rate\":5,\"concurrency\":1e300}\n",
+     "line 5: a run or paused line that cannot be read", NULL},
     {"a fingerprint with escapes (an error's text: sanitized where shown)",
      HEAD("\"retry\"") "[\"1001\",null,\"boom " OSC "\",1,null]\n[\"1002\",null,\"\",0,null]\n"
      "{\"total\":2}\n", NULL, NULL},
@@ -124,7 +140,11 @@ static void check_one(const char *dir, const char *journal, size_t i)
                   b->damaged ? b->damaged : recs[i].name);
         CHECK_MSG(clean(b->system) && clean(b->reason) && clean(b->selection) &&
                   clean(b->created) && clean(b->operator_), recs[i].name);
-        CHECK_MSG(!b->abandoned && strcmp(batch_info_state(b), "open") == 0, recs[i].name);
+        bool paused = b->pause_reason != NULL;        /* the paused row: its reason clean */
+        CHECK_MSG(!b->abandoned && strcmp(batch_info_state(b), paused ? "paused" : "open") == 0,
+                  recs[i].name);
+        CHECK_MSG(!paused || (clean(b->pause_reason) && b->rate == 5 && b->concurrency == 8),
+                  recs[i].name);
         snprintf(want, sizeof want, "batch record %s/batches/" ID ".batch is damaged: %s", dir,
                  recs[i].items ? recs[i].items : "");
         bool ok = batchrec_check_items(b, why, sizeof why);

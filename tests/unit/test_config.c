@@ -204,6 +204,49 @@ static void test_sweep_budget(void)
     }
 }
 
+/* The batch guards (issue 35): batch_canary a count (0 none), batch_canary_wait a duration
+ * (more than 0, default 5 min), batch_max_refail a share (default 50 %). */
+static void test_batch_guards(void)
+{
+    static const struct {
+        const char *line;
+        int canary;
+        double wait, refail;
+        const char *err;
+    } cases[] = {
+        { "", 0, 300, 0.5, NULL },
+        { "batch_canary = 50", 50, 300, 0.5, NULL },
+        { "batch_canary_wait = 90s", 0, 90, 0.5, NULL },
+        { "batch_max_refail = 20%", 0, 300, 0.2, NULL },
+        { "batch_max_refail = 0", 0, 300, 0, NULL },
+        { "batch_max_refail = 100%", 0, 300, 1.0, NULL },
+        { "batch_max_refail = 101%", 0, 0, 0, "bad share" },
+        { "batch_canary = -1", 0, 0, 0, "bad integer" },
+        { "batch_canary_wait = 0", 0, 0, 0, "batch_canary_wait must be more than 0" },
+        { "batch_canary_wait = soon", 0, 0, 0, "bad duration" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "[system \"a\"]\nprofile = attune\nstore = postgresql:///a\n%s\n",
+                 cases[i].line);
+        rd_config c;
+        rd_diags d = { 0 };
+        bool ok = config_parse("g.ini", text, &c, &d);
+        if (cases[i].err) {
+            CHECK_MSG(!ok && has(&d, "g.ini:4: ", cases[i].err), cases[i].line);
+        } else {
+            CHECK_MSG(ok && c.n == 1, cases[i].line);
+            if (ok && c.n == 1) {
+                CHECK_MSG(c.systems[0].batch_canary == cases[i].canary, cases[i].line);
+                CHECK_NEAR(c.systems[0].batch_canary_wait_s, cases[i].wait);
+                CHECK_NEAR(c.systems[0].batch_max_refail, cases[i].refail);
+            }
+        }
+        config_free(&c);
+        diags_free(&d);
+    }
+}
+
 static void test_mixed(void)
 {
     const char *t = "[system \"ok\"]\nprofile=tasker\nstore=postgresql:///t\n"
@@ -655,6 +698,7 @@ int main(void)
 {
     test_push_keys();
     test_sweep_budget();
+    test_batch_guards();
     test_pg_keys();
     test_good();
     test_bad();

@@ -60,6 +60,19 @@ static void test_sample_save_load(void)
     CHECK(history_last(syshist_get(h), HIST_DLQ, NOW, 1, &v) && v == 7);
     CHECK(history_queue(syshist_get(h), "work") >= 0);
     CHECK(history_queue(syshist_get(h), "dead") == -1);   /* a DLQ is the DLQ series */
+    rd_hist_mark mk = HIST_UPPER;
+    CHECK(history_newest(syshist_get(h), HIST_DLQ, NOW, 1, &v, &mk) && mk == HIST_EXACT);
+    /* the store's retry-eligible count as the fleet marks it: "<=" (may include superseded
+     * failures), "+" (stopped at its cap) */
+    model_set_store_figures(m, 6000, false, true, 0);
+    syshist_sample(h, NOW + 20);
+    CHECK(history_newest(syshist_get(h), HIST_ELIGIBLE, NOW + 20, 1, &v, &mk) && v == 6000 && mk == HIST_UPPER);
+    model_set_store_figures(m, 100000, true, false, 0);
+    syshist_sample(h, NOW + 30);
+    CHECK(history_newest(syshist_get(h), HIST_ELIGIBLE, NOW + 30, 1, &v, &mk) && v == 100000 && mk == HIST_LOWER);
+    model_set_store_figures(m, 40, false, false, 0);
+    syshist_sample(h, NOW + 40);
+    CHECK(history_newest(syshist_get(h), HIST_ELIGIBLE, NOW + 40, 1, &v, &mk) && v == 40 && mk == HIST_EXACT);
     model_source_fail(m, "postgresql", "down", NOW + 10);
     syshist_sample(h, NOW + 10);                 /* a source down: a gap, not its old values */
     CHECK(!history_last(syshist_get(h), HIST_FAIL_RATE, NOW + 10, 1, &v));

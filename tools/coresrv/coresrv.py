@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cs_auth  # noqa: E402
 from cs_auth import AuthError, Authenticator  # noqa: E402
-from cs_stores import ApiError, make_system  # noqa: E402
+from cs_stores import OUTCOMES, ApiError, make_system  # noqa: E402
 
 SYSTEMS = ("attune1", "attune2", "tasker", "alakai", "openagents")
 MAX_BODY = 1 << 20
@@ -82,6 +82,7 @@ def routes_for(system):
         ("POST", r"/_coresrv/reset", "hook_reset", "hook", None),
         ("POST", r"/_coresrv/latency", "hook_latency", "hook", None),
         ("GET", r"/_coresrv/inflight", "hook_inflight", "hook", None),
+        ("POST", r"/_coresrv/outcome", "hook_outcome", "hook", None),
     ]
     return [(m, re.compile(p + r"/?"), h, k, a) for m, p, h, k, a in r]
 
@@ -399,6 +400,16 @@ class Handler(BaseHTTPRequestHandler):
             return 400, {"error": "ms: from 0 to 60000"}, {}
         self.server.latency = ms / 1000.0
         return 200, {"latency_ms": ms}, {}
+
+    def hook_outcome(self, query):
+        """How the attempts a retry writes from now on end (the store's successor, written
+        finished at once): running (the default: left as a retry leaves it), succeeded,
+        failed_again (the same error as the attempt retried) or new_error."""
+        want = (query.get("result") or ["running"])[0]
+        if want not in OUTCOMES:
+            return 400, {"error": "result: one of %s" % ", ".join(OUTCOMES)}, {}
+        self.server.system.outcome = want
+        return 200, {"outcome": want}, {}
 
     def hook_inflight(self, query):
         with self.server.lock:

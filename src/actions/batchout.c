@@ -1,0 +1,28 @@
+/* A batch's figures (batchout.h). */
+#include "batchout.h"
+
+#include <string.h>
+
+void batch_summary_make(const rd_batch_info *b, bool running, const unsigned char *outs,
+                        const char *why, rd_batch_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->id = b->id;
+    s->system = b->system ? b->system : "";
+    s->action = b->action ? b->action : "";
+    s->selection = b->selection ? b->selection : "";
+    s->state = running && !b->abandoned ? "running" : batch_info_state(b);
+    s->pause_reason = !strcmp(s->state, "paused") ? b->pause_reason : NULL;
+    s->total = b->total;
+    s->sent = b->ok + b->failed + b->unknown;
+    s->ok = b->ok;
+    s->failed = b->failed;
+    s->unknown = b->unknown;
+    s->held = b->unknown;       /* a resume holds them back (--resend-unknown sends them) */
+    s->rate = b->rate;
+    s->concurrency = b->concurrency;
+    s->outcome_read = outs != NULL;
+    s->outcome_why = outs ? NULL : why;
+    for (size_t i = 0; outs && i < b->total; i++)
+        bout_count(&s->outcome, (rd_bout)outs[i]);
+}
