@@ -65,7 +65,7 @@ enum {
     X(COPY, "copy", "copy", "copy the selected or marked ids (OSC 52 with clipboard = osc52, else shown to select)", "c", 0) \
     X(TOGGLE_TIME, "toggle-time", "abs-time", "times as ages (12s) or as clock times", "T", 0) \
     X(TOGGLE_TZ, "toggle-timezone", "utc/local", "clock times in UTC or in the local zone", "Z", 0) \
-    X(WIDE, "wide", "wide", "wide mode: every list column whole, the table scrolled sideways; again: the columns fitted to the screen", "W", 0) \
+    X(WIDE, "wide", "wide", "wide mode: every list column whole, scrolled sideways (again: fitted to the screen)", "W", 0) \
     X(SCROLL_LEFT, "scroll-left", "left", "wide mode: scroll the table left (the mark at the header's left end: more there)", "h left", UA_NAV | UA_HSCROLL) \
     X(SCROLL_RIGHT, "scroll-right", "right", "wide mode: scroll the table right (the mark at the header's right end: more there)", "l right", UA_NAV | UA_HSCROLL) \
     X(CONFIRM, "confirm", "yes", "dialog: confirm", "y", UA_DIALOG) \
