@@ -188,6 +188,8 @@ void colfit_wide(ui_col *c, int n, int width, const ui_colseen *seen, ui_hscroll
         c[i].w = b > a ? b - a : 0;
         if (is_num(&c[i]) && c[i].w < vw[i])   /* digits are never cut: past the edge */
             c[i].w = 0;
+        if (c[i].w < vw[i])                     /* cut by an edge: at that edge, marked */
+            c[i].mid = false;
     }
     h->left = h->x > 0;
     h->right = h->x < most;

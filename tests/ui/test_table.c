@@ -271,6 +271,9 @@ static void test_wide_scroll(void)
     v.h.steps = -1;
     fit_table(&v, &c, 40, 2);
     CHECK(v.h.x == 37);
+    v.h.x = 0;                   /* an id the right edge cuts: cut there, marked */
+    fit_table(&v, &c, 30, 2);
+    CHECK_STR(text_at(1, 0, 30), "0b7c1f3e-5a2d-4c8e-9f10-2d3e4\u2026");
     c.wide = false;              /* fitted again: from the left */
     fit_table(&v, &c, 40, 2);
     CHECK(v.h.x == 0 && !v.h.left && !v.h.right && v.h.cut);
