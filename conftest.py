@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 # Files (relative to tests/) that need no service: `headless`; every other test is `stack`.
 HEADLESS = {
-    "tui/test_screens.py", "tui/test_cockpit.py", "tui/test_fleet_screens.py", "tui/test_filter_text.py",
+    "tui/test_screens.py", "tui/test_columns_fit.py", "tui/test_cockpit.py", "tui/test_fleet_screens.py", "tui/test_filter_text.py",
     "tui/test_follow.py", "tui/test_topbar_error.py", "tui/test_history.py", "tui/test_journal_fifo.py",
     "tui/test_batch_offer.py", "actions/test_http.py",
     "completions/test_completions.py", "integration/test_config_init.py", "integration/test_trust.py",

@@ -298,8 +298,8 @@ static void journal_refusal(rd_actor *a, rd_action kind, const rd_target *t, siz
 {
     char err[256];
     char **ts = xcalloc(n ? n : 1, sizeof *ts);
-    for (size_t i = 0; i < n; i++)
-        ts[i] = action_target_text(t[i].id, t[i].parent);
+    for (size_t i = 0; i < n; i++)   /* no batch: as the operator named them */
+        ts[i] = xstrdup(t[i].named ? t[i].named : t[i].id ? t[i].id : "");
     rd_journal_rec rec = {
         .operator_ = actor_operator(a), .system = a->cfg->name,
         .action = action_name(kind), .targets = (const char *const *)ts, .n_targets = n,

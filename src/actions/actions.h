@@ -63,6 +63,10 @@ typedef struct rd_target {
     const char *id;          /* execution id / tasker step uuid / alakai task id / worker id */
     const char *parent;      /* tasker: task uuid ({task}); NULL otherwise */
     const char *label;       /* optional, for the journal/UI (e.g. action name); NULL ok */
+    /* the target as the operator named it (typed on the command line: "STEP" or
+     * "TASK/STEP"); a single action's journal line names it so (NULL: id). A batch item's
+     * line names parent/id, as its record does (batchscan.c matches them by that text). */
+    const char *named;
     const char *fp;          /* optional: its error fingerprint, journaled (loop breaker) */
     int attempt;             /* optional: its attempt, journaled; <= 0 = unknown */
     /* what the operator overrode to send it, journaled as "override": "loop_retry",

@@ -32,6 +32,7 @@ typedef struct batch_item {
     char *fp;                /* the target's error fingerprint for the journal, or NULL */
     int attempt;             /* the target's attempt for the journal, <= 0 unknown */
     char *override_;         /* what the operator overrode to send it (journaled), or NULL */
+    char *named;             /* the target as the operator named it (rd_target), or NULL */
     char *operator_;         /* who its "pending" line names: its outcome names the same */
     size_t item;             /* its number in the batch record (has_item) */
     uint64_t oticket;        /* its outcome line on its way to disk (jwriter.h), else 0 */
@@ -75,7 +76,8 @@ static uint64_t journal_item(rd_batch *b, size_t i, rd_jwriter_done done, void *
     rd_actor *a = b->a;
     const rd_result *r = &b->res[i];
     const batch_item *it = &b->items[i];
-    char *t = action_target_text(r->id, r->parent);
+    /* a batch item as its record names it; a single action as the operator did */
+    char *t = b->id[0] ? action_target_text(r->id, r->parent) : xstrdup(it->named ? it->named : r->id);
     const char *targets[] = {t};
     rd_journal_rec rec = {
         .operator_ = it->operator_ ? it->operator_ : actor_operator(a),
@@ -124,6 +126,7 @@ static void batch_destroy(rd_batch *b)
         free(b->res[i].parent);
         free(b->items[i].fp);
         free(b->items[i].override_);
+        free(b->items[i].named);
         free(b->items[i].operator_);
     }
     free(b->res);
@@ -511,6 +514,7 @@ static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size
         b->items[i].fp = xstrdup(targets[i].fp);
         b->items[i].attempt = targets[i].attempt;
         b->items[i].override_ = xstrdup(targets[i].override_);
+        b->items[i].named = xstrdup(targets[i].named);
     }
     batch_schedule(b);
     return b;

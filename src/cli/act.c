@@ -268,7 +268,7 @@ static int make_targets(const act_opts *o, lookup_run *l, rd_target *t, char **p
     const rd_profile_action *pa = profile_action(session_profile(l->ss), action_name(o->kind));
     bool need_task = pa && pa->path && strstr(pa->path, "{task}");
     for (size_t i = 0; i < o->n; i++) {
-        t[i].id = o->ids[i];
+        t[i].id = t[i].named = o->ids[i];   /* journaled as typed */
         if (!need_task)
             continue;
         const char *sep = strpbrk(o->ids[i], "/:");

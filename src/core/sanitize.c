@@ -204,6 +204,31 @@ int sanitize_width(const char *clean)
     return w;
 }
 
+int sanitize_raw_width(const char *raw, unsigned flags)
+{
+    if (!raw)
+        return 0;
+    const unsigned char *u = (const unsigned char *)raw;
+    size_t len = strlen(raw), i = 0;
+    int w = 0;
+    while (i < len) {   /* each case as sanitize_bytes writes it, measured as sanitize_width */
+        size_t adv;
+        long cp = utf8_decode(u + i, len - i, &adv);
+        i += adv;
+        if (cp < 0 || (cp >= 0xA0 && !is_bidi(cp) && (flags & SAN_ASCII)))
+            w += 1;                                   /* U+FFFD or '?' */
+        else if (cp < 0x20 || cp == 0x7F)
+            w += cp == '\n' && (flags & SAN_KEEP_NL) ? 0 : (flags & SAN_ASCII) ? 2 : 1;
+        else if (cp < 0x80)
+            w += 1;
+        else if (cp < 0xA0 || is_bidi(cp))
+            w += 8;                                   /* "<U+202E>" */
+        else
+            w += cp_width(cp);
+    }
+    return w;
+}
+
 int sanitize_fit(const char *clean, int cols, char *out, size_t cap, unsigned flags)
 {
     if (!out || cap == 0)

@@ -16,6 +16,9 @@ char *sanitize_bytes(const char *s, size_t len, unsigned flags);
 char *sanitize_str(const char *s, unsigned flags);   /* NULL → "" */
 /* Display width (columns) of an already sanitized UTF-8 string. */
 int sanitize_width(const char *clean);
+/* The display width sanitize_str(raw, flags) would have, without making it (no allocation:
+ * the list views measure every cell on screen each paint). */
+int sanitize_raw_width(const char *raw, unsigned flags);
 /* Copy at most `cols` display columns of a sanitized string into out (cap bytes);
  * when cut, the last column is "…" (or "~" with SAN_ASCII). Returns columns used. */
 int sanitize_fit(const char *clean, int cols, char *out, size_t cap, unsigned flags);

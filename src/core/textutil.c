@@ -207,3 +207,57 @@ void text_buf_rtrim(text_buf *b)
     while (b->n && b->p[b->n - 1] == ' ')
         b->p[--b->n] = '\0';
 }
+
+/* v (>= 1000) as "14.8k" (level 1) or "15k" (level 2). */
+static void short_number(double v, int level, char *out, size_t cap)
+{
+    static const char unit[] = "kMGTPE";
+    double u = v;
+    for (int i = 0; i < 6; i++) {
+        u /= 1000;
+        int dec = level == 1 && u < 99.95 ? 1 : 0;
+        char t[24];
+        snprintf(t, sizeof t, "%.*f", dec, u);
+        if (strtod(t, NULL) < 1000 || i == 5) {
+            snprintf(out, cap, "%s%c", t, unit[i]);
+            return;
+        }
+    }
+}
+
+bool text_short_numbers(const char *in, int level, char *out, size_t cap)
+{
+    if (!out || !cap)
+        return false;
+    size_t o = 0;
+    bool any = false;
+    out[0] = 0;
+    for (const char *p = in ? in : ""; *p && o + 1 < cap;) {
+        size_t digits = strspn(p, "0123456789");
+        bool after_word = p > in && (isalnum((unsigned char)p[-1]) || p[-1] == '.' || p[-1] == '_');
+        if (digits < 4 || after_word || isalpha((unsigned char)p[digits]) || p[digits] == '_') {
+            size_t n = digits ? digits : 1;
+            if (o + n >= cap)
+                break;
+            memcpy(out + o, p, n);
+            o += n;
+            p += n;
+            out[o] = 0;
+            continue;
+        }
+        size_t len = digits;
+        if (p[len] == '.' && isdigit((unsigned char)p[len + 1]))
+            len += 1 + strspn(p + len + 1, "0123456789");
+        char num[64], t[40];
+        snprintf(num, sizeof num, "%.*s", (int)(len < sizeof num ? len : sizeof num - 1), p);
+        short_number(strtod(num, NULL), level, t, sizeof t);
+        size_t n = strlen(t);
+        if (o + n >= cap)
+            break;
+        memcpy(out + o, t, n + 1);
+        o += n;
+        p += len;
+        any = true;
+    }
+    return any;
+}

@@ -54,3 +54,9 @@ typedef enum { TEXT_LIST_WORDS, TEXT_LIST_URLS } text_list_rule;
 size_t text_split_list(const char *list, text_list_rule rule, text_span *out, size_t max);
 /* Every item, in a newly allocated array of *n spans (free it; never NULL). */
 text_span *text_split_all(const char *list, text_list_rule rule, size_t *n);
+
+/* in with each number of four digits or more in short form, written to out: level 1 keeps
+ * three figures ("14810" -> "14.8k", "148100" -> "148k", "1234567" -> "1.2M"), level 2 none
+ * after the point ("15k", "1M"). A list's number column too narrow for its digits shows
+ * this rather than cut digits. False (out a copy of in) when there is no such number. */
+bool text_short_numbers(const char *in, int level, char *out, size_t cap);

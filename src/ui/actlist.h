@@ -14,6 +14,7 @@ enum {
     UA_NAV = 1u << 0,     /* movement: not shown in the bottom bar */
     UA_DANGER = 1u << 1,  /* changes state through the core API: hidden in read-only */
     UA_DIALOG = 1u << 2,  /* answered inside a dialog (own key scope) */
+    UA_HSCROLL = 1u << 3, /* answered in wide mode before the view's keys (own key scope) */
 };
 
 #define UI_ACTION_LIST(X) \
@@ -65,6 +66,9 @@ enum {
     X(COPY, "copy", "copy", "copy the selected or marked ids (OSC 52 with clipboard = osc52, else shown to select)", "c", 0) \
     X(TOGGLE_TIME, "toggle-time", "abs-time", "times as ages (12s) or as clock times", "T", 0) \
     X(TOGGLE_TZ, "toggle-timezone", "utc/local", "clock times in UTC or in the local zone", "Z", 0) \
+    X(WIDE, "wide", "wide", "wide mode: every list column whole, scrolled sideways (again: fitted to the screen)", "W", 0) \
+    X(SCROLL_LEFT, "scroll-left", "left", "wide mode: scroll the table left (the mark at the header's left end: more there)", "h left", UA_NAV | UA_HSCROLL) \
+    X(SCROLL_RIGHT, "scroll-right", "right", "wide mode: scroll the table right (the mark at the header's right end: more there)", "l right", UA_NAV | UA_HSCROLL) \
     X(CONFIRM, "confirm", "yes", "dialog: confirm", "y", UA_DIALOG) \
     X(CANCEL, "cancel", "no", "dialog: cancel / close", "n escape q", UA_DIALOG) \
     X(ABORT, "abort", "abort", "dialog: stop a running bulk action", "x ctrl-g", UA_DIALOG) \

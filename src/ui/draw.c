@@ -8,6 +8,7 @@
 
 #include "../core/health.h"
 #include "../core/sanitize.h"
+#include "../core/textutil.h"
 #include "../core/xalloc.h"
 
 enum { FIT_CAP = 2048 };
@@ -176,23 +177,64 @@ static void cell_mid(WINDOW *w, int y, int x, const ui_col *c, const char *raw, 
     wattrset(w, 0);
 }
 
+/* A cell's first c->skip columns left out (the wide mode's scroll): the rest from there,
+ * a wide character cut by the edge as a blank. */
+static void cell_skip(WINDOW *w, int y, int x, const ui_col *c, const char *clean, int attr)
+{
+    const char *p = clean;
+    int gone = 0;
+    char part[8];
+    while (*p && gone < c->skip) {
+        size_t n = 1;
+        while (p[n] && ((unsigned char)p[n] & 0xc0) == 0x80)
+            n++;
+        memcpy(part, p, n);
+        part[n] = 0;
+        gone += sanitize_width(part);
+        p += n;
+    }
+    int pad = gone > c->skip ? gone - c->skip : 0;
+    draw_fill(w, y, x + c->x, pad, attr);
+    draw_clean(w, y, x + c->x + pad, c->w - pad, p, attr);
+}
+
+/* A number column's cell too narrow for its digits: its numbers in short form, the most
+ * precise that fits (14.8k, then 15k); false when none does. */
+static bool cell_short(const char *clean, int cols, char *out, size_t cap)
+{
+    for (int level = 1; level <= 2; level++)
+        if (text_short_numbers(clean, level, out, cap) && sanitize_width(out) <= cols)
+            return true;
+    return false;
+}
+
 void cols_cell(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san)
 {
     if (!c->w)
         return;
-    if (c->mid) {
+    if (c->mid && !c->skip) {
         cell_mid(w, y, x, c, raw, attr, san);
         return;
     }
-    if (!c->right) {
+    if (!c->right && !c->num && !c->skip) {
         draw_raw(w, y, x + c->x, c->w, raw, attr, san);
         return;
     }
     char *clean = sanitize_str(raw, san);
     int width = sanitize_width(clean);
-    int pad = width < c->w ? c->w - width : 0;
-    draw_fill(w, y, x + c->x, pad, attr);
-    draw_clean(w, y, x + c->x + pad, c->w - pad, clean, attr);
+    char shorter[256];
+    const char *text = clean;
+    if (width > c->w && (c->num || c->right) && cell_short(clean, c->w, shorter, sizeof shorter)) {
+        text = shorter;
+        width = sanitize_width(shorter);
+    }
+    if (c->skip) {
+        cell_skip(w, y, x, c, text, attr);
+    } else {
+        int pad = c->right && width < c->w ? c->w - width : 0;
+        draw_fill(w, y, x + c->x, pad, attr);
+        draw_clean(w, y, x + c->x + pad, c->w - pad, text, attr);
+    }
     free(clean);
 }
 
@@ -202,22 +244,6 @@ int text_cols(const char *raw, unsigned san)
     int n = sanitize_width(clean);
     free(clean);
     return n;
-}
-
-void col_content(ui_col *c, int widest, int min_cap, int cap)
-{
-    int title = (int)strlen(c->title);
-    int want = widest > cap ? cap : widest;
-    if (want < title)
-        want = title;
-    c->want = want;
-    int need = widest > min_cap ? min_cap : widest;
-    if (c->min < need)
-        c->min = need;
-    if (c->min > want)
-        c->min = want;
-    if (widest <= want)   /* all of it shows: spare room goes to the other columns */
-        c->weight = 0;
 }
 
 void col_clock(const ui_ctx *ctx, ui_col *c)

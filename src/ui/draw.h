@@ -18,27 +18,31 @@ void draw_panel(WINDOW *w, ui_rect b, int attr);
 /* The same with a line frame on its edge (the dialogs' box). */
 void draw_box(WINDOW *w, ui_rect b, int attr);
 
-/* Table columns: when the minimums do not fit, columns with the highest drop are hidden. */
+/* Table columns: when the minimums do not fit, columns with the highest drop are hidden.
+ * A list view's table (table.h) sizes them to the cells on screen (colfit.h): min, want
+ * and weight are then what a column without rows gets. */
 typedef struct ui_col {
     const char *title;
     int min, want;       /* width when there is room */
-    int weight;          /* share of the remaining space */
+    int weight;          /* share of the remaining space (a text column: ERROR, REASON) */
     int drop;            /* 0 = always shown; higher = hidden first */
-    bool right;
-    bool mid;            /* cut in the middle (ids, names: they differ at their ends) */
+    bool right;          /* right-aligned: a number (num) */
+    bool mid;            /* an id or name: whole when it fits, else cut in the middle (ids
+                          * and names differ at their ends) */
+    bool num;            /* numbers: never cut, shortened (14.8k, 15k) when the column is too
+                          * narrow for their digits; right columns are too */
     int x, w;            /* computed; w == 0 → hidden */
+    int skip;            /* computed: columns of each cell scrolled off to the left (wide) */
 } ui_col;
 
 void cols_layout(ui_col *c, int n, int width);
 void cols_header(WINDOW *w, int y, int x, const ui_col *c, int n, int attr);
-/* A cell of column c: cut at its end, or in its middle with c->mid; right-aligned with c->right. */
+/* A cell of column c: cut at its end, or in its middle with c->mid; right-aligned with
+ * c->right; a number in short form when its digits do not fit (c->num, c->right); its
+ * first c->skip columns left out. */
 void cols_cell(WINDOW *w, int y, int x, const ui_col *c, const char *raw, int attr, unsigned san);
 /* Display width of raw as drawn (sanitized). */
 int text_cols(const char *raw, unsigned san);
-/* An id/name column sized to its content (`widest`, text_cols of the rows shown), at most
- * cap columns: want = that, no share of spare room once all of it shows. Its minimum grows
- * to the content up to min_cap (other columns drop first), never past want. */
-void col_content(ui_col *c, int widest, int min_cap, int cap);
 /* A column of ages: wide enough for clock times while the toggle-time key shows them. */
 void col_clock(const ui_ctx *ctx, ui_col *c);
 

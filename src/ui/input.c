@@ -223,6 +223,21 @@ static bool global_action(ui_app *app, ui_action a)
         app->ctx.abs_time = !app->ctx.abs_time;
         ctx_msg(&app->ctx, false, "times: %s", app->ctx.abs_time ? (app->ctx.local_time ? "clock, local zone" : "clock, UTC") : "ages");
         return true;
+    case UA_WIDE: {
+        app->ctx.wide = !app->ctx.wide;
+        char l[16] = "h", r[16] = "l";
+        keymap_first(app->km, UA_SCROLL_LEFT, l, sizeof l);
+        keymap_first(app->km, UA_SCROLL_RIGHT, r, sizeof r);
+        if (app->ctx.wide)
+            ctx_msg(&app->ctx, false, "wide: every column whole; %s/%s scroll sideways, W again fits them", l, r);
+        else
+            ctx_msg(&app->ctx, false, "columns fitted to the screen");
+        return true;
+    }
+    case UA_SCROLL_LEFT:
+    case UA_SCROLL_RIGHT:
+        app->views[app->cur].h.steps += a == UA_SCROLL_RIGHT ? 1 : -1;
+        return true;
     case UA_TOGGLE_TZ:
         app->ctx.local_time = !app->ctx.local_time;
         ctx_msg(&app->ctx, false, "clock times in %s", app->ctx.local_time ? "the local zone" : "UTC");
@@ -247,8 +262,9 @@ static bool input_action(ui_app *app, ui_action a)
     }
     ui_view *v = &app->views[app->cur];
     bool is_view_switch = a >= UA_VIEW_OVERVIEW && a <= UA_VIEW_HISTORY;
+    bool is_wide = a == UA_WIDE || a == UA_SCROLL_LEFT || a == UA_SCROLL_RIGHT;
     unsigned ch = UI_CH_UNHANDLED;
-    if (!is_view_switch && a != UA_HELP && a != UA_COMMAND && a != UA_SEARCH)
+    if (!is_view_switch && !is_wide && a != UA_HELP && a != UA_COMMAND && a != UA_SEARCH)
         ch = v->ops->key ? v->ops->key(v, c, a) : UI_CH_UNHANDLED;
     if (ch & UI_CH_UNHANDLED) {
         if (!global_action(app, a)) {
@@ -299,7 +315,7 @@ static bool input_key1(ui_app *app, ui_key k)
     if (app->quit_ask) {   /* "quit redrive?": the confirm key quits, any other stays */
         ui_action a = UA_NONE;
         app->quit_ask = false;
-        if (keymap_match(app->km, &k, 1, true, &a) == KM_ACTION && a == UA_CONFIRM)
+        if (keymap_match(app->km, &k, 1, UA_DIALOG, &a) == KM_ACTION && a == UA_CONFIRM)
             app->quit = true;
         else
             ctx_msg(&app->ctx, false, "not quitting");
@@ -314,16 +330,22 @@ static bool input_key1(ui_app *app, ui_key k)
     ui_view *view = &app->views[app->cur];
     if (!in_dlg && !app->n_pending && view->ops->raw_key) {
         ui_action nav = UA_NONE;
-        bool is_nav = keymap_match(app->km, &k, 1, false, &nav) == KM_ACTION && dialog_nav(nav);
+        bool is_nav = keymap_match(app->km, &k, 1, 0, &nav) == KM_ACTION && dialog_nav(nav);
         if (view->ops->raw_key(view, &app->ctx, k, is_nav))
             return true;
     }
     app->pending[app->n_pending++] = k;
     ui_action a = UA_NONE;
-    km_match m = keymap_match(app->km, app->pending, app->n_pending, in_dlg, &a);
+    /* wide mode over a table: its scroll keys before the view's (h/l, left/right) */
+    if (!in_dlg && app->ctx.wide && view->h.table &&
+        keymap_match(app->km, app->pending, app->n_pending, UA_HSCROLL, &a) == KM_ACTION) {
+        app->n_pending = 0;
+        return input_action(app, a);
+    }
+    km_match m = keymap_match(app->km, app->pending, app->n_pending, in_dlg ? UA_DIALOG : 0, &a);
     if (m == KM_NONE && in_dlg) {   /* a dialog also takes the movement keys (result rows) */
         ui_action nav = UA_NONE;
-        if (keymap_match(app->km, app->pending, app->n_pending, false, &nav) == KM_ACTION && dialog_nav(nav)) {
+        if (keymap_match(app->km, app->pending, app->n_pending, 0, &nav) == KM_ACTION && dialog_nav(nav)) {
             m = KM_ACTION;
             a = nav;
         }

@@ -236,7 +236,7 @@ const char *keymap_name(const ui_keymap *km)
 
 static bool same_scope(ui_action a, ui_action b)
 {
-    return ((actlist_info(a)->flags ^ actlist_info(b)->flags) & UA_DIALOG) == 0;
+    return ((actlist_info(a)->flags ^ actlist_info(b)->flags) & (UA_DIALOG | UA_HSCROLL)) == 0;
 }
 
 /* Same sequence, or one a prefix of the other. */
@@ -409,13 +409,13 @@ bool keymap_load(ui_keymap *km, const char *name, rd_diags *d)
     return ok;
 }
 
-km_match keymap_match(const ui_keymap *km, const ui_key *seq, int n, bool dialog, ui_action *out)
+km_match keymap_match(const ui_keymap *km, const ui_key *seq, int n, unsigned scope, ui_action *out)
 {
     km_match best = KM_NONE;
     for (size_t i = 0; i < km->n; i++) {
         const km_bind *b = &km->b[i];
-        bool is_dialog = (actlist_info(b->act)->flags & UA_DIALOG) != 0;
-        if (is_dialog != dialog || b->n < n || memcmp(b->seq, seq, (size_t)n * sizeof *seq) != 0)
+        unsigned in = actlist_info(b->act)->flags & (UA_DIALOG | UA_HSCROLL);
+        if (in != scope || b->n < n || memcmp(b->seq, seq, (size_t)n * sizeof *seq) != 0)
             continue;
         if (b->n == n) {
             *out = b->act;

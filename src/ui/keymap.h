@@ -38,7 +38,9 @@ bool keymap_parse_len(ui_keymap *km, const char *path, const char *text, size_t 
                       rd_diags *d);
 const char *keymap_name(const ui_keymap *km);
 
-km_match keymap_match(const ui_keymap *km, const ui_key *seq, int n, bool dialog,
+/* The binding of seq among the actions of one key scope: 0 (the views'), UA_DIALOG or
+ * UA_HSCROLL (actlist.h). */
+km_match keymap_match(const ui_keymap *km, const ui_key *seq, int n, unsigned scope,
                       ui_action *out);
 /* First binding of a as display text ("r", "^x r"); false when unbound. */
 bool keymap_first(const ui_keymap *km, ui_action a, char *out, size_t cap);

@@ -171,6 +171,8 @@ static void paint_topbar(ui_app *app, WINDOW *w, int cols)
     }
     if (app->ctx.read_only)
         x = put_raw_tight(w, 0, x, cols, "[read-only] ", bar, 0);
+    if (app->ctx.wide)
+        x = put_raw_tight(w, 0, x, cols, "[wide] ", bar, 0);
     if (app->ctx.abs_time || app->ctx.local_time)   /* how times read: clock, zone */
         x = put_raw_tight(w, 0, x, cols, app->ctx.abs_time ? (app->ctx.local_time ? "[clock local] " : "[clock UTC] ")
                                                            : "[local] ", bar, 0);
@@ -208,7 +210,29 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
                                                                              : dlg_progress;
     rd_actor *actor = app_actor(app);
     char keys[16][48], labels[16][48];
-    int n = 0, total = 0;
+    int n = 0, total = 0, keep = 2;
+    /* a table: W while a column is cut or hidden, and in wide mode the scroll keys and W
+     * back, kept with help and quit when the bar is too wide */
+    const ui_view *v = &app->views[app->cur];
+    ui_action with[20];
+    int nw = 0;
+    bool wide = !dialog_modal(app) && v->h.table && app->ctx.wide;
+    if (wide) {
+        with[nw++] = UA_SCROLL_LEFT;
+        with[nw++] = UA_SCROLL_RIGHT;
+        with[nw++] = UA_WIDE;
+    }
+    int at = 0;
+    for (; bar[at] != UA_NONE && nw < 17; at++)
+        with[nw++] = bar[at];
+    if (!wide && !dialog_modal(app) && v->h.table && v->h.cut && nw >= 2) {
+        memmove(&with[nw - 1], &with[nw - 2], 2 * sizeof *with);   /* before help, quit */
+        with[nw - 2] = UA_WIDE;
+        nw++;
+        keep = 3;
+    }
+    with[nw] = UA_NONE;
+    bar = with;
     for (int i = 0; bar[i] != UA_NONE && n < 16; i++) {
         const ui_action_info *a = actlist_info(bar[i]);
         if ((a->flags & UA_DANGER) && app->ctx.read_only)
@@ -218,13 +242,15 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
             continue;     /* the profile has no such action: not offered */
         if (!keymap_first(app->km, bar[i], keys[n], sizeof keys[n]))
             continue;
-        snprintf(labels[n], sizeof labels[n], " %s ", a->label);
+        snprintf(labels[n], sizeof labels[n], " %s ", bar[i] == UA_WIDE && wide ? "fit" : a->label);
         total += (int)(strlen(keys[n]) + strlen(labels[n]));
         n++;
     }
-    /* too wide: drop items before the last two (help, quit stay visible) */
-    while (total > cols && n > 2) {
-        int k = n - 3;
+    /* too wide: drop items before the last two (help, quit stay visible; W too) and after
+     * the wide mode's keys */
+    int first = wide ? 3 : 0;
+    while (total > cols && n > keep + first) {
+        int k = n - keep - 1;
         total -= (int)(strlen(keys[k]) + strlen(labels[k]));
         memmove(keys[k], keys[k + 1], (size_t)(n - k - 1) * sizeof keys[0]);
         memmove(labels[k], labels[k + 1], (size_t)(n - k - 1) * sizeof labels[0]);
@@ -288,6 +314,7 @@ void paint_frame(ui_app *app)
         paint_topbar(app, w, cols);
         ui_view *v = &app->views[app->cur];
         ui_rect r = {1, 0, rows - 3, cols};
+        v->h.table = v->h.cut = false;   /* view_table sets them: the bar reads them */
         v->ops->draw(v, &app->ctx, w, r);
         paint_status(app, w, rows - 2, cols);
         paint_bottombar(app, w, rows - 1, cols);

@@ -6,6 +6,7 @@
 #include <curses.h>
 #include <stdbool.h>
 
+#include "colfit.h"
 #include "draw.h"
 #include "view.h"
 
@@ -19,6 +20,10 @@ typedef struct ui_table_row {
     int idx;                /* the row's index in the list */
     int y;                  /* its screen row */
     bool cur;               /* under the cursor */
+    /* Non-NULL while the table measures its rows (before the layout: cols[k].w is the
+     * column's want, x is 0): row_cell notes each cell in seen[k] and draws nothing,
+     * row_fill does nothing; a view drawing a cell of its own (a chart) skips it. */
+    ui_colseen *seen;
 } ui_table_row;
 
 typedef struct ui_table {
@@ -32,16 +37,20 @@ typedef struct ui_table {
      * `what` names, on the status line, a row that left). */
     ui_row_id row_id;
     const char *what;
-    /* Columns sized to the rows on screen (col_content, col_clock): called once the list
-     * is scrolled (v->list.top is final), before the layout. */
+    /* Columns adjusted before the layout (col_clock): called once the list is scrolled
+     * (v->list.top is final). Every column a cell of goes through row_cell is then sized to
+     * the rows on screen (colfit.h). */
     void (*fit)(const ui_view *v, const ui_ctx *c, ui_col *cols);
     const char *empty;      /* a dim note on the first list row when n is 0; NULL: none */
     void (*row)(ui_ctx *c, const ui_table_row *row);
 } ui_table;
 
 /* Draws t in r: v->rows (t->rows, at least 1), v->list_y and v->list.n set, the cursor
- * followed (row_id) and scrolled into view, the columns laid out across r.w with their
- * header on row t->y, then the empty note or t->row for each row on screen. */
+ * followed (row_id) and scrolled into view, the rows on screen measured (t->row with
+ * row.seen), the columns laid out across r.w for them (colfit.h; in wide mode, c->wide,
+ * every column whole and scrolled by v->h, a mark at the header's ends where more of it
+ * is to the left or right) with their header on row t->y, then the empty note or t->row
+ * for each row on screen. */
 void view_table(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const ui_table *t);
 /* How many list rows view_table drew (from v->list_y on). */
 int table_shown(const ui_view *v);

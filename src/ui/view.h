@@ -139,6 +139,7 @@ typedef struct ui_ctx {
     double exec_timeout_s;         /* execution timeout the profile/config knows, 0 unknown */
     bool abs_time;                 /* times as clock times instead of ages ("12s") */
     bool local_time;               /* clock times in the local zone instead of UTC */
+    bool wide;                     /* wide mode: list columns whole, scrolled sideways (W) */
 } ui_ctx;
 
 typedef struct ui_rect { int y, x, h, w; } ui_rect;
@@ -191,9 +192,20 @@ typedef struct ui_view_ops {
     void (*free)(ui_view *v);
 } ui_view_ops;
 
+/* A list view's table across the width (table.h): in wide mode every column whole and
+ * the table scrolled sideways. */
+typedef struct ui_hscroll {
+    int x;                         /* columns of the table scrolled off to the left */
+    int steps;                     /* scroll keys since the last draw: > 0 right, < 0 left */
+    bool table;                    /* the last draw drew a table (the scroll keys apply) */
+    bool cut;                      /* ... with a column cut or hidden: W shows it */
+    bool left, right;              /* wide: more of the table to the left, to the right */
+} ui_hscroll;
+
 struct ui_view {
     const ui_view_ops *ops;
     ui_list list;
+    ui_hscroll h;
     int rows;                      /* content rows at the last draw (paging) */
     int list_y;                    /* screen row of the first list row at the last draw */
     void *st;                      /* view-private state */

@@ -207,16 +207,11 @@ static void chain_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {.title = "STATUS", .min = 9, .want = 10},
         {.title = "REASON", .min = 10, .want = 18, .weight = 1, .drop = 2},
         {.title = "WORKER", .min = 8, .want = 12, .weight = 1, .drop = 3, .mid = true},
-        {.title = chain_has_start(c->model) ? "STARTED" : "CREATED", .min = 8, .want = 19},
+        /* clock times where there is room for them (chain_row: a narrower column, ages) */
+        {.title = chain_has_start(c->model) ? "STARTED" : "CREATED", .min = 8, .want = r.w >= 120 ? 19 : 8},
         {.title = "GAP", .min = 6, .want = 7, .right = true},
         {.title = "ERROR", .min = 12, .want = 20, .weight = 4},
     };
-    int idw = 0;   /* a chain is short: the id column fits the widest of them, up to 24 */
-    for (size_t i = 0; i < m->chain.n; i++) {
-        int n = text_cols(m->chain.items[i].id ? m->chain.items[i].id : "-", c->san);
-        idw = n > idw ? n : idw;
-    }
-    col_content(&cols[1], idw, 12, 24);
     int detail_h = r.h >= 16 ? 6 : 4;
     view_table(v, c, w, r, &(ui_table){
         .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 2, .rows = r.h - 3 - detail_h,

@@ -403,22 +403,11 @@ static void dlq_rows(ui_view *v, ui_ctx *c, dlq_st *s)
     v->list.n = (int)s->n_rows;
 }
 
-/* The id columns as wide as the entries on screen need (up to 24: a message id cut in
- * the middle keeps its tail), the time columns as wide as clock times need. */
+/* The time columns as wide as clock times need (the others are sized to the rows on
+ * screen by the table). */
 static void dlq_widths(const ui_view *v, const ui_ctx *c, ui_col *cols)
 {
-    const dlq_st *s = v->st;
-    int id = 0, ex = 0;
-    for (int i = v->list.top; i < v->list.top + v->rows && i < (int)s->n_rows; i++) {
-        const rd_dlq_entry *d = &c->model->dlq.items[s->rows[i]];
-        int n = text_cols(d->id ? d->id : "-", c->san), k = text_cols(d->execution_id ? d->execution_id : "-", c->san);
-        id = n > id ? n : id;
-        ex = k > ex ? k : ex;
-    }
-    if (s->n_rows) {
-        col_content(&cols[0], id, 12, 24);
-        col_content(&cols[2], ex, 12, 24);
-    }
+    (void)v;
     col_clock(c, &cols[5]);
     col_clock(c, &cols[6]);
 }
@@ -564,7 +553,7 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     dlq_list_title(v, c, w, r);
     ui_col cols[] = {
         {.title = "ID", .min = 8, .want = 12, .weight = 1, .mid = true},
-        {.title = "QUEUE", .min = 10, .want = 18, .weight = 1, .drop = 3},
+        {.title = "QUEUE", .min = 10, .want = 18, .weight = 1, .drop = 3, .mid = true},
         {.title = "EXECUTION", .min = 9, .want = 12, .weight = 1, .mid = true},
         {.title = "REASON", .min = 8, .want = 10},
         {.title = "N", .min = 3, .want = 4, .right = true},

@@ -224,7 +224,7 @@ static void drain_rows(ui_view *v, ui_ctx *c, WINDOW *win, ui_rect r, int y)
              timeout[0] ? timeout : "unknown (no execution_timeout in the profile or config)");
     y = line(c, win, y + 1, r, TS_HEADER, t);
     ui_col cols[] = {
-        {.title = "ID", .min = 8, .want = 16, .weight = 1},
+        {.title = "ID", .min = 8, .want = 16, .weight = 1, .mid = true},
         {.title = "NAME", .min = 10, .want = 24, .weight = 3},
         {.title = "STATUS", .min = 7, .want = 10, .drop = 2},
         {.title = "AGE", .min = 4, .want = 8, .right = true},

@@ -309,24 +309,11 @@ static void execs_detail(const rd_execution *e, ui_ctx *c, WINDOW *w, int y, ui_
     free(l2);
 }
 
-static int max_int(int a, int b) { return a > b ? a : b; }
-
-/* The id and worker columns as wide as the rows on screen need (ids up to ID_CAP: the
- * middle ellipsis keeps the tail), the time columns as wide as clock times need. */
-enum { ID_CAP = 24, WORKER_CAP = 20 };
+/* The time columns as wide as clock times need (the others are sized to the rows on
+ * screen by the table). */
 static void execs_widths(const ui_view *v, const ui_ctx *c, ui_col *cols)
 {
-    const execs_st *s = v->st;
-    int id = 0, worker = 0;
-    for (int i = v->list.top; i < v->list.top + v->rows && i < (int)s->n_rows; i++) {
-        const rd_execution *e = &c->model->execs.items[s->rows[i]];
-        id = max_int(id, text_cols(e->id ? e->id : "-", c->san));
-        worker = max_int(worker, text_cols(e->worker ? e->worker : "-", c->san));
-    }
-    if (s->n_rows) {
-        col_content(&cols[1], id, 12, ID_CAP);
-        col_content(&cols[8], worker, 8, WORKER_CAP);
-    }
+    (void)v;
     col_clock(c, &cols[6]);
     col_clock(c, &cols[7]);
 }

@@ -64,7 +64,7 @@ static void fleet_row(ui_ctx *c, const ui_table_row *row)
         row_cell(c, row, lay_of(k, spark), cells[k], attr);
     }
     const ui_col *sp = &row->cols[SPARK_AT];
-    if (spark && sp->w > 0)
+    if (spark && sp->w > 0 && !row->seen)
         histd_spark(c, row->w, row->y, row->r.x + sp->x, sp->w, c->fleet_hist[row->idx],
                     HIST_FAIL_RATE, row->cur ? base : theme_attr(c->theme, TS_FAILED));
 }

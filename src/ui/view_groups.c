@@ -231,7 +231,7 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {.title = "COUNT", .min = 5, .want = 5, .right = true},
         {.title = "ELIG", .min = 4, .want = 4, .right = true},
         {.title = "LOOP", .min = 4, .want = 4, .drop = 1, .right = true},
-        {.title = "TREND", .min = 9, .want = 14},
+        {.title = "TREND", .min = 9, .want = 14, .num = true},   /* "rising 14.8k/20.3k" when narrow */
         {.title = "FIRST", .min = 5, .want = 5, .drop = 2, .right = true},
         {.title = "LAST", .min = 4, .want = 5, .right = true},
         {.title = "ACTIONS", .min = 10, .want = 24, .weight = 1, .drop = 3},

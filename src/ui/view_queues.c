@@ -91,7 +91,7 @@ static void queue_row(ui_ctx *c, const ui_table_row *row)
                           cells[5], q->is_dlq ? "DLQ" : "", cells[6], note, NULL};
     row_cells(c, row, text, base);
     int series = q->name ? histd_queue(c->hist, q->name) : -1;
-    if (row->n_cols > 10 && row->cols[10].w > 0 && series >= 0)
+    if (row->n_cols > 10 && row->cols[10].w > 0 && series >= 0 && !row->seen)
         histd_spark(c, row->w, row->y, row->r.x + row->cols[10].x, row->cols[10].w, c->hist, series,
                     row->cur ? base : theme_attr(c->theme, TS_RUNNING));
 }

@@ -151,19 +151,11 @@ static void workers_detail(const rd_worker *w, long broker, ui_ctx *c, WINDOW *w
     free(t);
 }
 
-/* The names on screen, whole up to 32 columns, else cut in the middle; the heartbeat as
- * wide as clock times need. */
+/* The heartbeat as wide as clock times need (the others are sized to the rows on screen
+ * by the table). */
 static void workers_widths(const ui_view *v, const ui_ctx *c, ui_col *cols)
 {
-    const workers_st *s = v->st;
-    int namew = 0;
-    for (int i = v->list.top; i < v->list.top + v->rows && i < v->list.n; i++) {
-        const rd_worker *w = &c->model->workers.items[s->rows[i]];
-        int wn = text_cols(w->name ? w->name : w->id, c->san);
-        namew = wn > namew ? wn : namew;
-    }
-    if (s->n_rows)
-        col_content(&cols[0], namew, 20, 32);
+    (void)v;
     col_clock(c, &cols[4]);
 }
 

@@ -71,6 +71,7 @@ def test_tasker_retry_resets_step(act):
     (key,) = keys_of(p.stdout)
     (entry,) = core_entries(a.core, key)
     assert entry["identity"] == "tasker-bot" and entry["applied"]
+    assert [x["targets"] for x in a.journal()] == [["%s/%s" % (TASK2, STEP3)]]   # as typed
 
 
 def test_tasker_retry_by_step_uuid_finds_its_task(act):
@@ -85,8 +86,8 @@ def test_tasker_retry_by_step_uuid_finds_its_task(act):
     (key,) = keys_of(p.stdout)
     (entry,) = core_entries(a.core, key)
     assert entry["applied"]
-    j = a.journal()
-    assert len(j) == 1 and j[0]["targets"] == ["%s/%s" % (TASK6, STEP9.upper())]
+    j = a.journal()   # named as typed: the step alone (its task read from the store)
+    assert len(j) == 1 and j[0]["targets"] == [STEP9.upper()], j
 
 
 def test_tasker_retry_unknown_step(act):

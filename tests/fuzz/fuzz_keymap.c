@@ -35,11 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         seq[0] = data[i];
         seq[1] = data[i + 1];
         ui_action act;
-        for (int dialog = 0; dialog < 2; dialog++) {
-            km_match m1 = keymap_match(km, seq, 1, dialog, &act);
+        static const unsigned scopes[] = {0, UA_DIALOG, UA_HSCROLL};
+        for (size_t k = 0; k < sizeof scopes / sizeof *scopes; k++) {
+            km_match m1 = keymap_match(km, seq, 1, scopes[k], &act);
             if (m1 == KM_ACTION)
                 FUZZ_ASSERT(act >= 0 && act < UA__COUNT);
-            keymap_match(km, seq, 2, dialog, &act);
+            keymap_match(km, seq, 2, scopes[k], &act);
         }
     }
     diags_free(&d);

@@ -42,13 +42,13 @@ def test_started_and_gap_as_the_store_records_them(tmp_path):
         t = Term(tmp_path, cols=140, rows=30)
         t.send(":chain 7\r")
         t.wait_for("Retry chain of 7  3 attempts")
-        t.wait_until(lambda: re.search(r"\n +3 +7 ", t.text()), what="attempt 3 listed")
+        t.wait_until(lambda: re.search(r"\n *3 +7 ", t.text()), what="attempt 3 listed")
         s = t.text()
         head = [l.split() for l in s.splitlines() if l.strip().startswith("# ID ")]
         assert head and head[0][:8] == ["#", "ID", "STATUS", "REASON", "WORKER", "STARTED", "GAP", "ERROR"], s
         rows = {}
         for l in s.splitlines():
-            m = re.match(r" +\d +([567]) +failed +\S+ +\d+ +(\S+ \S+) +(\S+) ", l)
+            m = re.match(r" *\d +([567]) +failed +\S+ +\d+ +(\S+ \S+) +(\S+) ", l)
             if m:
                 rows[m.group(1)] = (m.group(2), m.group(3))
         assert rows == {"5": ("2026-01-01 10:00:01", "-"),          # started 1 s after its row

@@ -38,7 +38,7 @@ def test_a_batch_in_a_full_tail_says_its_counts_are_of_the_tail(tmp_path):
     s = screens(run(tmp_path, "key 6\ndump\n"), 1)[0]
     row = [l for l in s.splitlines() if "batch of" in l]
     assert len(row) == 1 and "batch of 500+" in row[0], s
-    assert "500 ok, 0 failed, 0 open …" in row[0], row
+    assert "500 ok, 0 failed, 0 open in the journal's last lines" in row[0], row
     small = tmp_path / "small"
     small.mkdir()
     write(small, lines[:20])

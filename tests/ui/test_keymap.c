@@ -1,6 +1,7 @@
 /* Keymap files: one row per case, with every message it must give, exactly. */
 #include "keymap.h"
 
+#include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,8 @@ static void test_table(void)
         { T("retry = ctrl-x+d\ndrain = ctrl-x\nsort = ctrl-x+e\n"),
           "k.keymap:2: key 'ctrl-x' for 'drain' conflicts with 'retry'|", UA_SORT, "^x e" },
         { T("confirm = r\n"), "", UA_RETRY, "r" },         /* dialog keys: own scope */
+        { T("scroll-left = h\nback = h\n"), "", UA_BACK, "h" },   /* wide mode's too */
+        { T("scroll-left = x\nwide = ctrl-w\n"), "", UA_SCROLL_LEFT, "x" },
         /* a NUL byte is an error on its line; the lines after it still count */
         { T("retry = R\nquit = \0q\ndrain = Z\n"), "k.keymap:2: NUL byte|", UA_DRAIN, "Z" },
         { T("\0\nretry = R"), "k.keymap:1: NUL byte|", UA_RETRY, "R" },
@@ -125,9 +128,27 @@ static void test_shipped(void)
     }
 }
 
+/* h and the arrows: back and open among the views' keys, the wide mode's scroll in its own
+ * scope (the console asks that one first while a table is wide); W toggles it. */
+static void test_wide_scope(void)
+{
+    ui_keymap *km = keymap_new();
+    ui_key h = 'h', right = UK_FN | KEY_RIGHT, w = 'W';
+    ui_action a = UA_NONE;
+    CHECK(keymap_match(km, &h, 1, 0, &a) == KM_ACTION && a == UA_BACK);
+    CHECK(keymap_match(km, &h, 1, UA_HSCROLL, &a) == KM_ACTION && a == UA_SCROLL_LEFT);
+    CHECK(keymap_match(km, &right, 1, 0, &a) == KM_ACTION && a == UA_OPEN);
+    CHECK(keymap_match(km, &right, 1, UA_HSCROLL, &a) == KM_ACTION && a == UA_SCROLL_RIGHT);
+    CHECK(keymap_match(km, &w, 1, 0, &a) == KM_ACTION && a == UA_WIDE);
+    CHECK(keymap_match(km, &w, 1, UA_HSCROLL, &a) == KM_NONE);
+    CHECK(keymap_match(km, &h, 1, UA_DIALOG, &a) == KM_NONE);
+    keymap_free(km);
+}
+
 int main(void)
 {
     test_table();
+    test_wide_scope();
     test_load();
     test_shipped();
     return check_done("keymap");

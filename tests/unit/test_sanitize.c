@@ -48,6 +48,8 @@ static void test_sanitize_cases(void)
         const scase *c = &cases[i];
         char *got = sanitize_bytes(c->in, c->len, c->flags);
         CHECK_STR(got, c->want);
+        if (strlen(c->in) == c->len)   /* measured without making it: the same width */
+            CHECK(sanitize_raw_width(c->in, c->flags) == sanitize_width(got));
         free(got);
     }
     char *n = sanitize_str(NULL, 0);
@@ -66,6 +68,13 @@ static void test_invariant(void)
             in[1] = (unsigned char)b;
             in[2] = 0x80;
             char *s = sanitize_bytes((const char *)in, 3, 0);
+            in[3] = 0;
+            if (a && b) {               /* the width without the copy agrees, both modes */
+                char *t = sanitize_bytes((const char *)in, 3, SAN_ASCII);
+                bad += sanitize_raw_width((const char *)in, 0) != sanitize_width(s);
+                bad += sanitize_raw_width((const char *)in, SAN_ASCII) != sanitize_width(t);
+                free(t);
+            }
             for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
                 if (*p < 0x20 || *p == 0x7f)
                     bad++;

@@ -99,8 +99,48 @@ static void test_long(void)
     free(s);
 }
 
+/* Numbers in short form, one row per boundary: four digits and up, three figures at
+ * level 1, none after the point at level 2, the unit moving up at 1000 of the one before. */
+static void test_short_numbers(void)
+{
+    static const struct { const char *in; int level; const char *want; bool any; } cases[] = {
+        {"999", 1, "999", false},
+        {"1234", 1, "1.2k", true},
+        {"1234", 2, "1k", true},
+        {"14810", 1, "14.8k", true},
+        {"14810", 2, "15k", true},
+        {"99949", 1, "99.9k", true},
+        {"99950", 1, "100k", true},
+        {"148100", 1, "148k", true},
+        {"999499", 1, "999k", true},
+        {"999500", 1, "1.0M", true},
+        {"999500", 2, "1M", true},
+        {"1234567", 1, "1.2M", true},
+        {"2600000000", 2, "3G", true},
+        {"~20000", 1, "~20.0k", true},
+        {"10000+", 2, "10k+", true},
+        {"rising 14810/20330", 1, "rising 14.8k/20.3k", true},
+        {"rising 14810/20330", 2, "rising 15k/20k", true},
+        {"12345.6", 1, "12.3k", true},
+        {"3/3", 1, "3/3", false},
+        {"worker1234", 1, "worker1234", false},    /* a name's digits are not a number */
+        {"1234abc", 1, "1234abc", false},
+        {"", 1, "", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char out[64];
+        bool any = text_short_numbers(cases[i].in, cases[i].level, out, sizeof out);
+        CHECK_STR(out, cases[i].want);
+        CHECK(any == cases[i].any);
+    }
+    char tiny[4];
+    text_short_numbers("123456789", 1, tiny, sizeof tiny);   /* never past the buffer */
+    CHECK(strlen(tiny) < sizeof tiny);
+}
+
 int main(void)
 {
+    test_short_numbers();
     test_words();
     test_urls();
     test_long();
