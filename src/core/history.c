@@ -248,29 +248,32 @@ bool history_at(const rd_history *h, int series, double from, double to, float *
     return best > 0;
 }
 
+/* The slot of the k-th of the n steps ending at now's, or -1 when that step has no sample
+ * of the series (never written, overwritten, or no such series). */
+static int slot_at(const rd_history *h, int series, double now, int n, int k)
+{
+    long st = step_of(now) - (n - 1 - k);
+    int slot = slot_of(st);
+    return series >= 0 && series < HIST_SERIES && st > 0 && h->step[slot] == st ? slot : -1;
+}
+
 void history_series(const rd_history *h, int series, double now, float *out, int n)
 {
-    long last = step_of(now);
     if (n > HIST_N)
         n = HIST_N;
     for (int k = 0; k < n; k++) {
-        long st = last - (n - 1 - k);
-        int slot = slot_of(st);
-        bool ok = series >= 0 && series < HIST_SERIES && st > 0 && h->step[slot] == st;
-        out[k] = ok ? h->v[series][slot] : NAN;
+        int slot = slot_at(h, series, now, n, k);
+        out[k] = slot >= 0 ? h->v[series][slot] : NAN;
     }
 }
 
 void history_marks(const rd_history *h, int series, double now, unsigned char *out, int n)
 {
-    long last = step_of(now);
     if (n > HIST_N)
         n = HIST_N;
     for (int k = 0; k < n; k++) {
-        long st = last - (n - 1 - k);
-        int slot = slot_of(st);
-        bool ok = series >= 0 && series < HIST_SERIES && st > 0 && h->step[slot] == st;
-        out[k] = ok ? h->mark[series][slot] : HIST_EXACT;
+        int slot = slot_at(h, series, now, n, k);
+        out[k] = slot >= 0 ? h->mark[series][slot] : HIST_EXACT;
     }
 }
 

@@ -1,5 +1,6 @@
 /* A group's onset against the history ring (onset.h). */
 #include "onset.h"
+#include "textutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -107,12 +108,8 @@ void onset_of(const rd_history *h, const rd_group *g, size_t n, size_t i, double
 
 static void hhmm(double t, bool local, char *out, size_t cap)
 {
-    time_t s = (time_t)t;
     struct tm tm;
-    if (local)
-        localtime_r(&s, &tm);
-    else
-        gmtime_r(&s, &tm);
+    text_tm(t, local, &tm);
     strftime(out, cap, "%H:%M", &tm);
 }
 

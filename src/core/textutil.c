@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsperm.h"
@@ -260,4 +261,13 @@ bool text_short_numbers(const char *in, int level, char *out, size_t cap)
         any = true;
     }
     return any;
+}
+
+void text_tm(double t, bool local, struct tm *tm)
+{
+    time_t s = (time_t)t;
+    if (local)
+        localtime_r(&s, tm);
+    else
+        gmtime_r(&s, tm);
 }

@@ -60,3 +60,8 @@ text_span *text_split_all(const char *list, text_list_rule rule, size_t *n);
  * after the point ("15k", "1M"). A list's number column too narrow for its digits shows
  * this rather than cut digits. False (out a copy of in) when there is no such number. */
 bool text_short_numbers(const char *in, int level, char *out, size_t cap);
+
+/* The epoch time t broken down in local time or UTC (the console's local_time), for
+ * strftime. Reads no clock. */
+struct tm;
+void text_tm(double t, bool local, struct tm *tm);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/textutil.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "draw.h"
@@ -160,13 +161,9 @@ void sel_note(ui_sel *s, const char *fmt, ...)
 /* A clock time: "14:03:05" within a day of now, else "05-01 14:03"; UTC or local. */
 static void clock_text(bool local, double now, double t, char *out, size_t cap)
 {
-    time_t s = (time_t)t;
-    struct tm tm;
-    if (local)
-        localtime_r(&s, &tm);
-    else
-        gmtime_r(&s, &tm);
     double d = now - t;
+    struct tm tm;
+    text_tm(t, local, &tm);
     strftime(out, cap, d < 86400 && d > -86400 ? "%H:%M:%S" : "%m-%d %H:%M", &tm);
 }
 
@@ -262,12 +259,8 @@ void ctx_time(const ui_ctx *c, double t, char *out, size_t cap)
         snprintf(out, cap, "-");
         return;
     }
-    time_t s = (time_t)t;
     struct tm tm;
-    if (c->local_time)
-        localtime_r(&s, &tm);
-    else
-        gmtime_r(&s, &tm);
+    text_tm(t, c->local_time, &tm);
     strftime(out, cap, "%Y-%m-%d %H:%M:%S", &tm);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/textutil.h"
 #include "../core/groupid.h"
 #include "../core/onset.h"
 #include "../core/sanitize.h"
@@ -175,12 +176,8 @@ static void history_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     char on[160] = "";
     for (int k = 0, used = 0; k < mk.n && used < (int)sizeof on; k++) {
         char when[32];
-        time_t tt = (time_t)mk.at[k];
         struct tm tm;
-        if (c->local_time)
-            localtime_r(&tt, &tm);
-        else
-            gmtime_r(&tt, &tm);
+        text_tm(mk.at[k], c->local_time, &tm);
         strftime(when, sizeof when, "%H:%M", &tm);
         used += snprintf(on + used, sizeof on - (size_t)used, "%s%s %s", k ? ", " : "  ^ onset: ", mk.id[k], when);
     }
