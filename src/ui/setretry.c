@@ -477,9 +477,9 @@ void setretry_key(ui_app *app, ui_action a)
     }
     if (a == UA_ABORT && dlgcan_waiting(s->can)) {
         app_dialog(app)->aborted = true;
-        char msg[200];
-        snprintf(msg, sizeof msg, "aborted while the canary's outcome was awaited: the rest not sent (batch %s: "
-                 "redrive batch resume)", s->id);
+        char msg[200];   /* as a run aborted says it: the canary's part is all that was sent */
+        snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded (the rest not sent: redrive batch resume)",
+                 action_name(s->kind), s->ok, s->todo);
         finish(s, msg, true);
     } else if (a == UA_ABORT && s->run && !s->done) {
         batchrun_abort(s->run);
