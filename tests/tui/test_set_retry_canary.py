@@ -170,3 +170,42 @@ def test_breaker_pauses_mid_batch(tmp_path, core):
     t.send("\x1b")
     t.send(":q\r")
     assert t.finish() == 0
+
+
+def test_canary_without_an_outcome_in_time_pauses(tmp_path, core):
+    """The core's retries left running (its default): nothing finished within the wait."""
+    insert("Gadget stuck %d", 105, exhausted_every=0)
+    t = Term(tmp_path, cols=260, rows=40, core=core.url,
+             extra_conf="page_size = 50\nrate_limit = 200\nbatch_canary = 4\nbatch_canary_wait = 3s\n")
+    select(t, "Gadget", 105)
+    t.wait_for("canary: 4 sent first, their outcome waited for up to 3s;")
+    confirm_typed(t, 105)
+    t.wait_for("canary: 4 sent: waiting up to 3s for their outcome in the store:", secs=20)
+    reason = ("canary: no outcome of its 4 retries within 3s (0 succeeded, 0 failed again, 0 new errors, "
+              "4 running, 0 not yet in the store)")
+    t.wait_for(" paused: " + reason, secs=30)
+    [b] = batch_list(tmp_path)
+    s = show(tmp_path, b["id"])
+    assert (s["state"], s["pause_reason"], s["sent"]) == ("paused", reason, 4), s
+    assert len(sent(core)) == 4
+    t.send("\x1b")
+    t.send(":q\r")
+    assert t.finish() == 0
+
+
+def test_abort_while_the_canary_is_awaited(tmp_path, core):
+    insert("Gadget stuck %d", 105, exhausted_every=0)
+    t = Term(tmp_path, cols=260, rows=40, core=core.url, extra_conf=CONF)
+    select(t, "Gadget", 105)
+    confirm_typed(t, 105)
+    t.wait_for("canary: 5 sent: waiting up to 30s for their outcome in the store:", secs=20)
+    t.wait_for("  0 succeeded, 0 failed again, 0 new errors, 5 running, 0 not yet in the store", secs=20)
+    t.send("x")
+    t.wait_for("retry: 5 of 105 succeeded (the rest not sent: redrive batch resume)")
+    t.wait_for("Escape/n: close")
+    [b] = batch_list(tmp_path)
+    assert (b["state"], b["done"]) == ("open", 5), b           # stopped, not paused
+    assert len(sent(core)) == 5
+    t.send("\x1b")
+    t.send(":q\r")
+    assert t.finish() == 0
