@@ -523,9 +523,10 @@ static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
         bar[i] = i < full ? '#' : '.';
     bar[BAR_W] = 0;
     if (s->done || app_dialog(s->app)->aborted)   /* nothing more will be sent: no time left to show */
-        snprintf(eta, sizeof eta, "%s", s->paused ? "- (paused)" : !app_dialog(s->app)->aborted ? "done"
-                                        : s->done ? "- (aborted)"
-                                                                     : "- (aborting)");
+        snprintf(eta, sizeof eta, "%s", s->paused                      ? "- (paused)"
+                                        : !app_dialog(s->app)->aborted ? "done"
+                                        : s->done                      ? "- (aborted)"
+                                                                       : "- (aborting)");
     else
         eta_text(batchrun_eta(s->run), eta, sizeof eta);
     add(ud, TS_DIALOG, xasprintf("[%s] %3zu%%  ETA %s", bar, fin * 100 / todo, eta));
