@@ -1,6 +1,7 @@
 /* A batch's figures (batchout.h). */
 #include "batchout.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void batch_summary_make(const rd_batch_info *b, bool running, const unsigned char *outs,
@@ -25,4 +26,14 @@ void batch_summary_make(const rd_batch_info *b, bool running, const unsigned cha
     s->outcome_why = outs ? NULL : why;
     for (size_t i = 0; outs && i < b->total; i++)
         bout_count(&s->outcome, (rd_bout)outs[i]);
+}
+
+void batch_share_line(const rd_bout_counts *c, double max, char *out, size_t cap)
+{
+    char line[300];
+    bout_line(c, line, sizeof line);
+    snprintf(out, cap, "%zu of %zu finished retries failed again in the same error group "
+             "(%.0f%% %s %.0f%%): %s", c->failed_again, bout_finished(c),
+             bout_refail_share(c) * 100, bout_refail_share(c) > max + 1e-9 ? ">" : "<=",
+             max * 100, line);
 }

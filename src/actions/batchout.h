@@ -30,3 +30,8 @@ typedef struct rd_batch_summary {
  * store could not be read, why then in s->outcome_why). */
 void batch_summary_make(const rd_batch_info *b, bool running, const unsigned char *outs,
                         const char *why, rd_batch_summary *s);
+
+/* The canary's and the breaker's words for c against max (0..1): "3 of 5 finished retries
+ * failed again in the same error group (60% > 50%): <bout_line>" (the CLI and the
+ * console say it alike, and a paused line records it). */
+void batch_share_line(const rd_bout_counts *c, double max, char *out, size_t cap);

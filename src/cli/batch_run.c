@@ -148,16 +148,6 @@ static bool refresh(bx *x, size_t pages)
     return false;
 }
 
-static void say_share(const rd_bout_counts *c, double max, char *out, size_t cap)
-{
-    char line[300];
-    bout_line(c, line, sizeof line);
-    snprintf(out, cap, "%zu of %zu finished retries failed again in the same error group "
-             "(%.0f%% %s %.0f%%): %s", c->failed_again, bout_finished(c),
-             bout_refail_share(c) * 100, bout_refail_share(c) > max + 1e-9 ? ">" : "<=",
-             max * 100, line);
-}
-
 static void on_tick(int fd, short what, void *ud)
 {
     bx *x = ud;
@@ -175,7 +165,7 @@ static void on_tick(int fd, short what, void *ud)
         rd_bout_counts c = outtrack_counts(x->track, true);
         if (bout_verdict(&c, x->g->max_refail, BOUT_BREAKER_MIN) == BOUT_TRIP) {
             char share[500];
-            say_share(&c, x->g->max_refail, share, sizeof share);
+            batch_share_line(&c, x->g->max_refail, share, sizeof share);
             snprintf(x->trip, sizeof x->trip, "breaker: %s", share);
             x->tripped = true;
             fprintf(stderr, "redrive: batch %s: %s: not sending the rest\n", x->b->id, x->trip);
@@ -253,7 +243,7 @@ static bool canary_judge(bx *x, rd_session *ss, size_t n)
                  "(%.300s)", n, x->g->canary_wait_s, x->track_why[0] ? ": " : "", x->track_why,
                  line);
     } else {
-        say_share(&c, x->g->max_refail, share, sizeof share);
+        batch_share_line(&c, x->g->max_refail, share, sizeof share);
         if (bout_verdict(&c, x->g->max_refail, 1) == BOUT_GO) {
             fprintf(stderr, "redrive: canary: %s: going on\n", share);
             return true;

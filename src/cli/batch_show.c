@@ -7,7 +7,9 @@
  * now (session.h: outtrack, a query a page of 500). The figures come from one function,
  * batch_summary_make (actions/batchout.h), the console's batch list's too. With --json one
  * object: the summary, "outcome" and "items" (each item's number, target, journal state and
- * outcome), streamed item by item (memory: one item, whatever the batch's size).
+ * outcome), streamed item by item (memory: one item, whatever the batch's size), a line
+ * each: the first line is the summary up to `"items":[` (the console's batch watcher,
+ * ui/dlg_canary.c, reads only that one).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -117,7 +119,7 @@ static bool items_out(const rd_batch_info *b, const unsigned char *st, const uns
             cJSON_AddStringToObject(o, "state", state);
             cJSON_AddStringToObject(o, "outcome", out);
             char *s = cJSON_PrintUnformatted(o);
-            printf("%s%s", n++ ? "," : "", s);
+            printf("%s%s", n++ ? ",\n" : "", s);
             free(s);
             cJSON_Delete(o);
         } else {
@@ -199,14 +201,14 @@ int batch_show(const rd_opts *opts, const rd_batch_info *b, bool json, unsigned 
         char *text = cJSON_PrintUnformatted(o);
         cJSON_Delete(o);
         text[strlen(text) - 1] = 0;          /* the object left open for its items */
-        printf("%s,\"items\":[", text);
+        printf("%s,\"items\":[\n", text);   /* a line each: the console reads the first */
         free(text);
     } else {
         summary_text(&s, san);
     }
     ok = items_out(b, st, outs, json, san, why, sizeof why);
     if (json)
-        puts("]}");
+        puts("\n]}");
     if (!ok)
         err_clean(san, "redrive: batch show: ", why);
     if (!outs)

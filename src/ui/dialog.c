@@ -366,6 +366,7 @@ static void confirm_lines(ui_app *app, dlines *dl)
         setretry_lines(app, dl_addcb, dl);
         confirm_guard(app, dl);
         rate_line(app, dl);
+        setretry_canary_lines(app, dl_addcb, dl);   /* the canary offered, the breaker */
         return;
     }
     dl_add(dl, TS_DIALOG_DANGER, xasprintf("%s %zu %s%s on %s%s%s%s?", action_name(d->kind), d->sel.n,

@@ -9,6 +9,7 @@
 #include "dialog.h"
 #include "input.h"
 #include "password.h"
+#include "setretry.h"
 
 static void cmd_hist_add(ui_cmd_hist *h, const char *line)
 {
@@ -326,6 +327,8 @@ static bool input_key1(ui_app *app, ui_key k)
         dialog_type_key(app, k);
         return true;
     }
+    if (dialog_modal(app) && setretry_raw_key(app, k))   /* the canary's size (c, digits) */
+        return true;
     bool in_dlg = dialog_modal(app);
     ui_view *view = &app->views[app->cur];
     if (!in_dlg && !app->n_pending && view->ops->raw_key) {

@@ -19,6 +19,7 @@
 #include "../session/session.h"
 #include "app.h"
 #include "dialog.h"
+#include "dlg_canary.h"
 
 enum { HELD_MAX = 10, FAILS_MAX = 4, ARGS_MAX = 24, BAR_W = 40 };
 static const double SELECT_TIMEOUT_S = 1800;   /* 100,000 rows at the slowest store */
@@ -47,6 +48,12 @@ struct ui_setretry {
     char *fails[FAILS_MAX];    /* the newest failures, a ring */
     size_t n_fails;
     bool done;
+    ui_canary *can;            /* the canary and the breaker (dlg_canary.h) */
+    rd_batch_info b;           /* the adopted record, for the rest after the canary */
+    size_t fin_before, ok_before;   /* of the parts sent before this run (the canary) */
+    bool paused;               /* the canary or the breaker paused it */
+    char pause_reason[1000];
+    bool run_done;             /* the current run's on_done came */
 };
 
 static void str_set(char **dst, const char *src)
@@ -118,6 +125,9 @@ static void on_line(const char *line, void *ud)
     app_request_paint(s->app);
 }
 
+static void canary_go(void *ud);
+static void canary_stop(void *ud, const char *reason);
+
 static void on_selected(bool ok, const char *out, size_t len, const char *why, void *ud)
 {
     ui_setretry *s = ud;
@@ -146,6 +156,8 @@ static void on_selected(bool ok, const char *out, size_t len, const char *why, v
                 s->n_held ? "; e.g. " : "", s->n_held ? s->held[0] : "");
         dialog_close(app);
     } else {
+        static const dlgcan_cbs cbs = {canary_go, canary_stop};
+        s->can = dlgcan_new(app, s->send, s->kind == RD_ACT_RETRY, &cbs, s);
         app_dialog(app)->state = DLG_CONFIRM;
     }
     app_request_paint(app);
@@ -316,8 +328,8 @@ static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
 {
     ui_setretry *s = ud;
     (void)item;
-    s->finished = batchrun_finished(r);
-    s->ok = batchrun_ok(r);
+    s->finished = s->fin_before + batchrun_finished(r);
+    s->ok = s->ok_before + batchrun_ok(r);
     if (res->code == RD_RES_OK && s->kind == RD_ACT_RESOLVE)
         app_dlq_resolved(s->app, res->id);   /* gone from the list at once */
     if (res->code != RD_RES_OK) {
@@ -328,29 +340,96 @@ static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
     app_request_paint(s->app);
 }
 
+/* The batch paused with the reason in its record, as the CLI pauses it. */
+static void pause_record(ui_setretry *s, const char *reason)
+{
+    char why[400];
+    s->paused = true;
+    if (!batchrec_pause(&s->b, reason, actor_identity(app_actor(s->app)), why, sizeof why))
+        ctx_msg(app_ctx(s->app), true, "batch %s: not paused: %s", s->id, why);
+}
+
+static void finish(ui_setretry *s, const char *msg, bool failed)
+{
+    s->done = true;
+    dlgcan_end(s->can);
+    ctx_msg(app_ctx(s->app), failed, "%s", msg);
+    if (s->kind == RD_ACT_RESOLVE && s->ok)
+        app_dlq_reread(s->app);
+    dialog_after_action(s->app, msg, failed);
+}
+
 static void on_done(rd_batchrun *r, void *ud)
 {
     ui_setretry *s = ud;
-    s->done = true;
-    s->finished = batchrun_finished(r);
-    s->ok = batchrun_ok(r);
-    char msg[200];
-    snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s", action_name(s->kind), s->ok, s->todo,
-             s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "");
-    ctx_msg(app_ctx(s->app), s->ok != s->todo, "%s", msg);
-    if (s->kind == RD_ACT_RESOLVE && s->ok)
-        app_dlq_reread(s->app);
-    dialog_after_action(s->app, msg, s->ok != s->todo);
+    s->run_done = true;
+    s->finished = s->fin_before + batchrun_finished(r);
+    s->ok = s->ok_before + batchrun_ok(r);
+    if (dlgcan_size(s->can) && !s->fin_before && !s->paused && !app_dialog(s->app)->aborted &&
+        s->finished < s->todo) {     /* the canary's part: its outcome next */
+        dlgcan_wait(s->can, batchrun_finished(r));
+        app_request_paint(s->app);
+        return;
+    }
+    char msg[1200];
+    if (s->paused)
+        snprintf(msg, sizeof msg, "%s: batch %s paused: %s", action_name(s->kind), s->id, s->pause_reason);
+    else
+        snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s", action_name(s->kind), s->ok, s->todo,
+                 s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "");
+    if (s->paused)
+        pause_record(s, s->pause_reason);
+    finish(s, msg, s->paused || s->ok != s->todo);
+}
+
+/* The canary passed: the rest of the record sent, the breaker watching. */
+static void canary_go(void *ud)
+{
+    ui_setretry *s = ud;
+    char why[400];
+    s->fin_before = s->finished;
+    s->ok_before = s->ok;
+    batchrun_free(s->run);
+    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
+    rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency};
+    s->run_done = false;
+    s->run = batchrun_start(app_actor(s->app), &s->b, &ro, &cbs, s, why, sizeof why);
+    if (!s->run) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s: the rest refused: %s (batch %s: redrive batch resume)", action_name(s->kind),
+                 why, s->id);
+        finish(s, msg, true);
+        return;
+    }
+    dlgcan_rest(s->can);
+    app_request_paint(s->app);
+}
+
+/* The canary failed (paused now), or the breaker tripped (paused once what is in flight
+ * is in). */
+static void canary_stop(void *ud, const char *reason)
+{
+    ui_setretry *s = ud;
+    snprintf(s->pause_reason, sizeof s->pause_reason, "%s", reason);
+    if (s->run && !s->run_done && !s->done) {
+        s->paused = true;
+        batchrun_abort(s->run);   /* on_done pauses the record */
+        return;
+    }
+    char msg[1200];
+    snprintf(msg, sizeof msg, "%s: batch %s paused: %s", action_name(s->kind), s->id, reason);
+    pause_record(s, reason);
+    finish(s, msg, true);
 }
 
 void setretry_run(ui_app *app)
 {
     ui_setretry *s = app_dialog(app)->set;
     char why[400];
-    rd_batch_info b = {0};
+    rd_batch_info *b = &s->b;   /* kept: the rest after the canary, the paused line */
     loop_span sp = loop_span_begin();   /* the loop trace: the record read on the loop */
     bool found = batchrec_adopt(s->journal, s->id, why, sizeof why) &&
-                 batchrec_find(s->journal, s->id, &b, why, sizeof why);
+                 batchrec_find(s->journal, s->id, b, why, sizeof why);
     loop_span_end(sp, "batchrec_adopt_find");
     if (!found) {
         ctx_msg(app_ctx(app), true, "%s: nothing sent: %s", action_name(s->kind), why);
@@ -359,18 +438,31 @@ void setretry_run(ui_app *app)
     }
     s->adopted = true;
     rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
-    rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency};   /* as shown */
+    rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency,   /* as shown */
+                           .limit = dlgcan_size(s->can)};              /* the canary first */
     sp = loop_span_begin();
-    s->run = batchrun_start(app_actor(app), &b, &ro, &cbs, s, why, sizeof why);
+    s->run = batchrun_start(app_actor(app), b, &ro, &cbs, s, why, sizeof why);
     loop_span_end(sp, "batchrun_start");
-    batch_info_clear(&b);
     if (!s->run) {
         ctx_msg(app_ctx(app), true, "%s: refused: %s (batch %s: redrive batch resume)", action_name(s->kind), why, s->id);
         dialog_close(app);
         return;
     }
-    s->todo = batchrun_todo(s->run);
+    s->todo = dlgcan_size(s->can) ? b->total : batchrun_todo(s->run);
+    dlgcan_sending(s->can, s->id);
     app_dialog(app)->state = DLG_PROGRESS;
+}
+
+bool setretry_raw_key(ui_app *app, ui_key k)
+{
+    ui_setretry *s = app_dialog(app)->set;
+    return s && app_dialog(app)->state == DLG_CONFIRM && dlgcan_key(s->can, k);
+}
+
+void setretry_canary_lines(ui_app *app, setretry_add add, void *ud)
+{
+    const ui_setretry *s = app_dialog(app)->set;
+    dlgcan_confirm_lines(s->can, add, ud);
 }
 
 void setretry_key(ui_app *app, ui_action a)
@@ -383,7 +475,13 @@ void setretry_key(ui_app *app, ui_action a)
         }
         return;
     }
-    if (a == UA_ABORT && s->run && !s->done) {
+    if (a == UA_ABORT && dlgcan_waiting(s->can)) {
+        app_dialog(app)->aborted = true;
+        char msg[200];   /* as a run aborted says it: the canary's part is all that was sent */
+        snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded (the rest not sent: redrive batch resume)",
+                 action_name(s->kind), s->ok, s->todo);
+        finish(s, msg, true);
+    } else if (a == UA_ABORT && s->run && !s->done) {
         batchrun_abort(s->run);
         app_dialog(app)->aborted = true;   /* no ETA, no second abort offered */
         ctx_msg(app_ctx(app), true, "aborted: unsent items were not sent (batch %s: redrive batch resume)", s->id);
@@ -425,8 +523,10 @@ static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
         bar[i] = i < full ? '#' : '.';
     bar[BAR_W] = 0;
     if (s->done || app_dialog(s->app)->aborted)   /* nothing more will be sent: no time left to show */
-        snprintf(eta, sizeof eta, "%s", !app_dialog(s->app)->aborted ? "done" : s->done ? "- (aborted)"
-                                                                     : "- (aborting)");
+        snprintf(eta, sizeof eta, "%s", s->paused                      ? "- (paused)"
+                                        : !app_dialog(s->app)->aborted ? "done"
+                                        : s->done                      ? "- (aborted)"
+                                                                       : "- (aborting)");
     else
         eta_text(batchrun_eta(s->run), eta, sizeof eta);
     add(ud, TS_DIALOG, xasprintf("[%s] %3zu%%  ETA %s", bar, fin * 100 / todo, eta));
@@ -434,6 +534,7 @@ static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
     add(ud, TS_DIALOG, xasprintf("batch %s  %zu not sent (%s); resumable: redrive batch resume %s", s->id, held,
                                  s->kind == RD_ACT_RESOLVE ? "not resolvable"
                                  : held == 1 ? "ineligible or a loop retry" : "ineligible or loop retries", s->id));
+    dlgcan_run_lines(s->can, add, ud);
     if (batchrun_held(s->run))
         add(ud, TS_DIALOG_DANGER, xasprintf("%zu may have reached the core earlier: not re-sent", batchrun_held(s->run)));
     size_t n = s->n_fails < FAILS_MAX ? s->n_fails : FAILS_MAX;
@@ -510,6 +611,8 @@ void setretry_free(ui_setretry *s)
     if (s->id[0] && !s->adopted)
         batchrec_discard(s->journal, s->id);   /* never confirmed: never a batch */
     batchrun_free(s->run);
+    dlgcan_free(s->can);
+    batch_info_clear(&s->b);
     for (size_t i = 0; i < s->n_held; i++)
         free(s->held[i]);
     for (size_t i = 0; i < FAILS_MAX; i++)

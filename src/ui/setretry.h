@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "keymap.h"
 #include "view.h"
 
 typedef struct ui_app ui_app;
@@ -37,6 +38,10 @@ void setretry_run(ui_app *app);
 typedef void (*setretry_add)(void *ud, int slot, char *line);   /* line: allocated, taken */
 void setretry_lines(ui_app *app, setretry_add add, void *ud);
 void setretry_held_lines(ui_app *app, setretry_add add, void *ud);
+/* The confirmation's canary offer and breaker (dlg_canary.h), and its raw keys (`c`
+ * changes the canary's size): true when the key was taken. */
+void setretry_canary_lines(ui_app *app, setretry_add add, void *ud);
+bool setretry_raw_key(ui_app *app, ui_key k);
 /* Still selecting or sending: keep repainting. */
 bool setretry_busy(const ui_setretry *s);
 bool setretry_running(const ui_setretry *s);   /* sending (not done) */

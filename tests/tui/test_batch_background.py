@@ -27,6 +27,9 @@ def test_batch_runs_in_the_background_and_the_views_answer(tmp_path, core):
     t.wait_for("text=Bgboom")
     t.send("R")
     t.wait_for("breakdown: %d eligible, 0 ineligible (not sent), 0 loop retries" % N, secs=40)
+    t.send("c")                                   # over 100: no canary (dlg_canary.c), all at once
+    t.send("0\r")
+    t.wait_for("canary: none: everything is sent at once")
     t.send("y")
     t.send("%d\r" % N)
     t.wait_for("retry: ", secs=10)

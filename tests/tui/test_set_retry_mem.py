@@ -34,6 +34,9 @@ def test_console_memory_flat_20k_vs_2k(tmp_path, core):
         t.wait_for("text=%s" % text)
         t.send("R")
         t.wait_for("breakdown: %d eligible, 0 ineligible (not sent), 0 loop retries" % n, secs=40)
+        t.send("c")                               # no canary (dlg_canary.c): the run itself measured
+        t.send("0\r")
+        t.wait_for("canary: none: everything is sent at once")
         t.send("y")
         t.send("%d\r" % n)
         t.wait_for("retry: ", secs=10)
