@@ -38,6 +38,7 @@ typedef struct batch_guard {
     size_t canary;
     double canary_wait_s;
     double max_refail;
+    bool verbose;              /* --verbose: each item held back at send time named */
 } batch_guard;
 
 /* Finding a Tasker step's task in the store: the sources run only for that. */

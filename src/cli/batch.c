@@ -102,10 +102,11 @@ static void json_row(cJSON *arr, const rd_batch_info *b)
     cJSON_AddStringToObject(o, "system", b->system ? b->system : "");
     cJSON_AddStringToObject(o, "action", b->action);
     cJSON_AddNumberToObject(o, "total", (double)b->total);
-    cJSON_AddNumberToObject(o, "done", (double)(b->ok + b->failed + b->unknown));
+    cJSON_AddNumberToObject(o, "done", (double)(b->ok + b->failed + b->unknown + b->held));
     cJSON_AddNumberToObject(o, "ok", (double)b->ok);
     cJSON_AddNumberToObject(o, "failed", (double)b->failed);
     cJSON_AddNumberToObject(o, "unknown", (double)b->unknown);
+    cJSON_AddNumberToObject(o, "held", (double)b->held);   /* held back at send time */
     cJSON_AddStringToObject(o, "state", state_now(b));
     cJSON_AddStringToObject(o, "created", b->created ? b->created : "");
     cJSON_AddStringToObject(o, "selection", b->selection ? b->selection : "");
@@ -146,7 +147,7 @@ static int list(const batch_opts *o, unsigned san)
             char col[64];   /* 12 columns, not 12 bytes: a character is never cut */
             int w = sanitize_fit(sys, 12, col, sizeof col, san);
             printf("%-16s  %s%*s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, col,
-                   12 - w, "", b->action, b->total, b->ok + b->failed + b->unknown, b->ok,
+                   12 - w, "", b->action, b->total, b->ok + b->failed + b->unknown + b->held, b->ok,
                    b->failed, b->unknown, state_now(b), sel);
             free(sys);
             free(sel);
@@ -164,7 +165,7 @@ static int abandon(const rd_batch_info *b, unsigned san)
         err_clean(san, "redrive: ", why);
         return RD_EXIT_FAIL;
     }
-    size_t done = b->ok + b->failed + b->unknown;
+    size_t done = b->ok + b->failed + b->unknown + b->held;
     fprintf(stderr, "redrive: batch %s abandoned: %zu of %zu never sent\n", b->id,
             b->total - done, b->total);
     return RD_EXIT_OK;
@@ -296,11 +297,14 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
         err_clean(0, ACT_CONCURRENCY_ERR, o->concurrency);
         return RD_EXIT_USAGE;
     }
-    size_t done = b->ok + b->failed + b->unknown;
+    size_t done = b->ok + b->failed + b->unknown + b->held;
     size_t n = o->resend_unknown ? b->unknown : b->total - done;
     fprintf(stderr, "redrive: batch %s (%s): %zu of %zu %s%s\n", b->id, b->action, n, b->total,
             o->resend_unknown ? "may have reached the core: re-sent with their keys"
                               : "never sent", n ? "" : ": nothing to do");
+    if (b->held)
+        fprintf(stderr, "redrive: %zu held back at send time earlier (no longer eligible in the "
+                "store): never sent\n", b->held);
     if (b->unknown && !o->resend_unknown)
         fprintf(stderr, "redrive: held back: %zu unknown: may have reached the core (sent, no "
                 "outcome): not re-sent; --resend-unknown re-sends exactly those with their keys%s\n",
@@ -329,7 +333,9 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
         const rd_system_cfg *sys = session_system(ss);
         rc = RD_EXIT_FAIL;
         batch_guard g;
-        if (!batch_guard_parse(o->canary, o->canary_wait, o->max_refail, sys, &g))
+        bool parsed = batch_guard_parse(o->canary, o->canary_wait, o->max_refail, sys, &g);
+        g.verbose = o->verbose;
+        if (!parsed)
             rc = RD_EXIT_USAGE;
         else if (bound_here(b, ss, san) && fresh_enough(o, b, sys)) {
             char pace[160];
