@@ -225,7 +225,7 @@ static void on_check_due(int fd, short what, void *ud)
         return;
     }
     /* every item of the part; an answer for one sent by override is not heeded */
-    r->cbs.check(r, r->p.t, r->p.n, r->ud);
+    r->cbs.check(r, r->p.items, r->p.t, r->p.n, r->ud);
 }
 
 static void reason_count(rd_batchrun *r, const char *why)

@@ -27,12 +27,14 @@ typedef struct rd_batchrun_cbs {
     void (*on_item)(rd_batchrun *r, size_t item, const rd_result *res, void *ud);
     /* once, when nothing is left to send (or after an abort); free r from here or later */
     void (*on_done)(rd_batchrun *r, void *ud);
-    /* The guard again at send time (issue 35), optional: a part's targets t[0..n) before
-     * any of them leaves, from the loop. Answer with batchrun_checked (now or later, from
-     * the loop; t stays valid until then) or batchrun_check_failed. Not asked for a run
-     * with resend_unknown (those items may have been applied: their keys decide) nor for
-     * an item sent by override (the operator chose to send it). */
-    void (*check)(rd_batchrun *r, const rd_target *t, size_t n, void *ud);
+    /* The guard again at send time (issue 35), optional: a part's targets t[0..n) (their
+     * numbers in the record: items) before any of them leaves, from the loop. Answer
+     * with batchrun_checked (now or later, from the loop; t and items stay valid until
+     * then) or batchrun_check_failed. Not asked for a run with resend_unknown (those
+     * items may have been applied: their keys decide); an answer for an item sent by
+     * override is not heeded (the operator chose to send it). */
+    void (*check)(rd_batchrun *r, const size_t *items, const rd_target *t, size_t n,
+                  void *ud);
     /* optional: an item held back at send time, with its reason (--verbose) */
     void (*on_held)(rd_batchrun *r, size_t item, const rd_target *t, const char *why,
                     void *ud);

@@ -4,6 +4,7 @@
  * redrive batch resume ID [--rate N] [--concurrency N] [--resend-unknown] [--force] [--yes]
  *                         [--canary N] [--canary-wait DUR] [--max-refail PCT]
  * redrive batch abandon ID
+ * redrive batch check ID ITEM...   (the console's guard at send time: batch_check.c)
  *
  * The resumable batches (actions/batchrec.h): a store-wide retry's frozen selection, and
  * how far it got from the journal. A resume sends the items never sent; the ones that may
@@ -40,6 +41,8 @@ typedef struct batch_opts {
     const char *verb, *id, *rate, *concurrency;
     const char *canary, *canary_wait, *max_refail;
     bool json, resend_unknown, force, verbose;
+    char **items;              /* check: the item numbers (argv's) */
+    size_t nitems;
 } batch_opts;
 
 static const char batch_usage[] =
@@ -47,7 +50,8 @@ static const char batch_usage[] =
     "       redrive batch show ID [--json]\n"
     "       redrive batch resume ID [--rate N] [--concurrency N] [--resend-unknown] [--force]\n"
     "                               [--canary N] [--canary-wait DUR] [--max-refail PCT] [--yes]\n"
-    "       redrive batch abandon ID\n";
+    "       redrive batch abandon ID\n"
+    "       redrive batch check ID ITEM...\n";
 
 static bool parse(int argc, char **argv, batch_opts *o)
 {
@@ -68,7 +72,13 @@ static bool parse(int argc, char **argv, batch_opts *o)
         if (!opt) {
             if (!o->verb) o->verb = a;
             else if (!o->id) o->id = a;
-            else return false;
+            else if (!strcmp(o->verb, "check")) {
+                if (!o->items)
+                    o->items = argv + i;     /* consecutive: checked below */
+                if (o->items + o->nitems != argv + i)
+                    return false;
+                o->nitems++;
+            } else return false;
         } else if (!strcmp(opt->name, "--json")) o->json = true;
         else if (!strcmp(opt->name, "--resend-unknown")) o->resend_unknown = true;
         else if (!strcmp(opt->name, "--yes")) o->opts.yes = true;
@@ -86,7 +96,8 @@ static bool parse(int argc, char **argv, batch_opts *o)
     bool list = o->verb && !strcmp(o->verb, "list");
     bool one = o->verb && (!strcmp(o->verb, "resume") || !strcmp(o->verb, "abandon") ||
                            !strcmp(o->verb, "show"));
-    return (list && !o->id) || (one && o->id);
+    bool check = o->verb && !strcmp(o->verb, "check") && o->id && o->nitems;
+    return (list && !o->id) || (one && o->id) || check;
 }
 
 /* The record's state, or "running" while a process sends it (its running lock). */
@@ -381,6 +392,8 @@ int cli_batch(const rd_opts *opts, int argc, char **argv)
     int rc;
     if (!strcmp(o.verb, "show")) {
         rc = batch_show(&o.opts, &b, o.json, san);
+    } else if (!strcmp(o.verb, "check")) {
+        rc = batch_check(&o.opts, &b, o.items, o.nitems);
     } else if (b.abandoned) {
         fprintf(stderr, "redrive: batch %s was abandoned\n", b.id);
         rc = RD_EXIT_FAIL;

@@ -118,9 +118,11 @@ static void on_done(rd_batchrun *r, void *ud)
 
 /* The guard at send time: the part read again from the store (a blocking read of a page:
  * this loop is the CLI's), each item no longer eligible held back with its verdict. */
-static void on_check(rd_batchrun *r, const rd_target *t, size_t n, void *ud)
+static void on_check(rd_batchrun *r, const size_t *items, const rd_target *t, size_t n,
+                     void *ud)
 {
     bx *x = ud;
+    (void)items;
     rd_verdict *v = xcalloc(n ? n : 1, sizeof *v);
     const char **why = xcalloc(n ? n : 1, sizeof *why);
     char err[400];
