@@ -39,7 +39,6 @@ static const struct { unsigned cmd; const char *name, *help; } verbs[] = {
     { CMD_BATCH, "show", "ID: the batch, its items and what became of their retries" },
     { CMD_BATCH, "resume", "ID: send what the batch has left" },
     { CMD_BATCH, "abandon", "ID: give up the batch's unsent items" },
-    { CMD_BATCH, "check", "ID ITEM...: the items judged again by the store (the console's guard at send time; JSON lines)" },
 };
 
 enum { ACT = CMD_RETRY | CMD_WORKER | CMD_RESOLVE, DLQ_SET = CMD_RETRY | CMD_RESOLVE,

@@ -262,3 +262,38 @@ def test_alakai_superseded_and_succeeded_tasks_are_held_back(act, stack, tmp_pat
     finally:
         c.stop()
         actlib.reload_fixture("alakai")
+
+
+def test_batch_check_reads_the_store_a_query_a_page_of_500(act, core):
+    """`redrive batch check ID ITEM...` (what the console runs a part at a time): 600 items
+    judged in 2 queries, one JSON line for each item no longer eligible (those the core
+    retried already have their successor), then the count; bad item numbers are refused."""
+    ids, _ = insert_bulk("bounded boom", 600, exhausted_every=0)
+    a = act("attune2", core=core.url, page_size=1000)
+    p = start_batch(a, "retry", "--status", "failed", "--filter", "bounded boom", "--rate", "1",
+                    "--concurrency", "1", "--yes")
+    interrupt_after(p, 1)
+    [b] = batches(a)
+    bid = b["id"]
+    items = show(a, bid)["items"]
+    assert len(items) == 600
+    retried = [i for i in items if i["state"] != "not_sent"]
+    assert 1 <= len(retried) <= 3, retried
+    done = [i for i in items if i["state"] == "not_sent"][100:107]
+    actlib.admin_sql("UPDATE execution SET status = 'completed' WHERE id = ANY(%s::bigint[])",
+                     ([int(i["id"]) for i in done],))
+    r = a.run("batch", "check", bid, *[str(n) for n in range(600)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [json.loads(l) for l in r.stdout.splitlines()]
+    assert lines[-1] == {"checked": 600, "queries": 2}, lines[-1]
+    assert sorted(lines[:-1], key=lambda x: x["item"]) == sorted(
+        [{"item": i["item"], "why": "superseded by a later attempt"} for i in retried] +
+        [{"item": i["item"], "why": "status completed (only failed executions retry)"}
+         for i in done], key=lambda x: x["item"])
+    for bad, say in ((["600"], "redrive: batch check: not an item of the batch (or twice): 600"),
+                     (["1", "1"], "redrive: batch check: not an item of the batch (or twice): 1"),
+                     (["x"], "redrive: batch check: not an item of the batch (or twice): x"),
+                     (["-1"], "redrive: unknown argument '-1'"), ([], "usage: redrive batch list")):
+        r = a.run("batch", "check", bid, *bad)
+        assert r.returncode == 2 and r.stdout == "", (bad, r.stdout, r.stderr)
+        assert r.stderr.splitlines()[0].startswith(say), (bad, r.stderr)
