@@ -297,3 +297,74 @@ def test_batch_check_reads_the_store_a_query_a_page_of_500(act, core):
         r = a.run("batch", "check", bid, *bad)
         assert r.returncode == 2 and r.stdout == "", (bad, r.stdout, r.stderr)
         assert r.stderr.splitlines()[0].startswith(say), (bad, r.stderr)
+
+
+TK_DSN = dict(dsn_var="RD_PG_ADMIN_DSN_TASKER", search_path="tasker, public")
+
+
+@pytest.fixture
+def tasker_core(stack, tmp_path):
+    actlib.reload_fixture("tasker")
+    c = actlib.CoreServer("tasker", tmp_path)
+    yield c
+    c.stop()
+    actlib.reload_fixture("tasker")
+
+
+def tasker_sent(c):
+    """The steps the core was asked to reset, by the step uuid ending each route."""
+    from collections import Counter
+    return Counter(x["route"].rsplit("/", 1)[1] for x in c.actions()
+                   if "/workflow_steps/" in x["route"])
+
+
+def test_tasker_steps_completed_or_out_of_budget_meanwhile_are_held_back(act, tasker_core):
+    rows = actlib.admin_sql(
+        "INSERT INTO workflow_steps (workflow_step_uuid, task_uuid, named_step_uuid, attempts,"
+        " max_attempts, retryable, results, created_at) SELECT gen_random_uuid(), x.task_uuid,"
+        " x.named_step_uuid, 1, 3, true, jsonb_build_object('error', jsonb_build_object("
+        " 'message', 'bearing seized ' || g)), (now() AT TIME ZONE 'utc') - g * interval '1 s'"
+        " FROM generate_series(1, 12) g, (SELECT * FROM workflow_steps ORDER BY"
+        " workflow_step_uuid LIMIT 1) x RETURNING workflow_step_uuid::text", **TK_DSN)
+    steps = [r[0] for r in rows]
+    actlib.admin_sql(
+        "INSERT INTO workflow_step_transitions (workflow_step_transition_uuid,"
+        " workflow_step_uuid, to_state, from_state, sort_key, most_recent) SELECT"
+        " gen_random_uuid(), u::uuid, 'error', 'in_progress', 1, true FROM unnest(%s) u",
+        (steps,), **TK_DSN)
+    a = act("tasker", core=tasker_core.url, page_size=50)
+    p = start_batch(a, "retry", "--status", "error", "--filter", "bearing seized", "--rate",
+                    "2", "--concurrency", "1", "--yes")
+    interrupt_after(p, 2)
+    [b] = batches(a)
+    bid = b["id"]
+    assert b["total"] == 12, b
+    left = not_sent(a, bid)
+    assert len(left) >= 6 and set(left) <= set(steps), left
+    before = tasker_sent(tasker_core)
+    done, spent = left[0:3], left[3:4]
+    # completed by the orchestrator meanwhile: a new most recent transition
+    actlib.admin_sql("UPDATE workflow_step_transitions SET most_recent = false"
+                     " WHERE workflow_step_uuid = ANY(%s::uuid[])", (done,), **TK_DSN)
+    actlib.admin_sql(
+        "INSERT INTO workflow_step_transitions (workflow_step_transition_uuid,"
+        " workflow_step_uuid, to_state, from_state, sort_key, most_recent) SELECT"
+        " gen_random_uuid(), u::uuid, 'complete', 'error', 2, true FROM unnest(%s) u",
+        (done,), **TK_DSN)
+    actlib.admin_sql("UPDATE workflow_steps SET attempts = 3 WHERE workflow_step_uuid ="
+                     " ANY(%s::uuid[])", (spent,), **TK_DSN)
+    r = a.run("batch", "resume", bid, "--rate", "500", "--yes")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert summary_line(bid, "3 complete, 1 budget exhausted") in r.stderr.splitlines(), r.stderr
+    held = set(done + spent)
+    got = tasker_sent(tasker_core)
+    assert sorted(got - before) == sorted(set(left) - held), (got, before)
+    assert set(got.values()) == {1} and not held & set(got), got
+    task = {i["id"]: i["parent"] for i in show(a, bid)["items"]}
+    assert held_lines(a, bid) == dict(
+        [("%s/%s" % (task[s], s), "held back: no longer eligible: complete") for s in done] +
+        [("%s/%s" % (task[s], s), "held back: no longer eligible: budget exhausted (3/3)")
+         for s in spent])
+    r2 = a.run("batch", "resume", bid, "--yes")
+    assert r2.returncode == 0 and "nothing to do" in r2.stderr, r2.stderr
+    assert tasker_sent(tasker_core) == got
