@@ -17,11 +17,11 @@
 #include "../io/proc.h"
 #include "../session/session.h"
 #include "app.h"
+#include "batchcheck.h"
 #include "dialog.h"
 
 enum { HELD_MAX = 10, FAILS_MAX = 4, ARGS_MAX = 24, BAR_W = 40 };
 static const double SELECT_TIMEOUT_S = 1800;   /* 100,000 rows at the slowest store */
-static const double CHECK_TIMEOUT_S = 60;      /* a part's check: one query, and a start */
 
 struct ui_setretry {
     ui_app *app;
@@ -47,14 +47,7 @@ struct ui_setretry {
     char *fails[FAILS_MAX];    /* the newest failures, a ring */
     size_t n_fails;
     bool done;
-    /* the guard at send time: a child `redrive batch check ID ITEM...` a part, so the loop
-     * never waits on the store (batchrun.h: check) */
-    rd_proc *check;            /* the part's check running, NULL none */
-    size_t check_n;            /* the part's size */
-    const size_t *check_items; /* its item numbers (the run's, valid until answered) */
-    char **check_why;          /* check_n reasons read so far, NULL sends */
-    bool check_ok;             /* its {"checked"} line came */
-    char check_err[320];
+    ui_batchcheck *check;      /* the guard at send time (batchcheck.h) */
 };
 
 static void str_set(char **dst, const char *src)
@@ -356,93 +349,12 @@ static void on_done(rd_batchrun *r, void *ud)
     dialog_after_action(s->app, msg, s->ok != s->todo || batchrun_guarded(r));
 }
 
-/* ---- the guard at send time ------------------------------------------------------------ */
-
-static void check_clear(ui_setretry *s)
-{
-    for (size_t i = 0; s->check_why && i < s->check_n; i++)
-        free(s->check_why[i]);
-    free(s->check_why);
-    s->check_why = NULL;
-    s->check_n = 0;
-    s->check_items = NULL;
-    s->check_ok = false;
-    s->check_err[0] = 0;
-}
-
-static void on_check_line(const char *line, void *ud)
-{
-    ui_setretry *s = ud;
-    cJSON *o = line[0] == '{' ? cJSON_Parse(line) : NULL;
-    if (!o) {                  /* a diagnostic: the reason if it fails */
-        if (line[0])
-            snprintf(s->check_err, sizeof s->check_err, "%s", line);
-        return;
-    }
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "item");
-    char *why = json_strdup(o, "why", 200), *err = json_strdup(o, "error", 300);
-    if (err)
-        snprintf(s->check_err, sizeof s->check_err, "%s", err);
-    else if (cJSON_GetObjectItemCaseSensitive(o, "checked"))
-        s->check_ok = true;
-    for (size_t i = 0; why && cJSON_IsNumber(it) && i < s->check_n; i++)
-        if ((double)s->check_items[i] == it->valuedouble && !s->check_why[i]) {
-            s->check_why[i] = why;
-            why = NULL;
-        }
-    free(why);
-    free(err);
-    cJSON_Delete(o);
-}
-
-static void on_checked(bool ok, const char *out, size_t len, const char *why, void *ud)
-{
-    ui_setretry *s = ud;
-    (void)out, (void)len;
-    s->check = NULL;
-    if (ok && s->check_ok) {
-        batchrun_checked(s->run, (const char *const *)s->check_why);
-    } else {
-        char err[400];
-        snprintf(err, sizeof err, "%s", s->check_err[0] ? s->check_err : why ? why : "no answer");
-        batchrun_check_failed(s->run, err);
-    }
-    check_clear(s);
-    app_request_paint(s->app);
-}
-
-/* A part about to leave: `redrive batch check` for its items, answered from the loop. */
+/* A part about to leave: asked of the store off the loop (batchcheck.h). */
 static void on_check(rd_batchrun *r, const size_t *items, const rd_target *t, size_t n, void *ud)
 {
     ui_setretry *s = ud;
-    char exe[PATH_MAX];
     (void)t;
-    check_clear(s);
-    if (!realpath("/proc/self/exe", exe)) {
-        batchrun_check_failed(r, "cannot find the redrive binary to check with");
-        return;
-    }
-    char **argv = xcalloc(n + 8, sizeof *argv);
-    size_t a = 0;
-    argv[a++] = xstrdup(exe);
-    argv[a++] = xstrdup("batch");
-    argv[a++] = xstrdup("check");
-    if (app_config_path(s->app))
-        argv[a++] = xasprintf("--config=%s", app_config_path(s->app));
-    argv[a++] = xstrdup(s->id);
-    for (size_t i = 0; i < n; i++)
-        argv[a++] = xasprintf("%zu", items[i]);
-    s->check_n = n;
-    s->check_items = items;
-    s->check_why = xcalloc(n ? n : 1, sizeof *s->check_why);
-    s->check = proc_run_argv(app_base(s->app), argv, CHECK_TIMEOUT_S, on_check_line, on_checked, s);
-    for (size_t i = 0; i < a; i++)
-        free(argv[i]);
-    free(argv);
-    if (!s->check) {
-        check_clear(s);
-        batchrun_check_failed(r, "cannot start the check");
-    }
+    batchcheck_ask(s->check, r, items, n);
 }
 
 void setretry_run(ui_app *app)
@@ -457,8 +369,10 @@ void setretry_run(ui_app *app)
         return;
     }
     s->adopted = true;
+    if (s->kind == RD_ACT_RETRY)
+        s->check = batchcheck_new(app, s->id);
     rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done,
-                           .check = s->kind == RD_ACT_RETRY ? on_check : NULL};
+                           .check = s->check ? on_check : NULL};
     rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency};   /* as shown */
     s->run = batchrun_start(app_actor(app), &b, &ro, &cbs, s, why, sizeof why);
     batch_info_clear(&b);
@@ -612,11 +526,10 @@ void setretry_free(ui_setretry *s)
     if (!s)
         return;
     proc_cancel(s->proc);
-    proc_cancel(s->check);
-    check_clear(s);
     if (s->id[0] && !s->adopted)
         batchrec_discard(s->journal, s->id);   /* never confirmed: never a batch */
     batchrun_free(s->run);
+    batchcheck_free(s->check);   /* after the run: a check it waits for is cancelled */
     for (size_t i = 0; i < s->n_held; i++)
         free(s->held[i]);
     for (size_t i = 0; i < FAILS_MAX; i++)
