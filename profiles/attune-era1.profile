@@ -89,7 +89,8 @@ SELECT d.s::text AS status,
 --   executions query's `superseded`), told apart while at most 1,000 have retries left;
 --   beyond that their count stands, an upper bound (retry_eligible_upper). Era 1 has no
 --   index of the eligible failures: the failed ones are read from the status index, at
---   most 100,000 (retry_eligible_capped: more failures than that, a lower bound).
+--   most 100,000 (retry_eligible_capped: more failures than that; both flags set, shown
+--   "<=100000+": how many of those a later attempt supersedes is not known).
 -- oldest_queued_at: the created time of the oldest requested, scheduling or scheduled
 --   execution (NULL: none queued), one probe of the (status, created) index per status.
 -- Measured the same way (1M executions, 20,000 fresh failures, 6,000 with retries left):
@@ -123,7 +124,7 @@ WITH f AS (SELECT count(*) AS n
 SELECT f.n / 5.0 AS per_min,
        COALESCE(e.exact, e.n) AS retry_eligible,
        e.capped AS retry_eligible_capped,
-       e.exact IS NULL AND NOT e.capped AS retry_eligible_upper,
+       e.exact IS NULL AS retry_eligible_upper,
        extract(epoch FROM least(
            (SELECT min(created) FROM execution WHERE status = 'requested'),
            (SELECT min(created) FROM execution WHERE status = 'scheduling'),
@@ -318,6 +319,28 @@ SELECT min(f.id)::text AS id, f.name, f.status, f.retry_count, f.max_retries, f.
                OR count(*) FILTER (WHERE c.b = 2) >= $2::int FROM f c) AS capped
   FROM f
  GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded
+
+[query groups_window optional]
+-- What stands out about each error group (docs/error-groups.md): the window's baseline,
+-- every execution created in the window ($1 seconds, the newest $2 at most) by action and
+-- by attempt (retry_count + 1, the config JSON's where the column is the default). Era 1
+-- records no worker on an execution: the dimension is not named, so the console says it
+-- is not recorded. `total` the executions read, `capped` when the bound was reached.
+-- uses index: execution (created)
+WITH w AS MATERIALIZED (
+  SELECT e.action_ref COLLATE "C" AS action,
+         COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) + 1 AS attempt
+    FROM execution e
+   WHERE e.created > now() - make_interval(secs => $1::float8)
+   ORDER BY e.created DESC
+   LIMIT $2::int),
+     t AS (SELECT count(*) AS total FROM w)
+SELECT CASE WHEN GROUPING(w.action) = 0 THEN 'action' ELSE 'attempt' END AS dimension,
+       CASE WHEN GROUPING(w.action) = 0 THEN w.action ELSE w.attempt::text END AS value,
+       count(*) AS n,
+       (SELECT total FROM t) AS total, (SELECT total FROM t) >= $2::int AS capped
+  FROM w
+ GROUP BY GROUPING SETS ((w.action), (w.attempt))
 
 [query execution]
 -- $1 id: one row, for jumping to it

@@ -50,13 +50,27 @@ SELECT v.name, v.state
 -- scheduling, scheduled, running, canceling) are therefore exact at any table size.
 -- uses index: execution (status)
 -- The statistics row is found by name (pg_stats over the catalogs' own indexes); joined
--- on pg_class instead, it read the whole of pg_attribute.
+-- on pg_class instead, it read the whole of pg_attribute. The statistics change only when
+-- the table is analyzed (and the row estimate when it is vacuumed), so this session keeps
+-- the estimates it read (the setting redrive.est: the table's file node, row estimate, last
+-- analyze times and search_path, then the estimates) and reads pg_stats again only when one
+-- of those moved: the same figures, 77 of the query's 130 buffers at 1M not read again.
 WITH RECURSIVE d(s) AS (
   SELECT min(status) FROM execution
   UNION ALL
   SELECT (SELECT min(e.status) FROM execution e WHERE e.status > d.s)
     FROM d WHERE d.s IS NOT NULL),
-est AS (
+t AS MATERIALIZED (
+  SELECT concat_ws('/', c.oid, c.relfilenode, c.reltuples,
+                   pg_stat_get_last_analyze_time(c.oid), pg_stat_get_last_autoanalyze_time(c.oid),
+                   current_setting('search_path')) AS key
+    FROM pg_class c
+   WHERE c.oid = 'execution'::regclass),
+m AS MATERIALIZED (
+  SELECT substr(x.v, length(t.key) + 2) AS body
+    FROM (SELECT current_setting('redrive.est', true) AS v) x, t
+   WHERE left(x.v, length(t.key) + 1) = t.key || '#'),
+fresh AS MATERIALIZED (
   SELECT u.v AS status, round(u.f * c.reltuples) AS count
     FROM pg_class c
     JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -64,14 +78,26 @@ est AS (
                    AND s.tablename = 'execution'
                    AND s.attname = 'status',
          unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(v, f)
-   WHERE c.oid = 'execution'::regclass AND c.reltuples >= 50000
+   WHERE NOT EXISTS (SELECT 1 FROM m)
+     AND c.oid = 'execution'::regclass AND c.reltuples >= 50000
      AND u.v IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
-     AND u.f * c.reltuples >= 2000)
+     AND u.f * c.reltuples >= 2000),
+est AS MATERIALIZED (
+  SELECT split_part(p, ':', 1) AS status, split_part(p, ':', 2)::float8 AS count
+    FROM m, unnest(string_to_array(m.body, ',')) p
+   WHERE p LIKE '%:%'
+  UNION ALL
+  SELECT status, count FROM fresh),
+keep AS MATERIALIZED (
+  SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM m) THEN
+           set_config('redrive.est', (SELECT key FROM t) || '#'
+                      || COALESCE((SELECT string_agg(status || ':' || count::text, ',') FROM fresh), ''),
+                      false) END AS kept)
 SELECT d.s::text AS status,
        COALESCE(est.count, least(x.n, 100000)) AS count,
        est.count IS NOT NULL AS estimated,
        est.count IS NULL AND x.n > 100000 AS capped
-  FROM d
+  FROM keep, d
   LEFT JOIN est ON est.status = d.s::text
   LEFT JOIN LATERAL (SELECT count(*) AS n
                        FROM (SELECT 1 FROM execution e WHERE e.status = d.s LIMIT 100001) l
@@ -88,15 +114,30 @@ SELECT d.s::text AS status,
 --   those failures, counted from the index alone) that no later attempt of their chain
 --   supersedes (the executions list's verdict). Telling the superseded ones apart reads
 --   each row (a probe of the original_execution index): done while there are at most
---   1,000 of them; beyond that the index's count stands, an upper bound
---   (retry_eligible_upper, shown "<=N"). Counted up to 100,000 (retry_eligible_capped: a
---   lower bound, shown "100000+").
+--   1,000 of them (1,001 entries of the index read to know), on every run; beyond that
+--   the index's count stands, an upper bound (retry_eligible_upper, shown "<=N"), counted
+--   up to 100,000 (retry_eligible_capped): past the cap both flags are set, shown
+--   "<=100000+": more than 100,000 failures have retries left and how many of them a
+--   later attempt supersedes is not known, so the figure bounds nothing either way (at
+--   10M rows, 719,800 such failures held 319,800 eligible ones).
+--   That count reads every entry (72,000 at the bench's 1M: 1,018 buffers, 12 ms, ten
+--   times the rest of the refresh), so this session keeps it (the setting redrive.elig:
+--   when, how many, for which search_path) and carries it while no failed execution was
+--   written since 60 s before it was taken (the newest `updated` of the failures, one
+--   probe of the (status, updated) index: the trigger sets `updated` on every update and
+--   its default on every insert (a writer that sets an older one is not seen), and
+--   60 s covers a writing transaction's start, which `now()` gives, before its commit),
+--   and for at most 300 s: a carried count is one a recount would give, or larger (a
+--   failure since deleted, or no longer failed): still an upper bound. A store whose
+--   failures keep being written counts on every refresh, as before.
 -- oldest_queued_at: the created time of the oldest requested, scheduling or scheduled
 --   execution (NULL: none queued), one probe of the (status, created) index per status.
 -- Measured (EXPLAIN ANALYZE, 1M executions, a 20,000-failure incident written a moment ago,
 -- 6,000 with retries left, 240 queued, no ANALYZE since): about 500 buffers (the
 -- incident's index entries: 10,001 for per_min, 6,000 for the eligible count) and 17-35 ms
--- on the loaded 2-core test machine; once vacuumed, 32 buffers and 3 ms. One row back.
+-- on the loaded 2-core test machine; once vacuumed, 32 buffers and 3 ms. The bench's 1M
+-- (72,000 failures with retries left, none written lately): 12 ms when it counts, 17
+-- buffers and ~0.1 ms when it carries (tests/bench/README.md). One row back.
 -- uses index: execution (status, updated)
 -- uses index: execution (status, retry_count)   (partial: the eligible failures)
 -- uses index: execution (status, created)
@@ -105,26 +146,56 @@ WITH f AS (SELECT count(*) AS n
              FROM (SELECT 1 FROM execution
                     WHERE status = 'failed' AND updated > now() - interval '5 minutes'
                     LIMIT 10001) s),
-     c AS (SELECT count(*) AS n
-             FROM (SELECT 1 FROM execution x
-                    WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)
-                    LIMIT 100001) s),
-     e AS (SELECT c.n,
-                  CASE WHEN c.n <= 1000 THEN
+     -- this session's count: "epoch|count|search_path" (none: never, or another schema's)
+     k AS MATERIALIZED (
+           SELECT split_part(v, '|', 1)::float8 AS at, split_part(v, '|', 2)::bigint AS n
+             FROM (SELECT current_setting('redrive.elig', true) AS v) s
+            WHERE v ~ '^[0-9]+([.][0-9]*)?[|][0-9]+[|]'
+              AND split_part(v, '|', 3) = current_setting('search_path')
+              AND split_part(v, '|', 4) = ''),
+     -- carried: taken at most 300 s ago, and no failure written since 60 s before it
+     g AS MATERIALIZED (
+           SELECT max(k.n) FILTER (
+                    WHERE extract(epoch FROM now()) - k.at BETWEEN 0 AND 300
+                      AND COALESCE(extract(epoch FROM
+                            (SELECT max(updated) FROM execution WHERE status = 'failed')), 0)
+                          < k.at - 60) AS carried
+             FROM (SELECT 1) one LEFT JOIN k ON true),
+     c AS MATERIALIZED (
+           SELECT g.carried,
+                  CASE WHEN g.carried IS NULL THEN
+                    (SELECT count(*)
+                       FROM (SELECT 1 FROM execution x
+                              WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)
+                              LIMIT 1001) s) END AS few
+             FROM g),
+     e AS MATERIALIZED (
+           SELECT c.carried,
+                  CASE WHEN c.few <= 1000 THEN
                     (SELECT count(*) FROM execution x
                       WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)
                         AND NOT EXISTS (SELECT 1 FROM execution r
                                          WHERE r.original_execution = COALESCE(x.original_execution, x.id)
-                                           AND r.retry_count > x.retry_count)) END AS exact
+                                           AND r.retry_count > x.retry_count)) END AS exact,
+                  CASE WHEN c.few > 1000 THEN
+                    (SELECT count(*)
+                       FROM (SELECT 1 FROM execution x
+                              WHERE x.status = 'failed' AND x.retry_count < COALESCE(x.max_retries, 0)
+                              LIMIT 100001) s) END AS counted
              FROM c)
 SELECT f.n / 5.0 AS per_min,
-       least(COALESCE(e.exact, e.n), 100000) AS retry_eligible,
-       e.n > 100000 AS retry_eligible_capped,
-       e.exact IS NULL AND e.n <= 100000 AS retry_eligible_upper,
+       least(COALESCE(e.exact, e.carried, e.counted), 100000) AS retry_eligible,
+       e.exact IS NULL AND COALESCE(e.carried, e.counted) > 100000 AS retry_eligible_capped,
+       e.exact IS NULL AS retry_eligible_upper,
        extract(epoch FROM least(
            (SELECT min(created) FROM execution WHERE status = 'requested'),
            (SELECT min(created) FROM execution WHERE status = 'scheduling'),
-           (SELECT min(created) FROM execution WHERE status = 'scheduled'))) AS oldest_queued_at
+           (SELECT min(created) FROM execution WHERE status = 'scheduled'))) AS oldest_queued_at,
+       -- kept for the next run when counted now
+       CASE WHEN e.counted IS NOT NULL THEN
+         set_config('redrive.elig', extract(epoch FROM now())::text || '|' || e.counted::text
+                                    || '|' || current_setting('search_path'), false) END IS NOT NULL
+         AS retry_eligible_recounted
   FROM f, e
 
 [query executions]
@@ -154,9 +225,13 @@ SELECT e.id::text AS id,
        CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
             THEN extract(epoch FROM e.updated) END AS finished_at,
        left(e.config->>'retry_at', 64) AS retry_at,
-       EXISTS (SELECT 1 FROM execution r
-                WHERE r.original_execution = COALESCE(e.original_execution, e.id)
-                  AND r.retry_count > e.retry_count) AS superseded,
+       -- only a failure can be retry-eligible, and only an eligible one is told apart by
+       -- a later attempt (pg_rows.c): one probe of the original_execution index per failed
+       -- row, not per row (217 -> 31 buffers for the bench's first page of 101)
+       CASE WHEN e.status = 'failed' THEN
+         EXISTS (SELECT 1 FROM execution r
+                  WHERE r.original_execution = COALESCE(e.original_execution, e.id)
+                    AND r.retry_count > e.retry_count) END AS superseded,
        e.created::text AS sort_key,
        e.rn = $6::int AS scan_end
   FROM (SELECT x.*, row_number() OVER (ORDER BY x.created DESC, x.id DESC) AS rn
@@ -282,6 +357,7 @@ WITH f AS MATERIALIZED (
           COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
           COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
           left(COALESCE(e.result->>'error', e.result->>'message'), 4096) COLLATE "C" AS error,
+          e.worker,
           COALESCE(e.retry_count, 0) < COALESCE(e.max_retries, 0)
             AND EXISTS (SELECT 1 FROM execution r
                          WHERE r.original_execution = COALESCE(e.original_execution, e.id)
@@ -294,7 +370,7 @@ WITH f AS MATERIALIZED (
   (SELECT 2 AS b, t.id, t.updated, t.action_ref COLLATE "C", t.status::text COLLATE "C",
           COALESCE(NULLIF(t.retry_count, 0), CASE WHEN t.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (t.config->>'retry_count')::int END, t.retry_count),
           COALESCE(NULLIF(t.max_retries, 0), CASE WHEN t.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (t.config->>'max_retries')::int END, t.max_retries),
-          left(COALESCE(t.result->>'error', t.result->>'message'), 4096) COLLATE "C", false
+          left(COALESCE(t.result->>'error', t.result->>'message'), 4096) COLLATE "C", t.worker, false
      FROM ((SELECT * FROM execution e
              WHERE e.status = 'timeout' AND e.created > now() - make_interval(secs => $1::float8)
              ORDER BY e.created DESC LIMIT $2::int)
@@ -304,14 +380,40 @@ WITH f AS MATERIALIZED (
              ORDER BY e.created DESC LIMIT $2::int)
            ORDER BY created DESC LIMIT $2::int) t))
 SELECT min(f.id)::text AS id, f.name, f.status, f.retry_count, f.max_retries, f.error,
-       f.superseded, count(*) AS n,
+       f.worker::text AS worker, f.superseded, count(*) AS n,
        count(*) FILTER (WHERE f.updated > now() - interval '15 minutes') AS recent,
        extract(epoch FROM min(f.updated)) AS first_at,
        extract(epoch FROM max(f.updated)) AS last_at,
        (SELECT count(*) FILTER (WHERE c.b = 1) >= $2::int
                OR count(*) FILTER (WHERE c.b = 2) >= $2::int FROM f c) AS capped
   FROM f
- GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded
+ GROUP BY f.error, f.name, f.status, f.retry_count, f.max_retries, f.superseded, f.worker
+
+[query groups_window optional]
+-- What stands out about each error group (docs/error-groups.md): the window's baseline,
+-- one grouped read of every execution created in the window ($1 seconds), the newest $2 at
+-- most: how many ran on each worker (with the worker's host), of each action, at each
+-- attempt (retry_count + 1, as the executions list numbers it). One range of Attune's own
+-- (created) index; `total` the executions read, `capped` when the bound was reached. The
+-- groups' own shares come from the groups query's rows (its worker column).
+-- uses index: execution (created)
+WITH w AS MATERIALIZED (
+  SELECT e.worker, e.action_ref COLLATE "C" AS action,
+         COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) + 1 AS attempt
+    FROM execution e
+   WHERE e.created > now() - make_interval(secs => $1::float8)
+   ORDER BY e.created DESC
+   LIMIT $2::int),
+     t AS (SELECT count(*) AS total FROM w)
+SELECT CASE WHEN GROUPING(w.worker) = 0 THEN 'worker'
+            WHEN GROUPING(w.action) = 0 THEN 'action' ELSE 'attempt' END AS dimension,
+       CASE WHEN GROUPING(w.worker) = 0 THEN w.worker::text
+            WHEN GROUPING(w.action) = 0 THEN w.action ELSE w.attempt::text END AS value,
+       count(*) AS n,
+       CASE WHEN GROUPING(w.worker) = 0 THEN (SELECT k.host FROM worker k WHERE k.id = w.worker) END AS host,
+       (SELECT total FROM t) AS total, (SELECT total FROM t) >= $2::int AS capped
+  FROM w
+ GROUP BY GROUPING SETS ((w.worker), (w.action), (w.attempt))
 
 [query execution]
 -- $1 id: one row, for jumping to it

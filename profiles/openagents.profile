@@ -144,7 +144,7 @@ SELECT j.job_id AS id,
 -- stops at $2 rows; `capped` says it reached them. Texts grouped in the "C" collation.
 -- uses index: jobs (created_at, job_id)
 WITH f AS MATERIALIZED (
-  SELECT j.job_id, j.name, j.status, j.retry_count, j.max_retries, j.error,
+  SELECT j.job_id, j.name, j.status, j.retry_count, j.max_retries, j.error, j.worker_id,
          COALESCE(j.completed_at, j.updated_at, j.created_at) AS ended_at
     FROM jobs j
    WHERE lower(j.status) = 'failed'
@@ -153,14 +153,38 @@ WITH f AS MATERIALIZED (
    LIMIT $2::int)
 SELECT min(f.job_id) AS id, f.name COLLATE "C" AS name, lower(f.status) COLLATE "C" AS status,
        f.retry_count, f.max_retries, left(f.error::text, 65536) COLLATE "C" AS error_json,
-       count(*) AS n,
+       f.worker_id::text AS worker, count(*) AS n,
        count(*) FILTER (WHERE f.ended_at > extract(epoch FROM now()) - 900) AS recent,
        min(f.ended_at) AS first_at,
        max(f.ended_at) AS last_at,
        (SELECT count(*) >= $2::int FROM f) AS capped
   FROM f
  GROUP BY f.name COLLATE "C", lower(f.status) COLLATE "C", f.retry_count, f.max_retries,
-          left(f.error::text, 65536) COLLATE "C"
+          left(f.error::text, 65536) COLLATE "C", f.worker_id
+
+[query groups_window optional]
+-- What stands out about each error group (docs/error-groups.md): the window's baseline,
+-- every job created in the window ($1 seconds, the newest $2 at most) by worker (with the
+-- worker's hostname), by name and by attempt (retry_count + 1: retries reuse the row).
+-- Tags are not compared. `total` the jobs read, `capped` when the bound was reached.
+-- uses index: jobs (created_at, job_id)
+WITH w AS MATERIALIZED (
+  SELECT j.worker_id, j.name COLLATE "C" AS action, COALESCE(j.retry_count, 0) + 1 AS attempt
+    FROM jobs j
+   WHERE j.created_at > extract(epoch FROM now()) - $1::float8
+   ORDER BY j.created_at DESC, j.job_id DESC
+   LIMIT $2::int),
+     t AS (SELECT count(*) AS total FROM w)
+SELECT CASE WHEN GROUPING(w.worker_id) = 0 THEN 'worker'
+            WHEN GROUPING(w.action) = 0 THEN 'action' ELSE 'attempt' END AS dimension,
+       CASE WHEN GROUPING(w.worker_id) = 0 THEN w.worker_id::text
+            WHEN GROUPING(w.action) = 0 THEN w.action ELSE w.attempt::text END AS value,
+       count(*) AS n,
+       CASE WHEN GROUPING(w.worker_id) = 0
+            THEN (SELECT k.hostname FROM workers k WHERE k.worker_id = w.worker_id) END AS host,
+       (SELECT total FROM t) AS total, (SELECT total FROM t) >= $2::int AS capped
+  FROM w
+ GROUP BY GROUPING SETS ((w.worker_id), (w.action), (w.attempt))
 
 [query execution]
 -- $1 job id: one row, for jumping to it
@@ -301,8 +325,60 @@ SELECT count(*) AS total
          WHERE status IN ('failed', 'FAILED') AND COALESCE(retry_count, 0) >= COALESCE(max_retries, 0)
          LIMIT 1000001) d
 
+[query dlq_groups optional]
+-- $1 the text searched (NULL = all): the store's dead jobs (as dlq_count counts them) by
+-- reason and by queue, read with each DLQ page: the view's group-by counts the store, never
+-- the page loaded. The reason is the error's "type" as the DLQ rows have it (decoded in C
+-- from the same JSON; none: "-"); a "type" holding a NUL escape, which PostgreSQL cannot
+-- turn into text, counts as none (its row's JSON is decoded in C, so only the key differs).
+-- Bounded: 100,000 entries counted at most (capped: the counts are then lower bounds).
+WITH d AS (
+  SELECT CASE WHEN json_typeof(j.error) = 'object' AND json_typeof(j.error->'type') = 'string'
+                   AND strpos((j.error->'type')::text, '\u0000') = 0
+                   AND length(j.error::text) <= 65536
+              THEN left(j.error->>'type', 200) END AS reason,
+         j.completed_at, j.updated_at
+    FROM jobs j
+   WHERE j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
+     AND ($1::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+         || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($1)) > 0)
+   LIMIT 100001),
+c AS (SELECT count(*) > 100000 AS capped FROM d)
+SELECT 'reason' AS by, d.reason AS key, count(*) AS n,
+       min(d.completed_at) AS first_at, max(d.updated_at) AS last_at,
+       (SELECT c.capped FROM c) AS capped
+  FROM d
+ GROUP BY d.reason
+UNION ALL
+SELECT 'queue', 'jobs (dead)', count(*), min(d.completed_at), max(d.updated_at), (SELECT c.capped FROM c)
+  FROM d
+HAVING count(*) > 0
+
 [query dlq optional]
--- $1 limit $2 after sort_key $3 after id: dead jobs (failed, retries exhausted), newest first
+-- $1 limit $2 $3 the page's start (sort_key, id; NULL = the first page) $4 'oldest': oldest
+-- first (`G`), else newest first $5 the text searched in the job (NULL = all): dead jobs
+-- (failed, retries exhausted). Each order is its own branch, so each walks the index its
+-- way; the search is the store's, over every dead job, not the page loaded (the fields
+-- an entry shows: its id, worker, queue, payload and error, as the view's own filter).
+-- uses index: jobs (created_at, job_id)
+WITH d AS (
+  (SELECT j.* FROM jobs j
+    WHERE $4::text IS NULL
+      AND j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
+      AND ($2::text IS NULL OR (j.created_at, j.job_id) < ($2::float8, $3::text))
+      AND ($5::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+          || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($5)) > 0)
+    ORDER BY j.created_at DESC, j.job_id DESC
+    LIMIT $1::int)
+  UNION ALL
+  (SELECT j.* FROM jobs j
+    WHERE $4::text = 'oldest'
+      AND j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
+      AND ($2::text IS NULL OR (j.created_at, j.job_id) > ($2::float8, $3::text))
+      AND ($5::text IS NULL OR strpos(lower(j.job_id || ' ' || COALESCE(j.name, '') || ' ' || COALESCE(j.worker_id, '')
+          || ' jobs (dead) ' || COALESCE(j.payload::text, '') || ' ' || COALESCE(j.error::text, '')), lower($5)) > 0)
+    ORDER BY j.created_at, j.job_id
+    LIMIT $1::int))
 SELECT j.job_id AS id,
        'jobs (dead)' AS queue,
        j.job_id AS execution_id,
@@ -313,11 +389,10 @@ SELECT j.job_id AS id,
        j.updated_at AS last_death_at,
        left(json_build_object('payload', j.payload, 'error', j.error)::text, 65536) AS payload,
        j.created_at::text AS sort_key
-  FROM jobs j
- WHERE j.status IN ('failed', 'FAILED') AND COALESCE(j.retry_count, 0) >= COALESCE(j.max_retries, 0)
-   AND ($2::text IS NULL OR (j.created_at, j.job_id) < ($2::float8, $3::text))
- ORDER BY j.created_at DESC, j.job_id DESC
- LIMIT $1::int
+  FROM d j
+ ORDER BY CASE WHEN $4::text = 'oldest' THEN j.created_at END,
+          CASE WHEN $4::text = 'oldest' THEN j.job_id END,
+          j.created_at DESC, j.job_id DESC
 
 [query outcome optional]
 -- $1 the ids of executions a batch retried (text[], one page): what became of each retry

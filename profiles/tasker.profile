@@ -100,10 +100,14 @@ HAVING sum(count) > 0
 [query failing optional]
 -- The whole-store figures of the fleet, the overview and the history (docs/profiles.md,
 -- "failing"), in the refresh's round trip. Times are UTC without a time zone.
--- per_min: failures per minute over the last 5 minutes, from the step transitions: a step
---   whose most recent transition entered `error` in the window, or left `error` for
---   `waiting_for_retry` in it (Tasker has no index on a transition's time: the current-state
---   index's error and waiting_for_retry entries are read); capped at 10,000.
+-- per_min: failures per minute over the last 5 minutes, from the step transitions: every
+--   transition into `error` made in the window, whatever the step did next (Tasker retries
+--   by itself: a step that failed a minute ago may be running again). Tasker has no index on
+--   a transition's time: a step with a transition in the window has its newest one there,
+--   so the current-state index's entries of the unsettled states (and error) are read, those
+--   whose newest transition is in the window kept (10,001 steps at most), and each one's
+--   transitions read by its key. A step that failed and then completed within the window is
+--   not seen (its newest state is `complete`: the whole history of the store's steps).
 -- retry_eligible: steps in `error` or `waiting_for_retry` whose budget allows another
 --   attempt (Tasker's own rule: attempts NULL = 0, max_attempts NULL = 3, retryable NULL =
 --   true, the first attempt always runs); each step read by its key; counted up to 100,000
@@ -114,10 +118,16 @@ HAVING sum(count) > 0
 -- uses index: workflow_step_transitions (to_state)
 -- uses index: workflow_steps (workflow_step_uuid)
 -- uses index: workflow_steps (task_uuid) WHERE NOT processed
-WITH f AS (SELECT count(*) AS n
-             FROM (SELECT 1 FROM workflow_step_transitions t
-                    WHERE t.most_recent AND t.to_state IN ('error', 'waiting_for_retry')
-                      AND (t.to_state = 'error' OR t.from_state = 'error')
+-- uses index: workflow_step_transitions (workflow_step_uuid, sort_key)
+WITH f AS (SELECT COALESCE(sum((SELECT count(*) FROM workflow_step_transitions e
+                                 WHERE e.workflow_step_uuid = s.workflow_step_uuid
+                                   AND e.to_state = 'error'
+                                   AND e.created_at > (now() AT TIME ZONE 'UTC') - interval '5 minutes')),
+                        0) AS n
+             FROM (SELECT t.workflow_step_uuid FROM workflow_step_transitions t
+                    WHERE t.most_recent
+                      AND t.to_state IN ('error', 'waiting_for_retry', 'pending', 'enqueued', 'in_progress',
+                                         'enqueued_for_orchestration', 'enqueued_as_error_for_orchestration')
                       AND t.created_at > (now() AT TIME ZONE 'UTC') - interval '5 minutes'
                     LIMIT 10001) s),
      e AS (SELECT count(*) AS n

@@ -304,7 +304,7 @@ static void on_pending_written(bool ok, const char *why, void *ud)
     b->syncing = false;
     b->jticket = 0;
     if (!ok) {
-        char msg[300];
+        char msg[sizeof b->res[0].message];
         actor_journal_failed(b->a, why);
         snprintf(msg, sizeof msg, "not sent: the journal cannot be written (%s)", why);
         item_refused(b, i, msg);

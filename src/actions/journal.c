@@ -217,6 +217,65 @@ static bool journal_write(const char *path, const char *line, char *why, size_t 
     return ok;
 }
 
+int journal_write_lines(const char *path, const char *const *lines, const char *const *syslog,
+                        size_t n, bool *ok, char (*why)[256])
+{
+    char *def = NULL;
+    size_t wc = sizeof why[0];
+    for (size_t i = 0; i < n; i++)
+        ok[i] = false;
+    if (!path && !(path = def = journal_default_path())) {
+        for (size_t i = 0; i < n; i++)
+            snprintf(why[i], wc, "no journal path (set XDG_STATE_HOME or HOME)");
+        return 0;
+    }
+    char openwhy[256];
+    int fd = journal_open(path, openwhy, sizeof openwhy), syncs = 0;
+    if (fd < 0) {
+        for (size_t i = 0; i < n; i++)
+            snprintf(why[i], wc, "%s", openwhy);
+        free(def);
+        return 0;
+    }
+    size_t written = 0;
+    for (size_t i = 0; i < n; i++) {   /* each line whole or nothing of it (lineappend.h) */
+        char err[160];
+        ok[i] = lineappend_write(fd, lines[i], strlen(lines[i]), err, sizeof err);
+        if (!ok[i])
+            snprintf(why[i], wc, "cannot write journal %s: %s", path, err);
+        written += ok[i];
+    }
+    /* one sync covers every line written: none of them counts before it */
+    bool sync_failed = false, close_failed = false;
+    int err = 0;
+    if (written) {
+        syncs = 1;
+        if (fdatasync(fd) != 0) {
+            sync_failed = true;
+            err = errno;
+        }
+    }
+    if (close(fd) != 0 && !sync_failed && written) {
+        close_failed = true;
+        err = errno;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!ok[i])
+            continue;
+        if (sync_failed || close_failed) {
+            ok[i] = false;
+            if (sync_failed)
+                snprintf(why[i], wc, "cannot sync journal %s to disk: %s", path, strerror(err));
+            else
+                snprintf(why[i], wc, "cannot write journal %s: %s", path, strerror(err));
+        } else {
+            journal_copy_to_syslog(syslog ? syslog[i] : NULL, lines[i]);
+        }
+    }
+    free(def);
+    return syncs;
+}
+
 char *journal_line(const rd_journal_rec *rec)
 {
     char *json = record_json(rec);

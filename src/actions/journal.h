@@ -69,6 +69,13 @@ bool journal_append(const char *path, const rd_journal_rec *rec, char *why, size
 char *journal_line(const rd_journal_rec *rec);
 bool journal_write_line(const char *path, const char *line, const char *syslog, char *why,
                         size_t whycap);
+/* Group commit: n lines for one path (NULL = default) appended in order, each whole or
+ * not at all as journal_write_line does, then one fdatasync for them all: ok[i] is true
+ * only when line i is in the file and on disk (a failed sync fails every line it covers),
+ * else why[i] (whycap bytes each) says why. The syslog copy of each line written follows
+ * the sync. Returns the number of fdatasync calls made (0 or 1). */
+int journal_write_lines(const char *path, const char *const *lines, const char *const *syslog,
+                        size_t n, bool *ok, char (*why)[256]);
 /* Creates the directory (0700) and the file (0600) if needed, with the checks above:
  * false with a reason when the journal cannot be written (actions are then refused). */
 bool journal_check(const char *path, char *why, size_t whycap);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/loop.h"
 
 typedef struct jw_job {
@@ -22,6 +23,10 @@ typedef struct jw_job {
     char why[256];
 } jw_job;
 
+enum { JW_GROUP_MAX = 128 };   /* lines written under one sync at most */
+enum { JW_DONE_SLICE = 8 };    /* completions run in one loop callback at most ... */
+static const double JW_DONE_SLICE_MS = 0.5;   /* ... and for this long at most */
+
 typedef struct jw_list { jw_job *head, *tail; } jw_list;
 
 struct rd_jwriter {
@@ -32,9 +37,10 @@ struct rd_jwriter {
     jw_job *cur;              /* being written by the thread (under mu) */
     bool stop;
     int wake[2];              /* thread -> loop: completions to run */
-    rd_event *ev;
+    rd_event *ev, *more;      /* the wake pipe's event; the rest of a slice of completions */
     uint64_t next_ticket;
     size_t queued;            /* loop side: appended, completion not yet run */
+    uint64_t syncs, lines;    /* under mu: fdatasync calls and lines written (jwriter_stats) */
 };
 
 static void list_push(jw_list *l, jw_job *j)
@@ -63,6 +69,42 @@ static void job_free(jw_job *j)
     free(j);
 }
 
+static bool same_path(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* One group commit: the jobs of the list (each a line), in order, a run of lines for one
+ * path at a time: written, then one fdatasync for the run (journal_write_lines). No
+ * line's completion runs before the sync that covers it: the write-ahead rule holds for
+ * each line, and the lines queued while a sync ran share the next one. */
+static void write_group(rd_jwriter *w, jw_job *head)
+{
+    const char *lines[JW_GROUP_MAX], *syslog[JW_GROUP_MAX];
+    bool ok[JW_GROUP_MAX];
+    char why[JW_GROUP_MAX][256];
+    for (jw_job *j = head; j;) {
+        jw_job *run[JW_GROUP_MAX];
+        size_t n = 0;
+        for (; j && n < JW_GROUP_MAX && (n == 0 || same_path(run[0]->path, j->path)); j = j->next) {
+            run[n] = j;
+            lines[n] = j->line;
+            syslog[n] = j->syslog;
+            n++;
+        }
+        int syncs = journal_write_lines(run[0]->path, lines, syslog, n, ok, why);
+        for (size_t k = 0; k < n; k++) {
+            run[k]->ok = ok[k];
+            if (!ok[k])
+                snprintf(run[k]->why, sizeof run[k]->why, "%s", why[k]);
+        }
+        pthread_mutex_lock(&w->mu);
+        w->syncs += (uint64_t)syncs;
+        w->lines += n;
+        pthread_mutex_unlock(&w->mu);
+    }
+}
+
 static void *writer_main(void *arg)
 {
     rd_jwriter *w = arg;
@@ -70,15 +112,24 @@ static void *writer_main(void *arg)
     for (;;) {
         while (!w->todo.head && !w->stop)
             pthread_cond_wait(&w->work, &w->mu);
-        jw_job *j = list_pop(&w->todo);
-        if (!j)
+        if (!w->todo.head)
             break;   /* stopped, nothing left */
-        w->cur = j;
+        /* every line queued so far (at most JW_GROUP_MAX): one group, one sync per path */
+        jw_job *head = w->todo.head, *last = head;
+        for (size_t n = 1; n < JW_GROUP_MAX && last->next; n++)
+            last = last->next;
+        if (!(w->todo.head = last->next))
+            w->todo.tail = NULL;
+        last->next = NULL;
+        w->cur = head;
         pthread_mutex_unlock(&w->mu);
-        j->ok = journal_write_line(j->path, j->line, j->syslog, j->why, sizeof j->why);
+        write_group(w, head);
         pthread_mutex_lock(&w->mu);
         w->cur = NULL;
-        list_push(&w->done, j);
+        for (jw_job *j = head, *next; j; j = next) {
+            next = j->next;
+            list_push(&w->done, j);
+        }
         if (!w->todo.head)
             pthread_cond_broadcast(&w->idle);
         ssize_t n = write(w->wake[1], "", 1);   /* full pipe: a wake is pending anyway */
@@ -89,25 +140,43 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* On the loop: the completions, in the order the lines were queued. */
-static void on_wake(int fd, short what, void *arg)
+/* On the loop: the completions, in the order the lines were queued. A group commit hands
+ * back many at once, and each may start a request (a pending line's) or tell the UI (an
+ * outcome's): at most JW_DONE_SLICE of them, or JW_DONE_SLICE_MS, run in one callback; the
+ * rest run from a zero-delay timer, after the loop has looked for keys. */
+static void run_completions(rd_jwriter *w)
 {
-    rd_jwriter *w = arg;
-    char buf[256];
-    (void)what;
-    while (read(fd, buf, sizeof buf) > 0)
-        ;
-    for (;;) {   /* one at a time: a callback may forget the ones after it */
+    double t0 = clock_mono();
+    for (int k = 0;; k++) {   /* one at a time: a callback may forget the ones after it */
+        if (k >= JW_DONE_SLICE || (k > 0 && (clock_mono() - t0) * 1e3 > JW_DONE_SLICE_MS)) {
+            loop_timer_in(w->more, 0);
+            return;
+        }
         pthread_mutex_lock(&w->mu);
         jw_job *j = list_pop(&w->done);
         pthread_mutex_unlock(&w->mu);
         if (!j)
-            break;
+            return;
         w->queued--;
         if (j->done)
             j->done(j->ok, j->why, j->ud);
         job_free(j);
     }
+}
+
+static void on_wake(int fd, short what, void *arg)
+{
+    char buf[256];
+    (void)what;
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+    run_completions(arg);
+}
+
+static void on_more(int fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    run_completions(arg);
 }
 
 rd_jwriter *jwriter_new(rd_loop *base)
@@ -122,6 +191,7 @@ rd_jwriter *jwriter_new(rd_loop *base)
         abort();
     }
     w->ev = loop_fd_new(base, w->wake[0], LOOP_READ | LOOP_PERSIST, on_wake, w);
+    w->more = loop_timer_new(base, on_more, w);
     return w;
 }
 
@@ -167,6 +237,14 @@ void jwriter_drain(rd_jwriter *w)
     pthread_mutex_unlock(&w->mu);
 }
 
+void jwriter_stats(rd_jwriter *w, uint64_t *syncs, uint64_t *lines)
+{
+    pthread_mutex_lock(&w->mu);
+    *syncs = w->syncs;
+    *lines = w->lines;
+    pthread_mutex_unlock(&w->mu);
+}
+
 size_t jwriter_queued(const rd_jwriter *w)
 {
     return w->queued;
@@ -184,6 +262,7 @@ void jwriter_free(rd_jwriter *w)
     for (jw_job *j; (j = list_pop(&w->done));)
         job_free(j);
     loop_event_free(w->ev);
+    loop_event_free(w->more);
     close(w->wake[0]);
     close(w->wake[1]);
     pthread_cond_destroy(&w->work);

@@ -1,8 +1,11 @@
 #pragma once
 /*
  * The journal's writer (jwriter.c): journal lines appended off the event loop. One
- * thread opens, writes and fdatasyncs each line (journal_write_line, the one write path)
- * in the order they were queued; each completion runs on the loop, in that order. A
+ * thread writes the lines in the order they were queued, by group commit: every line
+ * queued while the last sync ran is appended (each whole or not at all) and one
+ * fdatasync covers them all (journal_write_lines); each completion runs on the loop, in
+ * that order, only after the sync that covers its line. A window of 8 requests thus pays
+ * a few syncs a round, not two per request (tests/actions/test_act_batch_groupsync.py). A
  * request that must be journaled ahead waits for its line's completion before it leaves,
  * so the loop never waits for the disk (an fdatasync can take milliseconds, far more on a
  * network home directory) and the write-ahead rule still holds.
@@ -29,5 +32,7 @@ uint64_t jwriter_append(rd_jwriter *w, const char *path, const rd_journal_rec *r
 void jwriter_forget(rd_jwriter *w, uint64_t ticket);
 /* Blocks until every queued line is written (before a line written directly, in order). */
 void jwriter_drain(rd_jwriter *w);
+/* fdatasync calls and lines written so far (tests, the batch's figures). */
+void jwriter_stats(rd_jwriter *w, uint64_t *syncs, uint64_t *lines);
 /* Lines queued and not yet completed on the loop (tests, and a busy console's repaint). */
 size_t jwriter_queued(const rd_jwriter *w);

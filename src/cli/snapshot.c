@@ -326,7 +326,8 @@ static char *with_group(char *json, const snap_opts *o)
  * asked for. A file refused is said on stderr; the output has an empty hour. */
 static rd_history *read_history(const rd_system_cfg *sys, const snap_opts *o)
 {
-    bool want = o->history || (o->view && (o->view->mask & VPART_HISTORY));
+    /* the groups' onsets are set against it too (onset.h) */
+    bool want = o->history || (o->view && (o->view->mask & (VPART_HISTORY | VPART_GROUPS)));
     if (!want || !sys)
         return NULL;
     rd_history *h = xmalloc(sizeof *h);
@@ -344,7 +345,8 @@ static char *render(const rd_model *m, const snap_opts *o, const rd_history *h, 
     const char *view = o->view ? o->view->name : "overview";
     if (o->view && (o->view->mask & VPART_HISTORY) && !o->json)
         return history_to_text(h, now, HIST_N / 6, o->ascii);
-    return o->json ? model_to_json_hist(m, view, now, h) : model_to_text(m, view, now);
+    bool hour = o->history || (o->view && (o->view->mask & VPART_HISTORY));
+    return o->json ? model_to_json_onset(m, view, now, hour ? h : NULL, h) : model_to_text(m, view, now);
 }
 
 static int output(const rd_model *m, const snap_opts *o, const rd_system_cfg *sys)

@@ -115,6 +115,8 @@ static const key_def keys[] = {
     { "dlq_warn", K_LONG, F(fleet.dlq_warn) },
     { "dlq_crit", K_LONG, F(fleet.dlq_crit) },
     { "unhealthy_workers_crit", K_LONG, F(fleet.unhealthy_workers_crit) },
+    { "dlq_horizon_warn", K_DUR, F(fleet.dlq_horizon_warn) },
+    { "dlq_horizon_crit", K_DUR, F(fleet.dlq_horizon_crit) },
 };
 #undef F
 #define N_KEYS (sizeof keys / sizeof *keys)
@@ -581,6 +583,10 @@ static void section_validate(parser *p, sect *s)
     if (f->dlq_crit > 0 && f->dlq_warn > f->dlq_crit)
         err(p, key_line(s, "dlq_warn"), "dlq_warn (%ld) is above dlq_crit (%ld)", f->dlq_warn,
             f->dlq_crit);
+    /* a horizon is judged below its thresholds: the critical one is the shorter */
+    if (f->dlq_horizon_warn > 0 && f->dlq_horizon_crit > f->dlq_horizon_warn)
+        err(p, key_line(s, "dlq_horizon_crit"), "dlq_horizon_crit (%gs) is above dlq_horizon_warn (%gs)",
+            f->dlq_horizon_crit, f->dlq_horizon_warn);
 }
 
 static void unquote(char *v)

@@ -144,8 +144,11 @@ long drain_broker_depth(const rd_model *m, const rd_worker *w, const char **qnam
 
 bool drain_has_broker(const rd_model *m)
 {
-    if (m->queues.n)
-        return true;
+    /* queues the store itself reports (OpenAgents' queued jobs by tag, Tasker's pgmq) are
+     * not a broker's: no worker owns one, and BROKER would read "-" for every worker */
+    for (size_t i = 0; i < m->queues.n; i++)
+        if (!m->queues.items[i].source || strcmp(m->queues.items[i].source, "postgresql") != 0)
+            return true;
     for (size_t i = 0; i < m->sources.n; i++)
         if (strcmp(m->sources.items[i].name, "rabbitmq") == 0 || strcmp(m->sources.items[i].name, "sqs") == 0)
             return true;

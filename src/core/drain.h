@@ -67,7 +67,7 @@ bool drain_queue_of(const char *queue, const rd_worker *w);
  * drain_queue_of matches); -1 when no known queue is w's. */
 long drain_broker_depth(const rd_model *m, const rd_worker *w, const char **qname);
 /* true when the system has a broker whose queues could be a worker's (a RabbitMQ or SQS
- * source is configured, or queues are known). */
+ * source is configured, or queues are known that the store does not report itself). */
 bool drain_has_broker(const rd_model *m);
 /* true when a and b can run the same work: they share a tag token, or either has none. */
 bool drain_compatible(const rd_worker *a, const rd_worker *b);

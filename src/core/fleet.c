@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlqhorizon.h"
 #include "health.h"
 #include "model_fields.h"
 #include "model_json.h"
@@ -25,6 +26,8 @@ void fleet_cfg_defaults(rd_fleet_cfg *c)
     c->dlq_crit = 1000;
     c->unhealthy_workers_crit = 3;
     c->fail_rate_rise = 3;
+    c->dlq_horizon_warn = 3600;
+    c->dlq_horizon_crit = 600;
 }
 
 static void rate_add(rd_fleet_trend *tr, double now, double rate)
@@ -184,6 +187,25 @@ static void level_failing(rd_fleet_row *r, const rd_fleet_cfg *c, rd_fleet_level
         reason(r, l, FLEET_WARN, "failing %.1f/min >= %g", f, c->fail_rate_warn);
 }
 
+/* The soonest DLQ horizon below dlq_horizon_crit / _warn (a threshold of 0 is off):
+ * "DLQ expires in 8m < 10m", "within" when it is only a bound, "~" an estimate. */
+static void level_horizon(rd_fleet_row *r, const rd_fleet_cfg *c, rd_fleet_level *l)
+{
+    if (r->soonest < 0)
+        return;
+    const rd_fleet_horizon *h = &r->horizons[r->soonest];
+    bool bound = h->in_s < 0;
+    double s = bound ? h->within_s : h->in_s;
+    bool crit = c->dlq_horizon_crit > 0 && s < c->dlq_horizon_crit;
+    if (!crit && !(c->dlq_horizon_warn > 0 && s < c->dlq_horizon_warn))
+        return;
+    char t[32], lim[32];
+    format_age(s, t, sizeof t);
+    horizon_dur(crit ? c->dlq_horizon_crit : c->dlq_horizon_warn, lim, sizeof lim);
+    reason(r, l, crit ? FLEET_FAIL : FLEET_WARN, "DLQ expires %s%s%s < %s",
+           bound ? "within " : "in ", h->estimated ? "~" : "", t, lim);
+}
+
 static void row_level(rd_fleet_row *r, const rd_fleet_cfg *c)
 {
     rd_fleet_level l = FLEET_OK;
@@ -201,6 +223,7 @@ static void row_level(rd_fleet_row *r, const rd_fleet_cfg *c)
         reason(r, &l, FLEET_WARN, "%ld unhealthy worker%s", r->unhealthy, r->unhealthy == 1 ? "" : "s");
     if (over((double)r->dlq, (double)c->dlq_warn) && !dlq_crit)
         reason(r, &l, FLEET_WARN, "DLQ %ld >= %ld", r->dlq, c->dlq_warn);
+    level_horizon(r, c, &l);
     if (r->dlq_trend_known && r->dlq_delta > 0)
         reason(r, &l, FLEET_WARN, "DLQ +%ld in 5m", r->dlq_delta);
     if (r->eligible > 0)
@@ -225,6 +248,35 @@ static long dlq_size(const rd_model *m)
             n = (n < 0 ? 0 : n) + q->depth;
     }
     return n;
+}
+
+static int horizon_cmp(const void *a, const void *b)
+{
+    double x = horizon_figure(a, NULL), y = horizon_figure(b, NULL);
+    if (x < 0 || y < 0)
+        return (x < 0) - (y < 0);    /* figures first */
+    return x < y ? -1 : x > y;
+}
+
+/* The system's DLQ horizons (dlqhorizon.h), soonest first, copied into the row. */
+static void row_horizons(rd_fleet_row *r, const rd_model *m, double now)
+{
+    rd_horizon *h;
+    size_t n = dlq_horizons(m, now, &h);
+    qsort(h, n, sizeof *h, horizon_cmp);
+    r->soonest = n && horizon_figure(&h[0], NULL) >= 0 ? 0 : -1;
+    r->horizons_capped = n > FLEET_HORIZONS;
+    for (size_t i = 0; i < n && i < FLEET_HORIZONS; i++) {
+        rd_fleet_horizon *o = &r->horizons[r->n_horizons++];
+        snprintf(o->queue, sizeof o->queue, "%s", h[i].queue ? h[i].queue : "");
+        snprintf(o->source, sizeof o->source, "%s", h[i].source ? h[i].source : "");
+        snprintf(o->basis, sizeof o->basis, "%s", h[i].basis);
+        o->depth = h[i].depth;
+        o->in_s = h[i].in_s;
+        o->within_s = h[i].within_s;
+        o->estimated = h[i].estimated;
+    }
+    free(h);
 }
 
 void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const char *profile,
@@ -273,6 +325,7 @@ void fleet_row_fill(rd_fleet_row *r, const char *name, const char *banner, const
         r->oldest_more = false;
     }
     r->dlq = dlq_size(m);
+    row_horizons(r, m, now);
     r->dlq_cached_age = m->dlq_total >= 0 && m->dlq_cached_at > 0 ? fmax(0, now - m->dlq_cached_at) : -1;
     r->rate_baseline = -1;
     if (!fleet_rate_baseline(tr, now, &r->rate_baseline))
@@ -381,7 +434,8 @@ void fleet_row_cells(const rd_fleet_row *r, char cells[FLEET_COL__COUNT][FLEET_C
         snprintf(cells[FLEET_COL_FAILING], FLEET_CELL_MAX, "-");
     cell_long(cells[FLEET_COL_ELIGIBLE], r->eligible, r->eligible_more && r->eligible > 0);
     if (r->eligible > 0 && r->eligible_upper)    /* some may already have a later attempt */
-        snprintf(cells[FLEET_COL_ELIGIBLE], FLEET_CELL_MAX, "<=%ld", r->eligible);
+        snprintf(cells[FLEET_COL_ELIGIBLE], FLEET_CELL_MAX, "<=%ld%s", r->eligible,
+                 r->eligible_more ? "+" : "");    /* past the cap: neither bound holds */
     cell_long(cells[FLEET_COL_DLQ], r->dlq, false);
     if (r->dlq >= 0 && r->dlq_cached_age >= 0) {   /* until the live total replaces it */
         char a[24];
@@ -443,6 +497,20 @@ static void add_str(cJSON *o, const char *k, const char *v)
     free(clean);
 }
 
+/* As horizon_json (dlqhorizon.h) writes a model's. */
+static cJSON *fleet_horizon_json(const rd_fleet_horizon *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, MF_QUEUE, h->queue);
+    add_str(o, MF_SOURCE, h->source);
+    add_num(o, MF_DEPTH, (double)h->depth, h->depth >= 0);
+    add_num(o, MF_EXPIRES_IN_S, h->in_s, h->in_s >= 0);
+    add_num(o, MF_EXPIRES_WITHIN_S, h->within_s, h->within_s >= 0);
+    cJSON_AddBoolToObject(o, MF_EXPIRES_ESTIMATED, h->estimated);
+    add_str(o, MF_EXPIRES_BASIS, h->basis);
+    return o;
+}
+
 static cJSON *row_json(const rd_fleet_row *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -475,6 +543,16 @@ static cJSON *row_json(const rd_fleet_row *r)
     cJSON_AddStringToObject(o, "oldest_queued_source", r->queued_store ? "store" : "page");
     add_num(o, "dlq_cached_age_s", r->dlq_cached_age, r->dlq_cached_age >= 0);
     add_num(o, "failing_baseline_per_min", r->rate_baseline, r->rate_baseline >= 0);
+    /* each DLQ's horizon, the soonest first (null figures: unknown), and the soonest one
+     * with a figure (null: none has one) */
+    cJSON *hs = cJSON_AddArrayToObject(o, MF_DLQ_HORIZONS);
+    for (int i = 0; i < r->n_horizons; i++)
+        cJSON_AddItemToArray(hs, fleet_horizon_json(&r->horizons[i]));
+    cJSON_AddBoolToObject(o, "dlq_horizons_capped", r->horizons_capped);
+    if (r->soonest >= 0)
+        cJSON_AddItemToObject(o, MF_DLQ_HORIZON, fleet_horizon_json(&r->horizons[r->soonest]));
+    else
+        cJSON_AddNullToObject(o, MF_DLQ_HORIZON);
     cJSON *why = cJSON_AddArrayToObject(o, "reasons");
     for (int i = 0; i < r->n_reasons; i++)
         cJSON_AddItemToArray(why, cJSON_CreateString(r->reasons[i]));

@@ -28,6 +28,9 @@ typedef struct rd_fleet_cfg {
     long unhealthy_workers_crit;  /* FAIL at 3 unhealthy workers (one or two: warn) */
     double fail_rate_rise;        /* FAIL when the rate is at least fail_rate_warn and this
                                      many times the system's own last hour; 0 = off; 3 */
+    double dlq_horizon_warn;      /* s: warn when a DLQ's oldest dead letter is deleted
+                                     sooner than this (dlqhorizon.h); 0 = off; 1 h */
+    double dlq_horizon_crit;      /* s: FAIL sooner than this; 0 = off; 10 min */
 } rd_fleet_cfg;
 void fleet_cfg_defaults(rd_fleet_cfg *c);
 
@@ -61,7 +64,15 @@ bool fleet_rate_baseline(const rd_fleet_trend *tr, double now, double *mean);
  * no sample in the window is at least a step old. */
 bool fleet_trend_delta(const rd_fleet_trend *tr, double now, long current, long *delta);
 
-enum { FLEET_REASONS = 8, FLEET_REASON_LEN = 48 };
+enum { FLEET_REASONS = 8, FLEET_REASON_LEN = 48, FLEET_HORIZONS = 8 };
+
+/* A DLQ's horizon as the row keeps it (its own copy: rows are copied and sorted). */
+typedef struct rd_fleet_horizon {
+    char queue[96], source[16], basis[160];
+    long depth;                   /* -1 unknown */
+    double in_s, within_s;        /* -1 unknown (dlqhorizon.h) */
+    bool estimated;
+} rd_fleet_horizon;
 
 typedef struct rd_fleet_row {
     char name[64];                /* raw (from the config) */
@@ -96,6 +107,13 @@ typedef struct rd_fleet_row {
     double dlq_cached_age;        /* s: the DLQ size is (partly) the last-known snapshot's,
                                      written this long ago; -1 live */
     double rate_baseline;         /* the last hour's mean failure rate, -1 unknown */
+    /* each DLQ's horizon (dlqhorizon.h), the soonest first, at most FLEET_HORIZONS of them
+     * (horizons_capped: more DLQs than that); soonest: the index of the one with the
+     * smallest figure, -1 none has one; strings raw */
+    rd_fleet_horizon horizons[FLEET_HORIZONS];
+    int n_horizons;
+    bool horizons_capped;
+    int soonest;
     /* why the level: one short text per threshold crossed, worst first */
     char reasons[FLEET_REASONS][FLEET_REASON_LEN];
     int n_reasons;

@@ -29,8 +29,10 @@ static int slot_of(long step)
 
 static void clear_series(rd_history *h, int series)
 {
-    for (int i = 0; i < HIST_N; i++)
+    for (int i = 0; i < HIST_N; i++) {
         h->v[series][i] = NAN;
+        h->mark[series][i] = HIST_EXACT;
+    }
 }
 
 void history_init(rd_history *h)
@@ -46,15 +48,18 @@ static int slot_claim(rd_history *h, long step)
     int slot = slot_of(step);
     if (h->step[slot] != step) {
         h->step[slot] = step;
-        for (int s = 0; s < HIST_SERIES; s++)
+        for (int s = 0; s < HIST_SERIES; s++) {
             h->v[s][slot] = NAN;
+            h->mark[s][slot] = HIST_EXACT;
+        }
     }
     return slot;
 }
 
-static void put(rd_history *h, int series, int slot, double v)
+static void put(rd_history *h, int series, int slot, double v, unsigned char mark)
 {
     h->v[series][slot] = v < 0 || isnan(v) ? NAN : v > FLT_MAX ? FLT_MAX : (float)v;
+    h->mark[series][slot] = isnan(h->v[series][slot]) || mark > HIST_UPPER ? HIST_EXACT : mark;
 }
 
 int history_queue(const rd_history *h, const char *name)
@@ -166,7 +171,7 @@ static void add_queues(rd_history *h, int slot, const rd_hist_sample *s)
     for (size_t i = 0; i < s->nq; i++) {
         int q = s->qnames[i] ? history_queue(h, s->qnames[i]) : -1;
         if (q >= 0)
-            put(h, q, slot, s->qdepth[i]);
+            put(h, q, slot, s->qdepth[i], HIST_EXACT);
     }
 }
 
@@ -176,12 +181,71 @@ void history_add(rd_history *h, double now, const rd_hist_sample *s)
     if (step <= 0)
         return;
     int slot = slot_claim(h, step);
-    put(h, HIST_FAIL_RATE, slot, s->fail_rate);
-    put(h, HIST_ELIGIBLE, slot, s->eligible);
-    put(h, HIST_DLQ, slot, s->dlq);
-    put(h, HIST_UNHEALTHY, slot, s->unhealthy);
+    put(h, HIST_FAIL_RATE, slot, s->fail_rate, s->mark[HIST_FAIL_RATE]);
+    put(h, HIST_ELIGIBLE, slot, s->eligible, s->mark[HIST_ELIGIBLE]);
+    put(h, HIST_DLQ, slot, s->dlq, s->mark[HIST_DLQ]);
+    put(h, HIST_UNHEALTHY, slot, s->unhealthy, s->mark[HIST_UNHEALTHY]);
     if (s->nq && s->qnames && s->qdepth)
         add_queues(h, slot, s);
+}
+
+void history_event(rd_history *h, double now, rd_hist_event_kind kind, const char *name)
+{
+    long step = step_of(now);
+    if (step <= 0 || !name || !*name)
+        return;
+    rd_hist_event *e = &h->ev[h->ev_next];
+    h->ev_next = (h->ev_next + 1) % HIST_EVENTS;
+    e->step = step;
+    e->kind = (char)kind;
+    snprintf(e->name, sizeof e->name, "%s", name);
+}
+
+static int ev_order(const void *pa, const void *pb)
+{
+    const rd_hist_event *a = pa, *b = pb;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+size_t history_events(const rd_history *h, double from, double to, rd_hist_event *out, size_t cap)
+{
+    size_t n = 0;
+    for (int i = 0; i < HIST_EVENTS && n < cap; i++) {
+        const rd_hist_event *e = &h->ev[i];
+        double at = (double)e->step * HIST_STEP_S;
+        if (e->step > 0 && at >= from && at < to)
+            out[n++] = *e;
+    }
+    if (n > 1)
+        qsort(out, n, sizeof *out, ev_order);
+    return n;
+}
+
+bool history_covers(const rd_history *h, double from, double to)
+{
+    for (int i = 0; i < HIST_N; i++) {
+        double at = (double)h->step[i] * HIST_STEP_S;
+        if (h->step[i] > 0 && at >= from && at < to)
+            return true;
+    }
+    return false;
+}
+
+bool history_at(const rd_history *h, int series, double from, double to, float *v)
+{
+    long best = 0;
+    for (int i = 0; series >= 0 && series < HIST_SERIES && i < HIST_N; i++) {
+        double at = (double)h->step[i] * HIST_STEP_S;
+        if (h->step[i] > best && at >= from && at < to && !isnan(h->v[series][i])) {
+            best = h->step[i];
+            *v = h->v[series][i];
+        }
+    }
+    return best > 0;
 }
 
 void history_series(const rd_history *h, int series, double now, float *out, int n)
@@ -197,18 +261,72 @@ void history_series(const rd_history *h, int series, double now, float *out, int
     }
 }
 
-bool history_last(const rd_history *h, int series, double now, int n, float *v)
+void history_marks(const rd_history *h, int series, double now, unsigned char *out, int n)
+{
+    long last = step_of(now);
+    if (n > HIST_N)
+        n = HIST_N;
+    for (int k = 0; k < n; k++) {
+        long st = last - (n - 1 - k);
+        int slot = slot_of(st);
+        bool ok = series >= 0 && series < HIST_SERIES && st > 0 && h->step[slot] == st;
+        out[k] = ok ? h->mark[series][slot] : HIST_EXACT;
+    }
+}
+
+bool history_newest(const rd_history *h, int series, double now, int n, float *v, rd_hist_mark *mark)
 {
     float buf[HIST_N];
+    unsigned char mk[HIST_N];
     if (n > HIST_N)
         n = HIST_N;
     history_series(h, series, now, buf, n);
+    history_marks(h, series, now, mk, n);
     for (int k = n - 1; k >= 0; k--)
         if (!isnan(buf[k])) {
             *v = buf[k];
+            if (mark)
+                *mark = (rd_hist_mark)mk[k];
             return true;
         }
     return false;
+}
+
+bool history_last(const rd_history *h, int series, double now, int n, float *v)
+{
+    return history_newest(h, series, now, n, v, NULL);
+}
+
+int history_count_marked(const rd_history *h, int series, double now, rd_hist_mark mark)
+{
+    float v[HIST_N];
+    unsigned char mk[HIST_N];
+    history_series(h, series, now, v, HIST_N);
+    history_marks(h, series, now, mk, HIST_N);
+    int n = 0;
+    for (int k = 0; k < HIST_N; k++)
+        n += !isnan(v[k]) && mk[k] == mark;
+    return n;
+}
+
+void history_mark_text(rd_hist_mark mark, const char *text, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%s%s", mark == HIST_UPPER ? "<=" : "", text, mark == HIST_LOWER ? "+" : "");
+}
+
+void history_bounds_note(const rd_history *h, int series, double now, char *out, size_t cap)
+{
+    int up = history_count_marked(h, series, now, HIST_UPPER);
+    int lo = history_count_marked(h, series, now, HIST_LOWER);
+    char a[48] = "", b[48] = "";
+    if (up)
+        snprintf(a, sizeof a, "<=: %d upper bound%s", up, up == 1 ? "" : "s");
+    if (lo)
+        snprintf(b, sizeof b, "+: %d lower bound%s", lo, lo == 1 ? "" : "s");
+    if (up || lo)
+        snprintf(out, cap, "  (%s%s%s)", a, up && lo ? ", " : "", b);
+    else if (cap)
+        out[0] = '\0';
 }
 
 /* ---- the file ---- */
@@ -278,7 +396,17 @@ static void write_body(FILE *f, const rd_history *h)
             if (isnan(h->v[s][slot]))
                 fputs(" -", f);
             else
-                fprintf(f, " %.7g", (double)h->v[s][slot]);
+                fprintf(f, " %s%.7g%s", h->mark[s][slot] == HIST_UPPER ? "<=" : "", (double)h->v[s][slot],
+                        h->mark[s][slot] == HIST_LOWER ? "+" : "");
+        fputc('\n', f);
+    }
+    /* the events last, oldest first (a reader that knows none keeps every sample) */
+    for (int k = 0; k < HIST_EVENTS; k++) {
+        const rd_hist_event *e = &h->ev[(h->ev_next + k) % HIST_EVENTS];
+        if (!e->step)
+            continue;
+        fprintf(f, "e %ld %c ", e->step, e->kind);
+        name_encode(f, e->name);
         fputc('\n', f);
     }
 }
@@ -314,15 +442,27 @@ bool history_save(const rd_history *h, const char *path, char *why, size_t whyca
     return ok;
 }
 
-static bool parse_float(const char *tok, float *out)
+/* "-" (a gap), a value, "<=" a value (an upper bound) or a value "+" (a lower bound). */
+static bool parse_float(const char *tok, float *out, unsigned char *mark)
 {
+    *mark = HIST_EXACT;
     if (strcmp(tok, "-") == 0) {
         *out = NAN;
         return true;
     }
+    if (strncmp(tok, "<=", 2) == 0) {
+        *mark = HIST_UPPER;
+        tok += 2;
+    }
+    if ((*tok < '0' || *tok > '9') && *tok != '.')   /* no sign, "nan" or second mark */
+        return false;
     char *end;
     errno = 0;
     double d = strtod(tok, &end);
+    if (*end == '+' && end[1] == '\0' && *mark == HIST_EXACT) {
+        *mark = HIST_LOWER;
+        end++;
+    }
     if (errno || *end || end == tok || !isfinite(d) || d < 0 || d > FLT_MAX)
         return false;
     *out = (float)d;
@@ -355,8 +495,9 @@ static bool parse_sample(rd_history *h, char *rest)
         step >= (long)(HIST_TIME_MAX / HIST_STEP_S))
         return false;
     float v[HIST_SERIES];
+    unsigned char mk[HIST_SERIES];
     for (int s = 0; s < HIST_SERIES; s++)
-        if (!(tok = strtok_r(NULL, " ", &save)) || !parse_float(tok, &v[s]))
+        if (!(tok = strtok_r(NULL, " ", &save)) || !parse_float(tok, &v[s], &mk[s]))
             return false;
     if (strtok_r(NULL, " ", &save))
         return false;
@@ -364,8 +505,29 @@ static bool parse_sample(rd_history *h, char *rest)
     if (h->step[slot] > step)
         return true;          /* an older step for a slot already newer: keep the newer */
     h->step[slot] = step;
-    for (int s = 0; s < HIST_SERIES; s++)
+    for (int s = 0; s < HIST_SERIES; s++) {
         h->v[s][slot] = v[s];
+        h->mark[s][slot] = mk[s];
+    }
+    return true;
+}
+
+/* "e STEP KIND NAME": appended to the ring in file order */
+static bool parse_event(rd_history *h, char *rest)
+{
+    char *end;
+    long step = strtol(rest, &end, 10);
+    if (end == rest || *end != ' ' || step <= 0 || step >= (long)(HIST_TIME_MAX / HIST_STEP_S) ||
+        (end[1] != HEV_UNHEALTHY && end[1] != HEV_DRAINING) || end[2] != ' ')
+        return false;
+    char name[HIST_ENAME];
+    if (!name_decode(end + 3, name, sizeof name))
+        return false;
+    rd_hist_event *e = &h->ev[h->ev_next];
+    h->ev_next = (h->ev_next + 1) % HIST_EVENTS;
+    e->step = step;
+    e->kind = end[1];
+    memcpy(e->name, name, strlen(name) + 1);
     return true;
 }
 
@@ -377,6 +539,8 @@ static bool parse_line(rd_history *h, char *line, int lineno)
         return parse_queue(h, line + 2);
     if (strncmp(line, "s ", 2) == 0)
         return parse_sample(h, line + 2);
+    if (strncmp(line, "e ", 2) == 0)
+        return parse_event(h, line + 2);
     return false;
 }
 

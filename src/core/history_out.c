@@ -34,6 +34,28 @@ static cJSON *pairs(const rd_history *h, int series, double now)
     return a;
 }
 
+/* The samples of a series that are bounds: [[t, "upper"|"lower"], ...]; NULL when none. */
+static cJSON *bounds(const rd_history *h, int series, double now)
+{
+    float v[HIST_N];
+    unsigned char mk[HIST_N];
+    history_series(h, series, now, v, HIST_N);
+    history_marks(h, series, now, mk, HIST_N);
+    double first = (floor(now / HIST_STEP_S) - (HIST_N - 1)) * HIST_STEP_S;
+    cJSON *a = NULL;
+    for (int i = 0; i < HIST_N; i++) {
+        if (isnan(v[i]) || mk[i] == HIST_EXACT)
+            continue;
+        if (!a)
+            a = cJSON_CreateArray();
+        cJSON *p = cJSON_CreateArray();
+        cJSON_AddItemToArray(p, cJSON_CreateNumber(first + i * HIST_STEP_S));
+        cJSON_AddItemToArray(p, cJSON_CreateString(mk[i] == HIST_UPPER ? "upper" : "lower"));
+        cJSON_AddItemToArray(a, p);
+    }
+    return a;
+}
+
 void history_json(cJSON *into, const rd_history *h, double now)
 {
     cJSON *o = cJSON_AddObjectToObject(into, "history");
@@ -41,6 +63,12 @@ void history_json(cJSON *into, const rd_history *h, double now)
     cJSON *s = cJSON_AddObjectToObject(o, "series");
     for (int i = 0; i < N_FIXED; i++)
         cJSON_AddItemToObject(s, FIXED[i].key, pairs(h, FIXED[i].series, now));
+    cJSON *b = cJSON_AddObjectToObject(o, "bounds");
+    for (int i = 0; i < N_FIXED; i++) {
+        cJSON *a = bounds(h, FIXED[i].series, now);
+        if (a)
+            cJSON_AddItemToObject(b, FIXED[i].key, a);
+    }
     cJSON *q = cJSON_AddObjectToObject(o, "queues");
     for (int k = 0; k < HIST_QUEUES; k++)
         if (h->qname[k][0])
@@ -60,17 +88,22 @@ static void text_series(char **buf, size_t *len, const rd_history *h, int series
                         double now, int width, bool ascii)
 {
     float v[HIST_N], last = NAN;
+    rd_hist_mark mark = HIST_EXACT;
     history_series(h, series, now, v, HIST_N);
-    history_last(h, series, now, 3, &last);
+    history_newest(h, series, now, 3, &last, &mark);
     char *line = xmalloc((size_t)width * 3 + 1);
     float top = spark_line(v, HIST_N, width, ascii, line, (size_t)width * 3 + 1);
-    char nowv[32];
+    char num[24], nowv[32];
     if (isnan(last))
         snprintf(nowv, sizeof nowv, "-");
-    else
-        snprintf(nowv, sizeof nowv, "%g", (double)last);
+    else {
+        snprintf(num, sizeof num, "%g", (double)last);
+        history_mark_text(mark, num, nowv, sizeof nowv);
+    }
+    char note[96];
+    history_bounds_note(h, series, now, note, sizeof note);
     char *clean = sanitize_str(label, ascii ? SAN_ASCII : 0);   /* a queue's name is outside data */
-    char *head = xasprintf("%-24s now %-8s max %g\n  ", clean, nowv, (double)top);
+    char *head = xasprintf("%-24s now %-8s max %g%s\n  ", clean, nowv, (double)top, note);
     put(buf, len, head);
     free(head);
     free(clean);

@@ -84,13 +84,21 @@ typedef struct rd_queue {
     double publish_rate, deliver_rate; /* msgs/s, -1 unknown */
     bool is_dlq;
     char *dead_letter_exchange;   /* from arguments, NULL when none */
-    long ttl_ms;                  /* x-message-ttl, -1 none */
+    long ttl_ms;                  /* message TTL: the lower of x-message-ttl and the policy's
+                                     message-ttl (RabbitMQ applies the lower), -1 none */
     /* SQS (0/-1 elsewhere): ready = visible, unacked = in flight */
     long delayed;                 /* 0 none or unknown */
     long max_receive;             /* RedrivePolicy maxReceiveCount, 0 none */
     long retention_s;             /* MessageRetentionPeriod, 0 unknown */
     bool not_draining;            /* visible grew across polls while nothing in flight */
     const char *source;           /* owner (model_set_queues), set by the merge; borrowed */
+    /* RabbitMQ: the other limits that delete a DLQ's messages (core/dlqhorizon.h), each the
+     * lower of the queue's argument and its effective policy's; <= 0 none */
+    long max_length;              /* x-max-length / max-length (messages) */
+    bool overflow_rejects;        /* overflow reject-publish(-dlx): the head is never dropped */
+    long expires_ms;              /* x-expires / expires: the queue itself, once unused */
+    char *ttl_from;               /* "policy NAME" when the policy set the TTL, NULL argument */
+    char *limits_note;            /* why the limits cannot be known (hidden, malformed), NULL */
 } rd_queue;
 
 typedef struct rd_dlq_entry {
@@ -109,6 +117,7 @@ typedef struct rd_dlq_entry {
     double sent_at;
     const char *source;     /* owner of the entry (model_dlq_set), set by the merge; borrowed */
     char *step_id;          /* tasker: the task's failed step (the retry's target), NULL none */
+    char *expiration;       /* RabbitMQ: the message's own TTL (expiration property), raw; NULL none */
 } rd_dlq_entry;
 
 /* One source's share of the DLQ (a system may have several: Tasker's broker queues and its

@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlqhorizon.h"
 #include "drain.h"
 #include "groupid.h"
 #include "groups.h"
 #include "history.h"
+#include "onset.h"
 #include "storegroups.h"
 #include "model_fields.h"
 #include "model_tables.h"
@@ -234,13 +236,104 @@ static void add_groups_scope(cJSON *root, const rd_model *m)
     add_time(root, MF_GROUPS_COMPUTED_AT, sgroups_time(s));
 }
 
+/* The window's baseline of what stands out: its executions, whether capped, the
+ * dimensions the store records and those it does not (standout.h). */
+static void add_so_window(cJSON *root, const rd_model *m)
+{
+    const so_base *b = sgroups_base(m->sgroups);
+    if (!b) {
+        cJSON_AddNullToObject(root, MF_STANDS_OUT_WINDOW);
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(root, MF_STANDS_OUT_WINDOW);
+    cJSON_AddNumberToObject(o, MF_EXECUTIONS, (double)so_base_executions(b));
+    cJSON_AddBoolToObject(o, MF_CAPPED, so_base_capped(b));
+    cJSON *rec = cJSON_AddArrayToObject(o, MF_COMPARED), *not = cJSON_AddArrayToObject(o, MF_NOT_COMPARED);
+    for (int d = 0; d < SO_NDIM; d++)
+        cJSON_AddItemToArray(so_base_records(b, (so_dim)d) ? rec : not,
+                             cJSON_CreateString(so_dim_name((so_dim)d)));
+}
+
+static double round4(double v) { return (double)(long long)(v * 10000.0 + 0.5) / 10000.0; }
+
+/* A group's list of what stands out, or null with the note saying why. */
+static void add_standout(cJSON *o, const rd_model *m, const rd_group *g)
+{
+    const rd_standout *l;
+    size_t n;
+    so_state st = sgroups_standout(m->sgroups, g->fp, &l, &n);
+    if (st != SO_LISTED) {
+        char why[160];
+        so_state_text(st, sgroups_base(m->sgroups), g->count, why, sizeof why);
+        cJSON_AddNullToObject(o, MF_STANDS_OUT);
+        add_str(o, MF_STANDS_OUT_NOTE, m->sgroups ? why : "the loaded executions' groups: not compared");
+        return;
+    }
+    cJSON *arr = cJSON_AddArrayToObject(o, MF_STANDS_OUT);
+    for (size_t k = 0; k < n; k++) {
+        cJSON *x = cJSON_CreateObject();
+        add_str(x, MF_DIMENSION, so_dim_name(l[k].dim));
+        add_str(x, MF_VALUE, l[k].value);
+        cJSON_AddNumberToObject(x, MF_IN_GROUP, round4(l[k].in_group));
+        cJSON_AddNumberToObject(x, MF_IN_WINDOW, round4(l[k].in_window));
+        if (isinf(l[k].lift))          /* none of the window's other executions has it */
+            cJSON_AddNullToObject(x, MF_LIFT);
+        else
+            cJSON_AddNumberToObject(x, MF_LIFT, (double)(long long)(l[k].lift * 100.0 + 0.5) / 100.0);
+        cJSON_AddNumberToObject(x, MF_N_GROUP, (double)l[k].n_group);
+        cJSON_AddNumberToObject(x, MF_N_WINDOW, (double)l[k].n_window);
+        cJSON_AddItemToArray(arr, x);
+    }
+    cJSON_AddNullToObject(o, MF_STANDS_OUT_NOTE);
+}
+
 /* The error groups (the store's in a window, else the loaded executions'), trend over
  * GROUPS_INTERVAL_S. */
-static void add_groups(cJSON *root, const rd_model *m, double now)
+/* The group's onset against the ring (onset.h): {at, state, with: [...], text}; null for
+ * the loaded executions' groups (no window). */
+static void add_onset(cJSON *o, const rd_model *m, const rd_group *g, size_t n, size_t i,
+                      const rd_history *h)
+{
+    if (!m->sgroups) {
+        cJSON_AddNullToObject(o, MF_ONSET);
+        return;
+    }
+    rd_onset on;
+    onset_of(h, g, n, i, sgroups_time(m->sgroups) - sgroups_window(m->sgroups), &on);
+    cJSON *x = cJSON_AddObjectToObject(o, MF_ONSET);
+    add_time(x, MF_AT, on.state == ONSET_BEFORE_WINDOW ? 0 : on.at);
+    add_str(x, MF_STATE, onset_state_name(on.state));
+    cJSON *with = on.state == ONSET_KNOWN || on.n ? cJSON_AddArrayToObject(x, MF_WITH) : NULL;
+    if (!with)
+        cJSON_AddNullToObject(x, MF_WITH);
+    for (size_t k = 0; with && k < on.n; k++) {
+        const rd_onset_item *it = &on.with[k];
+        cJSON *y = cJSON_CreateObject();
+        add_str(y, MF_KIND, onset_kind_name(it->kind));
+        add_time(y, MF_AT, it->at);
+        if (it->kind == ONS_GROUPS_STARTED)
+            cJSON_AddNumberToObject(y, MF_COUNT, (double)it->count);
+        else if (it->kind == ONS_WORKER_UNHEALTHY || it->kind == ONS_WORKER_DRAINING)
+            add_str(y, MF_NAME, it->name);
+        if (it->kind == ONS_QUEUE_DEPTH)
+            add_str(y, MF_NAME, it->name);
+        if (it->kind == ONS_QUEUE_DEPTH || it->kind == ONS_DLQ_GROWTH) {
+            cJSON_AddNumberToObject(y, MF_FROM, it->from);
+            cJSON_AddNumberToObject(y, MF_TO, it->to);
+        }
+        cJSON_AddItemToArray(with, y);
+    }
+    char text[1024];
+    onset_text(&on, false, text, sizeof text);
+    add_str(x, MF_TEXT, text);
+}
+
+static void add_groups(cJSON *root, const rd_model *m, double now, const rd_history *h)
 {
     rd_group *g = NULL;
     size_t n = sgroups_of_model(m, NULL, now, &g);
     add_groups_scope(root, m);
+    add_so_window(root, m);
     cJSON_AddNumberToObject(root, MF_TREND_INTERVAL_S, GROUPS_INTERVAL_S);
     cJSON *arr = cJSON_AddArrayToObject(root, MF_GROUPS);
     for (size_t i = 0; i < n; i++) {
@@ -271,6 +364,8 @@ static void add_groups(cJSON *root, const rd_model *m, double now)
             free(clean);
         }
         add_str(o, MF_SAMPLE_ERROR, g[i].sample);
+        add_standout(o, m, &g[i]);
+        add_onset(o, m, g, n, i, h);
         cJSON_AddItemToArray(arr, o);
     }
     groups_free(g, n);
@@ -295,6 +390,17 @@ static void add_detail(cJSON *root, const rd_model *m)
     cJSON_AddItemToObject(root, MF_EXECUTION, d ? d : cJSON_CreateNull());
     if (!d)
         add_str(root, MF_EXECUTION_WHY, m->detail_why ? m->detail_why : "not read");
+}
+
+/* When each DLQ's oldest dead letter will be deleted (dlqhorizon.h). */
+static void add_horizons(cJSON *root, const rd_model *m, double now)
+{
+    rd_horizon *h;
+    size_t n = dlq_horizons(m, now, &h);
+    cJSON *arr = cJSON_AddArrayToObject(root, MF_DLQ_HORIZONS);
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, horizon_json(&h[i]));
+    free(h);
 }
 
 /* Every *_json(item, now) builder, over one of the model's vectors. */
@@ -330,6 +436,12 @@ char *model_to_json_at(const rd_model *m, const char *view, double now)
 }
 
 char *model_to_json_hist(const rd_model *m, const char *view, double now, const rd_history *h)
+{
+    return model_to_json_onset(m, view, now, h, h);
+}
+
+char *model_to_json_onset(const rd_model *m, const char *view, double now, const rd_history *h,
+                          const rd_history *onset_h)
 {
     unsigned v = view_mask(view);
     cJSON *root = cJSON_CreateObject();
@@ -391,11 +503,12 @@ char *model_to_json_hist(const rd_model *m, const char *view, double now, const 
         if (!(v & VPART_COUNTS))
             add_long(root, MF_DLQ_TOTAL, m->dlq_total);
         ADD_ARRAY(root, MF_DLQ_SOURCES, m->dlq_parts, dlq_part_json);
+        add_horizons(root, m, now);
     } else if (v & VPART_DLQ_TOTALS) {
         ADD_ARRAY(root, MF_DLQ_SOURCES, m->dlq_parts, dlq_part_json);
     }
     if (v & VPART_GROUPS)
-        add_groups(root, m, now);
+        add_groups(root, m, now, onset_h);
     if (h)
         history_json(root, h, now);
     char *txt = cJSON_Print(root);

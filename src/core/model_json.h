@@ -23,6 +23,10 @@ char *model_to_json_at(const rd_model *m, const char *view, double now);
 struct rd_history;
 char *model_to_json_hist(const rd_model *m, const char *view, double now,
                          const struct rd_history *h);
+/* The same, with the ring the groups' onsets are set against (onset.h; NULL: none read),
+ * whether or not the hour itself is written. */
+char *model_to_json_onset(const rd_model *m, const char *view, double now,
+                          const struct rd_history *h, const struct rd_history *onset_h);
 /* Loads arrays present in json into m (replacing them); missing fields get
  * "unknown" defaults. Ages in the JSON (heartbeat_age_s, age_ms) count back from its
  * "now", else from the caller's now. False with a message in err on malformed input. */

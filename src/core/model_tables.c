@@ -119,6 +119,11 @@ static const rd_field worker_fields[] = {
 /* ---- queues ---- */
 
 static bool queue_is_sqs(const void *rec) { return ((const rd_queue *)rec)->retention_s > 0; }
+static bool queue_max_length(const void *rec) { return ((const rd_queue *)rec)->max_length > 0; }
+static bool queue_expires(const void *rec) { return ((const rd_queue *)rec)->expires_ms > 0; }
+static bool queue_rejects(const void *rec) { return ((const rd_queue *)rec)->overflow_rejects; }
+static bool queue_ttl_from(const void *rec) { return ((const rd_queue *)rec)->ttl_from; }
+static bool queue_limits_note(const void *rec) { return ((const rd_queue *)rec)->limits_note; }
 
 static const rd_field queue_fields[] = {
     F(rd_queue, name, MF_NAME, FK_STR),
@@ -132,6 +137,12 @@ static const rd_field queue_fields[] = {
     F(rd_queue, deliver_rate, MF_DELIVER_RATE, FK_RATE),
     F(rd_queue, dead_letter_exchange, MF_DEAD_LETTER_EXCHANGE, FK_STR),
     F(rd_queue, ttl_ms, MF_TTL_MS, FK_LONG, .def = -1),
+    /* a RabbitMQ queue's other limits, written when set (dlqhorizon.h) */
+    F(rd_queue, ttl_from, MF_TTL_FROM, FK_STR, .when = queue_ttl_from),
+    F(rd_queue, max_length, MF_MAX_LENGTH, FK_LONG, .def = -1, .when = queue_max_length),
+    F(rd_queue, overflow_rejects, MF_OVERFLOW_REJECTS, FK_BOOL, .when = queue_rejects),
+    F(rd_queue, expires_ms, MF_EXPIRES_MS, FK_LONG, .def = -1, .when = queue_expires),
+    F(rd_queue, limits_note, MF_LIMITS_NOTE, FK_STR, .when = queue_limits_note),
     /* an SQS queue's */
     F(rd_queue, delayed, MF_DELAYED, FK_LONG, .def = 0, .when = queue_is_sqs),
     F(rd_queue, max_receive, MF_MAX_RECEIVE, FK_LONG, .def = 0, .flags = FF_POSITIVE,
@@ -145,6 +156,7 @@ static const rd_field queue_fields[] = {
 static bool dlq_has_step(const void *rec) { return ((const rd_dlq_entry *)rec)->step_id; }
 static bool dlq_has_source(const void *rec) { return ((const rd_dlq_entry *)rec)->source; }
 static bool dlq_is_sqs(const void *rec) { return ((const rd_dlq_entry *)rec)->sent_at > 0; }
+static bool dlq_has_expiration(const void *rec) { return ((const rd_dlq_entry *)rec)->expiration; }
 
 static const rd_field dlq_fields[] = {
     F(rd_dlq_entry, id, MF_ID, FK_STR),
@@ -164,6 +176,8 @@ static const rd_field dlq_fields[] = {
       .when = dlq_is_sqs),
     F(rd_dlq_entry, task_type, MF_TASK_TYPE, FK_STR, .when = dlq_is_sqs),
     F(rd_dlq_entry, sent_at, MF_SENT_AT, FK_TIME, .when = dlq_is_sqs),
+    /* a RabbitMQ message's own TTL */
+    F(rd_dlq_entry, expiration, MF_EXPIRATION, FK_STR, .when = dlq_has_expiration),
 };
 
 /* ---- status counts ---- */

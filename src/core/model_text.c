@@ -12,6 +12,7 @@
 #include "model_fields.h"
 #include "model_tables.h"
 #include "detail.h"
+#include "dlqhorizon.h"
 #include "sanitize.h"
 #include "textutil.h"
 #include "views.h"
@@ -477,6 +478,29 @@ static const tcol dlq_cols[] = {
     { "PAYLOAD", MF_PAYLOAD, WIDE_MAX, NULL, 0 },
 };
 
+/* "DLQ HORIZONS" and a line per DLQ: "attune.dlx.queue: oldest dead letter expires in 12m
+ * (message-ttl 1h from x-death)" (dlqhorizon.h), sanitized. */
+static void text_horizons(const rd_model *m, double now, text_buf *out)
+{
+    rd_horizon *h;
+    size_t n = dlq_horizons(m, now, &h);
+    if (n)
+        text_buf_str(out, "DLQ HORIZONS\n");
+    for (size_t i = 0; i < n; i++) {
+        char what[HORIZON_BASIS_LEN + 64];
+        horizon_text(&h[i], what, sizeof what);
+        char *line = xasprintf("%s (%s): %s\n", h[i].queue ? h[i].queue : "-",
+                               h[i].source ? h[i].source : "-", what);
+        char *clean = sanitize_str(line, SAN_KEEP_NL);
+        text_buf_str(out, clean);
+        free(clean);
+        free(line);
+    }
+    if (n)
+        text_buf_str(out, "\n");
+    free(h);
+}
+
 static void text_dlq(const rd_model *m, double now, text_buf *out)
 {
     TEXT("DLQ", &dlq_record, dlq_cols, 0, m->dlq.items, m->dlq.n, now, out);
@@ -491,6 +515,7 @@ static void text_dlq(const rd_model *m, double now, text_buf *out)
     }
     if (m->dlq.n && m->dlq.items[0].queue && strcmp(m->dlq.items[0].queue, "tasks_dlq") != 0)
         text_buf_str(out, "note: peeking a RabbitMQ queue requeues the messages (redelivered)\n\n");
+    text_horizons(m, now, out);
 }
 
 static void text_groups(const rd_model *m, double now, text_buf *out)
@@ -533,6 +558,16 @@ static void text_groups(const rd_model *m, double now, text_buf *out)
         table_cell(&t, g[i].fp[0] ? g[i].fp : "(no error text)", WIDE_MAX);
     }
     table_end(&t, out);
+    /* what stands out about each group against its window (standout.h) */
+    for (size_t i = 0; m->sgroups && i < n; i++) {
+        char gid[GROUPID_LEN + 1], line[1024];
+        groupid_make(g[i].fp, gid);
+        sgroups_standout_text(m->sgroups, &g[i], SO_MAX, line, sizeof line);
+        text_buf_str(out, gid);
+        text_buf_str(out, "  ");
+        text_buf_str(out, line);
+        text_buf_str(out, "\n");
+    }
     groups_free(g, n);
 }
 

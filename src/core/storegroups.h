@@ -13,6 +13,7 @@
 
 #include "groupid.h"
 #include "groups.h"
+#include "standout.h"
 
 typedef struct rd_sgroups rd_sgroups;
 
@@ -29,9 +30,23 @@ void sgroups_free(rd_sgroups *s);
 /* One distinct raw error: the prototype (taken: its strings become the result's) and its
  * tally. */
 void sgroups_add(rd_sgroups *s, rd_execution *proto, const rd_group_tally *t);
+/* The last prototype added stands for failures spread over values of a dimension: n of
+ * them have value (a store's row that tallies several workers at once). When a prototype
+ * has any, they replace its own `worker` for what stands out. */
+void sgroups_add_dim(rd_sgroups *s, so_dim d, const char *value, size_t n);
+/* How many prototypes were added; the same two for the prototype at index i (a source that
+ * finds a raw error again, e.g. on another worker, adds to it instead of a copy). */
+size_t sgroups_protos(const rd_sgroups *s);
+void sgroups_add_tally_at(rd_sgroups *s, size_t i, const rd_group_tally *t);
+void sgroups_add_dim_at(rd_sgroups *s, size_t i, so_dim d, const char *value, size_t n);
 /* The bound was hit: more failures in the window than the cap. */
 void sgroups_set_capped(rd_sgroups *s, bool capped);
-/* Done: the groups are merged (sorted as groups_build sorts). */
+/* The window's baseline for what stands out (standout.h; taken, finished by the caller);
+ * NULL: none read (each group's list is unknown). Before sgroups_finish. */
+void sgroups_set_base(rd_sgroups *s, so_base *b);
+/* Done: the groups are merged (sorted as groups_build sorts), and each one's list of what
+ * stands out computed from its rows (action, attempt, worker and, through the baseline's
+ * workers, host) against the baseline. */
 void sgroups_finish(rd_sgroups *s);
 
 size_t sgroups_n(const rd_sgroups *s);
@@ -41,6 +56,19 @@ double sgroups_time(const rd_sgroups *s);       /* when computed (epoch) */
 long sgroups_cap(const rd_sgroups *s);
 bool sgroups_capped(const rd_sgroups *s);
 size_t sgroups_failures(const rd_sgroups *s);   /* failures read (the sum of the counts) */
+const so_base *sgroups_base(const rd_sgroups *s);   /* NULL: none */
+/* What stands out about the group with fingerprint fp (borrowed list; SO_UNKNOWN when s
+ * has no such group or no baseline). */
+so_state sgroups_standout(const rd_sgroups *s, const char *fp, const rd_standout **l, size_t *n);
+/* The group's line of what stands out, sanitized: "stands out: 90 % on worker 7 (2.5 % of
+ * the hour) · 60 % ingest.parse (17 %)" (its first max items), else the state's note
+ * (so_state_text). */
+/* The onset of the group with fingerprint fp against the ring h (onset.h; h NULL: none);
+ * false when s has no such group. */
+struct rd_onset;
+struct rd_history;
+bool sgroups_onset(const rd_sgroups *s, const struct rd_history *h, const char *fp, struct rd_onset *out);
+void sgroups_standout_text(const rd_sgroups *s, const rd_group *g, size_t max, char *out, size_t cap);
 
 /* The groups a view shows: the store's when a source computed them (or is computing
  * them: none yet), copied (their LOOP the loop retries among the loaded executions, loops

@@ -11,6 +11,7 @@
 
 #include "../core/hostrule.h"
 #include "../core/xalloc.h"
+#include "loop.h"
 #include "url.h"
 
 enum { HTTP_DEF_TIMEOUT_MS = 10000, HTTP_DEF_CONNECT_MS = 3000 };
@@ -24,6 +25,7 @@ typedef struct http_xfer {
     struct curl_slist *headers;
     char *body_copy;            /* request body (curl does not copy POSTFIELDS) */
     rd_http_cb cb;
+    const char *cb_name;     /* the callback's name, for the loop trace (loop.h) */
     void *ud;
     char *buf;                  /* response body */
     size_t len, cap, max_body;
@@ -81,7 +83,7 @@ static void xfer_free(rd_http *h, http_xfer *x)
     xfer_free_detached(x);
 }
 
-static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+static void socket_event(evutil_socket_t fd, short what, void *arg)
 {
     http_sock *s = arg;
     rd_http *h = s->h;
@@ -94,13 +96,24 @@ static void on_socket_event(evutil_socket_t fd, short what, void *arg)
     check_done(h);
 }
 
-static void on_timer(evutil_socket_t fd, short what, void *arg)
+static void timer_event(evutil_socket_t fd, short what, void *arg)
 {
     rd_http *h = arg;
     int running = 0;
     (void)fd; (void)what;
     curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     check_done(h);
+}
+
+/* Timed as callbacks of their own under the loop trace (loop.h). */
+static void on_socket_event(evutil_socket_t fd, short what, void *arg)
+{
+    loop_call(socket_event, fd, what, arg, "curl_socket");
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    loop_call(timer_event, fd, what, arg, "curl_timer");
 }
 
 static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
@@ -200,8 +213,11 @@ static void xfer_finish(rd_http *h, http_xfer *x, CURLcode rc)
      * requests, cancel others, but not free h. */
     rd_http_cb cb = x->cb;
     void *ud = x->ud;
+    const char *name = x->cb_name;
     curl_multi_remove_handle(h->multi, x->easy);
+    loop_span sp = loop_span_begin();
     cb(&r, ud);
+    loop_span_end(sp, name);
     xfer_free_detached(x);
 }
 
@@ -382,7 +398,8 @@ static bool credential_may_go(rd_http *h, const rd_http_req *req)
     return ok;
 }
 
-uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud)
+uint64_t http_start_named(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud,
+                          const char *name)
 {
     if (!h)
         return 0;
@@ -397,6 +414,7 @@ uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud)
     x->h = h;
     x->easy = e;
     x->cb = cb;
+    x->cb_name = name;
     x->ud = ud;
     x->max_body = req->max_body ? req->max_body : HTTP_DEF_MAX_BODY;
     set_common_opts(e, x, req);

@@ -58,7 +58,10 @@ void http_free(rd_http *h);          /* cancels pending requests without callbac
  * or LF, or a credential refused for its URL (see rd_http_req.credential): http_why says
  * why. Redirects are never followed; TLS verification is always on; only https goes
  * through the environment's proxy (io/proxyenv.h), plain http never does. */
-uint64_t http_start(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud);
+uint64_t http_start_named(rd_http *h, const rd_http_req *req, rd_http_cb cb, void *ud,
+                          const char *name);
+/* name: the callback's, for the loop trace (loop.h) */
+#define http_start(h, req, cb, ud) http_start_named((h), (req), (cb), (ud), #cb)
 /* Why the last http_start on h returned 0 ("the request could not be started" when no
  * better reason is known); never holds a secret. */
 const char *http_why(const rd_http *h);

@@ -19,10 +19,24 @@
  *
  * With REDRIVE_LOOP_TRACE=FILE in the environment (benchmarks and CI gates only), loop_run
  * runs one iteration at a time and measures the CPU each took: everything its callbacks did
- * between two waits, which is the longest a key press can wait behind them. When the loop
- * ends, FILE gets a line per iteration above 1 ms of CPU (the first 1,000), then a summary:
- *   slow at T cpu_ms X          (T: CLOCK_MONOTONIC seconds at the iteration's end)
- *   iterations N cpu_max_ms X cpu_p99_ms Y over_1ms K
+ * between two waits, which is the longest a key press can wait behind them. Every event
+ * made through this header then runs through a wrapper that times its callback (CPU and
+ * wall), named by the callback and its file (the macros below pass #cb and __FILE__);
+ * hiredis's events and curl's (http.c) are timed too, and code may time a part of a
+ * callback with loop_span_begin/loop_span_end. When the loop ends, FILE gets a line per
+ * iteration above 1 ms of CPU or of callback wall time (REDRIVE_LOOP_TRACE_MS: another bar,
+ * 0 for every iteration; the first 20,000), then a summary (its counts always at 1 ms):
+ *   slow at T cpu_ms X wall_ms W preempt P block B minflt F ran NAME:CPU/WALL,... other:CPU
+ *     (T: CLOCK_MONOTONIC seconds at the iteration's end; wall_ms: its callbacks' wall
+ *     time; P, B, F: involuntary context switches (preempted), voluntary ones (blocked:
+ *     a write, a lock) and minor page faults of the loop's thread from its first callback
+ *     on; ran: the callbacks and spans that ran in it, costliest first, at most 12,
+ *     a span inside a callback written PARENT>NAME; other: the CPU outside every callback,
+ *     libevent's own)
+ *   iterations N cpu_max_ms X cpu_p99_ms Y over_1ms K wall_over_1ms K2 wall_max_ms W listed L
+ *     (L: the lines above it, at most 20,000)
+ * A run's lines are made in memory and appended in one write at the loop's end (several
+ * runs may share one file).
  */
 #include <stdbool.h>
 
@@ -43,9 +57,13 @@ void loop_break(rd_loop *l);      /* stop after the running callback */
 void loop_exit(rd_loop *l);       /* stop after the callbacks already active have run */
 
 /* Timers. loop_timer_new: one shot; loop_every_new: runs every `s` of loop_timer_in(t, s)
- * until stopped. loop_timer_in arms (or re-arms) in s seconds (negative: now, next turn). */
-rd_event *loop_timer_new(rd_loop *l, loop_cb cb, void *ud);
-rd_event *loop_every_new(rd_loop *l, loop_cb cb, void *ud);
+ * until stopped. loop_timer_in arms (or re-arms) in s seconds (negative: now, next turn).
+ * The *_named functions take the callback's name and file for the loop trace; the macros
+ * give them (call the macros). */
+rd_event *loop_timer_named(rd_loop *l, loop_cb cb, void *ud, const char *name, const char *file);
+rd_event *loop_every_named(rd_loop *l, loop_cb cb, void *ud, const char *name, const char *file);
+#define loop_timer_new(l, cb, ud) loop_timer_named((l), (cb), (ud), #cb, __FILE__)
+#define loop_every_new(l, cb, ud) loop_every_named((l), (cb), (ud), #cb, __FILE__)
 void loop_timer_in(rd_event *t, double s);
 void loop_timer_stop(rd_event *t);
 bool loop_timer_pending(const rd_event *t);
@@ -54,9 +72,24 @@ void loop_soon(rd_event *ev);
 
 /* Readiness of fd: what is LOOP_READ and/or LOOP_WRITE, with LOOP_PERSIST to stay armed.
  * Armed at once; NULL when it cannot be (the fd is bad). */
-rd_event *loop_fd_new(rd_loop *l, int fd, short what, loop_cb cb, void *ud);
+rd_event *loop_fd_named(rd_loop *l, int fd, short what, loop_cb cb, void *ud, const char *name,
+                        const char *file);
+#define loop_fd_new(l, fd, what, cb, ud) loop_fd_named((l), (fd), (what), (cb), (ud), #cb, __FILE__)
 /* Signal signo, persistent, armed at once (fd = signo in the callback). */
-rd_event *loop_signal_new(rd_loop *l, int signo, loop_cb cb, void *ud);
+rd_event *loop_signal_named(rd_loop *l, int signo, loop_cb cb, void *ud, const char *name,
+                            const char *file);
+#define loop_signal_new(l, signo, cb, ud) loop_signal_named((l), (signo), (cb), (ud), #cb, __FILE__)
+
+/* The loop trace's spans (REDRIVE_LOOP_TRACE): a part of a callback timed on its own,
+ * written NAME inside its callback's entry. Costs two clock reads when tracing, nothing
+ * otherwise. name: a string that outlives the loop (a literal). */
+typedef struct loop_span { double cpu, wall; bool on; } loop_span;
+loop_span loop_span_begin(void);
+void loop_span_end(loop_span s, const char *name);
+bool loop_tracing(void);
+/* cb(fd, what, ud) now, timed as a callback named name when tracing (for the events src/io
+ * makes with libevent itself: curl's sockets and timer). */
+void loop_call(loop_cb cb, int fd, short what, void *ud, const char *name);
 
 void loop_event_keys(rd_event *ev);    /* run at LOOP_PRIO_KEYS */
 void loop_event_free(rd_event *ev);    /* NULL-safe; stops it first */

@@ -13,6 +13,7 @@
 
 #include "../core/xalloc.h"
 #include "clock.h"
+#include "loop.h"
 
 enum { PROC_REAP_POLL_US = 10000 };
 
@@ -194,6 +195,22 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
     proc_finish(p, false, why);
 }
 
+/* Timed as callbacks of their own under the loop trace (loop.h). */
+static void on_read_timed(evutil_socket_t fd, short what, void *arg)
+{
+    loop_call(on_read, fd, what, arg, "proc_read");
+}
+
+static void on_timeout_timed(evutil_socket_t fd, short what, void *arg)
+{
+    loop_call(on_timeout, fd, what, arg, "proc_timeout");
+}
+
+static void on_reap_timed(evutil_socket_t fd, short what, void *arg)
+{
+    loop_call(on_reap, fd, what, arg, "proc_reap");
+}
+
 /* In the child: only async-signal-safe calls until exec. argv: run directly, else
  * `sh -c command`. */
 static void child_exec(const char *command, char *const argv[], int outfd)
@@ -236,9 +253,9 @@ static rd_proc *proc_start(struct event_base *base, const char *command, char *c
     p->cb = cb;
     p->ud = ud;
     p->timeout_s = timeout_s > 0 ? timeout_s : 30;
-    p->rd = event_new(base, p->fd, EV_READ | EV_PERSIST, on_read, p);
-    p->timer = evtimer_new(base, on_timeout, p);
-    p->reap = evtimer_new(base, on_reap, p);
+    p->rd = event_new(base, p->fd, EV_READ | EV_PERSIST, on_read_timed, p);
+    p->timer = evtimer_new(base, on_timeout_timed, p);
+    p->reap = evtimer_new(base, on_reap_timed, p);
     struct timeval tv = clock_tv(p->timeout_s);
     event_add(p->rd, NULL);
     event_add(p->timer, &tv);

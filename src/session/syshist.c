@@ -26,7 +26,54 @@ struct rd_syshist {
     rd_event *save;        /* the periodic save */
     bool dirty;                /* a sample since the last save */
     rd_bgwrite *writer;        /* the saves' thread (bgwrite.h) */
+    /* the workers unhealthy or draining at the last sample ("u:NAME", "d:NAME", sorted;
+     * at most SYSHIST_BAD: a fleet-wide outage names its first ones), to see who turned */
+    char **bad;
+    size_t nbad;
+    bool bad_known;            /* a sample was taken: the first one only learns the set */
 };
+
+enum { SYSHIST_BAD = 256 };
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void bad_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The workers that turned unhealthy or draining since the last sample, as the ring's
+ * events (history_event). */
+static void workers_turned(rd_syshist *sh, double now)
+{
+    const rd_model *m = sh->m;
+    char **cur = xcalloc(2 * m->workers.n + 1, sizeof *cur);
+    size_t n = 0;
+    for (size_t i = 0; i < m->workers.n && n + 2 <= SYSHIST_BAD; i++) {
+        const rd_worker *w = &m->workers.items[i];
+        const char *name = w->name && *w->name ? w->name : w->id;
+        if (!name)
+            continue;
+        if (w->health == RD_HEALTH_UNHEALTHY)
+            cur[n++] = xasprintf("u:%s", name);
+        if (w->status && (strcmp(w->status, "draining") == 0 || strcmp(w->status, "cordoned") == 0))
+            cur[n++] = xasprintf("d:%s", name);
+    }
+    if (n > 1)
+        qsort(cur, n, sizeof *cur, str_cmp);
+    for (size_t i = 0; sh->bad_known && i < n; i++)
+        if (!bsearch(&cur[i], sh->bad, sh->nbad, sizeof *sh->bad, str_cmp))
+            history_event(&sh->h, now, cur[i][0] == 'u' ? HEV_UNHEALTHY : HEV_DRAINING, cur[i] + 2);
+    bad_free(sh->bad, sh->nbad);
+    sh->bad = cur;
+    sh->nbad = n;
+    sh->bad_known = true;
+}
 
 /* The journal's directory (actions/journal.h: $XDG_STATE_HOME/redrive or its default). */
 static char *state_base(void)
@@ -91,7 +138,12 @@ void syshist_sample(rd_syshist *sh, double now)
     rd_hist_sample s = {.fail_rate = r.failing_rate, .eligible = (double)r.eligible,
                         .dlq = (double)r.dlq, .unhealthy = (double)r.unhealthy, .nq = n,
                         .qnames = names, .qdepth = depth};
+    /* the fleet's marks: "<=N" (may include superseded failures) before "N+" (a cap, or
+     * the page's count with more pages) */
+    if (r.eligible > 0)
+        s.mark[HIST_ELIGIBLE] = r.eligible_upper ? HIST_UPPER : r.eligible_more ? HIST_LOWER : HIST_EXACT;
     history_add(&sh->h, now, &s);
+    workers_turned(sh, now);
     sh->dirty = true;
     free(names);
     free(depth);
@@ -125,7 +177,7 @@ static bool dir_ready(const char *path, char *why, size_t whycap)
 }
 
 typedef struct hist_job {
-    rd_history h;   /* the ring as it was when the save was asked (17.7 KiB) */
+    rd_history h;   /* the ring as it was when the save was asked (its marks and events too) */
     char *path;
 } hist_job;
 
@@ -210,6 +262,7 @@ void syshist_free(rd_syshist *sh)
     if (sh->save)
         loop_event_free(sh->save);
     free(sh->path);
+    bad_free(sh->bad, sh->nbad);
     free(sh);
 }
 

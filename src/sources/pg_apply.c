@@ -194,6 +194,7 @@ static void apply_one(pg_src *s, qkind k, const PGresult *r, const pg_row_ctx *x
     case Q_DLQ: pg_view_got_dlq(s->view, r); break;
     case Q_DLQ_GROUPS: pg_dlq_got_groups(m, r); break;
     case Q_GROUPS: pg_view_got_groups(s->view, r, x); break;
+    case Q_GROUPS_WINDOW: pg_view_got_groups_window(s->view, r); break;
     case Q_DLQ_COUNT: apply_scalar(s, k, r); break;
     case Q_FAILING: apply_scalar(s, k, r), apply_store_figures(s, r); break;
     default: break;
@@ -226,6 +227,7 @@ static void apply_empty(pg_src *s, qkind k, const pg_row_ctx *x)
     case Q_DLQ: model_dlq_set(m, SRC_NAME, NULL, 0); break;
     case Q_DLQ_GROUPS: model_set_dlq_sgroups(m, NULL); break;
     case Q_GROUPS: pg_view_got_groups(s->view, NULL, x); break;
+    case Q_GROUPS_WINDOW: pg_view_got_groups_window(s->view, NULL); break;
     case Q_DETAIL: pg_view_got_detail(s->view, NULL); break;
     case Q_DLQ_COUNT: model_dlq_total(m, SRC_NAME, -1); break;
     case Q_FAILING: model_set_failing_rate(m, -1), apply_store_figures(s, NULL); break;

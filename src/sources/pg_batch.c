@@ -25,6 +25,7 @@ const char *const pg_qnames[Q_N] = {
     [Q_CHANGES] = "changes", [Q_PREPARE] = "prepare", [Q_SETTING] = "setting",
     [Q_REPLICA] = "replica", [Q_RUNNING] = "worker_running", [Q_LISTEN] = "listen",
     [Q_GROUPS] = "groups", [Q_DETAIL] = "execution_detail", [Q_DLQ_GROUPS] = "dlq_groups",
+    [Q_GROUPS_WINDOW] = "groups_window",
 };
 
 struct pg_batch {
@@ -370,6 +371,11 @@ static void build_main(pg_src *s, draft *b)
     }
     /* the error groups: on demand only (the view opens, ^r), never on a poll */
     if (w.groups_window && query(s, Q_GROUPS) && b->n < MAX_Q) {
+        /* the window's baseline for what stands out: one grouped read of the window,
+         * before the groups (a sync each: its failure leaves the groups whole) */
+        if (query(s, Q_GROUPS_WINDOW) && b->n + 1 < MAX_Q)
+            add(b, query(s, Q_GROUPS_WINDOW), Q_GROUPS_WINDOW, 2, w.groups_window, w.groups_cap,
+                NULL, NULL, NULL);
         add(b, query(s, Q_GROUPS), Q_GROUPS, 2, w.groups_window, w.groups_cap, NULL, NULL, NULL);
         b->groups_sent = true;
     }

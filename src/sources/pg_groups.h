@@ -12,4 +12,11 @@
 #include "../core/storegroups.h"
 #include "pg_rows.h"
 
-rd_sgroups *pg_groups_read(const PGresult *r, const pg_row_ctx *x, double window_s, long cap);
+/* base: the window's baseline (taken; NULL none). */
+rd_sgroups *pg_groups_read(const PGresult *r, const pg_row_ctx *x, double window_s, long cap,
+                           so_base *base);
+/* The window's baseline ([query groups_window], standout.h): one row per dimension and
+ * value with `n` executions of the window; `total` (the window's executions read) and
+ * `capped` (more than the bound) on every row; a worker's row may carry its `host`. A
+ * dimension named by a row is recorded by the store, even when every value is NULL. */
+so_base *pg_groups_window_read(const PGresult *r);

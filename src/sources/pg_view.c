@@ -56,6 +56,7 @@ struct pg_view {
     long groups_cap;
     char groups_p1[32], groups_p2[24];
     bool want_groups, groups_inflight;
+    so_base *groups_base;          /* the baseline read with the groups in flight */
 };
 
 static void cursor_free(cursor *c)
@@ -167,6 +168,7 @@ void pg_view_free(pg_view *v)
     free(v->stack);
     free(v->acc);
     pg_dlq_free(v->dlq);
+    so_base_free(v->groups_base);
     free(v);
 }
 
@@ -598,11 +600,19 @@ void pg_view_got_running(pg_view *v, const PGresult *r, const pg_row_ctx *x)
     }
 }
 
+void pg_view_got_groups_window(pg_view *v, const PGresult *r)
+{
+    so_base_free(v->groups_base);
+    v->groups_base = r ? pg_groups_window_read(r) : NULL;
+}
+
 void pg_view_got_groups(pg_view *v, const PGresult *r, const pg_row_ctx *x)
 {
     v->groups_inflight = false;
     if (v->want_groups)
         return;                       /* asked again meanwhile (another window) */
-    model_set_sgroups(v->model, r ? pg_groups_read(r, x, v->groups_window_s, v->groups_cap) : NULL);
+    so_base *b = v->groups_base;
+    v->groups_base = NULL;
+    model_set_sgroups(v->model, r ? pg_groups_read(r, x, v->groups_window_s, v->groups_cap, b) : (so_base_free(b), NULL));
     model_sgroups_pending(v->model, false);
 }

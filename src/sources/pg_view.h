@@ -90,3 +90,6 @@ void pg_view_got_dlq(pg_view *v, const PGresult *r);
 /* r NULL: the store could not read it; no row: no such execution. */
 void pg_view_got_detail(pg_view *v, const PGresult *r);
 void pg_view_got_groups(pg_view *v, const PGresult *r, const pg_row_ctx *x);
+/* The window's baseline for what stands out ([query groups_window]; NULL: it failed),
+ * kept for the groups answered next. */
+void pg_view_got_groups_window(pg_view *v, const PGresult *r);

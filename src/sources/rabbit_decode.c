@@ -100,6 +100,121 @@ static char *capped(const char *s, size_t cap)
     return xstrndup(s, n);
 }
 
+/* ---- a queue's limits: its arguments and its effective policy ---------------------------- */
+
+enum { RB_NOTE_CAP = 160 };
+
+/* A limit's value as the broker holds it: a whole number of 0 or more (the arguments may be
+ * any AMQP type: a text, a float, a negative are stated, never read as a number). */
+static bool limit_value(const cJSON *v, long *out)
+{
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+        v->valuedouble != floor(v->valuedouble) || v->valuedouble > 9e15)
+        return false;
+    *out = (long)v->valuedouble;
+    return true;
+}
+
+static void note_set(rd_queue *q, const char *what)
+{
+    if (!q->limits_note)             /* the first problem is enough to say it is unknown */
+        q->limits_note = capped(what, RB_NOTE_CAP);
+}
+
+/* "x-message-ttl \"1h\" is not a whole number of 0 or more" (the value as the broker shows it) */
+static void note_bad(rd_queue *q, const char *prefix, const char *key, const cJSON *v)
+{
+    char *shown = cJSON_PrintUnformatted(v);
+    char buf[RB_NOTE_CAP];
+    snprintf(buf, sizeof buf, "%s%s %.60s is not a whole number of 0 or more", prefix, key,
+             shown ? shown : "?");
+    free(shown);
+    note_set(q, buf);
+}
+
+/* One numeric limit: the lower of the argument (arg_key) and the policy's (pol_key), as
+ * RabbitMQ applies it; -1 when neither sets it. *by_policy when the policy's is the lower. */
+static long limit_of(rd_queue *q, const cJSON *args, const char *arg_key, const cJSON *pol,
+                     const char *pol_key, bool *by_policy)
+{
+    long a = -1, p = -1, v;
+    const cJSON *av = cJSON_GetObjectItemCaseSensitive(args, arg_key);
+    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(pol, pol_key);
+    if (av && limit_value(av, &v))
+        a = v;
+    else if (av)
+        note_bad(q, "", arg_key, av);
+    if (pv && limit_value(pv, &v))
+        p = v;
+    else if (pv)
+        note_bad(q, "policy ", pol_key, pv);
+    if (by_policy)
+        *by_policy = p >= 0 && (a < 0 || p < a);
+    return a < 0 ? p : p < 0 ? a : (a < p ? a : p);
+}
+
+/* x-overflow (the argument wins over the policy's overflow): drop-head (the default) drops
+ * the oldest; reject-publish and reject-publish-dlx refuse the new message instead. */
+static void overflow_of(rd_queue *q, const cJSON *args, const cJSON *pol)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, "x-overflow");
+    const char *key = "x-overflow";
+    if (!v) {
+        v = cJSON_GetObjectItemCaseSensitive(pol, "overflow");
+        key = "policy overflow";
+    }
+    if (!v)
+        return;
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "drop-head") == 0)
+        return;
+    if (cJSON_IsString(v) && strncmp(v->valuestring, "reject-publish", 14) == 0 &&
+        (!v->valuestring[14] || strcmp(v->valuestring + 14, "-dlx") == 0))
+        q->overflow_rejects = true;
+    else {
+        char *shown = cJSON_PrintUnformatted(v), buf[RB_NOTE_CAP];
+        snprintf(buf, sizeof buf, "%s %.60s is not drop-head, reject-publish or "
+                 "reject-publish-dlx", key, shown ? shown : "?");
+        free(shown);
+        note_set(q, buf);
+    }
+}
+
+/* The limits that delete a DLQ's messages (core/dlqhorizon.h). A broker that does not show
+ * the arguments or the policy's definition (a proxy, a column left out, an older broker)
+ * leaves them unknown, said in limits_note. */
+static void limits_from_json(const cJSON *it, rd_queue *q)
+{
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(it, "arguments");
+    const cJSON *pol = cJSON_GetObjectItemCaseSensitive(it, "effective_policy_definition");
+    const cJSON *pname = cJSON_GetObjectItemCaseSensitive(it, "policy");
+    const char *policy = cJSON_IsString(pname) && pname->valuestring[0] ? pname->valuestring : NULL;
+    q->max_length = q->expires_ms = -1;
+    if (!cJSON_IsObject(args)) {
+        args = NULL;
+        note_set(q, "the broker does not show the queue's arguments");
+    }
+    if (!cJSON_IsObject(pol)) {
+        pol = NULL;
+        char buf[RB_NOTE_CAP];
+        snprintf(buf, sizeof buf, "policy %.80s: the broker does not show its definition",
+                 policy ? policy : "");
+        if (policy)
+            note_set(q, buf);
+        else if (!cJSON_IsNull(pname))
+            note_set(q, "the broker does not show the queue's policy");
+    }
+    bool ttl_policy = false;
+    q->ttl_ms = limit_of(q, args, "x-message-ttl", pol, "message-ttl", &ttl_policy);
+    if (ttl_policy && policy) {
+        char buf[RB_NOTE_CAP];
+        snprintf(buf, sizeof buf, "policy %s", policy);
+        q->ttl_from = capped(buf, RB_NOTE_CAP);
+    }
+    q->max_length = limit_of(q, args, "x-max-length", pol, "max-length", NULL);
+    q->expires_ms = limit_of(q, args, "x-expires", pol, "expires", NULL);
+    overflow_of(q, args, pol);
+}
+
 static void queue_from_json(const cJSON *it, const char *name, bool dlq, rd_queue *q)
 {
     memset(q, 0, sizeof *q);
@@ -113,12 +228,11 @@ static void queue_from_json(const cJSON *it, const char *name, bool dlq, rd_queu
     q->publish_rate = rate_of(st, "publish_details");
     q->deliver_rate = rate_of(st, "deliver_get_details");
     q->is_dlq = dlq;
-    q->ttl_ms = -1;
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(it, "arguments");
     const cJSON *dlx = cJSON_GetObjectItemCaseSensitive(args, "x-dead-letter-exchange");
     if (cJSON_IsString(dlx))
         q->dead_letter_exchange = capped(dlx->valuestring, RB_NAME_CAP);
-    q->ttl_ms = num_or(args, "x-message-ttl", -1);
+    limits_from_json(it, q);
 }
 
 bool rb_decode_queues(const char *body, size_t len, const rb_globs *show,
@@ -270,6 +384,12 @@ static void message_of(const cJSON *m, const char *queue, size_t idx, rd_dlq_ent
     d->queue = xstrdup(queue);
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(m, "properties");
     const char *mid = json_str(props, "message_id");
+    const cJSON *exp = cJSON_GetObjectItemCaseSensitive(props, "expiration");
+    if (exp && !cJSON_IsNull(exp)) {     /* its own TTL: kept as the broker shows it */
+        char *t = cJSON_IsString(exp) ? NULL : cJSON_PrintUnformatted(exp);
+        d->expiration = capped(t ? t : exp->valuestring, 64);
+        free(t);
+    }
     d->id = mid && *mid ? capped(mid, 128) : xasprintf("%s#%zu", queue, idx + 1);
     death_of(cJSON_GetObjectItemCaseSensitive(props, "headers"), d);
     d->redelivered = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "redelivered"));

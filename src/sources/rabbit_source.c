@@ -169,6 +169,7 @@ static void poll_page(rb_src *s)
 {
     char *url = xasprintf("%s/api/queues/%s?page=%ld&page_size=%d&columns=name,messages,"
                           "messages_ready,messages_unacknowledged,consumers,arguments,"
+                          "policy,effective_policy_definition,"
                           "message_stats.publish_details.rate,"
                           "message_stats.deliver_get_details.rate",
                           s->url, s->vhost, s->page, RB_PAGE_SIZE);

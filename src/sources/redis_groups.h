@@ -7,6 +7,8 @@
  * normalized and merged by storegroups.c (fingerprint.c: the one definition). Pure over
  * the index (no I/O); the index in memory is walked once, whole (rs_groups_build) or in
  * slices (rs_groups_begin, _offer each task once, _end: the publish job of redis_view.c).
+ * The same pass counts every task of the window by name and attempt: the baseline of what
+ * stands out about each group (standout.h; Alakai records no worker, queue or host).
  */
 #include "../core/storegroups.h"
 #include "redis_index.h"

@@ -160,7 +160,7 @@ static void publish(sq_src *s)
         o->deliver_rate = q->trend.out_rate;
         o->is_dlq = q->is_dlq;
         o->dead_letter_exchange = q->a.dlq_name[0] ? xstrdup(q->a.dlq_name) : NULL;
-        o->ttl_ms = -1;
+        o->ttl_ms = o->max_length = o->expires_ms = -1;
         o->max_receive = q->a.max_receive;
         o->retention_s = q->a.retention_s > 0 ? q->a.retention_s : 1;
         o->not_draining = !q->is_dlq && q->trend.not_draining;   /* a DLQ has no consumer */

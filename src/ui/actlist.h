@@ -54,6 +54,7 @@ enum {
     X(MARK_CLEAR, "unmark-all", "unmark", "clear all marks", "M", 0) \
     X(GROUP_BY, "group-by", "group", "DLQ: group the entries by reason, by queue, or not (enter: a group's entries)", "b", 0) \
     X(PEEK_MORE, "peek-more", "more", "DLQ: peek the next page", "m", 0) \
+    X(STANDS_OUT, "stands-out", "stands-out", "error groups: pick one of what stands out about the group (enter: its members on it)", "tab", 0) \
     X(RETRY, "retry", "retry", "retry the selected or marked executions (error groups: the whole group in the window)", "r", UA_DANGER) \
     X(RETRY_ALL, "retry-all", "retry-all", "retry everything the executions filter matches, every page of the store (:retry-all DUR: in a window); error groups: the whole group; DLQ: every entry its search matches", "R", UA_DANGER) \
     X(DRAIN, "drain", "drain", "drain (cordon) the selected worker", "D", UA_DANGER) \

@@ -54,6 +54,12 @@ void draw_fill(WINDOW *w, int y, int x, int cols, int attr)
     blanks(w, cols, attr);
 }
 
+void draw_recolor(WINDOW *w, int y, int x, int cols, int attr)
+{
+    if (cols > 0)
+        mvwchgat(w, y, x, cols, (attr_t)attr & ~(attr_t)A_COLOR, (short)PAIR_NUMBER(attr), NULL);
+}
+
 void draw_panel(WINDOW *w, ui_rect b, int attr)
 {
     for (int y = 0; y < b.h; y++)

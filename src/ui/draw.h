@@ -11,6 +11,8 @@ int draw_raw(WINDOW *w, int y, int x, int cols, const char *raw, int attr, unsig
 /* Same for text we produced ourselves (still fitted; never data as a format). */
 int draw_clean(WINDOW *w, int y, int x, int cols, const char *clean, int attr);
 void draw_fill(WINDOW *w, int y, int x, int cols, int attr);
+/* cols cells from y,x keep their text and take attr (a chart's marked columns). */
+void draw_recolor(WINDOW *w, int y, int x, int cols, int attr);
 /* Every row of b blanked in attr (a panel drawn over the view). */
 void draw_panel(WINDOW *w, ui_rect b, int attr);
 /* The same with a line frame on its edge (the dialogs' box). */

@@ -9,6 +9,7 @@
 
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "../session/snapcache.h"
 
 enum { SAVE_EVERY_S = 60 };
@@ -102,7 +103,10 @@ static bool lastknown_reap(ui_lastknown *lk, ui_ctx *ctx)
 static void lastknown_save(ui_lastknown *lk, const rd_system_cfg *sys, const rd_model *m, ui_ctx *ctx)
 {
     char why[200] = "";
-    if (!sys || !snapcache_save_bg(lk->writer, lk->path, sys->name, m, clock_wall(), why, sizeof why)) {
+    loop_span sp = loop_span_begin();   /* the copy is the loop's share (loop trace) */
+    bool queued = sys && snapcache_save_bg(lk->writer, lk->path, sys->name, m, clock_wall(), why, sizeof why);
+    loop_span_end(sp, "lastknown_copy");
+    if (!queued) {
         lastknown_failed(lk, why, ctx);
         return;
     }

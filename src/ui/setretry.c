@@ -14,6 +14,7 @@
 #include "../core/jsonget.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
+#include "../io/loop.h"
 #include "../io/proc.h"
 #include "../session/session.h"
 #include "app.h"
@@ -362,8 +363,11 @@ void setretry_run(ui_app *app)
     ui_setretry *s = app_dialog(app)->set;
     char why[400];
     rd_batch_info b = {0};
-    if (!batchrec_adopt(s->journal, s->id, why, sizeof why) ||
-        !batchrec_find(s->journal, s->id, &b, why, sizeof why)) {
+    loop_span sp = loop_span_begin();   /* the loop trace: the record read on the loop */
+    bool found = batchrec_adopt(s->journal, s->id, why, sizeof why) &&
+                 batchrec_find(s->journal, s->id, &b, why, sizeof why);
+    loop_span_end(sp, "batchrec_adopt_find");
+    if (!found) {
         ctx_msg(app_ctx(app), true, "%s: nothing sent: %s", action_name(s->kind), why);
         dialog_close(app);
         return;
@@ -374,7 +378,9 @@ void setretry_run(ui_app *app)
     rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done,
                            .check = s->check ? on_check : NULL};
     rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency};   /* as shown */
+    sp = loop_span_begin();
     s->run = batchrun_start(app_actor(app), &b, &ro, &cbs, s, why, sizeof why);
+    loop_span_end(sp, "batchrun_start");
     batch_info_clear(&b);
     if (!s->run) {
         ctx_msg(app_ctx(app), true, "%s: refused: %s (batch %s: redrive batch resume)", action_name(s->kind), why, s->id);

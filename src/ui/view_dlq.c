@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/dlqgroup.h"
+#include "../core/dlqhorizon.h"
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "../session/session.h"   /* the RabbitMQ peek limits (sources.h) */
@@ -334,6 +335,41 @@ static void dlq_list_title(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         draw_clean(w, r.y, r.x + used, r.w - used, note, theme_attr(c->theme, TS_WARNING));
 }
 
+/* The DLQ horizon line at the foot of the list (core/dlqhorizon.h): the soonest DLQ's, "attune.dlx.queue:
+ * oldest dead letter expires in 12m (message-ttl 1h from x-death)", else the first DLQ whose
+ * horizon is unknown ("the broker does not show the queue's arguments: unknown"); "" when
+ * nothing deletes the system's dead letters (kept until consumed or resolved: the snapshot
+ * says so per DLQ) or it has no DLQ.
+ * A warning below dlq_horizon_warn. */
+static bool dlq_horizon_line(ui_ctx *c, char *out, size_t cap)
+{
+    rd_horizon *h;
+    size_t n = dlq_horizons(c->model, c->now, &h);
+    const rd_horizon *s = dlq_horizon_soonest(h, n);
+    const rd_horizon *shown = s;     /* else the first with something unknown to say */
+    for (size_t i = 0; !shown && i < n; i++)
+        if (!h[i].kept)
+            shown = &h[i];
+    bool warn = false;
+    out[0] = '\0';
+    if (shown) {
+        char what[HORIZON_BASIS_LEN + 64], more[80] = "";
+        horizon_text(shown, what, sizeof what);
+        if (shown->in_s >= 0) {       /* repainted as it runs down */
+            char eta[32];
+            ctx_eta(c, c->now + shown->in_s, eta, sizeof eta);
+        }
+        if (n > 1)
+            snprintf(more, sizeof more, "  (%zu DLQs: snapshot --view dlq lists each)", n);
+        snprintf(out, cap, "%s: %s%s", shown->queue ? shown->queue : "-", what, more);
+        double f = horizon_figure(shown, NULL);
+        warn = f >= 0 && c->cfg && c->cfg->fleet.dlq_horizon_warn > 0 &&
+               f < c->cfg->fleet.dlq_horizon_warn;
+    }
+    free(h);
+    return warn;
+}
+
 static void dlq_row(ui_ctx *c, const ui_table_row *row)
 {
     const dlq_st *s = row->st;
@@ -536,14 +572,19 @@ static void dlq_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
         {.title = "LAST", .min = 5, .want = 6, .drop = 2, .right = true},
         {.title = "PAYLOAD", .min = 12, .want = 20, .weight = 4},
     };
-    int panel = dlq_peek_off(c) ? peek_off_draw(c, w, (ui_rect){r.y + 2, r.x, r.h - 2, r.w}) : 0;
+    char hz[HORIZON_BASIS_LEN + 256];
+    bool hz_warn = dlq_horizon_line(c, hz, sizeof hz);
+    int bottom = hz[0] && r.h > 4 ? 1 : 0;   /* the horizon line, the view's last line */
+    if (bottom)
+        draw_raw(w, r.y + r.h - 1, r.x, r.w, hz, theme_attr(c->theme, hz_warn ? TS_WARNING : TS_DIM), c->san);
+    int panel = dlq_peek_off(c) ? peek_off_draw(c, w, (ui_rect){r.y + 2, r.x, r.h - 2 - bottom, r.w}) : 0;
     bool sqs_note = !dlq_peek_off(c) && dlq_is_sqs(c) && !s->sqs_asked && !m->dlq.n;
     view_table(v, c, w, r, &(ui_table){
-        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 2 - panel,
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 2 - bottom - panel,
         .n = (int)s->n_rows, .st = s, .fit = dlq_widths, .empty = sqs_note ? NULL : dlq_empty(c),
         .row = dlq_row});
     if (sqs_note) {
-        ui_lines lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2, 0, theme_attr(c->theme, TS_WARNING)};
+        ui_lines lc = {w, r.y + 2, r.x + 2, r.w - 2, 0, r.h - 2 - bottom, 0, theme_attr(c->theme, TS_WARNING)};
         char *note = sqs_peek_note(c);
         word_breaks(note, r.w - 2);
         text_wrap(note, r.w - 2, draw_lines_cb, &lc);

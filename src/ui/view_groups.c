@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../core/groupid.h"
+#include "../core/onset.h"
 #include "../core/storegroups.h"
 #include "../core/xalloc.h"
 #include "draw.h"
@@ -24,7 +25,11 @@ typedef struct groups_st {
     size_t cap_loops;
     double window_s;       /* the store's window asked for (0: not yet) */
     bool store;            /* the groups shown are the store's (else the loaded page's) */
+    int pick;              /* what stands out: the item picked (1..), 0 none */
+    char pick_fp[256];     /* ... about this group (another group: none) */
 } groups_st;
+
+enum { SO_SHOWN = 3 };     /* what stands out: the first three under the group */
 
 static const ui_action groups_bar[] = {UA_OPEN, UA_RETRY, UA_REFRESH, UA_VIEW_EXECS, UA_HELP, UA_QUIT, UA_NONE};
 
@@ -86,6 +91,47 @@ static const rd_group *groups_current(ui_view *v, ui_ctx *c, bool *kept)
     return s->n ? &s->g[v->list.cur] : NULL;
 }
 
+/* The store's groups with a baseline of their window get a line of what stands out. */
+static bool has_standout(const ui_ctx *c)
+{
+    return c->model->sgroups && sgroups_base(c->model->sgroups);
+}
+
+/* The item picked about g (0 none: the pick was about another group). */
+static int pick_of(const groups_st *s, const rd_group *g)
+{
+    return s->pick && strcmp(s->pick_fp, g->fp) == 0 ? s->pick : 0;
+}
+
+/* "stands out: 90 % on worker 7 (2.5 % of the hour) · [60 % ingest.parse (17 %)]": the
+ * first SO_SHOWN, the one picked in brackets; or the note saying why there is none. */
+static void standout_line(const groups_st *s, const ui_ctx *c, const rd_group *g, char *out, size_t cap)
+{
+    const rd_sgroups *sg = c->model->sgroups;
+    const rd_standout *l;
+    size_t n;
+    int pick = pick_of(s, g);
+    if (sgroups_standout(sg, g->fp, &l, &n) != SO_LISTED || !n || !pick) {
+        sgroups_standout_text(sg, g, SO_SHOWN, out, cap);
+        if (n && (size_t)snprintf(NULL, 0, "%s", out) + 24 < cap)
+            strcat(out, "  (tab: pick one)");
+        return;
+    }
+    size_t used = (size_t)snprintf(out, cap, "stands out: ");
+    for (size_t k = 0; k < n && k < SO_SHOWN && used < cap; k++) {
+        char item[256];
+        so_item_text(&l[k], sgroups_window(sg), k == 0, item, sizeof item);
+        bool on = (int)k + 1 == pick;
+        used += (size_t)snprintf(out + used, cap - used, "%s%s%s%s", k ? " \u00b7 " : "", on ? "[" : "",
+                                 item, on ? "]" : "");
+    }
+    if (so_base_capped(sgroups_base(sg)) && used < cap)     /* the baseline's bound, said */
+        used += (size_t)snprintf(out + used, cap - used, " [the window's newest %zu executions]",
+                                 so_base_executions(sgroups_base(sg)));
+    if (used < cap)
+        snprintf(out + used, cap - used, "  enter: its members on it");
+}
+
 static void actions_text(const rd_group *g, char *out, size_t cap)
 {
     size_t used = 0;
@@ -95,8 +141,19 @@ static void actions_text(const rd_group *g, char *out, size_t cap)
                                  g->actions[k].count);
 }
 
-static void groups_detail(const rd_group *g, ui_ctx *c, WINDOW *w, int y, ui_rect r)
+static void groups_detail(const groups_st *s, const rd_group *g, ui_ctx *c, WINDOW *w, int y, ui_rect r)
 {
+    if (has_standout(c)) {          /* what stands out about it, over its breakdown */
+        char so[1024];
+        standout_line(s, c, g, so, sizeof so);
+        draw_raw(w, y++, r.x, r.w, so, theme_attr(c->theme, pick_of(s, g) ? TS_TITLE : TS_WARNING), c->san);
+    }
+    rd_onset on;                    /* when it started, and what changed then (onset.h) */
+    if (c->model->sgroups && sgroups_onset(c->model->sgroups, c->hist, g->fp, &on)) {
+        char t[1024];
+        onset_text(&on, c->local_time, t, sizeof t);
+        draw_clean(w, y++, r.x, r.w, t, theme_attr(c->theme, on.n ? TS_WARNING : TS_DIM));
+    }
     char acts[256];
     actions_text(g, acts, sizeof acts);
     char *l1 = xasprintf("%zu failed, %zu retry-eligible, %zu ineligible, %zu loop retr%s  last 15m: %zu, before: "
@@ -182,14 +239,16 @@ static void groups_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     };
     col_clock(c, &cols[5]);
     col_clock(c, &cols[6]);
+    /* the lines of what stands out and of the onset (the store's groups) */
+    int extra = (has_standout(c) ? 1 : 0) + (c->model->sgroups ? 1 : 0);
     view_table(v, c, w, r, &(ui_table){
-        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 4,
+        .cols = cols, .n_cols = (int)(sizeof cols / sizeof *cols), .y = r.y + 1, .rows = r.h - 4 - extra,
         .n = (int)s->n, .st = s, .row = groups_row,
         .empty = s->all ? "no error group matches the filter"
                  : s->store ? (c->model->sgroups_pending ? "computing the error groups…" : "no failures in the window")
                  : c->model->execs.n ? "no failed executions among the loaded ones" : "no executions (yet)"});
-    if (s->n && r.h >= 6)
-        groups_detail(&s->g[v->list.cur], c, w, r.y + r.h - 2, r);
+    if (s->n && r.h >= 6 + extra)
+        groups_detail(s, &s->g[v->list.cur], c, w, r.y + r.h - 2 - extra, r);
 }
 
 /* The frozen selection: the group's members as they are now; the confirmation sends the
@@ -226,6 +285,40 @@ static void groups_retry_whole(const groups_st *s, ui_ctx *c, const rd_group *g)
     ctx_fx(c, FX_RETRY_SET, (int)(s->window_s > 0 ? s->window_s : SGROUPS_WINDOW_S), what);
 }
 
+/* tab: the next of what stands out about g (after the last: none). */
+static void standout_pick(groups_st *s, ui_ctx *c, const rd_group *g)
+{
+    const rd_standout *l;
+    size_t n = 0;
+    if (!g || !c->model->sgroups || sgroups_standout(c->model->sgroups, g->fp, &l, &n) != SO_LISTED || !n) {
+        ctx_msg(c, false, "nothing stands out about %s to filter by", g ? "this group" : "no group");
+        return;
+    }
+    int pick = pick_of(s, g) + 1;
+    s->pick = pick > (int)(n < SO_SHOWN ? n : SO_SHOWN) ? 0 : pick;
+    snprintf(s->pick_fp, sizeof s->pick_fp, "%s", g->fp);
+}
+
+/* The members' filter (the executions view's, :filter's) on the item picked: a worker by
+ * its id, an action by its name; the filter has no attempt or host: said, and the members
+ * listed. */
+static void standout_filter(const groups_st *s, ui_ctx *c, const rd_group *g)
+{
+    const rd_standout *l;
+    size_t n = 0;
+    int pick = pick_of(s, g);
+    if (!pick || sgroups_standout(c->model->sgroups, g->fp, &l, &n) != SO_LISTED || (size_t)pick > n)
+        return;
+    const rd_standout *it = &l[pick - 1];
+    ui_filter *f = &c->filter[VIEW_EXECS];
+    if (it->dim == SO_WORKER && strlen(it->value) < sizeof f->worker)
+        snprintf(f->worker, sizeof f->worker, "%s", it->value);
+    else if (it->dim == SO_ACTION && strlen(it->value) < sizeof f->text)
+        snprintf(f->text, sizeof f->text, "%s", it->value);
+    else
+        ctx_msg(c, false, "the executions filter has no %s: the group's members are listed", so_dim_name(it->dim));
+}
+
 static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
 {
     groups_st *s = st_of(v);
@@ -242,9 +335,11 @@ static unsigned groups_key(ui_view *v, ui_ctx *c, ui_action a)
         return UI_CH_REDRAW;   /* never act on a group that slid under the cursor */
     }
     switch (a) {
+    case UA_STANDS_OUT: standout_pick(s, c, g); return UI_CH_REDRAW;
     case UA_OPEN:   /* the group's executions: the executions view filtered by its fingerprint */
         memset(&c->filter[VIEW_EXECS], 0, sizeof c->filter[VIEW_EXECS]);
         snprintf(c->filter[VIEW_EXECS].fp, sizeof c->filter[VIEW_EXECS].fp, "%s", g->fp);
+        standout_filter(s, c, g);   /* and on what stands out, when one is picked */
         /* a store's group: its members of the view's window, read from the store */
         c->filter[VIEW_EXECS].window_s = s->store ? (s->window_s > 0 ? s->window_s : SGROUPS_WINDOW_S) : 0;
         ctx_fx(c, FX_FILTER, VIEW_EXECS, NULL);

@@ -5,8 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "../core/groupid.h"
+#include "../core/onset.h"
 #include "../core/sanitize.h"
+#include "../core/storegroups.h"
 #include "../core/spark.h"
 #include "../core/xalloc.h"
 #include "draw.h"
@@ -37,9 +41,36 @@ static int charts(const ui_ctx *c, int *series)
     return n;
 }
 
-/* "-60m      -45m      -30m      -15m      now" under a chart width cells wide. */
+/* The onsets of the store's biggest groups within the hour (onset.h): marked '^' on each
+ * chart's time axis and named in the title. */
+enum { ONSET_MARKS = 3 };
+typedef struct marks {
+    double at[ONSET_MARKS];
+    char id[ONSET_MARKS][GROUPID_LEN + 1];
+    int n;
+} marks;
+
+static void onset_marks(const ui_ctx *c, marks *mk)
+{
+    const rd_sgroups *s = c->model ? c->model->sgroups : NULL;
+    mk->n = 0;
+    for (size_t i = 0; i < sgroups_n(s) && mk->n < ONSET_MARKS; i++) {
+        const rd_group *g = sgroups_at(s, i);
+        rd_onset on;
+        if (!sgroups_onset(s, c->hist, g->fp, &on) || on.state == ONSET_BEFORE_WINDOW ||
+            on.at <= c->now - HIST_N * HIST_STEP_S || on.at > c->now)
+            continue;
+        mk->at[mk->n] = on.at;
+        groupid_make(g->fp, mk->id[mk->n++]);
+    }
+}
+
+/* "-60m      -45m      -30m      -15m      now" under a chart width cells wide, a '^'
+ * at each onset. */
 static void time_axis(ui_ctx *c, WINDOW *w, int y, int x, int width)
 {
+    marks mk;
+    onset_marks(c, &mk);
     char line[CHART_W_MAX + 1];
     memset(line, ' ', (size_t)width);
     line[width] = '\0';
@@ -54,11 +85,38 @@ static void time_axis(ui_ctx *c, WINDOW *w, int y, int x, int width)
             continue;
         memcpy(line + at, lab, (size_t)len);
     }
+    double span = HIST_N * HIST_STEP_S;
+    for (int k = 0; k < mk.n; k++) {
+        int col = (int)((mk.at[k] - (c->now - span)) * width / span);
+        if (col >= 0 && col < width)
+            line[col] = '^';
+    }
     draw_clean(w, y, x, width, line, theme_attr(c->theme, TS_DIM));
 }
 
-/* One chart: its title with the newest value and the top, height rows with the top and
- * zero on the axis, then the time axis. Returns the rows used. */
+/* The columns of a chart width cells wide that show a sample which is a bound (the cells
+ * spark_cells gives each column) drawn underlined in the warning colour: the title says
+ * what the mark means. */
+static void mark_bounds(ui_ctx *c, WINDOW *w, int y, int x, int width, int height, int series)
+{
+    float v[HIST_N];
+    unsigned char mk[HIST_N];
+    history_series(c->hist, series, c->now, v, HIST_N);
+    history_marks(c->hist, series, c->now, mk, HIST_N);
+    int attr = theme_attr(c->theme, TS_WARNING) | (int)A_UNDERLINE;
+    for (int col = 0; col < width; col++) {
+        int a = (int)((long)col * HIST_N / width), b = (int)((long)(col + 1) * HIST_N / width);
+        bool marked = false;
+        for (int i = a; i < (b > a ? b : a + 1) && i < HIST_N; i++)
+            marked |= !isnan(v[i]) && mk[i] != HIST_EXACT;
+        for (int i = 0; marked && i < height; i++)
+            draw_recolor(w, y + i, x + col, 1, attr);
+    }
+}
+
+/* One chart: its title with the newest value (marked when it is a bound, and how many of
+ * the hour's samples are) and the top, height rows with the top and zero on the axis,
+ * then the time axis. Returns the rows used. */
 static int chart(ui_ctx *c, WINDOW *w, int y, ui_rect r, int series, int height)
 {
     const rd_history *h = c->hist;
@@ -69,13 +127,17 @@ static int chart(ui_ctx *c, WINDOW *w, int y, ui_rect r, int series, int height)
     bool rate = !queue && fixed[fi].rate;
     int slot = queue ? TS_RUNNING : fixed[fi].slot;
     float v[HIST_N], last = NAN;
+    rd_hist_mark mark = HIST_EXACT;
     bool any = histd_series(h, series, c->now, v);
     if (h)
-        history_last(h, series, c->now, 3, &last);
-    char nowv[16], title[HIST_QNAME + 64];
-    histd_value(last, rate, nowv, sizeof nowv);
-    snprintf(title, sizeof title, "%s%s  now %s", queue ? "queue " : "",
-             queue ? h->qname[series - HIST_FIXED] : fixed[fi].label, nowv);
+        history_newest(h, series, c->now, 3, &last, &mark);
+    char num[16], nowv[24], note[96] = "", title[HIST_QNAME + 160];
+    histd_value(last, rate, num, sizeof num);
+    history_mark_text(isnan(last) ? HIST_EXACT : mark, num, nowv, sizeof nowv);
+    if (h && !queue)
+        history_bounds_note(h, series, c->now, note, sizeof note);
+    snprintf(title, sizeof title, "%s%s  now %s%s", queue ? "queue " : "",
+             queue ? h->qname[series - HIST_FIXED] : fixed[fi].label, nowv, note);
     draw_raw(w, y, r.x, r.w, title, theme_attr(c->theme, TS_HEADER), c->san);
     int width = r.w - AXIS_W > CHART_W_MAX ? CHART_W_MAX : r.w - AXIS_W;
     if (!any || width < 8) {
@@ -98,6 +160,8 @@ static int chart(ui_ctx *c, WINDOW *w, int y, ui_rect r, int series, int height)
         draw_clean(w, y + 1 + i, r.x, AXIS_W, lab, theme_attr(c->theme, TS_DIM));
         draw_clean(w, y + 1 + i, r.x + AXIS_W, width, lines[i], theme_attr(c->theme, (ui_slot)slot));
     }
+    if (!queue)
+        mark_bounds(c, w, y + 1, r.x + AXIS_W, width, height, series);
     time_axis(c, w, y + 1 + height, r.x + AXIS_W, width);
     return height + 2;
 }
@@ -106,8 +170,22 @@ static void history_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
 {
     int series[N_FIXED + HIST_QUEUES];
     int n = charts(c, series);
-    char *t = xasprintf("History  %s  the last hour, one sample per %.0f s (a gap: no sample)",
-                        c->cfg ? c->cfg->name : "no system configured", HIST_STEP_S);
+    marks mk;
+    onset_marks(c, &mk);
+    char on[160] = "";
+    for (int k = 0, used = 0; k < mk.n && used < (int)sizeof on; k++) {
+        char when[32];
+        time_t tt = (time_t)mk.at[k];
+        struct tm tm;
+        if (c->local_time)
+            localtime_r(&tt, &tm);
+        else
+            gmtime_r(&tt, &tm);
+        strftime(when, sizeof when, "%H:%M", &tm);
+        used += snprintf(on + used, sizeof on - (size_t)used, "%s%s %s", k ? ", " : "  ^ onset: ", mk.id[k], when);
+    }
+    char *t = xasprintf("History  %s  the last hour, one sample per %.0f s (a gap: no sample)%s",
+                        c->cfg ? c->cfg->name : "no system configured", HIST_STEP_S, on);
     draw_raw(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE), c->san);
     free(t);
     int height = r.h >= 40 ? 4 : 3;

@@ -23,7 +23,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "actions"))
 import actlib  # noqa: E402
 import benchlib as B  # noqa: E402
-from bench_latency import figures, keys  # noqa: E402
+from bench_latency import figures, keys, read_trace  # noqa: E402
 
 BENCH = "batch"
 
@@ -86,7 +86,9 @@ def main():
         try:
             seed(n)
             loop = os.path.join(home, "loop.txt")
-            c = B.Console(config(home, core.url, rate), home, extra_env={"REDRIVE_LOOP_TRACE": loop})
+            lat_trace = os.path.join(home, "latency.txt")
+            c = B.Console(config(home, core.url, rate), home,
+                          extra_env={"REDRIVE_LOOP_TRACE": loop, "REDRIVE_LATENCY_TRACE": lat_trace})
             try:
                 c.wait_for("postgresql ok", secs=20)
                 c.child.send(":filter status=failed text=Benchbatch\r")
@@ -108,9 +110,12 @@ def main():
                 c.child.send("1")
                 c.wait_for("Executions by status")
                 c.pump(0.5)
+                open(lat_trace, "w").close()       # the keys' own lines only
                 m0 = time.monotonic()
                 lat, late, unanswered, t0 = B.keys_to_paint(c, keys(n_keys), pace)
                 m1 = time.monotonic()
+                c.pump(0.3, feed=False)
+                vals = read_trace(lat_trace)
                 c.pump(0.3)
                 done = sum(1 for a in core.actions() if a["action"] == "retry")
                 B.note("%d keys over %.1f s while the batch ran; %d of %d retries reached the core by then"
@@ -125,7 +130,7 @@ def main():
                     finish(c, core, n, rate, t_go)
             finally:
                 c.close()
-            figures(BENCH, "during a %d-item batch" % n, n_keys, pace, lat, late, unanswered, None,
+            figures(BENCH, "during a %d-item batch" % n, n_keys, pace, lat, late, unanswered, vals,
                     B.read_loop_trace(loop, m0, m1))
         finally:
             core.stop()

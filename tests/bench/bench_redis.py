@@ -354,10 +354,20 @@ def keys_during_sweep(bench, c, watch, n):
             B.note("during the sweep: no progress on screen (the sweep ended first)")
             return
         c.pump(0.01)
+    if c.lat_trace:
+        open(c.lat_trace, "w").close()      # the keys' own lines only
     m0 = time.monotonic()
     c.sweep_done = watch.settled
     lat = sweep_keys(c, pace, n_max)
     c.window = (m0, time.monotonic())
+    if c.lat_trace:                         # in the console: input wake -> end of paint
+        from bench_latency import read_trace
+        vals = read_trace(c.lat_trace)
+        B.fig(bench, "keys traced in the console during the sweep (N)", len(vals), "keys", "%d sent" % len(lat))
+        if vals:
+            B.fig(bench, "in-console key-to-paint p50 during the sweep (N)", B.pct(vals, 50), "ms")
+            B.fig(bench, "in-console key-to-paint p99 during the sweep (N)", B.pct(vals, 99), "ms", "<= 0.5 ms")
+            B.fig(bench, "in-console key-to-paint max during the sweep (N)", max(vals), "ms")
     end = watch.moved
     during = [ms for ts, ms in lat if ts <= end]
     B.note("during the sweep: %d keys sent, %d before its last HGETALL" % (len(lat), len(during)))
@@ -374,8 +384,10 @@ def steady(bench, home, conf, r, n, sweep_cmds, sweep_cpu, now):
     secs = float(os.environ.get("BENCH_STEADY_S", "12"))
     watch = SweepWatch(int(os.environ["RD_REDIS_PORT"]))
     loop_trace = os.path.join(home, "loop-sweep.txt")
-    c = B.Console(conf, home, extra_env={"REDRIVE_LOOP_TRACE": loop_trace})
+    lat_trace = os.path.join(home, "latency-sweep.txt")
+    c = B.Console(conf, home, extra_env={"REDRIVE_LOOP_TRACE": loop_trace, "REDRIVE_LATENCY_TRACE": lat_trace})
     c.window = None
+    c.lat_trace = lat_trace
     child = c.child
     try:
         keys_during_sweep(bench, c, watch, n)

@@ -175,37 +175,79 @@ def run_rss(argv, env, timeout=60):
 
 def read_loop_trace(path, since=None, until=None):
     """What REDRIVE_LOOP_TRACE wrote (src/io/loop.h): the summary line as a dict of floats,
-    plus "slow": the CPU ms of the iterations over 1 ms, and with since/until (time.monotonic
-    values: the same clock) "window_max_ms"/"window_over_1ms" for those that ended inside it.
+    plus "slow": [(end time, CPU ms)] of the iterations listed (over 1 ms of CPU or of
+    callback wall), "iters": the same as dicts (at, cpu, wall, preempt, minflt, ran: what
+    ran, as the trace says it), and with since/until (time.monotonic values: the same clock)
+    "window_max_ms"/"window_over_1ms"/"window_over_2ms" (CPU) and "window_wall_over_1ms" for
+    those that ended inside it, "window_iters" the listed ones in it.
     {} when the binary wrote none (it did not return from its loop)."""
     if not os.path.exists(path):
         return {}
-    d, slow, run = {}, [], []
+    d, iters, run = {}, [], []
     for line in open(path):                  # several runs may append: the last one's
         w = line.split()
         if w and w[0] == "slow":
-            run.append((float(w[2]), float(w[4])))
+            it = {"at": float(w[2]), "cpu": float(w[4])}
+            for k in range(5, len(w) - 1, 2):    # wall_ms W preempt P block B minflt F ran TEXT
+                if w[k] == "ran":
+                    it["ran"] = " ".join(w[k + 1:])
+                    break
+                it[w[k]] = float(w[k + 1])
+            it.setdefault("wall_ms", 0.0)
+            it.setdefault("ran", "?")
+            run.append(it)
         elif w:
             d = {w[i]: float(w[i + 1]) for i in range(0, len(w) - 1, 2)}
-            slow, run = run, []
+            iters, run = run, []
     if not d:
         return {}
-    d["slow"] = slow
+    d["iters"] = iters
+    d["slow"] = [(it["at"], it["cpu"]) for it in iters if it["cpu"] > 1.0]
     if since is not None:
-        win = [ms for at, ms in slow if since <= at <= (until if until is not None else at)]
-        d["window_max_ms"] = max(win) if win else 0.0
-        d["window_over_1ms"] = float(len(win))
+        win = [it for it in iters if since <= it["at"] <= (until if until is not None else it["at"])]
+        cpu = [it["cpu"] for it in win if it["cpu"] > 1.0]
+        d["window_iters"] = win
+        d["window_max_ms"] = max(cpu) if cpu else 0.0
+        d["window_over_1ms"] = float(len(cpu))
+        d["window_over_2ms"] = float(sum(1 for c in cpu if c > 2.0))
+        d["window_wall_over_1ms"] = float(sum(1 for it in win if it["wall_ms"] > 1.0))
     return d
 
 
+def describe_iteration(it):
+    """One listed iteration as a note: its CPU / callback wall, preemptions and page faults,
+    then what ran (the costliest first; PARENT>SPAN a part timed inside a callback)."""
+    ran = it["ran"].replace(",", ", ")
+    return "%.2f ms CPU / %.2f ms wall%s%s%s: %s" % (
+        it["cpu"], it["wall_ms"], ", preempted %d" % it["preempt"] if it.get("preempt") else "",
+        ", blocked %d" % it["block"] if it.get("block") else "",
+        ", %d page faults" % it["minflt"] if it.get("minflt") else "", ran)
+
+
+def attribution(iters):
+    """{callback: (count, max iteration CPU ms)} over listed iterations, each counted under
+    its costliest callback (the trace lists them by the larger of CPU and wall)."""
+    out = {}
+    for it in iters:
+        first = it["ran"].split(",")[0]
+        name = first.rsplit(":", 1)[0] if ":" in first else first
+        c, m = out.get(name, (0, 0.0))
+        out[name] = (c + 1, max(m, it["cpu"]))
+    return out
+
+
 def loop_figures(bench, label, loop):
-    """The event loop's costliest iterations (CPU): the longest a key can wait behind work.
+    """The event loop's costliest iterations (CPU): the longest a key can wait behind work,
+    each listed with what ran in it (issue 38: every iteration over 1 ms attributed).
     With a window (read_loop_trace since/until): the ones inside it; the run's own start
     (libraries loaded, first paint) is the start bench's."""
     if not loop:
         note("%s: no loop trace (the binary did not return from its loop)" % label)
         return
     fig(bench, "%s: loop iterations (whole run)" % label, loop["iterations"], "iterations")
+    if loop.get("listed", 0) >= 20000:
+        note("%s: the loop trace listed its first 20,000 slow iterations only: later ones are missing"
+             % label)
     fig(bench, "%s: costliest loop iteration, whole run, CPU" % label, loop["cpu_max_ms"], "ms")
     if "window_max_ms" in loop:
         # the trace lists only the iterations over 1 ms: none in the window reads "< 1"
@@ -214,11 +256,24 @@ def loop_figures(bench, label, loop):
             "<= 2 ms (a key's own paint in it)")
         fig(bench, "%s: loop iterations over 1 ms CPU while keys were sent" % label,
             loop["window_over_1ms"], "iterations", "0")
+        fig(bench, "%s: loop iterations over 2 ms CPU while keys were sent" % label,
+            loop["window_over_2ms"], "iterations", "0")
+        fig(bench, "%s: loop iterations over 1 ms of callback wall while keys were sent" % label,
+            loop["window_wall_over_1ms"], "iterations", "0")
+        shown = loop["window_iters"]
     else:
         fig(bench, "%s: loop iterations over 1 ms CPU" % label, loop["over_1ms"], "iterations", "0")
-    if loop["slow"]:
-        note("%s: loop iterations over 1 ms (CPU ms): %s" % (label, ", ".join(
-            "%.1f" % ms for _, ms in loop["slow"][:12])))
+        shown = loop["iters"]
+    for it in shown[:40]:
+        note("%s: iteration %s" % (label, describe_iteration(it)))
+    if len(shown) > 40:
+        note("%s: ... and %d more iterations over 1 ms" % (label, len(shown) - 40))
+    for name, (cnt, mx) in sorted(attribution(shown).items(), key=lambda kv: -kv[1][1]):
+        note("%s: led by %s (its costliest callback, by CPU or wall): %d iterations, up to %.2f ms of "
+             "the iteration's CPU" % (label, name, cnt, mx))
+    if "window_iters" in loop:               # and the run's costliest, wherever they were
+        for it in sorted(loop["iters"], key=lambda x: -x["cpu"])[:5]:
+            note("%s: whole run, costliest iteration %s" % (label, describe_iteration(it)))
 
 
 def _kill_quiet(pid):

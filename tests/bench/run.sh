@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every redrive benchmark and print one figures table.
-#   . DIR/env (the local stack; e.g. RD_PORT_BASE=33400 bash tests/stack/stack.sh start /tmp/rd-bench)
+#   . DIR/env (the local stack; e.g. RD_PORT_BASE=31400 bash tests/stack/stack.sh start /tmp/rd-bench)
 #   SCALE=1 bash tests/bench/run.sh            # SCALE: fraction of the SPEC §9 sizes (default 1)
 #   BENCHES="pg redis" bash tests/bench/run.sh # a subset
 # Benchmarks print figures; they never assert timings. Output of each bench: $OUT/<bench>.out
@@ -26,7 +26,7 @@ esac
 [ -n "${RD_PG_HOST:-}" ] || { echo "bench: source the stack env first (. DIR/env)" >&2; exit 2; }
 OUT=${BENCH_OUT:-$(mktemp -d /tmp/rd-bench-out.XXXXXX)}
 mkdir -p "$OUT"
-BENCHES=${BENCHES:-"pg redis latency idle start pg_many fleet sqs batch select"}
+BENCHES=${BENCHES:-"pg redis latency idle start pg_many fleet sqs batch select standout"}
 echo "# redrive benchmarks $(date -u +%FT%TZ), SCALE=$SCALE, $(nproc) cores, binary $RD_BIN"
 rc=0
 for b in $BENCHES; do

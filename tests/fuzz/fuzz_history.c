@@ -27,8 +27,10 @@ static void check_range(const rd_history *h)
     for (int i = 0; i < HIST_N; i++) {
         FUZZ_ASSERT(h->step[i] >= 0 && h->step[i] < (long)(HIST_TIME_MAX / HIST_STEP_S));
         FUZZ_ASSERT(h->step[i] == 0 || h->step[i] % HIST_N == i);
-        for (int s = 0; s < HIST_SERIES; s++)
+        for (int s = 0; s < HIST_SERIES; s++) {
             FUZZ_ASSERT(isnan(h->v[s][i]) || (isfinite(h->v[s][i]) && h->v[s][i] >= 0));
+            FUZZ_ASSERT(h->mark[s][i] <= HIST_UPPER && (!isnan(h->v[s][i]) || h->mark[s][i] == HIST_EXACT));
+        }
     }
     for (int q = 0; q < HIST_QUEUES; q++)
         FUZZ_ASSERT(memchr(h->qname[q], '\0', HIST_QNAME) != NULL);
@@ -58,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_ASSERT(memcmp(h.step, back.step, sizeof h.step) == 0);
     for (int q = 0; q < HIST_QUEUES; q++)
         FUZZ_ASSERT(strcmp(h.qname[q], back.qname[q]) == 0);
+    FUZZ_ASSERT(memcmp(h.mark, back.mark, sizeof h.mark) == 0);   /* a bound stays one */
     for (int i = 0; i < HIST_N; i++)
         for (int s = 0; s < HIST_SERIES; s++)
             FUZZ_ASSERT(h.step[i] == 0 || (isnan(h.v[s][i]) && isnan(back.v[s][i])) ||

@@ -9,6 +9,7 @@
 
 #include "../../src/core/model.h"
 #include "../../src/sources/rabbit_decode.h"
+#include "../../src/core/xalloc.h"
 #include "../../src/sources/redis_index.h"
 #include "../../src/sources/redis_record.h"
 #include "../../src/sources/redis_sweep.h"
@@ -636,6 +637,81 @@ static void test_rabbit(void)
     rb_globs_free(&dlq);
 }
 
+/* A queue's limits (the DLQ horizon's inputs): the lower of argument and policy, the
+ * policy named when it set the TTL, overflow, and every way of not knowing them stated. */
+static void test_rabbit_limits(void)
+{
+    static const struct {
+        const char *item;            /* the queue object, less its name */
+        long ttl, max_length, expires;
+        bool rejects;
+        const char *ttl_from, *note;
+    } cases[] = {
+        {"\"arguments\":{\"x-message-ttl\":3600000},\"policy\":null,\"effective_policy_definition\":{}",
+         3600000, -1, -1, false, NULL, NULL},
+        {"\"arguments\":{},\"policy\":\"p1\",\"effective_policy_definition\":{\"message-ttl\":600000,"
+         "\"max-length\":50,\"overflow\":\"drop-head\",\"expires\":7200000}",
+         600000, 50, 7200000, false, "policy p1", NULL},
+        /* both: the lower applies (the argument here, the policy's max-length there) */
+        {"\"arguments\":{\"x-message-ttl\":1000,\"x-max-length\":90},\"policy\":\"p2\","
+         "\"effective_policy_definition\":{\"message-ttl\":5000,\"max-length\":80}",
+         1000, 80, -1, false, NULL, NULL},
+        {"\"arguments\":{\"x-max-length\":10,\"x-overflow\":\"reject-publish-dlx\"},\"policy\":null,"
+         "\"effective_policy_definition\":{\"overflow\":\"drop-head\"}", -1, 10, -1, true, NULL, NULL},
+        {"\"arguments\":{\"x-message-ttl\":\"1h\"},\"policy\":null,\"effective_policy_definition\":{}",
+         -1, -1, -1, false, NULL, "x-message-ttl \"1h\" is not a whole number of 0 or more"},
+        {"\"arguments\":{},\"policy\":\"p3\",\"effective_policy_definition\":{\"message-ttl\":-5}",
+         -1, -1, -1, false, NULL, "policy message-ttl -5 is not a whole number of 0 or more"},
+        {"\"arguments\":{\"x-expires\":1.5},\"policy\":null,\"effective_policy_definition\":{}",
+         -1, -1, -1, false, NULL, "x-expires 1.5 is not a whole number of 0 or more"},
+        {"\"arguments\":{\"x-overflow\":\"drop-tail\"},\"policy\":null,\"effective_policy_definition\":{}",
+         -1, -1, -1, false, NULL, "x-overflow \"drop-tail\" is not drop-head, reject-publish or reject-publish-dlx"},
+        /* hidden: no arguments, a policy without its definition, no policy fields at all */
+        {"\"policy\":null,\"effective_policy_definition\":{}", -1, -1, -1, false, NULL,
+         "the broker does not show the queue's arguments"},
+        {"\"arguments\":{},\"policy\":\"secret\"", -1, -1, -1, false, NULL,
+         "policy secret: the broker does not show its definition"},
+        {"\"arguments\":{\"x-message-ttl\":5}", 5, -1, -1, false, NULL,
+         "the broker does not show the queue's policy"},
+    };
+    rb_globs show, dlq;
+    rb_globs_parse(&show, NULL);
+    rb_globs_parse(&dlq, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *page = xasprintf("{\"items\":[{\"name\":\"x.dlq\",\"messages\":1,%s}]}", cases[i].item);
+        rb_queue_page p = { 0 };
+        char why[200], msg[32];
+        snprintf(msg, sizeof msg, "limits case %zu", i);
+        CHECK_MSG(rb_decode_queues(page, strlen(page), &show, &dlq, &p, why, sizeof why) && p.n == 1, msg);
+        if (p.n == 1) {
+            const rd_queue *q = &p.items[0];
+            CHECK_MSG(q->ttl_ms == cases[i].ttl && q->max_length == cases[i].max_length &&
+                      q->expires_ms == cases[i].expires && q->overflow_rejects == cases[i].rejects, msg);
+            CHECK_MSG((!q->ttl_from && !cases[i].ttl_from) ||
+                      (q->ttl_from && cases[i].ttl_from && strcmp(q->ttl_from, cases[i].ttl_from) == 0), msg);
+            CHECK_MSG((!q->limits_note && !cases[i].note) ||
+                      (q->limits_note && cases[i].note && strcmp(q->limits_note, cases[i].note) == 0), msg);
+            if (q->limits_note && cases[i].note && strcmp(q->limits_note, cases[i].note) != 0)
+                fprintf(stderr, "%s: %s\n", msg, q->limits_note);
+        }
+        rb_queue_page_free(&p);
+        free(page);
+    }
+    /* a message's own TTL (expiration) is kept as the broker shows it */
+    const char *msgs = "[{\"payload\":\"x\",\"properties\":{\"expiration\":\"60000\"}},"
+                       "{\"payload\":\"y\",\"properties\":{}}]";
+    rd_dlq_entry *items = NULL;
+    size_t n = 0;
+    char why[200];
+    CHECK(rb_decode_messages(msgs, strlen(msgs), "x.dlq", &items, &n, why, sizeof why) && n == 2);
+    CHECK(n == 2 && items[0].expiration && strcmp(items[0].expiration, "60000") == 0 && !items[1].expiration);
+    for (size_t i = 0; i < n; i++)
+        dlq_entry_clear(&items[i]);
+    free(items);
+    rb_globs_free(&show);
+    rb_globs_free(&dlq);
+}
+
 /* A store listing several URLs (reading from replicas): items, blanks, a comma inside a
  * password, the first bad item named. */
 static void test_url_lists(void)
@@ -698,6 +774,7 @@ int main(void)
     test_index_no_growth();
     test_index_forms();
     test_rabbit();
+    test_rabbit_limits();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     else

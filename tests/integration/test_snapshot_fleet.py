@@ -16,7 +16,8 @@ FIELDS = {"system", "banner", "profile", "level", "sources_state", "sources_age_
           "retry_eligible", "retry_eligible_lower_bound", "dlq_size", "dlq_trend", "workers",
           "workers_unhealthy", "workers_draining", "oldest_queued_age_s", "dlq_cached_age_s",
           "failing_baseline_per_min", "reasons", "retry_eligible_source", "oldest_queued_lower_bound",
-          "queued_none", "oldest_queued_source", "retry_eligible_upper_bound"}
+          "queued_none", "oldest_queued_source", "retry_eligible_upper_bound", "dlq_horizon",
+          "dlq_horizons", "dlq_horizons_capped"}
 RANK = {"DOWN": 4, "FAIL": 3, "warn": 2, "wait": 1, "ok": 0}
 
 

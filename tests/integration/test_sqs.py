@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import http.server
 import json
+import math
 import os
 import shutil
 import socket
@@ -484,3 +485,59 @@ def test_shared_file_profile_and_credential_process(emulator, redis_url, tmp_pat
         assert r.returncode == 0, (prof, r.stderr, r.stdout)
         assert len(p.seen) == 2 and all(s[1] for s in p.seen), p.seen
         assert {s[3] for s in p.seen} == {key}
+
+
+# ---- when will the dead letters be lost (issue 36, item 3) ---------------------------------
+
+def test_dlq_retention_horizon_from_first_enqueue(emulator, redis_url, tmp_path):
+    """A DLQ of 1 h retention: its oldest message expires 1 h after it was FIRST sent to the
+    main queue (SQS counts retention from the original enqueue, not from the move)."""
+    name = "rdq-horizon"
+    dlq = sqs(emulator, "CreateQueue", {"QueueName": name + "-dlq",
+                                        "Attributes": {"MessageRetentionPeriod": "3600"}})["QueueUrl"]
+    main = sqs(emulator, "CreateQueue", {"QueueName": name, "Attributes": {
+        "RedrivePolicy": json.dumps({
+            "deadLetterTargetArn": "arn:aws:sqs:%s:%s:%s-dlq" % (REGION, ACCOUNT, name),
+            "maxReceiveCount": 1})}})["QueueUrl"]
+    sent0 = time.time()
+    sqs(emulator, "SendMessage", {"QueueUrl": main, "MessageBody": json.dumps(
+        {"taskId": "task-horizon", "attempt": 1, "taskType": "render"})})
+    sent1 = time.time()
+    time.sleep(2.0)                  # moved a while after it was sent: the move is not the basis
+    got = sqs(emulator, "ReceiveMessage", {"QueueUrl": main, "VisibilityTimeout": 1,
+                                           "WaitTimeSeconds": 2})
+    assert len(got.get("Messages", [])) == 1
+    deadline = time.time() + 10
+    while time.time() < deadline:    # the visibility timeout lapses: into the DLQ
+        a = sqs(emulator, "GetQueueAttributes", {"QueueUrl": dlq, "AttributeNames": ["All"]})
+        if a["Attributes"].get("ApproximateNumberOfMessages") == "1":
+            break
+        time.sleep(0.3)
+    keys = {"sqs_queue_url": main, "sqs_region": REGION}
+    t0 = time.time()
+    r = run_snapshot(tmp_path, redis_url, keys, KEYS, view="dlq")
+    t1 = time.time()
+    assert r.returncode == 0, r.stderr
+    snap = json.loads(r.stdout)
+    e = [x for x in snap["dlq"] if x["queue"] == name + "-dlq"]
+    assert len(e) == 1 and sent0 - 1 <= e[0]["sent_at"] <= sent1 + 1, e
+    h = [x for x in snap["dlq_horizons"] if x["queue"] == name + "-dlq"]
+    assert len(h) == 1, snap["dlq_horizons"]
+    h = h[0]
+    lo, hi = math.floor(sent0 - 1 + 3600 - t1), math.floor(sent1 + 1 + 3600 - t0)
+    got_s = h["expires_in_s"]
+    assert isinstance(got_s, (int, float)) and lo <= got_s <= hi, (got_s, lo, hi)
+    # exact against the peeked SentTimestamp, and the whole row
+    assert got_s in (math.floor(e[0]["sent_at"] + 3600 - t) for t in (t0, t1)) or \
+        math.floor(e[0]["sent_at"] + 3600 - t1) <= got_s <= math.floor(e[0]["sent_at"] + 3600 - t0)
+    assert h == {"queue": name + "-dlq", "source": "sqs", "depth": 1, "expires_in_s": got_s,
+                 "expires_within_s": None, "expires_estimated": False,
+                 "expires_basis": "retention 1h from first enqueue"}
+    # read-only: no receive, so no age: only the bound, said so
+    r = run_snapshot(tmp_path, redis_url, dict(keys, read_only="true"), KEYS, view="dlq")
+    assert r.returncode == 0, r.stderr
+    ro = [x for x in json.loads(r.stdout)["dlq_horizons"] if x["queue"] == name + "-dlq"]
+    assert ro == [{"queue": name + "-dlq", "source": "sqs", "depth": 1, "expires_in_s": None,
+                   "expires_within_s": 3600, "expires_estimated": False,
+                   "expires_basis": "retention 1h from first enqueue: unknown without a peek, "
+                                    "off in read-only"}], ro

@@ -8,7 +8,8 @@
 #   bash tests/stack/stack.sh standbys DIR # + a PostgreSQL standby and a Redis replica
 #                                          # (standbys.sh; also at start with RD_STACK_STANDBYS=1)
 #
-# Ports come from RD_PORT_BASE (default 25400), see docs/contracts.md:
+# Ports come from RD_PORT_BASE (default 25400), see docs/contracts.md; `start` refuses a base
+# whose ports (+0 .. +40) fall in the kernel's ephemeral range (ip_local_port_range):
 #   +0 PostgreSQL (TLS too), +1 Redis, +2 AMQP, +3 management, +4 Erlang dist, +5 epmd (private),
 #   +10..+14 core servers attune1, attune2, tasker, alakai, openagents,
 #   +20 Redis with requirepass + ACL user, +21 Redis TLS, +22 Redis TLS with an expired cert,
@@ -59,6 +60,30 @@ choose_base() {
     MGMT_TLS_PORT=$((BASE + 25))
     NODENAME="rd${BASE}@localhost"
     TLS=$DIR/tls; SECRETS=$DIR/secrets
+}
+
+# Every port a stack and its tests take from the base: +0 .. +40 (+40: the deployed-server
+# test's private PostgreSQL, tests/integration/test_pg_deployed.py).
+PORT_SPAN=40
+# A base whose ports fall in the kernel's ephemeral range (ip_local_port_range, where
+# outgoing connections get their local port) is refused: any client may hold one of them
+# at the moment a server binds it (RabbitMQ at base 33400: dist_port_already_used, 33404).
+# RD_STACK_EPHEMERAL_OK=1 starts anyway (a warning).
+ephemeral_check() {
+    local range lo hi top
+    range=$(cat /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null) || return 0
+    read -r lo hi <<<"$range"
+    case "$lo$hi" in ''|*[!0-9]*) return 0 ;; esac
+    top=$((BASE + PORT_SPAN))
+    [ "$top" -lt "$lo" ] || [ "$BASE" -gt "$hi" ] && return 0
+    local msg="port base $BASE: ports $BASE-$top overlap the kernel's ephemeral range $lo-$hi"
+    msg+=" (/proc/sys/net/ipv4/ip_local_port_range), where outgoing connections take their"
+    msg+=" local ports; choose a base at most $((lo - PORT_SPAN - 1)) (CI uses 25400)"
+    if [ "${RD_STACK_EPHEMERAL_OK:-0}" = 1 ]; then
+        log "WARNING: $msg; starting anyway (RD_STACK_EPHEMERAL_OK=1)"
+        return 0
+    fi
+    die "not starting: $msg, or set RD_STACK_EPHEMERAL_OK=1 to start anyway"
 }
 
 # The secured Redis servers: name -> port offset (+20..+24), certificate (tls-* only).
@@ -836,6 +861,7 @@ cmd_status() {
 
 cmd_start() {
     choose_base
+    ephemeral_check
     RUSER=${RD_RABBIT_USER_DEFAULT}; RPASS=${RD_RABBIT_PASSWORD_DEFAULT}
     local t0; t0=$(date +%s%N)
     mkdir -p "$DIR" || die "cannot create $DIR"

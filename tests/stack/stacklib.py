@@ -235,14 +235,38 @@ def port_open(port):
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+PORT_SPAN = 40   # stack.sh refuses a base whose +0 .. +40 meet the ephemeral range
+
+
+def ephemeral_range():
+    """The kernel's ephemeral port range (lo, hi), where outgoing connections get their
+    local ports; None when it cannot be read."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return None
+
+
+def in_ephemeral(base):
+    r = ephemeral_range()
+    return r is not None and base + PORT_SPAN >= r[0] and base <= r[1]
+
+
 def free_base(offset):
-    """A port base with nothing listening on its STACK_PORTS ports: the suite's base
-    (RD_PORT_BASE) + offset, or the next hundreds; None when none is free."""
-    base = int(os.environ.get("RD_PORT_BASE", "25400")) + offset
-    for _ in range(20):
+    """A port base with nothing listening on its STACK_PORTS ports and none of its ports in
+    the ephemeral range (stack.sh refuses those): the suite's base (RD_PORT_BASE) + offset,
+    or the next hundreds (below the suite's base when those reach the range); None when
+    none is free."""
+    suite = int(os.environ.get("RD_PORT_BASE", "25400"))
+    ups = [suite + offset + 100 * k for k in range(20)]
+    downs = [suite - offset - 100 * k for k in range(20)]
+    for base in ups + downs:
+        if base < 1024 or in_ephemeral(base):
+            continue
         if not any(port_open(base + i) for i in range(STACK_PORTS)):
             return base
-        base += 100
     return None
 
 

@@ -121,6 +121,35 @@ def test_other_dir_on_same_ports_is_refused(private_stack):
         shutil.rmtree(other, ignore_errors=True)
 
 
+def test_base_in_ephemeral_range_is_refused():
+    """A base whose ports meet the kernel's ephemeral range is refused before anything
+    starts (issue 38: RabbitMQ's dist port at base 33400 was held by an outgoing
+    connection); RD_STACK_EPHEMERAL_OK=1 is the way around it."""
+    rng = stacklib.ephemeral_range()
+    if rng is None:
+        pytest.skip("no /proc/sys/net/ipv4/ip_local_port_range")
+    lo, hi = rng
+    root = tempfile.mkdtemp(prefix="rd-stack-eph-")
+    try:
+        # inside the range, and just below it with its +40 reaching in
+        for base in (lo + 100, lo - stacklib.PORT_SPAN):
+            d = os.path.join(root, "s%d" % base)
+            r = stack("start", d, base, timeout=120)
+            try:
+                assert r.returncode == 1, (base, r.returncode, r.stderr[-500:])
+                assert "ephemeral range %d-%d" % (lo, hi) in r.stderr
+                assert "choose a base at most %d" % (lo - stacklib.PORT_SPAN - 1) in r.stderr
+                assert not os.path.exists(d)          # refused before the DIR was made
+            finally:
+                if os.path.exists(d):
+                    stack("stop", d)
+        assert not stacklib.in_ephemeral(lo - stacklib.PORT_SPAN - 1)
+        assert stacklib.in_ephemeral(lo - stacklib.PORT_SPAN)
+        assert not stacklib.in_ephemeral(free_base())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def test_crash_recovery(private_stack):
     d, base = private_stack
     procs = dir_processes(d)

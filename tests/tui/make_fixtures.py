@@ -107,8 +107,8 @@ def workers():
     ]
 
 
-def queues():
-    return [
+def queues(dlq_ttl_ms=None):
+    out = [
         {"name": "worker.w1.executions", "depth": 4, "ready": 2, "unacked": 2, "consumers": 1,
          "publish_rate": 1.2, "deliver_rate": 1.1},
         {"name": "worker.w2.executions", "depth": 12, "ready": 9, "unacked": 3, "consumers": 1,
@@ -122,6 +122,10 @@ def queues():
         {"name": "attune.executions.requests", "depth": 0, "ready": 0, "unacked": 0, "consumers": 2,
          "publish_rate": 5.5, "deliver_rate": 5.5, "dead_letter_exchange": "attune.dlx", "ttl_ms": 60000},
     ]
+    for q in out:
+        q["source"] = "rabbitmq"     # the broker's queues (their DLQ horizon is the broker's)
+    out[4]["ttl_ms"] = dlq_ttl_ms
+    return out
 
 
 def dlq():
@@ -154,7 +158,7 @@ def base_rows():
             "chain_id": "1042", "chain": chain(), "workers": workers()}
 
 
-def model(rows, hostile=False):
+def model(rows, hostile=False, dlq_ttl_ms=None):
     """The fixture: the computed rows plus the facts of the other sources."""
     derived = rows_to_model(rows)
     m = {
@@ -178,13 +182,17 @@ def model(rows, hostile=False):
         # the store's answer for the drain cockpit's worker (worker_running): 1082 runs on w4
         "running_worker": "w4",
         "running": [e for e in derived["executions"] if e["id"] == "1082"],
-        "queues": queues(),
+        "queues": queues(dlq_ttl_ms),
         "dlq": dlq(),
         "dlq_total": 42,
         "dlq_loaded": True,
         "orphan_suspects": 2,
         "failing_rate": 4.5,
     }
+    if dlq_ttl_ms is not None:        # the broker answering: its figures are current
+        m["sources"][1] = {"name": "rabbitmq", "state": "ok", "last_ok": NOW - 1, "since": NOW - 3600}
+        for e in m["dlq"]:            # each dead-lettered once: its x-death time is its arrival
+            e["count"] = 1
     if hostile:
         m["queues"][0]["name"] = "q\u202eeueu"
         m["dlq"][0]["payload"] = '{"msg":"\\u001b]52;c;AAAA\\u0007","ok":1}'
@@ -216,7 +224,10 @@ def hostile_rows():
 
 def fixtures():
     return {"attune": model(base_rows()), "hostile": model(hostile_rows(), hostile=True),
-            "empty": {"now": NOW, "sources": [], "dlq_loaded": True}}
+            "empty": {"now": NOW, "sources": [], "dlq_loaded": True},
+            # the DLQ's message TTL of 1 h: its oldest entry (dead-lettered 40 min ago)
+            # expires in 20 min (the DLQ view's horizon line)
+            "dlq_horizon": model(base_rows(), dlq_ttl_ms=3600000)}
 
 
 def dumps(m):

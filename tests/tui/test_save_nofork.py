@@ -2,8 +2,10 @@
 forked child of the console (a multithreaded process) may only call async-signal-safe
 functions, and the fork of a large process stalled the loop. The console runs under
 `strace -f -e trace=clone,clone3,fork,vfork` against the local stack (attune2) while both
-files are saved: no clone that makes a process (no CLONE_THREAD), no fork, no vfork; and the
-two files are there, whole, 0600 in 0700 directories, no temporary left.
+files are saved and the store is refreshed at least REFRESHES times (issue 38: counted from
+the loop trace, REDRIVE_LOOP_TRACE_MS=0, each run of the PostgreSQL source's poll timer):
+no clone that makes a process (no CLONE_THREAD), no fork, no vfork; and the two files are
+there, whole, 0600 in 0700 directories, no temporary left.
 
 Needs the stack env (tests/stack/stack.sh start DIR && . DIR/env); fails without it.
 """
@@ -19,6 +21,7 @@ from lib import term
 from lib.term import LiveTerm, stack_env  # noqa: F401  (the fixture)
 
 CALL = re.compile(r"^\d+\s+(clone3?|fork|vfork)\((.*)$")
+REFRESHES = 8
 
 
 def creations(trace):
@@ -60,14 +63,20 @@ def test_saves_never_fork(tmp_path):
     wrap.chmod(0o755)
     cache = tmp_path / "cache" / "redrive"
     hist = tmp_path / "state" / "redrive" / "history" / "attune2.hist"
-    t = LiveTerm(tmp_path, extra_env={"REDRIVE_HISTORY_SAVE_S": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")},
-                 binary=str(wrap))
+    loop = tmp_path / "loop.txt"
+    t = LiveTerm(tmp_path, extra_env={"REDRIVE_HISTORY_SAVE_S": "1", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+                                      "REDRIVE_LOOP_TRACE": str(loop), "REDRIVE_LOOP_TRACE_MS": "0"},
+                 binary=str(wrap), extra_conf="poll = 1s\npush = false\n")
     t.wait_for("postgresql   ok", secs=15)
+    t0 = time.time()
     snap = wait_file(str(cache / "*.json"), lambda p: os.path.getsize(p) > 0)
     wait_file(str(hist), lambda p: any(l.startswith("s ") for l in open(p)), secs=40)
+    time.sleep(max(0.0, REFRESHES + 1.5 - (time.time() - t0)))   # poll 1s: the refreshes
     t.send("Q")
     assert t.finish() == 0
 
+    polls = sum(l.count("on_poll@pg_source.c") for l in open(loop) if l.startswith("slow "))
+    assert polls >= REFRESHES, "%d refreshes of the store in the trace" % polls
     procs, threads = creations(trace)
     assert procs == [], procs
     assert threads >= 1, "the writer threads are in the trace"

@@ -28,6 +28,8 @@ CASES = [
     ("queues", "attune", "queues", []),
     ("dlq", "attune", "dlq", []),
     ("dlq_payload", "attune", "dlq_payload", []),
+    # the DLQ's horizon line: message-ttl 1h, the oldest entry dead-lettered 40 min ago
+    ("dlq_horizon", "dlq_horizon", "dlq", []),
     ("journal", "attune", "journal", []),
     ("help", "attune", "help", []),
     ("help_safe", "attune", "help", ["--keymap", "safe"]),

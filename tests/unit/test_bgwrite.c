@@ -74,8 +74,8 @@ static rd_model *model(void)
                      .capacity = 8, .failure_rate = 0.25, .consecutive_failures = 0, .has_metrics = true};
     model_set_workers(m, w, 1);
     rd_queue *q = xcalloc(2, sizeof *q);
-    q[0] = (rd_queue){xstrdup("work"), 40, 40, 0, 1, -1, -1, false, xstrdup("dlx"), -1, 0, 0, 0, false, NULL};
-    q[1] = (rd_queue){xstrdup("dead"), 9, 9, 0, 0, -1, -1, true, NULL, -1, 0, 0, 0, false, NULL};
+    q[0] = (rd_queue){xstrdup("work"), 40, 40, 0, 1, -1, -1, false, xstrdup("dlx"), -1, 0, 0, 0, false, NULL, 0, false, 0, NULL, NULL};
+    q[1] = (rd_queue){xstrdup("dead"), 9, 9, 0, 0, -1, -1, true, NULL, -1, 0, 0, 0, false, NULL, 0, false, 0, NULL, NULL};
     model_set_queues(m, "rabbitmq", q, 2);
     rd_count *c = xcalloc(2, sizeof *c);
     c[0] = (rd_count){"failed", 12, false, false};

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "xalloc.h"
 
 /* the model holds char *; these tests never write through them */
 static char *S(const char *s)
@@ -224,8 +225,32 @@ static void test_in_flight(void)
     CHECK_NEAR(drain_expected_finish(&es[0], 600), 0);
 }
 
+/* A broker's queues make BROKER columns; the queues a store reports itself (OpenAgents'
+ * queued jobs by tag) do not: no worker owns one. */
+static void test_has_broker(void)
+{
+    rd_model *m = model_new();
+    CHECK(!drain_has_broker(m));
+    rd_queue *q = xcalloc(1, sizeof *q);
+    q[0].name = xstrdup("email");
+    q[0].depth = 3;
+    model_set_queues(m, "postgresql", q, 1);
+    CHECK(!drain_has_broker(m));
+    q = xcalloc(1, sizeof *q);
+    q[0].name = xstrdup("worker.1.executions");
+    q[0].depth = 2;
+    model_set_queues(m, "rabbitmq", q, 1);
+    CHECK(drain_has_broker(m));
+    model_free(m);
+    m = model_new();
+    model_source_ok(m, "rabbitmq", 1000);      /* configured, no queue listed yet */
+    CHECK(drain_has_broker(m));
+    model_free(m);
+}
+
 int main(void)
 {
+    test_has_broker();
     test_eta();
     test_hist();
     test_spark();

@@ -254,6 +254,30 @@ static void test_cached_dlq(void)
     model_free(m);
 }
 
+/* The store's retry-eligible figure and its marks: exact, an upper bound (some counted may
+ * be superseded), a lower bound (capped), and past the cap with superseded ones not told
+ * apart, neither (<=N+), the same in the cell and in WHY. */
+static void test_eligible_bounds(void)
+{
+    static const struct { long n; bool capped, upper; const char *cell, *why; } t[] = {
+        { 12, false, false, "12", "12 retryable" },
+        { 2267, false, true, "<=2267", "<=2267 retryable" },
+        { 100000, true, false, "100000+", "100000+ retryable" },
+        { 100000, true, true, "<=100000+", "<=100000+ retryable" },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        rd_model *m = calm();
+        model_set_store_figures(m, t[i].n, t[i].capped, t[i].upper, -1);
+        rd_fleet_row r;
+        fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
+        char cells[FLEET_COL__COUNT][FLEET_CELL_MAX];
+        fleet_row_cells(&r, cells);
+        CHECK_STR(cells[FLEET_COL_ELIGIBLE], t[i].cell);
+        CHECK(strstr(cells[FLEET_COL_WHY], t[i].why) != NULL);
+        model_free(m);
+    }
+}
+
 static void test_trend(void)
 {
     rd_fleet_trend tr;
@@ -407,12 +431,79 @@ static void test_cells_and_output(void)
     free(json);
 }
 
+/* A DLQ's horizon (core/dlqhorizon.h) below dlq_horizon_warn / _crit: each boundary. */
+static void test_horizon(void)
+{
+    static const struct {
+        long ttl_ms;
+        double age;                 /* of the oldest dead letter; < 0: not peeked */
+        bool own;
+        rd_fleet_level want;
+        const char *why;
+    } cases[] = {
+        { 7200000, 0, false, FLEET_OK, "-" },
+        { 3600000, 0, false, FLEET_OK, "-" },               /* 1h left: not below 1h */
+        { 3600000, 1, false, FLEET_WARN, "DLQ expires in 59m < 1h" },
+        { 600000, 0, false, FLEET_WARN, "DLQ expires in 10m < 1h" },
+        { 600000, 1, false, FLEET_FAIL, "DLQ expires in 9m < 10m" },
+        { 300000, -1, false, FLEET_FAIL, "DLQ expires within 5m < 10m" },   /* a bound */
+        { 300000, 0, true, FLEET_WARN, "DLQ expires in 5m < 2h" },  /* crit 0: off */
+        { 9000000, 0, true, FLEET_OK, "-" },
+    };
+    rd_fleet_cfg own;
+    fleet_cfg_defaults(&own);
+    own.dlq_horizon_warn = 7200, own.dlq_horizon_crit = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rd_model *m = calm();
+        rd_queue *q = xcalloc(1, sizeof *q);
+        q->name = xstrdup("attune.dlx.queue");
+        q->depth = 1;
+        q->is_dlq = true;
+        q->ttl_ms = cases[i].ttl_ms;
+        q->publish_rate = -1;
+        model_set_queues(m, "rabbitmq", q, 1);
+        model_dlq_total(m, "rabbitmq", 0);     /* the DLQ size's own reasons left out */
+        if (cases[i].age >= 0) {
+            rd_dlq_entry *e = xcalloc(1, sizeof *e);
+            e->id = xstrdup("m1");
+            e->queue = xstrdup("attune.dlx.queue");
+            e->last_death_at = NOW - cases[i].age;
+            model_dlq_set(m, "rabbitmq", e, 1);
+        }
+        rd_fleet_row r;
+        fleet_row_fill(&r, "a", NULL, NULL, m, NULL, cases[i].own ? &own : NULL, NOW);
+        char why[FLEET_CELL_MAX], msg[64];
+        fleet_row_why(&r, why, sizeof why);
+        snprintf(msg, sizeof msg, "horizon case %zu", i);
+        CHECK_MSG(r.level == cases[i].want, msg);
+        CHECK_STR(why, cases[i].why);
+        if (i == 4) {                /* the JSON names the DLQ, its figure and basis */
+            char *json = fleet_to_json(&r, 1);
+            CHECK(json && strstr(json, "\"dlq_horizon\":\t{"));
+            CHECK(json && strstr(json, "\"expires_in_s\":\t599,"));
+            CHECK(json && strstr(json, "\"expires_within_s\":\tnull,"));
+            CHECK(json && strstr(json, "\"expires_basis\":\t\"message-ttl 10m from x-death\""));
+            free(json);
+        }
+        model_free(m);
+    }
+    rd_model *m = calm();              /* no DLQ: null */
+    rd_fleet_row r;
+    fleet_row_fill(&r, "a", NULL, NULL, m, NULL, NULL, NOW);
+    char *json = fleet_to_json(&r, 1);
+    CHECK(json && strstr(json, "\"dlq_horizon\":\tnull"));
+    free(json);
+    model_free(m);
+}
+
 int main(void)
 {
     test_levels();
+    test_horizon();
     test_thresholds();
     test_rise();
     test_cached_dlq();
+    test_eligible_bounds();
     test_trend();
     test_sort();
     test_place();

@@ -11,13 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "check.h"
 
 #define T0 1700000000.0
 
 static rd_hist_sample plain(double fail, double elig, double dlq, double unh)
 {
-    rd_hist_sample s = {fail, elig, dlq, unh, 0, NULL, NULL};
+    rd_hist_sample s = {.fail_rate = fail, .eligible = elig, .dlq = dlq, .unhealthy = unh};
     return s;
 }
 
@@ -258,12 +260,99 @@ static void tampered(const char *dir)
     rmdir(dir);
 }
 
+/* A sample that is a bound keeps its mark: in the ring, in the file (written as the
+ * screens print it), in the JSON's "bounds" and the text's "now"; a gap has none; a mark
+ * the file cannot hold is damage. */
+static void bounds(const char *dir)
+{
+    static rd_history h, back;
+    history_init(&h);
+    rd_hist_sample s = plain(1.5, 6000, 3, 0);
+    s.mark[HIST_ELIGIBLE] = HIST_UPPER;
+    history_add(&h, T0, &s);
+    s.mark[HIST_ELIGIBLE] = HIST_LOWER;
+    s.eligible = 97;
+    history_add(&h, T0 + 10, &s);
+    s.mark[HIST_ELIGIBLE] = HIST_EXACT;
+    s.eligible = 40;
+    history_add(&h, T0 + 20, &s);
+    s.mark[HIST_ELIGIBLE] = HIST_UPPER;
+    s.eligible = -1;                               /* unknown: a gap, never a bound */
+    history_add(&h, T0 + 30, &s);
+    unsigned char mk[4];
+    history_marks(&h, HIST_ELIGIBLE, T0 + 30, mk, 4);
+    CHECK(mk[0] == HIST_UPPER && mk[1] == HIST_LOWER && mk[2] == HIST_EXACT && mk[3] == HIST_EXACT);
+    history_marks(&h, HIST_DLQ, T0 + 30, mk, 4);
+    CHECK(mk[0] == HIST_EXACT && mk[1] == HIST_EXACT);
+    float v;
+    rd_hist_mark m = HIST_EXACT;
+    CHECK(history_newest(&h, HIST_ELIGIBLE, T0 + 10, 3, &v, &m) && v == 97 && m == HIST_LOWER);
+    CHECK(history_count_marked(&h, HIST_ELIGIBLE, T0 + 30, HIST_UPPER) == 1);
+    char note[96], txt[32];
+    history_bounds_note(&h, HIST_ELIGIBLE, T0 + 30, note, sizeof note);
+    CHECK_STR(note, "  (<=: 1 upper bound, +: 1 lower bound)");
+    history_bounds_note(&h, HIST_DLQ, T0 + 30, note, sizeof note);
+    CHECK_STR(note, "");
+    history_mark_text(HIST_UPPER, "6000", txt, sizeof txt);
+    CHECK_STR(txt, "<=6000");
+    history_mark_text(HIST_LOWER, "97", txt, sizeof txt);
+    CHECK_STR(txt, "97+");
+
+    /* the file: written as "<=6000" and "97+", read back the same */
+    char path[512], why[512];
+    snprintf(path, sizeof path, "%s/bounds", dir);
+    CHECK(history_save(&h, path, why, sizeof why));
+    FILE *f = fopen(path, "r");
+    char body[65536];
+    size_t n = fread(body, 1, sizeof body - 1, f);
+    fclose(f);
+    body[n] = '\0';
+    CHECK(strstr(body, " 1.5 <=6000 3 0 ") != NULL);
+    CHECK(strstr(body, " 1.5 97+ 3 0 ") != NULL);
+    bool damaged = true;
+    CHECK(history_load(&back, path, &damaged, why, sizeof why) && !damaged);
+    CHECK(memcmp(back.mark, h.mark, sizeof h.mark) == 0);
+    /* marks it cannot be: refused as damage */
+    static const char *const bad[] = {
+        "s 170000000 1 <=2+ 3 4 5 6 7 8 9 10\n", "s 170000000 1 <=<=2 3 4 5 6 7 8 9 10\n",
+        "s 170000000 1 2++ 3 4 5 6 7 8 9 10\n", "s 170000000 1 <=- 3 4 5 6 7 8 9 10\n",
+        "s 170000000 1 -+ 3 4 5 6 7 8 9 10\n", "s 170000000 1 <= 3 4 5 6 7 8 9 10\n",
+        "s 170000000 1 <=-2 3 4 5 6 7 8 9 10\n", "s 170000000 1 + 3 4 5 6 7 8 9 10\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "redrive-history 1\n%s", bad[i]);
+        write_file(path, text);
+        CHECK_MSG(history_load(&back, path, &damaged, why, sizeof why) && damaged, bad[i]);
+        CHECK_MSG(back.step[170000000 % HIST_N] == 0, bad[i]);
+    }
+
+    /* the JSON names the bounds, the text marks "now" and counts them */
+    cJSON *o = cJSON_CreateObject();
+    history_json(o, &h, T0 + 20);
+    char *js = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(o, "history"), "bounds"));
+    char want[128];
+    snprintf(want, sizeof want, "{\"retry_eligible\":[[%.0f,\"upper\"],[%.0f,\"lower\"]]}", T0, T0 + 10);
+    CHECK_STR(js, want);
+    free(js);
+    cJSON_Delete(o);
+    char *t = history_to_text(&h, T0 + 10, 40, true);
+    CHECK(strstr(t, "retry-eligible           now 97+      max 6000  (<=: 1 upper bound, +: 1 lower bound)\n") != NULL);
+    CHECK(strstr(t, "DLQ                      now 3        max 3\n") != NULL);
+    free(t);
+    unlink(path);
+}
+
 int main(void)
 {
     ring_and_gaps();
     queues();
     deepest_first();
     round_trip(tmpdir());
+    static char bdir[] = "/tmp/rd-hist-b-XXXXXX";
+    bounds(mkdtemp(bdir));
+    rmdir(bdir);
     static char tdir[] = "/tmp/rd-hist-XXXXXX";
     tampered(mkdtemp(tdir));
     return check_done("history");

@@ -1,7 +1,8 @@
 /* The journal's writer thread (actions/jwriter.h): lines on disk in the order queued, the
  * completions on the loop in that order and never before it runs, a forgotten callback
  * never runs while its line is still written, a failure reaches its callback with why,
- * and free writes everything still queued. */
+ * and free writes everything still queued. Group commit (issue 35): lines queued together
+ * share their syncs; their completions run a slice at a time, the loop free in between. */
 #include "../../src/actions/jwriter.h"
 
 #include <event2/event.h>
@@ -49,10 +50,13 @@ static int file_targets(const char *path, int *out, int cap)
     return n;
 }
 
-static void run_until(struct event_base *base, int want)
+/* The loop's iterations it took. */
+static int run_until(struct event_base *base, int want)
 {
-    for (int i = 0; i < 2000 && n_done < want; i++)
+    int i = 0;
+    for (; i < 2000 && n_done < want; i++)
         event_base_loop(base, EVLOOP_ONCE);
+    return i;
 }
 
 int main(void)
@@ -84,8 +88,15 @@ int main(void)
     for (int k = 0; k < N; k++)
         in_order &= got[k] == k;
     CHECK(in_order);
-    run_until(base, N - 1);
+    uint64_t syncs = 0, lines = 0;
+    jwriter_stats(w, &syncs, &lines);
+    CHECK(lines == N);
+    /* queued faster than a sync: groups (one line and one sync each before: N) */
+    CHECK_MSG(syncs >= 1 && syncs <= N / 4, "too many syncs for lines queued at once");
+    int turns = run_until(base, N - 1);
     CHECK(n_done == N - 1);                 /* every one but the forgotten, in order */
+    /* a slice of at most 8 completions to a callback: the loop ran between them */
+    CHECK_MSG(turns >= (N - 1) / 8, "completions not run in slices");
     int cb_order = 1;
     for (int k = 0, j = 0; k < N; k++)
         if (k != 7)

@@ -68,15 +68,15 @@ static void fill(rd_model *m)
 
     rd_queue *q = xcalloc(2, sizeof *q);
     q[0] = (rd_queue){ xstrdup("worker.7.executions"), 5, 4, 1, 0, 1.5, -1, false,
-                       xstrdup("attune.dlx"), 300000, 2, 5, 345600, true, NULL };
-    q[1] = (rd_queue){ xstrdup("attune.dlx.queue"), 3, 3, 0, 1, -1, -1, true, NULL, -1, 0, 0, 0, false, NULL };
+                       xstrdup("attune.dlx"), 300000, 2, 5, 345600, true, NULL, 0, false, 0, NULL, NULL };
+    q[1] = (rd_queue){ xstrdup("attune.dlx.queue"), 3, 3, 0, 1, -1, -1, true, NULL, -1, 0, 0, 0, false, NULL, 0, false, 0, NULL, NULL };
     model_set_queues(m, "rabbitmq", q, 2);
 
     rd_dlq_entry *d = xcalloc(1, sizeof *d);
     d[0] = (rd_dlq_entry){ xstrdup("m1"), xstrdup("attune.dlx.queue"), xstrdup("101"),
                            xstrdup("expired"), 2, xstrdup("worker.7.executions"), NOW - 100,
                            NOW - 50, xstrdup("{\"execution_id\":101}"), true, 2,
-                           xstrdup("render"), NOW - 200, NULL, NULL };
+                           xstrdup("render"), NOW - 200, NULL, NULL, NULL };
     model_dlq_set(m, "rabbitmq", d, 1);
     model_dlq_total(m, "rabbitmq", 3);
 

@@ -5,6 +5,8 @@
 //  - an empty ReceiveMessage answer is {} (2.0.2 sends an empty body; AWS sends {})
 //  - a ReceiveMessage answer holds each message once (2.0.2 may repeat a message received
 //    with VisibilityTimeout=0; its ApproximateReceiveCount is still inflated by those)
+//  - a message moved to a DLQ keeps its SentTimestamp (AWS keeps a standard queue's original
+//    enqueue time, from which the DLQ's retention counts; 2.0.2 stamps the move)
 // Only JSON-protocol (X-Amz-Target) answers are adapted; the Query protocol is as 2.0.2.
 // usage: node server.js PORT [QUEUE [DLQ [MAX_RECEIVE]]]
 "use strict";
@@ -16,6 +18,9 @@ const dlq = process.argv[4] || queue + "-dlq";
 const maxReceive = Number(process.argv[5] || 3);
 const region = process.env.RD_SQS_REGION || "us-east-1";
 const account = "123456789012";
+
+// MessageId -> its first SentTimestamp (ms, as text): set when SendMessage answers.
+const firstSent = new Map();
 
 function adapt(target, text) {
   if (target === "AmazonSQS.ReceiveMessage" && text.trim() === "") return "{}";
@@ -30,6 +35,14 @@ function adapt(target, text) {
   } else if (target === "AmazonSQS.ReceiveMessage" && j && Array.isArray(j.Messages)) {
     const seen = new Set();
     j.Messages = j.Messages.filter((m) => !seen.has(m.MessageId) && seen.add(m.MessageId));
+    for (const m of j.Messages) {
+      if (!m.Attributes || m.Attributes.SentTimestamp === undefined) continue;
+      if (firstSent.has(m.MessageId)) m.Attributes.SentTimestamp = firstSent.get(m.MessageId);
+      else firstSent.set(m.MessageId, m.Attributes.SentTimestamp);
+    }
+  } else if (target === "AmazonSQS.SendMessage" && j && j.MessageId) {
+    if (!firstSent.has(j.MessageId)) firstSent.set(j.MessageId, String(Date.now()));
+    return text;
   } else {
     return text;
   }
@@ -42,7 +55,8 @@ http.createServer = function (...args) {
   const handler = args.find((a) => typeof a === "function");
   const wrapped = (req, res) => {
     const target = req.headers["x-amz-target"];
-    if (target === "AmazonSQS.GetQueueAttributes" || target === "AmazonSQS.ReceiveMessage") {
+    if (target === "AmazonSQS.GetQueueAttributes" || target === "AmazonSQS.ReceiveMessage" ||
+        target === "AmazonSQS.SendMessage") {
       const end = res.end.bind(res);
       res.end = (chunk, ...rest) => {
         if (chunk !== undefined && chunk !== null && typeof chunk !== "function") {
