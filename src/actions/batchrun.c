@@ -46,6 +46,9 @@ struct rd_batchrun {
     double started, pace;       /* pace: shared by the lanes (rd_batch_opts.pace) */
     bool aborted, done;
     bool checking;              /* the part waits for cbs.check's answer */
+    bool starting, direct;      /* in batchrun_start; its first check asked there (lanes
+                                 * started outside a callback keep their order) */
+    bool finish_soon;           /* ended while starting: on_done from the loop */
     rd_event *check_ev;         /* asks the check from the loop */
     size_t guarded;             /* held back at send time (cbs.check) */
     guard_reason reasons[GUARD_REASONS + 1];   /* the last: "other" */
@@ -208,15 +211,36 @@ static bool part_start(rd_batchrun *r)
     }
     if (!checks(r))
         return lanes_start(r);
-    r->checking = true;         /* asked from the loop: its answer may come at once */
-    loop_timer_in(r->check_ev, 0);
+    r->checking = true;         /* its answer may come at once */
+    if (r->direct) {            /* the first part: as its lanes were started before */
+        r->direct = false;
+        r->cbs.check(r, r->p.items, r->p.t, r->p.n, r->ud);
+    } else {
+        loop_timer_in(r->check_ev, 0);   /* from the loop: no recursion part after part */
+    }
     return true;
+}
+
+/* The run ends: on_done now, or from the loop when batchrun_start has not returned yet. */
+static void finish(rd_batchrun *r)
+{
+    if (!r->starting) {
+        run_done(r);
+        return;
+    }
+    r->finish_soon = true;
+    loop_timer_in(r->check_ev, 0);
 }
 
 static void on_check_due(int fd, short what, void *ud)
 {
     rd_batchrun *r = ud;
     (void)fd, (void)what;
+    if (r->finish_soon) {
+        r->finish_soon = false;
+        run_done(r);
+        return;
+    }
     if (!r->checking || r->done)
         return;
     if (r->aborted) {
@@ -304,10 +328,8 @@ void batchrun_checked(rd_batchrun *r, const char *const *why)
         k++;
     }
     p->n = k;
-    if (r->aborted)
-        run_done(r);
-    else if (!(p->n ? lanes_start(r) : part_start(r)))
-        run_done(r);
+    if (r->aborted || !(p->n ? lanes_start(r) : part_start(r)))
+        finish(r);
 }
 
 void batchrun_check_failed(rd_batchrun *r, const char *why)
@@ -316,7 +338,7 @@ void batchrun_check_failed(rd_batchrun *r, const char *why)
         return;
     r->checking = false;
     snprintf(r->why, sizeof r->why, "not checked against the store: %s", why);
-    run_done(r);
+    finish(r);
 }
 
 size_t batchrun_guarded(const rd_batchrun *r) { return r->guarded; }
@@ -385,14 +407,18 @@ rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchr
     if (r->o.limit && r->todo > r->o.limit)
         r->todo = r->o.limit;
     r->started = clock_mono();
-    if (r->todo && !part_start(r)) {
+    size_t todo = r->todo;      /* before the first check holds any back */
+    r->starting = r->direct = true;
+    bool started = !todo || part_start(r);
+    r->starting = r->direct = false;
+    if (!started) {
         snprintf(why, whycap, "%s", r->why[0] ? r->why : "nothing to send");
         batchrun_free(r);
         return NULL;
     }
-    if (!r->todo)
+    if (!todo)
         snprintf(why, whycap, "nothing left to send");
-    return r->todo ? r : (batchrun_free(r), NULL);
+    return todo ? r : (batchrun_free(r), NULL);
 }
 
 size_t batchrun_todo(const rd_batchrun *r) { return r->todo; }
