@@ -368,3 +368,24 @@ def test_tasker_steps_completed_or_out_of_budget_meanwhile_are_held_back(act, ta
     r2 = a.run("batch", "resume", bid, "--yes")
     assert r2.returncode == 0 and "nothing to do" in r2.stderr, r2.stderr
     assert tasker_sent(tasker_core) == got
+
+
+def test_attune_era1_check_sees_the_successors_the_core_wrote(act, stack, tmp_path):
+    """Era 1 links a retry by config->>'retry_of': once the core has retried the batch's
+    items, each one is superseded by the attempt it made, read in one query."""
+    actlib.reload_fixture("attune1")
+    c = actlib.CoreServer("attune1", tmp_path)
+    try:
+        a = act("attune1", core=c.url)
+        p = a.run("retry", "--status", "failed", "--rate", "200", "--yes")
+        [b] = batches(a)
+        ok = [i for i in show(a, b["id"])["items"] if i["state"] == "ok"]
+        assert len(ok) >= 2 and len(ok) == len(sent(c)), (p.stderr, ok)
+        r = a.run("batch", "check", b["id"], *[str(i["item"]) for i in ok])
+        assert r.returncode == 0, r.stdout + r.stderr
+        lines = [json.loads(l) for l in r.stdout.splitlines()]
+        assert lines == [{"item": i["item"], "why": "superseded by a later attempt"}
+                         for i in ok] + [{"checked": len(ok), "queries": 1}], lines
+    finally:
+        c.stop()
+        actlib.reload_fixture("attune1")
