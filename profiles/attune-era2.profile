@@ -441,6 +441,36 @@ SELECT e.id::text AS id,
   FROM execution e
  WHERE e.id = CASE WHEN $1 ~ '^[0-9]{1,18}$' THEN $1::bigint END
 
+[query recheck optional]
+-- $1 the ids of a batch's items about to be sent (text[], one page of 500): each one's
+-- row as [query execution] reads it (the same columns, superseded included), so the
+-- send-time guard (issue 35) judges it by the executions list's own rule. One query a
+-- page, never one an item; an id the store no longer holds has no row.
+-- uses index: execution (id)
+-- uses index: execution (original_execution)
+SELECT e.id::text AS id,
+       e.parent::text AS parent_id,
+       e.action_ref AS name,
+       e.status::text AS status,
+       COALESCE(NULLIF(e.retry_count, 0), CASE WHEN e.config->>'retry_count' ~ '^[0-9]{1,9}$' THEN (e.config->>'retry_count')::int END, e.retry_count) AS retry_count,
+       COALESCE(NULLIF(e.max_retries, 0), CASE WHEN e.config->>'max_retries' ~ '^[0-9]{1,9}$' THEN (e.config->>'max_retries')::int END, e.max_retries) AS max_retries,
+       COALESCE(e.original_execution, CASE WHEN e.config->>'original_execution' ~ '^[0-9]{1,18}$' THEN (e.config->>'original_execution')::bigint END)::text AS chain_root,
+       (CASE WHEN e.config->>'retry_of' ~ '^[0-9]{1,18}$' THEN (e.config->>'retry_of')::bigint END)::text AS retry_of,
+       left(COALESCE(NULLIF(e.retry_reason, ''), e.config->>'retry_reason'), 200) AS reason,
+       left(COALESCE(e.result->>'error', e.result->>'message'), 4096) AS error,
+       e.worker::text AS worker,
+       extract(epoch FROM e.created) AS created_at,
+       extract(epoch FROM e.updated) AS updated_at,
+       CASE WHEN e.status IN ('completed', 'failed', 'cancelled', 'timeout', 'abandoned')
+            THEN extract(epoch FROM e.updated) END AS finished_at,
+       left(e.config->>'retry_at', 64) AS retry_at,
+       EXISTS (SELECT 1 FROM execution r
+                WHERE r.original_execution = COALESCE(e.original_execution, e.id)
+                  AND r.retry_count > e.retry_count) AS superseded,
+       e.created::text AS sort_key
+  FROM execution e
+ WHERE e.id = ANY (ARRAY(SELECT x::bigint FROM unnest($1::text[]) x WHERE x ~ '^[0-9]{1,18}$'))
+
 [query execution_detail optional]
 -- $1 id: one execution in full, read when the detail pane opens (never on a poll): the
 -- whole error and its backtrace, the parameters (config: env_vars is never read, it holds

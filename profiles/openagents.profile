@@ -195,6 +195,18 @@ SELECT j.job_id AS id, j.name AS name, lower(j.status) AS status,
   FROM jobs j
  WHERE j.job_id = $1
 
+[query recheck optional]
+-- $1 the ids of a batch's items about to be sent (text[], one page of 500): each one's
+-- row as [query execution] reads it (the same columns, superseded included), so the
+-- send-time guard (issue 35) judges it by the executions list's own rule. One query a
+-- page, never one an item; an id the store no longer holds has no row.
+-- uses index: jobs (job_id)
+SELECT j.job_id AS id, j.name AS name, lower(j.status) AS status,
+       j.retry_count AS retry_count, j.max_retries AS max_retries,
+       j.created_at AS created_at, j.created_at::text AS sort_key
+  FROM jobs j
+ WHERE j.job_id = ANY ($1::text[])
+
 [query chain]
 -- $1 job id: retries reuse the row, so the chain is the row itself (attempt = retry_count + 1)
 SELECT j.job_id AS id,

@@ -259,6 +259,30 @@ SELECT s.workflow_step_uuid::text AS id,
   LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
  WHERE s.workflow_step_uuid = CASE WHEN $1 ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN $1::uuid END
 
+[query recheck optional]
+-- $1 the ids of a batch's items about to be sent (text[], one page of 500): each one's
+-- row as [query execution] reads it (the same columns, superseded included), so the
+-- send-time guard (issue 35) judges it by the executions list's own rule. One query a
+-- page, never one an item; an id the store no longer holds has no row.
+-- uses index: workflow_steps (workflow_step_uuid)
+-- uses index: workflow_step_transitions (workflow_step_uuid)
+SELECT s.workflow_step_uuid::text AS id,
+       s.task_uuid::text AS parent_id,
+       ns.name AS name,
+       COALESCE(t.to_state, 'pending') AS status,
+       s.attempts AS attempts,
+       s.max_attempts AS max_attempts,
+       s.retryable AS retryable,
+       extract(epoch FROM s.created_at AT TIME ZONE 'UTC') AS created_at,
+       s.created_at::text AS sort_key
+  FROM workflow_steps s
+  LEFT JOIN workflow_step_transitions t
+         ON t.workflow_step_uuid = s.workflow_step_uuid AND t.most_recent
+  LEFT JOIN named_steps ns ON ns.named_step_uuid = s.named_step_uuid
+ WHERE s.workflow_step_uuid = ANY (ARRAY(
+         SELECT x::uuid FROM unnest($1::text[]) x
+          WHERE x ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'))
+
 [query execution_detail optional]
 -- $1 step uuid, or one of its transitions' uuids (a chain row): the step in full, read when
 -- the detail pane opens (never on a poll): its results' error and backtrace, its inputs

@@ -19,7 +19,9 @@ void batch_summary_make(const rd_batch_info *b, bool running, const unsigned cha
     s->ok = b->ok;
     s->failed = b->failed;
     s->unknown = b->unknown;
-    s->held = b->unknown;       /* a resume holds them back (--resend-unknown sends them) */
+    /* a resume holds them back: the unknown (--resend-unknown sends them) and those the
+     * guard at send time found no longer eligible (never sent) */
+    s->held = b->unknown + b->held;
     s->rate = b->rate;
     s->concurrency = b->concurrency;
     s->outcome_read = outs != NULL;

@@ -450,7 +450,7 @@ const char *batch_info_state(const rd_batch_info *b)
         return "damaged";
     if (b->abandoned)
         return "abandoned";
-    bool left = b->ok + b->failed + b->unknown < b->total || b->unknown;
+    bool left = b->ok + b->failed + b->unknown + b->held < b->total || b->unknown;
     return !left ? "done" : b->paused ? "paused" : "open";
 }
 

@@ -28,7 +28,9 @@
  *     batch (a line cut by a crash; the line glued to a fragment is read whole,
  *     journal_piece_end) and gives the item's number or, failing that, its target; one
  *     that gives neither makes every item not yet sent unknown (any of them may be it);
- *   - ok / failed: an outcome: never sent again.
+ *   - ok / failed: an outcome: never sent again;
+ *   - held: the guard at send time found it no longer eligible in the store (a line with
+ *     code "held" and the reason, no request made, batchrun.h): never sent again.
  * Reading is streamed: memory grows with one byte per item, not with the batch's lines.
  *
  * A record is a file anyone with our uid could have edited: nothing in it is trusted as
@@ -43,7 +45,7 @@
 
 #include "actions.h"
 
-typedef enum { BITEM_NONE, BITEM_OK, BITEM_FAILED, BITEM_UNKNOWN } rd_bitem;
+typedef enum { BITEM_NONE, BITEM_OK, BITEM_FAILED, BITEM_UNKNOWN, BITEM_HELD } rd_bitem;
 
 typedef struct rd_batch_info {
     char id[17];
@@ -51,7 +53,8 @@ typedef struct rd_batch_info {
     char *store, *core;        /* what it is bound to; NULL in an older record */
     char *path;                /* the record file */
     size_t total;
-    size_t ok, failed, unknown;   /* from the journal; done = ok + failed + unknown */
+    size_t ok, failed, unknown;   /* from the journal; done = ok + failed + unknown + held */
+    size_t held;               /* held back at send time: no longer eligible (never sent) */
     bool abandoned;
     bool paused;               /* its last run or paused line is a paused one */
     char *pause_reason;        /* that line's reason (sanitized), NULL when not paused */

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/guard.h"
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "actions_priv.h"
+#include "jwriter.h"
 
 /* One part: the targets it owns (copied from the record) and their item numbers. */
 typedef struct part {
@@ -18,6 +20,12 @@ typedef struct part {
     char keybuf[BATCHRUN_PART][33];
     size_t n;
 } part;
+
+enum { GUARD_REASONS = 12 };   /* the items held back at send time counted by reason */
+typedef struct guard_reason {
+    char why[64];
+    size_t n;
+} guard_reason;
 
 struct rd_batchrun {
     rd_actor *a;
@@ -37,6 +45,14 @@ struct rd_batchrun {
     part p;
     double started, pace;       /* pace: shared by the lanes (rd_batch_opts.pace) */
     bool aborted, done;
+    bool checking;              /* the part waits for cbs.check's answer */
+    bool starting, direct;      /* in batchrun_start; its first check asked there (lanes
+                                 * started outside a callback keep their order) */
+    bool finish_soon;           /* ended while starting: on_done from the loop */
+    rd_event *check_ev;         /* asks the check from the loop */
+    size_t guarded;             /* held back at send time (cbs.check) */
+    guard_reason reasons[GUARD_REASONS + 1];   /* the last: "other" */
+    size_t nreasons;
     char why[256];
 };
 
@@ -147,15 +163,9 @@ static void lanes_free(rd_batchrun *r)
     r->running = 0;
 }
 
-/* Sends the next part; false when there is none or it was refused. */
-static bool part_start(rd_batchrun *r)
+/* The part's lanes started; false when refused. */
+static bool lanes_start(rd_batchrun *r)
 {
-    if (!part_load(r)) {
-        if (batchrd_damage(r->rd)[0])   /* changed since it was checked */
-            snprintf(r->why, sizeof r->why, "batch record %s is damaged: %s", r->info.path,
-                     batchrd_damage(r->rd));
-        return false;
-    }
     rd_action kind;
     if (!action_from_name(r->info.action, &kind)) {
         snprintf(r->why, sizeof r->why, "unknown action in the batch record");
@@ -181,6 +191,177 @@ static bool part_start(rd_batchrun *r)
         r->running++;
     }
     return true;
+}
+
+/* Whether the check is asked for this part's items (batchrun.h: not for a resend). */
+static bool checks(const rd_batchrun *r)
+{
+    return r->cbs.check && !r->o.resend_unknown;
+}
+
+/* Sends the next part (after the check when there is one); false when there is none or it
+ * was refused. */
+static bool part_start(rd_batchrun *r)
+{
+    if (!part_load(r)) {
+        if (batchrd_damage(r->rd)[0])   /* changed since it was checked */
+            snprintf(r->why, sizeof r->why, "batch record %s is damaged: %s", r->info.path,
+                     batchrd_damage(r->rd));
+        return false;
+    }
+    if (!checks(r))
+        return lanes_start(r);
+    r->checking = true;         /* its answer may come at once */
+    if (r->direct) {            /* the first part: as its lanes were started before */
+        r->direct = false;
+        r->cbs.check(r, r->p.items, r->p.t, r->p.n, r->ud);
+    } else {
+        loop_timer_in(r->check_ev, 0);   /* from the loop: no recursion part after part */
+    }
+    return true;
+}
+
+/* The run ends: on_done now, or from the loop when batchrun_start has not returned yet. */
+static void finish(rd_batchrun *r)
+{
+    if (!r->starting) {
+        run_done(r);
+        return;
+    }
+    r->finish_soon = true;
+    loop_timer_in(r->check_ev, 0);
+}
+
+static void on_check_due(int fd, short what, void *ud)
+{
+    rd_batchrun *r = ud;
+    (void)fd, (void)what;
+    if (r->finish_soon) {
+        r->finish_soon = false;
+        run_done(r);
+        return;
+    }
+    if (!r->checking || r->done)
+        return;
+    if (r->aborted) {
+        r->checking = false;
+        run_done(r);
+        return;
+    }
+    /* every item of the part; an answer for one sent by override is not heeded */
+    r->cbs.check(r, r->p.items, r->p.t, r->p.n, r->ud);
+}
+
+static void reason_count(rd_batchrun *r, const char *why)
+{
+    char key[64];
+    guard_held_reason(why, key, sizeof key);
+    size_t k = 0;
+    while (k < r->nreasons && strcmp(r->reasons[k].why, key) != 0)
+        k++;
+    if (k == r->nreasons) {
+        if (r->nreasons == GUARD_REASONS)
+            k = GUARD_REASONS;
+        else
+            snprintf(r->reasons[r->nreasons++].why, sizeof r->reasons[0].why, "%s", key);
+    }
+    r->reasons[k].n++;
+}
+
+static void on_held_written(bool ok, const char *why, void *ud)
+{
+    if (!ok)
+        actor_journal_failed(ud, why);
+}
+
+/* Item i of the part held back: its "held" line (no request made), counted. */
+static void hold(rd_batchrun *r, size_t i, const char *why)
+{
+    rd_actor *a = r->a;
+    const rd_target *t = &r->p.t[i];
+    char *text = action_target_text(t->id, t->parent);
+    const char *targets[] = {text};
+    char result[200];
+    snprintf(result, sizeof result, "held back: no longer eligible: %s", why);
+    rd_journal_rec rec = {
+        .operator_ = actor_operator(a), .system = actor_cfg(a)->name, .action = r->info.action,
+        .targets = targets, .n_targets = 1, .result = result, .code = "held",
+        .batch = r->info.id, .fp = t->fp, .attempt = t->attempt, .has_item = true,
+        .item = r->p.items[i], .syslog = actor_cfg(a)->journal_syslog};
+    if (actor_jwriter(a)) {
+        jwriter_append(actor_jwriter(a), actor_journal_path(a), &rec, on_held_written, a);
+    } else {
+        char err[256];
+        if (!journal_append(actor_journal_path(a), &rec, err, sizeof err))
+            actor_journal_failed(a, err);
+    }
+    free(text);
+    reason_count(r, why);
+    r->guarded++;
+    if (r->todo)
+        r->todo--;
+    if (r->cbs.on_held)
+        r->cbs.on_held(r, r->p.items[i], t, why, r->ud);
+}
+
+void batchrun_checked(rd_batchrun *r, const char *const *why)
+{
+    if (!r->checking || r->done)
+        return;
+    r->checking = false;
+    part *p = &r->p;
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (why[i] && !p->t[i].override_) {
+            hold(r, i, why[i]);
+            free((char *)(uintptr_t)p->t[i].id);
+            free((char *)(uintptr_t)p->t[i].parent);
+            free((char *)(uintptr_t)p->t[i].fp);
+            continue;
+        }
+        if (k != i) {
+            p->t[k] = p->t[i];
+            p->items[k] = p->items[i];
+            memcpy(p->keybuf[k], p->keybuf[i], sizeof p->keybuf[k]);
+        }
+        p->keys[k] = p->keybuf[k];
+        k++;
+    }
+    p->n = k;
+    if (r->aborted || !(p->n ? lanes_start(r) : part_start(r)))
+        finish(r);
+}
+
+void batchrun_check_failed(rd_batchrun *r, const char *why)
+{
+    if (!r->checking || r->done)
+        return;
+    r->checking = false;
+    snprintf(r->why, sizeof r->why, "not checked against the store: %s", why);
+    finish(r);
+}
+
+size_t batchrun_guarded(const rd_batchrun *r) { return r->guarded; }
+
+void batchrun_guard_line(const rd_batchrun *r, char *out, size_t cap)
+{
+    size_t at = 0, order[GUARD_REASONS + 1], m = 0;
+    if (cap)
+        out[0] = 0;
+    for (size_t k = 0; k <= GUARD_REASONS; k++)
+        if (r->reasons[k].n)
+            order[m++] = k;
+    for (size_t i = 1; i < m; i++)        /* most first, then as met */
+        for (size_t j = i; j > 0 && r->reasons[order[j]].n > r->reasons[order[j - 1]].n; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (size_t i = 0; i < m && at < cap; i++) {
+        const guard_reason *g = &r->reasons[order[i]];
+        at += (size_t)snprintf(out + at, cap - at, "%s%zu %s", i ? ", " : "", g->n,
+                               order[i] == GUARD_REASONS ? "other" : g->why);
+    }
 }
 
 rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchrun_opts *o,
@@ -212,6 +393,8 @@ rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchr
     if (cbs)
         r->cbs = *cbs;
     r->ud = ud;
+    if (checks(r))
+        r->check_ev = loop_timer_new(actor_base(a), on_check_due, r);
     if (!batchrec_states(actor_journal_path(a), b, &r->st, &r->keys, &r->nkeys, why, whycap) ||
         !(r->rd = batchrd_open(b->path, why, whycap))) {
         batchrun_free(r);
@@ -224,14 +407,18 @@ rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchr
     if (r->o.limit && r->todo > r->o.limit)
         r->todo = r->o.limit;
     r->started = clock_mono();
-    if (r->todo && !part_start(r)) {
+    size_t todo = r->todo;      /* before the first check holds any back */
+    r->starting = r->direct = true;
+    bool started = !todo || part_start(r);
+    r->starting = r->direct = false;
+    if (!started) {
         snprintf(why, whycap, "%s", r->why[0] ? r->why : "nothing to send");
         batchrun_free(r);
         return NULL;
     }
-    if (!r->todo)
+    if (!todo)
         snprintf(why, whycap, "nothing left to send");
-    return r->todo ? r : (batchrun_free(r), NULL);
+    return todo ? r : (batchrun_free(r), NULL);
 }
 
 size_t batchrun_todo(const rd_batchrun *r) { return r->todo; }
@@ -256,6 +443,8 @@ void batchrun_abort(rd_batchrun *r)
     if (!r || r->aborted)
         return;
     r->aborted = true;
+    if (r->checking)
+        return;               /* the check's answer (or its turn) ends the run */
     if (!r->running) {
         run_done(r);
         return;
@@ -270,6 +459,8 @@ void batchrun_free(rd_batchrun *r)
     if (!r)
         return;
     lanes_free(r);            /* what is in flight is journaled as unknown */
+    if (r->check_ev)
+        loop_event_free(r->check_ev);
     part_clear(&r->p);
     batchrd_close(r->rd);
     free(r->st);

@@ -27,6 +27,17 @@ typedef struct rd_batchrun_cbs {
     void (*on_item)(rd_batchrun *r, size_t item, const rd_result *res, void *ud);
     /* once, when nothing is left to send (or after an abort); free r from here or later */
     void (*on_done)(rd_batchrun *r, void *ud);
+    /* The guard again at send time (issue 35), optional: a part's targets t[0..n) (their
+     * numbers in the record: items) before any of them leaves, from the loop. Answer
+     * with batchrun_checked (now or later, from the loop; t and items stay valid until
+     * then) or batchrun_check_failed. Not asked for a run with resend_unknown (those
+     * items may have been applied: their keys decide); an answer for an item sent by
+     * override is not heeded (the operator chose to send it). */
+    void (*check)(rd_batchrun *r, const size_t *items, const rd_target *t, size_t n,
+                  void *ud);
+    /* optional: an item held back at send time, with its reason (--verbose) */
+    void (*on_held)(rd_batchrun *r, size_t item, const rd_target *t, const char *why,
+                    void *ud);
 } rd_batchrun_cbs;
 
 typedef struct rd_batchrun_opts {
@@ -51,6 +62,17 @@ int batchrun_concurrency(const rd_batchrun *r);
 double batchrun_eta(const rd_batchrun *r);
 /* Why the run stopped short ("" when it did not): a refusal of a part. */
 const char *batchrun_why(const rd_batchrun *r);
+/* The check's answer for the part it was given: why[i] NULL sends t[i], else holds it back
+ * with that reason (the verdict's why), journaled as code "held" with the item's number, so
+ * that no later run sends it either (batchrec.h: held). */
+void batchrun_checked(rd_batchrun *r, const char *const *why);
+/* The store could not be read: nothing of the part is sent, the run stops (why: "not
+ * checked against the store: WHY"); the items stay for a resume. */
+void batchrun_check_failed(rd_batchrun *r, const char *why);
+size_t batchrun_guarded(const rd_batchrun *r);    /* items held back at send time */
+/* Those items by reason (core/guard.h guard_held_reason), most first: "598 superseded, 12
+ * budget exhausted"; "" when none. */
+void batchrun_guard_line(const rd_batchrun *r, char *out, size_t cap);
 /* Stops sending: what is in flight finishes; the rest stays for a resume. */
 void batchrun_abort(rd_batchrun *r);
 void batchrun_free(rd_batchrun *r);

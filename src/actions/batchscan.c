@@ -69,7 +69,7 @@ static bool has_key(const scan_batch *s, size_t item)
  * the damaged line's key when it has none yet. */
 static void mark_unknown(scan_batch *s, size_t i, const char *key)
 {
-    if (s->st[i] == BITEM_OK || s->st[i] == BITEM_FAILED)
+    if (s->st[i] == BITEM_OK || s->st[i] == BITEM_FAILED || s->st[i] == BITEM_HELD)
         return;
     s->st[i] = BITEM_UNKNOWN;
     if (s->want_keys && key && key[0] && !has_key(s, i))
@@ -204,6 +204,8 @@ static bool scan_line(scan_batch *s, const cJSON *o)
         st = BITEM_OK;
     else if (!strcmp(c, "aborted"))
         st = BITEM_NONE;         /* journaled, stopped before being sent again */
+    else if (!strcmp(c, "held"))
+        st = BITEM_HELD;         /* no longer eligible at send time: never sent */
     else
         st = BITEM_FAILED;
     s->st[i] = (unsigned char)st;
@@ -282,8 +284,9 @@ static bool scan_journal(const char *journal, scan_batch *v, size_t n, char *why
 
 static void count_states(rd_batch_info *b, const unsigned char *st)
 {
-    b->ok = b->failed = b->unknown = 0;
+    b->ok = b->failed = b->unknown = b->held = 0;
     for (size_t i = 0; i < b->total; i++) {
+        b->held += st[i] == BITEM_HELD;
         b->ok += st[i] == BITEM_OK;
         b->failed += st[i] == BITEM_FAILED;
         b->unknown += st[i] == BITEM_UNKNOWN;

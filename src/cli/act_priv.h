@@ -38,6 +38,7 @@ typedef struct batch_guard {
     size_t canary;
     double canary_wait_s;
     double max_refail;
+    bool verbose;              /* --verbose: each item held back at send time named */
 } batch_guard;
 
 /* Finding a Tasker step's task in the store: the sources run only for that. */
@@ -165,6 +166,9 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b,
 /* batch_show.c: `redrive batch show ID [--json]`; the exit code (3 when the outcome could
  * not be read: the rest is still printed). */
 int batch_show(const rd_opts *opts, const rd_batch_info *b, bool json, unsigned san);
+/* batch_check.c: `redrive batch check ID ITEM...`, the console's guard at send time (JSON
+ * lines on stdout); the exit code. */
+int batch_check(const rd_opts *opts, const rd_batch_info *b, char **argv, size_t n);
 /* "5" "2.5" "0.5" requests per second: false unless 0 < rate <= 1000. */
 bool act_parse_rate(const char *s, double *out);
 /* "8": requests in flight, false unless 1 <= N <= BATCHRUN_CONCURRENCY_MAX. */

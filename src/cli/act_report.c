@@ -284,6 +284,7 @@ int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double 
         journal_entries_free(st->je, st->nje);
         return RD_EXIT_USAGE;
     }
+    t->guard.verbose = o->verbose;
     t->rate = rate > 0 ? rate : sys->rate_limit > 0 ? sys->rate_limit : 5;
     char owhy[400];
     t->open = batchopen_load(jpath, sys->name, NULL, owhy, sizeof owhy);

@@ -4,6 +4,7 @@
  * redrive batch resume ID [--rate N] [--concurrency N] [--resend-unknown] [--force] [--yes]
  *                         [--canary N] [--canary-wait DUR] [--max-refail PCT]
  * redrive batch abandon ID
+ * redrive batch check ID ITEM...   (the console's guard at send time: batch_check.c)
  *
  * The resumable batches (actions/batchrec.h): a store-wide retry's frozen selection, and
  * how far it got from the journal. A resume sends the items never sent; the ones that may
@@ -40,6 +41,8 @@ typedef struct batch_opts {
     const char *verb, *id, *rate, *concurrency;
     const char *canary, *canary_wait, *max_refail;
     bool json, resend_unknown, force, verbose;
+    char **items;              /* check: the item numbers (argv's) */
+    size_t nitems;
 } batch_opts;
 
 static const char batch_usage[] =
@@ -47,7 +50,8 @@ static const char batch_usage[] =
     "       redrive batch show ID [--json]\n"
     "       redrive batch resume ID [--rate N] [--concurrency N] [--resend-unknown] [--force]\n"
     "                               [--canary N] [--canary-wait DUR] [--max-refail PCT] [--yes]\n"
-    "       redrive batch abandon ID\n";
+    "       redrive batch abandon ID\n"
+    "       redrive batch check ID ITEM...\n";
 
 static bool parse(int argc, char **argv, batch_opts *o)
 {
@@ -68,7 +72,13 @@ static bool parse(int argc, char **argv, batch_opts *o)
         if (!opt) {
             if (!o->verb) o->verb = a;
             else if (!o->id) o->id = a;
-            else return false;
+            else if (!strcmp(o->verb, "check")) {
+                if (!o->items)
+                    o->items = argv + i;     /* consecutive: checked below */
+                if (o->items + o->nitems != argv + i)
+                    return false;
+                o->nitems++;
+            } else return false;
         } else if (!strcmp(opt->name, "--json")) o->json = true;
         else if (!strcmp(opt->name, "--resend-unknown")) o->resend_unknown = true;
         else if (!strcmp(opt->name, "--yes")) o->opts.yes = true;
@@ -86,7 +96,8 @@ static bool parse(int argc, char **argv, batch_opts *o)
     bool list = o->verb && !strcmp(o->verb, "list");
     bool one = o->verb && (!strcmp(o->verb, "resume") || !strcmp(o->verb, "abandon") ||
                            !strcmp(o->verb, "show"));
-    return (list && !o->id) || (one && o->id);
+    bool check = o->verb && !strcmp(o->verb, "check") && o->id && o->nitems;
+    return (list && !o->id) || (one && o->id) || check;
 }
 
 /* The record's state, or "running" while a process sends it (its running lock). */
@@ -102,10 +113,11 @@ static void json_row(cJSON *arr, const rd_batch_info *b)
     cJSON_AddStringToObject(o, "system", b->system ? b->system : "");
     cJSON_AddStringToObject(o, "action", b->action);
     cJSON_AddNumberToObject(o, "total", (double)b->total);
-    cJSON_AddNumberToObject(o, "done", (double)(b->ok + b->failed + b->unknown));
+    cJSON_AddNumberToObject(o, "done", (double)(b->ok + b->failed + b->unknown + b->held));
     cJSON_AddNumberToObject(o, "ok", (double)b->ok);
     cJSON_AddNumberToObject(o, "failed", (double)b->failed);
     cJSON_AddNumberToObject(o, "unknown", (double)b->unknown);
+    cJSON_AddNumberToObject(o, "held", (double)b->held);   /* held back at send time */
     cJSON_AddStringToObject(o, "state", state_now(b));
     cJSON_AddStringToObject(o, "created", b->created ? b->created : "");
     cJSON_AddStringToObject(o, "selection", b->selection ? b->selection : "");
@@ -146,7 +158,7 @@ static int list(const batch_opts *o, unsigned san)
             char col[64];   /* 12 columns, not 12 bytes: a character is never cut */
             int w = sanitize_fit(sys, 12, col, sizeof col, san);
             printf("%-16s  %s%*s  %-7s %7zu %7zu %7zu %7zu %7zu  %-9s  %s\n", b->id, col,
-                   12 - w, "", b->action, b->total, b->ok + b->failed + b->unknown, b->ok,
+                   12 - w, "", b->action, b->total, b->ok + b->failed + b->unknown + b->held, b->ok,
                    b->failed, b->unknown, state_now(b), sel);
             free(sys);
             free(sel);
@@ -164,7 +176,7 @@ static int abandon(const rd_batch_info *b, unsigned san)
         err_clean(san, "redrive: ", why);
         return RD_EXIT_FAIL;
     }
-    size_t done = b->ok + b->failed + b->unknown;
+    size_t done = b->ok + b->failed + b->unknown + b->held;
     fprintf(stderr, "redrive: batch %s abandoned: %zu of %zu never sent\n", b->id,
             b->total - done, b->total);
     return RD_EXIT_OK;
@@ -296,11 +308,14 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
         err_clean(0, ACT_CONCURRENCY_ERR, o->concurrency);
         return RD_EXIT_USAGE;
     }
-    size_t done = b->ok + b->failed + b->unknown;
+    size_t done = b->ok + b->failed + b->unknown + b->held;
     size_t n = o->resend_unknown ? b->unknown : b->total - done;
     fprintf(stderr, "redrive: batch %s (%s): %zu of %zu %s%s\n", b->id, b->action, n, b->total,
             o->resend_unknown ? "may have reached the core: re-sent with their keys"
                               : "never sent", n ? "" : ": nothing to do");
+    if (b->held)
+        fprintf(stderr, "redrive: %zu held back at send time earlier (no longer eligible in the "
+                "store): never sent\n", b->held);
     if (b->unknown && !o->resend_unknown)
         fprintf(stderr, "redrive: held back: %zu unknown: may have reached the core (sent, no "
                 "outcome): not re-sent; --resend-unknown re-sends exactly those with their keys%s\n",
@@ -329,7 +344,9 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
         const rd_system_cfg *sys = session_system(ss);
         rc = RD_EXIT_FAIL;
         batch_guard g;
-        if (!batch_guard_parse(o->canary, o->canary_wait, o->max_refail, sys, &g))
+        bool parsed = batch_guard_parse(o->canary, o->canary_wait, o->max_refail, sys, &g);
+        g.verbose = o->verbose;
+        if (!parsed)
             rc = RD_EXIT_USAGE;
         else if (bound_here(b, ss, san) && fresh_enough(o, b, sys)) {
             char pace[160];
@@ -375,6 +392,8 @@ int cli_batch(const rd_opts *opts, int argc, char **argv)
     int rc;
     if (!strcmp(o.verb, "show")) {
         rc = batch_show(&o.opts, &b, o.json, san);
+    } else if (!strcmp(o.verb, "check")) {
+        rc = batch_check(&o.opts, &b, o.items, o.nitems);
     } else if (b.abandoned) {
         fprintf(stderr, "redrive: batch %s was abandoned\n", b.id);
         rc = RD_EXIT_FAIL;

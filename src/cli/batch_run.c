@@ -15,6 +15,8 @@
 #include "../actions/batchout.h"
 #include "../actions/batchrec.h"
 #include "../core/duration.h"
+#include "../core/sanitize.h"
+#include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "../io/loop.h"
 #include "act_priv.h"
@@ -39,6 +41,7 @@ typedef struct bx {
     char track_why[400];      /* why the outcome is not read ("" while it is) */
     double next_read, backoff;   /* a store that failed is asked again later (5 s .. 30 s):
                                   * its reads block this loop, the CLI's, for their timeout */
+    rd_recheck *recheck;      /* the guard at send time (a retry's), NULL none */
 } bx;
 
 bool batch_guard_parse(const char *canary, const char *wait, const char *refail,
@@ -47,6 +50,7 @@ bool batch_guard_parse(const char *canary, const char *wait, const char *refail,
     g->canary = sys->batch_canary > 0 ? (size_t)sys->batch_canary : 0;
     g->canary_wait_s = sys->batch_canary_wait_s > 0 ? sys->batch_canary_wait_s : 300;
     g->max_refail = sys->batch_max_refail >= 0 ? sys->batch_max_refail : 0.5;
+    g->verbose = false;
     char *end;
     if (canary) {
         long v = strtol(canary, &end, 10);
@@ -110,6 +114,40 @@ static void on_done(rd_batchrun *r, void *ud)
     bx *x = ud;
     if (!x->waiting)
         loop_exit(x->base);
+}
+
+/* The guard at send time: the part read again from the store (a blocking read of a page:
+ * this loop is the CLI's), each item no longer eligible held back with its verdict. */
+static void on_check(rd_batchrun *r, const size_t *items, const rd_target *t, size_t n,
+                     void *ud)
+{
+    bx *x = ud;
+    (void)items;
+    rd_verdict *v = xcalloc(n ? n : 1, sizeof *v);
+    const char **why = xcalloc(n ? n : 1, sizeof *why);
+    char err[400];
+    if (!recheck_verdicts(x->recheck, t, n, v, err, sizeof err)) {
+        batchrun_check_failed(r, err);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            why[i] = v[i].verdict == RD_ELIG_YES ? NULL : v[i].why;
+        batchrun_checked(r, why);
+    }
+    free(why);
+    free(v);
+}
+
+/* --verbose: each item held back at send time, named. */
+static void on_held(rd_batchrun *r, size_t item, const rd_target *t, const char *why, void *ud)
+{
+    bx *x = ud;
+    (void)r;
+    if (!x->g->verbose)
+        return;
+    char line[700];
+    snprintf(line, sizeof line, "  item %zu: %s%s%s: held back: %s", item, t->parent ? t->parent : "",
+             t->parent ? "/" : "", t->id, why);
+    err_clean(x->san, "redrive: ", line);
 }
 
 static void on_signal(int fd, short what, void *arg)
@@ -181,7 +219,8 @@ static void on_tick(int fd, short what, void *ud)
 static bool run_part(bx *x, rd_session *ss, const rd_batchrun_opts *o)
 {
     char why[512];
-    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
+    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done,
+                           .check = x->recheck ? on_check : NULL, .on_held = on_held};
     x->run = batchrun_start(session_actor(ss), x->b, o, &cbs, x, why, sizeof why);
     if (!x->run) {
         if (!x->g->canary || strcmp(why, "nothing left to send") != 0)
@@ -200,8 +239,18 @@ static bool run_part(bx *x, rd_session *ss, const rd_batchrun_opts *o)
 static int run_end(bx *x, size_t *sent)
 {
     size_t todo = batchrun_todo(x->run), fin = batchrun_finished(x->run), ok = batchrun_ok(x->run);
+    size_t guarded = batchrun_guarded(x->run);
     rd_action kind = RD_ACT_RETRY;
     action_from_name(x->b->action, &kind);
+    if (guarded) {
+        char line[1200];
+        batchrun_guard_line(x->run, line, sizeof line);
+        char *c = sanitize_str(line, x->san);
+        fprintf(stderr, "redrive: batch %s: held back at send time, no longer eligible in the "
+                "store: %s (never sent%s)\n", x->b->id, c,
+                x->g->verbose ? "" : "; --verbose names each");
+        free(c);
+    }
     fprintf(stderr, "redrive: batch %s: %zu of %zu %s", x->b->id, ok, todo, action_past(kind));
     if (fin < todo)
         fprintf(stderr, "; %zu not sent (redrive batch resume %s)", todo - fin, x->b->id);
@@ -209,7 +258,7 @@ static int run_end(bx *x, size_t *sent)
     batchrun_free(x->run);
     x->run = NULL;
     *sent += fin;
-    return fin == todo && ok == todo ? RD_EXIT_OK : RD_EXIT_FAIL;
+    return fin == todo && ok == todo && !guarded ? RD_EXIT_OK : RD_EXIT_FAIL;
 }
 
 static void pause_batch(bx *x, rd_session *ss, const char *reason)
@@ -280,6 +329,7 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b, const rd_b
     free(jpath);
     if (!x.track && retry)
         err_clean(san, "redrive: outcome not read: ", x.track_why);
+    x.recheck = retry ? recheck_new(sys, session_profile(ss)) : NULL;
     x.tick = loop_timer_new(base, on_tick, &x);
     int sigs[] = {SIGINT, SIGTERM, SIGHUP};
     rd_event *sig[3];
@@ -288,7 +338,7 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b, const rd_b
     int rc = RD_EXIT_OK;
     size_t sent = 0;
     bool go = true;
-    size_t left = o->resend_unknown ? b->unknown : b->total - (b->ok + b->failed + b->unknown);
+    size_t left = o->resend_unknown ? b->unknown : b->total - (b->ok + b->failed + b->unknown + b->held);
     if (retry && g->canary && g->canary < left) {   /* a canary of the whole batch is it */
         rd_batchrun_opts co = *o;
         co.limit = g->canary;
@@ -320,6 +370,7 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b, const rd_b
         loop_event_free(sig[k]);
     loop_timer_free(x.tick);
     outtrack_free(x.track);
+    recheck_free(x.recheck);
     batchrec_unlock_run(b, lock);
     if (x.signo && x.signo != SIGINT)
         return 128 + x.signo;

@@ -23,7 +23,7 @@
 
 static const char *const ITEM_STATE[] = {
     [BITEM_NONE] = "not_sent", [BITEM_OK] = "ok", [BITEM_FAILED] = "failed",
-    [BITEM_UNKNOWN] = "unknown",
+    [BITEM_UNKNOWN] = "unknown", [BITEM_HELD] = "held",
 };
 
 static cJSON *summary_json(const rd_batch_summary *s)
@@ -104,7 +104,7 @@ static bool items_out(const rd_batch_info *b, const unsigned char *st, const uns
     while (batchrd_next(rd, &item, &t)) {
         if (item >= b->total)
             continue;
-        const char *state = ITEM_STATE[st[item] <= BITEM_UNKNOWN ? st[item] : BITEM_UNKNOWN];
+        const char *state = ITEM_STATE[st[item] <= BITEM_HELD ? st[item] : BITEM_UNKNOWN];
         const char *out = outs ? bout_name((rd_bout)outs[item]) : "unread";
         if (!outs && (st[item] != BITEM_OK || strcmp(b->action, "retry") != 0))
             out = "none";             /* not accepted, or not a retry: nothing to follow */

@@ -1,6 +1,7 @@
 #include "guard.h"
 
 #include <stdio.h>
+#include <string.h>
 
 rd_guard_kind guard_kind(const rd_guard_item *it)
 {
@@ -60,4 +61,43 @@ void guard_item_line(const rd_guard_item *it, char *out, size_t cap)
             out[0] = 0;
         break;
     }
+}
+
+void guard_held_reason(const char *why, char *out, size_t cap)
+{
+    static const struct { const char *prefix, *reason; } starts[] = {
+        {"superseded", "superseded"},
+        {"no such ", "not in the store"},
+        {"status ", NULL},               /* "status completed (only failed ...)": now completed */
+        {"newest attempt is ", NULL},    /* Alakai: "newest attempt is succeeded" */
+    };
+    static const char *const budget[] = {"budget exhausted", "no retry budget", "allows no retry",
+                                         "not retryable"};
+    if (!cap)
+        return;
+    const char *w = why && *why ? why : "eligibility unknown";
+    for (size_t k = 0; k < sizeof budget / sizeof *budget; k++)
+        if (strstr(w, budget[k])) {
+            snprintf(out, cap, "budget exhausted");
+            return;
+        }
+    for (size_t k = 0; k < sizeof starts / sizeof *starts; k++) {
+        size_t n = strlen(starts[k].prefix);
+        if (strncmp(w, starts[k].prefix, n) != 0)
+            continue;
+        if (starts[k].reason) {
+            snprintf(out, cap, "%s", starts[k].reason);
+        } else {
+            const char *s = w + n;
+            snprintf(out, cap, "now %.*s", (int)strcspn(s, " (:;,"), s);
+        }
+        return;
+    }
+    /* Tasker's settled states ("complete", "in progress", "enqueued: in flight") and
+     * anything else: the words before their figures */
+    snprintf(out, cap, "%s", w);
+    out[strcspn(out, "(:;,0123456789")] = 0;
+    size_t n = strlen(out);
+    while (n && out[n - 1] == ' ')
+        out[--n] = 0;
 }

@@ -48,3 +48,8 @@ void guard_breakdown(const rd_guard_counts *c, char *out, size_t cap);
 /* One target that is not sent: "ID: not sent: WHY" (ineligible) or "ID: manual retry #K
  * of the same failure" (a loop retry); "" for an eligible one. */
 void guard_item_line(const rd_guard_item *it, char *out, size_t cap);
+/* The send-time guard's reason for holding an item back (issue 35), from its verdict's
+ * why, without figures, so that items count by it ("598 superseded, 12 budget exhausted"):
+ * "superseded", "budget exhausted", "not in the store", "now STATUS" (no longer failed:
+ * "now completed", "now running"), else the why's words before its figures. */
+void guard_held_reason(const char *why, char *out, size_t cap);

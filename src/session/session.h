@@ -131,6 +131,19 @@ const unsigned char *outtrack_outs(const rd_outtrack *t);
 rd_bout_counts outtrack_counts(const rd_outtrack *t, bool this_run);
 size_t outtrack_queries(const rd_outtrack *t);          /* queries sent so far */
 void outtrack_free(rd_outtrack *t);
+/* The guard again at send time (session_outcome.c, issue 35): targets read again from the
+ * store just before they leave, each judged by the rule the executions list applies
+ * (sources.h: outread_verdicts), in pages of 500 (one query, or two pipelined Redis rounds,
+ * a page), over the same short synchronous connection: the CLI's, never the console's
+ * loop. c and prof must outlive it. */
+typedef struct rd_recheck rd_recheck;
+rd_recheck *recheck_new(const rd_system_cfg *c, const rd_profile *prof);
+/* out[i]: t[i]'s verdict now (RD_ELIG_YES: send it); false with why when the store could
+ * not be read (then judge nothing: send nothing). */
+bool recheck_verdicts(rd_recheck *k, const rd_target *t, size_t n, rd_verdict *out, char *why,
+                      size_t cap);
+size_t recheck_queries(const rd_recheck *k);            /* queries (rounds) sent so far */
+void recheck_free(rd_recheck *k);
 /* The profile in use now: the schema-era variant the store chose, else the system's
  * profile; NULL when none is loaded. Valid until the next callback from the loop. */
 const rd_profile *session_profile(const rd_session *s);

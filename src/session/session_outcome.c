@@ -164,3 +164,46 @@ void outtrack_free(rd_outtrack *t)
     free(t->mine);
     free(t);
 }
+
+/* ---- the guard at send time ---------------------------------------------------------- */
+
+struct rd_recheck {
+    rd_outread *rd;
+};
+
+rd_recheck *recheck_new(const rd_system_cfg *c, const rd_profile *prof)
+{
+    rd_recheck *k = xcalloc(1, sizeof *k);
+    k->rd = outread_new(c, prof);
+    return k;
+}
+
+bool recheck_verdicts(rd_recheck *k, const rd_target *t, size_t n, rd_verdict *out, char *why,
+                      size_t cap)
+{
+    if (!n)
+        return outread_verdicts(k->rd, NULL, 0, NULL, why, cap);   /* connects only */
+    rd_outread_item it[OUT_PAGE];
+    for (size_t at = 0; at < n; at += OUT_PAGE) {
+        size_t m = n - at < OUT_PAGE ? n - at : OUT_PAGE;
+        for (size_t i = 0; i < m; i++)
+            it[i] = (rd_outread_item){.id = t[at + i].id, .fp = t[at + i].fp,
+                                      .attempt = t[at + i].attempt};
+        if (!outread_verdicts(k->rd, it, m, out + at, why, cap))
+            return false;
+    }
+    return true;
+}
+
+size_t recheck_queries(const rd_recheck *k)
+{
+    return outread_queries(k->rd);
+}
+
+void recheck_free(rd_recheck *k)
+{
+    if (!k)
+        return;
+    outread_free(k->rd);
+    free(k);
+}

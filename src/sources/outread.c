@@ -14,8 +14,11 @@
 #include <sys/time.h>
 
 #include "../core/outcome.h"
+#include "../core/retry.h"
 #include "../core/xalloc.h"
+#include "../io/clock.h"
 #include "../io/secret.h"
+#include "pg_rows.h"
 #include "redis_record.h"
 #include "redis_url.h"
 
@@ -95,12 +98,18 @@ static bool pg_open(rd_outread *t, char *why, size_t cap)
             return false;
         t->prof = t->variant;
     }
-    if (!profile_query(t->prof, "outcome")) {
-        snprintf(why, cap, "profile %s has no [query outcome]: the outcome is not read",
-                 t->prof->name ? t->prof->name : "?");
-        return false;
-    }
     return true;
+}
+
+/* The profile's query name, or false with why (the era's profile lacks it). */
+static const char *pg_query(const rd_outread *t, const char *name, const char *what, char *why,
+                            size_t cap)
+{
+    const char *sql = profile_query(t->prof, name);
+    if (!sql)
+        snprintf(why, cap, "profile %s has no [query %s]: %s", t->prof->name ? t->prof->name : "?",
+                 name, what);
+    return sql;
 }
 
 /* {"a","b"}: a text[] literal, each element quoted and escaped. */
@@ -153,10 +162,12 @@ static const char *col(const PGresult *r, int row, int c)
 static bool pg_page(rd_outread *t, const rd_outread_item *it, unsigned char *out, size_t n,
                     char *why, size_t cap)
 {
+    const char *sql = pg_query(t, "outcome", "the outcome is not read", why, cap);
+    if (!sql)
+        return false;
     char *arr = pg_array(it, n);
     const char *params[] = {arr};
-    PGresult *r = PQexecParams(t->pg, profile_query(t->prof, "outcome"), 1, NULL, params,
-                               NULL, NULL, 0);
+    PGresult *r = PQexecParams(t->pg, sql, 1, NULL, params, NULL, NULL, 0);
     free(arr);
     t->queries++;
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
@@ -180,6 +191,40 @@ static bool pg_page(rd_outread *t, const rd_outread_item *it, unsigned char *out
             out[i] = (unsigned char)bout_classify(&br, it[i].fp);
             free(ej);
         }
+    }
+    PQclear(r);
+    return true;
+}
+
+/* The items' verdicts now, by the executions list's own rule: the profile's [query
+ * recheck] (the columns of [query execution], its superseded test included, for a page of
+ * ids) read by pg_rows.c's row reader, as a row of the list is read. */
+static bool pg_verdicts(rd_outread *t, const rd_outread_item *it, size_t n, rd_verdict *out,
+                        char *why, size_t cap)
+{
+    const char *sql = pg_query(t, "recheck", "the batch cannot be checked against the store",
+                               why, cap);
+    if (!sql)
+        return false;
+    char *arr = pg_array(it, n);
+    const char *params[] = {arr};
+    PGresult *r = PQexecParams(t->pg, sql, 1, NULL, params, NULL, NULL, 0);
+    free(arr);
+    t->queries++;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(t->pg, r, "the recheck query", why, cap);
+    const char *sem = profile_get(t->prof, "semantics");
+    pg_row_ctx x = {.sem = pg_semantics_parse(sem ? sem : profile_get(t->top, "semantics")),
+                    .now = clock_wall()};
+    attune_backoff_defaults(&x.backoff);
+    for (int row = 0; row < PQntuples(r); row++) {
+        rd_execution e;
+        if (!pg_row_exec(r, row, &x, &e))
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(it[i].id, e.id) == 0)
+                out[i] = e.elig;
+        execution_clear(&e);
     }
     PQclear(r);
     return true;
@@ -288,6 +333,66 @@ static bool rd_page(rd_outread *t, const rd_outread_item *it, unsigned char *out
     return true;
 }
 
+/* The items' verdicts now: each task's attempt fields (HKEYS, one pipelined round a page),
+ * then its newest attempt's record (HGET, a second round): retry_alakai on the newest, an
+ * item whose frozen attempt is older superseded by it. */
+static bool rd_verdicts(rd_outread *t, const rd_outread_item *it, size_t n, rd_verdict *out,
+                        char *why, size_t cap)
+{
+    const char *prefix = t->c->alakai.prefix ? t->c->alakai.prefix : "alakai-executions";
+    int *newest = xcalloc(n ? n : 1, sizeof *newest);
+    bool ok = true;
+    for (int round = 0; ok && round < 2; round++) {
+        size_t sent = 0;
+        for (size_t i = 0; i < n; i++) {
+            char key[600], field[16];
+            snprintf(key, sizeof key, "%s:%s", prefix, it[i].id);
+            if (round == 0) {
+                redisAppendCommand(t->rc, "HKEYS %b", key, strlen(key));
+            } else if (newest[i] > 0) {
+                snprintf(field, sizeof field, "%d", newest[i]);
+                redisAppendCommand(t->rc, "HGET %b %b", key, strlen(key), field, strlen(field));
+            } else {
+                continue;
+            }
+            sent++;
+        }
+        t->queries += sent > 0;
+        for (size_t i = 0; i < n && sent; i++) {
+            if (round == 1 && newest[i] <= 0)
+                continue;
+            redisReply *r = NULL;
+            if (redisGetReply(t->rc, (void **)&r) != REDIS_OK) {
+                snprintf(why, cap, "the store: %s", t->rc->errstr);
+                ok = false;
+                break;
+            }
+            if (round == 0 && r->type == REDIS_REPLY_ARRAY) {
+                for (size_t k = 0; k < r->elements; k++) {
+                    const redisReply *f = r->element[k];
+                    int num = f->type == REDIS_REPLY_STRING ? alakai_field_num(f->str, f->len) : -1;
+                    if (num > newest[i])
+                        newest[i] = num;
+                }
+            } else if (round == 1 && r->type == REDIS_REPLY_STRING) {
+                rd_alakai_rec rec;
+                alakai_rec_decode(r->str, (size_t)r->len, &rec);
+                if (it[i].attempt > 0 && newest[i] > it[i].attempt) {
+                    out[i].verdict = RD_ELIG_NO;
+                    snprintf(out[i].why, sizeof out[i].why, "superseded by attempt %d", newest[i]);
+                } else {
+                    out[i] = retry_alakai(rec.status[0] ? rec.status : NULL, newest[i],
+                                          t->c->alakai.max_retries);
+                }
+                alakai_rec_clear(&rec);
+            }
+            freeReplyObject(r);
+        }
+    }
+    free(newest);
+    return ok;
+}
+
 /* ---- the reader ---------------------------------------------------------------------- */
 
 static bool is_redis(const rd_outread *t)
@@ -327,6 +432,24 @@ bool outread_page(rd_outread *t, const rd_outread_item *it, size_t n, unsigned c
     bool ok = is_redis(t) ? rd_page(t, it, out, n, why, cap) : pg_page(t, it, out, n, why, cap);
     if (!ok)
         disconnect(t);                /* connect again next time */
+    return ok;
+}
+
+bool outread_verdicts(rd_outread *t, const rd_outread_item *it, size_t n, rd_verdict *out,
+                      char *why, size_t cap)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (rd_verdict){.verdict = RD_ELIG_NO};
+        snprintf(out[i].why, sizeof out[i].why, "no such execution in the store");
+    }
+    if (!outread_page(t, NULL, 0, NULL, why, cap))   /* connected first */
+        return false;
+    if (!n)
+        return true;
+    bool ok = is_redis(t) ? rd_verdicts(t, it, n, out, why, cap)
+                          : pg_verdicts(t, it, n, out, why, cap);
+    if (!ok)
+        disconnect(t);
     return ok;
 }
 

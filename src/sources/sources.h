@@ -102,5 +102,13 @@ rd_outread *outread_new(const rd_system_cfg *c, const rd_profile *prof);
  * connects. false with why (the connection is made again next time). */
 bool outread_page(rd_outread *r, const rd_outread_item *it, size_t n, unsigned char *out,
                   char *why, size_t cap);
+/* The send-time guard (issue 35): each item's retry verdict now, by the rule the
+ * executions list applies (PostgreSQL: the profile's [query recheck], the columns of
+ * [query execution] for a page of ids, superseded included; Alakai: the task's newest
+ * attempt, two pipelined rounds a page). An item the store does not hold is "no such
+ * execution in the store" (not eligible). false with why when the store could not be
+ * read (nothing judged: send nothing). */
+bool outread_verdicts(rd_outread *r, const rd_outread_item *it, size_t n, rd_verdict *out,
+                      char *why, size_t cap);
 size_t outread_queries(const rd_outread *r);            /* queries (rounds) sent so far */
 void outread_free(rd_outread *r);

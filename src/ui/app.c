@@ -45,7 +45,8 @@ static void app_offer_batches(ui_app *app)
                  damaged == 1 ? "" : "s", open ? "" : ": not offered (redrive batch list)");
     if (open) {
         char *sys = sanitize_str(v[last].system, 0);
-        size_t left = v[last].total - (v[last].ok + v[last].failed + v[last].unknown);
+        size_t left = v[last].total - (v[last].ok + v[last].failed + v[last].unknown +
+                                       v[last].held);
         ctx_msg(&app->ctx, false, "%zu unfinished batch%s: %s on %s, %zu of %zu left: redrive batch "
                 "resume %s (redrive batch list)%s", open, open == 1 ? "" : "es", v[last].action,
                 sys, left, v[last].total, v[last].id, dmg);

@@ -18,6 +18,7 @@
 #include "../io/proc.h"
 #include "../session/session.h"
 #include "app.h"
+#include "batchcheck.h"
 #include "dialog.h"
 #include "dlg_canary.h"
 
@@ -54,6 +55,7 @@ struct ui_setretry {
     bool paused;               /* the canary or the breaker paused it */
     char pause_reason[1000];
     bool run_done;             /* the current run's on_done came */
+    ui_batchcheck *check;      /* the guard at send time (batchcheck.h) */
 };
 
 static void str_set(char **dst, const char *src)
@@ -328,6 +330,8 @@ static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
 {
     ui_setretry *s = ud;
     (void)item;
+    if (!dlgcan_size(s->can))         /* less what the guard at send time held back */
+        s->todo = batchrun_todo(r);
     s->finished = s->fin_before + batchrun_finished(r);
     s->ok = s->ok_before + batchrun_ok(r);
     if (res->code == RD_RES_OK && s->kind == RD_ACT_RESOLVE)
@@ -363,6 +367,8 @@ static void on_done(rd_batchrun *r, void *ud)
 {
     ui_setretry *s = ud;
     s->run_done = true;
+    if (!dlgcan_size(s->can))
+        s->todo = batchrun_todo(r);
     s->finished = s->fin_before + batchrun_finished(r);
     s->ok = s->ok_before + batchrun_ok(r);
     if (dlgcan_size(s->can) && !s->fin_before && !s->paused && !app_dialog(s->app)->aborted &&
@@ -371,15 +377,26 @@ static void on_done(rd_batchrun *r, void *ud)
         app_request_paint(s->app);
         return;
     }
-    char msg[1200];
+    char msg[1200], held[160] = "";
+    if (batchrun_guarded(r))
+        snprintf(held, sizeof held, "; %zu held back at send time (no longer eligible)",
+                 batchrun_guarded(r));
     if (s->paused)
         snprintf(msg, sizeof msg, "%s: batch %s paused: %s", action_name(s->kind), s->id, s->pause_reason);
     else
-        snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s", action_name(s->kind), s->ok, s->todo,
-                 s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "");
+        snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s%s", action_name(s->kind), s->ok, s->todo,
+                 s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "", held);
     if (s->paused)
         pause_record(s, s->pause_reason);
-    finish(s, msg, s->paused || s->ok != s->todo);
+    finish(s, msg, s->paused || s->ok != s->todo || batchrun_guarded(r));
+}
+
+/* A part about to leave: asked of the store off the loop (batchcheck.h). */
+static void on_check(rd_batchrun *r, const size_t *items, const rd_target *t, size_t n, void *ud)
+{
+    ui_setretry *s = ud;
+    (void)t;
+    batchcheck_ask(s->check, r, items, n);
 }
 
 /* The canary passed: the rest of the record sent, the breaker watching. */
@@ -390,7 +407,8 @@ static void canary_go(void *ud)
     s->fin_before = s->finished;
     s->ok_before = s->ok;
     batchrun_free(s->run);
-    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
+    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done,
+                           .check = s->check ? on_check : NULL};
     rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency};
     s->run_done = false;
     s->run = batchrun_start(app_actor(s->app), &s->b, &ro, &cbs, s, why, sizeof why);
@@ -437,7 +455,10 @@ void setretry_run(ui_app *app)
         return;
     }
     s->adopted = true;
-    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done};
+    if (s->kind == RD_ACT_RETRY)
+        s->check = batchcheck_new(app, s->id);
+    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done,
+                           .check = s->check ? on_check : NULL};
     rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency,   /* as shown */
                            .limit = dlgcan_size(s->can)};              /* the canary first */
     sp = loop_span_begin();
@@ -537,6 +558,13 @@ static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
     dlgcan_run_lines(s->can, add, ud);
     if (batchrun_held(s->run))
         add(ud, TS_DIALOG_DANGER, xasprintf("%zu may have reached the core earlier: not re-sent", batchrun_held(s->run)));
+    if (batchrun_guarded(s->run)) {
+        char line[400];
+        batchrun_guard_line(s->run, line, sizeof line);
+        add(ud, TS_DIALOG_DANGER, xasprintf("held back at send time, no longer eligible in the store: %s", line));
+    }
+    if (!strncmp(batchrun_why(s->run), "not checked", 11))   /* the rest stays for a resume */
+        add(ud, TS_DIALOG_DANGER, xasprintf("stopped: %s", batchrun_why(s->run)));
     size_t n = s->n_fails < FAILS_MAX ? s->n_fails : FAILS_MAX;
     if (n)
         add(ud, TS_DIALOG_DANGER, xstrdup("newest failures:"));
@@ -613,6 +641,7 @@ void setretry_free(ui_setretry *s)
     batchrun_free(s->run);
     dlgcan_free(s->can);
     batch_info_clear(&s->b);
+    batchcheck_free(s->check);   /* after the run: a check it waits for is cancelled */
     for (size_t i = 0; i < s->n_held; i++)
         free(s->held[i]);
     for (size_t i = 0; i < FAILS_MAX; i++)

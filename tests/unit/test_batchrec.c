@@ -33,6 +33,8 @@ static const struct {
     {"pending aborted", BITEM_NONE},                /* stopped before re-sending after a 401 */
     {"pending maybe_applied pending ok", BITEM_OK}, /* --resend-unknown, the same key */
     {"pending unreachable", BITEM_FAILED},
+    {"held", BITEM_HELD},                           /* no longer eligible at send time */
+    {"pending unknown held", BITEM_HELD},           /* held by a later run's check */
 };
 enum { N = sizeof items / sizeof *items };
 
@@ -73,7 +75,7 @@ static void test_states(const char *dir)
     rd_bitem_key *keys;
     size_t nkeys;
     CHECK(batchrec_states(journal, &b, &st, &keys, &nkeys, why, sizeof why));
-    size_t ok = 0, failed = 0, unknown = 0;
+    size_t ok = 0, failed = 0, unknown = 0, held = 0;
     for (size_t i = 0; i < N; i++) {
         char ctx[64];
         snprintf(ctx, sizeof ctx, "item %zu (%s)", i, items[i].codes);
@@ -81,6 +83,7 @@ static void test_states(const char *dir)
         ok += items[i].want == BITEM_OK;
         failed += items[i].want == BITEM_FAILED;
         unknown += items[i].want == BITEM_UNKNOWN;
+        held += items[i].want == BITEM_HELD;
         bool has_key = false;
         for (size_t k = 0; k < nkeys; k++)
             if (keys[k].item == i) {
@@ -90,7 +93,7 @@ static void test_states(const char *dir)
             }
         CHECK_MSG(has_key == (items[i].want == BITEM_UNKNOWN), ctx);
     }
-    CHECK(b.ok == ok && b.failed == failed && b.unknown == unknown);
+    CHECK(b.ok == ok && b.failed == failed && b.unknown == unknown && b.held == held && held == 2);
     CHECK(strcmp(batch_info_state(&b), "open") == 0);
     /* the record is private, its items in order */
     struct stat sb;

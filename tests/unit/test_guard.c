@@ -63,9 +63,44 @@ static void test_count_and_text(void)
     CHECK(none.total == 0 && none.send == 0 && none.ineligible == 0);
 }
 
+/* The send-time guard's reasons: each system's verdict texts, one row each. */
+static void test_held_reason(void)
+{
+    static const struct { const char *why, *want; } cases[] = {
+        {"superseded by a later attempt", "superseded"},            /* PostgreSQL rows */
+        {"superseded by attempt 3", "superseded"},                  /* Alakai */
+        {"budget exhausted (3/3 retries)", "budget exhausted"},     /* Attune, OpenAgents */
+        {"budget exhausted (attempt 2 > MAX_RETRIES 1)", "budget exhausted"},
+        {"no retry budget (max_retries 0)", "budget exhausted"},
+        {"no retry budget (max_retries NULL)", "budget exhausted"},
+        {"max_attempts = 0 allows no retry (config warning)", "budget exhausted"},
+        {"not retryable (max_attempts 3)", "budget exhausted"},     /* Tasker */
+        {"status completed (only failed executions retry)", "now completed"},
+        {"status queued (only failed jobs retry)", "now queued"},
+        {"status unknown (only failed executions retry)", "now unknown"},
+        {"newest attempt is succeeded", "now succeeded"},           /* Alakai */
+        {"complete", "complete"},                                   /* Tasker's settled states */
+        {"in progress", "in progress"},
+        {"enqueued: in flight", "enqueued"},
+        {"no such execution in the store", "not in the store"},
+        {"retry_count unreadable", "retry_count unreadable"},
+        {"", "eligibility unknown"},
+        {NULL, "eligibility unknown"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char out[80];
+        guard_held_reason(cases[i].why, out, sizeof out);
+        CHECK_STR(out, cases[i].want);
+    }
+    char small[5];
+    guard_held_reason("superseded by attempt 3", small, sizeof small);
+    CHECK_STR(small, "supe");
+}
+
 int main(void)
 {
     test_kind();
+    test_held_reason();
     test_count_and_text();
     return check_done("test_guard");
 }
