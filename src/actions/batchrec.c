@@ -355,6 +355,8 @@ static bool rec_line(rec_read *r, const char *line, size_t len, bool cut)
         ok = rec_end_line(r, cJSON_GetObjectItemCaseSensitive(o, "total"));
     else if (cJSON_GetObjectItemCaseSensitive(o, "abandoned") && r->end)
         ok = r->b->abandoned = true;
+    else if (r->end && batchctl_line(r->b, o))
+        ok = true;             /* a pause, a resume, a rate: the last one counts */
     else
         ok = rec_damaged(r, "not a line of a batch record");
     cJSON_Delete(o);
@@ -406,8 +408,10 @@ static bool read_header(const char *path, rd_batch_info *b, char *why, size_t wh
         if (f)
             fclose(f);
         b->path = xstrdup(path);
-        if (ok)
+        if (ok) {
+            b->running = batchrec_locked(path);
             return true;
+        }
     }
     char id[17];
     memcpy(id, b->id, sizeof id);
@@ -446,7 +450,14 @@ const char *batch_info_state(const rd_batch_info *b)
         return "damaged";
     if (b->abandoned)
         return "abandoned";
-    return b->ok + b->failed + b->unknown < b->total || b->unknown ? "open" : "done";
+    if (!(b->ok + b->failed + b->unknown < b->total || b->unknown))
+        return "done";
+    return b->running ? "running" : b->paused ? "paused" : "open";
+}
+
+bool batch_info_open(const rd_batch_info *b)
+{
+    return !b->damaged && !b->abandoned && (b->ok + b->failed + b->unknown < b->total || b->unknown);
 }
 
 static int by_created(const void *x, const void *y)

@@ -10,6 +10,11 @@
  *   ["ID","PARENT"|null,"FP"|null,ATTEMPT,"OVERRIDE"|null]   one line per item, in order
  *   {"total":N}                                 the end: the record is complete
  *   {"abandoned":T,"operator":O}                `redrive batch abandon` (appended)
+ *   {"control":"paused"|"open","at":T,"operator":O,"rate":N,"concurrency":N}
+ *                                               a pause, a resume, a new rate or window
+ *                                               (appended; the last one says the state:
+ *                                               rate and concurrency absent = the
+ *                                               system's own)
  *
  * Written as ID.batch.tmp, synced and renamed into place by batchrec_commit: a record that
  * exists is complete. The abandon line is appended so that a failed write leaves nothing
@@ -49,6 +54,11 @@ typedef struct rd_batch_info {
     size_t total;
     size_t ok, failed, unknown;   /* from the journal; done = ok + failed + unknown */
     bool abandoned;
+    /* its last control line: paused (a resume asked for), the rate and window it runs at
+     * (0: the system's own); running: a run holds its lock (batchrec_lock) now */
+    bool paused, running;
+    double rate;
+    int concurrency;
     /* the record cannot be used: "batch record PATH is damaged: line N: ..." (raw: the
      * path is the state directory's); only id (when its file name is one) and path are
      * set besides. NULL when sound. */
@@ -101,14 +111,34 @@ bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char
                    size_t whycap);
 void batch_info_clear(rd_batch_info *b);
 void batch_infos_free(rd_batch_info *v, size_t n);
-/* "open" (items left or unknown), "done", "abandoned", "damaged". */
+/* "running" (a run holds it), "paused", "open" (items left or unknown), "done",
+ * "abandoned", "damaged". */
 const char *batch_info_state(const rd_batch_info *b);
+/* Items left or unknown and not abandoned: running, paused or open. */
+bool batch_info_open(const rd_batch_info *b);
 /* Each item's state (rd_bitem, one byte each, b->total of them) and the keys of the
  * unknown ones, from one pass over the journal. Allocated. */
 bool batchrec_states(const char *journal, const rd_batch_info *b, unsigned char **states,
                      rd_bitem_key **keys, size_t *nkeys, char *why, size_t whycap);
 /* Appends the abandon line: the batch is no longer offered nor resumable. */
 bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap);
+
+/* ---- controls (batchctl.c) ---- */
+typedef struct rd_batch_ctl {
+    bool paused;
+    double rate;               /* requests per second, 0: the system's rate_limit */
+    int concurrency;           /* 0: the system's batch_concurrency */
+} rd_batch_ctl;
+/* Appends a control line (synced); false with why. */
+bool batchrec_control(const rd_batch_info *b, const rd_batch_ctl *c, const char *operator_,
+                      char *why, size_t whycap);
+/* The last line of the record at path when it is a control line (true, out set); abandoned
+ * when it is the abandon line. Reads the file's tail only. */
+bool batchrec_control_now(const char *path, rd_batch_ctl *out, bool *abandoned);
+/* A run's lock on the record (batchrun.c holds it while it runs): the fd, -1 with why when
+ * another run holds it ("it is running ...") or the file cannot be opened. */
+int batchrec_lock(const char *path, char *why, size_t whycap);
+bool batchrec_locked(const char *path);   /* a run holds it now (any process) */
 
 /* Every item line of b's record readable (batchrd_next) and as many as its total; false
  * with the damage. A resume checks this before it sends anything. */

@@ -10,3 +10,7 @@ bool batchscan_count(const char *journal, rd_batch_info *v, size_t n, char *why,
 /* path opened read-only (never through a link) as a regular file of ours (batchrd.c). */
 #include <stdio.h>
 FILE *batchrec_open_private(const char *path, const char *what, char *why, size_t whycap);
+
+/* A control line (batchctl.c) read into b: true when o is one. */
+#include <cjson/cJSON.h>
+bool batchctl_line(rd_batch_info *b, const cJSON *o);

@@ -334,6 +334,22 @@ static void say_unknown(const rd_batch_info *b, unsigned san)
     free(jpath);
 }
 
+/* A paused batch resumed, or a rate or window asked for: recorded first, so the run
+ * (which reads its record between parts) and a later resume go on from it. */
+static int resume_recorded(const rd_batch_info *b, const rd_batchrun_opts *ro, unsigned san)
+{
+    if (!b->paused && ro->rate == b->rate && ro->concurrency == b->concurrency)
+        return RD_EXIT_OK;
+    char why[512];
+    const char *user = getenv("USER");
+    rd_batch_ctl c = {.rate = ro->rate, .concurrency = ro->concurrency};
+    if (!batchrec_control(b, &c, user && *user ? user : "?", why, sizeof why)) {
+        err_clean(san, "redrive: not sent: ", why);
+        return RD_EXIT_FAIL;
+    }
+    return RD_EXIT_OK;
+}
+
 static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
 {
     rd_batchrun_opts ro = {.resend_unknown = o->resend_unknown};
@@ -375,6 +391,11 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
         rc = RD_EXIT_FAIL;
         if (bound_here(b, ss, san) && fresh_enough(o, b, sys)) {
             char pace[160];
+            if (ro.rate <= 0)   /* the rate and window it last ran at (+/- in the console) */
+                ro.rate = b->rate;
+            if (ro.concurrency <= 0)
+                ro.concurrency = b->concurrency;
+            rd_batchrun_opts asked = ro;   /* what is recorded: 0 = the system's own */
             if (ro.concurrency <= 0)
                 ro.concurrency = sys->batch_concurrency > 0 ? sys->batch_concurrency
                                                             : BATCHRUN_CONCURRENCY;
@@ -382,6 +403,8 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
                           sizeof pace);
             fprintf(stderr, "redrive: %zu to send: %s\n", n, pace);
             rc = confirm(o, sys, n);
+            if (rc == RD_EXIT_OK)
+                rc = resume_recorded(b, &asked, san);
             if (rc == RD_EXIT_OK)
                 rc = batch_exec(ss, base, b, &ro, san);
         }

@@ -9,6 +9,7 @@
 #include "../io/clock.h"
 #include "../io/loop.h"
 #include "app_priv.h"
+#include "batches.h"
 #include "binding.h"
 #include "clip.h"
 #include "dialog.h"
@@ -274,6 +275,8 @@ void paint_frame(ui_app *app)
     app->ctx.now = app_now(app);
     if (app->cur == VIEW_FLEET)
         app_fleet_rows(app);
+    if (app->cur == VIEW_BATCHES)
+        batches_rows(app);
     const rd_system_cfg *sys = app_sys(app);
     double poll = sys && sys->poll_s > 0 ? sys->poll_s : 2.0;
     app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */
