@@ -65,7 +65,8 @@ static void list_done(void *arg, bool cancelled)
         batch_infos_free(s->infos, s->n_infos);
         s->infos = j->v;
         s->n_infos = j->n;
-        j->v = NULL;
+        j->v = NULL;           /* taken */
+        j->n = 0;
         s->list_pending = false;
         /* no directory yet is no batch yet, not a problem */
         snprintf(s->error, sizeof s->error, "%s", j->ok || !j->n ? (j->ok ? "" : j->why) : j->why);
@@ -136,10 +137,11 @@ static void items_run(void *arg)
     }
     batchrd_close(rd);
     j->total = b.total;
+    size_t vcap = 0;
     for (int k = 0; k < 4; k++) {
         for (size_t i = 0; i < n[k]; i++) {
             if (j->n < ITEMS_MAX) {
-                xgrow(&j->v, &cap[0], j->n + 1, sizeof *j->v);   /* cap[0] no longer used */
+                xgrow(&j->v, &vcap, j->n + 1, sizeof *j->v);
                 j->v[j->n++] = g[k][i];
             } else {
                 free(g[k][i].target);
@@ -171,7 +173,8 @@ static void items_done(void *arg, bool cancelled)
         s->items_pending = false;
         if (j->why[0])
             ctx_msg(&j->app->ctx, true, "batch %s: %s", j->id, j->why);
-        j->v = NULL;
+        j->v = NULL;           /* taken */
+        j->n = 0;
         app_request_paint(j->app);
     }
     items_free(j->v, j->n);

@@ -331,7 +331,8 @@ void setretry_run(ui_app *app)
         return;
     }
     s->adopted = true;
-    rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency};   /* as shown */
+    /* as shown; the system's own rate_limit stays the system's (0), not the batch's */
+    rd_batchrun_opts ro = {.rate = s->rate != app_sys(app)->rate_limit ? s->rate : 0, .concurrency = s->concurrency};
     ui_run *r = runs_start(app_runs(app), app_actor(app), app_sys(app)->name, &b, &ro, why, sizeof why);
     batch_info_clear(&b);
     if (!r) {
