@@ -281,8 +281,8 @@ bool input_key(ui_app *app, ui_key k)
         batches_running_text(app, what, sizeof what);
         app->quit = false;
         app->quit_ask = app->quit_batches = true;
-        ctx_msg(&app->ctx, true, "quit? %s: sending stops, in flight finishes unknown; each stays open, "
-                "resumable (:batches, redrive batch resume). %s: quit, any other key: stay", what, yes);
+        ctx_msg(&app->ctx, true, "quit? %s: it stops sending and stays open, resumable (:batches). "
+                "%s: quit, other: stay", what, yes);
     }
     return r;
 }

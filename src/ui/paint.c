@@ -262,6 +262,9 @@ static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
     dialog_status(app, bg, sizeof bg);
     int bw = bg[0] ? (int)strlen(bg) : 0;
     bw = bw + 2 < cols ? bw : 0;
+    /* a question (quit?) or an error that the progress would cut: the whole line is its */
+    if (bw && (app->quit_ask || (app->ctx.msg_error && text_cols(app->ctx.msg, app->ctx.san) > cols - bw - 2)))
+        bw = 0;
     draw_raw(w, y, 0, cols - (bw ? bw + 2 : 0), app->ctx.msg,
              theme_attr(app->theme, app->ctx.msg_error ? TS_ERROR : TS_MESSAGE), app->ctx.san);
     if (bw)

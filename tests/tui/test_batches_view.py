@@ -113,13 +113,13 @@ def test_batches_lists_pauses_and_resumes(tmp_path, core):
 
 
 def test_switch_systems_while_a_batch_runs_and_one_per_system(tmp_path, core):
-    n = 50
+    n = 60
     ids, _ = insert("Bswitch %d", n, exhausted_every=0)
-    t = Term(tmp_path, cols=80, rows=24, core=core.url, extra_conf="page_size = 100\nrate_limit = 10\n")
+    t = Term(tmp_path, cols=80, rows=24, core=core.url, extra_conf="page_size = 100\nrate_limit = 5\n")
     t.wait_for("postgresql")
     start_batch(t, "Bswitch", n)
     t.send("\x1b")
-    t.wait_for("goes on in the background")
+    t.wait_until(lambda: "x: abort the rest" not in t.text())
     t.send("R")                                       # a second batch on attune2: refused, named
     [b] = batch_list(tmp_path)
     t.wait_for("retry: batch %s is running on attune2: one batch per system" % b["id"])
@@ -135,9 +135,9 @@ def test_switch_systems_while_a_batch_runs_and_one_per_system(tmp_path, core):
 
 
 def test_plus_raises_the_rate_at_the_core_and_quit_asks(tmp_path, core):
-    n = 200
+    n = 500
     ids, _ = insert("Brate %d", n, exhausted_every=0)
-    t = Term(tmp_path, cols=160, rows=45, core=core.url, extra_conf="page_size = 250\nrate_limit = 5\n")
+    t = Term(tmp_path, cols=160, rows=45, core=core.url, extra_conf="page_size = 600\nrate_limit = 5\n")
     t.wait_for("postgresql")
     start_batch(t, "Brate", n)
     t.wait_for("rate 5/s (+ -), 8 in flight at most (> <)")
@@ -163,8 +163,8 @@ def test_plus_raises_the_rate_at_the_core_and_quit_asks(tmp_path, core):
     t.send("\x1b")
     t.wait_for("goes on in the background")
     t.send("Q")
-    t.wait_for("quit? 1 batch running (%s on attune2): sending stops, in flight finishes unknown; each stays "
-               "open, resumable" % b["id"][:8])
+    t.wait_for("quit? 1 batch running (%s on attune2): it stops sending and stays open, resumable "
+               "(:batches). y: quit, other: stay" % b["id"][:8])
     t.send("n")
     t.wait_for("not quitting")
     assert t.child.isalive()
