@@ -334,6 +334,27 @@ static void say_unknown(const rd_batch_info *b, unsigned san)
     free(jpath);
 }
 
+/* At most one batch runs per system (a console's or another resume's: batchrun.h's lock);
+ * false with why naming the one running. */
+static bool one_per_system(const rd_batch_info *b, char *why, size_t whycap)
+{
+    char *jpath = session_journal_path(), w[256];
+    rd_batch_info *v = NULL;
+    size_t n = 0;
+    bool ok = true;
+    batchrec_list(jpath, &v, &n, w, sizeof w);
+    for (size_t i = 0; i < n && ok; i++)
+        if (v[i].running && !v[i].damaged && v[i].system && b->system && !strcmp(v[i].system, b->system) &&
+            strcmp(v[i].id, b->id) != 0) {
+            snprintf(why, whycap, "batch %s is running on %s: one batch per system (pause it first)", v[i].id,
+                     b->system);
+            ok = false;
+        }
+    batch_infos_free(v, n);
+    free(jpath);
+    return ok;
+}
+
 /* A paused batch resumed, or a rate or window asked for: recorded first, so the run
  * (which reads its record between parts) and a later resume go on from it. */
 static int resume_recorded(const rd_batch_info *b, const rd_batchrun_opts *ro, unsigned san)
@@ -376,6 +397,10 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
         return b->unknown && !o->resend_unknown ? RD_EXIT_FAIL : RD_EXIT_OK;
     char why[512];
     if (!batchrec_check_items(b, why, sizeof why)) {   /* its damage first, before any other word */
+        err_clean(san, "redrive: not sent: ", why);
+        return RD_EXIT_FAIL;
+    }
+    if (!one_per_system(b, why, sizeof why)) {
         err_clean(san, "redrive: not sent: ", why);
         return RD_EXIT_FAIL;
     }

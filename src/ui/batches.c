@@ -630,6 +630,11 @@ static void resume_batch(ui_app *app, const char *id)
     const rd_system_cfg *sys = b ? sys_named(app, b->system) : NULL;
     rd_session *ss = sys ? binding_session_of(app->bind, sys->name) : NULL;
     ui_run *other = sys ? runs_running_on(s->runs, sys->name) : NULL;
+    const rd_batch_info *elsewhere = NULL;   /* one of its system's running in another redrive */
+    for (size_t k = 0; sys && k < s->n_infos && !elsewhere; k++)
+        if (s->infos[k].running && s->infos[k].system && !strcmp(s->infos[k].system, sys->name) &&
+            strcmp(s->infos[k].id, id) != 0 && !runs_find(s->runs, s->infos[k].id))
+            elsewhere = &s->infos[k];
     char w[300];
     if (!b)
         why = "not read yet";
@@ -643,8 +648,9 @@ static void resume_batch(ui_app *app, const char *id)
         snprintf(w, sizeof w, "its system %s is not open here (another config?): redrive batch resume",
                  b->system ? b->system : "?");
         why = w;
-    } else if (other) {
-        snprintf(w, sizeof w, "batch %s is running on %s: one batch per system", run_id(other), sys->name);
+    } else if (other || elsewhere) {
+        snprintf(w, sizeof w, "batch %s is running on %s%s: one batch per system", other ? run_id(other) : elsewhere->id,
+                 sys->name, other ? "" : " (in another redrive)");
         why = w;
     } else {
         double made, max = sys->batch_max_age_s > 0 ? sys->batch_max_age_s : 86400;

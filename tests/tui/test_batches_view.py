@@ -136,12 +136,21 @@ def test_switch_systems_while_a_batch_runs_and_one_per_system(tmp_path, core):
     t.send("R")                                       # a second batch on attune2: refused, named
     [b] = batch_list(tmp_path)
     t.wait_for("retry: batch %s is running on attune2: one batch per system" % b["id"])
+    # nor from the CLI: another record of attune2 is not resumed while this one sends
+    other = "0123456789abcdef"
+    rec = tmp_path / "state" / "redrive" / "batches" / ("%s.batch" % other)
+    head = dict(record_lines(tmp_path, b["id"])[0], batch=other)
+    rec.write_text(json.dumps(head) + "\n" + json.dumps([ids[0], None, None, 0, None]) + "\n" + '{"total":1}\n')
+    rec.chmod(0o600)
+    p = cli(tmp_path, "batch", "resume", other, "--yes")
+    assert p.returncode == 1 and ("batch %s is running on attune2: one batch per system" % b["id"]) in p.stderr, \
+        p.stderr
     t.send(":system alakai\r")                        # the console is not held
     t.wait_until(lambda: "alakai" in t.screen.display[0], secs=10)
     assert "PROD" not in t.screen.display[0]
     t.wait_for("retry: %d of %d succeeded (batch %s on attune2)" % (n, n, b["id"][:8]), secs=30)
     assert sent(core) == {i: 1 for i in ids}
-    [b] = batch_list(tmp_path)
+    b = [x for x in batch_list(tmp_path) if x["id"] == b["id"]][0]
     assert (b["state"], b["ok"]) == ("done", n), b
     t.send("Q")
     assert t.finish() == 0
