@@ -68,12 +68,9 @@ static void list_done(void *arg, bool cancelled)
         j->v = NULL;           /* taken */
         j->n = 0;
         s->list_pending = false;
-        /* no directory yet is no batch yet, not a problem */
-        snprintf(s->error, sizeof s->error, "%s", j->ok || !j->n ? (j->ok ? "" : j->why) : j->why);
-        if (!j->ok && strstr(j->why, "No such file"))
-            s->error[0] = 0;
+        snprintf(s->error, sizeof s->error, "%s", j->ok ? "" : j->why);
         s->pub.read = true;
-        s->pub.read_at = clock_wall();
+        s->pub.read_at = app_now(j->app);
         app_request_paint(j->app);
     }
     batch_infos_free(j->v, j->n);
@@ -265,6 +262,17 @@ static void ctl_done(void *arg, bool cancelled)
     free(j);
 }
 
+static void items_read(ui_app *app, const char *id)
+{
+    ui_batches_st *s = st(app);
+    s->items_pending = true;
+    items_job *j = xcalloc(1, sizeof *j);
+    j->app = app;
+    j->journal = session_journal_path();
+    snprintf(j->id, sizeof j->id, "%s", id);
+    bgjobs_queue(s->jobs, items_run, items_done, j);
+}
+
 static void ctl_queue(ui_app *app, const char *id, const rd_batch_ctl *c, const rd_system_cfg *resume_sys)
 {
     ctl_job *j = xcalloc(1, sizeof *j);
@@ -328,8 +336,12 @@ static void on_tick(int fd, short what, void *ud)
 {
     ui_app *app = ud;
     (void)fd, (void)what;
-    if (app->cur == VIEW_BATCHES && !app->quit)
-        list_read(app);
+    ui_batches_st *s = st(app);
+    if (app->cur != VIEW_BATCHES || app->quit)
+        return;
+    list_read(app);
+    if (s->items_of[0] && !s->items_pending)   /* the batch open: its items as they move */
+        items_read(app, s->items_of);
 }
 
 void batches_setup(ui_app *app)
@@ -550,6 +562,10 @@ static void pace_change(ui_app *app, const char *id, int op)
         ctx_msg(&app->ctx, true, "batch %s is %s: no rate to change", id, batch_info_state(b));
         return;
     }
+    if (app->ctx.read_only) {
+        ctx_msg(&app->ctx, true, "read-only: a batch's rate is not changed");
+        return;
+    }
     const rd_system_cfg *sys = sys_named(app, live ? in.system : b->system);
     double rate = live ? in.rate : b->rate > 0 ? b->rate : sys && sys->rate_limit > 0 ? sys->rate_limit : 5;
     int conc = live ? in.concurrency : b->concurrency > 0 ? b->concurrency
@@ -694,14 +710,8 @@ void batches_effect(ui_app *app, int op, const char *id)
         s->items = NULL;
         s->n_items = s->items_total = 0;
         snprintf(s->items_of, sizeof s->items_of, "%s", id ? id : "");
-        if (!s->items_of[0])
-            break;
-        s->items_pending = true;
-        items_job *j = xcalloc(1, sizeof *j);
-        j->app = app;
-        j->journal = session_journal_path();
-        snprintf(j->id, sizeof j->id, "%s", id);
-        bgjobs_queue(s->jobs, items_run, items_done, j);
+        if (s->items_of[0])
+            items_read(app, s->items_of);
         break;
     }
     case BATCH_OP_RESUME: resume_batch(app, id); break;

@@ -101,11 +101,16 @@ static void list_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r)
     size_t running = 0;
     for (size_t i = 0; i < d->n; i++)
         running += !strcmp(d->rows[i].state, "running");
-    char t[240], dmg[80] = "";
+    char t[280], dmg[80] = "", late[64] = "";
     if (d->damaged)
         snprintf(dmg, sizeof dmg, "; %zu damaged left out (redrive batch list)", d->damaged);
-    snprintf(t, sizeof t, "Batches  %zu, %zu running%s  (newest first; counts from the journal%s)", d->n,
-             running, dmg, d->read ? ", read every 2 s; running here: live" : ": reading ...");
+    if (d->read && c->now - d->read_at > 5) {   /* the reader is behind: the counts are older */
+        char ago[24];
+        ctx_age(c, d->read_at, ago, sizeof ago);
+        snprintf(late, sizeof late, " (as read %s ago)", ago);
+    }
+    snprintf(t, sizeof t, "Batches  %zu, %zu running%s  (newest first; counts from the journal%s%s)", d->n,
+             running, dmg, d->read ? ", read every 2 s; running here: live" : ": reading ...", late);
     draw_raw(w, r.y, r.x, r.w, t, theme_attr(c->theme, TS_TITLE), c->san);
     ui_col cols[] = {
         {.title = "ID", .min = 8, .want = 8},
@@ -189,7 +194,7 @@ static void items_draw(ui_view *v, ui_ctx *c, WINDOW *w, ui_rect r, const char *
         snprintf(sub, sizeof sub, "items grouped by state, failed first: the first %zu of %zu shown (each group's first)",
                  d->n_items, d->items_total);
     else if (ready)
-        snprintf(sub, sizeof sub, "items grouped by state, failed first (as the journal says now)");
+        snprintf(sub, sizeof sub, "items grouped by state, failed first (read every 2 s)");
     draw_raw(w, r.y + 1, r.x, r.w, sub, theme_attr(c->theme, TS_DIM), c->san);
     ui_col cols[] = {
         {.title = "STATE", .min = 8, .want = 9},
