@@ -200,17 +200,18 @@ static bool bound_here(ctl_job *j)
     char *store = session_store_identity(j->sys, j->store_kind);
     char *core = session_core_identity(j->sys);
     const rd_batch_info *b = &j->b;
-    bool ok = !((b->store && store && strcmp(b->store, store) != 0) ||
-                (b->core && core && strcmp(b->core, core) != 0) || (b->store && !store) ||
-                (b->core && !core));
-    if (!ok)
-        snprintf(j->why, sizeof j->why, "refused: batch %s was made against store %s, core %s; "
-                 "system %s here points at store %s, core %s: nothing sent", b->id,
-                 b->store ? b->store : "(unknown)", b->core ? b->core : "(none)", j->sys->name,
-                 store ? store : "(unknown)", core ? core : "(none)");
+    bool st_diff = (b->store && store && strcmp(b->store, store) != 0) || (b->store && !store);
+    bool co_diff = (b->core && core && strcmp(b->core, core) != 0) || (b->core && !core);
+    /* the one that differs first: a status line is short */
+    if (st_diff || co_diff)
+        snprintf(j->why, sizeof j->why, "refused, nothing sent: made against %s %s; %s's is %s%s%s%s%s",
+                 st_diff ? "store" : "core", st_diff ? b->store : b->core, j->sys->name,
+                 st_diff ? (store ? store : "(unknown)") : (core ? core : "(none)"),
+                 st_diff && co_diff ? "; core " : "", st_diff && co_diff ? b->core : "",
+                 st_diff && co_diff ? ", here " : "", st_diff && co_diff ? (core ? core : "(none)") : "");
     free(store);
     free(core);
-    return ok;
+    return !st_diff && !co_diff;
 }
 
 static void ctl_run(void *arg)
@@ -249,7 +250,7 @@ static void ctl_done(void *arg, bool cancelled)
     ctl_job *j = arg;
     if (!cancelled) {
         if (!j->ok)
-            ctx_msg(&j->app->ctx, true, "batch %s: %s", j->id, j->why);
+            ctx_msg(&j->app->ctx, true, "batch %.8s: %s", j->id, j->why);
         else if (j->resume)
             resume_start(j->app, j);
         list_read(j->app);

@@ -206,3 +206,40 @@ def test_plus_raises_the_rate_at_the_core_and_quit_asks(tmp_path, core):
     assert "rate 20/s" in p.stderr, p.stderr
     got = sent(core)                                   # never twice; the unknown ones held back
     assert max(got.values()) == 1 and len(got) >= n - b["unknown"], (len(got), b)
+
+
+def test_resume_under_another_store_is_refused(tmp_path, core):
+    """S S on a batch whose record names another store: refused, naming both, nothing sent,
+    the batch stays paused (the check runs off the loop, as `batch resume`'s)."""
+    n = 30
+    ids, _ = insert("Bbound %d", n, exhausted_every=0)
+    t = Term(tmp_path, cols=160, rows=45, core=core.url, extra_conf="page_size = 100\nrate_limit = 5\n")
+    t.wait_for("postgresql")
+    start_batch(t, "Bbound", n)
+    t.send("\x1b")
+    t.send(":batches\r")
+    [b] = batch_list(tmp_path)
+    bid = b["id"]
+    t.wait_until(lambda: batch_row(t, bid) is not None)
+    t.send("P")
+    t.wait_for("succeeded (paused: S in :batches resumes it)")
+    t.wait_until(lambda: batch_list(tmp_path)[0]["state"] == "paused", secs=10)
+    path = tmp_path / "state" / "redrive" / "batches" / ("%s.batch" % bid)
+    lines = path.read_text().splitlines(keepends=True)
+    head = json.loads(lines[0])
+    assert head["store"].startswith("postgresql system "), head
+    lines[0] = json.dumps(dict(head, store="postgresql system 1 db elsewhere")) + "\n"
+    path.write_text("".join(lines))
+    sent_before = sum(sent(core).values())
+    t.send("\x12")
+    time.sleep(0.5)
+    t.send("S")
+    t.wait_for("resume batch %s on attune2" % bid[:8])
+    t.send("S")
+    t.wait_for("batch %s: refused, nothing sent: made against store postgresql system 1 db elsewhere; "
+               "attune2's is %s" % (bid[:8], head["store"]), secs=15)
+    time.sleep(1.0)
+    assert sum(sent(core).values()) == sent_before, "nothing sent"
+    assert batch_list(tmp_path)[0]["state"] == "paused"
+    t.send("Q")
+    assert t.finish() == 0
