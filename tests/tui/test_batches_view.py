@@ -183,6 +183,11 @@ def test_plus_raises_the_rate_at_the_core_and_quit_asks(tmp_path, core):
     [b] = batch_list(tmp_path)
     c = controls(tmp_path, b["id"])[-1]
     assert (c["control"], c["rate"], c["concurrency"]) == ("open", 20, 8), c
+    t.send(">")                                        # the window: from its next part, recorded
+    t.wait_for("batch %s: 16 in flight at most (was 8) from its next part, journaled" % b["id"][:8])
+    t.wait_for("rate 20/s (+ -), 16 in flight at most (> <)")
+    t.wait_until(lambda: controls(tmp_path, b["id"])[-1].get("concurrency") == 16)
+    assert controls(tmp_path, b["id"])[-1]["rate"] == 20
     # quitting while it sends asks, and says what becomes of it
     t.send("\x1b")
     t.wait_for("goes on in the background")
@@ -203,7 +208,7 @@ def test_plus_raises_the_rate_at_the_core_and_quit_asks(tmp_path, core):
     # a resume keeps the rate it was left at: the CLI says so before it asks
     p = cli(tmp_path, "batch", "resume", b["id"], "--yes")
     assert p.returncode == 0, p.stderr
-    assert "rate 20/s" in p.stderr, p.stderr
+    assert "rate 20/s, 16 in flight at most" in p.stderr, p.stderr
     got = sent(core)                                   # never twice; the unknown ones held back
     assert max(got.values()) == 1 and len(got) >= n - b["unknown"], (len(got), b)
 
