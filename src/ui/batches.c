@@ -637,7 +637,15 @@ static void abort_batch(ui_app *app, const char *id)
     }
 }
 
-/* S: the first press says what a resume sends, the second on the same batch sends it. */
+static void resume_go(ui_app *app, const rd_batch_info *b, const rd_system_cfg *sys)
+{
+    rd_batch_ctl c = {.rate = b->rate, .concurrency = b->concurrency};
+    ctl_queue(app, b->id, &c, sys);
+    ctx_msg(&app->ctx, false, "batch %.8s: checking its store and core, then resuming ...", b->id);
+}
+
+/* S: the first press says what a resume sends, the second on the same batch sends it (or
+ * asks for the count typed above confirm_over, as the confirmation dialog does). */
 static void resume_batch(ui_app *app, const char *id)
 {
     ui_batches_st *s = st(app);
@@ -685,16 +693,47 @@ static void resume_batch(ui_app *app, const char *id)
     double rate = b->rate > 0 ? b->rate : sys->rate_limit > 0 ? sys->rate_limit : 5;
     int conc = b->concurrency > 0 ? b->concurrency : sys->batch_concurrency > 0 ? sys->batch_concurrency
                                                                                : BATCHRUN_CONCURRENCY;
+    size_t over = sys->ui.confirm_over > 0 ? (size_t)sys->ui.confirm_over : 0;
+    bool typed = left > 1 && left > over;   /* the dialog's rule: above confirm_over, type it */
     if (strcmp(s->armed, id) != 0) {
         snprintf(s->armed, sizeof s->armed, "%s", id);
-        ctx_msg(&app->ctx, false, "resume batch %.8s on %s: %zu to send at %g/s, %d in flight%s? S again: send",
-                id, sys->name, left, rate, conc, b->unknown ? " (unknown ones held back)" : "");
+        ctx_msg(&app->ctx, false, "resume batch %.8s on %s: %zu to send at %g/s, %d in flight%s? S again: %s",
+                id, sys->name, left, rate, conc, b->unknown ? " (unknown ones held back)" : "",
+                typed ? "type the count" : "send");
         return;
     }
     s->armed[0] = 0;
-    rd_batch_ctl c = {.rate = b->rate, .concurrency = b->concurrency};
-    ctl_queue(app, id, &c, sys);
-    ctx_msg(&app->ctx, false, "batch %.8s: checking its store and core, then resuming ...", id);
+    if (typed) {
+        ui_prompt *p = &app->prompt;
+        memset(p, 0, sizeof *p);
+        p->active = true;
+        p->kind = PROMPT_TYPED;
+        p->hist_at = -1;
+        p->want = left;
+        snprintf(p->batch, sizeof p->batch, "%s", id);
+        snprintf(p->lead, sizeof p->lead, "resume batch %.8s: type %zu and Enter to send %zu (Escape: not): ",
+                 id, left, left);
+        return;
+    }
+    resume_go(app, b, sys);
+}
+
+void batches_typed(ui_app *app, const char *id, const char *typed, size_t want)
+{
+    ui_batches_st *s = st(app);
+    char w[32];
+    snprintf(w, sizeof w, "%zu", want);
+    const rd_batch_info *b = s ? info_of(s, id) : NULL;
+    const rd_system_cfg *sys = b ? sys_named(app, b->system) : NULL;
+    if (strcmp(typed, w) != 0) {
+        ctx_msg(&app->ctx, true, "typed '%s', the count is %s: nothing sent", typed, w);
+        return;
+    }
+    if (!b || !sys || !batch_info_open(b) || b->running || runs_running_on(s->runs, sys->name)) {
+        ctx_msg(&app->ctx, true, "batch %.8s changed meanwhile: nothing sent (S again)", id);
+        return;
+    }
+    resume_go(app, b, sys);
 }
 
 void batches_effect(ui_app *app, int op, const char *id)

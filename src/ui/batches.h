@@ -25,6 +25,8 @@ void batches_effect(ui_app *app, int op, const char *id);
 void batches_rows(ui_app *app);
 /* A run's pace changed by a key (the dialog's + - < >): at once, and recorded. */
 void batches_pace(ui_app *app, ui_run *r, int op);
+/* The count typed for a resume of `id` (PROMPT_TYPED): sent when it is `want`. */
+void batches_typed(ui_app *app, const char *id, const char *typed, size_t want);
 /* The system's session closes: its runs stop (in flight: unknown). */
 void batches_drop_system(ui_app *app, const char *system);
 /* "2 batches running (f188… on attune, …)" for the quit question; "" when none. */

@@ -81,6 +81,9 @@ static void prompt_submit(ui_app *app)
         if (p->buf[0])
             ctx_fx(c, FX_JUMP, 0, p->buf);
         break;
+    case PROMPT_TYPED:   /* a resume above confirm_over: the count typed, as the dialog asks */
+        batches_typed(app, p->batch, p->buf, p->want);
+        break;
     default:
         break;
     }

@@ -242,9 +242,10 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
 static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
 {
     if (app->prompt.active) {
-        static const char *const lead[] = {":", "/", "jump to id: "};
-        char *t = xasprintf("%s%s", lead[app->prompt.kind], app->prompt.buf);
-        int used = sanitize_width(app->prompt.buf) + (int)strlen(lead[app->prompt.kind]);
+        static const char *const leads[] = {":", "/", "jump to id: ", ""};
+        const char *lead = app->prompt.kind == PROMPT_TYPED ? app->prompt.lead : leads[app->prompt.kind];
+        char *t = xasprintf("%s%s", lead, app->prompt.buf);
+        int used = sanitize_width(app->prompt.buf) + (int)strlen(lead);
         draw_raw(w, y, 0, cols, t, 0, app->ctx.san);
         free(t);
         if (app->prompt.hint[0] && used + 3 < cols)   /* Tab's matches, after the line */

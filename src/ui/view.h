@@ -61,7 +61,7 @@ enum {
     BATCH_OP_RATE_UP, BATCH_OP_RATE_DOWN, BATCH_OP_CONC_UP, BATCH_OP_CONC_DOWN,
 };
 
-enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };
+enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP, PROMPT_TYPED };   /* TYPED: a count (ui_prompt.lead) */
 
 typedef struct ui_effect {
     fx_kind kind;

@@ -57,6 +57,11 @@ def core_times(core):
     return sorted(out)
 
 
+def b_paused_ok(tmp_path):
+    [b] = batch_list(tmp_path)
+    return b["done"]
+
+
 def batch_row(t, bid):
     """The :batches row of batch bid (its 8-character id), split into cells."""
     for ln in t.screen.display:
@@ -109,11 +114,22 @@ def test_batches_lists_pauses_and_resumes(tmp_path, core):
     t.wait_for("items grouped by state, failed first")
     items = [ln.split() for ln in t.screen.display if re.match(r"^(ok|not sent|failed|unknown) ", ln)]
     assert items and items[0][0] == "not", items[:3]   # "not sent" before "ok"
-    # resume: S says what it sends, S again sends it
+    # resume: S says what it sends, S again asks for the count typed (above confirm_over)
+    left = n - paused_at
     t.send("S")
-    t.wait_for("resume batch %s on attune2: %d to send at 10/s, 8 in flight? S again: send" % (bid[:8], n - paused_at))
+    t.wait_for("resume batch %s on attune2: %d to send at 10/s, 8 in flight? S again: type the count"
+               % (bid[:8], left))
     t.send("S")
-    t.wait_for("batch %s on attune2 resumed: %d to send" % (bid, n - paused_at), secs=15)
+    t.wait_for("resume batch %s: type %d and Enter to send %d (Escape: not): " % (bid[:8], left, left))
+    t.send("%d\r" % (left - 1))                        # a wrong count sends nothing
+    t.wait_for("typed '%d', the count is %d: nothing sent" % (left - 1, left))
+    time.sleep(1.0)
+    assert sum(sent(core).values()) == paused_at and batch_list(tmp_path)[0]["state"] == "paused"
+    t.send("S")
+    t.send("S")
+    t.wait_for("type %d and Enter to send %d" % (left, left))
+    t.send("%d\r" % left)
+    t.wait_for("batch %s on attune2 resumed: %d to send" % (bid, left), secs=15)
     t.wait_for("retry: %d of %d succeeded" % (n - paused_at, n - paused_at), secs=30)
     assert sent(core) == {i: 1 for i in ids}, "every execution once, across the pause"
     [b] = batch_list(tmp_path)
@@ -241,6 +257,9 @@ def test_resume_under_another_store_is_refused(tmp_path, core):
     t.send("S")
     t.wait_for("resume batch %s on attune2" % bid[:8])
     t.send("S")
+    left = n - b_paused_ok(tmp_path)
+    t.wait_for("type %d and Enter" % left)
+    t.send("%d\r" % left)
     t.wait_for("batch %s: refused, nothing sent: made against store postgresql system 1 db elsewhere; "
                "attune2's is %s" % (bid[:8], head["store"]), secs=15)
     time.sleep(1.0)
