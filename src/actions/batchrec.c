@@ -515,6 +515,34 @@ bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *wh
     return batchscan_count(journal, *out, *n, why, whycap);
 }
 
+bool batchrec_running_on(const char *journal, const char *system, const char *except, char id[17])
+{
+    char why[256];
+    char *dir = batch_dir(journal, false, why, sizeof why);
+    DIR *d = dir ? opendir(dir) : NULL;
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        if (strlen(e->d_name) != 22 || strcmp(e->d_name + 16, ".batch") != 0 ||
+            (except && strncmp(e->d_name, except, 16) == 0))
+            continue;
+        char *path = xasprintf("%s/%s", dir, e->d_name);
+        rd_batch_info b = {0};
+        /* the lock first (one open and one fcntl): a record is read only when it runs */
+        if (batchrec_locked(path) && read_header(path, &b, why, sizeof why)) {
+            if (b.system && !strcmp(b.system, system)) {
+                memcpy(id, b.id, 17);
+                found = true;
+            }
+        }
+        batch_info_clear(&b);
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return found;
+}
+
 bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char *why,
                    size_t whycap)
 {

@@ -105,6 +105,10 @@ void batchrec_free(rd_batchrec *r);
  * journal; a damaged one with its damage (b->damaged) and nothing else. */
 bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *why,
                    size_t whycap);
+/* The id of a batch of `system` that a run holds now (batchrec_lock; this or another
+ * process), other than `except` (NULL none): true with id set. At most one batch runs per
+ * system. Cheap: a record is read only when it is locked. */
+bool batchrec_running_on(const char *journal, const char *system, const char *except, char id[17]);
 /* One record by id (its counts too); false with why ("no batch ID", or the damage), out
  * then empty. */
 bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char *why,

@@ -338,21 +338,13 @@ static void say_unknown(const rd_batch_info *b, unsigned san)
  * false with why naming the one running. */
 static bool one_per_system(const rd_batch_info *b, char *why, size_t whycap)
 {
-    char *jpath = session_journal_path(), w[256];
-    rd_batch_info *v = NULL;
-    size_t n = 0;
-    bool ok = true;
-    batchrec_list(jpath, &v, &n, w, sizeof w);
-    for (size_t i = 0; i < n && ok; i++)
-        if (v[i].running && !v[i].damaged && v[i].system && b->system && !strcmp(v[i].system, b->system) &&
-            strcmp(v[i].id, b->id) != 0) {
-            snprintf(why, whycap, "batch %s is running on %s: one batch per system (pause it first)", v[i].id,
-                     b->system);
-            ok = false;
-        }
-    batch_infos_free(v, n);
+    char *jpath = session_journal_path(), other[17];
+    bool busy = b->system && batchrec_running_on(jpath, b->system, b->id, other);
     free(jpath);
-    return ok;
+    if (busy)
+        snprintf(why, whycap, "batch %s is running on %s: one batch per system (pause it first)", other,
+                 b->system);
+    return !busy;
 }
 
 /* A paused batch resumed, or a rate or window asked for: recorded first, so the run

@@ -161,6 +161,10 @@ def test_switch_systems_while_a_batch_runs_and_one_per_system(tmp_path, core):
     p = cli(tmp_path, "batch", "resume", other, "--yes")
     assert p.returncode == 1 and ("batch %s is running on attune2: one batch per system" % b["id"]) in p.stderr, \
         p.stderr
+    p = cli(tmp_path, "retry", "--status", "failed", "--filter", "Bswitch", "--yes")   # nor a new one
+    assert p.returncode == 1 and ("redrive: nothing selected: batch %s is running on attune2: one batch per "
+                                  "system" % b["id"]) in p.stderr, p.stderr
+    assert len(batch_list(tmp_path)) == 2, "no record made for it"
     t.send(":system alakai\r")                        # the console is not held
     t.wait_until(lambda: "alakai" in t.screen.display[0], secs=10)
     assert "PROD" not in t.screen.display[0]
