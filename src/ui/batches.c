@@ -481,6 +481,10 @@ void batches_rows(ui_app *app)
                          : sys ? (sys->batch_concurrency > 0 ? sys->batch_concurrency : BATCHRUN_CONCURRENCY) : 0;
         double t;
         w->created = b->created && rfc3339_parse(b->created, &t) ? t : 0;
+        /* OUTCOME (issue 35): the batch engine's outcome of its retries (succeeded, failed
+         * again, new error, running) goes here from rd_batch_info once it gives one;
+         * until then NULL, drawn "-" */
+        w->outcome = NULL;
         ui_run *r = runs_find(s->runs, b->id);
         if (r) {
             ui_run_info in;
