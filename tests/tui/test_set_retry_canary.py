@@ -234,3 +234,27 @@ def test_canary_and_breaker_go_on_with_the_dialog_put_away(tmp_path, core):
     assert len(sent(core)) == 5
     t.send(":q\r")
     assert t.finish() == 0
+
+
+def test_breaker_trips_with_the_dialog_put_away(tmp_path, core):
+    """The breaker watches the batch, not the dialog: put away at once, it still pauses."""
+    insert("Ratchet stuck %d", 150, exhausted_every=0)
+    outcome(core, "failed_again")
+    t = Term(tmp_path, cols=260, rows=40, core=core.url,
+             extra_conf="page_size = 50\nrate_limit = 10\nbatch_canary = 5\n")
+    select(t, "Ratchet", 150)
+    t.send("c")
+    t.send("0\r")                                    # the canary skipped: the breaker alone
+    t.wait_for("canary: none: everything is sent at once (c: send some first)")
+    confirm_typed(t, 150)
+    t.send("\x1b")
+    t.wait_for("the retry batch goes on in the background: :batch shows it")
+    [b] = batch_list(tmp_path)
+    t.wait_for("retry: batch %s paused: breaker: " % b["id"], secs=60)
+    assert "Escape/n: close" not in t.text() and "outcome so far" not in t.text(), t.text()   # no dialog
+    s = show(tmp_path, b["id"])
+    n = s["sent"]
+    assert s["state"] == "paused" and 20 <= n < 150, (n, s)
+    assert s["pause_reason"].startswith("breaker: ") and int(s["pause_reason"].split()[1]) >= 20, s
+    t.send(":q\r")
+    assert t.finish() == 0
