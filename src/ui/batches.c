@@ -22,6 +22,7 @@ struct ui_batches_st {
     ui_runs *runs;
     ui_bgjobs *jobs;
     rd_event *tick;
+    bool ticking;              /* tick armed: only while :batches shows (an idle loop sleeps) */
     rd_batch_info *infos;      /* as last read, oldest first */
     size_t n_infos;
     bool list_pending, items_pending;
@@ -341,8 +342,11 @@ static void on_tick(int fd, short what, void *ud)
     ui_app *app = ud;
     (void)fd, (void)what;
     ui_batches_st *s = st(app);
-    if (app->cur != VIEW_BATCHES || app->quit)
+    if (app->cur != VIEW_BATCHES || app->quit) {
+        loop_timer_stop(s->tick);   /* armed again when :batches is painted (batches_rows) */
+        s->ticking = false;
         return;
+    }
     list_read(app);
     if (s->items_of[0] && !s->items_pending)   /* the batch open: its items as they move */
         items_read(app, s->items_of);
@@ -356,8 +360,7 @@ void batches_setup(ui_app *app)
     s->runs = runs_new(&cbs, app);
     s->jobs = bgjobs_new(app->base);
     if (app->base) {
-        s->tick = loop_every_new(app->base, on_tick, app);
-        loop_timer_in(s->tick, LIST_EVERY_S);
+        s->tick = loop_every_new(app->base, on_tick, app);   /* armed by batches_rows */
     }
     app->ctx.batches = &s->pub;
 }
@@ -445,6 +448,10 @@ void batches_rows(ui_app *app)
     ui_batches_st *s = st(app);
     if (!s)
         return;
+    if (s->tick && !s->ticking) {   /* on screen: read again every LIST_EVERY_S */
+        loop_timer_in(s->tick, LIST_EVERY_S);
+        s->ticking = true;
+    }
     size_t n = 0;
     /* this console's runs not yet in a read (started since): first, newest */
     for (size_t i = runs_count(s->runs); i-- > 0;) {
