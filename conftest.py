@@ -16,7 +16,7 @@ HEADLESS = {
     "tui/test_batch_offer.py", "actions/test_http.py",
     "completions/test_completions.py", "integration/test_config_init.py", "integration/test_trust.py",
     "house/test_layering.py", "unit/test_no_libevent.py", "unit/test_dialog_split.py", "tui/test_groups_export.py",
-    "tui/test_hangup.py", "tui/test_journal_view.py",
+    "tui/test_hangup.py", "tui/test_journal_view.py", "tui/test_batches_screens.py",
 }
 # Files, directories (ending in "/") or tests (file::name, parameters left off) that are
 # `slow`: tens of seconds each (pytest --durations, scripts/test.sh prints the 25 slowest).

@@ -225,6 +225,9 @@ typedef struct rd_batch_opts {
 rd_batch *actor_run_batch_opts(rd_actor *a, rd_action kind, const rd_target *targets,
                                size_t n, const char *reason, const rd_batch_opts *bo,
                                const rd_batch_cbs *cbs, void *ud, char *why, size_t whycap);
+/* A new rate (requests per second, > 0) from the next request on, at once (the console's
+ * + and - on a running batch). */
+void batch_set_rate(rd_batch *b, double rate);
 /* clock_mono() of the batch's latest request, 0 = none yet. */
 double batch_last_send(const rd_batch *b);
 /* The batch id (16 hex digits), "" for a batch not journaled as one. */

@@ -486,6 +486,14 @@ static void batch_take_opts(rd_batch *b, const rd_batch_opts *bo)
     b->pace = bo->pace;
 }
 
+void batch_set_rate(rd_batch *b, double rate)
+{
+    if (!b || rate <= 0)
+        return;
+    b->interval_s = 1.0 / rate;
+    batch_schedule(b);       /* a send waiting on the old interval is timed again now */
+}
+
 static rd_batch *run(rd_actor *a, rd_action kind, const rd_target *targets, size_t n,
                      const char *reason, const rd_batch_cbs *cbs, void *ud, bool as_batch,
                      const rd_batch_opts *bo, char *why, size_t whycap)

@@ -80,7 +80,7 @@ rd_batchopen *batchopen_load(const char *journal, const char *system, const char
     for (size_t i = 0; i < n; i++) {
         const rd_batch_info *b = &v[i];
         if (b->damaged || !b->system || strcmp(b->system, system) != 0 ||
-            (except && !strcmp(b->id, except)) || strcmp(batch_info_state(b), "open") != 0)
+            (except && !strcmp(b->id, except)) || !batch_info_open(b))
             continue;
         if (!load_one(o, journal, b, w, sizeof w))
             snprintf(why, whycap, "%s", w);

@@ -26,7 +26,7 @@ typedef struct rd_batch_summary {
 } rd_batch_summary;
 
 /* Fills s from b (its journal counts and record lines), running (a process sends it now:
- * batchrec_running) and the items' outcomes (outs: b->total of them, or NULL when the
+ * rd_batch_info.running, the record's lock) and the items' outcomes (outs: b->total of them, or NULL when the
  * store could not be read, why then in s->outcome_why). */
 void batch_summary_make(const rd_batch_info *b, bool running, const unsigned char *outs,
                         const char *why, rd_batch_summary *s);

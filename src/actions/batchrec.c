@@ -355,9 +355,9 @@ static bool rec_line(rec_read *r, const char *line, size_t len, bool cut)
         ok = rec_end_line(r, cJSON_GetObjectItemCaseSensitive(o, "total"));
     else if (cJSON_GetObjectItemCaseSensitive(o, "abandoned") && r->end)
         ok = r->b->abandoned = true;
-    else if (r->end && (cJSON_GetObjectItemCaseSensitive(o, "run") ||
-                        cJSON_GetObjectItemCaseSensitive(o, "paused")))
-        ok = batchctl_line(r->b, o) || rec_damaged(r, "a run or paused line that cannot be read");
+    else if (r->end && cJSON_GetObjectItemCaseSensitive(o, "control"))
+        /* a run, a pause, a resume, a rate: the last one counts */
+        ok = batchctl_line(r->b, o) || rec_damaged(r, "a control line that cannot be read");
     else
         ok = rec_damaged(r, "not a line of a batch record");
     cJSON_Delete(o);
@@ -409,8 +409,10 @@ static bool read_header(const char *path, rd_batch_info *b, char *why, size_t wh
         if (f)
             fclose(f);
         b->path = xstrdup(path);
-        if (ok)
+        if (ok) {
+            b->running = batchrec_locked(path);
             return true;
+        }
     }
     char id[17];
     memcpy(id, b->id, sizeof id);
@@ -450,8 +452,16 @@ const char *batch_info_state(const rd_batch_info *b)
         return "damaged";
     if (b->abandoned)
         return "abandoned";
-    bool left = b->ok + b->failed + b->unknown + b->held < b->total || b->unknown;
-    return !left ? "done" : b->paused ? "paused" : "open";
+    if (b->running)            /* a process sends it now (its lock): even its last items */
+        return "running";
+    if (!(b->ok + b->failed + b->unknown + b->held < b->total || b->unknown))
+        return "done";
+    return b->paused ? "paused" : "open";
+}
+
+bool batch_info_open(const rd_batch_info *b)
+{
+    return !b->damaged && !b->abandoned && (b->ok + b->failed + b->unknown + b->held < b->total || b->unknown);
 }
 
 static int by_created(const void *x, const void *y)
@@ -507,6 +517,34 @@ bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *wh
     if (*n)
         qsort(*out, *n, sizeof **out, by_created);
     return batchscan_count(journal, *out, *n, why, whycap);
+}
+
+bool batchrec_running_on(const char *journal, const char *system, const char *except, char id[17])
+{
+    char why[256];
+    char *dir = batch_dir(journal, false, why, sizeof why);
+    DIR *d = dir ? opendir(dir) : NULL;
+    bool found = false;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        if (strlen(e->d_name) != 22 || strcmp(e->d_name + 16, ".batch") != 0 ||
+            (except && strncmp(e->d_name, except, 16) == 0))
+            continue;
+        char *path = xasprintf("%s/%s", dir, e->d_name);
+        rd_batch_info b = {0};
+        /* the lock first (one open and one fcntl): a record is read only when it runs */
+        if (batchrec_locked(path) && read_header(path, &b, why, sizeof why)) {
+            if (b.system && !strcmp(b.system, system)) {
+                memcpy(id, b.id, 17);
+                found = true;
+            }
+        }
+        batch_info_clear(&b);
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return found;
 }
 
 bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char *why,

@@ -10,10 +10,13 @@
  *   ["ID","PARENT"|null,"FP"|null,ATTEMPT,"OVERRIDE"|null]   one line per item, in order
  *   {"total":N}                                 the end: the record is complete
  *   {"abandoned":T,"operator":O}                `redrive batch abandon` (appended)
- *   {"run":T,"rate":R,"concurrency":C,"operator":O}   a run started (appended; batchctl.c)
- *   {"paused":T,"reason":R,"operator":O}        the canary or the breaker paused it
- *                                               (appended); the later of a run and a
- *                                               paused line says whether it is paused
+ *   {"control":"paused"|"open","at":T,"operator":O,"rate":N,"concurrency":N,"reason":R}
+ *                                               a run started, a pause (the canary's, the
+ *                                               breaker's or an operator's: reason
+ *                                               optional), a resume, a new rate or window
+ *                                               (appended; batchctl.c; the last one says
+ *                                               the state: rate and concurrency absent =
+ *                                               the system's own)
  *
  * Written as ID.batch.tmp, synced and renamed into place by batchrec_commit: a record that
  * exists is complete. The abandon line is appended so that a failed write leaves nothing
@@ -56,9 +59,12 @@ typedef struct rd_batch_info {
     size_t ok, failed, unknown;   /* from the journal; done = ok + failed + unknown + held */
     size_t held;               /* held back at send time: no longer eligible (never sent) */
     bool abandoned;
-    bool paused;               /* its last run or paused line is a paused one */
-    char *pause_reason;        /* that line's reason (sanitized), NULL when not paused */
-    double rate;               /* the last run line's, 0 when none */
+    /* its last control line: paused (a resume asked for) and why (sanitized; NULL when
+     * not paused or none was given), the rate and window it runs at (0: the system's
+     * own); running: a run holds its lock (batchrec_lock) now */
+    bool paused, running;
+    char *pause_reason;
+    double rate;
     int concurrency;
     /* the record cannot be used: "batch record PATH is damaged: line N: ..." (raw: the
      * path is the state directory's); only id (when its file name is one) and path are
@@ -106,15 +112,21 @@ void batchrec_free(rd_batchrec *r);
  * journal; a damaged one with its damage (b->damaged) and nothing else. */
 bool batchrec_list(const char *journal, rd_batch_info **out, size_t *n, char *why,
                    size_t whycap);
+/* The id of a batch of `system` that a run holds now (batchrec_lock; this or another
+ * process), other than `except` (NULL none): true with id set. At most one batch runs per
+ * system. Cheap: a record is read only when it is locked. */
+bool batchrec_running_on(const char *journal, const char *system, const char *except, char id[17]);
 /* One record by id (its counts too); false with why ("no batch ID", or the damage), out
  * then empty. */
 bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char *why,
                    size_t whycap);
 void batch_info_clear(rd_batch_info *b);
 void batch_infos_free(rd_batch_info *v, size_t n);
-/* "open" (items left or unknown), "paused" (open, paused by the canary or the breaker),
- * "done", "abandoned", "damaged". */
+/* "running" (a run holds it), "paused", "open" (items left or unknown), "done",
+ * "abandoned", "damaged". */
 const char *batch_info_state(const rd_batch_info *b);
+/* Items left or unknown and not abandoned: running, paused or open. */
+bool batch_info_open(const rd_batch_info *b);
 /* Each item's state (rd_bitem, one byte each, b->total of them) and the keys of the
  * unknown ones, from one pass over the journal. Allocated. */
 bool batchrec_states(const char *journal, const rd_batch_info *b, unsigned char **states,
@@ -122,20 +134,26 @@ bool batchrec_states(const char *journal, const rd_batch_info *b, unsigned char 
 /* Appends the abandon line: the batch is no longer offered nor resumable. */
 bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap);
 
-/* ---- a batch's runs (batchctl.c) ---- */
-/* A run line: a run starts with this rate and window (it is no longer paused). */
-bool batchrec_note_run(const rd_batch_info *b, double rate, int concurrency,
-                       const char *operator_, char *why, size_t whycap);
-/* A paused line with its reason (the canary's or the breaker's words). */
-bool batchrec_pause(const rd_batch_info *b, const char *reason, const char *operator_,
-                    char *why, size_t whycap);
-/* The running lock: RECORD.run, flock'ed by the process that sends the batch for as long
- * as it runs (a kill lets it go). batchrec_lock_run: the lock's fd, or -1 with why (another
- * process runs it: "batch ID is running (pid N)"); batchrec_unlock_run closes it. */
-int batchrec_lock_run(const rd_batch_info *b, char *why, size_t whycap);
-void batchrec_unlock_run(const rd_batch_info *b, int fd);
-/* Whether a process holds b's running lock now. */
-bool batchrec_running(const rd_batch_info *b);
+/* ---- controls (batchctl.c) ---- */
+typedef struct rd_batch_ctl {
+    bool paused;
+    double rate;               /* requests per second, 0: the system's rate_limit */
+    int concurrency;           /* 0: the system's batch_concurrency */
+    const char *reason;        /* a pause's why (the canary's, the breaker's), or NULL */
+} rd_batch_ctl;
+/* Appends a control line (synced); false with why. */
+bool batchrec_control(const rd_batch_info *b, const rd_batch_ctl *c, const char *operator_,
+                      char *why, size_t whycap);
+/* The last line of the record at path when it is a control line (true, out set; out's
+ * reason is not read); abandoned when it is the abandon line. Reads the file's tail only. */
+bool batchrec_control_now(const char *path, rd_batch_ctl *out, bool *abandoned);
+/* A run's lock on the record: an OFD lock held by the process that sends the batch (the
+ * CLI's batch_exec, or batchrun.c for the console's runs) for as long as it runs, let go
+ * with its fd or its death. The fd, -1 with why when another run holds it ("it is
+ * running ...") or the file cannot be opened. The one running lock: batch list/show and
+ * :batches say "running" from it (batchrec_find sets rd_batch_info.running). */
+int batchrec_lock(const char *path, char *why, size_t whycap);
+bool batchrec_locked(const char *path);   /* a run holds it now (any process) */
 
 /* Every item line of b's record readable (batchrd_next) and as many as its total; false
  * with the damage. A resume checks this before it sends anything. */

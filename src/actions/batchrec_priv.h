@@ -11,7 +11,7 @@ bool batchscan_count(const char *journal, rd_batch_info *v, size_t n, char *why,
 #include <stdio.h>
 FILE *batchrec_open_private(const char *path, const char *what, char *why, size_t whycap);
 
-/* batchctl.c: a run or paused line of a record (after its end line) read into b; false
- * when it is not one (the record is then damaged). */
+/* A control line (batchctl.c) read into b: true when o is one; false also when its
+ * "control" is there but the line cannot be read (the record is then damaged). */
 #include <cjson/cJSON.h>
 bool batchctl_line(rd_batch_info *b, const cJSON *o);

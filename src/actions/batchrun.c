@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../core/guard.h"
 #include "../core/xalloc.h"
@@ -44,7 +45,11 @@ struct rd_batchrun {
     size_t nlanes, running;
     part p;
     double started, pace;       /* pace: shared by the lanes (rd_batch_opts.pace) */
-    bool aborted, done;
+    size_t started_at;          /* finished when `started` was (reset by a new pace) */
+    bool aborted, done, paused;
+    int lock;                   /* the record's lock while the run lives (batchrec_lock),
+                                 * -1 when its caller holds it (opts.locked) */
+    bool watch;                 /* between parts: its record's control line read */
     bool checking;              /* the part waits for cbs.check's answer */
     bool starting, direct;      /* in batchrun_start; its first check asked there (lanes
                                  * started outside a callback keep their order) */
@@ -163,6 +168,30 @@ static void lanes_free(rd_batchrun *r)
     r->running = 0;
 }
 
+/* Between parts: the record's last control line. A pause written there (this console's
+ * view, another redrive) stops the run; a rate or window set there is taken up. */
+static bool still_wanted(rd_batchrun *r)
+{
+    rd_batch_ctl c;
+    bool abandoned;
+    if (batchrec_control_now(r->info.path, &c, &abandoned)) {
+        if (c.paused) {
+            r->paused = true;
+            snprintf(r->why, sizeof r->why, "paused (its record says so): resume it to go on");
+            return false;
+        }
+        if (c.rate > 0)
+            r->o.rate = c.rate;
+        if (c.concurrency > 0)
+            r->o.concurrency = c.concurrency;
+    }
+    if (abandoned) {
+        snprintf(r->why, sizeof r->why, "abandoned meanwhile: nothing more sent");
+        return false;
+    }
+    return true;
+}
+
 /* The part's lanes started; false when refused. */
 static bool lanes_start(rd_batchrun *r)
 {
@@ -203,6 +232,8 @@ static bool checks(const rd_batchrun *r)
  * was refused. */
 static bool part_start(rd_batchrun *r)
 {
+    if (r->watch && !still_wanted(r))
+        return false;
     if (!part_load(r)) {
         if (batchrd_damage(r->rd)[0])   /* changed since it was checked */
             snprintf(r->why, sizeof r->why, "batch record %s is damaged: %s", r->info.path,
@@ -377,7 +408,15 @@ rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchr
     }
     if (!batchrec_check_items(b, why, whycap))
         return NULL;          /* nothing is sent from a record read only in part */
+    int lock = o && o->locked ? -1 : batchrec_lock(b->path, why, whycap);
+    if (lock < 0 && !(o && o->locked)) {
+        char w[300];
+        snprintf(w, sizeof w, "%s", why);
+        snprintf(why, whycap, "batch %s: %s", b->id, w);
+        return NULL;
+    }
     rd_batchrun *r = xcalloc(1, sizeof *r);
+    r->lock = lock;
     r->a = a;
     r->info = (rd_batch_info){.total = b->total};
     memcpy(r->info.id, b->id, sizeof r->info.id);
@@ -409,8 +448,9 @@ rd_batchrun *batchrun_start(rd_actor *a, const rd_batch_info *b, const rd_batchr
     r->started = clock_mono();
     size_t todo = r->todo;      /* before the first check holds any back */
     r->starting = r->direct = true;
-    bool started = !todo || part_start(r);
+    bool started = !todo || part_start(r);   /* the first part: the state the caller just read */
     r->starting = r->direct = false;
+    r->watch = true;
     if (!started) {
         snprintf(why, whycap, "%s", r->why[0] ? r->why : "nothing to send");
         batchrun_free(r);
@@ -427,12 +467,37 @@ size_t batchrun_ok(const rd_batchrun *r) { return r->ok; }
 size_t batchrun_held(const rd_batchrun *r) { return r->held; }
 const char *batchrun_why(const rd_batchrun *r) { return r->why; }
 int batchrun_concurrency(const rd_batchrun *r) { return r->o.concurrency; }
+bool batchrun_paused(const rd_batchrun *r) { return r->paused; }
+
+double batchrun_rate(const rd_batchrun *r)
+{
+    const rd_system_cfg *c = actor_cfg(r->a);
+    return r->o.rate > 0 ? r->o.rate : c->rate_limit > 0 ? c->rate_limit : 5;
+}
+
+int batchrun_lanes(const rd_batchrun *r) { return (int)r->running; }
+
+void batchrun_set_pace(rd_batchrun *r, double rate, int concurrency)
+{
+    if (rate > 0) {
+        r->o.rate = rate;
+        for (size_t k = 0; k < r->nlanes; k++)   /* at once: the lanes' next sends */
+            if (r->lane[k])
+                batch_set_rate(r->lane[k], rate);
+    }
+    r->started = clock_mono();  /* the ETA from the new pace's own figures */
+    r->started_at = r->finished;
+    if (concurrency > 0)
+        r->o.concurrency = concurrency < BATCHRUN_CONCURRENCY_MAX ? concurrency
+                                                                  : BATCHRUN_CONCURRENCY_MAX;
+}
 
 double batchrun_eta(const rd_batchrun *r)
 {
     size_t left = r->todo > r->finished ? r->todo - r->finished : 0;
-    if (r->finished > 0)
-        return (clock_mono() - r->started) / (double)r->finished * (double)left;
+    size_t since = r->finished - r->started_at;
+    if (since > 0)
+        return (clock_mono() - r->started) / (double)since * (double)left;
     const rd_system_cfg *c = actor_cfg(r->a);
     double rate = r->o.rate > 0 ? r->o.rate : c->rate_limit > 0 ? c->rate_limit : 5;
     return (double)left / rate;
@@ -463,6 +528,8 @@ void batchrun_free(rd_batchrun *r)
         loop_event_free(r->check_ev);
     part_clear(&r->p);
     batchrd_close(r->rd);
+    if (r->lock >= 0)
+        close(r->lock);
     free(r->st);
     free(r->keys);
     batch_info_clear(&r->info);

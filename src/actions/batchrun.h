@@ -12,6 +12,12 @@
  * sent; with resend_unknown exactly the items that may have reached the core (unknown,
  * batchrec.h) instead, each with the key of its pending line (the core applies it once).
  */
+/*
+ * A run holds its record's lock (batchrec_lock) from start to free: a second run of the
+ * same batch, here or in another process, is refused ("it is running"), and a listing says
+ * "running". Between parts it reads the record's last control line: paused stops it
+ * (batchrun_why says so), a rate or window set by another process is taken up.
+ */
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -47,6 +53,9 @@ typedef struct rd_batchrun_opts {
                                * capped at BATCHRUN_CONCURRENCY_MAX */
     size_t limit;             /* send at most this many items of the run (the canary's);
                                * 0: all; the rest stays for the next run */
+    bool locked;              /* the caller holds the record's lock (batchrec_lock) for the
+                               * run and lets it go after (the CLI's, over a canary and the
+                               * rest): not taken here */
 } rd_batchrun_opts;
 
 /* Starts (the first part is sent from the loop); NULL with why when refused or unreadable.
@@ -58,6 +67,14 @@ size_t batchrun_finished(const rd_batchrun *r);   /* of them, with a final resul
 size_t batchrun_ok(const rd_batchrun *r);
 size_t batchrun_held(const rd_batchrun *r);       /* unknown items left alone (not resend) */
 int batchrun_concurrency(const rd_batchrun *r);
+/* The rate it runs at now (requests per second: its own, else the system's). */
+double batchrun_rate(const rd_batchrun *r);
+int batchrun_lanes(const rd_batchrun *r);         /* requests that may be in flight now */
+/* A new rate (> 0) at once and a new window (> 0) from the next part on (its lanes are
+ * split per part); 0 leaves one as it is. The caller records it (batchrec_control). */
+void batchrun_set_pace(rd_batchrun *r, double rate, int concurrency);
+/* It stopped because its record says paused (between parts). */
+bool batchrun_paused(const rd_batchrun *r);
 /* Seconds left at the pace so far (the rate before the first answer); < 0 unknown. */
 double batchrun_eta(const rd_batchrun *r);
 /* Why the run stopped short ("" when it did not): a refusal of a part. */

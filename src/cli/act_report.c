@@ -286,6 +286,18 @@ int act_stage_run(const act_opts *o, lookup_run *l, const act_stage *st, double 
     }
     t->guard.verbose = o->verbose;
     t->rate = rate > 0 ? rate : sys->rate_limit > 0 ? sys->rate_limit : 5;
+    char running[17];
+    if (batchrec_running_on(jpath, sys->name, NULL, running)) {   /* one batch per system */
+        char w[200];
+        snprintf(w, sizeof w, "batch %s is running on %s: one batch per system (pause it first: "
+                 ":batches, or let it end)", running, sys->name);
+        act_report_error(o, "redrive: nothing selected: ", w, san);
+        free(jpath);
+        free(st->sel);
+        free(st->recs);
+        journal_entries_free(st->je, st->nje);
+        return RD_EXIT_FAIL;
+    }
     char owhy[400];
     t->open = batchopen_load(jpath, sys->name, NULL, owhy, sizeof owhy);
     if (owhy[0] && !o->select_only)

@@ -100,10 +100,10 @@ static bool parse(int argc, char **argv, batch_opts *o)
     return (list && !o->id) || (one && o->id) || check;
 }
 
-/* The record's state, or "running" while a process sends it (its running lock). */
+/* The record's state, "running" while a process sends it (its lock, batchrec_lock). */
 static const char *state_now(const rd_batch_info *b)
 {
-    return !b->abandoned && batchrec_running(b) ? "running" : batch_info_state(b);
+    return batch_info_state(b);
 }
 
 static void json_row(cJSON *arr, const rd_batch_info *b)
@@ -297,6 +297,19 @@ static void say_paused(const rd_batch_info *b, rd_session *ss, unsigned san)
     outtrack_free(t);
 }
 
+/* At most one batch runs per system (a console's or another resume's: batchrun.h's lock);
+ * false with why naming the one running. */
+static bool one_per_system(const rd_batch_info *b, char *why, size_t whycap)
+{
+    char *jpath = session_journal_path(), other[17];
+    bool busy = b->system && batchrec_running_on(jpath, b->system, b->id, other);
+    free(jpath);
+    if (busy)
+        snprintf(why, whycap, "batch %s is running on %s: one batch per system (pause it first)", other,
+                 b->system);
+    return !busy;
+}
+
 static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
 {
     rd_batchrun_opts ro = {.resend_unknown = o->resend_unknown};
@@ -324,12 +337,17 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
         say_unknown(b, san);
     if (!n)
         return b->unknown && !o->resend_unknown ? RD_EXIT_FAIL : RD_EXIT_OK;
-    if (batchrec_running(b)) {
-        fprintf(stderr, "redrive: batch %s is running in another process: not sent\n", b->id);
+    if (b->running) {
+        fprintf(stderr, "redrive: not sent: batch %s: it is running (in this console or another "
+                "redrive)\n", b->id);
         return RD_EXIT_FAIL;
     }
     char why[512];
     if (!batchrec_check_items(b, why, sizeof why)) {   /* its damage first, before any other word */
+        err_clean(san, "redrive: not sent: ", why);
+        return RD_EXIT_FAIL;
+    }
+    if (!one_per_system(b, why, sizeof why)) {
         err_clean(san, "redrive: not sent: ", why);
         return RD_EXIT_FAIL;
     }
@@ -352,6 +370,10 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
             char pace[160];
             if (b->paused)
                 say_paused(b, ss, san);
+            if (ro.rate <= 0)   /* the rate and window it last ran at (+/- in the console) */
+                ro.rate = b->rate;
+            if (ro.concurrency <= 0)
+                ro.concurrency = b->concurrency;
             if (ro.concurrency <= 0)
                 ro.concurrency = sys->batch_concurrency > 0 ? sys->batch_concurrency
                                                             : BATCHRUN_CONCURRENCY;
@@ -362,7 +384,7 @@ static int resume(batch_opts *o, const rd_batch_info *b, unsigned san)
                 act_guard_line(&g, n);
             rc = confirm(o, sys, n);
             if (rc == RD_EXIT_OK)
-                rc = batch_exec(ss, base, b, &ro, &g, san);
+                rc = batch_exec(ss, base, b, &ro, &g, san);   /* it records the open line */
         }
     }
     session_free(ss);

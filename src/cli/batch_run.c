@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../actions/batchout.h"
 #include "../actions/batchrec.h"
@@ -38,6 +39,8 @@ typedef struct bx {
     bool breaker_on, waiting, tripped;
     double wait_until;
     char trip[600];
+    double rate;              /* the run's, as recorded in its open line (a pause keeps it) */
+    int concurrency;
     char track_why[400];      /* why the outcome is not read ("" while it is) */
     double next_read, backoff;   /* a store that failed is asked again later (5 s .. 30 s):
                                   * its reads block this loop, the CLI's, for their timeout */
@@ -264,7 +267,9 @@ static int run_end(bx *x, size_t *sent)
 static void pause_batch(bx *x, rd_session *ss, const char *reason)
 {
     char why[512];
-    if (!batchrec_pause(x->b, reason, actor_identity(session_actor(ss)), why, sizeof why))
+    rd_batch_ctl c = {.paused = true, .rate = x->rate, .concurrency = x->concurrency,
+                      .reason = reason};   /* resume goes on at the rate it ran at */
+    if (!batchrec_control(x->b, &c, actor_identity(session_actor(ss)), why, sizeof why))
         err_clean(x->san, "redrive: ", why);
     fprintf(stderr, "redrive: batch %s paused: redrive batch show %s; redrive batch resume %s "
             "asks again\n", x->b->id, x->b->id, x->b->id);
@@ -309,17 +314,24 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b, const rd_b
 {
     bx x = {.base = base, .b = b, .g = g, .san = san, .last_progress = clock_mono()};
     char why[512];
-    int lock = batchrec_lock_run(b, why, sizeof why);
+    /* the record's lock for the whole run, the canary's wait included: one run at a time */
+    int lock = batchrec_lock(b->path, why, sizeof why);
     if (lock < 0) {
-        err_clean(san, "redrive: not sent: ", why);
+        char w[600];
+        snprintf(w, sizeof w, "batch %s: %s", b->id, why);
+        err_clean(san, "redrive: not sent: ", w);
         return RD_EXIT_FAIL;
     }
+    rd_batchrun_opts lo = *o;
+    lo.locked = true;
+    o = &lo;
     const rd_system_cfg *sys = session_system(ss);
-    double rate = o->rate > 0 ? o->rate : sys->rate_limit > 0 ? sys->rate_limit : 5;
-    if (!batchrec_note_run(b, rate, o->concurrency > 0 ? o->concurrency : BATCHRUN_CONCURRENCY,
-                           actor_identity(session_actor(ss)), why, sizeof why)) {
+    x.rate = o->rate > 0 ? o->rate : sys->rate_limit > 0 ? sys->rate_limit : 5;
+    x.concurrency = o->concurrency > 0 ? o->concurrency : BATCHRUN_CONCURRENCY;
+    rd_batch_ctl open = {.rate = x.rate, .concurrency = x.concurrency};   /* a run starts */
+    if (!batchrec_control(b, &open, actor_identity(session_actor(ss)), why, sizeof why)) {
         err_clean(san, "redrive: not sent: ", why);
-        batchrec_unlock_run(b, lock);
+        close(lock);
         return RD_EXIT_FAIL;
     }
     bool retry = b->action && !strcmp(b->action, "retry");   /* only a retry has an outcome */
@@ -371,7 +383,7 @@ int batch_exec(rd_session *ss, rd_loop *base, const rd_batch_info *b, const rd_b
     loop_timer_free(x.tick);
     outtrack_free(x.track);
     recheck_free(x.recheck);
-    batchrec_unlock_run(b, lock);
+    close(lock);              /* the record's lock let go: it is no longer running */
     if (x.signo && x.signo != SIGINT)
         return 128 + x.signo;
     if (x.signo)

@@ -2,7 +2,7 @@
  * redrive batch show ID [--json]
  *
  * One batch (issue 35): its record and journal counts, its state (running: a process holds
- * its running lock; paused: the canary or the breaker, with the reason), the last run's
+ * the record's lock; paused: the canary, the breaker or an operator, with the reason), the last run's
  * rate and window, and what became of each retry the core accepted, read from the store
  * now (session.h: outtrack, a query a page of 500). The figures come from one function,
  * batch_summary_make (actions/batchout.h), the console's batch list's too. With --json one
@@ -194,7 +194,7 @@ int batch_show(const rd_opts *opts, const rd_batch_info *b, bool json, unsigned 
     size_t queries = 0;
     unsigned char *outs = outcomes(opts, b, &queries, owhy, sizeof owhy);
     rd_batch_summary s;
-    batch_summary_make(b, batchrec_running(b), outs, owhy, &s);
+    batch_summary_make(b, b->running, outs, owhy, &s);
     s.outcome_queries = queries;
     if (json) {
         cJSON *o = summary_json(&s);

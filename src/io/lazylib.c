@@ -16,7 +16,9 @@
  * left of the dynamic loader's work before the first paint.
  *
  * The handles and function pointers are process-wide, like the libraries' own global
- * state; they are filled on the loop's thread (nothing else calls these libraries).
+ * state. They are filled on the loop's thread, and on the console's job thread (ui/bgjob.c:
+ * a batch's resume asks the store its identity, session_bound.c): a library is opened
+ * under a lock, and each pointer is read and set atomically.
  */
 #define CURL_DISABLE_TYPECHECK   /* the variadic wrappers below are plain functions */
 #include <curl/curl.h>
@@ -30,6 +32,7 @@
 #include <openssl/sha.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +48,11 @@ static lazy_lib lib_crypto = {"libcrypto.so.3", NULL};
 static lazy_lib lib_ssl = {"libssl.so.3", NULL};
 static lazy_lib lib_event_ssl = {"libevent_openssl-2.1.so.7", NULL};
 
+static pthread_mutex_t lazy_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void *lazy_sym(lazy_lib *l, const char *name)
 {
+    pthread_mutex_lock(&lazy_lock);
     if (!l->handle) {
         l->handle = dlopen(l->soname, RTLD_NOW | RTLD_LOCAL);
         if (!l->handle) {
@@ -56,6 +62,7 @@ static void *lazy_sym(lazy_lib *l, const char *name)
         }
     }
     void *p = dlsym(l->handle, name);
+    pthread_mutex_unlock(&lazy_lock);
     if (!p) {
         fprintf(stderr, "redrive: %s has no %s\n", l->soname, name);
         abort();
@@ -67,17 +74,27 @@ static void *lazy_sym(lazy_lib *l, const char *name)
 #define LAZY(lib, ret, name, params, args)                   \
     ret name params                                          \
     {                                                        \
-        static ret(*fn) params;                              \
-        if (!fn)                                             \
-            *(void **)&fn = lazy_sym(&lib, #name);           \
+        static void *fp;                                     \
+        void *f = __atomic_load_n(&fp, __ATOMIC_ACQUIRE);    \
+        if (!f) {                                            \
+            f = lazy_sym(&lib, #name);                       \
+            __atomic_store_n(&fp, f, __ATOMIC_RELEASE);      \
+        }                                                    \
+        ret(*fn) params;                                     \
+        *(void **)&fn = f;                                   \
         return fn args;                                      \
     }
 #define LAZY_VOID(lib, name, params, args)                   \
     void name params                                         \
     {                                                        \
-        static void(*fn) params;                             \
-        if (!fn)                                             \
-            *(void **)&fn = lazy_sym(&lib, #name);           \
+        static void *fp;                                     \
+        void *f = __atomic_load_n(&fp, __ATOMIC_ACQUIRE);    \
+        if (!f) {                                            \
+            f = lazy_sym(&lib, #name);                       \
+            __atomic_store_n(&fp, f, __ATOMIC_RELEASE);      \
+        }                                                    \
+        void (*fn) params;                                   \
+        *(void **)&fn = f;                                   \
         fn args;                                             \
     }
 

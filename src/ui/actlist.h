@@ -73,6 +73,17 @@ enum {
     X(CANCEL, "cancel", "no", "dialog: cancel / close", "n escape q", UA_DIALOG) \
     X(ABORT, "abort", "abort", "dialog: stop a running bulk action", "x ctrl-g", UA_DIALOG) \
     X(OVERRIDE, "override-loop", "override", "dialog: send what the guard holds back too (ineligible: type the count; loop retries); journaled", "O", UA_DIALOG) \
+    X(RATE_UP, "rate-up", "rate+", "a running batch: a higher rate, at once (journaled: a resume keeps it)", "plus =", UA_DIALOG) \
+    X(RATE_DOWN, "rate-down", "rate-", "a running batch: a lower rate, at once (journaled)", "-", UA_DIALOG) \
+    X(CONC_UP, "concurrency-up", "window+", "a running batch: more requests in flight (from its next part of 256; journaled)", ">", UA_DIALOG) \
+    X(CONC_DOWN, "concurrency-down", "window-", "a running batch: fewer requests in flight (from its next part; journaled)", "<", UA_DIALOG) \
+    X(BATCH_RESUME, "batch-resume", "resume", ":batches: resume the selected batch (asks first)", "S", UA_DANGER) \
+    X(BATCH_PAUSE, "batch-pause", "pause", ":batches: pause the selected batch (recorded: a run anywhere stops at its next part)", "P", UA_DANGER) \
+    X(BATCH_ABORT, "batch-abort", "abort", ":batches: stop sending the selected batch now (it stays open, resumable)", "x", UA_DANGER) \
+    X(BATCH_RATE_UP, "batch-rate-up", "rate+", ":batches: a higher rate for the selected batch (journaled)", "plus =", 0) \
+    X(BATCH_RATE_DOWN, "batch-rate-down", "rate-", ":batches: a lower rate for the selected batch (journaled)", "-", 0) \
+    X(BATCH_CONC_UP, "batch-concurrency-up", "window+", ":batches: more requests in flight for the selected batch", ">", 0) \
+    X(BATCH_CONC_DOWN, "batch-concurrency-down", "window-", ":batches: fewer requests in flight for the selected batch", "<", 0) \
     X(RESEND, "resend", "re-send", "dialog: re-send the selected maybe-applied item with the same Idempotency-Key", "R", UA_DIALOG)
 
 typedef enum {

@@ -17,6 +17,7 @@
 #include "../core/xalloc.h"
 #include "../actions/batchrec.h"
 #include "binding.h"
+#include "batches.h"
 #include "headless.h"
 #include "paint.h"
 #include "ui.h"
@@ -33,7 +34,7 @@ static void app_offer_batches(ui_app *app)
     if (path && batchrec_list(path, &v, &n, why, sizeof why))
         for (size_t i = 0; i < n; i++) {
             damaged += v[i].damaged != NULL;
-            if (strcmp(batch_info_state(&v[i]), "open") == 0) {
+            if (batch_info_open(&v[i])) {
                 open++;
                 last = i;
             }
@@ -126,6 +127,7 @@ static int app_run_headless(ui_app *app, const char *size)
     if (model && *model && !app_headless_model(app, model))
         return RD_EXIT_USAGE;
     app_journal_reload(app);
+    batches_setup(app);
     binding_start_fleet(app, false);
     binding_start_system(app, app->opts->system);
     app_offer_batches(app);
@@ -167,6 +169,7 @@ static int app_run_console(ui_app *app)
     app->start_cpu[2] = clock_cpu();
     app_start_trace(app);
     app_journal_reload(app);   /* up to 4 MiB of JSON lines: after the frame */
+    batches_setup(app);
     binding_start_fleet(app, !app->model_only);
     binding_start_system(app, app->opts->system);
     rd_diags *d = session_diags(binding_session(app->bind));

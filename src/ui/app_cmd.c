@@ -10,6 +10,7 @@
 #include "../core/duration.h"
 #include "../core/storegroups.h"
 #include "../core/textutil.h"
+#include "batches.h"
 #include "binding.h"
 #include "clip.h"
 #include "cmd.h"
@@ -85,6 +86,7 @@ static void app_effect(ui_app *app, const ui_effect *e)
         app->prompt.hist_at = -1;
         break;
     case FX_JOURNAL: app_journal_reload(app); break;
+    case FX_BATCH: batches_effect(app, e->arg, e->text); break;
     }
 }
 

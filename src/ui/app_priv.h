@@ -28,6 +28,7 @@ enum { HIST_MAX = 16 };
 
 typedef struct ui_binding ui_binding;   /* binding.h */
 typedef struct ui_term ui_term;         /* ui_term.h */
+typedef struct ui_batches_st ui_batches_st;   /* batches.h */
 
 enum { LAT_MAX = 64 };
 
@@ -58,11 +59,13 @@ struct ui_app {
     ui_prompt prompt;          /* input.c */
     ui_cmd_hist cmd_hist;      /* input.c */
     ui_dialog dlg;             /* dialog.c */
+    ui_batches_st *bst;        /* the batches it runs and the records read (batches.c) */
     ui_password pw;            /* password.c */
     ui_key pending[KM_SEQ_MAX];
     int n_pending;
     bool quit, dirty, full_redraw;
     bool quit_ask;             /* q on the top view asked "quit redrive?": the next key answers */
+    bool quit_batches;         /* it asked because batches run: y quits, they stay open */
     int quit_signal;           /* SIGTERM, SIGHUP, SIGINT, SIGQUIT that ended the loop, 0 none */
     uint64_t painted_gen;
     double start_cpu[3];   /* REDRIVE_START_TRACE: CPU after set-up, after the terminal, at the frame */

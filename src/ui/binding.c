@@ -3,6 +3,7 @@
 #include "binding.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/duration.h"
 #include "../core/xalloc.h"
@@ -57,6 +58,16 @@ ui_lastknown *binding_cache(const ui_binding *b) { return b->cache; }
 rd_session *binding_live(const ui_binding *b)
 {
     return b->fleet ? sessions_at(b->fleet, (size_t)b->fleet_cur) : b->session;
+}
+
+rd_session *binding_session_of(const ui_binding *b, const char *name)
+{
+    if (b->fleet) {
+        int i = sessions_find(b->fleet, name);
+        return i < 0 ? NULL : sessions_at(b->fleet, (size_t)i);
+    }
+    const rd_system_cfg *sys = session_system(b->session);
+    return sys && name && strcmp(sys->name, name) == 0 ? b->session : NULL;
 }
 
 double binding_exec_timeout(const ui_binding *b)

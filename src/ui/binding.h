@@ -29,6 +29,9 @@ rd_model *binding_model(const ui_binding *b);
 rd_sources *binding_sources(const ui_binding *b);   /* NULL: a fixed model */
 rd_actor *binding_actor(const ui_binding *b);
 ui_lastknown *binding_cache(const ui_binding *b);
+/* The open session of the system called name (in the fleet any of them; else the one open),
+ * NULL when none: a batch of that system runs on its actor. */
+rd_session *binding_session_of(const ui_binding *b, const char *name);
 /* The drain cockpit's execution timeout: the config's, else the profile's; 0 unknown. */
 double binding_exec_timeout(const ui_binding *b);
 /* Before painting the fleet view: its rows (n of them; NULL without a fleet). */

@@ -15,6 +15,7 @@
 #include "../core/xalloc.h"
 #include "../io/clock.h"
 #include "app_priv.h"
+#include "batches.h"
 #include "dialog.h"
 #include "paint.h"
 #include "password.h"
@@ -57,12 +58,15 @@ void binding_teardown(ui_app *app)
             session_set_filter(binding_live(b), &(rd_exec_filter){0});
         return;
     }
+    if (binding_sys(b))       /* its actor goes: a batch it sends stops (resumable) */
+        batches_drop_system(app, binding_sys(b)->name);
     session_close(binding_session(b));
     binding_bind(app);
 }
 
 void binding_stop(ui_app *app)
 {
+    batches_stop(app);       /* its runs before their actors: in flight journaled unknown */
     binding_teardown(app);   /* journals requests left in flight as "unknown" */
     binding_set_fleet(app->bind, NULL);   /* the sources before their loop */
     binding_bind(app);

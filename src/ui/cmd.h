@@ -23,7 +23,8 @@
     X(THEME, "theme", NULL, "theme NAME", "load a theme", true) \
     X(KEYMAP, "keymap", NULL, "keymap NAME", "load a keymap", true) \
     X(RETRY_ALL, "retry-all", NULL, "retry-all [DURATION]", "retry everything the executions filter matches, every page of the store (in the last DURATION)", false) \
-    X(BATCH, "batch", NULL, "batch", "the batch put away (escape while it runs), on screen again", false) \
+    X(BATCH, "batch", NULL, "batch", "the batch put away (escape while it runs), on screen again; none: :batches", false) \
+    X(BATCHES, "batches", NULL, "batches", "every batch of every system: progress, rate, state; resume, pause, abort, rate", false) \
     X(REFRESH, "refresh", NULL, "refresh", "poll the sources now", false) \
     X(COCKPIT, "cockpit", NULL, "cockpit WORKER", "the drain cockpit of a worker", true) \
     X(EXPORT, "export", NULL, "export [csv|json] [PATH]", "the current view's data to a file (never overwrites; no PATH: under the data directory)", false) \

@@ -10,6 +10,7 @@
 #include "../core/sanitize.h"
 #include "../core/xalloc.h"
 #include "app_priv.h"
+#include "batches.h"
 #include "dialog.h"
 #include "dlgrun.h"
 #include "draw.h"
@@ -64,6 +65,10 @@ bool dialog_modal(const ui_app *app)
 
 void dialog_show(ui_app *app)
 {
+    if (app->dlg.state == DLG_NONE && runs_count(app_runs(app))) {
+        app_open_view(app, VIEW_BATCHES, NULL, true);   /* the console's batches: there */
+        return;
+    }
     if (app->dlg.state == DLG_NONE)
         ctx_msg(&app->ctx, false, "no batch: nothing was put away");
     app->dlg.hidden = false;
@@ -80,7 +85,22 @@ void dialog_status(const ui_app *app, char *out, size_t cap)
 {
     const ui_dialog *d = &app->dlg;
     out[0] = 0;
-    if (d->state == DLG_NONE || !d->hidden)
+    if (d->state == DLG_NONE) {   /* batches sending without a dialog: the first named */
+        ui_runs *rs = app_runs(app);
+        for (size_t i = 0; i < runs_count(rs); i++) {
+            ui_run_info in;
+            runs_info(runs_at(rs, i), &in);
+            if (!in.running)
+                continue;
+            size_t n = runs_running(rs);
+            snprintf(out, cap, "%s batch %.8s on %s: %zu/%zu done, %zu ok, %zu failed ...%s  (:batches)",
+                     action_name(in.kind), in.id, in.system, in.finished, in.todo, in.ok, in.finished - in.ok,
+                     n > 1 ? " (and more)" : "");
+            return;
+        }
+        return;
+    }
+    if (!d->hidden)
         return;
     size_t fin, todo, ok;
     if (d->set)

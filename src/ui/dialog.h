@@ -21,6 +21,7 @@ typedef struct ui_setretry ui_setretry;
  * setretry.c gives with the set. */
 typedef struct ui_setretry_ops {
     bool (*busy)(const ui_setretry *s);
+    bool (*selecting)(const ui_setretry *s);   /* its selecting child still runs */
     void (*free)(ui_setretry *s);
 } ui_setretry_ops;
 
@@ -65,7 +66,8 @@ void dialog_close(ui_app *app);
 bool dialog_busy(const ui_app *app);   /* requests still running: keep repainting */
 /* A batch put away: while it runs, `what` (a new action, a system switch, quitting) is
  * refused with a message and true; once done it is closed (its results are in the journal)
- * and false. */
+ * and false. A whole-set batch (a record) never holds the console: put away while it
+ * sends, the dialog closes and the run goes on (batchruns.h, :batches); false. */
 bool dialog_in_background(ui_app *app, const char *what);
 /* After an action: the journal, the core's state, the sources and the chain read again. */
 void dialog_after_action(ui_app *app, const char *what, bool failed);

@@ -54,7 +54,8 @@ ui_canary *dlgcan_new(ui_app *app, size_t send, bool retry, const dlgcan_cbs *cb
     ui_canary *c = xcalloc(1, sizeof *c);
     const rd_system_cfg *sys = app_sys(app);
     c->app = app;
-    c->cbs = *cbs;
+    if (cbs)
+        c->cbs = *cbs;
     c->ud = ud;
     c->retry = retry;
     c->send = send;
@@ -65,6 +66,12 @@ ui_canary *dlgcan_new(ui_app *app, size_t send, bool retry, const dlgcan_cbs *cb
     c->wait_s = sys && sys->batch_canary_wait_s > 0 ? sys->batch_canary_wait_s : 300;
     c->max = sys && sys->batch_max_refail >= 0 ? sys->batch_max_refail : 0.5;
     return c;
+}
+
+void dlgcan_bind(ui_canary *c, const dlgcan_cbs *cbs, void *ud)
+{
+    c->cbs = *cbs;
+    c->ud = ud;
 }
 
 void dlgcan_free(ui_canary *c)

@@ -9,10 +9,14 @@
  *     batch_max_refail (50 %);
  *   - the breaker through the whole batch: once BOUT_BREAKER_MIN outcomes are in and more
  *     than batch_max_refail fail again, the rest is not sent.
- * Either pauses the batch with the reason (batchrec_pause: `redrive batch show` and resume
+ * Either pauses the batch with the reason (the paused control line, batchrec_control, as
+ * the CLI's and the :batches P: `redrive batch show` and resume
  * see it). The outcome is read off the loop: a child `redrive batch show ID --json` every
  * WATCH_EVERY_S (io/proc.c), its first line (the summary) parsed; never a store query on
- * the loop. setretry.c owns the run and is told what to do through the callbacks.
+ * the loop. The confirmation dialog (setretry.c) makes it; the console's run (batchruns.c)
+ * takes it when the batch starts and is told what to do through the callbacks, so the
+ * canary's wait and the breaker go on when the dialog is closed; the dialog only shows
+ * their state (dlgcan_run_lines).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,8 +33,10 @@ typedef struct dlgcan_cbs {
     void (*stop)(void *ud, const char *reason); /* pause the batch (canary or breaker) */
 } dlgcan_cbs;
 
-/* A set of `send` retries about to be confirmed (retry: kind is a retry). */
+/* A set of `send` retries about to be confirmed (retry: kind is a retry). cbs may be NULL
+ * until its run binds them (dlgcan_bind, before dlgcan_sending). */
 ui_canary *dlgcan_new(ui_app *app, size_t send, bool retry, const dlgcan_cbs *cbs, void *ud);
+void dlgcan_bind(ui_canary *c, const dlgcan_cbs *cbs, void *ud);
 void dlgcan_free(ui_canary *c);
 /* Raw keys at the confirmation: `c` edits the canary's size (digits, Enter, Escape). */
 bool dlgcan_key(ui_canary *c, ui_key k);

@@ -300,7 +300,9 @@ bool dialog_in_background(ui_app *app, const char *what)
     ui_dialog *d = &app->dlg;
     if (d->state == DLG_NONE || !d->hidden)
         return false;
-    if (!dialog_busy(app)) {
+    if (!dialog_busy(app) || (d->set && !d->set_ops->selecting(d->set))) {
+        /* done, or a whole-set batch sending: its run is the console's (batchruns.h) and
+         * goes on without the dialog (:batches shows it) */
         dialog_close(app);
         return false;
     }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "app_priv.h"
+#include "batches.h"
 #include "clip.h"
 #include "cmd.h"
 #include "dialog.h"
@@ -80,6 +81,9 @@ static void prompt_submit(ui_app *app)
     case PROMPT_JUMP:
         if (p->buf[0])
             ctx_fx(c, FX_JUMP, 0, p->buf);
+        break;
+    case PROMPT_TYPED:   /* a resume above confirm_over: the count typed, as the dialog asks */
+        batches_typed(app, p->batch, p->buf, p->want);
         break;
     default:
         break;
@@ -290,6 +294,16 @@ bool input_key(ui_app *app, ui_key k)
         app->quit = false;
         app->dlg.hidden = false;
     }
+    if (app->quit && !app->quit_batches && runs_running(app_runs(app))) {
+        /* batches sending: quitting asks, and says what becomes of them */
+        char yes[32] = "y", what[300];
+        keymap_first(app->km, UA_CONFIRM, yes, sizeof yes);
+        batches_running_text(app, what, sizeof what);
+        app->quit = false;
+        app->quit_ask = app->quit_batches = true;
+        ctx_msg(&app->ctx, true, "quit? %s: it stops sending and stays open, resumable (:batches). "
+                "%s: quit, other: stay", what, yes);
+    }
     return r;
 }
 
@@ -318,8 +332,10 @@ static bool input_key1(ui_app *app, ui_key k)
         app->quit_ask = false;
         if (keymap_match(app->km, &k, 1, UA_DIALOG, &a) == KM_ACTION && a == UA_CONFIRM)
             app->quit = true;
-        else
+        else {
+            app->quit_batches = false;   /* asked again next time */
             ctx_msg(&app->ctx, false, "not quitting");
+        }
         return true;
     }
     if (app->dlg.state == DLG_TYPE) {   /* the typed count: raw keys, never the keymap */

@@ -18,6 +18,10 @@ typedef struct ui_prompt {
     bool full;                 /* a key did not fit: the line is not run (never cut) */
     char hint[200];            /* command mode: the matches of the last Tab (clean text) */
     int hist_at;               /* command mode: the history line shown (Up/Down), -1 none */
+    /* PROMPT_TYPED: the question, the count to type and the batch it resumes (batches.c) */
+    char lead[120];
+    size_t want;
+    char batch[17];
 } ui_prompt;
 
 /* The command lines run this session, oldest first (Up in command mode recalls them). */

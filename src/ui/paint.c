@@ -9,6 +9,7 @@
 #include "../io/clock.h"
 #include "../io/loop.h"
 #include "app_priv.h"
+#include "batches.h"
 #include "binding.h"
 #include "clip.h"
 #include "dialog.h"
@@ -267,9 +268,10 @@ static void paint_bottombar(ui_app *app, WINDOW *w, int y, int cols)
 static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
 {
     if (app->prompt.active) {
-        static const char *const lead[] = {":", "/", "jump to id: "};
-        char *t = xasprintf("%s%s", lead[app->prompt.kind], app->prompt.buf);
-        int used = sanitize_width(app->prompt.buf) + (int)strlen(lead[app->prompt.kind]);
+        static const char *const leads[] = {":", "/", "jump to id: ", ""};
+        const char *lead = app->prompt.kind == PROMPT_TYPED ? app->prompt.lead : leads[app->prompt.kind];
+        char *t = xasprintf("%s%s", lead, app->prompt.buf);
+        int used = sanitize_width(app->prompt.buf) + (int)strlen(lead);
         draw_raw(w, y, 0, cols, t, 0, app->ctx.san);
         free(t);
         if (app->prompt.hint[0] && used + 3 < cols)   /* Tab's matches, after the line */
@@ -287,6 +289,9 @@ static void paint_status(ui_app *app, WINDOW *w, int y, int cols)
     dialog_status(app, bg, sizeof bg);
     int bw = bg[0] ? (int)strlen(bg) : 0;
     bw = bw + 2 < cols ? bw : 0;
+    /* a question (quit?) or an error that the progress would cut: the whole line is its */
+    if (bw && (app->quit_ask || (app->ctx.msg_error && text_cols(app->ctx.msg, app->ctx.san) > cols - bw - 2)))
+        bw = 0;
     draw_raw(w, y, 0, cols - (bw ? bw + 2 : 0), app->ctx.msg,
              theme_attr(app->theme, app->ctx.msg_error ? TS_ERROR : TS_MESSAGE), app->ctx.san);
     if (bw)
@@ -300,6 +305,8 @@ void paint_frame(ui_app *app)
     app->ctx.now = app_now(app);
     if (app->cur == VIEW_FLEET)
         app_fleet_rows(app);
+    if (app->cur == VIEW_BATCHES)
+        batches_rows(app);
     const rd_system_cfg *sys = app_sys(app);
     double poll = sys && sys->poll_s > 0 ? sys->poll_s : 2.0;
     app->ctx.fresh_s = 2 * poll + 1;   /* one missed poll is still fresh */

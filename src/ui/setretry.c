@@ -18,11 +18,12 @@
 #include "../io/proc.h"
 #include "../session/session.h"
 #include "app.h"
-#include "batchcheck.h"
+#include "batches.h"
+#include "batchruns.h"
 #include "dialog.h"
 #include "dlg_canary.h"
 
-enum { HELD_MAX = 10, FAILS_MAX = 4, ARGS_MAX = 24, BAR_W = 40 };
+enum { HELD_MAX = 10, ARGS_MAX = 24, BAR_W = 40 };
 static const double SELECT_TIMEOUT_S = 1800;   /* 100,000 rows at the slowest store */
 
 struct ui_setretry {
@@ -44,19 +45,17 @@ struct ui_setretry {
     char *held[HELD_MAX];
     size_t n_held;
     char error[320];
-    rd_batchrun *run;
-    size_t todo, finished, ok;
-    char *fails[FAILS_MAX];    /* the newest failures, a ring */
-    size_t n_fails;
-    bool done;
-    ui_canary *can;            /* the canary and the breaker (dlg_canary.h) */
-    rd_batch_info b;           /* the adopted record, for the rest after the canary */
-    size_t fin_before, ok_before;   /* of the parts sent before this run (the canary) */
-    bool paused;               /* the canary or the breaker paused it */
-    char pause_reason[1000];
-    bool run_done;             /* the current run's on_done came */
-    ui_batchcheck *check;      /* the guard at send time (batchcheck.h) */
+    bool started;              /* sent: its run is the console's (batchruns.h, by id) */
+    ui_canary *can;            /* the canary and the breaker offered (dlg_canary.h): the
+                                * run's once it starts (batchruns.h), so they go on when
+                                * the dialog closes */
 };
+
+/* Its run, owned by the console's set of runs (it goes on when the dialog closes). */
+static ui_run *run_of(const ui_setretry *s)
+{
+    return s->started ? runs_find(app_runs(s->app), s->id) : NULL;
+}
 
 static void str_set(char **dst, const char *src)
 {
@@ -127,9 +126,6 @@ static void on_line(const char *line, void *ud)
     app_request_paint(s->app);
 }
 
-static void canary_go(void *ud);
-static void canary_stop(void *ud, const char *reason);
-
 static void on_selected(bool ok, const char *out, size_t len, const char *why, void *ud)
 {
     ui_setretry *s = ud;
@@ -158,8 +154,7 @@ static void on_selected(bool ok, const char *out, size_t len, const char *why, v
                 s->n_held ? "; e.g. " : "", s->n_held ? s->held[0] : "");
         dialog_close(app);
     } else {
-        static const dlgcan_cbs cbs = {canary_go, canary_stop};
-        s->can = dlgcan_new(app, s->send, s->kind == RD_ACT_RETRY, &cbs, s);
+        s->can = dlgcan_new(app, s->send, s->kind == RD_ACT_RETRY, NULL, NULL);
         app_dialog(app)->state = DLG_CONFIRM;
     }
     app_request_paint(app);
@@ -254,8 +249,12 @@ static bool may_act(ui_app *app, rd_action kind)
     ui_ctx *c = app_ctx(app);
     const char *name = action_name(kind);
     char why[256] = "";
+    ui_run *other = app_sys(app) ? runs_running_on(app_runs(app), app_sys(app)->name) : NULL;
     if (c->read_only)
         ctx_msg(c, true, "read-only: %s is disabled", name);
+    else if (other)   /* one batch per system: said before the store is asked anything */
+        ctx_msg(c, true, "%s: batch %s is running on %s: one batch per system (pause or abort it in :batches)",
+                name, run_id(other), app_sys(app)->name);
     else if (dialog_in_background(app, name))
         return false;   /* it said why */
     else if (!app_actor(app) || !app_sources(app) || !app_sys(app) || !app_base(app))   /* headless: no loop */
@@ -306,7 +305,7 @@ static void begin(ui_app *app, rd_action kind, bool dlq, int window_s, const cha
         setretry_free(s);
         return;
     }
-    static const ui_setretry_ops ops = {setretry_busy, setretry_free};
+    static const ui_setretry_ops ops = {setretry_busy, setretry_selecting, setretry_free};
     app_dialog(app)->state = DLG_SELECT;
     app_dialog(app)->kind = kind;
     app_dialog(app)->set = s;
@@ -326,128 +325,14 @@ void setretry_begin_dlq(ui_app *app, rd_action kind, const char *what)
 
 /* ---- the run -------------------------------------------------------------------------- */
 
-static void on_item(rd_batchrun *r, size_t item, const rd_result *res, void *ud)
-{
-    ui_setretry *s = ud;
-    (void)item;
-    if (!dlgcan_size(s->can))         /* less what the guard at send time held back */
-        s->todo = batchrun_todo(r);
-    s->finished = s->fin_before + batchrun_finished(r);
-    s->ok = s->ok_before + batchrun_ok(r);
-    if (res->code == RD_RES_OK && s->kind == RD_ACT_RESOLVE)
-        app_dlq_resolved(s->app, res->id);   /* gone from the list at once */
-    if (res->code != RD_RES_OK) {
-        size_t k = s->n_fails++ % FAILS_MAX;
-        free(s->fails[k]);
-        s->fails[k] = xasprintf("%s  %s  %s", res->id, result_code_name(res->code), res->message);
-    }
-    app_request_paint(s->app);
-}
-
-/* The batch paused with the reason in its record, as the CLI pauses it. */
-static void pause_record(ui_setretry *s, const char *reason)
-{
-    char why[400];
-    s->paused = true;
-    if (!batchrec_pause(&s->b, reason, actor_identity(app_actor(s->app)), why, sizeof why))
-        ctx_msg(app_ctx(s->app), true, "batch %s: not paused: %s", s->id, why);
-}
-
-static void finish(ui_setretry *s, const char *msg, bool failed)
-{
-    s->done = true;
-    dlgcan_end(s->can);
-    ctx_msg(app_ctx(s->app), failed, "%s", msg);
-    if (s->kind == RD_ACT_RESOLVE && s->ok)
-        app_dlq_reread(s->app);
-    dialog_after_action(s->app, msg, failed);
-}
-
-static void on_done(rd_batchrun *r, void *ud)
-{
-    ui_setretry *s = ud;
-    s->run_done = true;
-    if (!dlgcan_size(s->can))
-        s->todo = batchrun_todo(r);
-    s->finished = s->fin_before + batchrun_finished(r);
-    s->ok = s->ok_before + batchrun_ok(r);
-    if (dlgcan_size(s->can) && !s->fin_before && !s->paused && !app_dialog(s->app)->aborted &&
-        s->finished < s->todo) {     /* the canary's part: its outcome next */
-        dlgcan_wait(s->can, batchrun_finished(r));
-        app_request_paint(s->app);
-        return;
-    }
-    char msg[1200], held[160] = "";
-    if (batchrun_guarded(r))
-        snprintf(held, sizeof held, "; %zu held back at send time (no longer eligible)",
-                 batchrun_guarded(r));
-    if (s->paused)
-        snprintf(msg, sizeof msg, "%s: batch %s paused: %s", action_name(s->kind), s->id, s->pause_reason);
-    else
-        snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded%s%s", action_name(s->kind), s->ok, s->todo,
-                 s->finished < s->todo ? " (the rest not sent: redrive batch resume)" : "", held);
-    if (s->paused)
-        pause_record(s, s->pause_reason);
-    finish(s, msg, s->paused || s->ok != s->todo || batchrun_guarded(r));
-}
-
-/* A part about to leave: asked of the store off the loop (batchcheck.h). */
-static void on_check(rd_batchrun *r, const size_t *items, const rd_target *t, size_t n, void *ud)
-{
-    ui_setretry *s = ud;
-    (void)t;
-    batchcheck_ask(s->check, r, items, n);
-}
-
-/* The canary passed: the rest of the record sent, the breaker watching. */
-static void canary_go(void *ud)
-{
-    ui_setretry *s = ud;
-    char why[400];
-    s->fin_before = s->finished;
-    s->ok_before = s->ok;
-    batchrun_free(s->run);
-    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done,
-                           .check = s->check ? on_check : NULL};
-    rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency};
-    s->run_done = false;
-    s->run = batchrun_start(app_actor(s->app), &s->b, &ro, &cbs, s, why, sizeof why);
-    if (!s->run) {
-        char msg[600];
-        snprintf(msg, sizeof msg, "%s: the rest refused: %s (batch %s: redrive batch resume)", action_name(s->kind),
-                 why, s->id);
-        finish(s, msg, true);
-        return;
-    }
-    dlgcan_rest(s->can);
-    app_request_paint(s->app);
-}
-
-/* The canary failed (paused now), or the breaker tripped (paused once what is in flight
- * is in). */
-static void canary_stop(void *ud, const char *reason)
-{
-    ui_setretry *s = ud;
-    snprintf(s->pause_reason, sizeof s->pause_reason, "%s", reason);
-    if (s->run && !s->run_done && !s->done) {
-        s->paused = true;
-        batchrun_abort(s->run);   /* on_done pauses the record */
-        return;
-    }
-    char msg[1200];
-    snprintf(msg, sizeof msg, "%s: batch %s paused: %s", action_name(s->kind), s->id, reason);
-    pause_record(s, reason);
-    finish(s, msg, true);
-}
-
 void setretry_run(ui_app *app)
 {
     ui_setretry *s = app_dialog(app)->set;
     char why[400];
-    rd_batch_info *b = &s->b;   /* kept: the rest after the canary, the paused line */
+    rd_batch_info b = {0};
     loop_span sp = loop_span_begin();   /* the loop trace: the record read on the loop */
     bool found = batchrec_adopt(s->journal, s->id, why, sizeof why) &&
-                 batchrec_find(s->journal, s->id, b, why, sizeof why);
+                 batchrec_find(s->journal, s->id, &b, why, sizeof why);
     loop_span_end(sp, "batchrec_adopt_find");
     if (!found) {
         ctx_msg(app_ctx(app), true, "%s: nothing sent: %s", action_name(s->kind), why);
@@ -455,22 +340,22 @@ void setretry_run(ui_app *app)
         return;
     }
     s->adopted = true;
-    if (s->kind == RD_ACT_RETRY)
-        s->check = batchcheck_new(app, s->id);
-    rd_batchrun_cbs cbs = {.on_item = on_item, .on_done = on_done,
-                           .check = s->check ? on_check : NULL};
-    rd_batchrun_opts ro = {.rate = s->rate, .concurrency = s->concurrency,   /* as shown */
-                           .limit = dlgcan_size(s->can)};              /* the canary first */
+    /* as shown; the system's own rate_limit stays the system's (0), not the batch's */
+    rd_batchrun_opts ro = {.rate = s->rate != app_sys(app)->rate_limit ? s->rate : 0, .concurrency = s->concurrency};
     sp = loop_span_begin();
-    s->run = batchrun_start(app_actor(app), b, &ro, &cbs, s, why, sizeof why);
+    /* the canary and the breaker go with the run: they watch on when the dialog closes */
+    ui_run *r = runs_start_guarded(app_runs(app), app_actor(app), app_sys(app)->name, &b, &ro, s->can, why,
+                                   sizeof why);
     loop_span_end(sp, "batchrun_start");
-    if (!s->run) {
-        ctx_msg(app_ctx(app), true, "%s: refused: %s (batch %s: redrive batch resume)", action_name(s->kind), why, s->id);
+    batch_info_clear(&b);
+    if (r)
+        s->can = NULL;   /* the run's now */
+    if (!r) {
+        ctx_msg(app_ctx(app), true, "%s: refused: %s (batch %s: resumable from :batches)", action_name(s->kind), why, s->id);
         dialog_close(app);
         return;
     }
-    s->todo = dlgcan_size(s->can) ? b->total : batchrun_todo(s->run);
-    dlgcan_sending(s->can, s->id);
+    s->started = true;
     app_dialog(app)->state = DLG_PROGRESS;
 }
 
@@ -496,25 +381,34 @@ void setretry_key(ui_app *app, ui_action a)
         }
         return;
     }
-    if (a == UA_ABORT && dlgcan_waiting(s->can)) {
+    ui_run *r = run_of(s);
+    if (a == UA_ABORT && run_running(r) && run_waiting(r)) {
+        /* the canary's outcome awaited: nothing in flight, it ends now and says so */
         app_dialog(app)->aborted = true;
-        char msg[200];   /* as a run aborted says it: the canary's part is all that was sent */
-        snprintf(msg, sizeof msg, "%s: %zu of %zu succeeded (the rest not sent: redrive batch resume)",
-                 action_name(s->kind), s->ok, s->todo);
-        finish(s, msg, true);
-    } else if (a == UA_ABORT && s->run && !s->done) {
-        batchrun_abort(s->run);
+        run_stop(r, false);
+    } else if (a == UA_ABORT && run_running(r)) {
+        run_stop(r, false);
         app_dialog(app)->aborted = true;   /* no ETA, no second abort offered */
-        ctx_msg(app_ctx(app), true, "aborted: unsent items were not sent (batch %s: redrive batch resume)", s->id);
-    } else if (a == UA_CANCEL && (!s->run || s->done))
+        ctx_msg(app_ctx(app), true, "aborted: unsent items were not sent (batch %s: S in :batches resumes it)", s->id);
+    } else if (a == UA_RATE_UP || a == UA_RATE_DOWN || a == UA_CONC_UP || a == UA_CONC_DOWN) {
+        if (run_running(r) && !app_dialog(app)->aborted)
+            batches_pace(app, r, a == UA_RATE_UP ? BATCH_OP_RATE_UP : a == UA_RATE_DOWN ? BATCH_OP_RATE_DOWN
+                                 : a == UA_CONC_UP ? BATCH_OP_CONC_UP : BATCH_OP_CONC_DOWN);
+        else
+            ctx_msg(app_ctx(app), true, "the batch is not sending: no rate to change");
+    } else if (a == UA_CANCEL && !run_running(r))
         dialog_close(app);
 }
 
 void setretry_counts(const ui_setretry *s, size_t *finished, size_t *todo, size_t *ok)
 {
-    *finished = s->finished;
-    *todo = s->todo;
-    *ok = s->ok;
+    ui_run *r = run_of(s);
+    ui_run_info in = {0};
+    if (r)
+        runs_info(r, &in);
+    *finished = in.finished;
+    *todo = in.todo;
+    *ok = in.ok;
 }
 
 /* ---- lines ---------------------------------------------------------------------------- */
@@ -534,42 +428,44 @@ static void eta_text(double eta, char *out, size_t cap)
 
 static void progress_lines(const ui_setretry *s, setretry_add add, void *ud)
 {
-    size_t fin = s->finished, todo = s->todo ? s->todo : 1;
-    add(ud, TS_DIALOG_DANGER, xasprintf("%s: %zu/%zu done, %zu ok, %zu failed%s", action_name(s->kind), fin, s->todo,
-                                        s->ok, fin - s->ok,
-                                        s->done ? "" : batchrun_why(s->run)[0] ? " (stopped)" : " ..."));
+    ui_run_info in;
+    runs_info(run_of(s), &in);
+    bool done = !in.running;
+    size_t fin = in.finished, todo = in.todo ? in.todo : 1;
+    add(ud, TS_DIALOG_DANGER, xasprintf("%s: %zu/%zu done, %zu ok, %zu failed%s", action_name(s->kind), fin, in.todo,
+                                        in.ok, fin - in.ok,
+                                        in.paused ? " (paused)" : done ? "" : in.why[0] ? " (stopped)" : " ..."));
     char bar[BAR_W + 1], eta[24];
     size_t full = fin * BAR_W / todo;
     for (size_t i = 0; i < BAR_W; i++)
         bar[i] = i < full ? '#' : '.';
     bar[BAR_W] = 0;
-    if (s->done || app_dialog(s->app)->aborted)   /* nothing more will be sent: no time left to show */
-        snprintf(eta, sizeof eta, "%s", s->paused                      ? "- (paused)"
-                                        : !app_dialog(s->app)->aborted ? "done"
-                                        : s->done                      ? "- (aborted)"
-                                                                       : "- (aborting)");
+    bool aborted = app_dialog(s->app)->aborted || in.aborted || in.paused;
+    if (done || aborted)   /* nothing more will be sent: no time left to show */
+        snprintf(eta, sizeof eta, "%s", !aborted ? "done" : in.paused ? "- (paused)" : done ? "- (aborted)"
+                                                                     : "- (aborting)");
     else
-        eta_text(batchrun_eta(s->run), eta, sizeof eta);
+        eta_text(in.eta, eta, sizeof eta);
     add(ud, TS_DIALOG, xasprintf("[%s] %3zu%%  ETA %s", bar, fin * 100 / todo, eta));
+    if (!done && !aborted)
+        add(ud, TS_DIALOG, xasprintf("rate %g/s (+ -), %d in flight at most (> <), %d now; journaled: a resume keeps them",
+                                     in.rate, in.concurrency, in.lanes));
     size_t held = app_dialog(s->app)->counts.total - s->send;
     add(ud, TS_DIALOG, xasprintf("batch %s  %zu not sent (%s); resumable: redrive batch resume %s", s->id, held,
                                  s->kind == RD_ACT_RESOLVE ? "not resolvable"
                                  : held == 1 ? "ineligible or a loop retry" : "ineligible or loop retries", s->id));
-    dlgcan_run_lines(s->can, add, ud);
-    if (batchrun_held(s->run))
-        add(ud, TS_DIALOG_DANGER, xasprintf("%zu may have reached the core earlier: not re-sent", batchrun_held(s->run)));
-    if (batchrun_guarded(s->run)) {
-        char line[400];
-        batchrun_guard_line(s->run, line, sizeof line);
-        add(ud, TS_DIALOG_DANGER, xasprintf("held back at send time, no longer eligible in the store: %s", line));
-    }
-    if (!strncmp(batchrun_why(s->run), "not checked", 11))   /* the rest stays for a resume */
-        add(ud, TS_DIALOG_DANGER, xasprintf("stopped: %s", batchrun_why(s->run)));
-    size_t n = s->n_fails < FAILS_MAX ? s->n_fails : FAILS_MAX;
-    if (n)
+    dlgcan_run_lines(run_canary(run_of(s)), add, ud);   /* the canary's and the breaker's state */
+    if (in.held)
+        add(ud, TS_DIALOG_DANGER, xasprintf("%zu may have reached the core earlier: not re-sent", in.held));
+    if (in.guarded)
+        add(ud, TS_DIALOG_DANGER, xasprintf("held back at send time, no longer eligible in the store: %s",
+                                            in.guard_line));
+    if (!strncmp(in.why, "not checked", 11))   /* the rest stays for a resume */
+        add(ud, TS_DIALOG_DANGER, xasprintf("stopped: %s", in.why));
+    if (in.fails[0])
         add(ud, TS_DIALOG_DANGER, xstrdup("newest failures:"));
-    for (size_t i = 0; i < n; i++)
-        add(ud, TS_DIALOG_DANGER, xasprintf("  %s", s->fails[(s->n_fails - 1 - i) % FAILS_MAX]));
+    for (size_t i = 0; i < RUN_FAILS && in.fails[i]; i++)
+        add(ud, TS_DIALOG_DANGER, xasprintf("  %s", in.fails[i]));
 }
 
 void setretry_lines(ui_app *app, setretry_add add, void *ud)
@@ -579,7 +475,7 @@ void setretry_lines(ui_app *app, setretry_add add, void *ud)
     const char *banner = sys && sys->ui.banner ? sys->ui.banner : "";
     char on[200];   /* "attune-prod (PROD)" */
     snprintf(on, sizeof on, "%s%s%s%s", sys ? sys->name : "?", banner[0] ? " (" : "", banner, banner[0] ? ")" : "");
-    if (app_dialog(app)->state == DLG_PROGRESS && s->run) {
+    if (app_dialog(app)->state == DLG_PROGRESS && run_of(s)) {
         progress_lines(s, add, ud);
         return;
     }
@@ -628,7 +524,12 @@ bool setretry_busy(const ui_setretry *s)
 
 bool setretry_running(const ui_setretry *s)
 {
-    return s && s->run && !s->done;
+    return s && run_running(run_of(s));
+}
+
+bool setretry_selecting(const ui_setretry *s)
+{
+    return s && s->proc;
 }
 
 void setretry_free(ui_setretry *s)
@@ -638,14 +539,9 @@ void setretry_free(ui_setretry *s)
     proc_cancel(s->proc);
     if (s->id[0] && !s->adopted)
         batchrec_discard(s->journal, s->id);   /* never confirmed: never a batch */
-    batchrun_free(s->run);
-    dlgcan_free(s->can);
-    batch_info_clear(&s->b);
-    batchcheck_free(s->check);   /* after the run: a check it waits for is cancelled */
+    dlgcan_free(s->can);       /* never started: still the dialog's */
     for (size_t i = 0; i < s->n_held; i++)
         free(s->held[i]);
-    for (size_t i = 0; i < FAILS_MAX; i++)
-        free(s->fails[i]);
     free(s->journal);
     free(s->what);
     free(s->selection);

@@ -45,7 +45,8 @@ bool setretry_raw_key(ui_app *app, ui_key k);
 /* Still selecting or sending: keep repainting. */
 bool setretry_busy(const ui_setretry *s);
 bool setretry_running(const ui_setretry *s);   /* sending (not done) */
+bool setretry_selecting(const ui_setretry *s); /* its selecting child still runs */
 void setretry_counts(const ui_setretry *s, size_t *finished, size_t *todo, size_t *ok);
-/* Stops the child (its staged record removed unless adopted) and frees the run: what is
- * in flight is journaled as unknown, the rest stays for `redrive batch resume`. */
+/* Stops the child (its staged record removed unless adopted). Its run is the console's
+ * (batchruns.h): it goes on after the dialog closes, until done, paused or aborted. */
 void setretry_free(ui_setretry *s);

@@ -52,9 +52,16 @@ typedef enum {
                      a whole-set retry selected by the store (setretry.h) */
     FX_DLQ_SET,   /* arg = rd_action (retry, resolve), text "reason:R", "queue:Q" or "filter" (the
                      DLQ view's search): the store's DLQ entries as a set (setretry.h) */
+    FX_BATCH,     /* arg = BATCH_OP_*, text = batch id ("" for the list): :batches (batches.h) */
 } fx_kind;
 
-enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP };
+/* What the :batches view asks of a batch (FX_BATCH). */
+enum {
+    BATCH_OP_LIST, BATCH_OP_ITEMS, BATCH_OP_RESUME, BATCH_OP_PAUSE, BATCH_OP_ABORT,
+    BATCH_OP_RATE_UP, BATCH_OP_RATE_DOWN, BATCH_OP_CONC_UP, BATCH_OP_CONC_DOWN,
+};
+
+enum { PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_JUMP, PROMPT_TYPED };   /* TYPED: a count (ui_prompt.lead) */
 
 typedef struct ui_effect {
     fx_kind kind;
@@ -64,7 +71,8 @@ typedef struct ui_effect {
 
 typedef enum {
     VIEW_OVERVIEW, VIEW_EXECS, VIEW_CHAIN, VIEW_WORKERS, VIEW_QUEUES, VIEW_DLQ,
-    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW_DRAIN, VIEW_HISTORY, VIEW_DETAIL, VIEW__COUNT
+    VIEW_JOURNAL, VIEW_HELP, VIEW_FLEET, VIEW_GROUPS, VIEW_DRAIN, VIEW_HISTORY, VIEW_DETAIL,
+    VIEW_BATCHES, VIEW__COUNT
 } ui_view_id;
 
 /* Each view keeps its own filter (ctx.filter[view]) and shows it in its title: a search
@@ -103,6 +111,44 @@ typedef struct ui_age {
 } ui_age;
 enum { UI_AGES_MAX = 512 };
 
+/* The :batches view's rows (batches.c builds them before a paint): every batch record of
+ * every system, as last read from disk, with this console's running batches' counts live. */
+typedef struct ui_batch_row {
+    char id[17];
+    const char *system, *action, *state;   /* state: running|paused|open|done|abandoned */
+    size_t total, sent, ok, failed, unknown, held;   /* sent = ok + failed + unknown */
+    double rate;               /* requests per second it runs (or last ran) at; 0 unknown */
+    bool rate_own;             /* its own (set by --rate or +/-), else the system's rate_limit */
+    int concurrency;           /* 0 unknown */
+    double created;            /* epoch seconds, 0 unknown */
+    double eta;                /* live: seconds left, < 0 unknown */
+    bool live;                 /* sending from this console now: counts as of this moment */
+    /* The outcome of its retries (issue 35: succeeded / failed again / new error / running),
+     * read by the batch engine; NULL until it gives one (shown "-"). */
+    const char *outcome;
+} ui_batch_row;
+
+/* One item of the batch opened in :batches: its number, target and state (rd_bitem). */
+typedef struct ui_batch_item {
+    size_t item;
+    char *target;              /* "parent/id" or "id", raw (sanitized when drawn) */
+    unsigned char state;       /* rd_bitem: BITEM_NONE (not sent), OK, FAILED, UNKNOWN */
+} ui_batch_item;
+
+typedef struct ui_batches {
+    const ui_batch_row *rows;
+    size_t n;
+    bool read;                 /* the records were read at least once */
+    double read_at;            /* clock_wall() of the read the rows come from */
+    const char *error;         /* the read's problem (NULL none); damaged records named */
+    size_t damaged;            /* records left out: damaged (redrive batch list names them) */
+    /* the batch opened (Enter): its items grouped by state, failed first */
+    char items_of[17];         /* "" none */
+    const ui_batch_item *items;
+    size_t n_items, items_total;   /* n_items < items_total: capped (the first ones read) */
+    bool items_read;
+} ui_batches;
+
 typedef struct ui_ctx {
     const rd_model *model;
     const ui_theme *theme;
@@ -127,6 +173,7 @@ typedef struct ui_ctx {
     const rd_history *const *fleet_hist;   /* each fleet row's last hour (entries may be NULL) */
     size_t n_fleet;
     const rd_history *hist;        /* the system's last hour (core/history.h); NULL: none */
+    const ui_batches *batches;     /* the :batches view's rows (batches.c) */
     ui_effect fx[4];
     int n_fx;
     char msg[256];                 /* status line message (clean text) */
@@ -213,7 +260,8 @@ struct ui_view {
 
 extern const ui_view_ops view_overview_ops, view_execs_ops, view_chain_ops,
     view_workers_ops, view_queues_ops, view_dlq_ops, view_journal_ops, view_help_ops,
-    view_fleet_ops, view_groups_ops, view_drain_ops, view_history_ops, view_detail_ops;
+    view_fleet_ops, view_groups_ops, view_drain_ops, view_history_ops, view_detail_ops,
+    view_batches_ops;
 /* The view of each ui_view_id (viewtable.c); VIEW__COUNT when no view has that name. */
 const ui_view_ops *view_ops(ui_view_id id);
 ui_view_id view_named(const char *name);

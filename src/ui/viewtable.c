@@ -15,6 +15,7 @@ static const ui_view_ops *const view_table[] = {
     [VIEW_DRAIN] = &view_drain_ops,
     [VIEW_HISTORY] = &view_history_ops,
     [VIEW_DETAIL] = &view_detail_ops,
+    [VIEW_BATCHES] = &view_batches_ops,
 };
 _Static_assert(sizeof view_table / sizeof *view_table == VIEW__COUNT, "one ops for each ui_view_id");
 

@@ -129,7 +129,7 @@ def test_canary_pauses_when_the_core_makes_retries_fail_again(act, core):
         ("paused", reason, 5, 5, 40), got
     assert got["outcome"] == {"read": True, "why": None, "succeeded": 0, "failed_again": 5,
                               "new_error": 0, "running": 0, "unread": 0, "queries": 1}
-    paused = [r for r in record_lines(a, b["id"]) if isinstance(r, dict) and "paused" in r]
+    paused = [r for r in record_lines(a, b["id"]) if isinstance(r, dict) and r.get("control") == "paused"]
     assert len(paused) == 1 and paused[0]["reason"] == reason
     assert b["state"] == "paused"
     # resume asks again, with why and the outcome so far; the count typed is refused empty
@@ -356,7 +356,8 @@ def test_running_batch_is_shown_running_and_not_resumed_twice(act, core):
         n = len(sent(core))
         r = a.run("batch", "resume", b["id"], "--yes")
         assert r.returncode == 1, r.stderr
-        assert "redrive: batch %s is running in another process: not sent" % b["id"] in r.stderr.splitlines()
+        assert ("redrive: not sent: batch %s: it is running (in this console or another redrive)" % b["id"]
+                in r.stderr.splitlines()), r.stderr
         assert len(sent(core)) <= n + 1            # only the running process's next one
     finally:
         p.send_signal(signal.SIGINT)
@@ -364,6 +365,44 @@ def test_running_batch_is_shown_running_and_not_resumed_twice(act, core):
     assert p.returncode == 128 + signal.SIGINT, p.stderr
     got = show(a, b["id"])
     assert got["state"] == "open" and got["sent"] < 40, got
+
+
+def test_a_pause_written_by_another_process_stops_a_cli_run_and_resume_uses_its_pace(act, core):
+    """One kind of pause: a control line written by another redrive (the console's P) stops
+    the CLI's run at its next part; batch list, show and resume read the same paused state
+    and reason; resume goes on at the rate and window the record says last."""
+    insert_bulk("gear stripped", 600, exhausted_every=0)
+    a = act("attune2", core=core.url, page_size=PAGE)
+    p = start_batch(a, "retry", "--status", "failed", "--filter", "gear stripped", "--rate", "200",
+                    "--concurrency", "2", "--yes")
+    try:
+        for _ in range(3):
+            assert p.stdout.readline(), p.stderr.read()
+        [b] = batches(a)
+        assert b["state"] == "running", b
+        opened = [r for r in record_lines(a, b["id"]) if isinstance(r, dict) and r.get("control") == "open"]
+        assert len(opened) == 1 and (opened[0]["rate"], opened[0]["concurrency"]) == (200, 2), opened
+        rec = os.path.join(str(a.tmpdir), "state", "redrive", "batches", b["id"] + ".batch")
+        with open(rec, "a") as f:
+            f.write(json.dumps({"control": "paused", "at": "2026-12-07T00:00:00Z", "operator": "ops",
+                                "rate": 7, "concurrency": 3,
+                                "reason": "paused by an operator (P in :batches)"}) + "\n")
+        p.wait(60)
+    finally:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+            p.wait(20)
+    assert p.returncode == 1, p.stderr.read()
+    [b] = batches(a)
+    assert b["state"] == "paused" and b["done"] < 600, b
+    got = show(a, b["id"])
+    assert (got["state"], got["pause_reason"], got["rate"], got["concurrency"]) == \
+        ("paused", "paused by an operator (P in :batches)", 7, 3), got
+    r = a.run("batch", "resume", b["id"])            # no terminal, no --yes: says and asks
+    assert r.returncode == 2, r.stderr
+    err = r.stderr.splitlines()
+    assert "redrive: batch %s is paused: paused by an operator (P in :batches)" % b["id"] in err, r.stderr
+    assert any(l.startswith("redrive: %d to send: " % (600 - b["done"])) and "7" in l for l in err), r.stderr
 
 
 def test_a_hostile_paused_line_is_shown_sanitized_and_a_bad_one_is_damage(act, core):
@@ -379,18 +418,18 @@ def test_a_hostile_paused_line_is_shown_sanitized_and_a_bad_one_is_damage(act, c
         "errors, 3 running, 0 not yet in the store)"), got
     rec = os.path.join(str(a.tmpdir), "state", "redrive", "batches", b["id"] + ".batch")
     with open(rec, "a") as f:
-        f.write(json.dumps({"paused": "2026-12-07T00:00:00Z", "operator": "x",
+        f.write(json.dumps({"control": "paused", "at": "2026-12-07T00:00:00Z", "operator": "x",
                             "reason": "evil \x1b]0;owned\x07 \u202e done"}) + "\n")
     t = a.run("batch", "show", b["id"])
     assert t.returncode == 0, t.stderr
     assert "  paused: evil \u241b]0;owned\u2407 <U+202E> done" in t.stdout.splitlines(), t.stdout
     assert "\x1b" not in t.stdout and "\u202e" not in t.stdout
     with open(rec, "a") as f:
-        f.write(json.dumps({"paused": "2026-12-07T00:00:01Z", "reason": 7}) + "\n")
+        f.write(json.dumps({"control": "paused", "at": "2026-12-07T00:00:01Z", "reason": 7}) + "\n")
     lines = len(open(rec).read().splitlines())      # the bad line is the last
     t = a.run("batch", "show", b["id"])
     assert t.returncode == 1, t.stderr
-    assert "is damaged: line %d: a run or paused line that cannot be read" % lines in t.stderr, t.stderr
+    assert "is damaged: line %d: a control line that cannot be read" % lines in t.stderr, t.stderr
 
 
 def test_a_resolve_batch_has_no_outcome_and_no_breaker(act, stack, tmp_path):

@@ -197,7 +197,7 @@ VIEW_TITLES = [("overview", "Overview"), ("executions", "Executions"), ("workers
                ("queues", "Queues"), ("dlq", "DLQ"), ("journal", "Journal"), ("help", "Help"),
                ("chain 1042", "Retry chain of 1042"), ("fleet", "Fleet"), ("groups", "Error groups"),
                ("cockpit w3", "Drain cockpit  worker-03 (w3)"), ("history", "History"),
-               ("detail 1042", "Execution 1042")]
+               ("detail 1042", "Execution 1042"), ("batches", "Batches")]
 
 
 def ui_view_names():

@@ -89,7 +89,7 @@ def test_canary_pauses_when_retries_fail_again(tmp_path, core):
     assert "retry: batch %s paused: %s" % (b["id"], reason) in t.text(), t.text()
     t.wait_for("redrive batch resume %s asks again" % b["id"])
     assert box(t) == [
-        "retry: 7/120 done, 7 ok, 0 failed",
+        "retry: 7/120 done, 7 ok, 0 failed (paused)",
         "[##" + "." * 38 + "]   5%  ETA - (paused)",
         "batch %s  0 not sent (ineligible or loop retries); resumable: redrive b\u2026" % b["id"],
         "batch %s paused:" % b["id"],
@@ -200,12 +200,61 @@ def test_abort_while_the_canary_is_awaited(tmp_path, core):
     confirm_typed(t, 105)
     t.wait_for("canary: 5 sent: waiting up to 30s for their outcome in the store:", secs=20)
     t.wait_for("  0 succeeded, 0 failed again, 0 new errors, 5 running, 0 not yet in the store", secs=20)
+    [b] = batch_list(tmp_path)
+    assert b["state"] == "running", b                         # the record's lock kept through the wait
     t.send("x")
-    t.wait_for("retry: 5 of 105 succeeded (the rest not sent: redrive batch resume)")
+    t.wait_for("retry: 5 of 105 succeeded (the rest not sent: redrive batch resume, or S in :batches)")
     t.wait_for("Escape/n: close")
     [b] = batch_list(tmp_path)
     assert (b["state"], b["done"]) == ("open", 5), b           # stopped, not paused
     assert len(sent(core)) == 5
     t.send("\x1b")
+    t.send(":q\r")
+    assert t.finish() == 0
+
+
+def test_canary_and_breaker_go_on_with_the_dialog_put_away(tmp_path, core):
+    """The canary and the breaker are the batch's (src/ui/batchruns.c), not the dialog's:
+    escape as the canary is sent, and its verdict still pauses the batch
+    with the reason, written by the run with no dialog left."""
+    insert("Cog slipped %d", 120, exhausted_every=0)
+    outcome(core, "failed_again")
+    t = Term(tmp_path, cols=260, rows=40, core=core.url, extra_conf=CONF)
+    select(t, "Cog", 120)
+    t.wait_for("canary: 5 sent first, their outcome waited for up to 30s;")
+    confirm_typed(t, 120)
+    t.send("\x1b")                                   # at once: the canary's part sent, then its wait
+    [b] = batch_list(tmp_path)
+    reason = ("canary: 5 of 5 finished retries failed again in the same error group (100% > 50%): "
+              "0 succeeded, 5 failed again, 0 new errors, 0 running, 0 not yet in the store")
+    t.wait_for("retry: batch %s paused: canary: 5 of 5" % b["id"], secs=40)   # the header's last word
+    assert "Escape/n: close" not in t.text() and "canary: 5 sent" not in t.text(), t.text()   # no dialog
+    s = show(tmp_path, b["id"])
+    assert (s["state"], s["pause_reason"], s["sent"], s["total"]) == ("paused", reason, 5, 120), s
+    assert len(sent(core)) == 5
+    t.send(":q\r")
+    assert t.finish() == 0
+
+
+def test_breaker_trips_with_the_dialog_put_away(tmp_path, core):
+    """The breaker watches the batch, not the dialog: put away at once, it still pauses."""
+    insert("Ratchet stuck %d", 150, exhausted_every=0)
+    outcome(core, "failed_again")
+    t = Term(tmp_path, cols=260, rows=40, core=core.url,
+             extra_conf="page_size = 50\nrate_limit = 10\nbatch_canary = 5\n")
+    select(t, "Ratchet", 150)
+    t.send("c")
+    t.send("0\r")                                    # the canary skipped: the breaker alone
+    t.wait_for("canary: none: everything is sent at once (c: send some first)")
+    confirm_typed(t, 150)
+    t.send("\x1b")
+    t.wait_for("the retry batch goes on in the background: :batch shows it")
+    [b] = batch_list(tmp_path)
+    t.wait_for("retry: batch %s paused: breaker: " % b["id"], secs=60)
+    assert "Escape/n: close" not in t.text() and "outcome so far" not in t.text(), t.text()   # no dialog
+    s = show(tmp_path, b["id"])
+    n = s["sent"]
+    assert s["state"] == "paused" and 20 <= n < 150, (n, s)
+    assert s["pause_reason"].startswith("breaker: ") and int(s["pause_reason"].split()[1]) >= 20, s
     t.send(":q\r")
     assert t.finish() == 0

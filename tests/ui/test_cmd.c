@@ -77,7 +77,8 @@ static void test_complete(void)
         { ":wo", ":workers ", "workers", 1 },
         { "  ch", "  chain ", "chain", 1 },
         { "", "", "overview executions workers queues dlq journal fleet groups history help chain detail jump "
-              "filter system theme keymap retry-all batch refresh cockpit export export! quit", 24 },
+              "filter system theme keymap retry-all batch batches refresh cockpit export export! quit", 25 },
+        { "batc", "batch", "batch batches", 2 },
         { "zz", "zz", "", 0 },
         { "chain 12", "chain 12", "", 0 },      /* past the name: nothing to complete */
         { "w", "workers ", "workers", 1 },       /* names only: the alias "w" is not offered */

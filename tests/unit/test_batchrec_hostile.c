@@ -63,22 +63,24 @@ static const struct {
      "line 5: an item after the end line", NULL},
     {"abandon line cut short", HEAD("\"retry\"") ITEMS "{\"total\":2}\n{\"abandoned\":\"20",
      NULL, NULL},
-    /* issue 35: a batch's run and paused lines (batchctl.c) */
-    {"a run and a paused line", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
-     "{\"run\":\"T\",\"rate\":5,\"concurrency\":8,\"operator\":\"o\"}\n"
-     "{\"paused\":\"T\",\"reason\":\"canary: " OSC "\",\"operator\":\"o\"}\n", NULL, NULL},
+    /* issue 35: a batch's control lines (batchctl.c): a run's start, a pause with its reason */
+    {"an open and a paused control line", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"control\":\"open\",\"at\":\"T\",\"rate\":5,\"concurrency\":8,\"operator\":\"o\"}\n"
+     "{\"control\":\"paused\",\"at\":\"T\",\"rate\":5,\"concurrency\":8,\"reason\":\"canary: " OSC
+     "\",\"operator\":\"o\"}\n", NULL, NULL},
     {"a paused line before the end", HEAD("\"retry\"") ITEMS
-     "{\"paused\":\"T\",\"reason\":\"x\"}\n{\"total\":2}\n",
+     "{\"control\":\"paused\",\"reason\":\"x\"}\n{\"total\":2}\n",
      "line 4: not a line of a batch record", NULL},
-    {"a paused line without its reason", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
-     "{\"paused\":\"T\",\"reason\":7}\n",
-     "line 5: a run or paused line that cannot be read", NULL},
-    {"a run line's rate a string", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
-     "{\"run\":\"T\",\"rate\":\"fast\",\"concurrency\":8}\n",
-     "line 5: a run or paused line that cannot be read", NULL},
-    {"a run line's window 1e300", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
-     "{\"run\":\"T\",\"rate\":5,\"concurrency\":1e300}\n",
-     "line 5: a run or paused line that cannot be read", NULL},
+    {"a paused line whose reason is not a string", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"control\":\"paused\",\"reason\":7}\n",
+     "line 5: a control line that cannot be read", NULL},
+    {"a control line's state not a string", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"control\":7}\n",
+     "line 5: a control line that cannot be read", NULL},
+    {"a control line's rate a string: the system's own", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"control\":\"open\",\"rate\":\"fast\",\"concurrency\":8}\n", NULL, NULL},
+    {"a control line's window 1e300: the system's own", HEAD("\"retry\"") ITEMS "{\"total\":2}\n"
+     "{\"control\":\"open\",\"rate\":5,\"concurrency\":1e300}\n", NULL, NULL},
     {"a fingerprint with escapes (an error's text: sanitized where shown)",
      HEAD("\"retry\"") "[\"1001\",null,\"boom " OSC "\",1,null]\n[\"1002\",null,\"\",0,null]\n"
      "{\"total\":2}\n", NULL, NULL},
