@@ -90,11 +90,7 @@ bool batchctl_line(rd_batch_info *b, const cJSON *o)
 bool batchrec_control(const rd_batch_info *b, const rd_batch_ctl *c, const char *operator_,
                       char *why, size_t whycap)
 {
-    int fd = fsperm_open(b->path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0, "batch record",
-                         FSP_REGULAR, NULL, why, whycap);
-    if (fd < 0)
-        return false;
-    char now[48], err[160];
+    char now[48];
     journal_time_now(now, sizeof now);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "control", c->paused ? "paused" : "open");
@@ -109,18 +105,7 @@ bool batchrec_control(const rd_batch_info *b, const rd_batch_ctl *c, const char 
         snprintf(r, sizeof r, "%s", c->reason);
         cJSON_AddStringToObject(o, "reason", r);
     }
-    char *s = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    char *line = xasprintf("%s\n", s);
-    bool ok = lineappend_write(fd, line, strlen(line), err, sizeof err);
-    if (ok && !(ok = fsync(fd) == 0))
-        snprintf(err, sizeof err, "%s", strerror(errno));
-    if (!ok)
-        snprintf(why, whycap, "cannot write the batch record %s: %s", b->path, err);
-    close(fd);
-    free(s);
-    free(line);
-    return ok;
+    return batchrec_append(b, o, why, whycap);
 }
 
 /* The record's last line, read from its tail (a control line is short): a run reads it

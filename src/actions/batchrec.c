@@ -572,17 +572,15 @@ bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char
     return ok;
 }
 
-bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap)
+bool batchrec_append(const rd_batch_info *b, cJSON *o, char *why, size_t whycap)
 {
-    int fd = fsperm_open(b->path, O_RDWR | O_APPEND | O_NOFOLLOW, 0, "batch record",
+    int fd = fsperm_open(b->path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0, "batch record",
                          FSP_REGULAR, NULL, why, whycap);
-    if (fd < 0)
+    if (fd < 0) {
+        cJSON_Delete(o);
         return false;
-    char now[48], err[160];
-    journal_time_now(now, sizeof now);
-    cJSON *o = cJSON_CreateObject();
-    add_str(o, "abandoned", now);
-    add_str(o, "operator", operator_);
+    }
+    char err[160];
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     char *line = xasprintf("%s\n", s);
@@ -595,4 +593,14 @@ bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, 
     free(s);
     free(line);
     return ok;
+}
+
+bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap)
+{
+    char now[48];
+    journal_time_now(now, sizeof now);
+    cJSON *o = cJSON_CreateObject();
+    add_str(o, "abandoned", now);
+    add_str(o, "operator", operator_);
+    return batchrec_append(b, o, why, whycap);
 }

@@ -15,3 +15,6 @@ FILE *batchrec_open_private(const char *path, const char *what, char *why, size_
  * "control" is there but the line cannot be read (the record is then damaged). */
 #include <cjson/cJSON.h>
 bool batchctl_line(rd_batch_info *b, const cJSON *o);
+
+/* o (taken) appended to b's record as one line and synced; false with why. */
+bool batchrec_append(const rd_batch_info *b, cJSON *o, char *why, size_t whycap);
