@@ -236,6 +236,7 @@ static void system_defaults(rd_system_cfg *c)
     c->rate_limit = 5;
     c->batch_concurrency = 8;
     c->batch_max_age_s = 86400;
+    c->batch_canary = -1;            /* not set: the console offers its default */
     c->batch_canary_wait_s = 300;
     c->batch_max_refail = 0.5;
     c->ui.page_size = 100;

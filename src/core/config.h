@@ -118,7 +118,8 @@ typedef struct rd_system_cfg {
     int batch_concurrency;   /* a batch's requests in flight at most, 1..64, default 8 */
     double batch_max_age_s;  /* an older batch record resumes only with --force; 24 h */
     int batch_canary;        /* a batch sends this many first and waits for their outcome;
-                              * 0 (default): no canary */
+                              * 0: no canary; -1 (not set): none on the CLI, the console
+                              * offers 10 for a set over 100 */
     double batch_canary_wait_s;   /* how long the canary's outcome is waited for; 5 min */
     double batch_max_refail; /* the share failing again (0..1) above which the canary and
                               * the breaker pause a batch; default 0.5 */

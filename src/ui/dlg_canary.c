@@ -59,7 +59,8 @@ ui_canary *dlgcan_new(ui_app *app, size_t send, bool retry, const dlgcan_cbs *cb
     c->ud = ud;
     c->retry = retry;
     c->send = send;
-    c->offered = retry && send > CANARY_OVER;
+    /* batch_canary = 0 says no canary: none offered */
+    c->offered = retry && send > CANARY_OVER && !(sys && sys->batch_canary == 0);
     c->n = !c->offered ? 0 : sys && sys->batch_canary > 0 ? (size_t)sys->batch_canary : CANARY_DEFAULT;
     if (c->n >= send)
         c->n = 0;                         /* a canary of the whole set is the set */

@@ -258,3 +258,19 @@ def test_breaker_trips_with_the_dialog_put_away(tmp_path, core):
     assert s["pause_reason"].startswith("breaker: ") and int(s["pause_reason"].split()[1]) >= 20, s
     t.send(":q\r")
     assert t.finish() == 0
+
+
+def test_batch_canary_zero_offers_none(tmp_path, core):
+    """batch_canary = 0 in the config says no canary, in the console as on the CLI: a set
+    over 100 is not offered one (not set, the console offers 10)."""
+    insert("Flange cracked %d", 105, exhausted_every=0)
+    t = Term(tmp_path, cols=260, rows=40, core=core.url,
+             extra_conf="page_size = 50\nrate_limit = 200\nbatch_canary = 0\n")
+    select(t, "Flange", 105)
+    t.wait_for("y: confirm", secs=10)
+    lines = box(t)
+    assert not [l for l in lines if "canary" in l], "\n".join(lines)
+    t.send("\x1b")
+    t.send(":q\r")
+    assert t.finish() == 0
+    assert not sent(core), sent(core)

@@ -204,7 +204,7 @@ static void test_sweep_budget(void)
     }
 }
 
-/* The batch guards (issue 35): batch_canary a count (0 none), batch_canary_wait a duration
+/* The batch guards (issue 35): batch_canary a count (0 none, -1 when not set), batch_canary_wait a duration
  * (more than 0, default 5 min), batch_max_refail a share (default 50 %). */
 static void test_batch_guards(void)
 {
@@ -214,12 +214,13 @@ static void test_batch_guards(void)
         double wait, refail;
         const char *err;
     } cases[] = {
-        { "", 0, 300, 0.5, NULL },
+        { "", -1, 300, 0.5, NULL },
         { "batch_canary = 50", 50, 300, 0.5, NULL },
-        { "batch_canary_wait = 90s", 0, 90, 0.5, NULL },
-        { "batch_max_refail = 20%", 0, 300, 0.2, NULL },
-        { "batch_max_refail = 0", 0, 300, 0, NULL },
-        { "batch_max_refail = 100%", 0, 300, 1.0, NULL },
+        { "batch_canary = 0", 0, 300, 0.5, NULL },
+        { "batch_canary_wait = 90s", -1, 90, 0.5, NULL },
+        { "batch_max_refail = 20%", -1, 300, 0.2, NULL },
+        { "batch_max_refail = 0", -1, 300, 0, NULL },
+        { "batch_max_refail = 100%", -1, 300, 1.0, NULL },
         { "batch_max_refail = 101%", 0, 0, 0, "bad share" },
         { "batch_canary = -1", 0, 0, 0, "bad integer" },
         { "batch_canary_wait = 0", 0, 0, 0, "batch_canary_wait must be more than 0" },
