@@ -572,29 +572,6 @@ bool batchrec_find(const char *journal, const char *id, rd_batch_info *out, char
     return ok;
 }
 
-bool batchrec_append(const rd_batch_info *b, cJSON *o, char *why, size_t whycap)
-{
-    int fd = fsperm_open(b->path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0, "batch record",
-                         FSP_REGULAR, NULL, why, whycap);
-    if (fd < 0) {
-        cJSON_Delete(o);
-        return false;
-    }
-    char err[160];
-    char *s = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    char *line = xasprintf("%s\n", s);
-    bool ok = lineappend_write(fd, line, strlen(line), err, sizeof err);
-    if (ok && !(ok = fsync(fd) == 0))
-        snprintf(err, sizeof err, "%s", strerror(errno));
-    if (!ok)
-        snprintf(why, whycap, "cannot write the batch record %s: %s", b->path, err);
-    close(fd);
-    free(s);
-    free(line);
-    return ok;
-}
-
 bool batchrec_abandon(const rd_batch_info *b, const char *operator_, char *why, size_t whycap)
 {
     char now[48];

@@ -16,5 +16,5 @@ FILE *batchrec_open_private(const char *path, const char *what, char *why, size_
 #include <cjson/cJSON.h>
 bool batchctl_line(rd_batch_info *b, const cJSON *o);
 
-/* o (taken) appended to b's record as one line and synced; false with why. */
+/* o (taken) appended to b's record as one line and synced; false with why (batchctl.c). */
 bool batchrec_append(const rd_batch_info *b, cJSON *o, char *why, size_t whycap);
